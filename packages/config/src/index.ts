@@ -1,0 +1,40 @@
+import { z } from "zod";
+
+export { z };
+
+/** Raised when the environment does not satisfy a service's schema; its message is one line per problem. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/**
+ * Parses the environment once at start-up. A bad environment is reported as one clear line per variable, so
+ * a process can stop with it instead of failing later in a handler.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map(
+    (issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`,
+  );
+  throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
+}
+
+/** Common pieces of the services' schemas. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  dataDir: () => z.string().min(1).default("./data"),
+  logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  logFormat: () => z.enum(["json", "pretty", "auto"]).default("auto"),
+  url: () => z.url(),
+  milliseconds: (fallback: number) => z.coerce.number().int().min(0).default(fallback),
+};
+
+/** Runs main and, when it fails because of configuration, prints the one line and exits 1. */
+export function exitOnConfigError(error: unknown): never {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}

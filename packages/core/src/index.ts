@@ -1,0 +1,19 @@
+export {
+  API_KEY_PREFIX,
+  generateApiKey,
+  isScope,
+  isWellFormedApiKey,
+  SCOPES,
+  type Scope,
+  sha256Hex,
+} from "./api-keys.js";
+export { type IdKind, isId, newId } from "./ids.js";
+export {
+  effectiveLimits,
+  LIMIT_NAMES,
+  type LimitName,
+  type Limits,
+  TIER_DEFAULTS,
+  TIERS,
+  type Tier,
+} from "./plans.js";

@@ -1,0 +1,32 @@
+/**
+ * The public error codes and the HTTP status each one travels with. This table is the only place that pairs a
+ * code with a status; see decisions.md, "Status codes per error code".
+ */
+const STATUS = {
+  INVALID_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  INSUFFICIENT_QUOTA: 403,
+  AGENT_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  AGENT_INACTIVE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  MODEL_ERROR: 502,
+  AGENT_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS;
+
+export const ERROR_CODES = Object.keys(STATUS) as ErrorCode[];
+
+export function httpStatusOf(code: ErrorCode): number {
+  return STATUS[code];
+}
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(STATUS, value);
+}

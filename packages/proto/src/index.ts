@@ -1,0 +1,4 @@
+export * from "./gen/agentry/registry/v1/account_pb.js";
+export * from "./gen/agentry/registry/v1/account_service_pb.js";
+export * from "./gen/agentry/registry/v1/agent_pb.js";
+export * from "./gen/agentry/registry/v1/agent_service_pb.js";

@@ -1,0 +1,147 @@
+import type { Limits, Scope, Tier } from "@agentry/core";
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export type AgentStatus = "active" | "inactive" | "error";
+
+/** Why an agent is in `error`: a public error code, a message safe to show, and when it happened (ISO 8601). */
+export interface StatusReason {
+  code: string;
+  message: string;
+  at: string;
+}
+
+/** The fields of an agent that callers write. */
+export interface AgentFields {
+  name: string;
+  bio: string[];
+  personality: JsonObject;
+  knowledge: string[];
+  goals: string[];
+  clients: JsonValue[];
+  settings: JsonObject;
+  modelProvider: string | null;
+  model: string | null;
+  plugins: JsonValue[];
+}
+
+export interface AgentRecord extends AgentFields {
+  id: string;
+  accountId: string;
+  status: AgentStatus;
+  statusReason: StatusReason | null;
+  /** ISO 8601 with milliseconds, UTC. */
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A partial update: only the fields present change. `null` model fields reset to the server default. */
+export type AgentPatch = Partial<AgentFields> & { status?: "active" | "inactive" };
+
+export type AgentSortField = "createdAt" | "name" | "status";
+
+export interface ListAgentsQuery {
+  /** From 1. */
+  page: number;
+  /** 1 to 100. */
+  limit: number;
+  status?: AgentStatus;
+  sortBy: AgentSortField;
+  order: "asc" | "desc";
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Items matching the query over all pages. */
+  total: number;
+}
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  tier: Tier;
+  limitOverrides: Partial<Limits>;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface NewApiKey {
+  accountId: string;
+  name: string;
+  scopes: Scope[];
+  expiresAt: string | null;
+  /** Lowercase hex SHA-256 of the secret; the secret itself is never stored. */
+  sha256: string;
+  prefix: string;
+}
+
+/** A domain event written in the same transaction as the change it describes (the outbox). */
+export interface OutboxEvent {
+  /** Increasing position in the outbox. */
+  seq: number;
+  type: "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed";
+  accountId: string;
+  agentId: string;
+  payload: JsonObject;
+  createdAt: string;
+}
+
+/**
+ * Everything the registry stores. Implementations: SQLite (embedded default) and, later, Postgres; both pass
+ * the one contract suite in `contract-suite.ts`.
+ *
+ * Every agent operation is scoped to an account: another account's agent is reported exactly like a missing one
+ * (null / false). Mutations write their outbox event in the same transaction.
+ */
+export interface RegistryStore {
+  /**
+   * Inserts a new active agent. The account's `maxAgents` is checked in the same transaction as the insert, so
+   * simultaneous creates never exceed it; over quota throws AppError INSUFFICIENT_QUOTA. An unknown account
+   * throws AppError UNAUTHORIZED.
+   */
+  createAgent(accountId: string, fields: AgentFields): Promise<AgentRecord>;
+  getAgent(accountId: string, id: string): Promise<AgentRecord | null>;
+  listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>>;
+  /** Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. */
+  updateAgent(accountId: string, id: string, patch: AgentPatch): Promise<AgentRecord | null>;
+  /** Puts the agent in `error` with the reason, or (reason null) takes it out of `error`; inactive stays. */
+  reportAgentHealth(accountId: string, id: string, failure: StatusReason | null): Promise<AgentRecord | null>;
+  /** Removes the agent and everything that belongs to it in one transaction; false when it did not exist. */
+  deleteAgent(accountId: string, id: string): Promise<boolean>;
+
+  /** Throws AppError INVALID_REQUEST when the name is taken. */
+  createAccount(input: { name: string; tier: Tier; limitOverrides: Partial<Limits> }): Promise<AccountRecord>;
+  getAccount(id: string): Promise<AccountRecord | null>;
+  getAccountByName(name: string): Promise<AccountRecord | null>;
+  /** Oldest first. */
+  listAccounts(): Promise<AccountRecord[]>;
+
+  createApiKey(input: NewApiKey): Promise<ApiKeyRecord>;
+  /** Oldest first, revoked keys included. */
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Sets revokedAt (once; revoking again keeps the first time). With accountId, only that account's key. */
+  revokeApiKey(id: string, accountId?: string): Promise<ApiKeyRecord | null>;
+  /** The key with this SHA-256 and its account, whatever its state; callers check revocation and expiry. */
+  findApiKeyBySha256(sha256: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null>;
+  /** Records last use times in one write; later times win. */
+  touchApiKeys(lastUsed: ReadonlyMap<string, string>): Promise<void>;
+
+  /** Outbox events not yet marked published, oldest first. */
+  unpublishedEvents(limit: number): Promise<OutboxEvent[]>;
+  markEventsPublished(seqs: number[]): Promise<void>;
+
+  /** Flushes and closes; the store is unusable afterwards. */
+  close(): Promise<void>;
+}
