@@ -1,0 +1,24 @@
+import type { RegistryStore } from "@agentry/registry";
+
+/** What a command gets from the CLI around it; commands never touch process globals. */
+export interface CommandContext {
+  /** Writes lines to standard output. */
+  print(...lines: string[]): void;
+  printJson(value: unknown): void;
+  /** Prints this command's help. */
+  printHelp(): void;
+  /** The registry store, opened on first use (so a wrong command line never touches it) and closed by the CLI. */
+  store(): Promise<RegistryStore>;
+  now(): Date;
+}
+
+export interface Command {
+  group: string;
+  name: string;
+  /** What follows `agentry <group> <name>` in the usage line. */
+  synopsis: string;
+  summary: string;
+  /** The rest of the help: what it does, its options, examples. */
+  help: string;
+  run(args: string[], context: CommandContext): Promise<void>;
+}

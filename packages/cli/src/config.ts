@@ -1,0 +1,22 @@
+import path from "node:path";
+import { env, parseEnv, z } from "@agentry/config";
+
+const schema = z.object({
+  DATA_DIR: env.dataDir(),
+  // pnpm sets INIT_CWD to where the user ran `pnpm cli`, while the script itself runs in the package directory.
+  INIT_CWD: z.string().min(1).optional(),
+});
+
+export interface CliConfig {
+  /** Absolute directory of the registry store. */
+  dataDir: string;
+}
+
+/** Reads the environment once; a relative DATA_DIR means relative to where the user ran the command. */
+export function loadConfig(
+  environment: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+): CliConfig {
+  const parsed = parseEnv(schema, { ...environment });
+  return { dataDir: path.resolve(parsed.INIT_CWD ?? cwd, parsed.DATA_DIR) };
+}
