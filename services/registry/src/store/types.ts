@@ -41,6 +41,10 @@ export type AgentPatch = Partial<AgentFields> & { status?: "active" | "inactive"
 
 export type AgentSortField = "createdAt" | "name" | "status";
 
+/**
+ * One page of an account's agents. Sorting is ascending or descending on the field, ties broken by id in the same
+ * direction; `name` compares by Unicode code point, `status` by the status's name (active < error < inactive).
+ */
 export interface ListAgentsQuery {
   /** From 1. */
   page: number;
@@ -87,7 +91,11 @@ export interface NewApiKey {
   prefix: string;
 }
 
-/** A domain event written in the same transaction as the change it describes (the outbox). */
+/**
+ * A domain event written in the same transaction as the change it describes (the outbox). Payloads:
+ * `agent.created` and `agent.updated` carry `{ agent }` (the record after the change); `agent.status_changed`
+ * carries `{ accountId, agentId, from, to, statusReason }`; `agent.deleted` carries `{ accountId, agentId }`.
+ */
 export interface OutboxEvent {
   /** Increasing position in the outbox. */
   seq: number;
@@ -116,7 +124,10 @@ export interface RegistryStore {
   listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>>;
   /** Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. */
   updateAgent(accountId: string, id: string, patch: AgentPatch): Promise<AgentRecord | null>;
-  /** Puts the agent in `error` with the reason, or (reason null) takes it out of `error`; inactive stays. */
+  /**
+   * Puts the agent in `error` with the reason, or (reason null) takes it out of `error`; inactive stays. An agent
+   * already in `error` takes the new reason. Writes `agent.status_changed` only when the status changes.
+   */
   reportAgentHealth(accountId: string, id: string, failure: StatusReason | null): Promise<AgentRecord | null>;
   /** Removes the agent and everything that belongs to it in one transaction; false when it did not exist. */
   deleteAgent(accountId: string, id: string): Promise<boolean>;
@@ -128,6 +139,7 @@ export interface RegistryStore {
   /** Oldest first. */
   listAccounts(): Promise<AccountRecord[]>;
 
+  /** Throws AppError NOT_FOUND when the account does not exist. */
   createApiKey(input: NewApiKey): Promise<ApiKeyRecord>;
   /** Oldest first, revoked keys included. */
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
@@ -142,6 +154,6 @@ export interface RegistryStore {
   unpublishedEvents(limit: number): Promise<OutboxEvent[]>;
   markEventsPublished(seqs: number[]): Promise<void>;
 
-  /** Flushes and closes; the store is unusable afterwards. */
+  /** Flushes and closes; the store is unusable afterwards. Closing again does nothing. */
   close(): Promise<void>;
 }

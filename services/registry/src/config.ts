@@ -1,0 +1,18 @@
+import { env, parseEnv, z } from "@agentry/config";
+
+export const registryEnvSchema = z.object({
+  REGISTRY_PORT: env.port(8081),
+  // Loopback by default: the registry trusts its callers, so exposing it is a deliberate choice.
+  REGISTRY_HOST: z.string().min(1).default("127.0.0.1"),
+  DATA_DIR: env.dataDir(),
+  LOG_LEVEL: env.logLevel(),
+  LOG_FORMAT: env.logFormat(),
+  /** How long a shutdown waits for in-flight calls before cutting the connections. */
+  SHUTDOWN_GRACE_MS: env.milliseconds(10_000),
+});
+
+export type RegistryConfig = z.infer<typeof registryEnvSchema>;
+
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): RegistryConfig {
+  return parseEnv(registryEnvSchema, environment);
+}

@@ -1,0 +1,48 @@
+import { exitOnConfigError } from "@agentry/config";
+import { createLogger } from "@agentry/logging";
+import { loadConfig } from "./config.js";
+import { buildRegistry } from "./registry.js";
+import { buildServer } from "./server.js";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ service: "registry", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  const registry = await buildRegistry({ dataDir: config.DATA_DIR, logger });
+  const server = buildServer({
+    routes: registry.routes,
+    ready: registry.ready,
+    logger,
+    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+  });
+  const address = await server.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);
+  logger.info({ host: address.address, port: address.port, dataDir: config.DATA_DIR }, "listening");
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "stopping");
+    try {
+      await server.shutdown();
+      await registry.close();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, "shutdown failed");
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main()
+  .catch((error: unknown) => {
+    exitOnConfigError(error);
+  })
+  .catch((error: unknown) => {
+    process.stderr.write(
+      `registry failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+    process.exit(1);
+  });

@@ -1,0 +1,141 @@
+import {
+  generateApiKey,
+  isScope,
+  LIMIT_NAMES,
+  type Limits,
+  SCOPES,
+  type Scope,
+  type Tier,
+} from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { AccountService } from "@agentry/proto";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { AccountRecord } from "../store/types.js";
+import type { RegistryContext } from "./context.js";
+import {
+  accountToProto,
+  apiKeyToProto,
+  fromTimestamp,
+  invalid,
+  limitsFromProto,
+  tierFromProto,
+} from "./convert.js";
+import { translateErrors } from "./errors.js";
+
+function accountNotFound(what: string): AppError {
+  return new AppError("NOT_FOUND", `Account ${what} does not exist.`);
+}
+
+const INVALID_KEY = "The API key is invalid, revoked or expired.";
+
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+function checkOverrides(tier: Tier, overrides: Partial<Limits>): Partial<Limits> {
+  const names = LIMIT_NAMES.filter((name) => overrides[name] !== undefined);
+  if (names.length > 0 && tier !== "enterprise") {
+    throw invalid("limit_overrides", "are allowed only for enterprise accounts");
+  }
+  for (const name of names) {
+    const value = overrides[name]!;
+    if (!Number.isInteger(value) || value < 1) {
+      throw invalid(`limit_overrides.${snakeCase(name)}`, "must be a positive integer");
+    }
+  }
+  return overrides;
+}
+
+function checkScopes(requested: string[]): Scope[] {
+  if (requested.length === 0) return [...SCOPES];
+  const unknown = requested.filter((scope) => !isScope(scope));
+  if (unknown.length > 0) {
+    throw invalid(
+      "scopes",
+      `holds unknown scope ${unknown.join(", ")}; known scopes are ${SCOPES.join(", ")}`,
+    );
+  }
+  // Kept in the canonical order, once each.
+  return SCOPES.filter((scope) => requested.includes(scope));
+}
+
+export function accountService({ store, logger }: RegistryContext): ServiceImpl<typeof AccountService> {
+  async function existingAccount(id: string): Promise<AccountRecord> {
+    const account = await store.getAccount(id);
+    if (!account) throw accountNotFound(id);
+    return account;
+  }
+
+  return translateErrors(logger, AccountService.typeName, {
+    async createAccount(request) {
+      const name = request.name.trim();
+      if (name === "") throw invalid("name", "is required");
+      const tier = tierFromProto(request.tier);
+      const limitOverrides = checkOverrides(tier, limitsFromProto(request.limitOverrides));
+      const account = await store.createAccount({ name, tier, limitOverrides });
+      logger.info({ accountId: account.id, tier }, "account created");
+      return { account: accountToProto(account) };
+    },
+
+    async getAccount(request) {
+      const { lookup } = request;
+      if (lookup.case === "id") {
+        const account = await store.getAccount(lookup.value);
+        if (!account) throw accountNotFound(lookup.value);
+        return { account: accountToProto(account) };
+      }
+      if (lookup.case === "name") {
+        const account = await store.getAccountByName(lookup.value);
+        if (!account) throw accountNotFound(`named ${lookup.value}`);
+        return { account: accountToProto(account) };
+      }
+      throw invalid("lookup", "needs an id or a name");
+    },
+
+    async listAccounts() {
+      return { accounts: (await store.listAccounts()).map(accountToProto) };
+    },
+
+    async createApiKey(request) {
+      const scopes = checkScopes(request.scopes);
+      let expiresAt: string | null = null;
+      if (request.expireTime) {
+        expiresAt = fromTimestamp(request.expireTime);
+        if (Date.parse(expiresAt) <= Date.now()) throw invalid("expire_time", "must be in the future");
+      }
+      const { secret, sha256, prefix } = generateApiKey();
+      const key = await store.createApiKey({
+        accountId: request.accountId,
+        name: request.name,
+        scopes,
+        expiresAt,
+        sha256,
+        prefix,
+      });
+      logger.info({ keyId: key.id, accountId: key.accountId, scopes }, "api key created");
+      return { apiKey: apiKeyToProto(key), secret };
+    },
+
+    async listApiKeys(request) {
+      await existingAccount(request.accountId);
+      return { apiKeys: (await store.listApiKeys(request.accountId)).map(apiKeyToProto) };
+    },
+
+    async revokeApiKey(request) {
+      const key = await store.revokeApiKey(request.id, request.accountId || undefined);
+      if (!key) throw new AppError("NOT_FOUND", `API key ${request.id} does not exist.`);
+      logger.info({ keyId: key.id, accountId: key.accountId }, "api key revoked");
+      return { apiKey: apiKeyToProto(key) };
+    },
+
+    async verifyApiKey(request) {
+      const found = await store.findApiKeyBySha256(request.secretSha256);
+      const usable =
+        found !== null &&
+        found.key.revokedAt === null &&
+        (found.key.expiresAt === null || Date.parse(found.key.expiresAt) > Date.now());
+      if (!usable) throw new AppError("UNAUTHORIZED", INVALID_KEY);
+      return { apiKey: apiKeyToProto(found.key), account: accountToProto(found.account) };
+    },
+  });
+}

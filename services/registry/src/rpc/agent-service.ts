@@ -1,0 +1,135 @@
+import { AppError } from "@agentry/errors";
+import { AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { AgentFields, AgentPatch, AgentRecord } from "../store/types.js";
+import type { RegistryContext } from "./context.js";
+import {
+  agentToProto,
+  invalid,
+  jsonArrayFromValue,
+  listQueryFromProto,
+  specFromProto,
+  statusReasonFromProto,
+} from "./convert.js";
+import { translateErrors } from "./errors.js";
+
+const MAX_NAME_LENGTH = 200;
+
+function notFound(id: string): AppError {
+  return new AppError("AGENT_NOT_FOUND", `Agent ${id} does not exist.`);
+}
+
+function found(agent: AgentRecord | null, id: string): AgentRecord {
+  if (!agent) throw notFound(id);
+  return agent;
+}
+
+/** The registry keeps its own invariants even though the gateway validates requests in detail first. */
+function checkName(name: string): string {
+  const length = name.trim().length;
+  if (length < 1 || length > MAX_NAME_LENGTH) {
+    throw invalid("name", `must be 1 to ${MAX_NAME_LENGTH} characters after trimming`);
+  }
+  return name;
+}
+
+function checkFields(fields: AgentFields): AgentFields {
+  checkName(fields.name);
+  return fields;
+}
+
+function required<T>(value: T | undefined, field: string): T {
+  if (value === undefined) throw invalid(field, "is required");
+  return value;
+}
+
+/**
+ * The patch named by an update mask: each path is a field of AgentSpec, and an optional field named but left
+ * unset resets to null (the server default).
+ */
+export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
+  const spec = request.spec ?? create(AgentSpecSchema);
+  const patch: AgentPatch = {};
+  for (const path of request.updateMask?.paths ?? []) {
+    switch (path) {
+      case "name":
+        patch.name = checkName(spec.name);
+        break;
+      case "bio":
+        patch.bio = spec.bio;
+        break;
+      case "personality":
+        patch.personality = spec.personality ?? {};
+        break;
+      case "knowledge":
+        patch.knowledge = spec.knowledge;
+        break;
+      case "goals":
+        patch.goals = spec.goals;
+        break;
+      case "clients":
+        patch.clients = jsonArrayFromValue(spec.clients, "clients");
+        break;
+      case "settings":
+        patch.settings = spec.settings ?? {};
+        break;
+      case "model_provider":
+        patch.modelProvider = spec.modelProvider ?? null;
+        break;
+      case "model":
+        patch.model = spec.model ?? null;
+        break;
+      case "plugins":
+        patch.plugins = jsonArrayFromValue(spec.plugins, "plugins");
+        break;
+      default:
+        throw invalid("update_mask", `names ${JSON.stringify(path)}, which is not a field of AgentSpec`);
+    }
+  }
+  if (request.status !== undefined) {
+    if (request.status === AgentStatus.ACTIVE) patch.status = "active";
+    else if (request.status === AgentStatus.INACTIVE) patch.status = "inactive";
+    else throw invalid("status", "must be ACTIVE or INACTIVE; ERROR is set only by the service");
+  }
+  return patch;
+}
+
+export function agentService({ store, logger }: RegistryContext): ServiceImpl<typeof AgentService> {
+  return translateErrors(logger, AgentService.typeName, {
+    async createAgent(request) {
+      const fields = checkFields(specFromProto(required(request.spec, "spec")));
+      const agent = await store.createAgent(request.accountId, fields);
+      logger.info({ agentId: agent.id, accountId: agent.accountId }, "agent created");
+      return { agent: agentToProto(agent) };
+    },
+
+    async getAgent(request) {
+      const agent = found(await store.getAgent(request.accountId, request.id), request.id);
+      return { agent: agentToProto(agent) };
+    },
+
+    async listAgents(request) {
+      const page = await store.listAgents(request.accountId, listQueryFromProto(request));
+      return { agents: page.items.map(agentToProto), totalSize: page.total };
+    },
+
+    async updateAgent(request) {
+      const patch = patchFromUpdate(request);
+      const agent = found(await store.updateAgent(request.accountId, request.id, patch), request.id);
+      return { agent: agentToProto(agent) };
+    },
+
+    async deleteAgent(request) {
+      if (!(await store.deleteAgent(request.accountId, request.id))) throw notFound(request.id);
+      logger.info({ agentId: request.id, accountId: request.accountId }, "agent deleted");
+      return {};
+    },
+
+    async reportAgentHealth(request) {
+      const failure = request.failure ? statusReasonFromProto(request.failure) : null;
+      const agent = found(await store.reportAgentHealth(request.accountId, request.id, failure), request.id);
+      return { agent: agentToProto(agent) };
+    },
+  });
+}

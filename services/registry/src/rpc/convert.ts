@@ -1,0 +1,277 @@
+import { effectiveLimits, LIMIT_NAMES, type Limits, type Tier } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import {
+  type Account,
+  AccountSchema,
+  type Agent,
+  AgentSchema,
+  AgentSortField,
+  type AgentSpec,
+  AgentSpecSchema,
+  AgentStatus,
+  type ApiKey,
+  ApiKeySchema,
+  type Limits as LimitsMessage,
+  LimitsSchema,
+  SortOrder,
+  type StatusReason as StatusReasonMessage,
+  StatusReasonSchema,
+  Tier as TierEnum,
+} from "@agentry/proto";
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
+import {
+  type Timestamp,
+  timestampDate,
+  timestampFromDate,
+  type Value,
+  ValueSchema,
+} from "@bufbuild/protobuf/wkt";
+import type {
+  AccountRecord,
+  AgentFields,
+  AgentRecord,
+  ApiKeyRecord,
+  JsonValue,
+  ListAgentsQuery,
+  AgentSortField as SortField,
+  AgentStatus as Status,
+  StatusReason,
+} from "../store/types.js";
+
+// Timestamps
+
+export function toTimestamp(iso: string): Timestamp {
+  return timestampFromDate(new Date(iso));
+}
+
+export function fromTimestamp(timestamp: Timestamp): string {
+  return timestampDate(timestamp).toISOString();
+}
+
+function optionalTimestamp(iso: string | null): Timestamp | undefined {
+  return iso === null ? undefined : toTimestamp(iso);
+}
+
+// Enums
+
+const STATUS_TO_PROTO: Record<Status, AgentStatus> = {
+  active: AgentStatus.ACTIVE,
+  inactive: AgentStatus.INACTIVE,
+  error: AgentStatus.ERROR,
+};
+
+export function statusToProto(status: Status): AgentStatus {
+  return STATUS_TO_PROTO[status];
+}
+
+/** The status of a proto enum value; undefined for UNSPECIFIED and for values this build does not know. */
+export function statusFromProto(status: AgentStatus): Status | undefined {
+  switch (status) {
+    case AgentStatus.ACTIVE:
+      return "active";
+    case AgentStatus.INACTIVE:
+      return "inactive";
+    case AgentStatus.ERROR:
+      return "error";
+    default:
+      return undefined;
+  }
+}
+
+const TIER_TO_PROTO: Record<Tier, TierEnum> = {
+  standard: TierEnum.STANDARD,
+  pro: TierEnum.PRO,
+  enterprise: TierEnum.ENTERPRISE,
+};
+
+export function tierToProto(tier: Tier): TierEnum {
+  return TIER_TO_PROTO[tier];
+}
+
+/** UNSPECIFIED means standard, as the proto documents; an unknown value is refused. */
+export function tierFromProto(tier: TierEnum): Tier {
+  switch (tier) {
+    case TierEnum.UNSPECIFIED:
+    case TierEnum.STANDARD:
+      return "standard";
+    case TierEnum.PRO:
+      return "pro";
+    case TierEnum.ENTERPRISE:
+      return "enterprise";
+    default:
+      throw invalid("tier", `unknown tier ${tier}`);
+  }
+}
+
+const SORT_FIELDS: Record<AgentSortField, SortField | undefined> = {
+  [AgentSortField.UNSPECIFIED]: "createdAt",
+  [AgentSortField.CREATE_TIME]: "createdAt",
+  [AgentSortField.NAME]: "name",
+  [AgentSortField.STATUS]: "status",
+};
+
+const SORT_ORDERS: Record<SortOrder, ListAgentsQuery["order"] | undefined> = {
+  [SortOrder.UNSPECIFIED]: "desc",
+  [SortOrder.ASC]: "asc",
+  [SortOrder.DESC]: "desc",
+};
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** A list query from its request; zero page and page size mean the defaults (page 1, 20 items). */
+export function listQueryFromProto(request: {
+  page: number;
+  pageSize: number;
+  status: AgentStatus;
+  sortBy: AgentSortField;
+  order: SortOrder;
+}): ListAgentsQuery {
+  const page = request.page === 0 ? 1 : request.page;
+  const limit = request.pageSize === 0 ? DEFAULT_PAGE_SIZE : request.pageSize;
+  if (page < 1) throw invalid("page", "must be 1 or more");
+  if (limit < 1 || limit > MAX_PAGE_SIZE)
+    throw invalid("page_size", `must be between 1 and ${MAX_PAGE_SIZE}`);
+  const sortBy = SORT_FIELDS[request.sortBy];
+  if (!sortBy) throw invalid("sort_by", `unknown sort field ${request.sortBy}`);
+  const order = SORT_ORDERS[request.order];
+  if (!order) throw invalid("order", `unknown sort order ${request.order}`);
+  const query: ListAgentsQuery = { page, limit, sortBy, order };
+  if (request.status !== AgentStatus.UNSPECIFIED) {
+    const status = statusFromProto(request.status);
+    if (!status) throw invalid("status", `unknown status ${request.status}`);
+    query.status = status;
+  }
+  return query;
+}
+
+// Agents
+
+function jsonArrayToValue(items: JsonValue[]): Value {
+  return fromJson(ValueSchema, items);
+}
+
+/** A JSON array carried in a `google.protobuf.Value`; absent (or holding nothing) means empty. */
+export function jsonArrayFromValue(value: Value | undefined, field: string): JsonValue[] {
+  if (!value || value.kind.case === undefined) return [];
+  const json = toJson(ValueSchema, value);
+  if (!Array.isArray(json)) throw invalid(field, "must be a JSON array");
+  return json;
+}
+
+export function specToProto(fields: AgentFields): AgentSpec {
+  return create(AgentSpecSchema, {
+    name: fields.name,
+    bio: fields.bio,
+    personality: fields.personality,
+    knowledge: fields.knowledge,
+    goals: fields.goals,
+    clients: jsonArrayToValue(fields.clients),
+    settings: fields.settings,
+    modelProvider: fields.modelProvider ?? undefined,
+    model: fields.model ?? undefined,
+    plugins: jsonArrayToValue(fields.plugins),
+  });
+}
+
+export function specFromProto(spec: AgentSpec): AgentFields {
+  return {
+    name: spec.name,
+    bio: spec.bio,
+    personality: spec.personality ?? {},
+    knowledge: spec.knowledge,
+    goals: spec.goals,
+    clients: jsonArrayFromValue(spec.clients, "clients"),
+    settings: spec.settings ?? {},
+    modelProvider: spec.modelProvider ?? null,
+    model: spec.model ?? null,
+    plugins: jsonArrayFromValue(spec.plugins, "plugins"),
+  };
+}
+
+export function statusReasonToProto(reason: StatusReason): StatusReasonMessage {
+  return create(StatusReasonSchema, {
+    code: reason.code,
+    message: reason.message,
+    time: toTimestamp(reason.at),
+  });
+}
+
+/** A reason from its message; a missing time means now. */
+export function statusReasonFromProto(reason: StatusReasonMessage): StatusReason {
+  return {
+    code: reason.code,
+    message: reason.message,
+    at: reason.time ? fromTimestamp(reason.time) : new Date().toISOString(),
+  };
+}
+
+export function agentToProto(agent: AgentRecord): Agent {
+  return create(AgentSchema, {
+    id: agent.id,
+    accountId: agent.accountId,
+    spec: specToProto(agent),
+    status: statusToProto(agent.status),
+    statusReason: agent.statusReason ? statusReasonToProto(agent.statusReason) : undefined,
+    createTime: toTimestamp(agent.createdAt),
+    updateTime: toTimestamp(agent.updatedAt),
+  });
+}
+
+export function agentFromProto(agent: Agent): AgentRecord {
+  return {
+    ...specFromProto(agent.spec ?? create(AgentSpecSchema)),
+    id: agent.id,
+    accountId: agent.accountId,
+    status: statusFromProto(agent.status) ?? "active",
+    statusReason: agent.statusReason ? statusReasonFromProto(agent.statusReason) : null,
+    createdAt: agent.createTime ? fromTimestamp(agent.createTime) : new Date(0).toISOString(),
+    updatedAt: agent.updateTime ? fromTimestamp(agent.updateTime) : new Date(0).toISOString(),
+  };
+}
+
+// Accounts and keys
+
+export function limitsToProto(limits: Partial<Limits>): LimitsMessage {
+  return create(LimitsSchema, limits);
+}
+
+/** The limits set in a message; unset fields are left out. */
+export function limitsFromProto(message: LimitsMessage | undefined): Partial<Limits> {
+  const limits: Partial<Limits> = {};
+  if (!message) return limits;
+  for (const name of LIMIT_NAMES) {
+    const value = message[name];
+    if (value !== undefined) limits[name] = value;
+  }
+  return limits;
+}
+
+export function accountToProto(account: AccountRecord): Account {
+  return create(AccountSchema, {
+    id: account.id,
+    name: account.name,
+    tier: tierToProto(account.tier),
+    limitOverrides: limitsToProto(account.limitOverrides),
+    limits: limitsToProto(effectiveLimits(account.tier, account.limitOverrides)),
+    createTime: toTimestamp(account.createdAt),
+  });
+}
+
+export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
+  return create(ApiKeySchema, {
+    id: key.id,
+    accountId: key.accountId,
+    name: key.name,
+    prefix: key.prefix,
+    scopes: key.scopes,
+    createTime: toTimestamp(key.createdAt),
+    lastUsedTime: optionalTimestamp(key.lastUsedAt),
+    expireTime: optionalTimestamp(key.expiresAt),
+    revokeTime: optionalTimestamp(key.revokedAt),
+  });
+}
+
+export function invalid(field: string, issue: string): AppError {
+  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
+}

@@ -1,0 +1,708 @@
+import { type Limits, newId, type Tier } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type {
+  AccountRecord,
+  AgentFields,
+  AgentRecord,
+  ListAgentsQuery,
+  NewApiKey,
+  OutboxEvent,
+  RegistryStore,
+  StatusReason,
+} from "./types.js";
+
+/**
+ * The behaviour every RegistryStore must have. Each implementation runs it unchanged with its own `open`, which
+ * must return an empty store; `cleanup` runs after each test, possibly after the test closed the store itself.
+ */
+export function registryStoreContract(
+  name: string,
+  open: () => Promise<{ store: RegistryStore; cleanup(): Promise<void> }>,
+): void {
+  describe(`RegistryStore contract: ${name}`, () => {
+    let store: RegistryStore;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ store, cleanup } = await open());
+    });
+
+    afterEach(async () => {
+      await cleanup();
+    });
+
+    let accountSeq = 0;
+    const newAccount = (tier: Tier = "standard", limitOverrides: Partial<Limits> = {}) =>
+      store.createAccount({ name: `account-${++accountSeq}-${newId("request")}`, tier, limitOverrides });
+
+    describe("accounts", () => {
+      it("creates an account and reads it back by id and by name", async () => {
+        const created = await store.createAccount({
+          name: "acme",
+          tier: "enterprise",
+          limitOverrides: { maxAgents: 500, requestsPerMinute: 1000 },
+        });
+        expect(created).toEqual({
+          id: expect.stringMatching(/^acct_[0-9A-Z]{26}$/),
+          name: "acme",
+          tier: "enterprise",
+          limitOverrides: { maxAgents: 500, requestsPerMinute: 1000 },
+          createdAt: expect.stringMatching(ISO_MS),
+        });
+        expect(await store.getAccount(created.id)).toEqual(created);
+        expect(await store.getAccountByName("acme")).toEqual(created);
+      });
+
+      it("answers null for an unknown account", async () => {
+        expect(await store.getAccount(newId("account"))).toBeNull();
+        expect(await store.getAccountByName("nobody")).toBeNull();
+      });
+
+      it("refuses a second account with the same name", async () => {
+        await store.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+        const error = await appError(store.createAccount({ name: "acme", tier: "pro", limitOverrides: {} }));
+        expect(error.code).toBe("INVALID_REQUEST");
+        expect(error.message).toBe("an account named acme already exists");
+        expect(await store.listAccounts()).toHaveLength(1);
+      });
+
+      it("lists accounts oldest first", async () => {
+        const a = await newAccount();
+        const b = await newAccount("pro");
+        const c = await newAccount("enterprise", { maxAgents: 7 });
+        expect(await store.listAccounts()).toEqual([a, b, c]);
+      });
+    });
+
+    describe("agents", () => {
+      let account: AccountRecord;
+      beforeEach(async () => {
+        account = await newAccount();
+      });
+
+      it("creates an active agent with the given fields", async () => {
+        const input = fields({
+          name: "Ünïcode ✓ 😀",
+          bio: ["first", "second"],
+          personality: { tone: "warm", traits: ["a", { nested: [1, 2.5, null, true] }] },
+          clients: ["discord", { type: "telegram", token: null }],
+          settings: { voice: { speed: 1.25 } },
+          modelProvider: "openai",
+          model: "gpt-4o",
+          plugins: ["search", { name: "calc", enabled: false, config: {} }],
+        });
+        const agent = await store.createAgent(account.id, input);
+        expect(agent).toEqual({
+          ...input,
+          id: expect.stringMatching(/^agt_[0-9A-Z]{26}$/),
+          accountId: account.id,
+          status: "active",
+          statusReason: null,
+          createdAt: expect.stringMatching(ISO_MS),
+          updatedAt: agent.createdAt,
+        });
+        expect(await store.getAgent(account.id, agent.id)).toEqual(agent);
+      });
+
+      it("keeps model fields null when not given", async () => {
+        const agent = await store.createAgent(account.id, fields());
+        expect(agent.modelProvider).toBeNull();
+        expect(agent.model).toBeNull();
+        expect((await store.getAgent(account.id, agent.id))?.modelProvider).toBeNull();
+      });
+
+      it("refuses to create an agent for an unknown account", async () => {
+        const error = await appError(store.createAgent(newId("account"), fields()));
+        expect(error.code).toBe("UNAUTHORIZED");
+      });
+
+      it("answers null for an unknown agent", async () => {
+        expect(await store.getAgent(account.id, newId("agent"))).toBeNull();
+        expect(await store.updateAgent(account.id, newId("agent"), { name: "x" })).toBeNull();
+        expect(await store.reportAgentHealth(account.id, newId("agent"), null)).toBeNull();
+        expect(await store.deleteAgent(account.id, newId("agent"))).toBe(false);
+      });
+
+      it("treats another account's agent exactly like a missing one", async () => {
+        const other = await newAccount();
+        const agent = await store.createAgent(other.id, fields({ name: "theirs" }));
+        await drainEvents(store);
+
+        expect(await store.getAgent(account.id, agent.id)).toBeNull();
+        expect(
+          await store.updateAgent(account.id, agent.id, { name: "mine now", status: "inactive" }),
+        ).toBeNull();
+        expect(await store.reportAgentHealth(account.id, agent.id, failure())).toBeNull();
+        expect(await store.deleteAgent(account.id, agent.id)).toBe(false);
+        expect((await store.listAgents(account.id, query())).total).toBe(0);
+
+        expect(await store.getAgent(other.id, agent.id)).toEqual(agent);
+        expect(await store.unpublishedEvents(100)).toEqual([]);
+      });
+
+      describe("updates", () => {
+        it("changes only the fields in the patch", async () => {
+          const agent = await store.createAgent(
+            account.id,
+            fields({ name: "before", bio: ["b"], goals: ["g"], model: "m", settings: { a: 1 } }),
+          );
+          await tick();
+          const updated = await store.updateAgent(account.id, agent.id, { name: "after", knowledge: ["k"] });
+          expect(updated).toEqual({
+            ...agent,
+            name: "after",
+            knowledge: ["k"],
+            updatedAt: expect.stringMatching(ISO_MS),
+          });
+          expect(updated!.updatedAt > agent.updatedAt).toBe(true);
+          expect(await store.getAgent(account.id, agent.id)).toEqual(updated);
+        });
+
+        it("replaces arrays and objects whole", async () => {
+          const agent = await store.createAgent(
+            account.id,
+            fields({ bio: ["a", "b"], personality: { x: 1, y: 2 }, plugins: ["p"] }),
+          );
+          const updated = await store.updateAgent(account.id, agent.id, {
+            bio: [],
+            personality: { z: 3 },
+            plugins: [{ name: "q" }],
+          });
+          expect(updated).toMatchObject({ bio: [], personality: { z: 3 }, plugins: [{ name: "q" }] });
+        });
+
+        it("resets modelProvider and model to the default with null", async () => {
+          const agent = await store.createAgent(
+            account.id,
+            fields({ modelProvider: "anthropic", model: "claude" }),
+          );
+          const onlyModel = await store.updateAgent(account.id, agent.id, { model: null });
+          expect(onlyModel).toMatchObject({ modelProvider: "anthropic", model: null });
+          const both = await store.updateAgent(account.id, agent.id, { modelProvider: null });
+          expect(both).toMatchObject({ modelProvider: null, model: null });
+          expect(await store.getAgent(account.id, agent.id)).toMatchObject({
+            modelProvider: null,
+            model: null,
+          });
+        });
+
+        it("sets the status given in the patch", async () => {
+          const agent = await store.createAgent(account.id, fields());
+          expect(await store.updateAgent(account.id, agent.id, { status: "inactive" })).toMatchObject({
+            status: "inactive",
+            statusReason: null,
+          });
+          expect(await store.updateAgent(account.id, agent.id, { status: "active" })).toMatchObject({
+            status: "active",
+          });
+        });
+
+        it("takes an agent out of error when its model configuration changes", async () => {
+          for (const patch of [{ settings: { k: "v" } }, { model: "other" }, { modelProvider: null }]) {
+            const agent = await inError(store, account.id);
+            expect(await store.updateAgent(account.id, agent.id, patch)).toMatchObject({
+              ...patch,
+              status: "active",
+              statusReason: null,
+            });
+          }
+        });
+
+        it("keeps an agent in error when other fields change", async () => {
+          const agent = await inError(store, account.id);
+          const updated = await store.updateAgent(account.id, agent.id, { name: "renamed", bio: ["x"] });
+          expect(updated).toMatchObject({
+            name: "renamed",
+            status: "error",
+            statusReason: agent.statusReason,
+          });
+        });
+
+        it("lets a status in the patch win over the reconfiguration rule", async () => {
+          const agent = await inError(store, account.id);
+          const updated = await store.updateAgent(account.id, agent.id, { model: "m2", status: "inactive" });
+          expect(updated).toMatchObject({ model: "m2", status: "inactive", statusReason: null });
+        });
+      });
+
+      describe("health reports", () => {
+        it("puts an active agent in error with the reason", async () => {
+          const agent = await store.createAgent(account.id, fields());
+          const reason = failure();
+          const reported = await store.reportAgentHealth(account.id, agent.id, reason);
+          expect(reported).toMatchObject({ status: "error", statusReason: reason });
+          expect(await store.getAgent(account.id, agent.id)).toEqual(reported);
+        });
+
+        it("takes an agent out of error on success", async () => {
+          const agent = await inError(store, account.id);
+          const reported = await store.reportAgentHealth(account.id, agent.id, null);
+          expect(reported).toMatchObject({ status: "active", statusReason: null });
+          expect(await store.getAgent(account.id, agent.id)).toEqual(reported);
+        });
+
+        it("leaves an inactive agent inactive", async () => {
+          const agent = await store.createAgent(account.id, fields());
+          await store.updateAgent(account.id, agent.id, { status: "inactive" });
+          expect(await store.reportAgentHealth(account.id, agent.id, failure())).toMatchObject({
+            status: "inactive",
+            statusReason: null,
+          });
+          expect(await store.reportAgentHealth(account.id, agent.id, null)).toMatchObject({
+            status: "inactive",
+          });
+        });
+
+        it("leaves an active agent unchanged on success", async () => {
+          const agent = await store.createAgent(account.id, fields());
+          expect(await store.reportAgentHealth(account.id, agent.id, null)).toEqual(agent);
+        });
+      });
+
+      describe("deletion", () => {
+        it("removes the agent", async () => {
+          const agent = await store.createAgent(account.id, fields());
+          const kept = await store.createAgent(account.id, fields());
+          expect(await store.deleteAgent(account.id, agent.id)).toBe(true);
+          expect(await store.getAgent(account.id, agent.id)).toBeNull();
+          expect(await store.updateAgent(account.id, agent.id, { name: "x" })).toBeNull();
+          expect(await store.deleteAgent(account.id, agent.id)).toBe(false);
+          const list = await store.listAgents(account.id, query());
+          expect(list.items.map((a) => a.id)).toEqual([kept.id]);
+          expect(list.total).toBe(1);
+        });
+      });
+
+      describe("quota", () => {
+        it("allows exactly maxAgents agents", async () => {
+          const small = await newAccount("enterprise", { maxAgents: 3 });
+          for (let i = 0; i < 3; i++) await store.createAgent(small.id, fields());
+          const error = await appError(store.createAgent(small.id, fields()));
+          expect(error.code).toBe("INSUFFICIENT_QUOTA");
+          expect(error.message).toContain("maxAgents");
+          expect(error.message).toContain("3");
+          expect((await store.listAgents(small.id, query())).total).toBe(3);
+        });
+
+        it("applies the tier's default of 100 agents", async () => {
+          for (let i = 0; i < 100; i++) await store.createAgent(account.id, fields({ name: `agent ${i}` }));
+          expect((await appError(store.createAgent(account.id, fields()))).code).toBe("INSUFFICIENT_QUOTA");
+        });
+
+        it("frees a place when an agent is deleted", async () => {
+          const small = await newAccount("enterprise", { maxAgents: 1 });
+          const agent = await store.createAgent(small.id, fields());
+          expect((await appError(store.createAgent(small.id, fields()))).code).toBe("INSUFFICIENT_QUOTA");
+          await store.deleteAgent(small.id, agent.id);
+          await expect(store.createAgent(small.id, fields())).resolves.toMatchObject({ status: "active" });
+        });
+
+        it("counts each account separately", async () => {
+          const one = await newAccount("enterprise", { maxAgents: 1 });
+          const two = await newAccount("enterprise", { maxAgents: 1 });
+          await store.createAgent(one.id, fields());
+          await expect(store.createAgent(two.id, fields())).resolves.toMatchObject({ accountId: two.id });
+        });
+
+        it("never exceeds the quota with simultaneous creates", async () => {
+          const small = await newAccount("enterprise", { maxAgents: 4 });
+          const results = await Promise.allSettled(
+            Array.from({ length: 10 }, () => store.createAgent(small.id, fields())),
+          );
+          expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(4);
+          const rejected = results.filter((r) => r.status === "rejected");
+          expect(rejected.map((r) => (r.reason as AppError).code)).toEqual(
+            Array(6).fill("INSUFFICIENT_QUOTA"),
+          );
+          expect((await store.listAgents(small.id, query())).total).toBe(4);
+        });
+      });
+    });
+
+    describe("listing", () => {
+      let account: AccountRecord;
+      beforeEach(async () => {
+        account = await newAccount("enterprise", { maxAgents: 1000 });
+      });
+
+      const ids = (agents: AgentRecord[]) => agents.map((a) => a.id);
+
+      it("sorts by creation time, newest first by default, ties broken by id", async () => {
+        const created: AgentRecord[] = [];
+        for (let i = 0; i < 8; i++)
+          created.push(await store.createAgent(account.id, fields({ name: `a${i}` })));
+        const asc = [...created].sort(by((a) => a.createdAt));
+        const desc = await store.listAgents(account.id, query({ order: "desc" }));
+        expect(ids(desc.items)).toEqual(ids(asc).reverse());
+        const ascending = await store.listAgents(account.id, query({ order: "asc" }));
+        expect(ids(ascending.items)).toEqual(ids(asc));
+      });
+
+      it("sorts by name by code point, ties broken by id in the same direction", async () => {
+        // UTF-16 order would put the emoji (a surrogate pair) before U+FF21; code point order puts it after.
+        const names = ["b", "B", "a", "\uFF21", "😀", "a", "b", "a"];
+        const created = [];
+        for (const name of names) created.push(await store.createAgent(account.id, fields({ name })));
+        const expected = [...created].sort(by((a) => a.name, codePointCompare));
+        expect(expected.map((a) => a.name)).toEqual(["B", "a", "a", "a", "b", "b", "\uFF21", "😀"]);
+
+        const asc = await store.listAgents(account.id, query({ sortBy: "name", order: "asc" }));
+        expect(ids(asc.items)).toEqual(ids(expected));
+        const desc = await store.listAgents(account.id, query({ sortBy: "name", order: "desc" }));
+        expect(ids(desc.items)).toEqual(ids(expected).reverse());
+      });
+
+      it("sorts by status name, ties broken by id in the same direction", async () => {
+        const created = await statusMix(store, account.id);
+        const expected = [...created].sort(by((a) => a.status));
+        expect(expected.map((a) => a.status)).toEqual([
+          "active",
+          "active",
+          "active",
+          "error",
+          "error",
+          "inactive",
+          "inactive",
+        ]);
+        const asc = await store.listAgents(account.id, query({ sortBy: "status", order: "asc" }));
+        expect(ids(asc.items)).toEqual(ids(expected));
+        const desc = await store.listAgents(account.id, query({ sortBy: "status", order: "desc" }));
+        expect(ids(desc.items)).toEqual(ids(expected).reverse());
+      });
+
+      it("filters by status and counts only matching agents", async () => {
+        const created = await statusMix(store, account.id);
+        for (const status of ["active", "inactive", "error"] as const) {
+          const page = await store.listAgents(account.id, query({ status, order: "asc" }));
+          const expected = created.filter((a) => a.status === status).sort(by((a) => a.createdAt));
+          expect(ids(page.items)).toEqual(ids(expected));
+          expect(page.total).toBe(expected.length);
+        }
+      });
+
+      it("pages with limit and page, and reports the total over all pages", async () => {
+        const created: AgentRecord[] = [];
+        for (let i = 0; i < 7; i++) created.push(await store.createAgent(account.id, fields()));
+        const all = [...created].sort(by((a) => a.createdAt));
+        const pageOf = (page: number) =>
+          store.listAgents(account.id, query({ page, limit: 3, order: "asc" }));
+        expect(await pageOf(1)).toEqual({ items: all.slice(0, 3), total: 7 });
+        expect(await pageOf(2)).toEqual({ items: all.slice(3, 6), total: 7 });
+        expect(await pageOf(3)).toEqual({ items: all.slice(6), total: 7 });
+        expect(await pageOf(4)).toEqual({ items: [], total: 7 });
+      });
+
+      it("pages through ties without skipping or repeating", async () => {
+        for (let i = 0; i < 9; i++) await store.createAgent(account.id, fields({ name: "same" }));
+        const seen: string[] = [];
+        for (let page = 1; page <= 3; page++) {
+          const result = await store.listAgents(account.id, query({ sortBy: "name", page, limit: 4 }));
+          seen.push(...ids(result.items));
+        }
+        expect(new Set(seen).size).toBe(9);
+        expect(seen).toEqual([...seen].sort().reverse());
+      });
+
+      it("lists only the account's own agents", async () => {
+        const other = await newAccount();
+        await store.createAgent(other.id, fields());
+        const mine = await store.createAgent(account.id, fields());
+        expect(await store.listAgents(account.id, query())).toEqual({ items: [mine], total: 1 });
+      });
+
+      it("answers an empty page for an account without agents", async () => {
+        expect(await store.listAgents(account.id, query())).toEqual({ items: [], total: 0 });
+      });
+    });
+
+    describe("outbox", () => {
+      let account: AccountRecord;
+      beforeEach(async () => {
+        account = await newAccount();
+      });
+
+      it("records an event for every change, in order", async () => {
+        const agent = await store.createAgent(account.id, fields({ name: "n" }));
+        const renamed = await store.updateAgent(account.id, agent.id, { name: "m" });
+        const paused = await store.updateAgent(account.id, agent.id, { status: "inactive" });
+        await store.deleteAgent(account.id, agent.id);
+
+        const events = await store.unpublishedEvents(100);
+        expect(events.map((e) => e.type)).toEqual([
+          "agent.created",
+          "agent.updated",
+          "agent.updated",
+          "agent.status_changed",
+          "agent.deleted",
+        ]);
+        for (const event of events) {
+          expect(event).toMatchObject({ accountId: account.id, agentId: agent.id });
+          expect(event.createdAt).toMatch(ISO_MS);
+        }
+        expect(isIncreasing(events.map((e) => e.seq))).toBe(true);
+        expect(events[0]?.payload).toEqual({ agent: { ...agent } });
+        expect(events[1]?.payload).toEqual({ agent: { ...renamed } });
+        expect(events[2]?.payload).toEqual({ agent: { ...paused } });
+        expect(events[3]?.payload).toMatchObject({ from: "active", to: "inactive" });
+        expect(events[4]?.payload).toEqual({ accountId: account.id, agentId: agent.id });
+      });
+
+      it("records status changes from health reports, and nothing when the status stays", async () => {
+        const agent = await store.createAgent(account.id, fields());
+        await drainEvents(store);
+        const reason = failure();
+        await store.reportAgentHealth(account.id, agent.id, reason);
+        await store.reportAgentHealth(account.id, agent.id, null);
+        await store.reportAgentHealth(account.id, agent.id, null);
+        const events = await store.unpublishedEvents(100);
+        expect(events.map((e) => [e.type, e.payload.from, e.payload.to])).toEqual([
+          ["agent.status_changed", "active", "error"],
+          ["agent.status_changed", "error", "active"],
+        ]);
+        expect(events[0]?.payload.statusReason).toEqual({ ...reason });
+      });
+
+      it("records nothing for a failed change", async () => {
+        const full = await newAccount("enterprise", { maxAgents: 0 });
+        await appError(store.createAgent(full.id, fields()));
+        await store.deleteAgent(account.id, newId("agent"));
+        await store.updateAgent(account.id, newId("agent"), { name: "x" });
+        expect(await store.unpublishedEvents(100)).toEqual([]);
+      });
+
+      it("hands out unpublished events oldest first, up to the limit, until marked published", async () => {
+        for (let i = 0; i < 5; i++) await store.createAgent(account.id, fields());
+        const first = await store.unpublishedEvents(2);
+        expect(first).toHaveLength(2);
+        await store.markEventsPublished(first.map((e) => e.seq));
+        const rest = await store.unpublishedEvents(10);
+        expect(rest).toHaveLength(3);
+        expect(rest[0]!.seq).toBeGreaterThan(first[1]!.seq);
+        await store.markEventsPublished(rest.map((e) => e.seq));
+        await store.markEventsPublished([]);
+        expect(await store.unpublishedEvents(10)).toEqual([]);
+      });
+    });
+
+    describe("api keys", () => {
+      let account: AccountRecord;
+      beforeEach(async () => {
+        account = await newAccount();
+      });
+
+      const newKey = (overrides: Partial<NewApiKey> = {}): { sha256: string; input: NewApiKey } => {
+        const sha256 = randomHex();
+        const input: NewApiKey = {
+          accountId: account.id,
+          name: "ci",
+          scopes: ["agents:read", "messages:send"],
+          expiresAt: null,
+          sha256,
+          prefix: "agentry_sk_abcdef",
+          ...overrides,
+        };
+        return { sha256, input };
+      };
+
+      it("stores a key and finds it with its account by SHA-256", async () => {
+        const { sha256, input } = newKey({ expiresAt: "2030-01-02T03:04:05.678Z" });
+        const key = await store.createApiKey(input);
+        expect(key).toEqual({
+          id: expect.stringMatching(/^key_[0-9A-Z]{26}$/),
+          accountId: account.id,
+          name: "ci",
+          prefix: "agentry_sk_abcdef",
+          scopes: ["agents:read", "messages:send"],
+          createdAt: expect.stringMatching(ISO_MS),
+          lastUsedAt: null,
+          expiresAt: "2030-01-02T03:04:05.678Z",
+          revokedAt: null,
+        });
+        expect(key).not.toHaveProperty("sha256");
+        expect(await store.findApiKeyBySha256(sha256)).toEqual({ key, account });
+        expect(await store.findApiKeyBySha256(randomHex())).toBeNull();
+      });
+
+      it("refuses a key for an unknown account", async () => {
+        const { input } = newKey({ accountId: newId("account") });
+        expect((await appError(store.createApiKey(input))).code).toBe("NOT_FOUND");
+      });
+
+      it("lists an account's keys oldest first, revoked ones included", async () => {
+        const a = await store.createApiKey(newKey().input);
+        const b = await store.createApiKey(newKey().input);
+        const other = await newAccount();
+        await store.createApiKey(newKey({ accountId: other.id }).input);
+        const revoked = await store.revokeApiKey(a.id);
+        expect(await store.listApiKeys(account.id)).toEqual([revoked, b]);
+      });
+
+      it("revokes once, keeping the first revocation time", async () => {
+        const { sha256, input } = newKey();
+        const key = await store.createApiKey(input);
+        const first = await store.revokeApiKey(key.id);
+        expect(first?.revokedAt).toMatch(ISO_MS);
+        await tick();
+        const second = await store.revokeApiKey(key.id, account.id);
+        expect(second?.revokedAt).toBe(first?.revokedAt);
+        expect((await store.findApiKeyBySha256(sha256))?.key.revokedAt).toBe(first?.revokedAt);
+      });
+
+      it("revokes only within the given account", async () => {
+        const key = await store.createApiKey(newKey().input);
+        const other = await newAccount();
+        expect(await store.revokeApiKey(key.id, other.id)).toBeNull();
+        expect((await store.listApiKeys(account.id))[0]?.revokedAt).toBeNull();
+        expect(await store.revokeApiKey(newId("key"))).toBeNull();
+      });
+
+      it("finds revoked and expired keys too", async () => {
+        const expired = newKey({ expiresAt: "2001-01-01T00:00:00.000Z" });
+        await store.createApiKey(expired.input);
+        const revoked = newKey();
+        const key = await store.createApiKey(revoked.input);
+        await store.revokeApiKey(key.id);
+        expect((await store.findApiKeyBySha256(expired.sha256))?.key.expiresAt).toBe(
+          "2001-01-01T00:00:00.000Z",
+        );
+        expect((await store.findApiKeyBySha256(revoked.sha256))?.key.revokedAt).toMatch(ISO_MS);
+      });
+
+      it("records last use, later times winning", async () => {
+        const a = await store.createApiKey(newKey().input);
+        const b = await store.createApiKey(newKey().input);
+        await store.touchApiKeys(
+          new Map([
+            [a.id, "2026-01-01T10:00:00.000Z"],
+            [b.id, "2026-01-01T11:00:00.000Z"],
+            [newId("key"), "2026-01-01T11:00:00.000Z"],
+          ]),
+        );
+        await store.touchApiKeys(
+          new Map([
+            [a.id, "2026-01-01T09:00:00.000Z"],
+            [b.id, "2026-01-01T12:00:00.000Z"],
+          ]),
+        );
+        await store.touchApiKeys(new Map());
+        const keys = await store.listApiKeys(account.id);
+        expect(keys.map((k) => k.lastUsedAt)).toEqual([
+          "2026-01-01T10:00:00.000Z",
+          "2026-01-01T12:00:00.000Z",
+        ]);
+      });
+    });
+
+    it("is unusable after close, and closing twice is harmless", async () => {
+      await store.close();
+      await expect(store.getAccount(newId("account"))).rejects.toThrow();
+      await store.close();
+    });
+  });
+}
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function fields(overrides: Partial<AgentFields> = {}): AgentFields {
+  return {
+    name: "agent",
+    bio: [],
+    personality: {},
+    knowledge: [],
+    goals: [],
+    clients: [],
+    settings: {},
+    modelProvider: null,
+    model: null,
+    plugins: [],
+    ...overrides,
+  };
+}
+
+function query(overrides: Partial<ListAgentsQuery> = {}): ListAgentsQuery {
+  return { page: 1, limit: 100, sortBy: "createdAt", order: "desc", ...overrides };
+}
+
+function failure(): StatusReason {
+  return {
+    code: "MODEL_ERROR",
+    message: "The provider rejected the credentials.",
+    at: new Date().toISOString(),
+  };
+}
+
+async function inError(store: RegistryStore, accountId: string): Promise<AgentRecord> {
+  const agent = await store.createAgent(accountId, fields({ model: "m", modelProvider: "openai" }));
+  const failed = await store.reportAgentHealth(accountId, agent.id, failure());
+  if (failed?.status !== "error") throw new Error("the agent did not enter error");
+  return failed;
+}
+
+/** Seven agents: three active, two inactive, two in error, created in an interleaved order. */
+async function statusMix(store: RegistryStore, accountId: string): Promise<AgentRecord[]> {
+  const plan = ["inactive", "active", "error", "active", "inactive", "error", "active"] as const;
+  const out: AgentRecord[] = [];
+  for (const status of plan) {
+    const agent = await store.createAgent(accountId, fields());
+    const changed =
+      status === "active"
+        ? agent
+        : status === "inactive"
+          ? await store.updateAgent(accountId, agent.id, { status })
+          : await store.reportAgentHealth(accountId, agent.id, failure());
+    out.push(changed!);
+  }
+  return out;
+}
+
+async function drainEvents(store: RegistryStore): Promise<OutboxEvent[]> {
+  const events = await store.unpublishedEvents(1000);
+  await store.markEventsPublished(events.map((e) => e.seq));
+  return events;
+}
+
+async function appError(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error("expected an AppError, but the call succeeded");
+}
+
+function codePointCompare(a: string, b: string): number {
+  const x = Array.from(a, (c) => c.codePointAt(0)!);
+  const y = Array.from(b, (c) => c.codePointAt(0)!);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i]! - y[i]!;
+  }
+  return x.length - y.length;
+}
+
+function plainCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Ascending by key, ties by id: the order a list must return. */
+function by(
+  key: (agent: AgentRecord) => string,
+  compare: (a: string, b: string) => number = plainCompare,
+): (a: AgentRecord, b: AgentRecord) => number {
+  return (a, b) => compare(key(a), key(b)) || plainCompare(a.id, b.id);
+}
+
+function isIncreasing(values: number[]): boolean {
+  return values.every((v, i) => i === 0 || v > values[i - 1]!);
+}
+
+function randomHex(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, "0")).join(
+    "",
+  );
+}
+
+function tick(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 2));
+}

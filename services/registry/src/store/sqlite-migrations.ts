@@ -1,0 +1,104 @@
+import type Database from "better-sqlite3";
+
+export interface Migration {
+  /** Applied in increasing order; never renumber or edit a released migration, add a new one. */
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "accounts, api keys, agents, outbox",
+    sql: `
+      CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        tier TEXT NOT NULL CHECK (tier IN ('standard', 'pro', 'enterprise')),
+        limit_overrides TEXT NOT NULL CHECK (json_valid(limit_overrides)),
+        created_at TEXT NOT NULL
+      ) STRICT;
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        sha256 TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        scopes TEXT NOT NULL CHECK (json_valid(scopes)),
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        expires_at TEXT,
+        revoked_at TEXT
+      ) STRICT;
+      CREATE INDEX api_keys_by_account ON api_keys (account_id, created_at, id);
+
+      CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        bio TEXT NOT NULL CHECK (json_valid(bio)),
+        personality TEXT NOT NULL CHECK (json_valid(personality)),
+        knowledge TEXT NOT NULL CHECK (json_valid(knowledge)),
+        goals TEXT NOT NULL CHECK (json_valid(goals)),
+        clients TEXT NOT NULL CHECK (json_valid(clients)),
+        settings TEXT NOT NULL CHECK (json_valid(settings)),
+        model_provider TEXT,
+        model TEXT,
+        plugins TEXT NOT NULL CHECK (json_valid(plugins)),
+        status TEXT NOT NULL CHECK (status IN ('active', 'inactive', 'error')),
+        status_reason TEXT CHECK (status_reason IS NULL OR json_valid(status_reason)),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      -- One index per sort of a list, each ending in id because ties are broken by id.
+      CREATE INDEX agents_by_created ON agents (account_id, created_at, id);
+      CREATE INDEX agents_by_name ON agents (account_id, name, id);
+      CREATE INDEX agents_by_status ON agents (account_id, status, id);
+      CREATE INDEX agents_by_status_created ON agents (account_id, status, created_at, id);
+
+      CREATE TABLE outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        type TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        payload TEXT NOT NULL CHECK (json_valid(payload)),
+        created_at TEXT NOT NULL,
+        published_at TEXT
+      ) STRICT;
+      CREATE INDEX outbox_unpublished ON outbox (seq) WHERE published_at IS NULL;
+    `,
+  },
+];
+
+/**
+ * Brings the schema up to date. The whole run holds the write lock (BEGIN IMMEDIATE), so when several processes
+ * open the same file at once, one applies the migrations and the others wait, then find nothing left to do.
+ */
+export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): void {
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    ) STRICT`);
+    const applied = new Set(db.prepare<[], number>("SELECT version FROM schema_migrations").pluck().all());
+    const known = new Set(migrations.map((m) => m.version));
+    const unknown = [...applied].filter((v) => !known.has(v));
+    if (unknown.length > 0) {
+      throw new Error(
+        `the registry database has schema version ${Math.max(...unknown)}, newer than this build knows; ` +
+          "upgrade the service before opening it",
+      );
+    }
+    const record = db.prepare<[number, string, string]>(
+      "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+    );
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(migration.version)) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, new Date().toISOString());
+    }
+  }).immediate();
+}

@@ -1,0 +1,557 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import Database from "better-sqlite3";
+import { applyAgentPatch } from "./patch.js";
+import { migrate } from "./sqlite-migrations.js";
+import type {
+  AccountRecord,
+  AgentFields,
+  AgentPatch,
+  AgentRecord,
+  AgentSortField,
+  AgentStatus,
+  ApiKeyRecord,
+  JsonObject,
+  ListAgentsQuery,
+  NewApiKey,
+  OutboxEvent,
+  Page,
+  RegistryStore,
+  StatusReason,
+} from "./types.js";
+
+export const REGISTRY_DB_FILE = "registry.db";
+
+interface AccountRow {
+  id: string;
+  name: string;
+  tier: Tier;
+  limit_overrides: string;
+  created_at: string;
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  scopes: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+interface AgentRow {
+  id: string;
+  account_id: string;
+  name: string;
+  bio: string;
+  personality: string;
+  knowledge: string;
+  goals: string;
+  clients: string;
+  settings: string;
+  model_provider: string | null;
+  model: string | null;
+  plugins: string;
+  status: AgentStatus;
+  status_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface OutboxRow {
+  seq: number;
+  type: OutboxEvent["type"];
+  account_id: string;
+  agent_id: string;
+  payload: string;
+  created_at: string;
+}
+
+/** Named parameters of the agent statements, one per column. */
+interface AgentBind {
+  id: string;
+  accountId: string;
+  name: string;
+  bio: string;
+  personality: string;
+  knowledge: string;
+  goals: string;
+  clients: string;
+  settings: string;
+  modelProvider: string | null;
+  model: string | null;
+  plugins: string;
+  status: AgentStatus;
+  statusReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const SORT_COLUMN: Record<AgentSortField, string> = {
+  createdAt: "created_at",
+  name: "name",
+  status: "status",
+};
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function toAccount(row: AccountRow): AccountRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    tier: row.tier,
+    limitOverrides: JSON.parse(row.limit_overrides) as Partial<Limits>,
+    createdAt: row.created_at,
+  };
+}
+
+function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toAgent(row: AgentRow): AgentRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    bio: JSON.parse(row.bio),
+    personality: JSON.parse(row.personality),
+    knowledge: JSON.parse(row.knowledge),
+    goals: JSON.parse(row.goals),
+    clients: JSON.parse(row.clients),
+    settings: JSON.parse(row.settings),
+    modelProvider: row.model_provider,
+    model: row.model,
+    plugins: JSON.parse(row.plugins),
+    status: row.status,
+    statusReason: row.status_reason === null ? null : (JSON.parse(row.status_reason) as StatusReason),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function agentBind(agent: AgentRecord): AgentBind {
+  return {
+    id: agent.id,
+    accountId: agent.accountId,
+    name: agent.name,
+    bio: JSON.stringify(agent.bio),
+    personality: JSON.stringify(agent.personality),
+    knowledge: JSON.stringify(agent.knowledge),
+    goals: JSON.stringify(agent.goals),
+    clients: JSON.stringify(agent.clients),
+    settings: JSON.stringify(agent.settings),
+    modelProvider: agent.modelProvider,
+    model: agent.model,
+    plugins: JSON.stringify(agent.plugins),
+    status: agent.status,
+    statusReason: agent.statusReason === null ? null : JSON.stringify(agent.statusReason),
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+  };
+}
+
+/** The agent as an event payload: the same fields as the record, in JSON. */
+function agentPayload(agent: AgentRecord): JsonObject {
+  return {
+    id: agent.id,
+    accountId: agent.accountId,
+    name: agent.name,
+    bio: agent.bio,
+    personality: agent.personality,
+    knowledge: agent.knowledge,
+    goals: agent.goals,
+    clients: agent.clients,
+    settings: agent.settings,
+    modelProvider: agent.modelProvider,
+    model: agent.model,
+    plugins: agent.plugins,
+    status: agent.status,
+    statusReason: agent.statusReason === null ? null : { ...agent.statusReason },
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+  };
+}
+
+function statusChangedPayload(before: AgentRecord, after: AgentRecord): JsonObject {
+  return {
+    accountId: after.accountId,
+    agentId: after.id,
+    from: before.status,
+    to: after.status,
+    statusReason: after.statusReason === null ? null : { ...after.statusReason },
+  };
+}
+
+interface ListBind {
+  accountId: string;
+  status: string | null;
+  limit: number;
+  offset: number;
+}
+
+function listKey(sortBy: AgentSortField, order: "asc" | "desc", filtered: boolean): string {
+  return `${sortBy}:${order}:${filtered ? "status" : "all"}`;
+}
+
+function prepareStatements(db: Database.Database) {
+  const prepare = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
+  // One statement per sort and per "filtered or not", so each can use its index (see the migrations).
+  const list = new Map<string, Database.Statement<[ListBind], AgentRow>>();
+  for (const sortBy of Object.keys(SORT_COLUMN) as AgentSortField[]) {
+    for (const order of ["asc", "desc"] as const) {
+      for (const filtered of [false, true]) {
+        const where = filtered ? "account_id = @accountId AND status = @status" : "account_id = @accountId";
+        const column = SORT_COLUMN[sortBy];
+        list.set(
+          listKey(sortBy, order, filtered),
+          prepare(
+            `SELECT * FROM agents WHERE ${where}
+             ORDER BY ${column} ${order}, id ${order} LIMIT @limit OFFSET @offset`,
+          ),
+        );
+      }
+    }
+  }
+  return {
+    list,
+    accountById: prepare<[string], AccountRow>("SELECT * FROM accounts WHERE id = ?"),
+    accountByName: prepare<[string], AccountRow>("SELECT * FROM accounts WHERE name = ?"),
+    accounts: prepare<[], AccountRow>("SELECT * FROM accounts ORDER BY created_at, id"),
+    insertAccount: prepare<[string, string, string, string, string]>(
+      "INSERT INTO accounts (id, name, tier, limit_overrides, created_at) VALUES (?, ?, ?, ?, ?)",
+    ),
+
+    agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
+    countAgents: prepare<[string], number>("SELECT count(*) FROM agents WHERE account_id = ?").pluck(),
+    countAgentsWithStatus: prepare<[string, string], number>(
+      "SELECT count(*) FROM agents WHERE account_id = ? AND status = ?",
+    ).pluck(),
+    insertAgent: prepare<[AgentBind]>(
+      `INSERT INTO agents (id, account_id, name, bio, personality, knowledge, goals, clients, settings,
+         model_provider, model, plugins, status, status_reason, created_at, updated_at)
+       VALUES (@id, @accountId, @name, @bio, @personality, @knowledge, @goals, @clients, @settings,
+         @modelProvider, @model, @plugins, @status, @statusReason, @createdAt, @updatedAt)`,
+    ),
+    updateAgent: prepare<[AgentBind]>(
+      `UPDATE agents SET name = @name, bio = @bio, personality = @personality, knowledge = @knowledge,
+         goals = @goals, clients = @clients, settings = @settings, model_provider = @modelProvider,
+         model = @model, plugins = @plugins, status = @status, status_reason = @statusReason,
+         updated_at = @updatedAt
+       WHERE account_id = @accountId AND id = @id`,
+    ),
+    deleteAgent: prepare<[string, string]>("DELETE FROM agents WHERE account_id = ? AND id = ?"),
+
+    insertApiKey: prepare<[string, string, string, string, string, string, string, string | null]>(
+      `INSERT INTO api_keys (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    apiKey: prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE id = ?"),
+    apiKeyBySha256: prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE sha256 = ?"),
+    apiKeys: prepare<[string], ApiKeyRow>(
+      "SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, id",
+    ),
+    revokeApiKey: prepare<[string, string]>(
+      "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+    ),
+    touchApiKey: prepare<[{ id: string; at: string }]>(
+      "UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)",
+    ),
+
+    insertEvent: prepare<[string, string, string, string, string]>(
+      "INSERT INTO outbox (type, account_id, agent_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+    ),
+    unpublished: prepare<[number], OutboxRow>(
+      `SELECT seq, type, account_id, agent_id, payload, created_at FROM outbox
+       WHERE published_at IS NULL ORDER BY seq LIMIT ?`,
+    ),
+    markPublished: prepare<[string, number]>(
+      "UPDATE outbox SET published_at = ? WHERE seq = ? AND published_at IS NULL",
+    ),
+  };
+}
+
+/**
+ * The registry in one SQLite file. better-sqlite3 is synchronous, so every method runs to completion inside one
+ * call; transactions that read before they write take the write lock first (BEGIN IMMEDIATE), which makes them
+ * serial across every connection and process sharing the file.
+ */
+function sqliteRegistryStore(db: Database.Database): RegistryStore {
+  const sql = prepareStatements(db);
+
+  const emit = (type: OutboxEvent["type"], agent: { accountId: string; id: string }, payload: JsonObject) => {
+    sql.insertEvent.run(type, agent.accountId, agent.id, JSON.stringify(payload), now());
+  };
+
+  const createAgent = db.transaction((accountId: string, fields: AgentFields): AgentRecord => {
+    const account = sql.accountById.get(accountId);
+    if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
+    const { maxAgents } = effectiveLimits(account.tier, JSON.parse(account.limit_overrides));
+    const count = sql.countAgents.get(accountId) ?? 0;
+    if (count >= maxAgents) {
+      throw new AppError(
+        "INSUFFICIENT_QUOTA",
+        `The account already holds its maximum of ${maxAgents} agents (limit maxAgents). Delete an agent first.`,
+      );
+    }
+    const at = now();
+    const agent: AgentRecord = {
+      ...fields,
+      id: newId("agent"),
+      accountId,
+      status: "active",
+      statusReason: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+    sql.insertAgent.run(agentBind(agent));
+    emit("agent.created", agent, { agent: agentPayload(agent) });
+    return agent;
+  });
+
+  const listAgents = db.transaction((accountId: string, query: ListAgentsQuery): Page<AgentRecord> => {
+    const { status } = query;
+    const statement = sql.list.get(listKey(query.sortBy, query.order, status !== undefined));
+    if (!statement) throw new Error(`unsupported sort ${query.sortBy} ${query.order}`);
+    const offset = (query.page - 1) * query.limit;
+    const rows = statement.all({ accountId, status: status ?? null, limit: query.limit, offset });
+    const total =
+      (status === undefined
+        ? sql.countAgents.get(accountId)
+        : sql.countAgentsWithStatus.get(accountId, status)) ?? 0;
+    return { items: rows.map(toAgent), total };
+  });
+
+  const updateAgent = db.transaction((accountId: string, id: string, patch: AgentPatch) => {
+    const row = sql.agent.get(accountId, id);
+    if (!row) return null;
+    const before = toAgent(row);
+    const after = applyAgentPatch(before, patch, now());
+    sql.updateAgent.run(agentBind(after));
+    emit("agent.updated", after, { agent: agentPayload(after) });
+    if (after.status !== before.status)
+      emit("agent.status_changed", after, statusChangedPayload(before, after));
+    return after;
+  });
+
+  const reportAgentHealth = db.transaction(
+    (accountId: string, id: string, failure: StatusReason | null): AgentRecord | null => {
+      const row = sql.agent.get(accountId, id);
+      if (!row) return null;
+      const before = toAgent(row);
+      let after: AgentRecord;
+      if (failure) {
+        // An inactive agent was switched off by its owner; a failure report must not switch it back on.
+        if (before.status === "inactive") return before;
+        after = { ...before, status: "error", statusReason: { ...failure }, updatedAt: now() };
+      } else {
+        if (before.status !== "error") return before;
+        after = { ...before, status: "active", statusReason: null, updatedAt: now() };
+      }
+      sql.updateAgent.run(agentBind(after));
+      if (after.status !== before.status)
+        emit("agent.status_changed", after, statusChangedPayload(before, after));
+      return after;
+    },
+  );
+
+  const deleteAgent = db.transaction((accountId: string, id: string): boolean => {
+    // Nothing else in this database is keyed by the agent; other stores purge their data from agent.deleted.
+    const { changes } = sql.deleteAgent.run(accountId, id);
+    if (changes === 0) return false;
+    emit("agent.deleted", { accountId, id }, { accountId, agentId: id });
+    return true;
+  });
+
+  const createApiKey = db.transaction((input: NewApiKey): ApiKeyRecord => {
+    if (!sql.accountById.get(input.accountId)) {
+      throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
+    }
+    const key: ApiKeyRecord = {
+      id: newId("key"),
+      accountId: input.accountId,
+      name: input.name,
+      prefix: input.prefix,
+      scopes: [...input.scopes],
+      createdAt: now(),
+      lastUsedAt: null,
+      expiresAt: input.expiresAt,
+      revokedAt: null,
+    };
+    sql.insertApiKey.run(
+      key.id,
+      key.accountId,
+      key.name,
+      input.sha256,
+      key.prefix,
+      JSON.stringify(key.scopes),
+      key.createdAt,
+      key.expiresAt,
+    );
+    return key;
+  });
+
+  const revokeApiKey = db.transaction((id: string, accountId: string | undefined): ApiKeyRecord | null => {
+    const row = sql.apiKey.get(id);
+    if (!row || (accountId !== undefined && row.account_id !== accountId)) return null;
+    sql.revokeApiKey.run(now(), id);
+    const revoked = sql.apiKey.get(id);
+    return revoked ? toApiKey(revoked) : null;
+  });
+
+  const findApiKey = db.transaction((sha256: string) => {
+    const row = sql.apiKeyBySha256.get(sha256);
+    if (!row) return null;
+    const account = sql.accountById.get(row.account_id);
+    return account ? { key: toApiKey(row), account: toAccount(account) } : null;
+  });
+
+  const touchApiKeys = db.transaction((lastUsed: ReadonlyMap<string, string>) => {
+    for (const [id, at] of lastUsed) {
+      // Normalised so that comparing the text in SQL compares the times.
+      sql.touchApiKey.run({ id, at: new Date(at).toISOString() });
+    }
+  });
+
+  const markPublished = db.transaction((seqs: number[]) => {
+    const at = now();
+    for (const seq of seqs) sql.markPublished.run(at, seq);
+  });
+
+  return {
+    async createAgent(accountId, fields) {
+      return createAgent.immediate(accountId, fields);
+    },
+    async getAgent(accountId, id) {
+      const row = sql.agent.get(accountId, id);
+      return row ? toAgent(row) : null;
+    },
+    async listAgents(accountId, query) {
+      // A read transaction, so the page and the total come from one snapshot.
+      return listAgents.deferred(accountId, query);
+    },
+    async updateAgent(accountId, id, patch) {
+      return updateAgent.immediate(accountId, id, patch);
+    },
+    async reportAgentHealth(accountId, id, failure) {
+      return reportAgentHealth.immediate(accountId, id, failure);
+    },
+    async deleteAgent(accountId, id) {
+      return deleteAgent.immediate(accountId, id);
+    },
+
+    async createAccount(input) {
+      const account: AccountRecord = {
+        id: newId("account"),
+        name: input.name,
+        tier: input.tier,
+        limitOverrides: { ...input.limitOverrides },
+        createdAt: now(),
+      };
+      try {
+        sql.insertAccount.run(
+          account.id,
+          account.name,
+          account.tier,
+          JSON.stringify(account.limitOverrides),
+          account.createdAt,
+        );
+      } catch (error) {
+        if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
+          throw new AppError("INVALID_REQUEST", `an account named ${input.name} already exists`);
+        }
+        throw error;
+      }
+      return account;
+    },
+    async getAccount(id) {
+      const row = sql.accountById.get(id);
+      return row ? toAccount(row) : null;
+    },
+    async getAccountByName(name) {
+      const row = sql.accountByName.get(name);
+      return row ? toAccount(row) : null;
+    },
+    async listAccounts() {
+      return sql.accounts.all().map(toAccount);
+    },
+
+    async createApiKey(input) {
+      return createApiKey.immediate(input);
+    },
+    async listApiKeys(accountId) {
+      return sql.apiKeys.all(accountId).map(toApiKey);
+    },
+    async revokeApiKey(id, accountId) {
+      return revokeApiKey.immediate(id, accountId);
+    },
+    async findApiKeyBySha256(sha256) {
+      return findApiKey.deferred(sha256);
+    },
+    async touchApiKeys(lastUsed) {
+      if (lastUsed.size > 0) touchApiKeys.immediate(lastUsed);
+    },
+
+    async unpublishedEvents(limit) {
+      return sql.unpublished.all(limit).map((row) => ({
+        seq: row.seq,
+        type: row.type,
+        accountId: row.account_id,
+        agentId: row.agent_id,
+        payload: JSON.parse(row.payload) as JsonObject,
+        createdAt: row.created_at,
+      }));
+    },
+    async markEventsPublished(seqs) {
+      if (seqs.length > 0) markPublished.immediate(seqs);
+    },
+
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
+
+/**
+ * Opens a connection to the registry database file with the settings every connection needs, and brings the
+ * schema up to date. Several processes may open the same file at once.
+ */
+export function openSqliteDatabase(file: string): Database.Database {
+  const db = new Database(file, { timeout: 5000 });
+  try {
+    // busy_timeout first: switching to WAL needs a lock that another process opening the file may hold.
+    db.pragma("busy_timeout = 5000");
+    db.pragma("journal_mode = WAL");
+    // FULL: a committed change survives a power loss, not just a crash of the process.
+    db.pragma("synchronous = FULL");
+    db.pragma("foreign_keys = ON");
+    migrate(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/** Opens (creating if needed) the registry database at `<dataDir>/registry.db`. */
+export function openSqliteRegistryStore(options: { dataDir: string }): RegistryStore {
+  mkdirSync(options.dataDir, { recursive: true });
+  return sqliteRegistryStore(openSqliteDatabase(join(options.dataDir, REGISTRY_DB_FILE)));
+}

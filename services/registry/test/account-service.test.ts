@@ -1,0 +1,206 @@
+import { isWellFormedApiKey, SCOPES, sha256Hex } from "@agentry/core";
+import { fromConnectError } from "@agentry/errors";
+import { ListApiKeysResponseSchema, Tier } from "@agentry/proto";
+import { toJsonString } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Harness, startRegistry } from "./harness.js";
+
+let h: Harness;
+
+beforeEach(async () => {
+  h = await startRegistry();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+async function failure(
+  call: Promise<unknown>,
+): Promise<{ rpc: ConnectError; app: ReturnType<typeof fromConnectError> }> {
+  try {
+    await call;
+  } catch (error) {
+    return { rpc: ConnectError.from(error), app: fromConnectError(error) };
+  }
+  throw new Error("expected the call to fail");
+}
+
+const FULL_STANDARD = {
+  requestsPerMinute: 60,
+  createPerMinute: 10,
+  listPerMinute: 60,
+  getPerMinute: 60,
+  updatePerMinute: 30,
+  deletePerMinute: 10,
+  messagesPerMinute: 60,
+  concurrentMessages: 10,
+  maxAgents: 100,
+};
+
+describe("accounts", () => {
+  it("creates a standard account by default, with every limit in force", async () => {
+    const { account } = await h.accounts.createAccount({ name: "acme" });
+    expect(account).toMatchObject({ name: "acme", tier: Tier.STANDARD, limits: FULL_STANDARD });
+    expect(account?.id).toMatch(/^acct_/);
+    expect(account?.limitOverrides?.maxAgents).toBeUndefined();
+    expect(Math.abs(timestampDate(account!.createTime!).getTime() - Date.now())).toBeLessThan(60_000);
+  });
+
+  it("applies an enterprise account's overrides over the defaults", async () => {
+    const { account } = await h.accounts.createAccount({
+      name: "big",
+      tier: Tier.ENTERPRISE,
+      limitOverrides: { maxAgents: 5000, requestsPerMinute: 10_000 },
+    });
+    expect(account?.limitOverrides).toMatchObject({ maxAgents: 5000, requestsPerMinute: 10_000 });
+    expect(account?.limits).toMatchObject({ ...FULL_STANDARD, maxAgents: 5000, requestsPerMinute: 10_000 });
+    expect(await h.store.getAccount(account!.id)).toMatchObject({
+      tier: "enterprise",
+      limitOverrides: { maxAgents: 5000, requestsPerMinute: 10_000 },
+    });
+  });
+
+  it("refuses overrides below enterprise, and values that are not positive", async () => {
+    for (const request of [
+      { name: "a", tier: Tier.PRO, limitOverrides: { maxAgents: 5 } },
+      { name: "b", limitOverrides: { maxAgents: 5 } },
+      { name: "c", tier: Tier.ENTERPRISE, limitOverrides: { maxAgents: 0 } },
+      { name: "d", tier: Tier.ENTERPRISE, limitOverrides: { getPerMinute: -2 } },
+      { name: "   " },
+    ]) {
+      const { rpc, app } = await failure(h.accounts.createAccount(request));
+      expect(rpc.code).toBe(Code.InvalidArgument);
+      expect(app.code).toBe("INVALID_REQUEST");
+    }
+    expect((await h.accounts.listAccounts({})).accounts).toEqual([]);
+  });
+
+  it("refuses a name that is taken", async () => {
+    await h.accounts.createAccount({ name: "acme" });
+    const { app } = await failure(h.accounts.createAccount({ name: "acme", tier: Tier.PRO }));
+    expect(app.code).toBe("INVALID_REQUEST");
+    expect(app.message).toBe("an account named acme already exists");
+  });
+
+  it("reads an account by id or by name, and lists them oldest first", async () => {
+    const { account: a } = await h.accounts.createAccount({ name: "a" });
+    const { account: b } = await h.accounts.createAccount({ name: "b", tier: Tier.PRO });
+    expect((await h.accounts.getAccount({ lookup: { case: "id", value: a!.id } })).account).toEqual(a);
+    expect((await h.accounts.getAccount({ lookup: { case: "name", value: "b" } })).account).toEqual(b);
+    expect((await h.accounts.listAccounts({})).accounts).toEqual([a, b]);
+  });
+
+  it("answers NOT_FOUND for an unknown account and INVALID_REQUEST without a lookup", async () => {
+    const byName = await failure(h.accounts.getAccount({ lookup: { case: "name", value: "nobody" } }));
+    expect(byName.rpc.code).toBe(Code.NotFound);
+    expect(byName.app.code).toBe("NOT_FOUND");
+    expect((await failure(h.accounts.getAccount({ lookup: { case: "id", value: "acct_x" } }))).app.code).toBe(
+      "NOT_FOUND",
+    );
+    expect((await failure(h.accounts.getAccount({}))).app.code).toBe("INVALID_REQUEST");
+  });
+});
+
+describe("api keys", () => {
+  let accountId: string;
+  beforeEach(async () => {
+    accountId = (await h.accounts.createAccount({ name: "acme" })).account!.id;
+  });
+
+  it("returns the secret once and stores only its SHA-256 and prefix", async () => {
+    const { apiKey, secret } = await h.accounts.createApiKey({ accountId, name: "ci" });
+    expect(isWellFormedApiKey(secret)).toBe(true);
+    expect(apiKey).toMatchObject({ accountId, name: "ci", prefix: secret.slice(0, apiKey!.prefix.length) });
+    expect(apiKey?.prefix.length).toBeLessThan(secret.length / 2);
+    expect(apiKey?.scopes).toEqual([...SCOPES]);
+    expect(apiKey?.expireTime).toBeUndefined();
+
+    const stored = await h.store.findApiKeyBySha256(sha256Hex(secret));
+    expect(stored?.key.id).toBe(apiKey?.id);
+    expect(JSON.stringify(await h.store.listApiKeys(accountId))).not.toContain(secret);
+    const listed = await h.accounts.listApiKeys({ accountId });
+    expect(toJsonString(ListApiKeysResponseSchema, listed)).not.toContain(
+      secret.slice(apiKey!.prefix.length),
+    );
+  });
+
+  it("grants the requested scopes only, and refuses unknown ones", async () => {
+    const { apiKey } = await h.accounts.createApiKey({
+      accountId,
+      scopes: ["messages:send", "agents:read", "agents:read"],
+    });
+    expect(apiKey?.scopes).toEqual(["agents:read", "messages:send"]);
+    const { app } = await failure(h.accounts.createApiKey({ accountId, scopes: ["agents:read", "admin"] }));
+    expect(app.code).toBe("INVALID_REQUEST");
+    expect(app.message).toContain("admin");
+  });
+
+  it("refuses a key for an unknown account or with a past expiry", async () => {
+    expect((await failure(h.accounts.createApiKey({ accountId: "acct_nobody" }))).app.code).toBe("NOT_FOUND");
+    const past = timestampFromDate(new Date(Date.now() - 1000));
+    expect((await failure(h.accounts.createApiKey({ accountId, expireTime: past }))).app.code).toBe(
+      "INVALID_REQUEST",
+    );
+  });
+
+  it("verifies a good key, returning the key and its account with limits", async () => {
+    const expires = new Date(Date.now() + 3_600_000);
+    const { apiKey, secret } = await h.accounts.createApiKey({
+      accountId,
+      scopes: ["agents:read"],
+      expireTime: timestampFromDate(expires),
+    });
+    const verified = await h.accounts.verifyApiKey({ secretSha256: sha256Hex(secret) });
+    expect(verified.apiKey).toEqual(apiKey);
+    expect(verified.account).toMatchObject({ id: accountId, tier: Tier.STANDARD, limits: FULL_STANDARD });
+    expect(timestampDate(verified.apiKey!.expireTime!).getTime()).toBe(expires.getTime());
+  });
+
+  it("refuses unknown, revoked and expired keys alike", async () => {
+    const revoked = await h.accounts.createApiKey({ accountId });
+    await h.accounts.revokeApiKey({ id: revoked.apiKey!.id });
+    const expiredSha = sha256Hex("agentry_sk_expired");
+    await h.store.createApiKey({
+      accountId,
+      name: "old",
+      scopes: ["agents:read"],
+      expiresAt: new Date(Date.now() - 1).toISOString(),
+      sha256: expiredSha,
+      prefix: "agentry_sk_expire",
+    });
+
+    for (const secretSha256 of [sha256Hex(revoked.secret), expiredSha, sha256Hex("agentry_sk_unknown")]) {
+      const { rpc, app } = await failure(h.accounts.verifyApiKey({ secretSha256 }));
+      expect(rpc.code).toBe(Code.Unauthenticated);
+      expect(app.code).toBe("UNAUTHORIZED");
+      expect(app.message).toBe("The API key is invalid, revoked or expired.");
+    }
+  });
+
+  it("revokes once, within the given account only", async () => {
+    const { apiKey } = await h.accounts.createApiKey({ accountId });
+    const other = (await h.accounts.createAccount({ name: "other" })).account!.id;
+    expect((await failure(h.accounts.revokeApiKey({ id: apiKey!.id, accountId: other }))).app.code).toBe(
+      "NOT_FOUND",
+    );
+    const first = await h.accounts.revokeApiKey({ id: apiKey!.id, accountId });
+    expect(first.apiKey?.revokeTime).toBeDefined();
+    const again = await h.accounts.revokeApiKey({ id: apiKey!.id });
+    expect(again.apiKey?.revokeTime).toEqual(first.apiKey?.revokeTime);
+    expect((await failure(h.accounts.revokeApiKey({ id: "key_missing" }))).app.code).toBe("NOT_FOUND");
+  });
+
+  it("lists an account's keys, revoked ones included, with their last use", async () => {
+    const a = await h.accounts.createApiKey({ accountId, name: "a" });
+    const b = await h.accounts.createApiKey({ accountId, name: "b" });
+    await h.accounts.revokeApiKey({ id: a.apiKey!.id });
+    await h.store.touchApiKeys(new Map([[b.apiKey!.id, "2026-05-01T00:00:00.000Z"]]));
+    const { apiKeys } = await h.accounts.listApiKeys({ accountId });
+    expect(apiKeys.map((k) => k.name)).toEqual(["a", "b"]);
+    expect(apiKeys[0]?.revokeTime).toBeDefined();
+    expect(timestampDate(apiKeys[1]!.lastUsedTime!).toISOString()).toBe("2026-05-01T00:00:00.000Z");
+    expect((await failure(h.accounts.listApiKeys({ accountId: "acct_nobody" }))).app.code).toBe("NOT_FOUND");
+  });
+});

@@ -1,0 +1,198 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { AppError } from "@agentry/errors";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openRegistryStore } from "../src/index.js";
+import { openSqliteDatabase, REGISTRY_DB_FILE } from "../src/store/sqlite.js";
+import { MIGRATIONS, migrate } from "../src/store/sqlite-migrations.js";
+import type { AgentFields } from "../src/store/types.js";
+
+const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
+const CONTENDER = fileURLToPath(new URL("./fixtures/create-agents.ts", import.meta.url));
+
+let dataDir: string;
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-sqlite-"));
+});
+afterEach(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const fields: AgentFields = {
+  name: "agent",
+  bio: [],
+  personality: {},
+  knowledge: [],
+  goals: [],
+  clients: [],
+  settings: {},
+  modelProvider: null,
+  model: null,
+  plugins: [],
+};
+
+describe("SQLite registry file", () => {
+  it("creates the data directory and uses WAL, synchronous FULL, foreign keys and a busy timeout", async () => {
+    const nested = join(dataDir, "a", "b");
+    const store = await openRegistryStore({ dataDir: nested });
+    await store.close();
+
+    const db = openSqliteDatabase(join(nested, REGISTRY_DB_FILE));
+    try {
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(db.pragma("synchronous", { simple: true })).toBe(2); // FULL
+      expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+      expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("applies migrations once and keeps the data when reopened", async () => {
+    const first = await openRegistryStore({ dataDir });
+    const account = await first.createAccount({ name: "acme", tier: "pro", limitOverrides: {} });
+    await first.close();
+
+    const second = await openRegistryStore({ dataDir });
+    expect(await second.getAccountByName("acme")).toEqual(account);
+    await second.close();
+
+    const db = openSqliteDatabase(join(dataDir, REGISTRY_DB_FILE));
+    try {
+      migrate(db);
+      const versions = db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all();
+      expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
+    } finally {
+      db.close();
+    }
+  });
+
+  it("applies only the migrations a file lacks", () => {
+    const db = openSqliteDatabase(join(dataDir, REGISTRY_DB_FILE));
+    try {
+      const next = { version: 1000, name: "test", sql: "CREATE TABLE probe (x INTEGER) STRICT" };
+      migrate(db, [...MIGRATIONS, next]);
+      migrate(db, [...MIGRATIONS, next]);
+      expect(db.prepare("SELECT count(*) FROM schema_migrations WHERE version = 1000").pluck().get()).toBe(1);
+      expect(db.prepare("SELECT count(*) FROM probe").pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("refuses a file whose schema is newer than this build", () => {
+    const db = openSqliteDatabase(join(dataDir, REGISTRY_DB_FILE));
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')").run();
+    db.close();
+    expect(() => openSqliteDatabase(join(dataDir, REGISTRY_DB_FILE))).toThrow(/schema version 999/);
+  });
+
+  it("keeps the quota with two store instances on one file in one process", async () => {
+    const a = await openRegistryStore({ dataDir });
+    const b = await openRegistryStore({ dataDir });
+    try {
+      const account = await a.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+      const results = await Promise.allSettled(
+        Array.from({ length: 130 }, (_, i) => (i % 2 === 0 ? a : b).createAgent(account.id, fields)),
+      );
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(100);
+      const refused = results.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+      expect(refused).toHaveLength(30);
+      for (const reason of refused) {
+        expect(reason).toBeInstanceOf(AppError);
+        expect((reason as AppError).code).toBe("INSUFFICIENT_QUOTA");
+      }
+      expect(
+        (await b.listAgents(account.id, { page: 1, limit: 1, sortBy: "name", order: "asc" })).total,
+      ).toBe(100);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("keeps the quota with two processes creating agents on one file at the same time", async () => {
+    const setup = await openRegistryStore({ dataDir });
+    const account = await setup.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+    await setup.close();
+
+    // Both contenders open the file (and race to migrate it) before either starts creating.
+    const contenders = [startContender(account.id, 65), startContender(account.id, 65)];
+    try {
+      await Promise.all(contenders.map((c) => c.ready));
+      for (const c of contenders) c.child.stdin.write("go\n");
+      const outcomes = await Promise.all(contenders.map((c) => c.outcome));
+
+      expect(outcomes.flatMap((o) => o.other)).toEqual([]);
+      expect(outcomes.reduce((n, o) => n + o.created, 0)).toBe(100);
+      expect(outcomes.reduce((n, o) => n + o.quota, 0)).toBe(30);
+      // Both really took part, so the two connections did contend for the lock.
+      for (const o of outcomes) expect(o.created).toBeGreaterThan(0);
+    } finally {
+      for (const c of contenders) c.child.kill();
+    }
+
+    const check = await openRegistryStore({ dataDir });
+    try {
+      const list = await check.listAgents(account.id, {
+        page: 1,
+        limit: 100,
+        sortBy: "createdAt",
+        order: "asc",
+      });
+      expect(list.total).toBe(100);
+      expect((await check.unpublishedEvents(1000)).filter((e) => e.type === "agent.created")).toHaveLength(
+        100,
+      );
+    } finally {
+      await check.close();
+    }
+  });
+});
+
+interface Outcome {
+  created: number;
+  quota: number;
+  other: string[];
+}
+
+function startContender(
+  accountId: string,
+  count: number,
+): { child: ChildProcessWithoutNullStreams; ready: Promise<void>; outcome: Promise<Outcome> } {
+  const child = spawn(process.execPath, ["--import", "tsx", CONTENDER, dataDir, accountId, String(count)], {
+    cwd: PACKAGE_DIR,
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const lines = createInterface({ input: child.stdout });
+  const received: string[] = [];
+  let onLine: (() => void) | undefined;
+  lines.on("line", (line) => {
+    received.push(line);
+    onLine?.();
+  });
+  const nthLine = (n: number) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        if (received.length > n) resolve(received[n]!);
+      };
+      onLine = check;
+      check();
+      once(child, "exit").then(([code]) => {
+        if (received.length <= n) reject(new Error(`contender exited with ${code}: ${stderr}`));
+      });
+    });
+  const ready = nthLine(0).then((line) => {
+    if (line !== "ready") throw new Error(`unexpected output from contender: ${line}`);
+  });
+  const outcome = ready.then(() => nthLine(1)).then((line) => JSON.parse(line) as Outcome);
+  return { child, ready, outcome };
+}
