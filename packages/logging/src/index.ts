@@ -25,6 +25,8 @@ export interface LoggerConfig {
   level?: string;
   /** "json" always writes JSON lines; "pretty" always colours; "auto" colours on a terminal only. */
   format?: "json" | "pretty" | "auto";
+  /** Where JSON lines go instead of standard output (tests read them back). */
+  destination?: NodeJS.WritableStream;
 }
 
 /**
@@ -33,7 +35,8 @@ export interface LoggerConfig {
  */
 export function createLogger(config: LoggerConfig): Logger {
   const format = config.format ?? "auto";
-  const pretty = format === "pretty" || (format === "auto" && process.stdout.isTTY === true);
+  const pretty =
+    config.destination === undefined && (format === "pretty" || (format === "auto" && process.stdout.isTTY === true));
   const options: LoggerOptions = {
     level: config.level ?? "info",
     base: { service: config.service },
@@ -59,7 +62,7 @@ export function createLogger(config: LoggerConfig): Logger {
       transport: { target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } },
     });
   }
-  return pino(options);
+  return config.destination ? pino(options, config.destination) : pino(options);
 }
 
 /** A logger that writes nothing, for tests that do not look at logs. */

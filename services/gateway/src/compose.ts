@@ -1,0 +1,84 @@
+import http2 from "node:http2";
+import type { Logger } from "@agentry/logging";
+import { AccountService, AgentService } from "@agentry/proto";
+import { buildRegistry, requestScopeInterceptor } from "@agentry/registry";
+import { createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import type Koa from "koa";
+import { buildApp } from "./app.js";
+import type { GatewayConfig } from "./config.js";
+import type { GatewayContext, GatewayState } from "./context.js";
+import { Authenticator } from "./http/auth.js";
+
+export interface Gateway {
+  app: Koa<GatewayState>;
+  context: GatewayContext;
+  /** Closes what the gateway opened (the embedded services and their stores). */
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root. Without `REGISTRY_URL` the registry runs inside this process and is called through the
+ * in-process transport (no sockets); with it, the same clients speak HTTP/2 to a registry elsewhere.
+ */
+export async function composeGateway(config: GatewayConfig, logger: Logger): Promise<Gateway> {
+  const closers: (() => Promise<void>)[] = [];
+  let registryTransport: Transport;
+  let registryReady: () => Promise<boolean>;
+
+  if (config.REGISTRY_URL) {
+    registryTransport = createConnectTransport({ baseUrl: config.REGISTRY_URL, httpVersion: "2" });
+    registryReady = () => probeReadiness(config.REGISTRY_URL!);
+  } else {
+    const registry = await buildRegistry({
+      dataDir: config.DATA_DIR,
+      logger: logger.child({ service: "registry" }),
+    });
+    closers.push(() => registry.close());
+    registryTransport = createRouterTransport(registry.routes, {
+      router: { interceptors: [requestScopeInterceptor] },
+    });
+    registryReady = () => registry.ready();
+  }
+
+  const accounts = createClient(AccountService, registryTransport);
+  const context: GatewayContext = {
+    config,
+    logger,
+    agents: createClient(AgentService, registryTransport),
+    accounts,
+    auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
+    ready: registryReady,
+    draining: false,
+  };
+  return {
+    app: buildApp(context),
+    context,
+    close: async () => {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}
+
+/** Asks a service's `/readyz` over HTTP/2 without TLS, the protocol the services serve. */
+function probeReadiness(baseUrl: string, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const session = http2.connect(baseUrl);
+    const done = (ready: boolean) => {
+      session.close();
+      resolve(ready);
+    };
+    session.on("error", () => done(false));
+    session.setTimeout(timeoutMs, () => {
+      session.destroy();
+      resolve(false);
+    });
+    const request = session.request({ ":path": "/readyz" });
+    request.on("response", (headers) => {
+      request.resume();
+      done(headers[":status"] === 200);
+    });
+    request.on("error", () => done(false));
+    request.end();
+  });
+}

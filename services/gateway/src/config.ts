@@ -1,0 +1,30 @@
+import { env, parseEnv, z } from "@agentry/config";
+
+const schema = z
+  .object({
+    PORT: env.port(8080),
+    HOST: z.string().min(1).default("0.0.0.0"),
+    DATA_DIR: env.dataDir(),
+    /** The origin callers reach the service at; links such as `apiEndpoint` are built from it. */
+    PUBLIC_BASE_URL: env.url().optional(),
+    /** Where the registry runs when it is not embedded (HTTP/2 without TLS, e.g. http://registry:8081). */
+    REGISTRY_URL: env.url().optional(),
+    /** How long a verified API key is trusted without asking the registry again. */
+    AUTH_CACHE_TTL_MS: env.milliseconds(1000),
+    /** Deadline of each call to another service. */
+    RPC_TIMEOUT_MS: env.milliseconds(10_000),
+    /** On SIGTERM, how long in-flight requests may take before the process exits anyway. */
+    SHUTDOWN_TIMEOUT_MS: env.milliseconds(25_000),
+    LOG_LEVEL: env.logLevel(),
+    LOG_FORMAT: env.logFormat(),
+  })
+  .transform((value) => ({
+    ...value,
+    PUBLIC_BASE_URL: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ""),
+  }));
+
+export type GatewayConfig = z.infer<typeof schema>;
+
+export function loadGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return parseEnv(schema, source);
+}

@@ -1,0 +1,34 @@
+import type { Limits, Scope, Tier } from "@agentry/core";
+import type { Logger } from "@agentry/logging";
+import type { AccountService, AgentService } from "@agentry/proto";
+import type { Client } from "@connectrpc/connect";
+import type { GatewayConfig } from "./config.js";
+import type { Authenticator } from "./http/auth.js";
+
+/** The caller, as established by its API key. */
+export interface Principal {
+  keyId: string;
+  accountId: string;
+  scopes: ReadonlySet<Scope>;
+  tier: Tier;
+  limits: Limits;
+}
+
+/** What the middleware chain records on `ctx.state` for the handlers after it. */
+export interface GatewayState {
+  requestId: string;
+  principal?: Principal;
+}
+
+/** Everything the gateway's handlers use, built once by the composition root (`compose.ts`). */
+export interface GatewayContext {
+  config: GatewayConfig;
+  logger: Logger;
+  agents: Client<typeof AgentService>;
+  accounts: Client<typeof AccountService>;
+  auth: Authenticator;
+  /** Whether the gateway and what it depends on can serve traffic (for `/readyz`). */
+  ready(): Promise<boolean>;
+  /** Set once SIGTERM arrives: readiness fails and responses ask clients to reconnect elsewhere. */
+  draining: boolean;
+}

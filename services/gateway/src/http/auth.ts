@@ -1,0 +1,135 @@
+import {
+  API_KEY_PREFIX,
+  isWellFormedApiKey,
+  type Limits,
+  type Scope,
+  sha256Hex,
+  type Tier,
+} from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { type AccountService, type Limits as LimitsMessage, Tier as TierEnum } from "@agentry/proto";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { CallOptions, Client } from "@connectrpc/connect";
+import type { Principal } from "../context.js";
+
+interface Entry {
+  principal: Promise<Principal>;
+  /** When the entry must be checked with the registry again. */
+  staleAtMs: number;
+  keyId?: string;
+  /** The key's own expiry, enforced even while the entry is fresh. */
+  keyExpiresAtMs?: number;
+}
+
+const MAX_ENTRIES = 10_000;
+
+const TIERS: Record<TierEnum, Tier> = {
+  [TierEnum.UNSPECIFIED]: "standard",
+  [TierEnum.STANDARD]: "standard",
+  [TierEnum.PRO]: "pro",
+  [TierEnum.ENTERPRISE]: "enterprise",
+};
+
+/**
+ * Verifies Bearer keys. A malformed key (wrong prefix, length or checksum) is refused without a lookup; a
+ * well-formed one is looked up by its SHA-256 and the answer kept for `ttlMs`, so a burst of requests costs one
+ * registry call. Concurrent requests with the same key share one lookup. A revocation through this gateway
+ * drops the entry at once; one made elsewhere takes effect within `ttlMs`.
+ */
+export class Authenticator {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly accounts: Client<typeof AccountService>,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async authenticate(authorization: string, options: CallOptions): Promise<Principal> {
+    if (authorization === "") {
+      throw new AppError(
+        "UNAUTHORIZED",
+        "Missing API key: send the header 'Authorization: Bearer <API key>'.",
+      );
+    }
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+    if (!match) {
+      throw new AppError("UNAUTHORIZED", "The Authorization header must have the form 'Bearer <API key>'.");
+    }
+    const secret = match[1]!;
+    if (!isWellFormedApiKey(secret)) {
+      throw new AppError(
+        "UNAUTHORIZED",
+        `The API key is malformed: keys start with '${API_KEY_PREFIX}' and carry a checksum.`,
+      );
+    }
+    const sha256 = sha256Hex(secret);
+    const now = this.now();
+    let entry = this.entries.get(sha256);
+    if (!entry || entry.staleAtMs <= now) {
+      entry = this.lookUp(sha256, options);
+    }
+    if (entry.keyExpiresAtMs !== undefined && entry.keyExpiresAtMs <= now) {
+      this.entries.delete(sha256);
+      throw new AppError("UNAUTHORIZED", "The API key is invalid, revoked or expired.");
+    }
+    return entry.principal;
+  }
+
+  /** Forgets a key at once, for revocations made through this gateway. */
+  invalidateKey(keyId: string): void {
+    for (const [sha256, entry] of this.entries) {
+      if (entry.keyId === keyId) this.entries.delete(sha256);
+    }
+  }
+
+  private lookUp(sha256: string, options: CallOptions): Entry {
+    const entry: Entry = {
+      staleAtMs: this.now() + this.ttlMs,
+      principal: this.accounts.verifyApiKey({ secretSha256: sha256 }, options).then((response) => {
+        const key = response.apiKey!;
+        const account = response.account!;
+        entry.keyId = key.id;
+        if (key.expireTime) entry.keyExpiresAtMs = timestampDate(key.expireTime).getTime();
+        return {
+          keyId: key.id,
+          accountId: account.id,
+          scopes: new Set(key.scopes as Scope[]),
+          tier: TIERS[account.tier],
+          limits: toLimits(account.limits),
+        };
+      }),
+    };
+    // A failed lookup is not cached: the next request asks again.
+    entry.principal.catch(() => {
+      if (this.entries.get(sha256) === entry) this.entries.delete(sha256);
+    });
+    if (this.entries.size >= MAX_ENTRIES) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(sha256, entry);
+    return entry;
+  }
+}
+
+function toLimits(message: LimitsMessage | undefined): Limits {
+  return {
+    requestsPerMinute: message?.requestsPerMinute ?? 0,
+    createPerMinute: message?.createPerMinute ?? 0,
+    listPerMinute: message?.listPerMinute ?? 0,
+    getPerMinute: message?.getPerMinute ?? 0,
+    updatePerMinute: message?.updatePerMinute ?? 0,
+    deletePerMinute: message?.deletePerMinute ?? 0,
+    messagesPerMinute: message?.messagesPerMinute ?? 0,
+    concurrentMessages: message?.concurrentMessages ?? 0,
+    maxAgents: message?.maxAgents ?? 0,
+  };
+}
+
+/** Refuses the request unless the caller's key holds the scope. */
+export function requireScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) {
+    throw new AppError("FORBIDDEN", `This API key lacks the '${scope}' scope required for this operation.`);
+  }
+}

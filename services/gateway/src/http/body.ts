@@ -1,0 +1,39 @@
+import { AppError } from "@agentry/errors";
+import type { Context } from "koa";
+import getRawBody from "raw-body";
+
+/** The largest request body accepted (decisions.md, "Field shapes and sizes"). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Reads and parses a JSON request body: 415 unless it is `application/json`, 413 over 1 MiB (checked against
+ * `Content-Length` first, then while reading), 400 when it is not valid JSON.
+ */
+export async function readJsonBody(ctx: Context): Promise<unknown> {
+  if (!ctx.is("application/json")) {
+    throw new AppError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      "The request body must be JSON, sent with 'Content-Type: application/json'.",
+    );
+  }
+  const declared = Number(ctx.get("content-length") || Number.NaN);
+  if (declared > BODY_LIMIT_BYTES) throw tooLarge();
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, encoding: "utf-8" });
+  } catch (error) {
+    if ((error as { type?: string }).type === "entity.too.large") throw tooLarge();
+    throw new AppError("INVALID_REQUEST", "The request body could not be read.", { cause: error });
+  }
+  if (text.trim() === "")
+    throw new AppError("INVALID_REQUEST", "The request body is empty; send a JSON object.");
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new AppError("INVALID_REQUEST", "The request body is not valid JSON.");
+  }
+}
+
+function tooLarge(): AppError {
+  return new AppError("PAYLOAD_TOO_LARGE", `The request body is larger than ${BODY_LIMIT_BYTES} bytes.`);
+}

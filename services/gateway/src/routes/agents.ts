@@ -1,0 +1,129 @@
+import { isId } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { readJsonBody } from "../http/body.js";
+import {
+  createAgentBody,
+  listAgentsQuery,
+  refuseServiceFields,
+  updateAgentBody,
+} from "../validation/agents.js";
+import { parseOrThrow } from "../validation/issues.js";
+import {
+  presentAgent,
+  SORT_FIELDS,
+  SORT_ORDERS,
+  STATUS_VALUES,
+  toAgentSpec,
+  toUpdateMask,
+} from "./present.js";
+import type { HandlerInput, Route } from "./table.js";
+
+/** A malformed id cannot name an agent: answered like a missing one, without a lookup. */
+function agentIdParam({ ctx }: HandlerInput): string {
+  const id = ctx.params.agentId ?? "";
+  if (!isId("agent", id))
+    throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(id)} does not exist.`);
+  return id;
+}
+
+async function createAgent(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const raw = await readJsonBody(ctx);
+  refuseServiceFields(raw, []);
+  const body = parseOrThrow(createAgentBody, raw, "request body");
+  const { agent } = await gateway.agents.createAgent(
+    { accountId: principal.accountId, spec: toAgentSpec(body) },
+    rpc,
+  );
+  ctx.status = 201;
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+}
+
+async function listAgents(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const query = parseOrThrow(listAgentsQuery, ctx.query, "query parameters");
+  const response = await gateway.agents.listAgents(
+    {
+      accountId: principal.accountId,
+      page: query.page,
+      pageSize: query.limit,
+      ...(query.status ? { status: STATUS_VALUES[query.status] } : {}),
+      sortBy: SORT_FIELDS[query.sortBy],
+      order: SORT_ORDERS[query.order],
+    },
+    rpc,
+  );
+  const total = response.totalSize;
+  const totalPages = Math.ceil(total / query.limit);
+  ctx.body = {
+    success: true,
+    data: response.agents.map((agent) => presentAgent(agent, gateway.config.PUBLIC_BASE_URL)),
+    pagination: { page: query.page, limit: query.limit, total, totalPages, hasMore: query.page < totalPages },
+  };
+}
+
+async function getAgent(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const id = agentIdParam(input);
+  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+}
+
+async function updateAgent(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const id = agentIdParam(input);
+  const raw = await readJsonBody(ctx);
+  refuseServiceFields(raw, ["status"]);
+  const { status, ...fields } = parseOrThrow(updateAgentBody, raw, "request body");
+  const { agent } = await gateway.agents.updateAgent(
+    {
+      accountId: principal.accountId,
+      id,
+      spec: toAgentSpec(fields),
+      updateMask: toUpdateMask(fields),
+      ...(status ? { status: STATUS_VALUES[status] } : {}),
+    },
+    rpc,
+  );
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+}
+
+async function deleteAgent(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const id = agentIdParam(input);
+  await gateway.agents.deleteAgent({ accountId: principal.accountId, id }, rpc);
+  ctx.body = { success: true, data: { id, deleted: true } };
+}
+
+/** The agent routes of spec section 4.1 to 4.5. */
+export const agentRoutes: Route[] = [
+  {
+    method: "POST",
+    path: "/v1/agents",
+    scope: "agents:write",
+    limit: "createPerMinute",
+    handle: createAgent,
+  },
+  { method: "GET", path: "/v1/agents", scope: "agents:read", limit: "listPerMinute", handle: listAgents },
+  {
+    method: "GET",
+    path: "/v1/agents/:agentId",
+    scope: "agents:read",
+    limit: "getPerMinute",
+    handle: getAgent,
+  },
+  {
+    method: "PATCH",
+    path: "/v1/agents/:agentId",
+    scope: "agents:write",
+    limit: "updatePerMinute",
+    handle: updateAgent,
+  },
+  {
+    method: "DELETE",
+    path: "/v1/agents/:agentId",
+    scope: "agents:delete",
+    limit: "deletePerMinute",
+    handle: deleteAgent,
+  },
+];

@@ -1,0 +1,23 @@
+import type { LimitName, Scope } from "@agentry/core";
+import type { CallOptions } from "@connectrpc/connect";
+import type { ParameterizedContext } from "koa";
+import type { GatewayContext, GatewayState, Principal } from "../context.js";
+
+/** What a REST handler gets: the Koa context, the gateway's dependencies, the caller, RPC call options. */
+export interface HandlerInput {
+  ctx: ParameterizedContext<GatewayState> & { params: Record<string, string> };
+  gateway: GatewayContext;
+  principal: Principal;
+  rpc: CallOptions;
+}
+
+export interface Route {
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  /** Koa router path, relative to the host (e.g. `/v1/agents/:agentId`). */
+  path: string;
+  /** The scope the caller's key must hold. */
+  scope: Scope;
+  /** The endpoint's own rate-limit bucket (decisions.md, "Plans and limits"). */
+  limit: LimitName;
+  handle(input: HandlerInput): Promise<void>;
+}

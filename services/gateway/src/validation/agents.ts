@@ -1,0 +1,168 @@
+import { AppError, type FieldIssue } from "@agentry/errors";
+import { z } from "zod";
+
+/** The providers this server can call (decisions.md, "Providers"). */
+export const MODEL_PROVIDERS = ["openai", "anthropic", "local"] as const;
+
+/** Bounds of decisions.md, "Field shapes and sizes"; the OpenAPI document states the same numbers. */
+export const BOUNDS = {
+  nameMaxLength: 200,
+  arrayMaxItems: 100,
+  stringItemMaxLength: 10_000,
+  modelMaxLength: 200,
+} as const;
+
+const plainObject = (what: string) =>
+  z.record(z.string(), z.json(), { error: `must be a JSON object (${what})` });
+
+const stringItem = z
+  .string({ error: "must be a string" })
+  .max(BOUNDS.stringItemMaxLength, `must be at most ${BOUNDS.stringItemMaxLength} characters`)
+  .refine((value) => value.trim() !== "", "must not be empty");
+
+const stringList = z
+  .array(stringItem, { error: "must be an array of strings" })
+  .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`);
+
+const name = z
+  .string({ error: "must be a string" })
+  .trim()
+  .min(1, "must not be empty")
+  .max(BOUNDS.nameMaxLength, `must be at most ${BOUNDS.nameMaxLength} characters`);
+
+/** A client is a platform name or an object with a `type` and that platform's configuration. */
+const client = z.union([stringItem, z.looseObject({ type: stringItem })], {
+  error: "must be a platform name or an object with a 'type'",
+});
+
+/** A plugin is a name or `{name, enabled?, config?}`. */
+const plugin = z.union(
+  [
+    stringItem,
+    z.strictObject({
+      name: stringItem,
+      enabled: z.boolean({ error: "must be a boolean" }).optional(),
+      config: plainObject("plugin configuration").optional(),
+    }),
+  ],
+  { error: "must be a plugin name or an object {name, enabled?, config?}" },
+);
+
+const modelProvider = z.enum(MODEL_PROVIDERS, { error: `must be one of: ${MODEL_PROVIDERS.join(", ")}` });
+const model = z
+  .string({ error: "must be a string" })
+  .trim()
+  .min(1, "must not be empty")
+  .max(BOUNDS.modelMaxLength, `must be at most ${BOUNDS.modelMaxLength} characters`);
+
+const writable = {
+  bio: stringList,
+  personality: plainObject("personality traits"),
+  knowledge: stringList,
+  goals: stringList,
+  clients: z
+    .array(client, { error: "must be an array" })
+    .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`),
+  settings: plainObject("settings"),
+  plugins: z
+    .array(plugin, { error: "must be an array" })
+    .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`),
+};
+
+export const createAgentBody = z.strictObject(
+  {
+    name,
+    bio: writable.bio.optional(),
+    personality: writable.personality.optional(),
+    knowledge: writable.knowledge.optional(),
+    goals: writable.goals.optional(),
+    clients: writable.clients.optional(),
+    settings: writable.settings.optional(),
+    modelProvider: modelProvider.optional(),
+    model: model.optional(),
+    plugins: writable.plugins.optional(),
+  },
+  { error: "must be a JSON object" },
+);
+
+export const updateAgentBody = z.strictObject(
+  {
+    name: name.optional(),
+    bio: writable.bio.optional(),
+    personality: writable.personality.optional(),
+    knowledge: writable.knowledge.optional(),
+    goals: writable.goals.optional(),
+    clients: writable.clients.optional(),
+    settings: writable.settings.optional(),
+    modelProvider: modelProvider.nullable().optional(),
+    model: model.nullable().optional(),
+    plugins: writable.plugins.optional(),
+    status: z
+      .enum(["active", "inactive"], {
+        error: (issue) =>
+          issue.input === "error"
+            ? "'error' is set by the service and cannot be set by an update; send 'active' or 'inactive'"
+            : "must be 'active' or 'inactive'",
+      })
+      .optional(),
+  },
+  { error: "must be a JSON object" },
+);
+
+export type CreateAgentBody = z.infer<typeof createAgentBody>;
+export type UpdateAgentBody = z.infer<typeof updateAgentBody>;
+
+/** Fields of the agent record that only the service sets. */
+const SERVICE_FIELDS = ["id", "status", "statusReason", "createdAt", "updatedAt", "apiEndpoint"] as const;
+
+/**
+ * Refuses service-set fields on create with a reason of their own rather than a bare "unknown field": a caller
+ * who sends `status` on create learns that new agents start active.
+ */
+export function refuseServiceFields(body: unknown, allowed: readonly string[]): void {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return;
+  const details: FieldIssue[] = [];
+  for (const field of SERVICE_FIELDS) {
+    if (Object.hasOwn(body, field) && !allowed.includes(field)) {
+      details.push({
+        field,
+        issue:
+          field === "status"
+            ? "cannot be set on create; a new agent is active"
+            : "is set by the service and cannot be sent",
+      });
+    }
+  }
+  if (details.length > 0) {
+    const fields = details.map((detail) => detail.field).join(", ");
+    throw new AppError("INVALID_REQUEST", `Invalid request body: ${fields} cannot be sent here.`, {
+      details,
+    });
+  }
+}
+
+/** Page numbers travel as int32 in the RPC contract. */
+const MAX_PAGE = 2_147_483_647;
+
+const positiveInt = (max: number) => {
+  const message = `must be an integer from 1 to ${max}`;
+  return z
+    .string({ error: "must be given once" })
+    .regex(/^\d+$/, message)
+    .transform(Number)
+    .pipe(z.number().int().min(1, message).max(max, message));
+};
+
+export const listAgentsQuery = z.strictObject({
+  page: positiveInt(MAX_PAGE).default(1),
+  limit: positiveInt(100).default(20),
+  status: z
+    .enum(["active", "inactive", "error"], { error: "must be one of: active, inactive, error" })
+    .optional(),
+  sortBy: z
+    .enum(["createdAt", "name", "status"], { error: "must be one of: createdAt, name, status" })
+    .default("createdAt"),
+  order: z.enum(["asc", "desc"], { error: "must be 'asc' or 'desc'" }).default("desc"),
+});
+
+export type ListAgentsQuery = z.infer<typeof listAgentsQuery>;

@@ -1,0 +1,110 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Scope } from "@agentry/core";
+import { type Logger, silentLogger } from "@agentry/logging";
+import { Tier } from "@agentry/proto";
+import { composeGateway, type Gateway } from "../src/compose.js";
+import { loadGatewayConfig } from "../src/config.js";
+import { listen, type RunningServer } from "../src/server.js";
+
+export const PUBLIC_BASE_URL = "https://agents.example.test";
+
+export interface TestResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** The error envelope's shape, for assertions. */
+export interface ErrorBody {
+  success: false;
+  error: { code: string; message: string; details?: { field: string; issue: string }[]; requestId: string };
+}
+
+export interface Harness {
+  url: string;
+  dataDir: string;
+  gateway: Gateway;
+  /** A new account (unique name) and a key with the given scopes (all when omitted). */
+  tenant(options?: { scopes?: Scope[]; tier?: Tier; maxAgents?: number }): Promise<Tenant>;
+  request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<TestResponse<T>>;
+  close(): Promise<void>;
+}
+
+export interface Tenant {
+  accountId: string;
+  key: string;
+  keyId: string;
+  /** Another key of the same account with other scopes. */
+  keyWith(scopes: Scope[]): Promise<{ key: string; keyId: string }>;
+}
+
+let counter = 0;
+
+/** Starts the all-in-one gateway on port 0 over a fresh SQLite data directory. */
+export async function startHarness(
+  env: Record<string, string> = {},
+  logger: Logger = silentLogger(),
+): Promise<Harness> {
+  const dataDir = await mkdtemp(join(tmpdir(), "agentry-gateway-"));
+  const config = loadGatewayConfig({
+    DATA_DIR: dataDir,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    PUBLIC_BASE_URL,
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const gateway = await composeGateway(config, logger);
+  const running: RunningServer = await listen(gateway.app, 0, "127.0.0.1");
+  const accounts = gateway.context.accounts;
+
+  const newKey = async (accountId: string, scopes: Scope[]) => {
+    const created = await accounts.createApiKey({ accountId, name: "test", scopes });
+    return { key: created.secret, keyId: created.apiKey!.id };
+  };
+
+  return {
+    url: running.url,
+    dataDir,
+    gateway,
+    async tenant(options = {}) {
+      counter += 1;
+      const tier = options.tier ?? (options.maxAgents !== undefined ? Tier.ENTERPRISE : Tier.STANDARD);
+      const { account } = await accounts.createAccount({
+        name: `tenant-${process.pid}-${counter}-${Date.now()}`,
+        tier,
+        ...(options.maxAgents !== undefined ? { limitOverrides: { maxAgents: options.maxAgents } } : {}),
+      });
+      const { key, keyId } = await newKey(account!.id, options.scopes ?? []);
+      return { accountId: account!.id, key, keyId, keyWith: (scopes) => newKey(account!.id, scopes) };
+    },
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.key) headers.authorization = `Bearer ${options.key}`;
+      let body: string | undefined;
+      if (options.rawBody !== undefined) body = options.rawBody;
+      else if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers["content-type"] ??= "application/json";
+      }
+      const response = await fetch(`${running.url}${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+      });
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
+    },
+    async close() {
+      await running.close(1000);
+      await gateway.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
