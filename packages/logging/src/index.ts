@@ -36,7 +36,8 @@ export interface LoggerConfig {
 export function createLogger(config: LoggerConfig): Logger {
   const format = config.format ?? "auto";
   const pretty =
-    config.destination === undefined && (format === "pretty" || (format === "auto" && process.stdout.isTTY === true));
+    config.destination === undefined &&
+    (format === "pretty" || (format === "auto" && process.stdout.isTTY === true));
   const options: LoggerOptions = {
     level: config.level ?? "info",
     base: { service: config.service },
