@@ -1,0 +1,5 @@
+export { LimiterUnavailableError } from "./errors.js";
+export { rateLimitHeaders, retryAfterSeconds } from "./headers.js";
+export { createMemoryLimiter, MemoryLimiter, type MemoryLimiterOptions } from "./memory.js";
+export { createRedisLimiter, RedisLimiter, type RedisLimiterOptions } from "./redis.js";
+export type { Bucket, Decision, Lease, Limiter, SlotResult } from "./types.js";
