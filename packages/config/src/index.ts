@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { z } from "zod";
 
 export { z };
@@ -23,7 +24,16 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
 /** Common pieces of the services' schemas. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
-  dataDir: () => z.string().min(1).default("./data"),
+  /**
+   * A relative DATA_DIR is taken from where the command was typed (`INIT_CWD`, set by pnpm), not from the
+   * package directory a workspace script runs in.
+   */
+  dataDir: () =>
+    z
+      .string()
+      .min(1)
+      .default("./data")
+      .transform((dir) => resolve(process.env.INIT_CWD ?? process.cwd(), dir)),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   logFormat: () => z.enum(["json", "pretty", "auto"]).default("auto"),
   url: () => z.url(),

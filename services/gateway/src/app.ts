@@ -6,10 +6,11 @@ import { requireScope } from "./http/auth.js";
 import { errorEnvelope } from "./http/errors.js";
 import { requestId } from "./http/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
+import { messageRoutes } from "./routes/messages.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
-export const ROUTES: Route[] = [...agentRoutes];
+export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes];
 
 /**
  * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and

@@ -1,6 +1,7 @@
 import http2 from "node:http2";
+import { buildConversation } from "@agentry/conversation";
 import type { Logger } from "@agentry/logging";
-import { AccountService, AgentService } from "@agentry/proto";
+import { AccountService, AgentService, ConversationService } from "@agentry/proto";
 import { buildRegistry, requestScopeInterceptor } from "@agentry/registry";
 import { createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -18,13 +19,33 @@ export interface Gateway {
 }
 
 /**
- * The composition root. Without `REGISTRY_URL` the registry runs inside this process and is called through the
- * in-process transport (no sockets); with it, the same clients speak HTTP/2 to a registry elsewhere.
+ * The composition root. A service whose URL is not configured (`REGISTRY_URL`, `CONVERSATION_URL`) runs inside
+ * this process and is called through the in-process transport (no sockets); with a URL, the same clients speak
+ * HTTP/2 to the service elsewhere.
  */
 export async function composeGateway(config: GatewayConfig, logger: Logger): Promise<Gateway> {
   const closers: (() => Promise<void>)[] = [];
   let registryTransport: Transport;
   let registryReady: () => Promise<boolean>;
+  let conversationTransport: Transport;
+  const probes: (() => Promise<boolean>)[] = [];
+
+  if (config.conversation) {
+    const conversation = await buildConversation({
+      dataDir: config.DATA_DIR,
+      logger: logger.child({ service: "conversation" }),
+      providers: config.conversation.providers,
+      contextTokenBudget: config.conversation.contextTokenBudget,
+    });
+    closers.push(() => conversation.close());
+    conversationTransport = createRouterTransport(conversation.routes, {
+      router: { interceptors: [requestScopeInterceptor] },
+    });
+  } else {
+    conversationTransport = createConnectTransport({ baseUrl: config.CONVERSATION_URL!, httpVersion: "2" });
+    probes.push(() => probeReadiness(config.CONVERSATION_URL!));
+  }
+  const conversations = createClient(ConversationService, conversationTransport);
 
   if (config.REGISTRY_URL) {
     registryTransport = createConnectTransport({ baseUrl: config.REGISTRY_URL, httpVersion: "2" });
@@ -33,6 +54,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     const registry = await buildRegistry({
       dataDir: config.DATA_DIR,
       logger: logger.child({ service: "registry" }),
+      purgeAgent: async (accountId, agentId) => {
+        await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: config.RPC_TIMEOUT_MS });
+      },
     });
     closers.push(() => registry.close());
     registryTransport = createRouterTransport(registry.routes, {
@@ -40,6 +64,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     });
     registryReady = () => registry.ready();
   }
+  probes.push(registryReady);
 
   const accounts = createClient(AccountService, registryTransport);
   const context: GatewayContext = {
@@ -47,8 +72,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     logger,
     agents: createClient(AgentService, registryTransport),
     accounts,
+    conversations,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
-    ready: registryReady,
+    ready: async () => (await Promise.all(probes.map((probe) => probe()))).every(Boolean),
     draining: false,
   };
   return {

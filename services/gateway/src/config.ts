@@ -1,4 +1,5 @@
 import { env, parseEnv, z } from "@agentry/config";
+import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
 
 const schema = z
   .object({
@@ -9,10 +10,14 @@ const schema = z
     PUBLIC_BASE_URL: env.url().optional(),
     /** Where the registry runs when it is not embedded (HTTP/2 without TLS, e.g. http://registry:8081). */
     REGISTRY_URL: env.url().optional(),
+    /** Where the conversation service runs when it is not embedded (HTTP/2 without TLS). */
+    CONVERSATION_URL: env.url().optional(),
     /** How long a verified API key is trusted without asking the registry again. */
     AUTH_CACHE_TTL_MS: env.milliseconds(1000),
     /** Deadline of each call to another service. */
     RPC_TIMEOUT_MS: env.milliseconds(10_000),
+    /** Deadline of a message call, streamed or not; the provider's own timeouts are shorter. */
+    MESSAGE_TIMEOUT_MS: env.milliseconds(120_000),
     /** On SIGTERM, how long in-flight requests may take before the process exits anyway. */
     SHUTDOWN_TIMEOUT_MS: env.milliseconds(25_000),
     LOG_LEVEL: env.logLevel(),
@@ -23,8 +28,15 @@ const schema = z
     PUBLIC_BASE_URL: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ""),
   }));
 
-export type GatewayConfig = z.infer<typeof schema>;
+export type GatewayConfig = z.infer<typeof schema> & {
+  /** The embedded conversation service's configuration; absent when CONVERSATION_URL is set. */
+  conversation?: ConversationConfig;
+};
 
+/** Parses the gateway's variables and, when the conversation service is embedded, its variables too. */
 export function loadGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return parseEnv(schema, source);
+  const config: GatewayConfig = parseEnv(schema, source);
+  if (!config.CONVERSATION_URL)
+    config.conversation = loadConversationConfig({ ...source, DATA_DIR: config.DATA_DIR });
+  return config;
 }

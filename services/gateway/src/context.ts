@@ -1,6 +1,6 @@
 import type { Limits, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
-import type { AccountService, AgentService } from "@agentry/proto";
+import type { AccountService, AgentService, ConversationService } from "@agentry/proto";
 import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
@@ -26,6 +26,7 @@ export interface GatewayContext {
   logger: Logger;
   agents: Client<typeof AgentService>;
   accounts: Client<typeof AccountService>;
+  conversations: Client<typeof ConversationService>;
   auth: Authenticator;
   /** Whether the gateway and what it depends on can serve traffic (for `/readyz`). */
   ready(): Promise<boolean>;

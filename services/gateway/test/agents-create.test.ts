@@ -150,6 +150,16 @@ describe("POST /v1/agents errors", () => {
     expect((await invalid({ name: "A", bio: [""] })).details?.[0]?.field).toBe("bio[0]");
   });
 
+  it("bounds the generation settings", async () => {
+    const error = await invalid({ name: "A", settings: { temperature: 3, maxTokens: 0, other: "kept" } });
+    expect(error.details?.map((d) => d.field).sort()).toEqual(["settings.maxTokens", "settings.temperature"]);
+    const ok = await h.request("POST", "/v1/agents", {
+      key: tenant.key,
+      body: { name: "A", settings: { temperature: 2, maxTokens: 8192, other: "kept" } },
+    });
+    expect(ok.status).toBe(201);
+  });
+
   it("refuses a body that is not an object", async () => {
     await invalid([{ name: "A" }]);
     await invalid("A");

@@ -5,6 +5,8 @@ export const registryEnvSchema = z.object({
   // Loopback by default: the registry trusts its callers, so exposing it is a deliberate choice.
   REGISTRY_HOST: z.string().min(1).default("127.0.0.1"),
   DATA_DIR: env.dataDir(),
+  /** The conversation service, which the registry tells to purge a deleted agent's conversations (HTTP/2). */
+  CONVERSATION_URL: env.url().optional(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   /** How long a shutdown waits for in-flight calls before cutting the connections. */

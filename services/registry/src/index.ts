@@ -1,4 +1,5 @@
-export { buildRegistry, type Registry } from "./registry.js";
+export { type OutboxHandler, OutboxRelay, type OutboxRelayOptions } from "./outbox/relay.js";
+export { type BuildRegistryOptions, buildRegistry, type Registry } from "./registry.js";
 export type { RegistryContext } from "./rpc/context.js";
 export {
   accountToProto,

@@ -1,5 +1,8 @@
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
+import { ConversationService } from "@agentry/proto";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "./config.js";
 import { buildRegistry } from "./registry.js";
 import { buildServer } from "./server.js";
@@ -7,7 +10,26 @@ import { buildServer } from "./server.js";
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ service: "registry", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-  const registry = await buildRegistry({ dataDir: config.DATA_DIR, logger });
+  const conversations = config.CONVERSATION_URL
+    ? createClient(
+        ConversationService,
+        createConnectTransport({ baseUrl: config.CONVERSATION_URL, httpVersion: "2" }),
+      )
+    : undefined;
+  if (!conversations) {
+    logger.warn("CONVERSATION_URL is not set: deleted agents' conversations are purged once it is");
+  }
+  const registry = await buildRegistry({
+    dataDir: config.DATA_DIR,
+    logger,
+    ...(conversations
+      ? {
+          purgeAgent: async (accountId: string, agentId: string) => {
+            await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: 10_000 });
+          },
+        }
+      : {}),
+  });
   const server = buildServer({
     routes: registry.routes,
     ready: registry.ready,

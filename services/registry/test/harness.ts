@@ -28,7 +28,7 @@ export async function startRegistry(
   const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-rpc-"));
   const store = await openRegistryStore({ dataDir });
   const logger = silentLogger();
-  const transport = createRouterTransport(registryRoutes({ store: wrap(store), logger }), {
+  const transport = createRouterTransport(registryRoutes({ store: wrap(store), logger, changed: () => {} }), {
     router: { interceptors: [requestScopeInterceptor] },
   });
   return {

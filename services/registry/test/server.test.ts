@@ -104,7 +104,7 @@ describe("registry server", () => {
         return registry.store.listAccounts();
       },
     };
-    const baseUrl = await start(registryRoutes({ store: slow, logger: silentLogger() }));
+    const baseUrl = await start(registryRoutes({ store: slow, logger: silentLogger(), changed: () => {} }));
     const accounts = createClient(AccountService, createConnectTransport({ baseUrl, httpVersion: "2" }));
     await accounts.createAccount({ name: "acme" });
 

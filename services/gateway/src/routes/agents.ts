@@ -1,5 +1,7 @@
+import { generationSettingsIssues } from "@agentry/conversation";
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { readJsonBody } from "../http/body.js";
 import {
   createAgentBody,
@@ -18,6 +20,16 @@ import {
 } from "./present.js";
 import type { HandlerInput, Route } from "./table.js";
 
+/** Generation settings (`temperature`, `maxTokens`) out of bounds are refused when written, not when used. */
+function checkGenerationSettings(settings: Record<string, unknown> | undefined): void {
+  if (!settings) return;
+  const details = generationSettingsIssues(settings as JsonObject);
+  if (details.length > 0) {
+    const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
+    throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
+  }
+}
+
 /** A malformed id cannot name an agent: answered like a missing one, without a lookup. */
 function agentIdParam({ ctx }: HandlerInput): string {
   const id = ctx.params.agentId ?? "";
@@ -31,6 +43,7 @@ async function createAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, []);
   const body = parseOrThrow(createAgentBody, raw, "request body");
+  checkGenerationSettings(body.settings);
   const { agent } = await gateway.agents.createAgent(
     { accountId: principal.accountId, spec: toAgentSpec(body) },
     rpc,
@@ -75,6 +88,7 @@ async function updateAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, ["status"]);
   const { status, ...fields } = parseOrThrow(updateAgentBody, raw, "request body");
+  checkGenerationSettings(fields.settings);
   const { agent } = await gateway.agents.updateAgent(
     {
       accountId: principal.accountId,

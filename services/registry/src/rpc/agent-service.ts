@@ -95,7 +95,7 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
   return patch;
 }
 
-export function agentService({ store, logger }: RegistryContext): ServiceImpl<typeof AgentService> {
+export function agentService({ store, logger, changed }: RegistryContext): ServiceImpl<typeof AgentService> {
   return translateErrors(logger, AgentService.typeName, {
     async createAgent(request) {
       const fields = checkFields(specFromProto(required(request.spec, "spec")));
@@ -123,6 +123,7 @@ export function agentService({ store, logger }: RegistryContext): ServiceImpl<ty
     async deleteAgent(request) {
       if (!(await store.deleteAgent(request.accountId, request.id))) throw notFound(request.id);
       logger.info({ agentId: request.id, accountId: request.accountId }, "agent deleted");
+      changed();
       return {};
     },
 

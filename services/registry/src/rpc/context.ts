@@ -5,4 +5,6 @@ import type { RegistryStore } from "../store/types.js";
 export interface RegistryContext {
   store: RegistryStore;
   logger: Logger;
+  /** Called after each committed change, so its outbox event is delivered at once rather than on the next tick. */
+  changed(): void;
 }

@@ -1,0 +1,36 @@
+/** One server-sent event as received. */
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  data: unknown;
+}
+
+/** Reads a whole `text/event-stream` body into events and comment lines, per the SSE framing rules. */
+export function parseEventStream(text: string): { events: SseEvent[]; comments: string[] } {
+  const events: SseEvent[] = [];
+  const comments: string[] = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    if (block.trim() === "") continue;
+    const event: { id?: string; event?: string; data: string[] } = { data: [] };
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith(":")) {
+        comments.push(line.slice(1).trim());
+        continue;
+      }
+      const colon = line.indexOf(":");
+      const field = colon === -1 ? line : line.slice(0, colon);
+      const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
+      if (field === "id") event.id = value;
+      else if (field === "event") event.event = value;
+      else if (field === "data") event.data.push(value);
+    }
+    if (event.data.length > 0 || event.event) {
+      events.push({
+        ...(event.id !== undefined ? { id: event.id } : {}),
+        ...(event.event !== undefined ? { event: event.event } : {}),
+        data: event.data.length ? JSON.parse(event.data.join("\n")) : null,
+      });
+    }
+  }
+  return { events, comments };
+}
