@@ -1,0 +1,59 @@
+import type { Logger } from "@agentry/logging";
+import type { ConnectRouter } from "@connectrpc/connect";
+import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
+import type { ConversationContext } from "./context.js";
+import {
+  DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
+  DEFAULT_PROVIDER_TIMEOUT_MS,
+  ProviderSet,
+  type ProvidersConfig,
+} from "./providers/resolve.js";
+import { conversationRoutes } from "./routes.js";
+import { openConversationStore } from "./store/open.js";
+import type { ConversationStore } from "./store/types.js";
+
+export interface BuildConversationOptions {
+  /** Directory of the embedded database (`<dataDir>/conversation.db`). */
+  dataDir: string;
+  logger: Logger;
+  providers: ProvidersConfig;
+  /** CONTEXT_TOKEN_BUDGET; 3000 when unset. */
+  contextTokenBudget?: number;
+  /** A store to use instead of the embedded one; it is closed with the service. */
+  store?: ConversationStore;
+}
+
+export interface Conversation {
+  /** The ConversationService RPCs, for `connectNodeAdapter({ routes })` or `createRouterTransport(routes)`. */
+  routes: (router: ConnectRouter) => void;
+  store: ConversationStore;
+  /** Closes the store. Stop serving first. */
+  close(): Promise<void>;
+}
+
+/** The composition root: builds the store, the providers and the routes once, as one context. */
+export async function buildConversation(options: BuildConversationOptions): Promise<Conversation> {
+  const logger = options.logger;
+  const store = options.store ?? (await openConversationStore({ dataDir: options.dataDir }));
+  const ctx: ConversationContext = {
+    store,
+    providers: new ProviderSet(options.providers, logger),
+    logger,
+    limits: {
+      contextTokenBudget: options.contextTokenBudget ?? DEFAULT_CONTEXT_TOKEN_BUDGET,
+      timeoutMs: options.providers.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS,
+      firstTokenTimeoutMs: options.providers.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
+    },
+  };
+  if (!ctx.providers.defaultProvider) {
+    logger.warn(
+      "no model provider is configured: messages to agents without modelProvider fail until one is " +
+        "(DEFAULT_MODEL_PROVIDER with OPENAI_API_KEY/OPENAI_BASE_URL or ANTHROPIC_API_KEY)",
+    );
+  }
+  return {
+    routes: conversationRoutes(ctx),
+    store,
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,80 @@
+import { env, parseEnv, z } from "@agentry/config";
+import {
+  DEFAULT_ANTHROPIC_MODEL,
+  DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
+  DEFAULT_OPENAI_MODEL,
+  DEFAULT_PROVIDER_TIMEOUT_MS,
+  type ProvidersConfig,
+} from "./providers/resolve.js";
+import { PROVIDER_NAMES } from "./providers/types.js";
+
+export const DEFAULT_CONTEXT_TOKEN_BUDGET = 3000;
+
+/** An unset variable and an empty one (`OPENAI_API_KEY=` in a compose file) mean the same. */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
+
+const schema = z.object({
+  CONVERSATION_PORT: env.port(8082),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  DATA_DIR: env.dataDir(),
+  /** For agents without modelProvider; unset: whichever of OPENAI_API_KEY / ANTHROPIC_API_KEY is set. */
+  DEFAULT_MODEL_PROVIDER: optional(z.enum(PROVIDER_NAMES)),
+  OPENAI_API_KEY: optional(z.string()),
+  /** Any OpenAI-compatible server (Ollama, vLLM, LM Studio, OpenRouter), e.g. http://localhost:11434/v1. */
+  OPENAI_BASE_URL: optional(env.url()),
+  OPENAI_MODEL: z.string().min(1).default(DEFAULT_OPENAI_MODEL),
+  ANTHROPIC_API_KEY: optional(z.string()),
+  ANTHROPIC_BASE_URL: optional(env.url()),
+  ANTHROPIC_MODEL: z.string().min(1).default(DEFAULT_ANTHROPIC_MODEL),
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
+  PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
+  CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
+  /** On SIGTERM, how long in-flight calls may take before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: env.milliseconds(25_000),
+  LOG_LEVEL: env.logLevel(),
+  LOG_FORMAT: env.logFormat(),
+});
+
+export interface ConversationConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  providers: ProvidersConfig;
+  contextTokenBudget: number;
+  shutdownTimeoutMs: number;
+  logLevel: string;
+  logFormat: "json" | "pretty" | "auto";
+}
+
+/**
+ * The service's configuration from the environment, validated once; a bad value throws ConfigError with one
+ * line per variable. The gateway's all-in-one mode reads the same variables with it.
+ */
+export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env): ConversationConfig {
+  const value = parseEnv(schema, source);
+  return {
+    port: value.CONVERSATION_PORT,
+    host: value.HOST,
+    dataDir: value.DATA_DIR,
+    providers: {
+      ...(value.DEFAULT_MODEL_PROVIDER ? { defaultProvider: value.DEFAULT_MODEL_PROVIDER } : {}),
+      openai: {
+        ...(value.OPENAI_API_KEY ? { apiKey: value.OPENAI_API_KEY } : {}),
+        ...(value.OPENAI_BASE_URL ? { baseURL: value.OPENAI_BASE_URL } : {}),
+        model: value.OPENAI_MODEL,
+      },
+      anthropic: {
+        ...(value.ANTHROPIC_API_KEY ? { apiKey: value.ANTHROPIC_API_KEY } : {}),
+        ...(value.ANTHROPIC_BASE_URL ? { baseURL: value.ANTHROPIC_BASE_URL } : {}),
+        model: value.ANTHROPIC_MODEL,
+      },
+      timeoutMs: value.PROVIDER_TIMEOUT_MS,
+      firstTokenTimeoutMs: value.PROVIDER_FIRST_TOKEN_TIMEOUT_MS,
+    },
+    contextTokenBudget: value.CONTEXT_TOKEN_BUDGET,
+    shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
+    logLevel: value.LOG_LEVEL,
+    logFormat: value.LOG_FORMAT,
+  };
+}

@@ -1,0 +1,20 @@
+import type { Logger } from "@agentry/logging";
+import type { ProviderSet } from "./providers/resolve.js";
+import type { ConversationStore } from "./store/types.js";
+
+export interface ConversationLimits {
+  /** CONTEXT_TOKEN_BUDGET: estimated tokens of history sent with each message. */
+  contextTokenBudget: number;
+  /** PROVIDER_TIMEOUT_MS: the whole provider call. */
+  timeoutMs: number;
+  /** PROVIDER_FIRST_TOKEN_TIMEOUT_MS: until the first text of a streamed reply. */
+  firstTokenTimeoutMs: number;
+}
+
+/** Everything the handlers use, built once by `buildConversation`; handlers reach for nothing else. */
+export interface ConversationContext {
+  store: ConversationStore;
+  providers: ProviderSet;
+  logger: Logger;
+  limits: ConversationLimits;
+}

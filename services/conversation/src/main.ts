@@ -1,0 +1,47 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { exitOnConfigError } from "@agentry/config";
+import { createLogger } from "@agentry/logging";
+import { buildConversation } from "./build.js";
+import { loadConversationConfig } from "./config.js";
+import { createConversationServer } from "./server.js";
+
+/** The conversation service on its own: `CONVERSATION_PORT` (8082), h2c, stopped gracefully by SIGTERM. */
+async function main(): Promise<void> {
+  const config = loadConversationConfig();
+  const logger = createLogger({ service: "conversation", level: config.logLevel, format: config.logFormat });
+  const conversation = await buildConversation({
+    dataDir: config.dataDir,
+    logger,
+    providers: config.providers,
+    contextTokenBudget: config.contextTokenBudget,
+  });
+  const service = createConversationServer(conversation.routes);
+  const server = service.server;
+  server.listen(config.port, config.host);
+  await once(server, "listening");
+  logger.info(
+    { port: (server.address() as AddressInfo).port, host: config.host },
+    "conversation service listening",
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    // In-flight calls finish (a stream runs to its end) unless they outlast the shutdown timeout.
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
+    await Promise.race([service.close(), timeout]);
+    service.destroy();
+    await conversation.close();
+    logger.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  exitOnConfigError(error);
+});

@@ -1,0 +1,73 @@
+/**
+ * The model providers an agent can name in `modelProvider` (decisions.md, "Providers"). `local` is an
+ * in-process model; see `local.ts`.
+ */
+export const PROVIDER_NAMES = ["openai", "anthropic", "local"] as const;
+
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+export function isProviderName(value: string): value is ProviderName {
+  return (PROVIDER_NAMES as readonly string[]).includes(value);
+}
+
+/** One message of the conversation as the model sees it. */
+export interface PromptMessage {
+  role: "user" | "assistant";
+  text: string;
+}
+
+/** Everything a provider needs for one call, already resolved: no defaults are applied below this point. */
+export interface ProviderRequest {
+  model: string;
+  /** The system prompt: the agent's profile, then the caller's context for this message. May be empty. */
+  system: string;
+  /** Oldest first; the last one is the new user message. Starts with a user message and alternates. */
+  messages: PromptMessage[];
+  maxTokens: number;
+  /** Unset leaves the provider's default. */
+  temperature?: number;
+}
+
+/**
+ * Why generation stopped, in one vocabulary for every provider: `stop` (natural end or stop sequence),
+ * `length` (max tokens reached), `content_filter` (content withheld or refused), `other`.
+ */
+export type FinishReason = "stop" | "length" | "content_filter" | "other";
+
+export interface ProviderUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ProviderResult {
+  text: string;
+  /** The model that answered, as the provider names it; the requested one when the provider does not say. */
+  model: string;
+  finishReason: FinishReason;
+  /** Zeros when the provider did not report usage. */
+  usage: ProviderUsage;
+}
+
+/** A streamed reply: text deltas (never empty), then exactly one `done`. */
+export type ProviderEvent =
+  | { type: "delta"; text: string }
+  | ({ type: "done" } & Omit<ProviderResult, "text">);
+
+/**
+ * A model provider. Failures are thrown as AppError with the public code (see `errors.ts`): MODEL_ERROR for
+ * lasting failures, AGENT_UNAVAILABLE for transient ones. When `signal` aborts, the upstream request is
+ * abandoned and the call may throw anything or, for a stream, simply end: the caller owns the signal and
+ * knows why it aborted, so it decides what that means.
+ */
+export interface ModelProvider {
+  readonly name: ProviderName;
+  /** The model used when the agent names none. */
+  readonly defaultModel: string;
+  complete(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;
+  /**
+   * Resolves once the provider has accepted the request (so rejections such as 401 or 429 come out here, before
+   * any event), to the events of the reply. A stream that ends without a reply being complete throws
+   * AGENT_UNAVAILABLE. Leaving the iteration early abandons the upstream request.
+   */
+  stream(request: ProviderRequest, signal: AbortSignal): Promise<AsyncIterable<ProviderEvent>>;
+}

@@ -1,0 +1,348 @@
+import { newId } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { currentRequestId, type Logger } from "@agentry/logging";
+import type { Agent } from "@agentry/proto";
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { ConversationContext } from "./context.js";
+import { CallDeadline } from "./deadline.js";
+import { buildPrompt, MAX_HISTORY_TURNS } from "./prompt.js";
+import { incompleteError, sanitise } from "./providers/errors.js";
+import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
+import { generationSettings } from "./settings.js";
+import type { CallOutcome, ConversationKey } from "./store/types.js";
+
+/** The longest message text, in characters (decisions.md, "Field shapes and sizes"). */
+export const MAX_TEXT_CHARS = 100_000;
+
+/** One message to an agent, as the gateway passes it. */
+export interface MessageInput {
+  accountId: string;
+  /** The agent's current record; the gateway has checked that it exists and accepts messages. */
+  agent: Agent | undefined;
+  text: string;
+  userId?: string | undefined;
+  roomId?: string | undefined;
+  /** This message's context: extra system context for the model, never stored. */
+  context?: JsonObject | undefined;
+  requestId?: string | undefined;
+}
+
+/** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
+export interface ReplyRecord {
+  id: string;
+  agentId: string;
+  /** Echoed as given; undefined when the message had none. */
+  userId: string | undefined;
+  roomId: string | undefined;
+  text: string;
+  model: string;
+  modelProvider: string;
+  finishReason: FinishReason;
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
+  latencyMs: number;
+  createdAt: Date;
+}
+
+export type StreamEvent =
+  | {
+      type: "started";
+      messageId: string;
+      agentId: string;
+      userId: string | undefined;
+      roomId: string | undefined;
+    }
+  | { type: "delta"; text: string }
+  | { type: "completed"; reply: ReplyRecord };
+
+/** Answers one message with the complete reply, and stores the exchange once the reply is complete. */
+export async function sendMessage(
+  ctx: ConversationContext,
+  input: MessageInput,
+  signal: AbortSignal,
+): Promise<ReplyRecord> {
+  const call = new Call(ctx, input, false);
+  let deadline: CallDeadline | undefined;
+  try {
+    const { provider, request } = await call.plan();
+    deadline = new CallDeadline(signal, { totalMs: ctx.limits.timeoutMs });
+    let result: ProviderResult;
+    try {
+      result = await provider.complete(request, deadline.signal);
+    } catch (error) {
+      throw deadline.abortError(provider.name) ?? error;
+    }
+    deadline.dispose();
+    return await call.complete(result);
+  } catch (error) {
+    throw await call.fail(error, deadline?.abortCause === "cancelled" ? "cancelled" : "failed");
+  } finally {
+    deadline?.dispose();
+  }
+}
+
+/**
+ * Answers one message as a stream: started (once the provider accepted the request), deltas, then completed
+ * with the stored reply. Any failure is thrown; before `started` that means the caller got no event at all.
+ * When the caller stops iterating, the provider call is abandoned and nothing is stored but the call record.
+ */
+export async function* streamMessage(
+  ctx: ConversationContext,
+  input: MessageInput,
+  signal: AbortSignal,
+): AsyncGenerator<StreamEvent> {
+  const call = new Call(ctx, input, true);
+  let deadline: CallDeadline | undefined;
+  let settled = false;
+  try {
+    const { provider, request } = await call.plan();
+    deadline = new CallDeadline(signal, {
+      totalMs: ctx.limits.timeoutMs,
+      firstTokenMs: ctx.limits.firstTokenTimeoutMs,
+    });
+    const calledAt = performance.now();
+    let text = "";
+    let done: Omit<ProviderResult, "text"> | undefined;
+    try {
+      const events = await provider.stream(request, deadline.signal);
+      yield {
+        type: "started",
+        messageId: call.id,
+        agentId: call.key.agentId,
+        userId: input.userId,
+        roomId: input.roomId,
+      };
+      for await (const event of events) {
+        if (event.type === "done") {
+          done = event;
+          continue;
+        }
+        if (call.firstTokenMs === null) {
+          call.firstTokenMs = performance.now() - calledAt;
+          deadline.firstToken();
+        }
+        text += event.text;
+        yield { type: "delta", text: event.text };
+      }
+    } catch (error) {
+      throw deadline.abortError(provider.name) ?? error;
+    }
+    // An aborted SDK stream ends quietly, so only `done` says the reply is complete.
+    if (!done) throw deadline.abortError(provider.name) ?? incompleteError(provider.name);
+    deadline.dispose();
+    const reply = await call.complete({
+      text,
+      model: done.model,
+      finishReason: done.finishReason,
+      usage: done.usage,
+    });
+    settled = true;
+    yield { type: "completed", reply };
+  } catch (error) {
+    settled = true;
+    throw await call.fail(error, deadline?.abortCause === "cancelled" ? "cancelled" : "failed");
+  } finally {
+    if (!settled) {
+      // The caller stopped reading (it went away): abandon the provider call and record why.
+      deadline?.cancel();
+      await call.fail(new AppError("AGENT_UNAVAILABLE", "The caller went away."), "cancelled");
+    }
+    deadline?.dispose();
+  }
+}
+
+/** The conversation a message belongs to, after checking the message itself. */
+export function conversationKey(input: MessageInput): ConversationKey {
+  if (!input.accountId) throw invalid("account_id", "is required");
+  const agent = input.agent;
+  if (!agent?.id) throw invalid("agent", "is required");
+  if (agent.accountId && agent.accountId !== input.accountId) {
+    throw invalid("agent", "belongs to another account");
+  }
+  const length = [...input.text].length;
+  if (length < 1 || length > MAX_TEXT_CHARS) {
+    throw invalid("text", `must be 1 to ${MAX_TEXT_CHARS} characters`);
+  }
+  return {
+    accountId: input.accountId,
+    agentId: agent.id,
+    userId: input.userId ?? "",
+    roomId: input.roomId ?? "",
+  };
+}
+
+function invalid(field: string, issue: string): AppError {
+  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
+}
+
+/** One model call from receipt to outcome: its plan, its timing, and its record in the store and the log. */
+class Call {
+  readonly id = newId("message");
+  readonly key: ConversationKey;
+  readonly log: Logger;
+  firstTokenMs: number | null = null;
+  private readonly receivedAt = new Date();
+  private readonly started = performance.now();
+  private provider: ModelProvider | undefined;
+  private model: string | null = null;
+  private recorded = false;
+
+  constructor(
+    private readonly ctx: ConversationContext,
+    private readonly input: MessageInput,
+    private readonly stream: boolean,
+  ) {
+    this.key = conversationKey(input);
+    const requestId = input.requestId;
+    this.log = ctx.logger.child({
+      agentId: this.key.agentId,
+      messageId: this.id,
+      ...(requestId && currentRequestId() !== requestId ? { requestId } : {}),
+    });
+  }
+
+  /** Settings, provider, model and prompt; every failure here is the caller's or the configuration's. */
+  async plan(): Promise<{ provider: ModelProvider; request: ProviderRequest }> {
+    const spec = this.input.agent?.spec;
+    const settings = generationSettings(spec?.settings);
+    const { provider, model } = this.ctx.providers.resolve(spec?.modelProvider, spec?.model);
+    this.provider = provider;
+    this.model = model;
+    const history = await this.ctx.store.recentTurns(this.key, MAX_HISTORY_TURNS);
+    const prompt = buildPrompt({
+      profile: {
+        name: spec?.name ?? "",
+        bio: spec?.bio ?? [],
+        personality: spec?.personality ?? {},
+        knowledge: spec?.knowledge ?? [],
+        goals: spec?.goals ?? [],
+      },
+      context: this.input.context,
+      history: history.map((turn) => ({ role: turn.role, text: turn.text })),
+      text: this.input.text,
+      historyTokenBudget: this.ctx.limits.contextTokenBudget,
+    });
+    return { provider, request: { model, ...prompt, ...settings } };
+  }
+
+  /** Stores the exchange and its call record in one transaction, and returns the reply. */
+  async complete(result: ProviderResult): Promise<ReplyRecord> {
+    const provider = this.provider!;
+    const createdAt = new Date();
+    const latencyMs = Math.round(performance.now() - this.started);
+    const { inputTokens, outputTokens } = result.usage;
+    const reply: ReplyRecord = {
+      id: this.id,
+      agentId: this.key.agentId,
+      userId: this.input.userId,
+      roomId: this.input.roomId,
+      text: result.text,
+      model: result.model,
+      modelProvider: provider.name,
+      finishReason: result.finishReason,
+      usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+      latencyMs,
+      createdAt,
+    };
+    const saved = await this.ctx.store.saveExchange(
+      {
+        key: this.key,
+        user: { id: newId("message"), text: this.input.text, createdAt: this.receivedAt.toISOString() },
+        reply: {
+          id: reply.id,
+          text: reply.text,
+          model: reply.model,
+          provider: reply.modelProvider,
+          inputTokens,
+          outputTokens,
+          latencyMs,
+          createdAt: createdAt.toISOString(),
+        },
+      },
+      this.record("completed", null, { model: result.model, inputTokens, outputTokens, createdAt }),
+    );
+    this.recorded = true;
+    if (!saved) {
+      // The agent was deleted (and purged) while it was answering: nothing of it may remain.
+      throw new AppError("AGENT_NOT_FOUND", "The agent does not exist.");
+    }
+    this.log.info(
+      {
+        provider: provider.name,
+        model: reply.model,
+        stream: this.stream,
+        latencyMs,
+        firstTokenMs: this.firstTokenMs === null ? undefined : Math.round(this.firstTokenMs),
+        inputTokens,
+        outputTokens,
+        finishReason: reply.finishReason,
+      },
+      "message answered",
+    );
+    return reply;
+  }
+
+  /**
+   * Records a call that stored no reply and returns the public error to end it with. Anything that is not an
+   * AppError is a bug: logged with its cause, answered as INTERNAL_ERROR.
+   */
+  async fail(error: unknown, outcome: Exclude<CallOutcome, "completed">): Promise<AppError> {
+    const appError =
+      error instanceof AppError ? error : new AppError("INTERNAL_ERROR", "Internal error.", { cause: error });
+    if (this.recorded) return appError;
+    this.recorded = true;
+    const fields = {
+      provider: this.provider?.name,
+      model: this.model ?? undefined,
+      stream: this.stream,
+      outcome,
+      code: appError.code,
+      latencyMs: Math.round(performance.now() - this.started),
+      ...(appError.cause === undefined ? {} : { cause: describe(appError.cause) }),
+    };
+    if (appError.code === "INTERNAL_ERROR") this.log.error({ ...fields, err: error }, "message failed");
+    else if (outcome === "cancelled") this.log.info(fields, "message cancelled");
+    else this.log.warn({ ...fields, error: appError.message }, "message failed");
+    try {
+      await this.ctx.store.recordCall(
+        this.record(outcome, appError, {
+          model: this.model,
+          inputTokens: 0,
+          outputTokens: 0,
+          createdAt: new Date(),
+        }),
+      );
+    } catch (storeError) {
+      this.log.error({ err: storeError }, "could not record the call");
+    }
+    return appError;
+  }
+
+  private record(
+    outcome: CallOutcome,
+    error: AppError | null,
+    values: { model: string | null; inputTokens: number; outputTokens: number; createdAt: Date },
+  ) {
+    return {
+      ...this.key,
+      id: this.id,
+      requestId: this.input.requestId ?? null,
+      provider: this.provider?.name ?? null,
+      model: values.model,
+      stream: this.stream,
+      outcome,
+      errorCode: outcome === "failed" ? (error?.code ?? null) : null,
+      errorMessage: outcome === "failed" ? (error?.message ?? null) : null,
+      latencyMs: Math.round(performance.now() - this.started),
+      firstTokenMs: this.firstTokenMs === null ? null : Math.round(this.firstTokenMs),
+      inputTokens: values.inputTokens,
+      outputTokens: values.outputTokens,
+      createdAt: values.createdAt.toISOString(),
+    };
+  }
+}
+
+/** A cause for the log: its kind and a message with anything secret-shaped masked. */
+function describe(cause: unknown): { name: string; message: string } {
+  if (cause instanceof Error) return { name: cause.name, message: sanitise(cause.message) };
+  return { name: typeof cause, message: "" };
+}

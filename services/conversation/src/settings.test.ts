@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { GENERATION_BOUNDS, generationSettings, generationSettingsIssues } from "./settings.js";
+
+describe("generationSettings", () => {
+  it("defaults maxTokens and leaves temperature to the provider", () => {
+    expect(generationSettings(undefined)).toEqual({ maxTokens: GENERATION_BOUNDS.maxTokens.default });
+    expect(generationSettings({ temperature: null, maxTokens: null, other: "x" })).toEqual({
+      maxTokens: 1024,
+    });
+  });
+
+  it("takes values within bounds, the bounds included", () => {
+    expect(generationSettings({ temperature: 0, maxTokens: 1 })).toEqual({ temperature: 0, maxTokens: 1 });
+    expect(generationSettings({ temperature: 2, maxTokens: 8192 })).toEqual({
+      temperature: 2,
+      maxTokens: 8192,
+    });
+  });
+
+  it("names every field out of bounds", () => {
+    expect(generationSettingsIssues({ temperature: 3, maxTokens: "many" }).map((i) => i.field)).toEqual([
+      "settings.temperature",
+      "settings.maxTokens",
+    ]);
+    expect(() => generationSettings({ maxTokens: 0 })).toThrow(
+      /settings\.maxTokens must be an integer from 1 to 8192/,
+    );
+  });
+});

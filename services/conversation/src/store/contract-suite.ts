@@ -1,0 +1,231 @@
+import { newId } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "./types.js";
+
+let clock = Date.parse("2026-01-01T00:00:00.000Z");
+
+/** Strictly increasing timestamps, so ordering assertions do not depend on the wall clock's resolution. */
+function tick(): string {
+  clock += 1;
+  return new Date(clock).toISOString();
+}
+
+function key(overrides: Partial<ConversationKey> = {}): ConversationKey {
+  return { accountId: "acct_A", agentId: "agt_A", userId: "", roomId: "", ...overrides };
+}
+
+function exchange(k: ConversationKey, question: string, answer: string): NewExchange {
+  return {
+    key: k,
+    user: { id: newId("message"), text: question, createdAt: tick() },
+    reply: {
+      id: newId("message"),
+      text: answer,
+      model: "gpt-test",
+      provider: "openai",
+      inputTokens: 11,
+      outputTokens: 7,
+      latencyMs: 42,
+      createdAt: tick(),
+    },
+  };
+}
+
+function call(k: ConversationKey, overrides: Partial<CallRecord> = {}): CallRecord {
+  return {
+    ...k,
+    id: newId("message"),
+    requestId: "req_1",
+    provider: "openai",
+    model: "gpt-test",
+    stream: false,
+    outcome: "completed",
+    errorCode: null,
+    errorMessage: null,
+    latencyMs: 42,
+    firstTokenMs: null,
+    inputTokens: 11,
+    outputTokens: 7,
+    createdAt: tick(),
+    ...overrides,
+  };
+}
+
+async function save(store: ConversationStore, k: ConversationKey, question: string, answer: string) {
+  const ex = exchange(k, question, answer);
+  expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
+  return ex;
+}
+
+/**
+ * The behaviour every ConversationStore implementation must have. `open` returns a new, empty store each time
+ * it is called; the suite closes what it opened.
+ */
+export function conversationStoreContract(name: string, open: () => Promise<ConversationStore>): void {
+  describe(`ConversationStore contract: ${name}`, () => {
+    const opened: ConversationStore[] = [];
+    const fresh = async () => {
+      const store = await open();
+      opened.push(store);
+      return store;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((store) => store.close()));
+    });
+
+    it("stores a message and its reply together, oldest first, with every field", async () => {
+      const store = await fresh();
+      const k = key({ userId: "u1", roomId: "r1" });
+      const ex = await save(store, k, "hello", "hi there");
+      const turns = await store.recentTurns(k, 10);
+      expect(turns).toEqual([
+        {
+          ...k,
+          id: ex.user.id,
+          role: "user",
+          text: "hello",
+          model: null,
+          provider: null,
+          inputTokens: 0,
+          outputTokens: 0,
+          latencyMs: 0,
+          createdAt: ex.user.createdAt,
+        },
+        {
+          ...k,
+          id: ex.reply.id,
+          role: "assistant",
+          text: "hi there",
+          model: "gpt-test",
+          provider: "openai",
+          inputTokens: 11,
+          outputTokens: 7,
+          latencyMs: 42,
+          createdAt: ex.reply.createdAt,
+        },
+      ]);
+    });
+
+    it("keeps conversations apart by account, agent, user and room, the default one included", async () => {
+      const store = await fresh();
+      const keys = [
+        key(),
+        key({ userId: "u1" }),
+        key({ roomId: "r1" }),
+        key({ userId: "u1", roomId: "r1" }),
+        key({ userId: "u2", roomId: "r1" }),
+        key({ agentId: "agt_B" }),
+        key({ accountId: "acct_B" }),
+      ];
+      for (const [i, k] of keys.entries()) await save(store, k, `question ${i}`, `answer ${i}`);
+      for (const [i, k] of keys.entries()) {
+        const texts = (await store.recentTurns(k, 10)).map((t) => t.text);
+        expect(texts).toEqual([`question ${i}`, `answer ${i}`]);
+        const page = await store.listTurns(k, { limit: 10, cursor: null });
+        expect(page.turns.map((t) => t.text)).toEqual([`question ${i}`, `answer ${i}`]);
+      }
+    });
+
+    it("returns the most recent turns up to the limit, oldest first", async () => {
+      const store = await fresh();
+      const k = key();
+      for (let i = 1; i <= 4; i++) await save(store, k, `q${i}`, `a${i}`);
+      expect((await store.recentTurns(k, 3)).map((t) => t.text)).toEqual(["a3", "q4", "a4"]);
+      expect((await store.recentTurns(k, 100)).length).toBe(8);
+    });
+
+    it("pages through turns with opaque cursors and refuses a forged one", async () => {
+      const store = await fresh();
+      const k = key({ userId: "pager" });
+      for (let i = 1; i <= 4; i++) await save(store, k, `q${i}`, `a${i}`);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await store.listTurns(k, { limit: 3, cursor });
+        seen.push(...page.turns.map((t) => t.text));
+        cursor = page.nextCursor;
+        pages += 1;
+      } while (cursor !== null && pages < 10);
+      expect(pages).toBe(3);
+      expect(seen).toEqual(["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4"]);
+
+      const exact = await store.listTurns(k, { limit: 8, cursor: null });
+      expect(exact.turns.length).toBe(8);
+      expect(exact.nextCursor).toBeNull();
+
+      await expect(store.listTurns(k, { limit: 3, cursor: "not-a-cursor" })).rejects.toMatchObject({
+        code: "INVALID_REQUEST",
+      });
+      await expect(store.listTurns(k, { limit: 3, cursor: "bm9wZQ" })).rejects.toBeInstanceOf(AppError);
+    });
+
+    it("keeps each message next to its reply when exchanges are saved at the same time", async () => {
+      const store = await fresh();
+      const k = key({ userId: "busy" });
+      const exchanges = Array.from({ length: 20 }, (_, i) => exchange(k, `q${i}`, `a${i}`));
+      const results = await Promise.all(
+        exchanges.map((ex) => store.saveExchange(ex, call(k, { id: ex.reply.id }))),
+      );
+      expect(results.every(Boolean)).toBe(true);
+      const turns = await store.recentTurns(k, 100);
+      expect(turns.length).toBe(40);
+      for (let i = 0; i < turns.length; i += 2) {
+        expect(turns[i]!.role).toBe("user");
+        expect(turns[i + 1]!.role).toBe("assistant");
+        expect(turns[i + 1]!.text).toBe(turns[i]!.text.replace("q", "a"));
+      }
+    });
+
+    it("records every call, stored reply or not, oldest first", async () => {
+      const store = await fresh();
+      const k = key({ userId: "u1" });
+      const ex = await save(store, k, "q", "a");
+      const failed = call(k, {
+        outcome: "failed",
+        errorCode: "AGENT_UNAVAILABLE",
+        errorMessage: "The openai provider is overloaded (HTTP 529). Retry shortly.",
+        stream: true,
+        firstTokenMs: 12,
+        inputTokens: 0,
+        outputTokens: 0,
+      });
+      expect(await store.recordCall(failed)).toBe(true);
+      const calls = await store.listCalls("acct_A", "agt_A");
+      expect(calls.map((c) => c.id)).toEqual([ex.reply.id, failed.id]);
+      expect(calls[1]).toEqual(failed);
+      expect(await store.listCalls("acct_B", "agt_A")).toEqual([]);
+      expect((await store.recentTurns(k, 10)).length).toBe(2);
+    });
+
+    it("purges everything of one agent in the account, idempotently, and stores nothing for it afterwards", async () => {
+      const store = await fresh();
+      const gone = key({ agentId: "agt_gone", userId: "u1" });
+      const kept = key({ agentId: "agt_kept", userId: "u1" });
+      await save(store, gone, "q1", "a1");
+      await save(store, { ...gone, userId: "" }, "q2", "a2");
+      await store.recordCall(call(gone, { outcome: "failed", errorCode: "MODEL_ERROR" }));
+      await save(store, kept, "q", "a");
+
+      expect(await store.purgeAgent("acct_B", "agt_gone")).toEqual({ turns: 0, calls: 0 });
+      expect((await store.recentTurns(gone, 10)).length).toBe(2);
+
+      expect(await store.purgeAgent("acct_A", "agt_gone")).toEqual({ turns: 4, calls: 3 });
+      expect(await store.recentTurns(gone, 10)).toEqual([]);
+      expect(await store.recentTurns({ ...gone, userId: "" }, 10)).toEqual([]);
+      expect((await store.listTurns(gone, { limit: 10, cursor: null })).turns).toEqual([]);
+      expect(await store.listCalls("acct_A", "agt_gone")).toEqual([]);
+      expect(await store.purgeAgent("acct_A", "agt_gone")).toEqual({ turns: 0, calls: 0 });
+
+      const late = exchange(gone, "late question", "late answer");
+      expect(await store.saveExchange(late, call(gone, { id: late.reply.id }))).toBe(false);
+      expect(await store.recordCall(call(gone))).toBe(false);
+      expect(await store.recentTurns(gone, 10)).toEqual([]);
+      expect(await store.listCalls("acct_A", "agt_gone")).toEqual([]);
+
+      expect((await store.recentTurns(kept, 10)).map((t) => t.text)).toEqual(["q", "a"]);
+      expect((await store.listCalls("acct_A", "agt_kept")).length).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,287 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { AppError } from "@agentry/errors";
+import Database from "better-sqlite3";
+import { migrate } from "./sqlite-migrations.js";
+import type {
+  CallOutcome,
+  CallRecord,
+  ConversationKey,
+  ConversationStore,
+  NewExchange,
+  PurgeResult,
+  TurnPage,
+  TurnRecord,
+  TurnRole,
+} from "./types.js";
+
+export const CONVERSATION_DB_FILE = "conversation.db";
+
+interface TurnRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+  role: TurnRole;
+  text: string;
+  model: string | null;
+  provider: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  latency_ms: number;
+  created_at: string;
+}
+
+interface CallRow {
+  id: string;
+  request_id: string | null;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+  provider: string | null;
+  model: string | null;
+  stream: number;
+  outcome: CallOutcome;
+  error_code: string | null;
+  error_message: string | null;
+  latency_ms: number;
+  first_token_ms: number | null;
+  input_tokens: number;
+  output_tokens: number;
+  created_at: string;
+}
+
+type KeyParams = [accountId: string, agentId: string, userId: string, roomId: string];
+
+const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id = ?";
+
+function keyParams(key: ConversationKey): KeyParams {
+  return [key.accountId, key.agentId, key.userId, key.roomId];
+}
+
+function toTurn(row: TurnRow): TurnRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    role: row.role,
+    text: row.text,
+    model: row.model,
+    provider: row.provider,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    latencyMs: row.latency_ms,
+    createdAt: row.created_at,
+  };
+}
+
+function toCall(row: CallRow): CallRecord {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    provider: row.provider,
+    model: row.model,
+    stream: row.stream === 1,
+    outcome: row.outcome,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    latencyMs: row.latency_ms,
+    firstTokenMs: row.first_token_ms,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    createdAt: row.created_at,
+  };
+}
+
+/** Cursors are opaque to callers: the position of the last turn read, in base64url. */
+function encodeCursor(seq: number): string {
+  return Buffer.from(`turn:${seq}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^turn:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) {
+    throw new AppError("INVALID_REQUEST", "The page token is invalid.", {
+      details: [{ field: "page_token", issue: "is not a token returned by a previous page" }],
+    });
+  }
+  return Number(match[1]);
+}
+
+/** The embedded store: one SQLite file in WAL mode, every commit flushed to disk (synchronous=FULL). */
+export class SqliteConversationStore implements ConversationStore {
+  private readonly db: Database.Database;
+  private readonly statements: Statements;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = FULL");
+    this.db.pragma("busy_timeout = 5000");
+    migrate(this.db);
+    this.statements = prepare(this.db);
+  }
+
+  async recentTurns(key: ConversationKey, limit: number): Promise<TurnRecord[]> {
+    return this.statements.recent.all(...keyParams(key), limit).map(toTurn);
+  }
+
+  async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
+    const { key, user, reply } = exchange;
+    return this.db
+      .transaction(() => {
+        if (this.purged(key.accountId, key.agentId)) return false;
+        const s = this.statements;
+        s.insertTurn.run(user.id, ...keyParams(key), "user", user.text, null, null, 0, 0, 0, user.createdAt);
+        s.insertTurn.run(
+          reply.id,
+          ...keyParams(key),
+          "assistant",
+          reply.text,
+          reply.model,
+          reply.provider,
+          reply.inputTokens,
+          reply.outputTokens,
+          reply.latencyMs,
+          reply.createdAt,
+        );
+        s.touchConversation.run(...keyParams(key), user.createdAt, reply.createdAt);
+        s.insertCall.run(callRow(call));
+        return true;
+      })
+      .immediate();
+  }
+
+  async recordCall(call: CallRecord): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        if (this.purged(call.accountId, call.agentId)) return false;
+        this.statements.insertCall.run(callRow(call));
+        return true;
+      })
+      .immediate();
+  }
+
+  async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
+    const after = page.cursor === null ? 0 : decodeCursor(page.cursor);
+    // One row more than asked tells whether another page follows.
+    const rows = this.statements.page.all(...keyParams(key), after, page.limit + 1);
+    const more = rows.length > page.limit;
+    const turns = rows.slice(0, page.limit);
+    return { turns: turns.map(toTurn), nextCursor: more ? encodeCursor(turns[turns.length - 1]!.seq) : null };
+  }
+
+  async listCalls(accountId: string, agentId: string): Promise<CallRecord[]> {
+    return this.statements.calls.all(accountId, agentId).map(toCall);
+  }
+
+  async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {
+    const s = this.statements;
+    return this.db
+      .transaction(() => {
+        s.markPurged.run(agentId, accountId, new Date().toISOString());
+        const turns = s.deleteTurns.run(agentId, accountId).changes;
+        const calls = s.deleteCalls.run(agentId, accountId).changes;
+        s.deleteConversations.run(agentId, accountId);
+        return { turns, calls };
+      })
+      .immediate();
+  }
+
+  /** Reads a pragma of this connection (some, like synchronous, are per connection), for diagnostics. */
+  pragma(name: string): unknown {
+    return this.db.pragma(name, { simple: true });
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private purged(accountId: string, agentId: string): boolean {
+    return this.statements.isPurged.get(agentId, accountId) !== undefined;
+  }
+}
+
+type Statements = ReturnType<typeof prepare>;
+
+function prepare(db: Database.Database) {
+  return {
+    recent: db.prepare<[...KeyParams, number], TurnRow>(
+      `SELECT * FROM (SELECT * FROM turns WHERE ${KEY_WHERE} ORDER BY seq DESC LIMIT ?) ORDER BY seq ASC`,
+    ),
+    page: db.prepare<[...KeyParams, number, number], TurnRow>(
+      `SELECT * FROM turns WHERE ${KEY_WHERE} AND seq > ? ORDER BY seq ASC LIMIT ?`,
+    ),
+    insertTurn: db.prepare<
+      [string, ...KeyParams, TurnRole, string, string | null, string | null, number, number, number, string]
+    >(
+      `INSERT INTO turns (id, account_id, agent_id, user_id, room_id, role, text, model, provider,
+         input_tokens, output_tokens, latency_ms, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    touchConversation: db.prepare<[...KeyParams, string, string]>(
+      `INSERT INTO conversations (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 2, ?, ?)
+       ON CONFLICT (agent_id, user_id, room_id, account_id)
+       DO UPDATE SET turn_count = turn_count + 2, updated_at = excluded.updated_at`,
+    ),
+    insertCall: db.prepare<CallRow>(
+      `INSERT INTO calls (id, request_id, account_id, agent_id, user_id, room_id, provider, model, stream,
+         outcome, error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
+       VALUES (@id, @request_id, @account_id, @agent_id, @user_id, @room_id, @provider, @model, @stream,
+         @outcome, @error_code, @error_message, @latency_ms, @first_token_ms, @input_tokens, @output_tokens,
+         @created_at)`,
+    ),
+    calls: db.prepare<[string, string], CallRow>(
+      "SELECT * FROM calls WHERE account_id = ? AND agent_id = ? ORDER BY seq ASC",
+    ),
+    isPurged: db.prepare<[string, string], number>(
+      "SELECT 1 FROM purged_agents WHERE agent_id = ? AND account_id = ?",
+    ),
+    markPurged: db.prepare<[string, string, string]>(
+      "INSERT OR IGNORE INTO purged_agents (agent_id, account_id, purged_at) VALUES (?, ?, ?)",
+    ),
+    deleteTurns: db.prepare<[string, string]>("DELETE FROM turns WHERE agent_id = ? AND account_id = ?"),
+    deleteCalls: db.prepare<[string, string]>("DELETE FROM calls WHERE agent_id = ? AND account_id = ?"),
+    deleteConversations: db.prepare<[string, string]>(
+      "DELETE FROM conversations WHERE agent_id = ? AND account_id = ?",
+    ),
+  };
+}
+
+function callRow(call: CallRecord): CallRow {
+  return {
+    id: call.id,
+    request_id: call.requestId,
+    account_id: call.accountId,
+    agent_id: call.agentId,
+    user_id: call.userId,
+    room_id: call.roomId,
+    provider: call.provider,
+    model: call.model,
+    stream: call.stream ? 1 : 0,
+    outcome: call.outcome,
+    error_code: call.errorCode,
+    error_message: call.errorMessage,
+    latency_ms: Math.round(call.latencyMs),
+    first_token_ms: call.firstTokenMs === null ? null : Math.round(call.firstTokenMs),
+    input_tokens: call.inputTokens,
+    output_tokens: call.outputTokens,
+    created_at: call.createdAt,
+  };
+}
+
+/** Opens (creating when missing) `<dataDir>/conversation.db`. */
+export function openSqliteConversationStore(options: { dataDir: string }): SqliteConversationStore {
+  mkdirSync(options.dataDir, { recursive: true });
+  return new SqliteConversationStore(join(options.dataDir, CONVERSATION_DB_FILE));
+}

@@ -1,0 +1,116 @@
+/**
+ * A conversation is identified by (agent, userId, roomId) within an account (decisions.md, "Messages"). A
+ * message without a userId or roomId belongs to the default value of that part, the empty string, so messages
+ * without them share one default conversation.
+ */
+export interface ConversationKey {
+  accountId: string;
+  agentId: string;
+  userId: string;
+  roomId: string;
+}
+
+export type TurnRole = "user" | "assistant";
+
+/** One stored message. Model, provider, tokens and latency describe the call behind an assistant turn. */
+export interface TurnRecord extends ConversationKey {
+  /** "msg_" + ULID; an assistant turn has the id of the reply it stores. */
+  id: string;
+  role: TurnRole;
+  text: string;
+  /** Null for user turns. */
+  model: string | null;
+  provider: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  latencyMs: number;
+  /** ISO 8601 with milliseconds, UTC: when the message arrived, or when the reply was complete. */
+  createdAt: string;
+}
+
+/** A message and its complete reply, stored together or not at all. */
+export interface NewExchange {
+  key: ConversationKey;
+  user: { id: string; text: string; createdAt: string };
+  reply: {
+    id: string;
+    text: string;
+    model: string;
+    provider: string;
+    inputTokens: number;
+    outputTokens: number;
+    latencyMs: number;
+    createdAt: string;
+  };
+}
+
+/** `completed`: a reply was stored. `failed`: an error was returned. `cancelled`: the caller went away first. */
+export type CallOutcome = "completed" | "failed" | "cancelled";
+
+/** The metrics and log record of one model call, whatever its outcome; the source of later analytics. */
+export interface CallRecord extends ConversationKey {
+  /** The id the reply has or would have had. */
+  id: string;
+  /** The public request id, for correlation with the gateway's logs. */
+  requestId: string | null;
+  /** Null when the call failed before a provider was chosen. */
+  provider: string | null;
+  model: string | null;
+  stream: boolean;
+  outcome: CallOutcome;
+  /** The public error code of a failed call. */
+  errorCode: string | null;
+  /** The message returned with that error (safe to show, never a secret). */
+  errorMessage: string | null;
+  /** From receiving the message to the reply or the failure. */
+  latencyMs: number;
+  /** For streams: from calling the provider to the first text, when any came. */
+  firstTokenMs: number | null;
+  inputTokens: number;
+  outputTokens: number;
+  createdAt: string;
+}
+
+export interface TurnPage {
+  turns: TurnRecord[];
+  /** Opaque position after the page's last turn; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface PurgeResult {
+  turns: number;
+  calls: number;
+}
+
+/**
+ * Everything the conversation service stores. Implementations: SQLite (embedded default) and, later, Postgres;
+ * both pass the one contract suite in `contract-suite.ts`.
+ *
+ * Turns are ordered by the time their exchange was stored (a message and its reply are adjacent). Reads are
+ * scoped to the full key, account included: nothing crosses accounts, agents, users or rooms.
+ */
+export interface ConversationStore {
+  /** Up to `limit` most recent turns of the conversation, oldest first. */
+  recentTurns(key: ConversationKey, limit: number): Promise<TurnRecord[]>;
+  /**
+   * Stores the message, its reply and the call record in one transaction. Stores nothing and returns false when
+   * the agent has been purged, so a reply that completes after its agent was deleted leaves no trace.
+   */
+  saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean>;
+  /** Stores the record of a call that stored no reply; false (nothing stored) when the agent has been purged. */
+  recordCall(call: CallRecord): Promise<boolean>;
+  /**
+   * One page of the conversation's turns, oldest first, starting after `cursor` (from the start when null). A
+   * cursor that no page returned throws AppError INVALID_REQUEST.
+   */
+  listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage>;
+  /** The agent's call records, oldest first. */
+  listCalls(accountId: string, agentId: string): Promise<CallRecord[]>;
+  /**
+   * Deletes the agent's conversations, turns and call records in one transaction and remembers the agent as
+   * purged, so nothing is stored for it afterwards. Idempotent: a repeated purge deletes nothing more.
+   */
+  purgeAgent(accountId: string, agentId: string): Promise<PurgeResult>;
+  /** Flushes and closes; the store is unusable afterwards. */
+  close(): Promise<void>;
+}

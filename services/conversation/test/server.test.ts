@@ -1,0 +1,132 @@
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError } from "@agentry/config";
+import { silentLogger } from "@agentry/logging";
+import { ConversationService } from "@agentry/proto";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  buildConversation,
+  type Conversation,
+  createConversationServer,
+  loadConversationConfig,
+} from "../src/index.js";
+import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "../src/testing/index.js";
+import { ACCOUNT, agent } from "./harness.js";
+
+describe("standalone server", () => {
+  let fake: FakeProviderServer<OpenAIChatBody>;
+  let conversation: Conversation;
+  let server: ReturnType<typeof createConversationServer>;
+  let baseUrl: string;
+  const dataDir = mkdtempSync(join(tmpdir(), "conversation-server-"));
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    conversation = await buildConversation({
+      dataDir,
+      logger: silentLogger(),
+      providers: { openai: { apiKey: "sk-any", baseURL: fake.baseURL } },
+    });
+    server = createConversationServer(conversation.routes);
+    server.server.listen(0, "127.0.0.1");
+    await once(server.server, "listening");
+    baseUrl = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await server.close();
+    await conversation.close();
+    await fake.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("answers RPCs over h2c, as the gateway calls it", async () => {
+    const client = createClient(ConversationService, createConnectTransport({ baseUrl, httpVersion: "2" }));
+    const { reply } = await client.sendMessage({ accountId: ACCOUNT, agent: agent(), text: "over the wire" });
+    expect(reply?.text).toBe("Echo: over the wire");
+  });
+
+  it("serves /healthz and /readyz, which turns 503 while draining", async () => {
+    expect(await get(baseUrl, "/healthz")).toEqual([200, "ok"]);
+    expect(await get(baseUrl, "/readyz")).toEqual([200, "ok"]);
+    expect((await get(baseUrl, "/nope"))[0]).toBe(404);
+    server.drain();
+    expect(await get(baseUrl, "/readyz")).toEqual([503, "draining"]);
+    expect(await get(baseUrl, "/healthz")).toEqual([200, "ok"]);
+  });
+});
+
+describe("loadConversationConfig", () => {
+  it("applies the documented defaults", () => {
+    const config = loadConversationConfig({});
+    expect(config).toMatchObject({
+      port: 8082,
+      contextTokenBudget: 3000,
+      providers: {
+        openai: { model: "gpt-4o-mini" },
+        anthropic: { model: "claude-3-5-haiku-latest" },
+        timeoutMs: 60_000,
+        firstTokenTimeoutMs: 20_000,
+      },
+    });
+    expect(config.dataDir).toMatch(/data$/);
+    expect(config.providers.defaultProvider).toBeUndefined();
+    expect(config.providers.openai?.apiKey).toBeUndefined();
+  });
+
+  it("reads the provider variables, treating empty ones as unset", () => {
+    const config = loadConversationConfig({
+      DEFAULT_MODEL_PROVIDER: "anthropic",
+      OPENAI_API_KEY: "",
+      OPENAI_BASE_URL: "http://localhost:11434/v1",
+      ANTHROPIC_API_KEY: "sk-ant-x",
+      ANTHROPIC_MODEL: "claude-haiku-4-5",
+      PROVIDER_TIMEOUT_MS: "30000",
+      CONTEXT_TOKEN_BUDGET: "500",
+      CONVERSATION_PORT: "9000",
+    });
+    expect(config.port).toBe(9000);
+    expect(config.contextTokenBudget).toBe(500);
+    expect(config.providers).toMatchObject({
+      defaultProvider: "anthropic",
+      openai: { baseURL: "http://localhost:11434/v1" },
+      anthropic: { apiKey: "sk-ant-x", model: "claude-haiku-4-5" },
+      timeoutMs: 30_000,
+    });
+    expect(config.providers.openai?.apiKey).toBeUndefined();
+  });
+
+  it("stops on a bad value with one line naming the variable", () => {
+    expect(() => loadConversationConfig({ DEFAULT_MODEL_PROVIDER: "cohere" })).toThrow(ConfigError);
+    expect(() => loadConversationConfig({ OPENAI_BASE_URL: "not a url" })).toThrow(/OPENAI_BASE_URL/);
+    expect(() => loadConversationConfig({ PROVIDER_TIMEOUT_MS: "0" })).toThrow(/PROVIDER_TIMEOUT_MS/);
+  });
+});
+
+function get(baseUrl: string, path: string): Promise<[number, string]> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(baseUrl);
+    session.on("error", reject);
+    const req = session.request({ ":method": "GET", ":path": path });
+    let status = 0;
+    let body = "";
+    req.on("response", (headers) => {
+      status = Number(headers[":status"]);
+    });
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      session.close();
+      resolve([status, body]);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
