@@ -69,7 +69,7 @@ describe("loadConversationConfig", () => {
       contextTokenBudget: 3000,
       providers: {
         openai: { model: "gpt-4o-mini" },
-        anthropic: { model: "claude-3-5-haiku-latest" },
+        anthropic: { model: "claude-haiku-4-5" },
         timeoutMs: 60_000,
         firstTokenTimeoutMs: 20_000,
       },
