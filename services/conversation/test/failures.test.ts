@@ -63,7 +63,7 @@ const refusals: [Provider, number, Record<string, string>, string, number | unde
     undefined,
     /rejected the credentials \(HTTP 401\)\. Check ANTHROPIC_API_KEY/,
   ],
-  ["anthropic", 404, {}, "MODEL_ERROR", undefined, /does not know the model "claude-haiku-4-5"/],
+  ["anthropic", 404, {}, "MODEL_ERROR", undefined, /does not know the model "claude-haiku-5-5"/],
   ["anthropic", 400, {}, "MODEL_ERROR", undefined, /rejected the request as invalid \(HTTP 400\)/],
   ["anthropic", 429, { "retry-after": "11" }, "AGENT_UNAVAILABLE", 11, /rate-limiting/],
   ["anthropic", 500, {}, "AGENT_UNAVAILABLE", undefined, /failed \(HTTP 500\)/],

@@ -69,7 +69,7 @@ describe("loadConversationConfig", () => {
       contextTokenBudget: 3000,
       providers: {
         openai: { model: "gpt-4o-mini" },
-        anthropic: { model: "claude-haiku-4-5" },
+        anthropic: { model: "claude-haiku-5-5" },
         timeoutMs: 60_000,
         firstTokenTimeoutMs: 20_000,
       },
@@ -85,7 +85,7 @@ describe("loadConversationConfig", () => {
       OPENAI_API_KEY: "",
       OPENAI_BASE_URL: "http://localhost:11434/v1",
       ANTHROPIC_API_KEY: "sk-ant-x",
-      ANTHROPIC_MODEL: "claude-haiku-4-5",
+      ANTHROPIC_MODEL: "claude-haiku-5-5",
       PROVIDER_TIMEOUT_MS: "30000",
       CONTEXT_TOKEN_BUDGET: "500",
       CONVERSATION_PORT: "9000",
@@ -95,7 +95,7 @@ describe("loadConversationConfig", () => {
     expect(config.providers).toMatchObject({
       defaultProvider: "anthropic",
       openai: { baseURL: "http://localhost:11434/v1" },
-      anthropic: { apiKey: "sk-ant-x", model: "claude-haiku-4-5" },
+      anthropic: { apiKey: "sk-ant-x", model: "claude-haiku-5-5" },
       timeoutMs: 30_000,
     });
     expect(config.providers.openai?.apiKey).toBeUndefined();

@@ -6,7 +6,7 @@ import { createOpenAIProvider } from "./openai.js";
 import { isProviderName, type ModelProvider, PROVIDER_NAMES, type ProviderName } from "./types.js";
 
 export const DEFAULT_OPENAI_MODEL = "gpt-4o-mini";
-export const DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5";
+export const DEFAULT_ANTHROPIC_MODEL = "claude-haiku-5-5";
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 60_000;
 export const DEFAULT_FIRST_TOKEN_TIMEOUT_MS = 20_000;
 
