@@ -1,5 +1,6 @@
 import http2 from "node:http2";
 import { buildConversation } from "@agentry/conversation";
+import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
 import type { Logger } from "@agentry/logging";
 import { AccountService, AgentService, ConversationService } from "@agentry/proto";
 import { buildRegistry, requestScopeInterceptor } from "@agentry/registry";
@@ -10,6 +11,7 @@ import { buildApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { Authenticator } from "./http/auth.js";
+import { limitsMiddleware } from "./http/limits.js";
 
 export interface Gateway {
   app: Koa<GatewayState>;
@@ -66,6 +68,15 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
   }
   probes.push(registryReady);
 
+  const limiter: Limiter = config.REDIS_URL
+    ? createRedisLimiter({
+        url: config.REDIS_URL,
+        onError: (error) =>
+          logger.warn({ err: error }, "redis connection error; limits fail closed until it returns"),
+      })
+    : createMemoryLimiter();
+  closers.unshift(() => limiter.close());
+
   const accounts = createClient(AccountService, registryTransport);
   const context: GatewayContext = {
     config,
@@ -78,7 +89,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     draining: false,
   };
   return {
-    app: buildApp(context),
+    app: buildApp(context, {
+      limits: limitsMiddleware({ limiter, logger, leaseMs: config.CONCURRENCY_LEASE_MS }),
+    }),
     context,
     close: async () => {
       for (const close of closers.reverse()) await close();

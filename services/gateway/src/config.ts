@@ -12,6 +12,10 @@ const schema = z
     REGISTRY_URL: env.url().optional(),
     /** Where the conversation service runs when it is not embedded (HTTP/2 without TLS). */
     CONVERSATION_URL: env.url().optional(),
+    /** Shared limiter state, so limits are exact across every gateway using it; unset keeps them in memory. */
+    REDIS_URL: env.url().optional(),
+    /** How long a concurrency slot outlives a gateway that died holding it. */
+    CONCURRENCY_LEASE_MS: env.milliseconds(15_000),
     /** How long a verified API key is trusted without asking the registry again. */
     AUTH_CACHE_TTL_MS: env.milliseconds(1000),
     /** Deadline of each call to another service. */

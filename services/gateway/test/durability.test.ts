@@ -17,7 +17,12 @@ beforeAll(async () => {
   const account = await store.createAccount({
     name: "durable",
     tier: "enterprise",
-    limitOverrides: { maxAgents: 100_000 },
+    limitOverrides: {
+      maxAgents: 100_000,
+      requestsPerMinute: 1_000_000,
+      createPerMinute: 1_000_000,
+      getPerMinute: 1_000_000,
+    },
   });
   const generated = generateApiKey();
   await store.createApiKey({

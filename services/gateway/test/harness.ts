@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Scope } from "@agentry/core";
+import type { LimitName, Scope } from "@agentry/core";
 import { type Logger, silentLogger } from "@agentry/logging";
 import { Tier } from "@agentry/proto";
 import { composeGateway, type Gateway } from "../src/compose.js";
@@ -26,8 +26,17 @@ export interface Harness {
   url: string;
   dataDir: string;
   gateway: Gateway;
-  /** A new account (unique name) and a key with the given scopes (all when omitted). */
-  tenant(options?: { scopes?: Scope[]; tier?: Tier; maxAgents?: number }): Promise<Tenant>;
+  /**
+   * A new account (unique name) and a key with the given scopes (all when omitted). Without a tier it is an
+   * enterprise account whose rate limits are too high to matter, so tests of other things never hit them;
+   * `limits` overrides any of them (enterprise only).
+   */
+  tenant(options?: {
+    scopes?: Scope[];
+    tier?: Tier;
+    maxAgents?: number;
+    limits?: Partial<Record<LimitName, number>>;
+  }): Promise<Tenant>;
   request<T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -45,6 +54,18 @@ export interface Tenant {
 }
 
 let counter = 0;
+
+/** Rate and concurrency limits high enough that tests about other things never reach them. */
+const UNLIMITED = {
+  requestsPerMinute: 1_000_000,
+  createPerMinute: 1_000_000,
+  listPerMinute: 1_000_000,
+  getPerMinute: 1_000_000,
+  updatePerMinute: 1_000_000,
+  deletePerMinute: 1_000_000,
+  messagesPerMinute: 1_000_000,
+  concurrentMessages: 1_000,
+};
 
 /** Starts the all-in-one gateway on port 0 over a fresh SQLite data directory. */
 export async function startHarness(
@@ -75,11 +96,19 @@ export async function startHarness(
     gateway,
     async tenant(options = {}) {
       counter += 1;
-      const tier = options.tier ?? (options.maxAgents !== undefined ? Tier.ENTERPRISE : Tier.STANDARD);
+      const tier = options.tier ?? Tier.ENTERPRISE;
+      const limitOverrides =
+        tier === Tier.ENTERPRISE
+          ? {
+              ...(options.tier === undefined ? UNLIMITED : {}),
+              ...(options.maxAgents !== undefined ? { maxAgents: options.maxAgents } : {}),
+              ...options.limits,
+            }
+          : {};
       const { account } = await accounts.createAccount({
         name: `tenant-${process.pid}-${counter}-${Date.now()}`,
         tier,
-        ...(options.maxAgents !== undefined ? { limitOverrides: { maxAgents: options.maxAgents } } : {}),
+        limitOverrides,
       });
       const { key, keyId } = await newKey(account!.id, options.scopes ?? []);
       return { accountId: account!.id, key, keyId, keyWith: (scopes) => newKey(account!.id, scopes) };

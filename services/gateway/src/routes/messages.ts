@@ -180,6 +180,7 @@ export const messageRoutes: Route[] = [
     path: "/v1/agents/:agentId/messages",
     scope: "messages:send",
     limit: "messagesPerMinute",
+    concurrency: true,
     handle: sendMessage,
   },
 ];

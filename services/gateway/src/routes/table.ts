@@ -17,7 +17,9 @@ export interface Route {
   path: string;
   /** The scope the caller's key must hold. */
   scope: Scope;
-  /** The endpoint's own rate-limit bucket (decisions.md, "Plans and limits"). */
-  limit: LimitName;
+  /** The endpoint's own rate-limit bucket (decisions.md, "Plans and limits"); the tier bucket always applies. */
+  limit?: LimitName;
+  /** Whether requests hold one of the agent's concurrency slots while they run. */
+  concurrency?: boolean;
   handle(input: HandlerInput): Promise<void>;
 }

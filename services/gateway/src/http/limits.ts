@@ -1,0 +1,130 @@
+import { isId, type LimitName } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { type Bucket, type Limiter, rateLimitHeaders, retryAfterSeconds } from "@agentry/limits";
+import type { Logger } from "@agentry/logging";
+import type { Middleware } from "koa";
+import type { GatewayState, Principal } from "../context.js";
+import type { Route } from "../routes/table.js";
+
+const MINUTE_MS = 60_000;
+
+/** What a bucket limits, in words for the 429 message. */
+const DESCRIPTIONS: Record<LimitName, string> = {
+  requestsPerMinute: "requests per minute for this account",
+  createPerMinute: "agent creations per minute",
+  listPerMinute: "agent listings per minute",
+  getPerMinute: "agent reads per minute",
+  updatePerMinute: "agent updates per minute",
+  deletePerMinute: "agent deletions per minute",
+  messagesPerMinute: "messages per minute to this agent",
+  concurrentMessages: "simultaneous messages to this agent",
+  maxAgents: "agents",
+};
+
+export interface LimitsOptions {
+  limiter: Limiter;
+  logger: Logger;
+  /** How long a concurrency slot outlives a gateway that died holding it; renewed while the request runs. */
+  leaseMs: number;
+}
+
+/**
+ * The buckets a request spends from (decisions.md, "Plans and limits"): the account's tier bucket, and the
+ * endpoint's bucket, which for messages is the agent's own (keyed under the account, so no other account can
+ * drain it). Limits come from the caller's principal, so a plan change applies as soon as the key's cache
+ * entry is refreshed.
+ */
+function bucketsFor(route: Route, principal: Principal, agentId: string | undefined): Bucket[] {
+  const account = `acct:${principal.accountId}`;
+  const buckets: Bucket[] = [
+    { key: `${account}:requestsPerMinute`, limit: principal.limits.requestsPerMinute, windowMs: MINUTE_MS },
+  ];
+  if (route.limit === "messagesPerMinute") {
+    // A malformed id is answered 404 without reaching a model, so it needs no bucket of its own.
+    if (agentId && isId("agent", agentId)) {
+      buckets.push({
+        key: `${account}:agent:${agentId}:messagesPerMinute`,
+        limit: principal.limits.messagesPerMinute,
+        windowMs: MINUTE_MS,
+      });
+    }
+  } else if (route.limit) {
+    buckets.push({
+      key: `${account}:${route.limit}`,
+      limit: principal.limits[route.limit],
+      windowMs: MINUTE_MS,
+    });
+  }
+  return buckets;
+}
+
+function limitNameOf(key: string): LimitName {
+  return key.slice(key.lastIndexOf(":") + 1) as LimitName;
+}
+
+/**
+ * Enforces rate limits and, for messages, the per-agent concurrency limit, then reports the tightest bucket in
+ * `X-RateLimit-*` on every response that follows, errors included. A refused request is 429 with
+ * `Retry-After`. A concurrency slot is a lease renewed while the request (or its stream) runs and released when
+ * it ends; a gateway that dies frees its slots when their leases lapse.
+ */
+export function limitsMiddleware(options: LimitsOptions) {
+  const { limiter, leaseMs } = options;
+  return (route: Route): Middleware<GatewayState> =>
+    async (ctx, next) => {
+      const principal = ctx.state.principal!;
+      const agentId = (ctx as { params?: Record<string, string> }).params?.agentId;
+      const decision = await limiter.take(bucketsFor(route, principal, agentId));
+      ctx.set(rateLimitHeaders(decision));
+      if (!decision.allowed) {
+        const name = limitNameOf(decision.key);
+        const seconds = retryAfterSeconds(decision.retryAfterMs);
+        throw new AppError(
+          "RATE_LIMIT_EXCEEDED",
+          `Rate limit exceeded: at most ${decision.limit} ${DESCRIPTIONS[name]}. Retry after ${seconds} s.`,
+          { retryAfterSeconds: seconds },
+        );
+      }
+      if (!route.concurrency || !agentId || !isId("agent", agentId)) {
+        await next();
+        return;
+      }
+      const limit = principal.limits.concurrentMessages;
+      const slot = await limiter.acquireSlot(
+        `acct:${principal.accountId}:agent:${agentId}:concurrentMessages`,
+        limit,
+        leaseMs,
+      );
+      if (!slot.acquired) {
+        const seconds = retryAfterSeconds(slot.retryAfterMs);
+        ctx.set("Retry-After", String(seconds));
+        throw new AppError(
+          "RATE_LIMIT_EXCEEDED",
+          `Concurrency limit reached: at most ${limit} ${DESCRIPTIONS.concurrentMessages}. Retry when one finishes.`,
+          { retryAfterSeconds: seconds },
+        );
+      }
+      const renewal = setInterval(
+        () => {
+          slot.lease
+            .renew()
+            .catch((error: unknown) =>
+              options.logger.warn({ err: error }, "could not renew a concurrency slot"),
+            );
+        },
+        Math.max(1000, Math.floor(leaseMs / 3)),
+      );
+      renewal.unref();
+      try {
+        await next();
+      } finally {
+        clearInterval(renewal);
+        await slot.lease.release().catch((error: unknown) => {
+          options.logger.warn(
+            { err: error },
+            "could not release a concurrency slot; it frees itself when its lease lapses",
+          );
+        });
+      }
+    };
+}
