@@ -6,11 +6,12 @@ import { requireScope } from "./http/auth.js";
 import { errorEnvelope } from "./http/errors.js";
 import { requestId } from "./http/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
+import { apiKeyRoutes } from "./routes/api-keys.js";
 import { messageRoutes } from "./routes/messages.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
-export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes];
+export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes, ...apiKeyRoutes];
 
 /**
  * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and
@@ -75,6 +76,7 @@ function authenticate(gateway: GatewayContext, route: Route): Middleware<Gateway
       rpcOptions(gateway, ctx.state),
     );
     requireScope(principal, route.scope);
+    gateway.keyUsage.record(principal.keyId);
     ctx.state.principal = principal;
     await next();
   };

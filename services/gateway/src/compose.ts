@@ -11,6 +11,7 @@ import { buildApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { Authenticator } from "./http/auth.js";
+import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
 
 export interface Gateway {
@@ -78,6 +79,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
   closers.unshift(() => limiter.close());
 
   const accounts = createClient(AccountService, registryTransport);
+  const keyUsage = new KeyUsageRecorder(accounts, logger, config.KEY_USAGE_FLUSH_MS);
+  // Closed before the registry, so the last batch of key uses is written.
+  closers.push(() => keyUsage.close());
   const context: GatewayContext = {
     config,
     logger,
@@ -85,6 +89,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     accounts,
     conversations,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
+    keyUsage,
     ready: async () => (await Promise.all(probes.map((probe) => probe()))).every(Boolean),
     draining: false,
   };

@@ -18,6 +18,8 @@ const schema = z
     CONCURRENCY_LEASE_MS: env.milliseconds(15_000),
     /** How long a verified API key is trusted without asking the registry again. */
     AUTH_CACHE_TTL_MS: env.milliseconds(1000),
+    /** How often API key last-use times are written (one batch per interval). */
+    KEY_USAGE_FLUSH_MS: env.milliseconds(10_000),
     /** Deadline of each call to another service. */
     RPC_TIMEOUT_MS: env.milliseconds(10_000),
     /** Deadline of a message call, streamed or not; the provider's own timeouts are shorter. */

@@ -4,6 +4,7 @@ import type { AccountService, AgentService, ConversationService } from "@agentry
 import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
+import type { KeyUsageRecorder } from "./http/key-usage.js";
 
 /** The caller, as established by its API key. */
 export interface Principal {
@@ -28,6 +29,8 @@ export interface GatewayContext {
   accounts: Client<typeof AccountService>;
   conversations: Client<typeof ConversationService>;
   auth: Authenticator;
+  /** Batches API key last-use times. */
+  keyUsage: KeyUsageRecorder;
   /** Whether the gateway and what it depends on can serve traffic (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Set once SIGTERM arrives: readiness fails and responses ask clients to reconnect elsewhere. */

@@ -187,9 +187,27 @@ describe("api keys", () => {
     );
     const first = await h.accounts.revokeApiKey({ id: apiKey!.id, accountId });
     expect(first.apiKey?.revokeTime).toBeDefined();
+    expect(first.alreadyRevoked).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const again = await h.accounts.revokeApiKey({ id: apiKey!.id });
     expect(again.apiKey?.revokeTime).toEqual(first.apiKey?.revokeTime);
+    expect(again.alreadyRevoked).toBe(true);
     expect((await failure(h.accounts.revokeApiKey({ id: "key_missing" }))).app.code).toBe("NOT_FOUND");
+  });
+
+  it("records last use in batches, later times winning, unknown keys ignored", async () => {
+    const { apiKey } = await h.accounts.createApiKey({ accountId });
+    const use = (iso: string) => ({ keyId: apiKey!.id, useTime: timestampFromDate(new Date(iso)) });
+    await h.accounts.touchApiKeys({
+      uses: [
+        use("2026-05-02T00:00:00.000Z"),
+        { keyId: "key_unknown", useTime: timestampFromDate(new Date()) },
+      ],
+    });
+    await h.accounts.touchApiKeys({ uses: [use("2026-05-01T00:00:00.000Z")] });
+    const { apiKeys } = await h.accounts.listApiKeys({ accountId });
+    const stored = apiKeys.find((key) => key.id === apiKey!.id)!;
+    expect(timestampDate(stored.lastUsedTime!).toISOString()).toBe("2026-05-02T00:00:00.000Z");
   });
 
   it("lists an account's keys, revoked ones included, with their last use", async () => {

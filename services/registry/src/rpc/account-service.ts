@@ -121,11 +121,23 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
       return { apiKeys: (await store.listApiKeys(request.accountId)).map(apiKeyToProto) };
     },
 
+    async touchApiKeys(request) {
+      const lastUsed = new Map<string, string>();
+      for (const use of request.uses) {
+        if (use.keyId && use.useTime) lastUsed.set(use.keyId, fromTimestamp(use.useTime));
+      }
+      await store.touchApiKeys(lastUsed);
+      return {};
+    },
+
     async revokeApiKey(request) {
+      const started = new Date().toISOString();
       const key = await store.revokeApiKey(request.id, request.accountId || undefined);
       if (!key) throw new AppError("NOT_FOUND", `API key ${request.id} does not exist.`);
-      logger.info({ keyId: key.id, accountId: key.accountId }, "api key revoked");
-      return { apiKey: apiKeyToProto(key) };
+      // The store keeps the first revocation time, so an earlier one means this call changed nothing.
+      const alreadyRevoked = key.revokedAt !== null && key.revokedAt < started;
+      if (!alreadyRevoked) logger.info({ keyId: key.id, accountId: key.accountId }, "api key revoked");
+      return { apiKey: apiKeyToProto(key), alreadyRevoked };
     },
 
     async verifyApiKey(request) {

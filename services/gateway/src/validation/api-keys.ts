@@ -1,0 +1,25 @@
+import { SCOPES } from "@agentry/core";
+import { z } from "zod";
+
+export const createApiKeyBody = z.strictObject(
+  {
+    name: z
+      .string({ error: "must be a string" })
+      .trim()
+      .max(200, "must be at most 200 characters")
+      .optional(),
+    scopes: z
+      .array(z.enum(SCOPES, { error: `must be one of: ${SCOPES.join(", ")}` }), { error: "must be an array" })
+      .min(1, "must name at least one scope; omit it to grant every scope this key holds")
+      .refine((scopes) => new Set(scopes).size === scopes.length, "must not repeat a scope")
+      .optional(),
+    expiresAt: z.iso
+      .datetime({
+        offset: true,
+        error: "must be an ISO 8601 date-time with a time zone, e.g. 2027-01-01T00:00:00Z",
+      })
+      .refine((value) => Date.parse(value) > Date.now(), "must be in the future")
+      .optional(),
+  },
+  { error: "must be a JSON object" },
+);
