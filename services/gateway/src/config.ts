@@ -17,7 +17,7 @@ const schema = z
     /** How long a concurrency slot outlives a gateway that died holding it. */
     CONCURRENCY_LEASE_MS: env.milliseconds(15_000),
     /** How long a verified API key is trusted without asking the registry again. */
-    AUTH_CACHE_TTL_MS: env.milliseconds(1000),
+    AUTH_CACHE_TTL_MS: env.milliseconds(750),
     /** How often API key last-use times are written (one batch per interval). */
     KEY_USAGE_FLUSH_MS: env.milliseconds(10_000),
     /** Deadline of each call to another service. */
