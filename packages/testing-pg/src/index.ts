@@ -1,0 +1,228 @@
+import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { promisify } from "node:util";
+import pg from "pg";
+
+/**
+ * Postgres for tests. `TEST_DATABASE_URL` (else `DATABASE_URL`) names a server on which the tests create and drop
+ * their own databases, so its role needs CREATEDB. With neither set, a throwaway server is started from the local
+ * PostgreSQL binaries (initdb, pg_ctl) in a temporary directory and stopped afterwards. When no Postgres can be
+ * had at all, opening fails with the reason: Postgres suites are never skipped.
+ */
+export interface TestDatabase {
+  /** Connection URL of a fresh, empty database of its own. */
+  url: string;
+  /** Creates another fresh database on the same server (dropped by `close`) and returns its URL. */
+  createDatabase(): Promise<string>;
+  /** Drops every database it created and stops the throwaway server, if one was started. */
+  close(): Promise<void>;
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Test databases get a linguistic (ICU) default collation when the server supports it, so a query that needs
+ * code point order and forgets `COLLATE "C"` fails in tests as it would on a production database.
+ */
+const CREATE_OPTIONS = [
+  "TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'",
+  "TEMPLATE template0 ENCODING 'UTF8'",
+];
+
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const configured = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
+  const server = configured ? { url: configured, stop: async () => {} } : await startThrowawayServer();
+  const created: string[] = [];
+  const admin = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: server.url });
+    try {
+      await client.connect();
+    } catch (error) {
+      throw new Error(
+        `cannot reach the Postgres server for tests at ${redact(server.url)}` +
+          ` (from ${configured ? "TEST_DATABASE_URL/DATABASE_URL" : "the throwaway server"}): ${String(error)}`,
+        { cause: error },
+      );
+    }
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  const createDatabase = async () => {
+    const name = `agentry_test_${randomBytes(6).toString("hex")}`;
+    await admin(async (client) => {
+      let lastError: unknown;
+      for (const options of CREATE_OPTIONS) {
+        try {
+          await client.query(`CREATE DATABASE ${name} ${options}`);
+          return;
+        } catch (error) {
+          lastError = error;
+        }
+      }
+      throw new Error(`cannot create a test database on ${redact(server.url)}: ${String(lastError)}`, {
+        cause: lastError,
+      });
+    });
+    created.push(name);
+    return withDatabase(server.url, name);
+  };
+  try {
+    const url = await createDatabase();
+    return {
+      url,
+      createDatabase,
+      async close() {
+        try {
+          await admin(async (client) => {
+            for (const name of created.splice(0))
+              await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          });
+        } finally {
+          await server.stop();
+        }
+      },
+    };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+/** The server URL with its database replaced by `name`. */
+export function withDatabase(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
+const MISSING_POSTGRES =
+  "Postgres tests need a server. Set TEST_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DB (a role allowed " +
+  "to CREATE DATABASE), or install PostgreSQL (apt-get install postgresql) so that initdb and pg_ctl can be found " +
+  "(searched: PG_BIN, PATH, /usr/lib/postgresql/*/bin)";
+
+/** The directory holding initdb and pg_ctl: PG_BIN, then PATH, then Debian's versioned directories, newest first. */
+function findBinDir(): string {
+  const debian = existsSync("/usr/lib/postgresql")
+    ? readdirSync("/usr/lib/postgresql")
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+        .map((v) => `/usr/lib/postgresql/${v}/bin`)
+    : [];
+  const candidates = [process.env.PG_BIN, ...(process.env.PATH ?? "").split(delimiter), ...debian];
+  for (const dir of candidates) {
+    if (dir && existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl"))) return dir;
+  }
+  throw new Error(MISSING_POSTGRES);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+/**
+ * initdb and pg_ctl refuse to run as root, so as root they run as the `postgres` user (which the postgresql
+ * package creates) on a directory it owns.
+ */
+function runAs(dir: string): (command: string, args: string[]) => [string, string[]] {
+  if (process.getuid?.() !== 0) return (command, args) => [command, args];
+  let ids: [number, number];
+  try {
+    ids = [
+      Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" })),
+      Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" })),
+    ];
+  } catch {
+    throw new Error(`${MISSING_POSTGRES}; running as root also needs the postgres user to run them as`);
+  }
+  chownSync(dir, ids[0], ids[1]);
+  return (command, args) => ["runuser", ["-u", "postgres", "--", command, ...args]];
+}
+
+/** Durability settings are off: the data dies with the test run anyway. */
+async function startThrowawayServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const bin = findBinDir();
+  const dir = mkdtempSync(join(tmpdir(), "agentry-pg-"));
+  const data = join(dir, "data");
+  const log = join(dir, "server.log");
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    const as = runAs(dir);
+    const run = (tool: string, args: string[]) => execFileAsync(...as(join(bin, tool), args));
+    await run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "-N"]);
+    let port = 0;
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      const settings = [
+        `-p ${port}`,
+        `-k ${dir}`,
+        "-c listen_addresses=127.0.0.1",
+        "-c fsync=off",
+        "-c synchronous_commit=off",
+        "-c full_page_writes=off",
+        "-c shared_buffers=32MB",
+        "-c max_connections=300",
+      ].join(" ");
+      try {
+        await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "30", "-o", settings, "start"]);
+        break;
+      } catch (error) {
+        // Another process may have taken the port between the probe and the start.
+        if (attempt >= 3) {
+          const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
+          throw new Error(`the throwaway Postgres server did not start: ${String(error)}\n${tail}`, {
+            cause: error,
+          });
+        }
+      }
+    }
+    const stopArgs = ["-D", data, "-m", "immediate", "-w", "stop"];
+    // A test process that ends without calling stop still takes its server down with it.
+    const onExit = () => {
+      const [command, args] = as(join(bin, "pg_ctl"), stopArgs);
+      spawnSync(command, args, { stdio: "ignore" });
+      cleanup();
+    };
+    process.once("exit", onExit);
+    let stopped = false;
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        process.removeListener("exit", onExit);
+        try {
+          await run("pg_ctl", stopArgs);
+        } finally {
+          cleanup();
+        }
+      },
+    };
+  } catch (error) {
+    cleanup();
+    throw error;
+  }
+}

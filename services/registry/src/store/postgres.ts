@@ -1,0 +1,660 @@
+/**
+ * The registry on Postgres, for deployments that run several instances on one database. It passes the same
+ * contract suite as the SQLite store and keeps its semantics exactly.
+ *
+ * Schema choices:
+ * - Every table lives in one schema (`registry` by default), so the registry and the conversation service can
+ *   share a database; `<schema>.schema_migrations` records the applied migrations (postgres-migrations.ts).
+ * - Identifiers, names and statuses use `COLLATE "C"`: lists sort names by code point and break ties by id in
+ *   byte order, whatever the database's default collation.
+ * - Times are `timestamptz`; they are written from and read back as ISO 8601 strings with milliseconds in UTC,
+ *   the form the SQLite store keeps as text, so both return identical records.
+ * - Agent fields, limit overrides, scopes and event payloads are `jsonb`. Postgres cannot store U+0000 in text or
+ *   jsonb; such a value is refused with INVALID_REQUEST instead of failing as an internal error.
+ * - The outbox orders events by `seq bigserial`. Sequence numbers are handed out before commit, so a reader may see
+ *   a later event before an earlier one commits; the relay reads "not yet published" rather than "after the last
+ *   seq", so a late commit is delivered on a following round. Several registry instances may read the same events
+ *   at once and deliver them twice: delivery is at least once and handlers are idempotent.
+ *
+ * Concurrency: a create locks its account's row (`FOR NO KEY UPDATE`) and only then counts the account's agents,
+ * in a new statement and so a new snapshot, which makes the `maxAgents` check exact across every connection and
+ * process. Updates lock the agent's row (`FOR UPDATE`) for their read-modify-write. Transactions run at READ
+ * COMMITTED; a deadlock or serialization failure is retried twice.
+ */
+import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import pg from "pg";
+import { applyAgentPatch } from "./patch.js";
+import { migratePostgres } from "./postgres-migrations.js";
+import type {
+  AccountRecord,
+  AgentFields,
+  AgentPatch,
+  AgentRecord,
+  AgentSortField,
+  AgentStatus,
+  ApiKeyRecord,
+  JsonObject,
+  JsonValue,
+  ListAgentsQuery,
+  NewApiKey,
+  OutboxEvent,
+  Page,
+  RegistryStore,
+  StatusReason,
+} from "./types.js";
+
+export interface PostgresRegistryStoreOptions {
+  /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
+  connectionString: string;
+  /** The schema holding the registry's tables, created when missing; `registry` by default. */
+  schema?: string;
+  /** Connections in the pool; 10 by default. */
+  poolSize?: number;
+  /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
+  statementTimeoutMs?: number;
+  /**
+   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops such
+   * a connection and opens a new one when next needed, so these need no handling beyond reporting.
+   */
+  onConnectionError?: (error: Error) => void;
+}
+
+export const DEFAULT_REGISTRY_SCHEMA = "registry";
+
+interface AccountRow {
+  id: string;
+  name: string;
+  tier: Tier;
+  limit_overrides: Partial<Limits>;
+  created_at: Date;
+}
+
+interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+interface AgentRow {
+  id: string;
+  account_id: string;
+  name: string;
+  bio: string[];
+  personality: JsonObject;
+  knowledge: string[];
+  goals: string[];
+  clients: JsonValue[];
+  settings: JsonObject;
+  model_provider: string | null;
+  model: string | null;
+  plugins: JsonValue[];
+  status: AgentStatus;
+  status_reason: StatusReason | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface OutboxRow {
+  seq: string;
+  type: OutboxEvent["type"];
+  account_id: string;
+  agent_id: string;
+  payload: JsonObject;
+  created_at: Date;
+}
+
+const SORT_COLUMN: Record<AgentSortField, string> = {
+  createdAt: "created_at",
+  name: "name",
+  status: "status",
+};
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function iso(value: Date): string {
+  return value.toISOString();
+}
+
+function isoOrNull(value: Date | null): string | null {
+  return value === null ? null : value.toISOString();
+}
+
+function toAccount(row: AccountRow): AccountRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    tier: row.tier,
+    limitOverrides: row.limit_overrides,
+    createdAt: iso(row.created_at),
+  };
+}
+
+function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    createdAt: iso(row.created_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    expiresAt: isoOrNull(row.expires_at),
+    revokedAt: isoOrNull(row.revoked_at),
+  };
+}
+
+function toAgent(row: AgentRow): AgentRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    bio: row.bio,
+    personality: row.personality,
+    knowledge: row.knowledge,
+    goals: row.goals,
+    clients: row.clients,
+    settings: row.settings,
+    modelProvider: row.model_provider,
+    model: row.model,
+    plugins: row.plugins,
+    status: row.status,
+    statusReason: row.status_reason,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+/**
+ * The columns a caller can change, in statement order. JSON goes as text: node-postgres would turn a JavaScript
+ * array into a Postgres array literal, not JSON.
+ */
+function fieldValues(agent: AgentRecord): unknown[] {
+  return [
+    agent.name,
+    JSON.stringify(agent.bio),
+    JSON.stringify(agent.personality),
+    JSON.stringify(agent.knowledge),
+    JSON.stringify(agent.goals),
+    JSON.stringify(agent.clients),
+    JSON.stringify(agent.settings),
+    agent.modelProvider,
+    agent.model,
+    JSON.stringify(agent.plugins),
+    agent.status,
+    agent.statusReason === null ? null : JSON.stringify(agent.statusReason),
+  ];
+}
+
+/** The agent as an event payload: the same fields as the record, in JSON. */
+function agentPayload(agent: AgentRecord): JsonObject {
+  return {
+    id: agent.id,
+    accountId: agent.accountId,
+    name: agent.name,
+    bio: agent.bio,
+    personality: agent.personality,
+    knowledge: agent.knowledge,
+    goals: agent.goals,
+    clients: agent.clients,
+    settings: agent.settings,
+    modelProvider: agent.modelProvider,
+    model: agent.model,
+    plugins: agent.plugins,
+    status: agent.status,
+    statusReason: agent.statusReason === null ? null : { ...agent.statusReason },
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+  };
+}
+
+function statusChangedPayload(before: AgentRecord, after: AgentRecord): JsonObject {
+  return {
+    accountId: after.accountId,
+    agentId: after.id,
+    from: before.status,
+    to: after.status,
+    statusReason: after.statusReason === null ? null : { ...after.statusReason },
+  };
+}
+
+function statements(s: string) {
+  return {
+    accountById: `SELECT * FROM ${s}.accounts WHERE id = $1`,
+    accountByName: `SELECT * FROM ${s}.accounts WHERE name = $1`,
+    accounts: `SELECT * FROM ${s}.accounts ORDER BY created_at, id`,
+    insertAccount: `INSERT INTO ${s}.accounts (id, name, tier, limit_overrides, created_at)
+      VALUES ($1, $2, $3, $4, $5)`,
+    lockAccount: `SELECT tier, limit_overrides FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
+
+    agent: `SELECT * FROM ${s}.agents WHERE account_id = $1 AND id = $2`,
+    agentForUpdate: `SELECT * FROM ${s}.agents WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+    countAgents: `SELECT count(*)::int AS n FROM ${s}.agents WHERE account_id = $1`,
+    countAgentsWithStatus: `SELECT count(*)::int AS n FROM ${s}.agents WHERE account_id = $1 AND status = $2`,
+    insertAgent: `INSERT INTO ${s}.agents (id, account_id, name, bio, personality, knowledge, goals, clients,
+        settings, model_provider, model, plugins, status, status_reason, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+    updateAgent: `UPDATE ${s}.agents SET name = $3, bio = $4, personality = $5, knowledge = $6, goals = $7,
+        clients = $8, settings = $9, model_provider = $10, model = $11, plugins = $12, status = $13,
+        status_reason = $14, updated_at = $15
+      WHERE id = $1 AND account_id = $2`,
+    deleteAgent: `DELETE FROM ${s}.agents WHERE account_id = $1 AND id = $2`,
+    /** Sort column and direction come from fixed tables, never from the caller's text. */
+    list: (column: string, order: "ASC" | "DESC", filtered: boolean) =>
+      `SELECT * FROM ${s}.agents WHERE account_id = $1 ${filtered ? "AND status = $4" : ""}
+       ORDER BY ${column} ${order}, id ${order} LIMIT $2 OFFSET $3`,
+
+    insertApiKey: `INSERT INTO ${s}.api_keys (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
+      SELECT $1::text, id, $3::text, $4::text, $5::text, $6::jsonb, $7::timestamptz, $8::timestamptz
+      FROM ${s}.accounts WHERE id = $2
+      RETURNING *`,
+    apiKeys: `SELECT * FROM ${s}.api_keys WHERE account_id = $1 ORDER BY created_at, id`,
+    // COALESCE keeps the first revocation time; the whole check-and-set is one statement.
+    revokeApiKey: `UPDATE ${s}.api_keys SET revoked_at = COALESCE(revoked_at, $2)
+      WHERE id = $1 AND ($3::text IS NULL OR account_id = $3) RETURNING *`,
+    apiKeyWithAccount: `SELECT
+        k.id, k.account_id, k.name, k.prefix, k.scopes, k.created_at, k.last_used_at, k.expires_at, k.revoked_at,
+        a.name AS account_name, a.tier, a.limit_overrides, a.created_at AS account_created_at
+      FROM ${s}.api_keys k JOIN ${s}.accounts a ON a.id = k.account_id WHERE k.sha256 = $1`,
+    // Rows are locked in id order first, so two batches touching the same keys cannot deadlock.
+    lockApiKeys: `SELECT 1 FROM ${s}.api_keys WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
+    touchApiKeys: `UPDATE ${s}.api_keys k SET last_used_at = t.at
+      FROM unnest($1::text[], $2::timestamptz[]) AS t (id, at)
+      WHERE k.id = t.id AND (k.last_used_at IS NULL OR k.last_used_at < t.at)`,
+
+    insertEvent: `INSERT INTO ${s}.outbox (type, account_id, agent_id, payload, created_at)
+      VALUES ($1, $2, $3, $4, $5)`,
+    unpublished: `SELECT seq, type, account_id, agent_id, payload, created_at FROM ${s}.outbox
+      WHERE published_at IS NULL ORDER BY seq LIMIT $1`,
+    markPublished: `UPDATE ${s}.outbox SET published_at = $2 WHERE seq = ANY($1::bigint[]) AND published_at IS NULL`,
+  };
+}
+
+type Statements = ReturnType<typeof statements>;
+
+/** SQLSTATEs worth running the whole transaction again for. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+
+/**
+ * Errors that mean the database cannot be reached or is overloaded rather than that the request is wrong: the
+ * caller gets AGENT_UNAVAILABLE (503, retry later) instead of an internal error.
+ */
+function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") {
+    if (/^(08|53|57P0)/.test(code) || code === "57014") return true;
+    if (
+      ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"].includes(
+        code,
+      )
+    )
+      return true;
+  }
+  return /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(
+    error.message,
+  );
+}
+
+function translate(error: unknown): unknown {
+  if (error instanceof AppError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  // 22021: a NUL byte in text; 22P05: \u0000 in jsonb.
+  if (code === "22021" || code === "22P05") {
+    return new AppError("INVALID_REQUEST", "Text fields must not contain the character U+0000.", {
+      cause: error,
+    });
+  }
+  if (isUnavailable(error)) {
+    return new AppError("AGENT_UNAVAILABLE", "The registry's database is unavailable; retry shortly.", {
+      cause: error,
+    });
+  }
+  return error;
+}
+
+export class PostgresRegistryStore implements RegistryStore {
+  private readonly sql: Statements;
+  private closed = false;
+
+  /** Use `openPostgresRegistryStore`, which also migrates the schema. */
+  constructor(
+    private readonly pool: pg.Pool,
+    schema: string,
+  ) {
+    this.sql = statements(schema);
+  }
+
+  async createAgent(accountId: string, fields: AgentFields): Promise<AgentRecord> {
+    return this.transaction(async (client) => {
+      const account = (
+        await client.query<Pick<AccountRow, "tier" | "limit_overrides">>(this.sql.lockAccount, [accountId])
+      ).rows[0];
+      if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
+      const { maxAgents } = effectiveLimits(account.tier, account.limit_overrides);
+      // After the lock, in a statement of its own: it sees every create committed by an earlier lock holder.
+      const count = (await client.query<{ n: number }>(this.sql.countAgents, [accountId])).rows[0]?.n ?? 0;
+      if (count >= maxAgents) {
+        throw new AppError(
+          "INSUFFICIENT_QUOTA",
+          `The account already holds its maximum of ${maxAgents} agents (limit maxAgents). Delete an agent first.`,
+        );
+      }
+      const at = now();
+      const agent: AgentRecord = {
+        ...fields,
+        id: newId("agent"),
+        accountId,
+        status: "active",
+        statusReason: null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      await client.query(this.sql.insertAgent, [
+        agent.id,
+        agent.accountId,
+        ...fieldValues(agent),
+        agent.createdAt,
+        agent.updatedAt,
+      ]);
+      await this.emit(client, "agent.created", agent, { agent: agentPayload(agent) });
+      return agent;
+    });
+  }
+
+  async getAgent(accountId: string, id: string): Promise<AgentRecord | null> {
+    const row = (await this.query<AgentRow>(this.sql.agent, [accountId, id]))[0];
+    return row ? toAgent(row) : null;
+  }
+
+  async listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>> {
+    const column = SORT_COLUMN[query.sortBy];
+    if (!column) throw new Error(`unsupported sort ${query.sortBy}`);
+    const order = query.order === "asc" ? "ASC" : "DESC";
+    const { status } = query;
+    const offset = (query.page - 1) * query.limit;
+    // One snapshot for the page and the total, as SQLite's read transaction gives.
+    return this.transaction(async (client) => {
+      const rows = await client.query<AgentRow>(
+        this.sql.list(column, order, status !== undefined),
+        status === undefined ? [accountId, query.limit, offset] : [accountId, query.limit, offset, status],
+      );
+      const total =
+        status === undefined
+          ? await client.query<{ n: number }>(this.sql.countAgents, [accountId])
+          : await client.query<{ n: number }>(this.sql.countAgentsWithStatus, [accountId, status]);
+      return { items: rows.rows.map(toAgent), total: total.rows[0]?.n ?? 0 };
+    }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  }
+
+  async updateAgent(accountId: string, id: string, patch: AgentPatch): Promise<AgentRecord | null> {
+    return this.transaction(async (client) => {
+      const row = (await client.query<AgentRow>(this.sql.agentForUpdate, [accountId, id])).rows[0];
+      if (!row) return null;
+      const before = toAgent(row);
+      const after = applyAgentPatch(before, patch, now());
+      await client.query(this.sql.updateAgent, [
+        after.id,
+        after.accountId,
+        ...fieldValues(after),
+        after.updatedAt,
+      ]);
+      await this.emit(client, "agent.updated", after, { agent: agentPayload(after) });
+      if (after.status !== before.status)
+        await this.emit(client, "agent.status_changed", after, statusChangedPayload(before, after));
+      return after;
+    });
+  }
+
+  async reportAgentHealth(
+    accountId: string,
+    id: string,
+    failure: StatusReason | null,
+  ): Promise<AgentRecord | null> {
+    return this.transaction(async (client) => {
+      const row = (await client.query<AgentRow>(this.sql.agentForUpdate, [accountId, id])).rows[0];
+      if (!row) return null;
+      const before = toAgent(row);
+      let after: AgentRecord;
+      if (failure) {
+        // An inactive agent was switched off by its owner; a failure report must not switch it back on.
+        if (before.status === "inactive") return before;
+        after = { ...before, status: "error", statusReason: { ...failure }, updatedAt: now() };
+      } else {
+        if (before.status !== "error") return before;
+        after = { ...before, status: "active", statusReason: null, updatedAt: now() };
+      }
+      await client.query(this.sql.updateAgent, [
+        after.id,
+        after.accountId,
+        ...fieldValues(after),
+        after.updatedAt,
+      ]);
+      if (after.status !== before.status)
+        await this.emit(client, "agent.status_changed", after, statusChangedPayload(before, after));
+      return after;
+    });
+  }
+
+  async deleteAgent(accountId: string, id: string): Promise<boolean> {
+    return this.transaction(async (client) => {
+      // Nothing else in this schema is keyed by the agent; other stores purge their data from agent.deleted.
+      const { rowCount } = await client.query(this.sql.deleteAgent, [accountId, id]);
+      if (!rowCount) return false;
+      await this.emit(client, "agent.deleted", { accountId, id }, { accountId, agentId: id });
+      return true;
+    });
+  }
+
+  async createAccount(input: {
+    name: string;
+    tier: Tier;
+    limitOverrides: Partial<Limits>;
+  }): Promise<AccountRecord> {
+    const account: AccountRecord = {
+      id: newId("account"),
+      name: input.name,
+      tier: input.tier,
+      limitOverrides: { ...input.limitOverrides },
+      createdAt: now(),
+    };
+    try {
+      await this.query(this.sql.insertAccount, [
+        account.id,
+        account.name,
+        account.tier,
+        JSON.stringify(account.limitOverrides),
+        account.createdAt,
+      ]);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "23505") {
+        throw new AppError("INVALID_REQUEST", `an account named ${input.name} already exists`);
+      }
+      throw error;
+    }
+    return account;
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | null> {
+    const row = (await this.query<AccountRow>(this.sql.accountById, [id]))[0];
+    return row ? toAccount(row) : null;
+  }
+
+  async getAccountByName(name: string): Promise<AccountRecord | null> {
+    const row = (await this.query<AccountRow>(this.sql.accountByName, [name]))[0];
+    return row ? toAccount(row) : null;
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    return (await this.query<AccountRow>(this.sql.accounts, [])).map(toAccount);
+  }
+
+  async createApiKey(input: NewApiKey): Promise<ApiKeyRecord> {
+    const rows = await this.query<ApiKeyRow>(this.sql.insertApiKey, [
+      newId("key"),
+      input.accountId,
+      input.name,
+      input.sha256,
+      input.prefix,
+      JSON.stringify(input.scopes),
+      now(),
+      input.expiresAt,
+    ]);
+    const row = rows[0];
+    if (!row) throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
+    return toApiKey(row);
+  }
+
+  async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
+    return (await this.query<ApiKeyRow>(this.sql.apiKeys, [accountId])).map(toApiKey);
+  }
+
+  async revokeApiKey(id: string, accountId?: string): Promise<ApiKeyRecord | null> {
+    const row = (await this.query<ApiKeyRow>(this.sql.revokeApiKey, [id, now(), accountId ?? null]))[0];
+    return row ? toApiKey(row) : null;
+  }
+
+  async findApiKeyBySha256(sha256: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
+    type Row = ApiKeyRow &
+      Pick<AccountRow, "tier" | "limit_overrides"> & {
+        account_name: string;
+        account_created_at: Date;
+      };
+    const row = (await this.query<Row>(this.sql.apiKeyWithAccount, [sha256]))[0];
+    if (!row) return null;
+    return {
+      key: toApiKey(row),
+      account: toAccount({
+        id: row.account_id,
+        name: row.account_name,
+        tier: row.tier,
+        limit_overrides: row.limit_overrides,
+        created_at: row.account_created_at,
+      }),
+    };
+  }
+
+  async touchApiKeys(lastUsed: ReadonlyMap<string, string>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    const ids = [...lastUsed.keys()];
+    // Normalised so that an offset or a missing millisecond part compares as the time it is.
+    const times = ids.map((id) => new Date(lastUsed.get(id)!).toISOString());
+    await this.transaction(async (client) => {
+      await client.query(this.sql.lockApiKeys, [ids]);
+      await client.query(this.sql.touchApiKeys, [ids, times]);
+    });
+  }
+
+  async unpublishedEvents(limit: number): Promise<OutboxEvent[]> {
+    return (await this.query<OutboxRow>(this.sql.unpublished, [limit])).map((row) => ({
+      seq: Number(row.seq),
+      type: row.type,
+      accountId: row.account_id,
+      agentId: row.agent_id,
+      payload: row.payload,
+      createdAt: iso(row.created_at),
+    }));
+  }
+
+  async markEventsPublished(seqs: number[]): Promise<void> {
+    if (seqs.length > 0) await this.query(this.sql.markPublished, [seqs, now()]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  private async emit(
+    client: pg.PoolClient,
+    type: OutboxEvent["type"],
+    agent: { accountId: string; id: string },
+    payload: JsonObject,
+  ): Promise<void> {
+    await client.query(this.sql.insertEvent, [
+      type,
+      agent.accountId,
+      agent.id,
+      JSON.stringify(payload),
+      now(),
+    ]);
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection; retried whole after a deadlock or serialization failure. */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transactionOnce(work, begin);
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        if (attempt < 3 && typeof code === "string" && RETRYABLE.has(code)) continue;
+        throw translate(error);
+      }
+    }
+  }
+
+  private async transactionOnce<T>(work: (client: pg.PoolClient) => Promise<T>, begin: string): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(begin);
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      // A connection that cannot even roll back is discarded rather than returned to the pool.
+      await client.query("ROLLBACK").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** Opens a pool on the database and brings the registry's schema up to date (safe when instances start at once). */
+export async function openPostgresRegistryStore(
+  options: PostgresRegistryStoreOptions,
+): Promise<PostgresRegistryStore> {
+  const schema = options.schema ?? DEFAULT_REGISTRY_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize ?? 10,
+    statement_timeout: options.statementTimeoutMs ?? 10_000,
+    // A client that died mid-transaction must not hold its locks (an account's quota lock) for long.
+    idle_in_transaction_session_timeout: 60_000,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    application_name: "agentry-registry",
+  });
+  // Without a listener, an idle connection's error would crash the process.
+  pool.on("error", (error) => options.onConnectionError?.(error));
+  try {
+    await migratePostgres(pool, schema);
+  } catch (error) {
+    await pool.end();
+    throw translate(error);
+  }
+  return new PostgresRegistryStore(pool, schema);
+}
