@@ -235,6 +235,9 @@ function statements(s: string) {
     accounts: `SELECT * FROM ${s}.accounts ORDER BY created_at, id`,
     insertAccount: `INSERT INTO ${s}.accounts (id, name, tier, limit_overrides, created_at)
       VALUES ($1, $2, $3, $4, $5)`,
+    // Absent parts (null) keep their value; overrides given are replaced whole.
+    updateAccount: `UPDATE ${s}.accounts SET tier = COALESCE($2, tier), limit_overrides = COALESCE($3::jsonb, limit_overrides)
+      WHERE id = $1 RETURNING *`,
     lockAccount: `SELECT tier, limit_overrides FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
 
     agent: `SELECT * FROM ${s}.agents WHERE account_id = $1 AND id = $2`,
@@ -487,6 +490,20 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async getAccount(id: string): Promise<AccountRecord | null> {
     const row = (await this.query<AccountRow>(this.sql.accountById, [id]))[0];
+    return row ? toAccount(row) : null;
+  }
+
+  async updateAccount(
+    id: string,
+    change: { tier?: Tier; limitOverrides?: Partial<Limits> },
+  ): Promise<AccountRecord | null> {
+    const row = (
+      await this.query<AccountRow>(this.sql.updateAccount, [
+        id,
+        change.tier ?? null,
+        change.limitOverrides === undefined ? null : JSON.stringify(change.limitOverrides),
+      ])
+    )[0];
     return row ? toAccount(row) : null;
   }
 

@@ -1,0 +1,217 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { newId } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { conversationStoreContract } from "./contract-suite.js";
+import { openConversationStore } from "./open.js";
+import { openPostgresConversationStore, PostgresConversationStore } from "./postgres.js";
+import { PG_MIGRATIONS } from "./postgres-migrations.js";
+import { CONVERSATION_DB_FILE } from "./sqlite.js";
+import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "./types.js";
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await openTestDatabase();
+}, 60_000);
+afterAll(() => db?.close());
+
+// Each store is empty and of its own: a fresh schema, migrated from nothing, in this file's database.
+let schemas = 0;
+conversationStoreContract("postgres", () =>
+  openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
+);
+
+const at = () => new Date().toISOString();
+
+function exchangeOf(key: ConversationKey, i: number): [NewExchange, CallRecord] {
+  const reply = newId("message");
+  return [
+    {
+      key,
+      user: { id: newId("message"), text: `q${i}`, createdAt: at() },
+      reply: {
+        id: reply,
+        text: `a${i}`,
+        model: "m",
+        provider: "openai",
+        inputTokens: 1,
+        outputTokens: 1,
+        latencyMs: 1,
+        createdAt: at(),
+      },
+    },
+    {
+      ...key,
+      id: reply,
+      requestId: null,
+      provider: "openai",
+      model: "m",
+      stream: false,
+      outcome: "completed",
+      errorCode: null,
+      errorMessage: null,
+      latencyMs: 1,
+      firstTokenMs: null,
+      inputTokens: 1,
+      outputTokens: 1,
+      createdAt: at(),
+    },
+  ];
+}
+
+async function sql<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe("PostgresConversationStore", () => {
+  const opened: ConversationStore[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((store) => store.close()));
+  });
+  const open = async (options: Parameters<typeof openConversationStore>[0]) => {
+    const store = await openConversationStore(options);
+    opened.push(store);
+    return store;
+  };
+
+  it("is chosen by a database URL, its tables in the conversation schema; without one SQLite stays", async () => {
+    const url = await db.createDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), "conversation-pg-"));
+    try {
+      const store = await open({ dataDir, databaseUrl: url });
+      expect(store).toBeInstanceOf(PostgresConversationStore);
+      const key = { accountId: "acct_A", agentId: "agt_A", userId: "", roomId: "" };
+      await store.saveExchange(...exchangeOf(key, 1));
+      expect(await sql(url, "SELECT role, text FROM conversation.turns ORDER BY seq")).toEqual([
+        { role: "user", text: "q1" },
+        { role: "assistant", text: "a1" },
+      ]);
+      expect(existsSync(join(dataDir, CONVERSATION_DB_FILE))).toBe(false);
+
+      const embedded = await open({ dataDir });
+      expect(embedded).not.toBeInstanceOf(PostgresConversationStore);
+      expect(existsSync(join(dataDir, CONVERSATION_DB_FILE))).toBe(true);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("applies one set of migrations when many instances open a fresh database at once", async () => {
+    const url = await db.createDatabase();
+    const stores = await Promise.all(
+      Array.from({ length: 12 }, () => open({ dataDir: "unused", databaseUrl: url })),
+    );
+    expect(stores).toHaveLength(12);
+    const versions = await sql<{ version: number }>(
+      url,
+      "SELECT version FROM conversation.schema_migrations ORDER BY version",
+    );
+    expect(versions.map((v) => v.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+  });
+
+  it("refuses a database whose schema is newer than this build", async () => {
+    const url = await db.createDatabase();
+    await (await openConversationStore({ dataDir: "unused", databaseUrl: url })).close();
+    await sql(url, "INSERT INTO conversation.schema_migrations VALUES (999, 'future', now())");
+    await expect(openConversationStore({ dataDir: "unused", databaseUrl: url })).rejects.toThrow(
+      /schema version 999, newer than this build/,
+    );
+  });
+
+  it("keeps messages next to their replies, and pages without gaps, when two instances write one conversation", async () => {
+    const url = await db.createDatabase();
+    const a = await open({ dataDir: "unused", databaseUrl: url });
+    const b = await open({ dataDir: "unused", databaseUrl: url });
+    const key = { accountId: "acct_A", agentId: "agt_A", userId: "u", roomId: "r" };
+    // A reader pages while the writes go on. A page without a next cursor is read again from the same cursor
+    // until one appears, since the turns after it may still be coming.
+    const before: string[] = [];
+    let last: string[] = [];
+    let cursor: string | null = null;
+    const readMore = async () => {
+      const page = await a.listTurns(key, { limit: 7, cursor });
+      const texts = page.turns.map((t) => t.text);
+      if (page.nextCursor === null) last = texts;
+      else {
+        before.push(...texts);
+        last = [];
+        cursor = page.nextCursor;
+      }
+    };
+    let writing = true;
+    const writes = Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).saveExchange(...exchangeOf(key, i))),
+    ).finally(() => {
+      writing = false;
+    });
+    let reads = 0;
+    while (writing) {
+      await readMore();
+      reads++;
+    }
+    await writes;
+    expect(reads).toBeGreaterThan(0);
+    const turns = await a.recentTurns(key, 1000);
+    expect(turns).toHaveLength(120);
+    for (let i = 0; i < turns.length; i += 2) {
+      expect(turns[i]!.role).toBe("user");
+      expect(turns[i + 1]!.text).toBe(turns[i]!.text.replace("q", "a"));
+    }
+    // Whatever the reader saw is a prefix of the final order: no turn committed late was skipped.
+    const seen = [...before, ...last];
+    expect(seen).toEqual(turns.slice(0, seen.length).map((t) => t.text));
+  });
+
+  it("leaves nothing of an agent purged while two instances are saving its exchanges", async () => {
+    const url = await db.createDatabase();
+    const a = await open({ dataDir: "unused", databaseUrl: url });
+    const b = await open({ dataDir: "unused", databaseUrl: url });
+    // The purge comes from a third instance, so it does not queue for a connection behind the saves.
+    const c = await open({ dataDir: "unused", databaseUrl: url });
+    const key = { accountId: "acct_A", agentId: "agt_race", userId: "", roomId: "" };
+    const kept = { ...key, agentId: "agt_kept" };
+    let stored = 0;
+    let purge: Promise<unknown> | undefined;
+    const saves = Array.from({ length: 120 }, (_, i) =>
+      (i % 2 === 0 ? a : b).saveExchange(...exchangeOf(key, i)).then((saved) => {
+        if (saved && ++stored === 10) purge = c.purgeAgent("acct_A", "agt_race");
+        return saved;
+      }),
+    );
+    await a.saveExchange(...exchangeOf(kept, 0));
+    const outcomes = await Promise.all(saves);
+    await purge;
+    // The purge really raced the saves: some were stored before it, some refused after it.
+    expect(outcomes.filter(Boolean).length).toBeGreaterThanOrEqual(10);
+    expect(outcomes.filter((saved) => !saved).length).toBeGreaterThan(0);
+    expect(await a.recentTurns(key, 1000)).toEqual([]);
+    expect(await b.listCalls("acct_A", "agt_race")).toEqual([]);
+    expect(await sql(url, "SELECT * FROM conversation.conversations WHERE agent_id = 'agt_race'")).toEqual(
+      [],
+    );
+    expect(await a.recentTurns(kept, 10)).toHaveLength(2);
+  });
+
+  it("refuses U+0000 in a message with INVALID_REQUEST, storing nothing", async () => {
+    const store = await open({ dataDir: "unused", databaseUrl: db.url });
+    const key = { accountId: "acct_A", agentId: "agt_nul", userId: "", roomId: "" };
+    const [exchange, call] = exchangeOf(key, 1);
+    const error = await store
+      .saveExchange({ ...exchange, user: { ...exchange.user, text: "a\u0000b" } }, call)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe("INVALID_REQUEST");
+    expect(await store.recentTurns(key, 10)).toEqual([]);
+    expect(await store.listCalls("acct_A", "agt_nul")).toEqual([]);
+  });
+});

@@ -1,0 +1,404 @@
+/**
+ * The conversation store on Postgres, for deployments that run several instances on one database. It passes the
+ * same contract suite as the SQLite store and keeps its semantics exactly.
+ *
+ * Schema choices:
+ * - Every table lives in one schema (`conversation` by default), so the conversation service and the registry
+ *   can share a database; `<schema>.schema_migrations` records the applied migrations (postgres-migrations.ts).
+ * - Times are `timestamptz`, written from and read back as ISO 8601 strings with milliseconds in UTC, the form
+ *   the SQLite store keeps as text. `stream` is a boolean. Postgres cannot store U+0000 in text; such a value is
+ *   refused with INVALID_REQUEST instead of failing as an internal error.
+ * - Turns are ordered by `seq bigserial`, which is also the pagination cursor.
+ *
+ * Concurrency, where SQLite's single writer gave it for free:
+ * - An exchange first upserts its conversation's row, which locks it until commit, and only then inserts its two
+ *   turns. Exchanges of one conversation are therefore stored one after the other: a message and its reply get
+ *   adjacent sequence numbers, and sequence order is commit order, so a cursor never skips a turn committed late.
+ * - Saving takes a shared advisory lock on the (account, agent) pair and purging takes it exclusively. A save
+ *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no turn
+ *   or call of a purged agent survives, however the two interleave across instances.
+ */
+import { AppError } from "@agentry/errors";
+import pg from "pg";
+import { migratePostgres } from "./postgres-migrations.js";
+import type {
+  CallOutcome,
+  CallRecord,
+  ConversationKey,
+  ConversationStore,
+  NewExchange,
+  PurgeResult,
+  TurnPage,
+  TurnRecord,
+  TurnRole,
+} from "./types.js";
+
+export interface PostgresConversationStoreOptions {
+  /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
+  connectionString: string;
+  /** The schema holding the service's tables, created when missing; `conversation` by default. */
+  schema?: string;
+  /** Connections in the pool; 10 by default. */
+  poolSize?: number;
+  /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
+  statementTimeoutMs?: number;
+  /**
+   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops such
+   * a connection and opens a new one when next needed, so these need no handling beyond reporting.
+   */
+  onConnectionError?: (error: Error) => void;
+}
+
+export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
+
+interface TurnRow {
+  seq: string;
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+  role: TurnRole;
+  text: string;
+  model: string | null;
+  provider: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  latency_ms: number;
+  created_at: Date;
+}
+
+interface CallRow {
+  id: string;
+  request_id: string | null;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+  provider: string | null;
+  model: string | null;
+  stream: boolean;
+  outcome: CallOutcome;
+  error_code: string | null;
+  error_message: string | null;
+  latency_ms: number;
+  first_token_ms: number | null;
+  input_tokens: number;
+  output_tokens: number;
+  created_at: Date;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+const KEY_WHERE = "account_id = $1 AND agent_id = $2 AND user_id = $3 AND room_id = $4";
+
+function keyParams(key: ConversationKey): [string, string, string, string] {
+  return [key.accountId, key.agentId, key.userId, key.roomId];
+}
+
+function toTurn(row: TurnRow): TurnRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    role: row.role,
+    text: row.text,
+    model: row.model,
+    provider: row.provider,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    latencyMs: row.latency_ms,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+function toCall(row: CallRow): CallRecord {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    provider: row.provider,
+    model: row.model,
+    stream: row.stream,
+    outcome: row.outcome,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    latencyMs: row.latency_ms,
+    firstTokenMs: row.first_token_ms,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+function callValues(call: CallRecord): unknown[] {
+  return [
+    call.id,
+    call.requestId,
+    call.accountId,
+    call.agentId,
+    call.userId,
+    call.roomId,
+    call.provider,
+    call.model,
+    call.stream,
+    call.outcome,
+    call.errorCode,
+    call.errorMessage,
+    Math.round(call.latencyMs),
+    call.firstTokenMs === null ? null : Math.round(call.firstTokenMs),
+    call.inputTokens,
+    call.outputTokens,
+    call.createdAt,
+  ];
+}
+
+/** Cursors are opaque to callers: the position of the last turn read, in base64url (as in the SQLite store). */
+function encodeCursor(seq: string): string {
+  return Buffer.from(`turn:${seq}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): string {
+  const match = /^turn:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) {
+    throw new AppError("INVALID_REQUEST", "The page token is invalid.", {
+      details: [{ field: "page_token", issue: "is not a token returned by a previous page" }],
+    });
+  }
+  return match[1]!;
+}
+
+function statements(s: string) {
+  // The advisory lock key of an agent; ids never contain "/".
+  const agentLock = "hashtextextended($1 || '/' || $2, 0)";
+  return {
+    recent: `SELECT * FROM (SELECT * FROM ${s}.turns WHERE ${KEY_WHERE} ORDER BY seq DESC LIMIT $5) AS latest
+      ORDER BY seq ASC`,
+    page: `SELECT * FROM ${s}.turns WHERE ${KEY_WHERE} AND seq > $5 ORDER BY seq ASC LIMIT $6`,
+    shareAgent: `SELECT pg_advisory_xact_lock_shared(${agentLock})`,
+    lockAgent: `SELECT pg_advisory_xact_lock(${agentLock})`,
+    isPurged: `SELECT 1 FROM ${s}.purged_agents WHERE account_id = $1 AND agent_id = $2`,
+    touchConversation: `INSERT INTO ${s}.conversations
+        (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, 2, $5, $6)
+      ON CONFLICT (agent_id, user_id, room_id, account_id)
+      DO UPDATE SET turn_count = conversations.turn_count + 2, updated_at = excluded.updated_at`,
+    // One statement, rows in order: the message takes the lower sequence number.
+    insertTurns: `INSERT INTO ${s}.turns (id, account_id, agent_id, user_id, room_id, role, text, model, provider,
+        input_tokens, output_tokens, latency_ms, created_at)
+      VALUES ($5, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, $7),
+        ($8, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $15)`,
+    insertCall: `INSERT INTO ${s}.calls (id, request_id, account_id, agent_id, user_id, room_id, provider, model,
+        stream, outcome, error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens,
+        created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+    calls: `SELECT * FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2 ORDER BY seq ASC`,
+    markPurged: `INSERT INTO ${s}.purged_agents (account_id, agent_id, purged_at) VALUES ($1, $2, now())
+      ON CONFLICT DO NOTHING`,
+    deleteTurns: `DELETE FROM ${s}.turns WHERE account_id = $1 AND agent_id = $2`,
+    deleteCalls: `DELETE FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2`,
+    deleteConversations: `DELETE FROM ${s}.conversations WHERE account_id = $1 AND agent_id = $2`,
+  };
+}
+
+type Statements = ReturnType<typeof statements>;
+
+/** SQLSTATEs worth running the whole transaction again for. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+
+const NETWORK_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+]);
+
+/**
+ * Errors that mean the database cannot be reached or is overloaded rather than that the request is wrong: the
+ * caller gets AGENT_UNAVAILABLE (503, retry later) instead of an internal error.
+ */
+function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") {
+    // 08: connection exception; 53: insufficient resources; 57P0x: shutting down; 57014: statement timeout.
+    if (/^(08|53|57P0)/.test(code) || code === "57014" || NETWORK_ERRORS.has(code)) return true;
+  }
+  return /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(
+    error.message,
+  );
+}
+
+function translate(error: unknown): unknown {
+  if (error instanceof AppError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "22021") {
+    return new AppError("INVALID_REQUEST", "Text must not contain the character U+0000.", { cause: error });
+  }
+  if (isUnavailable(error)) {
+    return new AppError("AGENT_UNAVAILABLE", "The conversation database is unavailable; retry shortly.", {
+      cause: error,
+    });
+  }
+  return error;
+}
+
+export class PostgresConversationStore implements ConversationStore {
+  private readonly sql: Statements;
+  private closed = false;
+
+  /** Use `openPostgresConversationStore`, which also migrates the schema. */
+  constructor(
+    private readonly pool: pg.Pool,
+    schema: string,
+  ) {
+    this.sql = statements(schema);
+  }
+
+  async recentTurns(key: ConversationKey, limit: number): Promise<TurnRecord[]> {
+    return (await this.query<TurnRow>(this.sql.recent, [...keyParams(key), limit])).map(toTurn);
+  }
+
+  async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
+    const { key, user, reply } = exchange;
+    return this.transaction(async (client) => {
+      if (await this.purged(client, key.accountId, key.agentId)) return false;
+      await client.query(this.sql.touchConversation, [...keyParams(key), user.createdAt, reply.createdAt]);
+      await client.query(this.sql.insertTurns, [
+        ...keyParams(key),
+        user.id,
+        user.text,
+        user.createdAt,
+        reply.id,
+        reply.text,
+        reply.model,
+        reply.provider,
+        reply.inputTokens,
+        reply.outputTokens,
+        reply.latencyMs,
+        reply.createdAt,
+      ]);
+      await client.query(this.sql.insertCall, callValues(call));
+      return true;
+    });
+  }
+
+  async recordCall(call: CallRecord): Promise<boolean> {
+    return this.transaction(async (client) => {
+      if (await this.purged(client, call.accountId, call.agentId)) return false;
+      await client.query(this.sql.insertCall, callValues(call));
+      return true;
+    });
+  }
+
+  async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
+    const after = page.cursor === null ? "0" : decodeCursor(page.cursor);
+    // One row more than asked tells whether another page follows.
+    const rows = await this.query<TurnRow>(this.sql.page, [...keyParams(key), after, page.limit + 1]);
+    const more = rows.length > page.limit;
+    const turns = rows.slice(0, page.limit);
+    return { turns: turns.map(toTurn), nextCursor: more ? encodeCursor(turns[turns.length - 1]!.seq) : null };
+  }
+
+  async listCalls(accountId: string, agentId: string): Promise<CallRecord[]> {
+    return (await this.query<CallRow>(this.sql.calls, [accountId, agentId])).map(toCall);
+  }
+
+  async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {
+    return this.transaction(async (client) => {
+      await client.query(this.sql.lockAgent, [accountId, agentId]);
+      await client.query(this.sql.markPurged, [accountId, agentId]);
+      const turns = (await client.query(this.sql.deleteTurns, [accountId, agentId])).rowCount ?? 0;
+      const calls = (await client.query(this.sql.deleteCalls, [accountId, agentId])).rowCount ?? 0;
+      await client.query(this.sql.deleteConversations, [accountId, agentId]);
+      return { turns, calls };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+
+  /** Takes the agent's shared lock (held until commit) and tells whether the agent has been purged. */
+  private async purged(client: pg.PoolClient, accountId: string, agentId: string): Promise<boolean> {
+    await client.query(this.sql.shareAgent, [accountId, agentId]);
+    return ((await client.query(this.sql.isPurged, [accountId, agentId])).rowCount ?? 0) > 0;
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (error) {
+      throw translate(error);
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection; retried whole after a deadlock or serialization failure. */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transactionOnce(work);
+      } catch (error) {
+        const code = (error as { code?: unknown } | null)?.code;
+        if (attempt < 3 && typeof code === "string" && RETRYABLE.has(code)) continue;
+        throw translate(error);
+      }
+    }
+  }
+
+  private async transactionOnce<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      // A connection that cannot even roll back is discarded rather than returned to the pool.
+      await client.query("ROLLBACK").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** Opens a pool on the database and brings the service's schema up to date (safe when instances start at once). */
+export async function openPostgresConversationStore(
+  options: PostgresConversationStoreOptions,
+): Promise<PostgresConversationStore> {
+  const schema = options.schema ?? DEFAULT_CONVERSATION_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize ?? 10,
+    statement_timeout: options.statementTimeoutMs ?? 10_000,
+    // A client that died mid-transaction must not hold its locks (a conversation's row) for long.
+    idle_in_transaction_session_timeout: 60_000,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    application_name: "agentry-conversation",
+  });
+  // Without a listener, an idle connection's error would crash the process.
+  pool.on("error", (error) => options.onConnectionError?.(error));
+  try {
+    await migratePostgres(pool, schema);
+  } catch (error) {
+    await pool.end();
+    throw translate(error);
+  }
+  return new PostgresConversationStore(pool, schema);
+}
