@@ -1,6 +1,6 @@
-import type { RegistryStore } from "@agentry/registry";
+import type { RegistryStore } from "@agentry/registry/store";
 import type { Command, CommandContext } from "./command.js";
-import { accountsCreate, accountsList } from "./commands/accounts.js";
+import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";
 import { type CliConfig, loadConfig } from "./config.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./errors.js";
@@ -18,7 +18,14 @@ export interface CliIo {
 
 const PROGRAM = "agentry";
 
-export const COMMANDS: readonly Command[] = [accountsCreate, accountsList, keysCreate, keysList, keysRevoke];
+export const COMMANDS: readonly Command[] = [
+  accountsCreate,
+  accountsList,
+  accountsUpdate,
+  keysCreate,
+  keysList,
+  keysRevoke,
+];
 
 const GROUPS = [...new Set(COMMANDS.map((command) => command.group))];
 

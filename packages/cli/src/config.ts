@@ -17,6 +17,7 @@ export function loadConfig(
   environment: Readonly<Record<string, string | undefined>>,
   cwd: string,
 ): CliConfig {
-  const parsed = parseEnv(schema, { ...environment });
-  return { dataDir: path.resolve(parsed.INIT_CWD ?? cwd, parsed.DATA_DIR) };
+  // parseEnv resolves a relative DATA_DIR against INIT_CWD; without one, against the given cwd.
+  const parsed = parseEnv(schema, { ...environment, INIT_CWD: environment.INIT_CWD ?? cwd });
+  return { dataDir: path.resolve(parsed.DATA_DIR) };
 }

@@ -64,8 +64,9 @@ export function parseLimitOverrides(values: readonly string[] | undefined, tier:
       throw new UsageError(`unknown limit '${name}' (limits: ${LIMIT_NAMES.join(", ")})`);
     }
     const number = Number(amount);
-    if (!/^[1-9][0-9]*$/.test(amount) || !Number.isSafeInteger(number)) {
-      throw new UsageError(`limit ${name} must be a positive integer, got '${amount}'`);
+    // Limits travel as 32-bit integers between the services.
+    if (!/^[1-9][0-9]*$/.test(amount) || number > 2_147_483_647) {
+      throw new UsageError(`limit ${name} must be an integer from 1 to 2147483647, got '${amount}'`);
     }
     if (name in overrides) throw new UsageError(`limit ${name} is given twice`);
     overrides[name] = number;

@@ -116,27 +116,27 @@ describe("accounts create", () => {
     },
     {
       args: ["acme", "--tier", "enterprise", "--limit", "maxAgents=0"],
-      message: "must be a positive integer",
+      message: "must be an integer from 1 to 2147483647",
     },
     {
       args: ["acme", "--tier", "enterprise", "--limit", "maxAgents=-3"],
-      message: "must be a positive integer",
+      message: "must be an integer from 1 to 2147483647",
     },
     {
       args: ["acme", "--tier", "enterprise", "--limit", "maxAgents=1.5"],
-      message: "must be a positive integer",
+      message: "must be an integer from 1 to 2147483647",
     },
     {
       args: ["acme", "--tier", "enterprise", "--limit", "maxAgents=1e3"],
-      message: "must be a positive integer",
+      message: "must be an integer from 1 to 2147483647",
     },
     {
       args: ["acme", "--tier", "enterprise", "--limit", "maxAgents="],
-      message: "must be a positive integer",
+      message: "must be an integer from 1 to 2147483647",
     },
     {
       args: ["acme", "--tier", "enterprise", "--limit", "maxAgents=99999999999999999999"],
-      message: "must be a positive integer",
+      message: "must be an integer from 1 to 2147483647",
     },
     { args: ["acme", "--tier", "enterprise", "--limit", "maxAgents"], message: "--limit takes NAME=VALUE" },
     {
@@ -234,5 +234,63 @@ describe("accounts list", () => {
     const result = await run(["accounts", "list", "acme"], dataDir);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toContain("unexpected argument 'acme'");
+  });
+});
+
+describe("accounts update", () => {
+  test("changes the tier and overrides, keeping other overrides unless reset", async () => {
+    const dataDir = await tempDataDir();
+    expect((await run(["accounts", "create", "acme"], dataDir)).code).toBe(0);
+    const toPro = await run(["accounts", "update", "acme", "--tier", "pro", "--json"], dataDir);
+    expect(toPro.code).toBe(0);
+    expect((JSON.parse(toPro.stdout) as AccountJson).limits.requestsPerMinute).toBe(300);
+
+    const big = await run(
+      [
+        "accounts",
+        "update",
+        "acme",
+        "--tier",
+        "enterprise",
+        "--limit",
+        "maxAgents=900",
+        "--limit",
+        "createPerMinute=50",
+      ],
+      dataDir,
+    );
+    expect(big.code).toBe(0);
+    const more = await run(["accounts", "update", "acme", "--limit", "maxAgents=1000", "--json"], dataDir);
+    expect((JSON.parse(more.stdout) as AccountJson).limitOverrides).toEqual({
+      maxAgents: 1000,
+      createPerMinute: 50,
+    });
+    const reset = await run(["accounts", "update", "acme", "--reset-limits", "--json"], dataDir);
+    expect((JSON.parse(reset.stdout) as AccountJson).limitOverrides).toEqual({});
+
+    await run(["accounts", "update", "acme", "--limit", "maxAgents=5"], dataDir);
+    const down = await run(["accounts", "update", "acme", "--tier", "standard", "--json"], dataDir);
+    expect(JSON.parse(down.stdout) as AccountJson).toMatchObject({ tier: "standard", limitOverrides: {} });
+
+    const store = await openTestStore(dataDir);
+    expect(await store.getAccountByName("acme")).toMatchObject({ tier: "standard", limitOverrides: {} });
+  });
+
+  test("refuses nothing to change, limits outside enterprise, too large values and unknown accounts", async () => {
+    const dataDir = await tempDataDir();
+    expect((await run(["accounts", "create", "acme"], dataDir)).code).toBe(0);
+    expect(await run(["accounts", "update", "acme"], dataDir)).toMatchObject({ code: 2 });
+    expect(await run(["accounts", "update", "acme", "--limit", "maxAgents=5"], dataDir)).toMatchObject({
+      code: 2,
+    });
+    expect(
+      await run(
+        ["accounts", "update", "acme", "--tier", "enterprise", "--limit", "maxAgents=2147483648"],
+        dataDir,
+      ),
+    ).toMatchObject({ code: 2 });
+    const missing = await run(["accounts", "update", "nobody", "--tier", "pro"], dataDir);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/nobody/);
   });
 });

@@ -14,7 +14,13 @@ export class ConfigError extends Error {
  */
 export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
+  if (result.success) {
+    const data = result.data as z.infer<S> & { DATA_DIR?: unknown };
+    // A relative DATA_DIR is taken from where the command was typed (INIT_CWD, set by pnpm), not from the
+    // package directory a workspace script runs in.
+    if (typeof data.DATA_DIR === "string") data.DATA_DIR = resolve(env.INIT_CWD ?? process.cwd(), data.DATA_DIR);
+    return data;
+  }
   const lines = result.error.issues.map(
     (issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`,
   );
@@ -24,16 +30,8 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
 /** Common pieces of the services' schemas. */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
-  /**
-   * A relative DATA_DIR is taken from where the command was typed (`INIT_CWD`, set by pnpm), not from the
-   * package directory a workspace script runs in.
-   */
-  dataDir: () =>
-    z
-      .string()
-      .min(1)
-      .default("./data")
-      .transform((dir) => resolve(process.env.INIT_CWD ?? process.cwd(), dir)),
+  /** Under the name DATA_DIR, parseEnv resolves it to an absolute path (see there). */
+  dataDir: () => z.string().min(1).default("./data"),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   logFormat: () => z.enum(["json", "pretty", "auto"]).default("auto"),
   url: () => z.url(),

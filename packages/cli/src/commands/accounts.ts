@@ -1,10 +1,11 @@
 import { effectiveLimits, LIMIT_NAMES, TIERS } from "@agentry/core";
-import type { AccountRecord } from "@agentry/registry";
+import type { AccountRecord } from "@agentry/registry/store";
 import { parseCommandArgs } from "../args.js";
 import type { Command } from "../command.js";
-import { FailureError } from "../errors.js";
+import { FailureError, UsageError } from "../errors.js";
 import { formatTime, renderFields, renderTable } from "../format.js";
 import { parseAccountName, parseLimitOverrides, parseTier } from "../values.js";
+import { findAccount } from "./keys.js";
 
 /** An account as the CLI shows it: with the limits in force, not only its overrides. */
 export function accountView(account: AccountRecord) {
@@ -106,5 +107,52 @@ Options:
       ];
     });
     context.print(...renderTable(["ID", "NAME", "TIER", "CREATED", ...LIMIT_NAMES], rows));
+  },
+};
+
+export const accountsUpdate: Command = {
+  group: "accounts",
+  name: "update",
+  synopsis: `NAME [--tier ${TIERS.join("|")}] [--limit NAME=VALUE]... [--reset-limits] [--json]`,
+  summary: "Change an account's plan",
+  help: `Changes an account's tier and limit overrides. Running gateways apply the change within a second,
+without a restart. Leaving the enterprise tier drops the account's overrides.
+
+Options:
+  --tier TIER          ${TIERS.join(", ")}
+  --limit NAME=VALUE   Enterprise only, repeatable: set one override (other overrides are kept)
+  --reset-limits       Drop every override first (back to the tier's defaults)
+  --json               Print the account as JSON
+
+Example:
+  agentry accounts update acme --tier enterprise --limit maxAgents=1000`,
+  async run(args, context) {
+    const { values, positionals } = parseCommandArgs(
+      args,
+      {
+        tier: { type: "string" },
+        limit: { type: "string", multiple: true },
+        "reset-limits": { type: "boolean" },
+        json: { type: "boolean" },
+      },
+      ["NAME"],
+    );
+    if (values.help) return context.printHelp();
+    const reference = positionals[0] ?? "";
+    const requestedTier = values.tier === undefined ? undefined : parseTier(values.tier);
+    if (requestedTier === undefined && !values.limit?.length && !values["reset-limits"]) {
+      throw new UsageError("nothing to change: give --tier, --limit or --reset-limits");
+    }
+
+    const store = await context.store();
+    const account = await findAccount(store, reference);
+    const tier = requestedTier ?? account.tier;
+    const given = parseLimitOverrides(values.limit, tier);
+    const kept = tier === "enterprise" && !values["reset-limits"] ? account.limitOverrides : {};
+    const updated = await store.updateAccount(account.id, { tier, limitOverrides: { ...kept, ...given } });
+    if (!updated) throw new FailureError(`no account named '${reference}'`);
+
+    if (values.json) return context.printJson(accountView(updated));
+    context.print(`Updated account ${updated.name}.`, ...describeAccount(updated));
   },
 };

@@ -1,5 +1,5 @@
 import { generateApiKey, isId, SCOPES } from "@agentry/core";
-import type { AccountRecord, ApiKeyRecord, RegistryStore } from "@agentry/registry";
+import type { AccountRecord, ApiKeyRecord, RegistryStore } from "@agentry/registry/store";
 import { parseCommandArgs } from "../args.js";
 import type { Command } from "../command.js";
 import { FailureError, UsageError } from "../errors.js";
@@ -7,7 +7,7 @@ import { formatTime, renderFields, renderTable } from "../format.js";
 import { parseExpiry, parseKeyName, parseScopes } from "../values.js";
 
 /** `--account` takes the account's name or its id. */
-async function findAccount(store: RegistryStore, reference: string): Promise<AccountRecord> {
+export async function findAccount(store: RegistryStore, reference: string): Promise<AccountRecord> {
   const byId = isId("account", reference);
   const account =
     (await store.getAccountByName(reference)) ?? (byId ? await store.getAccount(reference) : null);

@@ -67,6 +67,16 @@ export function registryStoreContract(
         expect(await store.listAccounts()).toHaveLength(1);
       });
 
+      it("changes an account's plan, replacing its overrides whole", async () => {
+        const account = await newAccount("enterprise", { maxAgents: 7, requestsPerMinute: 900 });
+        const changed = await store.updateAccount(account.id, { limitOverrides: { maxAgents: 9 } });
+        expect(changed).toEqual({ ...account, limitOverrides: { maxAgents: 9 } });
+        const pro = await store.updateAccount(account.id, { tier: "pro", limitOverrides: {} });
+        expect(pro).toEqual({ ...account, tier: "pro", limitOverrides: {} });
+        expect(await store.getAccount(account.id)).toEqual(pro);
+        expect(await store.updateAccount(newId("account"), { tier: "pro" })).toBeNull();
+      });
+
       it("lists accounts oldest first", async () => {
         const a = await newAccount();
         const b = await newAccount("pro");

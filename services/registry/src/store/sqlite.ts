@@ -238,6 +238,7 @@ function prepareStatements(db: Database.Database) {
     insertAccount: prepare<[string, string, string, string, string]>(
       "INSERT INTO accounts (id, name, tier, limit_overrides, created_at) VALUES (?, ?, ?, ?, ?)",
     ),
+    updateAccount: prepare<[string, string, string]>("UPDATE accounts SET tier = ?, limit_overrides = ? WHERE id = ?"),
 
     agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
     countAgents: prepare<[string], number>("SELECT count(*) FROM agents WHERE account_id = ?").pluck(),
@@ -380,6 +381,21 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     return true;
   });
 
+  const updateAccount = db.transaction(
+    (id: string, change: { tier?: Tier; limitOverrides?: Partial<Limits> }): AccountRecord | null => {
+      const row = sql.accountById.get(id);
+      if (!row) return null;
+      const before = toAccount(row);
+      const after: AccountRecord = {
+        ...before,
+        tier: change.tier ?? before.tier,
+        limitOverrides: { ...(change.limitOverrides ?? before.limitOverrides) },
+      };
+      sql.updateAccount.run(after.tier, JSON.stringify(after.limitOverrides), id);
+      return after;
+    },
+  );
+
   const createApiKey = db.transaction((input: NewApiKey): ApiKeyRecord => {
     if (!sql.accountById.get(input.accountId)) {
       throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
@@ -484,6 +500,9 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     async getAccount(id) {
       const row = sql.accountById.get(id);
       return row ? toAccount(row) : null;
+    },
+    async updateAccount(id, change) {
+      return updateAccount.immediate(id, change);
     },
     async getAccountByName(name) {
       const row = sql.accountByName.get(name);

@@ -135,6 +135,11 @@ export interface RegistryStore {
   /** Throws AppError INVALID_REQUEST when the name is taken. */
   createAccount(input: { name: string; tier: Tier; limitOverrides: Partial<Limits> }): Promise<AccountRecord>;
   getAccount(id: string): Promise<AccountRecord | null>;
+  /**
+   * Changes an account's plan: its tier and/or its limit overrides (replaced whole). Null when the account does
+   * not exist. Gateways pick the change up when they next verify the account's keys, with no restart.
+   */
+  updateAccount(id: string, change: { tier?: Tier; limitOverrides?: Partial<Limits> }): Promise<AccountRecord | null>;
   getAccountByName(name: string): Promise<AccountRecord | null>;
   /** Oldest first. */
   listAccounts(): Promise<AccountRecord[]>;
