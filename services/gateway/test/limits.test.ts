@@ -147,3 +147,23 @@ describe("rate limits on one gateway", () => {
     ).toBe(200);
   });
 });
+
+describe("plan changes", () => {
+  it("apply to running gateways without a restart", async () => {
+    const { openRegistryStore } = await import("@agentry/registry/store");
+    const t = await h.tenant({ limits: { requestsPerMinute: 100, listPerMinute: 1000 } });
+    const before = await h.request("GET", "/v1/agents", { key: t.key });
+    expect(before.headers.get("x-ratelimit-limit")).toBe("100");
+    const store = await openRegistryStore({ dataDir: h.dataDir });
+    try {
+      await store.updateAccount(t.accountId, {
+        limitOverrides: { requestsPerMinute: 200, listPerMinute: 1000 },
+      });
+    } finally {
+      await store.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const after = await h.request("GET", "/v1/agents", { key: t.key });
+    expect(after.headers.get("x-ratelimit-limit")).toBe("200");
+  });
+});
