@@ -3,6 +3,11 @@ import { env, parseEnv, z } from "@agentry/config";
 
 const schema = z.object({
   DATA_DIR: env.dataDir(),
+  /** The registry's Postgres database, as the services use it; unset or empty: the SQLite file in DATA_DIR. */
+  DATABASE_URL: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" }).optional(),
+  ),
   // pnpm sets INIT_CWD to where the user ran `pnpm cli`, while the script itself runs in the package directory.
   INIT_CWD: z.string().min(1).optional(),
 });
@@ -10,6 +15,8 @@ const schema = z.object({
 export interface CliConfig {
   /** Absolute directory of the registry store. */
   dataDir: string;
+  /** The registry's Postgres database; absent: SQLite in `dataDir`. */
+  databaseUrl?: string;
 }
 
 /** Reads the environment once; a relative DATA_DIR means relative to where the user ran the command. */
@@ -19,5 +26,8 @@ export function loadConfig(
 ): CliConfig {
   // parseEnv resolves a relative DATA_DIR against INIT_CWD; without one, against the given cwd.
   const parsed = parseEnv(schema, { ...environment, INIT_CWD: environment.INIT_CWD ?? cwd });
-  return { dataDir: path.resolve(parsed.DATA_DIR) };
+  return {
+    dataDir: path.resolve(parsed.DATA_DIR),
+    ...(parsed.DATABASE_URL ? { databaseUrl: parsed.DATABASE_URL } : {}),
+  };
 }

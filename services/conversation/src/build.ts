@@ -15,6 +15,8 @@ import type { ConversationStore } from "./store/types.js";
 export interface BuildConversationOptions {
   /** Directory of the embedded database (`<dataDir>/conversation.db`). */
   dataDir: string;
+  /** A Postgres URL (DATABASE_URL) for the store; without it, SQLite in `dataDir`. */
+  databaseUrl?: string;
   logger: Logger;
   providers: ProvidersConfig;
   /** CONTEXT_TOKEN_BUDGET; 3000 when unset. */
@@ -34,7 +36,9 @@ export interface Conversation {
 /** The composition root: builds the store, the providers and the routes once, as one context. */
 export async function buildConversation(options: BuildConversationOptions): Promise<Conversation> {
   const logger = options.logger;
-  const store = options.store ?? (await openConversationStore({ dataDir: options.dataDir }));
+  const store =
+    options.store ??
+    (await openConversationStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, logger }));
   const ctx: ConversationContext = {
     store,
     providers: new ProviderSet(options.providers, logger),

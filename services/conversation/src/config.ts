@@ -18,6 +18,8 @@ const schema = z.object({
   CONVERSATION_PORT: env.port(8082),
   HOST: z.string().min(1).default("0.0.0.0"),
   DATA_DIR: env.dataDir(),
+  /** Postgres for the store (postgres://user:password@host/db); unset or empty keeps SQLite in DATA_DIR. */
+  DATABASE_URL: optional(z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" })),
   /** For agents without modelProvider; unset: whichever of OPENAI_API_KEY / ANTHROPIC_API_KEY is set. */
   DEFAULT_MODEL_PROVIDER: optional(z.enum(PROVIDER_NAMES)),
   OPENAI_API_KEY: optional(z.string()),
@@ -40,6 +42,8 @@ export interface ConversationConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** Postgres for the store; absent: SQLite in `dataDir`. */
+  databaseUrl?: string;
   providers: ProvidersConfig;
   contextTokenBudget: number;
   shutdownTimeoutMs: number;
@@ -57,6 +61,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     port: value.CONVERSATION_PORT,
     host: value.HOST,
     dataDir: value.DATA_DIR,
+    ...(value.DATABASE_URL ? { databaseUrl: value.DATABASE_URL } : {}),
     providers: {
       ...(value.DEFAULT_MODEL_PROVIDER ? { defaultProvider: value.DEFAULT_MODEL_PROVIDER } : {}),
       openai: {

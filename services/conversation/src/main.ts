@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: "conversation", level: config.logLevel, format: config.logFormat });
   const conversation = await buildConversation({
     dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
     logger,
     providers: config.providers,
     contextTokenBudget: config.contextTokenBudget,

@@ -36,6 +36,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
   if (config.conversation) {
     const conversation = await buildConversation({
       dataDir: config.DATA_DIR,
+      databaseUrl: config.conversation.databaseUrl,
       logger: logger.child({ component: "conversation" }),
       providers: config.conversation.providers,
       contextTokenBudget: config.conversation.contextTokenBudget,
@@ -56,6 +57,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
   } else {
     const registry = await buildRegistry({
       dataDir: config.DATA_DIR,
+      databaseUrl: config.DATABASE_URL,
       logger: logger.child({ component: "registry" }),
       purgeAgent: async (accountId, agentId) => {
         await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: config.RPC_TIMEOUT_MS });

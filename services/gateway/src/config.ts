@@ -6,6 +6,11 @@ const schema = z
     PORT: env.port(8080),
     HOST: z.string().min(1).default("0.0.0.0"),
     DATA_DIR: env.dataDir(),
+    /** Postgres for the embedded services' stores; unset or empty keeps SQLite in DATA_DIR. */
+    DATABASE_URL: z.preprocess(
+      (value) => (value === "" ? undefined : value),
+      z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" }).optional(),
+    ),
     /** The origin callers reach the service at; links such as `apiEndpoint` are built from it. */
     PUBLIC_BASE_URL: env.url().optional(),
     /** Where the registry runs when it is not embedded (HTTP/2 without TLS, e.g. http://registry:8081). */

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
   }
   const registry = await buildRegistry({
     dataDir: config.DATA_DIR,
+    databaseUrl: config.DATABASE_URL,
     logger,
     ...(conversations
       ? {
@@ -37,7 +38,15 @@ async function main(): Promise<void> {
     shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
   });
   const address = await server.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);
-  logger.info({ host: address.address, port: address.port, dataDir: config.DATA_DIR }, "listening");
+  logger.info(
+    {
+      host: address.address,
+      port: address.port,
+      // The URL carries the password, so only the kind of store is logged.
+      store: config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR },
+    },
+    "listening",
+  );
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {

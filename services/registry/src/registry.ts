@@ -18,6 +18,8 @@ export interface Registry {
 
 export interface BuildRegistryOptions {
   dataDir: string;
+  /** A Postgres URL (DATABASE_URL) for the store; without it, SQLite in `dataDir`. */
+  databaseUrl?: string;
   logger: Logger;
   /**
    * Removes everything other services hold for a deleted agent (its conversations, metrics and logs). Called
@@ -31,7 +33,11 @@ export interface BuildRegistryOptions {
 
 /** The registry's composition root: its store, the handlers that serve it, and the outbox relay. */
 export async function buildRegistry(options: BuildRegistryOptions): Promise<Registry> {
-  const store = await openRegistryStore({ dataDir: options.dataDir });
+  const store = await openRegistryStore({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    logger: options.logger,
+  });
   const { purgeAgent } = options;
   const relay = new OutboxRelay({
     store,
