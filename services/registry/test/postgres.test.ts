@@ -7,10 +7,12 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AppError } from "@agentry/errors";
+import { silentLogger } from "@agentry/logging";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { openRegistryStore } from "../src/index.js";
+import { loadConfig } from "../src/config.js";
+import { buildRegistry, openRegistryStore } from "../src/index.js";
 import { openPostgresRegistryStore, PostgresRegistryStore } from "../src/store/postgres.js";
 import { migratePostgres, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
 import { REGISTRY_DB_FILE } from "../src/store/sqlite.js";
@@ -92,6 +94,50 @@ describe("choosing the store", () => {
     await expect(openPostgresRegistryStore({ connectionString: db.url, schema: 'x"; DROP' })).rejects.toThrow(
       /invalid schema name/,
     );
+  });
+});
+
+describe("DATABASE_URL", () => {
+  it("selects Postgres; empty means unset; anything but a postgres URL is refused without repeating it", () => {
+    const url = "postgres://agentry:s3cret@db.internal:5432/agentry";
+    expect(loadConfig({ DATABASE_URL: url }).DATABASE_URL).toBe(url);
+    expect(loadConfig({ DATABASE_URL: "postgresql://db/agentry" }).DATABASE_URL).toBe(
+      "postgresql://db/agentry",
+    );
+    expect(loadConfig({ DATABASE_URL: "" }).DATABASE_URL).toBeUndefined();
+    expect(loadConfig({}).DATABASE_URL).toBeUndefined();
+    for (const bad of ["mysql://u:s3cret@db/x", "s3cret"]) {
+      expect(() => loadConfig({ DATABASE_URL: bad })).toThrow("DATABASE_URL: must be a postgres:// URL");
+      expect(() => loadConfig({ DATABASE_URL: bad })).not.toThrow(/s3cret/);
+    }
+  });
+
+  it("gives two registries one database: both serve the data and the deletion is relayed", async () => {
+    const url = await db.createDatabase();
+    const purged: string[] = [];
+    const build = () =>
+      buildRegistry({
+        dataDir: "unused",
+        databaseUrl: url,
+        logger: silentLogger(),
+        outboxIntervalMs: 20,
+        purgeAgent: async (_accountId, agentId) => {
+          purged.push(agentId);
+        },
+      });
+    const [one, two] = await Promise.all([build(), build()]);
+    try {
+      expect(await one.ready()).toBe(true);
+      const account = await one.store.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+      const agent = await one.store.createAgent(account.id, fields);
+      expect(await two.store.getAgent(account.id, agent.id)).toEqual(agent);
+      expect(await two.store.deleteAgent(account.id, agent.id)).toBe(true);
+      await vi.waitFor(async () => expect(await one.store.unpublishedEvents(10)).toEqual([]));
+      // At least once: both relays may have delivered it.
+      expect(new Set(purged)).toEqual(new Set([agent.id]));
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { AppError } from "@agentry/errors";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConversationConfig } from "../config.js";
 import { conversationStoreContract } from "./contract-suite.js";
 import { openConversationStore } from "./open.js";
 import { openPostgresConversationStore, PostgresConversationStore } from "./postgres.js";
@@ -104,6 +105,16 @@ describe("PostgresConversationStore", () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it("takes DATABASE_URL from the environment; empty means unset, and a bad value is refused without repeating it", () => {
+    const url = "postgres://agentry:s3cret@db.internal:5432/agentry";
+    expect(loadConversationConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    expect(loadConversationConfig({ DATABASE_URL: "" })).not.toHaveProperty("databaseUrl");
+    expect(() => loadConversationConfig({ DATABASE_URL: "https://u:s3cret@db" })).toThrow(
+      "DATABASE_URL: must be a postgres:// URL",
+    );
+    expect(() => loadConversationConfig({ DATABASE_URL: "https://u:s3cret@db" })).not.toThrow(/s3cret/);
   });
 
   it("applies one set of migrations when many instances open a fresh database at once", async () => {
