@@ -1,0 +1,50 @@
+import { env, exitOnConfigError, parseEnv, z } from "@agentry/config";
+import { createLogger } from "@agentry/logging";
+import { openConversationStore } from "./store/open.js";
+
+/**
+ * The variables the store needs, read as `loadConversationConfig` reads them. Not that function itself: it loads
+ * the model providers (the local one pulls in llama.cpp), which take seconds to import and play no part here.
+ */
+const schema = z.object({
+  DATA_DIR: env.dataDir(),
+  DATABASE_URL: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" }).optional(),
+  ),
+  LOG_LEVEL: env.logLevel(),
+  LOG_FORMAT: env.logFormat(),
+});
+
+/**
+ * Brings the conversation service's schema up to date and exits: Postgres when DATABASE_URL is set, else SQLite
+ * in DATA_DIR. The service migrates when it opens its store as well; running this once before a rollout makes a
+ * failed migration stop the rollout on its own, before any instance starts serving.
+ */
+async function main(): Promise<void> {
+  const config = parseEnv(schema, process.env);
+  const logger = createLogger({
+    service: "conversation",
+    level: config.LOG_LEVEL,
+    format: config.LOG_FORMAT,
+  });
+  const store = await openConversationStore({
+    dataDir: config.DATA_DIR,
+    databaseUrl: config.DATABASE_URL,
+    logger,
+  });
+  await store.close();
+  logger.info({ store: config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR } }, "schema up to date");
+  logger.flush();
+}
+
+main()
+  .catch((error: unknown) => {
+    exitOnConfigError(error);
+  })
+  .catch((error: unknown) => {
+    process.stderr.write(
+      `conversation migration failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+    process.exitCode = 1;
+  });
