@@ -1,0 +1,96 @@
+import { existsSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Launcher, startLauncher } from "./launcher.js";
+
+let launcher: Launcher;
+
+beforeAll(async () => {
+  launcher = await startLauncher();
+});
+afterAll(async () => {
+  await launcher?.close();
+});
+
+const get = (path: string, key: string) =>
+  fetch(`${launcher.info.baseURL}${path}`, { headers: { authorization: `Bearer ${key}` } });
+
+const control = async (method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${launcher.info.controlURL}${path}`, {
+    method,
+    ...(body !== undefined
+      ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } }
+      : {}),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+};
+
+describe("the conformance launcher", () => {
+  it("describes the service, its keys and the scenario", () => {
+    const { info } = launcher;
+    expect(info.baseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    expect(info.controlURL).toBe(info.baseURL.replace(/\/v1$/, "/_conformance"));
+    expect(Object.keys(info.keys).sort()).toEqual([
+      "full",
+      "limited",
+      "pager",
+      "quota",
+      "readOnly",
+      "revoked",
+    ]);
+    for (const key of Object.values(info.keys)) expect(key).toMatch(/^agentry_sk_[0-9A-Za-z]{38}$/);
+    const scenario = JSON.parse(readFileSync(info.scenario, "utf8")) as { version: number };
+    expect(scenario.version).toBe(1);
+  });
+
+  it("seeds keys with the scopes and limits the scenario relies on", async () => {
+    const { keys } = launcher.info;
+    expect((await get("/agents", keys.full)).status).toBe(200);
+    expect((await get("/agents", keys.readOnly)).status).toBe(200);
+    expect((await get("/api-keys", keys.readOnly)).status).toBe(403);
+    expect((await get("/agents", keys.revoked)).status).toBe(401);
+    const limited = await get("/agents/agt_01JAAAAAAAAAAAAAAAAAAAAAAA", keys.limited);
+    expect(limited.headers.get("x-ratelimit-limit")).toBe("2");
+  });
+
+  it("counts the requests each key made", async () => {
+    const before = (await control("GET", "/requests")).body as {
+      total: number;
+      byKey: Record<string, number>;
+    };
+    await get("/agents", launcher.info.keys.pager);
+    await get("/agents", launcher.info.keys.pager);
+    await get("/agents", "agentry_sk_unknown");
+    const after = (await control("GET", "/requests")).body as {
+      total: number;
+      byKey: Record<string, number>;
+    };
+    expect((after.byKey.pager ?? 0) - (before.byKey.pager ?? 0)).toBe(2);
+    expect((after.byKey.other ?? 0) - (before.byKey.other ?? 0)).toBe(1);
+    expect(after.total - before.total).toBe(3);
+  });
+
+  it("queues scripted provider answers and refuses what it does not know", async () => {
+    expect(await control("POST", "/provider/answer", [{ status: 503 }, { text: "hi" }])).toEqual({
+      status: 200,
+      body: { queued: 2 },
+    });
+    expect((await control("POST", "/provider/answer", { status: 503, bogus: 1 })).status).toBe(400);
+    expect((await control("POST", "/provider/answer", "nope")).status).toBe(400);
+    expect((await control("POST", "/provider/reset")).status).toBe(200);
+    expect((await control("GET", "/nothing")).status).toBe(404);
+  });
+
+  it("removes its data directory when closed", async () => {
+    const other = await startLauncher();
+    const created = await fetch(`${other.info.baseURL}/agents`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${other.info.keys.full}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "temp" }),
+    });
+    expect(created.status).toBe(201);
+    const dataDir = other.dataDir;
+    expect(existsSync(dataDir)).toBe(true);
+    await other.close();
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});

@@ -1,0 +1,31 @@
+export {
+  Agentry,
+  type ClientOptions,
+  DEFAULT_BASE_URL,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_MAX_RETRY_DELAY_MS,
+  DEFAULT_TIMEOUT_MS,
+} from "./client.js";
+export type { Fetch, RequestOptions } from "./core.js";
+export {
+  AgentryError,
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  APIUserAbortError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  type FieldIssue,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+} from "./errors.js";
+export { Page, PagePromise } from "./pagination.js";
+export { Agents } from "./resources/agents.js";
+export { ApiKeys } from "./resources/api-keys.js";
+export { Messages } from "./resources/messages.js";
+export { MessageStream } from "./streaming.js";
+export type * from "./types.js";
+export { VERSION } from "./version.js";
