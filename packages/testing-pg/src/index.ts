@@ -8,10 +8,11 @@ import { promisify } from "node:util";
 import pg from "pg";
 
 /**
- * Postgres for tests. `TEST_DATABASE_URL` (else `DATABASE_URL`) names a server on which the tests create and drop
- * their own databases, so its role needs CREATEDB. With neither set, a throwaway server is started from the local
- * PostgreSQL binaries (initdb, pg_ctl) in a temporary directory and stopped afterwards. When no Postgres can be
- * had at all, opening fails with the reason: Postgres suites are never skipped.
+ * Postgres for tests. `TEST_DATABASE_URL` (else `DATABASE_URL`) names a server on which the tests create and
+ * drop their own databases (and, for privilege tests, roles), so its role needs CREATEDB and CREATEROLE. With
+ * neither set, a throwaway server is started from the local PostgreSQL binaries (initdb, pg_ctl) in a
+ * temporary directory and stopped afterwards. When no Postgres can be had at all, opening fails with the
+ * reason: Postgres suites are never skipped.
  */
 export interface TestDatabase {
   /** Connection URL of a fresh, empty database of its own. */
@@ -113,9 +114,9 @@ function redact(url: string): string {
 }
 
 const MISSING_POSTGRES =
-  "Postgres tests need a server. Set TEST_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DB (a role allowed " +
-  "to CREATE DATABASE), or install PostgreSQL (apt-get install postgresql) so that initdb and pg_ctl can be found " +
-  "(searched: PG_BIN, PATH, /usr/lib/postgresql/*/bin)";
+  "Postgres tests need a server. Set TEST_DATABASE_URL=postgres://USER:PASSWORD@HOST:PORT/DB (a role with " +
+  "CREATEDB and CREATEROLE), or install PostgreSQL (apt-get install postgresql) so that initdb and pg_ctl " +
+  "can be found (searched: PG_BIN, PATH, /usr/lib/postgresql/*/bin)";
 
 /** The directory holding initdb and pg_ctl: PG_BIN, then PATH, then Debian's versioned directories, newest first. */
 function findBinDir(): string {

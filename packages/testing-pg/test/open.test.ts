@@ -49,6 +49,24 @@ describe("openTestDatabase", () => {
   });
 });
 
+describe("a configured server that cannot be reached", () => {
+  it("fails with the reason and the URL, its password hidden, instead of skipping", async () => {
+    const saved = process.env.TEST_DATABASE_URL;
+    // Port 1 on loopback: nothing listens there.
+    process.env.TEST_DATABASE_URL = "postgres://tests:s3cret@127.0.0.1:1/postgres";
+    try {
+      const error = await openTestDatabase().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain("cannot reach the Postgres server for tests at");
+      expect((error as Error).message).toContain("postgres://tests:***@127.0.0.1:1/postgres");
+      expect((error as Error).message).not.toContain("s3cret");
+    } finally {
+      if (saved === undefined) delete process.env.TEST_DATABASE_URL;
+      else process.env.TEST_DATABASE_URL = saved;
+    }
+  });
+});
+
 describe("withDatabase", () => {
   it("replaces only the database of a URL", () => {
     expect(withDatabase("postgres://u:p%40ss@db.example:6543/main?sslmode=require", "other")).toBe(

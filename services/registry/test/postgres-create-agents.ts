@@ -1,8 +1,8 @@
 /**
- * One contender of the cross-process quota test on Postgres: opens the registry store from a DATABASE_URL (so it
- * migrates, racing the other contender), says "ready", waits for "go <accountId>" on stdin, creates agents as fast
- * as it can and prints what happened as one JSON line.
- * Usage: postgres-create-agents.ts <databaseUrl> <count>
+ * One contender of the cross-process quota test on Postgres: opens the registry store from a DATABASE_URL (so
+ * it migrates, racing the other contender), says "ready", waits for "go <accountId>" on stdin, creates agents
+ * as fast as it can and prints what happened as one JSON line. Usage: postgres-create-agents.ts <databaseUrl>
+ * <count>
  */
 import { once } from "node:events";
 import { createInterface } from "node:readline";

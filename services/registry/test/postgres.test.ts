@@ -210,6 +210,8 @@ describe("migrations", () => {
     const role = `agentry_app_${database.slice(-12)}`;
     await sql(url, `CREATE ROLE ${role} LOGIN PASSWORD 'app'`);
     try {
+      // Lets a tests' role that is not a superuser hand the schema to the app's role.
+      await sql(url, `GRANT ${role} TO CURRENT_USER`);
       await sql(url, `REVOKE CREATE ON DATABASE ${database} FROM PUBLIC`);
       await sql(url, `CREATE SCHEMA registry AUTHORIZATION ${role}`);
       const asApp = new URL(url);
@@ -224,7 +226,7 @@ describe("migrations", () => {
         await store.close();
       }
     } finally {
-      await sql(url, `DROP SCHEMA registry CASCADE`);
+      await sql(url, `DROP SCHEMA IF EXISTS registry CASCADE`);
       await sql(url, `DROP ROLE ${role}`);
     }
   });
@@ -257,6 +259,7 @@ describe("quota across connections and processes", () => {
     }
   });
 
+  // A longer timeout: each contender is a fresh Node process compiling TypeScript, slow on a busy machine.
   it("creates exactly maxAgents when two processes, which also race to migrate, create at the same time", async () => {
     const url = await db.createDatabase();
     // Both contenders open the fresh database (and race to migrate it) before the account exists.
@@ -286,7 +289,7 @@ describe("quota across connections and processes", () => {
     } finally {
       for (const c of contenders) c.child.kill();
     }
-  });
+  }, 120_000);
 });
 
 describe("values Postgres cannot hold", () => {

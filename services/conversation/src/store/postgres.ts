@@ -1,22 +1,24 @@
 /**
- * The conversation store on Postgres, for deployments that run several instances on one database. It passes the
- * same contract suite as the SQLite store and keeps its semantics exactly.
+ * The conversation store on Postgres, for deployments that run several instances on one database. It passes
+ * the same contract suite as the SQLite store and keeps its semantics exactly.
  *
  * Schema choices:
  * - Every table lives in one schema (`conversation` by default), so the conversation service and the registry
- *   can share a database; `<schema>.schema_migrations` records the applied migrations (postgres-migrations.ts).
- * - Times are `timestamptz`, written from and read back as ISO 8601 strings with milliseconds in UTC, the form
- *   the SQLite store keeps as text. `stream` is a boolean. Postgres cannot store U+0000 in text; such a value is
- *   refused with INVALID_REQUEST instead of failing as an internal error.
+ *   can share a database; `<schema>.schema_migrations` records the applied migrations
+ *   (postgres-migrations.ts).
+ * - Times are `timestamptz`, written from and read back as ISO 8601 strings with milliseconds in UTC, the
+ *   form the SQLite store keeps as text. `stream` is a boolean. Postgres cannot store U+0000 in text; such a
+ *   value is refused with INVALID_REQUEST instead of failing as an internal error.
  * - Turns are ordered by `seq bigserial`, which is also the pagination cursor.
  *
  * Concurrency, where SQLite's single writer gave it for free:
- * - An exchange first upserts its conversation's row, which locks it until commit, and only then inserts its two
- *   turns. Exchanges of one conversation are therefore stored one after the other: a message and its reply get
- *   adjacent sequence numbers, and sequence order is commit order, so a cursor never skips a turn committed late.
+ * - An exchange first upserts its conversation's row, which locks it until commit, and only then inserts its
+ *   two turns. Exchanges of one conversation are therefore stored one after the other: a message and its
+ *   reply get adjacent sequence numbers, and sequence order is commit order, so a cursor never skips a turn
+ *   committed late.
  * - Saving takes a shared advisory lock on the (account, agent) pair and purging takes it exclusively. A save
- *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no turn
- *   or call of a purged agent survives, however the two interleave across instances.
+ *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no
+ *   turn or call of a purged agent survives, however the two interleave across instances.
  */
 import { AppError } from "@agentry/errors";
 import pg from "pg";
@@ -43,8 +45,8 @@ export interface PostgresConversationStoreOptions {
   /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
   statementTimeoutMs?: number;
   /**
-   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops such
-   * a connection and opens a new one when next needed, so these need no handling beyond reporting.
+   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops
+   * such a connection and opens a new one when next needed, so these need no handling beyond reporting.
    */
   onConnectionError?: (error: Error) => void;
 }
@@ -189,13 +191,14 @@ function statements(s: string) {
       ON CONFLICT (agent_id, user_id, room_id, account_id)
       DO UPDATE SET turn_count = conversations.turn_count + 2, updated_at = excluded.updated_at`,
     // One statement, rows in order: the message takes the lower sequence number.
-    insertTurns: `INSERT INTO ${s}.turns (id, account_id, agent_id, user_id, room_id, role, text, model, provider,
-        input_tokens, output_tokens, latency_ms, created_at)
+    insertTurns: `INSERT INTO ${s}.turns
+        (id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens, output_tokens,
+        latency_ms, created_at)
       VALUES ($5, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, $7),
         ($8, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $15)`,
-    insertCall: `INSERT INTO ${s}.calls (id, request_id, account_id, agent_id, user_id, room_id, provider, model,
-        stream, outcome, error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens,
-        created_at)
+    insertCall: `INSERT INTO ${s}.calls
+        (id, request_id, account_id, agent_id, user_id, room_id, provider, model, stream, outcome, error_code,
+        error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
     calls: `SELECT * FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2 ORDER BY seq ASC`,
     markPurged: `INSERT INTO ${s}.purged_agents (account_id, agent_id, purged_at) VALUES ($1, $2, now())
@@ -221,6 +224,13 @@ const NETWORK_ERRORS = new Set([
   "EHOSTUNREACH",
 ]);
 
+/** What node-postgres says, without a code, when a connection breaks or cannot be had in time. */
+const CONNECTION_LOST = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect/,
+  /^Client has encountered a connection error/,
+];
+
 /**
  * Errors that mean the database cannot be reached or is overloaded rather than that the request is wrong: the
  * caller gets AGENT_UNAVAILABLE (503, retry later) instead of an internal error.
@@ -232,9 +242,7 @@ function isUnavailable(error: unknown): boolean {
     // 08: connection exception; 53: insufficient resources; 57P0x: shutting down; 57014: statement timeout.
     if (/^(08|53|57P0)/.test(code) || code === "57014" || NETWORK_ERRORS.has(code)) return true;
   }
-  return /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(
-    error.message,
-  );
+  return CONNECTION_LOST.some((message) => message.test(error.message));
 }
 
 function translate(error: unknown): unknown {

@@ -78,9 +78,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
 ];
 
 /**
- * Brings the schema up to date in one transaction that first takes a transaction-scoped advisory lock, so when
- * several instances start at once, one migrates and the others wait, then find nothing left to do. A failed
- * migration rolls back whole (Postgres DDL is transactional).
+ * Brings the schema up to date in one transaction that first takes a transaction-scoped advisory lock, so
+ * when several instances start at once, one migrates and the others wait, then find nothing left to do. A
+ * failed migration rolls back whole (Postgres DDL is transactional).
  */
 export async function migratePostgres(
   pool: pg.Pool,
@@ -92,8 +92,8 @@ export async function migratePostgres(
   try {
     await client.query("BEGIN");
     await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK_CLASS, schema]);
-    // Checked before creating: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when it exists, and an
-    // operator may have made the schema for a role that lacks it.
+    // Checked before creating: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when it exists,
+    // and an operator may have made the schema for a role that lacks it.
     const exists = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
     if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (

@@ -7,19 +7,20 @@
  *   share a database; `<schema>.schema_migrations` records the applied migrations (postgres-migrations.ts).
  * - Identifiers, names and statuses use `COLLATE "C"`: lists sort names by code point and break ties by id in
  *   byte order, whatever the database's default collation.
- * - Times are `timestamptz`; they are written from and read back as ISO 8601 strings with milliseconds in UTC,
- *   the form the SQLite store keeps as text, so both return identical records.
- * - Agent fields, limit overrides, scopes and event payloads are `jsonb`. Postgres cannot store U+0000 in text or
- *   jsonb; such a value is refused with INVALID_REQUEST instead of failing as an internal error.
- * - The outbox orders events by `seq bigserial`. Sequence numbers are handed out before commit, so a reader may see
- *   a later event before an earlier one commits; the relay reads "not yet published" rather than "after the last
- *   seq", so a late commit is delivered on a following round. Several registry instances may read the same events
- *   at once and deliver them twice: delivery is at least once and handlers are idempotent.
+ * - Times are `timestamptz`; they are written from and read back as ISO 8601 strings with milliseconds in
+ *   UTC, the form the SQLite store keeps as text, so both return identical records.
+ * - Agent fields, limit overrides, scopes and event payloads are `jsonb`. Postgres cannot store U+0000 in
+ *   text or jsonb; such a value is refused with INVALID_REQUEST instead of failing as an internal error.
+ * - The outbox orders events by `seq bigserial`. Sequence numbers are handed out before commit, so a reader
+ *   may see a later event before an earlier one commits; the relay reads "not yet published" rather than
+ *   "after the last seq", so a late commit is delivered on a following round. Several registry instances may
+ *   read the same events at once and deliver them twice: delivery is at least once and handlers are
+ *   idempotent.
  *
- * Concurrency: a create locks its account's row (`FOR NO KEY UPDATE`) and only then counts the account's agents,
- * in a new statement and so a new snapshot, which makes the `maxAgents` check exact across every connection and
- * process. Updates lock the agent's row (`FOR UPDATE`) for their read-modify-write. Transactions run at READ
- * COMMITTED; a deadlock or serialization failure is retried twice.
+ * Concurrency: a create locks its account's row (`FOR NO KEY UPDATE`) and only then counts the account's
+ * agents, in a new statement and so a new snapshot, which makes the `maxAgents` check exact across every
+ * connection and process. Updates lock the agent's row (`FOR UPDATE`) for their read-modify-write.
+ * Transactions run at READ COMMITTED; a deadlock or serialization failure is retried twice.
  */
 import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
@@ -54,8 +55,8 @@ export interface PostgresRegistryStoreOptions {
   /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
   statementTimeoutMs?: number;
   /**
-   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops such
-   * a connection and opens a new one when next needed, so these need no handling beyond reporting.
+   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops
+   * such a connection and opens a new one when next needed, so these need no handling beyond reporting.
    */
   onConnectionError?: (error: Error) => void;
 }
@@ -176,8 +177,8 @@ function toAgent(row: AgentRow): AgentRecord {
 }
 
 /**
- * The columns a caller can change, in statement order. JSON goes as text: node-postgres would turn a JavaScript
- * array into a Postgres array literal, not JSON.
+ * The columns a caller can change, in statement order. JSON goes as text: node-postgres would turn a
+ * JavaScript array into a Postgres array literal, not JSON.
  */
 function fieldValues(agent: AgentRecord): unknown[] {
   return [
@@ -236,7 +237,8 @@ function statements(s: string) {
     insertAccount: `INSERT INTO ${s}.accounts (id, name, tier, limit_overrides, created_at)
       VALUES ($1, $2, $3, $4, $5)`,
     // Absent parts (null) keep their value; overrides given are replaced whole.
-    updateAccount: `UPDATE ${s}.accounts SET tier = COALESCE($2, tier), limit_overrides = COALESCE($3::jsonb, limit_overrides)
+    updateAccount: `UPDATE ${s}.accounts
+      SET tier = COALESCE($2, tier), limit_overrides = COALESCE($3::jsonb, limit_overrides)
       WHERE id = $1 RETURNING *`,
     lockAccount: `SELECT tier, limit_overrides FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
 
@@ -257,7 +259,8 @@ function statements(s: string) {
       `SELECT * FROM ${s}.agents WHERE account_id = $1 ${filtered ? "AND status = $4" : ""}
        ORDER BY ${column} ${order}, id ${order} LIMIT $2 OFFSET $3`,
 
-    insertApiKey: `INSERT INTO ${s}.api_keys (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
+    insertApiKey: `INSERT INTO ${s}.api_keys
+        (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
       SELECT $1::text, id, $3::text, $4::text, $5::text, $6::jsonb, $7::timestamptz, $8::timestamptz
       FROM ${s}.accounts WHERE id = $2
       RETURNING *`,
@@ -266,7 +269,8 @@ function statements(s: string) {
     revokeApiKey: `UPDATE ${s}.api_keys SET revoked_at = COALESCE(revoked_at, $2)
       WHERE id = $1 AND ($3::text IS NULL OR account_id = $3) RETURNING *`,
     apiKeyWithAccount: `SELECT
-        k.id, k.account_id, k.name, k.prefix, k.scopes, k.created_at, k.last_used_at, k.expires_at, k.revoked_at,
+        k.id, k.account_id, k.name, k.prefix, k.scopes, k.created_at, k.last_used_at, k.expires_at,
+        k.revoked_at,
         a.name AS account_name, a.tier, a.limit_overrides, a.created_at AS account_created_at
       FROM ${s}.api_keys k JOIN ${s}.accounts a ON a.id = k.account_id WHERE k.sha256 = $1`,
     // Rows are locked in id order first, so two batches touching the same keys cannot deadlock.
@@ -279,7 +283,8 @@ function statements(s: string) {
       VALUES ($1, $2, $3, $4, $5)`,
     unpublished: `SELECT seq, type, account_id, agent_id, payload, created_at FROM ${s}.outbox
       WHERE published_at IS NULL ORDER BY seq LIMIT $1`,
-    markPublished: `UPDATE ${s}.outbox SET published_at = $2 WHERE seq = ANY($1::bigint[]) AND published_at IS NULL`,
+    markPublished: `UPDATE ${s}.outbox SET published_at = $2
+      WHERE seq = ANY($1::bigint[]) AND published_at IS NULL`,
   };
 }
 
@@ -287,6 +292,23 @@ type Statements = ReturnType<typeof statements>;
 
 /** SQLSTATEs worth running the whole transaction again for. */
 const RETRYABLE = new Set(["40001", "40P01"]);
+
+const NETWORK_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+]);
+
+/** What node-postgres says, without a code, when a connection breaks or cannot be had in time. */
+const CONNECTION_LOST = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect/,
+  /^Client has encountered a connection error/,
+];
 
 /**
  * Errors that mean the database cannot be reached or is overloaded rather than that the request is wrong: the
@@ -296,17 +318,10 @@ function isUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string") {
-    if (/^(08|53|57P0)/.test(code) || code === "57014") return true;
-    if (
-      ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"].includes(
-        code,
-      )
-    )
-      return true;
+    // 08: connection exception; 53: insufficient resources; 57P0x: shutting down; 57014: statement timeout.
+    if (/^(08|53|57P0)/.test(code) || code === "57014" || NETWORK_ERRORS.has(code)) return true;
   }
-  return /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/.test(
-    error.message,
-  );
+  return CONNECTION_LOST.some((message) => message.test(error.message));
 }
 
 function translate(error: unknown): unknown {
