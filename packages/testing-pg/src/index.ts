@@ -169,7 +169,7 @@ async function startThrowawayServer(): Promise<{ url: string; stop(): Promise<vo
   const dir = mkdtempSync(join(tmpdir(), "agentry-pg-"));
   const data = join(dir, "data");
   const log = join(dir, "server.log");
-  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  const cleanup = () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   try {
     const as = runAs(dir);
     const run = (tool: string, args: string[]) => execFileAsync(...as(join(bin, tool), args));
