@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config";
 export const config = defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    testTimeout: 30_000,
+    // Two tests race real child processes; a loaded machine makes each start slow.
+    testTimeout: 120_000,
     hookTimeout: 30_000,
   },
 });

@@ -238,7 +238,9 @@ function prepareStatements(db: Database.Database) {
     insertAccount: prepare<[string, string, string, string, string]>(
       "INSERT INTO accounts (id, name, tier, limit_overrides, created_at) VALUES (?, ?, ?, ?, ?)",
     ),
-    updateAccount: prepare<[string, string, string]>("UPDATE accounts SET tier = ?, limit_overrides = ? WHERE id = ?"),
+    updateAccount: prepare<[string, string, string]>(
+      "UPDATE accounts SET tier = ?, limit_overrides = ? WHERE id = ?",
+    ),
 
     agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
     countAgents: prepare<[string], number>("SELECT count(*) FROM agents WHERE account_id = ?").pluck(),

@@ -139,7 +139,10 @@ export interface RegistryStore {
    * Changes an account's plan: its tier and/or its limit overrides (replaced whole). Null when the account does
    * not exist. Gateways pick the change up when they next verify the account's keys, with no restart.
    */
-  updateAccount(id: string, change: { tier?: Tier; limitOverrides?: Partial<Limits> }): Promise<AccountRecord | null>;
+  updateAccount(
+    id: string,
+    change: { tier?: Tier; limitOverrides?: Partial<Limits> },
+  ): Promise<AccountRecord | null>;
   getAccountByName(name: string): Promise<AccountRecord | null>;
   /** Oldest first. */
   listAccounts(): Promise<AccountRecord[]>;
