@@ -150,6 +150,15 @@ describe("POST /v1/agents errors", () => {
     expect((await invalid({ name: "A", bio: [""] })).details?.[0]?.field).toBe("bio[0]");
   });
 
+  it("refuses the NUL character anywhere, naming where", async () => {
+    expect((await invalid({ name: "A\u0000" })).details).toEqual([
+      { field: "name", issue: "must not contain the NUL character (U+0000)" },
+    ]);
+    expect((await invalid({ name: "A", personality: { traits: ["ok", "b\u0000d"] } })).details?.[0]?.field).toBe(
+      "personality.traits[1]",
+    );
+  });
+
   it("bounds the generation settings", async () => {
     const error = await invalid({ name: "A", settings: { temperature: 3, maxTokens: 0, other: "kept" } });
     expect(error.details?.map((d) => d.field).sort()).toEqual(["settings.maxTokens", "settings.temperature"]);

@@ -27,11 +27,44 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
   }
   if (text.trim() === "")
     throw new AppError("INVALID_REQUEST", "The request body is empty; send a JSON object.");
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch {
     throw new AppError("INVALID_REQUEST", "The request body is not valid JSON.");
   }
+  const where = nulCharacterAt(body, "");
+  if (where !== undefined) {
+    const field = where || "body";
+    throw new AppError("INVALID_REQUEST", `Invalid request body: ${field} contains a NUL character (U+0000).`, {
+      details: [{ field, issue: "must not contain the NUL character (U+0000)" }],
+    });
+  }
+  return body;
+}
+
+/**
+ * The path of the first string (or object key) holding U+0000, which no store can keep as text; undefined when
+ * there is none. Refused here so that every store accepts exactly the same input.
+ */
+function nulCharacterAt(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return value.includes("\u0000") ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulCharacterAt(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      const at = path ? `${path}.${key}` : key;
+      if (key.includes("\u0000")) return at;
+      const found = nulCharacterAt(item, at);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
 
 function tooLarge(): AppError {
