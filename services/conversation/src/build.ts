@@ -1,7 +1,9 @@
 import type { Logger } from "@agentry/logging";
+import { type Metrics, traceMethods } from "@agentry/observability";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
 import type { ConversationContext } from "./context.js";
+import { observeProviders } from "./providers/observed.js";
 import {
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
   DEFAULT_PROVIDER_TIMEOUT_MS,
@@ -23,6 +25,8 @@ export interface BuildConversationOptions {
   contextTokenBudget?: number;
   /** A store to use instead of the embedded one; it is closed with the service. */
   store?: ConversationStore;
+  /** Where provider calls, tokens and errors are counted; nothing is counted without it. */
+  metrics?: Metrics;
 }
 
 export interface Conversation {
@@ -40,7 +44,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     options.store ??
     (await openConversationStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, logger }));
   const ctx: ConversationContext = {
-    store,
+    store: traceMethods(store, "conversation.store"),
     providers: new ProviderSet(options.providers, logger),
     logger,
     limits: {
@@ -49,6 +53,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       firstTokenTimeoutMs: options.providers.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
     },
   };
+  observeProviders(ctx.providers, options.metrics);
   if (!ctx.providers.defaultProvider) {
     logger.warn(
       "no model provider is configured: messages to agents without modelProvider fail until one is " +

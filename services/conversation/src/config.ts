@@ -1,4 +1,5 @@
 import { env, parseEnv, z } from "@agentry/config";
+import { metricsEnv } from "@agentry/observability";
 import {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
@@ -36,6 +37,7 @@ const schema = z.object({
   SHUTDOWN_TIMEOUT_MS: env.milliseconds(25_000),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
+  ...metricsEnv,
 });
 
 export interface ConversationConfig {
@@ -49,6 +51,10 @@ export interface ConversationConfig {
   shutdownTimeoutMs: number;
   logLevel: string;
   logFormat: "json" | "pretty" | "auto";
+  /** METRICS_PORT: where Prometheus metrics are served; unset, none are collected. */
+  metricsPort?: number;
+  /** METRICS_HOST: the metrics port's interface; `host` when unset. */
+  metricsHost?: string;
 }
 
 /**
@@ -81,5 +87,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     logLevel: value.LOG_LEVEL,
     logFormat: value.LOG_FORMAT,
+    ...(value.METRICS_PORT === undefined ? {} : { metricsPort: value.METRICS_PORT }),
+    ...(value.METRICS_HOST === undefined ? {} : { metricsHost: value.METRICS_HOST }),
   };
 }

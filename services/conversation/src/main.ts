@@ -2,6 +2,13 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
+import {
+  initTracing,
+  Metrics,
+  requestScopeInterceptor,
+  rpcInterceptors,
+  startMetricsServer,
+} from "@agentry/observability";
 import { buildConversation } from "./build.js";
 import { loadConversationConfig } from "./config.js";
 import { createConversationServer } from "./server.js";
@@ -10,14 +17,19 @@ import { createConversationServer } from "./server.js";
 async function main(): Promise<void> {
   const config = loadConversationConfig();
   const logger = createLogger({ service: "conversation", level: config.logLevel, format: config.logFormat });
+  const tracing = await initTracing({ serviceName: "agentry-conversation" });
+  const metrics = config.metricsPort === undefined ? undefined : new Metrics();
   const conversation = await buildConversation({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     logger,
     providers: config.providers,
     contextTokenBudget: config.contextTokenBudget,
+    ...(metrics ? { metrics } : {}),
   });
-  const service = createConversationServer(conversation.routes);
+  const service = createConversationServer(conversation.routes, {
+    interceptors: [requestScopeInterceptor, ...rpcInterceptors("server", metrics)],
+  });
   const server = service.server;
   server.listen(config.port, config.host);
   await once(server, "listening");
@@ -25,6 +37,10 @@ async function main(): Promise<void> {
     { port: (server.address() as AddressInfo).port, host: config.host },
     "conversation service listening",
   );
+  const metricsServer = metrics
+    ? await startMetricsServer(metrics, config.metricsPort ?? 0, config.metricsHost ?? config.host)
+    : undefined;
+  if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -36,6 +52,8 @@ async function main(): Promise<void> {
     await Promise.race([service.close(), timeout]);
     service.destroy();
     await conversation.close();
+    await metricsServer?.close();
+    await tracing.shutdown();
     logger.info("stopped");
     process.exit(0);
   };

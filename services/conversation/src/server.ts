@@ -1,5 +1,5 @@
 import http2 from "node:http2";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 
 export interface ConversationServer {
@@ -20,10 +20,14 @@ export interface ConversationServer {
  * The service over HTTP/2 without TLS (h2c), which the gateway's Connect client speaks, plus `/healthz`
  * (the process is up) and `/readyz` (it takes calls). Not listening yet: the caller chooses the port.
  */
-export function createConversationServer(routes: (router: ConnectRouter) => void): ConversationServer {
+export function createConversationServer(
+  routes: (router: ConnectRouter) => void,
+  options: { interceptors?: Interceptor[] } = {},
+): ConversationServer {
   let draining = false;
   const handler = connectNodeAdapter({
     routes,
+    interceptors: options.interceptors ?? [],
     // The adapter serves an HTTP/2 server here, so the response is always an Http2ServerResponse.
     fallback(req, res) {
       const reply = res as http2.Http2ServerResponse;

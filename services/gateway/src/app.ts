@@ -1,9 +1,11 @@
 import { AppError } from "@agentry/errors";
+import { tracer } from "@agentry/observability";
 import { Router } from "@koa/router";
 import Koa, { type Middleware } from "koa";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { requireScope } from "./http/auth.js";
 import { errorEnvelope } from "./http/errors.js";
+import { observe } from "./http/observe.js";
 import { requestId } from "./http/request-id.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
@@ -30,6 +32,7 @@ export function buildApp(
 
   app.use(requestId());
   app.use(accessLog(gateway));
+  if (gateway.metrics || tracer()) app.use(observe(gateway));
   app.use(errorEnvelope(gateway.logger));
   app.use(async (ctx, next) => {
     if (gateway.draining) ctx.set("Connection", "close");

@@ -2,6 +2,7 @@ import http2 from "node:http2";
 import { buildConversation } from "@agentry/conversation";
 import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
 import type { Logger } from "@agentry/logging";
+import { Metrics, rpcInterceptors } from "@agentry/observability";
 import { AccountService, AgentService, ConversationService } from "@agentry/proto";
 import { buildRegistry, requestScopeInterceptor } from "@agentry/registry";
 import { createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
@@ -13,10 +14,13 @@ import type { GatewayContext, GatewayState } from "./context.js";
 import { Authenticator } from "./http/auth.js";
 import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
+import { observedLimiter } from "./http/observe.js";
 
 export interface Gateway {
   app: Koa<GatewayState>;
   context: GatewayContext;
+  /** The process's metrics (embedded services included) when METRICS_PORT is set; `main` serves them. */
+  metrics?: Metrics;
   /** Closes what the gateway opened (the embedded services and their stores). */
   close(): Promise<void>;
 }
@@ -32,6 +36,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
   let registryReady: () => Promise<boolean>;
   let conversationTransport: Transport;
   const probes: (() => Promise<boolean>)[] = [];
+  const metrics = config.METRICS_PORT === undefined ? undefined : new Metrics();
+  const observeCalls = rpcInterceptors("client", metrics);
+  const observeServed = rpcInterceptors("server", metrics);
 
   if (config.conversation) {
     const conversation = await buildConversation({
@@ -40,19 +47,29 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
       logger: logger.child({ component: "conversation" }),
       providers: config.conversation.providers,
       contextTokenBudget: config.conversation.contextTokenBudget,
+      ...(metrics ? { metrics } : {}),
     });
     closers.push(() => conversation.close());
     conversationTransport = createRouterTransport(conversation.routes, {
-      router: { interceptors: [requestScopeInterceptor] },
+      router: { interceptors: [requestScopeInterceptor, ...observeServed] },
+      transport: { interceptors: observeCalls },
     });
   } else {
-    conversationTransport = createConnectTransport({ baseUrl: config.CONVERSATION_URL!, httpVersion: "2" });
+    conversationTransport = createConnectTransport({
+      baseUrl: config.CONVERSATION_URL!,
+      httpVersion: "2",
+      interceptors: observeCalls,
+    });
     probes.push(() => probeReadiness(config.CONVERSATION_URL!));
   }
   const conversations = createClient(ConversationService, conversationTransport);
 
   if (config.REGISTRY_URL) {
-    registryTransport = createConnectTransport({ baseUrl: config.REGISTRY_URL, httpVersion: "2" });
+    registryTransport = createConnectTransport({
+      baseUrl: config.REGISTRY_URL,
+      httpVersion: "2",
+      interceptors: observeCalls,
+    });
     registryReady = () => probeReadiness(config.REGISTRY_URL!);
   } else {
     const registry = await buildRegistry({
@@ -65,19 +82,21 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     });
     closers.push(() => registry.close());
     registryTransport = createRouterTransport(registry.routes, {
-      router: { interceptors: [requestScopeInterceptor] },
+      router: { interceptors: [requestScopeInterceptor, ...observeServed] },
+      transport: { interceptors: observeCalls },
     });
     registryReady = () => registry.ready();
   }
   probes.push(registryReady);
 
-  const limiter: Limiter = config.REDIS_URL
+  const backend: Limiter = config.REDIS_URL
     ? createRedisLimiter({
         url: config.REDIS_URL,
         onError: (error) =>
           logger.warn({ err: error }, "redis connection error; limits fail closed until it returns"),
       })
     : createMemoryLimiter();
+  const limiter = metrics ? observedLimiter(backend, metrics) : backend;
   closers.unshift(() => limiter.close());
 
   const accounts = createClient(AccountService, registryTransport);
@@ -92,6 +111,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     conversations,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
     keyUsage,
+    ...(metrics ? { metrics } : {}),
     ready: async () => (await Promise.all(probes.map((probe) => probe()))).every(Boolean),
     draining: false,
   };
@@ -100,6 +120,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
       limits: limitsMiddleware({ limiter, logger, leaseMs: config.CONCURRENCY_LEASE_MS }),
     }),
     context,
+    ...(metrics ? { metrics } : {}),
     close: async () => {
       for (const close of closers.reverse()) await close();
     },

@@ -1,5 +1,6 @@
 import { env, parseEnv, z } from "@agentry/config";
 import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
+import { metricsEnv } from "@agentry/observability";
 
 const schema = z
   .object({
@@ -33,6 +34,7 @@ const schema = z
     SHUTDOWN_TIMEOUT_MS: env.milliseconds(25_000),
     LOG_LEVEL: env.logLevel(),
     LOG_FORMAT: env.logFormat(),
+    ...metricsEnv,
   })
   .transform((value) => ({
     ...value,

@@ -1,5 +1,6 @@
 import type { Limits, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
+import type { Metrics } from "@agentry/observability";
 import type { AccountService, AgentService, ConversationService } from "@agentry/proto";
 import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.js";
@@ -31,6 +32,8 @@ export interface GatewayContext {
   auth: Authenticator;
   /** Batches API key last-use times. */
   keyUsage: KeyUsageRecorder;
+  /** This process's Prometheus metrics; absent when METRICS_PORT is unset (nothing is then collected). */
+  metrics?: Metrics;
   /** Whether the gateway and what it depends on can serve traffic (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Set once SIGTERM arrives: readiness fails and responses ask clients to reconnect elsewhere. */

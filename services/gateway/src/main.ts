@@ -1,5 +1,6 @@
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
+import { initTracing, startMetricsServer } from "@agentry/observability";
 import { composeGateway } from "./compose.js";
 import { loadGatewayConfig } from "./config.js";
 import { listen } from "./server.js";
@@ -11,6 +12,7 @@ import { listen } from "./server.js";
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
   const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  const tracing = await initTracing({ serviceName: "agentry-gateway" });
   const gateway = await composeGateway(config, logger);
   const running = await listen(gateway.app, config.PORT, config.HOST);
   logger.info(
@@ -22,6 +24,10 @@ async function main(): Promise<void> {
     },
     "agentry gateway listening",
   );
+  const metricsServer = gateway.metrics
+    ? await startMetricsServer(gateway.metrics, config.METRICS_PORT ?? 0, config.METRICS_HOST ?? config.HOST)
+    : undefined;
+  if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -31,6 +37,8 @@ async function main(): Promise<void> {
     gateway.context.draining = true;
     await running.close(config.SHUTDOWN_TIMEOUT_MS);
     await gateway.close();
+    await metricsServer?.close();
+    await tracing.shutdown();
     logger.info("stopped");
     logger.flush();
     process.exit(0);

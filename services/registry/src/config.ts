@@ -1,4 +1,5 @@
 import { env, parseEnv, z } from "@agentry/config";
+import { metricsEnv } from "@agentry/observability";
 
 export const registryEnvSchema = z.object({
   REGISTRY_PORT: env.port(8081),
@@ -16,6 +17,7 @@ export const registryEnvSchema = z.object({
   LOG_FORMAT: env.logFormat(),
   /** How long a shutdown waits for in-flight calls before cutting the connections. */
   SHUTDOWN_GRACE_MS: env.milliseconds(10_000),
+  ...metricsEnv,
 });
 
 export type RegistryConfig = z.infer<typeof registryEnvSchema>;

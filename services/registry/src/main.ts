@@ -1,5 +1,6 @@
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
+import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
 import { ConversationService } from "@agentry/proto";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -10,10 +11,16 @@ import { buildServer } from "./server.js";
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ service: "registry", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+  const tracing = await initTracing({ serviceName: "agentry-registry" });
+  const metrics = config.METRICS_PORT === undefined ? undefined : new Metrics();
   const conversations = config.CONVERSATION_URL
     ? createClient(
         ConversationService,
-        createConnectTransport({ baseUrl: config.CONVERSATION_URL, httpVersion: "2" }),
+        createConnectTransport({
+          baseUrl: config.CONVERSATION_URL,
+          httpVersion: "2",
+          interceptors: rpcInterceptors("client", metrics),
+        }),
       )
     : undefined;
   if (!conversations) {
@@ -36,6 +43,7 @@ async function main(): Promise<void> {
     ready: registry.ready,
     logger,
     shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+    interceptors: rpcInterceptors("server", metrics),
   });
   const address = await server.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);
   logger.info(
@@ -47,6 +55,10 @@ async function main(): Promise<void> {
     },
     "listening",
   );
+  const metricsServer = metrics
+    ? await startMetricsServer(metrics, config.METRICS_PORT ?? 0, config.METRICS_HOST ?? config.REGISTRY_HOST)
+    : undefined;
+  if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -56,6 +68,8 @@ async function main(): Promise<void> {
     try {
       await server.shutdown();
       await registry.close();
+      await metricsServer?.close();
+      await tracing.shutdown();
       logger.info("stopped");
       process.exit(0);
     } catch (error) {

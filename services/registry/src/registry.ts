@@ -1,4 +1,5 @@
 import type { Logger } from "@agentry/logging";
+import { traceMethods } from "@agentry/observability";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { OutboxRelay } from "./outbox/relay.js";
 import { registryRoutes } from "./rpc/routes.js";
@@ -33,11 +34,14 @@ export interface BuildRegistryOptions {
 
 /** The registry's composition root: its store, the handlers that serve it, and the outbox relay. */
 export async function buildRegistry(options: BuildRegistryOptions): Promise<Registry> {
-  const store = await openRegistryStore({
-    dataDir: options.dataDir,
-    databaseUrl: options.databaseUrl,
-    logger: options.logger,
-  });
+  const store = traceMethods(
+    await openRegistryStore({
+      dataDir: options.dataDir,
+      databaseUrl: options.databaseUrl,
+      logger: options.logger,
+    }),
+    "registry.store",
+  );
   const { purgeAgent } = options;
   const relay = new OutboxRelay({
     store,

@@ -1,7 +1,7 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@agentry/logging";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { requestScopeInterceptor } from "./rpc/request-scope.js";
 
@@ -22,6 +22,8 @@ export interface RegistryServerOptions {
   ready: () => Promise<boolean>;
   logger: Logger;
   shutdownGraceMs?: number;
+  /** Run after the request scope is set, e.g. the metrics and tracing of `@agentry/observability`. */
+  interceptors?: Interceptor[];
 }
 
 /** The registry's HTTP/2 server without TLS (h2c): the Connect, gRPC and gRPC-web RPCs plus the health probes. */
@@ -32,7 +34,7 @@ export function buildServer(options: RegistryServerOptions): RegistryServer {
 
   const handler = connectNodeAdapter({
     routes: options.routes,
-    interceptors: [requestScopeInterceptor],
+    interceptors: [requestScopeInterceptor, ...(options.interceptors ?? [])],
     fallback(request, response) {
       const path = (request.url ?? "").split("?")[0];
       const answer = (status: number, body: string) => {

@@ -139,6 +139,7 @@ async function streamReply(
   ctx.status = 200;
   const stream = new EventStream(ctx.res);
   stream.open();
+  const streamClosed = gateway.metrics?.streamOpened("sse");
   let completed = false;
   try {
     for (let next = first; !next.done; next = await events.next()) {
@@ -171,6 +172,7 @@ async function streamReply(
     }
   } finally {
     stream.close();
+    streamClosed?.();
   }
 }
 
