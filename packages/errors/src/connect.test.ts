@@ -49,6 +49,9 @@ describe("RPC translation", () => {
     );
     expect(unavailable.code).toBe("AGENT_UNAVAILABLE");
     expect(unavailable.message).not.toContain("10.0.0.7");
+    const reset = fromConnectError(new ConnectError("read ECONNRESET", Code.Aborted));
+    expect(reset.code).toBe("AGENT_UNAVAILABLE");
+    expect(reset.message).not.toContain("ECONNRESET");
     const deadline = fromConnectError(new ConnectError("deadline", Code.DeadlineExceeded));
     expect(deadline.code).toBe("AGENT_UNAVAILABLE");
     const internal = fromConnectError(new ConnectError("SQLITE_CORRUPT /var/lib/x", Code.Internal));

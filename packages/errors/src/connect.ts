@@ -38,6 +38,8 @@ const FALLBACK: Partial<Record<Code, [ErrorCode, string]>> = {
   [Code.Unavailable]: ["AGENT_UNAVAILABLE", "A service is temporarily unavailable. Retry shortly."],
   [Code.DeadlineExceeded]: ["AGENT_UNAVAILABLE", "A service did not answer in time. Retry shortly."],
   [Code.Canceled]: ["AGENT_UNAVAILABLE", "The request was cancelled."],
+  // A connection to a service that broke mid-call (the service restarted or crashed).
+  [Code.Aborted]: ["AGENT_UNAVAILABLE", "A service connection was interrupted. Retry shortly."],
 };
 
 /** Turns an AppError into a ConnectError that fromConnectError turns back into the same AppError. */

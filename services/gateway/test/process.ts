@@ -34,7 +34,7 @@ export async function startService(name: string, env: Record<string, string>): P
     stderr += String(chunk);
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in time: ${stderr}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in time: ${stderr}`)), 60_000);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`${name} exited with ${code} before listening: ${stderr}`));
