@@ -7,6 +7,8 @@ import { requireScope } from "./http/auth.js";
 import { errorEnvelope } from "./http/errors.js";
 import { observe } from "./http/observe.js";
 import { requestId } from "./http/request-id.js";
+import { buildOpenApiDocument } from "./openapi/document.js";
+import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { messageRoutes } from "./routes/messages.js";
@@ -48,6 +50,9 @@ export function buildApp(
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? "ready" : "unavailable" };
   });
+  docsRoutes(router, () =>
+    buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: gateway.config.PUBLIC_BASE_URL }),
+  );
   for (const route of ROUTES) {
     const chain: Middleware<GatewayState>[] = [authenticate(gateway, route)];
     if (options.limits) chain.push(options.limits(route));

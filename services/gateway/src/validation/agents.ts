@@ -15,10 +15,12 @@ export const BOUNDS = {
 const plainObject = (what: string) =>
   z.record(z.string(), z.json(), { error: `must be a JSON object (${what})` });
 
+// `pattern` tells JSON Schema readers what the refine checks: at least one character that is not whitespace.
 const stringItem = z
   .string({ error: "must be a string" })
   .max(BOUNDS.stringItemMaxLength, `must be at most ${BOUNDS.stringItemMaxLength} characters`)
-  .refine((value) => value.trim() !== "", "must not be empty");
+  .refine((value) => value.trim() !== "", "must not be empty")
+  .meta({ pattern: "\\S" });
 
 const stringList = z
   .array(stringItem, { error: "must be an array of strings" })
@@ -28,7 +30,12 @@ const name = z
   .string({ error: "must be a string" })
   .trim()
   .min(1, "must not be empty")
-  .max(BOUNDS.nameMaxLength, `must be at most ${BOUNDS.nameMaxLength} characters`);
+  .max(BOUNDS.nameMaxLength, `must be at most ${BOUNDS.nameMaxLength} characters`)
+  .meta({
+    description: `Name of the agent: 1 to ${BOUNDS.nameMaxLength} characters once surrounding whitespace is trimmed.`,
+    pattern: "\\S",
+    examples: ["Ada"],
+  });
 
 /** A client is a platform name or an object with a `type` and that platform's configuration. */
 const client = z.union([stringItem, z.looseObject({ type: stringItem })], {
@@ -48,25 +55,52 @@ const plugin = z.union(
   { error: "must be a plugin name or an object {name, enabled?, config?}" },
 );
 
-const modelProvider = z.enum(MODEL_PROVIDERS, { error: `must be one of: ${MODEL_PROVIDERS.join(", ")}` });
+const modelProvider = z
+  .enum(MODEL_PROVIDERS, { error: `must be one of: ${MODEL_PROVIDERS.join(", ")}` })
+  .meta({
+    description:
+      "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.",
+  });
 const model = z
   .string({ error: "must be a string" })
   .trim()
   .min(1, "must not be empty")
-  .max(BOUNDS.modelMaxLength, `must be at most ${BOUNDS.modelMaxLength} characters`);
+  .max(BOUNDS.modelMaxLength, `must be at most ${BOUNDS.modelMaxLength} characters`)
+  .meta({
+    description: "The model to use, as the provider names it. Unset: the provider's default model.",
+    examples: ["gpt-4o-mini"],
+  });
 
 const writable = {
-  bio: stringList,
-  personality: plainObject("personality traits"),
-  knowledge: stringList,
-  goals: stringList,
+  bio: stringList.meta({
+    description: "Biographical statements about the agent.",
+    examples: [["Counts things."]],
+  }),
+  personality: plainObject("personality traits").meta({
+    description: "Personality traits and communication style, as a JSON object.",
+    examples: [{ tone: "dry", humor: "subtle" }],
+  }),
+  knowledge: stringList.meta({ description: "Areas of expertise and knowledge.", examples: [["engines"]] }),
+  goals: stringList.meta({ description: "Objectives and motivations.", examples: [["help"]] }),
   clients: z
     .array(client, { error: "must be an array" })
-    .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`),
-  settings: plainObject("settings"),
+    .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`)
+    .meta({
+      description:
+        "Platform integrations: a platform name, or an object with a `type` and that platform's configuration.",
+      examples: [["discord", { type: "telegram", channel: "@ada" }]],
+    }),
+  settings: plainObject("settings").meta({
+    description:
+      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other keys are kept as given.",
+  }),
   plugins: z
     .array(plugin, { error: "must be an array" })
-    .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`),
+    .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`)
+    .meta({
+      description: "Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.",
+      examples: [["web-search", { name: "calendar", enabled: false, config: { region: "eu" } }]],
+    }),
 };
 
 export const createAgentBody = z.strictObject(
@@ -94,8 +128,14 @@ export const updateAgentBody = z.strictObject(
     goals: writable.goals.optional(),
     clients: writable.clients.optional(),
     settings: writable.settings.optional(),
-    modelProvider: modelProvider.nullable().optional(),
-    model: model.nullable().optional(),
+    modelProvider: modelProvider
+      .nullable()
+      .optional()
+      .meta({ description: "The AI model provider; `null` resets it to the server's default." }),
+    model: model
+      .nullable()
+      .optional()
+      .meta({ description: "The model to use; `null` resets it to the provider's default." }),
     plugins: writable.plugins.optional(),
     status: z
       .enum(["active", "inactive"], {
@@ -104,7 +144,8 @@ export const updateAgentBody = z.strictObject(
             ? "'error' is set by the service and cannot be set by an update; send 'active' or 'inactive'"
             : "must be 'active' or 'inactive'",
       })
-      .optional(),
+      .optional()
+      .meta({ description: "`active` or `inactive`. `error` is set only by the service." }),
   },
   { error: "must be a JSON object" },
 );
@@ -154,15 +195,20 @@ const positiveInt = (max: number) => {
 };
 
 export const listAgentsQuery = z.strictObject({
-  page: positiveInt(MAX_PAGE).default(1),
-  limit: positiveInt(100).default(20),
+  page: positiveInt(MAX_PAGE).default(1).meta({ description: "Page number, from 1." }),
+  limit: positiveInt(100).default(20).meta({ description: "Agents per page, from 1 to 100." }),
   status: z
     .enum(["active", "inactive", "error"], { error: "must be one of: active, inactive, error" })
-    .optional(),
+    .optional()
+    .meta({ description: "Only agents with this status." }),
   sortBy: z
     .enum(["createdAt", "name", "status"], { error: "must be one of: createdAt, name, status" })
-    .default("createdAt"),
-  order: z.enum(["asc", "desc"], { error: "must be 'asc' or 'desc'" }).default("desc"),
+    .default("createdAt")
+    .meta({ description: "Sort field; ties are broken by id. `name` compares names by code point." }),
+  order: z
+    .enum(["asc", "desc"], { error: "must be 'asc' or 'desc'" })
+    .default("desc")
+    .meta({ description: "Sort order." }),
 });
 
 export type ListAgentsQuery = z.infer<typeof listAgentsQuery>;

@@ -7,19 +7,30 @@ export const createApiKeyBody = z.strictObject(
       .string({ error: "must be a string" })
       .trim()
       .max(200, "must be at most 200 characters")
-      .optional(),
+      .optional()
+      .meta({ description: "A label for the key.", examples: ["ci"] }),
     scopes: z
       .array(z.enum(SCOPES, { error: `must be one of: ${SCOPES.join(", ")}` }), { error: "must be an array" })
       .min(1, "must name at least one scope; omit it to grant every scope this key holds")
       .refine((scopes) => new Set(scopes).size === scopes.length, "must not repeat a scope")
-      .optional(),
+      .optional()
+      .meta({
+        description:
+          "The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the calling key holds.",
+        uniqueItems: true,
+        examples: [["agents:read"]],
+      }),
     expiresAt: z.iso
       .datetime({
         offset: true,
         error: "must be an ISO 8601 date-time with a time zone, e.g. 2027-01-01T00:00:00Z",
       })
       .refine((value) => Date.parse(value) > Date.now(), "must be in the future")
-      .optional(),
+      .optional()
+      .meta({
+        description: "When the key stops working: a future date-time with a time zone. Unset: never.",
+        examples: ["2027-01-01T00:00:00Z"],
+      }),
   },
   { error: "must be a JSON object" },
 );

@@ -17,11 +17,33 @@ export const sendMessageBody = z.strictObject(
     text: z
       .string({ error: "must be a string" })
       .min(1, "must not be empty")
-      .max(MESSAGE_BOUNDS.textMaxLength, `must be at most ${MESSAGE_BOUNDS.textMaxLength} characters`),
-    userId: conversationId("userId").optional(),
-    roomId: conversationId("roomId").optional(),
-    context: z.record(z.string(), z.json(), { error: "must be a JSON object" }).optional(),
-    stream: z.boolean({ error: "must be a boolean" }).optional(),
+      .max(MESSAGE_BOUNDS.textMaxLength, `must be at most ${MESSAGE_BOUNDS.textMaxLength} characters`)
+      .meta({ description: "The message text.", examples: ["Hello! What can you do?"] }),
+    userId: conversationId("userId")
+      .optional()
+      .meta({
+        description:
+          "Identifies the user, for conversation continuity: send the same value for the same user. Unset is a user of its own.",
+        examples: ["user-42"],
+      }),
+    roomId: conversationId("roomId")
+      .optional()
+      .meta({
+        description:
+          "Identifies the conversation room, for multi-user conversations. Unset is a room of its own.",
+        examples: ["support-room-7"],
+      }),
+    context: z
+      .record(z.string(), z.json(), { error: "must be a JSON object" })
+      .optional()
+      .meta({
+        description:
+          "Extra context for this message only: the model receives it as system context; it is never stored.",
+        examples: [{ locale: "en-GB" }],
+      }),
+    stream: z.boolean({ error: "must be a boolean" }).optional().meta({
+      description: "`true` answers with server-sent events (`text/event-stream`). Default `false`.",
+    }),
   },
   { error: "must be a JSON object" },
 );

@@ -1,0 +1,410 @@
+import { API_KEY_PREFIX, type LimitName, SCOPES, TIER_DEFAULTS } from "@agentry/core";
+import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
+import { BODY_LIMIT_BYTES } from "../http/body.js";
+import type { Route } from "../routes/table.js";
+import { BOUNDS } from "../validation/agents.js";
+import { MESSAGE_BOUNDS } from "../validation/messages.js";
+import { type JsonSchema, schemaRef } from "./convert.js";
+import { AUTHENTICATED_ERRORS, OPERATION_DOCS, type OperationDoc, PATH_PARAMETERS } from "./operations.js";
+import {
+  ERROR_CODE_DOCS,
+  errorResponse,
+  errorResponseName,
+  headerComponents,
+  responseHeaders,
+  statusOf,
+} from "./responses.js";
+import { componentSchemas, listAgentsParameters, STREAM_EVENTS } from "./schemas.js";
+
+export type OpenApiDocument = JsonSchema & { paths: Record<string, Record<string, JsonSchema>> };
+
+/** The origin written into the committed copy of the document (`sdks/openapi.json`). */
+export const DEFAULT_PUBLIC_BASE_URL = "http://localhost:8080";
+
+export const OPENAPI_JSON_PATH = "/v1/openapi.json";
+export const DOCS_PATH = "/docs";
+/** The reference page's script and stylesheet, served from the gateway itself so the page works offline. */
+export const DOCS_ASSETS: Record<string, string> = {
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+  "swagger-ui.css": "text/css; charset=utf-8",
+};
+export const DOCS_ASSET_PATH = "/docs/assets/:file";
+
+const SECURITY_SCHEME = "bearerAuth";
+
+/** `/v1/agents/:agentId` → `/v1/agents/{agentId}`. */
+export function openApiPath(routerPath: string): string {
+  return routerPath.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+}
+
+const LIMIT_ROWS: { name: LimitName; what: string }[] = [
+  { name: "requestsPerMinute", what: "Requests per minute, all endpoints (the account's tier limit)" },
+  { name: "createPerMinute", what: "Create Agent per minute" },
+  { name: "listPerMinute", what: "List Agents per minute" },
+  { name: "getPerMinute", what: "Get Agent per minute" },
+  { name: "updatePerMinute", what: "Update Agent per minute" },
+  { name: "deletePerMinute", what: "Delete Agent per minute" },
+  { name: "messagesPerMinute", what: "Send Message per minute, per agent" },
+  {
+    name: "concurrentMessages",
+    what: "Send Message requests at once, per agent (a stream holds one until it ends)",
+  },
+  { name: "maxAgents", what: "Agents per account" },
+];
+
+/** `100000` → `100,000`. */
+export const formatNumber = (value: number) => value.toLocaleString("en-US");
+
+function rateLimitTable(): string {
+  const rows = LIMIT_ROWS.map(
+    ({ name, what }) =>
+      `| ${what} | \`${name}\` | ${TIER_DEFAULTS.standard[name]} | ${TIER_DEFAULTS.pro[name]} | custom (default ${TIER_DEFAULTS.enterprise[name]}) |`,
+  );
+  return ["| Limit | Name | Standard | Pro | Enterprise |", "|---|---|---|---|---|", ...rows].join("\n");
+}
+
+function errorTable(): string {
+  const rows = (Object.keys(ERROR_CODE_DOCS) as ErrorCode[]).map(
+    (code) => `| \`${code}\` | ${statusOf([code])} | ${ERROR_CODE_DOCS[code].when} |`,
+  );
+  return ["| Code | Status | When |", "|---|---|---|", ...rows].join("\n");
+}
+
+function infoDescription(): string {
+  return `Create, configure, list, message and delete AI agents. Every call is an HTTP request with a JSON body, authenticated by an API key.
+
+## Authentication
+Send \`Authorization: Bearer <API key>\`. Keys look like \`${API_KEY_PREFIX}\` followed by 38 letters and digits (the last 6 a checksum, so a mistyped key is refused without a lookup). A missing or invalid key is answered \`401 UNAUTHORIZED\`; a key without the scope an operation needs, \`403 FORBIDDEN\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(", ")}; each operation names its scope (\`x-scopes\`). Rotate keys about every 90 days, keep development and production keys apart, revoke unused keys, and keep keys out of version control.
+
+## Responses
+Success: \`{"success": true, "data": ...}\`; lists add \`pagination\`. Errors: \`{"success": false, "error": {"code", "message", "details"?, "requestId"}}\`, where \`details\` lists field problems as \`{"field": "bio[2]", "issue": "..."}\`. Each code has one status:
+
+${errorTable()}
+
+Any path answers \`404 NOT_FOUND\` for a route that does not exist and \`405 METHOD_NOT_ALLOWED\` (with \`Allow\`) for a method it does not have. Every response carries \`X-Request-Id\`. Identifiers (\`agt_\`, \`msg_\`, \`key_\`, \`req_\` and a ULID) are opaque strings.
+
+## Limits
+Every request spends from the account's tier limit and from its endpoint's limit (for messages, the agent's), and all must allow it. Authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix epoch seconds) for the limit with the least remaining. A refused request is \`429 RATE_LIMIT_EXCEEDED\` with \`Retry-After\` in seconds; retry with exponential backoff. Limits are exact across all gateways that share one Redis.
+
+${rateLimitTable()}
+
+Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, else \`413\`); \`name\` 1 to ${BOUNDS.nameMaxLength} characters; arrays at most ${BOUNDS.arrayMaxItems} items; string items at most ${formatNumber(BOUNDS.stringItemMaxLength)} characters; a message's \`text\` 1 to ${formatNumber(MESSAGE_BOUNDS.textMaxLength)} characters. No string or object key in a request body may contain the NUL character (U+0000). Lists: \`page\` from 1, \`limit\` 1 to 100 (default 20). Recommended client timeout: 30 seconds.
+
+## Versioning
+The major version is the first path segment (\`/v1\`). Within it, changes are backward compatible: fields may be added to responses, so clients must ignore fields they do not know. A breaking change is a new major version.`;
+}
+
+function parameter(name: string): JsonSchema {
+  const doc = PATH_PARAMETERS[name];
+  if (!doc) throw new Error(`no description of path parameter ${name}`);
+  return {
+    name,
+    in: "path",
+    required: true,
+    description: doc.description,
+    schema: { type: "string", examples: [doc.example] },
+  };
+}
+
+function pathParameters(routerPath: string): JsonSchema[] {
+  return [...routerPath.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => parameter(match[1]!));
+}
+
+function errorResponses(
+  codes: ErrorCode[],
+  responses: Record<string, JsonSchema>,
+): Record<string, JsonSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = statusOf([code]);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, JsonSchema> = {};
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    const group = byStatus.get(status)!.sort((a, b) => ERROR_CODES.indexOf(a) - ERROR_CODES.indexOf(b));
+    const name = errorResponseName(group);
+    responses[name] ??= errorResponse(group);
+    out[String(status)] = { $ref: `#/components/responses/${name}` };
+  }
+  return out;
+}
+
+function streamExample(): string {
+  const ids = { id: "msg_01JCZ3S8Q5M2T7V9X0B4D6F8H1", agentId: "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1" };
+  const conversation = { userId: "user-42", roomId: null };
+  const events: [string, unknown][] = [
+    ["message.started", { ...ids, ...conversation }],
+    ["message.delta", { text: "Hello" }],
+    ["message.delta", { text: " there." }],
+    [
+      "message.completed",
+      {
+        ...ids,
+        ...conversation,
+        text: "Hello there.",
+        model: "gpt-4o-mini",
+        modelProvider: "openai",
+        finishReason: "stop",
+        usage: { inputTokens: 42, outputTokens: 3, totalTokens: 45 },
+        latencyMs: 812,
+        createdAt: "2026-11-20T09:30:00.812Z",
+      },
+    ],
+  ];
+  return events
+    .map(([event, data], index) => `id: ${index + 1}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    .join("");
+}
+
+function sseContent(): JsonSchema {
+  const events = Object.fromEntries(
+    STREAM_EVENTS.map((event) => [
+      event.event,
+      { description: event.description, terminal: event.terminal, schema: schemaRef(event.schemaId) },
+    ]),
+  );
+  return {
+    schema: {
+      type: "string",
+      description:
+        "Server-sent events, each `id: <n>`, `event: <name>` and `data: <JSON>` lines and a blank line; `: ping` comment lines keep the connection alive. `x-sse-events` gives each event's data schema.",
+    },
+    example: streamExample(),
+    "x-sse-events": events,
+  };
+}
+
+function authenticatedOperation(route: Route, doc: OperationDoc, responses: Record<string, JsonSchema>) {
+  const limits: LimitName[] = ["requestsPerMinute"];
+  if (route.limit) limits.push(route.limit);
+  if (route.concurrency) limits.push("concurrentMessages");
+  const parameters = pathParameters(route.path);
+  if (doc.listQuery) {
+    for (const { name, schema, required } of listAgentsParameters()) {
+      const { description, ...rest } = schema;
+      parameters.push({ name, in: "query", required, description, schema: rest });
+    }
+  }
+  parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
+
+  const successContent: JsonSchema = { "application/json": { schema: schemaRef(doc.success.schema) } };
+  if (doc.stream) successContent["text/event-stream"] = sseContent();
+
+  const scopeNote = `Requires the \`${route.scope}\` scope. Counts against ${limits.map((name) => `\`${name}\``).join(", ")}.`;
+  return {
+    operationId: doc.operationId,
+    tags: [doc.tag],
+    summary: doc.summary,
+    description: `${doc.description}\n\n${scopeNote}`,
+    security: [{ [SECURITY_SCHEME]: [route.scope] }],
+    "x-scopes": [route.scope],
+    "x-rate-limits": limits,
+    ...(doc.listQuery
+      ? {
+          "x-pagination": {
+            pageParameter: "page",
+            limitParameter: "limit",
+            itemsField: "data",
+            pageInfoField: "pagination",
+            hasMoreField: "hasMore",
+          },
+        }
+      : {}),
+    parameters,
+    ...(doc.requestBody
+      ? {
+          requestBody: {
+            required: true,
+            description: `JSON, at most ${formatNumber(BODY_LIMIT_BYTES)} bytes.`,
+            content: { "application/json": { schema: schemaRef(doc.requestBody) } },
+          },
+        }
+      : {}),
+    responses: {
+      [String(doc.success.status)]: {
+        description: doc.success.description,
+        headers: responseHeaders("always"),
+        content: successContent,
+      },
+      ...errorResponses([...doc.errors, ...AUTHENTICATED_ERRORS], responses),
+    },
+  };
+}
+
+const noAuth = { security: [], "x-sdk-exclude": true };
+
+function serviceOperations(
+  responses: Record<string, JsonSchema>,
+): Record<string, Record<string, JsonSchema>> {
+  const plain = (description: string, content: JsonSchema) => ({
+    description,
+    headers: responseHeaders("never"),
+    content,
+  });
+  responses.RouteNotFound = errorResponse(["NOT_FOUND"], "never");
+  responses.MethodNotAllowed = {
+    ...errorResponse(["METHOD_NOT_ALLOWED"]),
+    headers: {
+      ...responseHeaders("never"),
+      Allow: {
+        description: "The methods this path has.",
+        required: true,
+        schema: { type: "string", examples: ["GET, HEAD, POST"] },
+      },
+    },
+  };
+  return {
+    "/healthz": {
+      get: {
+        operationId: "getHealth",
+        tags: ["Service"],
+        summary: "Liveness",
+        description: "Answers while the process is alive. No authentication.",
+        ...noAuth,
+        responses: {
+          "200": plain("Alive.", { "application/json": { schema: schemaRef("Health") } }),
+        },
+      },
+    },
+    "/readyz": {
+      get: {
+        operationId: "getReadiness",
+        tags: ["Service"],
+        summary: "Readiness",
+        description:
+          "Whether this gateway and the services it depends on can serve traffic; `503` while they cannot or while it shuts down. No authentication.",
+        ...noAuth,
+        responses: {
+          "200": plain("Ready.", { "application/json": { schema: schemaRef("Readiness") } }),
+          "503": plain("Not ready.", { "application/json": { schema: schemaRef("Readiness") } }),
+        },
+      },
+    },
+    [OPENAPI_JSON_PATH]: {
+      get: {
+        operationId: "getOpenApiDocument",
+        tags: ["Service"],
+        summary: "This document",
+        description: "The OpenAPI 3.1 document of this API. No authentication.",
+        ...noAuth,
+        responses: {
+          "200": plain("The document.", {
+            "application/json": { schema: { type: "object", description: "An OpenAPI 3.1 document." } },
+          }),
+        },
+      },
+    },
+    [DOCS_PATH]: {
+      get: {
+        operationId: "getDocs",
+        tags: ["Service"],
+        summary: "API reference page",
+        description:
+          "A rendered reference of this document, for a browser. Works offline. No authentication.",
+        ...noAuth,
+        responses: {
+          "200": plain("An HTML page.", { "text/html": { schema: { type: "string" } } }),
+        },
+      },
+    },
+    [openApiPath(DOCS_ASSET_PATH)]: {
+      get: {
+        operationId: "getDocsAsset",
+        tags: ["Service"],
+        summary: "A file of the reference page",
+        description: "The script and stylesheet the reference page loads. No authentication.",
+        ...noAuth,
+        parameters: [
+          {
+            name: "file",
+            in: "path",
+            required: true,
+            schema: { type: "string", enum: Object.keys(DOCS_ASSETS) },
+          },
+        ],
+        responses: {
+          "200": plain("The file.", {
+            "text/javascript": { schema: { type: "string" } },
+            "text/css": { schema: { type: "string" } },
+          }),
+          "404": { $ref: "#/components/responses/RouteNotFound" },
+        },
+      },
+    },
+  };
+}
+
+export interface DocumentOptions {
+  /** The gateway's REST routes (`ROUTES`); every one must have an entry in `OPERATION_DOCS`. */
+  routes: readonly Route[];
+  /** The origin callers reach the service at (`PUBLIC_BASE_URL`), without a trailing slash. */
+  publicBaseUrl: string;
+}
+
+/**
+ * The OpenAPI 3.1 document of the REST API. Operations come from the route table, request schemas from the
+ * gateway's validation schemas, so the document cannot describe routes or bounds the gateway does not have.
+ */
+export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument {
+  const responses: Record<string, JsonSchema> = {};
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  const documented = new Set<string>();
+  for (const route of options.routes) {
+    const key = `${route.method} ${route.path}`;
+    const doc = OPERATION_DOCS[key];
+    if (!doc) throw new Error(`route ${key} has no entry in OPERATION_DOCS`);
+    documented.add(key);
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = authenticatedOperation(route, doc, responses);
+  }
+  for (const key of Object.keys(OPERATION_DOCS)) {
+    if (!documented.has(key)) throw new Error(`OPERATION_DOCS describes ${key}, which is not a route`);
+  }
+  Object.assign(paths, serviceOperations(responses));
+
+  const sortedResponses = Object.fromEntries(
+    Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)),
+  );
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Agentry Agent Management API",
+      version: "1.0.0",
+      description: infoDescription(),
+      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
+    },
+    servers: [{ url: options.publicBaseUrl, description: "This service" }],
+    security: [{ [SECURITY_SCHEME]: [] }],
+    tags: [
+      { name: "Agents", description: "Create, list, read, update and delete agents." },
+      { name: "Messages", description: "Talk to an agent, with or without streaming." },
+      { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
+      { name: "Service", description: "Health, readiness and this documentation; no authentication." },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: `${API_KEY_PREFIX}<38 letters and digits>`,
+          description: `An API key, sent as \`Authorization: Bearer ${API_KEY_PREFIX}…\`. Each operation's security requirement names the scope it needs (also in \`x-scopes\`).`,
+        },
+      },
+      schemas: componentSchemas(),
+      parameters: {
+        "X-Request-Id": {
+          name: "X-Request-Id",
+          in: "header",
+          required: false,
+          description:
+            "Your own id for the request, echoed in `X-Request-Id` and in error bodies when it matches `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`; otherwise the service makes one.",
+          schema: { type: "string" },
+        },
+      },
+      headers: headerComponents(),
+      responses: sortedResponses,
+    },
+  };
+}

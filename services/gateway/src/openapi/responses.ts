@@ -1,0 +1,173 @@
+import { type ErrorCode, httpStatusOf } from "@agentry/errors";
+import { BODY_LIMIT_BYTES } from "../http/body.js";
+import { type JsonSchema, schemaRef } from "./convert.js";
+
+/** Whether the `X-RateLimit-*` headers accompany a response: the limiter runs after authentication. */
+type Metered = "always" | "sometimes" | "never";
+
+interface CodeDoc {
+  when: string;
+  metered: Metered;
+}
+
+/** When each error code is answered (decisions.md, "Status codes per error code"). */
+export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
+  INVALID_REQUEST: {
+    when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update. `details` names each field problem.",
+    metered: "always",
+  },
+  UNAUTHORIZED: {
+    when: "The API key is missing, malformed, unknown, revoked or expired.",
+    metered: "never",
+  },
+  FORBIDDEN: {
+    when: "The API key lacks the scope this operation needs (or, creating a key, a scope it would grant).",
+    metered: "sometimes",
+  },
+  INSUFFICIENT_QUOTA: {
+    when: "The account already holds its maximum number of agents; retrying will not help.",
+    metered: "always",
+  },
+  AGENT_NOT_FOUND: {
+    when: "No such agent in the caller's account (another account's agent is indistinguishable from none).",
+    metered: "always",
+  },
+  NOT_FOUND: { when: "No such resource.", metered: "always" },
+  METHOD_NOT_ALLOWED: {
+    when: "The path exists but not with this method; `Allow` lists the methods it has.",
+    metered: "never",
+  },
+  AGENT_INACTIVE: {
+    when: "The agent's status is `inactive`; set it to `active` to send it messages.",
+    metered: "always",
+  },
+  PAYLOAD_TOO_LARGE: {
+    when: `The body is larger than ${BODY_LIMIT_BYTES.toLocaleString("en-US")} bytes (1 MiB).`,
+    metered: "always",
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    when: "The body is not sent as `Content-Type: application/json`.",
+    metered: "always",
+  },
+  RATE_LIMIT_EXCEEDED: {
+    when: "A rate or concurrency limit is reached; retry after `Retry-After` seconds.",
+    metered: "always",
+  },
+  INTERNAL_ERROR: { when: "A fault of the service; it is logged with the request id.", metered: "sometimes" },
+  MODEL_ERROR: {
+    when: "The model provider rejected the call (credentials, unknown model, invalid request) or failed. A lasting failure puts the agent in `error`.",
+    metered: "always",
+  },
+  AGENT_UNAVAILABLE: {
+    when: "The model provider or an internal service is unreachable, timed out, rate-limited or overloaded, or the service is shutting down; `Retry-After` when known.",
+    metered: "sometimes",
+  },
+};
+
+const RATE_LIMIT_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const;
+
+const integerHeader = (description: string, required: boolean) => ({
+  description,
+  required,
+  schema: { type: "integer", minimum: 0 },
+});
+
+const METERED_NOTE =
+  "Present once the caller is authenticated and its limits were checked (not on 401, nor on a 403 for a missing scope).";
+
+function headerDocs(required: boolean): Record<string, object> {
+  const note = required ? "" : ` ${METERED_NOTE}`;
+  return {
+    "X-RateLimit-Limit": integerHeader(
+      `Requests allowed per minute by the limit with the least remaining: the account's tier limit, the endpoint's, or for messages the agent's.${note}`,
+      required,
+    ),
+    "X-RateLimit-Remaining": integerHeader(`Requests left in that limit's current window.${note}`, required),
+    "X-RateLimit-Reset": integerHeader(
+      `Unix epoch seconds at which that limit is full again.${note}`,
+      required,
+    ),
+  };
+}
+
+/** Reusable headers: the required variants by their own names, the others with an `Optional` suffix. */
+export function headerComponents(): Record<string, object> {
+  const required = headerDocs(true);
+  const optional = headerDocs(false);
+  const components: Record<string, object> = {
+    "X-Request-Id": {
+      description:
+        "The request's id. A caller's own `X-Request-Id` is reused when it matches `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`; otherwise the service makes one (`req_…`). Error bodies repeat it; logs carry it.",
+      required: true,
+      schema: { type: "string" },
+    },
+    "Retry-After": integerHeader("Seconds to wait before retrying.", true),
+    "Retry-AfterOptional": integerHeader("Seconds to wait before retrying, when the service knows.", false),
+  };
+  for (const name of RATE_LIMIT_HEADERS) {
+    components[name] = required[name]!;
+    components[`${name}Optional`] = optional[name]!;
+  }
+  return components;
+}
+
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers of a response: always `X-Request-Id`; the rate-limit headers as `metered` says. */
+export function responseHeaders(
+  metered: Metered,
+  retryAfter?: "required" | "optional",
+): Record<string, object> {
+  const headers: Record<string, object> = { "X-Request-Id": headerRef("X-Request-Id") };
+  if (metered !== "never") {
+    for (const name of RATE_LIMIT_HEADERS)
+      headers[name] = headerRef(metered === "always" ? name : `${name}Optional`);
+  }
+  if (retryAfter)
+    headers["Retry-After"] = headerRef(retryAfter === "required" ? "Retry-After" : "Retry-AfterOptional");
+  return headers;
+}
+
+/** `RATE_LIMIT_EXCEEDED` → `RateLimitExceeded`. */
+function pascal(code: string): string {
+  return code
+    .toLowerCase()
+    .split("_")
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("");
+}
+
+/** The name of the reusable response for a set of codes sharing one status, e.g. `ForbiddenOrInsufficientQuota`. */
+export function errorResponseName(codes: readonly ErrorCode[]): string {
+  return codes.map(pascal).join("Or");
+}
+
+/** One error response: the envelope, the codes it can carry (`x-error-codes`), and its headers. */
+export function errorResponse(codes: readonly ErrorCode[], metered?: Metered): JsonSchema {
+  const statuses = new Set(codes.map(httpStatusOf));
+  if (statuses.size !== 1)
+    throw new Error(`codes of different statuses in one response: ${codes.join(", ")}`);
+  const levels = codes.map((code) => ERROR_CODE_DOCS[code].metered);
+  const level: Metered =
+    metered ??
+    (levels.every((l) => l === "always")
+      ? "always"
+      : levels.every((l) => l === "never")
+        ? "never"
+        : "sometimes");
+  const retryAfter = codes.includes("RATE_LIMIT_EXCEEDED")
+    ? "required"
+    : codes.includes("AGENT_UNAVAILABLE")
+      ? "optional"
+      : undefined;
+  return {
+    description: codes.map((code) => `\`${code}\`: ${ERROR_CODE_DOCS[code].when}`).join("\n\n"),
+    headers: responseHeaders(level, retryAfter),
+    content: { "application/json": { schema: schemaRef("ErrorResponse") } },
+    "x-error-codes": [...codes],
+  };
+}
+
+export function statusOf(codes: readonly ErrorCode[]): number {
+  return httpStatusOf(codes[0]!);
+}

@@ -1,0 +1,367 @@
+import { GENERATION_BOUNDS, PROVIDER_NAMES } from "@agentry/conversation";
+import { API_KEY_PREFIX, SCOPES } from "@agentry/core";
+import { ERROR_CODES } from "@agentry/errors";
+import { z } from "zod";
+import { type AgentStatusName, STATUS_VALUES } from "../routes/present.js";
+import { createAgentBody, listAgentsQuery, updateAgentBody } from "../validation/agents.js";
+import { createApiKeyBody } from "../validation/api-keys.js";
+import { sendMessageBody } from "../validation/messages.js";
+import {
+  type ComponentRegistry,
+  componentRegistry,
+  convertRegistry,
+  convertSchema,
+  type JsonSchema,
+} from "./convert.js";
+
+/*
+ * The response bodies of the REST API (decisions.md, "Envelope", "Agent record", "Messages"). Request bodies
+ * are the gateway's own validation schemas; the agent record reuses their field schemas, so a bound changes in
+ * one place.
+ */
+
+const EXAMPLE_ULID = "01JCZ3S8Q5M2T7V9X0B4D6F8H1";
+
+const id = (prefix: string, what: string) =>
+  z.string().meta({
+    description: `${what}: \`${prefix}_\` and a ULID. Treat it as opaque.`,
+    examples: [`${prefix}_${EXAMPLE_ULID}`],
+  });
+
+const timestamp = (description: string) =>
+  z.iso.datetime().meta({ description, examples: ["2026-11-20T09:30:00.000Z"] });
+
+const nullableTimestamp = (description: string) =>
+  z.iso
+    .datetime()
+    .meta({ examples: ["2026-11-20T09:30:00.000Z"] })
+    .nullable()
+    .meta({ description });
+
+const AGENT_STATUSES = Object.keys(STATUS_VALUES) as [AgentStatusName, ...AgentStatusName[]];
+
+/** Generation settings inside `settings`, validated when an agent is written (see `generationSettingsIssues`). */
+export const GenerationSettings = z
+  .looseObject({
+    temperature: z
+      .number()
+      .min(GENERATION_BOUNDS.temperature.min)
+      .max(GENERATION_BOUNDS.temperature.max)
+      .nullable()
+      .optional()
+      .meta({
+        description: `Sampling temperature, ${GENERATION_BOUNDS.temperature.min} to ${GENERATION_BOUNDS.temperature.max}. Unset or \`null\`: the provider's default.`,
+      }),
+    maxTokens: z
+      .number()
+      .int()
+      .min(GENERATION_BOUNDS.maxTokens.min)
+      .max(GENERATION_BOUNDS.maxTokens.max)
+      .nullable()
+      .optional()
+      .meta({
+        description: `The most tokens a reply may have, ${GENERATION_BOUNDS.maxTokens.min} to ${GENERATION_BOUNDS.maxTokens.max}. Unset or \`null\`: ${GENERATION_BOUNDS.maxTokens.default}.`,
+      }),
+  })
+  .meta({
+    description:
+      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other keys are kept as given.",
+  });
+
+const spec = createAgentBody.shape;
+
+const StatusReason = z
+  .object({
+    code: z.string().meta({ description: "The error code of the failure.", examples: ["MODEL_ERROR"] }),
+    message: z.string(),
+    at: timestamp("When the failure happened."),
+  })
+  .meta({
+    description:
+      "Why the agent is in `error`: the provider call that failed for a reason that will not fix itself. `null` otherwise.",
+  });
+
+export const Agent = z
+  .object({
+    id: id("agt", "The agent's id"),
+    name: spec.name,
+    bio: spec.bio.unwrap(),
+    personality: spec.personality.unwrap(),
+    knowledge: spec.knowledge.unwrap(),
+    goals: spec.goals.unwrap(),
+    clients: spec.clients.unwrap(),
+    settings: GenerationSettings,
+    modelProvider: spec.modelProvider.unwrap().nullable().meta({
+      description: "The AI model provider; `null`: the server's default, resolved when a message is sent.",
+    }),
+    model: spec.model
+      .unwrap()
+      .nullable()
+      .meta({ description: "The model to use; `null`: the provider's default." }),
+    plugins: spec.plugins.unwrap(),
+    status: z.enum(AGENT_STATUSES).meta({
+      description:
+        "`active` (new agents), `inactive` (refuses messages), or `error` (set by the service after a lasting provider failure; cleared by an update of `status`, `modelProvider`, `model` or `settings`, or by the next successful message).",
+    }),
+    statusReason: StatusReason.nullable(),
+    createdAt: timestamp("When the agent was created."),
+    updatedAt: timestamp("When the agent was last changed."),
+    apiEndpoint: z.url().meta({
+      description: "Absolute URL of the agent's messages endpoint.",
+      examples: [`https://api.example.com/v1/agents/agt_${EXAMPLE_ULID}/messages`],
+    }),
+  })
+  .meta({ description: "An agent, as Get, List, Create and Update return it." });
+
+const Pagination = z
+  .object({
+    page: z.number().int().min(1).meta({ description: "This page's number." }),
+    limit: z.number().int().min(1).meta({ description: "Page size asked for." }),
+    total: z.number().int().min(0).meta({ description: "Agents matching the filter, on all pages." }),
+    totalPages: z.number().int().min(0),
+    hasMore: z.boolean().meta({ description: "Whether a page after this one exists." }),
+  })
+  .meta({ description: "Where a page of a list is." });
+
+const success = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
+
+const AgentResponse = success(Agent);
+const AgentListResponse = z.object({
+  success: z.literal(true),
+  data: z.array(Agent),
+  pagination: Pagination,
+});
+const AgentDeleted = z.object({ id: id("agt", "The deleted agent's id"), deleted: z.literal(true) });
+const AgentDeletedResponse = success(AgentDeleted);
+
+const Usage = z.object({
+  inputTokens: z.number().int().min(0),
+  outputTokens: z.number().int().min(0),
+  totalTokens: z.number().int().min(0).meta({ description: "`inputTokens + outputTokens`." }),
+});
+
+const conversationEcho = (what: string) =>
+  z
+    .string()
+    .nullable()
+    .meta({ description: `The request's \`${what}\`, echoed; \`null\` when it carried none.` });
+
+/** Why generation stopped (the conversation service's `FinishReason`). */
+const FINISH_REASONS = ["stop", "length", "content_filter", "other"] as const;
+
+export const Reply = z
+  .object({
+    id: id("msg", "The reply's id"),
+    agentId: id("agt", "The agent that answered"),
+    userId: conversationEcho("userId"),
+    roomId: conversationEcho("roomId"),
+    text: z.string().meta({ description: "The reply text." }),
+    model: z.string().meta({ description: "The model that answered, as the provider names it." }),
+    modelProvider: z.enum(PROVIDER_NAMES).meta({ description: "The provider that answered." }),
+    finishReason: z.enum(FINISH_REASONS).meta({
+      description:
+        "Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the provider withheld content) or `other`.",
+    }),
+    usage: Usage.meta({ description: "Tokens used, as the provider reported them; zeros when it did not." }),
+    latencyMs: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: "Milliseconds from receipt to the complete reply." }),
+    createdAt: timestamp("When the reply was complete."),
+  })
+  .meta({ description: "The agent's complete reply to one message." });
+
+const MessageResponse = success(Reply);
+
+export const MessageStarted = z
+  .object({
+    id: id("msg", "The id the completed reply will carry"),
+    agentId: id("agt", "The agent that answers"),
+    userId: conversationEcho("userId"),
+    roomId: conversationEcho("roomId"),
+  })
+  .meta({ description: "Data of `message.started`: the provider accepted the message; the reply follows." });
+
+export const MessageDelta = z
+  .object({ text: z.string().meta({ description: "Text to append to the reply; never empty." }) })
+  .meta({ description: "Data of `message.delta`: the next piece of the reply's text." });
+
+export const StreamError = z
+  .object({
+    code: z.enum(ERROR_CODES).meta({ description: "An error code, as in the error envelope." }),
+    message: z.string(),
+  })
+  .meta({ description: "Data of `error`: the stream failed after it started; no reply was stored." });
+
+/** The server-sent events of a streamed reply, by name, with whether each ends the stream. */
+export const STREAM_EVENTS = [
+  {
+    event: "message.started",
+    schemaId: "MessageStarted",
+    schema: MessageStarted,
+    terminal: false,
+    description: "First event: the provider accepted the message.",
+  },
+  {
+    event: "message.delta",
+    schemaId: "MessageDelta",
+    schema: MessageDelta,
+    terminal: false,
+    description: "The next piece of the reply's text; the pieces joined are the reply's text.",
+  },
+  {
+    event: "message.completed",
+    schemaId: "Reply",
+    schema: Reply,
+    terminal: true,
+    description: "The complete reply, the same object as the non-stream response's `data`. Ends the stream.",
+  },
+  {
+    event: "error",
+    schemaId: "StreamError",
+    schema: StreamError,
+    terminal: true,
+    description: "The reply failed after the stream started. Ends the stream.",
+  },
+] as const;
+
+const streamEventEnvelope = (event: (typeof STREAM_EVENTS)[number]) =>
+  z.object({
+    id: z
+      .string()
+      .regex(/^[1-9][0-9]*$/)
+      .meta({
+        description: "The event's `id:` field: its sequence number in the stream, from 1.",
+      }),
+    event: z.literal(event.event),
+    data: event.schema,
+  });
+
+export const MessageStreamEvent = z
+  .discriminatedUnion(
+    "event",
+    STREAM_EVENTS.map(streamEventEnvelope) as [
+      ReturnType<typeof streamEventEnvelope>,
+      ...ReturnType<typeof streamEventEnvelope>[],
+    ],
+  )
+  .meta({
+    description:
+      "One server-sent event of a streamed reply: `id:` and `event:` fields, and `data:` holding this JSON.",
+    discriminator: { propertyName: "event" },
+  });
+
+const apiKeyFields = {
+  id: id("key", "The key's id"),
+  name: z.string().meta({ description: "The key's label; empty when it has none." }),
+  prefix: z.string().meta({
+    description: "The first characters of the key, to recognise it.",
+    examples: [`${API_KEY_PREFIX}a1B2c3`],
+  }),
+  scopes: z.array(z.enum(SCOPES)).meta({ description: "What the key may do." }),
+  createdAt: nullableTimestamp("When the key was created."),
+  lastUsedAt: nullableTimestamp("When the key was last used, to within a few seconds; `null`: never used."),
+  expiresAt: nullableTimestamp("When the key stops working; `null`: never."),
+};
+
+export const ApiKey = z
+  .object(apiKeyFields)
+  .meta({ description: "An API key; the secret is never part of it." });
+
+const ApiKeyCreated = z.object({
+  ...apiKeyFields,
+  key: z.string().meta({
+    description: `The secret: \`${API_KEY_PREFIX}\` and 38 letters and digits. Shown this once; store it safely.`,
+  }),
+});
+
+const ApiKeyRevoked = z.object({ id: id("key", "The revoked key's id"), revoked: z.literal(true) });
+
+const FieldIssue = z
+  .object({
+    field: z.string().meta({
+      description: "The field, in dotted and indexed notation; `body` for the body as a whole.",
+      examples: ["bio[2]"],
+    }),
+    issue: z.string().meta({ examples: ["must not be empty"] }),
+  })
+  .meta({ description: "One problem with one field of the request." });
+
+export const ErrorResponse = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.enum(ERROR_CODES).meta({ description: "What went wrong; each code has one HTTP status." }),
+      message: z.string().meta({ description: "What went wrong, for a person." }),
+      details: z
+        .array(FieldIssue)
+        .optional()
+        .meta({ description: "Each field problem, on `INVALID_REQUEST` about fields." }),
+      requestId: z.string().meta({
+        description: "The request's id, as in `X-Request-Id`.",
+        examples: [`req_${EXAMPLE_ULID}`],
+      }),
+    }),
+  })
+  .meta({ description: "Every error response." });
+
+const Health = z.object({ status: z.literal("ok") });
+const Readiness = z.object({ status: z.enum(["ready", "unavailable"]) });
+
+/** Every named schema of the document. */
+export function componentSchemas(): Record<string, JsonSchema> {
+  const requests = componentRegistry();
+  requests.add(createAgentBody, { id: "CreateAgentRequest" });
+  requests.add(updateAgentBody, { id: "UpdateAgentRequest" });
+  requests.add(sendMessageBody, { id: "SendMessageRequest" });
+  requests.add(createApiKeyBody, { id: "CreateApiKeyRequest" });
+
+  const responses: ComponentRegistry = componentRegistry();
+  const named: [string, z.ZodType][] = [
+    ["Agent", Agent],
+    ["Pagination", Pagination],
+    ["AgentResponse", AgentResponse],
+    ["AgentListResponse", AgentListResponse],
+    ["AgentDeleted", AgentDeleted],
+    ["AgentDeletedResponse", AgentDeletedResponse],
+    ["Reply", Reply],
+    ["MessageResponse", MessageResponse],
+    ["MessageStarted", MessageStarted],
+    ["MessageDelta", MessageDelta],
+    ["StreamError", StreamError],
+    ["MessageStreamEvent", MessageStreamEvent],
+    ["ApiKey", ApiKey],
+    ["ApiKeyResponse", success(ApiKeyCreated)],
+    ["ApiKeyListResponse", success(z.array(ApiKey))],
+    ["ApiKeyRevokedResponse", success(ApiKeyRevoked)],
+    ["FieldIssue", FieldIssue],
+    ["ErrorResponse", ErrorResponse],
+    ["Health", Health],
+    ["Readiness", Readiness],
+  ];
+  for (const [name, schema] of named) responses.add(schema, { id: name });
+
+  const input = convertRegistry(requests, "input");
+  const settings = convertSchema(GenerationSettings, "input");
+  for (const request of ["CreateAgentRequest", "UpdateAgentRequest"]) {
+    const properties = input[request]!.properties as Record<string, JsonSchema>;
+    properties.settings = { ...properties.settings, properties: settings.properties };
+  }
+  const output = convertRegistry(responses, "output");
+  for (const id of Object.keys(input)) {
+    if (id in output) throw new Error(`schema id ${id} is both a request and a response`);
+  }
+  return { ...input, ...output };
+}
+
+/** The query parameters of List Agents, one JSON Schema each, and which are required. */
+export function listAgentsParameters(): { name: string; schema: JsonSchema; required: boolean }[] {
+  const query = convertSchema(listAgentsQuery, "input");
+  const required = new Set((query.required as string[] | undefined) ?? []);
+  return Object.entries(query.properties as Record<string, JsonSchema>).map(([name, schema]) => ({
+    name,
+    schema,
+    required: required.has(name),
+  }));
+}

@@ -1,0 +1,82 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { AppError } from "@agentry/errors";
+import type { Router } from "@koa/router";
+import type { GatewayState } from "../context.js";
+import {
+  DOCS_ASSET_PATH,
+  DOCS_ASSETS,
+  DOCS_PATH,
+  OPENAPI_JSON_PATH,
+  type OpenApiDocument,
+  openApiPath,
+} from "./document.js";
+
+/** The renderer's files, from the installed `swagger-ui-dist` package: no CDN, so the page works offline. */
+const RENDERER_DIR = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+
+const DOCS_TITLE = "Agentry API reference";
+
+const assetUrl = (file: string) => openApiPath(DOCS_ASSET_PATH).replace("{file}", file);
+
+function docsPage(title: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<link rel="stylesheet" href="${assetUrl("swagger-ui.css")}">
+</head>
+<body>
+<div id="reference"></div>
+<script src="${assetUrl("swagger-ui-bundle.js")}"></script>
+<script>
+SwaggerUIBundle({
+  url: "${OPENAPI_JSON_PATH}",
+  dom_id: "#reference",
+  deepLinking: true,
+  validatorUrl: null,
+  defaultModelsExpandDepth: 0,
+  persistAuthorization: false,
+});
+</script>
+</body>
+</html>
+`;
+}
+
+/**
+ * Serves the document, the reference page and the page's files, all without authentication. The document is
+ * built on first request, so starting a gateway does not pay for it.
+ */
+export function docsRoutes(router: Router<GatewayState>, build: () => OpenApiDocument): void {
+  let json: string | undefined;
+  let page: string | undefined;
+  const assets = new Map<string, Buffer>();
+
+  router.get(OPENAPI_JSON_PATH, (ctx) => {
+    json ??= JSON.stringify(build());
+    ctx.type = "application/json; charset=utf-8";
+    ctx.body = json;
+  });
+  router.get(DOCS_PATH, (ctx) => {
+    page ??= docsPage(DOCS_TITLE);
+    ctx.type = "text/html; charset=utf-8";
+    ctx.body = page;
+  });
+  router.get(DOCS_ASSET_PATH, (ctx) => {
+    const file = ctx.params.file ?? "";
+    const type = Object.hasOwn(DOCS_ASSETS, file) ? DOCS_ASSETS[file] : undefined;
+    if (!type) throw new AppError("NOT_FOUND", `No route ${ctx.method} ${ctx.path}.`);
+    let content = assets.get(file);
+    if (!content) {
+      content = readFileSync(join(RENDERER_DIR, file));
+      assets.set(file, content);
+    }
+    ctx.type = type;
+    ctx.set("Cache-Control", "public, max-age=86400");
+    ctx.body = content;
+  });
+}

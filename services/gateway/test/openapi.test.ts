@@ -1,0 +1,655 @@
+import { readFileSync } from "node:fs";
+import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
+import type { Scope } from "@agentry/core";
+import type { Router } from "@koa/router";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import formats from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTES } from "../src/app.js";
+import { BODY_LIMIT_BYTES } from "../src/http/body.js";
+import { buildOpenApiDocument, type OpenApiDocument, openApiPath } from "../src/openapi/document.js";
+import {
+  COMMITTED_DOCUMENT,
+  COMMITTED_DOCUMENT_URL,
+  committedDocument,
+  REGENERATE_COMMAND,
+} from "../src/openapi/write.js";
+import { type Harness, PUBLIC_BASE_URL, startHarness, type Tenant } from "./harness.js";
+import { parseEventStream } from "./sse.js";
+
+type Json = Record<string, unknown>;
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+const MISSING_AGENT = "agt_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_KEY = "key_01JAAAAAAAAAAAAAAAAAAAAAAA";
+
+let openai: FakeProviderServer<OpenAIChatBody>;
+let h: Harness;
+let tenant: Tenant;
+let doc: OpenApiDocument;
+
+beforeAll(async () => {
+  openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
+  h = await startHarness({
+    OPENAI_BASE_URL: openai.baseURL,
+    OPENAI_API_KEY: "sk-test-openai",
+    DEFAULT_MODEL_PROVIDER: "openai",
+  });
+  tenant = await h.tenant();
+  doc = (await (await fetch(`${h.url}/v1/openapi.json`)).json()) as OpenApiDocument;
+});
+afterAll(async () => {
+  await h.close();
+  await openai.close();
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Validating against the document: its component schemas, compiled by a JSON Schema 2020-12 validator.
+
+const BASE = "https://agentry.invalid/schemas";
+const SCHEMAS = "#/components/schemas/";
+
+/** A copy whose refs to the document's schemas point at the validator's copy of them. */
+function rebase(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rebase);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key,
+      key === "$ref" && typeof item === "string" && item.startsWith(SCHEMAS)
+        ? `${BASE}#/$defs/${item.slice(SCHEMAS.length)}`
+        : rebase(item),
+    ]),
+  );
+}
+
+/**
+ * Responses are checked strictly: an object schema without `additionalProperties` gets `false`, so a field the
+ * service sends but the document does not describe fails the test (the document itself lets clients tolerate
+ * fields added later).
+ */
+function strict(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(strict);
+  if (typeof value !== "object" || value === null) return value;
+  const object = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, strict(item)])) as Json;
+  if (object.properties && object.additionalProperties === undefined) object.additionalProperties = false;
+  return object;
+}
+
+class SchemaChecker {
+  private readonly ajv: Ajv2020;
+  private readonly cache = new Map<string, ValidateFunction>();
+
+  constructor(document: OpenApiDocument, strictObjects: boolean) {
+    this.ajv = new Ajv2020({ strict: true, strictTypes: false, discriminator: true, allErrors: true });
+    // `ajv-formats` is CommonJS; its `default` is the plugin under every module loader.
+    formats.default(this.ajv);
+    const components = (document.components as { schemas: Json }).schemas;
+    const schemas = strictObjects ? strict(components) : components;
+    this.ajv.addSchema({ $id: BASE, $defs: rebase(schemas) as Json });
+  }
+
+  errors(schema: unknown, data: unknown): string | null {
+    const key = JSON.stringify(schema);
+    let validate = this.cache.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(rebase(schema) as Json);
+      this.cache.set(key, validate);
+    }
+    return validate(data) ? null : this.ajv.errorsText(validate.errors, { separator: "\n" });
+  }
+}
+
+let checker: SchemaChecker;
+let lenient: SchemaChecker;
+const covered = new Set<string>();
+
+function resolve(value: unknown): Json {
+  const ref = (value as Json | undefined)?.$ref;
+  if (typeof ref !== "string") return value as Json;
+  let target: unknown = doc;
+  for (const part of ref.slice(2).split("/")) target = (target as Json)[part];
+  return resolve(target);
+}
+
+function operation(operationId: string): { path: string; method: string; op: Json } {
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (op.operationId === operationId) return { path, method, op };
+    }
+  }
+  throw new Error(`no operation ${operationId}`);
+}
+
+interface Received {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** Checks a real response against a documented one: content type, body schema, required headers, codes. */
+function expectMatches(response: Json, res: Received, label: string): void {
+  for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
+    if (resolve(header).required) expect(res.headers.get(name), `${label}: header ${name}`).not.toBeNull();
+  }
+  const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
+  const media = (response.content as Json | undefined)?.[type] as Json | undefined;
+  expect(media, `${label}: documents ${type}`).toBeDefined();
+  if (type === "application/json") {
+    expect(checker.errors(media!.schema, res.body), `${label}: body ${JSON.stringify(res.body)}`).toBeNull();
+  }
+  const codes = response["x-error-codes"] as string[] | undefined;
+  if (codes)
+    expect(codes, `${label}: x-error-codes`).toContain((res.body as { error: { code: string } }).error.code);
+}
+
+/** Checks a response of an operation and records that the operation's status was exercised. */
+function expectDocumented(operationId: string, res: Received): void {
+  const { op } = operation(operationId);
+  const documented = (op.responses as Json)[String(res.status)];
+  expect(
+    documented,
+    `${operationId} documents status ${res.status}: ${JSON.stringify(res.body)}`,
+  ).toBeDefined();
+  expectMatches(resolve(documented), res, `${operationId} ${res.status}`);
+  covered.add(`${operationId} ${res.status}`);
+}
+
+interface CallOptions {
+  params?: Record<string, string>;
+  query?: string;
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** Calls an operation by its operationId, as an SDK would, and checks the response against the document. */
+async function call(operationId: string, options: CallOptions = {}): Promise<Received> {
+  const { path, method } = operation(operationId);
+  const hasBody = method === "post" || method === "patch";
+  let url = path.replace(/\{(\w+)\}/g, (_, name: string) => options.params?.[name] ?? "");
+  if (options.query) url += `?${options.query}`;
+  const res = await h.request(method.toUpperCase(), url, {
+    key: options.key === undefined ? tenant.key : options.key,
+    ...(hasBody && options.body !== undefined ? { body: options.body } : {}),
+    ...(hasBody && options.rawBody !== undefined ? { rawBody: options.rawBody } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+  });
+  expectDocumented(operationId, res);
+  return res;
+}
+
+function requestSchema(operationId: string): unknown {
+  const body = operation(operationId).op.requestBody as Json;
+  return ((body.content as Json)["application/json"] as Json).schema;
+}
+
+async function newAgent(key = tenant.key): Promise<string> {
+  const res = await call("createAgent", { key, body: { name: "Ada", bio: ["Counts things"] } });
+  expect(res.status).toBe(201);
+  return (res.body as { data: { id: string } }).data.id;
+}
+
+beforeAll(() => {
+  checker = new SchemaChecker(doc, true);
+  lenient = new SchemaChecker(doc, false);
+});
+
+// ---------------------------------------------------------------------------------------------------------
+
+describe("the document", () => {
+  it("is valid OpenAPI 3.1", async () => {
+    const result = await new Validator().validate(structuredClone(doc));
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toBe("3.1.0");
+  });
+
+  it("describes exactly the routes the gateway serves", () => {
+    const router = h.gateway.app.middleware
+      .map((middleware) => (middleware as { router?: Router }).router)
+      .find((found) => found !== undefined)!;
+    const served = new Set<string>();
+    for (const layer of router.stack) {
+      for (const method of layer.methods) {
+        if (method !== "HEAD") served.add(`${method} ${openApiPath(String(layer.path))}`);
+      }
+    }
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(item)) {
+        if (METHODS.includes(method)) documented.add(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect([...documented].sort()).toEqual([...served].sort());
+    for (const route of ROUTES) expect(served).toContain(`${route.method} ${openApiPath(route.path)}`);
+  });
+
+  it("names each operation's scope and rate limits as the route table does", () => {
+    for (const route of ROUTES) {
+      const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
+      expect(op["x-scopes"]).toEqual([route.scope]);
+      expect(op.security).toEqual([{ bearerAuth: [route.scope] }]);
+      expect(op["x-rate-limits"]).toContain("requestsPerMinute");
+      if (route.limit) expect(op["x-rate-limits"]).toContain(route.limit);
+    }
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    expect(ids).toEqual(expect.arrayContaining(["createAgent", "listAgents", "getAgent", "updateAgent"]));
+    expect(ids).toEqual(expect.arrayContaining(["deleteAgent", "sendMessage", "createApiKey"]));
+    expect(ids).toEqual(expect.arrayContaining(["listApiKeys", "revokeApiKey"]));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("is served with the configured public base URL, and is what the code builds", () => {
+    expect(doc.servers).toEqual([{ url: PUBLIC_BASE_URL, description: "This service" }]);
+    expect(doc).toEqual(buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: PUBLIC_BASE_URL }));
+  });
+
+  it("matches the committed copy for SDK generators", () => {
+    // Compared as JSON text without layout, so key order counts and the formatter's line breaks do not.
+    const committed = JSON.stringify(JSON.parse(readFileSync(COMMITTED_DOCUMENT_URL, "utf8")));
+    expect(
+      committed === JSON.stringify(committedDocument()),
+      `${COMMITTED_DOCUMENT} is out of date with the gateway; regenerate it with \`${REGENERATE_COMMAND}\` and commit it`,
+    ).toBe(true);
+  });
+
+  it("has examples that satisfy their own schemas", () => {
+    let checked = 0;
+    const visit = (value: unknown): void => {
+      if (typeof value !== "object" || value === null) return;
+      const schema = value as Json;
+      if (Array.isArray(schema.examples) && schema.type !== undefined) {
+        const { examples, ...rest } = schema;
+        for (const example of examples as unknown[]) {
+          expect(lenient.errors(rest, example), JSON.stringify(example)).toBeNull();
+          checked += 1;
+        }
+      }
+      Object.values(schema).forEach(visit);
+    };
+    visit((doc.components as Json).schemas);
+    expect(checked).toBeGreaterThan(10);
+  });
+
+  it("gives a stream example whose events satisfy the event schemas", () => {
+    const response = resolve((operation("sendMessage").op.responses as Json)["200"]);
+    const media = (response.content as Json)["text/event-stream"] as Json;
+    const { events } = parseEventStream(media.example as string);
+    expect(events.length).toBeGreaterThan(2);
+    for (const event of events) {
+      expect(lenient.errors({ $ref: "#/components/schemas/MessageStreamEvent" }, event)).toBeNull();
+    }
+  });
+});
+
+describe("agents", () => {
+  it("create, get, list, update and delete answer as documented", async () => {
+    const created = await call("createAgent", {
+      body: {
+        name: "  Ada  ",
+        bio: ["Counts things"],
+        personality: { tone: "dry" },
+        knowledge: ["engines"],
+        goals: ["help"],
+        clients: ["discord", { type: "telegram", channel: "@ada" }],
+        settings: { temperature: 0.7, maxTokens: 512, theme: { dark: true } },
+        modelProvider: "openai",
+        model: "gpt-4o-mini",
+        plugins: ["web-search", { name: "calendar", enabled: false, config: { region: "eu" } }],
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = (created.body as { data: { id: string } }).data.id;
+    expect((await call("getAgent", { params: { agentId: id } })).status).toBe(200);
+    await newAgent();
+    const page = await call("listAgents", { query: "page=1&limit=1&status=active&sortBy=name&order=asc" });
+    expect(page.status).toBe(200);
+    expect((page.body as { pagination: { hasMore: boolean } }).pagination.hasMore).toBe(true);
+    const updated = await call("updateAgent", {
+      params: { agentId: id },
+      body: { status: "inactive", modelProvider: null, model: null, settings: { temperature: null } },
+    });
+    expect(updated.status).toBe(200);
+    expect((await call("deleteAgent", { params: { agentId: id } })).status).toBe(200);
+    for (const operationId of ["getAgent", "deleteAgent"]) {
+      const missing = await call(operationId, { params: { agentId: id } });
+      expect(missing.status).toBe(404);
+    }
+    const patchMissing = await call("updateAgent", {
+      params: { agentId: MISSING_AGENT },
+      body: { name: "x" },
+    });
+    expect(patchMissing.status).toBe(404);
+    const malformed = await call("getAgent", { params: { agentId: "not-an-id" } });
+    expect(malformed.status).toBe(404);
+  });
+
+  it("refuses what the request schemas refuse, and accepts what they accept", async () => {
+    const agentId = await newAgent();
+    const cases: [string, unknown, boolean][] = [
+      ["createAgent", { name: "x" }, true],
+      ["createAgent", { name: "a", settings: { temperature: null, maxTokens: 8192, extra: [1] } }, true],
+      ["createAgent", {}, false],
+      ["createAgent", { name: "" }, false],
+      ["createAgent", { name: "   " }, false],
+      ["createAgent", { name: "x".repeat(201) }, false],
+      ["createAgent", { name: "a", bio: [""] }, false],
+      ["createAgent", { name: "a", bio: [" \n"] }, false],
+      ["createAgent", { name: "a", bio: Array(101).fill("x") }, false],
+      ["createAgent", { name: "a", knowledge: ["x".repeat(10_001)] }, false],
+      ["createAgent", { name: "a", status: "active" }, false],
+      ["createAgent", { name: "a", id: MISSING_AGENT }, false],
+      ["createAgent", { name: "a", mood: 1 }, false],
+      ["createAgent", { name: "a", modelProvider: "acme" }, false],
+      ["createAgent", { name: "a", personality: [] }, false],
+      ["createAgent", { name: "a", clients: [{ channel: "x" }] }, false],
+      ["createAgent", { name: "a", plugins: [{ name: "p", extra: 1 }] }, false],
+      ["createAgent", { name: "a", settings: { temperature: 2.5 } }, false],
+      ["createAgent", { name: "a", settings: { maxTokens: 0 } }, false],
+      ["createAgent", { name: "a", settings: { maxTokens: 1.5 } }, false],
+      ["createAgent", { name: "a", settings: { maxTokens: 8193 } }, false],
+      ["updateAgent", { name: "b", model: null }, true],
+      ["updateAgent", { status: "error" }, false],
+      ["updateAgent", { modelProvider: "acme" }, false],
+      ["updateAgent", { settings: { temperature: -0.1 } }, false],
+      ["updateAgent", { nope: 1 }, false],
+      ["sendMessage", {}, false],
+      ["sendMessage", { text: "" }, false],
+      ["sendMessage", { text: "x".repeat(100_001) }, false],
+      ["sendMessage", { text: "x", stream: "yes" }, false],
+      ["sendMessage", { text: "x", context: [] }, false],
+      ["sendMessage", { text: "x", userId: 5 }, false],
+      ["sendMessage", { text: "x", roomId: "" }, false],
+      ["sendMessage", { text: "x", mood: "happy" }, false],
+      ["createApiKey", { name: "ci", scopes: ["agents:read"], expiresAt: "2099-01-01T00:00:00Z" }, true],
+      ["createApiKey", { scopes: ["agents:fly"] }, false],
+      ["createApiKey", { scopes: [] }, false],
+      ["createApiKey", { scopes: ["agents:read", "agents:read"] }, false],
+      ["createApiKey", { expiresAt: "tomorrow" }, false],
+      ["createApiKey", { name: 3 }, false],
+      ["createApiKey", { owner: "me" }, false],
+    ];
+    for (const [operationId, body, valid] of cases) {
+      const label = `${operationId} ${JSON.stringify(body).slice(0, 80)}`;
+      expect(lenient.errors(requestSchema(operationId), body) === null, `${label}: schema`).toBe(valid);
+      const res = await call(operationId, { params: { agentId }, body });
+      if (valid) expect(res.status, label).toBeLessThan(300);
+      else {
+        expect(res.status, label).toBe(400);
+        expect((res.body as { error: { details?: unknown[] } }).error.details?.length, label).toBeGreaterThan(
+          0,
+        );
+      }
+    }
+  });
+
+  it("refuses query values outside the documented parameters", async () => {
+    const parameters = (operation("listAgents").op.parameters as Json[]).filter((p) => p.in === "query");
+    const schemaOf = (name: string) => parameters.find((p) => p.name === name)?.schema;
+    /** Query values travel as strings; an integer parameter is the integer its digits spell. */
+    const valueFor = (schema: unknown, raw: string) =>
+      (schema as Json).type === "integer" && /^\d+$/.test(raw) ? Number(raw) : raw;
+    const queries: [string, boolean][] = [
+      ["page=2&limit=100&status=error&sortBy=status&order=desc", true],
+      ["limit=0", false],
+      ["limit=101", false],
+      ["page=0", false],
+      ["page=first", false],
+      ["order=up", false],
+      ["sortBy=age", false],
+      ["status=gone", false],
+      ["colour=blue", false],
+    ];
+    for (const [query, valid] of queries) {
+      const documented = [...new URLSearchParams(query)].every(([name, raw]) => {
+        const schema = schemaOf(name);
+        return schema !== undefined && lenient.errors(schema, valueFor(schema, raw)) === null;
+      });
+      expect(documented, query).toBe(valid);
+      expect((await call("listAgents", { query })).status, query).toBe(valid ? 200 : 400);
+    }
+  });
+
+  it("refuses an agent beyond the quota with 403 INSUFFICIENT_QUOTA", async () => {
+    const small = await h.tenant({ maxAgents: 1 });
+    await newAgent(small.key);
+    const res = await call("createAgent", { key: small.key, body: { name: "second" } });
+    expect(res.status).toBe(403);
+    expect((res.body as { error: { code: string } }).error.code).toBe("INSUFFICIENT_QUOTA");
+  });
+
+  it("answers 500 INTERNAL_ERROR as documented", async () => {
+    const original = h.gateway.context.agents.getAgent;
+    h.gateway.context.agents.getAgent = () => Promise.reject(new Error("disk on fire"));
+    try {
+      expect((await call("getAgent", { params: { agentId: MISSING_AGENT } })).status).toBe(500);
+    } finally {
+      h.gateway.context.agents.getAgent = original;
+    }
+  });
+});
+
+describe("messages", () => {
+  it("answers with the reply object, and the documented errors", async () => {
+    const agentId = await newAgent();
+    openai.reply("Hello there.");
+    const ok = await call("sendMessage", { params: { agentId }, body: { text: "Hi", userId: "u1" } });
+    expect(ok.status).toBe(200);
+
+    openai.failWith(401);
+    expect((await call("sendMessage", { params: { agentId }, body: { text: "Hi" } })).status).toBe(502);
+    openai.failWith(429, { headers: { "retry-after": "7" } });
+    const unavailable = await call("sendMessage", { params: { agentId }, body: { text: "Hi" } });
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get("retry-after")).toBe("7");
+
+    expect(
+      (await call("sendMessage", { params: { agentId: MISSING_AGENT }, body: { text: "Hi" } })).status,
+    ).toBe(404);
+    await call("updateAgent", { params: { agentId }, body: { status: "inactive" } });
+    expect((await call("sendMessage", { params: { agentId }, body: { text: "Hi" } })).status).toBe(409);
+  });
+
+  async function stream(agentId: string, body: Json) {
+    const res = await fetch(`${h.url}/v1/agents/${agentId}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
+    const text = await res.text();
+    return { res, events: parseEventStream(text).events };
+  }
+
+  function expectEventsDocumented(events: ReturnType<typeof parseEventStream>["events"]) {
+    const media = resolve((operation("sendMessage").op.responses as Json)["200"]).content as Json;
+    const sse = (media["text/event-stream"] as Json)["x-sse-events"] as Record<string, Json>;
+    for (const event of events) {
+      const documented = sse[event.event ?? ""];
+      expect(documented, `event ${event.event} is documented`).toBeDefined();
+      expect(checker.errors(documented!.schema, event.data), `${event.event} data`).toBeNull();
+      expect(checker.errors({ $ref: "#/components/schemas/MessageStreamEvent" }, event)).toBeNull();
+    }
+    const terminal = events.filter((event) => sse[event.event ?? ""]?.terminal === true);
+    expect(terminal).toHaveLength(1);
+    expect(events.at(-1)).toBe(terminal[0]);
+  }
+
+  it("streams events whose data satisfy the documented event schemas", async () => {
+    const agentId = await newAgent();
+    openai.reply("one two three", { chunkDelayMs: 2 });
+    const { res, events } = await stream(agentId, { text: "count", roomId: "r1" });
+    expectDocumented("sendMessage", { status: res.status, headers: res.headers, body: null });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(events.map((event) => event.event)).toContain("message.delta");
+    expect(events.at(-1)?.event).toBe("message.completed");
+    expectEventsDocumented(events);
+
+    openai.reply("alpha beta gamma delta", { cutAfter: 2 });
+    const cut = await stream(agentId, { text: "go" });
+    expect(cut.events.at(-1)?.event).toBe("error");
+    expectEventsDocumented(cut.events);
+  });
+});
+
+describe("API keys", () => {
+  it("create, list and revoke answer as documented", async () => {
+    const created = await call("createApiKey", { body: { name: "ci", scopes: ["agents:read"] } });
+    expect(created.status).toBe(201);
+    const keyId = (created.body as { data: { id: string } }).data.id;
+    expect((await call("listApiKeys")).status).toBe(200);
+    expect((await call("revokeApiKey", { params: { keyId } })).status).toBe(200);
+    expect((await call("revokeApiKey", { params: { keyId } })).status).toBe(404);
+    expect((await call("revokeApiKey", { params: { keyId: MISSING_KEY } })).status).toBe(404);
+    const limited = await tenant.keyWith(["keys:manage"]);
+    const escalate = await call("createApiKey", { key: limited.key, body: { scopes: ["agents:delete"] } });
+    expect(escalate.status).toBe(403);
+  });
+});
+
+describe("every authenticated operation", () => {
+  const pathParams = { agentId: MISSING_AGENT, keyId: MISSING_KEY };
+
+  it("answers 401 without a key and with a malformed one", async () => {
+    for (const route of ROUTES) {
+      const { operationId } = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]! as {
+        operationId: string;
+      };
+      expect((await call(operationId, { params: pathParams, key: null })).status).toBe(401);
+      const malformed = await call(operationId, { params: pathParams, key: "agentry_sk_nope" });
+      expect(malformed.status).toBe(401);
+    }
+  });
+
+  it("answers 403 to a key without the documented scope, and lets a key with only that scope through", async () => {
+    for (const route of ROUTES) {
+      const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
+      const scopes = op["x-scopes"] as Scope[];
+      const other: Scope = scopes.includes("messages:send") ? "agents:read" : "messages:send";
+      const without = await tenant.keyWith([other]);
+      const refused = await call(op.operationId as string, {
+        params: pathParams,
+        key: without.key,
+        body: {},
+      });
+      expect(refused.status).toBe(403);
+      expect((refused.body as { error: { code: string } }).error.code).toBe("FORBIDDEN");
+      const only = await tenant.keyWith(scopes);
+      const allowed = await call(op.operationId as string, { params: pathParams, key: only.key, body: {} });
+      expect([401, 403]).not.toContain(allowed.status);
+    }
+  });
+
+  it("answers 429 with Retry-After once the account's limit is spent", async () => {
+    for (const route of ROUTES) {
+      const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
+      const spent = await h.tenant({ limits: { requestsPerMinute: 1 } });
+      expect((await h.request("GET", "/v1/api-keys", { key: spent.key })).status).toBe(200);
+      const res = await call(op.operationId as string, { params: pathParams, key: spent.key, body: {} });
+      expect(res.status).toBe(429);
+    }
+  });
+
+  it("answers 413 to a body over 1 MiB and 415 to a body that is not JSON", async () => {
+    const agentId = await newAgent();
+    for (const route of ROUTES.filter((r) => r.method === "POST" || r.method === "PATCH")) {
+      const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
+      const operationId = op.operationId as string;
+      const tooLarge = await call(operationId, {
+        params: { agentId },
+        rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
+        headers: { "content-type": "application/json" },
+      });
+      expect(tooLarge.status).toBe(413);
+      const form = await call(operationId, {
+        params: { agentId },
+        rawBody: "name=Ada",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      });
+      expect(form.status).toBe(415);
+    }
+  });
+});
+
+describe("service routes and route-level errors", () => {
+  it("health, readiness and the document answer as documented", async () => {
+    expect((await call("getHealth", { key: null })).status).toBe(200);
+    expect((await call("getReadiness", { key: null })).status).toBe(200);
+    h.gateway.context.draining = true;
+    try {
+      expect((await call("getReadiness", { key: null })).status).toBe(503);
+    } finally {
+      h.gateway.context.draining = false;
+    }
+    const served = await fetch(`${h.url}/v1/openapi.json`);
+    expectDocumented("getOpenApiDocument", {
+      status: served.status,
+      headers: served.headers,
+      body: await served.json(),
+    });
+  });
+
+  it("serves the reference page and the renderer's files it references, without a CDN", async () => {
+    const page = await fetch(`${h.url}/docs`);
+    const html = await page.text();
+    expectDocumented("getDocs", { status: page.status, headers: page.headers, body: html });
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(html).toContain("/v1/openapi.json");
+    const referenced = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(referenced).toEqual(expect.arrayContaining(["/docs/assets/swagger-ui-bundle.js"]));
+    for (const url of referenced) {
+      expect(url.startsWith("/"), `${url} is served by the gateway`).toBe(true);
+      const asset = await fetch(`${h.url}${url}`);
+      const body = await asset.text();
+      expectDocumented("getDocsAsset", { status: asset.status, headers: asset.headers, body });
+      expect(body.length).toBeGreaterThan(10_000);
+    }
+    expect((await fetch(`${h.url}/docs/assets/swagger-ui-bundle.js`)).headers.get("content-type")).toMatch(
+      /javascript/,
+    );
+    expect((await call("getDocsAsset", { params: { file: "secrets.txt" }, key: null })).status).toBe(404);
+    expect((await call("getDocsAsset", { params: { file: "..%2Fpackage.json" }, key: null })).status).toBe(
+      404,
+    );
+  });
+
+  it("answers an unknown route and a wrong method with the documented responses", async () => {
+    const components = (doc.components as { responses: Json }).responses;
+    const unknown = await h.request("GET", "/v1/nothing-here", { key: tenant.key });
+    expect(unknown.status).toBe(404);
+    expectMatches(components.RouteNotFound as Json, unknown, "RouteNotFound");
+    const wrong = await h.request("PUT", "/v1/agents", { key: tenant.key, body: {} });
+    expect(wrong.status).toBe(405);
+    expectMatches(components.MethodNotAllowed as Json, wrong, "MethodNotAllowed");
+  });
+
+  it("reuses a caller's X-Request-Id exactly when it matches the documented pattern", async () => {
+    const header = resolve((doc.components as { headers: Json }).headers["X-Request-Id"]);
+    const pattern = /`(\^[^`]+\$)`/.exec(header.description as string)![1]!;
+    for (const id of ["a", `a${"b".repeat(127)}`, `a${"b".repeat(128)}`, "-a", "a b", "a/b"]) {
+      const res = await h.request("GET", "/healthz", { headers: { "x-request-id": id } });
+      const reused = res.headers.get("x-request-id") === id;
+      expect(reused, id).toBe(new RegExp(pattern).test(id));
+    }
+  });
+});
+
+describe("coverage", () => {
+  it("exercised every documented status of every operation (500 and 503 at least once)", () => {
+    const missing: string[] = [];
+    for (const item of Object.values(doc.paths)) {
+      for (const op of Object.values(item)) {
+        for (const status of Object.keys(op.responses as Json)) {
+          if (status === "500" || status === "503") continue;
+          const key = `${op.operationId as string} ${status}`;
+          if (!covered.has(key)) missing.push(key);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    expect([...covered].some((key) => key.endsWith(" 500"))).toBe(true);
+    expect([...covered].some((key) => key.endsWith(" 503"))).toBe(true);
+  });
+});
