@@ -154,9 +154,9 @@ describe("POST /v1/agents errors", () => {
     expect((await invalid({ name: "A\u0000" })).details).toEqual([
       { field: "name", issue: "must not contain the NUL character (U+0000)" },
     ]);
-    expect((await invalid({ name: "A", personality: { traits: ["ok", "b\u0000d"] } })).details?.[0]?.field).toBe(
-      "personality.traits[1]",
-    );
+    expect(
+      (await invalid({ name: "A", personality: { traits: ["ok", "b\u0000d"] } })).details?.[0]?.field,
+    ).toBe("personality.traits[1]");
   });
 
   it("bounds the generation settings", async () => {

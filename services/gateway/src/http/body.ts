@@ -36,9 +36,13 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
   const where = nulCharacterAt(body, "");
   if (where !== undefined) {
     const field = where || "body";
-    throw new AppError("INVALID_REQUEST", `Invalid request body: ${field} contains a NUL character (U+0000).`, {
-      details: [{ field, issue: "must not contain the NUL character (U+0000)" }],
-    });
+    throw new AppError(
+      "INVALID_REQUEST",
+      `Invalid request body: ${field} contains a NUL character (U+0000).`,
+      {
+        details: [{ field, issue: "must not contain the NUL character (U+0000)" }],
+      },
+    );
   }
   return body;
 }
