@@ -1,0 +1,836 @@
+/**
+ * The language-neutral model of the REST API that every SDK emitter writes from. `buildModel` reads the OpenAPI
+ * document once and resolves everything an emitter would otherwise have to work out again per language: `$ref`s,
+ * nullability, unions, inline objects (hoisted into named types), the `{success, data}` envelopes (unwrapped), the
+ * `x-` extensions, and the retry safety of each operation. Names stay as the document spells them (camelCase JSON
+ * names, PascalCase type names); emitters case them with `text.ts`.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The SDK tree's root (`sdks/`), where `openapi.json` and each language's SDK live. */
+export const SDKS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** The OpenAPI document the SDKs are generated from. */
+export const OPENAPI_PATH = join(SDKS_DIR, "openapi.json");
+
+/** A type as a field, parameter, list item or event data uses it. */
+export type TypeRef =
+  | { kind: "string"; format?: string | undefined; enum?: undefined }
+  /** A string from a fixed set; `enumName` when the set is one of the model's named enums. */
+  | { kind: "enum"; values: string[]; enumName?: string | undefined }
+  | { kind: "integer" }
+  | { kind: "number" }
+  | { kind: "boolean" }
+  /** A constant (`const`): `deleted: true`, an event's name. */
+  | { kind: "literal"; value: string | number | boolean }
+  | { kind: "array"; items: TypeRef }
+  /** A JSON object with arbitrary keys, each value of type `values` (`json` for any JSON). */
+  | { kind: "map"; values: TypeRef }
+  /** Any JSON value. */
+  | { kind: "json" }
+  /** A named object type of `ApiModel.types`. */
+  | { kind: "ref"; name: string }
+  /** `inner` or JSON `null`. Never nests: `nullable(nullable(x))` is `nullable(x)`. */
+  | { kind: "nullable"; inner: TypeRef }
+  /** One of several shapes, e.g. a plugin given as a name or as an object; never contains `nullable`. */
+  | { kind: "union"; variants: TypeRef[] };
+
+/** One property of an object type. */
+export interface Field {
+  /** The JSON name, as sent on the wire (camelCase). */
+  name: string;
+  description: string | undefined;
+  type: TypeRef;
+  /** The key is always present in a response / must be sent in a request. Independent of nullability. */
+  required: boolean;
+}
+
+/** A named JSON object type. */
+export interface ObjectType {
+  name: string;
+  description: string | undefined;
+  fields: Field[];
+  /**
+   * Keys besides `fields`: `undefined` when the schema forbids or does not mention them, else their value type
+   * (`json` for anything). Settings keep keys they do not know, for instance.
+   */
+  additionalProperties: TypeRef | undefined;
+  /** Where the type comes from: `components/schemas/<name>`, or the path of the inline schema it was hoisted from. */
+  source: string;
+  /** How the SDK uses it: sent in a request body, received, or both (a type reachable from both). */
+  usage: { input: boolean; output: boolean };
+}
+
+/** A named set of strings (`status`, `modelProvider`, scopes, error codes). */
+export interface EnumType {
+  name: string;
+  description: string | undefined;
+  values: string[];
+}
+
+/** A path or query parameter. */
+export interface Parameter {
+  /** The name on the wire (camelCase). */
+  name: string;
+  in: "path" | "query";
+  description: string | undefined;
+  type: TypeRef;
+  required: boolean;
+  /** The server's default when the parameter is left out, for documentation. */
+  default: string | number | boolean | undefined;
+}
+
+/**
+ * How safe an operation is to send twice (the reference SDK's policy, see `sdks/typescript/src/retry.ts`):
+ * - `idempotent`: GET, PATCH, DELETE; retried on connection errors, timeouts, 408, 409, 429, 5xx.
+ * - `unsafe`: creates; retried only when nothing can have happened (429, 408, a connection never made).
+ * - `message`: sending a message; as `unsafe`, plus 503, since only a complete reply is stored.
+ */
+export type RetrySafety = "idempotent" | "unsafe" | "message";
+
+/** An error response an operation documents. */
+export interface ErrorResponse {
+  status: number;
+  /** The error codes this status carries here (`x-error-codes`). */
+  codes: string[];
+  description: string | undefined;
+}
+
+/** One event of a server-sent-event response (`x-sse-events`). */
+export interface SseEvent {
+  /** The `event:` field, e.g. `message.delta`. */
+  name: string;
+  description: string | undefined;
+  /** The stream ends after this event. */
+  terminal: boolean;
+  /** The type of the JSON in `data:`. */
+  data: TypeRef;
+}
+
+/** How a list operation pages (`x-pagination`). */
+export interface Pagination {
+  /** Query parameter holding the page number. */
+  pageParameter: string;
+  /** Query parameter holding the page size. */
+  limitParameter: string;
+  /** Envelope field with the page's items. */
+  itemsField: string;
+  /** Envelope field with the page information. */
+  pageInfoField: string;
+  /** Field of the page information saying whether another page follows. */
+  hasMoreField: string;
+  /** The type of one item. */
+  item: TypeRef;
+  /** The type of the page information. */
+  pageInfo: TypeRef;
+}
+
+/** One REST operation. */
+export interface Operation {
+  /** As in the document: `createAgent`. */
+  operationId: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** Relative to the SDK's base URL, which already ends in `/v1`: `/agents/{agentId}/messages`. */
+  path: string;
+  /**
+   * The resource the operation belongs to, from the static segments of its path in camelCase: `["agents"]`,
+   * `["agents", "messages"]`, `["apiKeys"]`. SDKs nest resources this way (`client.agents.messages`).
+   */
+  resource: string[];
+  /** The method's name on its resource, the leading verb of the operationId: `create`, `list`, `send`, `revoke`. */
+  name: string;
+  summary: string | undefined;
+  /** The operation's description (Markdown). */
+  description: string | undefined;
+  /** Scopes the API key needs (`x-scopes`). */
+  scopes: string[];
+  /** Limits the call counts against (`x-rate-limits`). */
+  rateLimits: string[];
+  /** In path order. */
+  pathParameters: Parameter[];
+  queryParameters: Parameter[];
+  /** The JSON request body, always a named object type, or undefined when the operation has none. */
+  body: { type: string; required: boolean } | undefined;
+  /** The success response: its status and the type of the envelope's `data`. */
+  response: { status: number; data: TypeRef; description: string | undefined };
+  /** Present on list operations that page. */
+  pagination: Pagination | undefined;
+  /**
+   * Present when the operation can answer with server-sent events: `parameter` is the body field that asks for
+   * them (`stream`), so SDKs offer a separate streaming method that sets it rather than exposing the field.
+   */
+  streaming: { parameter: string; events: SseEvent[] } | undefined;
+  /** Error responses in status order. */
+  errors: ErrorResponse[];
+  retry: RetrySafety;
+}
+
+/** The whole API as the SDKs see it. */
+export interface ApiModel {
+  title: string;
+  /** The document's `info.version`. */
+  version: string;
+  description: string | undefined;
+  /** The default base URL, ending in `/v1`. */
+  defaultBaseUrl: string;
+  /** Operations in document order, without `x-sdk-exclude`d ones. */
+  operations: Operation[];
+  /** Named object types reachable from the operations, sorted by name. */
+  types: ObjectType[];
+  /** Named enums, sorted by name. */
+  enums: EnumType[];
+  /** Every error code of the error envelope, with its one HTTP status. */
+  errorCodes: { code: string; status: number | undefined; description: string | undefined }[];
+  /** The type of each entry of an error's `details`. */
+  errorDetail: TypeRef;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** Why the document cannot be turned into a model; names where. */
+export class ModelError extends Error {}
+
+/**
+ * Names of inline object schemas, hoisted into named types: `<Schema>.<field>` (`[]` for an array's items, `|<n>`
+ * for the n-th variant of a union). Several places may map to one name when their schemas are the same; a name
+ * given to two different schemas is an error. Unlisted inline objects are named `<Schema><Field>`.
+ */
+const INLINE_TYPE_NAMES: Record<string, string> = {
+  "Agent.settings": "AgentSettings",
+  "CreateAgentRequest.settings": "AgentSettings",
+  "UpdateAgentRequest.settings": "AgentSettings",
+  "Agent.clients[]|1": "ClientIntegration",
+  "CreateAgentRequest.clients[]|1": "ClientIntegration",
+  "UpdateAgentRequest.clients[]|1": "ClientIntegration",
+  "Agent.plugins[]|1": "PluginConfig",
+  "CreateAgentRequest.plugins[]|1": "PluginConfig",
+  "UpdateAgentRequest.plugins[]|1": "PluginConfig",
+  "Agent.statusReason": "StatusReason",
+  "Reply.usage": "Usage",
+  "ApiKeyResponse.data": "ApiKeyCreated",
+  "ApiKeyRevokedResponse.data": "ApiKeyRevoked",
+};
+
+/**
+ * Names of string enums, by the field that holds them. Enums are matched by their values, so every field with the
+ * values of `status` on Agent gets the same named enum; sets not listed stay inline.
+ */
+const ENUM_NAMES: Record<string, string> = {
+  "Agent.status": "AgentStatus",
+  "Agent.modelProvider": "ModelProvider",
+  "ApiKey.scopes[]": "Scope",
+  "Reply.finishReason": "FinishReason",
+  "StreamError.code": "ErrorCode",
+};
+
+/**
+ * POST operations with their retry safety: a POST is not idempotent in general, so each must be classified here
+ * by someone who knows what a repeat would do. GET, PUT, PATCH and DELETE are `idempotent`.
+ */
+const POST_RETRY_SAFETY: Record<string, RetrySafety> = {
+  createAgent: "unsafe",
+  createApiKey: "unsafe",
+  sendMessage: "message",
+};
+
+const HTTP_METHODS = ["get", "post", "put", "patch", "delete"] as const;
+
+/** Reads `sdks/openapi.json` (or `path`) and builds the model. */
+export function loadModel(path: string = OPENAPI_PATH): ApiModel {
+  return buildModel(JSON.parse(readFileSync(path, "utf8")) as JsonObject);
+}
+
+/** Builds the model from a parsed OpenAPI 3.1 document. Throws `ModelError` on anything it cannot represent. */
+export function buildModel(document: JsonObject): ApiModel {
+  return new ModelBuilder(document).build();
+}
+
+class ModelBuilder {
+  readonly #doc: JsonObject;
+  readonly #types = new Map<string, ObjectType>();
+  /** Canonical JSON of each named type's schema, to tell a shared inline schema from a name clash. */
+  readonly #typeShapes = new Map<string, string>();
+  readonly #enums = new Map<string, EnumType>();
+  /** Enum names by their values joined, so the same set anywhere gets the same name. */
+  readonly #enumByValues = new Map<string, string>();
+  /** Types being converted, against cycles. */
+  readonly #inProgress = new Set<string>();
+  #usage: "input" | "output" = "output";
+
+  constructor(document: JsonObject) {
+    this.#doc = document;
+  }
+
+  build(): ApiModel {
+    const info = asObject(this.#doc.info, "info");
+    this.#registerEnums();
+    const operations: Operation[] = [];
+    const paths = asObject(this.#doc.paths, "paths");
+    for (const [rawPath, pathItem] of Object.entries(paths)) {
+      const item = asObject(pathItem, `paths.${rawPath}`);
+      for (const [method, op] of Object.entries(item)) {
+        if (!isHttpMethod(method)) continue;
+        const operation = asObject(op, `${method} ${rawPath}`);
+        if (operation["x-sdk-exclude"] === true) continue;
+        operations.push(this.#operation(method, rawPath, operation));
+      }
+    }
+    const errorResponse = this.#schema("ErrorResponse");
+    const errorObject = asObject(
+      asObject(errorResponse.properties, "ErrorResponse.properties").error,
+      "error",
+    );
+    const errorProps = asObject(errorObject.properties, "ErrorResponse.error.properties");
+    this.#usage = "output";
+    const detailItems = asObject(asObject(errorProps.details, "details").items, "details.items");
+    const errorDetail = this.#type(detailItems, "ErrorResponse.details[]");
+    const codeSchema = asObject(errorProps.code, "ErrorResponse.error.code");
+    const statuses = this.#codeStatuses();
+    const errorCodes = asStrings(codeSchema.enum, "ErrorResponse.error.code.enum").map((code) => ({
+      code,
+      status: statuses.get(code)?.status,
+      description: statuses.get(code)?.description,
+    }));
+    return {
+      title: asString(info.title, "info.title"),
+      version: asString(info.version, "info.version"),
+      description: optionalString(info.description),
+      defaultBaseUrl: `${this.#serverUrl()}/v1`,
+      operations,
+      types: [...this.#types.values()].sort((a, b) => compare(a.name, b.name)),
+      enums: [...this.#enums.values()].sort((a, b) => compare(a.name, b.name)),
+      errorCodes,
+      errorDetail,
+    };
+  }
+
+  #serverUrl(): string {
+    const servers = this.#doc.servers;
+    const first = Array.isArray(servers) ? servers[0] : undefined;
+    const url = first && isObject(first) ? optionalString(first.url) : undefined;
+    return (url ?? "http://localhost:8080").replace(/\/+$/, "");
+  }
+
+  /** Enums are named up front from `ENUM_NAMES` so that the first field to use a set does not decide its name. */
+  #registerEnums(): void {
+    for (const [where, name] of Object.entries(ENUM_NAMES)) {
+      const schema = this.#lookup(where);
+      const values = asStrings(schema.enum, `${where}.enum`);
+      const key = values.join("\u0000");
+      const existing = this.#enumByValues.get(key);
+      if (existing !== undefined && existing !== name) {
+        throw new ModelError(`${where}: enum values already named ${existing}, not ${name}`);
+      }
+      this.#enumByValues.set(key, name);
+      this.#enums.set(name, { name, description: optionalString(schema.description), values });
+    }
+  }
+
+  /** The schema at `<Schema>.<field>[]|<n>` (the notation of the name tables), with `$ref`s and nullables followed. */
+  #lookup(where: string): JsonObject {
+    const [schemaName, ...rest] = where.split(".");
+    let schema = this.#schema(schemaName ?? "");
+    for (const step of rest.join(".").match(/[^.[\]|]+|\[\]|\|\d+/g) ?? []) {
+      schema = this.#deref(nonNull(schema));
+      if (step === "[]") schema = asObject(schema.items, `${where}: items`);
+      else if (step.startsWith("|")) schema = asObject(unionOf(schema)?.[Number(step.slice(1))], where);
+      else schema = asObject(asObject(schema.properties, `${where}: properties`)[step], where);
+    }
+    return this.#deref(nonNull(schema));
+  }
+
+  #schema(name: string): JsonObject {
+    const schemas = asObject(asObject(this.#doc.components, "components").schemas, "components.schemas");
+    return asObject(schemas[name], `components.schemas.${name}`);
+  }
+
+  #deref(schema: JsonObject): JsonObject {
+    let current = schema;
+    for (let depth = 0; typeof current.$ref === "string"; depth++) {
+      if (depth > 20) throw new ModelError(`$ref cycle at ${schema.$ref}`);
+      current = this.#pointer(current.$ref);
+    }
+    return current;
+  }
+
+  #pointer(ref: string): JsonObject {
+    if (!ref.startsWith("#/")) throw new ModelError(`only local $refs are supported: ${ref}`);
+    let node: Json = this.#doc;
+    for (const raw of ref.slice(2).split("/")) {
+      const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+      node = isObject(node) ? (node[key] ?? null) : null;
+    }
+    return asObject(node, ref);
+  }
+
+  #operation(method: (typeof HTTP_METHODS)[number], rawPath: string, op: JsonObject): Operation {
+    const operationId = asString(op.operationId, `${method} ${rawPath}: operationId`);
+    const path = rawPath.replace(/^\/v1(?=\/)/, "");
+    const upper = method.toUpperCase() as Operation["method"];
+    const name = operationId.match(/^[a-z]+/)?.[0];
+    if (name === undefined) throw new ModelError(`${operationId}: expected a leading lowercase verb`);
+
+    const parameters = (Array.isArray(op.parameters) ? op.parameters : []).map((p) =>
+      this.#deref(asObject(p, `${operationId}: parameter`)),
+    );
+    this.#usage = "input";
+    const toParameter = (p: JsonObject): Parameter => {
+      const schema = asObject(p.schema, `${operationId}: parameter schema`);
+      const fallback = schema.default;
+      return {
+        name: asString(p.name, `${operationId}: parameter name`),
+        in: p.in === "path" ? "path" : "query",
+        description: optionalString(p.description),
+        type: this.#type(schema, `${operationId}.${String(p.name)}`),
+        required: p.required === true,
+        default:
+          typeof fallback === "string" || typeof fallback === "number" || typeof fallback === "boolean"
+            ? fallback
+            : undefined,
+      };
+    };
+    const pathParameters = parameters.filter((p) => p.in === "path").map(toParameter);
+    const queryParameters = parameters.filter((p) => p.in === "query").map(toParameter);
+    const placeholders = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    if (placeholders.join() !== pathParameters.map((p) => p.name).join()) {
+      throw new ModelError(`${operationId}: path parameters do not match the path's placeholders`);
+    }
+
+    let body: Operation["body"];
+    let streamParameter: string | undefined;
+    if (op.requestBody !== undefined) {
+      const requestBody = this.#deref(asObject(op.requestBody, `${operationId}: requestBody`));
+      const content = asObject(requestBody.content, `${operationId}: requestBody.content`);
+      const schema = asObject(
+        asObject(content["application/json"], `${operationId}: application/json body`).schema,
+        `${operationId}: body schema`,
+      );
+      if (typeof schema.$ref !== "string") throw new ModelError(`${operationId}: the body must be a $ref`);
+      const type = this.#type(schema, operationId);
+      if (type.kind !== "ref") throw new ModelError(`${operationId}: the body must be an object type`);
+      body = { type: type.name, required: requestBody.required === true };
+      if ("stream" in asObject(this.#deref(schema).properties ?? {}, "properties"))
+        streamParameter = "stream";
+    }
+
+    this.#usage = "output";
+    const responses = asObject(op.responses, `${operationId}: responses`);
+    const successStatus = Object.keys(responses)
+      .map(Number)
+      .find((status) => status >= 200 && status < 300);
+    if (successStatus === undefined) throw new ModelError(`${operationId}: no success response`);
+    const success = this.#deref(asObject(responses[String(successStatus)], `${operationId}: success`));
+    const content = asObject(success.content, `${operationId}: success content`);
+    const envelope = this.#deref(
+      asObject(
+        asObject(content["application/json"], `${operationId}: JSON`).schema,
+        `${operationId}: schema`,
+      ),
+    );
+    const envelopeName = refName(
+      asObject(asObject(content["application/json"], "JSON").schema, "schema").$ref ?? null,
+    );
+    const envelopeProps = asObject(envelope.properties, `${operationId}: envelope properties`);
+    const data = this.#type(asObject(envelopeProps.data, `${operationId}: data`), `${envelopeName}.data`);
+
+    let pagination: Pagination | undefined;
+    if (op["x-pagination"] !== undefined) {
+      const x = asObject(op["x-pagination"], `${operationId}: x-pagination`);
+      const itemsField = asString(x.itemsField, "itemsField");
+      const pageInfoField = asString(x.pageInfoField, "pageInfoField");
+      const items = this.#type(
+        asObject(envelopeProps[itemsField], itemsField),
+        `${envelopeName}.${itemsField}`,
+      );
+      if (items.kind !== "array") throw new ModelError(`${operationId}: ${itemsField} is not an array`);
+      pagination = {
+        pageParameter: asString(x.pageParameter, "pageParameter"),
+        limitParameter: asString(x.limitParameter, "limitParameter"),
+        itemsField,
+        pageInfoField,
+        hasMoreField: asString(x.hasMoreField, "hasMoreField"),
+        item: items.items,
+        pageInfo: this.#type(
+          asObject(envelopeProps[pageInfoField], pageInfoField),
+          `${envelopeName}.pageInfo`,
+        ),
+      };
+    }
+
+    let streaming: Operation["streaming"];
+    const sse = content["text/event-stream"];
+    if (sse !== undefined) {
+      const events = asObject(
+        asObject(sse, "text/event-stream")["x-sse-events"],
+        `${operationId}: x-sse-events`,
+      );
+      if (streamParameter === undefined) throw new ModelError(`${operationId}: SSE without a stream field`);
+      streaming = {
+        parameter: streamParameter,
+        events: Object.entries(events).map(([eventName, raw]) => {
+          const event = asObject(raw, eventName);
+          return {
+            name: eventName,
+            description: optionalString(event.description),
+            terminal: event.terminal === true,
+            data: this.#type(asObject(event.schema, `${eventName}: schema`), `${operationId}.${eventName}`),
+          };
+        }),
+      };
+    }
+
+    const errors: ErrorResponse[] = Object.entries(responses)
+      .filter(([status]) => Number(status) >= 400)
+      .map(([status, raw]) => {
+        const response = this.#deref(asObject(raw, `${operationId}: ${status}`));
+        return {
+          status: Number(status),
+          codes: Array.isArray(response["x-error-codes"])
+            ? asStrings(response["x-error-codes"], "x-error-codes")
+            : [],
+          description: optionalString(response.description),
+        };
+      })
+      .sort((a, b) => a.status - b.status);
+
+    let retry: RetrySafety = "idempotent";
+    if (upper === "POST") {
+      const classified = POST_RETRY_SAFETY[operationId];
+      if (classified === undefined) {
+        throw new ModelError(`${operationId}: classify its retry safety in POST_RETRY_SAFETY (model.ts)`);
+      }
+      retry = classified;
+    }
+
+    return {
+      operationId,
+      method: upper,
+      path,
+      resource: path
+        .split("/")
+        .filter((segment) => segment !== "" && !segment.startsWith("{"))
+        .map((segment) => segment.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())),
+      name,
+      summary: optionalString(op.summary),
+      description: optionalString(op.description),
+      scopes: Array.isArray(op["x-scopes"]) ? asStrings(op["x-scopes"], "x-scopes") : [],
+      rateLimits: Array.isArray(op["x-rate-limits"]) ? asStrings(op["x-rate-limits"], "x-rate-limits") : [],
+      pathParameters,
+      queryParameters,
+      body,
+      response: { status: successStatus, data, description: optionalString(success.description) },
+      pagination,
+      streaming,
+      errors,
+      retry,
+    };
+  }
+
+  /**
+   * Each error code's status (from every operation's error responses, excluded ones too) and description (from
+   * the shared error responses listing only that code). A code no operation answers has no known status.
+   */
+  #codeStatuses(): Map<string, { status: number | undefined; description: string | undefined }> {
+    const found = new Map<string, { status: number | undefined; description: string | undefined }>();
+    const codesOf = (response: JsonObject): string[] =>
+      Array.isArray(response["x-error-codes"]) ? asStrings(response["x-error-codes"], "x-error-codes") : [];
+    const responses = asObject(asObject(this.#doc.components, "components").responses ?? {}, "responses");
+    for (const raw of Object.values(responses)) {
+      const response = asObject(raw, "response");
+      const codes = codesOf(response);
+      if (codes.length !== 1) continue;
+      const code = codes[0]!;
+      if (found.get(code)?.description === undefined) {
+        found.set(code, {
+          status: undefined,
+          description: descriptionOf(optionalString(response.description), code),
+        });
+      }
+    }
+    for (const pathItem of Object.values(asObject(this.#doc.paths, "paths"))) {
+      for (const [method, rawOp] of Object.entries(asObject(pathItem, "path item"))) {
+        if (!isHttpMethod(method)) continue;
+        const responses = asObject(asObject(rawOp, method).responses ?? {}, "responses");
+        for (const [status, raw] of Object.entries(responses)) {
+          if (Number(status) < 400) continue;
+          for (const code of codesOf(this.#deref(asObject(raw, status)))) {
+            const existing = found.get(code);
+            if (existing?.status !== undefined && existing.status !== Number(status)) {
+              throw new ModelError(`error code ${code} has two statuses: ${existing.status} and ${status}`);
+            }
+            found.set(code, { status: Number(status), description: existing?.description });
+          }
+        }
+      }
+    }
+    return found;
+  }
+
+  /** Converts a schema used at `where` (`<Schema>.<field>` notation) into a type reference. */
+  #type(raw: JsonObject, where: string): TypeRef {
+    if (typeof raw.$ref === "string") {
+      const name = refName(raw.$ref);
+      const target = this.#deref(raw);
+      if (isObjectSchema(target)) return this.#named(name, target, `components/schemas/${name}`);
+      return this.#type(target, name);
+    }
+    const variants = unionOf(raw);
+    if (variants !== undefined) {
+      const nonNullVariants = variants.filter((v) => !isNullSchema(v));
+      const nullable = nonNullVariants.length < variants.length;
+      const types = nonNullVariants.map((v) =>
+        this.#type(v, nonNullVariants.length === 1 ? where : `${where}|${variants.indexOf(v)}`),
+      );
+      const inner: TypeRef =
+        types.length === 1 ? types[0]! : { kind: "union", variants: types.map((t) => stripNullable(t)) };
+      return nullable ? makeNullable(inner) : inner;
+    }
+    if (Array.isArray(raw.type)) {
+      const kinds = asStrings(raw.type, `${where}: type`);
+      const nonNullKinds = kinds.filter((k) => k !== "null");
+      if (nonNullKinds.length !== 1)
+        throw new ModelError(`${where}: unsupported type list ${kinds.join(", ")}`);
+      const inner = this.#type({ ...raw, type: nonNullKinds[0]! }, where);
+      return kinds.includes("null") ? makeNullable(inner) : inner;
+    }
+    if (raw.const !== undefined) {
+      const value = raw.const;
+      if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+        throw new ModelError(`${where}: unsupported const`);
+      }
+      return { kind: "literal", value };
+    }
+    switch (raw.type) {
+      case "string": {
+        if (raw.enum !== undefined) {
+          const values = asStrings(raw.enum, `${where}: enum`);
+          return { kind: "enum", values, enumName: this.#enumByValues.get(values.join("\u0000")) };
+        }
+        const format = optionalString(raw.format);
+        return format === undefined ? { kind: "string" } : { kind: "string", format };
+      }
+      case "integer":
+        return { kind: "integer" };
+      case "number":
+        return { kind: "number" };
+      case "boolean":
+        return { kind: "boolean" };
+      case "null":
+        throw new ModelError(`${where}: a null type outside a union`);
+      case "array":
+        return { kind: "array", items: this.#type(asObject(raw.items, `${where}: items`), `${where}[]`) };
+      case "object":
+      case undefined: {
+        if (raw.type === undefined && raw.properties === undefined) return { kind: "json" };
+        const properties =
+          raw.properties === undefined ? {} : asObject(raw.properties, `${where}: properties`);
+        if (Object.keys(properties).length === 0) {
+          const extra = additional(raw.additionalProperties, where, (s, w) => this.#type(s, w));
+          return { kind: "map", values: extra ?? { kind: "json" } };
+        }
+        const name =
+          INLINE_TYPE_NAMES[where] ?? pascal(where.replace(/\[\]/g, "Item").replace(/\|(\d+)/g, "V$1"));
+        return this.#named(name, raw, `inline ${where}`);
+      }
+      default:
+        throw new ModelError(`${where}: unsupported type ${String(raw.type)}`);
+    }
+  }
+
+  /** Registers (or reuses) the named object type `name` for `schema`. */
+  #named(name: string, schema: JsonObject, source: string): TypeRef {
+    const shape = canonical(schema);
+    const known = this.#typeShapes.get(name);
+    if (known !== undefined) {
+      if (known !== shape) throw new ModelError(`two different schemas are named ${name} (${source})`);
+      const existing = this.#types.get(name);
+      if (existing !== undefined) existing.usage[this.#usage] = true;
+      if (!this.#inProgress.has(name)) this.#markUsage(name, new Set());
+      return { kind: "ref", name };
+    }
+    this.#typeShapes.set(name, shape);
+    this.#inProgress.add(name);
+    const required = new Set(
+      Array.isArray(schema.required) ? asStrings(schema.required, `${name}.required`) : [],
+    );
+    const properties = asObject(schema.properties ?? {}, `${name}: properties`);
+    const type: ObjectType = {
+      name,
+      description: optionalString(schema.description),
+      fields: [],
+      additionalProperties: undefined,
+      source,
+      usage: { input: this.#usage === "input", output: this.#usage === "output" },
+    };
+    this.#types.set(name, type);
+    for (const [fieldName, rawField] of Object.entries(properties)) {
+      const field = asObject(rawField, `${name}.${fieldName}`);
+      type.fields.push({
+        name: fieldName,
+        description: optionalString(field.description) ?? optionalString(this.#deref(field).description),
+        type: this.#type(field, `${name}.${fieldName}`),
+        required: required.has(fieldName),
+      });
+    }
+    type.additionalProperties = additional(schema.additionalProperties, name, (s, w) => this.#type(s, w));
+    this.#inProgress.delete(name);
+    return { kind: "ref", name };
+  }
+
+  /** A type reached again from the other side (a request type inside a response) is used both ways, as are its parts. */
+  #markUsage(name: string, seen: Set<string>): void {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const type = this.#types.get(name);
+    if (type === undefined) return;
+    type.usage[this.#usage] = true;
+    const visit = (ref: TypeRef): void => {
+      if (ref.kind === "ref") this.#markUsage(ref.name, seen);
+      else if (ref.kind === "array") visit(ref.items);
+      else if (ref.kind === "map") visit(ref.values);
+      else if (ref.kind === "nullable") visit(ref.inner);
+      else if (ref.kind === "union") ref.variants.forEach(visit);
+    };
+    for (const field of type.fields) visit(field.type);
+    if (type.additionalProperties) visit(type.additionalProperties);
+  }
+}
+
+function isHttpMethod(method: string): method is (typeof HTTP_METHODS)[number] {
+  return (HTTP_METHODS as readonly string[]).includes(method);
+}
+
+function additional(
+  value: Json | undefined,
+  where: string,
+  convert: (schema: JsonObject, where: string) => TypeRef,
+): TypeRef | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return { kind: "json" };
+  const schema = asObject(value, `${where}: additionalProperties`);
+  return Object.keys(schema).length === 0 ? { kind: "json" } : convert(schema, `${where}{}`);
+}
+
+function unionOf(schema: JsonObject): JsonObject[] | undefined {
+  const list = schema.anyOf ?? schema.oneOf;
+  if (list === undefined) return undefined;
+  if (!Array.isArray(list)) throw new ModelError("anyOf/oneOf must be a list");
+  return list.map((item) => asObject(item, "union variant"));
+}
+
+function isNullSchema(schema: JsonObject): boolean {
+  return schema.type === "null";
+}
+
+/** The non-null part of a schema that is `X | null`, for `#lookup`. */
+function nonNull(schema: JsonObject): JsonObject {
+  const variants = unionOf(schema)?.filter((v) => !isNullSchema(v));
+  return variants?.length === 1 ? variants[0]! : schema;
+}
+
+function isObjectSchema(schema: JsonObject): boolean {
+  return (
+    (schema.type === "object" || schema.type === undefined) &&
+    schema.properties !== undefined &&
+    Object.keys(asObject(schema.properties, "properties")).length > 0
+  );
+}
+
+function makeNullable(inner: TypeRef): TypeRef {
+  return inner.kind === "nullable" ? inner : { kind: "nullable", inner };
+}
+
+function stripNullable(type: TypeRef): TypeRef {
+  return type.kind === "nullable" ? type.inner : type;
+}
+
+function refName(ref: Json): string {
+  if (typeof ref !== "string") throw new ModelError("expected a $ref");
+  return ref.slice(ref.lastIndexOf("/") + 1);
+}
+
+/** A schema with sorted keys, without documentation, so equal shapes compare equal. */
+function canonical(value: Json): string {
+  const strip = (node: Json): Json => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (!isObject(node)) return node;
+    const out: JsonObject = {};
+    for (const key of Object.keys(node).sort()) {
+      if (key === "description" || key === "examples" || key === "example") continue;
+      out[key] = strip(node[key]!);
+    }
+    return out;
+  };
+  return JSON.stringify(strip(value));
+}
+
+/** The part of a response description about `code`: "`CODE`: text" → "text". */
+function descriptionOf(description: string | undefined, code: string): string | undefined {
+  if (description === undefined) return undefined;
+  const prefix = `\`${code}\`: `;
+  return description.startsWith(prefix) ? description.slice(prefix.length) : description;
+}
+
+function pascal(text: string): string {
+  return text
+    .split(/[^A-Za-z0-9]+/)
+    .filter((part) => part !== "")
+    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .join("");
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asObject(value: Json | undefined, where: string): JsonObject {
+  if (!isObject(value)) throw new ModelError(`${where}: expected an object`);
+  return value;
+}
+
+function asString(value: Json | undefined, where: string): string {
+  if (typeof value !== "string") throw new ModelError(`${where}: expected a string`);
+  return value;
+}
+
+function optionalString(value: Json | undefined): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+function asStrings(value: Json | undefined, where: string): string[] {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw new ModelError(`${where}: expected a list of strings`);
+  }
+  return value as string[];
+}
+
+/** Finds a named type; throws when the model has none of that name (a bug in an emitter or the document). */
+export function typeNamed(model: ApiModel, name: string): ObjectType {
+  const type = model.types.find((t) => t.name === name);
+  if (type === undefined) throw new ModelError(`no type named ${name}`);
+  return type;
+}
+
+/** Named types a type reference mentions, directly or through arrays, maps, nullables and unions. */
+export function referencedTypes(type: TypeRef): string[] {
+  switch (type.kind) {
+    case "ref":
+      return [type.name];
+    case "array":
+      return referencedTypes(type.items);
+    case "map":
+      return referencedTypes(type.values);
+    case "nullable":
+      return referencedTypes(type.inner);
+    case "union":
+      return type.variants.flatMap(referencedTypes);
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,176 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { buildModel, loadModel, ModelError, OPENAPI_PATH, type TypeRef, typeNamed } from "../src/model.js";
+import { camelCase, constantCase, pascalCase, snakeCase, words, wrap } from "../src/text.js";
+
+const model = loadModel();
+const op = (id: string) => {
+  const found = model.operations.find((o) => o.operationId === id);
+  if (found === undefined) throw new Error(`no ${id}`);
+  return found;
+};
+const field = (type: string, name: string) => {
+  const found = typeNamed(model, type).fields.find((f) => f.name === name);
+  if (found === undefined) throw new Error(`no ${type}.${name}`);
+  return found;
+};
+
+describe("model", () => {
+  it("has the SDK operations, without the excluded ones, on paths without /v1", () => {
+    expect(model.operations.map((o) => `${o.method} ${o.path} ${o.resource.join(".")}.${o.name}`)).toEqual([
+      "POST /agents agents.create",
+      "GET /agents agents.list",
+      "GET /agents/{agentId} agents.get",
+      "PATCH /agents/{agentId} agents.update",
+      "DELETE /agents/{agentId} agents.delete",
+      "POST /agents/{agentId}/messages agents.messages.send",
+      "POST /api-keys apiKeys.create",
+      "GET /api-keys apiKeys.list",
+      "DELETE /api-keys/{keyId} apiKeys.revoke",
+    ]);
+    expect(model.defaultBaseUrl).toBe("http://localhost:8080/v1");
+  });
+
+  it("classifies retry safety", () => {
+    expect(op("createAgent").retry).toBe("unsafe");
+    expect(op("createApiKey").retry).toBe("unsafe");
+    expect(op("sendMessage").retry).toBe("message");
+    expect(op("updateAgent").retry).toBe("idempotent");
+    expect(op("deleteAgent").retry).toBe("idempotent");
+  });
+
+  it("unwraps envelopes and describes pagination", () => {
+    expect(op("getAgent").response).toMatchObject({ status: 200, data: { kind: "ref", name: "Agent" } });
+    expect(op("createAgent").response.status).toBe(201);
+    expect(op("createApiKey").response.data).toEqual({ kind: "ref", name: "ApiKeyCreated" });
+    expect(op("listApiKeys").response.data).toEqual({
+      kind: "array",
+      items: { kind: "ref", name: "ApiKey" },
+    });
+    expect(op("listAgents").pagination).toEqual({
+      pageParameter: "page",
+      limitParameter: "limit",
+      itemsField: "data",
+      pageInfoField: "pagination",
+      hasMoreField: "hasMore",
+      item: { kind: "ref", name: "Agent" },
+      pageInfo: { kind: "ref", name: "Pagination" },
+    });
+    expect(op("getAgent").pagination).toBeUndefined();
+  });
+
+  it("has parameters, bodies, scopes and errors", () => {
+    const list = op("listAgents");
+    expect(list.queryParameters.map((p) => [p.name, p.default])).toEqual([
+      ["page", 1],
+      ["limit", 20],
+      ["status", undefined],
+      ["sortBy", "createdAt"],
+      ["order", "desc"],
+    ]);
+    expect(list.queryParameters[2]?.type).toEqual({
+      kind: "enum",
+      values: ["active", "inactive", "error"],
+      enumName: "AgentStatus",
+    });
+    expect(op("sendMessage").pathParameters.map((p) => p.name)).toEqual(["agentId"]);
+    expect(op("createAgent").body).toEqual({ type: "CreateAgentRequest", required: true });
+    expect(op("createAgent").scopes).toEqual(["agents:write"]);
+    expect(op("createAgent").errors.find((e) => e.status === 403)?.codes).toEqual([
+      "FORBIDDEN",
+      "INSUFFICIENT_QUOTA",
+    ]);
+    expect(model.errorCodes.find((c) => c.code === "AGENT_INACTIVE")?.status).toBe(409);
+    const answered = new Set(model.operations.flatMap((o) => o.errors.flatMap((e) => e.codes)));
+    expect(model.errorCodes.filter((c) => answered.has(c.code)).every((c) => c.status !== undefined)).toBe(
+      true,
+    );
+    expect(model.errorCodes.find((c) => c.code === "RATE_LIMIT_EXCEEDED")?.description).toMatch(/limit/);
+    expect(model.errorDetail).toEqual({ kind: "ref", name: "FieldIssue" });
+  });
+
+  it("describes the stream's events", () => {
+    const streaming = op("sendMessage").streaming;
+    expect(streaming?.parameter).toBe("stream");
+    expect(streaming?.events.map((e) => [e.name, e.terminal, e.data])).toEqual([
+      ["message.started", false, { kind: "ref", name: "MessageStarted" }],
+      ["message.delta", false, { kind: "ref", name: "MessageDelta" }],
+      ["message.completed", true, { kind: "ref", name: "Reply" }],
+      ["error", true, { kind: "ref", name: "StreamError" }],
+    ]);
+    expect(op("createAgent").streaming).toBeUndefined();
+  });
+
+  it("resolves nullability, unions, maps and hoisted inline objects", () => {
+    const nullableString: TypeRef = { kind: "nullable", inner: { kind: "string" } };
+    expect(field("Reply", "userId")).toMatchObject({ required: true, type: nullableString });
+    expect(field("Agent", "modelProvider").type).toEqual({
+      kind: "nullable",
+      inner: { kind: "enum", values: ["openai", "anthropic", "local"], enumName: "ModelProvider" },
+    });
+    expect(field("Agent", "statusReason").type).toEqual({
+      kind: "nullable",
+      inner: { kind: "ref", name: "StatusReason" },
+    });
+    expect(field("Agent", "personality").type).toEqual({ kind: "map", values: { kind: "json" } });
+    expect(field("Agent", "plugins").type).toEqual({
+      kind: "array",
+      items: { kind: "union", variants: [{ kind: "string" }, { kind: "ref", name: "PluginConfig" }] },
+    });
+    expect(field("CreateAgentRequest", "settings").type).toEqual({ kind: "ref", name: "AgentSettings" });
+    expect(typeNamed(model, "AgentSettings")).toMatchObject({
+      additionalProperties: { kind: "json" },
+      usage: { input: true, output: true },
+    });
+    expect(field("AgentSettings", "maxTokens")).toMatchObject({
+      required: false,
+      type: { kind: "nullable", inner: { kind: "integer" } },
+    });
+    expect(typeNamed(model, "ClientIntegration").additionalProperties).toEqual({ kind: "json" });
+    expect(typeNamed(model, "PluginConfig").additionalProperties).toBeUndefined();
+    expect(field("AgentDeleted", "deleted").type).toEqual({ kind: "literal", value: true });
+    expect(field("ApiKey", "createdAt").type).toEqual({
+      kind: "nullable",
+      inner: { kind: "string", format: "date-time" },
+    });
+    expect(typeNamed(model, "Agent").usage).toEqual({ input: false, output: true });
+    expect(typeNamed(model, "CreateAgentRequest").usage).toEqual({ input: true, output: false });
+    expect(model.enums.map((e) => e.name)).toEqual([
+      "AgentStatus",
+      "ErrorCode",
+      "FinishReason",
+      "ModelProvider",
+      "Scope",
+    ]);
+  });
+
+  it("refuses a POST whose retry safety nobody classified", () => {
+    const document = JSON.parse(JSON.stringify(loadModelDocument())) as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
+    const post = document.paths["/v1/agents"]?.post;
+    if (post === undefined) throw new Error("no POST /v1/agents");
+    post.operationId = "cloneAgent";
+    expect(() => buildModel(document as never)).toThrow(ModelError);
+  });
+});
+
+describe("text", () => {
+  it("cases identifiers", () => {
+    expect(words("X-RateLimit-Limit")).toEqual(["x", "rate", "limit", "limit"]);
+    expect(snakeCase("apiKeys")).toBe("api_keys");
+    expect(snakeCase("statusReason")).toBe("status_reason");
+    expect(camelCase("api-keys")).toBe("apiKeys");
+    expect(pascalCase("message.delta")).toBe("MessageDelta");
+    expect(constantCase("AGENT_NOT_FOUND")).toBe("AGENT_NOT_FOUND");
+    expect(constantCase("modelProvider")).toBe("MODEL_PROVIDER");
+  });
+
+  it("wraps paragraphs and keeps lists", () => {
+    expect(wrap("one two three four\n\n- a\n- b", 9)).toEqual(["one two", "three", "four", "", "- a", "- b"]);
+  });
+});
+
+function loadModelDocument(): unknown {
+  return JSON.parse(readFileSync(OPENAPI_PATH, "utf8")) as unknown;
+}

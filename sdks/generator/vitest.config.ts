@@ -1,0 +1,9 @@
+import { defineConfig } from "vitest/config";
+
+export const config = defineConfig({
+  test: {
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    testTimeout: 30_000,
+  },
+});
+export { config as default };
