@@ -23,6 +23,12 @@ export interface Emitter {
    * emptied before writing, and the drift check compares them whole, so a file no longer generated is noticed.
    */
   outputDirs: string[];
+  /**
+   * Optional: the files of `outputDirs` that are this emitter's, by their path relative to `sdks/`, when its
+   * generated files must share a directory with hand-written ones (a Go package is one directory). Only those are
+   * removed before writing and compared. Default: every file of `outputDirs`.
+   */
+  generatedFiles?: RegExp;
   /** Every file of `outputDirs`. Must be deterministic: the same model gives the same bytes. */
   emit(model: ApiModel): GeneratedFile[];
 }
@@ -56,7 +62,10 @@ export function emitFiles(emitter: Emitter, model: ApiModel): GeneratedFile[] {
   const files = emitter.emit(model);
   const seen = new Set<string>();
   for (const file of files) {
-    if (!emitter.outputDirs.some((dir) => file.path.startsWith(`${dir}/`))) {
+    if (
+      !emitter.outputDirs.some((dir) => file.path.startsWith(`${dir}/`)) ||
+      !isGenerated(emitter, file.path)
+    ) {
       throw new Error(`${emitter.language}: ${file.path} is outside its output directories`);
     }
     if (seen.has(file.path)) throw new Error(`${emitter.language}: ${file.path} is emitted twice`);
@@ -67,7 +76,10 @@ export function emitFiles(emitter: Emitter, model: ApiModel): GeneratedFile[] {
 
 /** Replaces the contents of the emitter's output directories under `root` (normally `sdks/`) with `files`. */
 export function writeFiles(root: string, emitter: Emitter, files: GeneratedFile[]): void {
-  for (const dir of emitter.outputDirs) rmSync(join(root, dir), { recursive: true, force: true });
+  for (const dir of emitter.outputDirs) {
+    if (emitter.generatedFiles === undefined) rmSync(join(root, dir), { recursive: true, force: true });
+    else for (const path of generatedFilesIn(root, emitter, dir)) rmSync(join(root, path), { force: true });
+  }
   for (const file of files) {
     const target = join(root, file.path);
     mkdirSync(dirname(target), { recursive: true });
@@ -102,7 +114,7 @@ export function listFiles(root: string, dir: string): string[] {
 export function drift(root: string, emitter: Emitter, files: GeneratedFile[]): string[] {
   const expected = new Map(files.map((file) => [file.path, file.contents]));
   const problems: string[] = [];
-  const present = new Set(emitter.outputDirs.flatMap((dir) => listFiles(root, dir)));
+  const present = new Set(emitter.outputDirs.flatMap((dir) => generatedFilesIn(root, emitter, dir)));
   for (const [path, contents] of expected) {
     if (!present.has(path)) problems.push(`missing: ${path}`);
     else if (readFileSync(join(root, path), "utf8") !== contents) problems.push(`differs: ${path}`);
@@ -111,4 +123,13 @@ export function drift(root: string, emitter: Emitter, files: GeneratedFile[]): s
     if (!expected.has(path)) problems.push(`not generated: ${path}`);
   }
   return problems.sort();
+}
+
+function isGenerated(emitter: Emitter, path: string): boolean {
+  return emitter.generatedFiles === undefined || emitter.generatedFiles.test(path);
+}
+
+/** The emitter's files in `dir` under `root`. */
+function generatedFilesIn(root: string, emitter: Emitter, dir: string): string[] {
+  return listFiles(root, dir).filter((path) => isGenerated(emitter, path));
 }
