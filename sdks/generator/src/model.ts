@@ -140,6 +140,8 @@ export interface Operation {
   resource: string[];
   /** The method's name on its resource, the leading verb of the operationId: `create`, `list`, `send`, `revoke`. */
   name: string;
+  /** The operation's first tag (`Agents`, `Messages`, `API keys`). */
+  tag: string | undefined;
   summary: string | undefined;
   /** The operation's description (Markdown). */
   description: string | undefined;
@@ -166,6 +168,15 @@ export interface Operation {
   retry: RetrySafety;
 }
 
+/** A group of operations sharing `Operation.resource`, e.g. `["agents", "messages"]`. */
+export interface Resource {
+  path: string[];
+  /** The description of its operations' tag. */
+  description: string | undefined;
+  /** Resources nested directly under it (`agents` → `["agents", "messages"]`). */
+  children: string[][];
+}
+
 /** The whole API as the SDKs see it. */
 export interface ApiModel {
   title: string;
@@ -176,6 +187,11 @@ export interface ApiModel {
   defaultBaseUrl: string;
   /** Operations in document order, without `x-sdk-exclude`d ones. */
   operations: Operation[];
+  /**
+   * Every resource, parents before children, in order of first appearance; a parent with no operation of its
+   * own is listed too.
+   */
+  resources: Resource[];
   /** Named object types reachable from the operations, sorted by name. */
   types: ObjectType[];
   /** Named enums, sorted by name. */
@@ -299,11 +315,37 @@ class ModelBuilder {
       description: optionalString(info.description),
       defaultBaseUrl: `${this.#serverUrl()}/v1`,
       operations,
+      resources: this.#resources(operations),
       types: [...this.#types.values()].sort((a, b) => compare(a.name, b.name)),
       enums: [...this.#enums.values()].sort((a, b) => compare(a.name, b.name)),
       errorCodes,
       errorDetail,
     };
+  }
+
+  #resources(operations: Operation[]): Resource[] {
+    const tags = new Map<string, string | undefined>();
+    for (const raw of Array.isArray(this.#doc.tags) ? this.#doc.tags : []) {
+      const tag = asObject(raw, "tag");
+      tags.set(asString(tag.name, "tag name"), optionalString(tag.description));
+    }
+    const resources: Resource[] = [];
+    const find = (path: string[]) => resources.find((r) => r.path.join(".") === path.join("."));
+    for (const op of operations) {
+      for (let depth = 1; depth <= op.resource.length; depth++) {
+        const path = op.resource.slice(0, depth);
+        let resource = find(path);
+        if (resource === undefined) {
+          resource = { path, description: undefined, children: [] };
+          resources.push(resource);
+          if (depth > 1) find(path.slice(0, -1))?.children.push(path);
+        }
+        if (depth === op.resource.length && resource.description === undefined && op.tag !== undefined) {
+          resource.description = tags.get(op.tag);
+        }
+      }
+    }
+    return resources;
   }
 
   #serverUrl(): string {
@@ -513,6 +555,7 @@ class ModelBuilder {
         .filter((segment) => segment !== "" && !segment.startsWith("{"))
         .map((segment) => segment.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())),
       name,
+      tag: Array.isArray(op.tags) && typeof op.tags[0] === "string" ? op.tags[0] : undefined,
       summary: optionalString(op.summary),
       description: optionalString(op.description),
       scopes: Array.isArray(op["x-scopes"]) ? asStrings(op["x-scopes"], "x-scopes") : [],

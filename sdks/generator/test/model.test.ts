@@ -29,6 +29,24 @@ describe("model", () => {
       "DELETE /api-keys/{keyId} apiKeys.revoke",
     ]);
     expect(model.defaultBaseUrl).toBe("http://localhost:8080/v1");
+    expect(model.resources).toEqual([
+      {
+        path: ["agents"],
+        description: "Create, list, read, update and delete agents.",
+        children: [["agents", "messages"]],
+      },
+      {
+        path: ["agents", "messages"],
+        description: "Talk to an agent, with or without streaming.",
+        children: [],
+      },
+      {
+        path: ["apiKeys"],
+        description: "Manage the account's API keys (scope `keys:manage`).",
+        children: [],
+      },
+    ]);
+    expect(model.operations[0]?.tag).toBe("Agents");
   });
 
   it("classifies retry safety", () => {
