@@ -33,7 +33,7 @@ export interface Conversation {
   /** The ConversationService RPCs, for `connectNodeAdapter({ routes })` or `createRouterTransport(routes)`. */
   routes: (router: ConnectRouter) => void;
   store: ConversationStore;
-  /** Closes the store. Stop serving first. */
+  /** Closes the store and frees the local model. Stop serving first. */
   close(): Promise<void>;
 }
 
@@ -45,7 +45,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     (await openConversationStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, logger }));
   const ctx: ConversationContext = {
     store: traceMethods(store, "conversation.store"),
-    providers: new ProviderSet(options.providers, logger),
+    providers: new ProviderSet(options.providers, logger, options.dataDir),
     logger,
     limits: {
       contextTokenBudget: options.contextTokenBudget ?? DEFAULT_CONTEXT_TOKEN_BUDGET,
@@ -54,15 +54,25 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     },
   };
   observeProviders(ctx.providers, options.metrics);
-  if (!ctx.providers.defaultProvider) {
-    logger.warn(
-      "no model provider is configured: messages to agents without modelProvider fail until one is " +
-        "(DEFAULT_MODEL_PROVIDER with OPENAI_API_KEY/OPENAI_BASE_URL or ANTHROPIC_API_KEY)",
+  if (ctx.providers.localByDefault) {
+    logger.info(
+      { model: ctx.providers.local.defaultModel },
+      "no hosted model provider is configured: agents without modelProvider use the local model " +
+        "(DEFAULT_MODEL_PROVIDER with OPENAI_API_KEY/OPENAI_BASE_URL or ANTHROPIC_API_KEY chooses another)",
     );
+  }
+  if (options.providers.local?.preload) {
+    // A model that cannot be had is reported here and again, as MODEL_ERROR, by each message that needs it.
+    await ctx.providers.local.warmUp().catch((error: unknown) => {
+      logger.error({ err: error instanceof Error ? error.message : String(error) }, "local model not loaded");
+    });
   }
   return {
     routes: conversationRoutes(ctx),
     store,
-    close: () => store.close(),
+    async close() {
+      await store.close();
+      await ctx.providers.close();
+    },
   };
 }

@@ -1,5 +1,7 @@
+import { resolve } from "node:path";
 import { env, parseEnv, z } from "@agentry/config";
 import { metricsEnv } from "@agentry/observability";
+import { DEFAULT_LOCAL_MAX_QUEUE } from "./providers/local.js";
 import {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
@@ -21,7 +23,7 @@ const schema = z.object({
   DATA_DIR: env.dataDir(),
   /** Postgres for the store (postgres://user:password@host/db); unset or empty keeps SQLite in DATA_DIR. */
   DATABASE_URL: optional(z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" })),
-  /** For agents without modelProvider; unset: whichever of OPENAI_API_KEY / ANTHROPIC_API_KEY is set. */
+  /** For agents without modelProvider; unset: whichever of OPENAI_API_KEY / ANTHROPIC_API_KEY is set, else local. */
   DEFAULT_MODEL_PROVIDER: optional(z.enum(PROVIDER_NAMES)),
   OPENAI_API_KEY: optional(z.string()),
   /** Any OpenAI-compatible server (Ollama, vLLM, LM Studio, OpenRouter), e.g. http://localhost:11434/v1. */
@@ -30,6 +32,18 @@ const schema = z.object({
   ANTHROPIC_API_KEY: optional(z.string()),
   ANTHROPIC_BASE_URL: optional(env.url()),
   ANTHROPIC_MODEL: z.string().min(1).default(DEFAULT_ANTHROPIC_MODEL),
+  /** A GGUF chat model for the local provider instead of the default one (never fetched). */
+  LOCAL_MODEL_PATH: optional(z.string()),
+  /** Where the default local model is cached and fetched to; unset: `<DATA_DIR>/models`. */
+  LOCAL_MODEL_DIR: optional(z.string()),
+  LOCAL_MAX_QUEUE: z.coerce.number().int().min(0).default(DEFAULT_LOCAL_MAX_QUEUE),
+  LOCAL_THREADS: z.coerce.number().int().min(0).default(0),
+  LOCAL_CONTEXT_SIZE: z.coerce.number().int().min(0).default(0),
+  LOCAL_GPU: z.enum(["auto", "off"]).default("auto"),
+  LOCAL_PRELOAD: z
+    .enum(["true", "false", "1", "0"])
+    .default("false")
+    .transform((value) => value === "true" || value === "1"),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
@@ -63,6 +77,10 @@ export interface ConversationConfig {
  */
 export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env): ConversationConfig {
   const value = parseEnv(schema, source);
+  // Relative paths are taken from where the command was typed, as DATA_DIR is.
+  const path = (p: string | undefined) => (p ? resolve(source.INIT_CWD ?? process.cwd(), p) : undefined);
+  const modelPath = path(value.LOCAL_MODEL_PATH);
+  const modelDir = path(value.LOCAL_MODEL_DIR);
   return {
     port: value.CONVERSATION_PORT,
     host: value.HOST,
@@ -79,6 +97,15 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
         ...(value.ANTHROPIC_API_KEY ? { apiKey: value.ANTHROPIC_API_KEY } : {}),
         ...(value.ANTHROPIC_BASE_URL ? { baseURL: value.ANTHROPIC_BASE_URL } : {}),
         model: value.ANTHROPIC_MODEL,
+      },
+      local: {
+        ...(modelPath ? { modelPath } : {}),
+        ...(modelDir ? { modelDir } : {}),
+        maxQueue: value.LOCAL_MAX_QUEUE,
+        threads: value.LOCAL_THREADS,
+        contextSize: value.LOCAL_CONTEXT_SIZE,
+        gpu: value.LOCAL_GPU === "off" ? false : "auto",
+        preload: value.LOCAL_PRELOAD,
       },
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       firstTokenTimeoutMs: value.PROVIDER_FIRST_TOKEN_TIMEOUT_MS,

@@ -1,11 +1,22 @@
 export { type BuildConversationOptions, buildConversation, type Conversation } from "./build.js";
 export { type ConversationConfig, DEFAULT_CONTEXT_TOKEN_BUDGET, loadConversationConfig } from "./config.js";
 export type { ConversationContext, ConversationLimits } from "./context.js";
+export { DEFAULT_LOCAL_MODEL, type ModelDescriptor, type ModelSource } from "./models/catalog.js";
+export { ensureModel, LocalModelError, type ModelLocation, sharedModelDir } from "./models/resolve.js";
+export { buildPrompt, systemPrompt } from "./prompt.js";
 export { isLastingFailure } from "./providers/errors.js";
+export { LOCAL_DEFAULT_TEMPERATURE, LOCAL_DEFAULT_TOP_P } from "./providers/local/engine.js";
+export {
+  createLocalProvider,
+  DEFAULT_LOCAL_MAX_QUEUE,
+  type LocalProvider,
+  type LocalProviderOptions,
+  type LocalProviderStats,
+} from "./providers/local.js";
 export {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_OPENAI_MODEL,
-  NO_PROVIDER_MESSAGE,
+  type LocalConfig,
   type ProvidersConfig,
 } from "./providers/resolve.js";
 export { isProviderName, PROVIDER_NAMES, type ProviderName } from "./providers/types.js";

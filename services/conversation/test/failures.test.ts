@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import type { Agent, StreamMessageResponse } from "@agentry/proto";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { isLastingFailure, NO_PROVIDER_MESSAGE } from "../src/index.js";
+import { isLastingFailure } from "../src/index.js";
 import { ACCOUNT, ANTHROPIC_KEY, agent, failure, type Harness, OPENAI_KEY, startHarness } from "./harness.js";
 
 let h: Harness;
@@ -315,14 +315,16 @@ describe("cancellation and broken connections", () => {
 });
 
 describe("provider resolution", () => {
-  it("with no provider configured, fails with MODEL_ERROR saying how to configure one", async () => {
-    const bare = await startHarness({ providers: () => ({}) });
+  it("with no provider configured, uses the local model; a hosted provider it names fails saying what to set", async () => {
+    // A model path that does not exist keeps this test offline: the local model's own tests use the real one.
+    const bare = await startHarness({
+      providers: () => ({ local: { modelPath: "/nonexistent/model.gguf" } }),
+    });
     try {
-      const error = await failure(
-        bare.client.sendMessage({ accountId: ACCOUNT, agent: agent(), text: "hi" }),
-      );
+      const a = agent();
+      const error = await failure(bare.client.sendMessage({ accountId: ACCOUNT, agent: a, text: "hi" }));
       expect(error.code).toBe("MODEL_ERROR");
-      expect(error.message).toBe(NO_PROVIDER_MESSAGE);
+      expect(error.message).toMatch(/^LOCAL_MODEL_PATH is \/nonexistent\/model\.gguf/);
       for (const variable of [
         "DEFAULT_MODEL_PROVIDER",
         "OPENAI_API_KEY",
@@ -331,11 +333,10 @@ describe("provider resolution", () => {
       ]) {
         expect(error.message).toContain(variable);
       }
-      const streamed = await drain(
-        bare.client.streamMessage({ accountId: ACCOUNT, agent: agent(), text: "hi" }),
-      );
-      expect(streamed.events).toEqual([]);
-      expect(streamed.error?.code).toBe("MODEL_ERROR");
+      const calls = await bare.conversation.store.listCalls(ACCOUNT, a.id);
+      expect(calls.map((c) => [c.provider, c.outcome, c.errorCode])).toEqual([
+        ["local", "failed", "MODEL_ERROR"],
+      ]);
 
       const named = await failure(
         bare.client.sendMessage({
@@ -395,12 +396,7 @@ describe("provider resolution", () => {
     }
   });
 
-  it("reports the local provider as not available in this build, and an unknown one as unsupported", async () => {
-    const local = await failure(
-      h.client.sendMessage({ accountId: ACCOUNT, agent: agent({ modelProvider: "local" }), text: "hi" }),
-    );
-    expect(local.code).toBe("MODEL_ERROR");
-    expect(local.message).toMatch(/local provider is not available in this build/);
+  it("reports an unknown provider as unsupported", async () => {
     const unknown = await failure(
       h.client.sendMessage({ accountId: ACCOUNT, agent: agent({ modelProvider: "cohere" }), text: "hi" }),
     );

@@ -1,9 +1,11 @@
+import { ensureModel, sharedModelDir } from "@agentry/conversation";
 import {
   type FakeProviderServer,
   type OpenAIChatBody,
   startFakeAnthropic,
   startFakeOpenAI,
 } from "@agentry/conversation/testing";
+import { silentLogger } from "@agentry/logging";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
 import { parseEventStream } from "./sse.js";
@@ -332,8 +334,44 @@ describe("deleting an agent", () => {
 });
 
 describe("no provider configured", () => {
-  it("fails with MODEL_ERROR saying how to configure one", async () => {
-    const bare = await startHarness({});
+  it("answers with the local model, streamed or not", async () => {
+    // The model from the per-machine cache (CI fills it first); a fresh machine would fetch it on first use.
+    const model = await ensureModel({ dir: sharedModelDir() }, { logger: silentLogger() });
+    const bare = await startHarness({ LOCAL_MODEL_PATH: model.path, LOCAL_THREADS: "1" });
+    try {
+      const t = await bare.tenant();
+      const created = await bare.request<{ data: { id: string } }>("POST", "/v1/agents", {
+        key: t.key,
+        body: { name: "A", settings: { maxTokens: 8 } },
+      });
+      const path = `/v1/agents/${created.body.data.id}/messages`;
+      const res = await bare.request<{ data: Reply }>("POST", path, { key: t.key, body: { text: "Hi" } });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ modelProvider: "local", model: "SmolLM2-135M-Instruct.Q4_1" });
+      expect(res.body.data.text.trim().length).toBeGreaterThan(0);
+      expect(res.body.data.usage.outputTokens).toBeGreaterThan(0);
+      expect(res.body.data.usage.outputTokens).toBeLessThanOrEqual(8);
+
+      const streamed = await fetch(`${bare.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: "Hi again", stream: true }),
+      });
+      const { events } = parseEventStream(await streamed.text());
+      expect(events[0]?.event).toBe("message.started");
+      expect(events.at(-1)?.event).toBe("message.completed");
+      const deltas = events
+        .filter((e) => e.event === "message.delta")
+        .map((e) => (e.data as { text: string }).text);
+      expect(deltas.length).toBeGreaterThan(0);
+      expect((events.at(-1)!.data as Reply).text).toBe(deltas.join(""));
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it("fails with MODEL_ERROR saying what to do when the local model cannot be had", async () => {
+    const bare = await startHarness({ LOCAL_MODEL_PATH: "/nonexistent/model.gguf" });
     try {
       const t = await bare.tenant();
       const created = await bare.request<{ data: { id: string } }>("POST", "/v1/agents", {
@@ -346,8 +384,12 @@ describe("no provider configured", () => {
       });
       expect(res.status).toBe(502);
       expect(res.body.error.code).toBe("MODEL_ERROR");
+      expect(res.body.error.message).toMatch(
+        /LOCAL_MODEL_PATH is \/nonexistent\/model\.gguf, but it does not exist/,
+      );
       expect(res.body.error.message).toMatch(/DEFAULT_MODEL_PROVIDER/);
-      expect(res.body.error.message).toMatch(/OPENAI_API_KEY|ANTHROPIC_API_KEY/);
+      expect(res.body.error.message).toMatch(/OPENAI_API_KEY/);
+      expect(res.body.error.message).toMatch(/ANTHROPIC_API_KEY/);
     } finally {
       await bare.close();
     }

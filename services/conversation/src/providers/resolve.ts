@@ -1,7 +1,10 @@
+import { join } from "node:path";
 import { AppError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
+import { terminalOf } from "../models/progress.js";
 import { createAnthropicProvider } from "./anthropic.js";
-import { createLocalProvider } from "./local.js";
+import type { LocalGpu } from "./local/engine.js";
+import { createLocalProvider, DEFAULT_LOCAL_MAX_QUEUE, type LocalProvider } from "./local.js";
 import { createOpenAIProvider } from "./openai.js";
 import { isProviderName, type ModelProvider, PROVIDER_NAMES, type ProviderName } from "./types.js";
 
@@ -12,29 +15,48 @@ export const DEFAULT_FIRST_TOKEN_TIMEOUT_MS = 20_000;
 
 /** How the service reaches model providers; `loadConversationConfig` reads it from the conventional variables. */
 export interface ProvidersConfig {
-  /** DEFAULT_MODEL_PROVIDER: for agents that name none. Unset: whichever provider has a key. */
+  /** DEFAULT_MODEL_PROVIDER: for agents that name none. Unset: whichever provider has a key, else `local`. */
   defaultProvider?: ProviderName;
   /** OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL. Configured when the key or the base URL is set. */
   openai?: { apiKey?: string; baseURL?: string; model?: string };
   /** ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL. Configured when the key is set. */
   anthropic?: { apiKey?: string; baseURL?: string; model?: string };
+  /** The in-process model (LOCAL_*); always available, since it needs no key. */
+  local?: LocalConfig;
   /** PROVIDER_TIMEOUT_MS: the whole provider call, streamed or not. */
   timeoutMs?: number;
   /** PROVIDER_FIRST_TOKEN_TIMEOUT_MS: until the first text of a streamed reply. */
   firstTokenTimeoutMs?: number;
 }
 
-export const NO_PROVIDER_MESSAGE =
-  "No model provider is configured. Set DEFAULT_MODEL_PROVIDER=openai with OPENAI_API_KEY (and/or " +
-  "OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama, vLLM or LM Studio), or " +
-  "DEFAULT_MODEL_PROVIDER=anthropic with ANTHROPIC_API_KEY.";
+/** The `local` provider's settings; see `LocalProviderOptions`. */
+export interface LocalConfig {
+  /** LOCAL_MODEL_PATH: a GGUF chat model to use instead of the default one. */
+  modelPath?: string;
+  /** LOCAL_MODEL_DIR: where the default model is cached and fetched to; `<dataDir>/models` when unset. */
+  modelDir?: string;
+  /** LOCAL_MAX_QUEUE (8). */
+  maxQueue?: number;
+  /** LOCAL_THREADS (0: half the cores). */
+  threads?: number;
+  /** LOCAL_CONTEXT_SIZE (0: the model's own, up to 8192). */
+  contextSize?: number;
+  /** LOCAL_GPU ("auto"). */
+  gpu?: LocalGpu;
+  /** LOCAL_PRELOAD: load (and if need be fetch) the model at start instead of on the first message. */
+  preload?: boolean;
+}
 
 /** The providers this process can call, built once so their HTTP connections are reused. */
 export class ProviderSet {
-  readonly defaultProvider: ProviderName | undefined;
+  readonly defaultProvider: ProviderName;
+  /** Whether the default is `local` only because no hosted provider is configured. */
+  readonly localByDefault: boolean;
+  readonly local: LocalProvider;
   private readonly providers: Partial<Record<ProviderName, ModelProvider>> = {};
 
-  constructor(config: ProvidersConfig, logger: Logger) {
+  /** `dataDir` holds the local model's cache unless `config.local.modelDir` says otherwise. */
+  constructor(config: ProvidersConfig, logger: Logger, dataDir: string) {
     const timeoutMs = config.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
     const openai = config.openai ?? {};
     if (openai.apiKey || openai.baseURL) {
@@ -56,11 +78,25 @@ export class ProviderSet {
         logger,
       });
     }
-    // The slot for the in-process model: a build that ships one puts it here.
-    this.providers.local = createLocalProvider();
-    this.defaultProvider =
-      config.defaultProvider ??
-      (this.providers.openai ? "openai" : this.providers.anthropic ? "anthropic" : undefined);
+    const local = config.local ?? {};
+    this.local = createLocalProvider({
+      location: { path: local.modelPath, dir: local.modelDir ?? join(dataDir, "models") },
+      maxQueue: local.maxQueue ?? DEFAULT_LOCAL_MAX_QUEUE,
+      gpu: local.gpu ?? "auto",
+      threads: local.threads ?? 0,
+      contextSize: local.contextSize ?? 0,
+      logger: logger.child({ provider: "local" }),
+      terminal: terminalOf(),
+    });
+    this.providers.local = this.local;
+    const hosted = this.providers.openai ? "openai" : this.providers.anthropic ? "anthropic" : undefined;
+    this.defaultProvider = config.defaultProvider ?? hosted ?? "local";
+    this.localByDefault = config.defaultProvider === undefined && hosted === undefined;
+  }
+
+  /** Frees the local model, if it was loaded. */
+  close(): Promise<void> {
+    return this.local.close();
   }
 
   /**
@@ -73,7 +109,6 @@ export class ProviderSet {
     agentModel: string | undefined,
   ): { provider: ModelProvider; model: string } {
     const name = agentProvider || this.defaultProvider;
-    if (!name) throw new AppError("MODEL_ERROR", NO_PROVIDER_MESSAGE);
     if (!isProviderName(name)) {
       throw new AppError(
         "MODEL_ERROR",

@@ -1,0 +1,254 @@
+import { availableParallelism } from "node:os";
+import type { Logger } from "@agentry/logging";
+import {
+  type ChatHistoryItem,
+  getLlama,
+  type Llama,
+  LlamaChat,
+  type LlamaContext,
+  type LlamaContextSequence,
+  LlamaLogLevel,
+  type LlamaModel,
+} from "node-llama-cpp";
+import { type EnsureModelOptions, ensureModel, type ModelLocation } from "../../models/resolve.js";
+import type { FinishReason, ProviderRequest } from "../types.js";
+
+export type LocalGpu = "auto" | false;
+
+export interface LocalEngineOptions {
+  location: ModelLocation;
+  /** "auto" uses a GPU build when one is installed and works, else the CPU; false always the CPU. */
+  gpu: LocalGpu;
+  /** Threads of the one context; 0 takes half the cores (see `defaultThreads`). */
+  threads: number;
+  /** Tokens the context holds (prompt and reply); 0 takes the model's training context, up to 8192. */
+  contextSize: number;
+  logger: Logger;
+  /** Where a first-use download draws its progress bar; undefined logs the progress instead. */
+  terminal?: NodeJS.WriteStream | undefined;
+}
+
+/**
+ * Sampling when the agent sets no temperature: the values SmolLM2's authors suggest. A greedy (0) small model
+ * easily loops on one phrase.
+ */
+export const LOCAL_DEFAULT_TEMPERATURE = 0.2;
+export const LOCAL_DEFAULT_TOP_P = 0.9;
+
+const MAX_CONTEXT_SIZE = 8192;
+
+/** The loaded model: one context with one sequence, which generations take turns on. */
+export interface LoadedModel {
+  name: string;
+  path: string;
+  model: LlamaModel;
+  context: LlamaContext;
+  sequence: LlamaContextSequence;
+  chat: LlamaChat;
+  /** The chat template in use, as node-llama-cpp names it (resolved from the GGUF's own template). */
+  template: string;
+  gpu: string | false;
+}
+
+export interface Generation {
+  text: string;
+  finishReason: FinishReason;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * The model, loaded on first use (or on `load()` at start) and shared by every call. Loading fails with
+ * LocalModelError when the file cannot be had; a failed load is tried again by the next call, so fixing the
+ * file needs no restart.
+ */
+export class LocalEngine {
+  private loading: Promise<LoadedModel> | undefined;
+  private closed = false;
+
+  constructor(private readonly options: LocalEngineOptions) {}
+
+  load(): Promise<LoadedModel> {
+    if (this.closed) return Promise.reject(new Error("the local model was closed"));
+    if (!this.loading) {
+      this.loading = this.loadOnce();
+      this.loading.catch(() => {
+        this.loading = undefined;
+      });
+    }
+    return this.loading;
+  }
+
+  /**
+   * One reply on the shared sequence; the caller makes sure generations take turns. `onText` receives the
+   * text as it is produced and `onTokens` the count so far. When `signal` aborts, generation stops before the
+   * next token and this rejects with the signal's reason.
+   */
+  async generate(
+    loaded: LoadedModel,
+    request: ProviderRequest,
+    signal: AbortSignal,
+    onText: (text: string) => void,
+    onTokens?: (generated: number) => void,
+  ): Promise<Generation> {
+    const history = chatHistory(request);
+    const inputTokens = loaded.chat.chatWrapper
+      .generateContextState({ chatHistory: history })
+      .contextText.tokenize(loaded.model.tokenizer).length;
+    let outputTokens = 0;
+    const temperature = request.temperature ?? LOCAL_DEFAULT_TEMPERATURE;
+    const result = await loaded.chat.generateResponse(history, {
+      maxTokens: request.maxTokens,
+      temperature,
+      ...(temperature > 0 ? { topP: LOCAL_DEFAULT_TOP_P } : {}),
+      signal,
+      stopOnAbortSignal: false,
+      onTextChunk: (text) => {
+        if (text) onText(text);
+      },
+      onToken: (tokens) => {
+        outputTokens += tokens.length;
+        onTokens?.(outputTokens);
+      },
+    });
+    return {
+      text: result.response,
+      finishReason: result.metadata.stopReason === "maxTokens" ? "length" : "stop",
+      inputTokens,
+      outputTokens,
+    };
+  }
+
+  /** Frees the model and its context. The llama.cpp runtime itself stays for the life of the process. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const loading = this.loading;
+    this.loading = undefined;
+    const loaded = await loading?.catch(() => undefined);
+    if (!loaded) return;
+    await loaded.context.dispose();
+    await loaded.model.dispose();
+  }
+
+  private async loadOnce(): Promise<LoadedModel> {
+    const { logger } = this.options;
+    const startedAt = performance.now();
+    const ensureOptions: EnsureModelOptions = { logger, terminal: this.options.terminal };
+    const file = await ensureModel(this.options.location, ensureOptions);
+    const llama = await runtime(this.options.gpu, logger);
+    const model = await llama.loadModel({ modelPath: file.path });
+    try {
+      const contextSize = Math.min(
+        this.options.contextSize || Math.min(model.trainContextSize, MAX_CONTEXT_SIZE),
+        model.trainContextSize,
+      );
+      const context = await model.createContext({
+        sequences: 1,
+        contextSize,
+        threads: this.options.threads || defaultThreads(),
+      });
+      const sequence = context.getSequence();
+      const chat = new LlamaChat({ contextSequence: sequence });
+      const loaded: LoadedModel = {
+        name: file.name,
+        path: file.path,
+        model,
+        context,
+        sequence,
+        chat,
+        template: chat.chatWrapper.wrapperName,
+        gpu: llama.gpu,
+      };
+      logger.info(
+        {
+          model: file.name,
+          path: file.path,
+          template: loaded.template,
+          gpu: llama.gpu,
+          threads: context.currentThreads,
+          contextSize: context.contextSize,
+          loadMs: Math.round(performance.now() - startedAt),
+        },
+        "local model loaded",
+      );
+      if (this.closed) {
+        await context.dispose();
+        throw new Error("the local model was closed");
+      }
+      return loaded;
+    } catch (error) {
+      await model.dispose();
+      throw error;
+    }
+  }
+}
+
+/**
+ * Half the cores, at least one. llama.cpp's threads spin while they wait for each other, so more threads than
+ * idle cores makes generation many times slower (measured on 2 busy cores: 1 thread 20-25 tokens/s, 2 threads
+ * 2-6); the other half is left to the service and the database.
+ */
+export function defaultThreads(): number {
+  return Math.max(1, Math.floor(availableParallelism() / 2));
+}
+
+/**
+ * The llama.cpp runtime, one per process: its native bindings are process-wide, so every engine shares one
+ * instance and none disposes it. Only prebuilt binaries from the npm packages are used; nothing is built or
+ * downloaded at run time.
+ */
+const runtimes = new Map<string, Promise<Llama>>();
+
+function runtime(gpu: LocalGpu, logger: Logger): Promise<Llama> {
+  const key = String(gpu);
+  let llama = runtimes.get(key);
+  if (!llama) {
+    llama = startRuntime(gpu, logger);
+    runtimes.set(key, llama);
+    llama.catch(() => runtimes.delete(key));
+  }
+  return llama;
+}
+
+async function startRuntime(gpu: LocalGpu, logger: Logger): Promise<Llama> {
+  const log = logger.child({ component: "llama.cpp" });
+  const common = {
+    build: "never",
+    skipDownload: true,
+    progressLogs: false,
+    logLevel: LlamaLogLevel.warn,
+    logger: (level: LlamaLogLevel, message: string) => {
+      const text = message.trim();
+      if (!text) return;
+      if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) log.error(text);
+      else if (level === LlamaLogLevel.warn) log.warn(text);
+      else log.debug(text);
+    },
+  } as const;
+  if (gpu === "auto") {
+    try {
+      return await getLlama({ ...common, gpu: "auto" });
+    } catch (error) {
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        "no usable GPU build of llama.cpp; using the CPU",
+      );
+    }
+  }
+  return getLlama({ ...common, gpu: false });
+}
+
+/** The request as node-llama-cpp's chat history, ending with the empty model turn to be generated. */
+export function chatHistory(request: ProviderRequest): ChatHistoryItem[] {
+  const items: ChatHistoryItem[] = [];
+  if (request.system) items.push({ type: "system", text: request.system });
+  for (const message of request.messages) {
+    items.push(
+      message.role === "user"
+        ? { type: "user", text: message.text }
+        : { type: "model", response: [message.text] },
+    );
+  }
+  items.push({ type: "model", response: [] });
+  return items;
+}
