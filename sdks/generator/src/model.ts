@@ -612,7 +612,8 @@ class ModelBuilder {
   }
 
   /** Converts a schema used at `where` (`<Schema>.<field>` notation) into a type reference. */
-  #type(raw: JsonObject, where: string): TypeRef {
+  /** `fallback`: a description for an inline object that has none of its own (the field holding it). */
+  #type(raw: JsonObject, where: string, fallback?: string): TypeRef {
     if (typeof raw.$ref === "string") {
       const name = refName(raw.$ref);
       const target = this.#deref(raw);
@@ -624,7 +625,7 @@ class ModelBuilder {
       const nonNullVariants = variants.filter((v) => !isNullSchema(v));
       const nullable = nonNullVariants.length < variants.length;
       const types = nonNullVariants.map((v) =>
-        this.#type(v, nonNullVariants.length === 1 ? where : `${where}|${variants.indexOf(v)}`),
+        this.#type(v, nonNullVariants.length === 1 ? where : `${where}|${variants.indexOf(v)}`, fallback),
       );
       const inner: TypeRef =
         types.length === 1 ? types[0]! : { kind: "union", variants: types.map((t) => stripNullable(t)) };
@@ -635,7 +636,7 @@ class ModelBuilder {
       const nonNullKinds = kinds.filter((k) => k !== "null");
       if (nonNullKinds.length !== 1)
         throw new ModelError(`${where}: unsupported type list ${kinds.join(", ")}`);
-      const inner = this.#type({ ...raw, type: nonNullKinds[0]! }, where);
+      const inner = this.#type({ ...raw, type: nonNullKinds[0]! }, where, fallback);
       return kinds.includes("null") ? makeNullable(inner) : inner;
     }
     if (raw.const !== undefined) {
@@ -663,7 +664,14 @@ class ModelBuilder {
       case "null":
         throw new ModelError(`${where}: a null type outside a union`);
       case "array":
-        return { kind: "array", items: this.#type(asObject(raw.items, `${where}: items`), `${where}[]`) };
+        return {
+          kind: "array",
+          items: this.#type(
+            asObject(raw.items, `${where}: items`),
+            `${where}[]`,
+            optionalString(raw.description) ?? fallback,
+          ),
+        };
       case "object":
       case undefined: {
         if (raw.type === undefined && raw.properties === undefined) return { kind: "json" };
@@ -675,7 +683,7 @@ class ModelBuilder {
         }
         const name =
           INLINE_TYPE_NAMES[where] ?? pascal(where.replace(/\[\]/g, "Item").replace(/\|(\d+)/g, "V$1"));
-        return this.#named(name, raw, `inline ${where}`);
+        return this.#named(name, raw, `inline ${where}`, fallback);
       }
       default:
         throw new ModelError(`${where}: unsupported type ${String(raw.type)}`);
@@ -683,7 +691,7 @@ class ModelBuilder {
   }
 
   /** Registers (or reuses) the named object type `name` for `schema`. */
-  #named(name: string, schema: JsonObject, source: string): TypeRef {
+  #named(name: string, schema: JsonObject, source: string, fallback?: string): TypeRef {
     const shape = canonical(schema);
     const known = this.#typeShapes.get(name);
     if (known !== undefined) {
@@ -701,7 +709,7 @@ class ModelBuilder {
     const properties = asObject(schema.properties ?? {}, `${name}: properties`);
     const type: ObjectType = {
       name,
-      description: optionalString(schema.description),
+      description: optionalString(schema.description) ?? fallback,
       fields: [],
       additionalProperties: undefined,
       source,
@@ -713,7 +721,7 @@ class ModelBuilder {
       type.fields.push({
         name: fieldName,
         description: optionalString(field.description) ?? optionalString(this.#deref(field).description),
-        type: this.#type(field, `${name}.${fieldName}`),
+        type: this.#type(field, `${name}.${fieldName}`, optionalString(field.description)),
         required: required.has(fieldName),
       });
     }
