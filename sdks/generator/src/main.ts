@@ -1,7 +1,8 @@
 /**
  * Regenerates every SDK's generated files from `sdks/openapi.json`:
- * `pnpm --filter @agentry/sdk-generator generate [--check]`. With `--check` nothing is written and the exit
- * status says whether the committed files are up to date.
+ * `pnpm --filter @agentry/sdk-generator generate [--check] [--only <language>]`. With `--check` nothing is
+ * written and the exit status says whether the committed files are up to date; `--only python` limits the run to
+ * one language.
  */
 import { drift, emitFiles, GENERATE_COMMAND, loadEmitters, writeFiles } from "./emitter.js";
 import { loadModel, SDKS_DIR } from "./model.js";
@@ -12,7 +13,12 @@ async function main(args: string[]): Promise<number> {
   if (process.env.TURBO_HASH !== undefined && !args.includes("--force")) return 0;
   const check = args.includes("--check");
   const model = loadModel();
-  const emitters = await loadEmitters();
+  const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
+  const emitters = (await loadEmitters()).filter((e) => only === undefined || e.language === only);
+  if (emitters.length === 0) {
+    console.error(only === undefined ? "No emitters in src/." : `No emitter for ${only}.`);
+    return 1;
+  }
   let problems = 0;
   for (const emitter of emitters) {
     const files = emitFiles(emitter, model);
