@@ -1,0 +1,3 @@
+module github.com/agentry/agentry-go
+
+go 1.24
