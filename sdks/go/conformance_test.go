@@ -761,3 +761,49 @@ func operators(p map[string]any, actual any, path string, fail func(string) stri
 	}
 	return ""
 }
+
+// The matcher must be able to fail, or the scenario would pass whatever the SDK did.
+func TestPatternMatcher(t *testing.T) {
+	parse := func(s string) any {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	cases := []struct {
+		pattern, actual string
+		match           bool
+	}{
+		{`1`, `1.0`, true},
+		{`"a"`, `"b"`, false},
+		{`null`, `null`, true},
+		{`null`, `0`, false},
+		{`{"a":null}`, `{}`, true},
+		{`{"a":1}`, `{"a":1,"b":2}`, true},
+		{`{"a":1}`, `{"b":1}`, false},
+		{`[1,2]`, `[1,2,3]`, false},
+		{`{"$regex":"^agt_"}`, `"agt_1"`, true},
+		{`{"$regex":"^agt_"}`, `"msg_1"`, false},
+		{`{"$type":"integer"}`, `1.5`, false},
+		{`{"$type":"number"}`, `1`, true},
+		{`{"$gte":1,"$lte":60}`, `61`, false},
+		{`{"$length":2}`, `[1,2]`, true},
+		{`{"$contains":[{"f":"x"}]}`, `[{"f":"y"},{"f":"x","g":1}]`, true},
+		{`{"$contains":[{"f":"z"}]}`, `[{"f":"y"}]`, false},
+		{`{"$nope":1}`, `1`, false},
+	}
+	for _, c := range cases {
+		if got := mismatch(parse(c.pattern), parse(c.actual), "$") == ""; got != c.match {
+			t.Errorf("%s against %s: match %v, want %v", c.pattern, c.actual, got, c.match)
+		}
+	}
+	vars := map[string]any{"agent": map[string]any{"id": "agt_1", "tags": []any{"x", "y"}}}
+	if got, err := resolve(map[string]any{"$k": "$agent.tags.1", "id": "$agent.id"}, vars); err != nil ||
+		fmt.Sprint(got) != "map[$k:y id:agt_1]" {
+		t.Errorf("resolve: %v %v", got, err)
+	}
+	if _, err := resolve("$agent.missing", vars); err == nil {
+		t.Error("an unresolvable reference is an error")
+	}
+}
