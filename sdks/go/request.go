@@ -83,6 +83,7 @@ func (c *Client) doJSON(ctx context.Context, req *request, opts []Option, out an
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			return false, statusFailure(resp, body), nil
 		}
+		a.stop()
 		if err := json.Unmarshal(body, out); err != nil {
 			return false, nil, &APIError{
 				StatusCode: resp.StatusCode,

@@ -2,6 +2,7 @@ package agentry
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -111,11 +112,8 @@ func parseRetryAfter(value string, now time.Time) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	wait := date.Sub(now)
-	if wait < 0 {
-		wait = 0
-	}
-	return wait.Round(time.Second), true
+	seconds := math.Ceil(date.Sub(now).Seconds())
+	return time.Duration(max(0, seconds)) * time.Second, true
 }
 
 // isUnsent says whether a transport error proves the request never left: the dial failed (refused, unknown

@@ -1,0 +1,80 @@
+package agentry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	agentry "github.com/agentry/agentry-go"
+)
+
+func ExampleNewClient() {
+	client, err := agentry.NewClient() // AGENTRY_API_KEY, AGENTRY_BASE_URL
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	agent, err := client.Agents.Create(ctx, agentry.CreateAgentParams{Name: "Ada", Bio: []string{"Counts things"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	reply, err := client.Agents.Messages.Send(ctx, agent.ID, agentry.SendMessageParams{Text: "Hello!"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(reply.Text)
+}
+
+func ExampleAgentService_ListAll() {
+	client, err := agentry.NewClient()
+	if err != nil {
+		log.Fatal(err)
+	}
+	params := agentry.ListAgentsParams{Limit: agentry.Int(50), SortBy: agentry.Ptr(agentry.SortByName)}
+	for agent, err := range client.Agents.ListAll(context.Background(), params) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(agent.ID, agent.Name, agent.Status)
+	}
+}
+
+func ExampleAgentMessageService_Stream() {
+	client, err := agentry.NewClient()
+	if err != nil {
+		log.Fatal(err)
+	}
+	stream := client.Agents.Messages.Stream(context.Background(), "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+		agentry.SendMessageParams{Text: "Tell me a story", UserID: agentry.String("user-1")})
+	defer stream.Close()
+	for stream.Next() {
+		if delta, ok := stream.Current().(*agentry.MessageDeltaEvent); ok {
+			fmt.Print(delta.Data.Text)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func ExampleAgentService_Update() {
+	client, err := agentry.NewClient()
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Pause the agent and reset its model to the provider's default; other fields stay as they are.
+	_, err = client.Agents.Update(context.Background(), "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1", agentry.UpdateAgentParams{
+		Status: agentry.Ptr(agentry.AgentStatusInactive),
+		Model:  agentry.Null[string](),
+	})
+	var apiErr *agentry.APIError
+	switch {
+	case errors.Is(err, agentry.ErrNotFound):
+		fmt.Println("no such agent")
+	case errors.As(err, &apiErr):
+		fmt.Println(apiErr.StatusCode, apiErr.Code, apiErr.RequestID)
+	case err != nil:
+		log.Fatal(err)
+	}
+}
