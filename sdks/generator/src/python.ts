@@ -158,7 +158,9 @@ function outputType(type: TypeRef, names: Names): string {
 /** Python annotation of a type as the SDK accepts it in a request. */
 function inputType(type: TypeRef, names: Names): string {
   const alternatives = inputAlternatives(type, names);
-  return alternatives.length === 1 ? alternatives[0]! : `Union[${alternatives.join(", ")}]`;
+  const present = alternatives.filter((a) => a !== "None");
+  const joined = present.length === 1 ? present[0]! : `Union[${present.join(", ")}]`;
+  return present.length < alternatives.length ? `Optional[${joined}]` : joined;
 }
 
 /** The types a request value may have, so that unions of unions come out flat. */
