@@ -250,7 +250,33 @@ function unionExpression(
 ): string {
   const converted = variants.filter((variant) => convert(variant) !== expr);
   if (converted.length === 0) return expr;
+  // A converted variant is told apart by its JSON kind, so no other variant may share that kind.
+  for (const variant of converted) {
+    if (variants.filter((other) => jsonKind(other) === jsonKind(variant)).length > 1) {
+      throw new Error(`python: cannot tell the ${jsonKind(variant)} variants of a union apart`);
+    }
+  }
   return `${converted.map((variant) => `${convert(variant)} if ${test(variant, expr)} else `).join("")}${expr}`;
+}
+
+function jsonKind(type: TypeRef): string {
+  switch (type.kind) {
+    case "ref":
+    case "map":
+      return "object";
+    case "enum":
+    case "string":
+      return "string";
+    case "integer":
+    case "number":
+      return "number";
+    case "nullable":
+      return jsonKind(type.inner);
+    case "literal":
+      return typeof type.value;
+    default:
+      return type.kind;
+  }
 }
 
 /** How to tell a JSON value of this variant from the others. */
