@@ -225,7 +225,9 @@ def keyword_arguments(method: Callable[..., Any], body: Mapping[str, Any]) -> Di
     return kwargs
 
 
-def build_client(spec: Mapping[str, Any], launcher: Mapping[str, Any], asynchronous: bool) -> Union[Agentry, AsyncAgentry]:
+def build_client(
+    spec: Mapping[str, Any], launcher: Mapping[str, Any], asynchronous: bool
+) -> Union[Agentry, AsyncAgentry]:
     settings: Dict[str, Any] = {
         "api_key": launcher["keys"][spec["key"]] if "key" in spec else spec["apiKey"],
         "base_url": launcher["baseURL"],

@@ -10,7 +10,14 @@
         ...
 """
 
-from ._client import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY, DEFAULT_TIMEOUT, Agentry, AsyncAgentry
+from ._client import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_RETRY_DELAY,
+    DEFAULT_TIMEOUT,
+    Agentry,
+    AsyncAgentry,
+)
 from ._exceptions import (
     AgentryError,
     APIConnectionError,

@@ -80,20 +80,27 @@ class _TransportBase:
     def _max_retries(self, options: RequestOptions) -> int:
         return options.max_retries if options.max_retries is not None else self.config.max_retries
 
-    def _build(self, http: Union[httpx.Client, httpx.AsyncClient], spec: RequestSpec, options: RequestOptions,
-               accept: str) -> httpx.Request:
-        headers = {
-            "Accept": accept,
-            "Authorization": f"Bearer {self.config.api_key}",
-            "User-Agent": f"agentry-python/{VERSION}",
-        }
+    def _build(
+        self,
+        http: Union[httpx.Client, httpx.AsyncClient],
+        spec: RequestSpec,
+        options: RequestOptions,
+        accept: str,
+    ) -> httpx.Request:
+        headers = httpx.Headers(
+            {
+                "Accept": accept,
+                "Authorization": f"Bearer {self.config.api_key}",
+                "User-Agent": f"agentry-python/{VERSION}",
+            }
+        )
         content: Optional[bytes] = None
         if spec.body is not None:
             headers["Content-Type"] = "application/json"
             content = json.dumps(spec.body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        headers.update(self.config.default_headers)
-        if options.extra_headers:
-            headers.update(options.extra_headers)
+        # Header names are case-insensitive: a caller's `user-agent` replaces ours rather than adding a second.
+        for name, value in {**self.config.default_headers, **(options.extra_headers or {})}.items():
+            headers[name] = value
         query = build_query(spec.query or {}, options.extra_query)
         return http.build_request(
             spec.method,
