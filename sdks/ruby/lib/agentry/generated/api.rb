@@ -1,0 +1,29 @@
+# frozen_string_literal: true
+
+# Generated from sdks/openapi.json by sdks/generator (src/ruby.ts) — do not edit.
+# Regenerate with: pnpm --filter @agentry/sdk-generator generate
+
+module Agentry
+  # The version of the API description (Agentry Agent Management API) this library was generated from.
+  API_VERSION = "1.0.0"
+  # The address of a service started locally with its defaults.
+  DEFAULT_BASE_URL = "http://localhost:8080/v1"
+
+  # The HTTP status each public error code travels with; a stream's `error` event raises the error class
+  # of its code's status.
+  ERROR_CODE_STATUS = {
+    "INVALID_REQUEST" => 400,
+    "UNAUTHORIZED" => 401,
+    "FORBIDDEN" => 403,
+    "INSUFFICIENT_QUOTA" => 403,
+    "AGENT_NOT_FOUND" => 404,
+    "NOT_FOUND" => 404,
+    "AGENT_INACTIVE" => 409,
+    "PAYLOAD_TOO_LARGE" => 413,
+    "UNSUPPORTED_MEDIA_TYPE" => 415,
+    "RATE_LIMIT_EXCEEDED" => 429,
+    "INTERNAL_ERROR" => 500,
+    "MODEL_ERROR" => 502,
+    "AGENT_UNAVAILABLE" => 503
+  }.freeze
+end

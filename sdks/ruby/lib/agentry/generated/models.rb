@@ -1,0 +1,504 @@
+# frozen_string_literal: true
+
+# Generated from sdks/openapi.json by sdks/generator (src/ruby.ts) — do not edit.
+# Regenerate with: pnpm --filter @agentry/sdk-generator generate
+
+module Agentry
+  # The API's models and enums.
+  module Models
+    # `active` (new agents), `inactive` (refuses messages), or `error` (set by the service after a lasting
+    # provider failure; cleared by an update of `status`, `modelProvider`, `model` or `settings`, or by
+    # the next successful message).
+    module AgentStatus
+      ACTIVE = "active"
+      INACTIVE = "inactive"
+      ERROR = "error"
+      # Every value.
+      ALL = [ACTIVE, INACTIVE, ERROR].freeze
+    end
+
+    # An error code, as in the error envelope.
+    module ErrorCode
+      INVALID_REQUEST = "INVALID_REQUEST"
+      UNAUTHORIZED = "UNAUTHORIZED"
+      FORBIDDEN = "FORBIDDEN"
+      INSUFFICIENT_QUOTA = "INSUFFICIENT_QUOTA"
+      AGENT_NOT_FOUND = "AGENT_NOT_FOUND"
+      NOT_FOUND = "NOT_FOUND"
+      METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+      AGENT_INACTIVE = "AGENT_INACTIVE"
+      PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+      UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+      RATE_LIMIT_EXCEEDED = "RATE_LIMIT_EXCEEDED"
+      INTERNAL_ERROR = "INTERNAL_ERROR"
+      MODEL_ERROR = "MODEL_ERROR"
+      AGENT_UNAVAILABLE = "AGENT_UNAVAILABLE"
+      # Every value.
+      ALL = [
+        INVALID_REQUEST,
+        UNAUTHORIZED,
+        FORBIDDEN,
+        INSUFFICIENT_QUOTA,
+        AGENT_NOT_FOUND,
+        NOT_FOUND,
+        METHOD_NOT_ALLOWED,
+        AGENT_INACTIVE,
+        PAYLOAD_TOO_LARGE,
+        UNSUPPORTED_MEDIA_TYPE,
+        RATE_LIMIT_EXCEEDED,
+        INTERNAL_ERROR,
+        MODEL_ERROR,
+        AGENT_UNAVAILABLE
+      ].freeze
+    end
+
+    # Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
+    # provider withheld content) or `other`.
+    module FinishReason
+      STOP = "stop"
+      LENGTH = "length"
+      CONTENT_FILTER = "content_filter"
+      OTHER = "other"
+      # Every value.
+      ALL = [STOP, LENGTH, CONTENT_FILTER, OTHER].freeze
+    end
+
+    # The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved
+    # when a message is sent.
+    module ModelProvider
+      OPENAI = "openai"
+      ANTHROPIC = "anthropic"
+      LOCAL = "local"
+      # Every value.
+      ALL = [OPENAI, ANTHROPIC, LOCAL].freeze
+    end
+
+    # The Scope values.
+    module Scope
+      AGENTS_READ = "agents:read"
+      AGENTS_WRITE = "agents:write"
+      AGENTS_DELETE = "agents:delete"
+      MESSAGES_SEND = "messages:send"
+      KEYS_MANAGE = "keys:manage"
+      # Every value.
+      ALL = [AGENTS_READ, AGENTS_WRITE, AGENTS_DELETE, MESSAGES_SEND, KEYS_MANAGE].freeze
+    end
+
+    # An agent, as Get, List, Create and Update return it.
+    class Agent < Agentry::Model
+      # @!attribute [r] id
+      #   The agent's id: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] name
+      #   Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] bio
+      #   Biographical statements about the agent.
+      #   @return [Array<String>]
+      field :bio, "bio", [:array, :string], required: true
+
+      # @!attribute [r] personality
+      #   Personality traits and communication style, as a JSON object.
+      #   @return [Hash{String => Object}]
+      field :personality, "personality", :json, required: true
+
+      # @!attribute [r] knowledge
+      #   Areas of expertise and knowledge.
+      #   @return [Array<String>]
+      field :knowledge, "knowledge", [:array, :string], required: true
+
+      # @!attribute [r] goals
+      #   Objectives and motivations.
+      #   @return [Array<String>]
+      field :goals, "goals", [:array, :string], required: true
+
+      # @!attribute [r] clients
+      #   Platform integrations: a platform name, or an object with a `type` and that platform's
+      #   configuration.
+      #   @return [Array<String, ClientIntegration>]
+      field :clients, "clients", [:array, [:union, :string, "ClientIntegration"]], required: true
+
+      # @!attribute [r] settings
+      #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation;
+      #   other keys are kept as given.
+      #   @return [AgentSettings]
+      field :settings, "settings", "AgentSettings", required: true
+
+      # @!attribute [r] model_provider
+      #   The AI model provider; `null`: the server's default, resolved when a message is sent. One of
+      #   `openai`, `anthropic`, `local` (Models::ModelProvider).
+      #   @return [String, nil]
+      field :model_provider, "modelProvider", [:nullable, :string], required: true
+
+      # @!attribute [r] model
+      #   The model to use; `null`: the provider's default.
+      #   @return [String, nil]
+      field :model, "model", [:nullable, :string], required: true
+
+      # @!attribute [r] plugins
+      #   Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+      #   @return [Array<String, PluginConfig>]
+      field :plugins, "plugins", [:array, [:union, :string, "PluginConfig"]], required: true
+
+      # @!attribute [r] status
+      #   `active` (new agents), `inactive` (refuses messages), or `error` (set by the service after a
+      #   lasting provider failure; cleared by an update of `status`, `modelProvider`, `model` or
+      #   `settings`, or by the next successful message). One of `active`, `inactive`, `error`
+      #   (Models::AgentStatus).
+      #   @return [String]
+      field :status, "status", :string, required: true
+
+      # @!attribute [r] status_reason
+      #   @return [StatusReason, nil]
+      field :status_reason, "statusReason", [:nullable, "StatusReason"], required: true
+
+      # @!attribute [r] created_at
+      #   When the agent was created.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   When the agent was last changed.
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+
+      # @!attribute [r] api_endpoint
+      #   Absolute URL of the agent's messages endpoint.
+      #   @return [String]
+      field :api_endpoint, "apiEndpoint", :string, required: true
+    end
+
+    # The AgentDeleted object.
+    class AgentDeleted < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted agent's id: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+    end
+
+    # Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation;
+    # other keys are kept as given.
+    #
+    # Keys besides the fields below are kept as given: read them with `model["key"]`; `to_h` and `to_wire`
+    # include them.
+    class AgentSettings < Agentry::Model
+      # @!attribute [r] temperature
+      #   Sampling temperature, 0 to 2. Unset or `null`: the provider's default.
+      #   @return [Numeric, nil]
+      field :temperature, "temperature", [:nullable, :number]
+
+      # @!attribute [r] max_tokens
+      #   The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
+      #   @return [Integer, nil]
+      field :max_tokens, "maxTokens", [:nullable, :integer]
+    end
+
+    # An API key; the secret is never part of it.
+    class ApiKey < Agentry::Model
+      # @!attribute [r] id
+      #   The key's id: `key_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] name
+      #   The key's label; empty when it has none.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] prefix
+      #   The first characters of the key, to recognise it.
+      #   @return [String]
+      field :prefix, "prefix", :string, required: true
+
+      # @!attribute [r] scopes
+      #   What the key may do. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`,
+      #   `keys:manage` (Models::Scope).
+      #   @return [Array<String>]
+      field :scopes, "scopes", [:array, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When the key was created.
+      #   @return [Time, nil]
+      field :created_at, "createdAt", [:nullable, :time], required: true
+
+      # @!attribute [r] last_used_at
+      #   When the key was last used, to within a few seconds; `null`: never used.
+      #   @return [Time, nil]
+      field :last_used_at, "lastUsedAt", [:nullable, :time], required: true
+
+      # @!attribute [r] expires_at
+      #   When the key stops working; `null`: never.
+      #   @return [Time, nil]
+      field :expires_at, "expiresAt", [:nullable, :time], required: true
+    end
+
+    # The ApiKeyCreated object.
+    class ApiKeyCreated < Agentry::Model
+      # @!attribute [r] id
+      #   The key's id: `key_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] name
+      #   The key's label; empty when it has none.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] prefix
+      #   The first characters of the key, to recognise it.
+      #   @return [String]
+      field :prefix, "prefix", :string, required: true
+
+      # @!attribute [r] scopes
+      #   What the key may do. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`,
+      #   `keys:manage` (Models::Scope).
+      #   @return [Array<String>]
+      field :scopes, "scopes", [:array, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When the key was created.
+      #   @return [Time, nil]
+      field :created_at, "createdAt", [:nullable, :time], required: true
+
+      # @!attribute [r] last_used_at
+      #   When the key was last used, to within a few seconds; `null`: never used.
+      #   @return [Time, nil]
+      field :last_used_at, "lastUsedAt", [:nullable, :time], required: true
+
+      # @!attribute [r] expires_at
+      #   When the key stops working; `null`: never.
+      #   @return [Time, nil]
+      field :expires_at, "expiresAt", [:nullable, :time], required: true
+
+      # @!attribute [r] key
+      #   The secret: `agentry_sk_` and 38 letters and digits. Shown this once; store it safely.
+      #   @return [String]
+      field :key, "key", :string, required: true, sensitive: true
+    end
+
+    # The ApiKeyRevoked object.
+    class ApiKeyRevoked < Agentry::Model
+      # @!attribute [r] id
+      #   The revoked key's id: `key_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] revoked
+      #   @return [true]
+      field :revoked, "revoked", :boolean, required: true
+    end
+
+    # Platform integrations: a platform name, or an object with a `type` and that platform's
+    # configuration.
+    #
+    # Keys besides the fields below are kept as given: read them with `model["key"]`; `to_h` and `to_wire`
+    # include them.
+    class ClientIntegration < Agentry::Model
+      # @!attribute [r] type
+      #   @return [String]
+      field :type, "type", :string, required: true
+    end
+
+    # One problem with one field of the request.
+    class FieldIssue < Agentry::Model
+      # @!attribute [r] field
+      #   The field, in dotted and indexed notation; `body` for the body as a whole.
+      #   @return [String]
+      field :field, "field", :string, required: true
+
+      # @!attribute [r] issue
+      #   @return [String]
+      field :issue, "issue", :string, required: true
+    end
+
+    # Data of `message.delta`: the next piece of the reply's text.
+    class MessageDelta < Agentry::Model
+      # @!attribute [r] text
+      #   Text to append to the reply; never empty.
+      #   @return [String]
+      field :text, "text", :string, required: true
+    end
+
+    # Data of `message.started`: the provider accepted the message; the reply follows.
+    class MessageStarted < Agentry::Model
+      # @!attribute [r] id
+      #   The id the completed reply will carry: `msg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent that answers: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The request's `userId`, echoed; `null` when it carried none.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The request's `roomId`, echoed; `null` when it carried none.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+    end
+
+    # Where a page of a list is.
+    class Pagination < Agentry::Model
+      # @!attribute [r] page
+      #   This page's number.
+      #   @return [Integer]
+      field :page, "page", :integer, required: true
+
+      # @!attribute [r] limit
+      #   Page size asked for.
+      #   @return [Integer]
+      field :limit, "limit", :integer, required: true
+
+      # @!attribute [r] total
+      #   Agents matching the filter, on all pages.
+      #   @return [Integer]
+      field :total, "total", :integer, required: true
+
+      # @!attribute [r] total_pages
+      #   @return [Integer]
+      field :total_pages, "totalPages", :integer, required: true
+
+      # @!attribute [r] has_more
+      #   Whether a page after this one exists.
+      #   @return [Boolean]
+      field :has_more, "hasMore", :boolean, required: true
+    end
+
+    # Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+    class PluginConfig < Agentry::Model
+      # @!attribute [r] name
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] enabled
+      #   @return [Boolean]
+      field :enabled, "enabled", :boolean
+
+      # @!attribute [r] config
+      #   @return [Hash{String => Object}]
+      field :config, "config", :json
+    end
+
+    # The agent's complete reply to one message.
+    class Reply < Agentry::Model
+      # @!attribute [r] id
+      #   The reply's id: `msg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent that answered: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The request's `userId`, echoed; `null` when it carried none.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The request's `roomId`, echoed; `null` when it carried none.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+
+      # @!attribute [r] text
+      #   The reply text.
+      #   @return [String]
+      field :text, "text", :string, required: true
+
+      # @!attribute [r] model
+      #   The model that answered, as the provider names it.
+      #   @return [String]
+      field :model, "model", :string, required: true
+
+      # @!attribute [r] model_provider
+      #   The provider that answered. One of `openai`, `anthropic`, `local` (Models::ModelProvider).
+      #   @return [String]
+      field :model_provider, "modelProvider", :string, required: true
+
+      # @!attribute [r] finish_reason
+      #   Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter`
+      #   (the provider withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
+      #   (Models::FinishReason).
+      #   @return [String]
+      field :finish_reason, "finishReason", :string, required: true
+
+      # @!attribute [r] usage
+      #   Tokens used, as the provider reported them; zeros when it did not.
+      #   @return [Usage]
+      field :usage, "usage", "Usage", required: true
+
+      # @!attribute [r] latency_ms
+      #   Milliseconds from receipt to the complete reply.
+      #   @return [Integer]
+      field :latency_ms, "latencyMs", :integer, required: true
+
+      # @!attribute [r] created_at
+      #   When the reply was complete.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+    end
+
+    # Why the agent is in `error`: the provider call that failed for a reason that will not fix itself.
+    # `null` otherwise.
+    class StatusReason < Agentry::Model
+      # @!attribute [r] code
+      #   The error code of the failure.
+      #   @return [String]
+      field :code, "code", :string, required: true
+
+      # @!attribute [r] message
+      #   @return [String]
+      field :message, "message", :string, required: true
+
+      # @!attribute [r] at
+      #   When the failure happened.
+      #   @return [Time]
+      field :at, "at", :time, required: true
+    end
+
+    # Data of `error`: the stream failed after it started; no reply was stored.
+    class StreamError < Agentry::Model
+      # @!attribute [r] code
+      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
+      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
+      #   `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`,
+      #   `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   @return [String]
+      field :code, "code", :string, required: true
+
+      # @!attribute [r] message
+      #   @return [String]
+      field :message, "message", :string, required: true
+    end
+
+    # Tokens used, as the provider reported them; zeros when it did not.
+    class Usage < Agentry::Model
+      # @!attribute [r] input_tokens
+      #   @return [Integer]
+      field :input_tokens, "inputTokens", :integer, required: true
+
+      # @!attribute [r] output_tokens
+      #   @return [Integer]
+      field :output_tokens, "outputTokens", :integer, required: true
+
+      # @!attribute [r] total_tokens
+      #   `inputTokens + outputTokens`.
+      #   @return [Integer]
+      field :total_tokens, "totalTokens", :integer, required: true
+    end
+  end
+end

@@ -1,0 +1,529 @@
+# frozen_string_literal: true
+
+# Generated from sdks/openapi.json by sdks/generator (src/ruby.ts) — do not edit.
+# Regenerate with: pnpm --filter @agentry/sdk-generator generate
+
+module Agentry
+  # The API's resources, as `client.agents`, `client.agents.messages`, ...
+  module Resources
+    # The resources a client offers (included by Agentry::Client).
+    module Accessors
+      # Create, list, read, update and delete agents.
+      # @return [Agents]
+      def agents
+        @agents ||= Agents.new(@transport)
+      end
+
+      # Manage the account's API keys (scope `keys:manage`).
+      # @return [ApiKeys]
+      def api_keys
+        @api_keys ||= ApiKeys.new(@transport)
+      end
+    end
+
+    # Create, list, read, update and delete agents.
+    class Agents < Agentry::Resource
+      # Talk to an agent, with or without streaming.
+      # @return [Agents::Messages]
+      def messages
+        @messages ||= Messages.new(@transport)
+      end
+
+      # Create an agent.
+      #
+      # Creates an agent in the caller's account. It starts `active`. `name` is required; omitted arrays are
+      # stored as `[]`, objects as `{}`, `modelProvider` and `model` as `null` (the server's defaults,
+      # resolved when a message is sent). Unknown fields, and `id`, `status`, `statusReason`, `createdAt`,
+      # `updatedAt`, `apiEndpoint`, are refused. An account holds at most its plan's `maxAgents` agents (100
+      # by default).
+      #
+      # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+      #
+      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
+      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      #
+      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      # @param bio [Array<String>] Biographical statements about the agent.
+      # @param personality [Hash{String, Symbol => Object}] Personality traits and communication style, as a
+      #   JSON object.
+      # @param knowledge [Array<String>] Areas of expertise and knowledge.
+      # @param goals [Array<String>] Objectives and motivations.
+      # @param clients [Array<String, Models::ClientIntegration, Hash>] Platform integrations: a platform
+      #   name, or an object with a `type` and that platform's configuration.
+      # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
+      #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
+      # @param model_provider [String, Symbol] The AI model provider. Unset: the server's default provider
+      #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. One of `openai`, `anthropic`, `local`
+      #   (Models::ModelProvider).
+      # @param model [String] The model to use, as the provider names it. Unset: the provider's default
+      #   model.
+      # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
+      #   an object `{name, enabled?, config?}`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Agent]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def create(
+        name:,
+        bio: nil,
+        personality: nil,
+        knowledge: nil,
+        goals: nil,
+        clients: nil,
+        settings: nil,
+        model_provider: nil,
+        model: nil,
+        plugins: nil,
+        request_options: nil
+      )
+        body = {}
+        body["name"] = name
+        body["bio"] = bio unless bio.nil?
+        body["personality"] = personality unless personality.nil?
+        body["knowledge"] = knowledge unless knowledge.nil?
+        body["goals"] = goals unless goals.nil?
+        body["clients"] = clients unless clients.nil?
+        body["settings"] = settings unless settings.nil?
+        body["modelProvider"] = model_provider unless model_provider.nil?
+        body["model"] = model unless model.nil?
+        body["plugins"] = plugins unless plugins.nil?
+        api_request(:post, "/agents", type: "Agent", safety: :unsafe, body: body, options: request_options)
+      end
+
+      # List agents.
+      #
+      # Lists the caller's agents a page at a time, newest first unless `sortBy` and `order` say otherwise.
+      # Out-of-range or unknown query parameters are refused, never clamped; a parameter given twice is
+      # refused.
+      #
+      # Requires the `agents:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param page [Integer] Page number, from 1. Server default: `1`.
+      # @param limit [Integer] Agents per page, from 1 to 100. Server default: `20`.
+      # @param status [String, Symbol] Only agents with this status. One of `active`, `inactive`, `error`
+      #   (Models::AgentStatus).
+      # @param sort_by [String, Symbol] Sort field; ties are broken by id. `name` compares names by code
+      #   point. Server default: `createdAt`. One of `createdAt`, `name`, `status`.
+      # @param order [String, Symbol] Sort order. Server default: `desc`. One of `asc`, `desc`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Agentry::Page<Models::Agent>] the first page asked for; enumerating it walks every page
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def list(page: nil, limit: nil, status: nil, sort_by: nil, order: nil, request_options: nil)
+        query = {"page" => page, "limit" => limit, "status" => status, "sortBy" => sort_by, "order" => order}
+        api_paginate(
+          "/agents",
+          query: query,
+          pagination: { page_parameter: "page", items_field: "data", info_field: "pagination",
+                        has_more_field: "hasMore", item_type: "Agent", info_type: "Pagination" },
+          safety: :idempotent, options: request_options
+        )
+      end
+
+      # Get an agent.
+      #
+      # Returns the full agent record.
+      #
+      # Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+      #   form, is answered `404 AGENT_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Agent]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def get(agent_id, request_options: nil)
+        api_request(
+          :get,
+          "/agents/#{path_segment(:agent_id, agent_id)}",
+          type: "Agent",
+          safety: :idempotent,
+          options: request_options
+        )
+      end
+
+      # Update an agent.
+      #
+      # Changes only the fields supplied; the others stay as they are. `status` may be set to `active` or
+      # `inactive` (`inactive` keeps all data but refuses messages). `null` resets `modelProvider` or
+      # `model` to the server's default. A PATCH that supplies `modelProvider`, `model` or `settings` takes
+      # an agent out of `error` (back to `active`), as does one that sets `status`.
+      #
+      # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+      #   form, is answered `404 AGENT_NOT_FOUND`.
+      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      # @param bio [Array<String>] Biographical statements about the agent.
+      # @param personality [Hash{String, Symbol => Object}] Personality traits and communication style, as a
+      #   JSON object.
+      # @param knowledge [Array<String>] Areas of expertise and knowledge.
+      # @param goals [Array<String>] Objectives and motivations.
+      # @param clients [Array<String, Models::ClientIntegration, Hash>] Platform integrations: a platform
+      #   name, or an object with a `type` and that platform's configuration.
+      # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
+      #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
+      # @param model_provider [String, Symbol, nil] The AI model provider; `null` resets it to the server's
+      #   default. `nil` sends `null`; leave it out to keep the current value. One of `openai`, `anthropic`,
+      #   `local` (Models::ModelProvider).
+      # @param model [String, nil] The model to use; `null` resets it to the provider's default. `nil` sends
+      #   `null`; leave it out to keep the current value.
+      # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
+      #   an object `{name, enabled?, config?}`.
+      # @param status [String, Symbol] `active` or `inactive`. `error` is set only by the service. One of
+      #   `active`, `inactive`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Agent]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def update(
+        agent_id,
+        name: nil,
+        bio: nil,
+        personality: nil,
+        knowledge: nil,
+        goals: nil,
+        clients: nil,
+        settings: nil,
+        model_provider: Agentry::OMIT,
+        model: Agentry::OMIT,
+        plugins: nil,
+        status: nil,
+        request_options: nil
+      )
+        body = {}
+        body["name"] = name unless name.nil?
+        body["bio"] = bio unless bio.nil?
+        body["personality"] = personality unless personality.nil?
+        body["knowledge"] = knowledge unless knowledge.nil?
+        body["goals"] = goals unless goals.nil?
+        body["clients"] = clients unless clients.nil?
+        body["settings"] = settings unless settings.nil?
+        body["modelProvider"] = model_provider unless model_provider.equal?(Agentry::OMIT)
+        body["model"] = model unless model.equal?(Agentry::OMIT)
+        body["plugins"] = plugins unless plugins.nil?
+        body["status"] = status unless status.nil?
+        api_request(
+          :patch,
+          "/agents/#{path_segment(:agent_id, agent_id)}",
+          type: "Agent",
+          safety: :idempotent,
+          body: body,
+          options: request_options
+        )
+      end
+
+      # Delete an agent.
+      #
+      # Deletes the agent permanently: its configuration, conversation history, usage metrics and logs are
+      # removed and its platform integrations disconnected. Irreversible; nothing of it can be read
+      # afterwards. Deleting several agents takes one request each.
+      #
+      # Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+      #   form, is answered `404 AGENT_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::AgentDeleted]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def delete(agent_id, request_options: nil)
+        api_request(
+          :delete,
+          "/agents/#{path_segment(:agent_id, agent_id)}",
+          type: "AgentDeleted",
+          safety: :idempotent,
+          options: request_options
+        )
+      end
+
+      # Talk to an agent, with or without streaming.
+      class Messages < Agentry::Resource
+        # The events `stream` yields (`sendMessage` with `stream: true`), with the type of their data.
+        SEND_MESSAGE_EVENTS = {
+          "message.started" => "MessageStarted",
+          "message.delta" => "MessageDelta",
+          "message.completed" => "Reply",
+          "error" => "StreamError"
+        }.freeze
+
+        # Send a message to an agent.
+        #
+        # Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and
+        # `roomId`: send the same `userId` for the same user; calls without them share one default
+        # conversation. `context` applies to this message only. An agent in `error` is still called (a success
+        # takes it out of `error`); an `inactive` one refuses messages.
+        #
+        # With `stream: true` the reply arrives as server-sent events (`text/event-stream`):
+        # `message.started`, any number of `message.delta`, then exactly one of `message.completed` or
+        # `error`, after which the stream closes. Each event has an `id:` (its sequence number, from 1), an
+        # `event:` name and JSON `data:` (see `x-sse-events` on the `text/event-stream` content, and the
+        # `MessageStreamEvent` schema). A `: ping` comment line is sent after every 15 seconds of silence.
+        # Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is
+        # an ordinary JSON error response. Only a complete reply is stored.
+        #
+        # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
+        # `concurrentMessages`.
+        #
+        # Retried on 429, 408, 503 `AGENT_UNAVAILABLE` and a connection that could not be made: the service
+        # stores an exchange only once the reply is complete. Not after a timeout, a broken connection, 500 or
+        # 502.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param text [String] The message text.
+        # @param user_id [String] Identifies the user, for conversation continuity: send the same value for
+        #   the same user. Unset is a user of its own.
+        # @param room_id [String] Identifies the conversation room, for multi-user conversations. Unset is a
+        #   room of its own.
+        # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
+        #   receives it as system context; it is never stored.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::Reply]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def create(agent_id, text:, user_id: nil, room_id: nil, context: nil, request_options: nil)
+          body = {}
+          body["text"] = text
+          body["userId"] = user_id unless user_id.nil?
+          body["roomId"] = room_id unless room_id.nil?
+          body["context"] = context unless context.nil?
+          api_request(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/messages",
+            type: "Reply",
+            safety: :message,
+            body: body,
+            options: request_options
+          )
+        end
+
+        # Send a message to an agent, streaming the reply as server-sent events.
+        #
+        # Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and
+        # `roomId`: send the same `userId` for the same user; calls without them share one default
+        # conversation. `context` applies to this message only. An agent in `error` is still called (a success
+        # takes it out of `error`); an `inactive` one refuses messages.
+        #
+        # With `stream: true` the reply arrives as server-sent events (`text/event-stream`):
+        # `message.started`, any number of `message.delta`, then exactly one of `message.completed` or
+        # `error`, after which the stream closes. Each event has an `id:` (its sequence number, from 1), an
+        # `event:` name and JSON `data:` (see `x-sse-events` on the `text/event-stream` content, and the
+        # `MessageStreamEvent` schema). A `: ping` comment line is sent after every 15 seconds of silence.
+        # Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is
+        # an ordinary JSON error response. Only a complete reply is stored.
+        #
+        # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
+        # `concurrentMessages`.
+        #
+        # Without a block, returns an Agentry::MessageStream, read when you iterate it (or call `text` /
+        # `final_message`). With a block, reads the stream at once, yields each event, and returns the
+        # completed reply (`nil` when the block leaves early). Leaving the loop early closes the connection. A
+        # failure before the stream starts is retried as for the call without streaming; once started, a
+        # stream is never retried. The events:
+        # - `message.started` (data: Models::MessageStarted): First event: the provider accepted the message.
+        # - `message.delta` (data: Models::MessageDelta): The next piece of the reply's text; the pieces
+        #   joined are the reply's text.
+        # - `message.completed` (data: Models::Reply): The complete reply, the same object as the non-stream
+        #   response's `data`. Ends the stream.
+        # - `error` (data: Models::StreamError): The reply failed after the stream started. Ends the stream.
+        #
+        # Retried on 429, 408, 503 `AGENT_UNAVAILABLE` and a connection that could not be made: the service
+        # stores an exchange only once the reply is complete. Not after a timeout, a broken connection, 500 or
+        # 502.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param text [String] The message text.
+        # @param user_id [String] Identifies the user, for conversation continuity: send the same value for
+        #   the same user. Unset is a user of its own.
+        # @param room_id [String] Identifies the conversation room, for multi-user conversations. Unset is a
+        #   room of its own.
+        # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
+        #   receives it as system context; it is never stored.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @yieldparam event [Agentry::StreamEvent] each event, in order
+        # @return [Agentry::MessageStream, Models::Reply, nil]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def stream(agent_id, text:, user_id: nil, room_id: nil, context: nil, request_options: nil, &block)
+          body = {}
+          body["text"] = text
+          body["userId"] = user_id unless user_id.nil?
+          body["roomId"] = room_id unless room_id.nil?
+          body["context"] = context unless context.nil?
+          body["stream"] = true
+          api_stream(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/messages",
+            body: body,
+            events: SEND_MESSAGE_EVENTS,
+            safety: :message,
+            options: request_options,
+            &block
+          )
+        end
+      end
+    end
+
+    # Manage the account's API keys (scope `keys:manage`).
+    class ApiKeys < Agentry::Resource
+      # Create an API key.
+      #
+      # Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
+      # grant only scopes the calling key holds; without `scopes` it gets all of them.
+      #
+      # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
+      #
+      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
+      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      #
+      # @param name [String] A label for the key.
+      # @param scopes [Array<String, Symbol>] The scopes to grant, each at most once; the calling key must
+      #   hold them. Unset: every scope the calling key holds. One of `agents:read`, `agents:write`,
+      #   `agents:delete`, `messages:send`, `keys:manage` (Models::Scope).
+      # @param expires_at [Time, String] When the key stops working: a future date-time with a time zone.
+      #   Unset: never.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::ApiKeyCreated]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def create(name: nil, scopes: nil, expires_at: nil, request_options: nil)
+        body = {}
+        body["name"] = name unless name.nil?
+        body["scopes"] = scopes unless scopes.nil?
+        body["expiresAt"] = expires_at unless expires_at.nil?
+        api_request(
+          :post,
+          "/api-keys",
+          type: "ApiKeyCreated",
+          safety: :unsafe,
+          body: body,
+          options: request_options
+        )
+      end
+
+      # List API keys.
+      #
+      # Lists the account's keys that are not revoked, without their secrets.
+      #
+      # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Array<Models::ApiKey>]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def list(request_options: nil)
+        api_request(:get, "/api-keys", type: [:array, "ApiKey"], safety: :idempotent, options: request_options)
+      end
+
+      # Revoke an API key.
+      #
+      # Revokes a key of the caller's account. The key stops working at once on the gateway that answers,
+      # and on the others within their key cache time (`AUTH_CACHE_TTL_MS`, under a second by default). A
+      # key may revoke itself.
+      #
+      # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param key_id [String] The API key's id (`key_…`). Another account's key, or a revoked one, is
+      #   answered `404 NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::ApiKeyRevoked]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def revoke(key_id, request_options: nil)
+        api_request(
+          :delete,
+          "/api-keys/#{path_segment(:key_id, key_id)}",
+          type: "ApiKeyRevoked",
+          safety: :idempotent,
+          options: request_options
+        )
+      end
+    end
+  end
+end
