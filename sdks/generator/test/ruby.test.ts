@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { type ApiModel, loadModel } from "../src/model.js";
+import { emitter } from "../src/ruby.js";
+
+const model = loadModel();
+const files = emitter.emit(model);
+const file = (name: string) =>
+  files.find((f) => f.path === `ruby/lib/agentry/generated/${name}`)?.contents ?? "";
+
+describe("ruby emitter", () => {
+  it("writes its three files into the gem's generated directory, marked as generated", () => {
+    expect(files.map((f) => f.path).sort()).toEqual([
+      "ruby/lib/agentry/generated/api.rb",
+      "ruby/lib/agentry/generated/models.rb",
+      "ruby/lib/agentry/generated/resources.rb",
+    ]);
+    for (const f of files) {
+      expect(f.contents.split("\n").slice(0, 3)).toEqual([
+        "# frozen_string_literal: true",
+        "",
+        "# Generated from sdks/openapi.json by sdks/generator (src/ruby.ts) — do not edit.",
+      ]);
+      expect(f.contents).not.toMatch(/ +\n/);
+      expect(f.contents.endsWith("end\n")).toBe(true);
+    }
+  });
+
+  it("declares each model's fields with their JSON names and conversions", () => {
+    const models = file("models.rb");
+    expect(models).toContain("class Agent < Agentry::Model");
+    expect(models).toContain('field :model_provider, "modelProvider", [:nullable, :string], required: true');
+    expect(models).toContain('field :created_at, "createdAt", :time, required: true');
+    expect(models).toContain(
+      'field :plugins, "plugins", [:array, [:union, :string, "PluginConfig"]], required: true',
+    );
+    expect(models).toContain('field :key, "key", :string, required: true, sensitive: true');
+    expect(models).toContain('field :max_tokens, "maxTokens", [:nullable, :integer]\n');
+    // Request bodies become keyword arguments, not classes.
+    expect(models).not.toContain("class CreateAgentRequest");
+    expect(models).toContain('AGENTS_READ = "agents:read"');
+  });
+
+  it("gives every operation a method with keyword arguments and the model's retry safety", () => {
+    const resources = file("resources.rb");
+    for (const line of [
+      "def create(\n        name:,\n        bio: nil,",
+      "def list(page: nil, limit: nil, status: nil, sort_by: nil, order: nil, request_options: nil)",
+      "def get(agent_id, request_options: nil)",
+      "model_provider: Agentry::OMIT,",
+      'body["modelProvider"] = model_provider unless model_provider.equal?(Agentry::OMIT)',
+      "def create(agent_id, text:, user_id: nil, room_id: nil, context: nil, request_options: nil)",
+      "def stream(agent_id, text:, user_id: nil, room_id: nil, context: nil, request_options: nil, &block)",
+      'body["stream"] = true',
+      "def revoke(key_id, request_options: nil)",
+      '"/agents/#{path_segment(:agent_id, agent_id)}/messages",',
+    ]) {
+      expect(resources).toContain(line);
+    }
+    expect(resources).toContain('api_request(:post, "/agents", type: "Agent", safety: :unsafe, body: body');
+    expect(resources.match(/safety: :message/g)?.length).toBe(2);
+    // `send` would hide Object#send.
+    expect(resources).not.toMatch(/def send\b/);
+  });
+
+  it("maps error codes to their statuses", () => {
+    expect(file("api.rb")).toContain('"AGENT_UNAVAILABLE" => 503');
+    expect(file("api.rb")).toContain('DEFAULT_BASE_URL = "http://localhost:8080/v1"');
+  });
+
+  it("refuses a field that would hide a model's own method", () => {
+    const renamed: ApiModel = structuredClone(model);
+    const usage = renamed.types.find((type) => type.name === "Usage");
+    if (usage?.fields[0] === undefined) throw new Error("no Usage type");
+    usage.fields[0].name = "hash";
+    expect(() => emitter.emit(renamed)).toThrow(/would hide the models' hash method/);
+  });
+});
