@@ -64,9 +64,9 @@ module Agentry
     private
 
     def send_with_retries(safety, options)
-      max_retries = options.fetch(:max_retries, @max_retries)
-      timeout = options.fetch(:timeout, @timeout)
-      headers = @default_headers.merge(options.fetch(:headers, {}).to_h { |name, value| [name.to_s, value.to_s] })
+      max_retries = options[:max_retries] || @max_retries
+      timeout = options[:timeout] || @timeout
+      headers = @default_headers.merge(options[:headers].to_h { |name, value| [name.to_s, value.to_s] })
       retry_number = 0
       loop do
         outcome = yield(timeout, headers)
@@ -150,7 +150,7 @@ module Agentry
 
     # Opens the connection. A failure here means the request was never sent, so any operation may retry it.
     def connect(uri, timeout)
-      http = Net::HTTP.new(uri.host, uri.port)
+      http = Net::HTTP.new(uri.hostname, uri.port)
       http.use_ssl = uri.scheme == "https"
       http.open_timeout = timeout
       # Net::HTTP would otherwise resend some requests by itself, outside this policy.
