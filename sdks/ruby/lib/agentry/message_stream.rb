@@ -121,6 +121,8 @@ module Agentry
             parser.feed(chunk).each do |message|
               event = accept(message, headers)
               next unless event
+              # Closed from another thread: nothing more reaches the loop.
+              throw :stop if @closed
 
               in_caller = true
               yield event
