@@ -63,7 +63,10 @@ export function createLogger(config: LoggerConfig): Logger {
       transport: { target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss.l" } },
     });
   }
-  return config.destination ? pino(options, config.destination) : pino(options);
+  // Standard output is written asynchronously: lines written while a write is in flight leave together in the
+  // next one, instead of one system call per line (the access log writes a line per request). Buffered lines are
+  // flushed when the process exits.
+  return pino(options, config.destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
 /** A logger that writes nothing, for tests that do not look at logs. */

@@ -1,5 +1,5 @@
 import { newId } from "@agentry/core";
-import { withRequestScope } from "@agentry/logging";
+import { currentRequestId, withRequestScope } from "@agentry/logging";
 import { ConnectError, type Interceptor, type StreamResponse } from "@connectrpc/connect";
 import { type Context, context, propagation, SpanKind, trace } from "@opentelemetry/api";
 import { codeName, type Metrics, type RpcSide } from "./metrics.js";
@@ -17,6 +17,8 @@ const ACCEPTABLE_ID = /^[\w.:-]{1,128}$/;
  */
 export const requestScopeInterceptor: Interceptor = (next) => async (request) => {
   const sent = request.header.get(REQUEST_ID_HEADER);
+  // A call made in process while serving that same request is in its scope already.
+  if (sent && sent === currentRequestId()) return next(request);
   const scope = { requestId: sent && ACCEPTABLE_ID.test(sent) ? sent : newId("request") };
   const response = await withRequestScope(scope, () => next(request));
   if (!response.stream) return response;

@@ -2,10 +2,10 @@ import http2 from "node:http2";
 import { buildConversation } from "@agentry/conversation";
 import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
 import type { Logger } from "@agentry/logging";
-import { Metrics, rpcInterceptors } from "@agentry/observability";
+import { Metrics, requestScopeInterceptor, rpcInterceptors } from "@agentry/observability";
 import { AccountService, AgentService, ConversationService } from "@agentry/proto";
-import { buildRegistry, requestScopeInterceptor } from "@agentry/registry";
-import { createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { buildRegistry } from "@agentry/registry";
+import { createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type Koa from "koa";
 import { buildApp } from "./app.js";
@@ -15,6 +15,7 @@ import { Authenticator } from "./http/auth.js";
 import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
 import { observedLimiter } from "./http/observe.js";
+import { createInProcessTransport } from "./in-process-transport.js";
 
 export interface Gateway {
   app: Koa<GatewayState>;
@@ -50,9 +51,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
       ...(metrics ? { metrics } : {}),
     });
     closers.push(() => conversation.close());
-    conversationTransport = createRouterTransport(conversation.routes, {
-      router: { interceptors: [requestScopeInterceptor, ...observeServed] },
-      transport: { interceptors: observeCalls },
+    conversationTransport = createInProcessTransport(conversation.routes, {
+      serverInterceptors: [requestScopeInterceptor, ...observeServed],
+      clientInterceptors: observeCalls,
     });
   } else {
     conversationTransport = createConnectTransport({
@@ -81,9 +82,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
       },
     });
     closers.push(() => registry.close());
-    registryTransport = createRouterTransport(registry.routes, {
-      router: { interceptors: [requestScopeInterceptor, ...observeServed] },
-      transport: { interceptors: observeCalls },
+    registryTransport = createInProcessTransport(registry.routes, {
+      serverInterceptors: [requestScopeInterceptor, ...observeServed],
+      clientInterceptors: observeCalls,
     });
     registryReady = () => registry.ready();
   }

@@ -15,6 +15,8 @@ export interface CollectedSpan {
   parentSpanId: string;
   /** OTLP SpanKind: 1 internal, 2 server, 3 client. */
   kind: number;
+  /** Milliseconds from the span's start to its end. */
+  durationMs: number;
   /** String, integer and boolean attributes. */
   attributes: Record<string, string | number | boolean>;
 }
@@ -142,8 +144,11 @@ export function decodeTraces(body: Uint8Array): CollectedSpan[] {
           spanId: "",
           parentSpanId: "",
           kind: 0,
+          durationMs: 0,
           attributes: {},
         };
+        let start = 0n;
+        let end = 0n;
         const attributes: Uint8Array[] = [];
         fields(scopeReader.bytes(), (s, spanField) => {
           if (spanField === 1) span.traceId = hex(s.bytes());
@@ -151,9 +156,12 @@ export function decodeTraces(body: Uint8Array): CollectedSpan[] {
           else if (spanField === 4) span.parentSpanId = hex(s.bytes());
           else if (spanField === 5) span.name = s.string();
           else if (spanField === 6) span.kind = s.int32();
+          else if (spanField === 7) start = BigInt(s.fixed64());
+          else if (spanField === 8) end = BigInt(s.fixed64());
           else if (spanField === 9) attributes.push(s.bytes());
         });
         span.attributes = attributesOf(attributes);
+        span.durationMs = Number(end - start) / 1e6;
         spans.push(span);
       });
     }

@@ -1,14 +1,13 @@
 import { availableParallelism } from "node:os";
 import type { Logger } from "@agentry/logging";
-import {
-  type ChatHistoryItem,
-  getLlama,
-  type Llama,
+import type {
+  ChatHistoryItem,
+  Llama,
   LlamaChat,
-  type LlamaContext,
-  type LlamaContextSequence,
+  LlamaContext,
+  LlamaContextSequence,
   LlamaLogLevel,
-  type LlamaModel,
+  LlamaModel,
 } from "node-llama-cpp";
 import { type EnsureModelOptions, ensureModel, type ModelLocation } from "../../models/resolve.js";
 import type { FinishReason, ProviderRequest } from "../types.js";
@@ -148,6 +147,7 @@ export class LocalEngine {
         threads: this.options.threads || defaultThreads(),
       });
       const sequence = context.getSequence();
+      const { LlamaChat } = await llamaCpp();
       const chat = new LlamaChat({ contextSequence: sequence });
       const loaded: LoadedModel = {
         name: file.name,
@@ -199,6 +199,16 @@ export function defaultThreads(): number {
  */
 const runtimes = new Map<string, Promise<Llama>>();
 
+/**
+ * node-llama-cpp takes about a second to import (hundreds of modules), which every process start would pay even
+ * when no agent uses the local model; it is imported when a model is first loaded instead.
+ */
+let bindings: Promise<typeof import("node-llama-cpp")> | undefined;
+function llamaCpp(): Promise<typeof import("node-llama-cpp")> {
+  bindings ??= import("node-llama-cpp");
+  return bindings;
+}
+
 function runtime(gpu: LocalGpu, logger: Logger): Promise<Llama> {
   const key = String(gpu);
   let llama = runtimes.get(key);
@@ -211,6 +221,7 @@ function runtime(gpu: LocalGpu, logger: Logger): Promise<Llama> {
 }
 
 async function startRuntime(gpu: LocalGpu, logger: Logger): Promise<Llama> {
+  const { getLlama, LlamaLogLevel } = await llamaCpp();
   const log = logger.child({ component: "llama.cpp" });
   const common = {
     build: "never",

@@ -1,0 +1,438 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import {
+  cpuSecondsOf,
+  forkWorker,
+  freePort,
+  ROOT,
+  type Running,
+  rssOf,
+  runWorker,
+  type Seed,
+  seed,
+  sleep,
+  start,
+  waitUntilOk,
+} from "./harness.js";
+import { describeMachine, type Report, renderReport, writeSection } from "./report.js";
+
+/**
+ * `pnpm bench`: the services against baselines measured in the same run, load from other processes, loopback
+ * only. See docs/benchmarks.md for what each figure means.
+ */
+const USAGE =
+  "Usage: pnpm bench [--seconds N] [--rounds N] [--connections N] [--streams N] [--messages N] [--no-write]";
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "8" },
+    rounds: { type: "string", default: "2" },
+    connections: { type: "string", default: "10" },
+    streams: { type: "string", default: "5000" },
+    messages: { type: "string", default: "300" },
+    "cold-starts": { type: "string", default: "5" },
+    only: { type: "string", default: "reads,messages,streams,cold-start" },
+    "no-write": { type: "boolean", default: false },
+    help: { type: "boolean", short: "h" },
+  },
+});
+if (args.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const only = new Set(args.only.split(","));
+const settings = {
+  seconds: Number(args.seconds),
+  rounds: Number(args.rounds),
+  connections: Number(args.connections),
+  streams: Number(args.streams),
+  messages: Number(args.messages),
+  coldStarts: Number(args["cold-starts"]),
+};
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const median = (values: number[]) => percentile(values, 50);
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+const running: Running[] = [];
+function launch(
+  name: string,
+  command: string,
+  commandArgs: string[],
+  env: Record<string, string>,
+  dir: string,
+) {
+  const process = start(command, commandArgs, env, join(dir, `${name}.log`));
+  running.push(process);
+  return process;
+}
+
+/** Runs a small node:http script (the baselines) and waits for its "listening <port>" line. */
+async function launchScript(name: string, script: string, scriptArgs: string[], dir: string) {
+  const process = launch(
+    name,
+    "node",
+    [join(ROOT, "bench", "src", "servers", script), ...scriptArgs],
+    {},
+    dir,
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    process.child.stdout!.on("data", (chunk) => {
+      const match = /listening (\d+)/.exec(String(chunk));
+      if (match) resolve(Number(match[1]));
+    });
+    process.child.once("exit", () => reject(new Error(`${name} exited`)));
+  });
+  return { process, url: `http://127.0.0.1:${port}` };
+}
+
+async function bundle(service: string): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, "scripts", "bundle.mjs"), join(ROOT, "services", service)],
+    {
+      stdio: ["ignore", "inherit", "inherit"],
+    },
+  );
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`bundling ${service} failed`);
+}
+
+const serviceEnv = (dataDir: string) => ({
+  DATA_DIR: dataDir,
+  HOST: "127.0.0.1",
+  LOG_FORMAT: "json",
+  LOG_LEVEL: "info",
+  PROVIDER_TIMEOUT_MS: "600000",
+  MESSAGE_TIMEOUT_MS: "600000",
+  PROVIDER_FIRST_TOKEN_TIMEOUT_MS: "600000",
+});
+
+async function startGateway(name: string, env: Record<string, string>, dir: string, tenant: Seed) {
+  const port = await freePort();
+  const gateway = launch(
+    name,
+    "node",
+    [join(ROOT, "services", "gateway", "dist", "main.mjs")],
+    { ...env, PORT: String(port), METRICS_PORT: String(await freePort()) },
+    dir,
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilOk(`${url}/v1/agents/${tenant.agentId}`, gateway, { headers: auth(tenant) });
+  return { process: gateway, url };
+}
+
+const auth = (tenant: Seed) => ({ authorization: `Bearer ${tenant.apiKey}` });
+
+interface LoadResult {
+  /** CPU time the server spent per answered request, in microseconds: far less sensitive to other load. */
+  cpuMicros: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  total: number;
+  answered: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Server processes whose CPU time a load run is charged to. */
+async function load(url: string, headers: Record<string, string>, servers: Running[]): Promise<LoadResult> {
+  const cpu = async () =>
+    (await Promise.all(servers.map((s) => cpuSecondsOf(s.pid)))).reduce((a, b) => a + b, 0);
+  const before = await cpu();
+  const result = await runWorker<Omit<LoadResult, "cpuMicros">>("load", {
+    url,
+    headers,
+    connections: settings.connections,
+    seconds: settings.seconds,
+    warmupSeconds: 2,
+  });
+  const cpuMicros = (((await cpu()) - before) * 1e6) / result.answered;
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
+  }
+  return { ...result, cpuMicros };
+}
+
+async function latency(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  mode: "json" | "first-text",
+  marker?: string,
+): Promise<number[]> {
+  const { samples } = await runWorker<{ samples: number[] }>("latency", {
+    url,
+    headers,
+    body: JSON.stringify(body),
+    mode,
+    marker,
+    warmup: Math.ceil(settings.messages / 10),
+    count: settings.messages,
+  });
+  return samples;
+}
+
+/** What the gateway's message round trip adds to calling the provider directly with the same request. */
+async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: string) {
+  const path = `${gatewayUrl}/v1/agents/${tenant.agentId}/messages`;
+  const lastRequest = async () => (await fetch(`${providerUrl}/last-request`)).json();
+  const direct = `${providerUrl}/v1/chat/completions`;
+  const providerHeaders = { authorization: "Bearer sk-bench" };
+
+  const viaGateway = await latency(path, auth(tenant), { text: "Hello there" }, "json");
+  const directly = await latency(direct, providerHeaders, await lastRequest(), "json");
+  const streamVia = await latency(
+    path,
+    auth(tenant),
+    { text: "Hello there", stream: true },
+    "first-text",
+    "event: message.delta",
+  );
+  const streamDirect = await latency(
+    direct,
+    providerHeaders,
+    await lastRequest(),
+    "first-text",
+    '"content":"Hello',
+  );
+  const summary = (via: number[], base: number[]) => ({
+    p50: median(via),
+    p99: percentile(via, 99),
+    baseP50: median(base),
+    baseP99: percentile(base, 99),
+  });
+  return { plain: summary(viaGateway, directly), stream: summary(streamVia, streamDirect) };
+}
+
+/** Memory of `count` idle streams held open through the gateway, against the provider holding the same. */
+async function idleStreams(gateway: Running, gatewayUrl: string, provider: Running, tenant: Seed) {
+  const before = { gateway: await rssOf(gateway.pid), provider: await rssOf(provider.pid) };
+  const worker = forkWorker("streams", {
+    url: `${gatewayUrl}/v1/agents/${tenant.holdAgentId}/messages`,
+    headers: auth(tenant),
+    body: JSON.stringify({ text: "Hold on", stream: true }),
+    marker: "event: message.delta",
+    count: settings.streams,
+    concurrency: 100,
+  });
+  const [opened] = (await once(worker, "message")) as [{ open: number; failed: number; seconds: number }];
+  await sleep(2000);
+  const after = { gateway: await rssOf(gateway.pid), provider: await rssOf(provider.pid) };
+  worker.send({ type: "close" });
+  await once(worker, "exit");
+  if (opened.failed > 0) throw new Error(`${opened.failed} of ${settings.streams} streams failed to open`);
+  return {
+    count: opened.open,
+    openSeconds: opened.seconds,
+    gatewayBytes: after.gateway - before.gateway,
+    providerBytes: after.provider - before.provider,
+  };
+}
+
+/** Process start to the first successful `GET /v1/agents/{id}` (or the baseline's same path), median of runs. */
+async function coldStart(
+  command: string,
+  commandArgs: (port: number) => string[],
+  env: Record<string, string>,
+  path: string,
+  headers: Record<string, string>,
+  runs: number,
+  dir: string,
+): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const port = await freePort();
+    const started = performance.now();
+    const child = start(
+      command,
+      commandArgs(port),
+      { ...env, PORT: String(port) },
+      join(dir, "cold-start.log"),
+    );
+    await waitUntilOk(`http://127.0.0.1:${port}${path}`, child, {
+      headers,
+      intervalMs: 2,
+      timeoutMs: 60_000,
+    });
+    times.push(performance.now() - started);
+    await child.stop();
+  }
+  return times;
+}
+
+async function main(): Promise<void> {
+  const machine = describeMachine();
+  const loadBefore = loadavg();
+  log(`bench on ${machine}; load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
+  log("bundling the services (scripts/bundle.mjs) ...");
+  for (const service of ["gateway", "registry", "conversation"]) await bundle(service);
+
+  const dir = await mkdtemp(join(tmpdir(), "agentry-bench-"));
+  try {
+    const dataDir = join(dir, "data");
+    const tenant = await seed(dataDir);
+    const provider = await launchScript("provider", "fake-provider.mjs", ["0"], dir);
+    const providerEnv = {
+      DEFAULT_MODEL_PROVIDER: "openai",
+      OPENAI_BASE_URL: `${provider.url}/v1`,
+      OPENAI_API_KEY: "sk-bench",
+    };
+
+    log("starting the all-in-one gateway, the split services and the bare baseline ...");
+    const allInOne = await startGateway(
+      "gateway-all-in-one",
+      { ...serviceEnv(dataDir), ...providerEnv },
+      dir,
+      tenant,
+    );
+    const registryPort = await freePort();
+    const conversationPort = await freePort();
+    const registry = launch(
+      "registry",
+      "node",
+      [join(ROOT, "services", "registry", "dist", "main.mjs")],
+      { ...serviceEnv(dataDir), REGISTRY_PORT: String(registryPort), METRICS_PORT: String(await freePort()) },
+      dir,
+    );
+    const conversation = launch(
+      "conversation",
+      "node",
+      [join(ROOT, "services", "conversation", "dist", "main.mjs")],
+      {
+        ...serviceEnv(join(dir, "conversation")),
+        ...providerEnv,
+        CONVERSATION_PORT: String(conversationPort),
+        METRICS_PORT: String(await freePort()),
+      },
+      dir,
+    );
+    const split = await startGateway(
+      "gateway-split",
+      {
+        ...serviceEnv(join(dir, "gateway-split")),
+        REGISTRY_URL: `http://127.0.0.1:${registryPort}`,
+        CONVERSATION_URL: `http://127.0.0.1:${conversationPort}`,
+      },
+      dir,
+      tenant,
+    );
+
+    const paths = { get: `/v1/agents/${tenant.agentId}`, list: "/v1/agents" };
+    const bodies: Record<string, string> = {};
+    for (const path of Object.values(paths)) {
+      bodies[path] = await (await fetch(`${allInOne.url}${path}`, { headers: auth(tenant) })).text();
+    }
+    await writeFile(join(dir, "bodies.json"), JSON.stringify(bodies));
+    const bare = await launchScript("bare", "bare-server.mjs", [join(dir, "bodies.json"), "0"], dir);
+
+    const throughput: Report["throughput"] = [];
+    for (let round = 1; only.has("reads") && round <= settings.rounds; round++) {
+      for (const [name, path] of Object.entries(paths)) {
+        log(`round ${round}: GET ${path} on the bare server, all-in-one and split ...`);
+        const baseline = await load(`${bare.url}${path}`, {}, [bare.process]);
+        const aio = await load(`${allInOne.url}${path}`, auth(tenant), [allInOne.process]);
+        const sep = await load(`${split.url}${path}`, auth(tenant), [split.process, registry, conversation]);
+        throughput.push({ round, name: name as "get" | "list", bare: baseline, allInOne: aio, split: sep });
+      }
+    }
+
+    let messages: Report["messages"];
+    let splitMessages: Report["splitMessages"];
+    if (only.has("messages")) {
+      log("message round trips through the all-in-one gateway and directly ...");
+      messages = await messageOverhead(allInOne.url, tenant, provider.url);
+      log("message round trips through the split services ...");
+      splitMessages = await messageOverhead(split.url, tenant, provider.url);
+    }
+
+    let streams: Report["streams"];
+    if (only.has("streams")) {
+      log(`holding ${settings.streams} idle streams open through the all-in-one gateway ...`);
+      streams = await idleStreams(allInOne.process, allInOne.url, provider.process, tenant);
+    }
+
+    for (const process of [allInOne.process, split.process, registry, conversation, bare.process]) {
+      await process.stop();
+    }
+
+    let coldStart: Report["coldStart"];
+    if (only.has("cold-start")) coldStart = await coldStarts(dir, dataDir, providerEnv, paths.get, tenant);
+
+    const report: Report = {
+      machine,
+      loadBefore,
+      loadAfter: loadavg(),
+      settings,
+      throughput,
+      ...(messages && splitMessages ? { messages, splitMessages } : {}),
+      ...(streams ? { streams } : {}),
+      ...(coldStart ? { coldStart } : {}),
+    };
+    const section = renderReport(report);
+    log("");
+    log(section);
+    if (!args["no-write"]) {
+      await writeSection(section);
+      log("\nwritten to docs/benchmarks.md");
+    }
+  } finally {
+    for (const process of running) await process.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function coldStarts(
+  dir: string,
+  dataDir: string,
+  providerEnv: Record<string, string>,
+  path: string,
+  tenant: Seed,
+): Promise<NonNullable<Report["coldStart"]>> {
+  log("cold starts ...");
+  const gatewayEnv = { ...serviceEnv(dataDir), ...providerEnv, METRICS_PORT: "0" };
+  const coldBundle = await coldStart(
+    "node",
+    () => [join(ROOT, "services", "gateway", "dist", "main.mjs")],
+    gatewayEnv,
+    path,
+    auth(tenant),
+    settings.coldStarts,
+    dir,
+  );
+  const coldTsx = await coldStart(
+    "node",
+    () => ["--import", "tsx", join(ROOT, "services", "gateway", "src", "main.ts")],
+    gatewayEnv,
+    path,
+    auth(tenant),
+    Math.max(1, Math.ceil(settings.coldStarts / 2)),
+    dir,
+  );
+  const coldBare = await coldStart(
+    "node",
+    (port) => [
+      join(ROOT, "bench", "src", "servers", "bare-server.mjs"),
+      join(dir, "bodies.json"),
+      String(port),
+    ],
+    {},
+    path,
+    {},
+    settings.coldStarts,
+    dir,
+  );
+
+  return { bundle: median(coldBundle), tsx: median(coldTsx), bare: median(coldBare) };
+}
+
+await main();
