@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -276,6 +276,14 @@ async function main(): Promise<void> {
   log(`bench on ${machine}; load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
   log("bundling the services (scripts/bundle.mjs) ...");
   for (const service of ["gateway", "registry", "conversation"]) await bundle(service);
+
+  // Each stream held through the all-in-one gateway takes two descriptors there (the caller's and the provider's).
+  const fdLimit = Number(execSync("ulimit -n", { shell: "/bin/sh" }).toString().trim());
+  if (Number.isFinite(fdLimit) && settings.streams * 2 + 1024 > fdLimit) {
+    const fits = Math.max(100, Math.floor((fdLimit - 1024) / 2));
+    log(`open-file limit ${fdLimit} holds ${fits} streams, not ${settings.streams}: raise it with ulimit -n`);
+    settings.streams = fits;
+  }
 
   const dir = await mkdtemp(join(tmpdir(), "agentry-bench-"));
   try {
