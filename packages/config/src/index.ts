@@ -18,7 +18,8 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
     const data = result.data as z.infer<S> & { DATA_DIR?: unknown };
     // A relative DATA_DIR is taken from where the command was typed (INIT_CWD, set by pnpm), not from the
     // package directory a workspace script runs in.
-    if (typeof data.DATA_DIR === "string") data.DATA_DIR = resolve(env.INIT_CWD ?? process.cwd(), data.DATA_DIR);
+    if (typeof data.DATA_DIR === "string")
+      data.DATA_DIR = resolve(env.INIT_CWD ?? process.cwd(), data.DATA_DIR);
     return data;
   }
   const lines = result.error.issues.map(
