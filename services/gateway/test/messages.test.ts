@@ -337,7 +337,13 @@ describe("no provider configured", () => {
   it("answers with the local model, streamed or not", async () => {
     // The model from the per-machine cache (CI fills it first); a fresh machine would fetch it on first use.
     const model = await ensureModel({ dir: sharedModelDir() }, { logger: silentLogger() });
-    const bare = await startHarness({ LOCAL_MODEL_PATH: model.path, LOCAL_THREADS: "1" });
+    // Loading the model competes with every other suite for the CPU; the provider bounds are not under test here.
+    const bare = await startHarness({
+      LOCAL_MODEL_PATH: model.path,
+      LOCAL_THREADS: "1",
+      PROVIDER_FIRST_TOKEN_TIMEOUT_MS: "120000",
+      PROVIDER_TIMEOUT_MS: "120000",
+    });
     try {
       const t = await bare.tenant();
       const created = await bare.request<{ data: { id: string } }>("POST", "/v1/agents", {
@@ -368,7 +374,7 @@ describe("no provider configured", () => {
     } finally {
       await bare.close();
     }
-  });
+  }, 180_000);
 
   it("fails with MODEL_ERROR saying what to do when the local model cannot be had", async () => {
     const bare = await startHarness({ LOCAL_MODEL_PATH: "/nonexistent/model.gguf" });
