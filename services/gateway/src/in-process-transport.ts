@@ -77,7 +77,7 @@ export function createInProcessTransport(
     const implementation = implementations.get(method);
     if (!implementation) {
       throw new ConnectError(
-        `${method.parent.typeName}/${method.name} is not implemented`,
+        `${method.parent.typeName}/${method.name} has no handler in this process`,
         Code.Unimplemented,
       );
     }
