@@ -1,4 +1,7 @@
 import type pg from "pg";
+import { inTransaction } from "./pool.js";
+
+export { assertSchemaName, createPool, inTransaction, type PoolOptions } from "./pool.js";
 
 /** One versioned step of a service's Postgres schema. */
 export interface PgMigration {
@@ -26,10 +29,7 @@ export interface MigrationTarget {
  */
 export async function runPgMigrations(pool: pg.Pool, target: MigrationTarget): Promise<void> {
   const { schema, migrations } = target;
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query("BEGIN");
+  await inTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [target.lockClass, schema]);
     // Checked before creating: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when it exists,
     // and an operator may have made the schema for a role that lacks it.
@@ -61,13 +61,5 @@ export async function runPgMigrations(pool: pg.Pool, target: MigrationTarget): P
         [migration.version, migration.name],
       );
     }
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch((rollbackError: Error) => {
-      broken = rollbackError;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }

@@ -21,7 +21,8 @@
  *   turn or call of a purged agent survives, however the two interleave across instances.
  */
 import { AppError } from "@agentry/errors";
-import pg from "pg";
+import { assertSchemaName, createPool, inTransaction } from "@agentry/pg";
+import type pg from "pg";
 import { migratePostgres } from "./postgres-migrations.js";
 import type {
   CallOutcome,
@@ -89,8 +90,6 @@ interface CallRow {
   output_tokens: number;
   created_at: Date;
 }
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 const KEY_WHERE = "account_id = $1 AND agent_id = $2 AND user_id = $3 AND room_id = $4";
 
@@ -212,8 +211,6 @@ function statements(s: string) {
 type Statements = ReturnType<typeof statements>;
 
 /** SQLSTATEs worth running the whole transaction again for. */
-const RETRYABLE = new Set(["40001", "40P01"]);
-
 const NETWORK_ERRORS = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -353,33 +350,10 @@ export class PostgresConversationStore implements ConversationStore {
 
   /** Runs `work` in one transaction on one connection; retried whole after a deadlock or serialization failure. */
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.transactionOnce(work);
-      } catch (error) {
-        const code = (error as { code?: unknown } | null)?.code;
-        if (attempt < 3 && typeof code === "string" && RETRYABLE.has(code)) continue;
-        throw translate(error);
-      }
-    }
-  }
-
-  private async transactionOnce<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
     try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
+      return await inTransaction(this.pool, work);
     } catch (error) {
-      // A connection that cannot even roll back is discarded rather than returned to the pool.
-      await client.query("ROLLBACK").catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
+      throw translate(error);
     }
   }
 }
@@ -389,19 +363,14 @@ export async function openPostgresConversationStore(
   options: PostgresConversationStoreOptions,
 ): Promise<PostgresConversationStore> {
   const schema = options.schema ?? DEFAULT_CONVERSATION_SCHEMA;
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
-  const pool = new pg.Pool({
+  assertSchemaName(schema);
+  const pool = createPool({
     connectionString: options.connectionString,
-    max: options.poolSize ?? 10,
-    statement_timeout: options.statementTimeoutMs ?? 10_000,
-    // A client that died mid-transaction must not hold its locks (a conversation's row) for long.
-    idle_in_transaction_session_timeout: 60_000,
-    connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
-    application_name: "agentry-conversation",
+    applicationName: "agentry-conversation",
+    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
+    ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
+    ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
   });
-  // Without a listener, an idle connection's error would crash the process.
-  pool.on("error", (error) => options.onConnectionError?.(error));
   try {
     await migratePostgres(pool, schema);
   } catch (error) {

@@ -24,7 +24,8 @@
  */
 import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import pg from "pg";
+import { assertSchemaName, createPool, inTransaction } from "@agentry/pg";
+import type pg from "pg";
 import { applyAgentPatch } from "./patch.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import type {
@@ -116,8 +117,6 @@ const SORT_COLUMN: Record<AgentSortField, string> = {
   name: "name",
   status: "status",
 };
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 function now(): string {
   return new Date().toISOString();
@@ -291,8 +290,6 @@ function statements(s: string) {
 type Statements = ReturnType<typeof statements>;
 
 /** SQLSTATEs worth running the whole transaction again for. */
-const RETRYABLE = new Set(["40001", "40P01"]);
-
 const NETWORK_ERRORS = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -633,33 +630,10 @@ export class PostgresRegistryStore implements RegistryStore {
 
   /** Runs `work` in one transaction on one connection; retried whole after a deadlock or serialization failure. */
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.transactionOnce(work, begin);
-      } catch (error) {
-        const code = (error as { code?: unknown } | null)?.code;
-        if (attempt < 3 && typeof code === "string" && RETRYABLE.has(code)) continue;
-        throw translate(error);
-      }
-    }
-  }
-
-  private async transactionOnce<T>(work: (client: pg.PoolClient) => Promise<T>, begin: string): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
     try {
-      await client.query(begin);
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
+      return await inTransaction(this.pool, work, begin);
     } catch (error) {
-      // A connection that cannot even roll back is discarded rather than returned to the pool.
-      await client.query("ROLLBACK").catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
+      throw translate(error);
     }
   }
 }
@@ -669,19 +643,14 @@ export async function openPostgresRegistryStore(
   options: PostgresRegistryStoreOptions,
 ): Promise<PostgresRegistryStore> {
   const schema = options.schema ?? DEFAULT_REGISTRY_SCHEMA;
-  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
-  const pool = new pg.Pool({
+  assertSchemaName(schema);
+  const pool = createPool({
     connectionString: options.connectionString,
-    max: options.poolSize ?? 10,
-    statement_timeout: options.statementTimeoutMs ?? 10_000,
-    // A client that died mid-transaction must not hold its locks (an account's quota lock) for long.
-    idle_in_transaction_session_timeout: 60_000,
-    connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
-    application_name: "agentry-registry",
+    applicationName: "agentry-registry",
+    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
+    ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
+    ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
   });
-  // Without a listener, an idle connection's error would crash the process.
-  pool.on("error", (error) => options.onConnectionError?.(error));
   try {
     await migratePostgres(pool, schema);
   } catch (error) {
