@@ -104,6 +104,27 @@ describe("the in-process transport", () => {
     expect(handlerSignal?.aborted).toBe(true);
   });
 
+  it("fires a handler's signal once its call is over, even when the handler reads it only afterwards", async () => {
+    let context: HandlerContext | undefined;
+    let readDuringCall: AbortSignal | undefined;
+    const transport = createInProcessTransport((router) =>
+      router.service(AgentService, {
+        async getAgent(request, handlerContext) {
+          context = handlerContext;
+          if (request.id === "watch") readDuringCall = handlerContext.signal;
+          return {};
+        },
+      }),
+    );
+    const client = createClient(AgentService, transport);
+    await client.getAgent({ id: "watch" });
+    expect(readDuringCall?.aborted).toBe(true);
+    expect((readDuringCall!.reason as ConnectError).code).toBe(Code.Canceled);
+    await client.getAgent({ id: "late" });
+    expect(context?.signal.aborted).toBe(true);
+    expect((context!.signal.reason as ConnectError).code).toBe(Code.Canceled);
+  });
+
   it("cancels the call when the caller's signal aborts", async () => {
     const controller = new AbortController();
     let handlerAborted: Promise<unknown> | undefined;
