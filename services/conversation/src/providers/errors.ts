@@ -16,11 +16,14 @@ export const PROVIDER_ENV: Record<Exclude<ProviderName, "local">, { apiKey: stri
   anthropic: { apiKey: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL" },
 };
 
-/** What a provider answered when it refused a call, as far as the SDKs expose it. */
+/** Response headers as Node and undici give them: lower-case names, repeated ones as arrays. */
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+/** What a provider answered when it refused a call. */
 export interface UpstreamRefusal {
   /** HTTP status; unset for an error reported inside a stream that had already started. */
   status: number | undefined;
-  headers: Headers | undefined;
+  headers: UpstreamHeaders | undefined;
   /** The provider's error type, e.g. `overloaded_error` or `invalid_request_error`. */
   type: string | undefined;
   /** The provider's error message; shown only sanitised, and only for invalid requests. */
@@ -117,10 +120,10 @@ export function incompleteError(provider: ProviderName, cause?: unknown): AppErr
  * Seconds to wait, from `retry-after-ms` (OpenAI), `retry-after` in seconds, or `retry-after` as an HTTP date.
  * Rounded up, so a client never retries too early.
  */
-export function retryAfterSeconds(headers: Headers, now: number = Date.now()): number | undefined {
-  const ms = Number(headers.get("retry-after-ms") ?? Number.NaN);
+export function retryAfterSeconds(headers: UpstreamHeaders, now: number = Date.now()): number | undefined {
+  const ms = Number(header(headers, "retry-after-ms") ?? Number.NaN);
   if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms / 1000);
-  const value = headers.get("retry-after")?.trim();
+  const value = header(headers, "retry-after")?.trim();
   if (!value) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds);
@@ -128,6 +131,11 @@ export function retryAfterSeconds(headers: Headers, now: number = Date.now()): n
   const date = /[a-z]/i.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isFinite(date)) return Math.max(0, Math.ceil((date - now) / 1000));
   return undefined;
+}
+
+function header(headers: UpstreamHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 const MAX_DETAIL = 300;

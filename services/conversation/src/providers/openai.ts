@@ -1,8 +1,6 @@
-import type { Logger } from "@agentry/logging";
-import { APIConnectionError, APIError, OpenAI } from "openai";
-import type { ChatCompletionChunk, ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { connectionError, incompleteError, refusalError } from "./errors.js";
-import { sdkLogger } from "./sdk-logger.js";
+import type { EventSourceMessage } from "eventsource-parser";
+import { incompleteError, type UpstreamHeaders } from "./errors.js";
+import { createEndpoint, type Endpoint, type ErrorDetail, parseJson, type StreamReader } from "./http.js";
 import type {
   FinishReason,
   ModelProvider,
@@ -20,90 +18,119 @@ export interface OpenAIProviderOptions {
   /** Any server speaking the Chat Completions API; the OpenAI API when unset. */
   baseURL?: string;
   defaultModel: string;
-  /** Backstop of the SDK for the time until response headers; the caller's signal bounds the whole call. */
+  /** Backstop for the time until response headers; the caller's signal bounds the whole call. */
   timeoutMs: number;
-  logger: Logger;
+}
+
+/** The parts of a Chat Completions answer read here. */
+interface Completion {
+  model?: string;
+  choices?: { message?: { content?: string | null }; finish_reason?: string | null }[];
+  usage?: Usage | null;
+}
+
+interface CompletionChunk {
+  model?: string;
+  choices?: { delta?: { content?: string | null }; finish_reason?: string | null }[];
+  usage?: Usage | null;
+  /** Some servers report a failure inside a stream that has started. */
+  error?: unknown;
+}
+
+interface Usage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
 }
 
 /**
- * The `openai` provider: the Chat Completions API through the official SDK, so any OpenAI-compatible server
- * works. The SDK never retries (the caller decides) and never reads the environment: configuration comes from
- * the options only.
+ * The `openai` provider: the Chat Completions API (`POST {baseURL}/chat/completions`), so any OpenAI-compatible
+ * server works. Configuration comes from the options only, never from the environment.
  */
 export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvider {
-  const client = new OpenAI({
-    // Local servers ignore the key but the SDK insists on one; their own docs suggest any placeholder.
-    apiKey: options.apiKey ?? "unused",
+  const endpoint = createEndpoint({
+    provider: "openai",
     baseURL: options.baseURL ?? OPENAI_DEFAULT_BASE_URL,
-    organization: null,
-    project: null,
-    maxRetries: 0,
-    timeout: options.timeoutMs,
-    logger: sdkLogger(options.logger.child({ component: "openai-sdk" })),
-    logLevel: "warn",
+    path: "/chat/completions",
+    // Servers that need no key ignore the header; their own docs suggest any placeholder.
+    headers: { authorization: `Bearer ${options.apiKey ?? "unused"}` },
+    timeoutMs: options.timeoutMs,
+    secrets: options.apiKey ? [options.apiKey] : [],
+    errorDetail,
   });
-  const secrets = options.apiKey ? [options.apiKey] : [];
-  const fail = (error: unknown, model: string) => toAppError(error, model, secrets);
 
   return {
     name: "openai",
     defaultModel: options.defaultModel,
 
     async complete(request, signal): Promise<ProviderResult> {
-      try {
-        const completion = await client.chat.completions.create(
-          { ...params(request), stream: false },
-          { signal },
-        );
-        const choice = completion.choices[0];
-        return {
-          text: choice?.message.content ?? "",
-          model: completion.model || request.model,
-          finishReason: finishReason(choice?.finish_reason),
-          usage: usage(completion.usage),
-        };
-      } catch (error) {
-        throw fail(error, request.model);
-      }
+      const completion = (await endpoint.json(
+        { ...params(request), stream: false },
+        request.model,
+        signal,
+      )) as Completion;
+      if (!Array.isArray(completion?.choices)) throw incompleteError("openai", new Error("no choices"));
+      const choice = completion.choices[0];
+      return {
+        text: choice?.message?.content ?? "",
+        model: completion.model || request.model,
+        finishReason: finishReason(choice?.finish_reason),
+        usage: usage(completion.usage),
+      };
     },
 
-    async stream(request, signal): Promise<AsyncIterable<ProviderEvent>> {
-      let chunks: AsyncIterable<ChatCompletionChunk>;
-      try {
-        chunks = await client.chat.completions.create(
-          { ...params(request), stream: true, stream_options: { include_usage: true } },
-          { signal },
-        );
-      } catch (error) {
-        throw fail(error, request.model);
-      }
-      return (async function* events(): AsyncGenerator<ProviderEvent> {
-        let model = request.model;
-        let finish: FinishReason | undefined;
-        let tokens: ProviderUsage = { inputTokens: 0, outputTokens: 0 };
-        try {
-          for await (const chunk of chunks) {
-            if (chunk.model) model = chunk.model;
-            // With include_usage the usage comes in a last chunk without choices; some servers attach it to
-            // the finishing chunk instead.
-            if (chunk.usage) tokens = usage(chunk.usage);
-            const choice = chunk.choices[0];
-            if (choice?.delta?.content) yield { type: "delta", text: choice.delta.content };
-            if (choice?.finish_reason) finish = finishReason(choice.finish_reason);
-          }
-        } catch (error) {
-          throw fail(error, request.model);
-        }
-        // The SDK ends a stream quietly when its signal aborts; the caller tells that case apart by its signal.
-        if (finish === undefined) throw incompleteError("openai");
-        yield { type: "done", model, finishReason: finish, usage: tokens };
-      })();
+    stream(request, signal): Promise<AsyncIterable<ProviderEvent>> {
+      return endpoint.stream(
+        { ...params(request), stream: true, stream_options: { include_usage: true } },
+        request.model,
+        signal,
+        new ChunkReader(endpoint, request.model),
+      );
     },
   };
 }
 
+/** Reads the `data:` chunks of a streamed Chat Completion, up to `[DONE]`. */
+class ChunkReader implements StreamReader {
+  private model: string;
+  private finish: FinishReason | undefined;
+  private tokens: ProviderUsage = { inputTokens: 0, outputTokens: 0 };
+  private ended = false;
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly requested: string,
+  ) {
+    this.model = requested;
+  }
+
+  event(event: EventSourceMessage, headers: UpstreamHeaders): string | undefined {
+    // What follows [DONE] is read, not used, so that the connection can serve another call.
+    if (this.ended) return undefined;
+    if (event.data.startsWith("[DONE]")) {
+      this.ended = true;
+      return undefined;
+    }
+    const chunk = parseJson(event.data) as CompletionChunk | null | undefined;
+    if (chunk === undefined) throw incompleteError("openai", new Error("an event is not JSON"));
+    if (chunk?.error) throw this.endpoint.refusal(this.requested, headers, chunk);
+    if (chunk?.model) this.model = chunk.model;
+    // With include_usage the usage comes in a last chunk without choices; some servers attach it to the
+    // finishing chunk instead.
+    if (chunk?.usage) this.tokens = usage(chunk.usage);
+    const choice = chunk?.choices?.[0];
+    if (choice?.finish_reason) this.finish = finishReason(choice.finish_reason);
+    return choice?.delta?.content || undefined;
+  }
+
+  end(): ProviderEvent {
+    // An aborted call may end the body early; the caller tells that case apart by its signal.
+    if (this.finish === undefined) throw incompleteError("openai");
+    return { type: "done", model: this.model, finishReason: this.finish, usage: this.tokens };
+  }
+}
+
 function params(request: ProviderRequest) {
-  const messages: ChatCompletionMessageParam[] = [];
+  const messages: { role: "system" | "user" | "assistant"; content: string }[] = [];
   // One system message: several, or one that is not first, break the chat templates of some local models.
   if (request.system) messages.push({ role: "system", content: request.system });
   for (const message of request.messages) messages.push({ role: message.role, content: message.text });
@@ -114,6 +141,18 @@ function params(request: ProviderRequest) {
     // that do not know it ignore it.
     max_completion_tokens: request.maxTokens,
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+  };
+}
+
+/** `{"error": {"type", "code", "message"}}`; the code, when there is one, is the more precise. */
+function errorDetail(body: unknown): ErrorDetail {
+  const error = (body as { error?: { type?: unknown; code?: unknown; message?: unknown } } | undefined)
+    ?.error;
+  const code = error?.code;
+  const type = error?.type;
+  return {
+    type: typeof code === "string" ? code : typeof type === "string" ? type : undefined,
+    message: typeof error?.message === "string" ? error.message : undefined,
   };
 }
 
@@ -130,29 +169,6 @@ function finishReason(reason: string | null | undefined): FinishReason {
   }
 }
 
-function usage(value: { prompt_tokens?: number; completion_tokens?: number } | null | undefined) {
+function usage(value: Usage | null | undefined): ProviderUsage {
   return { inputTokens: value?.prompt_tokens ?? 0, outputTokens: value?.completion_tokens ?? 0 };
-}
-
-function toAppError(error: unknown, model: string, secrets: readonly string[]) {
-  // Connection errors (timeouts included) and user aborts are APIErrors without a status.
-  if (error instanceof APIConnectionError) return connectionError("openai", error);
-  if (error instanceof APIError && (error.status !== undefined || error.error !== undefined)) {
-    const body = error.error as { type?: unknown; code?: unknown; message?: unknown } | undefined;
-    return refusalError(
-      "openai",
-      model,
-      {
-        status: error.status,
-        headers: error.headers,
-        type:
-          typeof body?.code === "string" ? body.code : typeof body?.type === "string" ? body.type : undefined,
-        message: typeof body?.message === "string" ? body.message : undefined,
-      },
-      secrets,
-    );
-  }
-  // Anything else thrown while reading the body: the connection broke (undici's "terminated") or the server
-  // sent something that is not SSE.
-  return incompleteError("openai", error);
 }

@@ -65,7 +65,6 @@ export class ProviderSet {
         ...(openai.baseURL ? { baseURL: openai.baseURL } : {}),
         defaultModel: openai.model || DEFAULT_OPENAI_MODEL,
         timeoutMs,
-        logger,
       });
     }
     const anthropic = config.anthropic ?? {};
@@ -75,7 +74,6 @@ export class ProviderSet {
         ...(anthropic.baseURL ? { baseURL: anthropic.baseURL } : {}),
         defaultModel: anthropic.model || DEFAULT_ANTHROPIC_MODEL,
         timeoutMs,
-        logger,
       });
     }
     const local = config.local ?? {};
