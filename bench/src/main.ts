@@ -214,28 +214,52 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
   return { plain: summary(viaGateway, directly), stream: summary(streamVia, streamDirect) };
 }
 
-/** Memory of `count` idle streams held open through the gateway, against the provider holding the same. */
-async function idleStreams(gateway: Running, gatewayUrl: string, provider: Running, tenant: Seed) {
-  const before = { gateway: await rssOf(gateway.pid), provider: await rssOf(provider.pid) };
+/** Opens `count` streams through the gateway, reports, and holds them until `release` is called. */
+async function holdStreams(gatewayUrl: string, tenant: Seed, count: number) {
   const worker = forkWorker("streams", {
     url: `${gatewayUrl}/v1/agents/${tenant.holdAgentId}/messages`,
     headers: auth(tenant),
     body: JSON.stringify({ text: "Hold on", stream: true }),
     marker: "event: message.delta",
-    count: settings.streams,
+    count,
     concurrency: 100,
   });
   const [opened] = (await once(worker, "message")) as [{ open: number; failed: number; seconds: number }];
-  await sleep(2000);
-  const after = { gateway: await rssOf(gateway.pid), provider: await rssOf(provider.pid) };
-  worker.send({ type: "close" });
-  await once(worker, "exit");
-  if (opened.failed > 0) throw new Error(`${opened.failed} of ${settings.streams} streams failed to open`);
+  if (opened.failed > 0) throw new Error(`${opened.failed} of ${count} streams failed to open`);
   return {
-    count: opened.open,
-    openSeconds: opened.seconds,
+    ...opened,
+    async release() {
+      worker.send({ type: "close" });
+      await once(worker, "exit");
+    },
+  };
+}
+
+/**
+ * Memory of `count` idle streams held open through the gateway, against the provider holding the same: the
+ * growth of the resident set from before the first stream to all of them open. The first fifth are opened
+ * first and measured apart, so the figure also splits into what each further stream adds (the slope) and what
+ * a process grows by once, when it first serves load (its young generation, compiled code, pools).
+ */
+async function idleStreams(gateway: Running, gatewayUrl: string, provider: Running, tenant: Seed) {
+  const rss = async () => ({ gateway: await rssOf(gateway.pid), provider: await rssOf(provider.pid) });
+  const firstCount = Math.max(1, Math.floor(settings.streams / 5));
+  const before = await rss();
+  const first = await holdStreams(gatewayUrl, tenant, firstCount);
+  await sleep(2000);
+  const middle = await rss();
+  const rest = await holdStreams(gatewayUrl, tenant, settings.streams - firstCount);
+  await sleep(2000);
+  const after = await rss();
+  await rest.release();
+  await first.release();
+  const restCount = rest.open;
+  return {
+    count: first.open + rest.open,
+    openSeconds: first.seconds + rest.seconds,
     gatewayBytes: after.gateway - before.gateway,
     providerBytes: after.provider - before.provider,
+    marginalGatewayBytes: restCount > 0 ? (after.gateway - middle.gateway) / restCount : Number.NaN,
   };
 }
 

@@ -32,7 +32,14 @@ export interface Report {
   throughput: { round: number; name: "get" | "list"; bare: Load; allInOne: Load; split: Load }[];
   messages?: { plain: Latency; stream: Latency };
   splitMessages?: { plain: Latency; stream: Latency };
-  streams?: { count: number; openSeconds: number; gatewayBytes: number; providerBytes: number };
+  streams?: {
+    count: number;
+    openSeconds: number;
+    gatewayBytes: number;
+    providerBytes: number;
+    /** What each stream beyond the first fifth added to the gateway's resident set. */
+    marginalGatewayBytes: number;
+  };
   coldStart?: { bundle: number; tsx: number; bare: number };
 }
 
@@ -104,6 +111,7 @@ export function renderReport(r: Report): string {
       `| ${s.count} idle streams held open, all-in-one | +${mb(s.gatewayBytes)} (${(s.gatewayBytes / s.count / 1024).toFixed(1)} KB each) | ` +
         `provider holding the same: +${mb(s.providerBytes)} (${(s.providerBytes / s.count / 1024).toFixed(1)} KB each) | ` +
         `${(s.gatewayBytes / Math.max(1, s.providerBytes)).toFixed(1)}× | ≤ 250 MB | ${met(s.gatewayBytes <= 250 * 1024 ** 2)} |`,
+      `| Each stream beyond the first fifth, all-in-one | +${(s.marginalGatewayBytes / 1024).toFixed(1)} KB | | | | |`,
     );
   const cold = r.coldStart;
   if (cold)
