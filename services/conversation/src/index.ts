@@ -35,6 +35,8 @@ export type {
   CallRecord,
   ConversationKey,
   ConversationStore,
+  HistoryLimits,
+  HistoryTurn,
   NewExchange,
   PurgeResult,
   TurnPage,

@@ -14,7 +14,7 @@ export interface AgentProfile {
 export const MAX_HISTORY_TURNS = 200;
 
 /** Per-message overhead of the chat formats (role markers, separators), in tokens. */
-const MESSAGE_OVERHEAD_TOKENS = 4;
+export const MESSAGE_OVERHEAD_TOKENS = 4;
 
 /**
  * A rough token count, about four characters per token for English text. It only decides how much history
@@ -22,6 +22,11 @@ const MESSAGE_OVERHEAD_TOKENS = 4;
  */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
+}
+
+/** What one turn of history costs the budget: its text and the chat format's overhead. */
+export function turnTokens(text: string): number {
+  return estimateTokens(text) + MESSAGE_OVERHEAD_TOKENS;
 }
 
 /** The agent's profile as a system prompt; parts that are empty are left out. */
@@ -49,8 +54,8 @@ export function contextSection(context: JsonObject | undefined): string {
 export interface PromptInput {
   profile: AgentProfile;
   context: JsonObject | undefined;
-  /** Stored turns of this conversation, oldest first. */
-  history: PromptMessage[];
+  /** Stored turns of this conversation, oldest first: at least those that fit the budget. */
+  history: readonly PromptMessage[];
   text: string;
   /** Tokens the history may take; the system prompt and the new message are always sent whole. */
   historyTokenBudget: number;
@@ -63,18 +68,19 @@ export interface PromptInput {
  */
 export function buildPrompt(input: PromptInput): { system: string; messages: PromptMessage[] } {
   const system = [systemPrompt(input.profile), contextSection(input.context)].filter(Boolean).join("\n\n");
-  const kept: PromptMessage[] = [];
+  const history = input.history;
+  let start = history.length;
   let spent = 0;
-  for (let i = input.history.length - 1; i >= 0; i--) {
-    const turn = input.history[i]!;
-    const cost = estimateTokens(turn.text) + MESSAGE_OVERHEAD_TOKENS;
+  while (start > 0) {
+    const cost = turnTokens(history[start - 1]!.text);
     if (spent + cost > input.historyTokenBudget) break;
     spent += cost;
-    kept.push(turn);
+    start--;
   }
-  kept.reverse();
-  while (kept[0]?.role === "assistant") kept.shift();
-  return { system, messages: [...kept, { role: "user", text: input.text }] };
+  while (history[start]?.role === "assistant") start++;
+  const messages = history.slice(start);
+  messages.push({ role: "user", text: input.text });
+  return { system, messages };
 }
 
 function bullets(items: readonly string[]): string {

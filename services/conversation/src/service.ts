@@ -158,8 +158,7 @@ export function conversationKey(input: MessageInput): ConversationKey {
   if (agent.accountId && agent.accountId !== input.accountId) {
     throw invalid("agent", "belongs to another account");
   }
-  const length = [...input.text].length;
-  if (length < 1 || length > MAX_TEXT_CHARS) {
+  if (input.text.length === 0 || tooLong(input.text)) {
     throw invalid("text", `must be 1 to ${MAX_TEXT_CHARS} characters`);
   }
   return {
@@ -174,11 +173,19 @@ function invalid(field: string, issue: string): AppError {
   return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
 }
 
+/** Whether a text has more than MAX_TEXT_CHARS characters (code points); counted only when its length allows it. */
+function tooLong(text: string): boolean {
+  if (text.length <= MAX_TEXT_CHARS) return false;
+  let characters = 0;
+  for (const _ of text) if (++characters > MAX_TEXT_CHARS) return true;
+  return false;
+}
+
 /** One model call from receipt to outcome: its plan, its timing, and its record in the store and the log. */
 class Call {
   readonly id = newId("message");
   readonly key: ConversationKey;
-  readonly log: Logger;
+  private logger: Logger | undefined;
   firstTokenMs: number | null = null;
   private readonly receivedAt = new Date();
   private readonly started = performance.now();
@@ -192,12 +199,18 @@ class Call {
     private readonly stream: boolean,
   ) {
     this.key = conversationKey(input);
-    const requestId = input.requestId;
-    this.log = ctx.logger.child({
+  }
+
+  /** The call's logger, made when first used: an answered call logs once, after its reply has left. */
+  get log(): Logger {
+    if (this.logger) return this.logger;
+    const requestId = this.input.requestId;
+    this.logger = this.ctx.logger.child({
       agentId: this.key.agentId,
       messageId: this.id,
       ...(requestId && currentRequestId() !== requestId ? { requestId } : {}),
     });
+    return this.logger;
   }
 
   /** Settings, provider, model and prompt; every failure here is the caller's or the configuration's. */
@@ -207,7 +220,11 @@ class Call {
     const { provider, model } = this.ctx.providers.resolve(spec?.modelProvider, spec?.model);
     this.provider = provider;
     this.model = model;
-    const history = await this.ctx.store.recentTurns(this.key, MAX_HISTORY_TURNS);
+    const historyTokenBudget = this.ctx.limits.contextTokenBudget;
+    const history = await this.ctx.store.recentTurns(this.key, {
+      maxTurns: MAX_HISTORY_TURNS,
+      tokenBudget: historyTokenBudget,
+    });
     const prompt = buildPrompt({
       profile: {
         name: spec?.name ?? "",
@@ -217,9 +234,9 @@ class Call {
         goals: spec?.goals ?? [],
       },
       context: this.input.context,
-      history: history.map((turn) => ({ role: turn.role, text: turn.text })),
+      history,
       text: this.input.text,
-      historyTokenBudget: this.ctx.limits.contextTokenBudget,
+      historyTokenBudget,
     });
     return { provider, request: { model, ...prompt, ...settings } };
   }
@@ -265,19 +282,19 @@ class Call {
       // The agent was deleted (and purged) while it was answering: nothing of it may remain.
       throw new AppError("AGENT_NOT_FOUND", "The agent does not exist.");
     }
-    this.log.info(
-      {
-        provider: provider.name,
-        model: reply.model,
-        stream: this.stream,
-        latencyMs,
-        firstTokenMs: this.firstTokenMs === null ? undefined : Math.round(this.firstTokenMs),
-        inputTokens,
-        outputTokens,
-        finishReason: reply.finishReason,
-      },
-      "message answered",
-    );
+    const line = {
+      provider: provider.name,
+      model: reply.model,
+      stream: this.stream,
+      latencyMs,
+      firstTokenMs: this.firstTokenMs === null ? undefined : Math.round(this.firstTokenMs),
+      inputTokens,
+      outputTokens,
+      finishReason: reply.finishReason,
+    };
+    // Written once the reply is on its way: formatting it (pino, with redaction) took tens of microseconds of the
+    // reply's path. The request scope, and so the line's requestId, carries over.
+    setImmediate(() => this.log.info(line, "message answered"));
     return reply;
   }
 
@@ -322,8 +339,13 @@ class Call {
     error: AppError | null,
     values: { model: string | null; inputTokens: number; outputTokens: number; createdAt: Date },
   ) {
+    // The key's fields one by one: a literal that starts with a spread builds a new hidden class per call (V8 11),
+    // about 1 µs for each field after it.
     return {
-      ...this.key,
+      accountId: this.key.accountId,
+      agentId: this.key.agentId,
+      userId: this.key.userId,
+      roomId: this.key.roomId,
       id: this.id,
       requestId: this.input.requestId ?? null,
       provider: this.provider?.name ?? null,

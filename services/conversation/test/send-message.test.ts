@@ -116,10 +116,12 @@ describe("SendMessage", () => {
       "Echo: And now?",
     ]);
     const stored = {
-      turns: await h.conversation.store.recentTurns(
-        { accountId: ACCOUNT, agentId: a.id, userId: "u1", roomId: "" },
-        100,
-      ),
+      turns: (
+        await h.conversation.store.listTurns(
+          { accountId: ACCOUNT, agentId: a.id, userId: "u1", roomId: "" },
+          { limit: 100, cursor: null },
+        )
+      ).turns,
       calls: await h.conversation.store.listCalls(ACCOUNT, a.id),
     };
     expect(stored.turns.length).toBe(4);

@@ -1,6 +1,7 @@
 import { newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, describe, expect, it } from "vitest";
+import { buildPrompt, turnTokens } from "../prompt.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "./types.js";
 
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
@@ -58,6 +59,14 @@ async function save(store: ConversationStore, k: ConversationKey, question: stri
   return ex;
 }
 
+/** History limits that leave every turn of these tests in. */
+const ALL = { maxTurns: 1000, tokenBudget: 1_000_000 };
+
+/** The texts of the conversation's whole history, oldest first. */
+async function history(store: ConversationStore, k: ConversationKey, limits = ALL): Promise<string[]> {
+  return (await store.recentTurns(k, limits)).map((t) => t.text);
+}
+
 /**
  * The behaviour every ConversationStore implementation must have. `open` returns a new, empty store each time
  * it is called; the suite closes what it opened.
@@ -78,7 +87,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const store = await fresh();
       const k = key({ userId: "u1", roomId: "r1" });
       const ex = await save(store, k, "hello", "hi there");
-      const turns = await store.recentTurns(k, 10);
+      const { turns } = await store.listTurns(k, { limit: 10, cursor: null });
       expect(turns).toEqual([
         {
           ...k,
@@ -120,19 +129,84 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       ];
       for (const [i, k] of keys.entries()) await save(store, k, `question ${i}`, `answer ${i}`);
       for (const [i, k] of keys.entries()) {
-        const texts = (await store.recentTurns(k, 10)).map((t) => t.text);
-        expect(texts).toEqual([`question ${i}`, `answer ${i}`]);
+        expect(await history(store, k)).toEqual([`question ${i}`, `answer ${i}`]);
         const page = await store.listTurns(k, { limit: 10, cursor: null });
         expect(page.turns.map((t) => t.text)).toEqual([`question ${i}`, `answer ${i}`]);
       }
     });
 
-    it("returns the most recent turns up to the limit, oldest first", async () => {
+    it("reads the history as the prompt uses it: most recent turns up to maxTurns, oldest first, never starting with a reply", async () => {
       const store = await fresh();
       const k = key();
+      expect(await store.recentTurns(k, ALL)).toEqual([]);
       for (let i = 1; i <= 4; i++) await save(store, k, `q${i}`, `a${i}`);
-      expect((await store.recentTurns(k, 3)).map((t) => t.text)).toEqual(["a3", "q4", "a4"]);
-      expect((await store.recentTurns(k, 100)).length).toBe(8);
+      expect(await store.recentTurns(k, { maxTurns: 4, tokenBudget: 1000 })).toEqual([
+        { role: "user", text: "q3" },
+        { role: "assistant", text: "a3" },
+        { role: "user", text: "q4" },
+        { role: "assistant", text: "a4" },
+      ]);
+      expect(await history(store, k, { maxTurns: 3, tokenBudget: 1000 })).toEqual(["q4", "a4"]);
+      expect(await history(store, k, { maxTurns: 1, tokenBudget: 1000 })).toEqual([]);
+      expect(await history(store, k, { maxTurns: 0, tokenBudget: 1000 })).toEqual([]);
+      expect((await history(store, k)).length).toBe(8);
+    });
+
+    it("stops the history at the token budget, between turns: ceil(characters / 4) + 4 tokens each", async () => {
+      const store = await fresh();
+      const k = key({ userId: "budget" });
+      // Every turn costs 14 tokens (40 characters), except the 1000-character reply a2 (254).
+      const text = (tag: string, length = 40) => tag.padEnd(length, ".");
+      await save(store, k, text("q1"), text("a1"));
+      await save(store, k, text("q2"), text("a2", 1000));
+      await save(store, k, text("q3"), text("a3"));
+      await save(store, k, text("q4"), text("a4"));
+      const cut = async (tokenBudget: number) =>
+        (await history(store, k, { maxTurns: 200, tokenBudget })).map((t) => t.slice(0, 2));
+      expect(await cut(4 * 14)).toEqual(["q3", "a3", "q4", "a4"]);
+      // One token short: q3 no longer fits, and a3 may not come first.
+      expect(await cut(4 * 14 - 1)).toEqual(["q4", "a4"]);
+      // a2 does not fit: nothing older is read, though q2 would fit what is left.
+      expect(await cut(4 * 14 + 253)).toEqual(["q3", "a3", "q4", "a4"]);
+      // a2 fits, q2 does not, and a2 may not come first.
+      expect(await cut(4 * 14 + 254)).toEqual(["q3", "a3", "q4", "a4"]);
+      expect(await cut(5 * 14 + 254)).toEqual(["q2", "a2", "q3", "a3", "q4", "a4"]);
+      expect(await cut(13)).toEqual([]);
+      expect(await cut(0)).toEqual([]);
+    });
+
+    it("reads at least every turn the prompt keeps, whatever the characters", async () => {
+      const store = await fresh();
+      const k = key({ userId: "unicode" });
+      // To the prompt an astral character is two UTF-16 units, to a database one character of 4 UTF-8 bytes;
+      // "é" is one unit of 2 bytes, "漢" one of 3.
+      const texts = [
+        "plain question",
+        "🙂".repeat(30),
+        "é".repeat(41),
+        "x",
+        "🚀 ".repeat(25),
+        "漢字".repeat(9),
+      ];
+      for (let i = 0; i < 6; i++) await save(store, k, texts[i]!, texts[(i + 3) % 6]!);
+      const all = (await store.listTurns(k, { limit: 100, cursor: null })).turns.map(({ role, text }) => ({
+        role,
+        text,
+      }));
+      const prompt = (turns: { role: "user" | "assistant"; text: string }[], budget: number) =>
+        buildPrompt({
+          profile: { name: "", bio: [], personality: {}, knowledge: [], goals: [] },
+          context: undefined,
+          history: turns,
+          text: "new",
+          historyTokenBudget: budget,
+        }).messages;
+      const total = all.reduce((sum, t) => sum + turnTokens(t.text), 0);
+      for (let budget = 0; budget <= total + 1; budget++) {
+        const read = await store.recentTurns(k, { maxTurns: 200, tokenBudget: budget });
+        expect(all.slice(all.length - read.length)).toEqual(read);
+        expect(prompt(read, budget)).toEqual(prompt(all, budget));
+      }
     });
 
     it("pages through turns with opaque cursors and refuses a forged one", async () => {
@@ -169,7 +243,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         exchanges.map((ex) => store.saveExchange(ex, call(k, { id: ex.reply.id }))),
       );
       expect(results.every(Boolean)).toBe(true);
-      const turns = await store.recentTurns(k, 100);
+      const turns = await store.recentTurns(k, ALL);
       expect(turns.length).toBe(40);
       for (let i = 0; i < turns.length; i += 2) {
         expect(turns[i]!.role).toBe("user");
@@ -196,7 +270,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       expect(calls.map((c) => c.id)).toEqual([ex.reply.id, failed.id]);
       expect(calls[1]).toEqual(failed);
       expect(await store.listCalls("acct_B", "agt_A")).toEqual([]);
-      expect((await store.recentTurns(k, 10)).length).toBe(2);
+      expect((await history(store, k)).length).toBe(2);
     });
 
     it("purges everything of one agent in the account, idempotently, and stores nothing for it afterwards", async () => {
@@ -209,11 +283,11 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       await save(store, kept, "q", "a");
 
       expect(await store.purgeAgent("acct_B", "agt_gone")).toEqual({ turns: 0, calls: 0 });
-      expect((await store.recentTurns(gone, 10)).length).toBe(2);
+      expect((await history(store, gone)).length).toBe(2);
 
       expect(await store.purgeAgent("acct_A", "agt_gone")).toEqual({ turns: 4, calls: 3 });
-      expect(await store.recentTurns(gone, 10)).toEqual([]);
-      expect(await store.recentTurns({ ...gone, userId: "" }, 10)).toEqual([]);
+      expect(await history(store, gone)).toEqual([]);
+      expect(await history(store, { ...gone, userId: "" })).toEqual([]);
       expect((await store.listTurns(gone, { limit: 10, cursor: null })).turns).toEqual([]);
       expect(await store.listCalls("acct_A", "agt_gone")).toEqual([]);
       expect(await store.purgeAgent("acct_A", "agt_gone")).toEqual({ turns: 0, calls: 0 });
@@ -221,10 +295,10 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const late = exchange(gone, "late question", "late answer");
       expect(await store.saveExchange(late, call(gone, { id: late.reply.id }))).toBe(false);
       expect(await store.recordCall(call(gone))).toBe(false);
-      expect(await store.recentTurns(gone, 10)).toEqual([]);
+      expect(await history(store, gone)).toEqual([]);
       expect(await store.listCalls("acct_A", "agt_gone")).toEqual([]);
 
-      expect((await store.recentTurns(kept, 10)).map((t) => t.text)).toEqual(["q", "a"]);
+      expect(await history(store, kept)).toEqual(["q", "a"]);
       expect((await store.listCalls("acct_A", "agt_kept")).length).toBe(1);
     });
   });

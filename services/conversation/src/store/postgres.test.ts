@@ -28,6 +28,9 @@ conversationStoreContract("postgres", () =>
 
 const at = () => new Date().toISOString();
 
+/** History limits that leave every turn of these tests in. */
+const ALL = { maxTurns: 1000, tokenBudget: 1_000_000 };
+
 function exchangeOf(key: ConversationKey, i: number): [NewExchange, CallRecord] {
   const reply = newId("message");
   return [
@@ -172,7 +175,7 @@ describe("PostgresConversationStore", () => {
     }
     await writes;
     expect(reads).toBeGreaterThan(0);
-    const turns = await a.recentTurns(key, 1000);
+    const turns = await a.recentTurns(key, ALL);
     expect(turns).toHaveLength(120);
     for (let i = 0; i < turns.length; i += 2) {
       expect(turns[i]!.role).toBe("user");
@@ -205,12 +208,12 @@ describe("PostgresConversationStore", () => {
     // The purge really raced the saves: some were stored before it, some refused after it.
     expect(outcomes.filter(Boolean).length).toBeGreaterThanOrEqual(10);
     expect(outcomes.filter((saved) => !saved).length).toBeGreaterThan(0);
-    expect(await a.recentTurns(key, 1000)).toEqual([]);
+    expect(await a.recentTurns(key, ALL)).toEqual([]);
     expect(await b.listCalls("acct_A", "agt_race")).toEqual([]);
     expect(await sql(url, "SELECT * FROM conversation.conversations WHERE agent_id = 'agt_race'")).toEqual(
       [],
     );
-    expect(await a.recentTurns(kept, 10)).toHaveLength(2);
+    expect(await a.recentTurns(kept, ALL)).toHaveLength(2);
   });
 
   it("refuses U+0000 in a message with INVALID_REQUEST, storing nothing", async () => {
@@ -222,7 +225,7 @@ describe("PostgresConversationStore", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe("INVALID_REQUEST");
-    expect(await store.recentTurns(key, 10)).toEqual([]);
+    expect(await store.recentTurns(key, ALL)).toEqual([]);
     expect(await store.listCalls("acct_A", "agt_nul")).toEqual([]);
   });
 });

@@ -23,12 +23,16 @@
 import { AppError } from "@agentry/errors";
 import { assertSchemaName, createPool, inTransaction } from "@agentry/pg";
 import type pg from "pg";
+import { MESSAGE_OVERHEAD_TOKENS } from "../prompt.js";
+import { oldestFirst } from "./history.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import type {
   CallOutcome,
   CallRecord,
   ConversationKey,
   ConversationStore,
+  HistoryLimits,
+  HistoryTurn,
   NewExchange,
   PurgeResult,
   TurnPage,
@@ -174,31 +178,72 @@ function decodeCursor(cursor: string): string {
   return match[1]!;
 }
 
+/**
+ * A statement each pooled connection parses and plans once, then only executes. Named by schema, since a name
+ * stands for one text per connection. Named statements live in the server session: a pooler in front of the
+ * database must keep sessions (PgBouncer: session mode, or 1.21+ with `max_prepared_statements`).
+ */
+interface Prepared {
+  name: string;
+  text: string;
+}
+
 function statements(s: string) {
+  const prepared = (name: string, text: string): Prepared => ({ name: `${s}.${name}`, text });
   // The advisory lock key of an agent; ids never contain "/".
   const agentLock = "hashtextextended($1 || '/' || $2, 0)";
+  // turnTokens of prompt.ts, over characters (`length`: code points, never more than JavaScript's UTF-16 units).
+  // `length` reads the whole text, so a first pass bounds the turns with what the row header gives: a third of
+  // the UTF-8 bytes, never more than the UTF-16 units either (1 to 3 bytes make one unit, 4 bytes two).
+  const tokens = (characters: string) => `(${characters} + 3) / 4 + ${MESSAGE_OVERHEAD_TOKENS}`;
+  const runningTotal = (characters: string) =>
+    `sum(${tokens(characters)}) OVER (ORDER BY seq DESC ROWS UNBOUNDED PRECEDING)`;
   return {
-    recent: `SELECT * FROM (SELECT * FROM ${s}.turns WHERE ${KEY_WHERE} ORDER BY seq DESC LIMIT $5) AS latest
-      ORDER BY seq ASC`,
+    // Newest first, at most maxTurns read backwards through turns_by_conversation, cut where the running total
+    // of the estimate passes the budget: only the turns the prompt can use are sent.
+    history: prepared(
+      "history",
+      `SELECT role, text FROM (
+        SELECT seq, role, text, ${runningTotal("length(text)")} AS spent FROM (
+          SELECT seq, role, text FROM (
+            SELECT seq, role, text, ${runningTotal("octet_length(text) / 3")} AS least
+            FROM (SELECT seq, role, text FROM ${s}.turns WHERE ${KEY_WHERE} ORDER BY seq DESC LIMIT $5) AS latest
+          ) AS bounded
+          WHERE least <= $6
+        ) AS candidates
+      ) AS costed
+      WHERE spent <= $6 ORDER BY seq DESC`,
+    ),
     page: `SELECT * FROM ${s}.turns WHERE ${KEY_WHERE} AND seq > $5 ORDER BY seq ASC LIMIT $6`,
-    shareAgent: `SELECT pg_advisory_xact_lock_shared(${agentLock})`,
+    shareAgent: prepared("shareAgent", `SELECT pg_advisory_xact_lock_shared(${agentLock})`),
     lockAgent: `SELECT pg_advisory_xact_lock(${agentLock})`,
-    isPurged: `SELECT 1 FROM ${s}.purged_agents WHERE account_id = $1 AND agent_id = $2`,
-    touchConversation: `INSERT INTO ${s}.conversations
-        (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
+    isPurged: prepared(
+      "isPurged",
+      `SELECT 1 FROM ${s}.purged_agents WHERE account_id = $1 AND agent_id = $2`,
+    ),
+    touchConversation: prepared(
+      "touchConversation",
+      `INSERT INTO ${s}.conversations (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
       VALUES ($1, $2, $3, $4, 2, $5, $6)
       ON CONFLICT (agent_id, user_id, room_id, account_id)
       DO UPDATE SET turn_count = conversations.turn_count + 2, updated_at = excluded.updated_at`,
+    ),
     // One statement, rows in order: the message takes the lower sequence number.
-    insertTurns: `INSERT INTO ${s}.turns
+    insertTurns: prepared(
+      "insertTurns",
+      `INSERT INTO ${s}.turns
         (id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens, output_tokens,
         latency_ms, created_at)
       VALUES ($5, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, $7),
         ($8, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $15)`,
-    insertCall: `INSERT INTO ${s}.calls
+    ),
+    insertCall: prepared(
+      "insertCall",
+      `INSERT INTO ${s}.calls
         (id, request_id, account_id, agent_id, user_id, room_id, provider, model, stream, outcome, error_code,
         error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+    ),
     calls: `SELECT * FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2 ORDER BY seq ASC`,
     markPurged: `INSERT INTO ${s}.purged_agents (account_id, agent_id, purged_at) VALUES ($1, $2, now())
       ON CONFLICT DO NOTHING`,
@@ -268,16 +313,17 @@ export class PostgresConversationStore implements ConversationStore {
     this.sql = statements(schema);
   }
 
-  async recentTurns(key: ConversationKey, limit: number): Promise<TurnRecord[]> {
-    return (await this.query<TurnRow>(this.sql.recent, [...keyParams(key), limit])).map(toTurn);
+  async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
+    const values = [...keyParams(key), limits.maxTurns, limits.tokenBudget];
+    return oldestFirst(await this.query<HistoryTurn>(this.sql.history, values));
   }
 
   async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
     const { key, user, reply } = exchange;
     return this.transaction(async (client) => {
       if (await this.purged(client, key.accountId, key.agentId)) return false;
-      await client.query(this.sql.touchConversation, [...keyParams(key), user.createdAt, reply.createdAt]);
-      await client.query(this.sql.insertTurns, [
+      await run(client, this.sql.touchConversation, [...keyParams(key), user.createdAt, reply.createdAt]);
+      await run(client, this.sql.insertTurns, [
         ...keyParams(key),
         user.id,
         user.text,
@@ -291,7 +337,7 @@ export class PostgresConversationStore implements ConversationStore {
         reply.latencyMs,
         reply.createdAt,
       ]);
-      await client.query(this.sql.insertCall, callValues(call));
+      await run(client, this.sql.insertCall, callValues(call));
       return true;
     });
   }
@@ -299,7 +345,7 @@ export class PostgresConversationStore implements ConversationStore {
   async recordCall(call: CallRecord): Promise<boolean> {
     return this.transaction(async (client) => {
       if (await this.purged(client, call.accountId, call.agentId)) return false;
-      await client.query(this.sql.insertCall, callValues(call));
+      await run(client, this.sql.insertCall, callValues(call));
       return true;
     });
   }
@@ -336,13 +382,16 @@ export class PostgresConversationStore implements ConversationStore {
 
   /** Takes the agent's shared lock (held until commit) and tells whether the agent has been purged. */
   private async purged(client: pg.PoolClient, accountId: string, agentId: string): Promise<boolean> {
-    await client.query(this.sql.shareAgent, [accountId, agentId]);
-    return ((await client.query(this.sql.isPurged, [accountId, agentId])).rowCount ?? 0) > 0;
+    await run(client, this.sql.shareAgent, [accountId, agentId]);
+    return ((await run(client, this.sql.isPurged, [accountId, agentId])).rowCount ?? 0) > 0;
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+  private async query<R extends pg.QueryResultRow>(
+    statement: Prepared | string,
+    values: unknown[],
+  ): Promise<R[]> {
     try {
-      return (await this.pool.query<R>(text, values)).rows;
+      return (await run<R>(this.pool, statement, values)).rows;
     } catch (error) {
       throw translate(error);
     }
@@ -356,6 +405,16 @@ export class PostgresConversationStore implements ConversationStore {
       throw translate(error);
     }
   }
+}
+
+function run<R extends pg.QueryResultRow>(
+  on: pg.Pool | pg.PoolClient,
+  statement: Prepared | string,
+  values: unknown[],
+): Promise<pg.QueryResult<R>> {
+  return typeof statement === "string"
+    ? on.query<R>(statement, values)
+    : on.query<R>({ name: statement.name, text: statement.text, values });
 }
 
 /** Opens a pool on the database and brings the service's schema up to date (safe when instances start at once). */

@@ -66,7 +66,8 @@ describe("SqliteConversationStore", () => {
     raw.close();
 
     const reopened = openSqliteConversationStore({ dataDir });
-    expect((await reopened.recentTurns(k, 10)).map((t) => t.text)).toEqual(["persist me", "persisted"]);
+    const { turns } = await reopened.listTurns(k, { limit: 10, cursor: null });
+    expect(turns.map((t) => t.text)).toEqual(["persist me", "persisted"]);
     await reopened.close();
   });
 

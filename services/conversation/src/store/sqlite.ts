@@ -2,12 +2,16 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "@agentry/errors";
 import Database from "better-sqlite3";
+import { turnTokens } from "../prompt.js";
+import { oldestFirst } from "./history.js";
 import { migrate } from "./sqlite-migrations.js";
 import type {
   CallOutcome,
   CallRecord,
   ConversationKey,
   ConversationStore,
+  HistoryLimits,
+  HistoryTurn,
   NewExchange,
   PurgeResult,
   TurnPage,
@@ -121,6 +125,10 @@ function decodeCursor(cursor: string): number {
 export class SqliteConversationStore implements ConversationStore {
   private readonly db: Database.Database;
   private readonly statements: Statements;
+  // Built once: better-sqlite3 wraps the function anew on every `transaction()` call.
+  private readonly save: Database.Transaction<(exchange: NewExchange, call: CallRecord) => boolean>;
+  private readonly record: Database.Transaction<(call: CallRecord) => boolean>;
+  private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -128,47 +136,60 @@ export class SqliteConversationStore implements ConversationStore {
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 5000");
     migrate(this.db);
-    this.statements = prepare(this.db);
+    const s = prepare(this.db);
+    this.statements = s;
+    this.save = this.db.transaction(({ key, user, reply }: NewExchange, call: CallRecord) => {
+      if (this.purged(key.accountId, key.agentId)) return false;
+      s.insertTurn.run(user.id, ...keyParams(key), "user", user.text, null, null, 0, 0, 0, user.createdAt);
+      s.insertTurn.run(
+        reply.id,
+        ...keyParams(key),
+        "assistant",
+        reply.text,
+        reply.model,
+        reply.provider,
+        reply.inputTokens,
+        reply.outputTokens,
+        reply.latencyMs,
+        reply.createdAt,
+      );
+      s.touchConversation.run(...keyParams(key), user.createdAt, reply.createdAt);
+      s.insertCall.run(callRow(call));
+      return true;
+    });
+    this.record = this.db.transaction((call: CallRecord) => {
+      if (this.purged(call.accountId, call.agentId)) return false;
+      s.insertCall.run(callRow(call));
+      return true;
+    });
+    this.purge = this.db.transaction((accountId: string, agentId: string) => {
+      s.markPurged.run(agentId, accountId, new Date().toISOString());
+      const turns = s.deleteTurns.run(agentId, accountId).changes;
+      const calls = s.deleteCalls.run(agentId, accountId).changes;
+      s.deleteConversations.run(agentId, accountId);
+      return { turns, calls };
+    });
   }
 
-  async recentTurns(key: ConversationKey, limit: number): Promise<TurnRecord[]> {
-    return this.statements.recent.all(...keyParams(key), limit).map(toTurn);
+  async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
+    // Row by row, newest first, stopping at the first turn over the budget: nothing older is read. (A window sum
+    // in SQL cost SQLite more than it saved; stepping a statement is a function call here, not a round trip.)
+    const turns: HistoryTurn[] = [];
+    let spent = 0;
+    for (const turn of this.statements.history.iterate(...keyParams(key), limits.maxTurns)) {
+      spent += turnTokens(turn.text);
+      if (spent > limits.tokenBudget) break;
+      turns.push(turn);
+    }
+    return oldestFirst(turns);
   }
 
   async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
-    const { key, user, reply } = exchange;
-    return this.db
-      .transaction(() => {
-        if (this.purged(key.accountId, key.agentId)) return false;
-        const s = this.statements;
-        s.insertTurn.run(user.id, ...keyParams(key), "user", user.text, null, null, 0, 0, 0, user.createdAt);
-        s.insertTurn.run(
-          reply.id,
-          ...keyParams(key),
-          "assistant",
-          reply.text,
-          reply.model,
-          reply.provider,
-          reply.inputTokens,
-          reply.outputTokens,
-          reply.latencyMs,
-          reply.createdAt,
-        );
-        s.touchConversation.run(...keyParams(key), user.createdAt, reply.createdAt);
-        s.insertCall.run(callRow(call));
-        return true;
-      })
-      .immediate();
+    return this.save.immediate(exchange, call);
   }
 
   async recordCall(call: CallRecord): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        if (this.purged(call.accountId, call.agentId)) return false;
-        this.statements.insertCall.run(callRow(call));
-        return true;
-      })
-      .immediate();
+    return this.record.immediate(call);
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
@@ -185,16 +206,7 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {
-    const s = this.statements;
-    return this.db
-      .transaction(() => {
-        s.markPurged.run(agentId, accountId, new Date().toISOString());
-        const turns = s.deleteTurns.run(agentId, accountId).changes;
-        const calls = s.deleteCalls.run(agentId, accountId).changes;
-        s.deleteConversations.run(agentId, accountId);
-        return { turns, calls };
-      })
-      .immediate();
+    return this.purge.immediate(accountId, agentId);
   }
 
   /** Reads a pragma of this connection (some, like synchronous, are per connection), for diagnostics. */
@@ -215,8 +227,9 @@ type Statements = ReturnType<typeof prepare>;
 
 function prepare(db: Database.Database) {
   return {
-    recent: db.prepare<[...KeyParams, number], TurnRow>(
-      `SELECT * FROM (SELECT * FROM turns WHERE ${KEY_WHERE} ORDER BY seq DESC LIMIT ?) ORDER BY seq ASC`,
+    // Newest first, through turns_by_conversation backwards; only the two columns the prompt uses.
+    history: db.prepare<[...KeyParams, maxTurns: number], HistoryTurn>(
+      `SELECT role, text FROM turns WHERE ${KEY_WHERE} ORDER BY seq DESC LIMIT ?`,
     ),
     page: db.prepare<[...KeyParams, number, number], TurnRow>(
       `SELECT * FROM turns WHERE ${KEY_WHERE} AND seq > ? ORDER BY seq ASC LIMIT ?`,

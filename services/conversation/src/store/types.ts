@@ -28,6 +28,20 @@ export interface TurnRecord extends ConversationKey {
   createdAt: string;
 }
 
+/** A stored turn as a prompt uses it. */
+export interface HistoryTurn {
+  role: TurnRole;
+  text: string;
+}
+
+/** How much of a conversation's history one prompt can use. */
+export interface HistoryLimits {
+  /** The most turns to read. */
+  maxTurns: number;
+  /** Estimated tokens the turns may take together, each `turnTokens(text)` of prompt.ts. */
+  tokenBudget: number;
+}
+
 /** A message and its complete reply, stored together or not at all. */
 export interface NewExchange {
   key: ConversationKey;
@@ -83,15 +97,21 @@ export interface PurgeResult {
 }
 
 /**
- * Everything the conversation service stores. Implementations: SQLite (embedded default) and, later, Postgres;
+ * Everything the conversation service stores. Implementations: SQLite (embedded default) and Postgres;
  * both pass the one contract suite in `contract-suite.ts`.
  *
  * Turns are ordered by the time their exchange was stored (a message and its reply are adjacent). Reads are
  * scoped to the full key, account included: nothing crosses accounts, agents, users or rooms.
  */
 export interface ConversationStore {
-  /** Up to `limit` most recent turns of the conversation, oldest first. */
-  recentTurns(key: ConversationKey, limit: number): Promise<TurnRecord[]>;
+  /**
+   * The history a prompt can use, oldest first: the most recent turns, read back from the newest until one would
+   * exceed `limits` (so the cut falls between turns), without the replies that would then come first. A turn
+   * costs `turnTokens` of prompt.ts, `ceil(characters / 4) + 4`; a store may count characters as code points,
+   * fewer than the prompt's UTF-16 units for astral ones, never more. So this is at least what the prompt keeps,
+   * and the prompt makes the exact cut.
+   */
+  recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]>;
   /**
    * Stores the message, its reply and the call record in one transaction. Stores nothing and returns false when
    * the agent has been purged, so a reply that completes after its agent was deleted leaves no trace.
