@@ -37,6 +37,15 @@ export interface TracingOptions {
  * Unset, nothing is loaded and nothing is wrapped: the SDK is imported only when tracing is on, so a process
  * without it pays neither start-up time nor per-request cost.
  */
+/**
+ * The exports of a CommonJS package loaded with `import()`: Node gives them as named exports (and as `default`),
+ * a bundle (`pnpm build`) only as `default`.
+ */
+function commonJsExports<T extends object>(module: T): T {
+  const whole = (module as { default?: unknown }).default;
+  return whole !== null && typeof whole === "object" ? (whole as T) : module;
+}
+
 export async function initTracing(options: TracingOptions): Promise<Tracing> {
   const env = options.env ?? process.env;
   const url =
@@ -44,11 +53,11 @@ export async function initTracing(options: TracingOptions): Promise<Tracing> {
     (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/traces`);
   if (!url) return { enabled: false, shutdown: async () => {} };
   const [sdk, hooks, core, resources, exporter] = await Promise.all([
-    import("@opentelemetry/sdk-trace-base"),
-    import("@opentelemetry/context-async-hooks"),
-    import("@opentelemetry/core"),
-    import("@opentelemetry/resources"),
-    import("@opentelemetry/exporter-trace-otlp-proto"),
+    import("@opentelemetry/sdk-trace-base").then(commonJsExports),
+    import("@opentelemetry/context-async-hooks").then(commonJsExports),
+    import("@opentelemetry/core").then(commonJsExports),
+    import("@opentelemetry/resources").then(commonJsExports),
+    import("@opentelemetry/exporter-trace-otlp-proto").then(commonJsExports),
   ]);
   const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
   const provider = new sdk.BasicTracerProvider({

@@ -18,12 +18,19 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts a service entry point (`services/<name>/src/main.ts`) as a child process with JSON logs, and waits for
- * its "listening" line to learn its URL.
+ * Starts a service entry point (`services/<name>/src/main.ts`, or with `bundle` its `dist/main.mjs` as `pnpm build`
+ * makes it) as a child process with JSON logs, and waits for its "listening" line to learn its URL.
  */
-export async function startService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
+export async function startService(
+  name: string,
+  env: Record<string, string>,
+  options: { bundle?: boolean } = {},
+): Promise<ServiceProcess> {
+  const entry = options.bundle
+    ? [join(root, "services", name, "dist", "main.mjs")]
+    : ["--import", "tsx", join(root, "services", name, "src", "main.ts")];
   // One process, no wrapper: signals reach the service itself, and SIGKILL leaves nothing running.
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, "services", name, "src", "main.ts")], {
+  const child = spawn(process.execPath, entry, {
     cwd: join(root, "services", name),
     env: { ...process.env, LOG_FORMAT: "json", LOG_LEVEL: "info", HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
