@@ -11,8 +11,8 @@ export interface DeadlineLimits {
 
 /**
  * The one signal a provider call runs under. It aborts when the caller goes away, when the call takes longer
- * than its limit, or when a stream shows no text in time, and remembers which, because an aborted SDK call
- * cannot tell: it throws a generic abort or, mid-stream, just ends.
+ * than its limit, or when a stream shows no text in time, and remembers which, because an aborted provider
+ * call cannot tell: it throws a generic abort or, mid-stream, just ends.
  */
 export class CallDeadline {
   readonly signal: AbortSignal;
@@ -80,7 +80,7 @@ export class CallDeadline {
     if (this.cause !== undefined) return;
     this.cause = cause;
     this.dispose();
-    // No custom reason: the SDKs recognise only the standard AbortError as an abort.
+    // No custom reason: providers see the standard AbortError, and `abortCause` says why.
     this.controller.abort();
   }
 }

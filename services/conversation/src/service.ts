@@ -126,7 +126,7 @@ export async function* streamMessage(
     } catch (error) {
       throw deadline.abortError(provider.name) ?? error;
     }
-    // An aborted SDK stream ends quietly, so only `done` says the reply is complete.
+    // An aborted provider stream may end quietly, so only `done` says the reply is complete.
     if (!done) throw deadline.abortError(provider.name) ?? incompleteError(provider.name);
     deadline.dispose();
     const reply = await call.complete({

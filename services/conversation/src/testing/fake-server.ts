@@ -65,7 +65,7 @@ export interface FakeProviderOptions {
 /** What a wire format must provide; the common server does scripting, recording, delays and cuts. */
 export interface WireFormat<Body> {
   readonly path: string;
-  /** The base URL to hand the SDK, from the server's origin. */
+  /** The base URL to hand the provider client, from the server's origin. */
   baseURL(origin: string): string;
   authorized(headers: IncomingHttpHeaders, apiKey: string): boolean;
   model(body: Body): string;
@@ -92,7 +92,8 @@ export interface Reply {
 }
 
 /**
- * A local HTTP server on port 0 that speaks a provider's real wire format, for tests through the real SDKs.
+ * A local HTTP server on port 0 that speaks a provider's real wire format, for tests through the real provider
+ * clients.
  *
  * Scripting: each `reply`, `failWith`, `delay`, `cutAfter` or `answer` call queues the answer to one request,
  * first queued first used; when the queue is empty the default answer (`Echo: <last user message>`) is sent.
@@ -126,7 +127,7 @@ export class FakeProviderServer<Body> {
     return this;
   }
 
-  /** The base URL to give the SDK (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`). */
+  /** The base URL to give the provider client (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`). */
   get baseURL(): string {
     return this.format.baseURL(this.origin);
   }
