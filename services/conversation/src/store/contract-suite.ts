@@ -175,6 +175,21 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       expect(await cut(0)).toEqual([]);
     });
 
+    it("reads a long history whole and in order, cut by maxTurns or the budget anywhere in it", async () => {
+      const store = await fresh();
+      const k = key({ userId: "long" });
+      // 150 exchanges, 300 turns of 5 tokens each (q000 / a000: 4 characters).
+      const tag = (kind: string, i: number) => `${kind}${String(i).padStart(3, "0")}`;
+      for (let i = 0; i < 150; i++) await save(store, k, tag("q", i), tag("a", i));
+      const all = Array.from({ length: 150 }, (_, i) => [tag("q", i), tag("a", i)]).flat();
+      expect(await history(store, k, { maxTurns: 1000, tokenBudget: 100_000 })).toEqual(all);
+      expect(await history(store, k, { maxTurns: 200, tokenBudget: 100_000 })).toEqual(all.slice(-200));
+      expect(await history(store, k, { maxTurns: 97, tokenBudget: 100_000 })).toEqual(all.slice(-96));
+      // 141 turns fit 5 tokens each in 705; the oldest of them is a reply, so 140 remain.
+      expect(await history(store, k, { maxTurns: 1000, tokenBudget: 705 })).toEqual(all.slice(-140));
+      expect(await history(store, k, { maxTurns: 1000, tokenBudget: 5 * 64 })).toEqual(all.slice(-64));
+    });
+
     it("reads at least every turn the prompt keeps, whatever the characters", async () => {
       const store = await fresh();
       const k = key({ userId: "unicode" });

@@ -172,14 +172,22 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
-    // Row by row, newest first, stopping at the first turn over the budget: nothing older is read. (A window sum
-    // in SQL cost SQLite more than it saved; stepping a statement is a function call here, not a round trip.)
+    // Newest first, in pages that double (32 turns, then 64, ...), each read whole as plain rows, stopping at the
+    // first turn over the budget: stepping a statement row by row costs more per row than SQLite's own work, and
+    // a conversation of long turns still stops within its first page.
     const turns: HistoryTurn[] = [];
     let spent = 0;
-    for (const turn of this.statements.history.iterate(...keyParams(key), limits.maxTurns)) {
-      spent += turnTokens(turn.text);
-      if (spent > limits.tokenBudget) break;
-      turns.push(turn);
+    let before = Number.MAX_SAFE_INTEGER;
+    for (let size = FIRST_HISTORY_PAGE; turns.length < limits.maxTurns; size *= 2) {
+      const wanted = Math.min(size, limits.maxTurns - turns.length);
+      const rows = this.statements.history.all(...keyParams(key), before, wanted);
+      for (const [seq, role, text] of rows) {
+        spent += turnTokens(text);
+        if (spent > limits.tokenBudget) return oldestFirst(turns);
+        turns.push({ role, text });
+        before = seq;
+      }
+      if (rows.length < wanted) break;
     }
     return oldestFirst(turns);
   }
@@ -225,12 +233,17 @@ export class SqliteConversationStore implements ConversationStore {
 
 type Statements = ReturnType<typeof prepare>;
 
+/** Turns in the first page of a history read; each further page is twice the one before. */
+const FIRST_HISTORY_PAGE = 32;
+
 function prepare(db: Database.Database) {
   return {
     // Newest first, through turns_by_conversation backwards; only the two columns the prompt uses.
-    history: db.prepare<[...KeyParams, maxTurns: number], HistoryTurn>(
-      `SELECT role, text FROM turns WHERE ${KEY_WHERE} ORDER BY seq DESC LIMIT ?`,
-    ),
+    history: db
+      .prepare<[...KeyParams, beforeSeq: number, limit: number], [number, HistoryTurn["role"], string]>(
+        `SELECT seq, role, text FROM turns WHERE ${KEY_WHERE} AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      )
+      .raw(true),
     page: db.prepare<[...KeyParams, number, number], TurnRow>(
       `SELECT * FROM turns WHERE ${KEY_WHERE} AND seq > ? ORDER BY seq ASC LIMIT ?`,
     ),
