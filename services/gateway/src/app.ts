@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { AppError } from "@agentry/errors";
 import { tracer } from "@agentry/observability";
 import { Router } from "@koa/router";
@@ -106,21 +107,28 @@ function rpcOptions(gateway: GatewayContext, state: GatewayState) {
   return { headers: { "x-request-id": state.requestId }, timeoutMs: gateway.config.RPC_TIMEOUT_MS };
 }
 
+/**
+ * One line per request, written once the response has gone (or the connection closed): off the response's path,
+ * with the final status and the time until the last byte was handed to the connection. It is written in the
+ * request's scope, so it carries the request id.
+ */
 function accessLog(gateway: GatewayContext): Middleware<GatewayState> {
   return async (ctx, next) => {
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      gateway.logger.info(
-        {
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          durationMs: Math.round((performance.now() - started) * 10) / 10,
-        },
-        "request",
-      );
-    }
+    ctx.res.once(
+      "close",
+      AsyncResource.bind(() => {
+        gateway.logger.info(
+          {
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            durationMs: Math.round((performance.now() - started) * 10) / 10,
+          },
+          "request",
+        );
+      }),
+    );
+    await next();
   };
 }

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { createLogger } from "@agentry/logging";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
 
 let h: Harness;
@@ -68,8 +68,11 @@ describe("request ids", () => {
       body: { name: "logged" },
       headers: { "x-request-id": "log-check-1" },
     });
+    // The access line is written once the response has gone.
+    await vi.waitFor(() =>
+      expect(lines.some((line) => line.requestId === "log-check-1" && line.msg === "request")).toBe(true),
+    );
     const mine = lines.filter((line) => line.requestId === "log-check-1");
-    expect(mine.length).toBeGreaterThanOrEqual(1);
     expect(mine.some((line) => line.msg === "request" && line.status === 201)).toBe(true);
     expect(
       lines.filter((line) => line.msg === "request").every((line) => typeof line.requestId === "string"),
