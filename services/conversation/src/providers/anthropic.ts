@@ -11,7 +11,7 @@ export interface AnthropicProviderOptions {
   /** The Anthropic API when unset. */
   baseURL?: string;
   defaultModel: string;
-  /** Backstop for the time until response headers; the caller's signal bounds the whole call. */
+  /** The call's timeout: the HTTP client's limits follow from it (see http.ts); the caller's signal bounds the call. */
   timeoutMs: number;
 }
 

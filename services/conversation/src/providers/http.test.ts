@@ -212,7 +212,7 @@ describe("failures", () => {
     expect(error.message).toMatch(/failed \(HTTP 502\)/);
   });
 
-  it("no response headers within timeoutMs is a connection failure", async () => {
+  it("no response headers by the backstop, a second after timeoutMs, is a connection failure", async () => {
     const baseURL = await serve(() => {});
     const error = await rejection(anthropic(baseURL, 100).stream(request, live()));
     expect(error.code).toBe("AGENT_UNAVAILABLE");

@@ -8,6 +8,12 @@ import type { ProviderEvent, ProviderName } from "./types.js";
 /** A connection attempt is given up after this long, or after the call's own timeout when that is shorter. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * How long after the call's own timeout the client's backstops (waiting for the headers, silence in the body)
+ * fire: the caller's deadline, which says which limit was passed, always ends the call first.
+ */
+const BACKSTOP_MARGIN_MS = 1_000;
+
 export type HostedProvider = Exclude<ProviderName, "local">;
 
 /** What `refusalError` reads from a provider's error body. */
@@ -24,8 +30,8 @@ export interface EndpointOptions {
   /** Sent with every request, besides the JSON content type: credentials, API version. */
   headers: Record<string, string>;
   /**
-   * Backstop for connecting, for the wait for the response headers and for silence between body chunks. The
-   * caller's signal bounds the whole call.
+   * The call's timeout. Connecting is given up after it (or 10 s, if shorter); the wait for the response headers
+   * and silence between body chunks are backstops a second later. The caller's signal bounds the whole call.
    */
   timeoutMs: number;
   /** Masked out of any provider message passed on. */
@@ -77,8 +83,8 @@ export function createEndpoint(options: EndpointOptions): Endpoint {
   const headers = { "content-type": "application/json", accept: "application/json", ...options.headers };
   const dispatcher = new Agent({
     connectTimeout: Math.min(options.timeoutMs, CONNECT_TIMEOUT_MS),
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
+    headersTimeout: options.timeoutMs + BACKSTOP_MARGIN_MS,
+    bodyTimeout: options.timeoutMs + BACKSTOP_MARGIN_MS,
   });
 
   const refuse = (model: string, status: number | undefined, headers: UpstreamHeaders, body: unknown) => {

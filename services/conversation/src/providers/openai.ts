@@ -18,7 +18,7 @@ export interface OpenAIProviderOptions {
   /** Any server speaking the Chat Completions API; the OpenAI API when unset. */
   baseURL?: string;
   defaultModel: string;
-  /** Backstop for the time until response headers; the caller's signal bounds the whole call. */
+  /** The call's timeout: the HTTP client's limits follow from it (see http.ts); the caller's signal bounds the call. */
   timeoutMs: number;
 }
 
