@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { inTransaction } from "./pool.js";
 
+export { isDatabaseUnavailable } from "./errors.js";
 export { assertSchemaName, createPool, inTransaction, type PoolOptions } from "./pool.js";
 
 /** One versioned step of a service's Postgres schema. */

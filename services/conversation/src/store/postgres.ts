@@ -21,7 +21,7 @@
  *   turn or call of a purged agent survives, however the two interleave across instances.
  */
 import { AppError } from "@agentry/errors";
-import { assertSchemaName, createPool, inTransaction } from "@agentry/pg";
+import { assertSchemaName, createPool, inTransaction, isDatabaseUnavailable } from "@agentry/pg";
 import type pg from "pg";
 import { MESSAGE_OVERHEAD_TOKENS } from "../prompt.js";
 import { oldestFirst } from "./history.js";
@@ -255,45 +255,13 @@ function statements(s: string) {
 
 type Statements = ReturnType<typeof statements>;
 
-/** SQLSTATEs worth running the whole transaction again for. */
-const NETWORK_ERRORS = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-]);
-
-/** What node-postgres says, without a code, when a connection breaks or cannot be had in time. */
-const CONNECTION_LOST = [
-  /^Connection terminated/,
-  /^timeout exceeded when trying to connect/,
-  /^Client has encountered a connection error/,
-];
-
-/**
- * Errors that mean the database cannot be reached or is overloaded rather than that the request is wrong: the
- * caller gets AGENT_UNAVAILABLE (503, retry later) instead of an internal error.
- */
-function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === "string") {
-    // 08: connection exception; 53: insufficient resources; 57P0x: shutting down; 57014: statement timeout.
-    if (/^(08|53|57P0)/.test(code) || code === "57014" || NETWORK_ERRORS.has(code)) return true;
-  }
-  return CONNECTION_LOST.some((message) => message.test(error.message));
-}
-
 function translate(error: unknown): unknown {
   if (error instanceof AppError) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (code === "22021") {
     return new AppError("INVALID_REQUEST", "Text must not contain the character U+0000.", { cause: error });
   }
-  if (isUnavailable(error)) {
+  if (isDatabaseUnavailable(error)) {
     return new AppError("AGENT_UNAVAILABLE", "The conversation database is unavailable; retry shortly.", {
       cause: error,
     });

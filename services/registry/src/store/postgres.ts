@@ -24,7 +24,7 @@
  */
 import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { assertSchemaName, createPool, inTransaction } from "@agentry/pg";
+import { assertSchemaName, createPool, inTransaction, isDatabaseUnavailable } from "@agentry/pg";
 import type pg from "pg";
 import { applyAgentPatch } from "./patch.js";
 import { migratePostgres } from "./postgres-migrations.js";
@@ -289,38 +289,6 @@ function statements(s: string) {
 
 type Statements = ReturnType<typeof statements>;
 
-/** SQLSTATEs worth running the whole transaction again for. */
-const NETWORK_ERRORS = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-]);
-
-/** What node-postgres says, without a code, when a connection breaks or cannot be had in time. */
-const CONNECTION_LOST = [
-  /^Connection terminated/,
-  /^timeout exceeded when trying to connect/,
-  /^Client has encountered a connection error/,
-];
-
-/**
- * Errors that mean the database cannot be reached or is overloaded rather than that the request is wrong: the
- * caller gets AGENT_UNAVAILABLE (503, retry later) instead of an internal error.
- */
-function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === "string") {
-    // 08: connection exception; 53: insufficient resources; 57P0x: shutting down; 57014: statement timeout.
-    if (/^(08|53|57P0)/.test(code) || code === "57014" || NETWORK_ERRORS.has(code)) return true;
-  }
-  return CONNECTION_LOST.some((message) => message.test(error.message));
-}
-
 function translate(error: unknown): unknown {
   if (error instanceof AppError) return error;
   const code = (error as { code?: unknown } | null)?.code;
@@ -330,7 +298,7 @@ function translate(error: unknown): unknown {
       cause: error,
     });
   }
-  if (isUnavailable(error)) {
+  if (isDatabaseUnavailable(error)) {
     return new AppError("AGENT_UNAVAILABLE", "The registry's database is unavailable; retry shortly.", {
       cause: error,
     });
