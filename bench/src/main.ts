@@ -419,7 +419,9 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const process of running) await process.stop();
-    await rm(dir, { recursive: true, force: true });
+    // BENCH_KEEP=1 keeps the run's directory: the services' logs and data.
+    if (process.env.BENCH_KEEP) log(`kept ${dir}`);
+    else await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -8,6 +8,7 @@ export {
   sha256Hex,
 } from "./api-keys.js";
 export { type IdKind, isId, newId } from "./ids.js";
+export { type MapSteps, mapAsyncIterable } from "./iterate.js";
 export {
   effectiveLimits,
   LIMIT_NAMES,

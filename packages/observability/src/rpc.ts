@@ -111,31 +111,41 @@ function shortServiceName(typeName: string): string {
 /**
  * Re-iterates `source`, taking each step through `run` (which enters the call's async context: a server
  * stream's handler runs step by step as the transport reads it, outside the interceptor's own call), and
- * reports once how the iteration ended: with an error, cancelled by the reader, or done.
+ * reports once how the iteration ended: with an error, cancelled by the reader, or done. A plain iterator, not
+ * a generator: between steps an open stream holds no suspended frame for it.
  */
-async function* iterateIn<T>(
+function iterateIn<T>(
   source: AsyncIterable<T>,
   run: <R>(step: () => Promise<R>) => Promise<R>,
   ended?: (error: unknown, cancelled: boolean) => void,
-): AsyncGenerator<T> {
+): AsyncIterable<T> {
   const iterator = source[Symbol.asyncIterator]();
+  const finished: IteratorReturnResult<undefined> = { done: true, value: undefined };
   let done = false;
-  try {
-    for (;;) {
-      const step = await run(() => iterator.next());
-      if (step.done) break;
-      yield step.value;
+  const step = (result: IteratorResult<T>): IteratorResult<T> => {
+    if (result.done && !done) {
+      done = true;
+      ended?.(undefined, false);
     }
-    done = true;
-    ended?.(undefined, false);
-  } catch (error) {
-    done = true;
-    ended?.(error, false);
-    throw error;
-  } finally {
+    return result;
+  };
+  const fail = (error: unknown): never => {
     if (!done) {
-      ended?.(undefined, true);
-      await run(async () => iterator.return?.());
+      done = true;
+      ended?.(error, false);
     }
-  }
+    throw error;
+  };
+  const reader: AsyncIterator<T> = {
+    next: () => (done ? Promise.resolve(finished) : run(() => iterator.next()).then(step, fail)),
+    return: async () => {
+      if (!done) {
+        done = true;
+        ended?.(undefined, true);
+        await run(async () => iterator.return?.());
+      }
+      return finished;
+    },
+  };
+  return { [Symbol.asyncIterator]: () => reader };
 }

@@ -1,3 +1,4 @@
+import { mapAsyncIterable } from "@agentry/core";
 import { AppError, toConnectError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import {
@@ -24,7 +25,13 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
-import { type MessageInput, type ReplyRecord, sendMessage, streamMessage } from "./service.js";
+import {
+  type MessageInput,
+  type ReplyRecord,
+  type StreamEvent,
+  sendMessage,
+  streamMessage,
+} from "./service.js";
 import type { TurnRecord } from "./store/types.js";
 
 /** Page size of ListTurns when the caller asks for none, and the most it may ask for. */
@@ -44,41 +51,14 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         }
       },
 
-      async *streamMessage(
+      streamMessage(
         request: StreamMessageRequest,
         call: HandlerContext,
-      ): AsyncGenerator<StreamMessageResponse> {
-        try {
-          for await (const event of streamMessage(ctx, messageInput(request, call), call.signal)) {
-            switch (event.type) {
-              case "started":
-                yield create(StreamMessageResponseSchema, {
-                  event: {
-                    case: "started",
-                    value: {
-                      messageId: event.messageId,
-                      agentId: event.agentId,
-                      ...(event.userId === undefined ? {} : { userId: event.userId }),
-                      ...(event.roomId === undefined ? {} : { roomId: event.roomId }),
-                    },
-                  },
-                });
-                break;
-              case "delta":
-                yield create(StreamMessageResponseSchema, {
-                  event: { case: "delta", value: { text: event.text } },
-                });
-                break;
-              case "completed":
-                yield create(StreamMessageResponseSchema, {
-                  event: { case: "completed", value: toReply(event.reply) },
-                });
-                break;
-            }
-          }
-        } catch (error) {
-          throw rpcError(error, ctx.logger);
-        }
+      ): AsyncIterable<StreamMessageResponse> {
+        return mapAsyncIterable(streamMessage(ctx, messageInput(request, call), call.signal), {
+          map: toStreamResponse,
+          onError: (error) => rpcError(error, ctx.logger),
+        });
       },
 
       async listTurns(request: ListTurnsRequest): Promise<ListTurnsResponse> {
@@ -138,6 +118,29 @@ function messageInput(
     context: request.context,
     requestId: request.requestId ?? call.requestHeader.get("x-request-id") ?? undefined,
   };
+}
+
+function toStreamResponse(event: StreamEvent): StreamMessageResponse {
+  switch (event.type) {
+    case "started":
+      return create(StreamMessageResponseSchema, {
+        event: {
+          case: "started",
+          value: {
+            messageId: event.messageId,
+            agentId: event.agentId,
+            ...(event.userId === undefined ? {} : { userId: event.userId }),
+            ...(event.roomId === undefined ? {} : { roomId: event.roomId }),
+          },
+        },
+      });
+    case "delta":
+      return create(StreamMessageResponseSchema, { event: { case: "delta", value: { text: event.text } } });
+    case "completed":
+      return create(StreamMessageResponseSchema, {
+        event: { case: "completed", value: toReply(event.reply) },
+      });
+  }
 }
 
 function toReply(reply: ReplyRecord): Reply {

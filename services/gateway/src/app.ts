@@ -1,13 +1,8 @@
-import { AsyncResource } from "node:async_hooks";
-import { AppError } from "@agentry/errors";
-import { tracer } from "@agentry/observability";
 import { Router } from "@koa/router";
-import Koa, { type Middleware } from "koa";
+import Koa, { type Middleware, type ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { requireScope } from "./http/auth.js";
-import { errorEnvelope } from "./http/errors.js";
-import { observe } from "./http/observe.js";
-import { requestId } from "./http/request-id.js";
+import { requestFrame } from "./http/frame.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -20,8 +15,8 @@ export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes, ...apiKeyRoute
 
 /**
  * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and
- * quotas are enforced. The composition root supplies it; the chain is
- * request id → access log → error envelope → route match → authentication → scope → **limits** → handler.
+ * quotas are enforced. The composition root supplies it; the chain is request frame (id, access log,
+ * metrics, error envelope) → route match → authentication → scope → **limits** → handler.
  */
 export type LimitsMiddleware = (route: Route) => Middleware<GatewayState>;
 
@@ -33,14 +28,7 @@ export function buildApp(
   const app = new Koa<GatewayState>();
   app.silent = true;
 
-  app.use(requestId());
-  app.use(accessLog(gateway));
-  if (gateway.metrics || tracer()) app.use(observe(gateway));
-  app.use(errorEnvelope(gateway.logger));
-  app.use(async (ctx, next) => {
-    if (gateway.draining) ctx.set("Connection", "close");
-    await next();
-  });
+  app.use(requestFrame(gateway));
 
   const router = new Router<GatewayState>();
   router.get("/healthz", (ctx) => {
@@ -55,31 +43,32 @@ export function buildApp(
     buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: gateway.config.PUBLIC_BASE_URL }),
   );
   for (const route of ROUTES) {
-    const chain: Middleware<GatewayState>[] = [authenticate(gateway, route)];
-    if (options.limits) chain.push(options.limits(route));
-    chain.push(handle(gateway, route));
-    router.register(route.path, [route.method], chain);
+    router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);
   }
 
-  app.use(async (ctx, next) => {
-    await next();
-    if (ctx.status === 405 || ctx.status === 501) {
-      throw new AppError(
-        "METHOD_NOT_ALLOWED",
-        `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get("Allow") || "none"}.`,
-      );
-    }
-    if (ctx.status === 404 && ctx.body === undefined) {
-      throw new AppError("NOT_FOUND", `No route ${ctx.method} ${ctx.path}.`);
-    }
-  });
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
 }
 
-function authenticate(gateway: GatewayContext, route: Route): Middleware<GatewayState> {
-  return async (ctx, next) => {
+/**
+ * A route's own chain, in one middleware (see `requestFrame` for why): authentication, the key's scope, the
+ * limits, then the handler. Neither this nor the handler waits on the steps after it, so only the limits' slot
+ * (released when the request ends) keeps a frame open for the request's whole life.
+ */
+function serveRoute(
+  gateway: GatewayContext,
+  route: Route,
+  limits: Middleware<GatewayState> | undefined,
+): Middleware<GatewayState> {
+  const handle = (ctx: ParameterizedContext<GatewayState>) =>
+    route.handle({
+      ctx: ctx as HandlerInput["ctx"],
+      gateway,
+      principal: ctx.state.principal!,
+      rpc: rpcOptions(gateway, ctx.state),
+    });
+  return async (ctx) => {
     const principal = await gateway.auth.authenticate(
       ctx.get("authorization"),
       rpcOptions(gateway, ctx.state),
@@ -87,48 +76,11 @@ function authenticate(gateway: GatewayContext, route: Route): Middleware<Gateway
     requireScope(principal, route.scope);
     gateway.keyUsage.record(principal.keyId);
     ctx.state.principal = principal;
-    await next();
-  };
-}
-
-function handle(gateway: GatewayContext, route: Route): Middleware<GatewayState> {
-  return async (ctx) => {
-    await route.handle({
-      ctx: ctx as HandlerInput["ctx"],
-      gateway,
-      principal: ctx.state.principal!,
-      rpc: rpcOptions(gateway, ctx.state),
-    });
+    return limits ? limits(ctx, () => handle(ctx)) : handle(ctx);
   };
 }
 
 /** Every RPC carries the request id and a deadline, so the callee's logs and time budget follow the request. */
 function rpcOptions(gateway: GatewayContext, state: GatewayState) {
   return { headers: { "x-request-id": state.requestId }, timeoutMs: gateway.config.RPC_TIMEOUT_MS };
-}
-
-/**
- * One line per request, written once the response has gone (or the connection closed): off the response's path,
- * with the final status and the time until the last byte was handed to the connection. It is written in the
- * request's scope, so it carries the request id.
- */
-function accessLog(gateway: GatewayContext): Middleware<GatewayState> {
-  return async (ctx, next) => {
-    const started = performance.now();
-    ctx.res.once(
-      "close",
-      AsyncResource.bind(() => {
-        gateway.logger.info(
-          {
-            method: ctx.method,
-            path: ctx.path,
-            status: ctx.status,
-            durationMs: Math.round((performance.now() - started) * 10) / 10,
-          },
-          "request",
-        );
-      }),
-    );
-    await next();
-  };
 }

@@ -16,6 +16,7 @@ import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
 import { observedLimiter } from "./http/observe.js";
 import { createInProcessTransport } from "./in-process-transport.js";
+import { serverStreamingFn } from "./server-streaming.js";
 
 export interface Gateway {
   app: Koa<GatewayState>;
@@ -63,7 +64,10 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     });
     probes.push(() => probeReadiness(config.CONVERSATION_URL!));
   }
-  const conversations = createClient(ConversationService, conversationTransport);
+  const conversations = {
+    ...createClient(ConversationService, conversationTransport),
+    streamMessage: serverStreamingFn(conversationTransport, ConversationService.method.streamMessage),
+  };
 
   if (config.REGISTRY_URL) {
     registryTransport = createConnectTransport({

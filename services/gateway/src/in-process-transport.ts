@@ -313,10 +313,12 @@ function completing<S extends DescMessage>(
       const iterator = source[Symbol.asyncIterator]();
       const finished = { done: true as const, value: undefined };
       return {
-        next: async () => {
-          const step = await iterator.next();
-          return step.done ? finished : { done: false as const, value: complete(schema, step.value) };
-        },
+        next: () =>
+          iterator
+            .next()
+            .then((step) =>
+              step.done ? finished : { done: false as const, value: complete(schema, step.value) },
+            ),
         return: async () => {
           await iterator.return?.();
           return finished;
@@ -337,28 +339,36 @@ async function callHandler<T>(run: () => T): Promise<Awaited<T>> {
 
 /**
  * The response stream as the caller reads it: each step gives up when the call is aborted; the end, an error or
- * the caller leaving early closes the call, so the handler's signal tells it to stop.
+ * the caller leaving early closes the call, so the handler's signal tells it to stop. A plain iterator, not a
+ * generator: between steps an open stream holds no suspended frame of its own.
  */
-async function* following<T>(messages: AsyncIterable<T>, context: CallContext): AsyncGenerator<T> {
+function following<T>(messages: AsyncIterable<T>, context: CallContext): AsyncIterable<T> {
   const iterator = messages[Symbol.asyncIterator]();
   let finished = false;
-  try {
-    for (;;) {
-      const step = await context.until(iterator.next());
-      if (step.done) break;
-      yield step.value;
-    }
-    finished = true;
-    context.abort(COMPLETED);
-  } catch (error) {
+  const fail = (error: unknown): never => {
     finished = true;
     const failure = ConnectError.from(error);
     context.abort(failure);
     throw failure;
-  } finally {
-    if (!finished) {
-      context.abort(new ConnectError("the caller stopped reading", Code.Canceled));
-      void iterator.return?.()?.catch(() => {});
+  };
+  const step = (result: IteratorResult<T>): IteratorResult<T> => {
+    if (result.done) {
+      finished = true;
+      context.abort(COMPLETED);
     }
-  }
+    return result;
+  };
+  const ended: IteratorReturnResult<undefined> = { done: true, value: undefined };
+  const reader: AsyncIterator<T> = {
+    next: () => (finished ? Promise.resolve(ended) : context.until(iterator.next()).then(step, fail)),
+    return: () => {
+      if (!finished) {
+        finished = true;
+        context.abort(new ConnectError("the caller stopped reading", Code.Canceled));
+        void iterator.return?.()?.catch(() => {});
+      }
+      return Promise.resolve(ended);
+    },
+  };
+  return { [Symbol.asyncIterator]: () => reader };
 }

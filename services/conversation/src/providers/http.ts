@@ -155,39 +155,109 @@ function joinPath(baseURL: string, path: string): string {
   return baseURL.endsWith("/") && path.startsWith("/") ? baseURL + path.slice(1) : baseURL + path;
 }
 
-/** One generator per stream, holding between events little more than the connection: idle streams are many. */
-async function* replyEvents(
+/**
+ * The events of one streamed reply as the body brings them: deltas as the reader finds text, then its `done`.
+ * Read from the body's own events rather than through a `for await` loop in a generator, whose frame and
+ * whose stream iterator (with its half-dozen listeners) would stay suspended with every idle stream; between
+ * events this holds little more than the connection. The body is paused while read events wait to be taken.
+ */
+function replyEvents(
   provider: HostedProvider,
   headers: UpstreamHeaders,
   body: Dispatcher.ResponseData["body"],
   reader: StreamReader,
-): AsyncGenerator<ProviderEvent> {
-  const texts: string[] = [];
-  // An error the reader finds ends the stream after the text that came before it in the same chunk.
-  let failure: unknown;
-  const parser = createParser({
-    onEvent(event) {
-      if (failure !== undefined) return;
+): AsyncIterable<ProviderEvent> {
+  const events = new ReplyEvents(provider, headers, body, reader);
+  return { [Symbol.asyncIterator]: () => events };
+}
+
+const FINISHED: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+class ReplyEvents implements AsyncIterator<ProviderEvent> {
+  /** Events read from the body and not yet taken. */
+  private readonly pending: ProviderEvent[] = [];
+  /** Why the stream fails, once the events read before it are taken. */
+  private failure: unknown;
+  private bodyEnded = false;
+  /** The reader has had the end, an error, or left. */
+  private finished = false;
+  /** Wakes the `next` waiting for the body. */
+  private wake: (() => void) | undefined;
+  // undici's body ignores setEncoding; the decoder keeps a character split between chunks whole.
+  private readonly decoder = new StringDecoder("utf8");
+  private readonly parser = createParser({
+    onEvent: (event) => {
+      if (this.failure !== undefined) return;
       try {
-        const text = reader.event(event, headers);
-        if (text) texts.push(text);
+        const text = this.reader.event(event, this.headers);
+        if (text) this.pending.push({ type: "delta", text });
       } catch (error) {
-        failure = error;
+        // An error the reader finds ends the stream after the text that came before it.
+        this.failure = error instanceof AppError ? error : incompleteError(this.provider, error);
       }
     },
   });
-  // undici's body ignores setEncoding; the decoder keeps a character split between chunks whole.
-  const decoder = new StringDecoder("utf8");
-  try {
-    // Leaving this loop early (the reader stopped, or an event was an error) destroys the body, which closes
-    // the connection.
-    for await (const chunk of body) {
-      parser.feed(decoder.write(chunk as Buffer));
-      for (let text = texts.shift(); text !== undefined; text = texts.shift()) yield { type: "delta", text };
-      if (failure !== undefined) throw failure;
-    }
-  } catch (error) {
-    throw error instanceof AppError ? error : incompleteError(provider, error);
+
+  constructor(
+    private readonly provider: HostedProvider,
+    private readonly headers: UpstreamHeaders,
+    private readonly body: Dispatcher.ResponseData["body"],
+    private readonly reader: StreamReader,
+  ) {
+    body.on("data", (chunk: Buffer) => {
+      if (this.finished) return;
+      this.parser.feed(this.decoder.write(chunk));
+      if (this.pending.length > 0 || this.failure !== undefined) body.pause();
+      this.wake?.();
+    });
+    body.on("end", () => {
+      this.bodyEnded = true;
+      this.wake?.();
+    });
+    body.on("error", (error) => this.fail(error));
+    body.on("close", () => {
+      if (!this.bodyEnded) this.fail(new Error("the body closed before its end"));
+    });
   }
-  yield reader.end();
+
+  next(): Promise<IteratorResult<ProviderEvent>> {
+    const event = this.pending.shift();
+    if (event) return Promise.resolve({ done: false, value: event });
+    if (this.finished) return Promise.resolve(FINISHED);
+    if (this.failure !== undefined) {
+      this.finished = true;
+      // Leaving with an error (a refusal inside the stream) closes the connection.
+      this.body.destroy();
+      return Promise.reject(this.failure);
+    }
+    if (this.bodyEnded) {
+      this.finished = true;
+      try {
+        return Promise.resolve({ done: false, value: this.reader.end() });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    this.body.resume();
+    return new Promise((resolve, reject) => {
+      this.wake = () => {
+        this.wake = undefined;
+        this.next().then(resolve, reject);
+      };
+    });
+  }
+
+  /** The reader stopped early: destroying the body closes the connection. */
+  return(): Promise<IteratorResult<ProviderEvent>> {
+    this.finished = true;
+    this.pending.length = 0;
+    this.body.destroy();
+    this.wake?.();
+    return Promise.resolve(FINISHED);
+  }
+
+  private fail(error: unknown): void {
+    this.failure ??= error instanceof AppError ? error : incompleteError(this.provider, error);
+    this.wake?.();
+  }
 }

@@ -1,3 +1,4 @@
+import { mapAsyncIterable } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { failSpan, type Metrics, SpanKind, tracer } from "@agentry/observability";
 import type { ProviderSet } from "./resolve.js";
@@ -78,33 +79,31 @@ export function observeProvider(provider: ModelProvider, metrics: Metrics | unde
         call.failed(error, signal);
         throw error;
       }
-      return (async function* observed(): AsyncGenerator<ProviderEvent> {
-        let first = true;
-        let ended = false;
-        try {
-          for await (const event of events) {
-            if (event.type === "done") {
-              ended = true;
-              call.succeeded(event);
-            } else if (first) {
-              first = false;
-              call.firstToken();
-            }
-            yield event;
-          }
-          if (!ended) {
+      let first = true;
+      let ended = false;
+      return mapAsyncIterable(events, {
+        map(event) {
+          if (event.type === "done") {
             ended = true;
-            call.failed(new AppError("AGENT_UNAVAILABLE", "The reply stream ended early."), signal);
+            call.succeeded(event);
+          } else if (first) {
+            first = false;
+            call.firstToken();
           }
-        } catch (error) {
+          return event;
+        },
+        onEnd() {
+          if (!ended) call.failed(new AppError("AGENT_UNAVAILABLE", "The reply stream ended early."), signal);
+        },
+        onError(error) {
           if (!ended) call.failed(error, signal);
-          ended = true;
-          throw error;
-        } finally {
-          // The reader left before the end: the call was abandoned.
+          return error;
+        },
+        // The reader left before the end: the call was abandoned.
+        onLeave() {
           if (!ended) call.failed(new AppError("AGENT_UNAVAILABLE", "The caller went away."), signal);
-        }
-      })();
+        },
+      });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { AppError, fromConnectError, httpStatusOf } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import { ConnectError } from "@connectrpc/connect";
-import type { Middleware } from "koa";
+import type { ParameterizedContext } from "koa";
 import type { GatewayState } from "../context.js";
 
 /** Anything thrown becomes an AppError: ours as they are, RPC failures by the one table, the rest INTERNAL_ERROR. */
@@ -12,31 +12,29 @@ export function toAppError(error: unknown): AppError {
 }
 
 /**
- * Turns every error into the envelope of decisions.md: `{success: false, error: {code, message, details?,
- * requestId}}`, with the status of the code and `Retry-After` when known. Internal causes are logged with the
- * request id and never sent.
+ * Answers with the envelope of decisions.md: `{success: false, error: {code, message, details?, requestId}}`,
+ * with the status of the code and `Retry-After` when known. Internal causes are logged with the request id and
+ * never sent.
  */
-export function errorEnvelope(logger: Logger): Middleware<GatewayState> {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (thrown) {
-      const error = toAppError(thrown);
-      const status = httpStatusOf(error.code);
-      if (status >= 500) logger.error({ err: error.cause ?? error, code: error.code }, "request failed");
-      else logger.debug({ code: error.code, message: error.message }, "request refused");
-      ctx.status = status;
-      if (error.retryAfterSeconds !== undefined)
-        ctx.set("Retry-After", String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
-      ctx.body = {
-        success: false,
-        error: {
-          code: error.code,
-          message: error.message,
-          ...(error.details ? { details: error.details } : {}),
-          requestId: ctx.state.requestId,
-        },
-      };
-    }
+export function sendErrorEnvelope(
+  ctx: ParameterizedContext<GatewayState>,
+  thrown: unknown,
+  logger: Logger,
+): void {
+  const error = toAppError(thrown);
+  const status = httpStatusOf(error.code);
+  if (status >= 500) logger.error({ err: error.cause ?? error, code: error.code }, "request failed");
+  else logger.debug({ code: error.code, message: error.message }, "request refused");
+  ctx.status = status;
+  if (error.retryAfterSeconds !== undefined)
+    ctx.set("Retry-After", String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
+  ctx.body = {
+    success: false,
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details ? { details: error.details } : {}),
+      requestId: ctx.state.requestId,
+    },
   };
 }

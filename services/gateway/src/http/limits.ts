@@ -85,10 +85,7 @@ export function limitsMiddleware(options: LimitsOptions) {
           { retryAfterSeconds: seconds },
         );
       }
-      if (!route.concurrency || !agentId || !isId("agent", agentId)) {
-        await next();
-        return;
-      }
+      if (!route.concurrency || !agentId || !isId("agent", agentId)) return next();
       const limit = principal.limits.concurrentMessages;
       const slot = await limiter.acquireSlot(
         `acct:${principal.accountId}:agent:${agentId}:concurrentMessages`,

@@ -1,26 +1,5 @@
 import type { Limiter } from "@agentry/limits";
-import { type Metrics, observeHttpRequest } from "@agentry/observability";
-import type { Middleware } from "koa";
-import type { GatewayContext, GatewayState } from "../context.js";
-
-/** What requests that matched no route are counted under, so unknown paths cannot multiply the series. */
-const UNMATCHED = "unmatched";
-
-/**
- * Records each request in the metrics by route pattern and status with its duration (a stream counts until it
- * ends) and, when tracing is on, runs it inside a server span that the RPCs it makes continue.
- */
-export function observe(gateway: GatewayContext): Middleware<GatewayState> {
-  return async (ctx, next) => {
-    const observation = observeHttpRequest(gateway.metrics, ctx.method, ctx.headers);
-    try {
-      await observation.run(next);
-    } finally {
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? UNMATCHED;
-      observation.end(route, ctx.status, ctx.state.requestId);
-    }
-  };
-}
+import type { Metrics } from "@agentry/observability";
 
 /** The limit a bucket or slot key names: its last segment (`acct:acct_1:getPerMinute` → `getPerMinute`). */
 function limitName(key: string): string {

@@ -96,10 +96,8 @@ async function sendMessage(input: HandlerInput): Promise<void> {
   const abort = callerGone(input);
   const options = { ...rpc, timeoutMs: gateway.config.MESSAGE_TIMEOUT_MS, signal: abort.signal };
 
-  if (body.stream === true) {
-    await streamReply(input, agent, request, options, body);
-    return;
-  }
+  // Returned, not awaited: this function's frame need not stay open for as long as the stream runs.
+  if (body.stream === true) return streamReply(input, agent, request, options, body);
   try {
     const { reply } = await gateway.conversations.sendMessage(request, options);
     await reportHealth(input, agent, null);
