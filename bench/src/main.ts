@@ -163,48 +163,69 @@ async function load(url: string, headers: Record<string, string>, servers: Runni
   return { ...result, cpuMicros };
 }
 
-async function latency(
-  url: string,
-  headers: Record<string, string>,
-  body: unknown,
-  mode: "json" | "first-text",
-  marker?: string,
-): Promise<number[]> {
-  const { samples } = await runWorker<{ samples: number[] }>("latency", {
-    url,
-    headers,
-    body: JSON.stringify(body),
-    mode,
-    marker,
-    warmup: Math.ceil(settings.messages / 10),
-    count: settings.messages,
-  });
+interface LatencyTarget {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  mode: "json" | "first-text";
+  marker?: string;
+}
+
+/** Round trips to each target in turn (see workers/latency.ts): the samples of each, in milliseconds. */
+async function latency(targets: LatencyTarget[], warmup: number, count: number): Promise<number[][]> {
+  const { samples } = await runWorker<{ samples: number[][] }>("latency", { targets, warmup, count });
   return samples;
 }
 
-/** What the gateway's message round trip adds to calling the provider directly with the same request. */
+/** Messages sent before the measured ones fill the conversation's history to its limit of 200 turns. */
+const HISTORY_FILL_MESSAGES = 100;
+
+/**
+ * What the gateway's message round trip adds to calling the provider directly with the very request the service
+ * sent it (the conversation's full history included), the two alternating request by request.
+ */
 async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: string) {
   const path = `${gatewayUrl}/v1/agents/${tenant.agentId}/messages`;
-  const lastRequest = async () => (await fetch(`${providerUrl}/last-request`)).json();
+  const lastRequest = async () => (await fetch(`${providerUrl}/last-request`)).text();
   const direct = `${providerUrl}/v1/chat/completions`;
   const providerHeaders = { authorization: "Bearer sk-bench" };
+  const warmup = Math.ceil(settings.messages / 10);
 
-  const viaGateway = await latency(path, auth(tenant), { text: "Hello there" }, "json");
-  const directly = await latency(direct, providerHeaders, await lastRequest(), "json");
-  const streamVia = await latency(
-    path,
-    auth(tenant),
-    { text: "Hello there", stream: true },
-    "first-text",
-    "event: message.delta",
-  );
-  const streamDirect = await latency(
-    direct,
-    providerHeaders,
-    await lastRequest(),
-    "first-text",
-    '"content":"Hello',
-  );
+  const plain: LatencyTarget = {
+    url: path,
+    headers: auth(tenant),
+    body: JSON.stringify({ text: "Hello there" }),
+    mode: "json",
+  };
+  await latency([plain], 0, HISTORY_FILL_MESSAGES);
+  const [viaGateway, directly] = (await latency(
+    [plain, { url: direct, headers: providerHeaders, body: await lastRequest(), mode: "json" }],
+    warmup,
+    settings.messages,
+  )) as [number[], number[]];
+
+  const streamed: LatencyTarget = {
+    url: path,
+    headers: auth(tenant),
+    body: JSON.stringify({ text: "Hello there", stream: true }),
+    mode: "first-text",
+    marker: "event: message.delta",
+  };
+  await latency([streamed], 0, 1);
+  const [streamVia, streamDirect] = (await latency(
+    [
+      streamed,
+      {
+        url: direct,
+        headers: providerHeaders,
+        body: await lastRequest(),
+        mode: "first-text",
+        marker: '"content":"Hello',
+      },
+    ],
+    warmup,
+    settings.messages,
+  )) as [number[], number[]];
   const summary = (via: number[], base: number[]) => ({
     p50: median(via),
     p99: percentile(via, 99),

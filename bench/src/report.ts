@@ -133,15 +133,16 @@ export function renderReport(r: Report): string {
     "What the services cost on top of the physical limit of the machine, each figure against a baseline measured in",
     "the same run: a bare `node:http` server answering the same JSON bytes from memory for the reads, the",
     "zero-latency fake provider called directly with the very request the service sent it for messages. Load comes",
-    "from other processes on loopback (autocannon for throughput, one keep-alive connection at a time for",
-    "latency). The services run from their bundles (`pnpm build`) with JSON access logs at `info` written to a file",
+    "from other processes on loopback (autocannon for throughput; for latency, one request at a time, alternating",
+    "between the service and its baseline, after 100 messages that fill the conversation's history to its 200",
+    "turns). The services run from their bundles (`pnpm build`) with JSON access logs at `info` written to a file",
     "and metrics on (`METRICS_PORT`), as in production; tracing is off.",
     "",
     `- Machine: ${r.machine}; load average before ${r.loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${r.loadAfter
       .map((l) => l.toFixed(2))
       .join(" ")}`,
     `- Settings: ${st.connections} connections × ${st.seconds} s per throughput run (after 2 s of warm-up), ${st.rounds} rounds ` +
-      `alternating baseline and service; ${st.messages} sequential messages per latency series; ${st.streams} streams; ` +
+      `alternating baseline and service; ${st.messages} messages to each side per latency series; ${st.streams} streams; ` +
       `median of ${st.coldStarts} cold starts`,
     "- Reproduce: `pnpm install && pnpm bench` (options: `--seconds`, `--rounds`, `--connections`, `--streams`, " +
       "`--messages`, `--cold-starts`, `--no-write`)",

@@ -1,26 +1,31 @@
 import { Agent, request } from "node:http";
 
 /**
- * Round trips one at a time over one keep-alive connection: the full response (`json`), or the time until the
- * stream's first text (`first-text`: the first SSE event whose data carries text), reading the rest before the
- * next request. Reports every sample in milliseconds.
+ * Round trips one at a time, each target over its own keep-alive connection: the full response (`json`), or the
+ * time until the stream's first text (`first-text`: the first SSE event whose data carries text), reading the
+ * rest before the next request. With several targets the requests alternate between them, so that every
+ * series meets the same conditions of a noisy machine. Reports every sample in milliseconds, per target.
  */
-interface Input {
+interface Target {
   url: string;
   headers: Record<string, string>;
   body: string;
   mode: "json" | "first-text";
   /** What marks the first text event in the stream. */
   marker?: string;
+}
+
+interface Input {
+  targets: Target[];
+  /** Round trips to each target before the measured ones. */
   warmup: number;
+  /** Measured round trips to each target. */
   count: number;
 }
 
 const input = JSON.parse(process.argv[2]!) as Input;
-const url = new URL(input.url);
-const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 
-function once(): Promise<number> {
+function once(target: Target, url: URL, keepAlive: Agent): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let firstAt: number | undefined;
@@ -33,34 +38,43 @@ function once(): Promise<number> {
         method: "POST",
         agent: keepAlive,
         headers: {
-          ...input.headers,
+          ...target.headers,
           "content-type": "application/json",
-          "content-length": Buffer.byteLength(input.body),
+          "content-length": Buffer.byteLength(target.body),
         },
       },
       (res) => {
-        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+        if (res.statusCode !== 200) reject(new Error(`${target.url}: status ${res.statusCode}`));
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => {
-          if (firstAt === undefined && input.mode === "first-text") {
+          if (firstAt === undefined && target.mode === "first-text") {
             seen += chunk;
-            if (seen.includes(input.marker!)) firstAt = performance.now();
+            if (seen.includes(target.marker!)) firstAt = performance.now();
           }
         });
         res.on("end", () => {
           const ended = performance.now();
-          if (input.mode === "first-text" && firstAt === undefined) reject(new Error("no text event"));
-          else resolve((input.mode === "json" ? ended : firstAt!) - started);
+          if (target.mode === "first-text" && firstAt === undefined) reject(new Error("no text event"));
+          else resolve((target.mode === "json" ? ended : firstAt!) - started);
         });
       },
     );
     req.on("error", reject);
-    req.end(input.body);
+    req.end(target.body);
   });
 }
 
-for (let i = 0; i < input.warmup; i++) await once();
-const samples: number[] = [];
-for (let i = 0; i < input.count; i++) samples.push(await once());
-keepAlive.destroy();
+const clients = input.targets.map((target) => ({
+  target,
+  url: new URL(target.url),
+  keepAlive: new Agent({ keepAlive: true, maxSockets: 1 }),
+}));
+const samples: number[][] = clients.map(() => []);
+for (let i = 0; i < input.warmup + input.count; i++) {
+  for (const [index, client] of clients.entries()) {
+    const sample = await once(client.target, client.url, client.keepAlive);
+    if (i >= input.warmup) samples[index]!.push(sample);
+  }
+}
+for (const client of clients) client.keepAlive.destroy();
 process.stdout.write(`${JSON.stringify({ samples })}\n`);
