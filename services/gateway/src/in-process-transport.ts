@@ -103,19 +103,7 @@ export function createInProcessTransport(
       });
       const serve = chain(server, async (req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
         const output = await callHandler(() => implementation(req.message, context));
-        return {
-          stream: false,
-          service: method.parent,
-          method,
-          // Built only if someone reads them: most calls never do.
-          get header() {
-            return context.responseHeader;
-          },
-          get trailer() {
-            return context.responseTrailer;
-          },
-          message: complete(method.output, output),
-        };
+        return new InProcessUnaryResponse(context, method, complete(method.output, output)) as never;
       });
       try {
         return await context.until(chain(client, serve)(request));
@@ -180,23 +168,60 @@ export function createInProcessTransport(
 }
 
 /**
- * The request an interceptor sees. Its `signal` is the call's, made only when something reads it.
+ * The request an interceptor sees. Its `signal` is the call's, made only when something reads it: a getter on
+ * the class, since an object literal with an accessor is built on V8's slow path (about 4 % of a read's time).
  */
+class InProcessRequest<M> {
+  readonly service: DescService;
+  readonly requestMethod = "POST";
+  readonly url: string;
+  readonly header: Headers;
+  readonly contextValues: ContextValues;
+
+  constructor(
+    private readonly context: CallContext,
+    readonly stream: boolean,
+    readonly method: DescMethod,
+    readonly message: M,
+  ) {
+    this.service = context.service;
+    this.url = context.url;
+    this.header = context.requestHeader;
+    this.contextValues = context.values;
+  }
+
+  get signal(): AbortSignal {
+    return this.context.signal;
+  }
+}
+
+/** A unary call's response. Its headers are built only if someone reads them: most calls never do. */
+class InProcessUnaryResponse<M> {
+  readonly stream = false;
+  readonly service: DescService;
+
+  constructor(
+    private readonly context: CallContext,
+    readonly method: DescMethod,
+    readonly message: M,
+  ) {
+    this.service = method.parent;
+  }
+
+  get header(): Headers {
+    return this.context.responseHeader;
+  }
+
+  get trailer(): Headers {
+    return this.context.responseTrailer;
+  }
+}
+
 function requestOf<R extends UnaryRequest | StreamRequest>(
   context: CallContext,
   fields: Pick<R, "stream" | "method" | "message">,
 ): R {
-  return {
-    ...fields,
-    service: context.service,
-    requestMethod: "POST",
-    url: context.url,
-    header: context.requestHeader,
-    contextValues: context.values,
-    get signal() {
-      return context.signal;
-    },
-  } as R;
+  return new InProcessRequest(context, fields.stream, fields.method, fields.message) as unknown as R;
 }
 
 /**
