@@ -1,4 +1,4 @@
-import type { HistoryTurn } from "./types.js";
+import type { HistoryLimits, HistoryTurn } from "./types.js";
 
 /**
  * The turns a history read returned, newest first, as `recentTurns` returns them: oldest first, without the
@@ -7,4 +7,113 @@ import type { HistoryTurn } from "./types.js";
 export function oldestFirst(newestFirst: HistoryTurn[]): HistoryTurn[] {
   while (newestFirst.at(-1)?.role === "assistant") newestFirst.pop();
   return newestFirst.reverse();
+}
+
+/** A turn of a cached window, with what it costs the budget. */
+interface WindowTurn extends HistoryTurn {
+  tokens: number;
+}
+
+/** The newest turns of one conversation that fit its limits, oldest first, as a history read found them. */
+interface Window {
+  limits: HistoryLimits;
+  turns: WindowTurn[];
+  tokens: number;
+  chars: number;
+}
+
+/**
+ * The history windows of recently used conversations, so a message to a conversation read before needs no read
+ * of its turns: the window a read found, kept up to date by appending each stored exchange. That is exact,
+ * because a turn that fell out of a conversation's window can never come back into it: newer turns only push the
+ * cut forward. Least recently used windows are dropped beyond `maxChars` characters of text in all.
+ *
+ * The cache knows only what its own store writes: the store clears it whenever anyone else may have written
+ * (another connection to the same database, a purge).
+ */
+export class HistoryCache {
+  private readonly windows = new Map<string, Window>();
+  private chars = 0;
+
+  constructor(private readonly maxChars: number) {}
+
+  /** The history `recentTurns` returns for the conversation, if its window for these limits is cached. */
+  get(id: string, limits: HistoryLimits): HistoryTurn[] | undefined {
+    const window = this.windows.get(id);
+    if (!window || !sameLimits(window.limits, limits)) return undefined;
+    // Most recently used last.
+    this.windows.delete(id);
+    this.windows.set(id, window);
+    let start = 0;
+    while (window.turns[start]?.role === "assistant") start++;
+    const turns: HistoryTurn[] = [];
+    for (let i = start; i < window.turns.length; i++) {
+      const turn = window.turns[i]!;
+      turns.push({ role: turn.role, text: turn.text });
+    }
+    return turns;
+  }
+
+  /** Caches a window a read found: the turns that fit, newest first, each with its cost. */
+  set(id: string, limits: HistoryLimits, newestFirst: readonly WindowTurn[]): void {
+    this.delete(id);
+    const turns = newestFirst.toReversed();
+    const window: Window = { limits, turns, tokens: 0, chars: 0 };
+    for (const turn of turns) {
+      window.tokens += turn.tokens;
+      window.chars += turn.text.length;
+    }
+    this.add(id, window);
+  }
+
+  /** Appends turns just stored to the conversation's window, if it is cached, and moves its cut forward. */
+  append(id: string, turns: readonly HistoryTurn[], tokensOf: (text: string) => number): void {
+    const window = this.windows.get(id);
+    if (!window) return;
+    this.delete(id);
+    for (const turn of turns) {
+      const tokens = tokensOf(turn.text);
+      window.turns.push({ role: turn.role, text: turn.text, tokens });
+      window.tokens += tokens;
+      window.chars += turn.text.length;
+    }
+    let cut = 0;
+    while (
+      cut < window.turns.length &&
+      (window.turns.length - cut > window.limits.maxTurns || window.tokens > window.limits.tokenBudget)
+    ) {
+      const dropped = window.turns[cut]!;
+      window.tokens -= dropped.tokens;
+      window.chars -= dropped.text.length;
+      cut++;
+    }
+    if (cut > 0) window.turns.splice(0, cut);
+    this.add(id, window);
+  }
+
+  delete(id: string): void {
+    const window = this.windows.get(id);
+    if (!window) return;
+    this.windows.delete(id);
+    this.chars -= window.chars;
+  }
+
+  clear(): void {
+    this.windows.clear();
+    this.chars = 0;
+  }
+
+  private add(id: string, window: Window): void {
+    if (window.chars > this.maxChars) return;
+    this.windows.set(id, window);
+    this.chars += window.chars;
+    for (const [oldest] of this.windows) {
+      if (this.chars <= this.maxChars) break;
+      this.delete(oldest);
+    }
+  }
+}
+
+function sameLimits(a: HistoryLimits, b: HistoryLimits): boolean {
+  return a.maxTurns === b.maxTurns && a.tokenBudget === b.tokenBudget;
 }

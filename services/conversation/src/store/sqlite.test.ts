@@ -5,8 +5,9 @@ import { newId } from "@agentry/core";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { conversationStoreContract } from "./contract-suite.js";
-import { CONVERSATION_DB_FILE, openSqliteConversationStore } from "./sqlite.js";
+import { CONVERSATION_DB_FILE, openSqliteConversationStore, type SqliteConversationStore } from "./sqlite.js";
 import { MIGRATIONS, migrate } from "./sqlite-migrations.js";
+import type { HistoryLimits } from "./types.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -88,5 +89,104 @@ describe("SqliteConversationStore", () => {
     // synchronous is per connection; FULL is 2.
     expect(store.pragma("synchronous")).toBe(2);
     return store.close();
+  });
+
+  describe("history cache", () => {
+    const k = { accountId: "acct_C", agentId: "agt_C", userId: "u", roomId: "" };
+    let n = 0;
+    const save = (store: SqliteConversationStore, question: string, answer: string) => {
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, n++)).toISOString();
+      const replyId = newId("message");
+      return store.saveExchange(
+        {
+          key: k,
+          user: { id: newId("message"), text: question, createdAt: at },
+          reply: {
+            id: replyId,
+            text: answer,
+            model: "m",
+            provider: "openai",
+            inputTokens: 1,
+            outputTokens: 1,
+            latencyMs: 1,
+            createdAt: at,
+          },
+        },
+        {
+          ...k,
+          id: replyId,
+          requestId: null,
+          provider: "openai",
+          model: "m",
+          stream: false,
+          outcome: "completed",
+          errorCode: null,
+          errorMessage: null,
+          latencyMs: 1,
+          firstTokenMs: null,
+          inputTokens: 1,
+          outputTokens: 1,
+          createdAt: at,
+        },
+      );
+    };
+    const texts = async (store: SqliteConversationStore, limits: HistoryLimits) =>
+      (await store.recentTurns(k, limits)).map((turn) => `${turn.role}:${turn.text}`);
+
+    it("answers every read exactly as a fresh read of the file would, as exchanges are stored", async () => {
+      const dataDir = tempDir();
+      const store = openSqliteConversationStore({ dataDir });
+      // Texts of varied length against a small budget and turn limit: the window's cut moves on most saves.
+      const limits = { maxTurns: 9, tokenBudget: 120 };
+      let seed = 7;
+      const random = () => {
+        seed = (seed * 48271) % 2147483647;
+        return seed / 2147483647;
+      };
+      for (let i = 0; i < 40; i++) {
+        const cached = await texts(store, limits);
+        const fresh = openSqliteConversationStore({ dataDir });
+        expect(cached).toEqual(await texts(fresh, limits));
+        await fresh.close();
+        const words = (count: number) => "word ".repeat(Math.floor(random() * count)).trim() || "x";
+        expect(await save(store, `q${i} ${words(40)}`, `a${i} ${words(80)}`)).toBe(true);
+      }
+      expect((await texts(store, { maxTurns: 1000, tokenBudget: 1_000_000 })).length).toBe(80);
+      await store.close();
+    });
+
+    it("sees what another connection to the same file stored", async () => {
+      const dataDir = tempDir();
+      const store = openSqliteConversationStore({ dataDir });
+      const other = openSqliteConversationStore({ dataDir });
+      const limits = { maxTurns: 200, tokenBudget: 100_000 };
+      await save(store, "one", "first");
+      expect(await texts(store, limits)).toEqual(["user:one", "assistant:first"]);
+      await save(other, "two", "second");
+      expect(await texts(store, limits)).toEqual([
+        "user:one",
+        "assistant:first",
+        "user:two",
+        "assistant:second",
+      ]);
+      // Stored by both, in turn: the cache never appends its own exchange after someone else's it has not read.
+      await save(store, "three", "third");
+      await save(other, "four", "fourth");
+      await save(store, "five", "fifth");
+      expect(await texts(store, limits)).toEqual(await texts(other, limits));
+      expect((await texts(store, limits)).length).toBe(10);
+      await other.close();
+      await store.close();
+    });
+
+    it("forgets a purged agent's conversations", async () => {
+      const store = openSqliteConversationStore({ dataDir: tempDir() });
+      const limits = { maxTurns: 200, tokenBudget: 100_000 };
+      await save(store, "hello", "hi");
+      expect(await texts(store, limits)).toHaveLength(2);
+      await store.purgeAgent(k.accountId, k.agentId);
+      expect(await texts(store, limits)).toEqual([]);
+      await store.close();
+    });
   });
 });

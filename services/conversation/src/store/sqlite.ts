@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { AppError } from "@agentry/errors";
 import Database from "better-sqlite3";
 import { turnTokens } from "../prompt.js";
-import { oldestFirst } from "./history.js";
+import { HistoryCache, oldestFirst } from "./history.js";
 import { migrate } from "./sqlite-migrations.js";
 import type {
   CallOutcome,
@@ -121,7 +121,11 @@ function decodeCursor(cursor: string): number {
   return Number(match[1]);
 }
 
-/** The embedded store: one SQLite file in WAL mode, every commit flushed to disk (synchronous=FULL). */
+/**
+ * The embedded store: one SQLite file in WAL mode, every commit flushed to disk (synchronous=FULL). The history
+ * windows of recently used conversations are kept in memory (see HistoryCache), so that a message to one of
+ * them reads no turns.
+ */
 export class SqliteConversationStore implements ConversationStore {
   private readonly db: Database.Database;
   private readonly statements: Statements;
@@ -129,6 +133,9 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly save: Database.Transaction<(exchange: NewExchange, call: CallRecord) => boolean>;
   private readonly record: Database.Transaction<(call: CallRecord) => boolean>;
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
+  /** The history windows of recently used conversations (see HistoryCache). */
+  private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
+  private dataVersion: number;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -138,6 +145,7 @@ export class SqliteConversationStore implements ConversationStore {
     migrate(this.db);
     const s = prepare(this.db);
     this.statements = s;
+    this.dataVersion = s.dataVersion.get() as number;
     this.save = this.db.transaction(({ key, user, reply }: NewExchange, call: CallRecord) => {
       if (this.purged(key.accountId, key.agentId)) return false;
       s.insertTurn.run(user.id, ...keyParams(key), "user", user.text, null, null, 0, 0, 0, user.createdAt);
@@ -172,28 +180,50 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
+    this.forgetOthersWrites();
+    const id = conversationId(key);
+    const cached = this.history.get(id, limits);
+    if (cached) return cached;
     // Newest first, in pages that double (32 turns, then 64, ...), each read whole as plain rows, stopping at the
     // first turn over the budget: stepping a statement row by row costs more per row than SQLite's own work, and
     // a conversation of long turns still stops within its first page.
-    const turns: HistoryTurn[] = [];
+    const turns: { role: TurnRole; text: string; tokens: number }[] = [];
     let spent = 0;
     let before = Number.MAX_SAFE_INTEGER;
-    for (let size = FIRST_HISTORY_PAGE; turns.length < limits.maxTurns; size *= 2) {
+    read: for (let size = FIRST_HISTORY_PAGE; turns.length < limits.maxTurns; size *= 2) {
       const wanted = Math.min(size, limits.maxTurns - turns.length);
       const rows = this.statements.history.all(...keyParams(key), before, wanted);
       for (const [seq, role, text] of rows) {
-        spent += turnTokens(text);
-        if (spent > limits.tokenBudget) return oldestFirst(turns);
-        turns.push({ role, text });
+        const tokens = turnTokens(text);
+        spent += tokens;
+        if (spent > limits.tokenBudget) break read;
+        turns.push({ role, text, tokens });
         before = seq;
       }
       if (rows.length < wanted) break;
     }
-    return oldestFirst(turns);
+    this.history.set(id, limits, turns);
+    return oldestFirst(turns.map(({ role, text }) => ({ role, text })));
   }
 
   async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
-    return this.save.immediate(exchange, call);
+    const saved = this.save.immediate(exchange, call);
+    const id = conversationId(exchange.key);
+    // Appended only if nobody else wrote since the cache was last known to be current: their turns would be
+    // missing from it.
+    if (saved && !this.forgetOthersWrites()) {
+      this.history.append(
+        id,
+        [
+          { role: "user", text: exchange.user.text },
+          { role: "assistant", text: exchange.reply.text },
+        ],
+        turnTokens,
+      );
+    } else {
+      this.history.delete(id);
+    }
+    return saved;
   }
 
   async recordCall(call: CallRecord): Promise<boolean> {
@@ -214,6 +244,7 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {
+    this.history.clear();
     return this.purge.immediate(accountId, agentId);
   }
 
@@ -226,6 +257,19 @@ export class SqliteConversationStore implements ConversationStore {
     if (this.db.open) this.db.close();
   }
 
+  /**
+   * Clears the history cache when another connection (another process on the same file) has committed since
+   * the last look, and says whether it did. SQLite's `data_version` changes with every commit of any other
+   * connection, never with this one's.
+   */
+  private forgetOthersWrites(): boolean {
+    const version = this.statements.dataVersion.get() as number;
+    if (version === this.dataVersion) return false;
+    this.dataVersion = version;
+    this.history.clear();
+    return true;
+  }
+
   private purged(accountId: string, agentId: string): boolean {
     return this.statements.isPurged.get(agentId, accountId) !== undefined;
   }
@@ -233,11 +277,23 @@ export class SqliteConversationStore implements ConversationStore {
 
 type Statements = ReturnType<typeof prepare>;
 
+/**
+ * Characters of conversation text the history cache may hold in all (about 8 MB of memory at most): enough for
+ * a few hundred conversations at the 200-turn limit.
+ */
+const HISTORY_CACHE_CHARS = 4 * 1024 * 1024;
+
+/** The key of a conversation in the history cache. */
+function conversationId(key: ConversationKey): string {
+  return JSON.stringify([key.accountId, key.agentId, key.userId, key.roomId]);
+}
+
 /** Turns in the first page of a history read; each further page is twice the one before. */
 const FIRST_HISTORY_PAGE = 32;
 
 function prepare(db: Database.Database) {
   return {
+    dataVersion: db.prepare("PRAGMA data_version").pluck(),
     // Newest first, through turns_by_conversation backwards; only the two columns the prompt uses.
     history: db
       .prepare<[...KeyParams, beforeSeq: number, limit: number], [number, HistoryTurn["role"], string]>(
