@@ -116,6 +116,41 @@ describe("SQLite registry file", () => {
     }
   });
 
+  it("reads an agent as stored, whichever store instance on the file changed it last", async () => {
+    const a = await openRegistryStore({ dataDir });
+    const b = await openRegistryStore({ dataDir });
+    try {
+      const account = await a.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+      const agent = await a.createAgent(account.id, fields);
+      expect((await a.getAgent(account.id, agent.id))?.name).toBe("agent");
+      expect((await b.getAgent(account.id, agent.id))?.name).toBe("agent");
+      await b.updateAgent(account.id, agent.id, { name: "renamed by b" });
+      expect((await a.getAgent(account.id, agent.id))?.name).toBe("renamed by b");
+      await a.updateAgent(account.id, agent.id, { name: "renamed by a" });
+      expect((await a.getAgent(account.id, agent.id))?.name).toBe("renamed by a");
+      expect((await b.getAgent(account.id, agent.id))?.name).toBe("renamed by a");
+      await a.reportAgentHealth(account.id, agent.id, {
+        code: "MODEL_ERROR",
+        message: "down",
+        at: "2026-01-01T00:00:00.000Z",
+      });
+      expect((await a.getAgent(account.id, agent.id))?.status).toBe("error");
+      expect((await b.getAgent(account.id, agent.id))?.status).toBe("error");
+      // Another account never reads it, cached or not.
+      expect(await a.getAgent("acct_other", agent.id)).toBeNull();
+      await b.deleteAgent(account.id, agent.id);
+      expect(await a.getAgent(account.id, agent.id)).toBeNull();
+      // Each read is a record of its own: changing one changes nothing the store returns later.
+      const again = await a.createAgent(account.id, fields);
+      const read = await a.getAgent(account.id, again.id);
+      read!.bio.push("changed by the caller");
+      expect((await a.getAgent(account.id, again.id))?.bio).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it("keeps the quota with two processes creating agents on one file at the same time", async () => {
     const setup = await openRegistryStore({ dataDir });
     const account = await setup.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });

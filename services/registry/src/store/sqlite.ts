@@ -126,6 +126,9 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
+/** Agent rows the store keeps from recent reads (a few KB each at most); the oldest kept is dropped first. */
+const AGENT_ROW_CACHE_SIZE = 10_000;
+
 function toAgent(row: AgentRow): AgentRecord {
   return {
     id: row.id,
@@ -242,6 +245,7 @@ function prepareStatements(db: Database.Database) {
       "UPDATE accounts SET tier = ?, limit_overrides = ? WHERE id = ?",
     ),
 
+    dataVersion: db.prepare("PRAGMA data_version").pluck(),
     agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
     countAgents: prepare<[string], number>("SELECT count(*) FROM agents WHERE account_id = ?").pluck(),
     countAgentsWithStatus: prepare<[string, string], number>(
@@ -298,6 +302,36 @@ function prepareStatements(db: Database.Database) {
  */
 function sqliteRegistryStore(db: Database.Database): RegistryStore {
   const sql = prepareStatements(db);
+
+  // The rows of recently read agents, so that reading one again (every GET of it, every message to it) costs no
+  // query: a row is dropped when this store changes the agent, and all of them whenever another connection (a
+  // process sharing the file) has committed since the last look, which SQLite's data_version tells.
+  const agentRows = new Map<string, AgentRow>();
+  let dataVersion = sql.dataVersion.get() as number;
+  const forgetOthersWrites = () => {
+    const version = sql.dataVersion.get() as number;
+    if (version === dataVersion) return;
+    dataVersion = version;
+    agentRows.clear();
+  };
+  const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
+    forgetOthersWrites();
+    const cached = agentRows.get(id);
+    if (cached?.account_id === accountId) return cached;
+    const row = sql.agent.get(accountId, id);
+    if (!row) return undefined;
+    if (agentRows.size >= AGENT_ROW_CACHE_SIZE) agentRows.delete(agentRows.keys().next().value!);
+    agentRows.set(id, row);
+    return row;
+  };
+  /** Runs a write of one agent; its cached row goes, whatever the outcome. */
+  const changingAgent = <T>(id: string, write: () => T): T => {
+    try {
+      return write();
+    } finally {
+      agentRows.delete(id);
+    }
+  };
 
   const emit = (type: OutboxEvent["type"], agent: { accountId: string; id: string }, payload: JsonObject) => {
     sql.insertEvent.run(type, agent.accountId, agent.id, JSON.stringify(payload), now());
@@ -458,7 +492,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       return createAgent.immediate(accountId, fields);
     },
     async getAgent(accountId, id) {
-      const row = sql.agent.get(accountId, id);
+      const row = readAgentRow(accountId, id);
       return row ? toAgent(row) : null;
     },
     async listAgents(accountId, query) {
@@ -466,13 +500,13 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       return listAgents.deferred(accountId, query);
     },
     async updateAgent(accountId, id, patch) {
-      return updateAgent.immediate(accountId, id, patch);
+      return changingAgent(id, () => updateAgent.immediate(accountId, id, patch));
     },
     async reportAgentHealth(accountId, id, failure) {
-      return reportAgentHealth.immediate(accountId, id, failure);
+      return changingAgent(id, () => reportAgentHealth.immediate(accountId, id, failure));
     },
     async deleteAgent(accountId, id) {
-      return deleteAgent.immediate(accountId, id);
+      return changingAgent(id, () => deleteAgent.immediate(accountId, id));
     },
 
     async createAccount(input) {
