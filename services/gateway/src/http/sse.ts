@@ -16,7 +16,10 @@ export class EventStream {
     private readonly pingIntervalMs = PING_INTERVAL_MS,
   ) {}
 
-  /** Sends the status line and headers at once, so the client sees the stream open before the first token. */
+  /**
+   * Sets the status line and headers; they leave with the first event (one write, not two), which the caller
+   * sends at once: the reply's `message.started`, before any token.
+   */
   open(): void {
     this.res.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
@@ -24,15 +27,16 @@ export class EventStream {
       Connection: "keep-alive",
       "X-Accel-Buffering": "no",
     });
-    this.res.flushHeaders();
-    this.schedulePing();
+    this.timer = setTimeout(() => this.ping(), this.pingIntervalMs);
+    this.timer.unref();
   }
 
   send(event: string, data: unknown): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.seq += 1;
     this.res.write(`id: ${this.seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    this.schedulePing();
+    // The same timer, pushed back: no new one per event.
+    this.timer?.refresh();
   }
 
   close(): void {
@@ -40,13 +44,9 @@ export class EventStream {
     if (!this.res.writableEnded) this.res.end();
   }
 
-  private schedulePing(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      if (this.res.writableEnded || this.res.destroyed) return;
-      this.res.write(": ping\n\n");
-      this.schedulePing();
-    }, this.pingIntervalMs);
-    this.timer.unref();
+  private ping(): void {
+    if (this.res.writableEnded || this.res.destroyed) return;
+    this.res.write(": ping\n\n");
+    this.timer?.refresh();
   }
 }
