@@ -18,7 +18,7 @@ import {
   start,
   waitUntilOk,
 } from "./harness.js";
-import { describeMachine, type Report, renderReport, writeSection } from "./report.js";
+import { cpuCheckMs, describeMachine, type Report, renderReport, writeSection } from "./report.js";
 
 /**
  * `pnpm bench`: the services against baselines measured in the same run, load from other processes, loopback
@@ -318,7 +318,11 @@ async function coldStart(
 async function main(): Promise<void> {
   const machine = describeMachine();
   const loadBefore = loadavg();
-  log(`bench on ${machine}; load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}`);
+  const cpuCheckBefore = cpuCheckMs();
+  log(
+    `bench on ${machine}; load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}; ` +
+      `CPU check ${cpuCheckBefore.toFixed(0)} ms`,
+  );
   log("bundling the services (scripts/bundle.mjs) ...");
   for (const service of ["gateway", "registry", "conversation"]) await bundle(service);
 
@@ -425,6 +429,8 @@ async function main(): Promise<void> {
       machine,
       loadBefore,
       loadAfter: loadavg(),
+      cpuCheckBefore,
+      cpuCheckAfter: cpuCheckMs(),
       settings,
       throughput,
       ...(messages && splitMessages ? { messages, splitMessages } : {}),

@@ -21,6 +21,9 @@ export interface Report {
   machine: string;
   loadBefore: number[];
   loadAfter: number[];
+  /** `cpuCheckMs` before and after the run: how fast the machine was then. */
+  cpuCheckBefore: number;
+  cpuCheckAfter: number;
   settings: {
     seconds: number;
     rounds: number;
@@ -41,6 +44,18 @@ export interface Report {
     marginalGatewayBytes: number;
   };
   coldStart?: { bundle: number; tsx: number; bare: number };
+}
+
+/**
+ * Milliseconds a fixed amount of JavaScript work takes: how fast this machine is right now. A virtual machine's
+ * share of its host varies; runs whose figures differ can be told apart by this one.
+ */
+export function cpuCheckMs(): number {
+  const started = performance.now();
+  let sum = 0;
+  for (let i = 0; i < 100_000_000; i++) sum += i % 7;
+  if (sum < 0) throw new Error("unreachable");
+  return performance.now() - started;
 }
 
 export function describeMachine(): string {
@@ -140,7 +155,9 @@ export function renderReport(r: Report): string {
     "",
     `- Machine: ${r.machine}; load average before ${r.loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${r.loadAfter
       .map((l) => l.toFixed(2))
-      .join(" ")}`,
+      .join(
+        " ",
+      )}; CPU check (a fixed loop, lower is faster) ${r.cpuCheckBefore.toFixed(0)} ms before, ${r.cpuCheckAfter.toFixed(0)} ms after`,
     `- Settings: ${st.connections} connections × ${st.seconds} s per throughput run (after 2 s of warm-up), ${st.rounds} rounds ` +
       `alternating baseline and service; ${st.messages} messages to each side per latency series; ${st.streams} streams; ` +
       `median of ${st.coldStarts} cold starts`,
