@@ -184,12 +184,35 @@ const HISTORY_FILL_MESSAGES = 100;
  * What the gateway's message round trip adds to calling the provider directly with the very request the service
  * sent it (the conversation's full history included), the two alternating request by request.
  */
-async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: string) {
+async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: string, proxyUrl: string) {
   const path = `${gatewayUrl}/v1/agents/${tenant.agentId}/messages`;
   const lastRequest = async () => (await fetch(`${providerUrl}/last-request`)).text();
-  const direct = `${providerUrl}/v1/chat/completions`;
+  const providerPath = "/v1/chat/completions";
   const providerHeaders = { authorization: "Bearer sk-bench" };
   const warmup = Math.ceil(settings.messages / 10);
+  const summary = ([via, base, proxied]: number[][]) => ({
+    p50: median(via!),
+    p99: percentile(via!, 99),
+    baseP50: median(base!),
+    baseP99: percentile(base!, 99),
+    proxyP50: median(proxied!),
+    proxyP99: percentile(proxied!, 99),
+  });
+  // The service, the provider directly and the provider through a bare proxy, in turn; the last two are sent the
+  // request the service sent.
+  const series = async (viaService: LatencyTarget, marker?: string) => {
+    const sent = await lastRequest();
+    const direct = (base: string): LatencyTarget => ({
+      url: `${base}${providerPath}`,
+      headers: providerHeaders,
+      body: sent,
+      mode: viaService.mode,
+      ...(marker ? { marker } : {}),
+    });
+    return summary(
+      await latency([viaService, direct(providerUrl), direct(proxyUrl)], warmup, settings.messages),
+    );
+  };
 
   const plain: LatencyTarget = {
     url: path,
@@ -198,11 +221,7 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
     mode: "json",
   };
   await latency([plain], 0, HISTORY_FILL_MESSAGES);
-  const [viaGateway, directly] = (await latency(
-    [plain, { url: direct, headers: providerHeaders, body: await lastRequest(), mode: "json" }],
-    warmup,
-    settings.messages,
-  )) as [number[], number[]];
+  const plainSummary = await series(plain);
 
   const streamed: LatencyTarget = {
     url: path,
@@ -212,27 +231,7 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
     marker: "event: message.delta",
   };
   await latency([streamed], 0, 1);
-  const [streamVia, streamDirect] = (await latency(
-    [
-      streamed,
-      {
-        url: direct,
-        headers: providerHeaders,
-        body: await lastRequest(),
-        mode: "first-text",
-        marker: '"content":"Hello',
-      },
-    ],
-    warmup,
-    settings.messages,
-  )) as [number[], number[]];
-  const summary = (via: number[], base: number[]) => ({
-    p50: median(via),
-    p99: percentile(via, 99),
-    baseP50: median(base),
-    baseP99: percentile(base, 99),
-  });
-  return { plain: summary(viaGateway, directly), stream: summary(streamVia, streamDirect) };
+  return { plain: plainSummary, stream: await series(streamed, '"content":"Hello') };
 }
 
 /** Opens `count` streams through the gateway, reports, and holds them until `release` is called. */
@@ -391,6 +390,7 @@ async function main(): Promise<void> {
     }
     await writeFile(join(dir, "bodies.json"), JSON.stringify(bodies));
     const bare = await launchScript("bare", "bare-server.mjs", [join(dir, "bodies.json"), "0"], dir);
+    const proxy = await launchScript("proxy", "bare-proxy.mjs", [provider.url, "0"], dir);
 
     const throughput: Report["throughput"] = [];
     for (let round = 1; only.has("reads") && round <= settings.rounds; round++) {
@@ -407,9 +407,9 @@ async function main(): Promise<void> {
     let splitMessages: Report["splitMessages"];
     if (only.has("messages")) {
       log("message round trips through the all-in-one gateway and directly ...");
-      messages = await messageOverhead(allInOne.url, tenant, provider.url);
+      messages = await messageOverhead(allInOne.url, tenant, provider.url, proxy.url);
       log("message round trips through the split services ...");
-      splitMessages = await messageOverhead(split.url, tenant, provider.url);
+      splitMessages = await messageOverhead(split.url, tenant, provider.url, proxy.url);
     }
 
     let streams: Report["streams"];
@@ -418,7 +418,14 @@ async function main(): Promise<void> {
       streams = await idleStreams(allInOne.process, allInOne.url, provider.process, tenant);
     }
 
-    for (const process of [allInOne.process, split.process, registry, conversation, bare.process]) {
+    for (const process of [
+      allInOne.process,
+      split.process,
+      registry,
+      conversation,
+      bare.process,
+      proxy.process,
+    ]) {
       await process.stop();
     }
 

@@ -15,6 +15,9 @@ interface Latency {
   p99: number;
   baseP50: number;
   baseP99: number;
+  /** Through a bare node:http proxy in front of the provider: what any service in between adds at the least. */
+  proxyP50: number;
+  proxyP99: number;
 }
 
 export interface Report {
@@ -113,9 +116,20 @@ export function renderReport(r: Report): string {
         `${target === undefined ? "" : met(added <= target)} |`,
     );
   };
+  const proxyRow = (label: string, l: Latency) => {
+    rows.push(
+      `| ${label} | p50 ${ms(l.proxyP50)}, p99 ${ms(l.proxyP99)} | p50 ${ms(l.baseP50)}, p99 ${ms(l.baseP99)} | ` +
+        `+${ms(l.proxyP50 - l.baseP50)} p50, +${ms(l.proxyP99 - l.baseP99)} p99 |  |  |`,
+    );
+  };
   if (r.messages && r.splitMessages) {
     latencyRow("Message round trip, all-in-one", r.messages.plain, 2);
     latencyRow("Time to first streamed text, all-in-one", r.messages.stream, 2);
+    proxyRow(
+      "Message round trip through a bare `node:http` proxy (the floor of any service in between)",
+      r.messages.plain,
+    );
+    proxyRow("Time to first streamed text through the bare proxy", r.messages.stream);
     latencyRow("Message round trip, split", r.splitMessages.plain);
     latencyRow("Time to first streamed text, split", r.splitMessages.stream);
   }
