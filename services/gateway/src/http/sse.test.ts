@@ -55,4 +55,16 @@ describe("EventStream", () => {
     const pings = body.split("\n").filter((line) => line === ": ping").length;
     expect(pings).toBeGreaterThanOrEqual(2);
   });
+
+  it("hands each event to the connection at once, not at the end of the tick", async () => {
+    const corked: number[] = [];
+    const { body } = await receive(async (stream, res) => {
+      stream.send("message.started", { id: "msg_1" });
+      corked.push(res.socket!.writableCorked);
+      stream.send("message.delta", { text: "hi" });
+      corked.push(res.socket!.writableCorked);
+    });
+    expect(corked).toEqual([0, 0]);
+    expect(body).toContain("event: message.delta");
+  });
 });

@@ -35,6 +35,7 @@ export class EventStream {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.seq += 1;
     this.res.write(`id: ${this.seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.flush();
     // The same timer, pushed back: no new one per event.
     this.timer?.refresh();
   }
@@ -44,9 +45,19 @@ export class EventStream {
     if (!this.res.writableEnded) this.res.end();
   }
 
+  /**
+   * Sends what was written now. Node holds a response's writes until the end of the current tick, and events
+   * read together (a provider's last chunks arrive in one packet) are handled in one tick that goes on to store
+   * the reply on disk: the client would see the first of them only after that.
+   */
+  private flush(): void {
+    if (this.res.socket?.writableCorked) this.res.socket.uncork();
+  }
+
   private ping(): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.res.write(": ping\n\n");
+    this.flush();
     this.timer?.refresh();
   }
 }
