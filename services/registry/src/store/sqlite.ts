@@ -126,8 +126,18 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
-/** Agent rows the store keeps from recent reads (a few KB each at most); the oldest kept is dropped first. */
-const AGENT_ROW_CACHE_SIZE = 10_000;
+/**
+ * Characters of agent rows the store keeps from recent reads (about 16 MB of memory at most): thousands of
+ * ordinary agents, or a few of the largest; the oldest kept is dropped first.
+ */
+const AGENT_ROW_CACHE_CHARS = 8 * 1024 * 1024;
+
+/** The characters of a row's text columns: what keeping it costs, give or take a few bytes per column. */
+function rowChars(row: AgentRow): number {
+  let chars = 0;
+  for (const value of Object.values(row)) if (typeof value === "string") chars += value.length;
+  return chars;
+}
 
 function toAgent(row: AgentRow): AgentRecord {
   return {
@@ -306,22 +316,39 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   // The rows of recently read agents, so that reading one again (every GET of it, every message to it) costs no
   // query: a row is dropped when this store changes the agent, and all of them whenever another connection (a
   // process sharing the file) has committed since the last look, which SQLite's data_version tells.
-  const agentRows = new Map<string, AgentRow>();
+  const agentRows = new Map<string, { row: AgentRow; chars: number }>();
+  let cachedChars = 0;
   let dataVersion = sql.dataVersion.get() as number;
   const forgetOthersWrites = () => {
     const version = sql.dataVersion.get() as number;
     if (version === dataVersion) return;
     dataVersion = version;
     agentRows.clear();
+    cachedChars = 0;
+  };
+  const forget = (id: string) => {
+    const cached = agentRows.get(id);
+    if (!cached) return;
+    agentRows.delete(id);
+    cachedChars -= cached.chars;
   };
   const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
     forgetOthersWrites();
     const cached = agentRows.get(id);
-    if (cached?.account_id === accountId) return cached;
+    if (cached?.row.account_id === accountId) return cached.row;
     const row = sql.agent.get(accountId, id);
     if (!row) return undefined;
-    if (agentRows.size >= AGENT_ROW_CACHE_SIZE) agentRows.delete(agentRows.keys().next().value!);
-    agentRows.set(id, row);
+    forget(id);
+    const chars = rowChars(row);
+    if (chars <= AGENT_ROW_CACHE_CHARS) {
+      agentRows.set(id, { row, chars });
+      cachedChars += chars;
+      // The oldest cached first.
+      for (const [oldest] of agentRows) {
+        if (cachedChars <= AGENT_ROW_CACHE_CHARS) break;
+        forget(oldest);
+      }
+    }
     return row;
   };
   /** Runs a write of one agent; its cached row goes, whatever the outcome. */
@@ -329,7 +356,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     try {
       return write();
     } finally {
-      agentRows.delete(id);
+      forget(id);
     }
   };
 
