@@ -3,8 +3,8 @@ import { Agent, request } from "node:http";
 /**
  * Round trips one at a time, each target over its own keep-alive connection: the full response (`json`), or the
  * time until the stream's first text (`first-text`: the first SSE event whose data carries text), reading the
- * rest before the next request. With several targets the requests alternate between them, so that every
- * series meets the same conditions of a noisy machine. Reports every sample in milliseconds, per target.
+ * rest before the next request. With several targets the requests alternate between them, in an order that
+ * rotates, so that every series meets the same conditions of a noisy machine. Reports every sample in milliseconds, per target.
  */
 interface Target {
   url: string;
@@ -70,8 +70,11 @@ const clients = input.targets.map((target) => ({
   keepAlive: new Agent({ keepAlive: true, maxSockets: 1 }),
 }));
 const samples: number[][] = clients.map(() => []);
+// Each round starts with the next target, so that no series always follows the same other one.
 for (let i = 0; i < input.warmup + input.count; i++) {
-  for (const [index, client] of clients.entries()) {
+  for (let k = 0; k < clients.length; k++) {
+    const index = (i + k) % clients.length;
+    const client = clients[index]!;
     const sample = await once(client.target, client.url, client.keepAlive);
     if (i >= input.warmup) samples[index]!.push(sample);
   }
