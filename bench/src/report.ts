@@ -163,8 +163,9 @@ export function renderReport(r: Report): string {
     "the same run: a bare `node:http` server answering the same JSON bytes from memory for the reads, the",
     "zero-latency fake provider called directly with the very request the service sent it for messages. Load comes",
     "from other processes on loopback (autocannon for throughput; for latency, one request at a time, alternating",
-    "between the service and its baseline, after 100 messages that fill the conversation's history to its 200",
-    "turns). The services run from their bundles (`pnpm build`) with JSON access logs at `info` written to a file",
+    "in a rotating order between the service, its baseline and a bare proxy in front of the provider, after 100",
+    "messages that fill the conversation's history to its 200 turns). The services run from their bundles",
+    "(`pnpm build`) with JSON access logs at `info` written to a file",
     "and metrics on (`METRICS_PORT`), as in production; tracing is off.",
     "",
     `- Machine: ${r.machine}; load average before ${r.loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${r.loadAfter
