@@ -53,7 +53,8 @@ function call(k: ConversationKey, overrides: Partial<CallRecord> = {}): CallReco
   };
 }
 
-async function save(store: ConversationStore, k: ConversationKey, question: string, answer: string) {
+/** Stores a question and its answer, with the call record, as a completed message does; asserts it was stored. */
+export async function save(store: ConversationStore, k: ConversationKey, question: string, answer: string) {
   const ex = exchange(k, question, answer);
   expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
   return ex;

@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newId } from "@agentry/core";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { conversationStoreContract } from "./contract-suite.js";
+import { conversationStoreContract, save } from "./contract-suite.js";
 import { CONVERSATION_DB_FILE, openSqliteConversationStore, type SqliteConversationStore } from "./sqlite.js";
 import { MIGRATIONS, migrate } from "./sqlite-migrations.js";
 import type { HistoryLimits } from "./types.js";
@@ -26,40 +25,7 @@ describe("SqliteConversationStore", () => {
     const dataDir = join(tempDir(), "nested", "data");
     const store = openSqliteConversationStore({ dataDir });
     const k = { accountId: "acct_A", agentId: "agt_A", userId: "u", roomId: "r" };
-    const at = new Date().toISOString();
-    const replyId = newId("message");
-    await store.saveExchange(
-      {
-        key: k,
-        user: { id: newId("message"), text: "persist me", createdAt: at },
-        reply: {
-          id: replyId,
-          text: "persisted",
-          model: "m",
-          provider: "openai",
-          inputTokens: 1,
-          outputTokens: 1,
-          latencyMs: 1,
-          createdAt: at,
-        },
-      },
-      {
-        ...k,
-        id: replyId,
-        requestId: null,
-        provider: "openai",
-        model: "m",
-        stream: false,
-        outcome: "completed",
-        errorCode: null,
-        errorMessage: null,
-        latencyMs: 1,
-        firstTokenMs: null,
-        inputTokens: 1,
-        outputTokens: 1,
-        createdAt: at,
-      },
-    );
+    await save(store, k, "persist me", "persisted");
     await store.close();
 
     const raw = new Database(join(dataDir, CONVERSATION_DB_FILE));
@@ -93,43 +59,6 @@ describe("SqliteConversationStore", () => {
 
   describe("history cache", () => {
     const k = { accountId: "acct_C", agentId: "agt_C", userId: "u", roomId: "" };
-    let n = 0;
-    const save = (store: SqliteConversationStore, question: string, answer: string) => {
-      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, n++)).toISOString();
-      const replyId = newId("message");
-      return store.saveExchange(
-        {
-          key: k,
-          user: { id: newId("message"), text: question, createdAt: at },
-          reply: {
-            id: replyId,
-            text: answer,
-            model: "m",
-            provider: "openai",
-            inputTokens: 1,
-            outputTokens: 1,
-            latencyMs: 1,
-            createdAt: at,
-          },
-        },
-        {
-          ...k,
-          id: replyId,
-          requestId: null,
-          provider: "openai",
-          model: "m",
-          stream: false,
-          outcome: "completed",
-          errorCode: null,
-          errorMessage: null,
-          latencyMs: 1,
-          firstTokenMs: null,
-          inputTokens: 1,
-          outputTokens: 1,
-          createdAt: at,
-        },
-      );
-    };
     const texts = async (store: SqliteConversationStore, limits: HistoryLimits) =>
       (await store.recentTurns(k, limits)).map((turn) => `${turn.role}:${turn.text}`);
 
@@ -149,7 +78,7 @@ describe("SqliteConversationStore", () => {
         expect(cached).toEqual(await texts(fresh, limits));
         await fresh.close();
         const words = (count: number) => "word ".repeat(Math.floor(random() * count)).trim() || "x";
-        expect(await save(store, `q${i} ${words(40)}`, `a${i} ${words(80)}`)).toBe(true);
+        await save(store, k, `q${i} ${words(40)}`, `a${i} ${words(80)}`);
       }
       expect((await texts(store, { maxTurns: 1000, tokenBudget: 1_000_000 })).length).toBe(80);
       await store.close();
@@ -160,9 +89,9 @@ describe("SqliteConversationStore", () => {
       const store = openSqliteConversationStore({ dataDir });
       const other = openSqliteConversationStore({ dataDir });
       const limits = { maxTurns: 200, tokenBudget: 100_000 };
-      await save(store, "one", "first");
+      await save(store, k, "one", "first");
       expect(await texts(store, limits)).toEqual(["user:one", "assistant:first"]);
-      await save(other, "two", "second");
+      await save(other, k, "two", "second");
       expect(await texts(store, limits)).toEqual([
         "user:one",
         "assistant:first",
@@ -170,9 +99,9 @@ describe("SqliteConversationStore", () => {
         "assistant:second",
       ]);
       // Stored by both, in turn: the cache never appends its own exchange after someone else's it has not read.
-      await save(store, "three", "third");
-      await save(other, "four", "fourth");
-      await save(store, "five", "fifth");
+      await save(store, k, "three", "third");
+      await save(other, k, "four", "fourth");
+      await save(store, k, "five", "fifth");
       expect(await texts(store, limits)).toEqual(await texts(other, limits));
       expect((await texts(store, limits)).length).toBe(10);
       await other.close();
@@ -182,7 +111,7 @@ describe("SqliteConversationStore", () => {
     it("forgets a purged agent's conversations", async () => {
       const store = openSqliteConversationStore({ dataDir: tempDir() });
       const limits = { maxTurns: 200, tokenBudget: 100_000 };
-      await save(store, "hello", "hi");
+      await save(store, k, "hello", "hi");
       expect(await texts(store, limits)).toHaveLength(2);
       await store.purgeAgent(k.accountId, k.agentId);
       expect(await texts(store, limits)).toEqual([]);
