@@ -18,3 +18,4 @@ export {
   TIERS,
   type Tier,
 } from "./plans.js";
+export { SizedLru } from "./sized-lru.js";

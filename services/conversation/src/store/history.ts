@@ -1,3 +1,4 @@
+import { SizedLru } from "@agentry/core";
 import type { HistoryLimits, HistoryTurn } from "./types.js";
 
 /**
@@ -32,18 +33,16 @@ interface Window {
  * (another connection to the same database, a purge).
  */
 export class HistoryCache {
-  private readonly windows = new Map<string, Window>();
-  private chars = 0;
+  private readonly windows: SizedLru<string, Window>;
 
-  constructor(private readonly maxChars: number) {}
+  constructor(maxChars: number) {
+    this.windows = new SizedLru(maxChars);
+  }
 
   /** The history `recentTurns` returns for the conversation, if its window for these limits is cached. */
   get(id: string, limits: HistoryLimits): HistoryTurn[] | undefined {
     const window = this.windows.get(id);
     if (!window || !sameLimits(window.limits, limits)) return undefined;
-    // Most recently used last.
-    this.windows.delete(id);
-    this.windows.set(id, window);
     let start = 0;
     while (window.turns[start]?.role === "assistant") start++;
     const turns: HistoryTurn[] = [];
@@ -56,21 +55,19 @@ export class HistoryCache {
 
   /** Caches a window a read found: the turns that fit, newest first, each with its cost. */
   set(id: string, limits: HistoryLimits, newestFirst: readonly WindowTurn[]): void {
-    this.delete(id);
     const turns = newestFirst.toReversed();
     const window: Window = { limits, turns, tokens: 0, chars: 0 };
     for (const turn of turns) {
       window.tokens += turn.tokens;
       window.chars += turn.text.length;
     }
-    this.add(id, window);
+    this.windows.set(id, window, window.chars);
   }
 
   /** Appends turns just stored to the conversation's window, if it is cached, and moves its cut forward. */
   append(id: string, turns: readonly HistoryTurn[], tokensOf: (text: string) => number): void {
     const window = this.windows.get(id);
     if (!window) return;
-    this.delete(id);
     for (const turn of turns) {
       const tokens = tokensOf(turn.text);
       window.turns.push({ role: turn.role, text: turn.text, tokens });
@@ -88,29 +85,16 @@ export class HistoryCache {
       cut++;
     }
     if (cut > 0) window.turns.splice(0, cut);
-    this.add(id, window);
+    // Set again: its size changed.
+    this.windows.set(id, window, window.chars);
   }
 
   delete(id: string): void {
-    const window = this.windows.get(id);
-    if (!window) return;
     this.windows.delete(id);
-    this.chars -= window.chars;
   }
 
   clear(): void {
     this.windows.clear();
-    this.chars = 0;
-  }
-
-  private add(id: string, window: Window): void {
-    if (window.chars > this.maxChars) return;
-    this.windows.set(id, window);
-    this.chars += window.chars;
-    for (const [oldest] of this.windows) {
-      if (this.chars <= this.maxChars) break;
-      this.delete(oldest);
-    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
+import { effectiveLimits, type Limits, newId, type Scope, SizedLru, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import Database from "better-sqlite3";
 import { applyAgentPatch } from "./patch.js";
@@ -128,7 +128,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
 
 /**
  * Characters of agent rows the store keeps from recent reads (about 16 MB of memory at most): thousands of
- * ordinary agents, or a few of the largest; the oldest kept is dropped first.
+ * ordinary agents, or a few of the largest; the least recently read is dropped first.
  */
 const AGENT_ROW_CACHE_CHARS = 8 * 1024 * 1024;
 
@@ -316,39 +316,20 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   // The rows of recently read agents, so that reading one again (every GET of it, every message to it) costs no
   // query: a row is dropped when this store changes the agent, and all of them whenever another connection (a
   // process sharing the file) has committed since the last look, which SQLite's data_version tells.
-  const agentRows = new Map<string, { row: AgentRow; chars: number }>();
-  let cachedChars = 0;
+  const agentRows = new SizedLru<string, AgentRow>(AGENT_ROW_CACHE_CHARS);
   let dataVersion = sql.dataVersion.get() as number;
   const forgetOthersWrites = () => {
     const version = sql.dataVersion.get() as number;
     if (version === dataVersion) return;
     dataVersion = version;
     agentRows.clear();
-    cachedChars = 0;
-  };
-  const forget = (id: string) => {
-    const cached = agentRows.get(id);
-    if (!cached) return;
-    agentRows.delete(id);
-    cachedChars -= cached.chars;
   };
   const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
     forgetOthersWrites();
     const cached = agentRows.get(id);
-    if (cached?.row.account_id === accountId) return cached.row;
+    if (cached?.account_id === accountId) return cached;
     const row = sql.agent.get(accountId, id);
-    if (!row) return undefined;
-    forget(id);
-    const chars = rowChars(row);
-    if (chars <= AGENT_ROW_CACHE_CHARS) {
-      agentRows.set(id, { row, chars });
-      cachedChars += chars;
-      // The oldest cached first.
-      for (const [oldest] of agentRows) {
-        if (cachedChars <= AGENT_ROW_CACHE_CHARS) break;
-        forget(oldest);
-      }
-    }
+    if (row) agentRows.set(id, row, rowChars(row));
     return row;
   };
   /** Runs a write of one agent; its cached row goes, whatever the outcome. */
@@ -356,7 +337,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     try {
       return write();
     } finally {
-      forget(id);
+      agentRows.delete(id);
     }
   };
 
