@@ -91,4 +91,31 @@ describe("mapAsyncIterable", () => {
     expect(await iterator.next()).toEqual({ done: false, value: 1 });
     expect(opened).toBe(1);
   });
+
+  it("runs each read and the closing through `through`", async () => {
+    const ran: string[] = [];
+    let inside = false;
+    async function* source() {
+      try {
+        ran.push(`read inside=${inside}`);
+        yield 1;
+        ran.push(`read inside=${inside}`);
+        yield 2;
+      } finally {
+        ran.push(`close inside=${inside}`);
+      }
+    }
+    const through = async <R>(step: () => Promise<R>): Promise<R> => {
+      inside = true;
+      try {
+        return await step();
+      } finally {
+        inside = false;
+      }
+    };
+    const iterator = mapAsyncIterable(source(), { map: (n: number) => n, through })[Symbol.asyncIterator]();
+    expect(await iterator.next()).toEqual({ done: false, value: 1 });
+    await iterator.return!();
+    expect(ran).toEqual(["read inside=true", "close inside=true"]);
+  });
 });

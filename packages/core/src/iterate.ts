@@ -8,6 +8,8 @@ export interface MapSteps<T, U> {
   onError?(error: unknown): unknown;
   /** The reader left before the end; the source is closed (its `return`) right after. */
   onLeave?(): void;
+  /** Runs each read of the source and its closing, e.g. inside an async context; they run as they are if unset. */
+  through?<R>(step: () => Promise<R>): Promise<R>;
 }
 
 /**
@@ -41,8 +43,8 @@ export function mapAsyncIterable<T, U>(source: AsyncIterable<T>, steps: MapSteps
       if (over) return Promise.resolve(finished);
       let pending: Promise<IteratorResult<T>>;
       try {
-        iterator ??= source[Symbol.asyncIterator]();
-        pending = iterator.next();
+        const opened = (iterator ??= source[Symbol.asyncIterator]());
+        pending = steps.through ? steps.through(() => opened.next()) : opened.next();
       } catch (error) {
         pending = Promise.reject(error);
       }
@@ -52,7 +54,8 @@ export function mapAsyncIterable<T, U>(source: AsyncIterable<T>, steps: MapSteps
       if (!over) {
         over = true;
         steps.onLeave?.();
-        await iterator?.return?.();
+        const opened = iterator;
+        if (opened?.return) await (steps.through ? steps.through(() => opened.return!()) : opened.return());
       }
       return finished;
     },

@@ -1,4 +1,4 @@
-import { newId } from "@agentry/core";
+import { mapAsyncIterable, newId } from "@agentry/core";
 import { currentRequestId, withRequestScope } from "@agentry/logging";
 import { ConnectError, type Interceptor, type StreamResponse } from "@connectrpc/connect";
 import { type Context, context, propagation, SpanKind, trace } from "@opentelemetry/api";
@@ -111,41 +111,22 @@ function shortServiceName(typeName: string): string {
 /**
  * Re-iterates `source`, taking each step through `run` (which enters the call's async context: a server
  * stream's handler runs step by step as the transport reads it, outside the interceptor's own call), and
- * reports once how the iteration ended: with an error, cancelled by the reader, or done. A plain iterator, not
- * a generator: between steps an open stream holds no suspended frame for it.
+ * reports once how the iteration ended: with an error, cancelled by the reader, or done. Between steps an open
+ * stream holds no suspended frame for it (see mapAsyncIterable).
  */
 function iterateIn<T>(
   source: AsyncIterable<T>,
   run: <R>(step: () => Promise<R>) => Promise<R>,
   ended?: (error: unknown, cancelled: boolean) => void,
 ): AsyncIterable<T> {
-  const iterator = source[Symbol.asyncIterator]();
-  const finished: IteratorReturnResult<undefined> = { done: true, value: undefined };
-  let done = false;
-  const step = (result: IteratorResult<T>): IteratorResult<T> => {
-    if (result.done && !done) {
-      done = true;
-      ended?.(undefined, false);
-    }
-    return result;
-  };
-  const fail = (error: unknown): never => {
-    if (!done) {
-      done = true;
+  return mapAsyncIterable(source, {
+    map: (value) => value,
+    through: run,
+    onEnd: () => ended?.(undefined, false),
+    onError: (error) => {
       ended?.(error, false);
-    }
-    throw error;
-  };
-  const reader: AsyncIterator<T> = {
-    next: () => (done ? Promise.resolve(finished) : run(() => iterator.next()).then(step, fail)),
-    return: async () => {
-      if (!done) {
-        done = true;
-        ended?.(undefined, true);
-        await run(async () => iterator.return?.());
-      }
-      return finished;
+      return error;
     },
-  };
-  return { [Symbol.asyncIterator]: () => reader };
+    onLeave: () => ended?.(undefined, true),
+  });
 }

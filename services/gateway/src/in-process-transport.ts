@@ -365,7 +365,9 @@ async function callHandler<T>(run: () => T): Promise<Awaited<T>> {
 /**
  * The response stream as the caller reads it: each step gives up when the call is aborted; the end, an error or
  * the caller leaving early closes the call, so the handler's signal tells it to stop. A plain iterator, not a
- * generator: between steps an open stream holds no suspended frame of its own.
+ * generator: between steps an open stream holds no suspended frame of its own. Not `mapAsyncIterable`: leaving
+ * early must not wait for the handler's stream to close (a step of it may still be running until the aborted
+ * signal stops it), and every failure becomes the ConnectError the call was aborted with.
  */
 function following<T>(messages: AsyncIterable<T>, context: CallContext): AsyncIterable<T> {
   const iterator = messages[Symbol.asyncIterator]();
