@@ -19,6 +19,7 @@ import {
   waitUntilOk,
 } from "./harness.js";
 import { cpuCheckMs, describeMachine, type Report, renderReport, writeSection } from "./report.js";
+import type { Target } from "./workers/latency.js";
 
 /**
  * `pnpm bench`: the services against baselines measured in the same run, load from other processes, loopback
@@ -163,16 +164,8 @@ async function load(url: string, headers: Record<string, string>, servers: Runni
   return { ...result, cpuMicros };
 }
 
-interface LatencyTarget {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  mode: "json" | "first-text";
-  marker?: string;
-}
-
 /** Round trips to each target in turn (see workers/latency.ts): the samples of each, in milliseconds. */
-async function latency(targets: LatencyTarget[], warmup: number, count: number): Promise<number[][]> {
+async function latency(targets: Target[], warmup: number, count: number): Promise<number[][]> {
   const { samples } = await runWorker<{ samples: number[][] }>("latency", { targets, warmup, count });
   return samples;
 }
@@ -182,7 +175,8 @@ const HISTORY_FILL_MESSAGES = 100;
 
 /**
  * What the gateway's message round trip adds to calling the provider directly with the very request the service
- * sent it (the conversation's full history included), the two alternating request by request.
+ * sent it (the conversation's full history included), and what a bare proxy in front of the provider adds: the
+ * three alternate request by request.
  */
 async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: string, proxyUrl: string) {
   const path = `${gatewayUrl}/v1/agents/${tenant.agentId}/messages`;
@@ -200,9 +194,9 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
   });
   // The service, the provider directly and the provider through a bare proxy, in turn; the last two are sent the
   // request the service sent.
-  const series = async (viaService: LatencyTarget, marker?: string) => {
+  const series = async (viaService: Target, marker?: string) => {
     const sent = await lastRequest();
-    const direct = (base: string): LatencyTarget => ({
+    const direct = (base: string): Target => ({
       url: `${base}${providerPath}`,
       headers: providerHeaders,
       body: sent,
@@ -214,7 +208,7 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
     );
   };
 
-  const plain: LatencyTarget = {
+  const plain: Target = {
     url: path,
     headers: auth(tenant),
     body: JSON.stringify({ text: "Hello there" }),
@@ -223,7 +217,7 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
   await latency([plain], 0, HISTORY_FILL_MESSAGES);
   const plainSummary = await series(plain);
 
-  const streamed: LatencyTarget = {
+  const streamed: Target = {
     url: path,
     headers: auth(tenant),
     body: JSON.stringify({ text: "Hello there", stream: true }),

@@ -6,7 +6,7 @@ import { Agent, request } from "node:http";
  * rest before the next request. With several targets the requests alternate between them, in an order that
  * rotates, so that every series meets the same conditions of a noisy machine. Reports every sample in milliseconds, per target.
  */
-interface Target {
+export interface Target {
   url: string;
   headers: Record<string, string>;
   body: string;
