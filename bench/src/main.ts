@@ -26,7 +26,8 @@ import type { Target } from "./workers/latency.js";
  * only. See docs/benchmarks.md for what each figure means.
  */
 const USAGE =
-  "Usage: pnpm bench [--seconds N] [--rounds N] [--connections N] [--streams N] [--messages N] [--no-write]";
+  "Usage: pnpm bench [--seconds N] [--rounds N] [--connections N] [--streams N] [--messages N] [--cold-starts N]\n" +
+  "                  [--only reads,messages,streams,cold-start] [--no-write]   (BENCH_KEEP=1 keeps the run's logs)";
 
 const { values: args } = parseArgs({
   options: {

@@ -177,7 +177,7 @@ export function renderReport(r: Report): string {
       `alternating baseline and service; ${st.messages} messages to each side per latency series; ${st.streams} streams; ` +
       `median of ${st.coldStarts} cold starts`,
     "- Reproduce: `pnpm install && pnpm bench` (options: `--seconds`, `--rounds`, `--connections`, `--streams`, " +
-      "`--messages`, `--cold-starts`, `--no-write`)",
+      "`--messages`, `--only`, `--cold-starts`, `--no-write`; `BENCH_KEEP=1` keeps the run's logs)",
     "",
     "| Measure | Agentry | Baseline | Ratio / added | Target | Met |",
     "| --- | --- | --- | --- | --- | --- |",
