@@ -43,7 +43,8 @@ export function mapAsyncIterable<T, U>(source: AsyncIterable<T>, steps: MapSteps
       if (over) return Promise.resolve(finished);
       let pending: Promise<IteratorResult<T>>;
       try {
-        const opened = (iterator ??= source[Symbol.asyncIterator]());
+        iterator ??= source[Symbol.asyncIterator]();
+        const opened = iterator;
         pending = steps.through ? steps.through(() => opened.next()) : opened.next();
       } catch (error) {
         pending = Promise.reject(error);
