@@ -73,3 +73,4 @@ export function createLogger(config: LoggerConfig): Logger {
 export function silentLogger(): Logger {
   return pino({ level: "silent" });
 }
+export { OutageLog, type OutageLogOptions } from "./outage.js";

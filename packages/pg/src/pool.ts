@@ -38,7 +38,8 @@ const RETRYABLE = new Set(["40001", "40P01"]);
 
 /**
  * Runs `work` in one transaction on one connection, retried whole (up to three attempts) after a deadlock or a
- * serialization failure. A connection that cannot even roll back is discarded rather than returned to the pool.
+ * serialization failure. A connection that broke, or cannot even roll back, is discarded rather than returned to the
+ * pool.
  */
 export async function inTransaction<T>(
   pool: pg.Pool,
@@ -62,18 +63,29 @@ async function transactionOnce<T>(
   begin: string,
 ): Promise<T> {
   const client = await pool.connect();
+  // pg-pool takes its own error listener off a client it hands out. The server ends sessions between statements
+  // (57P01 when it restarts) and the socket can close at any moment: with no listener, the client's 'error' event
+  // would end the process. Kept for as long as the client is held; the client is then released with the error,
+  // which makes the pool discard it.
   let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken ??= error;
+  };
+  client.on("error", onError);
   try {
     await client.query(begin);
     const result = await work(client);
     await client.query("COMMIT");
     return result;
   } catch (error) {
-    await client.query("ROLLBACK").catch((rollbackError: Error) => {
-      broken = rollbackError;
-    });
+    if (broken === undefined) {
+      await client.query("ROLLBACK").catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+    }
     throw error;
   } finally {
+    client.off("error", onError);
     client.release(broken);
   }
 }

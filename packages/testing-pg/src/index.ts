@@ -163,8 +163,25 @@ function runAs(dir: string): (command: string, args: string[]) => [string, strin
   return (command, args) => ["runuser", ["-u", "postgres", "--", command, ...args]];
 }
 
-/** Durability settings are off: the data dies with the test run anyway. */
-async function startThrowawayServer(): Promise<{ url: string; stop(): Promise<void> }> {
+/**
+ * A Postgres server of the test's own, which the test may restart and stop: for fault-injection tests, which
+ * cannot use a shared server. Its superuser is `postgres`, without a password.
+ */
+export interface TestPostgresServer {
+  /** `postgres://postgres@127.0.0.1:PORT/postgres`; the port stays the same across restarts. */
+  readonly url: string;
+  /** `pg_ctl restart -m MODE`: `fast` ends every session with 57P01, as a managed Postgres does in maintenance. */
+  restart(mode?: "smart" | "fast" | "immediate"): Promise<void>;
+  /** `pg_ctl stop -m MODE`: the server is down until `start`. */
+  stop(mode?: "smart" | "fast" | "immediate"): Promise<void>;
+  /** Starts it again after `stop`, on the same port and data. */
+  start(): Promise<void>;
+  /** Stops it for good and removes its files. */
+  destroy(): Promise<void>;
+}
+
+/** Starts a throwaway server from the local binaries. Durability settings are off: the data dies with the test. */
+export async function startTestPostgres(): Promise<TestPostgresServer> {
   const bin = findBinDir();
   const dir = mkdtempSync(join(tmpdir(), "agentry-pg-"));
   const data = join(dir, "data");
@@ -175,9 +192,8 @@ async function startThrowawayServer(): Promise<{ url: string; stop(): Promise<vo
     const run = (tool: string, args: string[]) => execFileAsync(...as(join(bin, tool), args));
     await run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "-N"]);
     let port = 0;
-    for (let attempt = 1; ; attempt++) {
-      port = await freePort();
-      const settings = [
+    const settings = () =>
+      [
         `-p ${port}`,
         `-k ${dir}`,
         "-c listen_addresses=127.0.0.1",
@@ -187,36 +203,58 @@ async function startThrowawayServer(): Promise<{ url: string; stop(): Promise<vo
         "-c shared_buffers=32MB",
         "-c max_connections=300",
       ].join(" ");
+    const failure = (what: string, error: unknown) => {
+      const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
+      return new Error(`the throwaway Postgres server did not ${what}: ${String(error)}\n${tail}`, {
+        cause: error,
+      });
+    };
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
       try {
-        await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "30", "-o", settings, "start"]);
+        await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "30", "-o", settings(), "start"]);
         break;
       } catch (error) {
         // Another process may have taken the port between the probe and the start.
-        if (attempt >= 3) {
-          const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
-          throw new Error(`the throwaway Postgres server did not start: ${String(error)}\n${tail}`, {
-            cause: error,
-          });
-        }
+        if (attempt >= 3) throw failure("start", error);
       }
     }
-    const stopArgs = ["-D", data, "-m", "immediate", "-w", "stop"];
-    // A test process that ends without calling stop still takes its server down with it.
+    const stopArgs = (mode: string) => ["-D", data, "-m", mode, "-w", "stop"];
+    // A test process that ends without calling destroy still takes its server down with it.
     const onExit = () => {
-      const [command, args] = as(join(bin, "pg_ctl"), stopArgs);
+      const [command, args] = as(join(bin, "pg_ctl"), stopArgs("immediate"));
       spawnSync(command, args, { stdio: "ignore" });
       cleanup();
     };
     process.once("exit", onExit);
-    let stopped = false;
+    let running = true;
+    let destroyed = false;
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-      async stop() {
-        if (stopped) return;
-        stopped = true;
+      async restart(mode = "fast") {
+        await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "30", "-m", mode, "-o", settings(), "restart"]);
+        running = true;
+      },
+      async stop(mode = "fast") {
+        if (!running) return;
+        await run("pg_ctl", stopArgs(mode));
+        running = false;
+      },
+      async start() {
+        if (running) return;
+        try {
+          await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "30", "-o", settings(), "start"]);
+        } catch (error) {
+          throw failure("start again", error);
+        }
+        running = true;
+      },
+      async destroy() {
+        if (destroyed) return;
+        destroyed = true;
         process.removeListener("exit", onExit);
         try {
-          await run("pg_ctl", stopArgs);
+          if (running) await run("pg_ctl", stopArgs("immediate"));
         } finally {
           cleanup();
         }
@@ -226,4 +264,9 @@ async function startThrowawayServer(): Promise<{ url: string; stop(): Promise<vo
     cleanup();
     throw error;
   }
+}
+
+async function startThrowawayServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = await startTestPostgres();
+  return { url: server.url, stop: () => server.destroy() };
 }

@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     dataDir: config.DATA_DIR,
     databaseUrl: config.DATABASE_URL,
     logger,
+    waitForDatabase: false,
   });
   await store.close();
   logger.info({ store: config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR } }, "schema up to date");

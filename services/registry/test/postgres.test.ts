@@ -8,13 +8,14 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { AppError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
+import { runPgMigrations } from "@agentry/pg";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { buildRegistry, openRegistryStore } from "../src/index.js";
 import { openPostgresRegistryStore, PostgresRegistryStore } from "../src/store/postgres.js";
-import { migratePostgres, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
+import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
 import { REGISTRY_DB_FILE } from "../src/store/sqlite.js";
 import type { AgentFields, RegistryStore } from "../src/store/types.js";
 
@@ -175,10 +176,10 @@ describe("migrations", () => {
         sql: (s: string) => `CREATE TABLE ${s}.probe (x integer)`,
       };
       await Promise.all([
-        migratePostgres(pool, "registry", [...PG_MIGRATIONS, next]),
-        migratePostgres(pool, "registry", [...PG_MIGRATIONS, next]),
+        runPgMigrations(pool, migrationTarget("registry", [...PG_MIGRATIONS, next])),
+        runPgMigrations(pool, migrationTarget("registry", [...PG_MIGRATIONS, next])),
       ]);
-      await migratePostgres(pool, "registry", [...PG_MIGRATIONS, next]);
+      await runPgMigrations(pool, migrationTarget("registry", [...PG_MIGRATIONS, next]));
       const rows = await pool.query(
         "SELECT count(*)::int AS n FROM registry.schema_migrations WHERE version = 1000",
       );
@@ -315,16 +316,16 @@ describe("values Postgres cannot hold", () => {
 describe("losing the database", () => {
   it("answers AGENT_UNAVAILABLE while the database is unreachable, reports dropped connections, and recovers", async () => {
     const proxy = await startProxy(db.url);
-    const onConnectionError = vi.fn();
+    const availability = { failed: vi.fn(), recovered: vi.fn() };
     const store = await openPostgresRegistryStore({
       connectionString: proxy.url,
       schema: "outage",
-      onConnectionError,
+      availability,
     });
     try {
       const account = await store.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
       await proxy.cut();
-      await vi.waitFor(() => expect(onConnectionError).toHaveBeenCalled());
+      await vi.waitFor(() => expect(availability.failed).toHaveBeenCalled());
       for (const call of [() => store.getAccount(account.id), () => store.createAgent(account.id, fields)]) {
         const error = await call().catch((e: unknown) => e);
         expect(error).toBeInstanceOf(AppError);
@@ -332,7 +333,9 @@ describe("losing the database", () => {
         expect((error as AppError).message).not.toContain(proxy.url);
       }
       await proxy.restore();
+      availability.recovered.mockClear();
       await expect(store.createAgent(account.id, fields)).resolves.toMatchObject({ accountId: account.id });
+      expect(availability.recovered).toHaveBeenCalled();
       expect(await store.getAccount(account.id)).toEqual(account);
     } finally {
       await store.close();
@@ -340,13 +343,30 @@ describe("losing the database", () => {
     }
   });
 
-  it("fails to open with AGENT_UNAVAILABLE when nothing answers", async () => {
+  it("waits to open while nothing answers, and opens once the database does", async () => {
     const proxy = await startProxy(db.url);
     await proxy.cut();
+    const availability = { failed: vi.fn(), recovered: vi.fn() };
     try {
-      const error = await openPostgresRegistryStore({ connectionString: proxy.url }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(AppError);
-      expect((error as AppError).code).toBe("AGENT_UNAVAILABLE");
+      let opened = false;
+      const opening = openPostgresRegistryStore({
+        connectionString: proxy.url,
+        schema: "late",
+        availability,
+      }).then((store) => {
+        opened = true;
+        return store;
+      });
+      await vi.waitFor(() => expect(availability.failed.mock.calls.length).toBeGreaterThan(1));
+      expect(opened).toBe(false);
+      await proxy.restore();
+      const store = await opening;
+      try {
+        expect(availability.recovered).toHaveBeenCalled();
+        await expect(store.listAccounts()).resolves.toEqual([]);
+      } finally {
+        await store.close();
+      }
     } finally {
       await proxy.close();
     }

@@ -1,4 +1,4 @@
-import type { Logger } from "@agentry/logging";
+import { type Logger, OutageLog } from "@agentry/logging";
 import { openPostgresConversationStore } from "./postgres.js";
 import { openSqliteConversationStore } from "./sqlite.js";
 import type { ConversationStore } from "./types.js";
@@ -8,8 +8,10 @@ export interface ConversationStoreOptions {
   dataDir: string;
   /** A Postgres URL (DATABASE_URL): the service's tables live in its `conversation` schema. */
   databaseUrl?: string;
-  /** Where connection problems of the Postgres pool are reported. */
+  /** Where outages of the Postgres database are reported: a line as each starts and ends, a count between. */
   logger?: Logger;
+  /** Whether opening Postgres waits while the database cannot be reached (default true); jobs pass false. */
+  waitForDatabase?: boolean;
 }
 
 /**
@@ -21,9 +23,8 @@ export async function openConversationStore(options: ConversationStoreOptions): 
     const { logger } = options;
     return openPostgresConversationStore({
       connectionString: options.databaseUrl,
-      ...(logger
-        ? { onConnectionError: (error: Error) => logger.warn({ err: error }, "database connection lost") }
-        : {}),
+      ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
+      ...(logger ? { availability: new OutageLog(logger, "postgres") } : {}),
     });
   }
   return openSqliteConversationStore(options);

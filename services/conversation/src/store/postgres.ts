@@ -21,11 +21,11 @@
  *   turn or call of a purged agent survives, however the two interleave across instances.
  */
 import { AppError } from "@agentry/errors";
-import { assertSchemaName, createPool, inTransaction, isDatabaseUnavailable } from "@agentry/pg";
+import { type Availability, assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import { MESSAGE_OVERHEAD_TOKENS } from "../prompt.js";
 import { oldestFirst } from "./history.js";
-import { migratePostgres } from "./postgres-migrations.js";
+import { migrationTarget } from "./postgres-migrations.js";
 import type {
   CallOutcome,
   CallRecord,
@@ -49,11 +49,10 @@ export interface PostgresConversationStoreOptions {
   poolSize?: number;
   /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
   statementTimeoutMs?: number;
-  /**
-   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops
-   * such a connection and opens a new one when next needed, so these need no handling beyond reporting.
-   */
-  onConnectionError?: (error: Error) => void;
+  /** Told whether the database answers (an outage log); each outage is reported as it starts and ends. */
+  availability?: Availability;
+  /** Whether opening waits while the database cannot be reached (default true); the migrations job does not. */
+  waitForDatabase?: boolean;
 }
 
 export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
@@ -255,27 +254,13 @@ function statements(s: string) {
 
 type Statements = ReturnType<typeof statements>;
 
-function translate(error: unknown): unknown {
-  if (error instanceof AppError) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === "22021") {
-    return new AppError("INVALID_REQUEST", "Text must not contain the character U+0000.", { cause: error });
-  }
-  if (isDatabaseUnavailable(error)) {
-    return new AppError("AGENT_UNAVAILABLE", "The conversation database is unavailable; retry shortly.", {
-      cause: error,
-    });
-  }
-  return error;
-}
-
 export class PostgresConversationStore implements ConversationStore {
   private readonly sql: Statements;
   private closed = false;
 
   /** Use `openPostgresConversationStore`, which also migrates the schema. */
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly db: PgDatabase,
     schema: string,
   ) {
     this.sql = statements(schema);
@@ -283,12 +268,12 @@ export class PostgresConversationStore implements ConversationStore {
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
     const values = [...keyParams(key), limits.maxTurns, limits.tokenBudget];
-    return oldestFirst(await this.query<HistoryTurn>(this.sql.history, values));
+    return oldestFirst(await this.db.query<HistoryTurn>(this.sql.history, values));
   }
 
   async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
     const { key, user, reply } = exchange;
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       if (await this.purged(client, key.accountId, key.agentId)) return false;
       await run(client, this.sql.touchConversation, [...keyParams(key), user.createdAt, reply.createdAt]);
       await run(client, this.sql.insertTurns, [
@@ -311,7 +296,7 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async recordCall(call: CallRecord): Promise<boolean> {
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       if (await this.purged(client, call.accountId, call.agentId)) return false;
       await run(client, this.sql.insertCall, callValues(call));
       return true;
@@ -321,18 +306,18 @@ export class PostgresConversationStore implements ConversationStore {
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
     const after = page.cursor === null ? "0" : decodeCursor(page.cursor);
     // One row more than asked tells whether another page follows.
-    const rows = await this.query<TurnRow>(this.sql.page, [...keyParams(key), after, page.limit + 1]);
+    const rows = await this.db.query<TurnRow>(this.sql.page, [...keyParams(key), after, page.limit + 1]);
     const more = rows.length > page.limit;
     const turns = rows.slice(0, page.limit);
     return { turns: turns.map(toTurn), nextCursor: more ? encodeCursor(turns[turns.length - 1]!.seq) : null };
   }
 
   async listCalls(accountId: string, agentId: string): Promise<CallRecord[]> {
-    return (await this.query<CallRow>(this.sql.calls, [accountId, agentId])).map(toCall);
+    return (await this.db.query<CallRow>(this.sql.calls, [accountId, agentId])).map(toCall);
   }
 
   async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       await client.query(this.sql.lockAgent, [accountId, agentId]);
       await client.query(this.sql.markPurged, [accountId, agentId]);
       const turns = (await client.query(this.sql.deleteTurns, [accountId, agentId])).rowCount ?? 0;
@@ -345,7 +330,7 @@ export class PostgresConversationStore implements ConversationStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await this.db.close();
   }
 
   /** Takes the agent's shared lock (held until commit) and tells whether the agent has been purged. */
@@ -353,56 +338,26 @@ export class PostgresConversationStore implements ConversationStore {
     await run(client, this.sql.shareAgent, [accountId, agentId]);
     return ((await run(client, this.sql.isPurged, [accountId, agentId])).rowCount ?? 0) > 0;
   }
-
-  private async query<R extends pg.QueryResultRow>(
-    statement: Prepared | string,
-    values: unknown[],
-  ): Promise<R[]> {
-    try {
-      return (await run<R>(this.pool, statement, values)).rows;
-    } catch (error) {
-      throw translate(error);
-    }
-  }
-
-  /** Runs `work` in one transaction on one connection; retried whole after a deadlock or serialization failure. */
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    try {
-      return await inTransaction(this.pool, work);
-    } catch (error) {
-      throw translate(error);
-    }
-  }
 }
 
-function run<R extends pg.QueryResultRow>(
-  on: pg.Pool | pg.PoolClient,
-  statement: Prepared | string,
-  values: unknown[],
-): Promise<pg.QueryResult<R>> {
-  return typeof statement === "string"
-    ? on.query<R>(statement, values)
-    : on.query<R>({ name: statement.name, text: statement.text, values });
-}
-
-/** Opens a pool on the database and brings the service's schema up to date (safe when instances start at once). */
+/**
+ * Opens a pool on the database and brings the service's schema up to date (safe when instances start at once).
+ * While the database cannot be reached it waits for it, reporting the outage.
+ */
 export async function openPostgresConversationStore(
   options: PostgresConversationStoreOptions,
 ): Promise<PostgresConversationStore> {
   const schema = options.schema ?? DEFAULT_CONVERSATION_SCHEMA;
   assertSchemaName(schema);
-  const pool = createPool({
+  const db = await openPgDatabase({
     connectionString: options.connectionString,
     applicationName: "agentry-conversation",
+    description: "The conversation database",
+    migrations: migrationTarget(schema),
     ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
     ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
-    ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
+    ...(options.availability ? { availability: options.availability } : {}),
+    ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
   });
-  try {
-    await migratePostgres(pool, schema);
-  } catch (error) {
-    await pool.end();
-    throw translate(error);
-  }
-  return new PostgresConversationStore(pool, schema);
+  return new PostgresConversationStore(db, schema);
 }

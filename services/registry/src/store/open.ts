@@ -1,4 +1,4 @@
-import type { Logger } from "@agentry/logging";
+import { type Logger, OutageLog } from "@agentry/logging";
 import { openPostgresRegistryStore } from "./postgres.js";
 import { openSqliteRegistryStore } from "./sqlite.js";
 import type { RegistryStore } from "./types.js";
@@ -8,8 +8,10 @@ export interface RegistryStoreOptions {
   dataDir: string;
   /** A Postgres URL (DATABASE_URL): the registry's tables live in its `registry` schema. */
   databaseUrl?: string;
-  /** Where connection problems of the Postgres pool are reported. */
+  /** Where outages of the Postgres database are reported: a line as each starts and ends, a count between. */
   logger?: Logger;
+  /** Whether opening Postgres waits while the database cannot be reached (default true); jobs pass false. */
+  waitForDatabase?: boolean;
 }
 
 /**
@@ -21,9 +23,8 @@ export async function openRegistryStore(options: RegistryStoreOptions): Promise<
     const { logger } = options;
     return openPostgresRegistryStore({
       connectionString: options.databaseUrl,
-      ...(logger
-        ? { onConnectionError: (error: Error) => logger.warn({ err: error }, "database connection lost") }
-        : {}),
+      ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
+      ...(logger ? { availability: new OutageLog(logger, "postgres") } : {}),
     });
   }
   return openSqliteRegistryStore(options);

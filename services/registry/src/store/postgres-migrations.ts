@@ -1,5 +1,4 @@
-import { type PgMigration, runPgMigrations } from "@agentry/pg";
-import type pg from "pg";
+import type { MigrationTarget, PgMigration } from "@agentry/pg";
 
 export type { PgMigration };
 
@@ -72,11 +71,10 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
-/** Brings the registry schema up to date (see runPgMigrations). */
-export function migratePostgres(
-  pool: pg.Pool,
+/** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */
+export function migrationTarget(
   schema: string,
   migrations: readonly PgMigration[] = PG_MIGRATIONS,
-): Promise<void> {
-  return runPgMigrations(pool, { schema, service: "registry", lockClass: MIGRATION_LOCK_CLASS, migrations });
+): MigrationTarget {
+  return { schema, service: "registry", lockClass: MIGRATION_LOCK_CLASS, migrations };
 }

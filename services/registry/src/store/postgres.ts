@@ -24,10 +24,10 @@
  */
 import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { assertSchemaName, createPool, inTransaction, isDatabaseUnavailable } from "@agentry/pg";
+import { type Availability, assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
 import type pg from "pg";
 import { applyAgentPatch } from "./patch.js";
-import { migratePostgres } from "./postgres-migrations.js";
+import { migrationTarget } from "./postgres-migrations.js";
 import type {
   AccountRecord,
   AgentFields,
@@ -55,11 +55,10 @@ export interface PostgresRegistryStoreOptions {
   poolSize?: number;
   /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
   statementTimeoutMs?: number;
-  /**
-   * Told about errors of idle pooled connections (the server restarted, the network dropped). The pool drops
-   * such a connection and opens a new one when next needed, so these need no handling beyond reporting.
-   */
-  onConnectionError?: (error: Error) => void;
+  /** Told whether the database answers (an outage log); each outage is reported as it starts and ends. */
+  availability?: Availability;
+  /** Whether opening waits while the database cannot be reached (default true); the migrations job does not. */
+  waitForDatabase?: boolean;
 }
 
 export const DEFAULT_REGISTRY_SCHEMA = "registry";
@@ -289,37 +288,20 @@ function statements(s: string) {
 
 type Statements = ReturnType<typeof statements>;
 
-function translate(error: unknown): unknown {
-  if (error instanceof AppError) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  // 22021: a NUL byte in text; 22P05: \u0000 in jsonb.
-  if (code === "22021" || code === "22P05") {
-    return new AppError("INVALID_REQUEST", "Text fields must not contain the character U+0000.", {
-      cause: error,
-    });
-  }
-  if (isDatabaseUnavailable(error)) {
-    return new AppError("AGENT_UNAVAILABLE", "The registry's database is unavailable; retry shortly.", {
-      cause: error,
-    });
-  }
-  return error;
-}
-
 export class PostgresRegistryStore implements RegistryStore {
   private readonly sql: Statements;
   private closed = false;
 
   /** Use `openPostgresRegistryStore`, which also migrates the schema. */
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly db: PgDatabase,
     schema: string,
   ) {
     this.sql = statements(schema);
   }
 
   async createAgent(accountId: string, fields: AgentFields): Promise<AgentRecord> {
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       const account = (
         await client.query<Pick<AccountRow, "tier" | "limit_overrides">>(this.sql.lockAccount, [accountId])
       ).rows[0];
@@ -356,7 +338,7 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async getAgent(accountId: string, id: string): Promise<AgentRecord | null> {
-    const row = (await this.query<AgentRow>(this.sql.agent, [accountId, id]))[0];
+    const row = (await this.db.query<AgentRow>(this.sql.agent, [accountId, id]))[0];
     return row ? toAgent(row) : null;
   }
 
@@ -367,7 +349,7 @@ export class PostgresRegistryStore implements RegistryStore {
     const { status } = query;
     const offset = (query.page - 1) * query.limit;
     // One snapshot for the page and the total, as SQLite's read transaction gives.
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       const rows = await client.query<AgentRow>(
         this.sql.list(column, order, status !== undefined),
         status === undefined ? [accountId, query.limit, offset] : [accountId, query.limit, offset, status],
@@ -381,7 +363,7 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async updateAgent(accountId: string, id: string, patch: AgentPatch): Promise<AgentRecord | null> {
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       const row = (await client.query<AgentRow>(this.sql.agentForUpdate, [accountId, id])).rows[0];
       if (!row) return null;
       const before = toAgent(row);
@@ -404,7 +386,7 @@ export class PostgresRegistryStore implements RegistryStore {
     id: string,
     failure: StatusReason | null,
   ): Promise<AgentRecord | null> {
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       const row = (await client.query<AgentRow>(this.sql.agentForUpdate, [accountId, id])).rows[0];
       if (!row) return null;
       const before = toAgent(row);
@@ -430,7 +412,7 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async deleteAgent(accountId: string, id: string): Promise<boolean> {
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       // Nothing else in this schema is keyed by the agent; other stores purge their data from agent.deleted.
       const { rowCount } = await client.query(this.sql.deleteAgent, [accountId, id]);
       if (!rowCount) return false;
@@ -452,7 +434,7 @@ export class PostgresRegistryStore implements RegistryStore {
       createdAt: now(),
     };
     try {
-      await this.query(this.sql.insertAccount, [
+      await this.db.query(this.sql.insertAccount, [
         account.id,
         account.name,
         account.tier,
@@ -469,7 +451,7 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async getAccount(id: string): Promise<AccountRecord | null> {
-    const row = (await this.query<AccountRow>(this.sql.accountById, [id]))[0];
+    const row = (await this.db.query<AccountRow>(this.sql.accountById, [id]))[0];
     return row ? toAccount(row) : null;
   }
 
@@ -478,7 +460,7 @@ export class PostgresRegistryStore implements RegistryStore {
     change: { tier?: Tier; limitOverrides?: Partial<Limits> },
   ): Promise<AccountRecord | null> {
     const row = (
-      await this.query<AccountRow>(this.sql.updateAccount, [
+      await this.db.query<AccountRow>(this.sql.updateAccount, [
         id,
         change.tier ?? null,
         change.limitOverrides === undefined ? null : JSON.stringify(change.limitOverrides),
@@ -488,16 +470,16 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async getAccountByName(name: string): Promise<AccountRecord | null> {
-    const row = (await this.query<AccountRow>(this.sql.accountByName, [name]))[0];
+    const row = (await this.db.query<AccountRow>(this.sql.accountByName, [name]))[0];
     return row ? toAccount(row) : null;
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
-    return (await this.query<AccountRow>(this.sql.accounts, [])).map(toAccount);
+    return (await this.db.query<AccountRow>(this.sql.accounts, [])).map(toAccount);
   }
 
   async createApiKey(input: NewApiKey): Promise<ApiKeyRecord> {
-    const rows = await this.query<ApiKeyRow>(this.sql.insertApiKey, [
+    const rows = await this.db.query<ApiKeyRow>(this.sql.insertApiKey, [
       newId("key"),
       input.accountId,
       input.name,
@@ -513,11 +495,11 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
-    return (await this.query<ApiKeyRow>(this.sql.apiKeys, [accountId])).map(toApiKey);
+    return (await this.db.query<ApiKeyRow>(this.sql.apiKeys, [accountId])).map(toApiKey);
   }
 
   async revokeApiKey(id: string, accountId?: string): Promise<ApiKeyRecord | null> {
-    const row = (await this.query<ApiKeyRow>(this.sql.revokeApiKey, [id, now(), accountId ?? null]))[0];
+    const row = (await this.db.query<ApiKeyRow>(this.sql.revokeApiKey, [id, now(), accountId ?? null]))[0];
     return row ? toApiKey(row) : null;
   }
 
@@ -527,7 +509,7 @@ export class PostgresRegistryStore implements RegistryStore {
         account_name: string;
         account_created_at: Date;
       };
-    const row = (await this.query<Row>(this.sql.apiKeyWithAccount, [sha256]))[0];
+    const row = (await this.db.query<Row>(this.sql.apiKeyWithAccount, [sha256]))[0];
     if (!row) return null;
     return {
       key: toApiKey(row),
@@ -546,14 +528,14 @@ export class PostgresRegistryStore implements RegistryStore {
     const ids = [...lastUsed.keys()];
     // Normalised so that an offset or a missing millisecond part compares as the time it is.
     const times = ids.map((id) => new Date(lastUsed.get(id)!).toISOString());
-    await this.transaction(async (client) => {
+    await this.db.transaction(async (client) => {
       await client.query(this.sql.lockApiKeys, [ids]);
       await client.query(this.sql.touchApiKeys, [ids, times]);
     });
   }
 
   async unpublishedEvents(limit: number): Promise<OutboxEvent[]> {
-    return (await this.query<OutboxRow>(this.sql.unpublished, [limit])).map((row) => ({
+    return (await this.db.query<OutboxRow>(this.sql.unpublished, [limit])).map((row) => ({
       seq: Number(row.seq),
       type: row.type,
       accountId: row.account_id,
@@ -564,13 +546,13 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async markEventsPublished(seqs: number[]): Promise<void> {
-    if (seqs.length > 0) await this.query(this.sql.markPublished, [seqs, now()]);
+    if (seqs.length > 0) await this.db.query(this.sql.markPublished, [seqs, now()]);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await this.db.close();
   }
 
   private async emit(
@@ -587,43 +569,26 @@ export class PostgresRegistryStore implements RegistryStore {
       now(),
     ]);
   }
-
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(text, values)).rows;
-    } catch (error) {
-      throw translate(error);
-    }
-  }
-
-  /** Runs `work` in one transaction on one connection; retried whole after a deadlock or serialization failure. */
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
-    try {
-      return await inTransaction(this.pool, work, begin);
-    } catch (error) {
-      throw translate(error);
-    }
-  }
 }
 
-/** Opens a pool on the database and brings the registry's schema up to date (safe when instances start at once). */
+/**
+ * Opens a pool on the database and brings the service's schema up to date (safe when instances start at once).
+ * While the database cannot be reached it waits for it, reporting the outage.
+ */
 export async function openPostgresRegistryStore(
   options: PostgresRegistryStoreOptions,
 ): Promise<PostgresRegistryStore> {
   const schema = options.schema ?? DEFAULT_REGISTRY_SCHEMA;
   assertSchemaName(schema);
-  const pool = createPool({
+  const db = await openPgDatabase({
     connectionString: options.connectionString,
     applicationName: "agentry-registry",
+    description: "The registry's database",
+    migrations: migrationTarget(schema),
     ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
     ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
-    ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
+    ...(options.availability ? { availability: options.availability } : {}),
+    ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
   });
-  try {
-    await migratePostgres(pool, schema);
-  } catch (error) {
-    await pool.end();
-    throw translate(error);
-  }
-  return new PostgresRegistryStore(pool, schema);
+  return new PostgresRegistryStore(db, schema);
 }

@@ -1,0 +1,79 @@
+import type { Logger } from "pino";
+
+export interface OutageLogOptions {
+  /** How often a summary line is written while the outage lasts (default 30 s). */
+  summaryEveryMs?: number;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+/**
+ * The log of one dependency's outages: a line when it starts (error level, with the first cause), a line with the
+ * count of failures at most every `summaryEveryMs` while it lasts (warn), and a line when it ends (info), instead
+ * of one line per failed request. Callers report every failure and every success; both are cheap when nothing
+ * changes, so they can be called on every request.
+ */
+export class OutageLog {
+  private readonly summaryEveryMs: number;
+  private readonly now: () => number;
+  private startedAt: number | undefined;
+  private lastSummaryAt = 0;
+  private failures = 0;
+  private failuresSinceSummary = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    /** What is out, as operators name it: `postgres`, `redis`, `registry`, `provider openai`. */
+    readonly dependency: string,
+    options: OutageLogOptions = {},
+  ) {
+    this.summaryEveryMs = options.summaryEveryMs ?? 30_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Whether the last report was a failure. */
+  get down(): boolean {
+    return this.startedAt !== undefined;
+  }
+
+  failed(cause?: unknown): void {
+    const at = this.now();
+    this.failures += 1;
+    this.failuresSinceSummary += 1;
+    if (this.startedAt === undefined) {
+      this.startedAt = at;
+      this.lastSummaryAt = at;
+      this.failuresSinceSummary = 0;
+      this.logger.error(
+        { dependency: this.dependency, err: cause },
+        `${this.dependency} unavailable: failing requests that need it until it returns`,
+      );
+      return;
+    }
+    if (at - this.lastSummaryAt >= this.summaryEveryMs) {
+      this.logger.warn(
+        {
+          dependency: this.dependency,
+          failures: this.failures,
+          failuresSinceLastLine: this.failuresSinceSummary,
+          downForMs: at - this.startedAt,
+          ...(cause instanceof Error ? { lastError: cause.message } : {}),
+        },
+        `${this.dependency} still unavailable`,
+      );
+      this.lastSummaryAt = at;
+      this.failuresSinceSummary = 0;
+    }
+  }
+
+  recovered(): void {
+    if (this.startedAt === undefined) return;
+    this.logger.info(
+      { dependency: this.dependency, failures: this.failures, downForMs: this.now() - this.startedAt },
+      `${this.dependency} available again`,
+    );
+    this.startedAt = undefined;
+    this.failures = 0;
+    this.failuresSinceSummary = 0;
+  }
+}

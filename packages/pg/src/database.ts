@@ -1,0 +1,135 @@
+import { AppError } from "@agentry/errors";
+import type pg from "pg";
+import { isDatabaseUnavailable } from "./errors.js";
+import { type MigrationTarget, runPgMigrations } from "./migrate.js";
+import { createPool, inTransaction, type PoolOptions } from "./pool.js";
+
+/** Told whether the database answers: an outage log (`OutageLog` of @agentry/logging) fits. */
+export interface Availability {
+  failed(cause: unknown): void;
+  recovered(): void;
+}
+
+/** A statement prepared once per connection (`name`), or plain text. */
+export type Statement = string | { name: string; text: string };
+
+export interface OpenDatabaseOptions extends Omit<PoolOptions, "onConnectionError"> {
+  /** The schema to bring up to date before the store is used. */
+  migrations: MigrationTarget;
+  /** What the caller is told when the database cannot be reached, e.g. "The registry's database". */
+  description: string;
+  availability?: Availability;
+  /**
+   * Whether to wait while the database cannot be reached at start (default true), trying again at growing
+   * intervals up to `maxStartDelayMs` (5 s). A job that runs once (migrations) fails at once instead.
+   */
+  waitForDatabase?: boolean;
+  maxStartDelayMs?: number;
+}
+
+/**
+ * A service's Postgres database: its pool, the error translation every store shares (an outage becomes
+ * AGENT_UNAVAILABLE, a NUL character INVALID_REQUEST), and reports of whether the database answers. Stores keep
+ * only their statements and their mapping between records and rows.
+ */
+export class PgDatabase {
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly description: string,
+    private readonly availability?: Availability,
+  ) {}
+
+  async query<R extends pg.QueryResultRow>(statement: Statement, values: unknown[]): Promise<R[]> {
+    try {
+      const result = await run<R>(this.pool, statement, values);
+      this.availability?.recovered();
+      return result.rows;
+    } catch (error) {
+      throw this.translateError(error);
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection; retried whole after a deadlock or serialization failure. */
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
+    try {
+      const result = await inTransaction(this.pool, work, begin);
+      this.availability?.recovered();
+      return result;
+    } catch (error) {
+      throw this.translateError(error);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+
+  private translateError(error: unknown): unknown {
+    if (isDatabaseUnavailable(error)) this.availability?.failed(error);
+    return translatePgError(error, this.description);
+  }
+}
+
+/**
+ * What callers are told of a driver error: an outage becomes AGENT_UNAVAILABLE naming `description` (never the
+ * URL), a NUL character INVALID_REQUEST; anything else stays as it is.
+ */
+export function translatePgError(error: unknown, description: string): unknown {
+  if (error instanceof AppError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  // 22021: a NUL byte in text; 22P05: \u0000 in jsonb. Postgres stores neither.
+  if (code === "22021" || code === "22P05") {
+    return new AppError("INVALID_REQUEST", "Text must not contain the character U+0000.", { cause: error });
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new AppError("AGENT_UNAVAILABLE", `${description} is unavailable; retry shortly.`, {
+      cause: error,
+    });
+  }
+  return error;
+}
+
+/** Runs one statement on a pool or on a transaction's connection. */
+export function run<R extends pg.QueryResultRow>(
+  on: pg.Pool | pg.PoolClient,
+  statement: Statement,
+  values: unknown[],
+): Promise<pg.QueryResult<R>> {
+  return typeof statement === "string"
+    ? on.query<R>(statement, values)
+    : on.query<R>({ name: statement.name, text: statement.text, values });
+}
+
+/**
+ * Opens the pool and brings the schema up to date. While the database cannot be reached (it is starting, or
+ * restarting) it waits and tries again, reporting the outage, rather than giving up: a service started before
+ * its database comes up once the database does. Any other failure (a wrong password, a schema newer than this
+ * build) is thrown at once.
+ */
+export async function openPgDatabase(options: OpenDatabaseOptions): Promise<PgDatabase> {
+  const { availability } = options;
+  const pool = createPool({
+    ...options,
+    onConnectionError: (error) => {
+      if (isDatabaseUnavailable(error)) availability?.failed(error);
+    },
+  });
+  const maxDelayMs = options.maxStartDelayMs ?? 5_000;
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await runPgMigrations(pool, options.migrations);
+        availability?.recovered();
+        break;
+      } catch (error) {
+        if (options.waitForDatabase === false || !isDatabaseUnavailable(error)) throw error;
+        availability?.failed(error);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, maxDelayMs)));
+      }
+    }
+  } catch (error) {
+    await pool.end();
+    throw translatePgError(error, options.description);
+  }
+  return new PgDatabase(pool, options.description, availability);
+}
