@@ -28,7 +28,9 @@ if (bundleIsCurrent()) {
   await import(pathToFileURL(bundle).href);
 } else {
   if (existsSync(bundle)) {
-    process.stderr.write("dist/ is older than the sources: running them with tsx (pnpm build bundles them again)\n");
+    process.stderr.write(
+      "dist/ is older than the sources: running them with tsx (pnpm build bundles them again)\n",
+    );
   }
   const { register } = await import("tsx/esm/api");
   register();

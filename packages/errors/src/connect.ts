@@ -42,6 +42,14 @@ const FALLBACK: Partial<Record<Code, [ErrorCode, string]>> = {
   [Code.Aborted]: ["AGENT_UNAVAILABLE", "A service connection was interrupted. Retry shortly."],
 };
 
+/**
+ * Whether a failed call was answered by the service with one of our errors, rather than lost on the way to it
+ * (a refused connection, a service that died mid-call, a deadline that ran out with no answer).
+ */
+export function answeredByService(error: ConnectError): boolean {
+  return error.metadata.has(CODE_KEY);
+}
+
 /** Turns an AppError into a ConnectError that fromConnectError turns back into the same AppError. */
 export function toConnectError(error: AppError): ConnectError {
   const metadata = new Headers({ [CODE_KEY]: error.code });
@@ -68,5 +76,8 @@ export function fromConnectError(cause: unknown): AppError {
     });
   }
   const [fallbackCode, message] = FALLBACK[error.code] ?? ["INTERNAL_ERROR", "Internal error."];
-  return new AppError(fallbackCode, message, { cause: error });
+  // A service that could not be reached is usually back within a second or two (a restart, a reconnect).
+  const retry =
+    fallbackCode === "AGENT_UNAVAILABLE" && error.code !== Code.Canceled ? { retryAfterSeconds: 1 } : {};
+  return new AppError(fallbackCode, message, { ...retry, cause: error });
 }

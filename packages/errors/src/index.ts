@@ -1,3 +1,3 @@
 export { AppError, type FieldIssue } from "./app-error.js";
 export { ERROR_CODES, type ErrorCode, httpStatusOf } from "./codes.js";
-export { fromConnectError, toConnectError } from "./connect.js";
+export { answeredByService, fromConnectError, toConnectError } from "./connect.js";

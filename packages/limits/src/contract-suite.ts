@@ -193,7 +193,9 @@ export function limiterContract(name: string, makeLimiter: () => Limiter | Promi
 
     it("fails closed after close()", async () => {
       const limiter = await newLimiter();
+      expect(limiter.available()).toBe(true);
       await limiter.close();
+      expect(limiter.available()).toBe(false);
       await expect(limiter.take([{ key: key("x"), limit: 1, windowMs: 1000 }])).rejects.toBeInstanceOf(
         LimiterUnavailableError,
       );

@@ -111,6 +111,10 @@ export class MemoryLimiter implements Limiter {
     return { acquired: false, retryAfterMs: Number.isFinite(earliest) ? earliest - now : ttlMs };
   }
 
+  available(): boolean {
+    return !this.closed;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.logs.clear();

@@ -150,9 +150,14 @@ describe("redis limiter on a server of its own", () => {
   });
 
   it("fails closed with a typed error while Redis is down, and recovers when it is back", async () => {
-    const errors: Error[] = [];
+    const errors: unknown[] = [];
+    let recoveries = 0;
     const redis = own.get();
-    const l = await connected({ url: redis.url, commandTimeoutMs: 300, onError: (e) => errors.push(e) });
+    const l = await connected({
+      url: redis.url,
+      commandTimeoutMs: 300,
+      availability: { failed: (e) => errors.push(e), recovered: () => recoveries++ },
+    });
     const bucket: Bucket = { key: "tier", limit: 60, windowMs: 60_000 };
     expect((await l.take([bucket])).allowed).toBe(true);
     const held = await l.acquireSlot("agent", 10, 5000);
@@ -167,6 +172,8 @@ describe("redis limiter on a server of its own", () => {
     if (held.acquired) await expect(held.lease.release()).rejects.toBeInstanceOf(LimiterUnavailableError);
     await sleep(300);
     expect(errors.length).toBeGreaterThan(0);
+    expect(l.available()).toBe(false);
+    recoveries = 0;
 
     await redis.start();
     const deadline = Date.now() + 10_000;
@@ -179,6 +186,8 @@ describe("redis limiter on a server of its own", () => {
       if (!recovered) await sleep(50);
     }
     expect(recovered).toBe(true);
+    expect(recoveries).toBeGreaterThan(0);
+    expect(l.available()).toBe(true);
     // The restarted server is empty; slots work again too.
     expect((await l.acquireSlot("agent", 10, 5000)).acquired).toBe(true);
   });

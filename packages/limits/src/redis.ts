@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Availability } from "@agentry/logging";
 import { createClient } from "redis";
 import { LimiterUnavailableError } from "./errors.js";
 import { ACQUIRE, RELEASE, RENEW, type Script, TAKE } from "./redis-scripts.js";
@@ -21,8 +22,11 @@ export interface RedisLimiterOptions {
   maxReconnectDelayMs?: number;
   /** The wait suggested to callers while Redis is unavailable (default 1000 ms). */
   unavailableRetryAfterMs?: number;
-  /** Connection errors, for logging. They are never thrown from here; calls fail with LimiterUnavailableError. */
-  onError?: (error: Error) => void;
+  /**
+   * Told whether Redis answers: every connection error and failed call, and every recovery (an outage log fits).
+   * Errors are never thrown from here; calls fail with LimiterUnavailableError.
+   */
+  availability?: Availability;
 }
 
 type Client = ReturnType<typeof createClient>;
@@ -39,6 +43,7 @@ export class RedisLimiter implements Limiter {
   private readonly unavailableRetryAfterMs: number;
   private readonly commandTimeoutMs: number;
   private readonly connected: Promise<void>;
+  private readonly availability: Availability | undefined;
   private closed = false;
 
   constructor(options: RedisLimiterOptions) {
@@ -46,7 +51,9 @@ export class RedisLimiter implements Limiter {
     this.unavailableRetryAfterMs = options.unavailableRetryAfterMs ?? 1000;
     this.commandTimeoutMs = options.commandTimeoutMs ?? 1000;
     const maxDelay = options.maxReconnectDelayMs ?? 2000;
-    const onError = options.onError ?? (() => {});
+    const availability = options.availability;
+    this.availability = availability;
+    const onError = (error: Error) => availability?.failed(error);
     this.client = createClient({
       url: options.url,
       // Without a connection, fail at once rather than queue requests behind an outage.
@@ -59,6 +66,7 @@ export class RedisLimiter implements Limiter {
     });
     // node-redis emits every connection failure as 'error'; an EventEmitter without a listener would crash.
     this.client.on("error", onError);
+    this.client.on("ready", () => availability?.recovered());
     // Connects in the background (retrying forever), so a gateway can start before its Redis does.
     this.connected = this.client.connect().then(
       () => {},
@@ -112,7 +120,11 @@ export class RedisLimiter implements Limiter {
     await this.connected;
   }
 
-  /** Resolves once connected (for readiness checks); never rejects, and stays pending while Redis is down. */
+  available(): boolean {
+    return !this.closed && this.client.isReady;
+  }
+
+  /** Resolves once first connected; never rejects, and stays pending while Redis is down. */
   ready(): Promise<void> {
     return this.connected;
   }
@@ -140,8 +152,11 @@ export class RedisLimiter implements Limiter {
     if (this.closed)
       throw new LimiterUnavailableError(this.unavailableRetryAfterMs, new Error("limiter closed"));
     try {
-      return await withDeadline(this.evaluate(script, keys, args), this.commandTimeoutMs);
+      const reply = await withDeadline(this.evaluate(script, keys, args), this.commandTimeoutMs);
+      this.availability?.recovered();
+      return reply;
     } catch (error) {
+      this.availability?.failed(error);
       throw new LimiterUnavailableError(this.unavailableRetryAfterMs, error);
     }
   }

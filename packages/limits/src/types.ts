@@ -61,6 +61,8 @@ export interface Limiter {
    * @throws LimiterUnavailableError when the backing store cannot decide (fail closed).
    */
   acquireSlot(key: string, limit: number, ttlMs: number): Promise<SlotResult>;
+  /** Whether decisions can be made now (connected to its store, not closed): what readiness reports. */
+  available(): boolean;
   /** Releases connections and timers. Later calls throw LimiterUnavailableError. */
   close(): Promise<void>;
 }

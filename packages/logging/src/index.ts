@@ -73,4 +73,4 @@ export function createLogger(config: LoggerConfig): Logger {
 export function silentLogger(): Logger {
   return pino({ level: "silent" });
 }
-export { OutageLog, type OutageLogOptions } from "./outage.js";
+export { type Availability, OutageLog, type OutageLogOptions } from "./outage.js";

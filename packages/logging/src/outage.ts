@@ -1,5 +1,11 @@
 import type { Logger } from "pino";
 
+/** Told, call by call, whether a dependency answers. `OutageLog` is the one that logs it. */
+export interface Availability {
+  failed(cause: unknown): void;
+  recovered(): void;
+}
+
 export interface OutageLogOptions {
   /** How often a summary line is written while the outage lasts (default 30 s). */
   summaryEveryMs?: number;
@@ -13,7 +19,7 @@ export interface OutageLogOptions {
  * of one line per failed request. Callers report every failure and every success; both are cheap when nothing
  * changes, so they can be called on every request.
  */
-export class OutageLog {
+export class OutageLog implements Availability {
   private readonly summaryEveryMs: number;
   private readonly now: () => number;
   private startedAt: number | undefined;

@@ -1,14 +1,9 @@
 import { AppError } from "@agentry/errors";
+import type { Availability } from "@agentry/logging";
 import type pg from "pg";
 import { isDatabaseUnavailable } from "./errors.js";
 import { type MigrationTarget, runPgMigrations } from "./migrate.js";
 import { createPool, inTransaction, type PoolOptions } from "./pool.js";
-
-/** Told whether the database answers: an outage log (`OutageLog` of @agentry/logging) fits. */
-export interface Availability {
-  failed(cause: unknown): void;
-  recovered(): void;
-}
 
 /** A statement prepared once per connection (`name`), or plain text. */
 export type Statement = string | { name: string; text: string };
@@ -83,6 +78,7 @@ export function translatePgError(error: unknown, description: string): unknown {
   }
   if (isDatabaseUnavailable(error)) {
     return new AppError("AGENT_UNAVAILABLE", `${description} is unavailable; retry shortly.`, {
+      retryAfterSeconds: 1,
       cause: error,
     });
   }

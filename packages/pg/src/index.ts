@@ -1,5 +1,4 @@
 export {
-  type Availability,
   type OpenDatabaseOptions,
   openPgDatabase,
   PgDatabase,

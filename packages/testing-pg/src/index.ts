@@ -232,7 +232,20 @@ export async function startTestPostgres(): Promise<TestPostgresServer> {
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       async restart(mode = "fast") {
-        await run("pg_ctl", ["-D", data, "-l", log, "-w", "-t", "30", "-m", mode, "-o", settings(), "restart"]);
+        await run("pg_ctl", [
+          "-D",
+          data,
+          "-l",
+          log,
+          "-w",
+          "-t",
+          "30",
+          "-m",
+          mode,
+          "-o",
+          settings(),
+          "restart",
+        ]);
         running = true;
       },
       async stop(mode = "fast") {

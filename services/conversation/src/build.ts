@@ -33,6 +33,8 @@ export interface Conversation {
   /** The ConversationService RPCs, for `connectNodeAdapter({ routes })` or `createRouterTransport(routes)`. */
   routes: (router: ConnectRouter) => void;
   store: ConversationStore;
+  /** Whether the store answers: what readiness reports. */
+  ready(): Promise<boolean>;
   /** Closes the store and frees the local model. Stop serving first. */
   close(): Promise<void>;
 }
@@ -70,6 +72,11 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   return {
     routes: conversationRoutes(ctx),
     store,
+    ready: () =>
+      store.ping().then(
+        () => true,
+        () => false,
+      ),
     async close() {
       await store.close();
       await ctx.providers.close();

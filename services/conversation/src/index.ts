@@ -21,7 +21,6 @@ export {
 } from "./providers/resolve.js";
 export { isProviderName, PROVIDER_NAMES, type ProviderName } from "./providers/types.js";
 export { conversationRoutes, DEFAULT_TURN_PAGE_SIZE, MAX_TURN_PAGE_SIZE } from "./routes.js";
-export { type ConversationServer, createConversationServer } from "./server.js";
 export { MAX_TEXT_CHARS } from "./service.js";
 export { GENERATION_BOUNDS, type GenerationSettings, generationSettingsIssues } from "./settings.js";
 export { openConversationStore } from "./store/open.js";

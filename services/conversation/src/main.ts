@@ -1,17 +1,9 @@
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
-import {
-  initTracing,
-  Metrics,
-  requestScopeInterceptor,
-  rpcInterceptors,
-  startMetricsServer,
-} from "@agentry/observability";
+import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
+import { createRpcServer } from "@agentry/rpc";
 import { buildConversation } from "./build.js";
 import { loadConversationConfig } from "./config.js";
-import { createConversationServer } from "./server.js";
 
 /** The conversation service on its own: `CONVERSATION_PORT` (8082), h2c, stopped gracefully by SIGTERM. */
 async function main(): Promise<void> {
@@ -27,16 +19,16 @@ async function main(): Promise<void> {
     contextTokenBudget: config.contextTokenBudget,
     ...(metrics ? { metrics } : {}),
   });
-  const service = createConversationServer(conversation.routes, {
-    interceptors: [requestScopeInterceptor, ...rpcInterceptors("server", metrics)],
+  const server = createRpcServer({
+    routes: conversation.routes,
+    logger,
+    dependencies: { database: conversation.ready },
+    // In-flight calls finish (a stream runs to its end) unless they outlast the shutdown timeout.
+    shutdownGraceMs: config.shutdownTimeoutMs,
+    interceptors: rpcInterceptors("server", metrics),
   });
-  const server = service.server;
-  server.listen(config.port, config.host);
-  await once(server, "listening");
-  logger.info(
-    { port: (server.address() as AddressInfo).port, host: config.host },
-    "conversation service listening",
-  );
+  const address = await server.listen(config.port, config.host);
+  logger.info({ port: address.port, host: config.host }, "conversation service listening");
   const metricsServer = metrics
     ? await startMetricsServer(metrics, config.metricsPort ?? 0, config.metricsHost ?? config.host)
     : undefined;
@@ -47,10 +39,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    // In-flight calls finish (a stream runs to its end) unless they outlast the shutdown timeout.
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref());
-    await Promise.race([service.close(), timeout]);
-    service.destroy();
+    await server.shutdown();
     await conversation.close();
     await metricsServer?.close();
     await tracing.shutdown();

@@ -43,12 +43,8 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
   return (router) => {
     router.service(ConversationService, {
       async sendMessage(request: SendMessageRequest, call: HandlerContext): Promise<SendMessageResponse> {
-        try {
-          const reply = await sendMessage(ctx, messageInput(request, call), call.signal);
-          return create(SendMessageResponseSchema, { reply: toReply(reply) });
-        } catch (error) {
-          throw rpcError(error, ctx.logger);
-        }
+        const reply = await sendMessage(ctx, messageInput(request, call), call.signal);
+        return create(SendMessageResponseSchema, { reply: toReply(reply) });
       },
 
       streamMessage(
@@ -57,49 +53,40 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
       ): AsyncIterable<StreamMessageResponse> {
         return mapAsyncIterable(streamMessage(ctx, messageInput(request, call), call.signal), {
           map: toStreamResponse,
-          onError: (error) => rpcError(error, ctx.logger),
         });
       },
 
       async listTurns(request: ListTurnsRequest): Promise<ListTurnsResponse> {
-        try {
-          if (!request.accountId) throw invalid("account_id", "is required");
-          if (!request.agentId) throw invalid("agent_id", "is required");
-          const size = request.pageSize === 0 ? DEFAULT_TURN_PAGE_SIZE : request.pageSize;
-          if (size < 1 || size > MAX_TURN_PAGE_SIZE) {
-            throw invalid(
-              "page_size",
-              `must be 1 to ${MAX_TURN_PAGE_SIZE} (0 means ${DEFAULT_TURN_PAGE_SIZE})`,
-            );
-          }
-          const page = await ctx.store.listTurns(
-            {
-              accountId: request.accountId,
-              agentId: request.agentId,
-              userId: request.userId ?? "",
-              roomId: request.roomId ?? "",
-            },
-            { limit: size, cursor: request.pageToken || null },
+        if (!request.accountId) throw invalid("account_id", "is required");
+        if (!request.agentId) throw invalid("agent_id", "is required");
+        const size = request.pageSize === 0 ? DEFAULT_TURN_PAGE_SIZE : request.pageSize;
+        if (size < 1 || size > MAX_TURN_PAGE_SIZE) {
+          throw invalid(
+            "page_size",
+            `must be 1 to ${MAX_TURN_PAGE_SIZE} (0 means ${DEFAULT_TURN_PAGE_SIZE})`,
           );
-          return create(ListTurnsResponseSchema, {
-            turns: page.turns.map(toTurn),
-            nextPageToken: page.nextCursor ?? "",
-          });
-        } catch (error) {
-          throw rpcError(error, ctx.logger);
         }
+        const page = await ctx.store.listTurns(
+          {
+            accountId: request.accountId,
+            agentId: request.agentId,
+            userId: request.userId ?? "",
+            roomId: request.roomId ?? "",
+          },
+          { limit: size, cursor: request.pageToken || null },
+        );
+        return create(ListTurnsResponseSchema, {
+          turns: page.turns.map(toTurn),
+          nextPageToken: page.nextCursor ?? "",
+        });
       },
 
       async purgeAgent(request: PurgeAgentRequest): Promise<PurgeAgentResponse> {
-        try {
-          if (!request.accountId) throw invalid("account_id", "is required");
-          if (!request.agentId) throw invalid("agent_id", "is required");
-          const purged = await ctx.store.purgeAgent(request.accountId, request.agentId);
-          ctx.logger.info({ agentId: request.agentId, ...purged }, "agent purged");
-          return create(PurgeAgentResponseSchema, { deletedTurns: purged.turns, deletedCalls: purged.calls });
-        } catch (error) {
-          throw rpcError(error, ctx.logger);
-        }
+        if (!request.accountId) throw invalid("account_id", "is required");
+        if (!request.agentId) throw invalid("agent_id", "is required");
+        const purged = await ctx.store.purgeAgent(request.accountId, request.agentId);
+        ctx.logger.info({ agentId: request.agentId, ...purged }, "agent purged");
+        return create(PurgeAgentResponseSchema, { deletedTurns: purged.turns, deletedCalls: purged.calls });
       },
     });
   };
@@ -186,12 +173,4 @@ function toTurn(turn: TurnRecord): Turn {
 
 function invalid(field: string, issue: string): AppError {
   return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
-}
-
-/** The error an RPC ends with: ours keep their public code; anything else is logged and answered generically. */
-function rpcError(error: unknown, logger: Logger): ConnectError {
-  if (error instanceof AppError) return toConnectError(error);
-  if (error instanceof ConnectError) return error;
-  logger.error({ err: error }, "internal error");
-  return toConnectError(new AppError("INTERNAL_ERROR", "Internal error."));
 }

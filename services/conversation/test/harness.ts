@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { type AppError, fromConnectError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
 import { type Agent, AgentSchema, type AgentSpecSchema, ConversationService } from "@agentry/proto";
+import { servedInterceptors } from "@agentry/rpc";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
@@ -53,7 +54,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     providers,
     ...(options.contextTokenBudget === undefined ? {} : { contextTokenBudget: options.contextTokenBudget }),
   });
-  const client = createClient(ConversationService, createRouterTransport(conversation.routes));
+  const client = createClient(
+    ConversationService,
+    createRouterTransport(conversation.routes, {
+      router: { interceptors: servedInterceptors(silentLogger()) },
+    }),
+  );
   return {
     openai,
     anthropic,

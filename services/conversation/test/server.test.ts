@@ -1,28 +1,22 @@
-import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "@agentry/config";
 import { silentLogger } from "@agentry/logging";
 import { ConversationService } from "@agentry/proto";
+import { createRpcServer, type RpcServer } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  buildConversation,
-  type Conversation,
-  createConversationServer,
-  loadConversationConfig,
-} from "../src/index.js";
+import { buildConversation, type Conversation, loadConversationConfig } from "../src/index.js";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "../src/testing/index.js";
 import { ACCOUNT, agent } from "./harness.js";
 
 describe("standalone server", () => {
   let fake: FakeProviderServer<OpenAIChatBody>;
   let conversation: Conversation;
-  let server: ReturnType<typeof createConversationServer>;
+  let server: RpcServer;
   let baseUrl: string;
   const dataDir = mkdtempSync(join(tmpdir(), "conversation-server-"));
 
@@ -33,13 +27,15 @@ describe("standalone server", () => {
       logger: silentLogger(),
       providers: { openai: { apiKey: "sk-any", baseURL: fake.baseURL } },
     });
-    server = createConversationServer(conversation.routes);
-    server.server.listen(0, "127.0.0.1");
-    await once(server.server, "listening");
-    baseUrl = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+    server = createRpcServer({
+      routes: conversation.routes,
+      logger: silentLogger(),
+      dependencies: { database: conversation.ready },
+    });
+    baseUrl = `http://127.0.0.1:${(await server.listen(0, "127.0.0.1")).port}`;
   });
   afterAll(async () => {
-    await server.close();
+    await server.shutdown();
     await conversation.close();
     await fake.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -51,13 +47,11 @@ describe("standalone server", () => {
     expect(reply?.text).toBe("Echo: over the wire");
   });
 
-  it("serves /healthz and /readyz, which turns 503 while draining", async () => {
-    expect(await get(baseUrl, "/healthz")).toEqual([200, "ok"]);
-    expect(await get(baseUrl, "/readyz")).toEqual([200, "ok"]);
-    expect((await get(baseUrl, "/nope"))[0]).toBe(404);
-    server.drain();
-    expect(await get(baseUrl, "/readyz")).toEqual([503, "draining"]);
-    expect(await get(baseUrl, "/healthz")).toEqual([200, "ok"]);
+  it("reports its database in /readyz", async () => {
+    expect(await get(baseUrl, "/readyz")).toEqual([
+      200,
+      JSON.stringify({ status: "ready", dependencies: { database: "up" } }),
+    ]);
   });
 });
 

@@ -34,10 +34,16 @@ export function buildApp(
   router.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });
+  // Ready means this gateway takes requests: 503 only once it is draining. Its dependencies are reported, not
+  // required: every gateway shares them, and while one is down callers are better served by the documented
+  // 503 AGENT_UNAVAILABLE (with Retry-After) than by a load balancer with no gateway left to send them to.
   router.get("/readyz", async (ctx) => {
-    const ready = !gateway.draining && (await gateway.ready().catch(() => false));
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? "ready" : "unavailable" };
+    if (gateway.draining) {
+      ctx.status = 503;
+      ctx.body = { status: "draining" };
+      return;
+    }
+    ctx.body = { status: "ready", dependencies: await gateway.dependencies() };
   });
   docsRoutes(router, () =>
     buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: gateway.config.PUBLIC_BASE_URL }),

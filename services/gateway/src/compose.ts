@@ -1,10 +1,11 @@
 import http2 from "node:http2";
 import { buildConversation } from "@agentry/conversation";
 import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
-import type { Logger } from "@agentry/logging";
-import { Metrics, requestScopeInterceptor, rpcInterceptors } from "@agentry/observability";
+import { type Logger, OutageLog } from "@agentry/logging";
+import { Metrics, rpcInterceptors } from "@agentry/observability";
 import { AccountService, AgentService, ConversationService } from "@agentry/proto";
 import { buildRegistry } from "@agentry/registry";
+import { availabilityInterceptor, type DependencyState, servedInterceptors } from "@agentry/rpc";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type Koa from "koa";
@@ -35,9 +36,9 @@ export interface Gateway {
 export async function composeGateway(config: GatewayConfig, logger: Logger): Promise<Gateway> {
   const closers: (() => Promise<void>)[] = [];
   let registryTransport: Transport;
-  let registryReady: () => Promise<boolean>;
   let conversationTransport: Transport;
-  const probes: (() => Promise<boolean>)[] = [];
+  // What /readyz reports; none of them decides readiness (see app.ts).
+  const dependencies: Record<string, () => Promise<boolean>> = {};
   const metrics = config.METRICS_PORT === undefined ? undefined : new Metrics();
   const observeCalls = rpcInterceptors("client", metrics);
   const observeServed = rpcInterceptors("server", metrics);
@@ -53,16 +54,17 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     });
     closers.push(() => conversation.close());
     conversationTransport = createInProcessTransport(conversation.routes, {
-      serverInterceptors: [requestScopeInterceptor, ...observeServed],
+      serverInterceptors: servedInterceptors(logger, observeServed),
       clientInterceptors: observeCalls,
     });
+    dependencies.conversation = conversation.ready;
   } else {
     conversationTransport = createConnectTransport({
       baseUrl: config.CONVERSATION_URL!,
       httpVersion: "2",
-      interceptors: observeCalls,
+      interceptors: [availabilityInterceptor(new OutageLog(logger, "conversation service")), ...observeCalls],
     });
-    probes.push(() => probeReadiness(config.CONVERSATION_URL!));
+    dependencies.conversation = () => probeReadiness(config.CONVERSATION_URL!);
   }
   const conversations = {
     ...createClient(ConversationService, conversationTransport),
@@ -73,9 +75,9 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     registryTransport = createConnectTransport({
       baseUrl: config.REGISTRY_URL,
       httpVersion: "2",
-      interceptors: observeCalls,
+      interceptors: [availabilityInterceptor(new OutageLog(logger, "registry")), ...observeCalls],
     });
-    registryReady = () => probeReadiness(config.REGISTRY_URL!);
+    dependencies.registry = () => probeReadiness(config.REGISTRY_URL!);
   } else {
     const registry = await buildRegistry({
       dataDir: config.DATA_DIR,
@@ -87,20 +89,19 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     });
     closers.push(() => registry.close());
     registryTransport = createInProcessTransport(registry.routes, {
-      serverInterceptors: [requestScopeInterceptor, ...observeServed],
+      serverInterceptors: servedInterceptors(logger, observeServed),
       clientInterceptors: observeCalls,
     });
-    registryReady = () => registry.ready();
+    dependencies.registry = () => registry.ready();
   }
-  probes.push(registryReady);
 
   const backend: Limiter = config.REDIS_URL
     ? createRedisLimiter({
         url: config.REDIS_URL,
-        onError: (error) =>
-          logger.warn({ err: error }, "redis connection error; limits fail closed until it returns"),
+        availability: new OutageLog(logger, "redis"),
       })
     : createMemoryLimiter();
+  if (config.REDIS_URL) dependencies.redis = async () => backend.available();
   const limiter = metrics ? observedLimiter(backend, metrics) : backend;
   closers.unshift(() => limiter.close());
 
@@ -117,7 +118,17 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
     keyUsage,
     ...(metrics ? { metrics } : {}),
-    ready: async () => (await Promise.all(probes.map((probe) => probe()))).every(Boolean),
+    dependencies: async () => {
+      const states = await Promise.all(
+        Object.entries(dependencies).map(
+          async ([name, check]): Promise<[string, DependencyState]> => [
+            name,
+            (await check().catch(() => false)) ? "up" : "down",
+          ],
+        ),
+      );
+      return Object.fromEntries(states);
+    },
     draining: false,
   };
   return {
@@ -132,7 +143,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
   };
 }
 
-/** Asks a service's `/readyz` over HTTP/2 without TLS, the protocol the services serve. */
+/** Whether a service answers its `/readyz` over HTTP/2 without TLS, the protocol the services serve. */
 function probeReadiness(baseUrl: string, timeoutMs = 2000): Promise<boolean> {
   return new Promise((resolve) => {
     const session = http2.connect(baseUrl);

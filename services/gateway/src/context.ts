@@ -34,8 +34,8 @@ export interface GatewayContext {
   keyUsage: KeyUsageRecorder;
   /** This process's Prometheus metrics; absent when METRICS_PORT is unset (nothing is then collected). */
   metrics?: Metrics;
-  /** Whether the gateway and what it depends on can serve traffic (for `/readyz`). */
-  ready(): Promise<boolean>;
+  /** Whether each service and store the gateway calls answers now, as `/readyz` reports it. */
+  dependencies(): Promise<Record<string, "up" | "down">>;
   /** Set once SIGTERM arrives: readiness fails and responses ask clients to reconnect elsewhere. */
   draining: boolean;
 }

@@ -102,7 +102,8 @@ export function createInProcessTransport(
         message: complete(method.input, input),
       });
       const serve = chain(server, async (req: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
-        const output = await callHandler(() => implementation(req.message, context));
+        // Errors go to the server interceptors as thrown, as Connect's own handlers pass them.
+        const output = await implementation(req.message, context);
         return new InProcessUnaryResponse(context, method, complete(method.output, output)) as never;
       });
       try {
@@ -144,7 +145,7 @@ export function createInProcessTransport(
         }
         if (first === undefined)
           throw new ConnectError("the request message is missing", Code.InvalidArgument);
-        const outputs = (await callHandler(() => implementation(first, context))) as AsyncIterable<unknown>;
+        const outputs = (await implementation(first, context)) as AsyncIterable<unknown>;
         return {
           stream: true,
           service: method.parent,
@@ -351,15 +352,6 @@ function completing<S extends DescMessage>(
       };
     },
   };
-}
-
-/** Runs a handler; whatever it throws becomes the ConnectError a remote caller would receive. */
-async function callHandler<T>(run: () => T): Promise<Awaited<T>> {
-  try {
-    return await run();
-  } catch (error) {
-    throw ConnectError.from(error);
-  }
 }
 
 /**

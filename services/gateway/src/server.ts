@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type Koa from "koa";
 
@@ -7,14 +7,24 @@ export interface RunningServer {
   /** e.g. http://127.0.0.1:43121 */
   url: string;
   /**
-   * Stops accepting connections, lets in-flight requests finish (idle keep-alive connections close at once),
-   * and after `timeoutMs` closes whatever is still open.
+   * Stops accepting connections, lets in-flight requests finish, and closes every connection as soon as it has
+   * no request left: idle keep-alive connections at once, busy ones right after their response (which says
+   * `Connection: close` when its headers have not left yet). After `timeoutMs` it closes whatever is still open.
    */
   close(timeoutMs: number): Promise<void>;
 }
 
 export function listen<S>(app: Koa<S>, port: number, host: string): Promise<RunningServer> {
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  // Responses in flight, so a drain can close their connections once they end.
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  const server = createServer((req, res) => {
+    if (draining) res.setHeader("Connection", "close");
+    inFlight.add(res);
+    res.once("close", () => inFlight.delete(res));
+    return handle(req, res);
+  });
   // Slow or idle clients must not hold sockets forever; long streams set their own timeouts.
   server.headersTimeout = 20_000;
   server.requestTimeout = 0;
@@ -30,6 +40,7 @@ export function listen<S>(app: Koa<S>, port: number, host: string): Promise<Runn
         url: `http://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${address.port}`,
         close: (timeoutMs) =>
           new Promise<void>((done) => {
+            draining = true;
             const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
             force.unref();
             server.close(() => {
@@ -37,8 +48,18 @@ export function listen<S>(app: Koa<S>, port: number, host: string): Promise<Runn
               done();
             });
             server.closeIdleConnections();
+            for (const res of inFlight) closeAfter(res);
           }),
       });
     });
   });
+}
+
+/** Ends the response's connection once the response is complete, instead of keeping it alive for another. */
+function closeAfter(res: ServerResponse): void {
+  if (!res.headersSent) {
+    res.setHeader("Connection", "close");
+    return;
+  }
+  res.once("finish", () => res.socket?.end());
 }

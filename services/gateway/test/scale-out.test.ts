@@ -230,7 +230,9 @@ describe("two gateways, a registry and a conversation service on Postgres and Re
     const during = await call(b, key, "POST", "/v1/agents", { name: "during" });
     expect(during.status).toBe(503);
     expect(((await during.json()) as { error: { code: string } }).error.code).toBe("AGENT_UNAVAILABLE");
-    expect((await fetch(`${b.url}/readyz`)).status).toBe(503);
+    const readiness = await fetch(`${b.url}/readyz`);
+    expect(readiness.status).toBe(200);
+    expect(await readiness.json()).toMatchObject({ dependencies: { registry: "down", redis: "up" } });
     registry = await startRegistry();
     const restartedAt = Date.now();
     const count = acknowledged.length;
@@ -245,6 +247,6 @@ describe("two gateways, a registry and a conversation service on Postgres and Re
     for (const id of acknowledged)
       if ((await call(b, key, "GET", `/v1/agents/${id}`)).status !== 200) missing.push(id);
     expect(missing).toEqual([]);
-    expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
+    expect(await (await fetch(`${b.url}/readyz`)).json()).toMatchObject({ dependencies: { registry: "up" } });
   });
 });

@@ -60,8 +60,8 @@ describe("gateway and registry in separate processes", () => {
     expect(refused.body.error.code).toBe("INSUFFICIENT_QUOTA");
   });
 
-  it("answers 503 AGENT_UNAVAILABLE and fails readiness while the registry is down", async () => {
-    expect((await h.request("GET", "/readyz")).status).toBe(200);
+  it("answers 503 AGENT_UNAVAILABLE and reports the registry down while it is", async () => {
+    expect((await h.request("GET", "/readyz")).body).toMatchObject({ dependencies: { registry: "up" } });
     // Authenticate once while the registry is up so the key is cached; then stop the registry.
     expect((await h.request("GET", "/v1/agents", { key: tenant.key })).status).toBe(200);
     await registry.stop("SIGKILL");
@@ -69,6 +69,8 @@ describe("gateway and registry in separate processes", () => {
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe("AGENT_UNAVAILABLE");
     expect(res.body.error.message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
-    expect((await h.request("GET", "/readyz")).status).toBe(503);
+    const ready = await h.request("GET", "/readyz");
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: "ready", dependencies: { registry: "down" } });
   });
 });

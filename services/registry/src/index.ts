@@ -19,9 +19,7 @@ export {
   tierToProto,
   toTimestamp,
 } from "./rpc/convert.js";
-export { REQUEST_ID_HEADER, requestScopeInterceptor } from "./rpc/request-scope.js";
 export { registryRoutes } from "./rpc/routes.js";
-export { buildServer, type RegistryServer, type RegistryServerOptions } from "./server.js";
 export { openRegistryStore, type RegistryStoreOptions } from "./store/open.js";
 export { applyAgentPatch } from "./store/patch.js";
 export type * from "./store/types.js";

@@ -2,11 +2,11 @@ import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
 import { ConversationService } from "@agentry/proto";
+import { createRpcServer } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "./config.js";
 import { buildRegistry } from "./registry.js";
-import { buildServer } from "./server.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -38,10 +38,10 @@ async function main(): Promise<void> {
         }
       : {}),
   });
-  const server = buildServer({
+  const server = createRpcServer({
     routes: registry.routes,
-    ready: registry.ready,
     logger,
+    dependencies: { database: registry.ready },
     shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
     interceptors: rpcInterceptors("server", metrics),
   });

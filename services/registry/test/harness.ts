@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "@agentry/logging";
 import { AccountService, AgentService } from "@agentry/proto";
+import { servedInterceptors } from "@agentry/rpc";
 import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
 import { openRegistryStore } from "../src/index.js";
-import { requestScopeInterceptor } from "../src/rpc/request-scope.js";
 import { registryRoutes } from "../src/rpc/routes.js";
 import type { RegistryStore } from "../src/store/types.js";
 
@@ -29,7 +29,7 @@ export async function startRegistry(
   const store = await openRegistryStore({ dataDir });
   const logger = silentLogger();
   const transport = createRouterTransport(registryRoutes({ store: wrap(store), logger, changed: () => {} }), {
-    router: { interceptors: [requestScopeInterceptor] },
+    router: { interceptors: servedInterceptors(logger) },
   });
   return {
     store,

@@ -6,39 +6,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { fromConnectError } from "@agentry/errors";
-import { silentLogger } from "@agentry/logging";
-import { AccountService, AgentService } from "@agentry/proto";
+import { AccountService } from "@agentry/proto";
 import { createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildRegistry, type Registry } from "../src/registry.js";
-import { registryRoutes } from "../src/rpc/routes.js";
-import { buildServer, type RegistryServer } from "../src/server.js";
-import type { RegistryStore } from "../src/store/types.js";
 
 const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
 
 let dataDir: string;
-let registry: Registry;
-let server: RegistryServer | undefined;
 
-beforeEach(async () => {
+beforeEach(() => {
   dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-server-"));
-  registry = await buildRegistry({ dataDir, logger: silentLogger() });
 });
-afterEach(async () => {
-  await server?.shutdown();
-  server = undefined;
-  await registry.close();
+afterEach(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function start(routes = registry.routes): Promise<string> {
-  server = buildServer({ routes, ready: registry.ready, logger: silentLogger(), shutdownGraceMs: 60_000 });
-  const { port } = await server.listen(0, "127.0.0.1");
-  return `http://127.0.0.1:${port}`;
-}
 
 /** A GET over HTTP/2 without TLS, on a connection of its own. */
 async function get(baseUrl: string, path: string): Promise<number> {
@@ -53,77 +35,6 @@ async function get(baseUrl: string, path: string): Promise<number> {
     session.close();
   }
 }
-
-describe("registry server", () => {
-  it("serves the RPCs over HTTP/2 (Connect and gRPC)", async () => {
-    const baseUrl = await start();
-    const transport = createConnectTransport({ baseUrl, httpVersion: "2" });
-    const accounts = createClient(AccountService, transport);
-    const agents = createClient(AgentService, transport);
-
-    const { account } = await accounts.createAccount({ name: "acme" });
-    const { agent } = await agents.createAgent({ accountId: account!.id, spec: { name: "over the wire" } });
-    const grpc = createClient(AgentService, createGrpcTransport({ baseUrl }));
-    expect((await grpc.getAgent({ accountId: account!.id, id: agent!.id })).agent).toEqual(agent);
-
-    try {
-      await agents.getAgent({ accountId: account!.id, id: "agt_missing" });
-      expect.unreachable();
-    } catch (error) {
-      expect(fromConnectError(error)).toMatchObject({
-        code: "AGENT_NOT_FOUND",
-        message: "Agent agt_missing does not exist.",
-      });
-    }
-  });
-
-  it("answers /healthz always and /readyz while the store answers", async () => {
-    const baseUrl = await start();
-    expect(await get(baseUrl, "/healthz")).toBe(200);
-    expect(await get(baseUrl, "/readyz")).toBe(200);
-    expect(await get(baseUrl, "/nothing-here")).toBe(404);
-    await registry.close();
-    expect(await get(baseUrl, "/readyz")).toBe(503);
-    expect(await get(baseUrl, "/healthz")).toBe(200);
-  });
-
-  it("finishes calls in flight on shutdown, without waiting on idle connections", async () => {
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered: () => void = () => {};
-    const inside = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    const slow: RegistryStore = {
-      ...registry.store,
-      listAccounts: async () => {
-        entered();
-        await held;
-        return registry.store.listAccounts();
-      },
-    };
-    const baseUrl = await start(registryRoutes({ store: slow, logger: silentLogger(), changed: () => {} }));
-    const accounts = createClient(AccountService, createConnectTransport({ baseUrl, httpVersion: "2" }));
-    await accounts.createAccount({ name: "acme" });
-
-    const call = accounts.listAccounts({});
-    await inside;
-    const stopped = server!.shutdown();
-    let stoppedEarly = false;
-    void stopped.then(() => {
-      stoppedEarly = true;
-    });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(stoppedEarly).toBe(false);
-
-    release();
-    expect((await call).accounts.map((a) => a.name)).toEqual(["acme"]);
-    await stopped;
-    expect(server!.server.listening).toBe(false);
-  });
-});
 
 describe("registry process", () => {
   it("starts from the environment, serves, and exits 0 on SIGTERM", async () => {

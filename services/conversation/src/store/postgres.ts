@@ -21,7 +21,8 @@
  *   turn or call of a purged agent survives, however the two interleave across instances.
  */
 import { AppError } from "@agentry/errors";
-import { type Availability, assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
+import type { Availability } from "@agentry/logging";
+import { assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import { MESSAGE_OVERHEAD_TOKENS } from "../prompt.js";
 import { oldestFirst } from "./history.js";
@@ -325,6 +326,10 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.deleteConversations, [accountId, agentId]);
       return { turns, calls };
     });
+  }
+
+  async ping(): Promise<void> {
+    await this.db.query("SELECT 1", []);
   }
 
   async close(): Promise<void> {

@@ -253,6 +253,10 @@ export class SqliteConversationStore implements ConversationStore {
     return this.db.pragma(name, { simple: true });
   }
 
+  async ping(): Promise<void> {
+    this.db.prepare("SELECT 1").get();
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

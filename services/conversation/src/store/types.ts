@@ -132,5 +132,7 @@ export interface ConversationStore {
    */
   purgeAgent(accountId: string, agentId: string): Promise<PurgeResult>;
   /** Flushes and closes; the store is unusable afterwards. */
+  /** Resolves when the database answers a trivial query: what readiness reports. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -23,7 +23,10 @@ export function sendErrorEnvelope(
 ): void {
   const error = toAppError(thrown);
   const status = httpStatusOf(error.code);
-  if (status >= 500) logger.error({ err: error.cause ?? error, code: error.code }, "request failed");
+  // A 503 is an outage of something the request needed, which its own outage log reports as it starts, while
+  // it lasts and when it ends; a line per refused request would bury that.
+  if (status >= 500 && status !== 503)
+    logger.error({ err: error.cause ?? error, code: error.code }, "request failed");
   else logger.debug({ code: error.code, message: error.message }, "request refused");
   ctx.status = status;
   if (error.retryAfterSeconds !== undefined)

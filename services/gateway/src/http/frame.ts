@@ -13,8 +13,8 @@ const UNMATCHED = "unmatched";
 
 /**
  * What every request goes through before its route, in this order: its id (echoed in `X-Request-Id`) and the
- * log scope that puts it on every line, the access log line, its metrics and span, the error envelope, the
- * `Connection: close` of a draining gateway, and the 404 and 405 answers of paths and methods no route serves.
+ * log scope that puts it on every line, the access log line, its metrics and span, the error envelope, and the
+ * 404 and 405 answers of paths and methods no route serves.
  *
  * One middleware rather than one each: every middleware that awaits the rest of the chain stays suspended, with
  * its promises and closures, for as long as the request runs, and a streamed reply can run for minutes, many at
@@ -27,7 +27,6 @@ export function requestFrame(gateway: GatewayContext): Middleware<GatewayState> 
     writeAccessLogOnClose(gateway, ctx, requestId);
     const observation = observed ? observeHttpRequest(gateway.metrics, ctx.method, ctx.headers) : undefined;
     try {
-      if (gateway.draining) ctx.set("Connection", "close");
       await (observation ? observation.run(next) : next());
       refuseUnmatched(ctx);
     } catch (thrown) {

@@ -24,6 +24,7 @@ export function observedLimiter(limiter: Limiter, metrics: Metrics): Limiter {
       metrics.limiterDecision(limitName(key), slot.acquired);
       return slot;
     },
+    available: () => limiter.available(),
     close: () => limiter.close(),
   };
 }

@@ -272,11 +272,11 @@ function serviceOperations(
         tags: ["Service"],
         summary: "Readiness",
         description:
-          "Whether this gateway and the services it depends on can serve traffic; `503` while they cannot or while it shuts down. No authentication.",
+          "Whether this gateway takes requests: `200` with the state of each dependency, `503` once it is shutting down. A dependency that is down does not make it unready: every gateway shares it, and the requests that need it answer `503 AGENT_UNAVAILABLE` with `Retry-After`. No authentication.",
         ...noAuth,
         responses: {
           "200": plain("Ready.", { "application/json": { schema: schemaRef("Readiness") } }),
-          "503": plain("Not ready.", { "application/json": { schema: schemaRef("Readiness") } }),
+          "503": plain("Shutting down.", { "application/json": { schema: schemaRef("Readiness") } }),
         },
       },
     },

@@ -307,7 +307,15 @@ export const ErrorResponse = z
   .meta({ description: "Every error response." });
 
 const Health = z.object({ status: z.literal("ok") });
-const Readiness = z.object({ status: z.enum(["ready", "unavailable"]) });
+const Readiness = z.object({
+  status: z.enum(["ready", "draining"]),
+  dependencies: z
+    .record(z.string(), z.enum(["up", "down"]))
+    .optional()
+    .describe(
+      "Whether each service and store this gateway calls answers now (`registry`, `conversation`, `redis`). Reported, not required: while one is down, requests that need it answer 503 AGENT_UNAVAILABLE.",
+    ),
+});
 
 /** Every named schema of the document. */
 export function componentSchemas(): Record<string, JsonSchema> {

@@ -8,7 +8,7 @@ import {
   type Tier,
 } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { AccountService } from "@agentry/proto";
+import type { AccountService } from "@agentry/proto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AccountRecord } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
@@ -20,7 +20,6 @@ import {
   limitsFromProto,
   tierFromProto,
 } from "./convert.js";
-import { translateErrors } from "./errors.js";
 
 function accountNotFound(what: string): AppError {
   return new AppError("NOT_FOUND", `Account ${what} does not exist.`);
@@ -66,7 +65,7 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
     return account;
   }
 
-  return translateErrors(logger, AccountService.typeName, {
+  return {
     async createAccount(request) {
       const name = request.name.trim();
       if (name === "") throw invalid("name", "is required");
@@ -149,5 +148,5 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
       if (!usable) throw new AppError("UNAUTHORIZED", INVALID_KEY);
       return { apiKey: apiKeyToProto(found.key), account: accountToProto(found.account) };
     },
-  });
+  };
 }

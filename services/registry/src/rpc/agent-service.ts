@@ -1,5 +1,5 @@
 import { AppError } from "@agentry/errors";
-import { AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
+import { type AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AgentFields, AgentPatch, AgentRecord } from "../store/types.js";
@@ -12,7 +12,6 @@ import {
   specFromProto,
   statusReasonFromProto,
 } from "./convert.js";
-import { translateErrors } from "./errors.js";
 
 const MAX_NAME_LENGTH = 200;
 
@@ -96,7 +95,7 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
 }
 
 export function agentService({ store, logger, changed }: RegistryContext): ServiceImpl<typeof AgentService> {
-  return translateErrors(logger, AgentService.typeName, {
+  return {
     async createAgent(request) {
       const fields = checkFields(specFromProto(required(request.spec, "spec")));
       const agent = await store.createAgent(request.accountId, fields);
@@ -132,5 +131,5 @@ export function agentService({ store, logger, changed }: RegistryContext): Servi
       const agent = found(await store.reportAgentHealth(request.accountId, request.id, failure), request.id);
       return { agent: agentToProto(agent) };
     },
-  });
+  };
 }

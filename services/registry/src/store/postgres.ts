@@ -24,7 +24,8 @@
  */
 import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { type Availability, assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
+import type { Availability } from "@agentry/logging";
+import { assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
 import type pg from "pg";
 import { applyAgentPatch } from "./patch.js";
 import { migrationTarget } from "./postgres-migrations.js";

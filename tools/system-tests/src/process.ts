@@ -1,0 +1,77 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+
+export type ServiceName = "gateway" | "registry" | "conversation";
+
+export interface ServiceProcess {
+  readonly name: ServiceName;
+  child: ChildProcess;
+  /** The URL the service printed when it started listening. */
+  url: string;
+  /** Every JSON log line the process wrote so far. */
+  lines: Record<string, unknown>[];
+  /** Whether the process is still running. */
+  readonly alive: boolean;
+  /** Sends the signal and waits for the exit; resolves to the exit code (null when killed by a signal). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts a service's own entry point (`services/<name>/src/main.ts`) as a child process with JSON logs, and
+ * waits for its "listening" line to learn its URL. A process, not an import: the services are run as an operator
+ * runs them.
+ */
+export async function startService(name: ServiceName, env: Record<string, string>): Promise<ServiceProcess> {
+  // One process, no wrapper: signals reach the service itself, and SIGKILL leaves nothing running.
+  const child = spawn(process.execPath, ["--import", "tsx", join(root, "services", name, "src", "main.ts")], {
+    cwd: join(root, "services", name),
+    env: { ...process.env, LOG_FORMAT: "json", LOG_LEVEL: "info", HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in time: ${stderr}`)), 60_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before listening: ${stderr}`));
+    });
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        return;
+      }
+      lines.push(parsed);
+      if (/listening/.test(String(parsed.msg))) {
+        clearTimeout(timer);
+        resolve(typeof parsed.url === "string" ? parsed.url : `http://127.0.0.1:${String(parsed.port)}`);
+      }
+    });
+  });
+  return {
+    name,
+    child,
+    url,
+    lines,
+    get alive() {
+      return child.exitCode === null && child.signalCode === null;
+    },
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      const exited = once(child, "exit");
+      child.kill(signal);
+      const [code] = (await exited) as [number | null];
+      return code;
+    },
+  };
+}
