@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "./index.js";
 import { OutageLog } from "./outage.js";
 
@@ -18,7 +18,11 @@ describe("OutageLog", () => {
   it("writes the start, a summary per period and the end, however many requests fail", () => {
     const { lines, logger } = capture();
     let clock = 1_000;
-    const outage = new OutageLog(logger, "postgres", { summaryEveryMs: 30_000, now: () => clock });
+    const outage = new OutageLog(logger, "postgres", {
+      summaryEveryMs: 30_000,
+      settleMs: 0,
+      now: () => clock,
+    });
     outage.recovered();
     expect(lines).toHaveLength(0);
 
@@ -58,5 +62,46 @@ describe("OutageLog", () => {
     outage.failed(new Error("again"));
     expect(lines).toHaveLength(4);
     expect(lines[3]).toMatchObject({ level: 50, err: { message: "again" } });
+  });
+
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("takes failures mixed with successes for a moment as one outage, ended once they stop", () => {
+    vi.useFakeTimers();
+    const { lines, logger } = capture();
+    const outage = new OutageLog(logger, "redis", { settleMs: 1_000 });
+    outage.failed(new Error("ECONNREFUSED"));
+    vi.advanceTimersByTime(100);
+    outage.recovered();
+    vi.advanceTimersByTime(100);
+    outage.failed(new Error("ECONNRESET"));
+    vi.advanceTimersByTime(100);
+    outage.recovered();
+    expect(lines.map((line) => line.msg)).toEqual([
+      "redis unavailable: failing requests that need it until it returns",
+    ]);
+    // No failure for a second after the last one: over, without needing another success.
+    vi.advanceTimersByTime(1_000);
+    expect(lines.map((line) => line.msg)).toEqual([
+      "redis unavailable: failing requests that need it until it returns",
+      "redis available again",
+    ]);
+    expect(lines[1]).toMatchObject({ failures: 2 });
+  });
+
+  it("does not end an outage on a timer when a failure followed the last success", () => {
+    vi.useFakeTimers();
+    const { lines, logger } = capture();
+    const outage = new OutageLog(logger, "registry", { settleMs: 1_000 });
+    outage.failed(new Error("down"));
+    outage.recovered();
+    outage.failed(new Error("still down"));
+    vi.advanceTimersByTime(5_000);
+    expect(lines).toHaveLength(1);
+    expect(outage.down).toBe(true);
+    outage.recovered();
+    expect(lines.at(-1)).toMatchObject({ msg: "registry available again" });
   });
 });

@@ -9,6 +9,11 @@ export interface Availability {
 export interface OutageLogOptions {
   /** How often a summary line is written while the outage lasts (default 30 s). */
   summaryEveryMs?: number;
+  /**
+   * How long after its last failure an outage must stay without failures to be over (default 1 s). A restart
+   * breaks connections one by one, so successes and failures mix for a moment; that is one outage, not several.
+   */
+  settleMs?: number;
   /** The clock, for tests. */
   now?: () => number;
 }
@@ -16,13 +21,17 @@ export interface OutageLogOptions {
 /**
  * The log of one dependency's outages: a line when it starts (error level, with the first cause), a line with the
  * count of failures at most every `summaryEveryMs` while it lasts (warn), and a line when it ends (info), instead
- * of one line per failed request. Callers report every failure and every success; both are cheap when nothing
- * changes, so they can be called on every request.
+ * of one line per failed request. It ends at the first success `settleMs` after the last failure, or, when a
+ * success came sooner, once `settleMs` has passed without another failure. Callers report every failure and
+ * every success; both are cheap when nothing changes, so they can be called on every request.
  */
 export class OutageLog implements Availability {
   private readonly summaryEveryMs: number;
+  private readonly settleMs: number;
   private readonly now: () => number;
   private startedAt: number | undefined;
+  private lastFailureAt = 0;
+  private settling: NodeJS.Timeout | undefined;
   private lastSummaryAt = 0;
   private failures = 0;
   private failuresSinceSummary = 0;
@@ -34,6 +43,7 @@ export class OutageLog implements Availability {
     options: OutageLogOptions = {},
   ) {
     this.summaryEveryMs = options.summaryEveryMs ?? 30_000;
+    this.settleMs = options.settleMs ?? 1_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -44,6 +54,9 @@ export class OutageLog implements Availability {
 
   failed(cause?: unknown): void {
     const at = this.now();
+    this.lastFailureAt = at;
+    clearTimeout(this.settling);
+    this.settling = undefined;
     this.failures += 1;
     this.failuresSinceSummary += 1;
     if (this.startedAt === undefined) {
@@ -74,6 +87,26 @@ export class OutageLog implements Availability {
 
   recovered(): void {
     if (this.startedAt === undefined) return;
+    const quietFor = this.now() - this.lastFailureAt;
+    if (quietFor < this.settleMs) {
+      // Ended unless another failure comes first; checked again then.
+      this.settling ??= setTimeout(
+        () => {
+          this.settling = undefined;
+          this.recovered();
+        },
+        this.settleMs - quietFor + 1,
+      );
+      this.settling.unref();
+      return;
+    }
+    this.end();
+  }
+
+  private end(): void {
+    if (this.startedAt === undefined) return;
+    clearTimeout(this.settling);
+    this.settling = undefined;
     this.logger.info(
       { dependency: this.dependency, failures: this.failures, downForMs: this.now() - this.startedAt },
       `${this.dependency} available again`,

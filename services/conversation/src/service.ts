@@ -329,7 +329,10 @@ class Call {
         }),
       );
     } catch (storeError) {
-      this.log.error({ err: storeError }, "could not record the call");
+      // A database outage is in the store's own outage log; anything else is a bug.
+      if (storeError instanceof AppError && storeError.code === "AGENT_UNAVAILABLE")
+        this.log.debug({ err: storeError }, "could not record the call");
+      else this.log.error({ err: storeError }, "could not record the call");
     }
     return appError;
   }

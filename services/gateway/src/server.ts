@@ -61,5 +61,7 @@ function closeAfter(res: ServerResponse): void {
     res.setHeader("Connection", "close");
     return;
   }
-  res.once("finish", () => res.socket?.end());
+  // Node detaches the socket from the response as it finishes, before later listeners run: keep it now.
+  const socket = res.socket;
+  res.once("finish", () => socket?.end());
 }

@@ -408,7 +408,7 @@ describe("requests", () => {
       expect(logged).toHaveBeenCalledTimes(1);
       const [fields] = logged.mock.calls[0] as unknown as [{ err: Error; rpc: string }];
       expect(fields.err.message).toContain("SQLITE_CORRUPT");
-      expect(fields.rpc).toBe("agentry.registry.v1.AgentService/getAgent");
+      expect(fields.rpc).toBe("agentry.registry.v1.AgentService/GetAgent");
     } finally {
       await broken.close();
     }

@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import http from "node:http";
 import { ConversationService } from "@agentry/proto";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -140,21 +142,202 @@ describe("Postgres restarted under load", () => {
     expect(replyIds.filter((id) => !stored.has(id))).toEqual([]);
 
     // The outage is logged as it starts and ends, not once per refused request.
-    expect(messages(t.registry, marks.registry)).toEqual(
-      expect.arrayContaining(["postgres available again"]),
-    );
-    expect(messages(t.conversation, marks.conversation)).toEqual(
-      expect.arrayContaining(["postgres available again"]),
-    );
+    for (const [service, from] of [
+      [t.registry, marks.registry],
+      [t.conversation, marks.conversation],
+    ] as const) {
+      await expect
+        .poll(() => messages(service, from), { timeout: 5_000 })
+        .toContain("postgres available again");
+    }
     for (const [i, gateway] of [a, b].entries()) expect(errorLines(gateway, gatewayMarks[i])).toEqual([]);
     // A line as each outage starts (a restart may flap once as connections fail one by one), whatever the load.
     for (const service of [t.registry, t.conversation]) {
       const from = service === t.registry ? marks.registry : marks.conversation;
-      expect(errorLines(service, from).length).toBeLessThanOrEqual(2 * recoveries.length);
+      const lines = errorLines(service, from);
+      expect(lines.length, JSON.stringify(lines.map((line) => line.msg))).toBeLessThanOrEqual(
+        2 * recoveries.length,
+      );
     }
     console.log(
       `postgres restarts: outcomes ${JSON.stringify(Object.fromEntries(outcomes))}, ` +
         `${createdIds.length} creates and ${replyIds.length} replies acknowledged, recovered in ${recoveries.join(", ")} ms`,
     );
+  });
+});
+
+describe("Redis killed and restarted", () => {
+  it("fails closed with a documented 503, reports redis down, and keeps exact limits once it is back", async () => {
+    const [a, b] = t.gateways as [ServiceProcess, ServiceProcess];
+    const marks = [a.lines.length, b.lines.length];
+    const { key } = await t.tenant(HIGH);
+    expect((await call(a, key, "GET", "/v1/agents")).status).toBe(200);
+
+    await t.redis.stop();
+    for (const gateway of [a, b]) {
+      const during = await call(gateway, key, "GET", "/v1/agents");
+      expect(during.status).toBe(503);
+      expect((during.body.error as { code: string }).code).toBe("AGENT_UNAVAILABLE");
+      expect(during.headers.get("retry-after")).toBe("1");
+      const ready = await fetch(`${gateway.url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: "ready", dependencies: { redis: "down" } });
+    }
+
+    await t.redis.start();
+    const restarted = Date.now();
+    for (const gateway of [a, b]) {
+      while ((await call(gateway, key, "GET", "/v1/agents")).status !== 200) {
+        expect(Date.now() - restarted, `${gateway.url} did not recover`).toBeLessThan(10_000);
+        await sleep(50);
+      }
+    }
+    // The restarted Redis is empty; the limits it keeps are exact across both gateways again.
+    const limited = await t.tenant({ ...HIGH, requestsPerMinute: 20 });
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => call(i % 2 ? a : b, limited.key, "GET", "/v1/agents")),
+    );
+    expect(statuses.filter((res) => res.status === 200)).toHaveLength(20);
+    expect(statuses.filter((res) => res.status === 429)).toHaveLength(10);
+
+    for (const [i, gateway] of [a, b].entries()) {
+      expect(gateway.alive).toBe(true);
+      await expect
+        .poll(() => messages(gateway, marks[i]), { timeout: 5_000 })
+        .toContain("redis available again");
+      const since = messages(gateway, marks[i]);
+      expect(
+        since.filter((msg) => String(msg).startsWith("redis unavailable")).length,
+      ).toBeGreaterThanOrEqual(1);
+      expect(errorLines(gateway, marks[i]).length).toBeLessThanOrEqual(2);
+    }
+  });
+});
+
+describe("the conversation service killed and restarted", () => {
+  it("ends every open stream with an error event or a JSON 503, then serves again by itself", async () => {
+    const [a, b] = t.gateways as [ServiceProcess, ServiceProcess];
+    const { key } = await t.tenant(HIGH);
+    const agentId = (
+      (await call(a, key, "POST", "/v1/agents", { name: "streamer" })).body.data as { id: string }
+    ).id;
+    t.openai.reset();
+    for (let i = 0; i < 6; i++) t.openai.reply("never finished", { delayMs: 30_000 });
+    const streams = Array.from({ length: 6 }, (_, i) =>
+      fetch(`${(i % 2 ? a : b).url}/v1/agents/${agentId}/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: `open ${i}`, userId: `u${i}`, stream: true }),
+      }).then(async (res) => ({
+        status: res.status,
+        type: res.headers.get("content-type"),
+        text: await res.text(),
+      })),
+    );
+    await t.openai.waitForRequests(6);
+
+    const killed = Date.now();
+    await t.conversation.stop("SIGKILL");
+    const ended = await Promise.all(streams);
+    expect(Date.now() - killed).toBeLessThan(5_000);
+    for (const stream of ended) {
+      if (stream.status === 200) {
+        expect(stream.type).toMatch(/^text\/event-stream/);
+        const events = stream.text.split("\n\n").filter((block) => block.includes("event:"));
+        expect(events.at(-1)).toMatch(/event: error\ndata: \{"code":"AGENT_UNAVAILABLE"/);
+      } else {
+        expect(stream.status).toBe(503);
+        expect(JSON.parse(stream.text).error.code).toBe("AGENT_UNAVAILABLE");
+      }
+    }
+    const during = await call(a, key, "POST", `/v1/agents/${agentId}/messages`, { text: "anyone?" });
+    expect(during.status).toBe(503);
+    expect(during.headers.get("retry-after")).toBe("1");
+
+    t.openai.reset();
+    await t.restart("conversation");
+    const restarted = Date.now();
+    for (const gateway of [a, b]) {
+      while (
+        (await call(gateway, key, "POST", `/v1/agents/${agentId}/messages`, { text: "back?" })).status !== 200
+      ) {
+        expect(Date.now() - restarted, `${gateway.url} did not recover`).toBeLessThan(10_000);
+        await sleep(50);
+      }
+    }
+    for (const gateway of [a, b]) expect(gateway.alive).toBe(true);
+    expect(t.registry.alive).toBe(true);
+  });
+});
+
+describe("a gateway drained by SIGTERM", () => {
+  it("finishes what is in flight, closes those connections after their response, and exits 0 at once", async () => {
+    const gateway = await t.addGateway();
+    const { key } = await t.tenant(HIGH);
+    const agentId = (
+      (await call(gateway, key, "POST", "/v1/agents", { name: "drained" })).body.data as { id: string }
+    ).id;
+    t.openai.reset();
+    t.openai.reply("a slow answer", { delayMs: 1_500 });
+    t.openai.reply("a slow stream of words", { chunkDelayMs: 300 });
+    const keepAlive = new http.Agent({ keepAlive: true });
+    const post = (body: object) =>
+      new Promise<{
+        status: number;
+        headers: http.IncomingHttpHeaders;
+        text: string;
+        endedAt: number;
+        closed: Promise<void>;
+      }>((resolve, reject) => {
+        const req = http.request(
+          `${gateway.url}/v1/agents/${agentId}/messages`,
+          {
+            method: "POST",
+            agent: keepAlive,
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          },
+          (res) => {
+            const closed = once(res.socket, "close").then(() => undefined);
+            let text = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk: string) => {
+              text += chunk;
+            });
+            res.on("end", () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                headers: res.headers,
+                text,
+                endedAt: Date.now(),
+                closed,
+              }),
+            );
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify(body));
+      });
+    const plain = post({ text: "slow", userId: "drain-1" });
+    const stream = post({ text: "stream", userId: "drain-2", stream: true });
+    await t.openai.waitForRequests(2);
+    const exited = once(gateway.child, "exit").then(([code]) => ({
+      code: code as number | null,
+      at: Date.now(),
+    }));
+    gateway.child.kill("SIGTERM");
+
+    const [answered, streamed] = await Promise.all([plain, stream]);
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.text).data.text).toBe("a slow answer");
+    // Its headers had not left when the drain began: the response itself says the connection closes.
+    expect(answered.headers.connection).toBe("close");
+    expect(streamed.status).toBe(200);
+    expect(streamed.text).toContain("event: message.completed");
+    // Both connections are closed by the gateway once their response is done, not kept for another request.
+    await Promise.all([answered.closed, streamed.closed]);
+    const exit = await exited;
+    expect(exit.code).toBe(0);
+    expect(exit.at - Math.max(answered.endedAt, streamed.endedAt)).toBeLessThan(2_500);
+    keepAlive.destroy();
   });
 });

@@ -24,7 +24,6 @@ export class EventStream {
     this.res.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache, no-transform",
-      Connection: "keep-alive",
       "X-Accel-Buffering": "no",
     });
     this.timer = setTimeout(() => this.ping(), this.pingIntervalMs);
