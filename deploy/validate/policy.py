@@ -21,7 +21,7 @@ import yaml
 Doc = dict[str, Any]
 
 # The variables each service reads to bound its shutdown, in milliseconds.
-SHUTDOWN_VARIABLES = ("SHUTDOWN_TIMEOUT_MS", "SHUTDOWN_GRACE_MS")
+SHUTDOWN_VARIABLES = ("SHUTDOWN_TIMEOUT_MS",)
 HEALTHCHECK_SCRIPT = "deploy/docker/healthcheck.mjs"
 # Variables of the images and tools around the services rather than of the services' own schemas.
 NOT_SERVICE_VARIABLES = {"NODE_ENV"}

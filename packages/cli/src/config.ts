@@ -4,10 +4,7 @@ import { env, parseEnv, z } from "@agentry/config";
 const schema = z.object({
   DATA_DIR: env.dataDir(),
   /** The registry's Postgres database, as the services use it; unset or empty: the SQLite file in DATA_DIR. */
-  DATABASE_URL: z.preprocess(
-    (value) => (value === "" ? undefined : value),
-    z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" }).optional(),
-  ),
+  DATABASE_URL: env.databaseUrl(),
   // pnpm sets INIT_CWD to where the user ran `pnpm cli`, while the script itself runs in the package directory.
   INIT_CWD: z.string().min(1).optional(),
 });

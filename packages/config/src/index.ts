@@ -28,15 +28,28 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv 
   throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
 }
 
-/** Common pieces of the services' schemas. */
+/** An unset variable and an empty one (`OPENAI_API_KEY=` in a compose file) mean the same. */
+function optional<T extends z.ZodType>(schema: T) {
+  return z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
+}
+
+/**
+ * The pieces of the deployables' schemas. A variable several deployables read is defined here once, so it means
+ * the same and is checked the same everywhere.
+ */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
   /** Under the name DATA_DIR, parseEnv resolves it to an absolute path (see there). */
   dataDir: () => z.string().min(1).default("./data"),
+  /** DATABASE_URL: Postgres for the stores (postgres://user:password@host/db); unset or empty keeps SQLite. */
+  databaseUrl: () => optional(z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" })),
   logLevel: () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   logFormat: () => z.enum(["json", "pretty", "auto"]).default("auto"),
   url: () => z.url(),
   milliseconds: (fallback: number) => z.coerce.number().int().min(0).default(fallback),
+  /** SHUTDOWN_TIMEOUT_MS: on SIGTERM, how long in-flight requests and streams may run before they are cut. */
+  shutdownTimeout: (fallback = 25_000) => z.coerce.number().int().min(0).default(fallback),
+  optional,
 };
 
 /** Runs main and, when it fails because of configuration, prints the one line and exits 1. */

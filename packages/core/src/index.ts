@@ -1,4 +1,14 @@
 export {
+  AGENT_BOUNDS,
+  exceedsCharacters,
+  GENERATION_BOUNDS,
+  generationSettingsIssues,
+  isProviderName,
+  MESSAGE_BOUNDS,
+  PROVIDER_NAMES,
+  type ProviderName,
+} from "./agents.js";
+export {
   API_KEY_PREFIX,
   generateApiKey,
   isScope,

@@ -1,5 +1,7 @@
 export { availabilityInterceptor } from "./availability.js";
 export { errorInterceptor } from "./errors.js";
+export { createInProcessTransport, type InProcessTransportOptions } from "./in-process.js";
+export { probeReadiness, type RemoteService, remoteService } from "./remote.js";
 export {
   createRpcServer,
   type DependencyState,

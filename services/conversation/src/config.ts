@@ -13,16 +13,14 @@ import { PROVIDER_NAMES } from "./providers/types.js";
 
 export const DEFAULT_CONTEXT_TOKEN_BUDGET = 3000;
 
-/** An unset variable and an empty one (`OPENAI_API_KEY=` in a compose file) mean the same. */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
+const { optional } = env;
 
 const schema = z.object({
   CONVERSATION_PORT: env.port(8082),
   HOST: z.string().min(1).default("0.0.0.0"),
   DATA_DIR: env.dataDir(),
   /** Postgres for the store (postgres://user:password@host/db); unset or empty keeps SQLite in DATA_DIR. */
-  DATABASE_URL: optional(z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" })),
+  DATABASE_URL: env.databaseUrl(),
   /** For agents without modelProvider; unset: whichever of OPENAI_API_KEY / ANTHROPIC_API_KEY is set, else local. */
   DEFAULT_MODEL_PROVIDER: optional(z.enum(PROVIDER_NAMES)),
   OPENAI_API_KEY: optional(z.string()),
@@ -47,8 +45,7 @@ const schema = z.object({
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
-  /** On SIGTERM, how long in-flight calls may take before the process exits anyway. */
-  SHUTDOWN_TIMEOUT_MS: env.milliseconds(25_000),
+  SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   ...metricsEnv,

@@ -19,10 +19,8 @@ export {
   type LocalConfig,
   type ProvidersConfig,
 } from "./providers/resolve.js";
-export { isProviderName, PROVIDER_NAMES, type ProviderName } from "./providers/types.js";
 export { conversationRoutes, DEFAULT_TURN_PAGE_SIZE, MAX_TURN_PAGE_SIZE } from "./routes.js";
-export { MAX_TEXT_CHARS } from "./service.js";
-export { GENERATION_BOUNDS, type GenerationSettings, generationSettingsIssues } from "./settings.js";
+export type { GenerationSettings } from "./settings.js";
 export { openConversationStore } from "./store/open.js";
 export {
   CONVERSATION_DB_FILE,

@@ -8,10 +8,7 @@ import { openConversationStore } from "./store/open.js";
  */
 const schema = z.object({
   DATA_DIR: env.dataDir(),
-  DATABASE_URL: z.preprocess(
-    (value) => (value === "" ? undefined : value),
-    z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" }).optional(),
-  ),
+  DATABASE_URL: env.databaseUrl(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
 });

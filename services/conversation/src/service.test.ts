@@ -1,7 +1,10 @@
+import { MESSAGE_BOUNDS } from "@agentry/core";
 import { AgentSchema } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { conversationKey, MAX_TEXT_CHARS } from "./service.js";
+import { conversationKey } from "./service.js";
+
+const MAX_TEXT_CHARS = MESSAGE_BOUNDS.textMaxLength;
 
 describe("conversationKey", () => {
   const agent = create(AgentSchema, { id: "agt_1", accountId: "acct_1" });

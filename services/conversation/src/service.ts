@@ -1,4 +1,4 @@
-import { newId } from "@agentry/core";
+import { exceedsCharacters, MESSAGE_BOUNDS, newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { currentRequestId, type Logger } from "@agentry/logging";
 import type { Agent } from "@agentry/proto";
@@ -10,9 +10,6 @@ import { incompleteError, sanitise } from "./providers/errors.js";
 import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
 import { generationSettings } from "./settings.js";
 import type { CallOutcome, ConversationKey } from "./store/types.js";
-
-/** The longest message text, in characters (decisions.md, "Field shapes and sizes"). */
-export const MAX_TEXT_CHARS = 100_000;
 
 /** One message to an agent, as the gateway passes it. */
 export interface MessageInput {
@@ -158,8 +155,8 @@ export function conversationKey(input: MessageInput): ConversationKey {
   if (agent.accountId && agent.accountId !== input.accountId) {
     throw invalid("agent", "belongs to another account");
   }
-  if (input.text.length === 0 || tooLong(input.text)) {
-    throw invalid("text", `must be 1 to ${MAX_TEXT_CHARS} characters`);
+  if (input.text.length === 0 || exceedsCharacters(input.text, MESSAGE_BOUNDS.textMaxLength)) {
+    throw invalid("text", `must be 1 to ${MESSAGE_BOUNDS.textMaxLength} characters`);
   }
   return {
     accountId: input.accountId,
@@ -171,14 +168,6 @@ export function conversationKey(input: MessageInput): ConversationKey {
 
 function invalid(field: string, issue: string): AppError {
   return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
-}
-
-/** Whether a text has more than MAX_TEXT_CHARS characters (code points); counted only when its length allows it. */
-function tooLong(text: string): boolean {
-  if (text.length <= MAX_TEXT_CHARS) return false;
-  let characters = 0;
-  for (const _ of text) if (++characters > MAX_TEXT_CHARS) return true;
-  return false;
 }
 
 /** One model call from receipt to outcome: its plan, its timing, and its record in the store and the log. */

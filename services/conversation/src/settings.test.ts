@@ -1,5 +1,6 @@
+import { GENERATION_BOUNDS, generationSettingsIssues } from "@agentry/core";
 import { describe, expect, it } from "vitest";
-import { GENERATION_BOUNDS, generationSettings, generationSettingsIssues } from "./settings.js";
+import { generationSettings } from "./settings.js";
 
 describe("generationSettings", () => {
   it("defaults maxTokens and leaves temperature to the provider", () => {

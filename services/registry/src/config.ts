@@ -6,17 +6,12 @@ export const registryEnvSchema = z.object({
   // Loopback by default: the registry trusts its callers, so exposing it is a deliberate choice.
   REGISTRY_HOST: z.string().min(1).default("127.0.0.1"),
   DATA_DIR: env.dataDir(),
-  /** Postgres for the store (postgres://user:password@host/db); unset or empty keeps SQLite in DATA_DIR. */
-  DATABASE_URL: z.preprocess(
-    (value) => (value === "" ? undefined : value),
-    z.url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// URL" }).optional(),
-  ),
+  DATABASE_URL: env.databaseUrl(),
   /** The conversation service, which the registry tells to purge a deleted agent's conversations (HTTP/2). */
   CONVERSATION_URL: env.url().optional(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
-  /** How long a shutdown waits for in-flight calls before cutting the connections. */
-  SHUTDOWN_GRACE_MS: env.milliseconds(10_000),
+  SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(10_000),
   ...metricsEnv,
 });
 

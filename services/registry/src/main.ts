@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     routes: registry.routes,
     logger,
     dependencies: { database: registry.ready },
-    shutdownGraceMs: config.SHUTDOWN_GRACE_MS,
+    shutdownGraceMs: config.SHUTDOWN_TIMEOUT_MS,
     interceptors: rpcInterceptors("server", metrics),
   });
   const address = await server.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);

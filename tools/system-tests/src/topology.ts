@@ -5,10 +5,10 @@ import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@
 import type { Limits } from "@agentry/core";
 import { freePort, startTestRedis, type TestRedis } from "@agentry/limits/testing";
 import { AccountService, Tier } from "@agentry/proto";
+import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import { startTestPostgres, type TestPostgresServer } from "@agentry/testing-pg";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { type ServiceProcess, startService } from "./process.js";
 
 /**
  * The scaled-out system on loopback, every part its own process: a Postgres server and a Redis server that the
@@ -60,24 +60,24 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
       DATA_DIR: dataDir,
       REGISTRY_PORT: String(registryPort),
       CONVERSATION_URL: conversationUrl,
-      SHUTDOWN_GRACE_MS: "2000",
+      SHUTDOWN_TIMEOUT_MS: "2000",
     },
   };
   const topology: Topology = {
     postgres,
     redis,
     openai,
-    conversation: track(await startService("conversation", env.conversation)),
+    conversation: track(await startDeployable("services/conversation", env.conversation)),
     registry: undefined as unknown as ServiceProcess,
     gateways: [],
     async restart(name) {
       await topology[name].stop("SIGKILL");
-      topology[name] = track(await startService(name, env[name]));
+      topology[name] = track(await startDeployable(`services/${name}`, env[name]));
       return topology[name];
     },
     async addGateway(extra = {}) {
       const gateway = track(
-        await startService("gateway", {
+        await startDeployable("services/gateway", {
           PORT: "0",
           DATA_DIR: dataDir,
           REGISTRY_URL: topology.registry.url,
@@ -112,7 +112,7 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
     },
   };
   try {
-    topology.registry = track(await startService("registry", env.registry));
+    topology.registry = track(await startDeployable("services/registry", env.registry));
     for (let i = 0; i < (options.gateways ?? 2); i++) await topology.addGateway();
     return topology;
   } catch (error) {

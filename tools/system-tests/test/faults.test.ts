@@ -1,10 +1,10 @@
 import { once } from "node:events";
 import http from "node:http";
 import { ConversationService } from "@agentry/proto";
+import type { DeployableProcess as ServiceProcess } from "@agentry/testing";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServiceProcess } from "../src/process.js";
 import { call, sleep, startTopology, type Topology } from "../src/topology.js";
 
 /**

@@ -1,14 +1,6 @@
-/**
- * The model providers an agent can name in `modelProvider` (decisions.md, "Providers"). `local` is an
- * in-process model; see `local.ts`.
- */
-export const PROVIDER_NAMES = ["openai", "anthropic", "local"] as const;
+import type { ProviderName } from "@agentry/core";
 
-export type ProviderName = (typeof PROVIDER_NAMES)[number];
-
-export function isProviderName(value: string): value is ProviderName {
-  return (PROVIDER_NAMES as readonly string[]).includes(value);
-}
+export { isProviderName, PROVIDER_NAMES, type ProviderName } from "@agentry/core";
 
 /** One message of the conversation as the model sees it. */
 export interface PromptMessage {

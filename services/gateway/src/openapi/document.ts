@@ -1,9 +1,14 @@
-import { API_KEY_PREFIX, type LimitName, SCOPES, TIER_DEFAULTS } from "@agentry/core";
+import {
+  API_KEY_PREFIX,
+  AGENT_BOUNDS as BOUNDS,
+  type LimitName,
+  MESSAGE_BOUNDS,
+  SCOPES,
+  TIER_DEFAULTS,
+} from "@agentry/core";
 import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
 import { BODY_LIMIT_BYTES } from "../http/body.js";
 import type { Route } from "../routes/table.js";
-import { BOUNDS } from "../validation/agents.js";
-import { MESSAGE_BOUNDS } from "../validation/messages.js";
 import { type JsonSchema, schemaRef } from "./convert.js";
 import { AUTHENTICATED_ERRORS, OPERATION_DOCS, type OperationDoc, PATH_PARAMETERS } from "./operations.js";
 import {

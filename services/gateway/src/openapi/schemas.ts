@@ -1,5 +1,4 @@
-import { GENERATION_BOUNDS, PROVIDER_NAMES } from "@agentry/conversation";
-import { API_KEY_PREFIX, SCOPES } from "@agentry/core";
+import { API_KEY_PREFIX, GENERATION_BOUNDS, PROVIDER_NAMES, SCOPES } from "@agentry/core";
 import { ERROR_CODES } from "@agentry/errors";
 import { z } from "zod";
 import { type AgentStatusName, STATUS_VALUES } from "../routes/present.js";

@@ -1,5 +1,4 @@
-import { generationSettingsIssues } from "@agentry/conversation";
-import { isId } from "@agentry/core";
+import { generationSettingsIssues, isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { readJsonBody } from "../http/body.js";

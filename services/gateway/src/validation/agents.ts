@@ -1,16 +1,6 @@
+import { AGENT_BOUNDS as BOUNDS, PROVIDER_NAMES } from "@agentry/core";
 import { AppError, type FieldIssue } from "@agentry/errors";
 import { z } from "zod";
-
-/** The providers this server can call (decisions.md, "Providers"). */
-export const MODEL_PROVIDERS = ["openai", "anthropic", "local"] as const;
-
-/** Bounds of decisions.md, "Field shapes and sizes"; the OpenAPI document states the same numbers. */
-export const BOUNDS = {
-  nameMaxLength: 200,
-  arrayMaxItems: 100,
-  stringItemMaxLength: 10_000,
-  modelMaxLength: 200,
-} as const;
 
 const plainObject = (what: string) =>
   z.record(z.string(), z.json(), { error: `must be a JSON object (${what})` });
@@ -55,12 +45,10 @@ const plugin = z.union(
   { error: "must be a plugin name or an object {name, enabled?, config?}" },
 );
 
-const modelProvider = z
-  .enum(MODEL_PROVIDERS, { error: `must be one of: ${MODEL_PROVIDERS.join(", ")}` })
-  .meta({
-    description:
-      "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.",
-  });
+const modelProvider = z.enum(PROVIDER_NAMES, { error: `must be one of: ${PROVIDER_NAMES.join(", ")}` }).meta({
+  description:
+    "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.",
+});
 const model = z
   .string({ error: "must be a string" })
   .trim()

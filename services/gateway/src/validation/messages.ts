@@ -1,10 +1,5 @@
+import { MESSAGE_BOUNDS } from "@agentry/core";
 import { z } from "zod";
-
-/** Bounds of a message request; the OpenAPI document states the same numbers. */
-export const MESSAGE_BOUNDS = {
-  textMaxLength: 100_000,
-  idMaxLength: 256,
-} as const;
 
 const conversationId = (what: string) =>
   z

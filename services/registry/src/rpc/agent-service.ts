@@ -1,3 +1,4 @@
+import { AGENT_BOUNDS } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { type AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
@@ -13,8 +14,6 @@ import {
   statusReasonFromProto,
 } from "./convert.js";
 
-const MAX_NAME_LENGTH = 200;
-
 function notFound(id: string): AppError {
   return new AppError("AGENT_NOT_FOUND", `Agent ${id} does not exist.`);
 }
@@ -27,8 +26,8 @@ function found(agent: AgentRecord | null, id: string): AgentRecord {
 /** The registry keeps its own invariants even though the gateway validates requests in detail first. */
 function checkName(name: string): string {
   const length = name.trim().length;
-  if (length < 1 || length > MAX_NAME_LENGTH) {
-    throw invalid("name", `must be 1 to ${MAX_NAME_LENGTH} characters after trimming`);
+  if (length < 1 || length > AGENT_BOUNDS.nameMaxLength) {
+    throw invalid("name", `must be 1 to ${AGENT_BOUNDS.nameMaxLength} characters after trimming`);
   }
   return name;
 }

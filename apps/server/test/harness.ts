@@ -2,11 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LimitName, Scope } from "@agentry/core";
+import { listen, type RunningServer } from "@agentry/gateway";
 import { type Logger, silentLogger } from "@agentry/logging";
 import { Tier } from "@agentry/proto";
-import { composeGateway, type Gateway } from "../src/compose.js";
-import { loadGatewayConfig } from "../src/config.js";
-import { listen, type RunningServer } from "../src/server.js";
+import { composeServer, type Server } from "../src/compose.js";
+import { loadServerConfig } from "../src/config.js";
 
 export const PUBLIC_BASE_URL = "https://agents.example.test";
 
@@ -25,7 +25,7 @@ export interface ErrorBody {
 export interface Harness {
   url: string;
   dataDir: string;
-  gateway: Gateway;
+  gateway: Server;
   /**
    * A new account (unique name) and a key with the given scopes (all when omitted). Without a tier it is an
    * enterprise account whose rate limits are too high to matter, so tests of other things never hit them;
@@ -67,13 +67,13 @@ const UNLIMITED = {
   concurrentMessages: 1_000,
 };
 
-/** Starts the all-in-one gateway on port 0 over a fresh SQLite data directory. */
+/** Starts the all-in-one server on port 0 over a fresh SQLite data directory. */
 export async function startHarness(
   env: Record<string, string> = {},
   logger: Logger = silentLogger(),
 ): Promise<Harness> {
   const dataDir = await mkdtemp(join(tmpdir(), "agentry-gateway-"));
-  const config = loadGatewayConfig({
+  const config = loadServerConfig({
     DATA_DIR: dataDir,
     PORT: "0",
     HOST: "127.0.0.1",
@@ -81,7 +81,7 @@ export async function startHarness(
     LOG_LEVEL: "silent",
     ...env,
   });
-  const gateway = await composeGateway(config, logger);
+  const gateway = await composeServer(config, logger);
   const running: RunningServer = await listen(gateway.app, 0, "127.0.0.1");
   const accounts = gateway.context.accounts;
 

@@ -5,8 +5,8 @@ import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@
 import { generateApiKey, type Limits, SCOPES } from "@agentry/core";
 import { startTestRedis, type TestRedis } from "@agentry/limits/testing";
 import { openRegistryStore } from "@agentry/registry";
+import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceProcess, startService } from "./process.js";
 
 /**
  * Two gateway processes sharing one Redis and one data directory: limits, quotas, revocations and
@@ -18,7 +18,7 @@ let openai: FakeProviderServer<OpenAIChatBody>;
 const gateways: ServiceProcess[] = [];
 
 async function startGateway(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const gateway = await startService("gateway", {
+  const gateway = await startDeployable("apps/server", {
     DATA_DIR: dataDir,
     PORT: "0",
     REDIS_URL: redis.url,

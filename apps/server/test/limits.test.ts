@@ -150,7 +150,7 @@ describe("rate limits on one gateway", () => {
 
 describe("plan changes", () => {
   it("apply to running gateways without a restart", async () => {
-    const { openRegistryStore } = await import("@agentry/registry/store");
+    const { openRegistryStore } = await import("@agentry/registry");
     const t = await h.tenant({ limits: { requestsPerMinute: 100, listPerMinute: 1000 } });
     const before = await h.request("GET", "/v1/agents", { key: t.key });
     expect(before.headers.get("x-ratelimit-limit")).toBe("100");

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import { generateApiKey, type Limits, SCOPES } from "@agentry/core";
 import { freePort, startTestRedis, type TestRedis } from "@agentry/limits/testing";
-import { openRegistryStore } from "@agentry/registry/store";
+import { openRegistryStore } from "@agentry/registry";
+import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceProcess, startService } from "./process.js";
 
 /**
  * The scaled-out topology on loopback: two gateways, one registry and one conversation service, each its own
@@ -31,7 +31,7 @@ const track = (service: ServiceProcess) => {
 
 const startRegistry = async () =>
   track(
-    await startService("registry", {
+    await startDeployable("services/registry", {
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,
       REGISTRY_PORT: String(registryPort),
@@ -41,7 +41,7 @@ const startRegistry = async () =>
 
 const startGateway = async (env: Record<string, string> = {}) =>
   track(
-    await startService("gateway", {
+    await startDeployable("services/gateway", {
       PORT: "0",
       DATA_DIR: dataDir,
       REGISTRY_URL: registry.url,
@@ -60,7 +60,7 @@ beforeAll(async () => {
     freePort(),
   ]);
   conversation = track(
-    await startService("conversation", {
+    await startDeployable("services/conversation", {
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,
       CONVERSATION_PORT: "0",

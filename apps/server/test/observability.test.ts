@@ -5,10 +5,10 @@ import { startFakeOpenAI } from "@agentry/conversation/testing";
 import type { LimitName } from "@agentry/core";
 import { type CollectedSpan, OtlpCollector, sampleValue } from "@agentry/observability/testing";
 import { AccountService, Tier } from "@agentry/proto";
+import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceProcess, startService } from "./process.js";
 
 /**
  * The three services as separate processes, each with its metrics port and exporting traces to a local OTLP
@@ -82,13 +82,13 @@ beforeAll(async () => {
   openai = await startFakeOpenAI();
   const env = { ...observed, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
   [registry, conversation] = await Promise.all([
-    startService("registry", {
+    startDeployable("services/registry", {
       ...env,
       DATA_DIR: join(dataDir, "registry"),
       REGISTRY_PORT: "0",
       LOG_LEVEL: "debug",
     }),
-    startService("conversation", {
+    startDeployable("services/conversation", {
       ...env,
       DATA_DIR: join(dataDir, "conversation"),
       CONVERSATION_PORT: "0",
@@ -97,9 +97,8 @@ beforeAll(async () => {
       OPENAI_API_KEY: "sk-test",
     }),
   ]);
-  gateway = await startService("gateway", {
+  gateway = await startDeployable("services/gateway", {
     ...env,
-    DATA_DIR: join(dataDir, "gateway"),
     PORT: "0",
     REGISTRY_URL: registry.url,
     CONVERSATION_URL: conversation.url,

@@ -1,20 +1,22 @@
 import { readFileSync } from "node:fs";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import type { Scope } from "@agentry/core";
+import { ROUTES } from "@agentry/gateway";
+import {
+  BODY_LIMIT_BYTES,
+  buildOpenApiDocument,
+  COMMITTED_DOCUMENT,
+  COMMITTED_DOCUMENT_URL,
+  committedDocument,
+  type OpenApiDocument,
+  openApiPath,
+  REGENERATE_COMMAND,
+} from "@agentry/gateway/openapi";
 import type { Router } from "@koa/router";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROUTES } from "../src/app.js";
-import { BODY_LIMIT_BYTES } from "../src/http/body.js";
-import { buildOpenApiDocument, type OpenApiDocument, openApiPath } from "../src/openapi/document.js";
-import {
-  COMMITTED_DOCUMENT,
-  COMMITTED_DOCUMENT_URL,
-  committedDocument,
-  REGENERATE_COMMAND,
-} from "../src/openapi/write.js";
 import { type Harness, PUBLIC_BASE_URL, startHarness, type Tenant } from "./harness.js";
 import { parseEventStream } from "./sse.js";
 

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateApiKey } from "@agentry/core";
 import { openRegistryStore } from "@agentry/registry";
+import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceProcess, startService } from "./process.js";
 
 let dataDir: string;
 let key: string;
@@ -44,7 +44,7 @@ afterAll(async () => {
 
 describe("durability", () => {
   it("keeps every agent whose create was answered 201 when the process is killed with SIGKILL", async () => {
-    service = await startService("gateway", { DATA_DIR: dataDir, PORT: "0" });
+    service = await startDeployable("apps/server", { DATA_DIR: dataDir, PORT: "0" });
     const acknowledged: string[] = [];
     let killed = false;
     const worker = async (w: number) => {
@@ -72,7 +72,7 @@ describe("durability", () => {
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     db.close();
 
-    service = await startService("gateway", { DATA_DIR: dataDir, PORT: "0" });
+    service = await startDeployable("apps/server", { DATA_DIR: dataDir, PORT: "0" });
     const missing: string[] = [];
     for (const id of acknowledged) {
       const res = await fetch(`${service.url}/v1/agents/${id}`, {
@@ -85,7 +85,7 @@ describe("durability", () => {
 
   it("exits 0 on SIGTERM after finishing in-flight requests", async () => {
     await service?.stop("SIGKILL");
-    service = await startService("gateway", { DATA_DIR: dataDir, PORT: "0" });
+    service = await startDeployable("apps/server", { DATA_DIR: dataDir, PORT: "0" });
     const inFlight = Array.from({ length: 20 }, (_, i) =>
       fetch(`${service!.url}/v1/agents`, {
         method: "POST",

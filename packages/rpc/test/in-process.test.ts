@@ -3,7 +3,7 @@ import { requestScopeInterceptor } from "@agentry/observability";
 import { AgentService, AgentStatus, ConversationService } from "@agentry/proto";
 import { Code, ConnectError, createClient, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { createInProcessTransport } from "../src/in-process-transport.js";
+import { createInProcessTransport } from "../src/index.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -4,34 +4,41 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, "..", "..", "..");
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
-export interface ServiceProcess {
+/** A deployable's folder in this repository: an application or a service run on its own. */
+export type Deployable = "apps/server" | "services/gateway" | "services/registry" | "services/conversation";
+
+export interface DeployableProcess {
+  readonly name: string;
   child: ChildProcess;
-  /** The URL the service printed when it started listening. */
+  /** The URL the process printed when it started listening. */
   url: string;
   /** Every JSON log line the process wrote so far. */
   lines: Record<string, unknown>[];
+  /** Whether the process is still running. */
+  readonly alive: boolean;
   /** Sends the signal and waits for the exit; resolves to the exit code (null when killed by a signal). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 /**
- * Starts a service entry point (`services/<name>/src/main.ts`, or with `bundle` its `dist/main.mjs` as `pnpm build`
- * makes it) as a child process with JSON logs, and waits for its "listening" line to learn its URL.
+ * Starts a deployable's entry point (`<dir>/src/main.ts`, or with `bundle` its `dist/main.mjs` as `pnpm build`
+ * makes it) as a child process with JSON logs, and waits for its "listening" line to learn its URL. A process,
+ * not an import: it runs as an operator runs it, and a test may kill it.
  */
-export async function startService(
-  name: string,
+export async function startDeployable(
+  dir: Deployable,
   env: Record<string, string>,
   options: { bundle?: boolean } = {},
-): Promise<ServiceProcess> {
+): Promise<DeployableProcess> {
+  const name = dir.slice(dir.indexOf("/") + 1);
   const entry = options.bundle
-    ? [join(root, "services", name, "dist", "main.mjs")]
-    : ["--import", "tsx", join(root, "services", name, "src", "main.ts")];
-  // One process, no wrapper: signals reach the service itself, and SIGKILL leaves nothing running.
+    ? [join(root, dir, "dist", "main.mjs")]
+    : ["--import", "tsx", join(root, dir, "src", "main.ts")];
+  // One process, no wrapper: signals reach the process itself, and SIGKILL leaves nothing running.
   const child = spawn(process.execPath, entry, {
-    cwd: join(root, "services", name),
+    cwd: join(root, dir),
     env: { ...process.env, LOG_FORMAT: "json", LOG_LEVEL: "info", HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -61,13 +68,18 @@ export async function startService(
     });
   });
   return {
+    name,
     child,
     url,
     lines,
+    get alive() {
+      return child.exitCode === null && child.signalCode === null;
+    },
     async stop(signal = "SIGTERM") {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      const exited = once(child, "exit");
       child.kill(signal);
-      const [code] = (await once(child, "exit")) as [number | null];
+      const [code] = (await exited) as [number | null];
       return code;
     },
   };

@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
-import { type ServiceProcess, startService } from "./process.js";
 
 let dataDir: string;
 let registry: ServiceProcess;
@@ -12,7 +12,11 @@ let tenant: Tenant;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "agentry-split-"));
-  registry = await startService("registry", { DATA_DIR: dataDir, REGISTRY_PORT: "0", LOG_LEVEL: "debug" });
+  registry = await startDeployable("services/registry", {
+    DATA_DIR: dataDir,
+    REGISTRY_PORT: "0",
+    LOG_LEVEL: "debug",
+  });
   h = await startHarness({ REGISTRY_URL: registry.url, RPC_TIMEOUT_MS: "2000" });
   tenant = await h.tenant();
 });

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OtlpCollector } from "@agentry/observability/testing";
+import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServiceProcess, startService } from "./process.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
@@ -14,7 +14,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
  * The bundle `pnpm build` makes is what `pnpm start` and the image run: built here and started as a process, with
  * the parts that load code on demand switched on (the tracing SDK).
  */
-describe("the bundled gateway", () => {
+describe("the bundled server", () => {
   let dataDir: string;
   let collector: OtlpCollector;
   let gateway: ServiceProcess;
@@ -22,7 +22,7 @@ describe("the bundled gateway", () => {
   beforeAll(async () => {
     const build = spawn(
       process.execPath,
-      [join(root, "scripts", "bundle.mjs"), join(root, "services", "gateway")],
+      [join(root, "scripts", "bundle.mjs"), join(root, "apps", "server")],
       {
         stdio: ["ignore", "ignore", "inherit"],
       },
@@ -31,8 +31,8 @@ describe("the bundled gateway", () => {
     expect(code).toBe(0);
     dataDir = await mkdtemp(join(tmpdir(), "agentry-bundle-"));
     collector = await new OtlpCollector().start();
-    gateway = await startService(
-      "gateway",
+    gateway = await startDeployable(
+      "apps/server",
       {
         PORT: "0",
         DATA_DIR: dataDir,

@@ -1,0 +1,36 @@
+import { env, parseEnv, z } from "@agentry/config";
+import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
+import { type GatewayConfig, loadGatewayConfig } from "@agentry/gateway";
+
+/** The variables of the services the server embeds, beyond the gateway's. */
+const storeEnvSchema = z.object({
+  DATA_DIR: env.dataDir(),
+  DATABASE_URL: env.databaseUrl(),
+});
+
+export interface ServerConfig {
+  gateway: GatewayConfig;
+  /** Where the embedded services keep their SQLite files (and the local model). */
+  dataDir: string;
+  /** Postgres for the embedded services' stores; absent: SQLite in `dataDir`. */
+  databaseUrl?: string;
+  /** The embedded conversation service's configuration; absent when CONVERSATION_URL is set. */
+  conversation?: ConversationConfig;
+}
+
+/**
+ * The gateway's variables, and those of each service embedded: the registry unless REGISTRY_URL is set, the
+ * conversation service unless CONVERSATION_URL is set.
+ */
+export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const gateway = loadGatewayConfig(source);
+  const stores = parseEnv(storeEnvSchema, source);
+  return {
+    gateway,
+    dataDir: stores.DATA_DIR,
+    ...(stores.DATABASE_URL ? { databaseUrl: stores.DATABASE_URL } : {}),
+    ...(gateway.CONVERSATION_URL
+      ? {}
+      : { conversation: loadConversationConfig({ ...source, DATA_DIR: stores.DATA_DIR }) }),
+  };
+}

@@ -1,0 +1,2 @@
+export { composeServer, type Server } from "./compose.js";
+export { loadServerConfig, type ServerConfig } from "./config.js";

@@ -1,0 +1,71 @@
+/**
+ * Rules of the agent and message contract (decisions.md, "Field shapes and sizes" and "Providers"), held once
+ * for everything that enforces or documents them: the gateway's validation and OpenAPI document, the registry,
+ * and the conversation service.
+ */
+
+/** The model providers an agent can name in `modelProvider`. `local` is the in-process model. */
+export const PROVIDER_NAMES = ["openai", "anthropic", "local"] as const;
+
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+export function isProviderName(value: string): value is ProviderName {
+  return (PROVIDER_NAMES as readonly string[]).includes(value);
+}
+
+/** Bounds of an agent's fields. */
+export const AGENT_BOUNDS = {
+  /** Characters once surrounding whitespace is trimmed. */
+  nameMaxLength: 200,
+  arrayMaxItems: 100,
+  stringItemMaxLength: 10_000,
+  modelMaxLength: 200,
+} as const;
+
+/** Bounds of a message request. `text` is counted in characters (code points), at least one. */
+export const MESSAGE_BOUNDS = {
+  textMaxLength: 100_000,
+  idMaxLength: 256,
+} as const;
+
+/** Whether a text has more than `max` characters (code points); counted only when its length allows it. */
+export function exceedsCharacters(text: string, max: number): boolean {
+  // A code point is one or two UTF-16 units: within `max` units it cannot have more than `max` code points.
+  if (text.length <= max) return false;
+  let characters = 0;
+  for (const _ of text) if (++characters > max) return true;
+  return false;
+}
+
+/**
+ * Agent `settings` that tune generation, and their bounds:
+ * - `settings.temperature`: number from 0 to 2 inclusive; unset leaves the provider's default.
+ * - `settings.maxTokens`: integer from 1 to 8192 inclusive, the most tokens a reply may have; default 1024.
+ * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.
+ */
+export const GENERATION_BOUNDS = {
+  temperature: { min: 0, max: 2 },
+  maxTokens: { min: 1, max: 8192, default: 1024 },
+} as const;
+
+/** The problems of an agent's generation settings, as error `details` items; empty when they are within bounds. */
+export function generationSettingsIssues(
+  settings: Readonly<Record<string, unknown>> | undefined,
+): { field: string; issue: string }[] {
+  const issues: { field: string; issue: string }[] = [];
+  const temperature = settings?.temperature;
+  if (temperature != null) {
+    const { min, max } = GENERATION_BOUNDS.temperature;
+    if (typeof temperature !== "number" || !(temperature >= min && temperature <= max)) {
+      issues.push({ field: "settings.temperature", issue: `must be a number from ${min} to ${max}` });
+    }
+  }
+  const maxTokens = settings?.maxTokens;
+  if (maxTokens != null) {
+    const { min, max } = GENERATION_BOUNDS.maxTokens;
+    if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < min || maxTokens > max) {
+      issues.push({ field: "settings.maxTokens", issue: `must be an integer from ${min} to ${max}` });
+    }
+  }
+  return issues;
+}

@@ -1,0 +1,1 @@
+export { type Deployable, type DeployableProcess, startDeployable } from "./process.js";

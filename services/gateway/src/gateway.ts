@@ -1,0 +1,85 @@
+import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
+import { type Logger, OutageLog } from "@agentry/logging";
+import type { Metrics } from "@agentry/observability";
+import { AccountService, AgentService, ConversationService } from "@agentry/proto";
+import type { DependencyState } from "@agentry/rpc";
+import { createClient, type Transport } from "@connectrpc/connect";
+import type Koa from "koa";
+import { buildApp } from "./app.js";
+import type { GatewayConfig } from "./config.js";
+import type { GatewayContext, GatewayState } from "./context.js";
+import { Authenticator } from "./http/auth.js";
+import { KeyUsageRecorder } from "./http/key-usage.js";
+import { limitsMiddleware } from "./http/limits.js";
+import { observedLimiter } from "./http/observe.js";
+import { serverStreamingFn } from "./server-streaming.js";
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  logger: Logger;
+  /** Where the registry's and the conversation service's RPCs go: h2c to other processes, or in process. */
+  transports: { registry: Transport; conversation: Transport };
+  /** Whether each service the gateway calls answers, as `/readyz` reports it (the limiter's store is added). */
+  dependencies: Record<string, () => Promise<boolean>>;
+  /** The process's metrics, when METRICS_PORT is set. */
+  metrics?: Metrics;
+}
+
+export interface Gateway {
+  app: Koa<GatewayState>;
+  context: GatewayContext;
+  /** Writes the last batch of key uses and closes the limiter; the services it calls are closed by their owner. */
+  close(): Promise<void>;
+}
+
+/** The REST gateway over the services it calls: its limiter, its RPC clients, its key cache, its Koa app. */
+export function buildGateway(options: GatewayOptions): Gateway {
+  const { config, logger, metrics } = options;
+  const { registry, conversation } = options.transports;
+  const backend: Limiter = config.REDIS_URL
+    ? createRedisLimiter({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") })
+    : createMemoryLimiter();
+  const limiter = metrics ? observedLimiter(backend, metrics) : backend;
+  const dependencies: Record<string, () => Promise<boolean>> = {
+    ...options.dependencies,
+    ...(config.REDIS_URL ? { redis: async () => backend.available() } : {}),
+  };
+
+  const accounts = createClient(AccountService, registry);
+  const keyUsage = new KeyUsageRecorder(accounts, logger, config.KEY_USAGE_FLUSH_MS);
+  const context: GatewayContext = {
+    config,
+    logger,
+    agents: createClient(AgentService, registry),
+    accounts,
+    conversations: {
+      ...createClient(ConversationService, conversation),
+      streamMessage: serverStreamingFn(conversation, ConversationService.method.streamMessage),
+    },
+    auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
+    keyUsage,
+    ...(metrics ? { metrics } : {}),
+    dependencies: async () => {
+      const states = await Promise.all(
+        Object.entries(dependencies).map(
+          async ([name, check]): Promise<[string, DependencyState]> => [
+            name,
+            (await check().catch(() => false)) ? "up" : "down",
+          ],
+        ),
+      );
+      return Object.fromEntries(states);
+    },
+    draining: false,
+  };
+  return {
+    app: buildApp(context, {
+      limits: limitsMiddleware({ limiter, logger, leaseMs: config.CONCURRENCY_LEASE_MS }),
+    }),
+    context,
+    async close() {
+      await limiter.close();
+      await keyUsage.close();
+    },
+  };
+}
