@@ -274,7 +274,7 @@ class Checks:
     def variables_are_read_by_the_services(self) -> Iterator[str]:
         sources = "\n".join(
             path.read_text()
-            for pattern in ("services/*/src/**/*.ts", "packages/*/src/**/*.ts")
+            for pattern in ("services/*/src/**/*.ts", "packages/*/src/**/*.ts", "apps/*/src/**/*.ts")
             for path in self.root.glob(pattern)
             if not path.name.endswith(".test.ts") and "/src/gen/" not in str(path)
         )

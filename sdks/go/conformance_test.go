@@ -1,7 +1,7 @@
 package agentry_test
 
-// The Go runner of the cross-SDK conformance scenario (sdks/conformance/scenario.json, format in
-// sdks/conformance/README.md), against a live service started by sdks/conformance/serve.ts.
+// The Go runner of the cross-SDK conformance scenario (tools/conformance/scenario.json, format in
+// tools/conformance/README.md), against a live service started by tools/conformance/serve.ts.
 
 import (
 	"bufio"
@@ -83,7 +83,7 @@ func startLauncher(t *testing.T) (launcherInfo, map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("node", "--import", "tsx", "sdks/conformance/serve.ts")
+	cmd := exec.Command("node", "--import", "tsx", "tools/conformance/serve.ts")
 	cmd.Dir = root
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -96,7 +96,7 @@ func startLauncher(t *testing.T) (launcherInfo, map[string]any) {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the launcher (node --import tsx sdks/conformance/serve.ts in %s): %v", root, err)
+		t.Fatalf("starting the launcher (node --import tsx tools/conformance/serve.ts in %s): %v", root, err)
 	}
 	t.Cleanup(func() {
 		stdin.Close()

@@ -1,4 +1,4 @@
-"""The Python runner of the cross-SDK conformance scenario (sdks/conformance/README.md), for both clients.
+"""The Python runner of the cross-SDK conformance scenario (tools/conformance/README.md), for both clients.
 
 A port of the reference runner (sdks/typescript/test/conformance/runner.ts): the same reference resolution,
 pattern matcher and result shapes; only the SDK calls are Python's.
@@ -22,7 +22,7 @@ from agentry.types import MessageDeltaEvent
 from agentry import AgentryError, APIError, Agentry, AsyncAgentry
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-SCENARIO_PATH = REPO_ROOT / "sdks" / "conformance" / "scenario.json"
+SCENARIO_PATH = REPO_ROOT / "tools" / "conformance" / "scenario.json"
 
 
 def load_scenario() -> Dict[str, Any]:
@@ -32,14 +32,14 @@ def load_scenario() -> Dict[str, Any]:
 
 
 class Launcher:
-    """The live service of sdks/conformance/serve.ts, stopped by closing its standard input.
+    """The live service of tools/conformance/serve.ts, stopped by closing its standard input.
 
     Spawning returns at once; ``ready()`` waits for the launcher's line, so several can start side by side.
     """
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            ["node", "--import", "tsx", "sdks/conformance/serve.ts"],
+            ["node", "--import", "tsx", "tools/conformance/serve.ts"],
             cwd=REPO_ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -6,7 +6,7 @@ require_relative "conformance/runner"
 
 # The cross-SDK conformance scenario, every step, against a live service spawned for this run.
 class ConformanceTest < Minitest::Test
-  SCENARIO_PATH = File.expand_path("../../conformance/scenario.json", __dir__)
+  SCENARIO_PATH = File.expand_path("../../../tools/conformance/scenario.json", __dir__)
   SCENARIO = JSON.parse(File.read(SCENARIO_PATH))
 
   # Steps build on each other, so they run in order and a failure stops the ones after it.

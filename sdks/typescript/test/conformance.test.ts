@@ -4,7 +4,7 @@ import { type Scenario, ScenarioRun } from "./conformance/runner.js";
 import { type SpawnedLauncher, spawnLauncher } from "./conformance/spawn.js";
 
 const scenario = JSON.parse(
-  readFileSync(new URL("../../conformance/scenario.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../../../tools/conformance/scenario.json", import.meta.url), "utf8"),
 ) as Scenario;
 
 let launcher: SpawnedLauncher;
@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe("the conformance scenario against a live service", () => {
   it("the launcher names the scenario it serves and every key the scenario uses", () => {
-    expect(launcher.info.scenario).toBe(new URL("../../conformance/scenario.json", import.meta.url).pathname);
+    expect(launcher.info.scenario).toBe(new URL("../../../tools/conformance/scenario.json", import.meta.url).pathname);
     for (const client of Object.values(scenario.clients)) {
       if (client.key !== undefined) expect(launcher.info.keys[client.key]).toMatch(/^agentry_sk_/);
     }

@@ -4,11 +4,11 @@ require "json"
 require "tempfile"
 
 module Conformance
-  # The live service of sdks/conformance/serve.ts, spawned from the repository root as every SDK's suite does.
+  # The live service of tools/conformance/serve.ts, spawned from the repository root as every SDK's suite does.
   # Closing its stdin stops it; if this process dies first, the pipe closes and it stops anyway.
   class Launcher
     REPO_ROOT = File.expand_path("../../../..", __dir__)
-    COMMAND = ["node", "--import", "tsx", "sdks/conformance/serve.ts"].freeze
+    COMMAND = ["node", "--import", "tsx", "tools/conformance/serve.ts"].freeze
 
     attr_reader :info
 

@@ -5,8 +5,8 @@ require "net/http"
 require "uri"
 
 module Conformance
-  # The Ruby runner of the cross-SDK conformance scenario (sdks/conformance/scenario.json, format in
-  # sdks/conformance/README.md), after the TypeScript reference runner.
+  # The Ruby runner of the cross-SDK conformance scenario (tools/conformance/scenario.json, format in
+  # tools/conformance/README.md), after the TypeScript reference runner.
   class ScenarioRun
     # A scenario step that did not go as expected.
     class Failure < StandardError; end

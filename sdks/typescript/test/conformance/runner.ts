@@ -1,6 +1,6 @@
 /**
- * The TypeScript runner of the cross-SDK conformance scenario (sdks/conformance/scenario.json, format in
- * sdks/conformance/README.md). It is also the reference for the other SDKs' runners: the pattern matcher, the
+ * The TypeScript runner of the cross-SDK conformance scenario (tools/conformance/scenario.json, format in
+ * tools/conformance/README.md). It is also the reference for the other SDKs' runners: the pattern matcher, the
  * reference resolution and each operation's result shape are exactly what they must reproduce.
  */
 import { Agentry, AgentryError, APIError, type MessageStreamEvent } from "../../src/index.js";

@@ -11,7 +11,7 @@ export interface SpawnedLauncher {
 }
 
 /**
- * Spawns sdks/conformance/serve.ts as every SDK's suite does and reads its one JSON line. Closing its stdin
+ * Spawns tools/conformance/serve.ts as every SDK's suite does and reads its one JSON line. Closing its stdin
  * stops it; if this process dies first, the pipe closes and it stops anyway.
  */
 export async function spawnLauncher(timeoutMs = 90_000): Promise<SpawnedLauncher> {

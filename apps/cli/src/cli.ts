@@ -1,4 +1,4 @@
-import type { RegistryStore } from "@agentry/registry/store";
+import type { RegistryStore } from "@agentry/registry";
 import type { Command, CommandContext } from "./command.js";
 import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";

@@ -9,7 +9,7 @@ import { generateApiKey } from "@agentry/core";
 import { openRegistryStore } from "@agentry/registry";
 
 export const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
-export const ROOT = join(BENCH_DIR, "..");
+export const ROOT = join(BENCH_DIR, "..", "..");
 
 /** A port free at the time of asking (another process could take it before it is used; on loopback, rare). */
 export function freePort(): Promise<number> {

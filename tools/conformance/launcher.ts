@@ -11,7 +11,7 @@ import {
   startFakeOpenAI,
 } from "@agentry/conversation/testing";
 import { SCOPES, type Scope } from "@agentry/core";
-import { composeGateway, type Gateway, loadGatewayConfig } from "@agentry/gateway";
+import { composeServer, loadServerConfig, type Server } from "@agentry/server";
 import { silentLogger } from "@agentry/logging";
 import { type Limits, Tier } from "@agentry/proto";
 
@@ -115,9 +115,9 @@ export async function startLauncher(): Promise<Launcher> {
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  let gateway: Gateway;
+  let gateway: Server;
   try {
-    const config = loadGatewayConfig({
+    const config = loadServerConfig({
       DATA_DIR: dataDir,
       PORT: "0",
       HOST: "127.0.0.1",
@@ -127,7 +127,7 @@ export async function startLauncher(): Promise<Launcher> {
       OPENAI_API_KEY: PROVIDER_KEY,
       DEFAULT_MODEL_PROVIDER: "openai",
     });
-    gateway = await composeGateway(config, silentLogger());
+    gateway = await composeServer(config, silentLogger());
   } catch (error) {
     server.close();
     await openai.close();

@@ -1,5 +1,5 @@
 import { effectiveLimits, LIMIT_NAMES, TIERS } from "@agentry/core";
-import type { AccountRecord } from "@agentry/registry/store";
+import type { AccountRecord } from "@agentry/registry";
 import { parseCommandArgs } from "../args.js";
 import type { Command } from "../command.js";
 import { FailureError, UsageError } from "../errors.js";

@@ -1,5 +1,5 @@
 import { generateApiKey, isId, SCOPES } from "@agentry/core";
-import type { AccountRecord, ApiKeyRecord, RegistryStore } from "@agentry/registry/store";
+import type { AccountRecord, ApiKeyRecord, RegistryStore } from "@agentry/registry";
 import { parseCommandArgs } from "../args.js";
 import type { Command } from "../command.js";
 import { FailureError, UsageError } from "../errors.js";

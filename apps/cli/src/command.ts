@@ -1,4 +1,4 @@
-import type { RegistryStore } from "@agentry/registry/store";
+import type { RegistryStore } from "@agentry/registry";
 
 /** What a command gets from the CLI around it; commands never touch process globals. */
 export interface CommandContext {

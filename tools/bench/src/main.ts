@@ -8,6 +8,7 @@ import {
   cpuSecondsOf,
   forkWorker,
   freePort,
+  BENCH_DIR,
   ROOT,
   type Running,
   rssOf,
@@ -82,7 +83,7 @@ async function launchScript(name: string, script: string, scriptArgs: string[], 
   const process = launch(
     name,
     "node",
-    [join(ROOT, "bench", "src", "servers", script), ...scriptArgs],
+    [join(BENCH_DIR, "src", "servers", script), ...scriptArgs],
     {},
     dir,
   );
@@ -96,16 +97,17 @@ async function launchScript(name: string, script: string, scriptArgs: string[], 
   return { process, url: `http://127.0.0.1:${port}` };
 }
 
-async function bundle(service: string): Promise<void> {
+/** Bundles a deployable (`apps/server`, `services/registry`, ...) as `pnpm build` does. */
+async function bundle(deployable: string): Promise<void> {
   const child = spawn(
     process.execPath,
-    [join(ROOT, "scripts", "bundle.mjs"), join(ROOT, "services", service)],
+    [join(ROOT, "scripts", "bundle.mjs"), join(ROOT, deployable)],
     {
       stdio: ["ignore", "inherit", "inherit"],
     },
   );
   const [code] = (await once(child, "exit")) as [number | null];
-  if (code !== 0) throw new Error(`bundling ${service} failed`);
+  if (code !== 0) throw new Error(`bundling ${deployable} failed`);
 }
 
 const serviceEnv = (dataDir: string) => ({
@@ -118,12 +120,14 @@ const serviceEnv = (dataDir: string) => ({
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: "600000",
 });
 
+/** The all-in-one server, or with REGISTRY_URL and CONVERSATION_URL the gateway alone. */
 async function startGateway(name: string, env: Record<string, string>, dir: string, tenant: Seed) {
   const port = await freePort();
+  const deployable = env.REGISTRY_URL ? ["services", "gateway"] : ["apps", "server"];
   const gateway = launch(
     name,
     "node",
-    [join(ROOT, "services", "gateway", "dist", "main.mjs")],
+    [join(ROOT, ...deployable, "dist", "main.mjs")],
     { ...env, PORT: String(port), METRICS_PORT: String(await freePort()) },
     dir,
   );
@@ -318,7 +322,8 @@ async function main(): Promise<void> {
       `CPU check ${cpuCheckBefore.toFixed(0)} ms`,
   );
   log("bundling the services (scripts/bundle.mjs) ...");
-  for (const service of ["gateway", "registry", "conversation"]) await bundle(service);
+  for (const deployable of ["apps/server", "services/gateway", "services/registry", "services/conversation"])
+    await bundle(deployable);
 
   // Each stream held through the all-in-one gateway takes two descriptors there (the caller's and the provider's).
   const fdLimit = Number(execSync("ulimit -n", { shell: "/bin/sh" }).toString().trim());
@@ -465,7 +470,7 @@ async function coldStarts(
   const gatewayEnv = { ...serviceEnv(dataDir), ...providerEnv, METRICS_PORT: "0" };
   const coldBundle = await coldStart(
     "node",
-    () => [join(ROOT, "services", "gateway", "dist", "main.mjs")],
+    () => [join(ROOT, "apps", "server", "dist", "main.mjs")],
     gatewayEnv,
     path,
     auth(tenant),
@@ -474,7 +479,7 @@ async function coldStarts(
   );
   const coldTsx = await coldStart(
     "node",
-    () => ["--import", "tsx", join(ROOT, "services", "gateway", "src", "main.ts")],
+    () => ["--import", "tsx", join(ROOT, "apps", "server", "src", "main.ts")],
     gatewayEnv,
     path,
     auth(tenant),
@@ -484,7 +489,7 @@ async function coldStarts(
   const coldBare = await coldStart(
     "node",
     (port) => [
-      join(ROOT, "bench", "src", "servers", "bare-server.mjs"),
+      join(BENCH_DIR, "src", "servers", "bare-server.mjs"),
       join(dir, "bodies.json"),
       String(port),
     ],

@@ -3,7 +3,7 @@
  * `LauncherInfo` and README.md). Runs until its standard input closes or it receives SIGTERM/SIGINT, so a test
  * suite that spawns it with a piped stdin cannot leak it even when the suite dies.
  *
- *   node --import tsx sdks/conformance/serve.ts
+ *   node --import tsx tools/conformance/serve.ts
  */
 import { startLauncher } from "./launcher.js";
 

@@ -4,7 +4,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureModel, sharedModelDir, systemPrompt } from "@agentry/conversation";
-import { composeGateway, listen, loadGatewayConfig } from "@agentry/gateway";
+import { listen } from "@agentry/gateway";
+import { composeServer, loadServerConfig } from "@agentry/server";
 import { silentLogger } from "@agentry/logging";
 import { Tier } from "@agentry/proto";
 import { type ChatHistoryItem, getLlama, LlamaChat } from "node-llama-cpp";
@@ -102,8 +103,8 @@ async function main(): Promise<void> {
 
   // Through the service: the all-in-one gateway on port 0, no provider key, so agents use the local model.
   const dataDir = await mkdtemp(join(tmpdir(), "agentry-bench-local-"));
-  const gateway = await composeGateway(
-    loadGatewayConfig({
+  const gateway = await composeServer(
+    loadServerConfig({
       DATA_DIR: dataDir,
       PORT: "0",
       HOST: "127.0.0.1",
@@ -265,7 +266,7 @@ function renderReport(directRuns: Run[], serviceRuns: Run[], modelFile: string, 
 
 /** Replaces the "Local model" section of docs/benchmarks.md, or appends it; other sections are left alone. */
 async function writeSection(section: string): Promise<void> {
-  const file = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "benchmarks.md");
+  const file = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "benchmarks.md");
   const current = await readFile(file, "utf8").catch(() => "# Benchmarks\n");
   const start = current.indexOf("## Local model");
   let next: string;

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { openRegistryStore, type RegistryStore } from "@agentry/registry/store";
+import { openRegistryStore, type RegistryStore } from "@agentry/registry";
 import { runCli } from "../src/index.js";
 
 export const PACKAGE_DIR = path.resolve(import.meta.dirname, "..");

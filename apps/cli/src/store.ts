@@ -1,4 +1,4 @@
-import { openRegistryStore, type RegistryStore } from "@agentry/registry/store";
+import { openRegistryStore, type RegistryStore } from "@agentry/registry";
 import type { CliConfig } from "./config.js";
 
 /** The one place that chooses the registry backend for the CLI. */
