@@ -132,7 +132,7 @@ function modelBlock(type: ObjectType): string[] {
     out.push("#");
     out.push(
       ...comment(
-        'Keys besides the fields below are kept as given: read them with `model["key"]`; `to_h` and `to_wire` include them.',
+        "Keys besides the fields below are kept under their JSON names as Symbols: read them with `model[:key]`; `to_h` and `to_wire` include them.",
         0,
       ),
     );
@@ -538,7 +538,7 @@ function yardType(type: TypeRef, namespace: string): string {
     case "array":
       return `Array<${yardType(type.items, namespace)}>`;
     case "map":
-      return `Hash{String => ${type.values.kind === "json" ? "Object" : yardType(type.values, namespace)}}`;
+      return `Hash{Symbol => ${type.values.kind === "json" ? "Object" : yardType(type.values, namespace)}}`;
     case "json":
       return "Object";
     case "ref":

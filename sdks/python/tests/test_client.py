@@ -176,6 +176,7 @@ class TestErrors:
             server.client(max_retries=0).agents.get(AGENT["id"])
         assert type(raised.value) is cls
         assert (raised.value.status, raised.value.code, raised.value.request_id) == (status, code, "req_test")
+        assert raised.value.status_code == status
         assert str(raised.value) == f"{status} {code}: what went wrong"
 
     def test_a_400_names_each_field(self) -> None:
@@ -257,6 +258,7 @@ class TestRetries:
         with pytest.raises(APITimeoutError, match="1.5 s") as raised:
             server.client(timeout=1.5, max_retries=0).agents.get(AGENT["id"])
         assert raised.value.status is None and isinstance(raised.value.__cause__, httpx.ReadTimeout)
+        assert raised.value.status_code is None
 
     def test_max_retries_per_call(self) -> None:
         server = Server([error(500, "INTERNAL_ERROR")])

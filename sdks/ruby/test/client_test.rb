@@ -123,6 +123,23 @@ class ClientTest < Minitest::Test
     ], seen
   end
 
+  def test_free_form_hashes_sent_with_symbol_keys_come_back_equal
+    echo = lambda do |request, socket|
+      FakeServer.data(TestHelpers::AGENT.merge(request.body), status: 201).call(request, socket)
+    end
+    client = client_for(serve(echo))
+    personality = { tone: "warm", traits: ["curious", { depth: 2 }] }
+    agent = client.agents.create(name: "Ada", personality: personality, settings: { temperature: 0.2, theme: "dark" },
+                                 plugins: [{ name: "calendar", config: { region: "eu" } }])
+    assert_equal personality, agent.personality
+    assert_equal "dark", agent.settings[:theme]
+    assert_equal({ temperature: 0.2, max_tokens: nil, theme: "dark" }, agent.settings.to_h)
+    assert_equal({ region: "eu" }, agent.plugins[0].config)
+
+    sent_with_strings = client.agents.create(name: "Ada", personality: { "tone" => "warm" })
+    assert_equal({ tone: "warm" }, sent_with_strings.personality, "String keys come back as Symbols too")
+  end
+
   def test_requires_the_required_keywords_and_refuses_unknown_ones_before_sending
     server = serve(FakeServer.data(TestHelpers::AGENT))
     client = client_for(server)
@@ -212,6 +229,7 @@ class ClientTest < Minitest::Test
     server = serve(FakeServer.api_error(429, "RATE_LIMIT_EXCEEDED", headers: { "retry-after" => "17" }))
     error = assert_raises(Agentry::RateLimitError) { client_for(server, max_retries: 0).agents.get("agt_1") }
     assert_equal 17, error.retry_after
+    assert_equal "RATE_LIMIT_EXCEEDED", error.body[:error][:code], "the body's Hashes have Symbol keys"
   end
 
   def test_copes_with_an_error_body_that_is_not_the_apis

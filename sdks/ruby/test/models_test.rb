@@ -13,7 +13,7 @@ class ModelsTest < Minitest::Test
     a = agent
     assert_equal "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1", a.id
     assert_equal ["Counts things"], a.bio
-    assert_equal({ "tone" => "dry" }, a.personality)
+    assert_equal({ tone: "dry" }, a.personality)
     assert_nil a.model_provider
     assert_equal Time.utc(2026, 11, 20, 9, 30), a.created_at
     assert_equal Agentry::Models::AgentStatus::ACTIVE, a.status
@@ -25,20 +25,34 @@ class ModelsTest < Minitest::Test
     assert_equal "discord", a.clients[0]
     assert_instance_of Agentry::Models::ClientIntegration, a.clients[1]
     assert_equal "telegram", a.clients[1].type
-    assert_equal "@ada", a.clients[1]["channel"], "an integration keeps its platform's settings"
+    assert_equal "@ada", a.clients[1][:channel], "an integration keeps its platform's settings"
     assert_equal "web-search", a.plugins[0]
     assert_equal "calendar", a.plugins[1].name
     assert_equal false, a.plugins[1].enabled
-    assert_equal({ "region" => "eu" }, a.plugins[1].config)
+    assert_equal({ region: "eu" }, a.plugins[1].config)
   end
 
   def test_settings_have_readers_for_the_known_keys_and_keep_the_others
     settings = agent.settings
     assert_in_delta 0.5, settings.temperature
     assert_nil settings.max_tokens
+    assert_equal "dark", settings[:theme]
     assert_equal "dark", settings["theme"]
     assert_in_delta 0.5, settings[:temperature]
     assert_in_delta 0.5, settings["temperature"]
+    matched = settings in { theme: "dark", temperature: Float }
+    assert matched, "pattern matching sees the undeclared keys too"
+  end
+
+  def test_every_hash_read_has_symbol_keys_all_the_way_down
+    nested = { "tone" => "warm", "traits" => [{ "name" => "curious", "scores" => { "en" => 1 } }] }
+    a = Agentry::Models::Agent.from_wire(
+      TestHelpers::AGENT.merge("personality" => nested, "settings" => { "theme" => { "mode" => "dark" } })
+    )
+    assert_equal({ tone: "warm", traits: [{ name: "curious", scores: { en: 1 } }] }, a.personality)
+    assert_equal({ mode: "dark" }, a.settings[:theme])
+    assert_equal nested, a.to_wire["personality"], "the API's JSON is given back as it came"
+    assert_equal({ "mode" => "dark" }, a.to_wire["settings"]["theme"])
   end
 
   def test_to_wire_gives_back_the_apis_json
@@ -51,8 +65,9 @@ class ModelsTest < Minitest::Test
     hash = agent.to_h
     assert_nil hash[:status_reason]
     assert_equal Time.utc(2026, 11, 20, 9, 31, 0.25r), hash[:updated_at]
-    assert_equal({ type: "telegram", "channel" => "@ada" }, hash[:clients][1])
-    assert_equal({ temperature: 0.5, max_tokens: nil, "theme" => "dark" }, hash[:settings])
+    assert_equal({ type: "telegram", channel: "@ada" }, hash[:clients][1])
+    assert_equal({ temperature: 0.5, max_tokens: nil, theme: "dark" }, hash[:settings])
+    assert_equal({ tone: "dry" }, hash[:personality])
     usage = Agentry::Models::Reply.from_wire(TestHelpers::REPLY).to_h[:usage]
     assert_equal({ input_tokens: 42, output_tokens: 3, total_tokens: 45 }, usage)
   end
@@ -77,6 +92,7 @@ class ModelsTest < Minitest::Test
 
   def test_keeps_fields_of_a_newer_api_version
     newer = Agentry::Models::Reply.from_wire(TestHelpers::REPLY.merge("sentiment" => "warm"))
+    assert_equal "warm", newer[:sentiment]
     assert_equal "warm", newer["sentiment"]
     assert_equal "warm", newer.to_wire["sentiment"]
   end

@@ -73,6 +73,14 @@ class APIError(AgentryError):
         self.retry_after = retry_after
         self.body = body
 
+    @property
+    def status_code(self) -> Optional[int]:
+        """The HTTP status, the same as ``status``, under the name httpx's responses and other Python clients use.
+
+        ``None`` when no response was received.
+        """
+        return self.status
+
 
 class BadRequestError(APIError):
     """400 ``INVALID_REQUEST``, and the other statuses meaning "this request, as sent, will never succeed".

@@ -19,7 +19,8 @@ module Agentry
     attr_reader :headers
     # Seconds the server asked to wait before retrying (+Retry-After+), when it said.
     attr_reader :retry_after
-    # The error body as received: the parsed JSON, or the text when it was not JSON.
+    # The error body as received: the parsed JSON, its Hashes with Symbol keys like every Hash this library gives
+    # back (<tt>body[:error][:code]</tt>), or the text when it was not JSON.
     attr_reader :body
 
     def initialize(message = nil, status: nil, code: nil, request_id: nil, details: nil, headers: nil,
@@ -31,7 +32,7 @@ module Agentry
       @details = details
       @headers = headers
       @retry_after = retry_after
-      @body = body
+      @body = Model::Types.symbolize(body)
     end
   end
 

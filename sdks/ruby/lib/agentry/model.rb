@@ -13,8 +13,10 @@ module Agentry
   #   in {status: "active"} then send_it
   #   end
   #
-  # Keys a model does not declare (from a newer API version, or the free-form keys of +settings+) are kept: read
-  # them with <tt>model["someKey"]</tt>; #to_h and #to_wire include them under their JSON names.
+  # Every Hash a model gives back has Symbol keys: free-form objects (+personality+, a plugin's +config+) all the
+  # way down, and keys a model does not declare (from a newer API version, or the free-form keys of +settings+),
+  # which are kept under their JSON names: <tt>agent.personality[:tone]</tt>, <tt>agent.settings[:theme]</tt>.
+  # Requests take String or Symbol keys alike, so a Hash sent comes back equal when its keys were Symbols.
   class Model
     # @api private
     Field = Struct.new(:name, :wire, :type, :required, :sensitive, keyword_init: true)
@@ -56,16 +58,17 @@ module Agentry
       end
     end
 
-    # The value of a field by its reader's name (Symbol) or JSON name (String), undeclared keys included.
+    # The value of a field by its reader's name (Symbol) or JSON name (String); an undeclared key by its JSON name,
+    # as a Symbol or a String.
     def [](key)
       field = key.is_a?(Symbol) ? self.class.fields[key] : self.class.fields.each_value.find { |f| f.wire == key }
       return public_send(field.name) if field
 
-      @extra[key.to_s]
+      @extra[key.to_sym]
     end
 
     # The fields as a Hash with snake_case Symbol keys (nested models as Hashes too); undeclared keys follow under
-    # their JSON names, as Strings.
+    # their JSON names, as Symbols.
     def to_h
       hash = self.class.fields.each_value.to_h { |field| [field.name, Types.to_h(public_send(field.name))] }
       @extra.each { |key, value| hash[key] = Types.to_h(value) }
@@ -82,7 +85,7 @@ module Agentry
 
         hash[field.wire] = Types.to_wire(value)
       end
-      @extra.each { |key, value| hash[key] = Types.to_wire(value) }
+      @extra.each { |key, value| hash[key.to_s] = Types.to_wire(value) }
       hash
     end
 
@@ -91,9 +94,9 @@ module Agentry
       to_wire.to_json(*args)
     end
 
-    # Pattern matching on the fields (see the class's documentation).
+    # Pattern matching on the fields and the undeclared keys (see the class's documentation).
     def deconstruct_keys(_keys)
-      self.class.fields.each_value.to_h { |field| [field.name, public_send(field.name)] }
+      @extra.merge(self.class.fields.each_value.to_h { |field| [field.name, public_send(field.name)] })
     end
 
     def ==(other)
@@ -129,14 +132,14 @@ module Agentry
         @present[field.wire] = true
         instance_variable_set(:"@#{field.name}", Types.decode(field.type, hash[field.wire]))
       end
-      hash.each { |key, value| @extra[key] = value unless known[key] }
+      hash.each { |key, value| @extra[key.to_sym] = Types.symbolize(value) unless known[key] }
     end
 
     # How field values convert between JSON and Ruby. A type is a Symbol (+:string+, +:time+ for a date-time
     # string, +:integer+, +:number+, +:boolean+, +:json+ for any JSON), a String naming a model class of
     # Agentry::Models, or an Array: <tt>[:array, item]</tt>, <tt>[:map, value]</tt>, <tt>[:nullable, inner]</tt>,
-    # <tt>[:union, variant, ...]</tt>. Reading is lenient: a value of an unexpected shape is kept as it came, since
-    # the API may grow.
+    # <tt>[:union, variant, ...]</tt>. Reading is lenient: a value of an unexpected shape is kept as it came (its
+    # Hashes with Symbol keys), since the API may grow.
     module Types
       module_function
 
@@ -145,21 +148,31 @@ module Agentry
 
         case type
         when :time then decode_time(value)
-        when String then value.is_a?(Hash) ? Models.const_get(type, false).from_wire(value) : value
+        when String then value.is_a?(Hash) ? Models.const_get(type, false).from_wire(value) : symbolize(value)
         when Array then decode_composite(type, value)
-        else value
+        else symbolize(value)
         end
       end
 
       def decode_composite(type, value)
         kind, *inner = type
         case kind
-        when :array then value.is_a?(Array) ? value.map { |item| decode(inner[0], item) } : value
-        when :map then value.is_a?(Hash) ? value.transform_values { |item| decode(inner[0], item) } : value
+        when :array then value.is_a?(Array) ? value.map { |item| decode(inner[0], item) } : symbolize(value)
+        when :map
+          value.is_a?(Hash) ? value.to_h { |key, item| [key.to_sym, decode(inner[0], item)] } : symbolize(value)
         when :nullable then decode(inner[0], value)
         when :union
           variant = inner.find { |candidate| fits?(candidate, value) }
-          variant ? decode(variant, value) : value
+          variant ? decode(variant, value) : symbolize(value)
+        else symbolize(value)
+        end
+      end
+
+      # A JSON value with the keys of its Hashes, at any depth, as Symbols.
+      def symbolize(value)
+        case value
+        when Hash then value.to_h { |key, item| [key.to_sym, symbolize(item)] }
+        when Array then value.map { |item| symbolize(item) }
         else value
         end
       end
@@ -205,6 +218,7 @@ module Agentry
       def to_h(value)
         case value
         when Model then value.to_h
+        when Hash then value.transform_values { |item| to_h(item) }
         when Array then value.map { |item| to_h(item) }
         else value
         end

@@ -103,7 +103,7 @@ module Agentry
 
       # @!attribute [r] personality
       #   Personality traits and communication style, as a JSON object.
-      #   @return [Hash{String => Object}]
+      #   @return [Hash{Symbol => Object}]
       field :personality, "personality", :json, required: true
 
       # @!attribute [r] knowledge
@@ -187,8 +187,8 @@ module Agentry
     # Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation;
     # other keys are kept as given.
     #
-    # Keys besides the fields below are kept as given: read them with `model["key"]`; `to_h` and `to_wire`
-    # include them.
+    # Keys besides the fields below are kept under their JSON names as Symbols: read them with
+    # `model[:key]`; `to_h` and `to_wire` include them.
     class AgentSettings < Agentry::Model
       # @!attribute [r] temperature
       #   Sampling temperature, 0 to 2. Unset or `null`: the provider's default.
@@ -299,8 +299,8 @@ module Agentry
     # Platform integrations: a platform name, or an object with a `type` and that platform's
     # configuration.
     #
-    # Keys besides the fields below are kept as given: read them with `model["key"]`; `to_h` and `to_wire`
-    # include them.
+    # Keys besides the fields below are kept under their JSON names as Symbols: read them with
+    # `model[:key]`; `to_h` and `to_wire` include them.
     class ClientIntegration < Agentry::Model
       # @!attribute [r] type
       #   @return [String]
@@ -388,7 +388,7 @@ module Agentry
       field :enabled, "enabled", :boolean
 
       # @!attribute [r] config
-      #   @return [Hash{String => Object}]
+      #   @return [Hash{Symbol => Object}]
       field :config, "config", :json
     end
 
