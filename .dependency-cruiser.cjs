@@ -42,7 +42,8 @@ module.exports = {
     },
     {
       name: "apps-are-independent",
-      comment: "Each application is a deployable of its own (one composition root each); none imports another.",
+      comment:
+        "Each application is a deployable of its own (one composition root each); none imports another.",
       severity: "error",
       from: { path: "^apps/([^/]+)/" },
       to: { path: "^apps/", pathNot: "^apps/$1/" },

@@ -11,9 +11,9 @@ import {
   startFakeOpenAI,
 } from "@agentry/conversation/testing";
 import { SCOPES, type Scope } from "@agentry/core";
-import { composeServer, loadServerConfig, type Server } from "@agentry/server";
 import { silentLogger } from "@agentry/logging";
 import { type Limits, Tier } from "@agentry/proto";
+import { composeServer, loadServerConfig, type Server } from "@agentry/server";
 
 /** Where the scenario file is, for runners that take the launcher's word for it. */
 export const SCENARIO_PATH = fileURLToPath(new URL("./scenario.json", import.meta.url));

@@ -30,7 +30,8 @@ const PERMANENT_CODES = new Set(["AGENT_INACTIVE", "INSUFFICIENT_QUOTA"]);
  * - 429 is always retried: the rate limiter refuses before the operation runs, so nothing happened.
  * - A connection that was never established is always retried, for the same reason.
  * - 408 means the server gave up waiting for the request, so it was not processed: always retried.
- * - 409 is retried except `AGENT_INACTIVE`, which only a PATCH of the agent's status can clear.
+ * - 409 is retried for idempotent operations only, and never `AGENT_INACTIVE`, which only a PATCH of the
+ *   agent's status can clear.
  * - Other connection failures, timeouts and 5xx are retried for idempotent operations only; for messages, 503
  *   too.
  */

@@ -21,7 +21,9 @@ afterAll(async () => {
 
 describe("the conformance scenario against a live service", () => {
   it("the launcher names the scenario it serves and every key the scenario uses", () => {
-    expect(launcher.info.scenario).toBe(new URL("../../../tools/conformance/scenario.json", import.meta.url).pathname);
+    expect(launcher.info.scenario).toBe(
+      new URL("../../../tools/conformance/scenario.json", import.meta.url).pathname,
+    );
     for (const client of Object.values(scenario.clients)) {
       if (client.key !== undefined) expect(launcher.info.keys[client.key]).toMatch(/^agentry_sk_/);
     }

@@ -5,9 +5,9 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ensureModel, sharedModelDir, systemPrompt } from "@agentry/conversation";
 import { listen } from "@agentry/gateway";
-import { composeServer, loadServerConfig } from "@agentry/server";
 import { silentLogger } from "@agentry/logging";
 import { Tier } from "@agentry/proto";
+import { composeServer, loadServerConfig } from "@agentry/server";
 import { type ChatHistoryItem, getLlama, LlamaChat } from "node-llama-cpp";
 
 /**

@@ -5,10 +5,10 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
+  BENCH_DIR,
   cpuSecondsOf,
   forkWorker,
   freePort,
-  BENCH_DIR,
   ROOT,
   type Running,
   rssOf,
@@ -80,13 +80,7 @@ function launch(
 
 /** Runs a small node:http script (the baselines) and waits for its "listening <port>" line. */
 async function launchScript(name: string, script: string, scriptArgs: string[], dir: string) {
-  const process = launch(
-    name,
-    "node",
-    [join(BENCH_DIR, "src", "servers", script), ...scriptArgs],
-    {},
-    dir,
-  );
+  const process = launch(name, "node", [join(BENCH_DIR, "src", "servers", script), ...scriptArgs], {}, dir);
   const port = await new Promise<number>((resolve, reject) => {
     process.child.stdout!.on("data", (chunk) => {
       const match = /listening (\d+)/.exec(String(chunk));
@@ -99,13 +93,9 @@ async function launchScript(name: string, script: string, scriptArgs: string[], 
 
 /** Bundles a deployable (`apps/server`, `services/registry`, ...) as `pnpm build` does. */
 async function bundle(deployable: string): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    [join(ROOT, "scripts", "bundle.mjs"), join(ROOT, deployable)],
-    {
-      stdio: ["ignore", "inherit", "inherit"],
-    },
-  );
+  const child = spawn(process.execPath, [join(ROOT, "scripts", "bundle.mjs"), join(ROOT, deployable)], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   const [code] = (await once(child, "exit")) as [number | null];
   if (code !== 0) throw new Error(`bundling ${deployable} failed`);
 }
@@ -488,11 +478,7 @@ async function coldStarts(
   );
   const coldBare = await coldStart(
     "node",
-    (port) => [
-      join(BENCH_DIR, "src", "servers", "bare-server.mjs"),
-      join(dir, "bodies.json"),
-      String(port),
-    ],
+    (port) => [join(BENCH_DIR, "src", "servers", "bare-server.mjs"), join(dir, "bodies.json"), String(port)],
     {},
     path,
     {},

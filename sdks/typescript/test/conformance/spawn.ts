@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import type { LauncherInfo } from "./runner.js";
 
-const CONFORMANCE_DIR = fileURLToPath(new URL("../../../conformance/", import.meta.url));
+const CONFORMANCE_DIR = fileURLToPath(new URL("../../../../tools/conformance/", import.meta.url));
 
 export interface SpawnedLauncher {
   info: LauncherInfo;
