@@ -1,10 +1,10 @@
 import { ConfigError, exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
-import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
+import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
 import { remoteService } from "@agentry/rpc";
 import { loadGatewayConfig } from "./config.js";
 import { buildGateway } from "./gateway.js";
-import { listen } from "./server.js";
+import { runGateway } from "./run.js";
 
 /**
  * The gateway on its own, in front of a registry and a conversation service in other processes (REGISTRY_URL,
@@ -38,37 +38,13 @@ async function main(): Promise<void> {
     dependencies: { registry: registry.ready, conversation: conversation.ready },
     ...(metrics ? { metrics } : {}),
   });
-  const running = await listen(gateway.app, config.PORT, config.HOST);
-  logger.info(
-    {
-      url: running.url,
-      publicBaseUrl: config.PUBLIC_BASE_URL,
-      registry: config.REGISTRY_URL,
-      conversation: config.CONVERSATION_URL,
-    },
-    "agentry gateway listening",
-  );
-  const metricsServer = metrics
-    ? await startMetricsServer(metrics, config.METRICS_PORT ?? 0, config.METRICS_HOST ?? config.HOST)
-    : undefined;
-  if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down: finishing in-flight requests");
-    gateway.context.draining = true;
-    await running.close(config.SHUTDOWN_TIMEOUT_MS);
-    await gateway.close();
-    await metricsServer?.close();
-    await tracing.shutdown();
-    logger.info("stopped");
-    logger.flush();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
+  await runGateway(gateway, {
+    config,
+    logger,
+    tracing,
+    ...(metrics ? { metrics } : {}),
+    describe: { registry: config.REGISTRY_URL, conversation: config.CONVERSATION_URL },
+  });
 }
 
 main().catch((error: unknown) => {
