@@ -1,10 +1,10 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AppError } from "@agentry/errors";
-import Database from "better-sqlite3";
+import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
+import type Database from "better-sqlite3";
 import { turnTokens } from "../prompt.js";
 import { HistoryCache, oldestFirst } from "./history.js";
-import { migrate } from "./sqlite-migrations.js";
+import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import type {
   CallOutcome,
   CallRecord,
@@ -122,7 +122,7 @@ function decodeCursor(cursor: string): number {
 }
 
 /**
- * The embedded store: one SQLite file in WAL mode, every commit flushed to disk (synchronous=FULL). The history
+ * The embedded store: one SQLite file, opened with the settings of `@agentry/sqlite`. The history
  * windows of recently used conversations are kept in memory (see HistoryCache), so that a message to one of
  * them reads no turns.
  */
@@ -135,17 +135,14 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
   /** The history windows of recently used conversations (see HistoryCache). */
   private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
-  private dataVersion: number;
+  private readonly othersCommitted: () => boolean;
 
+  /** Opens (creating when missing) the database file and brings its schema up to date. */
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
-    this.db.pragma("busy_timeout = 5000");
-    migrate(this.db);
+    this.db = openSqliteDatabase(file, MIGRATION_TARGET);
+    this.othersCommitted = watchOtherConnections(this.db);
     const s = prepare(this.db);
     this.statements = s;
-    this.dataVersion = s.dataVersion.get() as number;
     this.save = this.db.transaction(({ key, user, reply }: NewExchange, call: CallRecord) => {
       if (this.purged(key.accountId, key.agentId)) return false;
       s.insertTurn.run(user.id, ...keyParams(key), "user", user.text, null, null, 0, 0, 0, user.createdAt);
@@ -263,13 +260,10 @@ export class SqliteConversationStore implements ConversationStore {
 
   /**
    * Clears the history cache when another connection (another process on the same file) has committed since
-   * the last look, and says whether it did. SQLite's `data_version` changes with every commit of any other
-   * connection, never with this one's.
+   * the last look, and says whether it did.
    */
   private forgetOthersWrites(): boolean {
-    const version = this.statements.dataVersion.get() as number;
-    if (version === this.dataVersion) return false;
-    this.dataVersion = version;
+    if (!this.othersCommitted()) return false;
     this.history.clear();
     return true;
   }
@@ -297,7 +291,6 @@ const FIRST_HISTORY_PAGE = 32;
 
 function prepare(db: Database.Database) {
   return {
-    dataVersion: db.prepare("PRAGMA data_version").pluck(),
     // Newest first, through turns_by_conversation backwards; only the two columns the prompt uses.
     history: db
       .prepare<[...KeyParams, beforeSeq: number, limit: number], [number, HistoryTurn["role"], string]>(
@@ -368,6 +361,5 @@ function callRow(call: CallRecord): CallRow {
 
 /** Opens (creating when missing) `<dataDir>/conversation.db`. */
 export function openSqliteConversationStore(options: { dataDir: string }): SqliteConversationStore {
-  mkdirSync(options.dataDir, { recursive: true });
   return new SqliteConversationStore(join(options.dataDir, CONVERSATION_DB_FILE));
 }

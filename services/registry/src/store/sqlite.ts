@@ -1,12 +1,12 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Limits, newId, type Scope, SizedLru, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { applyAgentPatch } from "./patch.js";
 import { assertAgentQuota } from "./quota.js";
-import { migrate } from "./sqlite-migrations.js";
+import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import { applyHealthReport, newAgent } from "./status.js";
 import type {
   AccountRecord,
@@ -227,7 +227,6 @@ function prepareStatements(db: Database.Database) {
       "UPDATE accounts SET tier = ?, limit_overrides = ? WHERE id = ?",
     ),
 
-    dataVersion: db.prepare("PRAGMA data_version").pluck(),
     agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
     countAgents: prepare<[string], number>("SELECT count(*) FROM agents WHERE account_id = ?").pluck(),
     countAgentsWithStatus: prepare<[string, string], number>(
@@ -287,17 +286,11 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
 
   // The rows of recently read agents, so that reading one again (every GET of it, every message to it) costs no
   // query: a row is dropped when this store changes the agent, and all of them whenever another connection (a
-  // process sharing the file) has committed since the last look, which SQLite's data_version tells.
+  // process sharing the file) has committed since the last look.
   const agentRows = new SizedLru<string, AgentRow>(AGENT_ROW_CACHE_CHARS);
-  let dataVersion = sql.dataVersion.get() as number;
-  const forgetOthersWrites = () => {
-    const version = sql.dataVersion.get() as number;
-    if (version === dataVersion) return;
-    dataVersion = version;
-    agentRows.clear();
-  };
+  const othersCommitted = watchOtherConnections(db);
   const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
-    forgetOthersWrites();
+    if (othersCommitted()) agentRows.clear();
     const cached = agentRows.get(id);
     if (cached?.account_id === accountId) return cached;
     const row = sql.agent.get(accountId, id);
@@ -540,29 +533,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   };
 }
 
-/**
- * Opens a connection to the registry database file with the settings every connection needs, and brings the
- * schema up to date. Several processes may open the same file at once.
- */
-export function openSqliteDatabase(file: string): Database.Database {
-  const db = new Database(file, { timeout: 5000 });
-  try {
-    // busy_timeout first: switching to WAL needs a lock that another process opening the file may hold.
-    db.pragma("busy_timeout = 5000");
-    db.pragma("journal_mode = WAL");
-    // FULL: a committed change survives a power loss, not just a crash of the process.
-    db.pragma("synchronous = FULL");
-    db.pragma("foreign_keys = ON");
-    migrate(db);
-    return db;
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-}
-
 /** Opens (creating if needed) the registry database at `<dataDir>/registry.db`. */
 export function openSqliteRegistryStore(options: { dataDir: string }): RegistryStore {
-  mkdirSync(options.dataDir, { recursive: true });
-  return sqliteRegistryStore(openSqliteDatabase(join(options.dataDir, REGISTRY_DB_FILE)));
+  return sqliteRegistryStore(openSqliteDatabase(join(options.dataDir, REGISTRY_DB_FILE), MIGRATION_TARGET));
 }
