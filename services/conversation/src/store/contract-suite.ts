@@ -1,7 +1,7 @@
 import { newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildPrompt, turnTokens } from "../prompt.js";
+import { fitHistory, turnTokens } from "../history.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "./types.js";
 
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
@@ -209,19 +209,12 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         role,
         text,
       }));
-      const prompt = (turns: { role: "user" | "assistant"; text: string }[], budget: number) =>
-        buildPrompt({
-          profile: { name: "", bio: [], personality: {}, knowledge: [], goals: [] },
-          context: undefined,
-          history: turns,
-          text: "new",
-          historyTokenBudget: budget,
-        }).messages;
       const total = all.reduce((sum, t) => sum + turnTokens(t.text), 0);
       for (let budget = 0; budget <= total + 1; budget++) {
-        const read = await store.recentTurns(k, { maxTurns: 200, tokenBudget: budget });
+        const limits = { maxTurns: 200, tokenBudget: budget };
+        const read = await store.recentTurns(k, limits);
         expect(all.slice(all.length - read.length)).toEqual(read);
-        expect(prompt(read, budget)).toEqual(prompt(all, budget));
+        expect(fitHistory(read, limits)).toEqual(fitHistory(all, limits));
       }
     });
 

@@ -24,8 +24,7 @@ import { AppError } from "@agentry/errors";
 import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
-import { MESSAGE_OVERHEAD_TOKENS } from "../prompt.js";
-import { oldestFirst } from "./history.js";
+import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import type {
   CallOutcome,
@@ -192,10 +191,11 @@ function statements(s: string) {
   const prepared = (name: string, text: string): Prepared => ({ name: `${s}.${name}`, text });
   // The advisory lock key of an agent; ids never contain "/".
   const agentLock = "hashtextextended($1 || '/' || $2, 0)";
-  // turnTokens of prompt.ts, over characters (`length`: code points, never more than JavaScript's UTF-16 units).
-  // `length` reads the whole text, so a first pass bounds the turns with what the row header gives: a third of
-  // the UTF-8 bytes, never more than the UTF-16 units either (1 to 3 bytes make one unit, 4 bytes two).
-  const tokens = (characters: string) => `(${characters} + 3) / 4 + ${MESSAGE_OVERHEAD_TOKENS}`;
+  // turnTokens of history.ts, over characters (`length`: code points, never more than JavaScript's UTF-16
+  // units). `length` reads the whole text, so a first pass bounds the turns with what the row header gives: a
+  // third of the UTF-8 bytes, never more than the UTF-16 units either (1 to 3 bytes make one unit, 4 bytes two).
+  const tokens = (characters: string) =>
+    `(${characters} + ${CHARACTERS_PER_TOKEN - 1}) / ${CHARACTERS_PER_TOKEN} + ${MESSAGE_OVERHEAD_TOKENS}`;
   const runningTotal = (characters: string) =>
     `sum(${tokens(characters)}) OVER (ORDER BY seq DESC ROWS UNBOUNDED PRECEDING)`;
   return {

@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
-import { turnTokens } from "../prompt.js";
-import { HistoryCache, oldestFirst } from "./history.js";
+import { oldestFirst, turnTokens, withinLimits } from "../history.js";
+import { HistoryCache } from "./history-cache.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import type {
   CallOutcome,
@@ -192,8 +192,8 @@ export class SqliteConversationStore implements ConversationStore {
       const rows = this.statements.history.all(...keyParams(key), before, wanted);
       for (const [seq, role, text] of rows) {
         const tokens = turnTokens(text);
+        if (!withinLimits(turns.length + 1, spent + tokens, limits)) break read;
         spent += tokens;
-        if (spent > limits.tokenBudget) break read;
         turns.push({ role, text, tokens });
         before = seq;
       }
