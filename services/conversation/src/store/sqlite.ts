@@ -1,12 +1,20 @@
 import { join } from "node:path";
-import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { oldestFirst, turnTokens, withinLimits } from "../history.js";
 import { HistoryCache } from "./history-cache.js";
+import {
+  type CallRow,
+  cursorPosition,
+  type KeyParams,
+  keyParams,
+  type TurnRow,
+  toCall,
+  toTurn,
+  turnPage,
+} from "./rows.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import type {
-  CallOutcome,
   CallRecord,
   ConversationKey,
   ConversationStore,
@@ -15,116 +23,20 @@ import type {
   NewExchange,
   PurgeResult,
   TurnPage,
-  TurnRecord,
   TurnRole,
 } from "./types.js";
 
 export const CONVERSATION_DB_FILE = "conversation.db";
 
-interface TurnRow {
-  seq: number;
-  id: string;
-  account_id: string;
-  agent_id: string;
-  user_id: string;
-  room_id: string;
-  role: TurnRole;
-  text: string;
-  model: string | null;
-  provider: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  latency_ms: number;
-  created_at: string;
-}
-
-interface CallRow {
-  id: string;
-  request_id: string | null;
-  account_id: string;
-  agent_id: string;
-  user_id: string;
-  room_id: string;
-  provider: string | null;
-  model: string | null;
-  stream: number;
-  outcome: CallOutcome;
-  error_code: string | null;
-  error_message: string | null;
-  latency_ms: number;
-  first_token_ms: number | null;
-  input_tokens: number;
-  output_tokens: number;
-  created_at: string;
-}
-
-type KeyParams = [accountId: string, agentId: string, userId: string, roomId: string];
+type SqliteTurnRow = TurnRow<number, string>;
+type SqliteCallRow = CallRow<number, string>;
 
 const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id = ?";
 
-function keyParams(key: ConversationKey): KeyParams {
-  return [key.accountId, key.agentId, key.userId, key.roomId];
-}
-
-function toTurn(row: TurnRow): TurnRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    userId: row.user_id,
-    roomId: row.room_id,
-    role: row.role,
-    text: row.text,
-    model: row.model,
-    provider: row.provider,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    latencyMs: row.latency_ms,
-    createdAt: row.created_at,
-  };
-}
-
-function toCall(row: CallRow): CallRecord {
-  return {
-    id: row.id,
-    requestId: row.request_id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    userId: row.user_id,
-    roomId: row.room_id,
-    provider: row.provider,
-    model: row.model,
-    stream: row.stream === 1,
-    outcome: row.outcome,
-    errorCode: row.error_code,
-    errorMessage: row.error_message,
-    latencyMs: row.latency_ms,
-    firstTokenMs: row.first_token_ms,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    createdAt: row.created_at,
-  };
-}
-
-/** Cursors are opaque to callers: the position of the last turn read, in base64url. */
-function encodeCursor(seq: number): string {
-  return Buffer.from(`turn:${seq}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): number {
-  const match = /^turn:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) {
-    throw new AppError("INVALID_REQUEST", "The page token is invalid.", {
-      details: [{ field: "page_token", issue: "is not a token returned by a previous page" }],
-    });
-  }
-  return Number(match[1]);
-}
-
 /**
- * The embedded store: one SQLite file, opened with the settings of `@agentry/sqlite`. The history
- * windows of recently used conversations are kept in memory (see HistoryCache), so that a message to one of
- * them reads no turns.
+ * The embedded store: one SQLite file, opened with the settings of `@agentry/sqlite`. The history windows of
+ * recently used conversations are kept in memory (see HistoryCache), so that a message to one of them reads no
+ * turns.
  */
 export class SqliteConversationStore implements ConversationStore {
   private readonly db: Database.Database;
@@ -228,16 +140,15 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
-    const after = page.cursor === null ? 0 : decodeCursor(page.cursor);
-    // One row more than asked tells whether another page follows.
+    const after = page.cursor === null ? 0 : Number(cursorPosition(page.cursor));
     const rows = this.statements.page.all(...keyParams(key), after, page.limit + 1);
-    const more = rows.length > page.limit;
-    const turns = rows.slice(0, page.limit);
-    return { turns: turns.map(toTurn), nextCursor: more ? encodeCursor(turns[turns.length - 1]!.seq) : null };
+    return turnPage(rows, page.limit, (row) => toTurn(row, row.created_at));
   }
 
   async listCalls(accountId: string, agentId: string): Promise<CallRecord[]> {
-    return this.statements.calls.all(accountId, agentId).map(toCall);
+    return this.statements.calls
+      .all(accountId, agentId)
+      .map((row) => toCall(row, row.stream === 1, row.created_at));
   }
 
   async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {
@@ -297,7 +208,7 @@ function prepare(db: Database.Database) {
         `SELECT seq, role, text FROM turns WHERE ${KEY_WHERE} AND seq < ? ORDER BY seq DESC LIMIT ?`,
       )
       .raw(true),
-    page: db.prepare<[...KeyParams, number, number], TurnRow>(
+    page: db.prepare<[...KeyParams, number, number], SqliteTurnRow>(
       `SELECT * FROM turns WHERE ${KEY_WHERE} AND seq > ? ORDER BY seq ASC LIMIT ?`,
     ),
     insertTurn: db.prepare<
@@ -313,14 +224,14 @@ function prepare(db: Database.Database) {
        ON CONFLICT (agent_id, user_id, room_id, account_id)
        DO UPDATE SET turn_count = turn_count + 2, updated_at = excluded.updated_at`,
     ),
-    insertCall: db.prepare<CallRow>(
+    insertCall: db.prepare<SqliteCallRow>(
       `INSERT INTO calls (id, request_id, account_id, agent_id, user_id, room_id, provider, model, stream,
          outcome, error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
        VALUES (@id, @request_id, @account_id, @agent_id, @user_id, @room_id, @provider, @model, @stream,
          @outcome, @error_code, @error_message, @latency_ms, @first_token_ms, @input_tokens, @output_tokens,
          @created_at)`,
     ),
-    calls: db.prepare<[string, string], CallRow>(
+    calls: db.prepare<[string, string], SqliteCallRow>(
       "SELECT * FROM calls WHERE account_id = ? AND agent_id = ? ORDER BY seq ASC",
     ),
     isPurged: db.prepare<[string, string], number>(
@@ -337,7 +248,7 @@ function prepare(db: Database.Database) {
   };
 }
 
-function callRow(call: CallRecord): CallRow {
+function callRow(call: CallRecord): SqliteCallRow {
   return {
     id: call.id,
     request_id: call.requestId,
