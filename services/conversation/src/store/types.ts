@@ -98,7 +98,7 @@ export interface PurgeResult {
 
 /**
  * Everything the conversation service stores. Implementations: SQLite (embedded default) and Postgres;
- * both pass the one contract suite in `contract-suite.ts`.
+ * both pass the one contract suite, `conversationStoreContract` of `@agentry/conversation/testing`.
  *
  * Turns are ordered by the time their exchange was stored (a message and its reply are adjacent). Reads are
  * scoped to the full key, account included: nothing crosses accounts, agents, users or rooms.

@@ -109,8 +109,8 @@ export interface OutboxEvent {
 export type NewOutboxEvent = Pick<OutboxEvent, "type" | "accountId" | "agentId" | "payload">;
 
 /**
- * Everything the registry stores. Implementations: SQLite (embedded default) and, later, Postgres; both pass
- * the one contract suite in `contract-suite.ts`.
+ * Everything the registry stores. Implementations: SQLite (embedded default) and Postgres; both pass the one
+ * contract suite, `registryStoreContract` of `@agentry/registry/testing`.
  *
  * Every agent operation is scoped to an account: another account's agent is reported exactly like a missing one
  * (null / false). Mutations write their outbox event in the same transaction.

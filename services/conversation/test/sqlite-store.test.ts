@@ -3,10 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sqliteSchemaVersion } from "@agentry/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import { conversationStoreContract, save } from "./contract-suite.js";
-import { CONVERSATION_DB_FILE, openSqliteConversationStore, type SqliteConversationStore } from "./sqlite.js";
-import { MIGRATIONS } from "./sqlite-migrations.js";
-import type { HistoryLimits } from "./types.js";
+import {
+  CONVERSATION_DB_FILE,
+  openSqliteConversationStore,
+  type SqliteConversationStore,
+} from "../src/store/sqlite.js";
+import { MIGRATIONS } from "../src/store/sqlite-migrations.js";
+import type { HistoryLimits } from "../src/store/types.js";
+import { conversationStoreContract, storeExchange } from "../src/testing/index.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -25,7 +29,7 @@ describe("SqliteConversationStore", () => {
     const dataDir = join(tempDir(), "nested", "data");
     const store = openSqliteConversationStore({ dataDir });
     const k = { accountId: "acct_A", agentId: "agt_A", userId: "u", roomId: "r" };
-    await save(store, k, "persist me", "persisted");
+    await storeExchange(store, k, "persist me", "persisted");
     await store.close();
 
     const reopened = openSqliteConversationStore({ dataDir });
@@ -65,7 +69,7 @@ describe("SqliteConversationStore", () => {
         expect(cached).toEqual(await texts(fresh, limits));
         await fresh.close();
         const words = (count: number) => "word ".repeat(Math.floor(random() * count)).trim() || "x";
-        await save(store, k, `q${i} ${words(40)}`, `a${i} ${words(80)}`);
+        await storeExchange(store, k, `q${i} ${words(40)}`, `a${i} ${words(80)}`);
       }
       expect((await texts(store, { maxTurns: 1000, tokenBudget: 1_000_000 })).length).toBe(80);
       await store.close();
@@ -76,9 +80,9 @@ describe("SqliteConversationStore", () => {
       const store = openSqliteConversationStore({ dataDir });
       const other = openSqliteConversationStore({ dataDir });
       const limits = { maxTurns: 200, tokenBudget: 100_000 };
-      await save(store, k, "one", "first");
+      await storeExchange(store, k, "one", "first");
       expect(await texts(store, limits)).toEqual(["user:one", "assistant:first"]);
-      await save(other, k, "two", "second");
+      await storeExchange(other, k, "two", "second");
       expect(await texts(store, limits)).toEqual([
         "user:one",
         "assistant:first",
@@ -86,9 +90,9 @@ describe("SqliteConversationStore", () => {
         "assistant:second",
       ]);
       // Stored by both, in turn: the cache never appends its own exchange after someone else's it has not read.
-      await save(store, k, "three", "third");
-      await save(other, k, "four", "fourth");
-      await save(store, k, "five", "fifth");
+      await storeExchange(store, k, "three", "third");
+      await storeExchange(other, k, "four", "fourth");
+      await storeExchange(store, k, "five", "fifth");
       expect(await texts(store, limits)).toEqual(await texts(other, limits));
       expect((await texts(store, limits)).length).toBe(10);
       await other.close();
@@ -98,7 +102,7 @@ describe("SqliteConversationStore", () => {
     it("forgets a purged agent's conversations", async () => {
       const store = openSqliteConversationStore({ dataDir: tempDir() });
       const limits = { maxTurns: 200, tokenBudget: 100_000 };
-      await save(store, k, "hello", "hi");
+      await storeExchange(store, k, "hello", "hi");
       expect(await texts(store, limits)).toHaveLength(2);
       await store.purgeAgent(k.accountId, k.agentId);
       expect(await texts(store, limits)).toEqual([]);
