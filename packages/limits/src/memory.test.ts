@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { limiterContract } from "./contract-suite.js";
 import { createMemoryLimiter } from "./memory.js";
+import { limiterContract } from "./testing/index.js";
 import type { Bucket } from "./types.js";
 
 limiterContract("memory", () => createMemoryLimiter());

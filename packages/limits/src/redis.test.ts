@@ -4,10 +4,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { forkLimiterChild } from "../test/children.js";
-import { freePort, serverFixture, sharedTestRedis, startTestRedis } from "../test/redis-server.js";
-import { limiterContract } from "./contract-suite.js";
 import { LimiterUnavailableError } from "./errors.js";
 import { createRedisLimiter, type RedisLimiter, type RedisLimiterOptions } from "./redis.js";
+import {
+  freePort,
+  limiterContract,
+  serverFixture,
+  sharedTestRedis,
+  startTestRedis,
+} from "./testing/index.js";
 import type { Bucket } from "./types.js";
 
 const shared = serverFixture(sharedTestRedis);

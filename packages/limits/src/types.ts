@@ -3,7 +3,7 @@
  * README). Buckets are identified by `key` alone; callers keep `limit` and `windowMs` stable for a key.
  */
 export interface Bucket {
-  /** e.g. `acct:acct_1:tier`, `acct:acct_1:create`, `agent:agt_1:messages`. */
+  /** e.g. `acct:acct_1:requestsPerMinute`, `acct:acct_1:agent:agt_1:messagesPerMinute`. */
   key: string;
   /** Integer ≥ 0. With 0 every request is refused. */
   limit: number;
@@ -24,7 +24,10 @@ export interface Decision {
   limit: number;
   /** Units left in the reported bucket's window after this request: `limit - admitted in the last windowMs`. */
   remaining: number;
-  /** When the reported bucket is full again (all `limit` units available): its newest admitted request + windowMs. */
+  /**
+   * When the reported bucket is full again (all `limit` units available): its newest admitted request + windowMs,
+   * or now when it holds none.
+   */
   resetAtMs: number;
   /** 0 when allowed; when refused, how long until every refusing bucket has a unit free again. */
   retryAfterMs: number;
@@ -46,18 +49,22 @@ export interface Lease {
 
 export type SlotResult =
   | { acquired: true; lease: Lease; retryAfterMs: 0 }
-  /** `retryAfterMs`: until the earliest held lease expires; a release can free a slot sooner. */
+  /**
+   * `retryAfterMs`: until the earliest held lease expires (`ttlMs` when none is held, as with a limit of 0); a
+   * release can free a slot sooner.
+   */
   | { acquired: false; retryAfterMs: number };
 
 export interface Limiter {
   /**
-   * Spends one unit from every bucket if and only if all of them allow it, atomically. An empty list or a key
-   * listed twice is a programming error (RangeError).
+   * Spends one unit from every bucket if and only if all of them allow it, atomically. An empty list, a key
+   * listed twice, or a limit or window that is not a whole number in range is a programming error (RangeError).
    * @throws LimiterUnavailableError when the backing store cannot decide (fail closed).
    */
   take(buckets: readonly Bucket[]): Promise<Decision>;
   /**
-   * Acquires one of `limit` concurrency slots under `key`; the lease expires after `ttlMs` unless renewed.
+   * Acquires one of `limit` concurrency slots under `key`; the lease expires after `ttlMs` unless renewed. An
+   * empty key, or a limit or ttl that is not a whole number in range, is a programming error (RangeError).
    * @throws LimiterUnavailableError when the backing store cannot decide (fail closed).
    */
   acquireSlot(key: string, limit: number, ttlMs: number): Promise<SlotResult>;

@@ -3,8 +3,9 @@ import { createLogger } from "@agentry/logging";
 import { openConversationStore } from "./store/open.js";
 
 /**
- * The variables the store needs, read as `loadConversationConfig` reads them. Not that function itself: it loads
- * the model providers (the local one pulls in llama.cpp), which take seconds to import and play no part here.
+ * The variables the store needs, read as `loadConversationConfig` reads them. Not that function itself: its
+ * module imports the model providers' code, which plays no part here, and it checks every provider variable, so a
+ * migration would fail over a setting it never reads.
  */
 const schema = z.object({
   DATA_DIR: env.dataDir(),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildPrompt, contextSection, estimateTokens, systemPrompt } from "./prompt.js";
+import { turnTokens } from "./history.js";
+import { buildPrompt, contextSection, systemPrompt } from "./prompt.js";
 
 const empty = { name: "", bio: [], personality: {}, knowledge: [], goals: [] };
 
@@ -60,27 +61,26 @@ describe("buildPrompt", () => {
       context: { k: "v" },
       history: [],
       text: "hello",
-      historyTokenBudget: 100,
+      historyLimits: { maxTurns: 200, tokenBudget: 100 },
     });
     expect(prompt.system.indexOf("You are Ada")).toBe(0);
     expect(prompt.system).toContain('{"k":"v"}');
     expect(prompt.messages).toEqual([{ role: "user", text: "hello" }]);
   });
 
-  it("keeps the most recent turns that fit the budget, at a turn boundary, never starting with a reply", () => {
-    const cost = estimateTokens("a".repeat(40)) + 4;
-    const kept = (budget: number) =>
+  it("sends the history that fits its limits, then the new message", () => {
+    const cost = turnTokens("a".repeat(40));
+    const kept = (maxTurns: number, tokenBudget: number) =>
       buildPrompt({
         profile: empty,
         context: undefined,
         history,
         text: "new",
-        historyTokenBudget: budget,
+        historyLimits: { maxTurns, tokenBudget },
       }).messages.map((m) => m.text[0]);
-    expect(kept(cost * 4)).toEqual(["a", "b", "c", "d", "n"]);
-    expect(kept(cost * 4 - 1)).toEqual(["c", "d", "n"]);
-    expect(kept(cost * 2)).toEqual(["c", "d", "n"]);
-    expect(kept(cost)).toEqual(["n"]);
-    expect(kept(0)).toEqual(["n"]);
+    expect(kept(200, cost * 4)).toEqual(["a", "b", "c", "d", "n"]);
+    expect(kept(200, cost * 4 - 1)).toEqual(["c", "d", "n"]);
+    expect(kept(3, cost * 4)).toEqual(["c", "d", "n"]);
+    expect(kept(200, 0)).toEqual(["n"]);
   });
 });

@@ -1,5 +1,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { fitHistory } from "./history.js";
 import type { PromptMessage } from "./providers/types.js";
+import type { HistoryLimits } from "./store/types.js";
 
 /** The parts of an agent the system prompt is built from (decisions.md, "Providers"). */
 export interface AgentProfile {
@@ -8,25 +10,6 @@ export interface AgentProfile {
   personality: JsonObject;
   knowledge: string[];
   goals: string[];
-}
-
-/** The history read from the store for one prompt, before the token budget trims it. */
-export const MAX_HISTORY_TURNS = 200;
-
-/** Per-message overhead of the chat formats (role markers, separators), in tokens. */
-export const MESSAGE_OVERHEAD_TOKENS = 4;
-
-/**
- * A rough token count, about four characters per token for English text. It only decides how much history
- * fits the budget, so being approximate costs a turn more or less of context, never a failed call.
- */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
-/** What one turn of history costs the budget: its text and the chat format's overhead. */
-export function turnTokens(text: string): number {
-  return estimateTokens(text) + MESSAGE_OVERHEAD_TOKENS;
 }
 
 /** The agent's profile as a system prompt; parts that are empty are left out. */
@@ -54,31 +37,20 @@ export function contextSection(context: JsonObject | undefined): string {
 export interface PromptInput {
   profile: AgentProfile;
   context: JsonObject | undefined;
-  /** Stored turns of this conversation, oldest first: at least those that fit the budget. */
+  /** Stored turns of this conversation, oldest first: at least those that fit the limits. */
   history: readonly PromptMessage[];
   text: string;
-  /** Tokens the history may take; the system prompt and the new message are always sent whole. */
-  historyTokenBudget: number;
+  /** What of the history the prompt may use; the system prompt and the new message are always sent whole. */
+  historyLimits: HistoryLimits;
 }
 
 /**
- * The prompt of one call: the system prompt (profile, then this message's context), the most recent turns that
- * fit the budget, then the new message. History is cut at a turn boundary and never starts with a reply, since
- * some providers require the first message to be the user's.
+ * The prompt of one call: the system prompt (profile, then this message's context), the history that fits the
+ * limits (`fitHistory`), then the new message.
  */
 export function buildPrompt(input: PromptInput): { system: string; messages: PromptMessage[] } {
   const system = [systemPrompt(input.profile), contextSection(input.context)].filter(Boolean).join("\n\n");
-  const history = input.history;
-  let start = history.length;
-  let spent = 0;
-  while (start > 0) {
-    const cost = turnTokens(history[start - 1]!.text);
-    if (spent + cost > input.historyTokenBudget) break;
-    spent += cost;
-    start--;
-  }
-  while (history[start]?.role === "assistant") start++;
-  const messages = history.slice(start);
+  const messages = fitHistory(input.history, input.historyLimits);
   messages.push({ role: "user", text: input.text });
   return { system, messages };
 }

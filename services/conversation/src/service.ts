@@ -5,7 +5,8 @@ import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConversationContext } from "./context.js";
 import { CallDeadline } from "./deadline.js";
-import { buildPrompt, MAX_HISTORY_TURNS } from "./prompt.js";
+import { MAX_HISTORY_TURNS } from "./history.js";
+import { buildPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
 import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
 import { generationSettings } from "./settings.js";
@@ -209,11 +210,8 @@ class Call {
     const { provider, model } = this.ctx.providers.resolve(spec?.modelProvider, spec?.model);
     this.provider = provider;
     this.model = model;
-    const historyTokenBudget = this.ctx.limits.contextTokenBudget;
-    const history = await this.ctx.store.recentTurns(this.key, {
-      maxTurns: MAX_HISTORY_TURNS,
-      tokenBudget: historyTokenBudget,
-    });
+    const historyLimits = { maxTurns: MAX_HISTORY_TURNS, tokenBudget: this.ctx.limits.contextTokenBudget };
+    const history = await this.ctx.store.recentTurns(this.key, historyLimits);
     const prompt = buildPrompt({
       profile: {
         name: spec?.name ?? "",
@@ -225,7 +223,7 @@ class Call {
       context: this.input.context,
       history,
       text: this.input.text,
-      historyTokenBudget,
+      historyLimits,
     });
     return { provider, request: { model, ...prompt, ...settings } };
   }

@@ -6,7 +6,7 @@ import { silentLogger } from "@agentry/logging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalProvider, type LocalProvider } from "../src/index.js";
 import type { ProviderEvent, ProviderRequest } from "../src/providers/types.js";
-import { LONG_ANSWER, testModelPath } from "./local-model.js";
+import { LONG_ANSWER, testModelPath } from "./fixtures/local-model.js";
 
 let provider: LocalProvider;
 let modelName: string;

@@ -1,7 +1,7 @@
 import type { StreamMessageResponse } from "@agentry/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LONG_ANSWER, testModelPath } from "./fixtures/local-model.js";
 import { ACCOUNT, agent, failure, type Harness, startHarness } from "./harness.js";
-import { LONG_ANSWER, testModelPath } from "./local-model.js";
 
 /**
  * The conversation service with no hosted provider configured: agents that name no provider are answered by

@@ -3,7 +3,6 @@ export { type BuildRegistryOptions, buildRegistry, type Registry } from "./regis
 export type { RegistryContext } from "./rpc/context.js";
 export {
   accountToProto,
-  agentFromProto,
   agentToProto,
   apiKeyToProto,
   fromTimestamp,

@@ -4,24 +4,11 @@ import { join } from "node:path";
 import { silentLogger } from "@agentry/logging";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildRegistry } from "../src/registry.js";
-import type { AgentFields } from "../src/store/types.js";
+import { agentFields } from "../src/testing/index.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-const fields = (name: string): AgentFields => ({
-  name,
-  bio: [],
-  personality: {},
-  knowledge: [],
-  goals: [],
-  clients: [],
-  settings: {},
-  modelProvider: null,
-  model: null,
-  plugins: [],
 });
 
 async function seeded(dataDir: string, purgeAgent?: (accountId: string, agentId: string) => Promise<void>) {
@@ -45,7 +32,7 @@ describe("outbox relay", () => {
     const { registry, account } = await seeded(dataDir, async (_accountId, agentId) => {
       purged.push(agentId);
     });
-    const agent = await registry.store.createAgent(account.id, fields("x"));
+    const agent = await registry.store.createAgent(account.id, agentFields({ name: "x" }));
     await registry.store.deleteAgent(account.id, agent.id);
     registry.relay.kick();
     await registry.relay.settle();
@@ -64,7 +51,7 @@ describe("outbox relay", () => {
       attempts += 1;
       if (attempts < 3) throw new Error("conversation service down");
     });
-    const agent = await registry.store.createAgent(account.id, fields("x"));
+    const agent = await registry.store.createAgent(account.id, agentFields({ name: "x" }));
     await registry.store.deleteAgent(account.id, agent.id);
     for (let i = 0; i < 100 && attempts < 3; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     await registry.relay.settle();
@@ -77,7 +64,7 @@ describe("outbox relay", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "agentry-relay-"));
     dirs.push(dataDir);
     const first = await seeded(dataDir);
-    const agent = await first.registry.store.createAgent(first.account.id, fields("x"));
+    const agent = await first.registry.store.createAgent(first.account.id, agentFields({ name: "x" }));
     await first.registry.store.deleteAgent(first.account.id, agent.id);
     await first.registry.close();
 

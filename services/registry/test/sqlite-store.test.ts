@@ -1,8 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sqliteSchemaVersion } from "@agentry/sqlite";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openRegistryStore } from "../src/index.js";
-import { registryStoreContract } from "../src/store/contract-suite.js";
+import { REGISTRY_DB_FILE } from "../src/store/sqlite.js";
+import { MIGRATIONS } from "../src/store/sqlite-migrations.js";
+import { agentFields, registryStoreContract } from "../src/testing/index.js";
+import { expectQuotaAcross, expectQuotaAcrossProcesses, startContender } from "./fixtures/quota.js";
 
 registryStoreContract("sqlite", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-"));
@@ -14,4 +19,105 @@ registryStoreContract("sqlite", async () => {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+});
+
+describe("SQLite registry file", () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-sqlite-"));
+  });
+  afterEach(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("creates the data directory, applies the migrations once and keeps the data when reopened", async () => {
+    const nested = join(dataDir, "a", "b");
+    const first = await openRegistryStore({ dataDir: nested });
+    const account = await first.createAccount({ name: "acme", tier: "pro", limitOverrides: {} });
+    await first.close();
+
+    const second = await openRegistryStore({ dataDir: nested });
+    expect(await second.getAccountByName("acme")).toEqual(account);
+    await second.close();
+    expect(sqliteSchemaVersion(join(nested, REGISTRY_DB_FILE))).toBe(
+      Math.max(...MIGRATIONS.map((m) => m.version)),
+    );
+  });
+
+  it("keeps the quota with two store instances on one file in one process", async () => {
+    const a = await openRegistryStore({ dataDir });
+    const b = await openRegistryStore({ dataDir });
+    try {
+      await expectQuotaAcross(a, b);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("reads an agent as stored, whichever store instance on the file changed it last", async () => {
+    const a = await openRegistryStore({ dataDir });
+    const b = await openRegistryStore({ dataDir });
+    try {
+      const account = await a.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+      const agent = await a.createAgent(account.id, agentFields());
+      expect((await a.getAgent(account.id, agent.id))?.name).toBe("agent");
+      expect((await b.getAgent(account.id, agent.id))?.name).toBe("agent");
+      await b.updateAgent(account.id, agent.id, { name: "renamed by b" });
+      expect((await a.getAgent(account.id, agent.id))?.name).toBe("renamed by b");
+      await a.updateAgent(account.id, agent.id, { name: "renamed by a" });
+      expect((await a.getAgent(account.id, agent.id))?.name).toBe("renamed by a");
+      expect((await b.getAgent(account.id, agent.id))?.name).toBe("renamed by a");
+      await a.reportAgentHealth(account.id, agent.id, {
+        code: "MODEL_ERROR",
+        message: "down",
+        at: "2026-01-01T00:00:00.000Z",
+      });
+      expect((await a.getAgent(account.id, agent.id))?.status).toBe("error");
+      expect((await b.getAgent(account.id, agent.id))?.status).toBe("error");
+      // Another account never reads it, cached or not.
+      expect(await a.getAgent("acct_other", agent.id)).toBeNull();
+      await b.deleteAgent(account.id, agent.id);
+      expect(await a.getAgent(account.id, agent.id)).toBeNull();
+      // Each read is a record of its own: changing one changes nothing the store returns later.
+      const again = await a.createAgent(account.id, agentFields());
+      const read = await a.getAgent(account.id, again.id);
+      read!.bio.push("changed by the caller");
+      expect((await a.getAgent(account.id, again.id))?.bio).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("keeps the quota with two processes creating agents on one file at the same time", async () => {
+    const setup = await openRegistryStore({ dataDir });
+    const account = await setup.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+    await setup.close();
+
+    // Both contenders open the file (and race to migrate it) before either starts creating.
+    const contenders = [startContender(dataDir, 65), startContender(dataDir, 65)];
+    try {
+      await Promise.all(contenders.map((c) => c.ready));
+      await expectQuotaAcrossProcesses(contenders, account.id);
+    } finally {
+      for (const c of contenders) c.child.kill();
+    }
+
+    const check = await openRegistryStore({ dataDir });
+    try {
+      const list = await check.listAgents(account.id, {
+        page: 1,
+        limit: 100,
+        sortBy: "createdAt",
+        order: "asc",
+      });
+      expect(list.total).toBe(100);
+      expect((await check.unpublishedEvents(1000)).filter((e) => e.type === "agent.created")).toHaveLength(
+        100,
+      );
+    } finally {
+      await check.close();
+    }
+  });
 });

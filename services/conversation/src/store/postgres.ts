@@ -20,15 +20,13 @@
  *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no
  *   turn or call of a purged agent survives, however the two interleave across instances.
  */
-import { AppError } from "@agentry/errors";
 import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
-import { MESSAGE_OVERHEAD_TOKENS } from "../prompt.js";
-import { oldestFirst } from "./history.js";
+import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
 import { migrationTarget } from "./postgres-migrations.js";
+import { type CallRow, cursorPosition, keyParams, type TurnRow, toCall, toTurn, turnPage } from "./rows.js";
 import type {
-  CallOutcome,
   CallRecord,
   ConversationKey,
   ConversationStore,
@@ -37,8 +35,6 @@ import type {
   NewExchange,
   PurgeResult,
   TurnPage,
-  TurnRecord,
-  TurnRole,
 } from "./types.js";
 
 export interface PostgresConversationStoreOptions {
@@ -58,88 +54,10 @@ export interface PostgresConversationStoreOptions {
 
 export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
 
-interface TurnRow {
-  seq: string;
-  id: string;
-  account_id: string;
-  agent_id: string;
-  user_id: string;
-  room_id: string;
-  role: TurnRole;
-  text: string;
-  model: string | null;
-  provider: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  latency_ms: number;
-  created_at: Date;
-}
-
-interface CallRow {
-  id: string;
-  request_id: string | null;
-  account_id: string;
-  agent_id: string;
-  user_id: string;
-  room_id: string;
-  provider: string | null;
-  model: string | null;
-  stream: boolean;
-  outcome: CallOutcome;
-  error_code: string | null;
-  error_message: string | null;
-  latency_ms: number;
-  first_token_ms: number | null;
-  input_tokens: number;
-  output_tokens: number;
-  created_at: Date;
-}
+type PgTurnRow = TurnRow<string, Date>;
+type PgCallRow = CallRow<boolean, Date>;
 
 const KEY_WHERE = "account_id = $1 AND agent_id = $2 AND user_id = $3 AND room_id = $4";
-
-function keyParams(key: ConversationKey): [string, string, string, string] {
-  return [key.accountId, key.agentId, key.userId, key.roomId];
-}
-
-function toTurn(row: TurnRow): TurnRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    userId: row.user_id,
-    roomId: row.room_id,
-    role: row.role,
-    text: row.text,
-    model: row.model,
-    provider: row.provider,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    latencyMs: row.latency_ms,
-    createdAt: row.created_at.toISOString(),
-  };
-}
-
-function toCall(row: CallRow): CallRecord {
-  return {
-    id: row.id,
-    requestId: row.request_id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    userId: row.user_id,
-    roomId: row.room_id,
-    provider: row.provider,
-    model: row.model,
-    stream: row.stream,
-    outcome: row.outcome,
-    errorCode: row.error_code,
-    errorMessage: row.error_message,
-    latencyMs: row.latency_ms,
-    firstTokenMs: row.first_token_ms,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    createdAt: row.created_at.toISOString(),
-  };
-}
 
 function callValues(call: CallRecord): unknown[] {
   return [
@@ -163,21 +81,6 @@ function callValues(call: CallRecord): unknown[] {
   ];
 }
 
-/** Cursors are opaque to callers: the position of the last turn read, in base64url (as in the SQLite store). */
-function encodeCursor(seq: string): string {
-  return Buffer.from(`turn:${seq}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): string {
-  const match = /^turn:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) {
-    throw new AppError("INVALID_REQUEST", "The page token is invalid.", {
-      details: [{ field: "page_token", issue: "is not a token returned by a previous page" }],
-    });
-  }
-  return match[1]!;
-}
-
 /**
  * A statement each pooled connection parses and plans once, then only executes. Named by schema, since a name
  * stands for one text per connection. Named statements live in the server session: a pooler in front of the
@@ -192,10 +95,11 @@ function statements(s: string) {
   const prepared = (name: string, text: string): Prepared => ({ name: `${s}.${name}`, text });
   // The advisory lock key of an agent; ids never contain "/".
   const agentLock = "hashtextextended($1 || '/' || $2, 0)";
-  // turnTokens of prompt.ts, over characters (`length`: code points, never more than JavaScript's UTF-16 units).
-  // `length` reads the whole text, so a first pass bounds the turns with what the row header gives: a third of
-  // the UTF-8 bytes, never more than the UTF-16 units either (1 to 3 bytes make one unit, 4 bytes two).
-  const tokens = (characters: string) => `(${characters} + 3) / 4 + ${MESSAGE_OVERHEAD_TOKENS}`;
+  // turnTokens of history.ts, over characters (`length`: code points, never more than JavaScript's UTF-16
+  // units). `length` reads the whole text, so a first pass bounds the turns with what the row header gives: a
+  // third of the UTF-8 bytes, never more than the UTF-16 units either (1 to 3 bytes make one unit, 4 bytes two).
+  const tokens = (characters: string) =>
+    `(${characters} + ${CHARACTERS_PER_TOKEN - 1}) / ${CHARACTERS_PER_TOKEN} + ${MESSAGE_OVERHEAD_TOKENS}`;
   const runningTotal = (characters: string) =>
     `sum(${tokens(characters)}) OVER (ORDER BY seq DESC ROWS UNBOUNDED PRECEDING)`;
   return {
@@ -305,16 +209,14 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
-    const after = page.cursor === null ? "0" : decodeCursor(page.cursor);
-    // One row more than asked tells whether another page follows.
-    const rows = await this.db.query<TurnRow>(this.sql.page, [...keyParams(key), after, page.limit + 1]);
-    const more = rows.length > page.limit;
-    const turns = rows.slice(0, page.limit);
-    return { turns: turns.map(toTurn), nextCursor: more ? encodeCursor(turns[turns.length - 1]!.seq) : null };
+    const after = page.cursor === null ? "0" : cursorPosition(page.cursor);
+    const rows = await this.db.query<PgTurnRow>(this.sql.page, [...keyParams(key), after, page.limit + 1]);
+    return turnPage(rows, page.limit, (row) => toTurn(row, row.created_at.toISOString()));
   }
 
   async listCalls(accountId: string, agentId: string): Promise<CallRecord[]> {
-    return (await this.db.query<CallRow>(this.sql.calls, [accountId, agentId])).map(toCall);
+    const rows = await this.db.query<PgCallRow>(this.sql.calls, [accountId, agentId]);
+    return rows.map((row) => toCall(row, row.stream, row.created_at.toISOString()));
   }
 
   async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {

@@ -1,13 +1,6 @@
-import type Database from "better-sqlite3";
+import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
 
-export interface Migration {
-  /** Applied in increasing order; never renumber or edit a released migration, add a new one. */
-  version: number;
-  name: string;
-  sql: string;
-}
-
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,
     name: "conversations, turns, calls, purged agents",
@@ -75,33 +68,4 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/**
- * Brings the schema up to date. The whole run holds the write lock (BEGIN IMMEDIATE), so when several processes
- * open the same file at once, one applies the migrations and the others wait, then find nothing left to do.
- */
-export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): void {
-  db.transaction(() => {
-    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY,
-      name TEXT NOT NULL,
-      applied_at TEXT NOT NULL
-    ) STRICT`);
-    const applied = new Set(db.prepare<[], number>("SELECT version FROM schema_migrations").pluck().all());
-    const known = new Set(migrations.map((m) => m.version));
-    const unknown = [...applied].filter((v) => !known.has(v));
-    if (unknown.length > 0) {
-      throw new Error(
-        `the conversation database has schema version ${Math.max(...unknown)}, newer than this build knows; ` +
-          "upgrade the service before opening it",
-      );
-    }
-    const record = db.prepare<[number, string, string]>(
-      "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-    );
-    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (applied.has(migration.version)) continue;
-      db.exec(migration.sql);
-      record.run(migration.version, migration.name, new Date().toISOString());
-    }
-  }).immediate();
-}
+export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

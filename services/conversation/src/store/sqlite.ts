@@ -1,12 +1,20 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { AppError } from "@agentry/errors";
-import Database from "better-sqlite3";
-import { turnTokens } from "../prompt.js";
-import { HistoryCache, oldestFirst } from "./history.js";
-import { migrate } from "./sqlite-migrations.js";
+import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
+import type Database from "better-sqlite3";
+import { oldestFirst, turnTokens, withinLimits } from "../history.js";
+import { HistoryCache } from "./history-cache.js";
+import {
+  type CallRow,
+  cursorPosition,
+  type KeyParams,
+  keyParams,
+  type TurnRow,
+  toCall,
+  toTurn,
+  turnPage,
+} from "./rows.js";
+import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import type {
-  CallOutcome,
   CallRecord,
   ConversationKey,
   ConversationStore,
@@ -15,116 +23,20 @@ import type {
   NewExchange,
   PurgeResult,
   TurnPage,
-  TurnRecord,
   TurnRole,
 } from "./types.js";
 
 export const CONVERSATION_DB_FILE = "conversation.db";
 
-interface TurnRow {
-  seq: number;
-  id: string;
-  account_id: string;
-  agent_id: string;
-  user_id: string;
-  room_id: string;
-  role: TurnRole;
-  text: string;
-  model: string | null;
-  provider: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  latency_ms: number;
-  created_at: string;
-}
-
-interface CallRow {
-  id: string;
-  request_id: string | null;
-  account_id: string;
-  agent_id: string;
-  user_id: string;
-  room_id: string;
-  provider: string | null;
-  model: string | null;
-  stream: number;
-  outcome: CallOutcome;
-  error_code: string | null;
-  error_message: string | null;
-  latency_ms: number;
-  first_token_ms: number | null;
-  input_tokens: number;
-  output_tokens: number;
-  created_at: string;
-}
-
-type KeyParams = [accountId: string, agentId: string, userId: string, roomId: string];
+type SqliteTurnRow = TurnRow<number, string>;
+type SqliteCallRow = CallRow<number, string>;
 
 const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id = ?";
 
-function keyParams(key: ConversationKey): KeyParams {
-  return [key.accountId, key.agentId, key.userId, key.roomId];
-}
-
-function toTurn(row: TurnRow): TurnRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    userId: row.user_id,
-    roomId: row.room_id,
-    role: row.role,
-    text: row.text,
-    model: row.model,
-    provider: row.provider,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    latencyMs: row.latency_ms,
-    createdAt: row.created_at,
-  };
-}
-
-function toCall(row: CallRow): CallRecord {
-  return {
-    id: row.id,
-    requestId: row.request_id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    userId: row.user_id,
-    roomId: row.room_id,
-    provider: row.provider,
-    model: row.model,
-    stream: row.stream === 1,
-    outcome: row.outcome,
-    errorCode: row.error_code,
-    errorMessage: row.error_message,
-    latencyMs: row.latency_ms,
-    firstTokenMs: row.first_token_ms,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    createdAt: row.created_at,
-  };
-}
-
-/** Cursors are opaque to callers: the position of the last turn read, in base64url. */
-function encodeCursor(seq: number): string {
-  return Buffer.from(`turn:${seq}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): number {
-  const match = /^turn:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) {
-    throw new AppError("INVALID_REQUEST", "The page token is invalid.", {
-      details: [{ field: "page_token", issue: "is not a token returned by a previous page" }],
-    });
-  }
-  return Number(match[1]);
-}
-
 /**
- * The embedded store: one SQLite file in WAL mode, every commit flushed to disk (synchronous=FULL). The history
- * windows of recently used conversations are kept in memory (see HistoryCache), so that a message to one of
- * them reads no turns.
+ * The embedded store: one SQLite file, opened with the settings of `@agentry/sqlite`. The history windows of
+ * recently used conversations are kept in memory (see HistoryCache), so that a message to one of them reads no
+ * turns.
  */
 export class SqliteConversationStore implements ConversationStore {
   private readonly db: Database.Database;
@@ -135,17 +47,14 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
   /** The history windows of recently used conversations (see HistoryCache). */
   private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
-  private dataVersion: number;
+  private readonly othersCommitted: () => boolean;
 
+  /** Opens (creating when missing) the database file and brings its schema up to date. */
   constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
-    this.db.pragma("busy_timeout = 5000");
-    migrate(this.db);
+    this.db = openSqliteDatabase(file, MIGRATION_TARGET);
+    this.othersCommitted = watchOtherConnections(this.db);
     const s = prepare(this.db);
     this.statements = s;
-    this.dataVersion = s.dataVersion.get() as number;
     this.save = this.db.transaction(({ key, user, reply }: NewExchange, call: CallRecord) => {
       if (this.purged(key.accountId, key.agentId)) return false;
       s.insertTurn.run(user.id, ...keyParams(key), "user", user.text, null, null, 0, 0, 0, user.createdAt);
@@ -195,8 +104,8 @@ export class SqliteConversationStore implements ConversationStore {
       const rows = this.statements.history.all(...keyParams(key), before, wanted);
       for (const [seq, role, text] of rows) {
         const tokens = turnTokens(text);
+        if (!withinLimits(turns.length + 1, spent + tokens, limits)) break read;
         spent += tokens;
-        if (spent > limits.tokenBudget) break read;
         turns.push({ role, text, tokens });
         before = seq;
       }
@@ -231,16 +140,15 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
-    const after = page.cursor === null ? 0 : decodeCursor(page.cursor);
-    // One row more than asked tells whether another page follows.
+    const after = page.cursor === null ? 0 : Number(cursorPosition(page.cursor));
     const rows = this.statements.page.all(...keyParams(key), after, page.limit + 1);
-    const more = rows.length > page.limit;
-    const turns = rows.slice(0, page.limit);
-    return { turns: turns.map(toTurn), nextCursor: more ? encodeCursor(turns[turns.length - 1]!.seq) : null };
+    return turnPage(rows, page.limit, (row) => toTurn(row, row.created_at));
   }
 
   async listCalls(accountId: string, agentId: string): Promise<CallRecord[]> {
-    return this.statements.calls.all(accountId, agentId).map(toCall);
+    return this.statements.calls
+      .all(accountId, agentId)
+      .map((row) => toCall(row, row.stream === 1, row.created_at));
   }
 
   async purgeAgent(accountId: string, agentId: string): Promise<PurgeResult> {
@@ -263,13 +171,10 @@ export class SqliteConversationStore implements ConversationStore {
 
   /**
    * Clears the history cache when another connection (another process on the same file) has committed since
-   * the last look, and says whether it did. SQLite's `data_version` changes with every commit of any other
-   * connection, never with this one's.
+   * the last look, and says whether it did.
    */
   private forgetOthersWrites(): boolean {
-    const version = this.statements.dataVersion.get() as number;
-    if (version === this.dataVersion) return false;
-    this.dataVersion = version;
+    if (!this.othersCommitted()) return false;
     this.history.clear();
     return true;
   }
@@ -297,14 +202,13 @@ const FIRST_HISTORY_PAGE = 32;
 
 function prepare(db: Database.Database) {
   return {
-    dataVersion: db.prepare("PRAGMA data_version").pluck(),
     // Newest first, through turns_by_conversation backwards; only the two columns the prompt uses.
     history: db
       .prepare<[...KeyParams, beforeSeq: number, limit: number], [number, HistoryTurn["role"], string]>(
         `SELECT seq, role, text FROM turns WHERE ${KEY_WHERE} AND seq < ? ORDER BY seq DESC LIMIT ?`,
       )
       .raw(true),
-    page: db.prepare<[...KeyParams, number, number], TurnRow>(
+    page: db.prepare<[...KeyParams, number, number], SqliteTurnRow>(
       `SELECT * FROM turns WHERE ${KEY_WHERE} AND seq > ? ORDER BY seq ASC LIMIT ?`,
     ),
     insertTurn: db.prepare<
@@ -320,14 +224,14 @@ function prepare(db: Database.Database) {
        ON CONFLICT (agent_id, user_id, room_id, account_id)
        DO UPDATE SET turn_count = turn_count + 2, updated_at = excluded.updated_at`,
     ),
-    insertCall: db.prepare<CallRow>(
+    insertCall: db.prepare<SqliteCallRow>(
       `INSERT INTO calls (id, request_id, account_id, agent_id, user_id, room_id, provider, model, stream,
          outcome, error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
        VALUES (@id, @request_id, @account_id, @agent_id, @user_id, @room_id, @provider, @model, @stream,
          @outcome, @error_code, @error_message, @latency_ms, @first_token_ms, @input_tokens, @output_tokens,
          @created_at)`,
     ),
-    calls: db.prepare<[string, string], CallRow>(
+    calls: db.prepare<[string, string], SqliteCallRow>(
       "SELECT * FROM calls WHERE account_id = ? AND agent_id = ? ORDER BY seq ASC",
     ),
     isPurged: db.prepare<[string, string], number>(
@@ -344,7 +248,7 @@ function prepare(db: Database.Database) {
   };
 }
 
-function callRow(call: CallRecord): CallRow {
+function callRow(call: CallRecord): SqliteCallRow {
   return {
     id: call.id,
     request_id: call.requestId,
@@ -368,6 +272,5 @@ function callRow(call: CallRecord): CallRow {
 
 /** Opens (creating when missing) `<dataDir>/conversation.db`. */
 export function openSqliteConversationStore(options: { dataDir: string }): SqliteConversationStore {
-  mkdirSync(options.dataDir, { recursive: true });
   return new SqliteConversationStore(join(options.dataDir, CONVERSATION_DB_FILE));
 }

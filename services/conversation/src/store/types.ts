@@ -38,7 +38,7 @@ export interface HistoryTurn {
 export interface HistoryLimits {
   /** The most turns to read. */
   maxTurns: number;
-  /** Estimated tokens the turns may take together, each `turnTokens(text)` of prompt.ts. */
+  /** Estimated tokens the turns may take together, each `turnTokens(text)` of history.ts. */
   tokenBudget: number;
 }
 
@@ -98,18 +98,17 @@ export interface PurgeResult {
 
 /**
  * Everything the conversation service stores. Implementations: SQLite (embedded default) and Postgres;
- * both pass the one contract suite in `contract-suite.ts`.
+ * both pass the one contract suite, `conversationStoreContract` of `@agentry/conversation/testing`.
  *
  * Turns are ordered by the time their exchange was stored (a message and its reply are adjacent). Reads are
  * scoped to the full key, account included: nothing crosses accounts, agents, users or rooms.
  */
 export interface ConversationStore {
   /**
-   * The history a prompt can use, oldest first: the most recent turns, read back from the newest until one would
-   * exceed `limits` (so the cut falls between turns), without the replies that would then come first. A turn
-   * costs `turnTokens` of prompt.ts, `ceil(characters / 4) + 4`; a store may count characters as code points,
-   * fewer than the prompt's UTF-16 units for astral ones, never more. So this is at least what the prompt keeps,
-   * and the prompt makes the exact cut.
+   * The history a prompt can use, oldest first: what `fitHistory` of history.ts keeps of the whole conversation
+   * (the most recent turns within `limits`, cut between turns, never starting with a reply), or more. A store may
+   * count a turn's characters as code points, fewer than the prompt's UTF-16 units for astral ones, never more;
+   * so this is at least what the prompt keeps, and the prompt makes the exact cut.
    */
   recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]>;
   /**

@@ -1,6 +1,7 @@
 /**
- * Test doubles for end-to-end tests: local servers that speak the real OpenAI and Anthropic wire formats, so the
- * real SDKs (and everything above them) can be exercised without a network.
+ * Test helpers. Fakes for end-to-end tests: local servers that speak the real OpenAI and Anthropic wire formats,
+ * so the real SDKs (and everything above them) can be exercised without a network. And the contract suite every
+ * ConversationStore implementation runs (it imports vitest).
  *
  * ```ts
  * const openai = await startFakeOpenAI();
@@ -25,3 +26,4 @@ export {
   FakeProviderServer,
   type RecordedRequest,
 } from "./fake-server.js";
+export { conversationStoreContract, storeExchange } from "./store-contract.js";

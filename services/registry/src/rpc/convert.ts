@@ -218,18 +218,6 @@ export function agentToProto(agent: AgentRecord): Agent {
   });
 }
 
-export function agentFromProto(agent: Agent): AgentRecord {
-  return {
-    ...specFromProto(agent.spec ?? create(AgentSpecSchema)),
-    id: agent.id,
-    accountId: agent.accountId,
-    status: statusFromProto(agent.status) ?? "active",
-    statusReason: agent.statusReason ? statusReasonFromProto(agent.statusReason) : null,
-    createdAt: agent.createTime ? fromTimestamp(agent.createTime) : new Date(0).toISOString(),
-    updatedAt: agent.updateTime ? fromTimestamp(agent.updateTime) : new Date(0).toISOString(),
-  };
-}
-
 // Accounts and keys
 
 export function limitsToProto(limits: Partial<Limits>): LimitsMessage {

@@ -22,13 +22,16 @@
  * connection and process. Updates lock the agent's row (`FOR UPDATE`) for their read-modify-write.
  * Transactions run at READ COMMITTED; a deadlock or serialization failure is retried twice.
  */
-import { effectiveLimits, type Limits, newId, type Scope, type Tier } from "@agentry/core";
+import { type Limits, newId, type Scope, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
 import type pg from "pg";
+import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { applyAgentPatch } from "./patch.js";
 import { migrationTarget } from "./postgres-migrations.js";
+import { assertAgentQuota } from "./quota.js";
+import { applyHealthReport, newAgent } from "./status.js";
 import type {
   AccountRecord,
   AgentFields,
@@ -41,6 +44,7 @@ import type {
   JsonValue,
   ListAgentsQuery,
   NewApiKey,
+  NewOutboxEvent,
   OutboxEvent,
   Page,
   RegistryStore,
@@ -196,38 +200,6 @@ function fieldValues(agent: AgentRecord): unknown[] {
   ];
 }
 
-/** The agent as an event payload: the same fields as the record, in JSON. */
-function agentPayload(agent: AgentRecord): JsonObject {
-  return {
-    id: agent.id,
-    accountId: agent.accountId,
-    name: agent.name,
-    bio: agent.bio,
-    personality: agent.personality,
-    knowledge: agent.knowledge,
-    goals: agent.goals,
-    clients: agent.clients,
-    settings: agent.settings,
-    modelProvider: agent.modelProvider,
-    model: agent.model,
-    plugins: agent.plugins,
-    status: agent.status,
-    statusReason: agent.statusReason === null ? null : { ...agent.statusReason },
-    createdAt: agent.createdAt,
-    updatedAt: agent.updatedAt,
-  };
-}
-
-function statusChangedPayload(before: AgentRecord, after: AgentRecord): JsonObject {
-  return {
-    accountId: after.accountId,
-    agentId: after.id,
-    from: before.status,
-    to: after.status,
-    statusReason: after.statusReason === null ? null : { ...after.statusReason },
-  };
-}
-
 function statements(s: string) {
   return {
     accountById: `SELECT * FROM ${s}.accounts WHERE id = $1`,
@@ -307,25 +279,10 @@ export class PostgresRegistryStore implements RegistryStore {
         await client.query<Pick<AccountRow, "tier" | "limit_overrides">>(this.sql.lockAccount, [accountId])
       ).rows[0];
       if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
-      const { maxAgents } = effectiveLimits(account.tier, account.limit_overrides);
       // After the lock, in a statement of its own: it sees every create committed by an earlier lock holder.
       const count = (await client.query<{ n: number }>(this.sql.countAgents, [accountId])).rows[0]?.n ?? 0;
-      if (count >= maxAgents) {
-        throw new AppError(
-          "INSUFFICIENT_QUOTA",
-          `The account already holds its maximum of ${maxAgents} agents (limit maxAgents). Delete an agent first.`,
-        );
-      }
-      const at = now();
-      const agent: AgentRecord = {
-        ...fields,
-        id: newId("agent"),
-        accountId,
-        status: "active",
-        statusReason: null,
-        createdAt: at,
-        updatedAt: at,
-      };
+      assertAgentQuota({ tier: account.tier, limitOverrides: account.limit_overrides }, count);
+      const agent = newAgent(accountId, fields, now());
       await client.query(this.sql.insertAgent, [
         agent.id,
         agent.accountId,
@@ -333,7 +290,7 @@ export class PostgresRegistryStore implements RegistryStore {
         agent.createdAt,
         agent.updatedAt,
       ]);
-      await this.emit(client, "agent.created", agent, { agent: agentPayload(agent) });
+      await this.emit(client, agentCreated(agent));
       return agent;
     });
   }
@@ -375,9 +332,7 @@ export class PostgresRegistryStore implements RegistryStore {
         ...fieldValues(after),
         after.updatedAt,
       ]);
-      await this.emit(client, "agent.updated", after, { agent: agentPayload(after) });
-      if (after.status !== before.status)
-        await this.emit(client, "agent.status_changed", after, statusChangedPayload(before, after));
+      await this.emit(client, agentUpdated(before, after));
       return after;
     });
   }
@@ -391,23 +346,15 @@ export class PostgresRegistryStore implements RegistryStore {
       const row = (await client.query<AgentRow>(this.sql.agentForUpdate, [accountId, id])).rows[0];
       if (!row) return null;
       const before = toAgent(row);
-      let after: AgentRecord;
-      if (failure) {
-        // An inactive agent was switched off by its owner; a failure report must not switch it back on.
-        if (before.status === "inactive") return before;
-        after = { ...before, status: "error", statusReason: { ...failure }, updatedAt: now() };
-      } else {
-        if (before.status !== "error") return before;
-        after = { ...before, status: "active", statusReason: null, updatedAt: now() };
-      }
+      const after = applyHealthReport(before, failure, now());
+      if (!after) return before;
       await client.query(this.sql.updateAgent, [
         after.id,
         after.accountId,
         ...fieldValues(after),
         after.updatedAt,
       ]);
-      if (after.status !== before.status)
-        await this.emit(client, "agent.status_changed", after, statusChangedPayload(before, after));
+      await this.emit(client, agentStatusChanged(before, after));
       return after;
     });
   }
@@ -417,7 +364,7 @@ export class PostgresRegistryStore implements RegistryStore {
       // Nothing else in this schema is keyed by the agent; other stores purge their data from agent.deleted.
       const { rowCount } = await client.query(this.sql.deleteAgent, [accountId, id]);
       if (!rowCount) return false;
-      await this.emit(client, "agent.deleted", { accountId, id }, { accountId, agentId: id });
+      await this.emit(client, agentDeleted(accountId, id));
       return true;
     });
   }
@@ -556,19 +503,16 @@ export class PostgresRegistryStore implements RegistryStore {
     await this.db.close();
   }
 
-  private async emit(
-    client: pg.PoolClient,
-    type: OutboxEvent["type"],
-    agent: { accountId: string; id: string },
-    payload: JsonObject,
-  ): Promise<void> {
-    await client.query(this.sql.insertEvent, [
-      type,
-      agent.accountId,
-      agent.id,
-      JSON.stringify(payload),
-      now(),
-    ]);
+  private async emit(client: pg.PoolClient, events: readonly NewOutboxEvent[]): Promise<void> {
+    for (const event of events) {
+      await client.query(this.sql.insertEvent, [
+        event.type,
+        event.accountId,
+        event.agentId,
+        JSON.stringify(event.payload),
+        now(),
+      ]);
+    }
   }
 }
 

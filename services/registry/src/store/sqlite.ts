@@ -1,10 +1,13 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { effectiveLimits, type Limits, newId, type Scope, SizedLru, type Tier } from "@agentry/core";
+import { type Limits, newId, type Scope, SizedLru, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
+import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { applyAgentPatch } from "./patch.js";
-import { migrate } from "./sqlite-migrations.js";
+import { assertAgentQuota } from "./quota.js";
+import { MIGRATION_TARGET } from "./sqlite-migrations.js";
+import { applyHealthReport, newAgent } from "./status.js";
 import type {
   AccountRecord,
   AgentFields,
@@ -16,6 +19,7 @@ import type {
   JsonObject,
   ListAgentsQuery,
   NewApiKey,
+  NewOutboxEvent,
   OutboxEvent,
   Page,
   RegistryStore,
@@ -181,38 +185,6 @@ function agentBind(agent: AgentRecord): AgentBind {
   };
 }
 
-/** The agent as an event payload: the same fields as the record, in JSON. */
-function agentPayload(agent: AgentRecord): JsonObject {
-  return {
-    id: agent.id,
-    accountId: agent.accountId,
-    name: agent.name,
-    bio: agent.bio,
-    personality: agent.personality,
-    knowledge: agent.knowledge,
-    goals: agent.goals,
-    clients: agent.clients,
-    settings: agent.settings,
-    modelProvider: agent.modelProvider,
-    model: agent.model,
-    plugins: agent.plugins,
-    status: agent.status,
-    statusReason: agent.statusReason === null ? null : { ...agent.statusReason },
-    createdAt: agent.createdAt,
-    updatedAt: agent.updatedAt,
-  };
-}
-
-function statusChangedPayload(before: AgentRecord, after: AgentRecord): JsonObject {
-  return {
-    accountId: after.accountId,
-    agentId: after.id,
-    from: before.status,
-    to: after.status,
-    statusReason: after.statusReason === null ? null : { ...after.statusReason },
-  };
-}
-
 interface ListBind {
   accountId: string;
   status: string | null;
@@ -255,7 +227,6 @@ function prepareStatements(db: Database.Database) {
       "UPDATE accounts SET tier = ?, limit_overrides = ? WHERE id = ?",
     ),
 
-    dataVersion: db.prepare("PRAGMA data_version").pluck(),
     agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
     countAgents: prepare<[string], number>("SELECT count(*) FROM agents WHERE account_id = ?").pluck(),
     countAgentsWithStatus: prepare<[string, string], number>(
@@ -315,17 +286,11 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
 
   // The rows of recently read agents, so that reading one again (every GET of it, every message to it) costs no
   // query: a row is dropped when this store changes the agent, and all of them whenever another connection (a
-  // process sharing the file) has committed since the last look, which SQLite's data_version tells.
+  // process sharing the file) has committed since the last look.
   const agentRows = new SizedLru<string, AgentRow>(AGENT_ROW_CACHE_CHARS);
-  let dataVersion = sql.dataVersion.get() as number;
-  const forgetOthersWrites = () => {
-    const version = sql.dataVersion.get() as number;
-    if (version === dataVersion) return;
-    dataVersion = version;
-    agentRows.clear();
-  };
+  const othersCommitted = watchOtherConnections(db);
   const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
-    forgetOthersWrites();
+    if (othersCommitted()) agentRows.clear();
     const cached = agentRows.get(id);
     if (cached?.account_id === accountId) return cached;
     const row = sql.agent.get(accountId, id);
@@ -341,33 +306,19 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     }
   };
 
-  const emit = (type: OutboxEvent["type"], agent: { accountId: string; id: string }, payload: JsonObject) => {
-    sql.insertEvent.run(type, agent.accountId, agent.id, JSON.stringify(payload), now());
+  const emit = (events: readonly NewOutboxEvent[]) => {
+    for (const event of events) {
+      sql.insertEvent.run(event.type, event.accountId, event.agentId, JSON.stringify(event.payload), now());
+    }
   };
 
   const createAgent = db.transaction((accountId: string, fields: AgentFields): AgentRecord => {
     const account = sql.accountById.get(accountId);
     if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
-    const { maxAgents } = effectiveLimits(account.tier, JSON.parse(account.limit_overrides));
-    const count = sql.countAgents.get(accountId) ?? 0;
-    if (count >= maxAgents) {
-      throw new AppError(
-        "INSUFFICIENT_QUOTA",
-        `The account already holds its maximum of ${maxAgents} agents (limit maxAgents). Delete an agent first.`,
-      );
-    }
-    const at = now();
-    const agent: AgentRecord = {
-      ...fields,
-      id: newId("agent"),
-      accountId,
-      status: "active",
-      statusReason: null,
-      createdAt: at,
-      updatedAt: at,
-    };
+    assertAgentQuota(toAccount(account), sql.countAgents.get(accountId) ?? 0);
+    const agent = newAgent(accountId, fields, now());
     sql.insertAgent.run(agentBind(agent));
-    emit("agent.created", agent, { agent: agentPayload(agent) });
+    emit(agentCreated(agent));
     return agent;
   });
 
@@ -390,9 +341,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     const before = toAgent(row);
     const after = applyAgentPatch(before, patch, now());
     sql.updateAgent.run(agentBind(after));
-    emit("agent.updated", after, { agent: agentPayload(after) });
-    if (after.status !== before.status)
-      emit("agent.status_changed", after, statusChangedPayload(before, after));
+    emit(agentUpdated(before, after));
     return after;
   });
 
@@ -401,18 +350,10 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       const row = sql.agent.get(accountId, id);
       if (!row) return null;
       const before = toAgent(row);
-      let after: AgentRecord;
-      if (failure) {
-        // An inactive agent was switched off by its owner; a failure report must not switch it back on.
-        if (before.status === "inactive") return before;
-        after = { ...before, status: "error", statusReason: { ...failure }, updatedAt: now() };
-      } else {
-        if (before.status !== "error") return before;
-        after = { ...before, status: "active", statusReason: null, updatedAt: now() };
-      }
+      const after = applyHealthReport(before, failure, now());
+      if (!after) return before;
       sql.updateAgent.run(agentBind(after));
-      if (after.status !== before.status)
-        emit("agent.status_changed", after, statusChangedPayload(before, after));
+      emit(agentStatusChanged(before, after));
       return after;
     },
   );
@@ -421,7 +362,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     // Nothing else in this database is keyed by the agent; other stores purge their data from agent.deleted.
     const { changes } = sql.deleteAgent.run(accountId, id);
     if (changes === 0) return false;
-    emit("agent.deleted", { accountId, id }, { accountId, agentId: id });
+    emit(agentDeleted(accountId, id));
     return true;
   });
 
@@ -592,29 +533,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   };
 }
 
-/**
- * Opens a connection to the registry database file with the settings every connection needs, and brings the
- * schema up to date. Several processes may open the same file at once.
- */
-export function openSqliteDatabase(file: string): Database.Database {
-  const db = new Database(file, { timeout: 5000 });
-  try {
-    // busy_timeout first: switching to WAL needs a lock that another process opening the file may hold.
-    db.pragma("busy_timeout = 5000");
-    db.pragma("journal_mode = WAL");
-    // FULL: a committed change survives a power loss, not just a crash of the process.
-    db.pragma("synchronous = FULL");
-    db.pragma("foreign_keys = ON");
-    migrate(db);
-    return db;
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-}
-
 /** Opens (creating if needed) the registry database at `<dataDir>/registry.db`. */
 export function openSqliteRegistryStore(options: { dataDir: string }): RegistryStore {
-  mkdirSync(options.dataDir, { recursive: true });
-  return sqliteRegistryStore(openSqliteDatabase(join(options.dataDir, REGISTRY_DB_FILE)));
+  return sqliteRegistryStore(openSqliteDatabase(join(options.dataDir, REGISTRY_DB_FILE), MIGRATION_TARGET));
 }

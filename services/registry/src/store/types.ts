@@ -92,9 +92,8 @@ export interface NewApiKey {
 }
 
 /**
- * A domain event written in the same transaction as the change it describes (the outbox). Payloads:
- * `agent.created` and `agent.updated` carry `{ agent }` (the record after the change); `agent.status_changed`
- * carries `{ accountId, agentId, from, to, statusReason }`; `agent.deleted` carries `{ accountId, agentId }`.
+ * A domain event written in the same transaction as the change it describes (the outbox). Which events a change
+ * writes, and what their payloads hold, is in `events.ts`.
  */
 export interface OutboxEvent {
   /** Increasing position in the outbox. */
@@ -106,18 +105,21 @@ export interface OutboxEvent {
   createdAt: string;
 }
 
+/** An outbox event as a change produces it; the store gives it its position and time when it writes it. */
+export type NewOutboxEvent = Pick<OutboxEvent, "type" | "accountId" | "agentId" | "payload">;
+
 /**
- * Everything the registry stores. Implementations: SQLite (embedded default) and, later, Postgres; both pass
- * the one contract suite in `contract-suite.ts`.
+ * Everything the registry stores. Implementations: SQLite (embedded default) and Postgres; both pass the one
+ * contract suite, `registryStoreContract` of `@agentry/registry/testing`.
  *
  * Every agent operation is scoped to an account: another account's agent is reported exactly like a missing one
  * (null / false). Mutations write their outbox event in the same transaction.
  */
 export interface RegistryStore {
   /**
-   * Inserts a new active agent. The account's `maxAgents` is checked in the same transaction as the insert, so
-   * simultaneous creates never exceed it; over quota throws AppError INSUFFICIENT_QUOTA. An unknown account
-   * throws AppError UNAUTHORIZED.
+   * Inserts `newAgent` of `status.ts`. The account's `maxAgents` is checked (`assertAgentQuota`) in the same
+   * transaction as the insert, so simultaneous creates never exceed it; over quota throws AppError
+   * INSUFFICIENT_QUOTA. An unknown account throws AppError UNAUTHORIZED.
    */
   createAgent(accountId: string, fields: AgentFields): Promise<AgentRecord>;
   getAgent(accountId: string, id: string): Promise<AgentRecord | null>;
@@ -125,8 +127,8 @@ export interface RegistryStore {
   /** Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. */
   updateAgent(accountId: string, id: string, patch: AgentPatch): Promise<AgentRecord | null>;
   /**
-   * Puts the agent in `error` with the reason, or (reason null) takes it out of `error`; inactive stays. An agent
-   * already in `error` takes the new reason. Writes `agent.status_changed` only when the status changes.
+   * Applies a provider failure (or, null, a success) with `applyHealthReport` inside one transaction; null when
+   * the agent does not exist, the record unchanged when the report changes nothing.
    */
   reportAgentHealth(accountId: string, id: string, failure: StatusReason | null): Promise<AgentRecord | null>;
   /** Removes the agent and everything that belongs to it in one transaction; false when it did not exist. */

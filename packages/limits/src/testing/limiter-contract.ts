@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { LimiterUnavailableError } from "./errors.js";
-import type { Bucket, Decision, Lease, Limiter } from "./types.js";
+import { LimiterUnavailableError } from "../errors.js";
+import type { Bucket, Decision, Lease, Limiter } from "../types.js";
 
 /**
  * The behaviour every Limiter implementation owes the gateway, on the real clock. Each test uses fresh keys, so

@@ -1,14 +1,6 @@
 import { SizedLru } from "@agentry/core";
+import { firstPromptTurn, withinLimits } from "../history.js";
 import type { HistoryLimits, HistoryTurn } from "./types.js";
-
-/**
- * The turns a history read returned, newest first, as `recentTurns` returns them: oldest first, without the
- * replies that the cut left at the start (some providers require the first message to be the user's).
- */
-export function oldestFirst(newestFirst: HistoryTurn[]): HistoryTurn[] {
-  while (newestFirst.at(-1)?.role === "assistant") newestFirst.pop();
-  return newestFirst.reverse();
-}
 
 /** A turn of a cached window, with what it costs the budget. */
 interface WindowTurn extends HistoryTurn {
@@ -43,10 +35,8 @@ export class HistoryCache {
   get(id: string, limits: HistoryLimits): HistoryTurn[] | undefined {
     const window = this.windows.get(id);
     if (!window || !sameLimits(window.limits, limits)) return undefined;
-    let start = 0;
-    while (window.turns[start]?.role === "assistant") start++;
     const turns: HistoryTurn[] = [];
-    for (let i = start; i < window.turns.length; i++) {
+    for (let i = firstPromptTurn(window.turns); i < window.turns.length; i++) {
       const turn = window.turns[i]!;
       turns.push({ role: turn.role, text: turn.text });
     }
@@ -77,7 +67,7 @@ export class HistoryCache {
     let cut = 0;
     while (
       cut < window.turns.length &&
-      (window.turns.length - cut > window.limits.maxTurns || window.tokens > window.limits.tokenBudget)
+      !withinLimits(window.turns.length - cut, window.tokens, window.limits)
     ) {
       const dropped = window.turns[cut]!;
       window.tokens -= dropped.tokens;

@@ -1,8 +1,8 @@
 import { newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildPrompt, turnTokens } from "../prompt.js";
-import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "./types.js";
+import { fitHistory, turnTokens } from "../history.js";
+import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../store/types.js";
 
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
 
@@ -54,7 +54,12 @@ function call(k: ConversationKey, overrides: Partial<CallRecord> = {}): CallReco
 }
 
 /** Stores a question and its answer, with the call record, as a completed message does; asserts it was stored. */
-export async function save(store: ConversationStore, k: ConversationKey, question: string, answer: string) {
+export async function storeExchange(
+  store: ConversationStore,
+  k: ConversationKey,
+  question: string,
+  answer: string,
+) {
   const ex = exchange(k, question, answer);
   expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
   return ex;
@@ -87,7 +92,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
     it("stores a message and its reply together, oldest first, with every field", async () => {
       const store = await fresh();
       const k = key({ userId: "u1", roomId: "r1" });
-      const ex = await save(store, k, "hello", "hi there");
+      const ex = await storeExchange(store, k, "hello", "hi there");
       const { turns } = await store.listTurns(k, { limit: 10, cursor: null });
       expect(turns).toEqual([
         {
@@ -128,7 +133,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         key({ agentId: "agt_B" }),
         key({ accountId: "acct_B" }),
       ];
-      for (const [i, k] of keys.entries()) await save(store, k, `question ${i}`, `answer ${i}`);
+      for (const [i, k] of keys.entries()) await storeExchange(store, k, `question ${i}`, `answer ${i}`);
       for (const [i, k] of keys.entries()) {
         expect(await history(store, k)).toEqual([`question ${i}`, `answer ${i}`]);
         const page = await store.listTurns(k, { limit: 10, cursor: null });
@@ -140,7 +145,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const store = await fresh();
       const k = key();
       expect(await store.recentTurns(k, ALL)).toEqual([]);
-      for (let i = 1; i <= 4; i++) await save(store, k, `q${i}`, `a${i}`);
+      for (let i = 1; i <= 4; i++) await storeExchange(store, k, `q${i}`, `a${i}`);
       expect(await store.recentTurns(k, { maxTurns: 4, tokenBudget: 1000 })).toEqual([
         { role: "user", text: "q3" },
         { role: "assistant", text: "a3" },
@@ -158,10 +163,10 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const k = key({ userId: "budget" });
       // Every turn costs 14 tokens (40 characters), except the 1000-character reply a2 (254).
       const text = (tag: string, length = 40) => tag.padEnd(length, ".");
-      await save(store, k, text("q1"), text("a1"));
-      await save(store, k, text("q2"), text("a2", 1000));
-      await save(store, k, text("q3"), text("a3"));
-      await save(store, k, text("q4"), text("a4"));
+      await storeExchange(store, k, text("q1"), text("a1"));
+      await storeExchange(store, k, text("q2"), text("a2", 1000));
+      await storeExchange(store, k, text("q3"), text("a3"));
+      await storeExchange(store, k, text("q4"), text("a4"));
       const cut = async (tokenBudget: number) =>
         (await history(store, k, { maxTurns: 200, tokenBudget })).map((t) => t.slice(0, 2));
       expect(await cut(4 * 14)).toEqual(["q3", "a3", "q4", "a4"]);
@@ -181,7 +186,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const k = key({ userId: "long" });
       // 150 exchanges, 300 turns of 5 tokens each (q000 / a000: 4 characters).
       const tag = (kind: string, i: number) => `${kind}${String(i).padStart(3, "0")}`;
-      for (let i = 0; i < 150; i++) await save(store, k, tag("q", i), tag("a", i));
+      for (let i = 0; i < 150; i++) await storeExchange(store, k, tag("q", i), tag("a", i));
       const all = Array.from({ length: 150 }, (_, i) => [tag("q", i), tag("a", i)]).flat();
       expect(await history(store, k, { maxTurns: 1000, tokenBudget: 100_000 })).toEqual(all);
       expect(await history(store, k, { maxTurns: 200, tokenBudget: 100_000 })).toEqual(all.slice(-200));
@@ -204,31 +209,24 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         "🚀 ".repeat(25),
         "漢字".repeat(9),
       ];
-      for (let i = 0; i < 6; i++) await save(store, k, texts[i]!, texts[(i + 3) % 6]!);
+      for (let i = 0; i < 6; i++) await storeExchange(store, k, texts[i]!, texts[(i + 3) % 6]!);
       const all = (await store.listTurns(k, { limit: 100, cursor: null })).turns.map(({ role, text }) => ({
         role,
         text,
       }));
-      const prompt = (turns: { role: "user" | "assistant"; text: string }[], budget: number) =>
-        buildPrompt({
-          profile: { name: "", bio: [], personality: {}, knowledge: [], goals: [] },
-          context: undefined,
-          history: turns,
-          text: "new",
-          historyTokenBudget: budget,
-        }).messages;
       const total = all.reduce((sum, t) => sum + turnTokens(t.text), 0);
       for (let budget = 0; budget <= total + 1; budget++) {
-        const read = await store.recentTurns(k, { maxTurns: 200, tokenBudget: budget });
+        const limits = { maxTurns: 200, tokenBudget: budget };
+        const read = await store.recentTurns(k, limits);
         expect(all.slice(all.length - read.length)).toEqual(read);
-        expect(prompt(read, budget)).toEqual(prompt(all, budget));
+        expect(fitHistory(read, limits)).toEqual(fitHistory(all, limits));
       }
     });
 
     it("pages through turns with opaque cursors and refuses a forged one", async () => {
       const store = await fresh();
       const k = key({ userId: "pager" });
-      for (let i = 1; i <= 4; i++) await save(store, k, `q${i}`, `a${i}`);
+      for (let i = 1; i <= 4; i++) await storeExchange(store, k, `q${i}`, `a${i}`);
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
@@ -271,7 +269,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
     it("records every call, stored reply or not, oldest first", async () => {
       const store = await fresh();
       const k = key({ userId: "u1" });
-      const ex = await save(store, k, "q", "a");
+      const ex = await storeExchange(store, k, "q", "a");
       const failed = call(k, {
         outcome: "failed",
         errorCode: "AGENT_UNAVAILABLE",
@@ -293,10 +291,10 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const store = await fresh();
       const gone = key({ agentId: "agt_gone", userId: "u1" });
       const kept = key({ agentId: "agt_kept", userId: "u1" });
-      await save(store, gone, "q1", "a1");
-      await save(store, { ...gone, userId: "" }, "q2", "a2");
+      await storeExchange(store, gone, "q1", "a1");
+      await storeExchange(store, { ...gone, userId: "" }, "q2", "a2");
       await store.recordCall(call(gone, { outcome: "failed", errorCode: "MODEL_ERROR" }));
-      await save(store, kept, "q", "a");
+      await storeExchange(store, kept, "q", "a");
 
       expect(await store.purgeAgent("acct_B", "agt_gone")).toEqual({ turns: 0, calls: 0 });
       expect((await history(store, gone)).length).toBe(2);

@@ -10,7 +10,7 @@ import type {
   OutboxEvent,
   RegistryStore,
   StatusReason,
-} from "./types.js";
+} from "../store/types.js";
 
 /**
  * The behaviour every RegistryStore must have. Each implementation runs it unchanged with its own `open`, which
@@ -92,7 +92,7 @@ export function registryStoreContract(
       });
 
       it("creates an active agent with the given fields", async () => {
-        const input = fields({
+        const input = agentFields({
           name: "Ünïcode ✓ 😀",
           bio: ["first", "second"],
           personality: { tone: "warm", traits: ["a", { nested: [1, 2.5, null, true] }] },
@@ -116,14 +116,14 @@ export function registryStoreContract(
       });
 
       it("keeps model fields null when not given", async () => {
-        const agent = await store.createAgent(account.id, fields());
+        const agent = await store.createAgent(account.id, agentFields());
         expect(agent.modelProvider).toBeNull();
         expect(agent.model).toBeNull();
         expect((await store.getAgent(account.id, agent.id))?.modelProvider).toBeNull();
       });
 
       it("refuses to create an agent for an unknown account", async () => {
-        const error = await appError(store.createAgent(newId("account"), fields()));
+        const error = await appError(store.createAgent(newId("account"), agentFields()));
         expect(error.code).toBe("UNAUTHORIZED");
       });
 
@@ -136,7 +136,7 @@ export function registryStoreContract(
 
       it("treats another account's agent exactly like a missing one", async () => {
         const other = await newAccount();
-        const agent = await store.createAgent(other.id, fields({ name: "theirs" }));
+        const agent = await store.createAgent(other.id, agentFields({ name: "theirs" }));
         await drainEvents(store);
 
         expect(await store.getAgent(account.id, agent.id)).toBeNull();
@@ -155,7 +155,7 @@ export function registryStoreContract(
         it("changes only the fields in the patch", async () => {
           const agent = await store.createAgent(
             account.id,
-            fields({ name: "before", bio: ["b"], goals: ["g"], model: "m", settings: { a: 1 } }),
+            agentFields({ name: "before", bio: ["b"], goals: ["g"], model: "m", settings: { a: 1 } }),
           );
           await tick();
           const updated = await store.updateAgent(account.id, agent.id, { name: "after", knowledge: ["k"] });
@@ -172,7 +172,7 @@ export function registryStoreContract(
         it("replaces arrays and objects whole", async () => {
           const agent = await store.createAgent(
             account.id,
-            fields({ bio: ["a", "b"], personality: { x: 1, y: 2 }, plugins: ["p"] }),
+            agentFields({ bio: ["a", "b"], personality: { x: 1, y: 2 }, plugins: ["p"] }),
           );
           const updated = await store.updateAgent(account.id, agent.id, {
             bio: [],
@@ -185,7 +185,7 @@ export function registryStoreContract(
         it("resets modelProvider and model to the default with null", async () => {
           const agent = await store.createAgent(
             account.id,
-            fields({ modelProvider: "anthropic", model: "claude" }),
+            agentFields({ modelProvider: "anthropic", model: "claude" }),
           );
           const onlyModel = await store.updateAgent(account.id, agent.id, { model: null });
           expect(onlyModel).toMatchObject({ modelProvider: "anthropic", model: null });
@@ -198,7 +198,7 @@ export function registryStoreContract(
         });
 
         it("sets the status given in the patch", async () => {
-          const agent = await store.createAgent(account.id, fields());
+          const agent = await store.createAgent(account.id, agentFields());
           expect(await store.updateAgent(account.id, agent.id, { status: "inactive" })).toMatchObject({
             status: "inactive",
             statusReason: null,
@@ -238,7 +238,7 @@ export function registryStoreContract(
 
       describe("health reports", () => {
         it("puts an active agent in error with the reason", async () => {
-          const agent = await store.createAgent(account.id, fields());
+          const agent = await store.createAgent(account.id, agentFields());
           const reason = failure();
           const reported = await store.reportAgentHealth(account.id, agent.id, reason);
           expect(reported).toMatchObject({ status: "error", statusReason: reason });
@@ -253,7 +253,7 @@ export function registryStoreContract(
         });
 
         it("leaves an inactive agent inactive", async () => {
-          const agent = await store.createAgent(account.id, fields());
+          const agent = await store.createAgent(account.id, agentFields());
           await store.updateAgent(account.id, agent.id, { status: "inactive" });
           expect(await store.reportAgentHealth(account.id, agent.id, failure())).toMatchObject({
             status: "inactive",
@@ -265,15 +265,15 @@ export function registryStoreContract(
         });
 
         it("leaves an active agent unchanged on success", async () => {
-          const agent = await store.createAgent(account.id, fields());
+          const agent = await store.createAgent(account.id, agentFields());
           expect(await store.reportAgentHealth(account.id, agent.id, null)).toEqual(agent);
         });
       });
 
       describe("deletion", () => {
         it("removes the agent", async () => {
-          const agent = await store.createAgent(account.id, fields());
-          const kept = await store.createAgent(account.id, fields());
+          const agent = await store.createAgent(account.id, agentFields());
+          const kept = await store.createAgent(account.id, agentFields());
           expect(await store.deleteAgent(account.id, agent.id)).toBe(true);
           expect(await store.getAgent(account.id, agent.id)).toBeNull();
           expect(await store.updateAgent(account.id, agent.id, { name: "x" })).toBeNull();
@@ -287,8 +287,8 @@ export function registryStoreContract(
       describe("quota", () => {
         it("allows exactly maxAgents agents", async () => {
           const small = await newAccount("enterprise", { maxAgents: 3 });
-          for (let i = 0; i < 3; i++) await store.createAgent(small.id, fields());
-          const error = await appError(store.createAgent(small.id, fields()));
+          for (let i = 0; i < 3; i++) await store.createAgent(small.id, agentFields());
+          const error = await appError(store.createAgent(small.id, agentFields()));
           expect(error.code).toBe("INSUFFICIENT_QUOTA");
           expect(error.message).toContain("maxAgents");
           expect(error.message).toContain("3");
@@ -296,29 +296,38 @@ export function registryStoreContract(
         });
 
         it("applies the tier's default of 100 agents", async () => {
-          for (let i = 0; i < 100; i++) await store.createAgent(account.id, fields({ name: `agent ${i}` }));
-          expect((await appError(store.createAgent(account.id, fields()))).code).toBe("INSUFFICIENT_QUOTA");
+          for (let i = 0; i < 100; i++)
+            await store.createAgent(account.id, agentFields({ name: `agent ${i}` }));
+          expect((await appError(store.createAgent(account.id, agentFields()))).code).toBe(
+            "INSUFFICIENT_QUOTA",
+          );
         });
 
         it("frees a place when an agent is deleted", async () => {
           const small = await newAccount("enterprise", { maxAgents: 1 });
-          const agent = await store.createAgent(small.id, fields());
-          expect((await appError(store.createAgent(small.id, fields()))).code).toBe("INSUFFICIENT_QUOTA");
+          const agent = await store.createAgent(small.id, agentFields());
+          expect((await appError(store.createAgent(small.id, agentFields()))).code).toBe(
+            "INSUFFICIENT_QUOTA",
+          );
           await store.deleteAgent(small.id, agent.id);
-          await expect(store.createAgent(small.id, fields())).resolves.toMatchObject({ status: "active" });
+          await expect(store.createAgent(small.id, agentFields())).resolves.toMatchObject({
+            status: "active",
+          });
         });
 
         it("counts each account separately", async () => {
           const one = await newAccount("enterprise", { maxAgents: 1 });
           const two = await newAccount("enterprise", { maxAgents: 1 });
-          await store.createAgent(one.id, fields());
-          await expect(store.createAgent(two.id, fields())).resolves.toMatchObject({ accountId: two.id });
+          await store.createAgent(one.id, agentFields());
+          await expect(store.createAgent(two.id, agentFields())).resolves.toMatchObject({
+            accountId: two.id,
+          });
         });
 
         it("never exceeds the quota with simultaneous creates", async () => {
           const small = await newAccount("enterprise", { maxAgents: 4 });
           const results = await Promise.allSettled(
-            Array.from({ length: 10 }, () => store.createAgent(small.id, fields())),
+            Array.from({ length: 10 }, () => store.createAgent(small.id, agentFields())),
           );
           expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(4);
           const rejected = results.filter((r) => r.status === "rejected");
@@ -341,7 +350,7 @@ export function registryStoreContract(
       it("sorts by creation time, newest first by default, ties broken by id", async () => {
         const created: AgentRecord[] = [];
         for (let i = 0; i < 8; i++)
-          created.push(await store.createAgent(account.id, fields({ name: `a${i}` })));
+          created.push(await store.createAgent(account.id, agentFields({ name: `a${i}` })));
         const asc = [...created].sort(by((a) => a.createdAt));
         const desc = await store.listAgents(account.id, query({ order: "desc" }));
         expect(ids(desc.items)).toEqual(ids(asc).reverse());
@@ -353,7 +362,7 @@ export function registryStoreContract(
         // UTF-16 order would put the emoji (a surrogate pair) before U+FF21; code point order puts it after.
         const names = ["b", "B", "a", "\uFF21", "😀", "a", "b", "a"];
         const created = [];
-        for (const name of names) created.push(await store.createAgent(account.id, fields({ name })));
+        for (const name of names) created.push(await store.createAgent(account.id, agentFields({ name })));
         const expected = [...created].sort(by((a) => a.name, codePointCompare));
         expect(expected.map((a) => a.name)).toEqual(["B", "a", "a", "a", "b", "b", "\uFF21", "😀"]);
 
@@ -393,7 +402,7 @@ export function registryStoreContract(
 
       it("pages with limit and page, and reports the total over all pages", async () => {
         const created: AgentRecord[] = [];
-        for (let i = 0; i < 7; i++) created.push(await store.createAgent(account.id, fields()));
+        for (let i = 0; i < 7; i++) created.push(await store.createAgent(account.id, agentFields()));
         const all = [...created].sort(by((a) => a.createdAt));
         const pageOf = (page: number) =>
           store.listAgents(account.id, query({ page, limit: 3, order: "asc" }));
@@ -404,7 +413,7 @@ export function registryStoreContract(
       });
 
       it("pages through ties without skipping or repeating", async () => {
-        for (let i = 0; i < 9; i++) await store.createAgent(account.id, fields({ name: "same" }));
+        for (let i = 0; i < 9; i++) await store.createAgent(account.id, agentFields({ name: "same" }));
         const seen: string[] = [];
         for (let page = 1; page <= 3; page++) {
           const result = await store.listAgents(account.id, query({ sortBy: "name", page, limit: 4 }));
@@ -416,8 +425,8 @@ export function registryStoreContract(
 
       it("lists only the account's own agents", async () => {
         const other = await newAccount();
-        await store.createAgent(other.id, fields());
-        const mine = await store.createAgent(account.id, fields());
+        await store.createAgent(other.id, agentFields());
+        const mine = await store.createAgent(account.id, agentFields());
         expect(await store.listAgents(account.id, query())).toEqual({ items: [mine], total: 1 });
       });
 
@@ -433,7 +442,7 @@ export function registryStoreContract(
       });
 
       it("records an event for every change, in order", async () => {
-        const agent = await store.createAgent(account.id, fields({ name: "n" }));
+        const agent = await store.createAgent(account.id, agentFields({ name: "n" }));
         const renamed = await store.updateAgent(account.id, agent.id, { name: "m" });
         const paused = await store.updateAgent(account.id, agent.id, { status: "inactive" });
         await store.deleteAgent(account.id, agent.id);
@@ -459,7 +468,7 @@ export function registryStoreContract(
       });
 
       it("records status changes from health reports, and nothing when the status stays", async () => {
-        const agent = await store.createAgent(account.id, fields());
+        const agent = await store.createAgent(account.id, agentFields());
         await drainEvents(store);
         const reason = failure();
         await store.reportAgentHealth(account.id, agent.id, reason);
@@ -475,14 +484,14 @@ export function registryStoreContract(
 
       it("records nothing for a failed change", async () => {
         const full = await newAccount("enterprise", { maxAgents: 0 });
-        await appError(store.createAgent(full.id, fields()));
+        await appError(store.createAgent(full.id, agentFields()));
         await store.deleteAgent(account.id, newId("agent"));
         await store.updateAgent(account.id, newId("agent"), { name: "x" });
         expect(await store.unpublishedEvents(100)).toEqual([]);
       });
 
       it("hands out unpublished events oldest first, up to the limit, until marked published", async () => {
-        for (let i = 0; i < 5; i++) await store.createAgent(account.id, fields());
+        for (let i = 0; i < 5; i++) await store.createAgent(account.id, agentFields());
         const first = await store.unpublishedEvents(2);
         expect(first).toHaveLength(2);
         await store.markEventsPublished(first.map((e) => e.seq));
@@ -614,7 +623,8 @@ export function registryStoreContract(
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-function fields(overrides: Partial<AgentFields> = {}): AgentFields {
+/** The fields of an agent with nothing in them but a name, and the overrides. */
+export function agentFields(overrides: Partial<AgentFields> = {}): AgentFields {
   return {
     name: "agent",
     bio: [],
@@ -643,7 +653,7 @@ function failure(): StatusReason {
 }
 
 async function inError(store: RegistryStore, accountId: string): Promise<AgentRecord> {
-  const agent = await store.createAgent(accountId, fields({ model: "m", modelProvider: "openai" }));
+  const agent = await store.createAgent(accountId, agentFields({ model: "m", modelProvider: "openai" }));
   const failed = await store.reportAgentHealth(accountId, agent.id, failure());
   if (failed?.status !== "error") throw new Error("the agent did not enter error");
   return failed;
@@ -654,7 +664,7 @@ async function statusMix(store: RegistryStore, accountId: string): Promise<Agent
   const plan = ["inactive", "active", "error", "active", "inactive", "error", "active"] as const;
   const out: AgentRecord[] = [];
   for (const status of plan) {
-    const agent = await store.createAgent(accountId, fields());
+    const agent = await store.createAgent(accountId, agentFields());
     const changed =
       status === "active"
         ? agent

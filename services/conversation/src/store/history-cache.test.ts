@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HistoryCache } from "./history.js";
+import { HistoryCache } from "./history-cache.js";
 
 const turn = (role: "user" | "assistant", text: string) => ({ role, text, tokens: text.length });
 const tokensOf = (text: string) => text.length;

@@ -6,13 +6,13 @@ import { AppError } from "@agentry/errors";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConversationConfig } from "../config.js";
-import { conversationStoreContract } from "./contract-suite.js";
-import { openConversationStore } from "./open.js";
-import { openPostgresConversationStore, PostgresConversationStore } from "./postgres.js";
-import { PG_MIGRATIONS } from "./postgres-migrations.js";
-import { CONVERSATION_DB_FILE } from "./sqlite.js";
-import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "./types.js";
+import { loadConversationConfig } from "../src/config.js";
+import { openConversationStore } from "../src/store/open.js";
+import { openPostgresConversationStore, PostgresConversationStore } from "../src/store/postgres.js";
+import { PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
+import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
+import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
+import { conversationStoreContract } from "../src/testing/index.js";
 
 let db: TestDatabase;
 beforeAll(async () => {

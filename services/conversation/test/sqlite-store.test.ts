@@ -1,12 +1,16 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { sqliteSchemaVersion } from "@agentry/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
-import { conversationStoreContract, save } from "./contract-suite.js";
-import { CONVERSATION_DB_FILE, openSqliteConversationStore, type SqliteConversationStore } from "./sqlite.js";
-import { MIGRATIONS, migrate } from "./sqlite-migrations.js";
-import type { HistoryLimits } from "./types.js";
+import {
+  CONVERSATION_DB_FILE,
+  openSqliteConversationStore,
+  type SqliteConversationStore,
+} from "../src/store/sqlite.js";
+import { MIGRATIONS } from "../src/store/sqlite-migrations.js";
+import type { HistoryLimits } from "../src/store/types.js";
+import { conversationStoreContract, storeExchange } from "../src/testing/index.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -21,33 +25,20 @@ afterAll(() => {
 conversationStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir: tempDir() }));
 
 describe("SqliteConversationStore", () => {
-  it("writes <dataDir>/conversation.db in WAL mode with synchronous=FULL, and keeps data across reopening", async () => {
+  it("writes <dataDir>/conversation.db, applies the migrations once, and keeps data across reopening", async () => {
     const dataDir = join(tempDir(), "nested", "data");
     const store = openSqliteConversationStore({ dataDir });
     const k = { accountId: "acct_A", agentId: "agt_A", userId: "u", roomId: "r" };
-    await save(store, k, "persist me", "persisted");
+    await storeExchange(store, k, "persist me", "persisted");
     await store.close();
-
-    const raw = new Database(join(dataDir, CONVERSATION_DB_FILE));
-    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-    raw.close();
 
     const reopened = openSqliteConversationStore({ dataDir });
     const { turns } = await reopened.listTurns(k, { limit: 10, cursor: null });
     expect(turns.map((t) => t.text)).toEqual(["persist me", "persisted"]);
     await reopened.close();
-  });
-
-  it("applies each migration once and refuses a database newer than the build", () => {
-    const db = new Database(join(tempDir(), CONVERSATION_DB_FILE));
-    migrate(db);
-    migrate(db);
-    expect(db.prepare("SELECT version FROM schema_migrations").pluck().all()).toEqual(
-      MIGRATIONS.map((m) => m.version),
+    expect(sqliteSchemaVersion(join(dataDir, CONVERSATION_DB_FILE))).toBe(
+      Math.max(...MIGRATIONS.map((m) => m.version)),
     );
-    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', '')").run();
-    expect(() => migrate(db)).toThrow(/newer than this build/);
-    db.close();
   });
 
   it("sets synchronous=FULL on its connection", () => {
@@ -78,7 +69,7 @@ describe("SqliteConversationStore", () => {
         expect(cached).toEqual(await texts(fresh, limits));
         await fresh.close();
         const words = (count: number) => "word ".repeat(Math.floor(random() * count)).trim() || "x";
-        await save(store, k, `q${i} ${words(40)}`, `a${i} ${words(80)}`);
+        await storeExchange(store, k, `q${i} ${words(40)}`, `a${i} ${words(80)}`);
       }
       expect((await texts(store, { maxTurns: 1000, tokenBudget: 1_000_000 })).length).toBe(80);
       await store.close();
@@ -89,9 +80,9 @@ describe("SqliteConversationStore", () => {
       const store = openSqliteConversationStore({ dataDir });
       const other = openSqliteConversationStore({ dataDir });
       const limits = { maxTurns: 200, tokenBudget: 100_000 };
-      await save(store, k, "one", "first");
+      await storeExchange(store, k, "one", "first");
       expect(await texts(store, limits)).toEqual(["user:one", "assistant:first"]);
-      await save(other, k, "two", "second");
+      await storeExchange(other, k, "two", "second");
       expect(await texts(store, limits)).toEqual([
         "user:one",
         "assistant:first",
@@ -99,9 +90,9 @@ describe("SqliteConversationStore", () => {
         "assistant:second",
       ]);
       // Stored by both, in turn: the cache never appends its own exchange after someone else's it has not read.
-      await save(store, k, "three", "third");
-      await save(other, k, "four", "fourth");
-      await save(store, k, "five", "fifth");
+      await storeExchange(store, k, "three", "third");
+      await storeExchange(other, k, "four", "fourth");
+      await storeExchange(store, k, "five", "fifth");
       expect(await texts(store, limits)).toEqual(await texts(other, limits));
       expect((await texts(store, limits)).length).toBe(10);
       await other.close();
@@ -111,7 +102,7 @@ describe("SqliteConversationStore", () => {
     it("forgets a purged agent's conversations", async () => {
       const store = openSqliteConversationStore({ dataDir: tempDir() });
       const limits = { maxTurns: 200, tokenBudget: 100_000 };
-      await save(store, k, "hello", "hi");
+      await storeExchange(store, k, "hello", "hi");
       expect(await texts(store, limits)).toHaveLength(2);
       await store.purgeAgent(k.accountId, k.agentId);
       expect(await texts(store, limits)).toEqual([]);

@@ -1,0 +1,120 @@
+import { AppError } from "@agentry/errors";
+import type { CallOutcome, CallRecord, ConversationKey, TurnPage, TurnRecord, TurnRole } from "./types.js";
+
+/*
+ * What the SQLite and Postgres stores' rows have in common: the same columns, which differ only in the types
+ * the drivers give sequence numbers, times and booleans, and the same cursors over them.
+ */
+
+export interface TurnRow<Seq, Time> {
+  seq: Seq;
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+  role: TurnRole;
+  text: string;
+  model: string | null;
+  provider: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  latency_ms: number;
+  created_at: Time;
+}
+
+export interface CallRow<Bool, Time> {
+  id: string;
+  request_id: string | null;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+  provider: string | null;
+  model: string | null;
+  stream: Bool;
+  outcome: CallOutcome;
+  error_code: string | null;
+  error_message: string | null;
+  latency_ms: number;
+  first_token_ms: number | null;
+  input_tokens: number;
+  output_tokens: number;
+  created_at: Time;
+}
+
+export type KeyParams = [accountId: string, agentId: string, userId: string, roomId: string];
+
+/** The key's columns in the order of every statement's `account_id, agent_id, user_id, room_id`. */
+export function keyParams(key: ConversationKey): KeyParams {
+  return [key.accountId, key.agentId, key.userId, key.roomId];
+}
+
+/** The record of a turn row whose time the store has read as ISO 8601. */
+export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    role: row.role,
+    text: row.text,
+    model: row.model,
+    provider: row.provider,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    latencyMs: row.latency_ms,
+    createdAt,
+  };
+}
+
+/** The record of a call row whose `stream` and time the store has read as a boolean and ISO 8601. */
+export function toCall(row: CallRow<unknown, unknown>, stream: boolean, createdAt: string): CallRecord {
+  return {
+    id: row.id,
+    requestId: row.request_id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    provider: row.provider,
+    model: row.model,
+    stream,
+    outcome: row.outcome,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    latencyMs: row.latency_ms,
+    firstTokenMs: row.first_token_ms,
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    createdAt,
+  };
+}
+
+/**
+ * A page of turns from the rows read after the cursor, one more than the page holds when another page follows.
+ * Cursors are opaque to callers: the position of the page's last turn, in base64url.
+ */
+export function turnPage<R extends { seq: number | string }>(
+  rows: readonly R[],
+  limit: number,
+  record: (row: R) => TurnRecord,
+): TurnPage {
+  const turns = rows.slice(0, limit);
+  const last = turns.at(-1);
+  const nextCursor =
+    rows.length > limit && last ? Buffer.from(`turn:${last.seq}`).toString("base64url") : null;
+  return { turns: turns.map(record), nextCursor };
+}
+
+/** The position a cursor of `turnPage` stands for, as decimal digits; throws INVALID_REQUEST for any other text. */
+export function cursorPosition(cursor: string): string {
+  const match = /^turn:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) {
+    throw new AppError("INVALID_REQUEST", "The page token is invalid.", {
+      details: [{ field: "page_token", issue: "is not a token returned by a previous page" }],
+    });
+  }
+  return match[1]!;
+}
