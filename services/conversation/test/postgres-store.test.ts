@@ -12,7 +12,7 @@ import { openPostgresConversationStore, PostgresConversationStore } from "../src
 import { PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
 import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
-import { conversationStoreContract } from "../src/testing/index.js";
+import { conversationStoreContract } from "../src/testing/store-contract.js";
 
 let db: TestDatabase;
 beforeAll(async () => {

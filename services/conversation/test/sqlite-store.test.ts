@@ -10,7 +10,7 @@ import {
 } from "../src/store/sqlite.js";
 import { MIGRATIONS } from "../src/store/sqlite-migrations.js";
 import type { HistoryLimits } from "../src/store/types.js";
-import { conversationStoreContract, storeExchange } from "../src/testing/index.js";
+import { conversationStoreContract, storeExchange } from "../src/testing/store-contract.js";
 
 const dirs: string[] = [];
 function tempDir(): string {

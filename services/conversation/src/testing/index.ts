@@ -1,7 +1,7 @@
 /**
- * Test helpers. Fakes for end-to-end tests: local servers that speak the real OpenAI and Anthropic wire formats,
- * so the real SDKs (and everything above them) can be exercised without a network. And the contract suite every
- * ConversationStore implementation runs (it imports vitest).
+ * Test helpers: local servers that speak the real OpenAI and Anthropic wire formats, so the real provider clients
+ * (and everything above them) can be exercised without a network. They import no test framework, so a launcher
+ * process may use them too; the stores' contract suite, which imports vitest, is `./testing/store-contract`.
  *
  * ```ts
  * const openai = await startFakeOpenAI();
@@ -26,4 +26,3 @@ export {
   FakeProviderServer,
   type RecordedRequest,
 } from "./fake-server.js";
-export { conversationStoreContract, storeExchange } from "./store-contract.js";
