@@ -61,10 +61,14 @@ describe("inTransaction", () => {
     try {
       const failure = await inTransaction(pool, async (client) => {
         const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-        const sleeping = client.query("SELECT pg_sleep(5)");
+        // Its rejection is taken at once: it may come before the terminating call has returned.
+        const sleeping = client.query("SELECT pg_sleep(5)").then(
+          () => undefined,
+          (error: unknown) => error,
+        );
         await new Promise((resolve) => setTimeout(resolve, 100));
         await terminate(rows[0]!.pid);
-        await sleeping;
+        throw await sleeping;
       }).then(
         () => undefined,
         (error: unknown) => error,

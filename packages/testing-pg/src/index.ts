@@ -82,8 +82,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
       async close() {
         try {
           await admin(async (client) => {
-            for (const name of created.splice(0))
-              await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+            for (const name of created.splice(0)) await dropDatabase(client, name);
           });
         } finally {
           await server.stop();
@@ -93,6 +92,23 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   } catch (error) {
     await server.stop();
     throw error;
+  }
+}
+
+/**
+ * Drops a test database, ending its sessions. A session of another role (a privilege test's) that its client has
+ * just closed may outlive the close by a moment, and ending it needs rights over that role: such a drop is
+ * tried again until the session is gone.
+ */
+async function dropDatabase(client: pg.Client, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "42501" || attempt >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 }
 

@@ -1,6 +1,5 @@
 import { mapAsyncIterable } from "@agentry/core";
-import { AppError, toConnectError } from "@agentry/errors";
-import type { Logger } from "@agentry/logging";
+import { AppError } from "@agentry/errors";
 import {
   ConversationService,
   type ListTurnsRequest,
@@ -23,7 +22,7 @@ import {
 } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
 import {
   type MessageInput,
