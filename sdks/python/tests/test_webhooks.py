@@ -77,6 +77,9 @@ class TestVerify:
         environ = {"HTTP_WEBHOOK_ID": h["webhook-id"], "HTTP_WEBHOOK_TIMESTAMP": h["webhook-timestamp"],
                    "HTTP_WEBHOOK_SIGNATURE": h["webhook-signature"], "wsgi.input": object()}
         webhooks.verify(BODY, environ, SECRET, now=NOW)
+        stale = standardwebhooks.Webhook(new_secret()).sign(EVENT_ID, NOW, BODY)
+        webhooks.verify(BODY, {**h, "webhook-signature": [stale, h["webhook-signature"]]}, SECRET, now=NOW)
+        webhooks.verify(BODY, {name: value.encode() for name, value in h.items()}, SECRET, now=NOW)
 
     def test_accepts_the_secret_without_its_prefix(self) -> None:
         webhooks.verify(BODY, signed(), SECRET[len("whsec_"):], now=NOW)

@@ -383,7 +383,8 @@ def _read_headers(headers: Mapping[str, Any]) -> Dict[str, str]:
         if key.startswith("http_"):
             key = key[5:].replace("_", "-")
         if key in _HEADERS and value is not None:
-            text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            text = " ".join(v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in values)
             found[key] = f"{found[key]} {text}" if key in found else text
     return {key: value.strip() for key, value in found.items()}
 
