@@ -36,6 +36,8 @@ type Client struct {
 	Agents *AgentService
 	// APIKeys manages the account's API keys (scope keys:manage).
 	APIKeys *APIKeyService
+	// Webhooks verifies webhook deliveries: VerifyWebhook and UnwrapWebhook, which need no client.
+	Webhooks *WebhookService
 
 	config config
 
@@ -172,7 +174,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	c := &Client{config: cfg}
+	c := &Client{config: cfg, Webhooks: &WebhookService{}}
 	c.initServices()
 	return c, nil
 }

@@ -18,6 +18,9 @@
 // and broken connections for reads, updates and deletes; 503 for messages; with exponential backoff from
 // 0.5 s to 8 s, or the server's Retry-After.
 //
+// Webhook deliveries are verified with [VerifyWebhook] or [UnwrapWebhook], which need the endpoint's secret
+// and no client or API key.
+//
 // The models and operations (models_gen.go, services_gen.go) are generated from the API's OpenAPI document;
 // the rest is written by hand.
 package agentry

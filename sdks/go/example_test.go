@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
+	"net/http"
+	"os"
 
 	agentry "github.com/agentry/agentry-go"
 )
@@ -77,4 +80,31 @@ func ExampleAgentService_Update() {
 	case err != nil:
 		log.Fatal(err)
 	}
+}
+
+func ExampleUnwrapWebhook() {
+	secret := os.Getenv("AGENTRY_WEBHOOK_SECRET") // whsec_...
+	http.HandleFunc("POST /webhooks/agentry", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20)) // the raw bytes, as received
+		if err != nil {
+			http.Error(w, "unreadable body", http.StatusBadRequest)
+			return
+		}
+		event, err := agentry.UnwrapWebhook(body, r.Header, secret)
+		if errors.Is(err, agentry.ErrWebhookVerification) {
+			http.Error(w, "invalid webhook", http.StatusBadRequest)
+			return
+		} else if err != nil { // the secret is not a whsec_ secret
+			http.Error(w, "misconfigured", http.StatusInternalServerError)
+			return
+		}
+		switch e := event.(type) {
+		case *agentry.MessageCompletedWebhookEvent:
+			fmt.Println(e.Data.AgentID, e.Data.Text)
+		case *agentry.AgentStatusChangedWebhookEvent:
+			fmt.Println(e.Data.ID, e.Data.Status)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	log.Fatal(http.ListenAndServe(":3000", nil))
 }

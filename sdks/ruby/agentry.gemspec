@@ -7,8 +7,8 @@ Gem::Specification.new do |spec|
   spec.version = Agentry::VERSION
   spec.summary = "Official Ruby client for the Agentry Agent Management API"
   spec.description = "Create, list, update and delete AI agents, send them messages and stream their replies, " \
-                     "and manage API keys, with typed models, typed errors, retries, pagination and streaming. " \
-                     "Standard library only (net/http, json, uri)."
+                     "manage API keys and verify webhook deliveries, with typed models, typed errors, retries, " \
+                     "pagination and streaming. Standard library only (net/http, json, uri, openssl)."
   spec.authors = ["Agentry"]
   spec.license = "Apache-2.0"
   spec.required_ruby_version = ">= 3.1"

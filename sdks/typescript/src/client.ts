@@ -3,6 +3,7 @@ import { AgentryError } from "./errors.js";
 import { Agents } from "./resources/agents.js";
 import { ApiKeys } from "./resources/api-keys.js";
 import type { RateLimitInfo } from "./types.js";
+import { type Webhooks, webhooks } from "./webhooks.js";
 
 /** The address of a service started locally with its defaults. */
 export const DEFAULT_BASE_URL = "http://localhost:8080/v1";
@@ -53,6 +54,8 @@ export class Agentry {
   readonly agents: Agents;
   /** The account's API keys (scope `keys:manage`). */
   readonly apiKeys: ApiKeys;
+  /** Verification of webhook deliveries; the same as the `webhooks` export, which needs no client. */
+  readonly webhooks: Webhooks = webhooks;
   /** The API's address in use, without a trailing slash. */
   readonly baseURL: string;
   /** Milliseconds per attempt. */

@@ -125,6 +125,33 @@ export class APIUserAbortError extends APIError {
   }
 }
 
+/** Why a webhook delivery was refused; see `WebhookVerificationError`. */
+export type WebhookVerificationFailure =
+  | "missing_headers"
+  | "invalid_timestamp"
+  | "timestamp_too_old"
+  | "timestamp_too_new"
+  | "no_signature"
+  | "signature_mismatch"
+  | "invalid_payload";
+
+/**
+ * A webhook delivery did not verify: answer it with a 4xx and do not act on it. `reason` says why:
+ * `missing_headers` (`webhook-id`, `webhook-timestamp` or `webhook-signature` absent), `invalid_timestamp`,
+ * `timestamp_too_old` or `timestamp_too_new` (outside the tolerance: a replay, or a clock far off),
+ * `no_signature` (no `v1` signature in a readable form), `signature_mismatch` (none of the signatures matches:
+ * a wrong secret, or a body changed on the way, or re-serialized), `invalid_payload` (signed, but not an event).
+ */
+export class WebhookVerificationError extends AgentryError {
+  override name = "WebhookVerificationError";
+  readonly reason: WebhookVerificationFailure;
+
+  constructor(reason: WebhookVerificationFailure, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
 /** The HTTP status each public error code travels with (the API's "status codes per error code" table). */
 export const ERROR_CODE_STATUS: Readonly<Record<string, number>> = {
   INVALID_REQUEST: 400,

@@ -21,6 +21,8 @@ export {
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
 } from "./errors.js";
 export { Page, PagePromise } from "./pagination.js";
 export { Agents } from "./resources/agents.js";
@@ -29,3 +31,13 @@ export { Messages } from "./resources/messages.js";
 export { MessageStream } from "./streaming.js";
 export type * from "./types.js";
 export { VERSION } from "./version.js";
+export {
+  DEFAULT_WEBHOOK_TOLERANCE_MS,
+  type WebhookHeaders,
+  type WebhookPayload,
+  type WebhookSignedHeaders,
+  type WebhookSignOptions,
+  Webhooks,
+  type WebhookVerifyOptions,
+  webhooks,
+} from "./webhooks.js";

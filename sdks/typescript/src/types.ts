@@ -246,3 +246,66 @@ export interface RateLimitInfo {
   /** When the bucket is full again. */
   resetAt: Date;
 }
+
+/** The types of the events the service delivers to webhook endpoints. */
+export type WebhookEventType =
+  | "agent.created"
+  | "agent.updated"
+  | "agent.status_changed"
+  | "agent.deleted"
+  | "message.completed"
+  | "message.failed"
+  | "webhook.test";
+
+/** The body of a webhook delivery: one event, the same on every retry of it. */
+interface WebhookEventBase<Type extends WebhookEventType, Data> {
+  /** `evt_` followed by a ULID; also the `webhook-id` header, so a receiver can drop a delivery it has seen. */
+  id: string;
+  type: Type;
+  /** When the event happened (ISO 8601). */
+  createdAt: string;
+  data: Data;
+}
+
+/** The data of `agent.deleted`. */
+export interface AgentDeletedWebhookData {
+  /** The deleted agent's id. */
+  id: string;
+}
+
+/** The data of `message.failed`: a background message whose reply failed. */
+export interface MessageFailedWebhookData {
+  agentId: string;
+  messageId: string;
+  /** The error code of the failure, e.g. `MODEL_ERROR`. */
+  code: string;
+  message: string;
+}
+
+/** `agent.created`: an agent was created; `data` is the agent. */
+export type AgentCreatedWebhookEvent = WebhookEventBase<"agent.created", Agent>;
+/** `agent.updated`: an agent was changed (every update); `data` is the agent as it now is. */
+export type AgentUpdatedWebhookEvent = WebhookEventBase<"agent.updated", Agent>;
+/** `agent.status_changed`: an agent's `status` changed, by an update or by the service; `data` is the agent. */
+export type AgentStatusChangedWebhookEvent = WebhookEventBase<"agent.status_changed", Agent>;
+/** `agent.deleted`: an agent was deleted; `data` is its id. */
+export type AgentDeletedWebhookEvent = WebhookEventBase<"agent.deleted", AgentDeletedWebhookData>;
+/** `message.completed`: a reply is complete; `data` is the reply. */
+export type MessageCompletedWebhookEvent = WebhookEventBase<"message.completed", MessageReply>;
+/** `message.failed`: a reply failed; `data` says which and why. */
+export type MessageFailedWebhookEvent = WebhookEventBase<"message.failed", MessageFailedWebhookData>;
+/** `webhook.test`: sent when asked for, to check an endpoint; `data` has no fixed shape. */
+export type WebhookTestEvent = WebhookEventBase<"webhook.test", JsonObject>;
+
+/**
+ * An event delivered to a webhook endpoint, as `webhooks.unwrap` returns it; `type` tells which, and narrows
+ * `data`. An event of a type newer than this SDK is returned as it came, so leave room for other types.
+ */
+export type WebhookEvent =
+  | AgentCreatedWebhookEvent
+  | AgentUpdatedWebhookEvent
+  | AgentStatusChangedWebhookEvent
+  | AgentDeletedWebhookEvent
+  | MessageCompletedWebhookEvent
+  | MessageFailedWebhookEvent
+  | WebhookTestEvent;

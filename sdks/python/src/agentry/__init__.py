@@ -8,6 +8,8 @@
     agent = client.agents.create(name="Ada", bio=["Counts things"])
     for event in client.agents.messages.stream(agent.id, text="Hello!"):
         ...
+
+Webhook deliveries are verified with ``agentry.webhooks`` (no client or API key needed).
 """
 
 from ._client import (
@@ -31,12 +33,13 @@ from ._exceptions import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    WebhookVerificationError,
 )
 from ._pagination import AsyncPage, AsyncPager, SyncPage
 from ._streaming import AsyncMessageStream, MessageStream
 from ._types import NOT_GIVEN, NotGiven, RateLimitInfo
 from ._version import VERSION
-from . import types
+from . import types, webhooks
 
 __version__ = VERSION
 
@@ -55,6 +58,7 @@ __all__ = [
     "APIConnectionError",
     "APITimeoutError",
     "APIUserAbortError",
+    "WebhookVerificationError",
     "SyncPage",
     "AsyncPage",
     "AsyncPager",
@@ -69,4 +73,5 @@ __all__ = [
     "DEFAULT_MAX_RETRY_DELAY",
     "__version__",
     "types",
+    "webhooks",
 ]

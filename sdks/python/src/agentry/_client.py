@@ -13,6 +13,7 @@ from ._base_client import AsyncTransport, ClientConfig, SyncTransport, check_num
 from ._exceptions import AgentryError
 from ._generated.resources import AsyncResources, SyncResources
 from ._types import NOT_GIVEN, NotGiven, RateLimitInfo
+from .webhooks import Webhooks
 
 DEFAULT_BASE_URL = "http://localhost:8080/v1"
 """The address of a service started locally with its defaults."""
@@ -96,6 +97,8 @@ class Agentry(SyncResources):
     timeout: float
     max_retries: int
     max_retry_delay: float
+    webhooks: Webhooks
+    """Verification of webhook deliveries: the functions of ``agentry.webhooks``, which need no client."""
 
     def __init__(
         self,
@@ -116,6 +119,7 @@ class Agentry(SyncResources):
         self.timeout = config.timeout
         self.max_retries = config.max_retries
         self.max_retry_delay = config.max_retry_delay
+        self.webhooks = Webhooks()
         super().__init__(self._transport)
 
     @property
@@ -185,6 +189,8 @@ class AsyncAgentry(AsyncResources):
     timeout: float
     max_retries: int
     max_retry_delay: float
+    webhooks: Webhooks
+    """Verification of webhook deliveries: the functions of ``agentry.webhooks``, which need no client."""
 
     def __init__(
         self,
@@ -205,6 +211,7 @@ class AsyncAgentry(AsyncResources):
         self.timeout = config.timeout
         self.max_retries = config.max_retries
         self.max_retry_delay = config.max_retry_delay
+        self.webhooks = Webhooks()
         super().__init__(self._transport)
 
     @property

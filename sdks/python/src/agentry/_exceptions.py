@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, Dict, List, Literal, Mapping, Optional, Type
 
 import httpx
 
@@ -21,6 +21,8 @@ __all__ = [
     "APIConnectionError",
     "APITimeoutError",
     "APIUserAbortError",
+    "WebhookVerificationError",
+    "WebhookVerificationFailure",
 ]
 
 
@@ -133,6 +135,37 @@ class APIUserAbortError(APIError):
 
     def __init__(self, message: str = "The stream was closed before the reply was complete.") -> None:
         super().__init__(message)
+
+
+WebhookVerificationFailure = Literal[
+    "missing_headers",
+    "invalid_timestamp",
+    "timestamp_too_old",
+    "timestamp_too_new",
+    "no_signature",
+    "signature_mismatch",
+    "invalid_payload",
+]
+"""Why a webhook delivery was refused; see ``WebhookVerificationError``."""
+
+
+class WebhookVerificationError(AgentryError):
+    """A webhook delivery did not verify: answer it with a 4xx and do not act on it.
+
+    ``reason`` says why: ``missing_headers`` (``webhook-id``, ``webhook-timestamp`` or ``webhook-signature``
+    absent), ``invalid_timestamp``, ``timestamp_too_old`` or ``timestamp_too_new`` (outside the tolerance: a
+    replay, or a clock far off), ``no_signature`` (no ``v1`` signature in a readable form), ``signature_mismatch``
+    (none matches: a wrong secret, or a body changed on the way or re-serialized), ``invalid_payload`` (signed,
+    but not an event).
+    """
+
+    message: str
+    reason: WebhookVerificationFailure
+
+    def __init__(self, reason: WebhookVerificationFailure, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
 
 
 def error_class_for(status: int) -> Type[APIError]:

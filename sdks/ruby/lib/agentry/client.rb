@@ -72,6 +72,11 @@ module Agentry
       @transport.last_rate_limit
     end
 
+    # Verification of webhook deliveries: the Agentry::Webhooks module, which needs no client.
+    def webhooks
+      Webhooks
+    end
+
     # A new client with these settings changed and the others kept (its rate-limit state starts empty).
     def with_options(**settings)
       self.class.new(**@settings.merge(settings))

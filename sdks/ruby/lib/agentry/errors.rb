@@ -83,6 +83,21 @@ module Agentry
     end
   end
 
+  # A webhook delivery did not verify: answer it with a 4xx and do not act on it. +reason+ says why:
+  # +:missing_headers+ (+webhook-id+, +webhook-timestamp+ or +webhook-signature+ absent), +:invalid_timestamp+,
+  # +:timestamp_too_old+ or +:timestamp_too_new+ (outside the tolerance: a replay, or a clock far off),
+  # +:no_signature+ (no +v1+ signature in a readable form), +:signature_mismatch+ (none matches: a wrong secret, or
+  # a body changed on the way or re-serialized), +:invalid_payload+ (signed, but not an event).
+  class WebhookVerificationError < Error
+    # Why, as a Symbol (see the class).
+    attr_reader :reason
+
+    def initialize(message = nil, reason: nil)
+      super(message)
+      @reason = reason
+    end
+  end
+
   # @api private
   module Errors
     module_function
