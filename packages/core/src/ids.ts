@@ -1,7 +1,17 @@
 import { getRandomValues } from "node:crypto";
-import { monotonicFactory } from "ulidx";
+import { ulid as datedUlid, decodeTime, monotonicFactory } from "ulidx";
 
-const PREFIX = { agent: "agt", message: "msg", account: "acct", key: "key", request: "req" } as const;
+const PREFIX = {
+  agent: "agt",
+  message: "msg",
+  conversation: "conv",
+  account: "acct",
+  key: "key",
+  request: "req",
+  event: "evt",
+  webhook: "whk",
+  delivery: "dlv",
+} as const;
 
 export type IdKind = keyof typeof PREFIX;
 
@@ -20,10 +30,15 @@ function random(): number {
 }
 
 const ulid = monotonicFactory(random);
+// Dated ids do not come from the monotonic factory, which would keep the latest time it gave, not the one asked.
 
-/** A new opaque, prefixed, time-sortable identifier, for example `agt_01J9Z...`. */
-export function newId(kind: IdKind): string {
-  return `${PREFIX[kind]}_${ulid()}`;
+/**
+ * A new opaque, prefixed, time-sortable identifier, for example `agt_01J9Z...`. `at` (epoch milliseconds) dates
+ * an identifier given to something that already existed, such as a conversation stored before conversations
+ * had ids.
+ */
+export function newId(kind: IdKind, at?: number): string {
+  return `${PREFIX[kind]}_${at === undefined ? ulid() : datedUlid(at, random)}`;
 }
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -32,4 +47,9 @@ const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 export function isId(kind: IdKind, value: string): boolean {
   const prefix = `${PREFIX[kind]}_`;
   return value.startsWith(prefix) && ULID.test(value.slice(prefix.length));
+}
+
+/** When an identifier was made (epoch milliseconds), from the time its ULID carries. */
+export function timeOfId(id: string): number {
+  return decodeTime(id.slice(id.indexOf("_") + 1));
 }

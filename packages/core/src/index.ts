@@ -17,7 +17,7 @@ export {
   type Scope,
   sha256Hex,
 } from "./api-keys.js";
-export { type IdKind, isId, newId } from "./ids.js";
+export { type IdKind, isId, newId, timeOfId } from "./ids.js";
 export { type MapSteps, mapAsyncIterable } from "./iterate.js";
 export {
   effectiveLimits,

@@ -8,6 +8,8 @@ export interface PgMigration {
   name: string;
   /** The statements, given the (validated, unquoted) schema the tables live in. */
   sql(schema: string): string;
+  /** Runs after `sql`, in the same transaction: for data the statements cannot make themselves (new ids). */
+  data?(client: pg.PoolClient, schema: string): Promise<void>;
 }
 
 export interface MigrationTarget {
@@ -54,6 +56,7 @@ export async function runPgMigrations(pool: pg.Pool, target: MigrationTarget): P
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(migration.version)) continue;
       await client.query(migration.sql(schema));
+      await migration.data?.(client, schema);
       await client.query(
         `INSERT INTO ${schema}.schema_migrations (version, name, applied_at) VALUES ($1, $2, now())`,
         [migration.version, migration.name],

@@ -6,6 +6,8 @@ export interface SqliteMigration {
   version: number;
   name: string;
   sql: string;
+  /** Runs after `sql`, in the same transaction: for data the statements cannot make themselves (new ids). */
+  data?: (db: Database.Database) => void;
 }
 
 export interface SqliteMigrationTarget {
@@ -42,6 +44,7 @@ export function runSqliteMigrations(db: Database.Database, target: SqliteMigrati
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(migration.version)) continue;
       db.exec(migration.sql);
+      migration.data?.(db);
       record.run(migration.version, migration.name, new Date().toISOString());
     }
   }).immediate();

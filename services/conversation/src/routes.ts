@@ -103,6 +103,7 @@ function messageInput(
     roomId: request.roomId,
     context: request.context,
     requestId: request.requestId ?? call.requestHeader.get("x-request-id") ?? undefined,
+    apiKeyId: request.apiKeyId,
   };
 }
 

@@ -23,6 +23,8 @@ export interface MessageInput {
   /** This message's context: extra system context for the model, never stored. */
   context?: JsonObject | undefined;
   requestId?: string | undefined;
+  /** The API key the message was sent with, for usage by key. */
+  apiKeyId?: string | undefined;
 }
 
 /** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
@@ -173,6 +175,8 @@ function invalid(field: string, issue: string): AppError {
 
 /** One model call from receipt to outcome: its plan, its timing, and its record in the store and the log. */
 class Call {
+  // The message's id first: ids are time-ordered, and the message comes before its reply.
+  private readonly messageId = newId("message");
   readonly id = newId("message");
   readonly key: ConversationKey;
   private logger: Logger | undefined;
@@ -250,7 +254,7 @@ class Call {
     const saved = await this.ctx.store.saveExchange(
       {
         key: this.key,
-        user: { id: newId("message"), text: this.input.text, createdAt: this.receivedAt.toISOString() },
+        user: { id: this.messageId, text: this.input.text, createdAt: this.receivedAt.toISOString() },
         reply: {
           id: reply.id,
           text: reply.text,
@@ -259,6 +263,7 @@ class Call {
           inputTokens,
           outputTokens,
           latencyMs,
+          finishReason: reply.finishReason,
           createdAt: createdAt.toISOString(),
         },
       },
@@ -338,6 +343,7 @@ class Call {
       roomId: this.key.roomId,
       id: this.id,
       requestId: this.input.requestId ?? null,
+      apiKeyId: this.input.apiKeyId ?? null,
       provider: this.provider?.name ?? null,
       model: values.model,
       stream: this.stream,

@@ -1,15 +1,16 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newId } from "@agentry/core";
+import { newId, timeOfId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import { runPgMigrations } from "@agentry/pg";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConversationConfig } from "../src/config.js";
 import { openConversationStore } from "../src/store/open.js";
 import { openPostgresConversationStore, PostgresConversationStore } from "../src/store/postgres.js";
-import { PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
+import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
 import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
 import { conversationStoreContract } from "../src/testing/store-contract.js";
@@ -45,6 +46,7 @@ function exchangeOf(key: ConversationKey, i: number): [NewExchange, CallRecord] 
         inputTokens: 1,
         outputTokens: 1,
         latencyMs: 1,
+        finishReason: "stop",
         createdAt: at(),
       },
     },
@@ -52,6 +54,7 @@ function exchangeOf(key: ConversationKey, i: number): [NewExchange, CallRecord] 
       ...key,
       id: reply,
       requestId: null,
+      apiKeyId: null,
       provider: "openai",
       model: "m",
       stream: false,
@@ -131,6 +134,46 @@ describe("PostgresConversationStore", () => {
       "SELECT version FROM conversation.schema_migrations ORDER BY version",
     );
     expect(versions.map((v) => v.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+  });
+
+  it("gives conversations stored before ids existed one each, and links their messages to it", async () => {
+    const url = await db.createDatabase();
+    const pool = new pg.Pool({ connectionString: url });
+    try {
+      await runPgMigrations(pool, migrationTarget("conversation", PG_MIGRATIONS.slice(0, 1)));
+      const at = "2025-06-01T10:00:00.000Z";
+      await pool.query(
+        `INSERT INTO conversation.conversations
+           (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
+         VALUES ('acct_A', 'agt_A', 'u1', '', 2, $1, $1)`,
+        [at],
+      );
+      await pool.query(
+        `INSERT INTO conversation.turns (id, account_id, agent_id, user_id, room_id, role, text, model, provider,
+           input_tokens, output_tokens, latency_ms, created_at)
+         VALUES ('msg_01JAAAAAAAAAAAAAAAAAAAAAA1', 'acct_A', 'agt_A', 'u1', '', 'user', 'before ids', NULL, NULL,
+           0, 0, 0, $1),
+           ('msg_01JAAAAAAAAAAAAAAAAAAAAAA2', 'acct_A', 'agt_A', 'u1', '', 'assistant', 'old reply', NULL, NULL,
+           0, 0, 0, $1)`,
+        [at],
+      );
+    } finally {
+      await pool.end();
+    }
+    const store = await open({ dataDir: "unused", databaseUrl: url });
+    const page = { limit: 10, before: null, after: null, order: "asc" as const };
+    const [conversation] = (await store.listConversations("acct_A", "agt_A", {}, page)).items;
+    expect(conversation).toMatchObject({
+      userId: "u1",
+      messageCount: 2,
+      createdAt: "2025-06-01T10:00:00.000Z",
+    });
+    expect(timeOfId(conversation!.id)).toBe(Date.parse("2025-06-01T10:00:00.000Z"));
+    const messages = (await store.listMessages("acct_A", "agt_A", {}, page)).items;
+    expect(messages.map((m) => [m.text, m.conversationId, m.finishReason])).toEqual([
+      ["before ids", conversation!.id, null],
+      ["old reply", conversation!.id, null],
+    ]);
   });
 
   it("refuses a database whose schema is newer than this build", async () => {

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sqliteSchemaVersion } from "@agentry/sqlite";
+import { timeOfId } from "@agentry/core";
+import { runSqliteMigrations, sqliteSchemaVersion } from "@agentry/sqlite";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   CONVERSATION_DB_FILE,
@@ -108,5 +110,53 @@ describe("SqliteConversationStore", () => {
       expect(await texts(store, limits)).toEqual([]);
       await store.close();
     });
+  });
+});
+
+describe("SqliteConversationStore schema version 2", () => {
+  it("gives conversations stored before ids existed one each, and links their messages to it", async () => {
+    const dataDir = tempDir();
+    const file = join(dataDir, CONVERSATION_DB_FILE);
+    const v1 = new Database(file);
+    runSqliteMigrations(v1, { service: "conversation", migrations: MIGRATIONS.slice(0, 1) });
+    const at = "2025-06-01T10:00:00.000Z";
+    v1.prepare(
+      `INSERT INTO conversations (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
+       VALUES ('acct_A', 'agt_A', 'u1', '', 2, ?, ?)`,
+    ).run(at, at);
+    const insertTurn = v1.prepare(
+      `INSERT INTO turns (id, account_id, agent_id, user_id, room_id, role, text, model, provider,
+         input_tokens, output_tokens, latency_ms, created_at)
+       VALUES (?, 'acct_A', 'agt_A', 'u1', '', ?, ?, NULL, NULL, 0, 0, 0, ?)`,
+    );
+    insertTurn.run("msg_01JAAAAAAAAAAAAAAAAAAAAAA1", "user", "before ids", at);
+    insertTurn.run("msg_01JAAAAAAAAAAAAAAAAAAAAAA2", "assistant", "old reply", at);
+    v1.close();
+
+    const store = openSqliteConversationStore({ dataDir });
+    try {
+      const page = { limit: 10, before: null, after: null, order: "asc" as const };
+      const [conversation] = (await store.listConversations("acct_A", "agt_A", {}, page)).items;
+      expect(conversation).toMatchObject({ userId: "u1", messageCount: 2, createdAt: at });
+      // Its id is dated by the conversation's first message.
+      expect(timeOfId(conversation!.id)).toBe(Date.parse(at));
+      const messages = (await store.listMessages("acct_A", "agt_A", {}, page)).items;
+      expect(messages.map((m) => [m.text, m.conversationId, m.finishReason])).toEqual([
+        ["before ids", conversation!.id, null],
+        ["old reply", conversation!.id, null],
+      ]);
+      // New exchanges join it.
+      await storeExchange(
+        store,
+        { accountId: "acct_A", agentId: "agt_A", userId: "u1", roomId: "" },
+        "q",
+        "a",
+      );
+      expect(
+        (await store.listMessages("acct_A", "agt_A", { conversationId: conversation!.id }, page)).items,
+      ).toHaveLength(4);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { newId } from "@agentry/core";
 import type { MigrationTarget, PgMigration } from "@agentry/pg";
 
 export type { PgMigration };
@@ -70,6 +71,40 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         PRIMARY KEY (agent_id, account_id)
       );
     `,
+  },
+  {
+    version: 2,
+    name: "conversation ids, history by conversation, user and agent, api key and finish reason",
+    sql: (s) => `
+      ALTER TABLE ${s}.conversations ADD COLUMN id text COLLATE "C";
+      ALTER TABLE ${s}.turns ADD COLUMN conversation_id text COLLATE "C";
+      ALTER TABLE ${s}.turns ADD COLUMN finish_reason text;
+      ALTER TABLE ${s}.calls ADD COLUMN api_key_id text;
+    `,
+    async data(client, s) {
+      // Each conversation stored before ids existed gets one, dated by its first message.
+      const unnamed = await client.query<{ ctid: string; created_at: Date }>(
+        `SELECT ctid::text AS ctid, created_at FROM ${s}.conversations WHERE id IS NULL`,
+      );
+      for (const row of unnamed.rows) {
+        await client.query(`UPDATE ${s}.conversations SET id = $1 WHERE ctid = $2::tid`, [
+          newId("conversation", row.created_at.getTime()),
+          row.ctid,
+        ]);
+      }
+      await client.query(`
+        UPDATE ${s}.turns t SET conversation_id = c.id FROM ${s}.conversations c
+        WHERE c.account_id = t.account_id AND c.agent_id = t.agent_id AND c.user_id = t.user_id
+          AND c.room_id = t.room_id;
+        ALTER TABLE ${s}.conversations ALTER COLUMN id SET NOT NULL;
+        CREATE UNIQUE INDEX conversations_by_id ON ${s}.conversations (id);
+        CREATE INDEX conversations_by_activity ON ${s}.conversations (account_id, agent_id, updated_at, id);
+        CREATE INDEX conversations_by_user ON ${s}.conversations (account_id, user_id);
+        CREATE INDEX turns_in_conversation ON ${s}.turns (conversation_id, seq);
+        CREATE INDEX turns_of_agent ON ${s}.turns (account_id, agent_id, seq);
+        CREATE INDEX turns_of_user ON ${s}.turns (account_id, user_id, seq);
+      `);
+    },
   },
 ];
 

@@ -20,21 +20,49 @@
  *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no
  *   turn or call of a purged agent survives, however the two interleave across instances.
  */
+
+import { newId } from "@agentry/core";
+import { AppError } from "@agentry/errors";
 import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
 import { migrationTarget } from "./postgres-migrations.js";
-import { type CallRow, cursorPosition, keyParams, type TurnRow, toCall, toTurn, turnPage } from "./rows.js";
+import {
+  conversationPosition,
+  conversationsPage,
+  cursorOf,
+  foreignCursor,
+  messagePosition,
+  messagesPage,
+  pageOf,
+} from "./queries.js";
+import {
+  type CallRow,
+  type ConversationRow,
+  cursorPosition,
+  keyParams,
+  positionCursor,
+  type TurnRow,
+  toCall,
+  toConversation,
+  toTurn,
+  turnPage,
+} from "./rows.js";
 import type {
   CallRecord,
   ConversationKey,
+  ConversationRecord,
   ConversationStore,
   HistoryLimits,
   HistoryTurn,
+  MessageFilter,
   NewExchange,
+  Page,
+  PageRequest,
   PurgeResult,
   TurnPage,
+  TurnRecord,
 } from "./types.js";
 
 export interface PostgresConversationStoreOptions {
@@ -56,6 +84,10 @@ export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
 
 type PgTurnRow = TurnRow<string, Date>;
 type PgCallRow = CallRow<boolean, Date>;
+type PgConversationRow = ConversationRow<Date>;
+
+const placeholder = (n: number) => `$${n}`;
+const turnRecord = (row: PgTurnRow) => toTurn(row, row.created_at.toISOString());
 
 const KEY_WHERE = "account_id = $1 AND agent_id = $2 AND user_id = $3 AND room_id = $4";
 
@@ -63,6 +95,7 @@ function callValues(call: CallRecord): unknown[] {
   return [
     call.id,
     call.requestId,
+    call.apiKeyId,
     call.accountId,
     call.agentId,
     call.userId,
@@ -125,29 +158,44 @@ function statements(s: string) {
       "isPurged",
       `SELECT 1 FROM ${s}.purged_agents WHERE account_id = $1 AND agent_id = $2`,
     ),
+    // The conversation's id: the one it has, or, for its first exchange, the new one given ($7).
     touchConversation: prepared(
       "touchConversation",
-      `INSERT INTO ${s}.conversations (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
-      VALUES ($1, $2, $3, $4, 2, $5, $6)
+      `INSERT INTO ${s}.conversations
+        (id, account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
+      VALUES ($7, $1, $2, $3, $4, 2, $5, $6)
       ON CONFLICT (agent_id, user_id, room_id, account_id)
-      DO UPDATE SET turn_count = conversations.turn_count + 2, updated_at = excluded.updated_at`,
+      DO UPDATE SET turn_count = conversations.turn_count + 2, updated_at = excluded.updated_at
+      RETURNING id`,
     ),
     // One statement, rows in order: the message takes the lower sequence number.
     insertTurns: prepared(
       "insertTurns",
       `INSERT INTO ${s}.turns
-        (id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens, output_tokens,
-        latency_ms, created_at)
-      VALUES ($5, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, $7),
-        ($8, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $15)`,
+        (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens,
+        output_tokens, latency_ms, finish_reason, created_at)
+      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, $7),
+        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $15)`,
     ),
     insertCall: prepared(
       "insertCall",
       `INSERT INTO ${s}.calls
-        (id, request_id, account_id, agent_id, user_id, room_id, provider, model, stream, outcome, error_code,
-        error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+        (id, request_id, api_key_id, account_id, agent_id, user_id, room_id, provider, model, stream, outcome,
+        error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     ),
+    conversationOf: `SELECT 1 FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
+    message: `SELECT * FROM ${s}.turns WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
+    deleteConversation: `DELETE FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
+    deleteConversationTurns: `DELETE FROM ${s}.turns WHERE conversation_id = $1`,
+    userTurns: `SELECT * FROM ${s}.turns WHERE account_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq ASC
+      LIMIT $4`,
+    deleteUserTurns: `DELETE FROM ${s}.turns WHERE account_id = $1 AND user_id = $2`,
+    deleteUserConversations: `DELETE FROM ${s}.conversations WHERE account_id = $1 AND user_id = $2`,
+    // The calls stay (usage keeps its counts) without the user's id.
+    forgetUserCalls: `UPDATE ${s}.calls SET user_id = '' WHERE account_id = $1 AND user_id = $2`,
+    turns: `${s}.turns`,
+    conversations: `${s}.conversations`,
     calls: `SELECT * FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2 ORDER BY seq ASC`,
     markPurged: `INSERT INTO ${s}.purged_agents (account_id, agent_id, purged_at) VALUES ($1, $2, now())
       ON CONFLICT DO NOTHING`,
@@ -180,7 +228,12 @@ export class PostgresConversationStore implements ConversationStore {
     const { key, user, reply } = exchange;
     return this.db.transaction(async (client) => {
       if (await this.purged(client, key.accountId, key.agentId)) return false;
-      await run(client, this.sql.touchConversation, [...keyParams(key), user.createdAt, reply.createdAt]);
+      const touched = await run<{ id: string }>(client, this.sql.touchConversation, [
+        ...keyParams(key),
+        user.createdAt,
+        reply.createdAt,
+        newId("conversation"),
+      ]);
       await run(client, this.sql.insertTurns, [
         ...keyParams(key),
         user.id,
@@ -194,6 +247,8 @@ export class PostgresConversationStore implements ConversationStore {
         reply.outputTokens,
         reply.latencyMs,
         reply.createdAt,
+        touched.rows[0]!.id,
+        reply.finishReason,
       ]);
       await run(client, this.sql.insertCall, callValues(call));
       return true;
@@ -230,6 +285,100 @@ export class PostgresConversationStore implements ConversationStore {
     });
   }
 
+  async listConversations(
+    accountId: string,
+    agentId: string,
+    filter: { userId?: string; roomId?: string },
+    page: PageRequest,
+  ): Promise<Page<ConversationRecord>> {
+    const cursor = cursorOf(page);
+    let position: { updatedAt: Date; id: string } | null = null;
+    if (cursor !== null) {
+      const query = conversationPosition(this.sql.conversations, placeholder, {
+        id: cursor,
+        accountId,
+        agentId,
+      });
+      const row = (await this.db.query<{ updated_at: Date; id: string }>(query.text, query.values))[0];
+      if (!row) throw foreignCursor(page);
+      position = { updatedAt: row.updated_at, id: row.id };
+    }
+    const query = conversationsPage(
+      this.sql.conversations,
+      placeholder,
+      { accountId, agentId, filter },
+      page,
+      position,
+    );
+    const rows = await this.db.query<PgConversationRow>(query.text, query.values);
+    return pageOf(rows, page, (row) =>
+      toConversation(row, row.created_at.toISOString(), row.updated_at.toISOString()),
+    );
+  }
+
+  async listMessages(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+  ): Promise<Page<TurnRecord>> {
+    if (filter.conversationId !== undefined) {
+      const known = await this.db.query(this.sql.conversationOf, [filter.conversationId, accountId, agentId]);
+      if (known.length === 0) throw conversationNotFound(filter.conversationId);
+    }
+    const cursor = cursorOf(page);
+    let position: string | null = null;
+    if (cursor !== null) {
+      const query = messagePosition(this.sql.turns, placeholder, { id: cursor, accountId, agentId });
+      const row = (await this.db.query<{ seq: string }>(query.text, query.values))[0];
+      if (!row) throw foreignCursor(page);
+      position = row.seq;
+    }
+    const query = messagesPage(this.sql.turns, placeholder, { accountId, agentId, filter }, page, position);
+    return pageOf(await this.db.query<PgTurnRow>(query.text, query.values), page, turnRecord);
+  }
+
+  async getMessage(accountId: string, agentId: string, messageId: string): Promise<TurnRecord | null> {
+    const row = (await this.db.query<PgTurnRow>(this.sql.message, [messageId, accountId, agentId]))[0];
+    return row ? turnRecord(row) : null;
+  }
+
+  async deleteConversation(
+    accountId: string,
+    agentId: string,
+    conversationId: string,
+  ): Promise<number | null> {
+    return this.db.transaction(async (client) => {
+      const deleted = await client.query(this.sql.deleteConversation, [conversationId, accountId, agentId]);
+      if ((deleted.rowCount ?? 0) === 0) return null;
+      return (await client.query(this.sql.deleteConversationTurns, [conversationId])).rowCount ?? 0;
+    });
+  }
+
+  async exportUser(
+    accountId: string,
+    userId: string,
+    cursor: string | null,
+    limit: number,
+  ): Promise<{ turns: TurnRecord[]; next: string | null }> {
+    const after = cursor === null ? "0" : cursorPosition(cursor);
+    const rows = await this.db.query<PgTurnRow>(this.sql.userTurns, [accountId, userId, after, limit]);
+    const last = rows.at(-1);
+    return {
+      turns: rows.map(turnRecord),
+      next: rows.length === limit && last ? positionCursor(last.seq) : null,
+    };
+  }
+
+  async eraseUser(accountId: string, userId: string): Promise<number> {
+    return this.db.transaction(async (client) => {
+      const turns = (await client.query(this.sql.deleteUserTurns, [accountId, userId])).rowCount ?? 0;
+      await client.query(this.sql.deleteUserConversations, [accountId, userId]);
+      await client.query(this.sql.forgetUserCalls, [accountId, userId]);
+      return turns;
+    });
+  }
+
   async ping(): Promise<void> {
     await this.db.query("SELECT 1", []);
   }
@@ -245,6 +394,10 @@ export class PostgresConversationStore implements ConversationStore {
     await run(client, this.sql.shareAgent, [accountId, agentId]);
     return ((await run(client, this.sql.isPurged, [accountId, agentId])).rowCount ?? 0) > 0;
   }
+}
+
+function conversationNotFound(id: string): AppError {
+  return new AppError("CONVERSATION_NOT_FOUND", `Conversation ${id} does not exist.`);
 }
 
 /**

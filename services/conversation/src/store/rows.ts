@@ -1,5 +1,13 @@
 import { AppError } from "@agentry/errors";
-import type { CallOutcome, CallRecord, ConversationKey, TurnPage, TurnRecord, TurnRole } from "./types.js";
+import type {
+  CallOutcome,
+  CallRecord,
+  ConversationKey,
+  ConversationRecord,
+  TurnPage,
+  TurnRecord,
+  TurnRole,
+} from "./types.js";
 
 /*
  * What the SQLite and Postgres stores' rows have in common: the same columns, which differ only in the types
@@ -9,6 +17,7 @@ import type { CallOutcome, CallRecord, ConversationKey, TurnPage, TurnRecord, Tu
 export interface TurnRow<Seq, Time> {
   seq: Seq;
   id: string;
+  conversation_id: string;
   account_id: string;
   agent_id: string;
   user_id: string;
@@ -20,12 +29,25 @@ export interface TurnRow<Seq, Time> {
   input_tokens: number;
   output_tokens: number;
   latency_ms: number;
+  finish_reason: string | null;
   created_at: Time;
+}
+
+export interface ConversationRow<Time> {
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+  turn_count: number;
+  created_at: Time;
+  updated_at: Time;
 }
 
 export interface CallRow<Bool, Time> {
   id: string;
   request_id: string | null;
+  api_key_id: string | null;
   account_id: string;
   agent_id: string;
   user_id: string;
@@ -54,6 +76,7 @@ export function keyParams(key: ConversationKey): KeyParams {
 export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnRecord {
   return {
     id: row.id,
+    conversationId: row.conversation_id,
     accountId: row.account_id,
     agentId: row.agent_id,
     userId: row.user_id,
@@ -65,7 +88,26 @@ export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnR
     inputTokens: row.input_tokens,
     outputTokens: row.output_tokens,
     latencyMs: row.latency_ms,
+    finishReason: row.finish_reason,
     createdAt,
+  };
+}
+
+/** The record of a conversation row whose times the store has read as ISO 8601. */
+export function toConversation(
+  row: ConversationRow<unknown>,
+  createdAt: string,
+  lastMessageAt: string,
+): ConversationRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    messageCount: row.turn_count,
+    createdAt,
+    lastMessageAt,
   };
 }
 
@@ -74,6 +116,7 @@ export function toCall(row: CallRow<unknown, unknown>, stream: boolean, createdA
   return {
     id: row.id,
     requestId: row.request_id,
+    apiKeyId: row.api_key_id,
     accountId: row.account_id,
     agentId: row.agent_id,
     userId: row.user_id,
@@ -103,9 +146,13 @@ export function turnPage<R extends { seq: number | string }>(
 ): TurnPage {
   const turns = rows.slice(0, limit);
   const last = turns.at(-1);
-  const nextCursor =
-    rows.length > limit && last ? Buffer.from(`turn:${last.seq}`).toString("base64url") : null;
+  const nextCursor = rows.length > limit && last ? positionCursor(last.seq) : null;
   return { turns: turns.map(record), nextCursor };
+}
+
+/** The opaque cursor of a position in the turns (the sequence number of the last one read). */
+export function positionCursor(seq: number | string): string {
+  return Buffer.from(`turn:${seq}`).toString("base64url");
 }
 
 /** The position a cursor of `turnPage` stands for, as decimal digits; throws INVALID_REQUEST for any other text. */

@@ -1,3 +1,4 @@
+import { newId } from "@agentry/core";
 import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
@@ -65,6 +66,40 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
         PRIMARY KEY (agent_id, account_id)
       ) STRICT;
     `,
+  },
+  {
+    version: 2,
+    name: "conversation ids, history by conversation, user and agent, api key and finish reason",
+    sql: `
+      ALTER TABLE conversations ADD COLUMN id TEXT;
+      ALTER TABLE turns ADD COLUMN conversation_id TEXT;
+      ALTER TABLE turns ADD COLUMN finish_reason TEXT;
+      ALTER TABLE calls ADD COLUMN api_key_id TEXT;
+    `,
+    data(db) {
+      // Each conversation stored before ids existed gets one, dated by its first message.
+      const unnamed = db
+        .prepare<[], { rowid: number; created_at: string }>(
+          "SELECT rowid, created_at FROM conversations WHERE id IS NULL",
+        )
+        .all();
+      const name = db.prepare<[string, number]>("UPDATE conversations SET id = ? WHERE rowid = ?");
+      for (const row of unnamed) name.run(newId("conversation", Date.parse(row.created_at)), row.rowid);
+      db.exec(`
+        UPDATE turns SET conversation_id = (
+          SELECT c.id FROM conversations c
+          WHERE c.account_id = turns.account_id AND c.agent_id = turns.agent_id
+            AND c.user_id = turns.user_id AND c.room_id = turns.room_id
+        );
+        CREATE UNIQUE INDEX conversations_by_id ON conversations (id);
+        -- An agent's conversations by latest activity.
+        CREATE INDEX conversations_by_activity ON conversations (account_id, agent_id, updated_at, id);
+        CREATE INDEX conversations_by_user ON conversations (account_id, user_id);
+        CREATE INDEX turns_in_conversation ON turns (conversation_id, seq);
+        CREATE INDEX turns_of_agent ON turns (account_id, agent_id, seq);
+        CREATE INDEX turns_of_user ON turns (account_id, user_id, seq);
+      `);
+    },
   },
 ];
 

@@ -1,15 +1,30 @@
 import { join } from "node:path";
+import { newId } from "@agentry/core";
+import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { oldestFirst, turnTokens, withinLimits } from "../history.js";
 import { HistoryCache } from "./history-cache.js";
 import {
+  conversationPosition,
+  conversationsPage,
+  cursorOf,
+  foreignCursor,
+  messagePosition,
+  messagesPage,
+  pageOf,
+  type Query,
+} from "./queries.js";
+import {
   type CallRow,
+  type ConversationRow,
   cursorPosition,
   type KeyParams,
   keyParams,
+  positionCursor,
   type TurnRow,
   toCall,
+  toConversation,
   toTurn,
   turnPage,
 } from "./rows.js";
@@ -17,12 +32,17 @@ import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import type {
   CallRecord,
   ConversationKey,
+  ConversationRecord,
   ConversationStore,
   HistoryLimits,
   HistoryTurn,
+  MessageFilter,
   NewExchange,
+  Page,
+  PageRequest,
   PurgeResult,
   TurnPage,
+  TurnRecord,
   TurnRole,
 } from "./types.js";
 
@@ -30,6 +50,10 @@ export const CONVERSATION_DB_FILE = "conversation.db";
 
 type SqliteTurnRow = TurnRow<number, string>;
 type SqliteCallRow = CallRow<number, string>;
+type SqliteConversationRow = ConversationRow<string>;
+
+const placeholder = () => "?";
+const turnRecord = (row: SqliteTurnRow) => toTurn(row, row.created_at);
 
 const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id = ?";
 
@@ -45,6 +69,12 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly save: Database.Transaction<(exchange: NewExchange, call: CallRecord) => boolean>;
   private readonly record: Database.Transaction<(call: CallRecord) => boolean>;
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
+  private readonly dropConversation: Database.Transaction<
+    (accountId: string, agentId: string, conversationId: string) => number | null
+  >;
+  private readonly erase: Database.Transaction<(accountId: string, userId: string) => number>;
+  /** Statements of the history reads, whose text depends on the filters: prepared once each. */
+  private readonly reads = new Map<string, Database.Statement>();
   /** The history windows of recently used conversations (see HistoryCache). */
   private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
   private readonly othersCommitted: () => boolean;
@@ -57,9 +87,29 @@ export class SqliteConversationStore implements ConversationStore {
     this.statements = s;
     this.save = this.db.transaction(({ key, user, reply }: NewExchange, call: CallRecord) => {
       if (this.purged(key.accountId, key.agentId)) return false;
-      s.insertTurn.run(user.id, ...keyParams(key), "user", user.text, null, null, 0, 0, 0, user.createdAt);
+      const conversationId = s.touchConversation.get(
+        newId("conversation"),
+        ...keyParams(key),
+        user.createdAt,
+        reply.createdAt,
+      )!;
+      s.insertTurn.run(
+        user.id,
+        conversationId,
+        ...keyParams(key),
+        "user",
+        user.text,
+        null,
+        null,
+        0,
+        0,
+        0,
+        null,
+        user.createdAt,
+      );
       s.insertTurn.run(
         reply.id,
+        conversationId,
         ...keyParams(key),
         "assistant",
         reply.text,
@@ -68,9 +118,9 @@ export class SqliteConversationStore implements ConversationStore {
         reply.inputTokens,
         reply.outputTokens,
         reply.latencyMs,
+        reply.finishReason,
         reply.createdAt,
       );
-      s.touchConversation.run(...keyParams(key), user.createdAt, reply.createdAt);
       s.insertCall.run(callRow(call));
       return true;
     });
@@ -85,6 +135,18 @@ export class SqliteConversationStore implements ConversationStore {
       const calls = s.deleteCalls.run(agentId, accountId).changes;
       s.deleteConversations.run(agentId, accountId);
       return { turns, calls };
+    });
+    this.dropConversation = this.db.transaction(
+      (accountId: string, agentId: string, conversationId: string) => {
+        if (s.deleteConversation.run(conversationId, accountId, agentId).changes === 0) return null;
+        return s.deleteConversationTurns.run(conversationId).changes;
+      },
+    );
+    this.erase = this.db.transaction((accountId: string, userId: string) => {
+      const turns = s.deleteUserTurns.run(accountId, userId).changes;
+      s.deleteUserConversations.run(accountId, userId);
+      s.forgetUserCalls.run(accountId, userId);
+      return turns;
     });
   }
 
@@ -156,6 +218,90 @@ export class SqliteConversationStore implements ConversationStore {
     return this.purge.immediate(accountId, agentId);
   }
 
+  async listConversations(
+    accountId: string,
+    agentId: string,
+    filter: { userId?: string; roomId?: string },
+    page: PageRequest,
+  ): Promise<Page<ConversationRecord>> {
+    const cursor = cursorOf(page);
+    let position: { updatedAt: string; id: string } | null = null;
+    if (cursor !== null) {
+      const row = this.read<{ updated_at: string; id: string }>(
+        conversationPosition("conversations", placeholder, { id: cursor, accountId, agentId }),
+      ).get();
+      if (!row) throw foreignCursor(page);
+      position = { updatedAt: row.updated_at, id: row.id };
+    }
+    const rows = this.read<SqliteConversationRow>(
+      conversationsPage("conversations", placeholder, { accountId, agentId, filter }, page, position),
+    ).all();
+    return pageOf(rows, page, (row) => toConversation(row, row.created_at, row.updated_at));
+  }
+
+  async listMessages(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+  ): Promise<Page<TurnRecord>> {
+    if (
+      filter.conversationId !== undefined &&
+      !this.statements.conversationOf.get(filter.conversationId, accountId, agentId)
+    ) {
+      throw conversationNotFound(filter.conversationId);
+    }
+    const cursor = cursorOf(page);
+    let position: number | null = null;
+    if (cursor !== null) {
+      const row = this.read<{ seq: number }>(
+        messagePosition("turns", placeholder, { id: cursor, accountId, agentId }),
+      ).get();
+      if (!row) throw foreignCursor(page);
+      position = row.seq;
+    }
+    const rows = this.read<SqliteTurnRow>(
+      messagesPage("turns", placeholder, { accountId, agentId, filter }, page, position),
+    ).all();
+    return pageOf(rows, page, turnRecord);
+  }
+
+  async getMessage(accountId: string, agentId: string, messageId: string): Promise<TurnRecord | null> {
+    const row = this.statements.message.get(messageId, accountId, agentId);
+    return row ? turnRecord(row) : null;
+  }
+
+  async deleteConversation(
+    accountId: string,
+    agentId: string,
+    conversationId: string,
+  ): Promise<number | null> {
+    const deleted = this.dropConversation.immediate(accountId, agentId, conversationId);
+    this.history.clear();
+    return deleted;
+  }
+
+  async exportUser(
+    accountId: string,
+    userId: string,
+    cursor: string | null,
+    limit: number,
+  ): Promise<{ turns: TurnRecord[]; next: string | null }> {
+    const after = cursor === null ? 0 : Number(cursorPosition(cursor));
+    const rows = this.statements.userTurns.all(accountId, userId, after, limit);
+    const last = rows.at(-1);
+    return {
+      turns: rows.map(turnRecord),
+      next: rows.length === limit && last ? positionCursor(last.seq) : null,
+    };
+  }
+
+  async eraseUser(accountId: string, userId: string): Promise<number> {
+    const deleted = this.erase.immediate(accountId, userId);
+    this.history.clear();
+    return deleted;
+  }
+
   /** Reads a pragma of this connection (some, like synchronous, are per connection), for diagnostics. */
   pragma(name: string): unknown {
     return this.db.pragma(name, { simple: true });
@@ -182,6 +328,23 @@ export class SqliteConversationStore implements ConversationStore {
   private purged(accountId: string, agentId: string): boolean {
     return this.statements.isPurged.get(agentId, accountId) !== undefined;
   }
+
+  private read<R>(query: Query): { get(): R | undefined; all(): R[] } {
+    let statement = this.reads.get(query.text);
+    if (!statement) {
+      statement = this.db.prepare(query.text);
+      this.reads.set(query.text, statement);
+    }
+    const prepared = statement;
+    return {
+      get: () => prepared.get(...query.values) as R | undefined,
+      all: () => prepared.all(...query.values) as R[],
+    };
+  }
+}
+
+function conversationNotFound(id: string): AppError {
+  return new AppError("CONVERSATION_NOT_FOUND", `Conversation ${id} does not exist.`);
 }
 
 type Statements = ReturnType<typeof prepare>;
@@ -212,24 +375,63 @@ function prepare(db: Database.Database) {
       `SELECT * FROM turns WHERE ${KEY_WHERE} AND seq > ? ORDER BY seq ASC LIMIT ?`,
     ),
     insertTurn: db.prepare<
-      [string, ...KeyParams, TurnRole, string, string | null, string | null, number, number, number, string]
+      [
+        string,
+        string,
+        ...KeyParams,
+        TurnRole,
+        string,
+        string | null,
+        string | null,
+        number,
+        number,
+        number,
+        string | null,
+        string,
+      ]
     >(
-      `INSERT INTO turns (id, account_id, agent_id, user_id, room_id, role, text, model, provider,
-         input_tokens, output_tokens, latency_ms, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO turns (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider,
+         input_tokens, output_tokens, latency_ms, finish_reason, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    touchConversation: db.prepare<[...KeyParams, string, string]>(
-      `INSERT INTO conversations (account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 2, ?, ?)
-       ON CONFLICT (agent_id, user_id, room_id, account_id)
-       DO UPDATE SET turn_count = turn_count + 2, updated_at = excluded.updated_at`,
+    // The conversation's id: the one it has, or, for its first exchange, the new one given.
+    touchConversation: db
+      .prepare<[string, ...KeyParams, string, string], string>(
+        `INSERT INTO conversations (id, account_id, agent_id, user_id, room_id, turn_count, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 2, ?, ?)
+         ON CONFLICT (agent_id, user_id, room_id, account_id)
+         DO UPDATE SET turn_count = turn_count + 2, updated_at = excluded.updated_at
+         RETURNING id`,
+      )
+      .pluck(),
+    conversationOf: db.prepare<[string, string, string], number>(
+      "SELECT 1 FROM conversations WHERE id = ? AND account_id = ? AND agent_id = ?",
+    ),
+    message: db.prepare<[string, string, string], SqliteTurnRow>(
+      "SELECT * FROM turns WHERE id = ? AND account_id = ? AND agent_id = ?",
+    ),
+    deleteConversation: db.prepare<[string, string, string]>(
+      "DELETE FROM conversations WHERE id = ? AND account_id = ? AND agent_id = ?",
+    ),
+    deleteConversationTurns: db.prepare<[string]>("DELETE FROM turns WHERE conversation_id = ?"),
+    userTurns: db.prepare<[string, string, number, number], SqliteTurnRow>(
+      "SELECT * FROM turns WHERE account_id = ? AND user_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?",
+    ),
+    deleteUserTurns: db.prepare<[string, string]>("DELETE FROM turns WHERE account_id = ? AND user_id = ?"),
+    deleteUserConversations: db.prepare<[string, string]>(
+      "DELETE FROM conversations WHERE account_id = ? AND user_id = ?",
+    ),
+    // The calls stay (usage keeps its counts) without the user's id.
+    forgetUserCalls: db.prepare<[string, string]>(
+      "UPDATE calls SET user_id = '' WHERE account_id = ? AND user_id = ?",
     ),
     insertCall: db.prepare<SqliteCallRow>(
-      `INSERT INTO calls (id, request_id, account_id, agent_id, user_id, room_id, provider, model, stream,
-         outcome, error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
-       VALUES (@id, @request_id, @account_id, @agent_id, @user_id, @room_id, @provider, @model, @stream,
-         @outcome, @error_code, @error_message, @latency_ms, @first_token_ms, @input_tokens, @output_tokens,
-         @created_at)`,
+      `INSERT INTO calls (id, request_id, api_key_id, account_id, agent_id, user_id, room_id, provider, model,
+         stream, outcome, error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens,
+         created_at)
+       VALUES (@id, @request_id, @api_key_id, @account_id, @agent_id, @user_id, @room_id, @provider, @model,
+         @stream, @outcome, @error_code, @error_message, @latency_ms, @first_token_ms, @input_tokens,
+         @output_tokens, @created_at)`,
     ),
     calls: db.prepare<[string, string], SqliteCallRow>(
       "SELECT * FROM calls WHERE account_id = ? AND agent_id = ? ORDER BY seq ASC",
@@ -252,6 +454,7 @@ function callRow(call: CallRecord): SqliteCallRow {
   return {
     id: call.id,
     request_id: call.requestId,
+    api_key_id: call.apiKeyId,
     account_id: call.accountId,
     agent_id: call.agentId,
     user_id: call.userId,

@@ -12,10 +12,24 @@ export interface ConversationKey {
 
 export type TurnRole = "user" | "assistant";
 
+/** A conversation as its history lists it. */
+export interface ConversationRecord extends ConversationKey {
+  /** "conv_" + ULID, given when its first exchange is stored and kept for its life. */
+  id: string;
+  /** Messages of both roles. */
+  messageCount: number;
+  /** ISO 8601 with milliseconds, UTC: when its first message arrived. */
+  createdAt: string;
+  /** When its latest reply was stored. */
+  lastMessageAt: string;
+}
+
 /** One stored message. Model, provider, tokens and latency describe the call behind an assistant turn. */
 export interface TurnRecord extends ConversationKey {
   /** "msg_" + ULID; an assistant turn has the id of the reply it stores. */
   id: string;
+  /** The conversation it belongs to. */
+  conversationId: string;
   role: TurnRole;
   text: string;
   /** Null for user turns. */
@@ -24,6 +38,8 @@ export interface TurnRecord extends ConversationKey {
   inputTokens: number;
   outputTokens: number;
   latencyMs: number;
+  /** Why generation stopped, for assistant turns; null for user turns and for replies stored before it was kept. */
+  finishReason: string | null;
   /** ISO 8601 with milliseconds, UTC: when the message arrived, or when the reply was complete. */
   createdAt: string;
 }
@@ -54,6 +70,7 @@ export interface NewExchange {
     inputTokens: number;
     outputTokens: number;
     latencyMs: number;
+    finishReason: string;
     createdAt: string;
   };
 }
@@ -67,6 +84,8 @@ export interface CallRecord extends ConversationKey {
   id: string;
   /** The public request id, for correlation with the gateway's logs. */
   requestId: string | null;
+  /** The API key the message was sent with, for usage by key; null when the caller named none. */
+  apiKeyId: string | null;
   /** Null when the call failed before a provider was chosen. */
   provider: string | null;
   model: string | null;
@@ -89,6 +108,35 @@ export interface TurnPage {
   turns: TurnRecord[];
   /** Opaque position after the page's last turn; null on the last page. */
   nextCursor: string | null;
+}
+
+/**
+ * One page of a history collection (decisions.md, "Cursor pagination"): `before` (an item's id) asks for the items
+ * nearest below it, `after` for those nearest above it, neither for the newest (`desc`) or oldest (`asc`) end;
+ * the page is presented in `order` either way. A cursor that is not an item of the collection throws AppError
+ * INVALID_REQUEST.
+ */
+export interface PageRequest {
+  limit: number;
+  before: string | null;
+  after: string | null;
+  order: "asc" | "desc";
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Whether more items lie beyond the page, in the direction of paging. */
+  hasMore: boolean;
+}
+
+/**
+ * Which of an agent's messages to list. They combine: `userId` alone is that user's messages in every room,
+ * `roomId` alone every user's in that room, both one conversation; `conversationId` one conversation.
+ */
+export interface MessageFilter {
+  conversationId?: string;
+  userId?: string;
+  roomId?: string;
 }
 
 export interface PurgeResult {
@@ -130,8 +178,47 @@ export interface ConversationStore {
    * purged, so nothing is stored for it afterwards. Idempotent: a repeated purge deletes nothing more.
    */
   purgeAgent(accountId: string, agentId: string): Promise<PurgeResult>;
-  /** Flushes and closes; the store is unusable afterwards. */
+  /** An agent's conversations by latest activity (newest first for `desc`), filtered by user and room. */
+  listConversations(
+    accountId: string,
+    agentId: string,
+    filter: { userId?: string; roomId?: string },
+    page: PageRequest,
+  ): Promise<Page<ConversationRecord>>;
+  /**
+   * An agent's messages, both roles, in storage order (a message before its reply). A `conversationId` that is not
+   * one of the agent's throws AppError CONVERSATION_NOT_FOUND.
+   */
+  listMessages(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+  ): Promise<Page<TurnRecord>>;
+  /** One of an agent's messages, or null. */
+  getMessage(accountId: string, agentId: string, messageId: string): Promise<TurnRecord | null>;
+  /**
+   * Deletes one of an agent's conversations and its messages in one transaction, and returns how many messages
+   * went with it; null when the agent has no such conversation.
+   */
+  deleteConversation(accountId: string, agentId: string, conversationId: string): Promise<number | null>;
+  /**
+   * The next of a user's messages across every agent of the account, in storage order, after `cursor` (from the
+   * start when null): at most `limit`, with the cursor of the next read (null after the last message).
+   */
+  exportUser(
+    accountId: string,
+    userId: string,
+    cursor: string | null,
+    limit: number,
+  ): Promise<{ turns: TurnRecord[]; next: string | null }>;
+  /**
+   * Deletes a user's conversations and messages in every agent of the account, and removes the user id from the
+   * call records, in one transaction; returns how many messages were deleted (0 when repeated).
+   */
+  eraseUser(accountId: string, userId: string): Promise<number>;
   /** Resolves when the database answers a trivial query: what readiness reports. */
   ping(): Promise<void>;
+  /** Flushes and closes; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -2,7 +2,13 @@ import { newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, describe, expect, it } from "vitest";
 import { fitHistory, turnTokens } from "../history.js";
-import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../store/types.js";
+import type {
+  CallRecord,
+  ConversationKey,
+  ConversationStore,
+  NewExchange,
+  PageRequest,
+} from "../store/types.js";
 
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
 
@@ -28,6 +34,7 @@ function exchange(k: ConversationKey, question: string, answer: string): NewExch
       inputTokens: 11,
       outputTokens: 7,
       latencyMs: 42,
+      finishReason: "stop",
       createdAt: tick(),
     },
   };
@@ -38,6 +45,7 @@ function call(k: ConversationKey, overrides: Partial<CallRecord> = {}): CallReco
     ...k,
     id: newId("message"),
     requestId: "req_1",
+    apiKeyId: "key_1",
     provider: "openai",
     model: "gpt-test",
     stream: false,
@@ -63,6 +71,11 @@ export async function storeExchange(
   const ex = exchange(k, question, answer);
   expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
   return ex;
+}
+
+/** A page request: 20 newest first unless told otherwise. */
+function page(overrides: Partial<PageRequest> = {}): PageRequest {
+  return { limit: 20, before: null, after: null, order: "desc", ...overrides };
 }
 
 /** History limits that leave every turn of these tests in. */
@@ -94,10 +107,13 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const k = key({ userId: "u1", roomId: "r1" });
       const ex = await storeExchange(store, k, "hello", "hi there");
       const { turns } = await store.listTurns(k, { limit: 10, cursor: null });
+      const conversationId = turns[0]!.conversationId;
+      expect(conversationId).toMatch(/^conv_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(turns).toEqual([
         {
           ...k,
           id: ex.user.id,
+          conversationId,
           role: "user",
           text: "hello",
           model: null,
@@ -105,11 +121,13 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
           inputTokens: 0,
           outputTokens: 0,
           latencyMs: 0,
+          finishReason: null,
           createdAt: ex.user.createdAt,
         },
         {
           ...k,
           id: ex.reply.id,
+          conversationId,
           role: "assistant",
           text: "hi there",
           model: "gpt-test",
@@ -117,6 +135,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
           inputTokens: 11,
           outputTokens: 7,
           latencyMs: 42,
+          finishReason: "stop",
           createdAt: ex.reply.createdAt,
         },
       ]);
@@ -314,6 +333,237 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
 
       expect(await history(store, kept)).toEqual(["q", "a"]);
       expect((await store.listCalls("acct_A", "agt_kept")).length).toBe(1);
+      expect(
+        (await store.listConversations("acct_A", "agt_gone", {}, page())).items,
+        "a purged agent's conversations",
+      ).toEqual([]);
+    });
+
+    it("gives each conversation one id for its life, and lists an agent's by latest activity", async () => {
+      const store = await fresh();
+      const a = key({ userId: "u1", roomId: "r1" });
+      const b = key({ userId: "u2", roomId: "r1" });
+      const first = await storeExchange(store, a, "a1", "a1'");
+      await storeExchange(store, b, "b1", "b1'");
+      const last = await storeExchange(store, a, "a2", "a2'");
+      await storeExchange(store, key({ agentId: "agt_other", userId: "u1", roomId: "r1" }), "x", "y");
+
+      const { items, hasMore } = await store.listConversations("acct_A", "agt_A", {}, page());
+      expect(hasMore).toBe(false);
+      expect(items.map((c) => c.userId)).toEqual(["u1", "u2"]);
+      expect(items[0]).toEqual({
+        ...a,
+        id: expect.stringMatching(/^conv_/),
+        messageCount: 4,
+        createdAt: first.user.createdAt,
+        lastMessageAt: last.reply.createdAt,
+      });
+      const messages = await store.listMessages("acct_A", "agt_A", { userId: "u1", roomId: "r1" }, page());
+      expect(new Set(messages.items.map((m) => m.conversationId))).toEqual(new Set([items[0]!.id]));
+
+      expect((await store.listConversations("acct_A", "agt_A", { userId: "u2" }, page())).items).toHaveLength(
+        1,
+      );
+      expect((await store.listConversations("acct_A", "agt_A", { roomId: "r1" }, page())).items).toHaveLength(
+        2,
+      );
+      expect((await store.listConversations("acct_A", "agt_A", { roomId: "r2" }, page())).items).toEqual([]);
+      expect((await store.listConversations("acct_B", "agt_A", {}, page())).items).toEqual([]);
+    });
+
+    it("pages conversations with cursors either way, and refuses another agent's conversation as a cursor", async () => {
+      const store = await fresh();
+      for (let i = 0; i < 5; i++) await storeExchange(store, key({ userId: `u${i}` }), `q${i}`, `a${i}`);
+      const newest = await store.listConversations("acct_A", "agt_A", {}, page({ limit: 2 }));
+      expect(newest.items.map((c) => c.userId)).toEqual(["u4", "u3"]);
+      expect(newest.hasMore).toBe(true);
+      const next = await store.listConversations(
+        "acct_A",
+        "agt_A",
+        {},
+        page({ limit: 2, before: newest.items[1]!.id }),
+      );
+      expect(next.items.map((c) => c.userId)).toEqual(["u2", "u1"]);
+      const oldest = await store.listConversations("acct_A", "agt_A", {}, page({ limit: 10, order: "asc" }));
+      expect(oldest.items.map((c) => c.userId)).toEqual(["u0", "u1", "u2", "u3", "u4"]);
+      const above = await store.listConversations(
+        "acct_A",
+        "agt_A",
+        {},
+        page({ limit: 2, after: oldest.items[0]!.id, order: "desc" }),
+      );
+      expect(above.items.map((c) => c.userId)).toEqual(["u2", "u1"]);
+      expect(above.hasMore).toBe(true);
+
+      await storeExchange(store, key({ agentId: "agt_B", userId: "z" }), "q", "a");
+      const foreign = (await store.listConversations("acct_A", "agt_B", {}, page())).items[0]!.id;
+      await expect(
+        store.listConversations("acct_A", "agt_A", {}, page({ before: foreign })),
+      ).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+      await expect(
+        store.listConversations("acct_A", "agt_A", {}, page({ after: "conv_01JAAAAAAAAAAAAAAAAAAAAAAA" })),
+      ).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+    });
+
+    it("lists an agent's messages, both roles, filtered as asked, paged by cursor in either order", async () => {
+      const store = await fresh();
+      const texts: string[] = [];
+      const k = (userId: string, roomId: string) => key({ userId, roomId });
+      for (const [userId, roomId, n] of [
+        ["u1", "r1", 1],
+        ["u1", "r2", 2],
+        ["u2", "r1", 3],
+        ["u1", "r1", 4],
+      ] as const) {
+        await storeExchange(store, k(userId, roomId), `q${n}`, `a${n}`);
+        texts.push(`q${n}`, `a${n}`);
+      }
+      await storeExchange(
+        store,
+        key({ agentId: "agt_other", userId: "u1", roomId: "r1" }),
+        "other",
+        "other'",
+      );
+
+      const all = await store.listMessages("acct_A", "agt_A", {}, page({ limit: 100 }));
+      expect(all.items.map((m) => m.text)).toEqual([...texts].reverse());
+      expect(all.items.map((m) => m.role).slice(0, 2)).toEqual(["assistant", "user"]);
+      const text = async (filter: Record<string, string>, p = page({ limit: 100, order: "asc" })) =>
+        (await store.listMessages("acct_A", "agt_A", filter, p)).items.map((m) => m.text);
+      expect(await text({ userId: "u1" })).toEqual(["q1", "a1", "q2", "a2", "q4", "a4"]);
+      expect(await text({ roomId: "r1" })).toEqual(["q1", "a1", "q3", "a3", "q4", "a4"]);
+      expect(await text({ userId: "u1", roomId: "r1" })).toEqual(["q1", "a1", "q4", "a4"]);
+      const conversationId = all.items.find((m) => m.text === "q4")!.conversationId;
+      expect(await text({ conversationId })).toEqual(["q1", "a1", "q4", "a4"]);
+
+      // Pages of three, newest first, following each page's last id with `before`.
+      const seen: string[] = [];
+      let before: string | null = null;
+      for (;;) {
+        const next = await store.listMessages("acct_A", "agt_A", {}, page({ limit: 3, before }));
+        seen.push(...next.items.map((m) => m.text));
+        if (!next.hasMore) break;
+        before = next.items.at(-1)!.id;
+      }
+      expect(seen).toEqual([...texts].reverse());
+      // Oldest first with `after`.
+      const ascending: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const next = await store.listMessages("acct_A", "agt_A", {}, page({ limit: 3, after, order: "asc" }));
+        ascending.push(...next.items.map((m) => m.text));
+        if (!next.hasMore) break;
+        after = next.items.at(-1)!.id;
+      }
+      expect(ascending).toEqual(texts);
+      // `before` in ascending order: the items nearest below the cursor, presented oldest first.
+      const cursor = all.items.find((m) => m.text === "q3")!.id;
+      expect(await text({}, page({ limit: 2, before: cursor, order: "asc" }))).toEqual(["q2", "a2"]);
+      expect(await text({}, page({ limit: 2, after: cursor, order: "desc" }))).toEqual(["q4", "a3"]);
+
+      const otherAgent = (await store.listMessages("acct_A", "agt_other", {}, page())).items[0]!;
+      await expect(
+        store.listMessages("acct_A", "agt_A", {}, page({ before: otherAgent.id })),
+      ).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+      await expect(
+        store.listMessages("acct_A", "agt_A", { conversationId: otherAgent.conversationId }, page()),
+      ).rejects.toMatchObject({ code: "CONVERSATION_NOT_FOUND" });
+      expect((await store.listMessages("acct_B", "agt_A", {}, page())).items).toEqual([]);
+    });
+
+    it("reads one message of the agent, and nothing of another agent's or account's", async () => {
+      const store = await fresh();
+      const ex = await storeExchange(store, key({ userId: "u1" }), "q", "a");
+      const message = await store.getMessage("acct_A", "agt_A", ex.reply.id);
+      expect(message).toMatchObject({ id: ex.reply.id, role: "assistant", text: "a", finishReason: "stop" });
+      expect(await store.getMessage("acct_A", "agt_B", ex.reply.id)).toBeNull();
+      expect(await store.getMessage("acct_B", "agt_A", ex.reply.id)).toBeNull();
+      expect(await store.getMessage("acct_A", "agt_A", "msg_01JAAAAAAAAAAAAAAAAAAAAAAA")).toBeNull();
+    });
+
+    it("deletes one conversation with its messages, from every read and every later prompt", async () => {
+      const store = await fresh();
+      const gone = key({ userId: "u1" });
+      const kept = key({ userId: "u2" });
+      await storeExchange(store, gone, "q1", "a1");
+      await storeExchange(store, gone, "q2", "a2");
+      await storeExchange(store, kept, "q", "a");
+      expect(await history(store, gone)).toHaveLength(4);
+      const id = (await store.listConversations("acct_A", "agt_A", { userId: "u1" }, page())).items[0]!.id;
+
+      expect(await store.deleteConversation("acct_A", "agt_B", id)).toBeNull();
+      expect(await store.deleteConversation("acct_B", "agt_A", id)).toBeNull();
+      expect(await store.deleteConversation("acct_A", "agt_A", id)).toBe(4);
+      expect(await history(store, gone)).toEqual([]);
+      expect((await store.listMessages("acct_A", "agt_A", {}, page())).items.map((m) => m.text)).toEqual([
+        "a",
+        "q",
+      ]);
+      expect(await store.deleteConversation("acct_A", "agt_A", id)).toBeNull();
+      // The next exchange of the same user and room starts a new conversation.
+      await storeExchange(store, gone, "q3", "a3");
+      const again = (await store.listConversations("acct_A", "agt_A", { userId: "u1" }, page())).items[0]!;
+      expect(again.id).not.toBe(id);
+      expect(again.messageCount).toBe(2);
+    });
+
+    it("exports a user's messages across every agent of the account, oldest first, page after page", async () => {
+      const store = await fresh();
+      const expected: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        await storeExchange(
+          store,
+          key({ agentId: i % 2 ? "agt_A" : "agt_B", userId: "u1", roomId: `r${i % 3}` }),
+          `q${i}`,
+          `a${i}`,
+        );
+        expected.push(`q${i}`, `a${i}`);
+      }
+      await storeExchange(store, key({ userId: "u2" }), "not u1", "not u1'");
+      await storeExchange(
+        store,
+        key({ accountId: "acct_B", userId: "u1" }),
+        "other account",
+        "other account'",
+      );
+
+      const exported: { text: string; agentId: string }[] = [];
+      let cursor: string | null = null;
+      let reads = 0;
+      do {
+        const next = await store.exportUser("acct_A", "u1", cursor, 4);
+        expect(next.turns.length).toBeLessThanOrEqual(4);
+        exported.push(...next.turns.map((t) => ({ text: t.text, agentId: t.agentId })));
+        cursor = next.next;
+        reads += 1;
+      } while (cursor !== null);
+      expect(exported.map((t) => t.text)).toEqual(expected);
+      expect(new Set(exported.map((t) => t.agentId))).toEqual(new Set(["agt_A", "agt_B"]));
+      expect(reads).toBe(4);
+      expect(await store.exportUser("acct_A", "nobody", null, 4)).toEqual({ turns: [], next: null });
+    });
+
+    it("erases a user everywhere in the account in one go, keeps their calls unattributed, and is idempotent", async () => {
+      const store = await fresh();
+      const u1a = key({ agentId: "agt_A", userId: "u1", roomId: "r1" });
+      const u1b = key({ agentId: "agt_B", userId: "u1" });
+      await storeExchange(store, u1a, "q1", "a1");
+      await storeExchange(store, u1b, "q2", "a2");
+      await storeExchange(store, key({ userId: "u2" }), "keep", "keep'");
+      await storeExchange(store, key({ accountId: "acct_B", userId: "u1" }), "other", "other'");
+      await store.recordCall(call(u1a, { outcome: "failed", errorCode: "MODEL_ERROR" }));
+
+      expect(await store.eraseUser("acct_A", "u1")).toBe(4);
+      expect(await history(store, u1a)).toEqual([]);
+      expect(await history(store, u1b)).toEqual([]);
+      expect((await store.exportUser("acct_A", "u1", null, 100)).turns).toEqual([]);
+      expect((await store.listConversations("acct_A", "agt_A", { userId: "u1" }, page())).items).toEqual([]);
+      const calls = await store.listCalls("acct_A", "agt_A");
+      expect(calls).toHaveLength(3);
+      expect(calls.filter((c) => c.userId === "u1")).toEqual([]);
+      expect(await history(store, key({ userId: "u2" }))).toEqual(["keep", "keep'"]);
+      expect((await store.exportUser("acct_B", "u1", null, 100)).turns).toHaveLength(2);
+      expect(await store.eraseUser("acct_A", "u1")).toBe(0);
     });
   });
 }
