@@ -1,10 +1,32 @@
 import { mapAsyncIterable } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
+  type Conversation,
+  ConversationSchema,
   ConversationService,
+  type DeleteConversationRequest,
+  type DeleteConversationResponse,
+  DeleteConversationResponseSchema,
+  type EraseUserRequest,
+  type EraseUserResponse,
+  EraseUserResponseSchema,
+  type ExportUserRequest,
+  type ExportUserResponse,
+  ExportUserResponseSchema,
+  type GetMessageRequest,
+  type GetMessageResponse,
+  GetMessageResponseSchema,
+  HistoryOrder,
+  type ListConversationsRequest,
+  type ListConversationsResponse,
+  ListConversationsResponseSchema,
+  type ListMessagesRequest,
+  type ListMessagesResponse,
+  ListMessagesResponseSchema,
   type ListTurnsRequest,
   type ListTurnsResponse,
   ListTurnsResponseSchema,
+  type PageCursor,
   type PurgeAgentRequest,
   type PurgeAgentResponse,
   PurgeAgentResponseSchema,
@@ -31,11 +53,17 @@ import {
   sendMessage,
   streamMessage,
 } from "./service.js";
-import type { TurnRecord } from "./store/types.js";
+import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
 
 /** Page size of ListTurns when the caller asks for none, and the most it may ask for. */
 export const DEFAULT_TURN_PAGE_SIZE = 50;
 export const MAX_TURN_PAGE_SIZE = 100;
+
+/** Items per page of the history lists when the caller asks for none (decisions.md, "Cursor pagination"). */
+export const DEFAULT_HISTORY_PAGE_SIZE = 20;
+
+/** Messages per response of an export: each is one read of the store, so memory stays flat whatever the size. */
+const EXPORT_PAGE_SIZE = 500;
 
 /** The ConversationService RPCs. Every handler's code is here or one call away, in service.ts or the store. */
 export function conversationRoutes(ctx: ConversationContext): (router: ConnectRouter) => void {
@@ -86,6 +114,78 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         const purged = await ctx.store.purgeAgent(request.accountId, request.agentId);
         ctx.logger.info({ agentId: request.agentId, ...purged }, "agent purged");
         return create(PurgeAgentResponseSchema, { deletedTurns: purged.turns, deletedCalls: purged.calls });
+      },
+
+      async listConversations(request: ListConversationsRequest): Promise<ListConversationsResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const page = await ctx.store.listConversations(
+          accountId,
+          agentId,
+          {
+            ...(request.userId !== undefined ? { userId: request.userId } : {}),
+            ...(request.roomId !== undefined ? { roomId: request.roomId } : {}),
+          },
+          pageRequest(request.page),
+        );
+        return create(ListConversationsResponseSchema, {
+          conversations: page.items.map(toConversation),
+          hasMore: page.hasMore,
+        });
+      },
+
+      async listMessages(request: ListMessagesRequest): Promise<ListMessagesResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const page = await ctx.store.listMessages(
+          accountId,
+          agentId,
+          {
+            ...(request.conversationId !== undefined ? { conversationId: request.conversationId } : {}),
+            ...(request.userId !== undefined ? { userId: request.userId } : {}),
+            ...(request.roomId !== undefined ? { roomId: request.roomId } : {}),
+          },
+          pageRequest(request.page),
+        );
+        return create(ListMessagesResponseSchema, {
+          messages: page.items.map(toTurn),
+          hasMore: page.hasMore,
+        });
+      },
+
+      async getMessage(request: GetMessageRequest): Promise<GetMessageResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const message = await ctx.store.getMessage(accountId, agentId, request.messageId);
+        if (!message) {
+          throw new AppError(
+            "MESSAGE_NOT_FOUND",
+            `Message ${JSON.stringify(request.messageId)} does not exist.`,
+          );
+        }
+        return create(GetMessageResponseSchema, { message: toTurn(message) });
+      },
+
+      async deleteConversation(request: DeleteConversationRequest): Promise<DeleteConversationResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const deleted = await ctx.store.deleteConversation(accountId, agentId, request.conversationId);
+        if (deleted === null) {
+          throw new AppError(
+            "CONVERSATION_NOT_FOUND",
+            `Conversation ${JSON.stringify(request.conversationId)} does not exist.`,
+          );
+        }
+        ctx.logger.info({ agentId, conversationId: request.conversationId, deleted }, "conversation deleted");
+        return create(DeleteConversationResponseSchema, { deletedMessages: deleted });
+      },
+
+      exportUser(request: ExportUserRequest): AsyncIterable<ExportUserResponse> {
+        const { accountId, userId } = userScope(request);
+        return exportPages(ctx, accountId, userId);
+      },
+
+      async eraseUser(request: EraseUserRequest): Promise<EraseUserResponse> {
+        const { accountId, userId } = userScope(request);
+        const deleted = await ctx.store.eraseUser(accountId, userId);
+        ctx.logger.info({ deleted }, "user erased");
+        return create(EraseUserResponseSchema, { deletedMessages: deleted });
       },
     });
   };
@@ -146,10 +246,64 @@ function toReply(reply: ReplyRecord): Reply {
   });
 }
 
+/** The account and agent every history read is scoped to, both required. */
+function agentScope(request: { accountId: string; agentId: string }): { accountId: string; agentId: string } {
+  if (!request.accountId) throw invalid("account_id", "is required");
+  if (!request.agentId) throw invalid("agent_id", "is required");
+  return request;
+}
+
+/** The account and user of an export or an erasure, both required. */
+function userScope(request: { accountId: string; userId: string }): { accountId: string; userId: string } {
+  if (!request.accountId) throw invalid("account_id", "is required");
+  if (!request.userId) throw invalid("user_id", "is required");
+  return request;
+}
+
+/** A page of a history list as the stores take it; INVALID_REQUEST for a limit out of bounds or two cursors. */
+function pageRequest(cursor: PageCursor | undefined): PageRequest {
+  const limit = cursor?.limit || DEFAULT_HISTORY_PAGE_SIZE;
+  if (limit < 1 || limit > MAX_TURN_PAGE_SIZE) {
+    throw invalid("limit", `must be 1 to ${MAX_TURN_PAGE_SIZE} (0 means ${DEFAULT_HISTORY_PAGE_SIZE})`);
+  }
+  const before = cursor?.before || null;
+  const after = cursor?.after || null;
+  if (before !== null && after !== null) throw invalid("before", "cannot be combined with after");
+  return { limit, before, after, order: cursor?.order === HistoryOrder.ASC ? "asc" : "desc" };
+}
+
+/** A user's messages as pages of the store, read one after the other as the caller takes them. */
+async function* exportPages(
+  ctx: ConversationContext,
+  accountId: string,
+  userId: string,
+): AsyncIterable<ExportUserResponse> {
+  let cursor: string | null = null;
+  do {
+    const page = await ctx.store.exportUser(accountId, userId, cursor, EXPORT_PAGE_SIZE);
+    if (page.turns.length > 0) yield create(ExportUserResponseSchema, { messages: page.turns.map(toTurn) });
+    cursor = page.next;
+  } while (cursor !== null);
+}
+
+function toConversation(conversation: ConversationRecord): Conversation {
+  return create(ConversationSchema, {
+    id: conversation.id,
+    agentId: conversation.agentId,
+    userId: conversation.userId,
+    roomId: conversation.roomId,
+    messageCount: conversation.messageCount,
+    createTime: timestampFromDate(new Date(conversation.createdAt)),
+    lastMessageTime: timestampFromDate(new Date(conversation.lastMessageAt)),
+  });
+}
+
 function toTurn(turn: TurnRecord): Turn {
   const assistant = turn.role === "assistant";
   return create(TurnSchema, {
     id: turn.id,
+    conversationId: turn.conversationId,
+    finishReason: turn.finishReason ?? "",
     agentId: turn.agentId,
     userId: turn.userId,
     roomId: turn.roomId,
