@@ -133,7 +133,7 @@ type Agent struct {
 	// The agent's id: `agt_` and a ULID. Treat it as opaque.
 	ID string `json:"id"`
 
-	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
 	Name string `json:"name"`
 
 	// Biographical statements about the agent.
@@ -298,7 +298,7 @@ func (v *ClientIntegration) UnmarshalJSON(data []byte) error {
 
 // CreateAgentParams is the request body of Agents.Create.
 type CreateAgentParams struct {
-	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
 	Name string `json:"name"`
 
 	// Biographical statements about the agent.
@@ -324,7 +324,8 @@ type CreateAgentParams struct {
 	// message is sent.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
 
-	// The model to use, as the provider names it. Unset: the provider's default model.
+	// The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed. Unset: the
+	// provider's default model.
 	Model *string `json:"model,omitzero"`
 
 	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
@@ -333,14 +334,15 @@ type CreateAgentParams struct {
 
 // CreateAPIKeyParams is the request body of APIKeys.Create.
 type CreateAPIKeyParams struct {
-	// A label for the key.
+	// A label for the key: at most 200 characters once trimmed, stored trimmed.
 	Name *string `json:"name,omitzero"`
 
 	// The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the calling key
 	// holds.
 	Scopes []Scope `json:"scopes,omitzero"`
 
-	// When the key stops working: a future date-time with a time zone. Unset: never.
+	// When the key stops working: a date-time with a time zone, which must be in the future (an earlier one is
+	// refused with `400 INVALID_REQUEST`). Unset: never.
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
 }
 
@@ -468,7 +470,7 @@ type StreamError struct {
 
 // UpdateAgentParams is the request body of Agents.Update.
 type UpdateAgentParams struct {
-	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
 	Name *string `json:"name,omitzero"`
 
 	// Biographical statements about the agent.

@@ -351,6 +351,20 @@ describe("agents", () => {
       ["createAgent", { name: "a", settings: { maxTokens: 0 } }, false],
       ["createAgent", { name: "a", settings: { maxTokens: 1.5 } }, false],
       ["createAgent", { name: "a", settings: { maxTokens: 8193 } }, false],
+      ["createAgent", { name: ` \t${"x".repeat(200)}\u3000 ` }, true],
+      ["createAgent", { name: "\u{1F600}".repeat(200) }, true],
+      ["createAgent", { name: "\u{1F600}".repeat(201) }, false],
+      ["createAgent", { name: "\ufeff\u2028" }, false],
+      ["createAgent", { name: "\u001c" }, true],
+      ["createAgent", { name: "a\u0000" }, false],
+      ["createAgent", { name: "a", bio: ["\u{1F600}".repeat(10_000)] }, true],
+      ["createAgent", { name: "a", bio: ["\u00a0"] }, false],
+      ["createAgent", { name: "a", personality: { "k\u0000": 1 } }, false],
+      ["createAgent", { name: "a", settings: { deep: [{ x: ["a\u0000"] }] } }, false],
+      ["createAgent", { name: "a", clients: [{ type: "x", "\u0000": true }] }, false],
+      ["createAgent", { name: "a", plugins: [{ name: "p", config: { a: { "\u0000b": 1 } } }] }, false],
+      ["createAgent", { name: "a", model: ` ${"m".repeat(200)} ` }, true],
+      ["createAgent", { name: "a", model: " " }, false],
       ["updateAgent", { name: "b", model: null }, true],
       ["updateAgent", { status: "error" }, false],
       ["updateAgent", { modelProvider: "acme" }, false],
@@ -364,12 +378,17 @@ describe("agents", () => {
       ["sendMessage", { text: "x", userId: 5 }, false],
       ["sendMessage", { text: "x", roomId: "" }, false],
       ["sendMessage", { text: "x", mood: "happy" }, false],
+      ["sendMessage", { text: "x", userId: "\u{1F600}".repeat(257) }, false],
+      ["sendMessage", { text: "x\u0000" }, false],
+      ["sendMessage", { text: "x", context: { a: [{ "\u0000": null }] } }, false],
       ["createApiKey", { name: "ci", scopes: ["agents:read"], expiresAt: "2099-01-01T00:00:00Z" }, true],
       ["createApiKey", { scopes: ["agents:fly"] }, false],
       ["createApiKey", { scopes: [] }, false],
       ["createApiKey", { scopes: ["agents:read", "agents:read"] }, false],
       ["createApiKey", { expiresAt: "tomorrow" }, false],
       ["createApiKey", { name: 3 }, false],
+      ["createApiKey", { name: "   " }, true],
+      ["createApiKey", { name: "\u{1F600}".repeat(201) }, false],
       ["createApiKey", { owner: "me" }, false],
     ];
     for (const [operationId, body, valid] of cases) {
@@ -384,6 +403,61 @@ describe("agents", () => {
         );
       }
     }
+  });
+
+  it("refuses an expiresAt in the past, the one rule its schema cannot state, and says so", async () => {
+    const body = { expiresAt: "2001-01-01T00:00:00Z" };
+    expect(lenient.errors(requestSchema("createApiKey"), body)).toBeNull();
+    const expiresAt = ((resolve(requestSchema("createApiKey")).properties as Json).expiresAt as Json)
+      .description;
+    expect(expiresAt).toMatch(/in the future.*400 INVALID_REQUEST/);
+    const res = await call("createApiKey", { body });
+    expect(res.status).toBe(400);
+    expect((res.body as { error: { details: unknown[] } }).error.details).toEqual([
+      { field: "expiresAt", issue: "must be in the future" },
+    ]);
+  });
+
+  it("refuses U+0000 in every string and object key of every request body, as its schema says", () => {
+    const refusesNul = (pattern: unknown) =>
+      typeof pattern === "string" && !new RegExp(pattern, "u").test("a\u0000b");
+    const problems: string[] = [];
+    const seen = new Set<unknown>();
+    const visit = (schema: Json, where: string): void => {
+      if (seen.has(schema)) return;
+      seen.add(schema);
+      if (typeof schema.$ref === "string") {
+        visit(resolve(schema), schema.$ref);
+        return;
+      }
+      const types = [schema.type].flat();
+      const combined = ["anyOf", "oneOf", "allOf", "if"].some((key) => key in schema);
+      const anyValue = schema.type === undefined && !combined;
+      const fixed = schema.enum !== undefined || schema.const !== undefined || schema.format !== undefined;
+      if ((anyValue || types.includes("string")) && !fixed && !refusesNul(schema.pattern))
+        problems.push(`${where}: a string may hold U+0000`);
+      const keys = schema.propertyNames as Json | undefined;
+      if (
+        (anyValue || types.includes("object")) &&
+        schema.additionalProperties !== false &&
+        !refusesNul(keys?.pattern)
+      )
+        problems.push(`${where}: an object key may hold U+0000`);
+      for (const [name, item] of Object.entries((schema.properties ?? {}) as Record<string, Json>))
+        visit(item, `${where}.${name}`);
+      for (const key of ["items", "additionalProperties", "then", "else"]) {
+        if (typeof schema[key] === "object") visit(schema[key] as Json, `${where}.${key}`);
+      }
+      for (const key of ["anyOf", "oneOf", "allOf"]) {
+        for (const [i, item] of ((schema[key] ?? []) as Json[]).entries())
+          visit(item, `${where}.${key}[${i}]`);
+      }
+    };
+    for (const operationId of ["createAgent", "updateAgent", "sendMessage", "createApiKey"]) {
+      visit(requestSchema(operationId) as Json, operationId);
+    }
+    expect(seen.has(resolve({ $ref: "#/components/schemas/JsonValue" }))).toBe(true);
+    expect(problems).toEqual([]);
   });
 
   it("refuses query values outside the documented parameters", async () => {

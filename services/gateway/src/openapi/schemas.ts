@@ -11,7 +11,9 @@ import {
   componentRegistry,
   convertRegistry,
   convertSchema,
+  JSON_VALUE_SCHEMA_ID,
   type JsonSchema,
+  jsonValueSchema,
 } from "./convert.js";
 
 /*
@@ -351,6 +353,7 @@ export function componentSchemas(): Record<string, JsonSchema> {
   for (const [name, schema] of named) responses.add(schema, { id: name });
 
   const input = convertRegistry(requests, "input");
+  input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();
   const settings = convertSchema(GenerationSettings, "input");
   for (const request of ["CreateAgentRequest", "UpdateAgentRequest"]) {
     const properties = input[request]!.properties as Record<string, JsonSchema>;

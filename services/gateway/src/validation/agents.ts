@@ -1,5 +1,6 @@
 import { AppError, type FieldIssue } from "@agentry/errors";
 import { z } from "zod";
+import { notBlankText, trimmedText } from "./text.js";
 
 /** The providers this server can call (decisions.md, "Providers"). */
 export const MODEL_PROVIDERS = ["openai", "anthropic", "local"] as const;
@@ -15,27 +16,16 @@ export const BOUNDS = {
 const plainObject = (what: string) =>
   z.record(z.string(), z.json(), { error: `must be a JSON object (${what})` });
 
-// `pattern` tells JSON Schema readers what the refine checks: at least one character that is not whitespace.
-const stringItem = z
-  .string({ error: "must be a string" })
-  .max(BOUNDS.stringItemMaxLength, `must be at most ${BOUNDS.stringItemMaxLength} characters`)
-  .refine((value) => value.trim() !== "", "must not be empty")
-  .meta({ pattern: "\\S" });
+const stringItem = notBlankText(BOUNDS.stringItemMaxLength);
 
 const stringList = z
   .array(stringItem, { error: "must be an array of strings" })
   .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`);
 
-const name = z
-  .string({ error: "must be a string" })
-  .trim()
-  .min(1, "must not be empty")
-  .max(BOUNDS.nameMaxLength, `must be at most ${BOUNDS.nameMaxLength} characters`)
-  .meta({
-    description: `Name of the agent: 1 to ${BOUNDS.nameMaxLength} characters once surrounding whitespace is trimmed.`,
-    pattern: "\\S",
-    examples: ["Ada"],
-  });
+const name = trimmedText(1, BOUNDS.nameMaxLength).meta({
+  description: `Name of the agent: 1 to ${BOUNDS.nameMaxLength} characters once surrounding whitespace is trimmed; stored trimmed.`,
+  examples: ["Ada"],
+});
 
 /** A client is a platform name or an object with a `type` and that platform's configuration. */
 const client = z.union([stringItem, z.looseObject({ type: stringItem })], {
@@ -61,15 +51,10 @@ const modelProvider = z
     description:
       "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.",
   });
-const model = z
-  .string({ error: "must be a string" })
-  .trim()
-  .min(1, "must not be empty")
-  .max(BOUNDS.modelMaxLength, `must be at most ${BOUNDS.modelMaxLength} characters`)
-  .meta({
-    description: "The model to use, as the provider names it. Unset: the provider's default model.",
-    examples: ["gpt-4o-mini"],
-  });
+const model = trimmedText(1, BOUNDS.modelMaxLength).meta({
+  description: `The model to use, as the provider names it: 1 to ${BOUNDS.modelMaxLength} characters once trimmed, stored trimmed. Unset: the provider's default model.`,
+  examples: ["gpt-4o-mini"],
+});
 
 const writable = {
   bio: stringList.meta({

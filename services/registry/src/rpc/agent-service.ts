@@ -24,9 +24,12 @@ function found(agent: AgentRecord | null, id: string): AgentRecord {
   return agent;
 }
 
-/** The registry keeps its own invariants even though the gateway validates requests in detail first. */
+/**
+ * The registry keeps its own invariants even though the gateway validates requests in detail first. Characters
+ * are code points, as the gateway (and JSON Schema) count them: an emoji is one.
+ */
 function checkName(name: string): string {
-  const length = name.trim().length;
+  const length = [...name.trim()].length;
   if (length < 1 || length > MAX_NAME_LENGTH) {
     throw invalid("name", `must be 1 to ${MAX_NAME_LENGTH} characters after trimming`);
   }

@@ -110,7 +110,7 @@ class Agent:
     id: str
     """The agent's id: `agt_` and a ULID. Treat it as opaque."""
     name: str
-    """Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed."""
+    """Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed."""
     bio: List[str]
     """Biographical statements about the agent."""
     personality: Dict[str, Any]

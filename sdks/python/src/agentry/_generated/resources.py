@@ -239,7 +239,7 @@ class Agents:
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -250,7 +250,8 @@ class Agents:
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
                 (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.
-            model: The model to use, as the provider names it. Unset: the provider's default model.
+            model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
+                Unset: the provider's default model.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
@@ -409,7 +410,7 @@ class Agents:
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -523,10 +524,11 @@ class ApiKeys:
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
-            name: A label for the key.
+            name: A label for the key: at most 200 characters once trimmed, stored trimmed.
             scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
                 calling key holds.
-            expires_at: When the key stops working: a future date-time with a time zone. Unset: never.
+            expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
+                earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -835,7 +837,7 @@ class AsyncAgents:
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -846,7 +848,8 @@ class AsyncAgents:
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
                 (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.
-            model: The model to use, as the provider names it. Unset: the provider's default model.
+            model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
+                Unset: the provider's default model.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
@@ -1005,7 +1008,7 @@ class AsyncAgents:
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -1119,10 +1122,11 @@ class AsyncApiKeys:
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
-            name: A label for the key.
+            name: A label for the key: at most 200 characters once trimmed, stored trimmed.
             scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
                 calling key holds.
-            expires_at: When the key stops working: a future date-time with a time zone. Unset: never.
+            expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
+                earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.

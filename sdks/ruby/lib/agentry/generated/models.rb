@@ -92,7 +92,7 @@ module Agentry
       field :id, "id", :string, required: true
 
       # @!attribute [r] name
-      #   Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      #   Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
       #   @return [String]
       field :name, "name", :string, required: true
 

@@ -42,7 +42,8 @@ module Agentry
       # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
       # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
       #
-      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed;
+      #   stored trimmed.
       # @param bio [Array<String>] Biographical statements about the agent.
       # @param personality [Hash{String, Symbol => Object}] Personality traits and communication style, as a
       #   JSON object.
@@ -55,8 +56,8 @@ module Agentry
       # @param model_provider [String, Symbol] The AI model provider. Unset: the server's default provider
       #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. One of `openai`, `anthropic`, `local`
       #   (Models::ModelProvider).
-      # @param model [String] The model to use, as the provider names it. Unset: the provider's default
-      #   model.
+      # @param model [String] The model to use, as the provider names it: 1 to 200 characters once trimmed,
+      #   stored trimmed. Unset: the provider's default model.
       # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
       #   an object `{name, enabled?, config?}`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
@@ -179,7 +180,8 @@ module Agentry
       #
       # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
       #   form, is answered `404 AGENT_NOT_FOUND`.
-      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed;
+      #   stored trimmed.
       # @param bio [Array<String>] Biographical statements about the agent.
       # @param personality [Hash{String, Symbol => Object}] Personality traits and communication style, as a
       #   JSON object.
@@ -440,12 +442,12 @@ module Agentry
       # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
       # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
       #
-      # @param name [String] A label for the key.
+      # @param name [String] A label for the key: at most 200 characters once trimmed, stored trimmed.
       # @param scopes [Array<String, Symbol>] The scopes to grant, each at most once; the calling key must
       #   hold them. Unset: every scope the calling key holds. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage` (Models::Scope).
-      # @param expires_at [Time, String] When the key stops working: a future date-time with a time zone.
-      #   Unset: never.
+      # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
+      #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
       # @return [Models::ApiKeyCreated]
