@@ -16,7 +16,7 @@ import {
   REGENERATE_COMMAND,
 } from "../src/openapi/write.js";
 import { type Harness, PUBLIC_BASE_URL, startHarness, type Tenant } from "./harness.js";
-import { parseEventStream } from "./sse.js";
+import { parseEventStream, type SseEvent } from "./sse.js";
 
 type Json = Record<string, unknown>;
 
@@ -77,6 +77,24 @@ function strict(value: unknown): unknown {
   return object;
 }
 
+/**
+ * Ajv finds a discriminator's schemas by the `const` of each `oneOf` branch and refuses an explicit `mapping`
+ * (which OpenAPI readers need, the event names not being schema names), so the checker's copy goes without it.
+ */
+function withoutDiscriminatorMapping(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDiscriminatorMapping);
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => {
+      if (key === "discriminator" && typeof item === "object" && item !== null) {
+        const { mapping: _, ...rest } = item as Json;
+        return [key, rest];
+      }
+      return [key, withoutDiscriminatorMapping(item)];
+    }),
+  );
+}
+
 class SchemaChecker {
   private readonly ajv: Ajv2020;
   private readonly cache = new Map<string, ValidateFunction>();
@@ -85,8 +103,10 @@ class SchemaChecker {
     this.ajv = new Ajv2020({ strict: true, strictTypes: false, discriminator: true, allErrors: true });
     // `ajv-formats` is CommonJS; its `default` is the plugin under every module loader.
     formats.default(this.ajv);
+    // The document's own annotation: whether an event ends the stream.
+    this.ajv.addKeyword("x-terminal");
     const components = (document.components as { schemas: Json }).schemas;
-    const schemas = strictObjects ? strict(components) : components;
+    const schemas = withoutDiscriminatorMapping(strictObjects ? strict(components) : components);
     this.ajv.addSchema({ $id: BASE, $defs: rebase(schemas) as Json });
   }
 
@@ -179,6 +199,29 @@ async function call(operationId: string, options: CallOptions = {}): Promise<Rec
   });
   expectDocumented(operationId, res);
   return res;
+}
+
+/** The schema of one event of the stream: what the `text/event-stream` content's schema picks by its name. */
+function streamEventSchema(event: SseEvent): Json | undefined {
+  const response = resolve((operation("sendMessage").op.responses as Json)["200"]);
+  const streamSchema = resolve(((response.content as Json)["text/event-stream"] as Json).schema);
+  const mapping = (streamSchema.discriminator as { mapping: Record<string, string> }).mapping;
+  const ref = mapping[event.event ?? ""];
+  return ref === undefined ? undefined : resolve({ $ref: ref });
+}
+
+/**
+ * Checks an event against the stream's schema as the SSE format presents it (`data` the JSON text after
+ * `data:`), and its data against the `contentSchema` that the validator treats as an annotation only.
+ */
+function streamEventErrors(validator: SchemaChecker, event: SseEvent): string | null {
+  const schema = streamEventSchema(event);
+  if (schema === undefined) return `event ${event.event} is not documented`;
+  const wire = { ...event, data: JSON.stringify(event.data) };
+  const streamSchema = resolve((operation("sendMessage").op.responses as Json)["200"]).content as Json;
+  const asSent = validator.errors((streamSchema["text/event-stream"] as Json).schema, wire);
+  const dataSchema = ((schema.properties as Json).data as Json).contentSchema;
+  return asSent ?? validator.errors(dataSchema, event.data);
 }
 
 function requestSchema(operationId: string): unknown {
@@ -279,9 +322,7 @@ describe("the document", () => {
     const media = (response.content as Json)["text/event-stream"] as Json;
     const { events } = parseEventStream(media.example as string);
     expect(events.length).toBeGreaterThan(2);
-    for (const event of events) {
-      expect(lenient.errors({ $ref: "#/components/schemas/MessageStreamEvent" }, event)).toBeNull();
-    }
+    for (const event of events) expect(streamEventErrors(lenient, event)).toBeNull();
   });
 });
 
@@ -537,16 +578,9 @@ describe("messages", () => {
     return { res, events: parseEventStream(text).events };
   }
 
-  function expectEventsDocumented(events: ReturnType<typeof parseEventStream>["events"]) {
-    const media = resolve((operation("sendMessage").op.responses as Json)["200"]).content as Json;
-    const sse = (media["text/event-stream"] as Json)["x-sse-events"] as Record<string, Json>;
-    for (const event of events) {
-      const documented = sse[event.event ?? ""];
-      expect(documented, `event ${event.event} is documented`).toBeDefined();
-      expect(checker.errors(documented!.schema, event.data), `${event.event} data`).toBeNull();
-      expect(checker.errors({ $ref: "#/components/schemas/MessageStreamEvent" }, event)).toBeNull();
-    }
-    const terminal = events.filter((event) => sse[event.event ?? ""]?.terminal === true);
+  function expectEventsDocumented(events: SseEvent[]) {
+    for (const event of events) expect(streamEventErrors(checker, event), `${event.event}`).toBeNull();
+    const terminal = events.filter((event) => streamEventSchema(event)?.["x-terminal"] === true);
     expect(terminal).toHaveLength(1);
     expect(events.at(-1)).toBe(terminal[0]);
   }

@@ -14,6 +14,7 @@ import {
   JSON_VALUE_SCHEMA_ID,
   type JsonSchema,
   jsonValueSchema,
+  schemaRef,
 } from "./convert.js";
 
 /*
@@ -200,59 +201,79 @@ export const StreamError = z
 export const STREAM_EVENTS = [
   {
     event: "message.started",
-    schemaId: "MessageStarted",
-    schema: MessageStarted,
+    eventSchemaId: "MessageStartedEvent",
+    dataSchemaId: "MessageStarted",
     terminal: false,
     description: "First event: the provider accepted the message.",
   },
   {
     event: "message.delta",
-    schemaId: "MessageDelta",
-    schema: MessageDelta,
+    eventSchemaId: "MessageDeltaEvent",
+    dataSchemaId: "MessageDelta",
     terminal: false,
     description: "The next piece of the reply's text; the pieces joined are the reply's text.",
   },
   {
     event: "message.completed",
-    schemaId: "Reply",
-    schema: Reply,
+    eventSchemaId: "MessageCompletedEvent",
+    dataSchemaId: "Reply",
     terminal: true,
     description: "The complete reply, the same object as the non-stream response's `data`. Ends the stream.",
   },
   {
     event: "error",
-    schemaId: "StreamError",
-    schema: StreamError,
+    eventSchemaId: "StreamErrorEvent",
+    dataSchemaId: "StreamError",
     terminal: true,
     description: "The reply failed after the stream started. Ends the stream.",
   },
 ] as const;
 
-const streamEventEnvelope = (event: (typeof STREAM_EVENTS)[number]) =>
-  z.object({
-    id: z
-      .string()
-      .regex(/^[1-9][0-9]*$/)
-      .meta({
-        description: "The event's `id:` field: its sequence number in the stream, from 1.",
-      }),
-    event: z.literal(event.event),
-    data: event.schema,
-  });
+export const STREAM_EVENT_SCHEMA_ID = "MessageStreamEvent";
 
-export const MessageStreamEvent = z
-  .discriminatedUnion(
-    "event",
-    STREAM_EVENTS.map(streamEventEnvelope) as [
-      ReturnType<typeof streamEventEnvelope>,
-      ...ReturnType<typeof streamEventEnvelope>[],
-    ],
-  )
-  .meta({
+/**
+ * One server-sent event as the SSE format defines its fields, in the shape OpenAPI 3.2 gives an `itemSchema`: an
+ * object with `id`, `event` and `data`, where `data` is the text after `data:`, JSON whose schema
+ * `contentSchema` gives. OpenAPI 3.1 tooling (schemathesis among them) reads the `schema` of a
+ * `text/event-stream` response as this per-event schema; `x-terminal` marks the events that end the stream.
+ */
+function streamEventSchemas(): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const event of STREAM_EVENTS) {
+    out[event.eventSchemaId] = {
+      type: "object",
+      description: event.description,
+      properties: {
+        id: {
+          type: "string",
+          pattern: "^[1-9][0-9]*$",
+          description: "The `id:` field: the event's sequence number in the stream, from 1.",
+        },
+        event: { const: event.event, description: "The `event:` field." },
+        data: {
+          type: "string",
+          contentMediaType: "application/json",
+          contentSchema: schemaRef(event.dataSchemaId),
+          description: `The \`data:\` field: JSON, a \`${event.dataSchemaId}\`.`,
+        },
+      },
+      required: ["id", "event", "data"],
+      "x-terminal": event.terminal,
+    };
+  }
+  out[STREAM_EVENT_SCHEMA_ID] = {
     description:
-      "One server-sent event of a streamed reply: `id:` and `event:` fields, and `data:` holding this JSON.",
-    discriminator: { propertyName: "event" },
-  });
+      "One server-sent event of a streamed reply: `message.started`, any number of `message.delta`, then exactly one of `message.completed` or `error` (`x-terminal`), after which the stream closes.",
+    oneOf: STREAM_EVENTS.map((event) => schemaRef(event.eventSchemaId)),
+    discriminator: {
+      propertyName: "event",
+      mapping: Object.fromEntries(
+        STREAM_EVENTS.map((event) => [event.event, `#/components/schemas/${event.eventSchemaId}`]),
+      ),
+    },
+  };
+  return out;
+}
 
 const apiKeyFields = {
   id: id("key", "The key's id"),
@@ -340,7 +361,6 @@ export function componentSchemas(): Record<string, JsonSchema> {
     ["MessageStarted", MessageStarted],
     ["MessageDelta", MessageDelta],
     ["StreamError", StreamError],
-    ["MessageStreamEvent", MessageStreamEvent],
     ["ApiKey", ApiKey],
     ["ApiKeyResponse", success(ApiKeyCreated)],
     ["ApiKeyListResponse", success(z.array(ApiKey))],
@@ -359,7 +379,7 @@ export function componentSchemas(): Record<string, JsonSchema> {
     const properties = input[request]!.properties as Record<string, JsonSchema>;
     properties.settings = { ...properties.settings, properties: settings.properties };
   }
-  const output = convertRegistry(responses, "output");
+  const output = { ...convertRegistry(responses, "output"), ...streamEventSchemas() };
   for (const id of Object.keys(input)) {
     if (id in output) throw new Error(`schema id ${id} is both a request and a response`);
   }
