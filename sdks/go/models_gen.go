@@ -54,7 +54,8 @@ const (
 )
 
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
-// resolved when a message is sent.
+// resolved when a message is sent. A deployment may serve only some of these; the others are refused with
+// `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
 type ModelProvider string
 
 // The values of ModelProvider.
@@ -321,11 +322,15 @@ type CreateAgentParams struct {
 	Settings *AgentSettings `json:"settings,omitzero"`
 
 	// The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-	// message is sent.
+	// message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
+	// document it serves at `/v1/openapi.json` lists only the ones it serves.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
 
 	// The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed. Unset: the
-	// provider's default model.
+	// provider's default model. The hosted providers (`openai`, `anthropic`) take any name and refuse an unknown
+	// one when called (`502 MODEL_ERROR`); `local` serves only the model files the deployment runs, named in the
+	// document it serves at `/v1/openapi.json`, and any other name is refused with `400`, whether `local` is
+	// named or is the default provider.
 	Model *string `json:"model,omitzero"`
 
 	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
@@ -492,10 +497,13 @@ type UpdateAgentParams struct {
 	// keys are kept as given.
 	Settings *AgentSettings `json:"settings,omitzero"`
 
-	// The AI model provider; `null` resets it to the server's default.
+	// The AI model provider; `null` resets it to the server's default. Only the providers the deployment serves
+	// are accepted. Sent without `model`, it is checked with the agent's current model.
 	ModelProvider Nullable[ModelProvider] `json:"modelProvider,omitzero"`
 
-	// The model to use; `null` resets it to the provider's default.
+	// The model to use; `null` resets it to the provider's default. It must be one the provider serves, as on
+	// create; sent without `modelProvider`, it is checked against the agent's current provider, which no schema
+	// can state.
 	Model Nullable[string] `json:"model,omitzero"`
 
 	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.

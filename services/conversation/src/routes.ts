@@ -3,6 +3,8 @@ import { AppError, toConnectError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import {
   ConversationService,
+  type ListProvidersResponse,
+  ListProvidersResponseSchema,
   type ListTurnsRequest,
   type ListTurnsResponse,
   ListTurnsResponseSchema,
@@ -79,6 +81,11 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
           turns: page.turns.map(toTurn),
           nextPageToken: page.nextCursor ?? "",
         });
+      },
+
+      async listProviders(): Promise<ListProvidersResponse> {
+        const catalog = ctx.providers.catalog();
+        return create(ListProvidersResponseSchema, catalog);
       },
 
       async purgeAgent(request: PurgeAgentRequest): Promise<PurgeAgentResponse> {

@@ -17,7 +17,16 @@ import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
 import { observedLimiter } from "./http/observe.js";
 import { createInProcessTransport } from "./in-process-transport.js";
+import { ProviderCatalog } from "./providers.js";
 import { serverStreamingFn } from "./server-streaming.js";
+
+/**
+ * How long the conversation service's providers are trusted before it is asked again. They change only when it
+ * restarts with another configuration; a rollout that changes them is seen within this time.
+ */
+const PROVIDER_CATALOG_TTL_MS = 30_000;
+/** With no answer yet, how long agent writes skip the check instead of waiting on a service that is down. */
+const PROVIDER_CATALOG_RETRY_MS = 1_000;
 
 export interface Gateway {
   app: Koa<GatewayState>;
@@ -105,6 +114,19 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
   const limiter = metrics ? observedLimiter(backend, metrics) : backend;
   closers.unshift(() => limiter.close());
 
+  const providers = new ProviderCatalog({
+    load: async () => {
+      const listed = await conversations.listProviders({}, { timeoutMs: config.RPC_TIMEOUT_MS });
+      return {
+        providers: listed.providers.map(({ name, defaultModel, models }) => ({ name, defaultModel, models })),
+        defaultProvider: listed.defaultProvider,
+      };
+    },
+    ttlMs: PROVIDER_CATALOG_TTL_MS,
+    retryMs: PROVIDER_CATALOG_RETRY_MS,
+    logger,
+  });
+
   const accounts = createClient(AccountService, registryTransport);
   const keyUsage = new KeyUsageRecorder(accounts, logger, config.KEY_USAGE_FLUSH_MS);
   // Closed before the registry, so the last batch of key uses is written.
@@ -115,6 +137,7 @@ export async function composeGateway(config: GatewayConfig, logger: Logger): Pro
     agents: createClient(AgentService, registryTransport),
     accounts,
     conversations,
+    providers,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
     keyUsage,
     ...(metrics ? { metrics } : {}),

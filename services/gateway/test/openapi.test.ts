@@ -285,9 +285,11 @@ describe("the document", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("is served with the configured public base URL, and is what the code builds", () => {
+  it("is served with the configured public base URL, and is what the code builds for this deployment", async () => {
     expect(doc.servers).toEqual([{ url: PUBLIC_BASE_URL, description: "This service" }]);
-    expect(doc).toEqual(buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: PUBLIC_BASE_URL }));
+    const providers = await h.gateway.context.providers.get();
+    expect(providers?.providers.map((provider) => provider.name)).toEqual(["openai", "local"]);
+    expect(doc).toEqual(buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: PUBLIC_BASE_URL, providers }));
   });
 
   it("matches the committed copy for SDK generators", () => {
@@ -406,6 +408,14 @@ describe("agents", () => {
       ["createAgent", { name: "a", plugins: [{ name: "p", config: { a: { "\u0000b": 1 } } }] }, false],
       ["createAgent", { name: "a", model: ` ${"m".repeat(200)} ` }, true],
       ["createAgent", { name: "a", model: " " }, false],
+      ["createAgent", { name: "a", modelProvider: "local", model: "gpt-4o" }, false],
+      ["createAgent", { name: "a", modelProvider: "local", model: " SmolLM2-135M-Instruct " }, true],
+      ["createAgent", { name: "a", modelProvider: "local" }, true],
+      ["createAgent", { name: "a", modelProvider: "anthropic" }, false],
+      ["createAgent", { name: "a", model: "any-model-at-all" }, true],
+      ["updateAgent", { modelProvider: "local", model: "gpt-4o" }, false],
+      ["updateAgent", { modelProvider: "local", model: null }, true],
+      ["updateAgent", { modelProvider: null, model: "gpt-4o" }, true],
       ["updateAgent", { name: "b", model: null }, true],
       ["updateAgent", { status: "error" }, false],
       ["updateAgent", { modelProvider: "acme" }, false],
@@ -486,7 +496,8 @@ describe("agents", () => {
         problems.push(`${where}: an object key may hold U+0000`);
       for (const [name, item] of Object.entries((schema.properties ?? {}) as Record<string, Json>))
         visit(item, `${where}.${name}`);
-      for (const key of ["items", "additionalProperties", "then", "else"]) {
+      // `then` and `else` only narrow what the schema beside them already says.
+      for (const key of ["items", "additionalProperties"]) {
         if (typeof schema[key] === "object") visit(schema[key] as Json, `${where}.${key}`);
       }
       for (const key of ["anyOf", "oneOf", "allOf"]) {

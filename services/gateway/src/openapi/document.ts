@@ -1,6 +1,7 @@
 import { API_KEY_PREFIX, type LimitName, SCOPES, TIER_DEFAULTS } from "@agentry/core";
 import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
 import { BODY_LIMIT_BYTES } from "../http/body.js";
+import type { ServedProviders } from "../providers.js";
 import type { Route } from "../routes/table.js";
 import { BOUNDS } from "../validation/agents.js";
 import { MESSAGE_BOUNDS } from "../validation/messages.js";
@@ -275,7 +276,8 @@ function serviceOperations(
         operationId: "getOpenApiDocument",
         tags: ["Service"],
         summary: "This document",
-        description: "The OpenAPI 3.1 document of this API. No authentication.",
+        description:
+          "The OpenAPI 3.1 document of this API, as this deployment serves it: the agent requests accept only the model providers it serves and, where a provider serves only some models, only those. No authentication.",
         ...noAuth,
         responses: {
           "200": plain("The document.", {
@@ -329,6 +331,8 @@ export interface DocumentOptions {
   routes: readonly Route[];
   /** The origin callers reach the service at (`PUBLIC_BASE_URL`), without a trailing slash. */
   publicBaseUrl: string;
+  /** What this deployment serves; absent, the document lists every provider (the committed copy does). */
+  providers?: ServedProviders | undefined;
 }
 
 /**
@@ -382,7 +386,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
           description: `An API key, sent as \`Authorization: Bearer ${API_KEY_PREFIX}…\`. Each operation's security requirement names the scope it needs (also in \`x-scopes\`).`,
         },
       },
-      schemas: componentSchemas(),
+      schemas: componentSchemas(options.providers),
       parameters: {
         "X-Request-Id": {
           name: "X-Request-Id",

@@ -13,7 +13,7 @@ interface CodeDoc {
 /** When each error code is answered (decisions.md, "Status codes per error code"). */
 export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   INVALID_REQUEST: {
-    when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update. `details` names each field problem.",
+    when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update, a model provider or model this deployment does not serve. `details` names each field problem.",
     metered: "always",
   },
   UNAUTHORIZED: {

@@ -2,10 +2,12 @@ import { GENERATION_BOUNDS, PROVIDER_NAMES } from "@agentry/conversation";
 import { API_KEY_PREFIX, SCOPES } from "@agentry/core";
 import { ERROR_CODES } from "@agentry/errors";
 import { z } from "zod";
+import type { ServedProviders } from "../providers.js";
 import { type AgentStatusName, STATUS_VALUES } from "../routes/present.js";
 import { createAgentBody, listAgentsQuery, updateAgentBody } from "../validation/agents.js";
 import { createApiKeyBody } from "../validation/api-keys.js";
 import { sendMessageBody } from "../validation/messages.js";
+import { TRIMMED_SPACE } from "../validation/text.js";
 import {
   type ComponentRegistry,
   componentRegistry,
@@ -340,8 +342,65 @@ const Readiness = z.object({
     ),
 });
 
-/** Every named schema of the document. */
-export function componentSchemas(): Record<string, JsonSchema> {
+/** A JSON Schema pattern matching exactly these names, with the whitespace the gateway trims around them. */
+function oneOfNamesPattern(names: readonly string[]): string {
+  const escaped = names.map((name) => name.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&"));
+  return `^[${TRIMMED_SPACE}]*(?:${escaped.join("|")})[${TRIMMED_SPACE}]*$`;
+}
+
+/** Replaces every `enum` of provider names inside a schema with the served ones. */
+function narrowProviderEnums(schema: JsonSchema, names: string[]): void {
+  if (Array.isArray(schema.enum)) schema.enum = names;
+  for (const value of Object.values(schema)) {
+    if (Array.isArray(value)) {
+      for (const item of value)
+        if (typeof item === "object" && item !== null) narrowProviderEnums(item, names);
+    } else if (typeof value === "object" && value !== null) narrowProviderEnums(value as JsonSchema, names);
+  }
+}
+
+/**
+ * The agent request schemas of one deployment (see `modelChoiceIssues`): `modelProvider` lists the providers it
+ * serves, and where a provider serves only some models, `model` must name one of them whenever that provider is
+ * named, or is the default one and none is named. What a PATCH sending one half meets in the stored other half
+ * no schema can state; the field descriptions say so.
+ */
+function narrowToDeployment(input: Record<string, JsonSchema>, served: ServedProviders): void {
+  const names = served.providers.map((provider) => provider.name);
+  const list = (values: readonly string[]) => values.map((value) => `\`${value}\``).join(", ");
+  const limited = served.providers.filter((provider) => provider.models.length > 0);
+  for (const id of ["CreateAgentRequest", "UpdateAgentRequest"] as const) {
+    const schema = input[id]!;
+    const properties = schema.properties as Record<string, JsonSchema>;
+    narrowProviderEnums(properties.modelProvider!, names);
+    properties.modelProvider!.description = `${properties.modelProvider!.description} This deployment serves ${list(names)}; its default is \`${served.defaultProvider}\`.`;
+    const rules: JsonSchema[] = [];
+    for (const provider of limited) {
+      const then = { properties: { model: { pattern: oneOfNamesPattern(provider.models) } } };
+      rules.push({
+        if: { required: ["modelProvider"], properties: { modelProvider: { const: provider.name } } },
+        then,
+      });
+      if (provider.name !== served.defaultProvider) continue;
+      const unnamed =
+        id === "CreateAgentRequest"
+          ? { not: { required: ["modelProvider"] } }
+          : { required: ["modelProvider"], properties: { modelProvider: { const: null } } };
+      rules.push({ if: unnamed, then });
+    }
+    if (rules.length > 0) {
+      schema.allOf = rules;
+      const notes = limited.map((provider) => `\`${provider.name}\` serves only ${list(provider.models)}`);
+      properties.model!.description = `${properties.model!.description} Here ${notes.join("; ")}.`;
+    }
+  }
+}
+
+/**
+ * Every named schema of the document. With `served`, the agent requests are this deployment's (which providers
+ * and models it serves); without, they list every provider the product has.
+ */
+export function componentSchemas(served?: ServedProviders): Record<string, JsonSchema> {
   const requests = componentRegistry();
   requests.add(createAgentBody, { id: "CreateAgentRequest" });
   requests.add(updateAgentBody, { id: "UpdateAgentRequest" });
@@ -379,6 +438,7 @@ export function componentSchemas(): Record<string, JsonSchema> {
     const properties = input[request]!.properties as Record<string, JsonSchema>;
     properties.settings = { ...properties.settings, properties: settings.properties };
   }
+  if (served) narrowToDeployment(input, served);
   const output = { ...convertRegistry(responses, "output"), ...streamEventSchemas() };
   for (const id of Object.keys(input)) {
     if (id in output) throw new Error(`schema id ${id} is both a request and a response`);

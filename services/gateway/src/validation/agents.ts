@@ -49,10 +49,10 @@ const modelProvider = z
   .enum(MODEL_PROVIDERS, { error: `must be one of: ${MODEL_PROVIDERS.join(", ")}` })
   .meta({
     description:
-      "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.",
+      "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.",
   });
 const model = trimmedText(1, BOUNDS.modelMaxLength).meta({
-  description: `The model to use, as the provider names it: 1 to ${BOUNDS.modelMaxLength} characters once trimmed, stored trimmed. Unset: the provider's default model.`,
+  description: `The model to use, as the provider names it: 1 to ${BOUNDS.modelMaxLength} characters once trimmed, stored trimmed. Unset: the provider's default model. The hosted providers (\`openai\`, \`anthropic\`) take any name and refuse an unknown one when called (\`502 MODEL_ERROR\`); \`local\` serves only the model files the deployment runs, named in the document it serves at \`/v1/openapi.json\`, and any other name is refused with \`400\`, whether \`local\` is named or is the default provider.`,
   examples: ["gpt-4o-mini"],
 });
 
@@ -113,14 +113,14 @@ export const updateAgentBody = z.strictObject(
     goals: writable.goals.optional(),
     clients: writable.clients.optional(),
     settings: writable.settings.optional(),
-    modelProvider: modelProvider
-      .nullable()
-      .optional()
-      .meta({ description: "The AI model provider; `null` resets it to the server's default." }),
-    model: model
-      .nullable()
-      .optional()
-      .meta({ description: "The model to use; `null` resets it to the provider's default." }),
+    modelProvider: modelProvider.nullable().optional().meta({
+      description:
+        "The AI model provider; `null` resets it to the server's default. Only the providers the deployment serves are accepted. Sent without `model`, it is checked with the agent's current model.",
+    }),
+    model: model.nullable().optional().meta({
+      description:
+        "The model to use; `null` resets it to the provider's default. It must be one the provider serves, as on create; sent without `modelProvider`, it is checked against the agent's current provider, which no schema can state.",
+    }),
     plugins: writable.plugins.optional(),
     status: z
       .enum(["active", "inactive"], {

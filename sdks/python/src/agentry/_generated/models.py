@@ -79,7 +79,8 @@ withheld content) or `other`.
 
 ModelProvider = Literal["openai", "anthropic", "local"]
 """The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-message is sent.
+message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
+document it serves at `/v1/openapi.json` lists only the ones it serves.
 """
 
 

@@ -249,9 +249,14 @@ class Agents:
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
-                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.
+                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
+                these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only
+                the ones it serves.
             model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
-                Unset: the provider's default model.
+                Unset: the provider's default model. The hosted providers (`openai`, `anthropic`) take any name and
+                refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
+                deployment runs, named in the document it serves at `/v1/openapi.json`, and any other name is refused
+                with `400`, whether `local` is named or is the default provider.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
@@ -419,8 +424,12 @@ class Agents:
                 configuration.
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
-            model_provider: The AI model provider; `null` resets it to the server's default.
-            model: The model to use; `null` resets it to the provider's default.
+            model_provider: The AI model provider; `null` resets it to the server's default. Only the providers
+                the deployment serves are accepted. Sent without `model`, it is checked with the agent's current
+                model.
+            model: The model to use; `null` resets it to the provider's default. It must be one the provider
+                serves, as on create; sent without `modelProvider`, it is checked against the agent's current
+                provider, which no schema can state.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             status: `active` or `inactive`. `error` is set only by the service.
             extra_headers: Headers to add to (or override in) this request.
@@ -847,9 +856,14 @@ class AsyncAgents:
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
-                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.
+                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
+                these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only
+                the ones it serves.
             model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
-                Unset: the provider's default model.
+                Unset: the provider's default model. The hosted providers (`openai`, `anthropic`) take any name and
+                refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
+                deployment runs, named in the document it serves at `/v1/openapi.json`, and any other name is refused
+                with `400`, whether `local` is named or is the default provider.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
@@ -1017,8 +1031,12 @@ class AsyncAgents:
                 configuration.
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
-            model_provider: The AI model provider; `null` resets it to the server's default.
-            model: The model to use; `null` resets it to the provider's default.
+            model_provider: The AI model provider; `null` resets it to the server's default. Only the providers
+                the deployment serves are accepted. Sent without `model`, it is checked with the agent's current
+                model.
+            model: The model to use; `null` resets it to the provider's default. It must be one the provider
+                serves, as on create; sent without `modelProvider`, it is checked against the agent's current
+                provider, which no schema can state.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             status: `active` or `inactive`. `error` is set only by the service.
             extra_headers: Headers to add to (or override in) this request.

@@ -54,10 +54,14 @@ module Agentry
       # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
       #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
       # @param model_provider [String, Symbol] The AI model provider. Unset: the server's default provider
-      #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. One of `openai`, `anthropic`, `local`
-      #   (Models::ModelProvider).
+      #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
+      #   these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists
+      #   only the ones it serves. One of `openai`, `anthropic`, `local` (Models::ModelProvider).
       # @param model [String] The model to use, as the provider names it: 1 to 200 characters once trimmed,
-      #   stored trimmed. Unset: the provider's default model.
+      #   stored trimmed. Unset: the provider's default model. The hosted providers (`openai`, `anthropic`)
+      #   take any name and refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the
+      #   model files the deployment runs, named in the document it serves at `/v1/openapi.json`, and any
+      #   other name is refused with `400`, whether `local` is named or is the default provider.
       # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
       #   an object `{name, enabled?, config?}`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
@@ -192,10 +196,13 @@ module Agentry
       # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
       #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
       # @param model_provider [String, Symbol, nil] The AI model provider; `null` resets it to the server's
-      #   default. `nil` sends `null`; leave it out to keep the current value. One of `openai`, `anthropic`,
-      #   `local` (Models::ModelProvider).
-      # @param model [String, nil] The model to use; `null` resets it to the provider's default. `nil` sends
-      #   `null`; leave it out to keep the current value.
+      #   default. Only the providers the deployment serves are accepted. Sent without `model`, it is checked
+      #   with the agent's current model. `nil` sends `null`; leave it out to keep the current value. One of
+      #   `openai`, `anthropic`, `local` (Models::ModelProvider).
+      # @param model [String, nil] The model to use; `null` resets it to the provider's default. It must be
+      #   one the provider serves, as on create; sent without `modelProvider`, it is checked against the
+      #   agent's current provider, which no schema can state. `nil` sends `null`; leave it out to keep the
+      #   current value.
       # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
       #   an object `{name, enabled?, config?}`.
       # @param status [String, Symbol] `active` or `inactive`. `error` is set only by the service. One of
