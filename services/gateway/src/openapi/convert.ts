@@ -33,7 +33,7 @@ export const JSON_VALUE_SCHEMA_ID = "JsonValue";
 export function jsonValueSchema(): JsonSchema {
   return {
     description:
-      "Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000).",
+      "Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000); numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.",
     pattern: NUL_FREE_PATTERN,
     propertyNames: { pattern: NUL_FREE_PATTERN },
     additionalProperties: schemaRef(JSON_VALUE_SCHEMA_ID),
