@@ -38,8 +38,10 @@ function checkGenerationSettings(settings: Record<string, unknown> | undefined):
 
 /**
  * Refuses a provider or model this deployment cannot answer (see `modelChoiceIssues`). On PATCH the half the
- * request does not send is the stored agent's, read only when it matters. Unknown providers (the conversation
- * service has not answered yet) leave the check to the message.
+ * request does not send is the stored agent's, read only when it matters. The read and the update are not one
+ * transaction: two PATCHes racing on the two halves can still pair them wrongly, and the next message then says
+ * so with MODEL_ERROR, as every mismatch did before. Unknown providers (the conversation service has not
+ * answered yet) leave the check to the message too.
  */
 async function checkModelChoice(
   input: HandlerInput,
