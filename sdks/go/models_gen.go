@@ -30,11 +30,20 @@ const (
 	ErrorCodeForbidden            ErrorCode = "FORBIDDEN"
 	ErrorCodeInsufficientQuota    ErrorCode = "INSUFFICIENT_QUOTA"
 	ErrorCodeAgentNotFound        ErrorCode = "AGENT_NOT_FOUND"
+	ErrorCodeConversationNotFound ErrorCode = "CONVERSATION_NOT_FOUND"
+	ErrorCodeMessageNotFound      ErrorCode = "MESSAGE_NOT_FOUND"
+	ErrorCodeStreamNotFound       ErrorCode = "STREAM_NOT_FOUND"
+	ErrorCodeWebhookNotFound      ErrorCode = "WEBHOOK_NOT_FOUND"
+	ErrorCodeDeliveryNotFound     ErrorCode = "DELIVERY_NOT_FOUND"
+	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
+	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
 	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
+	ErrorCodeIdempotencyKeyInUse  ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
 	ErrorCodePayloadTooLarge      ErrorCode = "PAYLOAD_TOO_LARGE"
 	ErrorCodeUnsupportedMediaType ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
+	ErrorCodeIdempotencyKeyReused ErrorCode = "IDEMPOTENCY_KEY_REUSED"
 	ErrorCodeRateLimitExceeded    ErrorCode = "RATE_LIMIT_EXCEEDED"
 	ErrorCodeInternalError        ErrorCode = "INTERNAL_ERROR"
 	ErrorCodeModelError           ErrorCode = "MODEL_ERROR"
@@ -54,7 +63,8 @@ const (
 )
 
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
-// resolved when a message is sent.
+// resolved when a message is sent. A deployment may serve only some of these; the others are refused with
+// `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
 type ModelProvider string
 
 // The values of ModelProvider.
@@ -133,7 +143,7 @@ type Agent struct {
 	// The agent's id: `agt_` and a ULID. Treat it as opaque.
 	ID string `json:"id"`
 
-	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
 	Name string `json:"name"`
 
 	// Biographical statements about the agent.
@@ -298,7 +308,7 @@ func (v *ClientIntegration) UnmarshalJSON(data []byte) error {
 
 // CreateAgentParams is the request body of Agents.Create.
 type CreateAgentParams struct {
-	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
 	Name string `json:"name"`
 
 	// Biographical statements about the agent.
@@ -321,10 +331,15 @@ type CreateAgentParams struct {
 	Settings *AgentSettings `json:"settings,omitzero"`
 
 	// The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-	// message is sent.
+	// message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
+	// document it serves at `/v1/openapi.json` lists only the ones it serves.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
 
-	// The model to use, as the provider names it. Unset: the provider's default model.
+	// The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed. Unset: the
+	// provider's default model. The hosted providers (`openai`, `anthropic`) take any name and refuse an unknown
+	// one when called (`502 MODEL_ERROR`); `local` serves only the model files the deployment runs, named in the
+	// document it serves at `/v1/openapi.json`, and any other name is refused with `400`, whether `local` is
+	// named or is the default provider.
 	Model *string `json:"model,omitzero"`
 
 	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
@@ -333,14 +348,15 @@ type CreateAgentParams struct {
 
 // CreateAPIKeyParams is the request body of APIKeys.Create.
 type CreateAPIKeyParams struct {
-	// A label for the key.
+	// A label for the key: at most 200 characters once trimmed, stored trimmed.
 	Name *string `json:"name,omitzero"`
 
 	// The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the calling key
 	// holds.
 	Scopes []Scope `json:"scopes,omitzero"`
 
-	// When the key stops working: a future date-time with a time zone. Unset: never.
+	// When the key stops working: a date-time with a time zone, which must be in the future (an earlier one is
+	// refused with `400 INVALID_REQUEST`). Unset: never.
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
 }
 
@@ -468,7 +484,7 @@ type StreamError struct {
 
 // UpdateAgentParams is the request body of Agents.Update.
 type UpdateAgentParams struct {
-	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
 	Name *string `json:"name,omitzero"`
 
 	// Biographical statements about the agent.
@@ -490,10 +506,13 @@ type UpdateAgentParams struct {
 	// keys are kept as given.
 	Settings *AgentSettings `json:"settings,omitzero"`
 
-	// The AI model provider; `null` resets it to the server's default.
+	// The AI model provider; `null` resets it to the server's default. Only the providers the deployment serves
+	// are accepted. Sent without `model`, it is checked with the agent's current model.
 	ModelProvider Nullable[ModelProvider] `json:"modelProvider,omitzero"`
 
-	// The model to use; `null` resets it to the provider's default.
+	// The model to use; `null` resets it to the provider's default. It must be one the provider serves, as on
+	// create; sent without `modelProvider`, it is checked against the agent's current provider, which no schema
+	// can state.
 	Model Nullable[string] `json:"model,omitzero"`
 
 	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.

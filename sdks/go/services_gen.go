@@ -236,11 +236,11 @@ type AgentMessageService struct {
 //
 // With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`, any
 // number of `message.delta`, then exactly one of `message.completed` or `error`, after which the stream
-// closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON `data:` (see
-// `x-sse-events` on the `text/event-stream` content, and the `MessageStreamEvent` schema). A `: ping` comment
-// line is sent after every 15 seconds of silence. Anything that fails before the stream starts (validation,
-// 404, 409, 429, a provider that is down) is an ordinary JSON error response. Only a complete reply is
-// stored.
+// closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON `data:`; the
+// `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of its data. A `: ping`
+// comment line is sent after every 15 seconds of silence. Anything that fails before the stream starts
+// (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response. Only a complete
+// reply is stored.
 //
 // Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
 // `concurrentMessages`.

@@ -80,6 +80,33 @@ describe("the conformance launcher", () => {
     expect((await control("GET", "/nothing")).status).toBe(404);
   });
 
+  it("serves the providers it is asked to, and names its data directory for the admin CLI", async () => {
+    expect(launcher.info.providers).toEqual(["openai", "local"]);
+    const hosted = await startLauncher({ providers: ["openai", "anthropic"] });
+    try {
+      expect(hosted.info.providers).toEqual(["openai", "anthropic"]);
+      expect(hosted.info.dataDir).toBe(hosted.dataDir);
+      const post = (body: unknown) =>
+        fetch(`${hosted.info.baseURL}/agents`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${hosted.info.keys.full}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      expect((await post({ name: "a", modelProvider: "local" })).status).toBe(400);
+      const created = (await (await post({ name: "a", modelProvider: "anthropic" })).json()) as {
+        data: { id: string };
+      };
+      const reply = await fetch(`${hosted.info.baseURL}/agents/${created.data.id}/messages`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${hosted.info.keys.full}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: "hello" }),
+      });
+      expect(((await reply.json()) as { data: { text: string } }).data.text).toBe("Echo: hello");
+    } finally {
+      await hosted.close();
+    }
+  });
+
   it("removes its data directory when closed", async () => {
     const other = await startLauncher();
     const created = await fetch(`${other.info.baseURL}/agents`, {

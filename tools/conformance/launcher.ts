@@ -8,6 +8,7 @@ import {
   type FakeAnswer,
   type FakeProviderServer,
   type OpenAIChatBody,
+  startFakeAnthropic,
   startFakeOpenAI,
 } from "@agentry/conversation/testing";
 import { SCOPES, type Scope } from "@agentry/core";
@@ -35,7 +36,23 @@ export interface LauncherInfo {
   limits: { limited: { getPerMinute: number }; quota: { maxAgents: number } };
   /** Absolute path of scenario.json. */
   scenario: string;
+  /** The service's DATA_DIR (a temporary directory), where the admin CLI reaches the same accounts. */
+  dataDir: string;
+  /** The model providers the service serves. */
+  providers: LauncherProvider[];
   pid: number;
+}
+
+/** The providers a launcher can serve: `openai` always (a fake the controls script), the others on request. */
+export type LauncherProvider = "openai" | "anthropic" | "local";
+
+export interface LauncherOptions {
+  /**
+   * What the service serves (`["openai", "local"]` by default, as a deployment with only OpenAI configured).
+   * `anthropic` adds a fake Anthropic server answering as the OpenAI one does by default; leaving out `local`
+   * turns the in-process model off (LOCAL_ENABLED=false), so no message can wait on it.
+   */
+  providers?: readonly LauncherProvider[];
 }
 
 export interface Launcher {
@@ -82,9 +99,15 @@ const ANSWER_FIELDS = new Set<keyof FakeAnswer>([
  * The same HTTP server also answers `/_conformance/*`: request counts per key, so a runner can tell how many
  * attempts its SDK made, and scripted provider answers, so failures and slow replies happen on cue.
  */
-export async function startLauncher(): Promise<Launcher> {
+export async function startLauncher(options: LauncherOptions = {}): Promise<Launcher> {
+  const providers = options.providers ?? ["openai", "local"];
+  if (!providers.includes("openai"))
+    throw new Error("the launcher always serves openai, which its controls script");
   const dataDir = await mkdtemp(join(tmpdir(), "agentry-conformance-"));
   const openai = await startFakeOpenAI({ apiKey: PROVIDER_KEY });
+  const anthropic = providers.includes("anthropic")
+    ? await startFakeAnthropic({ apiKey: PROVIDER_KEY })
+    : undefined;
 
   // The server listens before the gateway exists so that PUBLIC_BASE_URL (and so apiEndpoint) is its real origin.
   let gatewayHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
@@ -126,11 +149,14 @@ export async function startLauncher(): Promise<Launcher> {
       OPENAI_BASE_URL: openai.baseURL,
       OPENAI_API_KEY: PROVIDER_KEY,
       DEFAULT_MODEL_PROVIDER: "openai",
+      ...(anthropic ? { ANTHROPIC_BASE_URL: anthropic.baseURL, ANTHROPIC_API_KEY: PROVIDER_KEY } : {}),
+      LOCAL_ENABLED: String(providers.includes("local")),
     });
     gateway = await composeServer(config, silentLogger());
   } catch (error) {
     server.close();
     await openai.close();
+    await anthropic?.close();
     await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
@@ -175,6 +201,8 @@ export async function startLauncher(): Promise<Launcher> {
       quota: { maxAgents: QUOTA_MAX_AGENTS },
     },
     scenario: SCENARIO_PATH,
+    dataDir,
+    providers: [...providers],
     pid: process.pid,
   };
 
@@ -195,6 +223,7 @@ export async function startLauncher(): Promise<Launcher> {
         });
         await gateway.close();
         await openai.close();
+        await anthropic?.close();
         await rm(dataDir, { recursive: true, force: true });
       })();
       return closing;

@@ -3,13 +3,21 @@
  * `LauncherInfo` and README.md). Runs until its standard input closes or it receives SIGTERM/SIGINT, so a test
  * suite that spawns it with a piped stdin cannot leak it even when the suite dies.
  *
- *   node --import tsx tools/conformance/serve.ts
+ *   node --import tsx tools/conformance/serve.ts [--providers openai,anthropic,local]
  */
-import { startLauncher } from "./launcher.js";
+import { parseArgs } from "node:util";
+import { type LauncherProvider, startLauncher } from "./launcher.js";
+
+const PROVIDERS: readonly LauncherProvider[] = ["openai", "anthropic", "local"];
 
 let launcher: Awaited<ReturnType<typeof startLauncher>>;
 try {
-  launcher = await startLauncher();
+  const { values } = parseArgs({ options: { providers: { type: "string" } }, strict: true });
+  const providers = values.providers?.split(",").map((name) => {
+    if (!(PROVIDERS as readonly string[]).includes(name)) throw new Error(`unknown provider ${name}`);
+    return name as LauncherProvider;
+  });
+  launcher = await startLauncher(providers ? { providers } : {});
 } catch (error) {
   process.stderr.write(`conformance launcher failed to start: ${String(error)}\n`);
   process.exit(1);

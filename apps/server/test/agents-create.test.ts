@@ -5,7 +5,8 @@ let h: Harness;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // The agents name hosted providers, which must be configured to be accepted; nothing here calls them.
+  h = await startHarness({ OPENAI_API_KEY: "sk-unused", ANTHROPIC_API_KEY: "sk-unused" });
   tenant = await h.tenant();
 });
 afterAll(() => h.close());

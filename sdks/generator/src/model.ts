@@ -97,7 +97,7 @@ export interface ErrorResponse {
   description: string | undefined;
 }
 
-/** One event of a server-sent-event response (`x-sse-events`). */
+/** One event of a server-sent-event response (a branch of its per-event schema). */
 export interface SseEvent {
   /** The `event:` field, e.g. `message.delta`. */
   name: string;
@@ -504,23 +504,9 @@ class ModelBuilder {
     let streaming: Operation["streaming"];
     const sse = content["text/event-stream"];
     if (sse !== undefined) {
-      const events = asObject(
-        asObject(sse, "text/event-stream")["x-sse-events"],
-        `${operationId}: x-sse-events`,
-      );
       if (streamParameter === undefined) throw new ModelError(`${operationId}: SSE without a stream field`);
-      streaming = {
-        parameter: streamParameter,
-        events: Object.entries(events).map(([eventName, raw]) => {
-          const event = asObject(raw, eventName);
-          return {
-            name: eventName,
-            description: optionalString(event.description),
-            terminal: event.terminal === true,
-            data: this.#type(asObject(event.schema, `${eventName}: schema`), `${operationId}.${eventName}`),
-          };
-        }),
-      };
+      const eventSchema = asObject(asObject(sse, "text/event-stream").schema, `${operationId}: SSE schema`);
+      streaming = { parameter: streamParameter, events: this.#sseEvents(eventSchema, operationId) };
     }
 
     const errors: ErrorResponse[] = Object.entries(responses)
@@ -569,6 +555,34 @@ class ModelBuilder {
       errors,
       retry,
     };
+  }
+
+  /**
+   * The events of a `text/event-stream` response, from its per-event schema (what OpenAPI 3.2 calls the
+   * `itemSchema`): one `oneOf` branch per event, its name the `const` of `event`, its data the `contentSchema` of
+   * `data` (the JSON text after `data:`), `x-terminal` on the events that end the stream.
+   */
+  #sseEvents(schema: JsonObject, operationId: string): SseEvent[] {
+    const branches = unionOf(this.#deref(schema));
+    if (branches === undefined)
+      throw new ModelError(`${operationId}: the SSE schema must be a oneOf of events`);
+    return branches.map((raw, index) => {
+      const where = `${operationId}: SSE event ${index}`;
+      const event = this.#deref(raw);
+      const properties = asObject(event.properties, `${where}: properties`);
+      const name = asObject(properties.event, `${where}: event`).const;
+      if (typeof name !== "string") throw new ModelError(`${where}: event must be a string const`);
+      const data = asObject(properties.data, `${name}: data`);
+      if (data.contentMediaType !== "application/json") {
+        throw new ModelError(`${name}: data must be JSON (contentMediaType application/json)`);
+      }
+      return {
+        name,
+        description: optionalString(event.description),
+        terminal: event["x-terminal"] === true,
+        data: this.#type(asObject(data.contentSchema, `${name}: contentSchema`), `${operationId}.${name}`),
+      };
+    });
   }
 
   /**

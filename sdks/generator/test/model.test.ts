@@ -117,6 +117,38 @@ describe("model", () => {
       ["error", true, { kind: "ref", name: "StreamError" }],
     ]);
     expect(op("createAgent").streaming).toBeUndefined();
+    expect(field("CreateAgentRequest", "personality").type).toEqual({
+      kind: "map",
+      values: { kind: "json" },
+    });
+  });
+
+  it("refuses a stream whose events are not JSON data named by their event", () => {
+    const broken = (
+      change: (events: Record<string, { properties: Record<string, Record<string, unknown>> }>) => void,
+    ) => {
+      const document = JSON.parse(JSON.stringify(loadModelDocument())) as {
+        components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> };
+      };
+      change(document.components.schemas);
+      return () => buildModel(document as never);
+    };
+    expect(broken(() => {})).not.toThrow();
+    expect(
+      broken((schemas) => {
+        delete schemas.MessageDeltaEvent!.properties.event!.const;
+      }),
+    ).toThrow(ModelError);
+    expect(
+      broken((schemas) => {
+        schemas.MessageDeltaEvent!.properties.data!.contentMediaType = "text/plain";
+      }),
+    ).toThrow(ModelError);
+    expect(
+      broken((schemas) => {
+        delete (schemas.MessageStreamEvent as { oneOf?: unknown }).oneOf;
+      }),
+    ).toThrow(ModelError);
   });
 
   it("resolves nullability, unions, maps and hoisted inline objects", () => {

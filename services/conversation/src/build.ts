@@ -58,12 +58,12 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   observeProviders(ctx.providers, options.metrics);
   if (ctx.providers.localByDefault) {
     logger.info(
-      { model: ctx.providers.local.defaultModel },
+      { model: ctx.providers.local?.defaultModel },
       "no hosted model provider is configured: agents without modelProvider use the local model " +
         "(DEFAULT_MODEL_PROVIDER with OPENAI_API_KEY/OPENAI_BASE_URL or ANTHROPIC_API_KEY chooses another)",
     );
   }
-  if (options.providers.local?.preload) {
+  if (options.providers.local?.preload && ctx.providers.local) {
     // A model that cannot be had is reported here and again, as MODEL_ERROR, by each message that needs it.
     await ctx.providers.local.warmUp().catch((error: unknown) => {
       logger.error({ err: error instanceof Error ? error.message : String(error) }, "local model not loaded");

@@ -15,7 +15,7 @@ export const DEFAULT_CONTEXT_TOKEN_BUDGET = 3000;
 
 const { optional } = env;
 
-const schema = z.object({
+const variables = z.object({
   CONVERSATION_PORT: env.port(8082),
   HOST: z.string().min(1).default("0.0.0.0"),
   DATA_DIR: env.dataDir(),
@@ -42,6 +42,11 @@ const schema = z.object({
     .enum(["true", "false", "1", "0"])
     .default("false")
     .transform((value) => value === "true" || value === "1"),
+  /** false: this deployment does not serve the local provider; agents may not name it. */
+  LOCAL_ENABLED: z
+    .enum(["true", "false", "1", "0"])
+    .default("true")
+    .transform((value) => value === "true" || value === "1"),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
@@ -49,6 +54,27 @@ const schema = z.object({
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   ...metricsEnv,
+});
+
+// Without the local provider some provider must be configured, and the default must be one that is served.
+const schema = variables.superRefine((value, ctx) => {
+  if (value.LOCAL_ENABLED) return;
+  const hosted = Boolean(value.OPENAI_API_KEY || value.OPENAI_BASE_URL || value.ANTHROPIC_API_KEY);
+  if (!hosted) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["LOCAL_ENABLED"],
+      message:
+        "false leaves no model provider: set OPENAI_API_KEY (or OPENAI_BASE_URL) or ANTHROPIC_API_KEY, or serve local",
+    });
+  }
+  if (value.DEFAULT_MODEL_PROVIDER === "local") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["DEFAULT_MODEL_PROVIDER"],
+      message: "is local, which LOCAL_ENABLED=false turns off",
+    });
+  }
 });
 
 export interface ConversationConfig {
@@ -103,6 +129,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
         contextSize: value.LOCAL_CONTEXT_SIZE,
         gpu: value.LOCAL_GPU === "off" ? false : "auto",
         preload: value.LOCAL_PRELOAD,
+        enabled: value.LOCAL_ENABLED,
       },
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       firstTokenTimeoutMs: value.PROVIDER_FIRST_TOKEN_TIMEOUT_MS,

@@ -23,6 +23,8 @@ import {
   type ListMessagesRequest,
   type ListMessagesResponse,
   ListMessagesResponseSchema,
+  type ListProvidersResponse,
+  ListProvidersResponseSchema,
   type ListTurnsRequest,
   type ListTurnsResponse,
   ListTurnsResponseSchema,
@@ -106,6 +108,11 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
           turns: page.turns.map(toTurn),
           nextPageToken: page.nextCursor ?? "",
         });
+      },
+
+      async listProviders(): Promise<ListProvidersResponse> {
+        const catalog = ctx.providers.catalog();
+        return create(ListProvidersResponseSchema, catalog);
       },
 
       async purgeAgent(request: PurgeAgentRequest): Promise<PurgeAgentResponse> {

@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import type { Agent, StreamMessageResponse } from "@agentry/proto";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { isLastingFailure } from "../src/index.js";
+import { isLastingFailure, loadConversationConfig } from "../src/index.js";
 import { ACCOUNT, ANTHROPIC_KEY, agent, failure, type Harness, OPENAI_KEY, startHarness } from "./harness.js";
 
 let h: Harness;
@@ -394,6 +394,70 @@ describe("provider resolution", () => {
     } finally {
       await local.close();
     }
+  });
+
+  it("lists the providers it serves: hosted ones take any model, local only the one it runs", async () => {
+    const listed = await h.client.listProviders({});
+    expect(listed.defaultProvider).toBe("openai");
+    expect(listed.providers.map((p) => [p.name, p.defaultModel, p.models])).toEqual([
+      ["openai", "gpt-4o-mini", []],
+      ["anthropic", "claude-haiku-5-5", []],
+      ["local", "SmolLM2-135M-Instruct", ["SmolLM2-135M-Instruct"]],
+    ]);
+    const bare = await startHarness({
+      providers: () => ({ local: { modelPath: "/models/tiny-chat.Q8_0.gguf" } }),
+    });
+    try {
+      const only = await bare.client.listProviders({});
+      expect(only.defaultProvider).toBe("local");
+      expect(only.providers.map((p) => [p.name, p.defaultModel, p.models])).toEqual([
+        ["local", "tiny-chat.Q8_0", ["tiny-chat.Q8_0"]],
+      ]);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it("serves no local model with LOCAL_ENABLED=false, and says why to an agent that names it", async () => {
+    const hosted = await startHarness({
+      providers: (urls) => ({
+        openai: { apiKey: OPENAI_KEY, baseURL: urls.openai },
+        local: { enabled: false },
+      }),
+    });
+    try {
+      const listed = await hosted.client.listProviders({});
+      expect(listed.providers.map((p) => p.name)).toEqual(["openai"]);
+      expect(listed.defaultProvider).toBe("openai");
+      const error = await failure(
+        hosted.client.sendMessage({
+          accountId: ACCOUNT,
+          agent: agent({ modelProvider: "local" }),
+          text: "hi",
+        }),
+      );
+      expect(error.code).toBe("MODEL_ERROR");
+      expect(error.message).toContain("LOCAL_ENABLED=false");
+    } finally {
+      await hosted.close();
+    }
+  });
+
+  it("refuses LOCAL_ENABLED=false at start when it leaves no provider, or when the default is local", () => {
+    expect(() => loadConversationConfig({ LOCAL_ENABLED: "false" })).toThrow(
+      /LOCAL_ENABLED: false leaves no/,
+    );
+    expect(() =>
+      loadConversationConfig({
+        LOCAL_ENABLED: "false",
+        OPENAI_API_KEY: "k",
+        DEFAULT_MODEL_PROVIDER: "local",
+      }),
+    ).toThrow(/DEFAULT_MODEL_PROVIDER: is local/);
+    expect(loadConversationConfig({ LOCAL_ENABLED: "0", OPENAI_API_KEY: "k" }).providers.local?.enabled).toBe(
+      false,
+    );
+    expect(loadConversationConfig({}).providers.local?.enabled).toBe(true);
   });
 
   it("reports an unknown provider as unsupported", async () => {

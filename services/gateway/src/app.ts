@@ -45,8 +45,11 @@ export function buildApp(
     }
     ctx.body = { status: "ready", dependencies: await gateway.dependencies() };
   });
-  docsRoutes(router, () =>
-    buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: gateway.config.PUBLIC_BASE_URL }),
+  docsRoutes(
+    router,
+    () => gateway.providers.get(),
+    (providers) =>
+      buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: gateway.config.PUBLIC_BASE_URL, providers }),
   );
   for (const route of ROUTES) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);

@@ -6,6 +6,7 @@ import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
 import type { KeyUsageRecorder } from "./http/key-usage.js";
+import type { ProviderCatalog } from "./providers.js";
 
 /** The caller, as established by its API key. */
 export interface Principal {
@@ -29,6 +30,8 @@ export interface GatewayContext {
   agents: Client<typeof AgentService>;
   accounts: Client<typeof AccountService>;
   conversations: Client<typeof ConversationService>;
+  /** The model providers the conversation service serves, cached; agents are checked against them. */
+  providers: ProviderCatalog;
   auth: Authenticator;
   /** Batches API key last-use times. */
   keyUsage: KeyUsageRecorder;

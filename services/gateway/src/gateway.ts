@@ -12,7 +12,16 @@ import { Authenticator } from "./http/auth.js";
 import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
 import { observedLimiter } from "./http/observe.js";
+import { ProviderCatalog } from "./providers.js";
 import { serverStreamingFn } from "./server-streaming.js";
+
+/**
+ * How long the conversation service's providers are trusted before it is asked again. They change only when it
+ * restarts with another configuration; a rollout that changes them is seen within this time.
+ */
+const PROVIDER_CATALOG_TTL_MS = 30_000;
+/** With no answer yet, how long agent writes skip the check instead of waiting on a service that is down. */
+const PROVIDER_CATALOG_RETRY_MS = 1_000;
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -47,15 +56,29 @@ export function buildGateway(options: GatewayOptions): Gateway {
 
   const accounts = createClient(AccountService, registry);
   const keyUsage = new KeyUsageRecorder(accounts, logger, config.KEY_USAGE_FLUSH_MS);
+  const conversations = {
+    ...createClient(ConversationService, conversation),
+    streamMessage: serverStreamingFn(conversation, ConversationService.method.streamMessage),
+  };
+  const providers = new ProviderCatalog({
+    load: async () => {
+      const listed = await conversations.listProviders({}, { timeoutMs: config.RPC_TIMEOUT_MS });
+      return {
+        providers: listed.providers.map(({ name, defaultModel, models }) => ({ name, defaultModel, models })),
+        defaultProvider: listed.defaultProvider,
+      };
+    },
+    ttlMs: PROVIDER_CATALOG_TTL_MS,
+    retryMs: PROVIDER_CATALOG_RETRY_MS,
+    logger,
+  });
   const context: GatewayContext = {
     config,
     logger,
     agents: createClient(AgentService, registry),
     accounts,
-    conversations: {
-      ...createClient(ConversationService, conversation),
-      streamMessage: serverStreamingFn(conversation, ConversationService.method.streamMessage),
-    },
+    conversations,
+    providers,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
     keyUsage,
     ...(metrics ? { metrics } : {}),

@@ -108,6 +108,18 @@ describe("CreateAgent and GetAgent", () => {
     ).toBe(0);
   });
 
+  it("counts a name's characters as code points, as the gateway does", async () => {
+    const { agent } = await h.agents.createAgent({
+      accountId,
+      spec: spec({ name: "\u{1F600}".repeat(200) }),
+    });
+    expect(agent!.spec!.name).toBe("\u{1F600}".repeat(200));
+    const { app } = await failure(
+      h.agents.createAgent({ accountId, spec: spec({ name: "\u{1F600}".repeat(201) }) }),
+    );
+    expect(app.code).toBe("INVALID_REQUEST");
+  });
+
   it("refuses an unknown account as unauthenticated", async () => {
     const { rpc, app } = await failure(h.agents.createAgent({ accountId: "acct_nobody", spec: spec() }));
     expect(rpc.code).toBe(Code.Unauthenticated);

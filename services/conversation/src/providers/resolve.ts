@@ -21,7 +21,7 @@ export interface ProvidersConfig {
   openai?: { apiKey?: string; baseURL?: string; model?: string };
   /** ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL. Configured when the key is set. */
   anthropic?: { apiKey?: string; baseURL?: string; model?: string };
-  /** The in-process model (LOCAL_*); always available, since it needs no key. */
+  /** The in-process model (LOCAL_*); served unless `enabled` is false, since it needs no key. */
   local?: LocalConfig;
   /** PROVIDER_TIMEOUT_MS: the whole provider call, streamed or not. */
   timeoutMs?: number;
@@ -45,6 +45,14 @@ export interface LocalConfig {
   gpu?: LocalGpu;
   /** LOCAL_PRELOAD: load (and if need be fetch) the model at start instead of on the first message. */
   preload?: boolean;
+  /** LOCAL_ENABLED: false keeps the provider off, for deployments that serve hosted models only. */
+  enabled?: boolean;
+}
+
+/** What this deployment serves (ListProviders): each provider's default model and, for some, its only models. */
+export interface ProviderCatalog {
+  providers: { name: ProviderName; defaultModel: string; models: string[] }[];
+  defaultProvider: ProviderName;
 }
 
 /** The providers this process can call, built once so their HTTP connections are reused. */
@@ -52,7 +60,8 @@ export class ProviderSet {
   readonly defaultProvider: ProviderName;
   /** Whether the default is `local` only because no hosted provider is configured. */
   readonly localByDefault: boolean;
-  readonly local: LocalProvider;
+  /** Undefined when LOCAL_ENABLED is false. */
+  readonly local: LocalProvider | undefined;
   private readonly providers: Partial<Record<ProviderName, ModelProvider>> = {};
 
   /** `dataDir` holds the local model's cache unless `config.local.modelDir` says otherwise. */
@@ -77,24 +86,45 @@ export class ProviderSet {
       });
     }
     const local = config.local ?? {};
-    this.local = createLocalProvider({
-      location: { path: local.modelPath, dir: local.modelDir ?? join(dataDir, "models") },
-      maxQueue: local.maxQueue ?? DEFAULT_LOCAL_MAX_QUEUE,
-      gpu: local.gpu ?? "auto",
-      threads: local.threads ?? 0,
-      contextSize: local.contextSize ?? 0,
-      logger: logger.child({ provider: "local" }),
-      terminal: terminalOf(),
-    });
-    this.providers.local = this.local;
+    if (local.enabled !== false) {
+      this.local = createLocalProvider({
+        location: { path: local.modelPath, dir: local.modelDir ?? join(dataDir, "models") },
+        maxQueue: local.maxQueue ?? DEFAULT_LOCAL_MAX_QUEUE,
+        gpu: local.gpu ?? "auto",
+        threads: local.threads ?? 0,
+        contextSize: local.contextSize ?? 0,
+        logger: logger.child({ provider: "local" }),
+        terminal: terminalOf(),
+      });
+      this.providers.local = this.local;
+    }
     const hosted = this.providers.openai ? "openai" : this.providers.anthropic ? "anthropic" : undefined;
     this.defaultProvider = config.defaultProvider ?? hosted ?? "local";
     this.localByDefault = config.defaultProvider === undefined && hosted === undefined;
   }
 
   /** Frees the local model, if it was loaded. */
-  close(): Promise<void> {
-    return this.local.close();
+  async close(): Promise<void> {
+    await this.local?.close();
+  }
+
+  /**
+   * The providers this process serves. Hosted providers take any model name (the provider refuses an unknown
+   * one); the local provider runs one model file and answers no other name.
+   */
+  catalog(): ProviderCatalog {
+    const providers = PROVIDER_NAMES.flatMap((name) => {
+      const provider = this.providers[name];
+      if (!provider) return [];
+      return [
+        {
+          name,
+          defaultModel: provider.defaultModel,
+          models: name === "local" ? [provider.defaultModel] : [],
+        },
+      ];
+    });
+    return { providers, defaultProvider: this.defaultProvider };
   }
 
   /**
@@ -129,5 +159,5 @@ function notConfigured(name: ProviderName): string {
   if (name === "anthropic") {
     return "The anthropic provider is not configured. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy).";
   }
-  return `The ${name} provider is not configured.`;
+  return `The ${name} provider is turned off in this deployment (LOCAL_ENABLED=false).`;
 }

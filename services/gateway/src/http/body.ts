@@ -48,6 +48,12 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
 }
 
 /**
+ * The rule `nulCharacterAt` enforces, as the JSON Schema pattern the OpenAPI document gives every string (and
+ * object key) of a request body.
+ */
+export const NUL_FREE_PATTERN = "^[^\\u0000]*$";
+
+/**
  * The path of the first string (or object key) holding U+0000, which no store can keep as text; undefined when
  * there is none. Refused here so that every store accepts exactly the same input.
  */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { NUL_FREE_PATTERN } from "../http/body.js";
 
 /** A JSON Schema (draft 2020-12) object, as OpenAPI 3.1 embeds it. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -23,8 +24,29 @@ function replace(target: JsonSchema, source: JsonSchema): void {
 }
 
 /**
+ * Any JSON value an agent or a message may hold: no string in it, and no object key, at any depth, holds U+0000,
+ * which `readJsonBody` refuses anywhere in a request body. Responses hold only such values too, since they echo
+ * what requests stored.
+ */
+export const JSON_VALUE_SCHEMA_ID = "JsonValue";
+
+export function jsonValueSchema(): JsonSchema {
+  return {
+    description:
+      "Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000); numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.",
+    pattern: NUL_FREE_PATTERN,
+    propertyNames: { pattern: NUL_FREE_PATTERN },
+    additionalProperties: schemaRef(JSON_VALUE_SCHEMA_ID),
+    items: schemaRef(JSON_VALUE_SCHEMA_ID),
+  };
+}
+
+/**
  * Adjusts zod's output where the wire format says more (or less) than zod can:
- * - `z.json()` values are any JSON, which JSON Schema says with `{}` (zod emits a recursive union);
+ * - `z.json()` values are any JSON without U+0000 (`JsonValue`; zod emits a recursive union), and so are the
+ *   keys and values of objects that take keys of the caller's choosing;
+ * - every other string of a request refuses U+0000 too, unless an enum, a format or its own pattern already
+ *   does (responses make no such promise about text that does not come from requests, such as replies);
  * - a string parsed into a number (query parameters) is documented as the number it must be;
  * - in responses, objects that are not strict allow fields added later in v1, so clients must tolerate them;
  * - an RFC 3339 `format: date-time` needs no regular expression beside it.
@@ -33,7 +55,24 @@ function overrideFor(io: "input" | "output"): Override {
   return ({ zodSchema, jsonSchema }) => {
     const json = jsonSchema as JsonSchema;
     const def = zodSchema._zod.def;
-    if (def.type === "lazy") replace(json, {});
+    if (def.type === "lazy") replace(json, schemaRef(JSON_VALUE_SCHEMA_ID));
+    const extra = json.additionalProperties;
+    if (def.type === "record" || (def.type === "object" && typeof extra === "object")) {
+      json.propertyNames = { pattern: NUL_FREE_PATTERN };
+    }
+    if (def.type === "object" && typeof extra === "object" && Object.keys(extra as object).length === 0) {
+      json.additionalProperties = schemaRef(JSON_VALUE_SCHEMA_ID);
+    }
+    if (
+      io === "input" &&
+      json.type === "string" &&
+      json.pattern === undefined &&
+      json.enum === undefined &&
+      json.const === undefined &&
+      json.format === undefined
+    ) {
+      json.pattern = NUL_FREE_PATTERN;
+    }
     if (def.type === "pipe" && (def.out as z.core.$ZodType)._zod.def.type === "number") {
       const { $schema: _, ...number } = z.toJSONSchema(def.out as z.core.$ZodType, {
         target: "draft-2020-12",
@@ -42,8 +81,6 @@ function overrideFor(io: "input" | "output"): Override {
       replace(json, { ...number, ...(description ? { description } : {}) });
     }
     if (def.type === "default" && json.default === undefined) json.default = def.defaultValue;
-    if (def.type === "record" && JSON.stringify(json.propertyNames) === '{"type":"string"}')
-      delete json.propertyNames;
     if (io === "output" && def.type === "object" && def.catchall === undefined)
       delete json.additionalProperties;
     if (json.format === "date-time") delete json.pattern;

@@ -8,6 +8,7 @@ import {
 } from "@agentry/core";
 import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
 import { BODY_LIMIT_BYTES } from "../http/body.js";
+import type { ServedProviders } from "../providers.js";
 import type { Route } from "../routes/table.js";
 import { type JsonSchema, schemaRef } from "./convert.js";
 import { AUTHENTICATED_ERRORS, OPERATION_DOCS, type OperationDoc, PATH_PARAMETERS } from "./operations.js";
@@ -19,7 +20,7 @@ import {
   responseHeaders,
   statusOf,
 } from "./responses.js";
-import { componentSchemas, listAgentsParameters, STREAM_EVENTS } from "./schemas.js";
+import { componentSchemas, listAgentsParameters, STREAM_EVENT_SCHEMA_ID } from "./schemas.js";
 
 export type OpenApiDocument = JsonSchema & { paths: Record<string, Record<string, JsonSchema>> };
 
@@ -161,22 +162,12 @@ function streamExample(): string {
     .join("");
 }
 
+/**
+ * The `text/event-stream` content: `schema` describes each event, as OpenAPI 3.1 tooling reads it (OpenAPI 3.2
+ * calls the same thing `itemSchema`, and gives `schema` to the stream as a whole).
+ */
 function sseContent(): JsonSchema {
-  const events = Object.fromEntries(
-    STREAM_EVENTS.map((event) => [
-      event.event,
-      { description: event.description, terminal: event.terminal, schema: schemaRef(event.schemaId) },
-    ]),
-  );
-  return {
-    schema: {
-      type: "string",
-      description:
-        "Server-sent events, each `id: <n>`, `event: <name>` and `data: <JSON>` lines and a blank line; `: ping` comment lines keep the connection alive. `x-sse-events` gives each event's data schema.",
-    },
-    example: streamExample(),
-    "x-sse-events": events,
-  };
+  return { schema: schemaRef(STREAM_EVENT_SCHEMA_ID), example: streamExample() };
 }
 
 function authenticatedOperation(route: Route, doc: OperationDoc, responses: Record<string, JsonSchema>) {
@@ -290,7 +281,8 @@ function serviceOperations(
         operationId: "getOpenApiDocument",
         tags: ["Service"],
         summary: "This document",
-        description: "The OpenAPI 3.1 document of this API. No authentication.",
+        description:
+          "The OpenAPI 3.1 document of this API, as this deployment serves it: the agent requests accept only the model providers it serves and, where a provider serves only some models, only those. No authentication.",
         ...noAuth,
         responses: {
           "200": plain("The document.", {
@@ -344,6 +336,8 @@ export interface DocumentOptions {
   routes: readonly Route[];
   /** The origin callers reach the service at (`PUBLIC_BASE_URL`), without a trailing slash. */
   publicBaseUrl: string;
+  /** What this deployment serves; absent, the document lists every provider (the committed copy does). */
+  providers?: ServedProviders | undefined;
 }
 
 /**
@@ -397,7 +391,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
           description: `An API key, sent as \`Authorization: Bearer ${API_KEY_PREFIX}…\`. Each operation's security requirement names the scope it needs (also in \`x-scopes\`).`,
         },
       },
-      schemas: componentSchemas(),
+      schemas: componentSchemas(options.providers),
       parameters: {
         "X-Request-Id": {
           name: "X-Request-Id",

@@ -13,7 +13,7 @@ interface CodeDoc {
 /** When each error code is answered (decisions.md, "Status codes per error code"). */
 export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   INVALID_REQUEST: {
-    when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update. `details` names each field problem.",
+    when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update, a model provider or model this deployment does not serve. `details` names each field problem.",
     metered: "always",
   },
   UNAUTHORIZED: {
@@ -32,6 +32,19 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     when: "No such agent in the caller's account (another account's agent is indistinguishable from none).",
     metered: "always",
   },
+  CONVERSATION_NOT_FOUND: {
+    when: "No such conversation of the agent in the caller's account.",
+    metered: "always",
+  },
+  MESSAGE_NOT_FOUND: { when: "No such message of the agent in the caller's account.", metered: "always" },
+  STREAM_NOT_FOUND: {
+    when: "No such stream of the agent in the caller's account, or its events have expired.",
+    metered: "always",
+  },
+  WEBHOOK_NOT_FOUND: { when: "No such webhook endpoint in the caller's account.", metered: "always" },
+  DELIVERY_NOT_FOUND: { when: "No such delivery of the endpoint.", metered: "always" },
+  SECRET_NOT_FOUND: { when: "No such secret of the agent.", metered: "always" },
+  API_KEY_NOT_FOUND: { when: "No such API key in the caller's account.", metered: "always" },
   NOT_FOUND: { when: "No such resource.", metered: "always" },
   METHOD_NOT_ALLOWED: {
     when: "The path exists but not with this method; `Allow` lists the methods it has.",
@@ -39,6 +52,14 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   },
   AGENT_INACTIVE: {
     when: "The agent's status is `inactive`; set it to `active` to send it messages.",
+    metered: "always",
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    when: "A request with this `Idempotency-Key` is still running; retry once it has ended.",
+    metered: "always",
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    when: "This `Idempotency-Key` was used with a different request.",
     metered: "always",
   },
   PAYLOAD_TOO_LARGE: {

@@ -1,16 +1,21 @@
 import { API_KEY_PREFIX, GENERATION_BOUNDS, PROVIDER_NAMES, SCOPES } from "@agentry/core";
 import { ERROR_CODES } from "@agentry/errors";
 import { z } from "zod";
+import type { ServedProviders } from "../providers.js";
 import { type AgentStatusName, STATUS_VALUES } from "../routes/present.js";
 import { createAgentBody, listAgentsQuery, updateAgentBody } from "../validation/agents.js";
 import { createApiKeyBody } from "../validation/api-keys.js";
 import { sendMessageBody } from "../validation/messages.js";
+import { TRIMMED_SPACE } from "../validation/text.js";
 import {
   type ComponentRegistry,
   componentRegistry,
   convertRegistry,
   convertSchema,
+  JSON_VALUE_SCHEMA_ID,
   type JsonSchema,
+  jsonValueSchema,
+  schemaRef,
 } from "./convert.js";
 
 /*
@@ -197,59 +202,79 @@ export const StreamError = z
 export const STREAM_EVENTS = [
   {
     event: "message.started",
-    schemaId: "MessageStarted",
-    schema: MessageStarted,
+    eventSchemaId: "MessageStartedEvent",
+    dataSchemaId: "MessageStarted",
     terminal: false,
     description: "First event: the provider accepted the message.",
   },
   {
     event: "message.delta",
-    schemaId: "MessageDelta",
-    schema: MessageDelta,
+    eventSchemaId: "MessageDeltaEvent",
+    dataSchemaId: "MessageDelta",
     terminal: false,
     description: "The next piece of the reply's text; the pieces joined are the reply's text.",
   },
   {
     event: "message.completed",
-    schemaId: "Reply",
-    schema: Reply,
+    eventSchemaId: "MessageCompletedEvent",
+    dataSchemaId: "Reply",
     terminal: true,
     description: "The complete reply, the same object as the non-stream response's `data`. Ends the stream.",
   },
   {
     event: "error",
-    schemaId: "StreamError",
-    schema: StreamError,
+    eventSchemaId: "StreamErrorEvent",
+    dataSchemaId: "StreamError",
     terminal: true,
     description: "The reply failed after the stream started. Ends the stream.",
   },
 ] as const;
 
-const streamEventEnvelope = (event: (typeof STREAM_EVENTS)[number]) =>
-  z.object({
-    id: z
-      .string()
-      .regex(/^[1-9][0-9]*$/)
-      .meta({
-        description: "The event's `id:` field: its sequence number in the stream, from 1.",
-      }),
-    event: z.literal(event.event),
-    data: event.schema,
-  });
+export const STREAM_EVENT_SCHEMA_ID = "MessageStreamEvent";
 
-export const MessageStreamEvent = z
-  .discriminatedUnion(
-    "event",
-    STREAM_EVENTS.map(streamEventEnvelope) as [
-      ReturnType<typeof streamEventEnvelope>,
-      ...ReturnType<typeof streamEventEnvelope>[],
-    ],
-  )
-  .meta({
+/**
+ * One server-sent event as the SSE format defines its fields, in the shape OpenAPI 3.2 gives an `itemSchema`: an
+ * object with `id`, `event` and `data`, where `data` is the text after `data:`, JSON whose schema
+ * `contentSchema` gives. OpenAPI 3.1 tooling (schemathesis among them) reads the `schema` of a
+ * `text/event-stream` response as this per-event schema; `x-terminal` marks the events that end the stream.
+ */
+function streamEventSchemas(): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const event of STREAM_EVENTS) {
+    out[event.eventSchemaId] = {
+      type: "object",
+      description: event.description,
+      properties: {
+        id: {
+          type: "string",
+          pattern: "^[1-9][0-9]*$",
+          description: "The `id:` field: the event's sequence number in the stream, from 1.",
+        },
+        event: { const: event.event, description: "The `event:` field." },
+        data: {
+          type: "string",
+          contentMediaType: "application/json",
+          contentSchema: schemaRef(event.dataSchemaId),
+          description: `The \`data:\` field: JSON, a \`${event.dataSchemaId}\`.`,
+        },
+      },
+      required: ["id", "event", "data"],
+      "x-terminal": event.terminal,
+    };
+  }
+  out[STREAM_EVENT_SCHEMA_ID] = {
     description:
-      "One server-sent event of a streamed reply: `id:` and `event:` fields, and `data:` holding this JSON.",
-    discriminator: { propertyName: "event" },
-  });
+      "One server-sent event of a streamed reply: `message.started`, any number of `message.delta`, then exactly one of `message.completed` or `error` (`x-terminal`), after which the stream closes.",
+    oneOf: STREAM_EVENTS.map((event) => schemaRef(event.eventSchemaId)),
+    discriminator: {
+      propertyName: "event",
+      mapping: Object.fromEntries(
+        STREAM_EVENTS.map((event) => [event.event, `#/components/schemas/${event.eventSchemaId}`]),
+      ),
+    },
+  };
+  return out;
+}
 
 const apiKeyFields = {
   id: id("key", "The key's id"),
@@ -316,8 +341,65 @@ const Readiness = z.object({
     ),
 });
 
-/** Every named schema of the document. */
-export function componentSchemas(): Record<string, JsonSchema> {
+/** A JSON Schema pattern matching exactly these names, with the whitespace the gateway trims around them. */
+function oneOfNamesPattern(names: readonly string[]): string {
+  const escaped = names.map((name) => name.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&"));
+  return `^[${TRIMMED_SPACE}]*(?:${escaped.join("|")})[${TRIMMED_SPACE}]*$`;
+}
+
+/** Replaces every `enum` of provider names inside a schema with the served ones. */
+function narrowProviderEnums(schema: JsonSchema, names: string[]): void {
+  if (Array.isArray(schema.enum)) schema.enum = names;
+  for (const value of Object.values(schema)) {
+    if (Array.isArray(value)) {
+      for (const item of value)
+        if (typeof item === "object" && item !== null) narrowProviderEnums(item, names);
+    } else if (typeof value === "object" && value !== null) narrowProviderEnums(value as JsonSchema, names);
+  }
+}
+
+/**
+ * The agent request schemas of one deployment (see `modelChoiceIssues`): `modelProvider` lists the providers it
+ * serves, and where a provider serves only some models, `model` must name one of them whenever that provider is
+ * named, or is the default one and none is named. What a PATCH sending one half meets in the stored other half
+ * no schema can state; the field descriptions say so.
+ */
+function narrowToDeployment(input: Record<string, JsonSchema>, served: ServedProviders): void {
+  const names = served.providers.map((provider) => provider.name);
+  const list = (values: readonly string[]) => values.map((value) => `\`${value}\``).join(", ");
+  const limited = served.providers.filter((provider) => provider.models.length > 0);
+  for (const id of ["CreateAgentRequest", "UpdateAgentRequest"] as const) {
+    const schema = input[id]!;
+    const properties = schema.properties as Record<string, JsonSchema>;
+    narrowProviderEnums(properties.modelProvider!, names);
+    properties.modelProvider!.description = `${properties.modelProvider!.description} This deployment serves ${list(names)}; its default is \`${served.defaultProvider}\`.`;
+    const rules: JsonSchema[] = [];
+    for (const provider of limited) {
+      const then = { properties: { model: { pattern: oneOfNamesPattern(provider.models) } } };
+      rules.push({
+        if: { required: ["modelProvider"], properties: { modelProvider: { const: provider.name } } },
+        then,
+      });
+      if (provider.name !== served.defaultProvider) continue;
+      const unnamed =
+        id === "CreateAgentRequest"
+          ? { not: { required: ["modelProvider"] } }
+          : { required: ["modelProvider"], properties: { modelProvider: { const: null } } };
+      rules.push({ if: unnamed, then });
+    }
+    if (rules.length > 0) {
+      schema.allOf = rules;
+      const notes = limited.map((provider) => `\`${provider.name}\` serves only ${list(provider.models)}`);
+      properties.model!.description = `${properties.model!.description} Here ${notes.join("; ")}.`;
+    }
+  }
+}
+
+/**
+ * Every named schema of the document. With `served`, the agent requests are this deployment's (which providers
+ * and models it serves); without, they list every provider the product has.
+ */
+export function componentSchemas(served?: ServedProviders): Record<string, JsonSchema> {
   const requests = componentRegistry();
   requests.add(createAgentBody, { id: "CreateAgentRequest" });
   requests.add(updateAgentBody, { id: "UpdateAgentRequest" });
@@ -337,7 +419,6 @@ export function componentSchemas(): Record<string, JsonSchema> {
     ["MessageStarted", MessageStarted],
     ["MessageDelta", MessageDelta],
     ["StreamError", StreamError],
-    ["MessageStreamEvent", MessageStreamEvent],
     ["ApiKey", ApiKey],
     ["ApiKeyResponse", success(ApiKeyCreated)],
     ["ApiKeyListResponse", success(z.array(ApiKey))],
@@ -350,12 +431,14 @@ export function componentSchemas(): Record<string, JsonSchema> {
   for (const [name, schema] of named) responses.add(schema, { id: name });
 
   const input = convertRegistry(requests, "input");
+  input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();
   const settings = convertSchema(GenerationSettings, "input");
   for (const request of ["CreateAgentRequest", "UpdateAgentRequest"]) {
     const properties = input[request]!.properties as Record<string, JsonSchema>;
     properties.settings = { ...properties.settings, properties: settings.properties };
   }
-  const output = convertRegistry(responses, "output");
+  if (served) narrowToDeployment(input, served);
+  const output = { ...convertRegistry(responses, "output"), ...streamEventSchemas() };
   for (const id of Object.keys(input)) {
     if (id in output) throw new Error(`schema id ${id} is both a request and a response`);
   }

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { AppError } from "@agentry/errors";
 import type { Router } from "@koa/router";
 import type { GatewayState } from "../context.js";
+import type { ServedProviders } from "../providers.js";
 import {
   DOCS_ASSET_PATH,
   DOCS_ASSETS,
@@ -49,17 +50,24 @@ SwaggerUIBundle({
 
 /**
  * Serves the document, the reference page and the page's files, all without authentication. The document is
- * built on first request, so starting a gateway does not pay for it.
+ * this deployment's (see `buildOpenApiDocument`'s `providers`), built on first request, so starting a gateway
+ * does not pay for it, and again only when what the deployment serves has changed.
  */
-export function docsRoutes(router: Router<GatewayState>, build: () => OpenApiDocument): void {
-  let json: string | undefined;
+export function docsRoutes(
+  router: Router<GatewayState>,
+  providers: () => Promise<ServedProviders | undefined>,
+  build: (providers: ServedProviders | undefined) => OpenApiDocument,
+): void {
+  let built: { key: string; json: string } | undefined;
   let page: string | undefined;
   const assets = new Map<string, Buffer>();
 
-  router.get(OPENAPI_JSON_PATH, (ctx) => {
-    json ??= JSON.stringify(build());
+  router.get(OPENAPI_JSON_PATH, async (ctx) => {
+    const served = await providers();
+    const key = JSON.stringify(served ?? null);
+    if (built?.key !== key) built = { key, json: JSON.stringify(build(served)) };
     ctx.type = "application/json; charset=utf-8";
-    ctx.body = json;
+    ctx.body = built.json;
   });
   router.get(DOCS_PATH, (ctx) => {
     page ??= docsPage(DOCS_TITLE);

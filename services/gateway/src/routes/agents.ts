@@ -10,6 +10,12 @@ import {
 } from "../validation/agents.js";
 import { parseOrThrow } from "../validation/issues.js";
 import {
+  type ModelChoice,
+  type ModelChoiceSent,
+  modelChoiceIssues,
+  needsStoredChoice,
+} from "../validation/models.js";
+import {
   presentAgent,
   SORT_FIELDS,
   SORT_ORDERS,
@@ -23,6 +29,40 @@ import type { HandlerInput, Route } from "./table.js";
 function checkGenerationSettings(settings: Record<string, unknown> | undefined): void {
   if (!settings) return;
   const details = generationSettingsIssues(settings as JsonObject);
+  if (details.length > 0) {
+    const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
+    throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
+  }
+}
+
+/**
+ * Refuses a provider or model this deployment cannot answer (see `modelChoiceIssues`). On PATCH the half the
+ * request does not send is the stored agent's, read only when it matters. The read and the update are not one
+ * transaction: two PATCHes racing on the two halves can still pair them wrongly, and the next message then says
+ * so with MODEL_ERROR, as every mismatch did before. Unknown providers (the conversation service has not
+ * answered yet) leave the check to the message too.
+ */
+async function checkModelChoice(
+  input: HandlerInput,
+  choice: ModelChoice,
+  sent: ModelChoiceSent,
+  storedAgentId?: string,
+): Promise<void> {
+  if (!sent.modelProvider && !sent.model) return;
+  const served = await input.gateway.providers.get();
+  if (!served) return;
+  let effective = choice;
+  if (storedAgentId !== undefined && needsStoredChoice(served, choice, sent)) {
+    const { agent } = await input.gateway.agents.getAgent(
+      { accountId: input.principal.accountId, id: storedAgentId },
+      input.rpc,
+    );
+    effective = {
+      modelProvider: sent.modelProvider ? choice.modelProvider : (agent?.spec?.modelProvider ?? null),
+      model: sent.model ? choice.model : (agent?.spec?.model ?? null),
+    };
+  }
+  const details = modelChoiceIssues(served, effective, sent);
   if (details.length > 0) {
     const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
     throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
@@ -43,6 +83,11 @@ async function createAgent(input: HandlerInput): Promise<void> {
   refuseServiceFields(raw, []);
   const body = parseOrThrow(createAgentBody, raw, "request body");
   checkGenerationSettings(body.settings);
+  await checkModelChoice(
+    input,
+    { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
+    { modelProvider: true, model: true },
+  );
   const { agent } = await gateway.agents.createAgent(
     { accountId: principal.accountId, spec: toAgentSpec(body) },
     rpc,
@@ -88,6 +133,12 @@ async function updateAgent(input: HandlerInput): Promise<void> {
   refuseServiceFields(raw, ["status"]);
   const { status, ...fields } = parseOrThrow(updateAgentBody, raw, "request body");
   checkGenerationSettings(fields.settings);
+  await checkModelChoice(
+    input,
+    { modelProvider: fields.modelProvider ?? null, model: fields.model ?? null },
+    { modelProvider: fields.modelProvider !== undefined, model: fields.model !== undefined },
+    id,
+  );
   const { agent } = await gateway.agents.updateAgent(
     {
       accountId: principal.accountId,

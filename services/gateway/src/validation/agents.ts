@@ -1,31 +1,21 @@
 import { AGENT_BOUNDS as BOUNDS, PROVIDER_NAMES } from "@agentry/core";
 import { AppError, type FieldIssue } from "@agentry/errors";
 import { z } from "zod";
+import { notBlankText, trimmedText } from "./text.js";
 
 const plainObject = (what: string) =>
   z.record(z.string(), z.json(), { error: `must be a JSON object (${what})` });
 
-// `pattern` tells JSON Schema readers what the refine checks: at least one character that is not whitespace.
-const stringItem = z
-  .string({ error: "must be a string" })
-  .max(BOUNDS.stringItemMaxLength, `must be at most ${BOUNDS.stringItemMaxLength} characters`)
-  .refine((value) => value.trim() !== "", "must not be empty")
-  .meta({ pattern: "\\S" });
+const stringItem = notBlankText(BOUNDS.stringItemMaxLength);
 
 const stringList = z
   .array(stringItem, { error: "must be an array of strings" })
   .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`);
 
-const name = z
-  .string({ error: "must be a string" })
-  .trim()
-  .min(1, "must not be empty")
-  .max(BOUNDS.nameMaxLength, `must be at most ${BOUNDS.nameMaxLength} characters`)
-  .meta({
-    description: `Name of the agent: 1 to ${BOUNDS.nameMaxLength} characters once surrounding whitespace is trimmed.`,
-    pattern: "\\S",
-    examples: ["Ada"],
-  });
+const name = trimmedText(1, BOUNDS.nameMaxLength).meta({
+  description: `Name of the agent: 1 to ${BOUNDS.nameMaxLength} characters once surrounding whitespace is trimmed; stored trimmed.`,
+  examples: ["Ada"],
+});
 
 /** A client is a platform name or an object with a `type` and that platform's configuration. */
 const client = z.union([stringItem, z.looseObject({ type: stringItem })], {
@@ -47,17 +37,12 @@ const plugin = z.union(
 
 const modelProvider = z.enum(PROVIDER_NAMES, { error: `must be one of: ${PROVIDER_NAMES.join(", ")}` }).meta({
   description:
-    "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.",
+    "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.",
 });
-const model = z
-  .string({ error: "must be a string" })
-  .trim()
-  .min(1, "must not be empty")
-  .max(BOUNDS.modelMaxLength, `must be at most ${BOUNDS.modelMaxLength} characters`)
-  .meta({
-    description: "The model to use, as the provider names it. Unset: the provider's default model.",
-    examples: ["gpt-4o-mini"],
-  });
+const model = trimmedText(1, BOUNDS.modelMaxLength).meta({
+  description: `The model to use, as the provider names it: 1 to ${BOUNDS.modelMaxLength} characters once trimmed, stored trimmed. Unset: the provider's default model. The hosted providers (\`openai\`, \`anthropic\`) take any name and refuse an unknown one when called (\`502 MODEL_ERROR\`); \`local\` serves only the model files the deployment runs, named in the document it serves at \`/v1/openapi.json\`, and any other name is refused with \`400\`, whether \`local\` is named or is the default provider.`,
+  examples: ["gpt-4o-mini"],
+});
 
 const writable = {
   bio: stringList.meta({
@@ -116,14 +101,14 @@ export const updateAgentBody = z.strictObject(
     goals: writable.goals.optional(),
     clients: writable.clients.optional(),
     settings: writable.settings.optional(),
-    modelProvider: modelProvider
-      .nullable()
-      .optional()
-      .meta({ description: "The AI model provider; `null` resets it to the server's default." }),
-    model: model
-      .nullable()
-      .optional()
-      .meta({ description: "The model to use; `null` resets it to the provider's default." }),
+    modelProvider: modelProvider.nullable().optional().meta({
+      description:
+        "The AI model provider; `null` resets it to the server's default. Only the providers the deployment serves are accepted. Sent without `model`, it is checked with the agent's current model.",
+    }),
+    model: model.nullable().optional().meta({
+      description:
+        "The model to use; `null` resets it to the provider's default. It must be one the provider serves, as on create; sent without `modelProvider`, it is checked against the agent's current provider, which no schema can state.",
+    }),
     plugins: writable.plugins.optional(),
     status: z
       .enum(["active", "inactive"], {

@@ -1,14 +1,15 @@
 import { SCOPES } from "@agentry/core";
 import { z } from "zod";
+import { trimmedText } from "./text.js";
 
 export const createApiKeyBody = z.strictObject(
   {
-    name: z
-      .string({ error: "must be a string" })
-      .trim()
-      .max(200, "must be at most 200 characters")
+    name: trimmedText(0, 200)
       .optional()
-      .meta({ description: "A label for the key.", examples: ["ci"] }),
+      .meta({
+        description: "A label for the key: at most 200 characters once trimmed, stored trimmed.",
+        examples: ["ci"],
+      }),
     scopes: z
       .array(z.enum(SCOPES, { error: `must be one of: ${SCOPES.join(", ")}` }), { error: "must be an array" })
       .min(1, "must name at least one scope; omit it to grant every scope this key holds")
@@ -28,7 +29,8 @@ export const createApiKeyBody = z.strictObject(
       .refine((value) => Date.parse(value) > Date.now(), "must be in the future")
       .optional()
       .meta({
-        description: "When the key stops working: a future date-time with a time zone. Unset: never.",
+        description:
+          "When the key stops working: a date-time with a time zone, which must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.",
         examples: ["2027-01-01T00:00:00Z"],
       }),
   },

@@ -1,19 +1,16 @@
 import { MESSAGE_BOUNDS } from "@agentry/core";
 import { z } from "zod";
+import { plainText } from "./text.js";
 
 const conversationId = (what: string) =>
-  z
-    .string({ error: "must be a string" })
-    .min(1, `must not be empty; omit ${what} to use the default conversation`)
-    .max(MESSAGE_BOUNDS.idMaxLength, `must be at most ${MESSAGE_BOUNDS.idMaxLength} characters`);
+  plainText(1, MESSAGE_BOUNDS.idMaxLength, `must not be empty; omit ${what} to use the default conversation`);
 
 export const sendMessageBody = z.strictObject(
   {
-    text: z
-      .string({ error: "must be a string" })
-      .min(1, "must not be empty")
-      .max(MESSAGE_BOUNDS.textMaxLength, `must be at most ${MESSAGE_BOUNDS.textMaxLength} characters`)
-      .meta({ description: "The message text.", examples: ["Hello! What can you do?"] }),
+    text: plainText(1, MESSAGE_BOUNDS.textMaxLength).meta({
+      description: "The message text.",
+      examples: ["Hello! What can you do?"],
+    }),
     userId: conversationId("userId")
       .optional()
       .meta({

@@ -1,4 +1,4 @@
-import { AGENT_BOUNDS } from "@agentry/core";
+import { AGENT_BOUNDS, exceedsCharacters } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { type AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
@@ -23,10 +23,13 @@ function found(agent: AgentRecord | null, id: string): AgentRecord {
   return agent;
 }
 
-/** The registry keeps its own invariants even though the gateway validates requests in detail first. */
+/**
+ * The registry keeps its own invariants even though the gateway validates requests in detail first. Characters
+ * are code points, as the gateway (and JSON Schema) count them: an emoji is one.
+ */
 function checkName(name: string): string {
-  const length = name.trim().length;
-  if (length < 1 || length > AGENT_BOUNDS.nameMaxLength) {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || exceedsCharacters(trimmed, AGENT_BOUNDS.nameMaxLength)) {
     throw invalid("name", `must be 1 to ${AGENT_BOUNDS.nameMaxLength} characters after trimming`);
   }
   return name;

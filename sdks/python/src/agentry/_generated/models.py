@@ -58,11 +58,20 @@ ErrorCode = Literal[
     "FORBIDDEN",
     "INSUFFICIENT_QUOTA",
     "AGENT_NOT_FOUND",
+    "CONVERSATION_NOT_FOUND",
+    "MESSAGE_NOT_FOUND",
+    "STREAM_NOT_FOUND",
+    "WEBHOOK_NOT_FOUND",
+    "DELIVERY_NOT_FOUND",
+    "SECRET_NOT_FOUND",
+    "API_KEY_NOT_FOUND",
     "NOT_FOUND",
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
+    "IDEMPOTENCY_KEY_IN_USE",
     "PAYLOAD_TOO_LARGE",
     "UNSUPPORTED_MEDIA_TYPE",
+    "IDEMPOTENCY_KEY_REUSED",
     "RATE_LIMIT_EXCEEDED",
     "INTERNAL_ERROR",
     "MODEL_ERROR",
@@ -79,7 +88,8 @@ withheld content) or `other`.
 
 ModelProvider = Literal["openai", "anthropic", "local"]
 """The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-message is sent.
+message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
+document it serves at `/v1/openapi.json` lists only the ones it serves.
 """
 
 
@@ -110,7 +120,7 @@ class Agent:
     id: str
     """The agent's id: `agt_` and a ULID. Treat it as opaque."""
     name: str
-    """Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed."""
+    """Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed."""
     bio: List[str]
     """Biographical statements about the agent."""
     personality: Dict[str, Any]

@@ -72,10 +72,10 @@ class Messages:
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
         any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
-        `data:` (see `x-sse-events` on the `text/event-stream` content, and the `MessageStreamEvent` schema).
-        A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails before the
-        stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response.
-        Only a complete reply is stored.
+        `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
+        its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
+        before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
+        error response. Only a complete reply is stored.
 
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
@@ -143,10 +143,10 @@ class Messages:
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
         any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
-        `data:` (see `x-sse-events` on the `text/event-stream` content, and the `MessageStreamEvent` schema).
-        A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails before the
-        stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response.
-        Only a complete reply is stored.
+        `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
+        its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
+        before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
+        error response. Only a complete reply is stored.
 
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
@@ -239,7 +239,7 @@ class Agents:
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -249,8 +249,14 @@ class Agents:
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
-                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.
-            model: The model to use, as the provider names it. Unset: the provider's default model.
+                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
+                these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only
+                the ones it serves.
+            model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
+                Unset: the provider's default model. The hosted providers (`openai`, `anthropic`) take any name and
+                refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
+                deployment runs, named in the document it serves at `/v1/openapi.json`, and any other name is refused
+                with `400`, whether `local` is named or is the default provider.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
@@ -409,7 +415,7 @@ class Agents:
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -418,8 +424,12 @@ class Agents:
                 configuration.
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
-            model_provider: The AI model provider; `null` resets it to the server's default.
-            model: The model to use; `null` resets it to the provider's default.
+            model_provider: The AI model provider; `null` resets it to the server's default. Only the providers
+                the deployment serves are accepted. Sent without `model`, it is checked with the agent's current
+                model.
+            model: The model to use; `null` resets it to the provider's default. It must be one the provider
+                serves, as on create; sent without `modelProvider`, it is checked against the agent's current
+                provider, which no schema can state.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             status: `active` or `inactive`. `error` is set only by the service.
             extra_headers: Headers to add to (or override in) this request.
@@ -523,10 +533,11 @@ class ApiKeys:
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
-            name: A label for the key.
+            name: A label for the key: at most 200 characters once trimmed, stored trimmed.
             scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
                 calling key holds.
-            expires_at: When the key stops working: a future date-time with a time zone. Unset: never.
+            expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
+                earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -668,10 +679,10 @@ class AsyncMessages:
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
         any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
-        `data:` (see `x-sse-events` on the `text/event-stream` content, and the `MessageStreamEvent` schema).
-        A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails before the
-        stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response.
-        Only a complete reply is stored.
+        `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
+        its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
+        before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
+        error response. Only a complete reply is stored.
 
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
@@ -739,10 +750,10 @@ class AsyncMessages:
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
         any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
-        `data:` (see `x-sse-events` on the `text/event-stream` content, and the `MessageStreamEvent` schema).
-        A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails before the
-        stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response.
-        Only a complete reply is stored.
+        `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
+        its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
+        before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
+        error response. Only a complete reply is stored.
 
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
@@ -835,7 +846,7 @@ class AsyncAgents:
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -845,8 +856,14 @@ class AsyncAgents:
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
-                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent.
-            model: The model to use, as the provider names it. Unset: the provider's default model.
+                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
+                these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only
+                the ones it serves.
+            model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
+                Unset: the provider's default model. The hosted providers (`openai`, `anthropic`) take any name and
+                refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
+                deployment runs, named in the document it serves at `/v1/openapi.json`, and any other name is refused
+                with `400`, whether `local` is named or is the default provider.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
@@ -1005,7 +1022,7 @@ class AsyncAgents:
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
-            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+            name: Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
             bio: Biographical statements about the agent.
             personality: Personality traits and communication style, as a JSON object.
             knowledge: Areas of expertise and knowledge.
@@ -1014,8 +1031,12 @@ class AsyncAgents:
                 configuration.
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
-            model_provider: The AI model provider; `null` resets it to the server's default.
-            model: The model to use; `null` resets it to the provider's default.
+            model_provider: The AI model provider; `null` resets it to the server's default. Only the providers
+                the deployment serves are accepted. Sent without `model`, it is checked with the agent's current
+                model.
+            model: The model to use; `null` resets it to the provider's default. It must be one the provider
+                serves, as on create; sent without `modelProvider`, it is checked against the agent's current
+                provider, which no schema can state.
             plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
             status: `active` or `inactive`. `error` is set only by the service.
             extra_headers: Headers to add to (or override in) this request.
@@ -1119,10 +1140,11 @@ class AsyncApiKeys:
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
-            name: A label for the key.
+            name: A label for the key: at most 200 characters once trimmed, stored trimmed.
             scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
                 calling key holds.
-            expires_at: When the key stops working: a future date-time with a time zone. Unset: never.
+            expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
+                earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.

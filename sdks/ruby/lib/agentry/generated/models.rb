@@ -24,11 +24,20 @@ module Agentry
       FORBIDDEN = "FORBIDDEN"
       INSUFFICIENT_QUOTA = "INSUFFICIENT_QUOTA"
       AGENT_NOT_FOUND = "AGENT_NOT_FOUND"
+      CONVERSATION_NOT_FOUND = "CONVERSATION_NOT_FOUND"
+      MESSAGE_NOT_FOUND = "MESSAGE_NOT_FOUND"
+      STREAM_NOT_FOUND = "STREAM_NOT_FOUND"
+      WEBHOOK_NOT_FOUND = "WEBHOOK_NOT_FOUND"
+      DELIVERY_NOT_FOUND = "DELIVERY_NOT_FOUND"
+      SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
+      API_KEY_NOT_FOUND = "API_KEY_NOT_FOUND"
       NOT_FOUND = "NOT_FOUND"
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
+      IDEMPOTENCY_KEY_IN_USE = "IDEMPOTENCY_KEY_IN_USE"
       PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
       UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
+      IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
       RATE_LIMIT_EXCEEDED = "RATE_LIMIT_EXCEEDED"
       INTERNAL_ERROR = "INTERNAL_ERROR"
       MODEL_ERROR = "MODEL_ERROR"
@@ -40,11 +49,20 @@ module Agentry
         FORBIDDEN,
         INSUFFICIENT_QUOTA,
         AGENT_NOT_FOUND,
+        CONVERSATION_NOT_FOUND,
+        MESSAGE_NOT_FOUND,
+        STREAM_NOT_FOUND,
+        WEBHOOK_NOT_FOUND,
+        DELIVERY_NOT_FOUND,
+        SECRET_NOT_FOUND,
+        API_KEY_NOT_FOUND,
         NOT_FOUND,
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
+        IDEMPOTENCY_KEY_IN_USE,
         PAYLOAD_TOO_LARGE,
         UNSUPPORTED_MEDIA_TYPE,
+        IDEMPOTENCY_KEY_REUSED,
         RATE_LIMIT_EXCEEDED,
         INTERNAL_ERROR,
         MODEL_ERROR,
@@ -64,7 +82,8 @@ module Agentry
     end
 
     # The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved
-    # when a message is sent.
+    # when a message is sent. A deployment may serve only some of these; the others are refused with
+    # `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
     module ModelProvider
       OPENAI = "openai"
       ANTHROPIC = "anthropic"
@@ -92,7 +111,7 @@ module Agentry
       field :id, "id", :string, required: true
 
       # @!attribute [r] name
-      #   Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      #   Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
       #   @return [String]
       field :name, "name", :string, required: true
 
@@ -474,9 +493,11 @@ module Agentry
     class StreamError < Agentry::Model
       # @!attribute [r] code
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
-      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`,
-      #   `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
+      #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
+      #   `API_KEY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
+      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
+      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 

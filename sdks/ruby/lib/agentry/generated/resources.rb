@@ -42,7 +42,8 @@ module Agentry
       # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
       # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
       #
-      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed;
+      #   stored trimmed.
       # @param bio [Array<String>] Biographical statements about the agent.
       # @param personality [Hash{String, Symbol => Object}] Personality traits and communication style, as a
       #   JSON object.
@@ -53,10 +54,14 @@ module Agentry
       # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
       #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
       # @param model_provider [String, Symbol] The AI model provider. Unset: the server's default provider
-      #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. One of `openai`, `anthropic`, `local`
-      #   (Models::ModelProvider).
-      # @param model [String] The model to use, as the provider names it. Unset: the provider's default
-      #   model.
+      #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
+      #   these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists
+      #   only the ones it serves. One of `openai`, `anthropic`, `local` (Models::ModelProvider).
+      # @param model [String] The model to use, as the provider names it: 1 to 200 characters once trimmed,
+      #   stored trimmed. Unset: the provider's default model. The hosted providers (`openai`, `anthropic`)
+      #   take any name and refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the
+      #   model files the deployment runs, named in the document it serves at `/v1/openapi.json`, and any
+      #   other name is refused with `400`, whether `local` is named or is the default provider.
       # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
       #   an object `{name, enabled?, config?}`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
@@ -179,7 +184,8 @@ module Agentry
       #
       # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
       #   form, is answered `404 AGENT_NOT_FOUND`.
-      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed.
+      # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed;
+      #   stored trimmed.
       # @param bio [Array<String>] Biographical statements about the agent.
       # @param personality [Hash{String, Symbol => Object}] Personality traits and communication style, as a
       #   JSON object.
@@ -190,10 +196,13 @@ module Agentry
       # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
       #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
       # @param model_provider [String, Symbol, nil] The AI model provider; `null` resets it to the server's
-      #   default. `nil` sends `null`; leave it out to keep the current value. One of `openai`, `anthropic`,
-      #   `local` (Models::ModelProvider).
-      # @param model [String, nil] The model to use; `null` resets it to the provider's default. `nil` sends
-      #   `null`; leave it out to keep the current value.
+      #   default. Only the providers the deployment serves are accepted. Sent without `model`, it is checked
+      #   with the agent's current model. `nil` sends `null`; leave it out to keep the current value. One of
+      #   `openai`, `anthropic`, `local` (Models::ModelProvider).
+      # @param model [String, nil] The model to use; `null` resets it to the provider's default. It must be
+      #   one the provider serves, as on create; sent without `modelProvider`, it is checked against the
+      #   agent's current provider, which no schema can state. `nil` sends `null`; leave it out to keep the
+      #   current value.
       # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
       #   an object `{name, enabled?, config?}`.
       # @param status [String, Symbol] `active` or `inactive`. `error` is set only by the service. One of
@@ -299,8 +308,8 @@ module Agentry
         # With `stream: true` the reply arrives as server-sent events (`text/event-stream`):
         # `message.started`, any number of `message.delta`, then exactly one of `message.completed` or
         # `error`, after which the stream closes. Each event has an `id:` (its sequence number, from 1), an
-        # `event:` name and JSON `data:` (see `x-sse-events` on the `text/event-stream` content, and the
-        # `MessageStreamEvent` schema). A `: ping` comment line is sent after every 15 seconds of silence.
+        # `event:` name and JSON `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each
+        # event and the JSON of its data. A `: ping` comment line is sent after every 15 seconds of silence.
         # Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is
         # an ordinary JSON error response. Only a complete reply is stored.
         #
@@ -360,8 +369,8 @@ module Agentry
         # With `stream: true` the reply arrives as server-sent events (`text/event-stream`):
         # `message.started`, any number of `message.delta`, then exactly one of `message.completed` or
         # `error`, after which the stream closes. Each event has an `id:` (its sequence number, from 1), an
-        # `event:` name and JSON `data:` (see `x-sse-events` on the `text/event-stream` content, and the
-        # `MessageStreamEvent` schema). A `: ping` comment line is sent after every 15 seconds of silence.
+        # `event:` name and JSON `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each
+        # event and the JSON of its data. A `: ping` comment line is sent after every 15 seconds of silence.
         # Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is
         # an ordinary JSON error response. Only a complete reply is stored.
         #
@@ -440,12 +449,12 @@ module Agentry
       # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
       # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
       #
-      # @param name [String] A label for the key.
+      # @param name [String] A label for the key: at most 200 characters once trimmed, stored trimmed.
       # @param scopes [Array<String, Symbol>] The scopes to grant, each at most once; the calling key must
       #   hold them. Unset: every scope the calling key holds. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage` (Models::Scope).
-      # @param expires_at [Time, String] When the key stops working: a future date-time with a time zone.
-      #   Unset: never.
+      # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
+      #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
       # @return [Models::ApiKeyCreated]

@@ -1,0 +1,28 @@
+"""The hooks' own rules, checked before the run relies on them."""
+
+from datetime import datetime, timezone
+
+from hooks import future
+
+NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
+
+
+def parse(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def test_moves_past_and_near_dates_at_least_a_year_ahead_keeping_the_rest():
+    for value in ["2001-01-01T00:00:00Z", "2026-11-25T11:59:59.123456+14:00", "2027-12-31T23:59:59-12:00"]:
+        moved = future(value, NOW)
+        assert moved[4:] == value[4:]
+        assert parse(moved) > NOW.replace(year=NOW.year + 1)
+
+
+def test_keeps_a_leap_day_in_a_leap_year():
+    moved = future("2000-02-29T08:30:00Z", NOW)
+    assert parse(moved).day == 29
+
+
+def test_leaves_far_dates_and_what_is_not_a_date_alone():
+    for value in ["2099-01-01T00:00:00Z", "tomorrow", "", "12-01-2001"]:
+        assert future(value, NOW) == value
