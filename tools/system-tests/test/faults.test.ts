@@ -317,7 +317,9 @@ describe("a gateway drained by SIGTERM", () => {
         req.on("error", reject);
         req.end(JSON.stringify(body));
       });
+    // One after the other: the fake provider answers in the order the requests reach it.
     const plain = post({ text: "slow", userId: "drain-1" });
+    await t.openai.waitForRequests(1);
     const stream = post({ text: "stream", userId: "drain-2", stream: true });
     await t.openai.waitForRequests(2);
     const exited = once(gateway.child, "exit").then(([code]) => ({
