@@ -56,7 +56,8 @@ describe("delivery", () => {
       [messages, ids.filter((_, i) => types[i % types.length] === "message.completed")],
     ]);
     await eventually(() => {
-      for (const [endpoint, events] of expected) expect(receiver.at(endpoint.path)).toHaveLength(events.length);
+      for (const [endpoint, events] of expected)
+        expect(receiver.at(endpoint.path)).toHaveLength(events.length);
     });
     await h.webhooks.worker.idle();
     for (const [endpoint, events] of expected) {
@@ -208,7 +209,12 @@ describe("outbound safety", () => {
       lookup: testLookup(new Map([["hooks.test", "127.0.0.1"]])),
     });
     try {
-      for (const url of ["https://hooks.test/in", "https://localhost/in", "https://127.0.0.1/", "http://a.example.com/"]) {
+      for (const url of [
+        "https://hooks.test/in",
+        "https://localhost/in",
+        "https://127.0.0.1/",
+        "http://a.example.com/",
+      ]) {
         const error = await refusal(
           h.client.createWebhook({ accountId: newId("account"), spec: { url, events: ["*"] } }),
         );
@@ -259,7 +265,10 @@ describe("secrets at rest", () => {
         spec: { url: receiver.url("sealed"), events: ["*"] },
       });
       const db = new Database(join(h.dataDir, WEBHOOKS_DB_FILE), { readonly: true });
-      const stored = db.prepare<[string], string>("SELECT secret FROM endpoints WHERE id = ?").pluck().get(webhook!.id);
+      const stored = db
+        .prepare<[string], string>("SELECT secret FROM endpoints WHERE id = ?")
+        .pluck()
+        .get(webhook!.id);
       db.close();
       expect(stored).toMatch(/^v1\./);
       expect(stored).not.toContain(secret.slice(6));

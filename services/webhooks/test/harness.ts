@@ -19,7 +19,11 @@ export function testLookup(names: Map<string, string> = new Map()) {
   return async (hostname: string) => {
     const address =
       names.get(hostname) ??
-      (hostname === "localhost" ? "127.0.0.1" : hostname.endsWith("example.com") ? "93.184.215.14" : undefined);
+      (hostname === "localhost"
+        ? "127.0.0.1"
+        : hostname.endsWith("example.com")
+          ? "93.184.215.14"
+          : undefined);
     if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
     return [{ address, family: address.includes(":") ? 6 : 4 }];
   };

@@ -26,6 +26,8 @@ export class Receiver {
   /** Requests being answered now, per path: one worker at a time per endpoint means never more than one. */
   readonly inFlight = new Map<string, number>();
   readonly maxInFlight = new Map<string, number>();
+  /** When it returns true for a new connection, the connection is dropped before a byte of it is read. */
+  dropConnection: (() => boolean) | undefined;
   private constructor(
     private readonly server: Server,
     readonly origin: string,
@@ -35,6 +37,9 @@ export class Receiver {
     let receiver: Receiver | undefined;
     const server = createServer((request, response) => {
       receiver?.handle(request, response).catch(() => response.destroy());
+    });
+    server.on("connection", (socket) => {
+      if (receiver?.dropConnection?.()) socket.destroy();
     });
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
@@ -90,7 +95,10 @@ export class Receiver {
 }
 
 /** The event a request carries, once `standardwebhooks` has verified it with `secret` (it throws otherwise). */
-export function verify(received: Received, secret: string): { id: string; type: string; createdAt: string; data: unknown } {
+export function verify(
+  received: Received,
+  secret: string,
+): { id: string; type: string; createdAt: string; data: unknown } {
   return new Webhook(secret).verify(received.body, received.headers) as {
     id: string;
     type: string;

@@ -37,9 +37,9 @@ describe("WebhookService", () => {
     const { webhook: read } = await h.client.getWebhook({ accountId, id: webhook!.id });
     expect(read).toEqual(webhook);
     const listed = (await h.client.listWebhooks({ accountId })).webhooks;
-    expect(JSON.stringify(listed, (_key, value) => (typeof value === "bigint" ? String(value) : value))).not.toContain(
-      "whsec_",
-    );
+    expect(
+      JSON.stringify(listed, (_key, value) => (typeof value === "bigint" ? String(value) : value)),
+    ).not.toContain("whsec_");
     // Created disabled when asked.
     const off = await h.client.createWebhook({ accountId, spec: spec({ enabled: false }) });
     expect(off.webhook?.enabled).toBe(false);
@@ -55,14 +55,18 @@ describe("WebhookService", () => {
     expect(error.code).toBe("INVALID_REQUEST");
     expect(error.details?.map((d) => d.field)).toEqual(["events[1]", "events[2]", "events[3]"]);
     for (const events of [[], ["*", "agent.created"]]) {
-      const refused = await refusal(h.client.createWebhook({ accountId: newId("account"), spec: spec({ events }) }));
+      const refused = await refusal(
+        h.client.createWebhook({ accountId: newId("account"), spec: spec({ events }) }),
+      );
       expect(refused.details).toEqual([{ field: "events", issue: expect.any(String) }]);
     }
   });
 
   it("refuses a bad URL and a description too long, with details naming the field", async () => {
     for (const url of ["", "not a url", "ftp://example.com/", "https://user:pw@example.com/"]) {
-      const error = await refusal(h.client.createWebhook({ accountId: newId("account"), spec: spec({ url }) }));
+      const error = await refusal(
+        h.client.createWebhook({ accountId: newId("account"), spec: spec({ url }) }),
+      );
       expect(error.code).toBe("INVALID_REQUEST");
       expect(error.details).toEqual([{ field: "url", issue: expect.any(String) }]);
     }
@@ -78,7 +82,9 @@ describe("WebhookService", () => {
       Array.from({ length: 23 }, () => h.client.createWebhook({ accountId, spec: spec() })),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(20);
-    expect((await refusal(h.client.createWebhook({ accountId, spec: spec() }))).code).toBe("INSUFFICIENT_QUOTA");
+    expect((await refusal(h.client.createWebhook({ accountId, spec: spec() }))).code).toBe(
+      "INSUFFICIENT_QUOTA",
+    );
     expect((await h.client.listWebhooks({ accountId })).webhooks).toHaveLength(20);
   });
 
@@ -112,7 +118,8 @@ describe("WebhookService", () => {
     );
     expect(url.details?.map((d) => d.field)).toEqual(["url"]);
     expect(
-      (await refusal(h.client.updateWebhook({ accountId: newId("account"), id, updateMask: { paths: [] } }))).code,
+      (await refusal(h.client.updateWebhook({ accountId: newId("account"), id, updateMask: { paths: [] } })))
+        .code,
     ).toBe("WEBHOOK_NOT_FOUND");
   });
 
@@ -136,7 +143,10 @@ describe("WebhookService", () => {
 
   it("schedules a test event and a redelivery, listed newest first and paged by cursor", async () => {
     const accountId = newId("account");
-    const { webhook } = await h.client.createWebhook({ accountId, spec: spec({ events: ["agent.deleted"] }) });
+    const { webhook } = await h.client.createWebhook({
+      accountId,
+      spec: spec({ events: ["agent.deleted"] }),
+    });
     const webhookId = webhook!.id;
     const test = await h.client.sendTestEvent({ accountId, id: webhookId });
     expect(test.eventId).toMatch(/^evt_/);
@@ -148,13 +158,22 @@ describe("WebhookService", () => {
       status: DeliveryStatus.PENDING,
     });
     const again = await h.client.redeliverDelivery({ accountId, webhookId, deliveryId: test.delivery!.id });
-    expect(again.delivery).toMatchObject({ eventId: test.eventId, attempt: 2, status: DeliveryStatus.PENDING });
+    expect(again.delivery).toMatchObject({
+      eventId: test.eventId,
+      attempt: 2,
+      status: DeliveryStatus.PENDING,
+    });
     expect(again.delivery?.id).not.toBe(test.delivery?.id);
     const log = await deliveryLog(h.client, accountId, webhookId);
     expect(log.map((d) => d.id)).toEqual([again.delivery!.id, test.delivery!.id]);
     const page = await h.client.listDeliveries({ accountId, webhookId, limit: 1 });
     expect(page.hasMore).toBe(true);
-    const next = await h.client.listDeliveries({ accountId, webhookId, limit: 1, before: page.deliveries[0]!.id });
+    const next = await h.client.listDeliveries({
+      accountId,
+      webhookId,
+      limit: 1,
+      before: page.deliveries[0]!.id,
+    });
     expect(next.deliveries.map((d) => d.id)).toEqual([test.delivery!.id]);
     expect(next.hasMore).toBe(false);
     for (const [query, field] of [
@@ -167,7 +186,8 @@ describe("WebhookService", () => {
       expect(error.details?.[0]?.field).toBe(field);
     }
     expect(
-      (await refusal(h.client.redeliverDelivery({ accountId, webhookId, deliveryId: newId("delivery") }))).code,
+      (await refusal(h.client.redeliverDelivery({ accountId, webhookId, deliveryId: newId("delivery") })))
+        .code,
     ).toBe("DELIVERY_NOT_FOUND");
   });
 
@@ -183,8 +203,17 @@ describe("WebhookService", () => {
     const accountId = newId("account");
     await h.client.createWebhook({ accountId, spec: spec() });
     await h.client.createWebhook({ accountId, spec: spec({ events: ["agent.created"] }) });
-    const event = { id: newId("event"), type: "agent.created", accountId, createTime: timestampNow(), data: {} };
-    expect(await h.client.publishEvents({ events: [event, event] })).toMatchObject({ accepted: 1, deliveries: 2 });
+    const event = {
+      id: newId("event"),
+      type: "agent.created",
+      accountId,
+      createTime: timestampNow(),
+      data: {},
+    };
+    expect(await h.client.publishEvents({ events: [event, event] })).toMatchObject({
+      accepted: 1,
+      deliveries: 2,
+    });
     expect(await h.client.publishEvents({ events: [event] })).toMatchObject({ accepted: 0, deliveries: 0 });
     const error = await refusal(
       h.client.publishEvents({
