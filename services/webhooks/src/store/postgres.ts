@@ -223,8 +223,6 @@ function statements(s: string) {
       ORDER BY d.due, e.id LIMIT $2
       FOR UPDATE OF e SKIP LOCKED`,
     lease: `UPDATE ${s}.endpoints SET lease_owner = $2, lease_expires_at = $3 WHERE id = $1`,
-    releaseIfOwner: `UPDATE ${s}.endpoints SET lease_owner = NULL, lease_expires_at = NULL
-      WHERE id = $1 AND lease_owner = $2`,
     interrupted: `SELECT ${deliveryColumns} ${fromDeliveries}
       WHERE d.endpoint_id = $1 AND d.status = 'pending' AND d.started_at IS NOT NULL ORDER BY d.id`,
     markInterrupted: `UPDATE ${s}.deliveries SET status = 'failed', error = $2, next_attempt_at = $3 WHERE id = $1`,
@@ -610,10 +608,6 @@ export class PostgresWebhookStore implements WebhookStore {
         next: await this.takeNext(client, endpoint, request.worker, now, request.leaseMs),
       };
     });
-  }
-
-  async release(worker: string, endpointId: string): Promise<void> {
-    await this.db.query(this.sql.releaseIfOwner, [endpointId, worker]);
   }
 
   async ping(): Promise<boolean> {

@@ -203,9 +203,6 @@ function prepareStatements(db: Database.Database) {
     lease: prepare<[string | null, string | null, string]>(
       "UPDATE endpoints SET lease_owner = ?, lease_expires_at = ? WHERE id = ?",
     ),
-    releaseIfOwner: prepare<[string, string]>(
-      "UPDATE endpoints SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ? AND lease_owner = ?",
-    ),
     interrupted: prepare<[string], DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events v ON v.id = d.event_id
        WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.started_at IS NOT NULL ORDER BY d.id`,
@@ -519,9 +516,6 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     },
     async complete(request) {
       return complete.immediate(request);
-    },
-    async release(worker, endpointId) {
-      sql.releaseIfOwner.run(endpointId, worker);
     },
     async ping() {
       return sql.ping.get() === 1;

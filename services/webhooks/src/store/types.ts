@@ -177,8 +177,6 @@ export interface WebhookStore {
   claim(request: ClaimRequest): Promise<Claim[]>;
   /** Records an attempt's outcome with `settleAttempt` and, when asked, claims the endpoint's next attempt. */
   complete(request: CompleteRequest): Promise<CompleteResult>;
-  /** Gives up the worker's lease of an endpoint (its started attempts must have been completed). */
-  release(worker: string, endpointId: string): Promise<void>;
 
   /** Whether the database answers; for readiness. */
   ping(): Promise<boolean>;
