@@ -130,10 +130,15 @@ export class DeliveryWorker {
       return;
     }
     for (const claim of claims) {
-      const task = this.deliver(claim).finally(() => {
-        this.active.delete(task);
-        this.kick();
-      });
+      const task = this.deliver(claim)
+        .catch((error: unknown) => {
+          // A bug, not an outcome (those are all recorded): the attempt is taken up again after its lease.
+          this.options.logger.error({ err: error, endpointId: claim.endpoint.id }, "webhook delivery failed");
+        })
+        .finally(() => {
+          this.active.delete(task);
+          this.kick();
+        });
       this.active.add(task);
     }
     // A full round may have left more due work than slots: the next round takes it as slots free up.
@@ -176,7 +181,8 @@ export class DeliveryWorker {
       if (result && !result.recorded) {
         logger.warn(
           { endpointId: claim.endpoint.id, deliveryId: claim.delivery.id },
-          "a webhook attempt's lease lapsed before its outcome was recorded; it is attempted again",
+          "a webhook attempt's outcome was not recorded: its endpoint was deleted, or its lease lapsed and " +
+            "another worker took the endpoint over",
         );
       }
       claim = result?.next ?? null;
