@@ -29,8 +29,8 @@ export function testLookup(names: Map<string, string> = new Map()) {
   };
 }
 
-/** A short schedule, so retries happen within a test: 0.3 s, 0.6 s, 1.2 s (each ±20 %). */
-export const TEST_SCHEDULE_MS = [300, 600, 1200];
+/** A short schedule, so retries happen within a test: 0.3 s, 0.9 s, 2.7 s (each ±20 %, so they never overlap). */
+export const TEST_SCHEDULE_MS = [300, 900, 2700];
 
 export interface Harness {
   webhooks: Webhooks;

@@ -246,8 +246,10 @@ describe("two worker processes on one Postgres database", () => {
     const accountId = newId("account");
     const endpoints = await Promise.all(
       ["pg/a", "pg/b", "pg/c", "pg/d"].map(async (path, i) => {
+        // Slow enough that the two endpoints one process holds keep it busy for seconds: the other process
+        // claims the other two at its next poll.
         receiver.answer(path, async () => {
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          await new Promise((resolve) => setTimeout(resolve, 40));
           return 200;
         });
         const { webhook, secret } = await clients[i % 2]!.createWebhook({
