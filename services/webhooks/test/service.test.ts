@@ -1,5 +1,5 @@
 import { newId } from "@agentry/core";
-import { DeliveryStatus } from "@agentry/proto";
+import { DeliveryOrder, DeliveryStatus } from "@agentry/proto";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveryLog, type Harness, refusal, startWebhooks } from "./harness.js";
@@ -176,6 +176,8 @@ describe("WebhookService", () => {
     });
     expect(next.deliveries.map((d) => d.id)).toEqual([test.delivery!.id]);
     expect(next.hasMore).toBe(false);
+    const ascending = await h.client.listDeliveries({ accountId, webhookId, order: DeliveryOrder.ASC });
+    expect(ascending.deliveries.map((d) => d.id)).toEqual([test.delivery!.id, again.delivery!.id]);
     for (const [query, field] of [
       [{ limit: 101 }, "limit"],
       [{ before: "dlv_x" }, "before"],

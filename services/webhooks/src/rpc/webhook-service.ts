@@ -1,6 +1,12 @@
 import { isId, newId } from "@agentry/core";
 import type { FieldIssue } from "@agentry/errors";
-import type { PublishEventsRequest, UpdateWebhookRequest, WebhookService, WebhookSpec } from "@agentry/proto";
+import {
+  DeliveryOrder,
+  type PublishEventsRequest,
+  type UpdateWebhookRequest,
+  type WebhookService,
+  type WebhookSpec,
+} from "@agentry/proto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   checkEndpointUrl,
@@ -199,6 +205,7 @@ export function webhookService(ctx: WebhooksContext): ServiceImpl<typeof Webhook
       if (issues.length > 0) throw invalidRequest(issues);
       const page = await store.listDeliveries(accountId, request.webhookId, {
         limit,
+        order: request.order === DeliveryOrder.ASC ? "asc" : "desc",
         ...(request.before !== "" ? { before: request.before } : {}),
         ...(request.after !== "" ? { after: request.after } : {}),
       });

@@ -26,6 +26,7 @@ import {
 } from "../domain/endpoint.js";
 import { subscribes } from "../domain/events.js";
 import { ENDPOINT_DISABLED_ERROR, INTERRUPTED_ERROR, settleAttempt } from "../domain/schedule.js";
+import { pageOf } from "./page.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import { RESPONSE_BODY_KEPT_BYTES } from "./sqlite.js";
 import type {
@@ -213,6 +214,7 @@ function statements(s: string) {
     newest: `SELECT ${deliveryColumns} ${fromDeliveries} WHERE d.endpoint_id = $1 ORDER BY d.id DESC LIMIT $2`,
     below: `SELECT ${deliveryColumns} ${fromDeliveries}
       WHERE d.endpoint_id = $1 AND d.id < $2 ORDER BY d.id DESC LIMIT $3`,
+    oldest: `SELECT ${deliveryColumns} ${fromDeliveries} WHERE d.endpoint_id = $1 ORDER BY d.id ASC LIMIT $2`,
     above: `SELECT ${deliveryColumns} ${fromDeliveries}
       WHERE d.endpoint_id = $1 AND d.id > $2 ORDER BY d.id ASC LIMIT $3`,
 
@@ -505,12 +507,10 @@ export class PostgresWebhookStore implements WebhookStore {
         }
         rows = (await client.query<DeliveryRow>(this.sql.above, [endpointId, after, limit + 1])).rows;
       } else {
-        rows = (await client.query<DeliveryRow>(this.sql.newest, [endpointId, limit + 1])).rows;
+        const statement = query.order === "asc" ? this.sql.oldest : this.sql.newest;
+        rows = (await client.query<DeliveryRow>(statement, [endpointId, limit + 1])).rows;
       }
-      const hasMore = rows.length > limit;
-      const page = rows.slice(0, limit);
-      if (after !== undefined) page.reverse();
-      return { items: page.map(toDelivery), hasMore };
+      return pageOf(rows.map(toDelivery), query);
     }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
 

@@ -11,6 +11,7 @@ import {
 } from "../domain/endpoint.js";
 import { subscribes } from "../domain/events.js";
 import { ENDPOINT_DISABLED_ERROR, INTERRUPTED_ERROR, settleAttempt } from "../domain/schedule.js";
+import { pageOf } from "./page.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import type {
   Claim,
@@ -187,6 +188,10 @@ function prepareStatements(db: Database.Database) {
     below: prepare<[string, string, number], DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events v ON v.id = d.event_id
        WHERE d.endpoint_id = ? AND d.id < ? ORDER BY d.id DESC LIMIT ?`,
+    ),
+    oldest: prepare<[string, number], DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events v ON v.id = d.event_id
+       WHERE d.endpoint_id = ? ORDER BY d.id ASC LIMIT ?`,
     ),
     above: prepare<[string, string, number], DeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events v ON v.id = d.event_id
@@ -395,12 +400,9 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
         if (!sql.delivery.get(endpointId, after)) throw unknownCursor("after");
         rows = sql.above.all(endpointId, after, limit + 1);
       } else {
-        rows = sql.newest.all(endpointId, limit + 1);
+        rows = (query.order === "asc" ? sql.oldest : sql.newest).all(endpointId, limit + 1);
       }
-      const hasMore = rows.length > limit;
-      const page = rows.slice(0, limit);
-      if (after !== undefined) page.reverse();
-      return { items: page.map(toDelivery), hasMore };
+      return pageOf(rows.map(toDelivery), query);
     },
   );
 

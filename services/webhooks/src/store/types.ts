@@ -53,10 +53,12 @@ export interface DeliveryPageQuery {
   before?: string;
   /** Only deliveries with ids strictly above this one (a delivery of the endpoint). */
   after?: string;
+  /** How the page is presented: `desc` newest first, `asc` oldest first. */
+  order: "asc" | "desc";
 }
 
 export interface DeliveryPage {
-  /** Newest first. */
+  /** In the order asked. */
   items: DeliveryRecord[];
   /** Whether more lie beyond the page in the direction of paging. */
   hasMore: boolean;
@@ -163,7 +165,11 @@ export interface WebhookStore {
    * Throws WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND, or INVALID_REQUEST (field `enabled`) when it is disabled.
    */
   redeliver(accountId: string, endpointId: string, deliveryId: string): Promise<DeliveryRecord>;
-  /** One page of the endpoint's log; null when the endpoint does not exist. A foreign cursor is INVALID_REQUEST. */
+  /**
+   * One page of the endpoint's log by id (ids are time-ordered): with `before`, the entries nearest below it;
+   * with `after`, those nearest above it; with neither, the newest (desc) or oldest (asc). Null when the endpoint
+   * does not exist; a cursor that is not one of its deliveries is INVALID_REQUEST.
+   */
   listDeliveries(
     accountId: string,
     endpointId: string,

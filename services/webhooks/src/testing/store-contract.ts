@@ -93,7 +93,7 @@ export function webhookStoreContract(
         random: () => 0.5,
       });
     const log = async (accountId: string, endpointId: string) =>
-      (await store.listDeliveries(accountId, endpointId, { limit: 100 }))?.items ?? [];
+      (await store.listDeliveries(accountId, endpointId, { limit: 100, order: "desc" }))?.items ?? [];
 
     describe("endpoints", () => {
       it("creates an endpoint and reads it back, never with its secret", async () => {
@@ -125,7 +125,7 @@ export function webhookStoreContract(
         expect(await store.updateEndpoint(b, endpoint.id, { description: "x" })).toBeNull();
         expect(await store.rotateSecret(b, endpoint.id, "whsec_b", 1000)).toBeNull();
         expect(await store.deleteEndpoint(b, endpoint.id)).toBe(false);
-        expect(await store.listDeliveries(b, endpoint.id, { limit: 10 })).toBeNull();
+        expect(await store.listDeliveries(b, endpoint.id, { limit: 10, order: "desc" })).toBeNull();
         await expect(store.sendTestEvent(b, endpoint.id, event(b, "webhook.test"))).rejects.toMatchObject({
           code: "WEBHOOK_NOT_FOUND",
         });
@@ -458,8 +458,8 @@ export function webhookStoreContract(
         const all = await log(account, endpoint.id);
         const ids = all.map((d) => d.id);
         expect([...ids].sort().reverse()).toEqual(ids);
-        const page = (query: { limit: number; before?: string; after?: string }) =>
-          store.listDeliveries(account, endpoint.id, query);
+        const page = (query: { limit: number; before?: string; after?: string; order?: "asc" | "desc" }) =>
+          store.listDeliveries(account, endpoint.id, { order: "desc", ...query });
         const first = await page({ limit: 2 });
         expect(first?.items.map((d) => d.id)).toEqual(ids.slice(0, 2));
         expect(first?.hasMore).toBe(true);
@@ -471,13 +471,23 @@ export function webhookStoreContract(
         expect(newer?.items.map((d) => d.id)).toEqual(ids.slice(2, 4));
         expect(newer?.hasMore).toBe(true);
         expect((await page({ limit: 2, after: ids[1]! }))?.hasMore).toBe(false);
+        // Oldest first: from the oldest end, then on with after; before still takes the entries nearest below.
+        const ascending = [...ids].reverse();
+        const oldest = await page({ limit: 2, order: "asc" });
+        expect(oldest).toEqual({ items: [all[4], all[3]], hasMore: true });
+        const onwards = await page({ limit: 2, order: "asc", after: ascending[1]! });
+        expect(onwards?.items.map((d) => d.id)).toEqual(ascending.slice(2, 4));
+        expect(onwards?.hasMore).toBe(true);
+        const below = await page({ limit: 2, order: "asc", before: ascending[3]! });
+        expect(below?.items.map((d) => d.id)).toEqual(ascending.slice(1, 3));
+        expect(below?.hasMore).toBe(true);
         await expect(page({ limit: 2, before: newId("delivery") })).rejects.toMatchObject({
           code: "INVALID_REQUEST",
           details: [{ field: "before" }],
         });
         const other = await createEndpoint(account);
         await expect(
-          store.listDeliveries(account, other.id, { limit: 2, after: ids[0]! }),
+          store.listDeliveries(account, other.id, { limit: 2, after: ids[0]!, order: "desc" }),
         ).rejects.toMatchObject({ code: "INVALID_REQUEST", details: [{ field: "after" }] });
       });
     });
