@@ -7,7 +7,12 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
 /** A deployable's folder in this repository: an application or a service run on its own. */
-export type Deployable = "apps/server" | "services/gateway" | "services/registry" | "services/conversation";
+export type Deployable =
+  | "apps/server"
+  | "services/gateway"
+  | "services/registry"
+  | "services/conversation"
+  | "services/webhooks";
 
 export interface DeployableProcess {
   readonly name: string;

@@ -1,0 +1,12 @@
+export { DeliveryWorker, type DeliveryWorkerOptions } from "./delivery/worker.js";
+export { ENDPOINT_BOUNDS } from "./domain/endpoint.js";
+export { ALL_EVENTS, PUBLISHED_EVENT_TYPES, type PublishedEventType, subscribes } from "./domain/events.js";
+export { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from "./domain/schedule.js";
+export { SecretBox } from "./domain/secrets.js";
+export { deliveryBody, signDelivery } from "./domain/signing.js";
+export type { WebhooksContext } from "./rpc/context.js";
+export { deliveryToProto, webhookToProto } from "./rpc/convert.js";
+export { webhooksRoutes } from "./rpc/routes.js";
+export { openWebhookStore, type WebhookStoreOptions } from "./store/open.js";
+export type * from "./store/types.js";
+export { type BuildWebhooksOptions, buildWebhooks, type Webhooks } from "./webhooks.js";

@@ -1,0 +1,194 @@
+import type { EndpointFields } from "../domain/endpoint.js";
+import type { AttemptOutcome } from "../domain/schedule.js";
+
+export type { EndpointFields };
+
+/** An endpoint as its owner sees it; its secrets are never part of it. */
+export interface EndpointRecord {
+  id: string;
+  accountId: string;
+  url: string;
+  events: string[];
+  description: string;
+  enabled: boolean;
+  /** Why the service disabled it; null when enabled or disabled by its owner. */
+  disabledReason: string | null;
+  /** ISO 8601 with milliseconds, UTC. */
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An event as published: `data` is its JSON text, kept as given so that every attempt sends the same bytes. */
+export interface EventRecord {
+  id: string;
+  type: string;
+  accountId: string;
+  createdAt: string;
+  data: string;
+}
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
+
+/** One attempt to deliver one event to one endpoint: one entry of the endpoint's delivery log. */
+export interface DeliveryRecord {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  /** 1, 2, 3, ... over every attempt of the event at the endpoint. */
+  attempt: number;
+  status: DeliveryStatus;
+  responseStatus: number | null;
+  durationMs: number | null;
+  error: string | null;
+  createdAt: string;
+  /** Pending: when it is due. Failed: when its retry is due; null when none follows. */
+  nextAttemptAt: string | null;
+}
+
+export interface DeliveryPageQuery {
+  /** 1 to 100. */
+  limit: number;
+  /** Only deliveries with ids strictly below this one (a delivery of the endpoint). */
+  before?: string;
+  /** Only deliveries with ids strictly above this one (a delivery of the endpoint). */
+  after?: string;
+  /** How the page is presented: `desc` newest first, `asc` oldest first. */
+  order: "asc" | "desc";
+}
+
+export interface DeliveryPage {
+  /** In the order asked. */
+  items: DeliveryRecord[];
+  /** Whether more lie beyond the page in the direction of paging. */
+  hasMore: boolean;
+}
+
+/** What a worker needs to make an attempt: where, with which secrets, and what. */
+export interface Claim {
+  endpoint: {
+    id: string;
+    accountId: string;
+    url: string;
+    /** The stored forms (see SecretBox): the current secret, and the previous one while it still signs. */
+    secrets: string[];
+  };
+  delivery: { id: string; attempt: number };
+  event: EventRecord;
+}
+
+export interface ClaimRequest {
+  /** The claiming worker, unique among every worker sharing the store. */
+  worker: string;
+  /** Endpoints to claim at most. */
+  limit: number;
+  /** How long the claim holds without being renewed. */
+  leaseMs: number;
+}
+
+export interface CompleteRequest {
+  worker: string;
+  deliveryId: string;
+  outcome: AttemptOutcome;
+  /** Delays before the 2nd, 3rd, ... attempts (before jitter). */
+  schedule: readonly number[];
+  leaseMs: number;
+  /** Whether to claim the endpoint's next due attempt in the same transaction (false once stopping). */
+  claimNext: boolean;
+  /** For the jitter of the retry delay, in [0, 1); Math.random by default. */
+  random?: () => number;
+}
+
+export interface CompleteResult {
+  /** False when the worker no longer held the attempt (its lease lapsed and another took over): nothing changed. */
+  recorded: boolean;
+  /** The endpoint's next attempt, claimed for the same worker, when asked for and one is due. */
+  next: Claim | null;
+}
+
+/**
+ * Everything the webhooks service stores. Implementations: SQLite (embedded default) and Postgres; both pass the
+ * one contract suite, `webhookStoreContract` of `@agentry/webhooks/testing`. Every endpoint operation is scoped
+ * to an account: another account's endpoint is reported exactly like a missing one.
+ *
+ * Delivery is leased: a worker claims an endpoint (no other worker delivers to it until the claim is released or
+ * lapses) together with its next due attempt, which is marked started; it records the outcome and claims the
+ * next attempt in one transaction. A started attempt still pending when its endpoint's lease has lapsed was
+ * interrupted: the next claim fails it with INTERRUPTED_ERROR and schedules the event again at once, so a
+ * worker killed mid-delivery loses nothing. What an outcome means (retries, disabling) is `settleAttempt`'s.
+ */
+export interface WebhookStore {
+  /**
+   * Inserts an endpoint with its stored secret. The account's endpoints are counted (`assertEndpointQuota`)
+   * in the transaction of the insert, so simultaneous creates never exceed the quota.
+   */
+  createEndpoint(input: {
+    id: string;
+    accountId: string;
+    fields: EndpointFields;
+    secret: string;
+  }): Promise<EndpointRecord>;
+  getEndpoint(accountId: string, id: string): Promise<EndpointRecord | null>;
+  /** Newest first. */
+  listEndpoints(accountId: string): Promise<EndpointRecord[]>;
+  /**
+   * Changes the fields given; null when the endpoint does not exist. Disabling fails its pending attempts that
+   * no worker has started (ENDPOINT_DISABLED_ERROR); enabling clears the reason and the run of failures.
+   */
+  updateEndpoint(
+    accountId: string,
+    id: string,
+    patch: Partial<EndpointFields>,
+  ): Promise<EndpointRecord | null>;
+  /** Removes the endpoint with its delivery log; false when it did not exist. */
+  deleteEndpoint(accountId: string, id: string): Promise<boolean>;
+  /** Replaces the secret; the replaced one keeps signing until `previousValidMs` from now. */
+  rotateSecret(
+    accountId: string,
+    id: string,
+    secret: string,
+    previousValidMs: number,
+  ): Promise<EndpointRecord | null>;
+
+  /**
+   * Stores the events not stored before (by id) and, in the same transaction, schedules a first attempt of
+   * each, due now, at every enabled endpoint of its account that `subscribes` to its type.
+   */
+  publishEvents(events: readonly EventRecord[]): Promise<{ accepted: number; deliveries: number }>;
+  /**
+   * Stores a `webhook.test` event and schedules its first attempt at this endpoint alone. Throws
+   * WEBHOOK_NOT_FOUND, or INVALID_REQUEST (field `enabled`) when the endpoint is disabled.
+   */
+  sendTestEvent(accountId: string, endpointId: string, event: EventRecord): Promise<DeliveryRecord>;
+  /**
+   * Schedules one more attempt, due now and not retried, of the event of one of the endpoint's deliveries.
+   * Throws WEBHOOK_NOT_FOUND, DELIVERY_NOT_FOUND, or INVALID_REQUEST (field `enabled`) when it is disabled.
+   */
+  redeliver(accountId: string, endpointId: string, deliveryId: string): Promise<DeliveryRecord>;
+  /**
+   * One page of the endpoint's log by id (ids are time-ordered): with `before`, the entries nearest below it;
+   * with `after`, those nearest above it; with neither, the newest (desc) or oldest (asc). Null when the endpoint
+   * does not exist; a cursor that is not one of its deliveries is INVALID_REQUEST.
+   */
+  listDeliveries(
+    accountId: string,
+    endpointId: string,
+    query: DeliveryPageQuery,
+  ): Promise<DeliveryPage | null>;
+
+  /**
+   * Leases up to `limit` enabled endpoints that have a due attempt and no live lease, oldest due work first,
+   * each with its next due attempt (interrupted ones recovered first). Never an endpoint another worker holds.
+   */
+  claim(request: ClaimRequest): Promise<Claim[]>;
+  /** Records an attempt's outcome with `settleAttempt` and, when asked, claims the endpoint's next attempt. */
+  complete(request: CompleteRequest): Promise<CompleteResult>;
+
+  /** Whether the database answers; for readiness. */
+  ping(): Promise<boolean>;
+  /** Closes; the store is unusable afterwards. Closing again does nothing. */
+  close(): Promise<void>;
+}
+
+/** The store's clock, in epoch milliseconds; tests move it. */
+export type Clock = () => number;

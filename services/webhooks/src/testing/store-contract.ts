@@ -1,0 +1,495 @@
+import { newId } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { EndpointFields } from "../domain/endpoint.js";
+import type { AttemptOutcome } from "../domain/schedule.js";
+import { ENDPOINT_DISABLED_ERROR, FAILING_DISABLES_AFTER_MS, INTERRUPTED_ERROR } from "../domain/schedule.js";
+import type { Claim, Clock, EventRecord, WebhookStore } from "../store/types.js";
+
+/** A clock tests move by hand. */
+export interface ManualClock {
+  now: Clock;
+  advance(ms: number): void;
+}
+
+export function manualClock(start = Date.now()): ManualClock {
+  let at = start;
+  return {
+    now: () => at,
+    advance(ms) {
+      at += ms;
+    },
+  };
+}
+
+const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const SCHEDULE = [1_000, 2_000, 4_000];
+const LEASE_MS = 30_000;
+
+const ok = (status = 200): AttemptOutcome => ({
+  kind: "answered",
+  status,
+  durationMs: 12,
+  body: new TextEncoder().encode("ok"),
+});
+const fail = (status = 500): AttemptOutcome => ({
+  kind: "answered",
+  status,
+  durationMs: 7,
+  body: new Uint8Array(),
+});
+
+/**
+ * The behaviour every WebhookStore must have. Each implementation runs it unchanged with its own `open`, which
+ * must return an empty store on the clock given; `cleanup` runs after each test.
+ */
+export function webhookStoreContract(
+  name: string,
+  open: (clock: Clock) => Promise<{ store: WebhookStore; cleanup(): Promise<void> }>,
+): void {
+  describe(`WebhookStore contract: ${name}`, () => {
+    let store: WebhookStore;
+    let cleanup: () => Promise<void>;
+    let clock: ManualClock;
+
+    beforeEach(async () => {
+      clock = manualClock();
+      ({ store, cleanup } = await open(clock.now));
+    });
+
+    afterEach(async () => {
+      await cleanup();
+    });
+
+    const fields = (overrides: Partial<EndpointFields> = {}): EndpointFields => ({
+      url: "https://hooks.example.com/in",
+      events: ["*"],
+      description: "",
+      enabled: true,
+      ...overrides,
+    });
+    const createEndpoint = (accountId: string, overrides: Partial<EndpointFields> = {}, secret = "whsec_a") =>
+      store.createEndpoint({ id: newId("webhook"), accountId, fields: fields(overrides), secret });
+    const event = (
+      accountId: string,
+      type = "agent.created",
+      data: unknown = { id: "agt_1" },
+    ): EventRecord => ({
+      id: newId("event"),
+      type,
+      accountId,
+      createdAt: new Date(clock.now()).toISOString(),
+      data: JSON.stringify(data),
+    });
+    const claim = (worker = "w1", limit = 10) => store.claim({ worker, limit, leaseMs: LEASE_MS });
+    const complete = (c: Claim, outcome: AttemptOutcome, worker = "w1", claimNext = true) =>
+      store.complete({
+        worker,
+        deliveryId: c.delivery.id,
+        outcome,
+        schedule: SCHEDULE,
+        leaseMs: LEASE_MS,
+        claimNext,
+        random: () => 0.5,
+      });
+    const log = async (accountId: string, endpointId: string) =>
+      (await store.listDeliveries(accountId, endpointId, { limit: 100, order: "desc" }))?.items ?? [];
+
+    describe("endpoints", () => {
+      it("creates an endpoint and reads it back, never with its secret", async () => {
+        const account = newId("account");
+        const created = await createEndpoint(account, {
+          events: ["agent.created", "message.failed"],
+          description: "prod",
+        });
+        expect(created).toEqual({
+          id: expect.stringMatching(/^whk_/),
+          accountId: account,
+          url: "https://hooks.example.com/in",
+          events: ["agent.created", "message.failed"],
+          description: "prod",
+          enabled: true,
+          disabledReason: null,
+          createdAt: expect.stringMatching(ISO_MS),
+          updatedAt: created.createdAt,
+        });
+        expect(await store.getEndpoint(account, created.id)).toEqual(created);
+        expect(JSON.stringify(created)).not.toContain("whsec_");
+      });
+
+      it("scopes every endpoint to its account", async () => {
+        const [a, b] = [newId("account"), newId("account")];
+        const endpoint = await createEndpoint(a);
+        expect(await store.getEndpoint(b, endpoint.id)).toBeNull();
+        expect(await store.listEndpoints(b)).toEqual([]);
+        expect(await store.updateEndpoint(b, endpoint.id, { description: "x" })).toBeNull();
+        expect(await store.rotateSecret(b, endpoint.id, "whsec_b", 1000)).toBeNull();
+        expect(await store.deleteEndpoint(b, endpoint.id)).toBe(false);
+        expect(await store.listDeliveries(b, endpoint.id, { limit: 10, order: "desc" })).toBeNull();
+        await expect(store.sendTestEvent(b, endpoint.id, event(b, "webhook.test"))).rejects.toMatchObject({
+          code: "WEBHOOK_NOT_FOUND",
+        });
+        expect(await store.getEndpoint(a, endpoint.id)).toEqual(endpoint);
+      });
+
+      it("lists an account's endpoints newest first", async () => {
+        const account = newId("account");
+        const first = await createEndpoint(account);
+        const second = await createEndpoint(account);
+        expect((await store.listEndpoints(account)).map((e) => e.id)).toEqual([second.id, first.id]);
+      });
+
+      it("updates the fields given and keeps the others", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account, { description: "old" });
+        clock.advance(1000);
+        const updated = await store.updateEndpoint(account, endpoint.id, {
+          url: "https://other.example.com/",
+          events: ["agent.deleted"],
+        });
+        expect(updated).toEqual({
+          ...endpoint,
+          url: "https://other.example.com/",
+          events: ["agent.deleted"],
+          updatedAt: new Date(clock.now()).toISOString(),
+        });
+      });
+
+      it("deletes an endpoint with its delivery log", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        await store.publishEvents([event(account)]);
+        expect(await store.deleteEndpoint(account, endpoint.id)).toBe(true);
+        expect(await store.getEndpoint(account, endpoint.id)).toBeNull();
+        expect(await store.deleteEndpoint(account, endpoint.id)).toBe(false);
+        expect(await claim()).toEqual([]);
+      });
+
+      it("refuses the 21st endpoint of an account with INSUFFICIENT_QUOTA, even created all at once", async () => {
+        const account = newId("account");
+        const results = await Promise.allSettled(Array.from({ length: 25 }, () => createEndpoint(account)));
+        expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(20);
+        for (const r of results) {
+          if (r.status === "rejected") {
+            expect(r.reason).toBeInstanceOf(AppError);
+            expect((r.reason as AppError).code).toBe("INSUFFICIENT_QUOTA");
+          }
+        }
+        expect(await store.listEndpoints(account)).toHaveLength(20);
+        // Another account has its own 20.
+        await expect(createEndpoint(newId("account"))).resolves.toBeDefined();
+        const [one] = await store.listEndpoints(account);
+        await store.deleteEndpoint(account, one!.id);
+        await expect(createEndpoint(account)).resolves.toBeDefined();
+      });
+    });
+
+    describe("publishing", () => {
+      it("schedules one attempt per enabled endpoint subscribed to the type, and none twice for an event id", async () => {
+        const account = newId("account");
+        const all = await createEndpoint(account, { events: ["*"] });
+        const created = await createEndpoint(account, { events: ["agent.created"] });
+        const other = await createEndpoint(account, { events: ["message.completed"] });
+        const disabled = await createEndpoint(account, { enabled: false });
+        const elsewhere = await createEndpoint(newId("account"));
+        const e = event(account, "agent.created");
+        expect(await store.publishEvents([e])).toEqual({ accepted: 1, deliveries: 2 });
+        expect(await store.publishEvents([e])).toEqual({ accepted: 0, deliveries: 0 });
+        for (const endpoint of [all, created]) {
+          const entries = await log(account, endpoint.id);
+          expect(entries).toEqual([
+            {
+              id: expect.stringMatching(/^dlv_/),
+              endpointId: endpoint.id,
+              eventId: e.id,
+              eventType: "agent.created",
+              attempt: 1,
+              status: "pending",
+              responseStatus: null,
+              durationMs: null,
+              error: null,
+              createdAt: expect.stringMatching(ISO_MS),
+              nextAttemptAt: expect.stringMatching(ISO_MS),
+            },
+          ]);
+        }
+        for (const endpoint of [other, disabled]) expect(await log(account, endpoint.id)).toEqual([]);
+        expect(await log(elsewhere.accountId, elsewhere.id)).toEqual([]);
+      });
+
+      it("accepts a batch mixing new and known events, of several accounts", async () => {
+        const [a, b] = [newId("account"), newId("account")];
+        await createEndpoint(a);
+        await createEndpoint(b, { events: ["message.failed"] });
+        const known = event(a);
+        await store.publishEvents([known]);
+        const result = await store.publishEvents([known, event(a), event(b, "message.failed"), event(b)]);
+        expect(result).toEqual({ accepted: 3, deliveries: 2 });
+      });
+    });
+
+    describe("claiming and recording", () => {
+      it("hands out the attempt with the event and the signing secrets, and records a success", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        const e = event(account, "agent.updated", { id: "agt_1", name: "ünï" });
+        await store.publishEvents([e]);
+        const [c, ...rest] = await claim();
+        expect(rest).toEqual([]);
+        expect(c).toEqual({
+          endpoint: { id: endpoint.id, accountId: account, url: endpoint.url, secrets: ["whsec_a"] },
+          delivery: { id: expect.stringMatching(/^dlv_/), attempt: 1 },
+          event: e,
+        });
+        const result = await complete(c!, ok());
+        expect(result).toEqual({ recorded: true, next: null });
+        const [entry] = await log(account, endpoint.id);
+        expect(entry).toMatchObject({
+          status: "succeeded",
+          responseStatus: 200,
+          durationMs: 12,
+          error: null,
+        });
+        expect(entry?.nextAttemptAt).toBeNull();
+        expect(await claim()).toEqual([]);
+      });
+
+      it("never gives one endpoint to two workers, and gives other endpoints to the second", async () => {
+        const account = newId("account");
+        const one = await createEndpoint(account);
+        await store.publishEvents([event(account), event(account)]);
+        const first = await claim("w1");
+        expect(first.map((c) => c.endpoint.id)).toEqual([one.id]);
+        expect(await claim("w2")).toEqual([]);
+        const two = await createEndpoint(account);
+        await store.publishEvents([event(account, "agent.deleted")]);
+        // w1 holds one; its pending attempt of the new event waits for w1.
+        expect((await claim("w2")).map((c) => c.endpoint.id)).toEqual([two.id]);
+        // Recording claims the endpoint's next due attempt for the same worker.
+        const next = await complete(first[0]!, ok());
+        expect(next.next?.endpoint.id).toBe(one.id);
+        expect(next.next?.delivery.attempt).toBe(1);
+      });
+
+      it("retries a failure on the schedule, each attempt a log entry of its own, then gives up", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        const e = event(account);
+        await store.publishEvents([e]);
+        let [c] = await claim();
+        for (const delay of SCHEDULE) {
+          const result = await complete(c!, fail(503));
+          expect(result).toEqual({ recorded: true, next: null });
+          expect(await claim()).toEqual([]);
+          clock.advance(delay - 1);
+          expect(await claim()).toEqual([]);
+          clock.advance(1);
+          [c] = await claim();
+          expect(c?.event.id).toBe(e.id);
+        }
+        expect(c?.delivery.attempt).toBe(4);
+        await complete(c!, { kind: "unanswered", error: "the connection was refused", durationMs: 3 });
+        clock.advance(60_000);
+        expect(await claim()).toEqual([]);
+        const entries = await log(account, endpoint.id);
+        expect(entries.map((d) => [d.attempt, d.status, d.responseStatus, d.error])).toEqual([
+          [4, "failed", null, "the connection was refused"],
+          [3, "failed", 503, "the endpoint answered HTTP 503"],
+          [2, "failed", 503, "the endpoint answered HTTP 503"],
+          [1, "failed", 503, "the endpoint answered HTTP 503"],
+        ]);
+        expect(entries[0]?.nextAttemptAt).toBeNull();
+        // A failed attempt names when its retry is due, the retry's own time (jitter 0.5 is the plain delay).
+        expect(Date.parse(entries[3]!.nextAttemptAt!) - Date.parse(entries[3]!.createdAt)).toBe(SCHEDULE[0]);
+      });
+
+      it("disables the endpoint at a 410, with a reason, failing its other pending attempts", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        await store.publishEvents([event(account), event(account)]);
+        const [c] = await claim();
+        expect(await complete(c!, fail(410))).toEqual({ recorded: true, next: null });
+        const after = await store.getEndpoint(account, endpoint.id);
+        expect(after).toMatchObject({ enabled: false, disabledReason: "The endpoint answered 410 Gone." });
+        const entries = await log(account, endpoint.id);
+        expect(entries.map((d) => [d.status, d.error])).toEqual([
+          ["failed", ENDPOINT_DISABLED_ERROR],
+          ["failed", "the endpoint answered HTTP 410"],
+        ]);
+        await store.publishEvents([event(account)]);
+        expect(await claim()).toEqual([]);
+        // Its owner enabling it again clears the reason.
+        const enabled = await store.updateEndpoint(account, endpoint.id, { enabled: true });
+        expect(enabled).toMatchObject({ enabled: true, disabledReason: null });
+      });
+
+      it("disables an endpoint that has failed for 5 days straight, and not one that succeeded between", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        const run = async (outcome: AttemptOutcome) => {
+          await store.publishEvents([event(account)]);
+          const [c] = await claim();
+          await complete(c!, outcome, "w1", false);
+        };
+        await run(fail());
+        clock.advance(FAILING_DISABLES_AFTER_MS / 2);
+        await run(ok());
+        clock.advance(FAILING_DISABLES_AFTER_MS / 2);
+        await run(fail());
+        expect((await store.getEndpoint(account, endpoint.id))?.enabled).toBe(true);
+        clock.advance(FAILING_DISABLES_AFTER_MS - 1);
+        await run(fail());
+        expect((await store.getEndpoint(account, endpoint.id))?.enabled).toBe(true);
+        clock.advance(1);
+        await run(fail());
+        const disabled = await store.getEndpoint(account, endpoint.id);
+        expect(disabled?.enabled).toBe(false);
+        expect(disabled?.disabledReason).toMatch(/5 days/);
+      });
+
+      it("fails an attempt whose worker vanished once its lease lapses, and attempts the event again", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        const e = event(account);
+        await store.publishEvents([e]);
+        const [lost] = await claim("dead");
+        clock.advance(LEASE_MS - 1);
+        expect(await claim("w2")).toEqual([]);
+        clock.advance(1);
+        const [again] = await claim("w2");
+        expect(again?.event).toEqual(e);
+        expect(again?.delivery.attempt).toBe(2);
+        // The vanished worker's late answer changes nothing: another holds the endpoint now.
+        expect(await complete(lost!, ok(), "dead")).toEqual({ recorded: false, next: null });
+        await complete(again!, ok(), "w2");
+        const entries = await log(account, endpoint.id);
+        expect(entries.map((d) => [d.attempt, d.status, d.error])).toEqual([
+          [2, "succeeded", null],
+          [1, "failed", INTERRUPTED_ERROR],
+        ]);
+      });
+
+      it("lets a worker that stops take no next attempt, and the endpoint go to another", async () => {
+        const account = newId("account");
+        await createEndpoint(account);
+        await store.publishEvents([event(account), event(account)]);
+        const [c] = await claim("w1");
+        expect(await complete(c!, ok(), "w1", false)).toEqual({ recorded: true, next: null });
+        const [taken] = await claim("w2");
+        expect(taken?.delivery.attempt).toBe(1);
+        expect(await claim("w3")).toEqual([]);
+      });
+
+      it("signs with the previous secret as well for the time given after a rotation", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account, {}, "whsec_old");
+        const rotated = await store.rotateSecret(account, endpoint.id, "whsec_new", 10_000);
+        expect(rotated).toMatchObject({ id: endpoint.id });
+        await store.publishEvents([event(account)]);
+        const [c] = await claim();
+        expect(c?.endpoint.secrets).toEqual(["whsec_new", "whsec_old"]);
+        await complete(c!, ok());
+        clock.advance(10_000);
+        await store.publishEvents([event(account)]);
+        const [later] = await claim();
+        expect(later?.endpoint.secrets).toEqual(["whsec_new"]);
+      });
+    });
+
+    describe("tests, redeliveries and the log", () => {
+      it("sends a test event to one endpoint whatever it subscribes to, and refuses a disabled one", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account, { events: ["agent.deleted"] });
+        const test = event(account, "webhook.test", { webhookId: endpoint.id });
+        const delivery = await store.sendTestEvent(account, endpoint.id, test);
+        expect(delivery).toMatchObject({
+          endpointId: endpoint.id,
+          eventId: test.id,
+          eventType: "webhook.test",
+        });
+        const [c] = await claim();
+        expect(c?.event).toEqual(test);
+        await store.updateEndpoint(account, endpoint.id, { enabled: false });
+        const error = await store
+          .sendTestEvent(account, endpoint.id, event(account, "webhook.test"))
+          .catch((e: unknown) => e);
+        expect(error).toMatchObject({ code: "INVALID_REQUEST", details: [{ field: "enabled" }] });
+      });
+
+      it("redelivers an event as a new attempt that is not retried", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        const e = event(account);
+        await store.publishEvents([e]);
+        const [c] = await claim();
+        await complete(c!, ok());
+        const redelivery = await store.redeliver(account, endpoint.id, c!.delivery.id);
+        expect(redelivery).toMatchObject({ eventId: e.id, attempt: 2, status: "pending" });
+        expect(redelivery.id).not.toBe(c!.delivery.id);
+        const [again] = await claim();
+        expect(again?.event).toEqual(e);
+        await complete(again!, fail(500));
+        clock.advance(60_000);
+        expect(await claim()).toEqual([]);
+        await expect(store.redeliver(account, endpoint.id, newId("delivery"))).rejects.toMatchObject({
+          code: "DELIVERY_NOT_FOUND",
+        });
+        await expect(store.redeliver(account, newId("webhook"), c!.delivery.id)).rejects.toMatchObject({
+          code: "WEBHOOK_NOT_FOUND",
+        });
+      });
+
+      it("disabling an endpoint fails its pending attempts", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        await store.publishEvents([event(account)]);
+        await store.updateEndpoint(account, endpoint.id, { enabled: false });
+        expect((await log(account, endpoint.id)).map((d) => [d.status, d.error])).toEqual([
+          ["failed", ENDPOINT_DISABLED_ERROR],
+        ]);
+        await store.updateEndpoint(account, endpoint.id, { enabled: true });
+        expect(await claim()).toEqual([]);
+      });
+
+      it("pages the log newest first, either way from a cursor", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        for (let i = 0; i < 5; i++) await store.publishEvents([event(account)]);
+        const all = await log(account, endpoint.id);
+        const ids = all.map((d) => d.id);
+        expect([...ids].sort().reverse()).toEqual(ids);
+        const page = (query: { limit: number; before?: string; after?: string; order?: "asc" | "desc" }) =>
+          store.listDeliveries(account, endpoint.id, { order: "desc", ...query });
+        const first = await page({ limit: 2 });
+        expect(first?.items.map((d) => d.id)).toEqual(ids.slice(0, 2));
+        expect(first?.hasMore).toBe(true);
+        const second = await page({ limit: 2, before: ids[1]! });
+        expect(second?.items.map((d) => d.id)).toEqual(ids.slice(2, 4));
+        const last = await page({ limit: 2, before: ids[3]! });
+        expect(last).toEqual({ items: [all[4]], hasMore: false });
+        const newer = await page({ limit: 2, after: ids[4]! });
+        expect(newer?.items.map((d) => d.id)).toEqual(ids.slice(2, 4));
+        expect(newer?.hasMore).toBe(true);
+        expect((await page({ limit: 2, after: ids[1]! }))?.hasMore).toBe(false);
+        // Oldest first: from the oldest end, then on with after; before still takes the entries nearest below.
+        const ascending = [...ids].reverse();
+        const oldest = await page({ limit: 2, order: "asc" });
+        expect(oldest).toEqual({ items: [all[4], all[3]], hasMore: true });
+        const onwards = await page({ limit: 2, order: "asc", after: ascending[1]! });
+        expect(onwards?.items.map((d) => d.id)).toEqual(ascending.slice(2, 4));
+        expect(onwards?.hasMore).toBe(true);
+        const below = await page({ limit: 2, order: "asc", before: ascending[3]! });
+        expect(below?.items.map((d) => d.id)).toEqual(ascending.slice(1, 3));
+        expect(below?.hasMore).toBe(true);
+        await expect(page({ limit: 2, before: newId("delivery") })).rejects.toMatchObject({
+          code: "INVALID_REQUEST",
+          details: [{ field: "before" }],
+        });
+        const other = await createEndpoint(account);
+        await expect(
+          store.listDeliveries(account, other.id, { limit: 2, after: ids[0]!, order: "desc" }),
+        ).rejects.toMatchObject({ code: "INVALID_REQUEST", details: [{ field: "after" }] });
+      });
+    });
+  });
+}
