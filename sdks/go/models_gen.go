@@ -79,11 +79,16 @@ type Scope string
 
 // The values of Scope.
 const (
-	ScopeAgentsRead   Scope = "agents:read"
-	ScopeAgentsWrite  Scope = "agents:write"
-	ScopeAgentsDelete Scope = "agents:delete"
-	ScopeMessagesSend Scope = "messages:send"
-	ScopeKeysManage   Scope = "keys:manage"
+	ScopeAgentsRead     Scope = "agents:read"
+	ScopeAgentsWrite    Scope = "agents:write"
+	ScopeAgentsDelete   Scope = "agents:delete"
+	ScopeMessagesSend   Scope = "messages:send"
+	ScopeKeysManage     Scope = "keys:manage"
+	ScopeHistoryRead    Scope = "history:read"
+	ScopeHistoryDelete  Scope = "history:delete"
+	ScopeUsageRead      Scope = "usage:read"
+	ScopeWebhooksManage Scope = "webhooks:manage"
+	ScopePluginsManage  Scope = "plugins:manage"
 )
 
 // SortBy is one of a fixed set of strings.
@@ -236,8 +241,12 @@ type APIKey struct {
 	// The first characters of the key, to recognise it.
 	Prefix string `json:"prefix"`
 
-	// What the key may do.
+	// What the key may do: every scope it holds in this version.
 	Scopes []Scope `json:"scopes"`
+
+	// Whether the key was created without scopes: it holds every scope, including scopes added in later
+	// versions, which `scopes` then lists as well.
+	FullAccess bool `json:"fullAccess"`
 
 	// When the key was created.
 	CreatedAt *time.Time `json:"createdAt"`
@@ -260,8 +269,12 @@ type APIKeyCreated struct {
 	// The first characters of the key, to recognise it.
 	Prefix string `json:"prefix"`
 
-	// What the key may do.
+	// What the key may do: every scope it holds in this version.
 	Scopes []Scope `json:"scopes"`
+
+	// Whether the key was created without scopes: it holds every scope, including scopes added in later
+	// versions, which `scopes` then lists as well.
+	FullAccess bool `json:"fullAccess"`
 
 	// When the key was created.
 	CreatedAt *time.Time `json:"createdAt"`
@@ -351,8 +364,9 @@ type CreateAPIKeyParams struct {
 	// A label for the key: at most 200 characters once trimmed, stored trimmed.
 	Name *string `json:"name,omitzero"`
 
-	// The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the calling key
-	// holds.
+	// The scopes to grant, each at most once; the calling key must hold them. Unset: what the calling key holds.
+	// A full-access key makes a full-access key (every scope, including scopes added in later versions); any
+	// other key makes one with exactly its own scopes.
 	Scopes []Scope `json:"scopes,omitzero"`
 
 	// When the key stops working: a date-time with a time zone, which must be in the future (an earlier one is

@@ -296,7 +296,9 @@ type APIKeyService struct {
 // Create creates an API key.
 //
 // Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant
-// only scopes the calling key holds; without `scopes` it gets all of them.
+// only scopes the calling key holds. Without `scopes`, a full-access calling key makes a full-access key
+// (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one
+// with exactly its own scopes.
 //
 // Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 //

@@ -80,7 +80,7 @@ function infoDescription(): string {
   return `Create, configure, list, message and delete AI agents. Every call is an HTTP request with a JSON body, authenticated by an API key.
 
 ## Authentication
-Send \`Authorization: Bearer <API key>\`. Keys look like \`${API_KEY_PREFIX}\` followed by 38 letters and digits (the last 6 a checksum, so a mistyped key is refused without a lookup). A missing or invalid key is answered \`401 UNAUTHORIZED\`; a key without the scope an operation needs, \`403 FORBIDDEN\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(", ")}; each operation names its scope (\`x-scopes\`). Rotate keys about every 90 days, keep development and production keys apart, revoke unused keys, and keep keys out of version control.
+Send \`Authorization: Bearer <API key>\`. Keys look like \`${API_KEY_PREFIX}\` followed by 38 letters and digits (the last 6 a checksum, so a mistyped key is refused without a lookup). A missing or invalid key is answered \`401 UNAUTHORIZED\`; a key without the scope an operation needs, \`403 FORBIDDEN\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(", ")}; each operation names its scope (\`x-scopes\`). A key created without scopes is a full-access key: it holds every scope, including scopes added in later versions; a key created with scopes holds only those. Rotate keys about every 90 days, keep development and production keys apart, revoke unused keys, and keep keys out of version control.
 
 ## Responses
 Success: \`{"success": true, "data": ...}\`; lists add \`pagination\`. Errors: \`{"success": false, "error": {"code", "message", "details"?, "requestId"}}\`, where \`details\` lists field problems as \`{"field": "bio[2]", "issue": "..."}\`. Each code has one status:

@@ -107,7 +107,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     tag: "API keys",
     summary: "Create an API key",
     description:
-      "Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant only scopes the calling key holds; without `scopes` it gets all of them.",
+      "Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one with exactly its own scopes.",
     requestBody: "CreateApiKeyRequest",
     success: { status: 201, schema: "ApiKeyResponse", description: "The key created, with its secret." },
     errors: ["INVALID_REQUEST", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],

@@ -283,7 +283,13 @@ const apiKeyFields = {
     description: "The first characters of the key, to recognise it.",
     examples: [`${API_KEY_PREFIX}a1B2c3`],
   }),
-  scopes: z.array(z.enum(SCOPES)).meta({ description: "What the key may do." }),
+  scopes: z
+    .array(z.enum(SCOPES))
+    .meta({ description: "What the key may do: every scope it holds in this version." }),
+  fullAccess: z.boolean().meta({
+    description:
+      "Whether the key was created without scopes: it holds every scope, including scopes added in later versions, which `scopes` then lists as well.",
+  }),
   createdAt: nullableTimestamp("When the key was created."),
   lastUsedAt: nullableTimestamp("When the key was last used, to within a few seconds; `null`: never used."),
   expiresAt: nullableTimestamp("When the key stops working; `null`: never."),

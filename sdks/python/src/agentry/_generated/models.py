@@ -93,7 +93,18 @@ document it serves at `/v1/openapi.json` lists only the ones it serves.
 """
 
 
-Scope = Literal["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]
+Scope = Literal[
+    "agents:read",
+    "agents:write",
+    "agents:delete",
+    "messages:send",
+    "keys:manage",
+    "history:read",
+    "history:delete",
+    "usage:read",
+    "webhooks:manage",
+    "plugins:manage",
+]
 
 ERROR_CODE_STATUS: Dict[str, int] = {
     "INVALID_REQUEST": 400,
@@ -273,7 +284,11 @@ class ApiKey:
     prefix: str
     """The first characters of the key, to recognise it."""
     scopes: List[Scope]
-    """What the key may do."""
+    """What the key may do: every scope it holds in this version."""
+    full_access: bool
+    """Whether the key was created without scopes: it holds every scope, including scopes added in later
+    versions, which `scopes` then lists as well.
+    """
     created_at: Optional[str]
     """When the key was created."""
     last_used_at: Optional[str]
@@ -289,6 +304,7 @@ class ApiKey:
             name=data["name"],
             prefix=data["prefix"],
             scopes=list(data["scopes"]),
+            full_access=data["fullAccess"],
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
@@ -301,6 +317,7 @@ class ApiKey:
         out["name"] = self.name
         out["prefix"] = self.prefix
         out["scopes"] = list(self.scopes)
+        out["fullAccess"] = self.full_access
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at
@@ -316,7 +333,11 @@ class ApiKeyCreated:
     prefix: str
     """The first characters of the key, to recognise it."""
     scopes: List[Scope]
-    """What the key may do."""
+    """What the key may do: every scope it holds in this version."""
+    full_access: bool
+    """Whether the key was created without scopes: it holds every scope, including scopes added in later
+    versions, which `scopes` then lists as well.
+    """
     created_at: Optional[str]
     """When the key was created."""
     last_used_at: Optional[str]
@@ -334,6 +355,7 @@ class ApiKeyCreated:
             name=data["name"],
             prefix=data["prefix"],
             scopes=list(data["scopes"]),
+            full_access=data["fullAccess"],
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
@@ -347,6 +369,7 @@ class ApiKeyCreated:
         out["name"] = self.name
         out["prefix"] = self.prefix
         out["scopes"] = list(self.scopes)
+        out["fullAccess"] = self.full_access
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at

@@ -528,14 +528,17 @@ class ApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds; without `scopes` it gets all of them.
+        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
+        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
+        other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
             name: A label for the key: at most 200 characters once trimmed, stored trimmed.
-            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
-                calling key holds.
+            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: what the
+                calling key holds. A full-access key makes a full-access key (every scope, including scopes added in
+                later versions); any other key makes one with exactly its own scopes.
             expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
                 earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.
@@ -1135,14 +1138,17 @@ class AsyncApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds; without `scopes` it gets all of them.
+        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
+        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
+        other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
             name: A label for the key: at most 200 characters once trimmed, stored trimmed.
-            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
-                calling key holds.
+            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: what the
+                calling key holds. A full-access key makes a full-access key (every scope, including scopes added in
+                later versions); any other key makes one with exactly its own scopes.
             expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
                 earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.

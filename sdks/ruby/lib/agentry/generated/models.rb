@@ -99,8 +99,24 @@ module Agentry
       AGENTS_DELETE = "agents:delete"
       MESSAGES_SEND = "messages:send"
       KEYS_MANAGE = "keys:manage"
+      HISTORY_READ = "history:read"
+      HISTORY_DELETE = "history:delete"
+      USAGE_READ = "usage:read"
+      WEBHOOKS_MANAGE = "webhooks:manage"
+      PLUGINS_MANAGE = "plugins:manage"
       # Every value.
-      ALL = [AGENTS_READ, AGENTS_WRITE, AGENTS_DELETE, MESSAGES_SEND, KEYS_MANAGE].freeze
+      ALL = [
+        AGENTS_READ,
+        AGENTS_WRITE,
+        AGENTS_DELETE,
+        MESSAGES_SEND,
+        KEYS_MANAGE,
+        HISTORY_READ,
+        HISTORY_DELETE,
+        USAGE_READ,
+        WEBHOOKS_MANAGE,
+        PLUGINS_MANAGE
+      ].freeze
     end
 
     # An agent, as Get, List, Create and Update return it.
@@ -238,10 +254,17 @@ module Agentry
       field :prefix, "prefix", :string, required: true
 
       # @!attribute [r] scopes
-      #   What the key may do. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`,
-      #   `keys:manage` (Models::Scope).
+      #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
+      #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
+      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
+
+      # @!attribute [r] full_access
+      #   Whether the key was created without scopes: it holds every scope, including scopes added in later
+      #   versions, which `scopes` then lists as well.
+      #   @return [Boolean]
+      field :full_access, "fullAccess", :boolean, required: true
 
       # @!attribute [r] created_at
       #   When the key was created.
@@ -277,10 +300,17 @@ module Agentry
       field :prefix, "prefix", :string, required: true
 
       # @!attribute [r] scopes
-      #   What the key may do. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`,
-      #   `keys:manage` (Models::Scope).
+      #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
+      #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
+      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
+
+      # @!attribute [r] full_access
+      #   Whether the key was created without scopes: it holds every scope, including scopes added in later
+      #   versions, which `scopes` then lists as well.
+      #   @return [Boolean]
+      field :full_access, "fullAccess", :boolean, required: true
 
       # @!attribute [r] created_at
       #   When the key was created.

@@ -442,7 +442,9 @@ module Agentry
       # Create an API key.
       #
       # Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-      # grant only scopes the calling key holds; without `scopes` it gets all of them.
+      # grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
+      # full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
+      # other key makes one with exactly its own scopes.
       #
       # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
       #
@@ -451,8 +453,10 @@ module Agentry
       #
       # @param name [String] A label for the key: at most 200 characters once trimmed, stored trimmed.
       # @param scopes [Array<String, Symbol>] The scopes to grant, each at most once; the calling key must
-      #   hold them. Unset: every scope the calling key holds. One of `agents:read`, `agents:write`,
-      #   `agents:delete`, `messages:send`, `keys:manage` (Models::Scope).
+      #   hold them. Unset: what the calling key holds. A full-access key makes a full-access key (every
+      #   scope, including scopes added in later versions); any other key makes one with exactly its own
+      #   scopes. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`, `keys:manage`,
+      #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage` (Models::Scope).
       # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
       #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
