@@ -65,6 +65,9 @@ describe("POST /v1/api-keys", () => {
     const made = await create({ name: "everything" });
     expect(made.status).toBe(201);
     expect(made.body.data).toMatchObject({ scopes: [...SCOPES], fullAccess: true });
+    // It holds the scopes added after the first five, as its creator does.
+    const history = await h.request("GET", "/v1/users/u1/export", { key: made.body.data.key! });
+    expect(history.status).toBe(200);
     const again = await create({}, made.body.data.key!);
     expect(again.body.data).toMatchObject({ scopes: [...SCOPES], fullAccess: true });
   });
