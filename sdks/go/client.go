@@ -32,8 +32,11 @@ const (
 //	client, err := agentry.NewClient() // AGENTRY_API_KEY, AGENTRY_BASE_URL
 //	agent, err := client.Agents.Create(ctx, agentry.CreateAgentParams{Name: "Ada"})
 type Client struct {
-	// Agents creates, lists, reads, updates and deletes agents; Agents.Messages talks to them.
+	// Agents creates, lists, reads, updates and deletes agents; Agents.Messages talks to them and reads their
+	// stored messages, Agents.Conversations lists and deletes their conversations.
 	Agents *AgentService
+	// Users erases a user's conversations and messages in every agent of the account (scope history:delete).
+	Users *UserService
 	// APIKeys manages the account's API keys (scope keys:manage).
 	APIKeys *APIKeyService
 	// Webhooks verifies webhook deliveries: VerifyWebhook and UnwrapWebhook, which need no client.

@@ -62,6 +62,15 @@ const (
 	FinishReasonOther         FinishReason = "other"
 )
 
+// HistoryMessageRole is one of a fixed set of strings.
+type HistoryMessageRole string
+
+// The values of HistoryMessageRole.
+const (
+	HistoryMessageRoleUser      HistoryMessageRole = "user"
+	HistoryMessageRoleAssistant HistoryMessageRole = "assistant"
+)
+
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
 // resolved when a message is sent. A deployment may serve only some of these; the others are refused with
 // `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
@@ -79,11 +88,16 @@ type Scope string
 
 // The values of Scope.
 const (
-	ScopeAgentsRead   Scope = "agents:read"
-	ScopeAgentsWrite  Scope = "agents:write"
-	ScopeAgentsDelete Scope = "agents:delete"
-	ScopeMessagesSend Scope = "messages:send"
-	ScopeKeysManage   Scope = "keys:manage"
+	ScopeAgentsRead     Scope = "agents:read"
+	ScopeAgentsWrite    Scope = "agents:write"
+	ScopeAgentsDelete   Scope = "agents:delete"
+	ScopeMessagesSend   Scope = "messages:send"
+	ScopeKeysManage     Scope = "keys:manage"
+	ScopeHistoryRead    Scope = "history:read"
+	ScopeHistoryDelete  Scope = "history:delete"
+	ScopeUsageRead      Scope = "usage:read"
+	ScopeWebhooksManage Scope = "webhooks:manage"
+	ScopePluginsManage  Scope = "plugins:manage"
 )
 
 // SortBy is one of a fixed set of strings.
@@ -117,6 +131,10 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeInsufficientQuota:
 		return 403, true
 	case ErrorCodeAgentNotFound:
+		return 404, true
+	case ErrorCodeConversationNotFound:
+		return 404, true
+	case ErrorCodeMessageNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -236,8 +254,12 @@ type APIKey struct {
 	// The first characters of the key, to recognise it.
 	Prefix string `json:"prefix"`
 
-	// What the key may do.
+	// What the key may do: every scope it holds in this version.
 	Scopes []Scope `json:"scopes"`
+
+	// Whether the key was created without scopes: it holds every scope, including scopes added in later
+	// versions, which `scopes` then lists as well.
+	FullAccess bool `json:"fullAccess"`
 
 	// When the key was created.
 	CreatedAt *time.Time `json:"createdAt"`
@@ -260,8 +282,12 @@ type APIKeyCreated struct {
 	// The first characters of the key, to recognise it.
 	Prefix string `json:"prefix"`
 
-	// What the key may do.
+	// What the key may do: every scope it holds in this version.
 	Scopes []Scope `json:"scopes"`
+
+	// Whether the key was created without scopes: it holds every scope, including scopes added in later
+	// versions, which `scopes` then lists as well.
+	FullAccess bool `json:"fullAccess"`
 
 	// When the key was created.
 	CreatedAt *time.Time `json:"createdAt"`
@@ -304,6 +330,43 @@ func (v *ClientIntegration) UnmarshalJSON(data []byte) error {
 	extra, err := unmarshalWithExtra(data, (*fields)(v), "type")
 	v.Extra = extra
 	return err
+}
+
+// Conversation is the history of one (agent, `userId`, `roomId`): messages sent without `userId` or `roomId`
+// share the default one, whose `userId` and `roomId` are `null`.
+type Conversation struct {
+	// The conversation's id, stable for its life: `conv_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The agent: `agt_` and a ULID. Treat it as opaque.
+	AgentID string `json:"agentId"`
+
+	// The conversation's `userId`; `null` for messages sent without one.
+	UserID *string `json:"userId"`
+
+	// The conversation's `roomId`; `null` for messages sent without one.
+	RoomID *string `json:"roomId"`
+
+	// Messages it holds, both roles.
+	MessageCount int `json:"messageCount"`
+
+	// When its first message was stored.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When its latest message was stored.
+	LastMessageAt time.Time `json:"lastMessageAt"`
+}
+
+// ConversationDeleted is what Agents.Conversations.Delete returns: the conversation was deleted, with this
+// many messages.
+type ConversationDeleted struct {
+	// The deleted conversation's id: `conv_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
+
+	// Messages deleted with it.
+	MessagesDeleted int `json:"messagesDeleted"`
 }
 
 // CreateAgentParams is the request body of Agents.Create.
@@ -351,8 +414,9 @@ type CreateAPIKeyParams struct {
 	// A label for the key: at most 200 characters once trimmed, stored trimmed.
 	Name *string `json:"name,omitzero"`
 
-	// The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the calling key
-	// holds.
+	// The scopes to grant, each at most once; the calling key must hold them. Unset: what the calling key holds.
+	// A full-access key makes a full-access key (every scope, including scopes added in later versions); any
+	// other key makes one with exactly its own scopes.
 	Scopes []Scope `json:"scopes,omitzero"`
 
 	// When the key stops working: a date-time with a time zone, which must be in the future (an earlier one is
@@ -365,6 +429,61 @@ type FieldIssue struct {
 	// The field, in dotted and indexed notation; `body` for the body as a whole.
 	Field string `json:"field"`
 	Issue string `json:"issue"`
+}
+
+// HistoryMessage is a stored message: the one sent to the agent (`user`) or its reply (`assistant`, with the
+// call's model, provider, finish reason, usage and latency). A message and its reply are stored together,
+// once the reply is complete.
+type HistoryMessage struct {
+	// The message's id; an assistant message has the id its send call answered with: `msg_` and a ULID. Treat it
+	// as opaque.
+	ID string `json:"id"`
+
+	// The agent of the conversation: `agt_` and a ULID. Treat it as opaque.
+	AgentID string `json:"agentId"`
+
+	// The conversation it belongs to: `conv_` and a ULID. Treat it as opaque.
+	ConversationID string `json:"conversationId"`
+
+	// The conversation's `userId`; `null` for messages sent without one.
+	UserID *string `json:"userId"`
+
+	// The conversation's `roomId`; `null` for messages sent without one.
+	RoomID *string `json:"roomId"`
+
+	// `user`: the message sent to the agent; `assistant`: the agent's reply.
+	Role HistoryMessageRole `json:"role"`
+
+	// The text.
+	Text string `json:"text"`
+
+	// The model that answered, as the provider names it. Assistant messages only.
+	Model *string `json:"model,omitzero"`
+
+	// The provider that answered. Assistant messages only.
+	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
+
+	// Why generation stopped, as in the send reply; `null` for replies stored before it was recorded. Assistant
+	// messages only.
+	FinishReason Nullable[FinishReason] `json:"finishReason,omitzero"`
+
+	// Tokens used by the call. Assistant messages only.
+	Usage *HistoryMessageUsage `json:"usage,omitzero"`
+
+	// Milliseconds from receipt to the complete reply. Assistant messages only.
+	LatencyMs *int `json:"latencyMs,omitzero"`
+
+	// When the message was received, or the reply was complete.
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// HistoryMessageUsage is: Tokens used by the call. Assistant messages only.
+type HistoryMessageUsage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+
+	// `inputTokens + outputTokens`.
+	TotalTokens int `json:"totalTokens"`
 }
 
 // MessageDelta is: Data of `message.delta`: the next piece of the reply's text.
@@ -529,6 +648,18 @@ type Usage struct {
 
 	// `inputTokens + outputTokens`.
 	TotalTokens int `json:"totalTokens"`
+}
+
+// UserErased is what Users.Erase returns: the user was erased.
+type UserErased struct {
+	// The erased user id.
+	UserID string `json:"userId"`
+	// Always true.
+	Deleted bool `json:"deleted"`
+
+	// Messages this call deleted, in every agent of the account; `0` when there were none left (erasing again,
+	// or a user with no messages).
+	MessagesDeleted int `json:"messagesDeleted"`
 }
 
 // AgentClient is one of: a string (OfString) or a ClientIntegration (OfClientIntegration). Set exactly one

@@ -12,7 +12,8 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}}
+	c.Users = &UserService{client: c}
 	c.APIKeys = &APIKeyService{client: c}
 }
 
@@ -22,6 +23,9 @@ type AgentService struct {
 	client *Client
 	// Messages is client.Agents.Messages: Talk to an agent, with or without streaming.
 	Messages *AgentMessageService
+	// Conversations is client.Agents.Conversations: Read and delete stored conversations and messages; export
+	// and erase a user's (scopes `history:read`, `history:delete`).
+	Conversations *AgentConversationService
 }
 
 // Create creates an agent.
@@ -222,7 +226,7 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 }
 
 // AgentMessageService is client.Agents.Messages: Talk to an agent, with or without streaming. Methods: Send,
-// Stream.
+// Stream, List, Get.
 type AgentMessageService struct {
 	client *Client
 }
@@ -287,6 +291,255 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 	return newMessageStream(ctx, s.client, req, opts)
 }
 
+// ListMessagesParams are the query parameters of Agents.Messages.List; leave a field nil for the server's
+// default.
+type ListMessagesParams struct {
+	// Only the messages of this conversation (`conv_…`). Not with `userId` or `roomId`. An id that is not one of
+	// the agent's conversations is answered `404 CONVERSATION_NOT_FOUND`.
+	ConversationID *string
+
+	// Only the messages of this user id, in every room; with `roomId`, one conversation.
+	UserID *string
+
+	// Only the messages in this room id, of every user; with `userId`, one conversation.
+	RoomID *string
+
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only messages older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only messages newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an agent's messages.
+//
+// The agent's stored messages, both sides (a message before its reply), newest first unless `order=asc`.
+// Filters: `conversationId` (one conversation), or `userId` (that user's messages in every room), `roomId`
+// (every user's in that room), both (one conversation); none: every message of the agent. `conversationId`
+// with `userId` or `roomId` is refused with `400 INVALID_REQUEST`. Cursor-paged: `limit` 1 to 100 (default
+// 20); `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in
+// the list's order either way; the next page's cursor is the last item's id (`before` it when newest first,
+// `after` it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+// answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+//
+// Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// CONVERSATION_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentMessageService) List(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) ([]HistoryMessage, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.ConversationID != nil {
+		query.Set("conversationId", *params.ConversationID)
+	}
+	if params.UserID != nil {
+		query.Set("userId", *params.UserID)
+	}
+	if params.RoomID != nil {
+		query.Set("roomId", *params.RoomID)
+	}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data []HistoryMessage `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages", query: query, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Get gets a message.
+//
+// One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).
+//
+// Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or MESSAGE_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentMessageService) Get(ctx context.Context, agentID string, messageID string, opts ...Option) (*HistoryMessage, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	messageIDSegment, err := pathSegment("messageID", messageID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data HistoryMessage `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages/" + messageIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// AgentConversationService is client.Agents.Conversations: Read and delete stored conversations and messages;
+// export and erase a user's (scopes `history:read`, `history:delete`). Methods: List, Delete.
+type AgentConversationService struct {
+	client *Client
+}
+
+// ListConversationsParams are the query parameters of Agents.Conversations.List; leave a field nil for the
+// server's default.
+type ListConversationsParams struct {
+	// Only the conversations of this user id (in every room).
+	UserID *string
+
+	// Only the conversations in this room id (of every user).
+	RoomID *string
+
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only conversations older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only conversations newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+}
+
+// List lists an agent's conversations.
+//
+// The agent's conversations, newest activity first, optionally only those of one `userId` or one `roomId`
+// (both: the one conversation). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items
+// just older than that one, `after=<id>` those just newer, presented in the list's order either way; the next
+// page's cursor is the last item's id (`before` it when newest first, `after` it when oldest first). A cursor
+// that is not an item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are
+// unknown or repeated parameters and values out of range.
+//
+// Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentConversationService) List(ctx context.Context, agentID string, params ListConversationsParams, opts ...Option) ([]Conversation, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.UserID != nil {
+		query.Set("userId", *params.UserID)
+	}
+	if params.RoomID != nil {
+		query.Set("roomId", *params.RoomID)
+	}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	var out struct {
+		Data []Conversation `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/conversations", query: query, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Delete deletes a conversation.
+//
+// Deletes the conversation and all its messages, in one transaction: they are gone from every read and from
+// every later prompt (the next message with the same `userId` and `roomId` starts a new conversation, with a
+// new id). Deleting it again is answered `404 CONVERSATION_NOT_FOUND`.
+//
+// Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or CONVERSATION_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentConversationService) Delete(ctx context.Context, agentID string, conversationID string, opts ...Option) (*ConversationDeleted, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	conversationIDSegment, err := pathSegment("conversationID", conversationID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data ConversationDeleted `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/conversations/" + conversationIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// UserService is client.Users: Read and delete stored conversations and messages; export and erase a user's
+// (scopes `history:read`, `history:delete`). Methods: Erase.
+type UserService struct {
+	client *Client
+}
+
+// Erase erases a user.
+//
+// Erases the user's conversations and messages in every agent of the account, in one transaction, and removes
+// the user id from the usage records, whose counts stay, unattributed. Nothing of them can be read
+// afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages, answers the
+// same with `messagesDeleted: 0`.
+//
+// Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) (*UserErased, error) {
+	userIDSegment, err := pathSegment("userID", userID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data UserErased `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
 // APIKeyService is client.APIKeys: Manage the account's API keys (scope `keys:manage`). Methods: Create,
 // List, Revoke.
 type APIKeyService struct {
@@ -296,7 +549,9 @@ type APIKeyService struct {
 // Create creates an API key.
 //
 // Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant
-// only scopes the calling key holds; without `scopes` it gets all of them.
+// only scopes the calling key holds. Without `scopes`, a full-access calling key makes a full-access key
+// (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one
+// with exactly its own scopes.
 //
 // Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 //

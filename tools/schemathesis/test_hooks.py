@@ -2,7 +2,7 @@
 
 from datetime import datetime, timezone
 
-from hooks import future
+from hooks import future, keep_history_rules
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 
@@ -26,3 +26,36 @@ def test_keeps_a_leap_day_in_a_leap_year():
 def test_leaves_far_dates_and_what_is_not_a_date_alone():
     for value in ["2099-01-01T00:00:00Z", "tomorrow", "", "12-01-2001"]:
         assert future(value, NOW) == value
+
+
+CURSOR = "msg_01JCZ3S8Q5M2T7V9X0B4D6F8H1"
+OTHER = "msg_01JCZ3S8Q5M2T7V9X0B4D6F8H2"
+
+
+def test_keeps_one_cursor_and_only_cursors_the_service_listed():
+    query = {"before": CURSOR, "after": OTHER, "limit": 5}
+    keep_history_rules(query, {CURSOR, OTHER})
+    assert query == {"before": CURSOR, "limit": 5}
+    query = {"after": OTHER}
+    keep_history_rules(query, {CURSOR})
+    assert query == {}
+
+
+def test_leaves_cursors_that_break_the_schema_to_be_refused():
+    for value in ["msg_1", "", 7]:
+        query = {"before": value}
+        keep_history_rules(query, set())
+        assert query == {"before": value}
+
+
+def test_keeps_a_conversation_filter_apart_from_user_and_room_and_any_violation():
+    query = {"conversationId": "conv_x", "userId": "u", "roomId": "r"}
+    keep_history_rules(query, set())
+    assert query == {"conversationId": "conv_x"}
+    for bad in ["", "x" * 257, "a\x00b"]:
+        query = {"conversationId": "conv_x", "userId": bad}
+        keep_history_rules(query, set())
+        assert query == {"userId": bad}
+    query = {"userId": "u", "roomId": "r"}
+    keep_history_rules(query, set())
+    assert query == {"userId": "u", "roomId": "r"}

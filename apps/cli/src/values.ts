@@ -1,12 +1,14 @@
 import { z } from "@agentry/config";
 import {
+  FULL_ACCESS,
+  grantedScopes,
   isId,
   isScope,
   LIMIT_NAMES,
   type LimitName,
   type Limits,
   SCOPES,
-  type Scope,
+  type ScopeGrant,
   TIERS,
   type Tier,
 } from "@agentry/core";
@@ -75,8 +77,9 @@ export function parseLimitOverrides(values: readonly string[] | undefined, tier:
 }
 
 /** `--scopes a,b`: known scopes in their canonical order; none given means all of them. */
-export function parseScopes(value: string | undefined): Scope[] {
-  if (value === undefined) return [...SCOPES];
+/** `--scopes a,b`; left out, a full-access key (decisions.md, "Scopes added"). */
+export function parseScopes(value: string | undefined): ScopeGrant {
+  if (value === undefined) return FULL_ACCESS;
   const given = value
     .split(",")
     .map((scope) => scope.trim())
@@ -86,7 +89,7 @@ export function parseScopes(value: string | undefined): Scope[] {
   for (const scope of given) {
     if (!isScope(scope)) throw new UsageError(`unknown scope '${scope}' (scopes: ${SCOPES.join(", ")})`);
   }
-  return SCOPES.filter((scope) => given.includes(scope));
+  return grantedScopes(given.filter(isScope));
 }
 
 // A date alone means midnight UTC; a time must say its offset, so the expiry does not depend on the machine.

@@ -21,6 +21,7 @@ interface KeyJson {
   name: string;
   prefix: string;
   scopes: string[];
+  fullAccess: boolean;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -49,6 +50,7 @@ describe("keys create", () => {
       name: "ci",
       prefix: secret.slice(0, "agentry_sk_".length + 6),
       scopes: [...SCOPES],
+      fullAccess: true,
       expiresAt: null,
       revokedAt: null,
       lastUsedAt: null,
@@ -92,7 +94,33 @@ describe("keys create", () => {
     const store = await openTestStore(dataDir);
     const found = await store.findApiKeyBySha256(sha256Hex(secret));
     expect(found?.key.scopes).toEqual(["agents:read", "messages:send"]);
+    expect(found?.key.fullAccess).toBe(false);
     expect(found?.key.expiresAt).toBe("2099-06-30T10:00:00.000Z");
+  });
+
+  test("without --scopes the key has full access, shown as today's scopes and said to gain later ones", async () => {
+    const dataDir = await tempDataDir();
+    await createAccount(dataDir, ["acme"]);
+    const result = await run(["keys", "create", "--account", "acme"], dataDir);
+    expect(result.code).toBe(0);
+    const scopesLine = lines(result.stdout).find((line) => line.trim().startsWith("scopes"));
+    expect(scopesLine).toContain(SCOPES.join(", "));
+    expect(scopesLine).toContain("full access: also every scope added later");
+    const secret = lines(result.stdout).at(-1) ?? "";
+    const store = await openTestStore(dataDir);
+    expect((await store.findApiKeyBySha256(sha256Hex(secret)))?.key).toMatchObject({
+      scopes: [...SCOPES],
+      fullAccess: true,
+    });
+
+    // Naming every scope is not full access: the key holds those and no later ones.
+    const named = await run(
+      ["keys", "create", "--account", "acme", "--scopes", SCOPES.join(","), "--json"],
+      dataDir,
+    );
+    expect(JSON.parse(named.stdout)).toMatchObject({ scopes: [...SCOPES], fullAccess: false });
+    const listed = lines((await run(["keys", "list", "--account", "acme"], dataDir)).stdout);
+    expect(listed.filter((line) => line.includes(`${SCOPES.join(",")}+`))).toHaveLength(1);
   });
 
   test("--expires takes a date alone as midnight UTC", async () => {
@@ -123,7 +151,12 @@ describe("keys create", () => {
     expect(result.code).toBe(0);
     const created = JSON.parse(result.stdout) as KeyJson & { key: string };
     expect(isWellFormedApiKey(created.key)).toBe(true);
-    expect(created).toMatchObject({ accountId: account.id, scopes: ["agents:read"], revokedAt: null });
+    expect(created).toMatchObject({
+      accountId: account.id,
+      scopes: ["agents:read"],
+      fullAccess: false,
+      revokedAt: null,
+    });
     const store = await openTestStore(dataDir);
     expect((await store.findApiKeyBySha256(sha256Hex(created.key)))?.key.id).toBe(created.id);
   });
@@ -187,7 +220,8 @@ describe("keys list", () => {
     const result = await run(["keys", "list", "--account", "acme"], dataDir);
     expect(result).toMatchObject({ code: 0, stderr: "" });
     const [header, row1, row2, ...rest] = lines(result.stdout);
-    expect(rest).toEqual([]);
+    // The second key, made without --scopes, has full access: today's scopes, marked, and the mark explained.
+    expect(rest).toEqual(["+ full access: also every scope added later"]);
     expect(header?.split(/\s{2,}/)).toEqual([
       "ID",
       "NAME",
@@ -213,7 +247,7 @@ describe("keys list", () => {
       second.id,
       "-",
       second.secret.slice(0, 17),
-      SCOPES.join(","),
+      `${SCOPES.join(",")}+`,
       created,
       "-",
       "2099-01-31T00:00:00Z",
@@ -239,6 +273,7 @@ describe("keys list", () => {
         name: "ci",
         prefix: key.secret.slice(0, 17),
         scopes: [...SCOPES],
+        fullAccess: true,
         createdAt: expect.any(String),
         lastUsedAt: null,
         expiresAt: null,

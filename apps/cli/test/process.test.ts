@@ -62,7 +62,12 @@ describe.concurrent("the agentry process", () => {
 
     const found = await store.findApiKeyBySha256(sha256Hex(secret));
     expect(found?.account.id).toBe(account.id);
-    expect(found?.key).toMatchObject({ name: "ci", scopes: [...SCOPES], prefix: secret.slice(0, 17) });
+    expect(found?.key).toMatchObject({
+      name: "ci",
+      scopes: [...SCOPES],
+      fullAccess: true,
+      prefix: secret.slice(0, 17),
+    });
     expect(result.stdout).toContain(found?.key.id);
 
     const bytes = await allBytes(dataDir);

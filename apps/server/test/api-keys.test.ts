@@ -1,4 +1,4 @@
-import { isWellFormedApiKey } from "@agentry/core";
+import { isWellFormedApiKey, SCOPES } from "@agentry/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
 
@@ -7,6 +7,7 @@ interface KeyJson {
   name: string;
   prefix: string;
   scopes: string[];
+  fullAccess: boolean;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -36,6 +37,7 @@ describe("POST /v1/api-keys", () => {
     expect(key).toMatchObject({
       name: "ci",
       scopes: ["agents:read"],
+      fullAccess: false,
       expiresAt: "2099-01-01T00:00:00.000Z",
       lastUsedAt: null,
     });
@@ -51,11 +53,30 @@ describe("POST /v1/api-keys", () => {
     const limited = await tenant.keyWith(["keys:manage", "agents:read"]);
     const made = await create({}, limited.key);
     expect(made.status).toBe(201);
-    expect(made.body.data.scopes.sort()).toEqual(["agents:read", "keys:manage"]);
+    expect(made.body.data.scopes).toEqual(["agents:read", "keys:manage"]);
+    expect(made.body.data.fullAccess).toBe(false);
     const escalate = await create({ scopes: ["agents:delete"] }, limited.key);
     expect(escalate.status).toBe(403);
     expect(escalate.body.error.code).toBe("FORBIDDEN");
     expect(escalate.body.error.message).toContain("agents:delete");
+  });
+
+  it("makes a full-access key without scopes when the caller has full access", async () => {
+    const made = await create({ name: "everything" });
+    expect(made.status).toBe(201);
+    expect(made.body.data).toMatchObject({ scopes: [...SCOPES], fullAccess: true });
+    // It holds the scopes added after the first five, as its creator does.
+    const history = await h.request("GET", "/v1/users/u1/export", { key: made.body.data.key! });
+    expect(history.status).toBe(200);
+    const again = await create({}, made.body.data.key!);
+    expect(again.body.data).toMatchObject({ scopes: [...SCOPES], fullAccess: true });
+  });
+
+  it("makes a key holding every scope by name, not full access, from a caller that names every scope", async () => {
+    const named = await tenant.keyWith([...SCOPES]);
+    const made = await create({}, named.key);
+    expect(made.status).toBe(201);
+    expect(made.body.data).toMatchObject({ scopes: [...SCOPES], fullAccess: false });
   });
 
   it("validates the body", async () => {
@@ -96,6 +117,7 @@ describe("GET /v1/api-keys", () => {
       expect(Object.keys(key).sort()).toEqual([
         "createdAt",
         "expiresAt",
+        "fullAccess",
         "id",
         "lastUsedAt",
         "name",

@@ -84,3 +84,46 @@ describe("authentication", () => {
     await expect401({ authorization: `Bearer ${secret}` }, /invalid, revoked or expired/);
   });
 });
+
+describe("scopes", () => {
+  const exportOf = (key: string) => h.request<ErrorBody>("GET", "/v1/users/u1/export", { key });
+
+  it("lets a full-access key through every route, also one whose scope the registry does not list", async () => {
+    const { secret } = await h.gateway.context.accounts.createApiKey({
+      accountId: tenant.accountId,
+      name: "full",
+    });
+    // A registry of an earlier version lists the scopes it knew; full access still holds the later ones.
+    const original = h.gateway.context.accounts.verifyApiKey;
+    h.gateway.context.accounts.verifyApiKey = async (...args) => {
+      const response = await original(...args);
+      response.apiKey!.scopes = [
+        "agents:read",
+        "agents:write",
+        "agents:delete",
+        "messages:send",
+        "keys:manage",
+      ];
+      return response;
+    };
+    try {
+      expect((await exportOf(secret)).status).toBe(200);
+    } finally {
+      h.gateway.context.accounts.verifyApiKey = original;
+    }
+  });
+
+  it("holds a key with explicit scopes to those, whatever is added later", async () => {
+    const { key } = await tenant.keyWith([
+      "agents:read",
+      "agents:write",
+      "agents:delete",
+      "messages:send",
+      "keys:manage",
+    ]);
+    const refused = await exportOf(key);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("FORBIDDEN");
+    expect(refused.body.error.message).toContain("history:read");
+  });
+});

@@ -25,6 +25,8 @@ type Json = Record<string, unknown>;
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 const MISSING_AGENT = "agt_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_KEY = "key_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_CONVERSATION = "conv_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_MESSAGE = "msg_01JAAAAAAAAAAAAAAAAAAAAAAA";
 
 let openai: FakeProviderServer<OpenAIChatBody>;
 let h: Harness;
@@ -284,6 +286,10 @@ describe("the document", () => {
     expect(ids).toEqual(expect.arrayContaining(["createAgent", "listAgents", "getAgent", "updateAgent"]));
     expect(ids).toEqual(expect.arrayContaining(["deleteAgent", "sendMessage", "createApiKey"]));
     expect(ids).toEqual(expect.arrayContaining(["listApiKeys", "revokeApiKey"]));
+    expect(ids).toEqual(
+      expect.arrayContaining(["listConversations", "deleteConversation", "listMessages", "getMessage"]),
+    );
+    expect(ids).toEqual(expect.arrayContaining(["exportUser", "eraseUser"]));
     expect(new Set(ids).size).toBe(ids.length);
   });
 
@@ -630,8 +636,121 @@ describe("API keys", () => {
   });
 });
 
+describe("history", () => {
+  async function conversationOf(agentId: string, userId: string) {
+    openai.reply("Hello there.");
+    const sent = await call("sendMessage", { params: { agentId }, body: { text: "Hi", userId } });
+    expect(sent.status).toBe(200);
+    const listed = await call("listMessages", { params: { agentId }, query: `userId=${userId}&order=asc` });
+    const [first] = (listed.body as { data: { id: string; conversationId: string }[] }).data;
+    return { replyId: (sent.body as { data: { id: string } }).data.id, ...first! };
+  }
+
+  it("reads, deletes, exports and erases as documented", async () => {
+    const agentId = await newAgent();
+    const { replyId, id: messageId, conversationId } = await conversationOf(agentId, "doc-user");
+    const params = { agentId, conversationId, messageId };
+
+    const listed = await call("listConversations", { params, query: "userId=doc-user&limit=1" });
+    expect(listed.status).toBe(200);
+    expect((listed.body as { data: unknown[] }).data).toHaveLength(1);
+    const messages = await call("listMessages", { params, query: `conversationId=${conversationId}` });
+    expect((messages.body as { data: unknown[] }).data).toHaveLength(2);
+    expect((await call("getMessage", { params })).status).toBe(200);
+    expect((await call("getMessage", { params: { ...params, messageId: replyId } })).status).toBe(200);
+
+    // Each line of the export is a document's `HistoryMessage` (the NDJSON content's item schema).
+    const exported = await fetch(`${h.url}/v1/users/doc-user/export`, {
+      headers: { authorization: `Bearer ${tenant.key}` },
+    });
+    const text = await exported.text();
+    expectDocumented("exportUser", { status: exported.status, headers: exported.headers, body: text });
+    const media = (resolve((operation("exportUser").op.responses as Json)["200"]).content as Json)[
+      "application/x-ndjson"
+    ] as Json;
+    const lines = text.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    for (const line of [...lines, ...(media.example as string).trimEnd().split("\n")]) {
+      expect(checker.errors(media.schema, JSON.parse(line)), line).toBeNull();
+    }
+
+    expect((await call("deleteConversation", { params })).status).toBe(200);
+    expect((await call("deleteConversation", { params })).status).toBe(404);
+    expect((await call("getMessage", { params })).status).toBe(404);
+    expect((await call("eraseUser", { params: { userId: "doc-user" } })).status).toBe(200);
+  });
+
+  it("answers the documented 400s and 404s", async () => {
+    const agentId = await newAgent();
+    const { id: messageId } = await conversationOf(agentId, "doc-errors");
+    const missing = {
+      agentId: MISSING_AGENT,
+      conversationId: MISSING_CONVERSATION,
+      messageId: MISSING_MESSAGE,
+    };
+    for (const operationId of ["listConversations", "listMessages", "getMessage", "deleteConversation"]) {
+      expect((await call(operationId, { params: missing })).status, operationId).toBe(404);
+    }
+    const mine = { ...missing, agentId };
+    expect((await call("getMessage", { params: mine })).status).toBe(404);
+    expect((await call("deleteConversation", { params: mine })).status).toBe(404);
+    const unknownConversation = await call("listMessages", {
+      params: mine,
+      query: `conversationId=${MISSING_CONVERSATION}`,
+    });
+    expect(unknownConversation.status).toBe(404);
+    expect((await call("listConversations", { params: mine, query: "limit=0" })).status).toBe(400);
+    expect((await call("listMessages", { params: mine, query: `before=${MISSING_MESSAGE}` })).status).toBe(
+      400,
+    );
+    expect((await call("listMessages", { params: mine, query: `after=${messageId}&limit=1` })).status).toBe(
+      200,
+    );
+    const tooLong = { userId: "x".repeat(257) };
+    expect((await call("exportUser", { params: tooLong })).status).toBe(400);
+    expect((await call("eraseUser", { params: tooLong })).status).toBe(400);
+  });
+
+  it("refuses query values outside the documented parameters of the history lists", async () => {
+    const agentId = await newAgent();
+    const { id: messageId, conversationId } = await conversationOf(agentId, "doc-query");
+    const valueFor = (schema: unknown, raw: string) =>
+      (schema as Json).type === "integer" && /^\d+$/.test(raw) ? Number(raw) : raw;
+    const cases: [string, string, boolean][] = [
+      ["listMessages", `userId=doc-query&roomId=r&limit=100&order=asc&after=${messageId}`, true],
+      ["listMessages", `conversationId=${conversationId}&before=${messageId}`, true],
+      ["listMessages", "limit=0", false],
+      ["listMessages", "limit=101", false],
+      ["listMessages", "order=sideways", false],
+      ["listMessages", `before=${conversationId}`, false],
+      ["listMessages", "userId=", false],
+      ["listMessages", `roomId=${"r".repeat(257)}`, false],
+      ["listMessages", "page=2", false],
+      ["listConversations", "userId=doc-query&roomId=r&limit=1", true],
+      ["listConversations", `before=${messageId}`, false],
+      ["listConversations", "order=asc", false],
+    ];
+    for (const [operationId, query, valid] of cases) {
+      const parameters = (operation(operationId).op.parameters as Json[]).filter((p) => p.in === "query");
+      const documented = [...new URLSearchParams(query)].every(([name, raw]) => {
+        const schema = parameters.find((p) => p.name === name)?.schema;
+        return schema !== undefined && lenient.errors(schema, valueFor(schema, raw)) === null;
+      });
+      expect(documented, `${operationId}?${query}`).toBe(valid);
+      const res = await call(operationId, { params: { agentId }, query });
+      expect(res.status, `${operationId}?${query}`).toBe(valid ? 200 : 400);
+    }
+  });
+});
+
 describe("every authenticated operation", () => {
-  const pathParams = { agentId: MISSING_AGENT, keyId: MISSING_KEY };
+  const pathParams = {
+    agentId: MISSING_AGENT,
+    keyId: MISSING_KEY,
+    conversationId: MISSING_CONVERSATION,
+    messageId: MISSING_MESSAGE,
+    userId: "nobody",
+  };
 
   it("answers 401 without a key and with a malformed one", async () => {
     for (const route of ROUTES) {

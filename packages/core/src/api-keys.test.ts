@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { API_KEY_PREFIX, generateApiKey, isWellFormedApiKey, sha256Hex } from "./api-keys.js";
+import {
+  API_KEY_PREFIX,
+  FULL_ACCESS,
+  generateApiKey,
+  grantedScopes,
+  isWellFormedApiKey,
+  SCOPES,
+  sha256Hex,
+} from "./api-keys.js";
 
 describe("API keys", () => {
   it("generates well-formed, distinct keys whose stored form is their SHA-256", () => {
@@ -31,5 +39,13 @@ describe("API keys", () => {
     expect(isWellFormedApiKey(`${secret}0`)).toBe(false);
     expect(isWellFormedApiKey(`${secret.slice(0, -2)}-_`)).toBe(false);
     expect(isWellFormedApiKey("")).toBe(false);
+  });
+});
+
+describe("scope grants", () => {
+  it("gives full access every scope of this version, and an explicit grant only its own, in canonical order", () => {
+    expect(grantedScopes(FULL_ACCESS)).toEqual([...SCOPES]);
+    expect(grantedScopes(["history:read", "agents:read"])).toEqual(["agents:read", "history:read"]);
+    expect(grantedScopes([])).toEqual([]);
   });
 });

@@ -12,17 +12,38 @@ const CHECKSUM_LENGTH = 6;
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const WELL_FORMED = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${BODY_LENGTH + CHECKSUM_LENGTH}}$`);
 
+/** Every scope of this version, in the order listings show them. */
 export const SCOPES = [
   "agents:read",
   "agents:write",
   "agents:delete",
   "messages:send",
   "keys:manage",
+  "history:read",
+  "history:delete",
+  "usage:read",
+  "webhooks:manage",
+  "plugins:manage",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
+}
+
+/**
+ * The grant of a full-access key (one created without scopes): every scope, including scopes added in later
+ * versions. Kept as this marker rather than as the list of today's scopes, which would freeze the key at the
+ * version that made it.
+ */
+export const FULL_ACCESS = "*";
+
+/** What a key is granted: the scopes named when it was made, or full access. */
+export type ScopeGrant = Scope[] | typeof FULL_ACCESS;
+
+/** The scopes a grant holds in this version, in canonical order. */
+export function grantedScopes(grant: ScopeGrant): Scope[] {
+  return grant === FULL_ACCESS ? [...SCOPES] : SCOPES.filter((scope) => grant.includes(scope));
 }
 
 function randomBase62(length: number): string {

@@ -10,11 +10,14 @@ export {
 } from "./agents.js";
 export {
   API_KEY_PREFIX,
+  FULL_ACCESS,
   generateApiKey,
+  grantedScopes,
   isScope,
   isWellFormedApiKey,
   SCOPES,
   type Scope,
+  type ScopeGrant,
   sha256Hex,
 } from "./api-keys.js";
 export { type IdKind, isId, newId, timeOfId } from "./ids.js";

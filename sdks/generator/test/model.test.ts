@@ -15,6 +15,9 @@ const field = (type: string, name: string) => {
   return found;
 };
 
+const HISTORY =
+  "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).";
+
 describe("model", () => {
   it("has the SDK operations, without the excluded ones, on paths without /v1", () => {
     expect(model.operations.map((o) => `${o.method} ${o.path} ${o.resource.join(".")}.${o.name}`)).toEqual([
@@ -24,6 +27,11 @@ describe("model", () => {
       "PATCH /agents/{agentId} agents.update",
       "DELETE /agents/{agentId} agents.delete",
       "POST /agents/{agentId}/messages agents.messages.send",
+      "GET /agents/{agentId}/messages agents.messages.list",
+      "GET /agents/{agentId}/conversations agents.conversations.list",
+      "DELETE /agents/{agentId}/conversations/{conversationId} agents.conversations.delete",
+      "GET /agents/{agentId}/messages/{messageId} agents.messages.get",
+      "DELETE /users/{userId} users.erase",
       "POST /api-keys apiKeys.create",
       "GET /api-keys apiKeys.list",
       "DELETE /api-keys/{keyId} apiKeys.revoke",
@@ -33,13 +41,18 @@ describe("model", () => {
       {
         path: ["agents"],
         description: "Create, list, read, update and delete agents.",
-        children: [["agents", "messages"]],
+        children: [
+          ["agents", "messages"],
+          ["agents", "conversations"],
+        ],
       },
       {
         path: ["agents", "messages"],
         description: "Talk to an agent, with or without streaming.",
         children: [],
       },
+      { path: ["agents", "conversations"], description: HISTORY, children: [] },
+      { path: ["users"], description: HISTORY, children: [] },
       {
         path: ["apiKeys"],
         description: "Manage the account's API keys (scope `keys:manage`).",

@@ -58,7 +58,8 @@ describe("python emitter", () => {
     expect(resources).toContain(`f"/agents/{path_segment('agent_id', agent_id)}/messages"`);
     expect(resources).toContain('RequestSpec("POST", "/agents", "unsafe", body=body)');
     // Only operations with a body take extra_body.
-    const get = resources.slice(resources.indexOf("    def get("), resources.indexOf("    def update("));
+    const agents = resources.slice(resources.indexOf("class Agents:"));
+    const get = agents.slice(agents.indexOf("    def get("), agents.indexOf("    def update("));
     expect(get).not.toContain("extra_body");
   });
 

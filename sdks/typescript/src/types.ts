@@ -200,7 +200,17 @@ export interface MessageCompletedEvent {
 export type MessageStreamEvent = MessageStartedEvent | MessageDeltaEvent | MessageCompletedEvent;
 
 /** A permission an API key can hold. */
-export type ApiKeyScope = "agents:read" | "agents:write" | "agents:delete" | "messages:send" | "keys:manage";
+export type ApiKeyScope =
+  | "agents:read"
+  | "agents:write"
+  | "agents:delete"
+  | "messages:send"
+  | "keys:manage"
+  | "history:read"
+  | "history:delete"
+  | "usage:read"
+  | "webhooks:manage"
+  | "plugins:manage";
 
 /** An API key record. The secret itself is shown only once, by `apiKeys.create`. */
 export interface ApiKey {
@@ -209,7 +219,10 @@ export interface ApiKey {
   name: string;
   /** The first characters of the secret, to recognise it. */
   prefix: string;
+  /** Every scope the key holds now. */
   scopes: ApiKeyScope[];
+  /** Created without scopes: the key also holds every scope added in later versions. */
+  fullAccess: boolean;
   createdAt: string | null;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -225,7 +238,10 @@ export interface ApiKeyCreated extends ApiKey {
 export interface ApiKeyCreateParams {
   /** A label, up to 200 characters. */
   name?: string;
-  /** The scopes to grant; by default every scope the calling key holds. A key cannot grant more than it holds. */
+  /**
+   * The scopes to grant. By default what the calling key holds: a full-access key makes a full-access key, any
+   * other key one with exactly its own scopes. A key cannot grant more than it holds.
+   */
   scopes?: ApiKeyScope[];
   /** When the key stops working; must be in the future. */
   expiresAt?: string | Date;

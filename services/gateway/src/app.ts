@@ -7,11 +7,12 @@ import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
+import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
-export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes, ...apiKeyRoutes];
+export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes, ...historyRoutes, ...apiKeyRoutes];
 
 /**
  * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and

@@ -12,7 +12,10 @@ import type { ProviderCatalog } from "./providers.js";
 export interface Principal {
   keyId: string;
   accountId: string;
+  /** Every scope the key holds in this version. */
   scopes: ReadonlySet<Scope>;
+  /** Created without scopes: it holds every scope, and the keys it creates without scopes do too. */
+  fullAccess: boolean;
   tier: Tier;
   limits: Limits;
 }

@@ -59,6 +59,7 @@ export function buildGateway(options: GatewayOptions): Gateway {
   const conversations = {
     ...createClient(ConversationService, conversation),
     streamMessage: serverStreamingFn(conversation, ConversationService.method.streamMessage),
+    exportUser: serverStreamingFn(conversation, ConversationService.method.exportUser),
   };
   const providers = new ProviderCatalog({
     load: async () => {

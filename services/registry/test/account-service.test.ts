@@ -114,7 +114,9 @@ describe("api keys", () => {
     expect(isWellFormedApiKey(secret)).toBe(true);
     expect(apiKey).toMatchObject({ accountId, name: "ci", prefix: secret.slice(0, apiKey!.prefix.length) });
     expect(apiKey?.prefix.length).toBeLessThan(secret.length / 2);
+    // Made without scopes: a full-access key, listed with every scope this version has.
     expect(apiKey?.scopes).toEqual([...SCOPES]);
+    expect(apiKey?.fullAccess).toBe(true);
     expect(apiKey?.expireTime).toBeUndefined();
 
     const stored = await h.store.findApiKeyBySha256(sha256Hex(secret));
@@ -132,6 +134,7 @@ describe("api keys", () => {
       scopes: ["messages:send", "agents:read", "agents:read"],
     });
     expect(apiKey?.scopes).toEqual(["agents:read", "messages:send"]);
+    expect(apiKey?.fullAccess).toBe(false);
     const { app } = await failure(h.accounts.createApiKey({ accountId, scopes: ["agents:read", "admin"] }));
     expect(app.code).toBe("INVALID_REQUEST");
     expect(app.message).toContain("admin");

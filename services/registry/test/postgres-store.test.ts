@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SCOPES } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
 import { runPgMigrations } from "@agentry/pg";
@@ -180,6 +181,44 @@ describe("migrations", () => {
       expect((await pool.query("SELECT count(*)::int AS n FROM registry.probe")).rows[0]).toEqual({ n: 0 });
     } finally {
       await pool.end();
+    }
+  });
+
+  it("turns keys holding exactly the five scopes of version 1 into full-access keys, and only those", async () => {
+    const url = await db.createDatabase();
+    const pool = new pg.Pool({ connectionString: url });
+    const keys: [string, string[]][] = [
+      ["all", ["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]],
+      ["all-reordered", ["keys:manage", "messages:send", "agents:delete", "agents:write", "agents:read"]],
+      ["four", ["agents:read", "agents:write", "agents:delete", "messages:send"]],
+      ["one", ["agents:read"]],
+      ["four-twice", ["agents:read", "agents:write", "agents:delete", "messages:send", "agents:read"]],
+    ];
+    try {
+      await runPgMigrations(pool, migrationTarget("registry", PG_MIGRATIONS.slice(0, 1)));
+      await pool.query(
+        "INSERT INTO registry.accounts (id, name, tier, limit_overrides, created_at) VALUES ('acct_A', 'acme', 'standard', '{}', now())",
+      );
+      for (const [name, scopes] of keys) {
+        await pool.query(
+          `INSERT INTO registry.api_keys (id, account_id, name, sha256, prefix, scopes, created_at)
+           VALUES ($1, 'acct_A', $2, $3, 'agentry_sk_abcdef', $4, now())`,
+          [`key_${name}`, name, `sha-${name}`, JSON.stringify(scopes)],
+        );
+      }
+    } finally {
+      await pool.end();
+    }
+    const store = await openRegistryStore({ dataDir: "unused", databaseUrl: url });
+    try {
+      const byName = new Map((await store.listApiKeys("acct_A")).map((key) => [key.name, key]));
+      expect(byName.get("all")).toMatchObject({ fullAccess: true, scopes: [...SCOPES] });
+      expect(byName.get("all-reordered")).toMatchObject({ fullAccess: true, scopes: [...SCOPES] });
+      expect(byName.get("four")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
+      expect(byName.get("one")).toMatchObject({ fullAccess: false, scopes: ["agents:read"] });
+      expect(byName.get("four-twice")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
+    } finally {
+      await store.close();
     }
   });
 

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sqliteSchemaVersion } from "@agentry/sqlite";
+import { SCOPES } from "@agentry/core";
+import { runSqliteMigrations, sqliteSchemaVersion } from "@agentry/sqlite";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openRegistryStore } from "../src/index.js";
 import { REGISTRY_DB_FILE } from "../src/store/sqlite.js";
@@ -118,6 +120,49 @@ describe("SQLite registry file", () => {
       );
     } finally {
       await check.close();
+    }
+  });
+});
+
+describe("SQLite registry schema version 2", () => {
+  it("turns keys holding exactly the five scopes of version 1 into full-access keys, and only those", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-v1-"));
+    try {
+      const v1 = new Database(join(dataDir, REGISTRY_DB_FILE));
+      runSqliteMigrations(v1, { service: "registry", migrations: MIGRATIONS.slice(0, 1) });
+      const at = "2026-01-01T00:00:00.000Z";
+      v1.prepare(
+        "INSERT INTO accounts (id, name, tier, limit_overrides, created_at) VALUES ('acct_A', 'acme', 'standard', '{}', ?)",
+      ).run(at);
+      const insert = v1.prepare(
+        `INSERT INTO api_keys (id, account_id, name, sha256, prefix, scopes, created_at)
+         VALUES (?, 'acct_A', ?, ?, 'agentry_sk_abcdef', ?, ?)`,
+      );
+      const keys: [string, string[]][] = [
+        ["all", ["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]],
+        ["all-reordered", ["keys:manage", "messages:send", "agents:delete", "agents:write", "agents:read"]],
+        ["four", ["agents:read", "agents:write", "agents:delete", "messages:send"]],
+        ["one", ["agents:read"]],
+        ["four-twice", ["agents:read", "agents:write", "agents:delete", "messages:send", "agents:read"]],
+      ];
+      for (const [name, scopes] of keys) {
+        insert.run(`key_${name}`, name, `sha-${name}`, JSON.stringify(scopes), at);
+      }
+      v1.close();
+
+      const store = await openRegistryStore({ dataDir });
+      try {
+        const byName = new Map((await store.listApiKeys("acct_A")).map((key) => [key.name, key]));
+        expect(byName.get("all")).toMatchObject({ fullAccess: true, scopes: [...SCOPES] });
+        expect(byName.get("all-reordered")).toMatchObject({ fullAccess: true, scopes: [...SCOPES] });
+        expect(byName.get("four")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
+        expect(byName.get("one")).toMatchObject({ fullAccess: false, scopes: ["agents:read"] });
+        expect(byName.get("four-twice")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

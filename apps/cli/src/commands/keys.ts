@@ -15,6 +15,10 @@ export async function findAccount(store: RegistryStore, reference: string): Prom
   return account;
 }
 
+/** What marks a full-access key in the table, where a cell holds no spaces (scripts split rows on them). */
+const FULL_ACCESS_MARK = "+";
+const FULL_ACCESS_NOTE = "full access: also every scope added later";
+
 function requireAccountOption(value: string | undefined): string {
   if (value === undefined || value.trim() === "") throw new UsageError("missing --account NAME");
   return value.trim();
@@ -31,7 +35,8 @@ cannot be shown again: only its SHA-256 is stored.
 Options:
   --account NAME      The account's name (or id)
   --name LABEL        A label to recognise the key by
-  --scopes a,b        Comma-separated scopes (default: all): ${SCOPES.join(", ")}
+  --scopes a,b        Comma-separated scopes: ${SCOPES.join(", ")}. Without it the key has full access:
+                      every scope, including scopes added in later versions
   --expires ISO8601   When the key stops working: a date (midnight UTC) or a date-time with offset
   --json              Print the key record and the key as JSON
 
@@ -62,7 +67,7 @@ Example:
       ...renderFields([
         ["name", key.name || "-"],
         ["prefix", key.prefix],
-        ["scopes", key.scopes.join(", ")],
+        ["scopes", key.scopes.join(", ") + (key.fullAccess ? ` (${FULL_ACCESS_NOTE})` : "")],
         ["expires", key.expiresAt === null ? "never" : formatTime(key.expiresAt)],
       ]),
       "The key follows on the last line. It is shown only this once; store it now.",
@@ -76,7 +81,7 @@ function keyRow(key: ApiKeyRecord): string[] {
     key.id,
     key.name || "-",
     key.prefix,
-    key.scopes.join(","),
+    key.scopes.join(",") + (key.fullAccess ? FULL_ACCESS_MARK : ""),
     formatTime(key.createdAt),
     formatTime(key.lastUsedAt),
     formatTime(key.expiresAt),
@@ -117,6 +122,7 @@ Options:
         ["ID", "NAME", "PREFIX", "SCOPES", "CREATED", "LAST USED", "EXPIRES", "REVOKED"],
         keys.map(keyRow),
       ),
+      ...(keys.some((key) => key.fullAccess) ? [`${FULL_ACCESS_MARK} ${FULL_ACCESS_NOTE}`] : []),
     );
   },
 };

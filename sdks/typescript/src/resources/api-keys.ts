@@ -13,7 +13,7 @@ export class ApiKeys {
 
   /**
    * Creates a key. Its secret (`key`) is in this answer only; store it now. Without `scopes` the new key gets
-   * every scope of the calling key, and never more.
+   * what the calling key holds, and never more: full access from a full-access key, its scopes otherwise.
    *
    * Like every create, not retried after a timeout or a 5xx.
    *

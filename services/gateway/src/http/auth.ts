@@ -1,5 +1,8 @@
 import {
   API_KEY_PREFIX,
+  FULL_ACCESS,
+  grantedScopes,
+  isScope,
   isWellFormedApiKey,
   type Limits,
   type Scope,
@@ -7,7 +10,12 @@ import {
   type Tier,
 } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { type AccountService, type Limits as LimitsMessage, Tier as TierEnum } from "@agentry/proto";
+import {
+  type AccountService,
+  type ApiKey,
+  type Limits as LimitsMessage,
+  Tier as TierEnum,
+} from "@agentry/proto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import type { Principal } from "../context.js";
@@ -94,7 +102,8 @@ export class Authenticator {
         return {
           keyId: key.id,
           accountId: account.id,
-          scopes: new Set(key.scopes as Scope[]),
+          scopes: new Set(heldScopes(key)),
+          fullAccess: key.fullAccess,
           tier: TIERS[account.tier],
           limits: toLimits(account.limits),
         };
@@ -111,6 +120,14 @@ export class Authenticator {
     this.entries.set(sha256, entry);
     return entry;
   }
+}
+
+/**
+ * The scopes a key holds here. Full access is every scope this gateway knows, not the list the registry sent
+ * (a registry of an older version lists fewer); names this gateway does not know are left out.
+ */
+export function heldScopes(key: ApiKey): Scope[] {
+  return grantedScopes(key.fullAccess ? FULL_ACCESS : key.scopes.filter(isScope));
 }
 
 function toLimits(message: LimitsMessage | undefined): Limits {

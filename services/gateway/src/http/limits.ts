@@ -12,10 +12,10 @@ const MINUTE_MS = 60_000;
 const DESCRIPTIONS: Record<LimitName, string> = {
   requestsPerMinute: "requests per minute for this account",
   createPerMinute: "agent creations per minute",
-  listPerMinute: "agent listings per minute",
-  getPerMinute: "agent reads per minute",
+  listPerMinute: "listings and exports per minute",
+  getPerMinute: "reads per minute",
   updatePerMinute: "agent updates per minute",
-  deletePerMinute: "agent deletions per minute",
+  deletePerMinute: "deletions per minute",
   messagesPerMinute: "messages per minute to this agent",
   concurrentMessages: "simultaneous messages to this agent",
   maxAgents: "agents",

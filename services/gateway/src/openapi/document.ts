@@ -20,7 +20,7 @@ import {
   responseHeaders,
   statusOf,
 } from "./responses.js";
-import { componentSchemas, listAgentsParameters, STREAM_EVENT_SCHEMA_ID } from "./schemas.js";
+import { componentSchemas, queryParameters, STREAM_EVENT_SCHEMA_ID } from "./schemas.js";
 
 export type OpenApiDocument = JsonSchema & { paths: Record<string, Record<string, JsonSchema>> };
 
@@ -46,10 +46,10 @@ export function openApiPath(routerPath: string): string {
 const LIMIT_ROWS: { name: LimitName; what: string }[] = [
   { name: "requestsPerMinute", what: "Requests per minute, all endpoints (the account's tier limit)" },
   { name: "createPerMinute", what: "Create Agent per minute" },
-  { name: "listPerMinute", what: "List Agents per minute" },
-  { name: "getPerMinute", what: "Get Agent per minute" },
+  { name: "listPerMinute", what: "List Agents, the history lists and exports per minute" },
+  { name: "getPerMinute", what: "Get Agent and Get Message per minute" },
   { name: "updatePerMinute", what: "Update Agent per minute" },
-  { name: "deletePerMinute", what: "Delete Agent per minute" },
+  { name: "deletePerMinute", what: "Delete Agent, Delete Conversation and Erase User per minute" },
   { name: "messagesPerMinute", what: "Send Message per minute, per agent" },
   {
     name: "concurrentMessages",
@@ -80,21 +80,21 @@ function infoDescription(): string {
   return `Create, configure, list, message and delete AI agents. Every call is an HTTP request with a JSON body, authenticated by an API key.
 
 ## Authentication
-Send \`Authorization: Bearer <API key>\`. Keys look like \`${API_KEY_PREFIX}\` followed by 38 letters and digits (the last 6 a checksum, so a mistyped key is refused without a lookup). A missing or invalid key is answered \`401 UNAUTHORIZED\`; a key without the scope an operation needs, \`403 FORBIDDEN\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(", ")}; each operation names its scope (\`x-scopes\`). Rotate keys about every 90 days, keep development and production keys apart, revoke unused keys, and keep keys out of version control.
+Send \`Authorization: Bearer <API key>\`. Keys look like \`${API_KEY_PREFIX}\` followed by 38 letters and digits (the last 6 a checksum, so a mistyped key is refused without a lookup). A missing or invalid key is answered \`401 UNAUTHORIZED\`; a key without the scope an operation needs, \`403 FORBIDDEN\`. Scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(", ")}; each operation names its scope (\`x-scopes\`). A key created without scopes is a full-access key: it holds every scope, including scopes added in later versions; a key created with scopes holds only those. Rotate keys about every 90 days, keep development and production keys apart, revoke unused keys, and keep keys out of version control.
 
 ## Responses
 Success: \`{"success": true, "data": ...}\`; lists add \`pagination\`. Errors: \`{"success": false, "error": {"code", "message", "details"?, "requestId"}}\`, where \`details\` lists field problems as \`{"field": "bio[2]", "issue": "..."}\`. Each code has one status:
 
 ${errorTable()}
 
-Any path answers \`404 NOT_FOUND\` for a route that does not exist and \`405 METHOD_NOT_ALLOWED\` (with \`Allow\`) for a method it does not have. Every response carries \`X-Request-Id\`. Identifiers (\`agt_\`, \`msg_\`, \`key_\`, \`req_\` and a ULID) are opaque strings.
+Any path answers \`404 NOT_FOUND\` for a route that does not exist and \`405 METHOD_NOT_ALLOWED\` (with \`Allow\`) for a method it does not have. Every response carries \`X-Request-Id\`. Identifiers (\`agt_\`, \`conv_\`, \`msg_\`, \`key_\`, \`req_\` and a ULID) are opaque strings.
 
 ## Limits
 Every request spends from the account's tier limit and from its endpoint's limit (for messages, the agent's), and all must allow it. Authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix epoch seconds) for the limit with the least remaining. A refused request is \`429 RATE_LIMIT_EXCEEDED\` with \`Retry-After\` in seconds; retry with exponential backoff. Limits are exact across all gateways that share one Redis.
 
 ${rateLimitTable()}
 
-Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, else \`413\`); \`name\` 1 to ${BOUNDS.nameMaxLength} characters; arrays at most ${BOUNDS.arrayMaxItems} items; string items at most ${formatNumber(BOUNDS.stringItemMaxLength)} characters; a message's \`text\` 1 to ${formatNumber(MESSAGE_BOUNDS.textMaxLength)} characters. No string or object key in a request body may contain the NUL character (U+0000). Lists: \`page\` from 1, \`limit\` 1 to 100 (default 20). Recommended client timeout: 30 seconds.
+Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, else \`413\`); \`name\` 1 to ${BOUNDS.nameMaxLength} characters; arrays at most ${BOUNDS.arrayMaxItems} items; string items at most ${formatNumber(BOUNDS.stringItemMaxLength)} characters; a message's \`text\` 1 to ${formatNumber(MESSAGE_BOUNDS.textMaxLength)} characters. No string or object key in a request body may contain the NUL character (U+0000). Lists: \`page\` from 1, \`limit\` 1 to 100 (default 20); the history lists page by cursor instead (\`before\`, \`after\`, \`limit\` 1 to 100, default 20) and answer \`pagination: {limit, hasMore}\`. Recommended client timeout: 30 seconds.
 
 ## Versioning
 The major version is the first path segment (\`/v1\`). Within it, changes are backward compatible: fields may be added to responses, so clients must ignore fields they do not know. A breaking change is a new major version.`;
@@ -108,7 +108,7 @@ function parameter(name: string): JsonSchema {
     in: "path",
     required: true,
     description: doc.description,
-    schema: { type: "string", examples: [doc.example] },
+    schema: { type: "string", ...doc.bounds, examples: [doc.example] },
   };
 }
 
@@ -170,20 +170,65 @@ function sseContent(): JsonSchema {
   return { schema: schemaRef(STREAM_EVENT_SCHEMA_ID), example: streamExample() };
 }
 
+function hasQueryParameter(doc: OperationDoc, name: string): boolean {
+  return doc.query !== undefined && queryParameters(doc.query).some((parameter) => parameter.name === name);
+}
+
+function ndjsonExample(): string {
+  const common = {
+    agentId: "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+    conversationId: "conv_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+    userId: "user-42",
+    roomId: null,
+  };
+  const lines = [
+    {
+      id: "msg_01JCZ3S8Q5M2T7V9X0B4D6F8H0",
+      ...common,
+      role: "user",
+      text: "Hello!",
+      createdAt: "2026-11-20T09:30:00.000Z",
+    },
+    {
+      id: "msg_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+      ...common,
+      role: "assistant",
+      text: "Hello there.",
+      model: "gpt-4o-mini",
+      modelProvider: "openai",
+      finishReason: "stop",
+      usage: { inputTokens: 42, outputTokens: 3, totalTokens: 45 },
+      latencyMs: 812,
+      createdAt: "2026-11-20T09:30:00.812Z",
+    },
+  ];
+  return lines.map((line) => `${JSON.stringify(line)}\n`).join("");
+}
+
+/**
+ * The `application/x-ndjson` content: `schema` describes each line, as the `text/event-stream` one describes each
+ * event (OpenAPI 3.2 calls this `itemSchema`).
+ */
+function ndjsonContent(itemSchema: string): JsonSchema {
+  return { schema: schemaRef(itemSchema), example: ndjsonExample() };
+}
+
 function authenticatedOperation(route: Route, doc: OperationDoc, responses: Record<string, JsonSchema>) {
   const limits: LimitName[] = ["requestsPerMinute"];
   if (route.limit) limits.push(route.limit);
   if (route.concurrency) limits.push("concurrentMessages");
   const parameters = pathParameters(route.path);
-  if (doc.listQuery) {
-    for (const { name, schema, required } of listAgentsParameters()) {
+  if (doc.query) {
+    for (const { name, schema, required } of queryParameters(doc.query)) {
       const { description, ...rest } = schema;
       parameters.push({ name, in: "query", required, description, schema: rest });
     }
   }
   parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
 
-  const successContent: JsonSchema = { "application/json": { schema: schemaRef(doc.success.schema) } };
+  const successContent: JsonSchema = doc.ndjson
+    ? { "application/x-ndjson": ndjsonContent(doc.success.schema) }
+    : { "application/json": { schema: schemaRef(doc.success.schema) } };
   if (doc.stream) successContent["text/event-stream"] = sseContent();
 
   const scopeNote = `Requires the \`${route.scope}\` scope. Counts against ${limits.map((name) => `\`${name}\``).join(", ")}.`;
@@ -195,7 +240,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     security: [{ [SECURITY_SCHEME]: [route.scope] }],
     "x-scopes": [route.scope],
     "x-rate-limits": limits,
-    ...(doc.listQuery
+    ...(doc.pagination === "page"
       ? {
           "x-pagination": {
             pageParameter: "page",
@@ -206,6 +251,22 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
           },
         }
       : {}),
+    ...(doc.pagination === "cursor"
+      ? {
+          "x-cursor-pagination": {
+            limitParameter: "limit",
+            beforeParameter: "before",
+            afterParameter: "after",
+            ...(hasQueryParameter(doc, "order") ? { orderParameter: "order" } : {}),
+            itemsField: "data",
+            pageInfoField: "pagination",
+            hasMoreField: "hasMore",
+            cursorField: "id",
+          },
+        }
+      : {}),
+    // The SDK generators read JSON and event-stream responses only; until they read NDJSON, the SDKs go without.
+    ...(doc.ndjson ? { "x-sdk-exclude": true } : {}),
     parameters,
     ...(doc.requestBody
       ? {
@@ -378,6 +439,11 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
     tags: [
       { name: "Agents", description: "Create, list, read, update and delete agents." },
       { name: "Messages", description: "Talk to an agent, with or without streaming." },
+      {
+        name: "History",
+        description:
+          "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).",
+      },
       { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
       { name: "Service", description: "Health, readiness and this documentation; no authentication." },
     ],

@@ -1,6 +1,10 @@
-import { TIER_DEFAULTS } from "@agentry/core";
+import { MESSAGE_BOUNDS, TIER_DEFAULTS } from "@agentry/core";
 import type { ErrorCode } from "@agentry/errors";
+import type { z } from "zod";
+import { NUL_FREE_PATTERN } from "../http/body.js";
 import { PING_INTERVAL_MS } from "../http/sse.js";
+import { listAgentsQuery } from "../validation/agents.js";
+import { HISTORY_PAGE, listConversationsQuery, listMessagesQuery } from "../validation/history.js";
 
 /** What the document says about one REST operation beyond what the route table (`ROUTES`) says. */
 export interface OperationDoc {
@@ -13,17 +17,39 @@ export interface OperationDoc {
   success: { status: 200 | 201; schema: string; description: string };
   /** Error codes of this operation beyond the ones every authenticated operation has. */
   errors: ErrorCode[];
-  /** Lists the query parameters of List Agents. */
-  listQuery?: boolean;
+  /** The validation schema of the query parameters; each of its fields is one parameter. */
+  query?: z.ZodType;
+  /** How the list pages: by page number (`x-pagination`) or by cursor (`x-cursor-pagination`). */
+  pagination?: "page" | "cursor";
   /** Answers `text/event-stream` when the body says `stream: true`. */
   stream?: boolean;
+  /** Answers `application/x-ndjson`, one `success.schema` per line, instead of JSON. */
+  ndjson?: boolean;
 }
 
-export const PATH_PARAMETERS: Record<string, { description: string; example: string }> = {
+export const PATH_PARAMETERS: Record<
+  string,
+  { description: string; example: string; bounds?: { minLength: number; maxLength: number; pattern: string } }
+> = {
   agentId: {
     description:
       "The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered `404 AGENT_NOT_FOUND`.",
     example: "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+  },
+  conversationId: {
+    description:
+      "The conversation's id (`conv_…`). An id of another agent's or account's conversation, or not of that form, is answered `404 CONVERSATION_NOT_FOUND`.",
+    example: "conv_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+  },
+  messageId: {
+    description:
+      "The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.",
+    example: "msg_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+  },
+  userId: {
+    description: `The user id, as messages were sent with it, URL-encoded: 1 to ${MESSAGE_BOUNDS.idMaxLength} characters, no U+0000 (otherwise \`400 INVALID_REQUEST\`).`,
+    example: "user-42",
+    bounds: { minLength: 1, maxLength: MESSAGE_BOUNDS.idMaxLength, pattern: NUL_FREE_PATTERN },
   },
   keyId: {
     description:
@@ -31,6 +57,8 @@ export const PATH_PARAMETERS: Record<string, { description: string; example: str
     example: "key_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
   },
 };
+
+const CURSOR_NOTE = `Cursor-paged: \`limit\` 1 to ${HISTORY_PAGE.maxLimit} (default ${HISTORY_PAGE.defaultLimit}); \`before=<id>\` returns the items just older than that one, \`after=<id>\` those just newer, presented in the list's order either way; the next page's cursor is the last item's id (\`before\` it when newest first, \`after\` it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is answered \`400 INVALID_REQUEST\`, as are unknown or repeated parameters and values out of range.`;
 
 /** The authenticated operations, keyed by `METHOD path` as in `ROUTES`. */
 export const OPERATION_DOCS: Record<string, OperationDoc> = {
@@ -49,7 +77,8 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     summary: "List agents",
     description:
       "Lists the caller's agents a page at a time, newest first unless `sortBy` and `order` say otherwise. Out-of-range or unknown query parameters are refused, never clamped; a parameter given twice is refused.",
-    listQuery: true,
+    query: listAgentsQuery,
+    pagination: "page",
     success: { status: 200, schema: "AgentListResponse", description: "One page of agents." },
     errors: ["INVALID_REQUEST"],
   },
@@ -102,12 +131,77 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     ],
     stream: true,
   },
+  "GET /v1/agents/:agentId/conversations": {
+    operationId: "listConversations",
+    tag: "History",
+    summary: "List an agent's conversations",
+    description: `The agent's conversations, newest activity first, optionally only those of one \`userId\` or one \`roomId\` (both: the one conversation). ${CURSOR_NOTE}`,
+    query: listConversationsQuery,
+    pagination: "cursor",
+    success: { status: 200, schema: "ConversationListResponse", description: "One page of conversations." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND"],
+  },
+  "DELETE /v1/agents/:agentId/conversations/:conversationId": {
+    operationId: "deleteConversation",
+    tag: "History",
+    summary: "Delete a conversation",
+    description:
+      "Deletes the conversation and all its messages, in one transaction: they are gone from every read and from every later prompt (the next message with the same `userId` and `roomId` starts a new conversation, with a new id). Deleting it again is answered `404 CONVERSATION_NOT_FOUND`.",
+    success: {
+      status: 200,
+      schema: "ConversationDeletedResponse",
+      description: "The conversation was deleted, with this many messages.",
+    },
+    errors: ["AGENT_NOT_FOUND", "CONVERSATION_NOT_FOUND"],
+  },
+  "GET /v1/agents/:agentId/messages": {
+    operationId: "listMessages",
+    tag: "History",
+    summary: "List an agent's messages",
+    description: `The agent's stored messages, both sides (a message before its reply), newest first unless \`order=asc\`. Filters: \`conversationId\` (one conversation), or \`userId\` (that user's messages in every room), \`roomId\` (every user's in that room), both (one conversation); none: every message of the agent. \`conversationId\` with \`userId\` or \`roomId\` is refused with \`400 INVALID_REQUEST\`. ${CURSOR_NOTE}`,
+    query: listMessagesQuery,
+    pagination: "cursor",
+    success: { status: 200, schema: "HistoryMessageListResponse", description: "One page of messages." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "CONVERSATION_NOT_FOUND"],
+  },
+  "GET /v1/agents/:agentId/messages/:messageId": {
+    operationId: "getMessage",
+    tag: "History",
+    summary: "Get a message",
+    description:
+      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).",
+    success: { status: 200, schema: "HistoryMessageResponse", description: "The message." },
+    errors: ["AGENT_NOT_FOUND", "MESSAGE_NOT_FOUND"],
+  },
+  "GET /v1/users/:userId/export": {
+    operationId: "exportUser",
+    tag: "History",
+    summary: "Export a user's messages",
+    description:
+      "Every message the user exchanged with any agent of the account, oldest first, as NDJSON (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. A failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the export.",
+    success: {
+      status: 200,
+      schema: "HistoryMessage",
+      description: "The user's messages, one JSON object per line; an empty body when there are none.",
+    },
+    errors: ["INVALID_REQUEST"],
+    ndjson: true,
+  },
+  "DELETE /v1/users/:userId": {
+    operationId: "eraseUser",
+    tag: "History",
+    summary: "Erase a user",
+    description:
+      "Erases the user's conversations and messages in every agent of the account, in one transaction, and removes the user id from the usage records, whose counts stay, unattributed. Nothing of them can be read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages, answers the same with `messagesDeleted: 0`.",
+    success: { status: 200, schema: "UserErasedResponse", description: "The user was erased." },
+    errors: ["INVALID_REQUEST"],
+  },
   "POST /v1/api-keys": {
     operationId: "createApiKey",
     tag: "API keys",
     summary: "Create an API key",
     description:
-      "Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant only scopes the calling key holds; without `scopes` it gets all of them.",
+      "Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one with exactly its own scopes.",
     requestBody: "CreateApiKeyRequest",
     success: { status: 201, schema: "ApiKeyResponse", description: "The key created, with its secret." },
     errors: ["INVALID_REQUEST", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],

@@ -5,6 +5,7 @@ import type { ServedProviders } from "../providers.js";
 import { type AgentStatusName, STATUS_VALUES } from "../routes/present.js";
 import { createAgentBody, listAgentsQuery, updateAgentBody } from "../validation/agents.js";
 import { createApiKeyBody } from "../validation/api-keys.js";
+import { HISTORY_PAGE } from "../validation/history.js";
 import { sendMessageBody } from "../validation/messages.js";
 import { TRIMMED_SPACE } from "../validation/text.js";
 import {
@@ -276,6 +277,101 @@ function streamEventSchemas(): Record<string, JsonSchema> {
   return out;
 }
 
+const storedConversationPart = (what: string) =>
+  z
+    .string()
+    .nullable()
+    .meta({ description: `The conversation's \`${what}\`; \`null\` for messages sent without one.` });
+
+const assistantOnly = "Assistant messages only.";
+
+/**
+ * A stored message, either side of an exchange (decisions.md, "Conversation history"). The fields of the call
+ * behind a reply are present on assistant messages only, so they are optional here rather than a second schema.
+ */
+export const HistoryMessage = z
+  .object({
+    id: id("msg", "The message's id; an assistant message has the id its send call answered with"),
+    agentId: id("agt", "The agent of the conversation"),
+    conversationId: id("conv", "The conversation it belongs to"),
+    userId: storedConversationPart("userId"),
+    roomId: storedConversationPart("roomId"),
+    role: z.enum(["user", "assistant"]).meta({
+      description: "`user`: the message sent to the agent; `assistant`: the agent's reply.",
+    }),
+    text: z.string().meta({ description: "The text." }),
+    model: z
+      .string()
+      .optional()
+      .meta({ description: `The model that answered, as the provider names it. ${assistantOnly}` }),
+    modelProvider: z
+      .enum(PROVIDER_NAMES)
+      .optional()
+      .meta({ description: `The provider that answered. ${assistantOnly}` }),
+    finishReason: z
+      .enum(FINISH_REASONS)
+      .nullable()
+      .optional()
+      .meta({
+        description: `Why generation stopped, as in the send reply; \`null\` for replies stored before it was recorded. ${assistantOnly}`,
+      }),
+    usage: Usage.optional().meta({ description: `Tokens used by the call. ${assistantOnly}` }),
+    latencyMs: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: `Milliseconds from receipt to the complete reply. ${assistantOnly}` }),
+    createdAt: timestamp("When the message was received, or the reply was complete."),
+  })
+  .meta({
+    description:
+      "A stored message: the one sent to the agent (`user`) or its reply (`assistant`, with the call's model, provider, finish reason, usage and latency). A message and its reply are stored together, once the reply is complete.",
+  });
+
+export const Conversation = z
+  .object({
+    id: id("conv", "The conversation's id, stable for its life"),
+    agentId: id("agt", "The agent"),
+    userId: storedConversationPart("userId"),
+    roomId: storedConversationPart("roomId"),
+    messageCount: z.number().int().min(0).meta({ description: "Messages it holds, both roles." }),
+    createdAt: timestamp("When its first message was stored."),
+    lastMessageAt: timestamp("When its latest message was stored."),
+  })
+  .meta({
+    description:
+      "The history of one (agent, `userId`, `roomId`): messages sent without `userId` or `roomId` share the default one, whose `userId` and `roomId` are `null`.",
+  });
+
+const CursorPagination = z
+  .object({
+    limit: z.number().int().min(1).max(HISTORY_PAGE.maxLimit).meta({ description: "Page size asked for." }),
+    hasMore: z.boolean().meta({
+      description:
+        "Whether more items lie beyond this page in the direction of paging: the next page is `before` (for `desc`) or `after` (for `asc`) this page's last item's id.",
+    }),
+  })
+  .meta({ description: "Where a page of a cursor-paged list is." });
+
+const cursorList = <T extends z.ZodType>(item: T) =>
+  z.object({ success: z.literal(true), data: z.array(item), pagination: CursorPagination });
+
+const ConversationDeleted = z.object({
+  id: id("conv", "The deleted conversation's id"),
+  deleted: z.literal(true),
+  messagesDeleted: z.number().int().min(0).meta({ description: "Messages deleted with it." }),
+});
+
+const UserErased = z.object({
+  userId: z.string().meta({ description: "The erased user id.", examples: ["user-42"] }),
+  deleted: z.literal(true),
+  messagesDeleted: z.number().int().min(0).meta({
+    description:
+      "Messages this call deleted, in every agent of the account; `0` when there were none left (erasing again, or a user with no messages).",
+  }),
+});
+
 const apiKeyFields = {
   id: id("key", "The key's id"),
   name: z.string().meta({ description: "The key's label; empty when it has none." }),
@@ -283,7 +379,13 @@ const apiKeyFields = {
     description: "The first characters of the key, to recognise it.",
     examples: [`${API_KEY_PREFIX}a1B2c3`],
   }),
-  scopes: z.array(z.enum(SCOPES)).meta({ description: "What the key may do." }),
+  scopes: z
+    .array(z.enum(SCOPES))
+    .meta({ description: "What the key may do: every scope it holds in this version." }),
+  fullAccess: z.boolean().meta({
+    description:
+      "Whether the key was created without scopes: it holds every scope, including scopes added in later versions, which `scopes` then lists as well.",
+  }),
   createdAt: nullableTimestamp("When the key was created."),
   lastUsedAt: nullableTimestamp("When the key was last used, to within a few seconds; `null`: never used."),
   expiresAt: nullableTimestamp("When the key stops working; `null`: never."),
@@ -419,6 +521,16 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["MessageStarted", MessageStarted],
     ["MessageDelta", MessageDelta],
     ["StreamError", StreamError],
+    ["HistoryMessage", HistoryMessage],
+    ["Conversation", Conversation],
+    ["CursorPagination", CursorPagination],
+    ["HistoryMessageResponse", success(HistoryMessage)],
+    ["HistoryMessageListResponse", cursorList(HistoryMessage)],
+    ["ConversationListResponse", cursorList(Conversation)],
+    ["ConversationDeleted", ConversationDeleted],
+    ["ConversationDeletedResponse", success(ConversationDeleted)],
+    ["UserErased", UserErased],
+    ["UserErasedResponse", success(UserErased)],
     ["ApiKey", ApiKey],
     ["ApiKeyResponse", success(ApiKeyCreated)],
     ["ApiKeyListResponse", success(z.array(ApiKey))],
@@ -445,9 +557,11 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
   return { ...input, ...output };
 }
 
-/** The query parameters of List Agents, one JSON Schema each, and which are required. */
-export function listAgentsParameters(): { name: string; schema: JsonSchema; required: boolean }[] {
-  const query = convertSchema(listAgentsQuery, "input");
+/** The query parameters of a list, one JSON Schema each from its validation schema, and which are required. */
+export function queryParameters(
+  schema: z.ZodType = listAgentsQuery,
+): { name: string; schema: JsonSchema; required: boolean }[] {
+  const query = convertSchema(schema, "input");
   const required = new Set((query.required as string[] | undefined) ?? []);
   return Object.entries(query.properties as Record<string, JsonSchema>).map(([name, schema]) => ({
     name,

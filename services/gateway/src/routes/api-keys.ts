@@ -2,6 +2,7 @@ import { isId, type Scope } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { ApiKey } from "@agentry/proto";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { heldScopes } from "../http/auth.js";
 import { readJsonBody } from "../http/body.js";
 import { createApiKeyBody } from "../validation/api-keys.js";
 import { parseOrThrow } from "../validation/issues.js";
@@ -13,7 +14,8 @@ function presentKey(key: ApiKey) {
     id: key.id,
     name: key.name,
     prefix: key.prefix,
-    scopes: key.scopes,
+    scopes: heldScopes(key),
+    fullAccess: key.fullAccess,
     createdAt: key.createTime ? timestampDate(key.createTime).toISOString() : null,
     lastUsedAt: key.lastUsedTime ? timestampDate(key.lastUsedTime).toISOString() : null,
     expiresAt: key.expireTime ? timestampDate(key.expireTime).toISOString() : null,
@@ -22,8 +24,9 @@ function presentKey(key: ApiKey) {
 
 async function createKey({ ctx, gateway, principal, rpc }: HandlerInput): Promise<void> {
   const body = parseOrThrow(createApiKeyBody, await readJsonBody(ctx), "request body");
-  const held = [...principal.scopes];
-  const scopes: Scope[] = body.scopes ?? held;
+  // Without scopes a key gets what its creator holds: full access from a full-access key (an empty list asks the
+  // registry for one), exactly the creator's own scopes otherwise.
+  const scopes: Scope[] = body.scopes ?? (principal.fullAccess ? [] : [...principal.scopes]);
   const missing = scopes.filter((scope) => !principal.scopes.has(scope));
   if (missing.length > 0) {
     throw new AppError(

@@ -60,7 +60,7 @@ async function reportHealth(input: HandlerInput, agent: Agent, failure: AppError
 }
 
 /** Aborts when the caller goes away before the response is complete. */
-function callerGone(input: HandlerInput): AbortController {
+export function callerGone(input: HandlerInput): AbortController {
   const controller = new AbortController();
   input.ctx.res.once("close", () => {
     if (!input.ctx.res.writableFinished) controller.abort();
@@ -92,6 +92,8 @@ async function sendMessage(input: HandlerInput): Promise<void> {
     ...(body.roomId !== undefined ? { roomId: body.roomId } : {}),
     ...(body.context ? { context: body.context as JsonObject } : {}),
     requestId: ctx.state.requestId,
+    // Usage is attributed to the key the message was sent with.
+    apiKeyId: principal.keyId,
   };
   const abort = callerGone(input);
   const options = { ...rpc, timeoutMs: gateway.config.MESSAGE_TIMEOUT_MS, signal: abort.signal };

@@ -17,7 +17,7 @@ export const createApiKeyBody = z.strictObject(
       .optional()
       .meta({
         description:
-          "The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the calling key holds.",
+          "The scopes to grant, each at most once; the calling key must hold them. Unset: what the calling key holds. A full-access key makes a full-access key (every scope, including scopes added in later versions); any other key makes one with exactly its own scopes.",
         uniqueItems: true,
         examples: [["agents:read"]],
       }),

@@ -1,10 +1,12 @@
 import {
+  FULL_ACCESS,
   generateApiKey,
+  grantedScopes,
   isScope,
   LIMIT_NAMES,
   type Limits,
   SCOPES,
-  type Scope,
+  type ScopeGrant,
   type Tier,
 } from "@agentry/core";
 import { AppError } from "@agentry/errors";
@@ -45,8 +47,9 @@ function checkOverrides(tier: Tier, overrides: Partial<Limits>): Partial<Limits>
   return overrides;
 }
 
-function checkScopes(requested: string[]): Scope[] {
-  if (requested.length === 0) return [...SCOPES];
+/** No scopes asked for makes a full-access key (decisions.md, "Scopes added"). */
+function checkScopes(requested: string[]): ScopeGrant {
+  if (requested.length === 0) return FULL_ACCESS;
   const unknown = requested.filter((scope) => !isScope(scope));
   if (unknown.length > 0) {
     throw invalid(
@@ -55,7 +58,7 @@ function checkScopes(requested: string[]): Scope[] {
     );
   }
   // Kept in the canonical order, once each.
-  return SCOPES.filter((scope) => requested.includes(scope));
+  return grantedScopes(requested.filter(isScope));
 }
 
 export function accountService({ store, logger }: RegistryContext): ServiceImpl<typeof AccountService> {

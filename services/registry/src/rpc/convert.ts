@@ -253,6 +253,7 @@ export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
     name: key.name,
     prefix: key.prefix,
     scopes: key.scopes,
+    fullAccess: key.fullAccess,
     createTime: toTimestamp(key.createdAt),
     lastUsedTime: optionalTimestamp(key.lastUsedAt),
     expireTime: optionalTimestamp(key.expiresAt),

@@ -69,6 +69,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX outbox_unpublished ON ${s}.outbox (seq) WHERE published_at IS NULL;
     `,
   },
+  {
+    version: 2,
+    name: "full-access keys",
+    // As SQLite's version 2: keys holding exactly the five scopes of version 1 were made without scopes, and now
+    // hold every scope, later ones included. Containment both ways is equality of the sets.
+    sql: (s) => `
+      UPDATE ${s}.api_keys SET scopes = '["*"]'::jsonb
+      WHERE scopes @> '["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]'::jsonb
+        AND scopes <@ '["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]'::jsonb;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */

@@ -22,7 +22,7 @@
  * connection and process. Updates lock the agent's row (`FOR UPDATE`) for their read-modify-write.
  * Transactions run at READ COMMITTED; a deadlock or serialization failure is retried twice.
  */
-import { type Limits, newId, type Scope, type Tier } from "@agentry/core";
+import { type Limits, newId, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
@@ -31,6 +31,7 @@ import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./
 import { applyAgentPatch } from "./patch.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import { assertAgentQuota } from "./quota.js";
+import { scopesColumn, scopesOfColumn } from "./scopes.js";
 import { applyHealthReport, newAgent } from "./status.js";
 import type {
   AccountRecord,
@@ -81,7 +82,7 @@ interface ApiKeyRow {
   account_id: string;
   name: string;
   prefix: string;
-  scopes: Scope[];
+  scopes: string[];
   created_at: Date;
   last_used_at: Date | null;
   expires_at: Date | null;
@@ -150,7 +151,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     accountId: row.account_id,
     name: row.name,
     prefix: row.prefix,
-    scopes: row.scopes,
+    ...scopesOfColumn(row.scopes),
     createdAt: iso(row.created_at),
     lastUsedAt: isoOrNull(row.last_used_at),
     expiresAt: isoOrNull(row.expires_at),
@@ -433,7 +434,7 @@ export class PostgresRegistryStore implements RegistryStore {
       input.name,
       input.sha256,
       input.prefix,
-      JSON.stringify(input.scopes),
+      JSON.stringify(scopesColumn(input.scopes)),
       now(),
       input.expiresAt,
     ]);

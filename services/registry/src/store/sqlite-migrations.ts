@@ -63,6 +63,21 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX outbox_unpublished ON outbox (seq) WHERE published_at IS NULL;
     `,
   },
+  {
+    version: 2,
+    name: "full-access keys",
+    // Until now a key made without scopes was stored with the five scopes that existed, and so would never hold
+    // the ones added since. Every key holding exactly those five is taken to be such a key. The list is written
+    // out: it is what version 1 knew, whatever SCOPES holds today.
+    sql: `
+      UPDATE api_keys SET scopes = '["*"]'
+      WHERE (SELECT count(DISTINCT value) FROM json_each(api_keys.scopes)) = 5
+        AND NOT EXISTS (
+          SELECT 1 FROM json_each(api_keys.scopes)
+          WHERE value NOT IN ('agents:read', 'agents:write', 'agents:delete', 'messages:send', 'keys:manage')
+        );
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "registry", migrations: MIGRATIONS };

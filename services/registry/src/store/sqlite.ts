@@ -1,11 +1,12 @@
 import { join } from "node:path";
-import { type Limits, newId, type Scope, SizedLru, type Tier } from "@agentry/core";
+import { type Limits, newId, SizedLru, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { applyAgentPatch } from "./patch.js";
 import { assertAgentQuota } from "./quota.js";
+import { scopesColumn, scopesOfColumn } from "./scopes.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import { applyHealthReport, newAgent } from "./status.js";
 import type {
@@ -122,7 +123,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     accountId: row.account_id,
     name: row.name,
     prefix: row.prefix,
-    scopes: JSON.parse(row.scopes) as Scope[],
+    ...scopesOfColumn(JSON.parse(row.scopes) as string[]),
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     expiresAt: row.expires_at,
@@ -385,12 +386,13 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     if (!sql.accountById.get(input.accountId)) {
       throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
     }
+    const scopes = scopesColumn(input.scopes);
     const key: ApiKeyRecord = {
       id: newId("key"),
       accountId: input.accountId,
       name: input.name,
       prefix: input.prefix,
-      scopes: [...input.scopes],
+      ...scopesOfColumn(scopes),
       createdAt: now(),
       lastUsedAt: null,
       expiresAt: input.expiresAt,
@@ -402,7 +404,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       key.name,
       input.sha256,
       key.prefix,
-      JSON.stringify(key.scopes),
+      JSON.stringify(scopes),
       key.createdAt,
       key.expiresAt,
     );

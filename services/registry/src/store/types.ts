@@ -1,4 +1,4 @@
-import type { Limits, Scope, Tier } from "@agentry/core";
+import type { Limits, Scope, ScopeGrant, Tier } from "@agentry/core";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -74,7 +74,10 @@ export interface ApiKeyRecord {
   accountId: string;
   name: string;
   prefix: string;
+  /** The scopes the key holds in this version: for a full-access key, every one. */
   scopes: Scope[];
+  /** Created without scopes: it holds every scope, including those later versions add. */
+  fullAccess: boolean;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -84,7 +87,7 @@ export interface ApiKeyRecord {
 export interface NewApiKey {
   accountId: string;
   name: string;
-  scopes: Scope[];
+  scopes: ScopeGrant;
   expiresAt: string | null;
   /** Lowercase hex SHA-256 of the secret; the secret itself is never stored. */
   sha256: string;

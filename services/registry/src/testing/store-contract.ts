@@ -1,4 +1,4 @@
-import { type Limits, newId, type Tier } from "@agentry/core";
+import { FULL_ACCESS, type Limits, newId, SCOPES, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type {
@@ -533,6 +533,7 @@ export function registryStoreContract(
           name: "ci",
           prefix: "agentry_sk_abcdef",
           scopes: ["agents:read", "messages:send"],
+          fullAccess: false,
           createdAt: expect.stringMatching(ISO_MS),
           lastUsedAt: null,
           expiresAt: "2030-01-02T03:04:05.678Z",
@@ -541,6 +542,27 @@ export function registryStoreContract(
         expect(key).not.toHaveProperty("sha256");
         expect(await store.findApiKeyBySha256(sha256)).toEqual({ key, account });
         expect(await store.findApiKeyBySha256(randomHex())).toBeNull();
+      });
+
+      it("keeps a full-access key as one, holding every scope, however it is read", async () => {
+        const { sha256, input } = newKey({ scopes: FULL_ACCESS });
+        const key = await store.createApiKey(input);
+        expect(key).toMatchObject({ scopes: [...SCOPES], fullAccess: true });
+        expect((await store.findApiKeyBySha256(sha256))?.key).toEqual(key);
+        expect(await store.listApiKeys(account.id)).toEqual([key]);
+        expect(await store.revokeApiKey(key.id)).toMatchObject({ scopes: [...SCOPES], fullAccess: true });
+      });
+
+      it("keeps explicit scopes once each, in canonical order, even when they are every scope", async () => {
+        const { sha256, input } = newKey({ scopes: ["history:read", "agents:read", "history:read"] });
+        expect(await store.createApiKey(input)).toMatchObject({
+          scopes: ["agents:read", "history:read"],
+          fullAccess: false,
+        });
+        expect((await store.findApiKeyBySha256(sha256))?.key.scopes).toEqual(["agents:read", "history:read"]);
+        // Naming every scope of today is not full access: a later version's scopes are not among them.
+        const every = await store.createApiKey(newKey({ scopes: [...SCOPES] }).input);
+        expect(every).toMatchObject({ scopes: [...SCOPES], fullAccess: false });
       });
 
       it("refuses a key for an unknown account", async () => {

@@ -22,10 +22,14 @@ __all__ = [
     "ApiKeyRevoked",
     "ClientIntegration",
     "ClientIntegrationParam",
+    "Conversation",
+    "ConversationDeleted",
     "ERROR_CODE_STATUS",
     "ErrorCode",
     "FieldIssue",
     "FinishReason",
+    "HistoryMessage",
+    "HistoryMessageUsage",
     "MESSAGE_STREAM_EVENTS",
     "MessageCompletedEvent",
     "MessageDelta",
@@ -42,6 +46,7 @@ __all__ = [
     "StatusReason",
     "StreamError",
     "Usage",
+    "UserErased",
 ]
 
 
@@ -93,7 +98,18 @@ document it serves at `/v1/openapi.json` lists only the ones it serves.
 """
 
 
-Scope = Literal["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]
+Scope = Literal[
+    "agents:read",
+    "agents:write",
+    "agents:delete",
+    "messages:send",
+    "keys:manage",
+    "history:read",
+    "history:delete",
+    "usage:read",
+    "webhooks:manage",
+    "plugins:manage",
+]
 
 ERROR_CODE_STATUS: Dict[str, int] = {
     "INVALID_REQUEST": 400,
@@ -101,6 +117,8 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "FORBIDDEN": 403,
     "INSUFFICIENT_QUOTA": 403,
     "AGENT_NOT_FOUND": 404,
+    "CONVERSATION_NOT_FOUND": 404,
+    "MESSAGE_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "PAYLOAD_TOO_LARGE": 413,
@@ -273,7 +291,11 @@ class ApiKey:
     prefix: str
     """The first characters of the key, to recognise it."""
     scopes: List[Scope]
-    """What the key may do."""
+    """What the key may do: every scope it holds in this version."""
+    full_access: bool
+    """Whether the key was created without scopes: it holds every scope, including scopes added in later
+    versions, which `scopes` then lists as well.
+    """
     created_at: Optional[str]
     """When the key was created."""
     last_used_at: Optional[str]
@@ -289,6 +311,7 @@ class ApiKey:
             name=data["name"],
             prefix=data["prefix"],
             scopes=list(data["scopes"]),
+            full_access=data["fullAccess"],
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
@@ -301,6 +324,7 @@ class ApiKey:
         out["name"] = self.name
         out["prefix"] = self.prefix
         out["scopes"] = list(self.scopes)
+        out["fullAccess"] = self.full_access
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at
@@ -316,7 +340,11 @@ class ApiKeyCreated:
     prefix: str
     """The first characters of the key, to recognise it."""
     scopes: List[Scope]
-    """What the key may do."""
+    """What the key may do: every scope it holds in this version."""
+    full_access: bool
+    """Whether the key was created without scopes: it holds every scope, including scopes added in later
+    versions, which `scopes` then lists as well.
+    """
     created_at: Optional[str]
     """When the key was created."""
     last_used_at: Optional[str]
@@ -334,6 +362,7 @@ class ApiKeyCreated:
             name=data["name"],
             prefix=data["prefix"],
             scopes=list(data["scopes"]),
+            full_access=data["fullAccess"],
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
@@ -347,6 +376,7 @@ class ApiKeyCreated:
         out["name"] = self.name
         out["prefix"] = self.prefix
         out["scopes"] = list(self.scopes)
+        out["fullAccess"] = self.full_access
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at
@@ -408,6 +438,79 @@ the API's JSON names. Any keys; those with a meaning: `type`.
 
 
 @dataclass
+class Conversation:
+    """The history of one (agent, `userId`, `roomId`): messages sent without `userId` or `roomId` share the
+    default one, whose `userId` and `roomId` are `null`.
+    """
+
+    id: str
+    """The conversation's id, stable for its life: `conv_` and a ULID. Treat it as opaque."""
+    agent_id: str
+    """The agent: `agt_` and a ULID. Treat it as opaque."""
+    user_id: Optional[str]
+    """The conversation's `userId`; `null` for messages sent without one."""
+    room_id: Optional[str]
+    """The conversation's `roomId`; `null` for messages sent without one."""
+    message_count: int
+    """Messages it holds, both roles."""
+    created_at: str
+    """When its first message was stored."""
+    last_message_at: str
+    """When its latest message was stored."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Conversation:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            user_id=data["userId"],
+            room_id=data["roomId"],
+            message_count=data["messageCount"],
+            created_at=data["createdAt"],
+            last_message_at=data["lastMessageAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["userId"] = self.user_id
+        out["roomId"] = self.room_id
+        out["messageCount"] = self.message_count
+        out["createdAt"] = self.created_at
+        out["lastMessageAt"] = self.last_message_at
+        return out
+
+
+@dataclass
+class ConversationDeleted:
+    id: str
+    """The deleted conversation's id: `conv_` and a ULID. Treat it as opaque."""
+    deleted: bool
+    messages_deleted: int
+    """Messages deleted with it."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConversationDeleted:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+            messages_deleted=data["messagesDeleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
+        out["messagesDeleted"] = self.messages_deleted
+        return out
+
+
+@dataclass
 class FieldIssue:
     """One problem with one field of the request."""
 
@@ -428,6 +531,114 @@ class FieldIssue:
         out: Dict[str, Any] = {}
         out["field"] = self.field
         out["issue"] = self.issue
+        return out
+
+
+@dataclass
+class HistoryMessage:
+    """A stored message: the one sent to the agent (`user`) or its reply (`assistant`, with the call's model,
+    provider, finish reason, usage and latency). A message and its reply are stored together, once the reply
+    is complete.
+    """
+
+    id: str
+    """The message's id; an assistant message has the id its send call answered with: `msg_` and a ULID. Treat it
+    as opaque.
+    """
+    agent_id: str
+    """The agent of the conversation: `agt_` and a ULID. Treat it as opaque."""
+    conversation_id: str
+    """The conversation it belongs to: `conv_` and a ULID. Treat it as opaque."""
+    user_id: Optional[str]
+    """The conversation's `userId`; `null` for messages sent without one."""
+    room_id: Optional[str]
+    """The conversation's `roomId`; `null` for messages sent without one."""
+    role: Literal["user", "assistant"]
+    """`user`: the message sent to the agent; `assistant`: the agent's reply."""
+    text: str
+    """The text."""
+    created_at: str
+    """When the message was received, or the reply was complete."""
+    model: Optional[str] = None
+    """The model that answered, as the provider names it. Assistant messages only."""
+    model_provider: Optional[ModelProvider] = None
+    """The provider that answered. Assistant messages only."""
+    finish_reason: Optional[FinishReason] = None
+    """Why generation stopped, as in the send reply; `null` for replies stored before it was recorded. Assistant
+    messages only.
+    """
+    usage: Optional[HistoryMessageUsage] = None
+    """Tokens used by the call. Assistant messages only."""
+    latency_ms: Optional[int] = None
+    """Milliseconds from receipt to the complete reply. Assistant messages only."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HistoryMessage:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            conversation_id=data["conversationId"],
+            user_id=data["userId"],
+            room_id=data["roomId"],
+            role=data["role"],
+            text=data["text"],
+            model=data.get("model"),
+            model_provider=data.get("modelProvider"),
+            finish_reason=data.get("finishReason"),
+            usage=None if data.get("usage") is None else HistoryMessageUsage.from_dict(data["usage"]),
+            latency_ms=data.get("latencyMs"),
+            created_at=data["createdAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["conversationId"] = self.conversation_id
+        out["userId"] = self.user_id
+        out["roomId"] = self.room_id
+        out["role"] = self.role
+        out["text"] = self.text
+        if self.model is not None:
+            out["model"] = self.model
+        if self.model_provider is not None:
+            out["modelProvider"] = self.model_provider
+        if self.finish_reason is not None:
+            out["finishReason"] = self.finish_reason
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+        if self.latency_ms is not None:
+            out["latencyMs"] = self.latency_ms
+        out["createdAt"] = self.created_at
+        return out
+
+
+@dataclass
+class HistoryMessageUsage:
+    """Tokens used by the call. Assistant messages only."""
+
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    """`inputTokens + outputTokens`."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HistoryMessageUsage:
+        """Reads the JSON object the API sends."""
+        return cls(
+            input_tokens=data["inputTokens"],
+            output_tokens=data["outputTokens"],
+            total_tokens=data["totalTokens"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["inputTokens"] = self.input_tokens
+        out["outputTokens"] = self.output_tokens
+        out["totalTokens"] = self.total_tokens
         return out
 
 
@@ -703,6 +914,34 @@ class Usage:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        return out
+
+
+@dataclass
+class UserErased:
+    user_id: str
+    """The erased user id."""
+    deleted: bool
+    messages_deleted: int
+    """Messages this call deleted, in every agent of the account; `0` when there were none left (erasing again,
+    or a user with no messages).
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UserErased:
+        """Reads the JSON object the API sends."""
+        return cls(
+            user_id=data["userId"],
+            deleted=data["deleted"],
+            messages_deleted=data["messagesDeleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["userId"] = self.user_id
+        out["deleted"] = self.deleted
+        out["messagesDeleted"] = self.messages_deleted
         return out
 
 

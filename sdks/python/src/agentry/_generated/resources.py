@@ -23,11 +23,15 @@ from .models import (
     ApiKeyRevoked,
     ClientIntegration,
     ClientIntegrationParam,
+    Conversation,
+    ConversationDeleted,
+    HistoryMessage,
     ModelProvider,
     PluginConfig,
     PluginConfigParam,
     Reply,
     Scope,
+    UserErased,
 )
 
 __all__ = [
@@ -35,10 +39,14 @@ __all__ = [
     "ApiKeys",
     "AsyncAgents",
     "AsyncApiKeys",
+    "AsyncConversations",
     "AsyncMessages",
     "AsyncResources",
+    "AsyncUsers",
+    "Conversations",
     "Messages",
     "SyncResources",
+    "Users",
 ]
 
 
@@ -198,16 +206,244 @@ class Messages:
         spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", "message", body=body)
         return MessageStream(self._transport, spec, options)
 
+    def list(
+        self,
+        agent_id: str,
+        *,
+        conversation_id: Union[str, NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[HistoryMessage]:
+        """List an agent's messages.
+
+        The agent's stored messages, both sides (a message before its reply), newest first unless `order=asc`.
+        Filters: `conversationId` (one conversation), or `userId` (that user's messages in every room),
+        `roomId` (every user's in that room), both (one conversation); none: every message of the agent.
+        `conversationId` with `userId` or `roomId` is refused with `400 INVALID_REQUEST`. Cursor-paged:
+        `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one, `after=<id>`
+        those just newer, presented in the list's order either way; the next page's cursor is the last item's
+        id (`before` it when newest first, `after` it when oldest first). A cursor that is not an item of this
+        list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated
+        parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            conversation_id: Only the messages of this conversation (`conv_…`). Not with `userId` or `roomId`. An
+                id that is not one of the agent's conversations is answered `404 CONVERSATION_NOT_FOUND`.
+            user_id: Only the messages of this user id, in every room; with `roomId`, one conversation.
+            room_id: Only the messages in this room id, of every user; with `userId`, one conversation.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only messages older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only messages newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "conversationId": conversation_id,
+            "userId": user_id,
+            "roomId": room_id,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", "idempotent", query=query)
+        envelope = self._transport.request(spec, options)
+        return [HistoryMessage.from_dict(x0) for x0 in envelope["data"]]
+
+    def get(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> HistoryMessage:
+        """Get a message.
+
+        One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
+        with).
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}", "idempotent")
+        envelope = self._transport.request(spec, options)
+        return HistoryMessage.from_dict(envelope["data"])
+
+
+class Conversations:
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Conversation]:
+        """List an agent's conversations.
+
+        The agent's conversations, newest activity first, optionally only those of one `userId` or one
+        `roomId` (both: the one conversation). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>`
+        returns the items just older than that one, `after=<id>` those just newer, presented in the list's
+        order either way; the next page's cursor is the last item's id (`before` it when newest first, `after`
+        it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+        answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            user_id: Only the conversations of this user id (in every room).
+            room_id: Only the conversations in this room id (of every user).
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only conversations older than this one (its id): the page just below it. The next page of a
+                `desc` list is `before` its last item's id. Not with `after`.
+            after: Only conversations newer than this one (its id): the page just above it. The next page of an
+                `asc` list is `after` its last item's id. Not with `before`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "userId": user_id,
+            "roomId": room_id,
+            "limit": limit,
+            "before": before,
+            "after": after,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", "idempotent", query=query)
+        envelope = self._transport.request(spec, options)
+        return [Conversation.from_dict(x0) for x0 in envelope["data"]]
+
+    def delete(
+        self,
+        agent_id: str,
+        conversation_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> ConversationDeleted:
+        """Delete a conversation.
+
+        Deletes the conversation and all its messages, in one transaction: they are gone from every read and
+        from every later prompt (the next message with the same `userId` and `roomId` starts a new
+        conversation, with a new id). Deleting it again is answered `404 CONVERSATION_NOT_FOUND`.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            conversation_id: The conversation's id (`conv_…`). An id of another agent's or account's conversation,
+                or not of that form, is answered `404 CONVERSATION_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/conversations/{path_segment('conversation_id', conversation_id)}", "idempotent")
+        envelope = self._transport.request(spec, options)
+        return ConversationDeleted.from_dict(envelope["data"])
+
 
 class Agents:
     """Create, list, read, update and delete agents."""
 
     messages: Messages
     """Talk to an agent, with or without streaming."""
+    conversations: Conversations
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
         self.messages = Messages(transport)
+        self.conversations = Conversations(transport)
 
     def create(
         self,
@@ -507,6 +743,54 @@ class Agents:
         return AgentDeleted.from_dict(envelope["data"])
 
 
+class Users:
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def erase(
+        self,
+        user_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UserErased:
+        """Erase a user.
+
+        Erases the user's conversations and messages in every agent of the account, in one transaction, and
+        removes the user id from the usage records, whose counts stay, unattributed. Nothing of them can be
+        read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages,
+        answers the same with `messagesDeleted: 0`.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            user_id: The user id, as messages were sent with it, URL-encoded: 1 to 256 characters, no U+0000
+                (otherwise `400 INVALID_REQUEST`).
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}", "idempotent")
+        envelope = self._transport.request(spec, options)
+        return UserErased.from_dict(envelope["data"])
+
+
 class ApiKeys:
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -528,14 +812,17 @@ class ApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds; without `scopes` it gets all of them.
+        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
+        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
+        other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
             name: A label for the key: at most 200 characters once trimmed, stored trimmed.
-            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
-                calling key holds.
+            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: what the
+                calling key holds. A full-access key makes a full-access key (every scope, including scopes added in
+                later versions); any other key makes one with exactly its own scopes.
             expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
                 earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.
@@ -641,11 +928,16 @@ class SyncResources:
 
     agents: Agents
     """Create, list, read, update and delete agents."""
+    users: Users
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
     api_keys: ApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
+        self.users = Users(transport)
         self.api_keys = ApiKeys(transport)
 
 
@@ -805,16 +1097,244 @@ class AsyncMessages:
         spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", "message", body=body)
         return AsyncMessageStream(self._transport, spec, options)
 
+    async def list(
+        self,
+        agent_id: str,
+        *,
+        conversation_id: Union[str, NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[HistoryMessage]:
+        """List an agent's messages.
+
+        The agent's stored messages, both sides (a message before its reply), newest first unless `order=asc`.
+        Filters: `conversationId` (one conversation), or `userId` (that user's messages in every room),
+        `roomId` (every user's in that room), both (one conversation); none: every message of the agent.
+        `conversationId` with `userId` or `roomId` is refused with `400 INVALID_REQUEST`. Cursor-paged:
+        `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one, `after=<id>`
+        those just newer, presented in the list's order either way; the next page's cursor is the last item's
+        id (`before` it when newest first, `after` it when oldest first). A cursor that is not an item of this
+        list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated
+        parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            conversation_id: Only the messages of this conversation (`conv_…`). Not with `userId` or `roomId`. An
+                id that is not one of the agent's conversations is answered `404 CONVERSATION_NOT_FOUND`.
+            user_id: Only the messages of this user id, in every room; with `roomId`, one conversation.
+            room_id: Only the messages in this room id, of every user; with `userId`, one conversation.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only messages older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only messages newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "conversationId": conversation_id,
+            "userId": user_id,
+            "roomId": room_id,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", "idempotent", query=query)
+        envelope = await self._transport.request(spec, options)
+        return [HistoryMessage.from_dict(x0) for x0 in envelope["data"]]
+
+    async def get(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> HistoryMessage:
+        """Get a message.
+
+        One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
+        with).
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}", "idempotent")
+        envelope = await self._transport.request(spec, options)
+        return HistoryMessage.from_dict(envelope["data"])
+
+
+class AsyncConversations:
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def list(
+        self,
+        agent_id: str,
+        *,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Conversation]:
+        """List an agent's conversations.
+
+        The agent's conversations, newest activity first, optionally only those of one `userId` or one
+        `roomId` (both: the one conversation). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>`
+        returns the items just older than that one, `after=<id>` those just newer, presented in the list's
+        order either way; the next page's cursor is the last item's id (`before` it when newest first, `after`
+        it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+        answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            user_id: Only the conversations of this user id (in every room).
+            room_id: Only the conversations in this room id (of every user).
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only conversations older than this one (its id): the page just below it. The next page of a
+                `desc` list is `before` its last item's id. Not with `after`.
+            after: Only conversations newer than this one (its id): the page just above it. The next page of an
+                `asc` list is `after` its last item's id. Not with `before`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "userId": user_id,
+            "roomId": room_id,
+            "limit": limit,
+            "before": before,
+            "after": after,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", "idempotent", query=query)
+        envelope = await self._transport.request(spec, options)
+        return [Conversation.from_dict(x0) for x0 in envelope["data"]]
+
+    async def delete(
+        self,
+        agent_id: str,
+        conversation_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> ConversationDeleted:
+        """Delete a conversation.
+
+        Deletes the conversation and all its messages, in one transaction: they are gone from every read and
+        from every later prompt (the next message with the same `userId` and `roomId` starts a new
+        conversation, with a new id). Deleting it again is answered `404 CONVERSATION_NOT_FOUND`.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            conversation_id: The conversation's id (`conv_…`). An id of another agent's or account's conversation,
+                or not of that form, is answered `404 CONVERSATION_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/conversations/{path_segment('conversation_id', conversation_id)}", "idempotent")
+        envelope = await self._transport.request(spec, options)
+        return ConversationDeleted.from_dict(envelope["data"])
+
 
 class AsyncAgents:
     """Create, list, read, update and delete agents."""
 
     messages: AsyncMessages
     """Talk to an agent, with or without streaming."""
+    conversations: AsyncConversations
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
         self.messages = AsyncMessages(transport)
+        self.conversations = AsyncConversations(transport)
 
     async def create(
         self,
@@ -1114,6 +1634,54 @@ class AsyncAgents:
         return AgentDeleted.from_dict(envelope["data"])
 
 
+class AsyncUsers:
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def erase(
+        self,
+        user_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UserErased:
+        """Erase a user.
+
+        Erases the user's conversations and messages in every agent of the account, in one transaction, and
+        removes the user id from the usage records, whose counts stay, unattributed. Nothing of them can be
+        read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages,
+        answers the same with `messagesDeleted: 0`.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            user_id: The user id, as messages were sent with it, URL-encoded: 1 to 256 characters, no U+0000
+                (otherwise `400 INVALID_REQUEST`).
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}", "idempotent")
+        envelope = await self._transport.request(spec, options)
+        return UserErased.from_dict(envelope["data"])
+
+
 class AsyncApiKeys:
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -1135,14 +1703,17 @@ class AsyncApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds; without `scopes` it gets all of them.
+        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
+        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
+        other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
         Args:
             name: A label for the key: at most 200 characters once trimmed, stored trimmed.
-            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: every scope the
-                calling key holds.
+            scopes: The scopes to grant, each at most once; the calling key must hold them. Unset: what the
+                calling key holds. A full-access key makes a full-access key (every scope, including scopes added in
+                later versions); any other key makes one with exactly its own scopes.
             expires_at: When the key stops working: a date-time with a time zone, which must be in the future (an
                 earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
             extra_headers: Headers to add to (or override in) this request.
@@ -1248,9 +1819,14 @@ class AsyncResources:
 
     agents: AsyncAgents
     """Create, list, read, update and delete agents."""
+    users: AsyncUsers
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
     api_keys: AsyncApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
+        self.users = AsyncUsers(transport)
         self.api_keys = AsyncApiKeys(transport)

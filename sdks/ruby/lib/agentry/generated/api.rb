@@ -17,6 +17,8 @@ module Agentry
     "FORBIDDEN" => 403,
     "INSUFFICIENT_QUOTA" => 403,
     "AGENT_NOT_FOUND" => 404,
+    "CONVERSATION_NOT_FOUND" => 404,
+    "MESSAGE_NOT_FOUND" => 404,
     "NOT_FOUND" => 404,
     "AGENT_INACTIVE" => 409,
     "PAYLOAD_TOO_LARGE" => 413,

@@ -99,8 +99,24 @@ module Agentry
       AGENTS_DELETE = "agents:delete"
       MESSAGES_SEND = "messages:send"
       KEYS_MANAGE = "keys:manage"
+      HISTORY_READ = "history:read"
+      HISTORY_DELETE = "history:delete"
+      USAGE_READ = "usage:read"
+      WEBHOOKS_MANAGE = "webhooks:manage"
+      PLUGINS_MANAGE = "plugins:manage"
       # Every value.
-      ALL = [AGENTS_READ, AGENTS_WRITE, AGENTS_DELETE, MESSAGES_SEND, KEYS_MANAGE].freeze
+      ALL = [
+        AGENTS_READ,
+        AGENTS_WRITE,
+        AGENTS_DELETE,
+        MESSAGES_SEND,
+        KEYS_MANAGE,
+        HISTORY_READ,
+        HISTORY_DELETE,
+        USAGE_READ,
+        WEBHOOKS_MANAGE,
+        PLUGINS_MANAGE
+      ].freeze
     end
 
     # An agent, as Get, List, Create and Update return it.
@@ -238,10 +254,17 @@ module Agentry
       field :prefix, "prefix", :string, required: true
 
       # @!attribute [r] scopes
-      #   What the key may do. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`,
-      #   `keys:manage` (Models::Scope).
+      #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
+      #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
+      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
+
+      # @!attribute [r] full_access
+      #   Whether the key was created without scopes: it holds every scope, including scopes added in later
+      #   versions, which `scopes` then lists as well.
+      #   @return [Boolean]
+      field :full_access, "fullAccess", :boolean, required: true
 
       # @!attribute [r] created_at
       #   When the key was created.
@@ -277,10 +300,17 @@ module Agentry
       field :prefix, "prefix", :string, required: true
 
       # @!attribute [r] scopes
-      #   What the key may do. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`,
-      #   `keys:manage` (Models::Scope).
+      #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
+      #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
+      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
+
+      # @!attribute [r] full_access
+      #   Whether the key was created without scopes: it holds every scope, including scopes added in later
+      #   versions, which `scopes` then lists as well.
+      #   @return [Boolean]
+      field :full_access, "fullAccess", :boolean, required: true
 
       # @!attribute [r] created_at
       #   When the key was created.
@@ -326,6 +356,62 @@ module Agentry
       field :type, "type", :string, required: true
     end
 
+    # The history of one (agent, `userId`, `roomId`): messages sent without `userId` or `roomId` share the
+    # default one, whose `userId` and `roomId` are `null`.
+    class Conversation < Agentry::Model
+      # @!attribute [r] id
+      #   The conversation's id, stable for its life: `conv_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The conversation's `userId`; `null` for messages sent without one.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The conversation's `roomId`; `null` for messages sent without one.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+
+      # @!attribute [r] message_count
+      #   Messages it holds, both roles.
+      #   @return [Integer]
+      field :message_count, "messageCount", :integer, required: true
+
+      # @!attribute [r] created_at
+      #   When its first message was stored.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] last_message_at
+      #   When its latest message was stored.
+      #   @return [Time]
+      field :last_message_at, "lastMessageAt", :time, required: true
+    end
+
+    # The ConversationDeleted object.
+    class ConversationDeleted < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted conversation's id: `conv_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+
+      # @!attribute [r] messages_deleted
+      #   Messages deleted with it.
+      #   @return [Integer]
+      field :messages_deleted, "messagesDeleted", :integer, required: true
+    end
+
     # One problem with one field of the request.
     class FieldIssue < Agentry::Model
       # @!attribute [r] field
@@ -336,6 +422,96 @@ module Agentry
       # @!attribute [r] issue
       #   @return [String]
       field :issue, "issue", :string, required: true
+    end
+
+    # A stored message: the one sent to the agent (`user`) or its reply (`assistant`, with the call's
+    # model, provider, finish reason, usage and latency). A message and its reply are stored together,
+    # once the reply is complete.
+    class HistoryMessage < Agentry::Model
+      # @!attribute [r] id
+      #   The message's id; an assistant message has the id its send call answered with: `msg_` and a ULID.
+      #   Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent of the conversation: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] conversation_id
+      #   The conversation it belongs to: `conv_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :conversation_id, "conversationId", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The conversation's `userId`; `null` for messages sent without one.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The conversation's `roomId`; `null` for messages sent without one.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+
+      # @!attribute [r] role
+      #   `user`: the message sent to the agent; `assistant`: the agent's reply. One of `user`, `assistant`.
+      #   @return [String]
+      field :role, "role", :string, required: true
+
+      # @!attribute [r] text
+      #   The text.
+      #   @return [String]
+      field :text, "text", :string, required: true
+
+      # @!attribute [r] model
+      #   The model that answered, as the provider names it. Assistant messages only.
+      #   @return [String]
+      field :model, "model", :string
+
+      # @!attribute [r] model_provider
+      #   The provider that answered. Assistant messages only. One of `openai`, `anthropic`, `local`
+      #   (Models::ModelProvider).
+      #   @return [String]
+      field :model_provider, "modelProvider", :string
+
+      # @!attribute [r] finish_reason
+      #   Why generation stopped, as in the send reply; `null` for replies stored before it was recorded.
+      #   Assistant messages only. One of `stop`, `length`, `content_filter`, `other`
+      #   (Models::FinishReason).
+      #   @return [String, nil]
+      field :finish_reason, "finishReason", [:nullable, :string]
+
+      # @!attribute [r] usage
+      #   Tokens used by the call. Assistant messages only.
+      #   @return [HistoryMessageUsage]
+      field :usage, "usage", "HistoryMessageUsage"
+
+      # @!attribute [r] latency_ms
+      #   Milliseconds from receipt to the complete reply. Assistant messages only.
+      #   @return [Integer]
+      field :latency_ms, "latencyMs", :integer
+
+      # @!attribute [r] created_at
+      #   When the message was received, or the reply was complete.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+    end
+
+    # Tokens used by the call. Assistant messages only.
+    class HistoryMessageUsage < Agentry::Model
+      # @!attribute [r] input_tokens
+      #   @return [Integer]
+      field :input_tokens, "inputTokens", :integer, required: true
+
+      # @!attribute [r] output_tokens
+      #   @return [Integer]
+      field :output_tokens, "outputTokens", :integer, required: true
+
+      # @!attribute [r] total_tokens
+      #   `inputTokens + outputTokens`.
+      #   @return [Integer]
+      field :total_tokens, "totalTokens", :integer, required: true
     end
 
     # Data of `message.delta`: the next piece of the reply's text.
@@ -520,6 +696,24 @@ module Agentry
       #   `inputTokens + outputTokens`.
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
+    end
+
+    # The UserErased object.
+    class UserErased < Agentry::Model
+      # @!attribute [r] user_id
+      #   The erased user id.
+      #   @return [String]
+      field :user_id, "userId", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+
+      # @!attribute [r] messages_deleted
+      #   Messages this call deleted, in every agent of the account; `0` when there were none left (erasing
+      #   again, or a user with no messages).
+      #   @return [Integer]
+      field :messages_deleted, "messagesDeleted", :integer, required: true
     end
   end
 end

@@ -14,6 +14,13 @@ module Agentry
         @agents ||= Agents.new(@transport)
       end
 
+      # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+      # `history:delete`).
+      # @return [Users]
+      def users
+        @users ||= Users.new(@transport)
+      end
+
       # Manage the account's API keys (scope `keys:manage`).
       # @return [ApiKeys]
       def api_keys
@@ -27,6 +34,13 @@ module Agentry
       # @return [Agents::Messages]
       def messages
         @messages ||= Messages.new(@transport)
+      end
+
+      # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+      # `history:delete`).
+      # @return [Agents::Conversations]
+      def conversations
+        @conversations ||= Conversations.new(@transport)
       end
 
       # Create an agent.
@@ -434,6 +448,247 @@ module Agentry
             &block
           )
         end
+
+        # List an agent's messages.
+        #
+        # The agent's stored messages, both sides (a message before its reply), newest first unless
+        # `order=asc`. Filters: `conversationId` (one conversation), or `userId` (that user's messages in
+        # every room), `roomId` (every user's in that room), both (one conversation); none: every message of
+        # the agent. `conversationId` with `userId` or `roomId` is refused with `400 INVALID_REQUEST`.
+        # Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that
+        # one, `after=<id>` those just newer, presented in the list's order either way; the next page's cursor
+        # is the last item's id (`before` it when newest first, `after` it when oldest first). A cursor that
+        # is not an item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are
+        # unknown or repeated parameters and values out of range.
+        #
+        # Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param conversation_id [String] Only the messages of this conversation (`conv_…`). Not with `userId`
+        #   or `roomId`. An id that is not one of the agent's conversations is answered `404
+        #   CONVERSATION_NOT_FOUND`.
+        # @param user_id [String] Only the messages of this user id, in every room; with `roomId`, one
+        #   conversation.
+        # @param room_id [String] Only the messages in this room id, of every user; with `userId`, one
+        #   conversation.
+        # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+        # @param before [String] Only messages older than this one (its id): the page just below it. The next
+        #   page of a `desc` list is `before` its last item's id. Not with `after`.
+        # @param after [String] Only messages newer than this one (its id): the page just above it. The next
+        #   page of an `asc` list is `after` its last item's id. Not with `before`.
+        # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+        #   either way. Server default: `desc`. One of `asc`, `desc`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Array<Models::HistoryMessage>]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(
+          agent_id,
+          conversation_id: nil,
+          user_id: nil,
+          room_id: nil,
+          limit: nil,
+          before: nil,
+          after: nil,
+          order: nil,
+          request_options: nil
+        )
+          query = {
+            "conversationId" => conversation_id,
+            "userId" => user_id,
+            "roomId" => room_id,
+            "limit" => limit,
+            "before" => before,
+            "after" => after,
+            "order" => order
+          }
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/messages",
+            type: [:array, "HistoryMessage"],
+            safety: :idempotent,
+            query: query,
+            options: request_options
+          )
+        end
+
+        # Get a message.
+        #
+        # One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
+        # with).
+        #
+        # Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param message_id [String] The message's id (`msg_…`), as a list or the send call gave it. An id of
+        #   another agent's or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::HistoryMessage]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def get(agent_id, message_id, request_options: nil)
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/messages/#{path_segment(:message_id, message_id)}",
+            type: "HistoryMessage",
+            safety: :idempotent,
+            options: request_options
+          )
+        end
+      end
+
+      # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+      # `history:delete`).
+      class Conversations < Agentry::Resource
+        # List an agent's conversations.
+        #
+        # The agent's conversations, newest activity first, optionally only those of one `userId` or one
+        # `roomId` (both: the one conversation). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>`
+        # returns the items just older than that one, `after=<id>` those just newer, presented in the list's
+        # order either way; the next page's cursor is the last item's id (`before` it when newest first,
+        # `after` it when oldest first). A cursor that is not an item of this list (unknown, or another
+        # agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of
+        # range.
+        #
+        # Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param user_id [String] Only the conversations of this user id (in every room).
+        # @param room_id [String] Only the conversations in this room id (of every user).
+        # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+        # @param before [String] Only conversations older than this one (its id): the page just below it. The
+        #   next page of a `desc` list is `before` its last item's id. Not with `after`.
+        # @param after [String] Only conversations newer than this one (its id): the page just above it. The
+        #   next page of an `asc` list is `after` its last item's id. Not with `before`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Array<Models::Conversation>]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(
+          agent_id,
+          user_id: nil,
+          room_id: nil,
+          limit: nil,
+          before: nil,
+          after: nil,
+          request_options: nil
+        )
+          query = {
+            "userId" => user_id,
+            "roomId" => room_id,
+            "limit" => limit,
+            "before" => before,
+            "after" => after
+          }
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/conversations",
+            type: [:array, "Conversation"],
+            safety: :idempotent,
+            query: query,
+            options: request_options
+          )
+        end
+
+        # Delete a conversation.
+        #
+        # Deletes the conversation and all its messages, in one transaction: they are gone from every read and
+        # from every later prompt (the next message with the same `userId` and `roomId` starts a new
+        # conversation, with a new id). Deleting it again is answered `404 CONVERSATION_NOT_FOUND`.
+        #
+        # Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param conversation_id [String] The conversation's id (`conv_…`). An id of another agent's or
+        #   account's conversation, or not of that form, is answered `404 CONVERSATION_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::ConversationDeleted]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def delete(agent_id, conversation_id, request_options: nil)
+          api_request(
+            :delete,
+            "/agents/#{path_segment(:agent_id, agent_id)}/conversations/#{path_segment(:conversation_id, conversation_id)}",
+            type: "ConversationDeleted",
+            safety: :idempotent,
+            options: request_options
+          )
+        end
+      end
+    end
+
+    # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    # `history:delete`).
+    class Users < Agentry::Resource
+      # Erase a user.
+      #
+      # Erases the user's conversations and messages in every agent of the account, in one transaction, and
+      # removes the user id from the usage records, whose counts stay, unattributed. Nothing of them can be
+      # read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages,
+      # answers the same with `messagesDeleted: 0`.
+      #
+      # Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param user_id [String] The user id, as messages were sent with it, URL-encoded: 1 to 256
+      #   characters, no U+0000 (otherwise `400 INVALID_REQUEST`).
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::UserErased]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def erase(user_id, request_options: nil)
+        api_request(
+          :delete,
+          "/users/#{path_segment(:user_id, user_id)}",
+          type: "UserErased",
+          safety: :idempotent,
+          options: request_options
+        )
       end
     end
 
@@ -442,7 +697,9 @@ module Agentry
       # Create an API key.
       #
       # Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-      # grant only scopes the calling key holds; without `scopes` it gets all of them.
+      # grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
+      # full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
+      # other key makes one with exactly its own scopes.
       #
       # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
       #
@@ -451,8 +708,10 @@ module Agentry
       #
       # @param name [String] A label for the key: at most 200 characters once trimmed, stored trimmed.
       # @param scopes [Array<String, Symbol>] The scopes to grant, each at most once; the calling key must
-      #   hold them. Unset: every scope the calling key holds. One of `agents:read`, `agents:write`,
-      #   `agents:delete`, `messages:send`, `keys:manage` (Models::Scope).
+      #   hold them. Unset: what the calling key holds. A full-access key makes a full-access key (every
+      #   scope, including scopes added in later versions); any other key makes one with exactly its own
+      #   scopes. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`, `keys:manage`,
+      #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage` (Models::Scope).
       # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
       #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
