@@ -49,6 +49,6 @@ export const ELIZA_MODEL_PROVIDER_NAMES = Object.keys(ELIZA_MODEL_PROVIDERS) as 
 ];
 
 /** The elizaOS names that an agent of this provider would be imported with. */
-export function elizaNamesOf(provider: ProviderName): ElizaModelProvider[] {
+export function elizaNamesOf(provider: string): ElizaModelProvider[] {
   return ELIZA_MODEL_PROVIDER_NAMES.filter((name) => ELIZA_MODEL_PROVIDERS[name] === provider);
 }

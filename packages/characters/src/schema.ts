@@ -51,8 +51,9 @@ const personalityList = (description: string) =>
 
 /** Whether an object names `one` or, failing that, `other`, as JSON Schema states it (`if`/`then`). */
 const oneOfRequired = (one: string, other: string) => {
-  const then = { required: [other] };
-  return { if: { not: { required: [one] } }, then };
+  // Each `required` names its property beside it, as strict JSON Schema validators (Ajv's strict mode) ask.
+  const then = { required: [other], properties: { [other]: {} } };
+  return { if: { not: { required: [one], properties: { [one]: {} } } }, then };
 };
 
 export const messageContent = z

@@ -7,6 +7,7 @@ import { createAgentBody, listAgentsQuery, updateAgentBody } from "../validation
 import { createApiKeyBody } from "../validation/api-keys.js";
 import { sendMessageBody } from "../validation/messages.js";
 import { TRIMMED_SPACE } from "../validation/text.js";
+import { narrowCharacterFile, registerCharacterSchemas } from "./characters.js";
 import {
   type ComponentRegistry,
   componentRegistry,
@@ -429,6 +430,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["Readiness", Readiness],
   ];
   for (const [name, schema] of named) responses.add(schema, { id: name });
+  registerCharacterSchemas(requests, responses, Agent, FieldIssue);
 
   const input = convertRegistry(requests, "input");
   input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();
@@ -437,7 +439,10 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     const properties = input[request]!.properties as Record<string, JsonSchema>;
     properties.settings = { ...properties.settings, properties: settings.properties };
   }
-  if (served) narrowToDeployment(input, served);
+  if (served) {
+    narrowToDeployment(input, served);
+    narrowCharacterFile(input.CharacterFile!, served);
+  }
   const output = { ...convertRegistry(responses, "output"), ...streamEventSchemas() };
   for (const id of Object.keys(input)) {
     if (id in output) throw new Error(`schema id ${id} is both a request and a response`);
