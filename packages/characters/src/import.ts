@@ -46,19 +46,24 @@ export type ImportResult =
 /** The keys of `settings` an import reads for itself; the rest stay in the agent's settings as they are. */
 const CONSUMED_SETTINGS = ["model", "secrets", "agentry"];
 
-/** Every string or object key holding U+0000, which no store keeps as text, by path. */
-function nulCharacterPaths(value: unknown, path: string, out: FieldIssue[]): void {
-  const refuse = (at: string) =>
-    out.push({ field: at || "body", issue: "must not contain the NUL character (U+0000)" });
+/**
+ * Every value no store keeps, by path, wherever it is (fields the schema leaves open included): a string or
+ * object key holding U+0000, and a number beyond a double's range, which `JSON.parse` reads as Infinity.
+ */
+function unstorablePaths(value: unknown, path: string, out: FieldIssue[]): void {
+  const refuse = (at: string, issue: string) => out.push({ field: at || "body", issue });
+  const NUL = "must not contain the NUL character (U+0000)";
   if (typeof value === "string") {
-    if (value.includes("\u0000")) refuse(path);
+    if (value.includes("\u0000")) refuse(path, NUL);
+  } else if (typeof value === "number") {
+    if (!Number.isFinite(value)) refuse(path, "must be a number within a double's range (about ±1.8e308)");
   } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) nulCharacterPaths(item, `${path}[${i}]`, out);
+    for (const [i, item] of value.entries()) unstorablePaths(item, `${path}[${i}]`, out);
   } else if (isJsonObject(value)) {
     for (const [key, item] of Object.entries(value)) {
       const at = path ? `${path}.${key}` : key;
-      if (key.includes("\u0000")) refuse(at);
-      else nulCharacterPaths(item, at, out);
+      if (key.includes("\u0000")) refuse(at, NUL);
+      else unstorablePaths(item, at, out);
     }
   }
 }
@@ -88,7 +93,7 @@ function pluginName(plugin: JsonValue): string | undefined {
 export function importCharacter(input: unknown, options: ImportOptions = {}): ImportResult {
   const inCatalogue = options.inCatalogue ?? (() => false);
   const issues: FieldIssue[] = [];
-  nulCharacterPaths(input, "", issues);
+  unstorablePaths(input, "", issues);
   const result = characterFile.safeParse(input);
   if (!result.success) issues.push(...toFieldIssues(result.error));
   if (issues.length > 0 || !result.success) return { ok: false, issues };

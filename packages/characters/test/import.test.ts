@@ -260,6 +260,15 @@ describe("problems", () => {
     ]);
   });
 
+  it("refuse a number beyond a double's range anywhere, even in fields kept as they are", () => {
+    expect(
+      refused(JSON.parse('{"name": "a", "clientConfig": {"n": 1e400}, "settings": {"x": [-1e999]}}')),
+    ).toEqual([
+      { field: "clientConfig.n", issue: "must be a number within a double's range (about ±1.8e308)" },
+      { field: "settings.x[0]", issue: "must be a number within a double's range (about ±1.8e308)" },
+    ]);
+  });
+
   it("refuse what is not an object, and U+0000 anywhere", () => {
     expect(refused([])).toEqual([{ field: "body", issue: "must be a JSON object" }]);
     expect(refused({ name: "a", lore: ["x\u0000"], settings: { "k\u0000": 1 } })).toEqual([
