@@ -42,7 +42,8 @@ export const CHARACTER_OPERATION_DOCS: Record<string, OperationDoc> = {
       },
     ],
     errors: ["INVALID_REQUEST", "INSUFFICIENT_QUOTA", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
-    // The export answers a bare file, not an envelope the SDK generator models; the SDKs add both by hand.
+    // Left out of the generated SDKs with the export, which answers a bare file, not the envelope the generator
+    // models: the two belong together in a client.
     sdkExclude: true,
   },
   "GET /v1/agents/:agentId/character": {
