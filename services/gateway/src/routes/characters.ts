@@ -8,7 +8,7 @@ import {
   type FieldIssue,
   importCharacter,
 } from "@agentry/characters";
-import { isId, type ProviderName } from "@agentry/core";
+import { isId, type ProviderName, publicSettings } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Router } from "@koa/router";
@@ -35,8 +35,11 @@ function invalid(details: FieldIssue[]): AppError {
 function presentDraft(
   agent: AgentFields,
 ): Omit<AgentJson, "id" | "status" | "statusReason" | "createdAt" | "updatedAt" | "apiEndpoint"> {
-  const { secrets: _hidden, ...settings } = agent.settings;
-  return { ...agent, settings: settings as JsonObject, clients: agent.clients as JsonValue[] };
+  return {
+    ...agent,
+    settings: publicSettings(agent.settings) as JsonObject,
+    clients: agent.clients as JsonValue[],
+  };
 }
 
 /**
