@@ -17,7 +17,8 @@ function firstSentence(message: string): string {
 
 /**
  * Parses one command's arguments strictly (every command also takes --help) and checks the number of positional
- * arguments against their names; any mistake becomes a UsageError.
+ * arguments against their names; any mistake becomes a UsageError. A last name ending in `...` takes any number
+ * of arguments, at least one.
  */
 export function parseCommandArgs<const O extends OptionsConfig>(
   args: string[],
@@ -36,6 +37,7 @@ export function parseCommandArgs<const O extends OptionsConfig>(
   if (positionals.length < positionalNames.length) {
     throw new UsageError(`missing ${positionalNames.slice(positionals.length).join(" ")}`);
   }
+  if (positionalNames.at(-1)?.endsWith("...")) return parsed;
   if (positionals.length > positionalNames.length) {
     throw new UsageError(`unexpected argument '${positionals[positionalNames.length]}'`);
   }

@@ -1,6 +1,8 @@
+import path from "node:path";
 import type { RegistryStore } from "@agentry/registry";
 import type { Command, CommandContext } from "./command.js";
 import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
+import { agentsExport, agentsImport } from "./commands/agents.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";
 import { type CliConfig, loadConfig } from "./config.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./errors.js";
@@ -25,6 +27,8 @@ export const COMMANDS: readonly Command[] = [
   keysCreate,
   keysList,
   keysRevoke,
+  agentsImport,
+  agentsExport,
 ];
 
 const GROUPS = [...new Set(COMMANDS.map((command) => command.group))];
@@ -37,7 +41,7 @@ function commandPath(command: Command): string {
 
 function mainHelp(): string {
   const width = Math.max(...COMMANDS.map((command) => `${command.group} ${command.name}`.length));
-  return `${PROGRAM}: administer the Agentry registry (accounts and API keys)
+  return `${PROGRAM}: administer the Agentry registry (accounts, API keys, agents from character files)
 
 Usage:
   ${PROGRAM} <group> <command> [options]
@@ -166,6 +170,8 @@ async function execute(command: Command, args: string[], io: CliIo): Promise<num
       return store;
     },
     now: () => new Date(),
+    // pnpm runs the CLI in its package directory and says in INIT_CWD where the user ran it.
+    path: (file) => path.resolve(io.env.INIT_CWD ?? io.cwd ?? process.cwd(), file),
   };
 
   let code: number;

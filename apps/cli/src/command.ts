@@ -10,6 +10,8 @@ export interface CommandContext {
   /** The registry store, opened on first use (so a wrong command line never touches it) and closed by the CLI. */
   store(): Promise<RegistryStore>;
   now(): Date;
+  /** A path given on the command line, absolute: relative ones are relative to where the user ran the CLI. */
+  path(file: string): string;
 }
 
 export interface Command {

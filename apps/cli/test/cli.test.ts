@@ -12,7 +12,15 @@ describe("help", () => {
     const result = await run(args, dataDir);
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(result.stdout).toContain("Usage:\n  agentry <group> <command> [options]");
-    for (const command of ["accounts create", "accounts list", "keys create", "keys list", "keys revoke"]) {
+    for (const command of [
+      "accounts create",
+      "accounts list",
+      "keys create",
+      "keys list",
+      "keys revoke",
+      "agents import",
+      "agents export",
+    ]) {
       expect(result.stdout).toContain(command);
     }
     expect(existsSync(dataDir)).toBe(false);
@@ -43,7 +51,8 @@ describe("help", () => {
 describe("command line mistakes", () => {
   test.each([
     [[], "agentry: missing command (run 'agentry --help' for usage)"],
-    [["agents"], "agentry: unknown command 'agents' (run 'agentry --help' for usage)"],
+    [["webhooks"], "agentry: unknown command 'webhooks' (run 'agentry --help' for usage)"],
+    [["agents"], "agentry agents: missing command, one of import, export"],
     [["--json"], "agentry: unknown command '--json'"],
     [["accounts"], "agentry accounts: missing command, one of create, list"],
     [["keys", "delete"], "agentry keys: unknown command 'delete', expected one of create, list, revoke"],

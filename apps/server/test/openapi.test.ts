@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { ACCEPTED_MODEL_PROVIDERS } from "@agentry/characters";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import type { Scope } from "@agentry/core";
 import { ROUTES } from "@agentry/gateway";
@@ -513,7 +514,13 @@ describe("agents", () => {
           visit(item, `${where}.${key}[${i}]`);
       }
     };
-    for (const operationId of ["createAgent", "updateAgent", "sendMessage", "createApiKey"]) {
+    for (const operationId of [
+      "createAgent",
+      "updateAgent",
+      "sendMessage",
+      "createApiKey",
+      "importCharacter",
+    ]) {
       visit(requestSchema(operationId) as Json, operationId);
     }
     expect(seen.has(resolve({ $ref: "#/components/schemas/JsonValue" }))).toBe(true);
@@ -740,6 +747,113 @@ describe("history", () => {
       const res = await call(operationId, { params: { agentId }, query });
       expect(res.status, `${operationId}?${query}`).toBe(valid ? 200 : 400);
     }
+  });
+});
+
+describe("character files", () => {
+  const file = {
+    name: "Eliza",
+    bio: "A bot.",
+    modelProvider: "groq",
+    plugins: ["@elizaos/plugin-sql"],
+    knowledge: ["fact", { path: "docs/a.md" }],
+    settings: { secrets: { KEY: "sk-hidden-0001" }, model: "gpt-4o-mini" },
+  };
+
+  it("import, dry run, export and the schema answer as documented", async () => {
+    expect((await call("importCharacter", { query: "dryRun=true", body: file })).status).toBe(200);
+    const created = await call("importCharacter", { body: file });
+    expect(created.status).toBe(201);
+    const agentId = (created.body as { data: { id: string } }).data.id;
+    expect((await call("exportCharacter", { params: { agentId } })).status).toBe(200);
+    expect((await call("exportCharacter", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
+    const schema = await call("getCharacterSchema", { key: null });
+    expect(schema.status).toBe(200);
+    const small = await h.tenant({ maxAgents: 1 });
+    await newAgent(small.key);
+    const over = await call("importCharacter", { key: small.key, body: file });
+    expect((over.body as { error: { code: string } }).error.code).toBe("INSUFFICIENT_QUOTA");
+  });
+
+  it("refuses what the CharacterFile schema refuses, and accepts what it accepts", async () => {
+    const cases: [unknown, boolean][] = [
+      [{ name: "x" }, true],
+      [{}, false],
+      [{ name: "  " }, false],
+      [{ name: "a", bio: "   " }, false],
+      [{ name: "a", bio: ["", "x"] }, false],
+      [{ name: "a", bio: Array(101).fill("b") }, false],
+      [{ name: "a", knowledge: Array(101).fill({ path: "p" }) }, false],
+      [{ name: "a", lore: Array(1001).fill("l") }, false],
+      [{ name: "a", modelProvider: "bedrock" }, false],
+      [{ name: "a", modelProvider: "anthropic" }, false],
+      [{ name: "a", modelProvider: "llama_local" }, true],
+      [{ name: "a", modelProvider: "llama_local", settings: { model: "gpt-4o" } }, false],
+      [{ name: "a", modelProvider: "llama_local", settings: { model: " SmolLM2-135M-Instruct " } }, true],
+      [{ name: "a", settings: { agentry: { modelProvider: "local" }, model: "gpt-4o" } }, false],
+      [{ name: "a", modelProvider: "openai", settings: { agentry: { modelProvider: "local" } } }, true],
+      [
+        {
+          name: "a",
+          modelProvider: "llama_local",
+          settings: { agentry: { modelProvider: "openai" }, model: "x" },
+        },
+        true,
+      ],
+      [{ name: "a", settings: { model: "any-model-at-all" } }, true],
+      [{ name: "a", settings: { agentry: { modelProvider: "anthropic" } } }, false],
+      [{ name: "a", knowledge: [{ shared: true }] }, false],
+      [{ name: "a", knowledge: [{ directory: "d" }, "fact"] }, true],
+      [{ name: "a", messageExamples: [[{ content: { text: "x" } }]] }, false],
+      [
+        {
+          name: "a",
+          messageExamples: [
+            [{ user: "u", content: { text: "x", action: "NONE" } }],
+            { examples: [{ name: "n", content: {} }] },
+          ],
+        },
+        true,
+      ],
+      [{ name: "a", messageExamples: [{ examples: [], extra: 1 }] }, false],
+      [{ name: "a", settings: { temperature: 3 } }, false],
+      [{ name: "a", settings: { maxTokens: 8192, temperature: null, voice: 1 } }, true],
+      [{ name: "a", settings: { agentry: { unknown: 1 } } }, false],
+      [{ name: "a", twitterProfile: { id: 1 }, clientConfig: null }, true],
+      [{ name: "a", secrets: { K: [1] } }, false],
+      [{ name: "a", plugins: [""] }, false],
+      [{ name: "a", style: { all: ["x"], custom: 1 } }, true],
+      [{ name: "a", extra: { "k\u0000": 1 } }, false],
+    ];
+    for (const [body, valid] of cases) {
+      const label = `importCharacter ${JSON.stringify(body).slice(0, 80)}`;
+      expect(lenient.errors(requestSchema("importCharacter"), body) === null, `${label}: schema`).toBe(valid);
+      const res = await call("importCharacter", { body });
+      if (valid) expect(res.status, label).toBe(201);
+      else {
+        expect(res.status, label).toBe(400);
+        expect((res.body as { error: { details?: unknown[] } }).error.details?.length, label).toBeGreaterThan(
+          0,
+        );
+      }
+    }
+  });
+
+  it("names a provider the deployment does not serve as the file does, and says which it serves", async () => {
+    const res = await call("importCharacter", { body: { name: "a", modelProvider: "anthropic" } });
+    const served = ACCEPTED_MODEL_PROVIDERS.filter((name) => name !== "anthropic");
+    expect((res.body as { error: { details: unknown[] } }).error.details).toEqual([
+      {
+        field: "modelProvider",
+        issue: `must be one of the providers this deployment serves: ${served.join(", ")}`,
+      },
+    ]);
+    const agentry = await call("importCharacter", {
+      body: { name: "a", settings: { agentry: { modelProvider: "anthropic" } } },
+    });
+    expect((agentry.body as { error: { details: { field: string }[] } }).error.details[0]!.field).toBe(
+      "settings.agentry.modelProvider",
+    );
   });
 });
 

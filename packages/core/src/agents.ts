@@ -69,3 +69,26 @@ export function generationSettingsIssues(
   }
   return issues;
 }
+
+/**
+ * `settings.secrets` is write-only (decisions.md, "Character files"): stored for the agent, never part of any read,
+ * event or export, so a key pasted into a character file cannot leak back out through the API.
+ */
+export const SECRETS_SETTING = "secrets";
+
+/** An agent's settings as every read presents them: without `secrets`. */
+export function publicSettings<T extends Readonly<Record<string, unknown>>>(settings: T): T {
+  if (!Object.hasOwn(settings, SECRETS_SETTING)) return settings;
+  const { [SECRETS_SETTING]: _hidden, ...rest } = settings;
+  return rest as T;
+}
+
+/**
+ * The settings an update of `settings` leaves. Since reads never show `secrets`, settings read, changed and
+ * written back do not hold them: such an update keeps the stored ones. Sending `secrets` replaces them (`{}`
+ * clears them).
+ */
+export function updatedSettings<T extends Readonly<Record<string, unknown>>>(stored: T, sent: T): T {
+  if (Object.hasOwn(sent, SECRETS_SETTING) || !Object.hasOwn(stored, SECRETS_SETTING)) return sent;
+  return { ...sent, [SECRETS_SETTING]: stored[SECRETS_SETTING] };
+}

@@ -7,6 +7,9 @@ export {
   MESSAGE_BOUNDS,
   PROVIDER_NAMES,
   type ProviderName,
+  publicSettings,
+  SECRETS_SETTING,
+  updatedSettings,
 } from "./agents.js";
 export {
   API_KEY_PREFIX,

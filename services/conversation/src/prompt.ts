@@ -1,5 +1,6 @@
+import { type CharacterTraits, characterTraits, spokenByCharacter } from "@agentry/characters";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { fitHistory } from "./history.js";
+import { fitHistory, turnTokens } from "./history.js";
 import type { PromptMessage } from "./providers/types.js";
 import type { HistoryLimits } from "./store/types.js";
 
@@ -12,19 +13,49 @@ export interface AgentProfile {
   goals: string[];
 }
 
+/**
+ * The most example conversations of a character (`personality.messageExamples`) one prompt shows. A few show
+ * the voice and the shape of a reply; more cost tokens the history needs and steer little further.
+ */
+export const MAX_EXAMPLE_CONVERSATIONS = 4;
+
+/**
+ * The share of the history's token budget (`CONTEXT_TOKEN_BUDGET`) example conversations may take. They are
+ * chosen first, so the history keeps the rest, at least three quarters: what was said in this conversation
+ * matters more to the next reply than how the character talks in general, and an agent without examples keeps
+ * the whole budget for its history.
+ */
+export const EXAMPLE_BUDGET_SHARE = 0.25;
+
 /** The agent's profile as a system prompt; parts that are empty are left out. */
-export function systemPrompt(profile: AgentProfile): string {
+export function systemPrompt(profile: AgentProfile, exampleMessages = 0): string {
+  const traits = characterTraits(profile.personality);
   const sections: string[] = [];
   const name = profile.name.trim();
-  if (name) sections.push(`You are ${name}. Stay in character and answer as ${name}.`);
+  const system = traits.system ? withAgentName(traits.system, name).trim() : "";
+  if (system) sections.push(system);
+  else if (name) sections.push(`You are ${name}. Stay in character and answer as ${name}.`);
   const bio = bullets(profile.bio);
   if (bio) sections.push(`About you:\n${bio}`);
-  const personality = personalityLines(profile.personality);
+  const lore = bullets(traits.lore);
+  if (lore) sections.push(`Your background:\n${lore}`);
+  const adjectives = inline(traits.adjectives);
+  if (adjectives) sections.push(`You are ${adjectives}.`);
+  const topics = inline(traits.topics);
+  if (topics) sections.push(`Topics you know well and like to talk about: ${topics}.`);
+  const personality = personalityLines(profile.personality, traits);
   if (personality) sections.push(`Your personality and communication style:\n${personality}`);
+  const guidelines = bullets(traits.guidelines);
+  if (guidelines) sections.push(`How you write your replies:\n${guidelines}`);
   const knowledge = bullets(profile.knowledge);
   if (knowledge) sections.push(`Your areas of knowledge:\n${knowledge}`);
   const goals = bullets(profile.goals);
   if (goals) sections.push(`Your goals:\n${goals}`);
+  if (exampleMessages > 0) {
+    sections.push(
+      `The first ${exampleMessages} messages below are example conversations that show how you talk; they are not part of this conversation.`,
+    );
+  }
   return sections.join("\n\n");
 }
 
@@ -34,25 +65,81 @@ export function contextSection(context: JsonObject | undefined): string {
   return `Context supplied with this message (JSON; it applies to this message only):\n${JSON.stringify(context)}`;
 }
 
+/**
+ * The character's example conversations as turns of the prompt, within `tokenBudget` (each message costed as a
+ * turn of history is): in the file's order, whole conversations only, at most `MAX_EXAMPLE_CONVERSATIONS`; one
+ * that does not fit is passed over for a shorter one after it. Each starts with the other party and ends with
+ * the character, and turns alternate, as providers require and as the history that follows expects.
+ */
+export function exampleTurns(profile: AgentProfile, tokenBudget: number): PromptMessage[] {
+  const turns: PromptMessage[] = [];
+  let tokens = 0;
+  let conversations = 0;
+  for (const conversation of characterTraits(profile.personality).examples) {
+    if (conversations === MAX_EXAMPLE_CONVERSATIONS) break;
+    const messages = alternating(
+      conversation.map((line) => ({
+        role: spokenByCharacter(line.speaker, conversation, profile.name) ? "assistant" : "user",
+        text: withAgentName(line.text, profile.name.trim()),
+      })),
+    );
+    const cost = messages.reduce((sum, message) => sum + turnTokens(message.text), 0);
+    if (messages.length === 0 || tokens + cost > tokenBudget) continue;
+    turns.push(...messages);
+    tokens += cost;
+    conversations += 1;
+  }
+  return turns;
+}
+
 export interface PromptInput {
   profile: AgentProfile;
   context: JsonObject | undefined;
   /** Stored turns of this conversation, oldest first: at least those that fit the limits. */
   history: readonly PromptMessage[];
   text: string;
-  /** What of the history the prompt may use; the system prompt and the new message are always sent whole. */
+  /**
+   * What of the budget the prompt may spend on the character's example conversations and the history together;
+   * the system prompt and the new message are always sent whole.
+   */
   historyLimits: HistoryLimits;
 }
 
 /**
- * The prompt of one call: the system prompt (profile, then this message's context), the history that fits the
- * limits (`fitHistory`), then the new message.
+ * The prompt of one call: the system prompt (profile, then this message's context), the character's example
+ * conversations (`exampleTurns`, within `EXAMPLE_BUDGET_SHARE` of the budget), the history that fits what they
+ * leave (`fitHistory`), then the new message.
  */
 export function buildPrompt(input: PromptInput): { system: string; messages: PromptMessage[] } {
-  const system = [systemPrompt(input.profile), contextSection(input.context)].filter(Boolean).join("\n\n");
-  const messages = fitHistory(input.history, input.historyLimits);
+  const { maxTurns, tokenBudget } = input.historyLimits;
+  const examples = exampleTurns(input.profile, Math.floor(tokenBudget * EXAMPLE_BUDGET_SHARE));
+  const spent = examples.reduce((sum, message) => sum + turnTokens(message.text), 0);
+  const system = [systemPrompt(input.profile, examples.length), contextSection(input.context)]
+    .filter(Boolean)
+    .join("\n\n");
+  const messages = [
+    ...examples,
+    ...fitHistory(input.history, { maxTurns, tokenBudget: tokenBudget - spent }),
+  ];
   messages.push({ role: "user", text: input.text });
   return { system, messages };
+}
+
+/** Messages merged where one speaker speaks twice, cut to start with the other party and end with the character. */
+function alternating(messages: readonly PromptMessage[]): PromptMessage[] {
+  const merged: PromptMessage[] = [];
+  for (const message of messages) {
+    const last = merged.at(-1);
+    if (last?.role === message.role) last.text = `${last.text}\n${message.text}`;
+    else if (last !== undefined || message.role === "user") merged.push({ ...message });
+  }
+  if (merged.at(-1)?.role === "user") merged.pop();
+  return merged;
+}
+
+/** elizaOS files name the character `{{agentName}}` in texts meant for any character. */
+function withAgentName(text: string, name: string): string {
+  return name ? text.replace(/\{\{\s*agentName\s*\}\}/g, name) : text;
 }
 
 function bullets(items: readonly string[]): string {
@@ -63,8 +150,17 @@ function bullets(items: readonly string[]): string {
     .join("\n");
 }
 
-function personalityLines(personality: JsonObject): string {
-  return Object.entries(personality)
+function inline(items: readonly string[]): string {
+  return items
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .join(", ");
+}
+
+/** The personality's own traits: every key but the character fields `characterTraits` reads (or sets aside). */
+function personalityLines(personality: JsonObject, traits: CharacterTraits): string {
+  return traits.plain
+    .map((key) => [key, personality[key]!] as const)
     .filter(([, value]) => !isEmpty(value))
     .map(([key, value]) => `- ${key}: ${render(value)}`)
     .join("\n");

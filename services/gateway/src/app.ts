@@ -7,12 +7,19 @@ import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
+import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
-export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes, ...historyRoutes, ...apiKeyRoutes];
+export const ROUTES: Route[] = [
+  ...agentRoutes,
+  ...characterRoutes,
+  ...messageRoutes,
+  ...historyRoutes,
+  ...apiKeyRoutes,
+];
 
 /**
  * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and
@@ -52,6 +59,7 @@ export function buildApp(
     (providers) =>
       buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: gateway.config.PUBLIC_BASE_URL, providers }),
   );
+  characterSchemaRoute(router);
   for (const route of ROUTES) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);
   }

@@ -10,6 +10,7 @@ import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
 import { BODY_LIMIT_BYTES } from "../http/body.js";
 import type { ServedProviders } from "../providers.js";
 import type { Route } from "../routes/table.js";
+import { characterSchemaPath } from "./characters.js";
 import { type JsonSchema, schemaRef } from "./convert.js";
 import { AUTHENTICATED_ERRORS, OPERATION_DOCS, type OperationDoc, PATH_PARAMETERS } from "./operations.js";
 import {
@@ -218,11 +219,10 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
   if (route.limit) limits.push(route.limit);
   if (route.concurrency) limits.push("concurrentMessages");
   const parameters = pathParameters(route.path);
-  if (doc.query) {
-    for (const { name, schema, required } of queryParameters(doc.query)) {
-      const { description, ...rest } = schema;
-      parameters.push({ name, in: "query", required, description, schema: rest });
-    }
+  const query = [...(doc.query ? queryParameters(doc.query) : []), ...(doc.queryParameters?.() ?? [])];
+  for (const { name, schema, required } of query) {
+    const { description, ...rest } = schema;
+    parameters.push({ name, in: "query", required, description, schema: rest });
   }
   parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
 
@@ -230,6 +230,16 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     ? { "application/x-ndjson": ndjsonContent(doc.success.schema) }
     : { "application/json": { schema: schemaRef(doc.success.schema) } };
   if (doc.stream) successContent["text/event-stream"] = sseContent();
+  const successes = Object.fromEntries(
+    (doc.otherSuccess ?? []).map((other) => [
+      String(other.status),
+      {
+        description: other.description,
+        headers: { ...responseHeaders("always"), ...other.headers },
+        content: { "application/json": { schema: schemaRef(other.schema) } },
+      },
+    ]),
+  );
 
   const scopeNote = `Requires the \`${route.scope}\` scope. Counts against ${limits.map((name) => `\`${name}\``).join(", ")}.`;
   return {
@@ -240,6 +250,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     security: [{ [SECURITY_SCHEME]: [route.scope] }],
     "x-scopes": [route.scope],
     "x-rate-limits": limits,
+    ...(doc.sdkExclude ? { "x-sdk-exclude": true } : {}),
     ...(doc.pagination === "page"
       ? {
           "x-pagination": {
@@ -280,9 +291,10 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     responses: {
       [String(doc.success.status)]: {
         description: doc.success.description,
-        headers: responseHeaders("always"),
+        headers: { ...responseHeaders("always"), ...doc.success.headers },
         content: successContent,
       },
+      ...successes,
       ...errorResponses([...doc.errors, ...AUTHENTICATED_ERRORS], responses),
     },
   };
@@ -352,6 +364,7 @@ function serviceOperations(
         },
       },
     },
+    ...characterSchemaPath(plain),
     [DOCS_PATH]: {
       get: {
         operationId: "getDocs",

@@ -5,6 +5,17 @@ import { NUL_FREE_PATTERN } from "../http/body.js";
 import { PING_INTERVAL_MS } from "../http/sse.js";
 import { listAgentsQuery } from "../validation/agents.js";
 import { HISTORY_PAGE, listConversationsQuery, listMessagesQuery } from "../validation/history.js";
+import { CHARACTER_OPERATION_DOCS } from "./characters.js";
+import type { JsonSchema } from "./convert.js";
+
+export interface SuccessDoc {
+  status: 200 | 201;
+  /** The component schema of the JSON body. */
+  schema: string;
+  description: string;
+  /** Headers beyond those every response has. */
+  headers?: Record<string, JsonSchema>;
+}
 
 /** What the document says about one REST operation beyond what the route table (`ROUTES`) says. */
 export interface OperationDoc {
@@ -14,7 +25,13 @@ export interface OperationDoc {
   description: string;
   /** The component schema of the JSON request body. */
   requestBody?: string;
-  success: { status: 200 | 201; schema: string; description: string };
+  success: SuccessDoc;
+  /** Other successful answers, for another form of the request (a dry run). */
+  otherSuccess?: SuccessDoc[];
+  /** Query parameters beyond List Agents', one JSON Schema each. */
+  queryParameters?: () => { name: string; schema: JsonSchema; required: boolean }[];
+  /** Left out of the generated SDKs (`x-sdk-exclude`). */
+  sdkExclude?: boolean;
   /** Error codes of this operation beyond the ones every authenticated operation has. */
   errors: ErrorCode[];
   /** The validation schema of the query parameters; each of its fields is one parameter. */
@@ -223,6 +240,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     success: { status: 200, schema: "ApiKeyRevokedResponse", description: "The key was revoked." },
     errors: ["NOT_FOUND"],
   },
+  ...CHARACTER_OPERATION_DOCS,
 };
 
 /** The error codes every authenticated operation can answer. */

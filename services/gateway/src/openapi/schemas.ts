@@ -8,6 +8,7 @@ import { createApiKeyBody } from "../validation/api-keys.js";
 import { HISTORY_PAGE } from "../validation/history.js";
 import { sendMessageBody } from "../validation/messages.js";
 import { TRIMMED_SPACE } from "../validation/text.js";
+import { narrowCharacterFile, registerCharacterSchemas } from "./characters.js";
 import {
   type ComponentRegistry,
   componentRegistry,
@@ -541,6 +542,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["Readiness", Readiness],
   ];
   for (const [name, schema] of named) responses.add(schema, { id: name });
+  registerCharacterSchemas(requests, responses, Agent, FieldIssue);
 
   const input = convertRegistry(requests, "input");
   input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();
@@ -549,7 +551,10 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     const properties = input[request]!.properties as Record<string, JsonSchema>;
     properties.settings = { ...properties.settings, properties: settings.properties };
   }
-  if (served) narrowToDeployment(input, served);
+  if (served) {
+    narrowToDeployment(input, served);
+    narrowCharacterFile(input.CharacterFile!, served);
+  }
   const output = { ...convertRegistry(responses, "output"), ...streamEventSchemas() };
   for (const id of Object.keys(input)) {
     if (id in output) throw new Error(`schema id ${id} is both a request and a response`);

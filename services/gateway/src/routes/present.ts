@@ -1,3 +1,4 @@
+import { publicSettings } from "@agentry/core";
 import {
   type Agent,
   AgentSortField,
@@ -66,7 +67,10 @@ function isoTime(value: Parameters<typeof timestampDate>[0] | undefined): string
   return value ? timestampDate(value).toISOString() : new Date(0).toISOString();
 }
 
-/** The public JSON of an agent; `apiEndpoint` is built from the configured public base URL. */
+/**
+ * The public JSON of an agent; `apiEndpoint` is built from the configured public base URL. Every read of an agent
+ * (create, get, list, update, import) goes through here, so the write-only `settings.secrets` is left out here.
+ */
 export function presentAgent(agent: Agent, publicBaseUrl: string): AgentJson {
   const spec = agent.spec;
   return {
@@ -77,7 +81,7 @@ export function presentAgent(agent: Agent, publicBaseUrl: string): AgentJson {
     knowledge: spec?.knowledge ?? [],
     goals: spec?.goals ?? [],
     clients: jsonArray(spec?.clients),
-    settings: spec?.settings ?? {},
+    settings: publicSettings(spec?.settings ?? {}),
     modelProvider: spec?.modelProvider ?? null,
     model: spec?.model ?? null,
     plugins: jsonArray(spec?.plugins),

@@ -57,6 +57,13 @@ describe("outbox events", () => {
     });
   });
 
+  it("never carries the agent's write-only secrets", () => {
+    const withSecrets = { ...created, settings: { temperature: 0.4, secrets: { API_KEY: "sk-1" } } };
+    const [event] = agentCreated(withSecrets);
+    expect(event!.payload).toEqual({ agent: { ...created } });
+    expect(JSON.stringify(agentUpdated(created, withSecrets))).not.toContain("sk-1");
+  });
+
   it("a health report is agent.status_changed with the new reason, and nothing when the status stayed", () => {
     expect(agentStatusChanged(created, failed)).toEqual([
       {

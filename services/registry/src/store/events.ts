@@ -1,3 +1,4 @@
+import { publicSettings } from "@agentry/core";
 import type { AgentRecord, JsonObject, NewOutboxEvent, OutboxEvent } from "./types.js";
 
 /**
@@ -43,7 +44,7 @@ function event(type: OutboxEvent["type"], agent: AgentRecord, payload: JsonObjec
   return { type, accountId: agent.accountId, agentId: agent.id, payload };
 }
 
-/** The agent as an event payload: the same fields as the record, in JSON. */
+/** The agent as an event payload: the same fields as the record, in JSON, without the write-only secrets. */
 function agentPayload(agent: AgentRecord): JsonObject {
   return {
     id: agent.id,
@@ -54,7 +55,7 @@ function agentPayload(agent: AgentRecord): JsonObject {
     knowledge: agent.knowledge,
     goals: agent.goals,
     clients: agent.clients,
-    settings: agent.settings,
+    settings: publicSettings(agent.settings),
     modelProvider: agent.modelProvider,
     model: agent.model,
     plugins: agent.plugins,

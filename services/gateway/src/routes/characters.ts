@@ -1,0 +1,150 @@
+import {
+  ACCEPTED_MODEL_PROVIDERS,
+  type AgentFields,
+  characterFileName,
+  characterJsonSchema,
+  ELIZA_MODEL_PROVIDERS,
+  exportCharacter,
+  type FieldIssue,
+  importCharacter,
+} from "@agentry/characters";
+import { isId, type ProviderName, publicSettings } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { Router } from "@koa/router";
+import type { GatewayState } from "../context.js";
+import { readJsonBody } from "../http/body.js";
+import { createAgentBody } from "../validation/agents.js";
+import { importCharacterQuery } from "../validation/characters.js";
+import { parseOrThrow } from "../validation/issues.js";
+import { modelChoiceIssues } from "../validation/models.js";
+import { type AgentJson, presentAgent, toAgentSpec } from "./present.js";
+import type { HandlerInput, Route } from "./table.js";
+
+/** Where the character file's JSON Schema is published, without authentication, as the OpenAPI document is. */
+export const CHARACTER_SCHEMA_PATH = "/v1/schemas/character.json";
+
+function invalid(details: FieldIssue[]): AppError {
+  const first = details[0];
+  const summary = first ? `${first.field}: ${first.issue}` : "invalid";
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  return new AppError("INVALID_REQUEST", `Invalid character file: ${summary}${more}.`, { details });
+}
+
+/** The agent a dry run would create: its writable fields as a read would present them. */
+function presentDraft(
+  agent: AgentFields,
+): Omit<AgentJson, "id" | "status" | "statusReason" | "createdAt" | "updatedAt" | "apiEndpoint"> {
+  return {
+    ...agent,
+    settings: publicSettings(agent.settings) as JsonObject,
+    clients: agent.clients as JsonValue[],
+  };
+}
+
+/**
+ * `POST /v1/agents/import`: an elizaOS character file becomes an agent (decisions.md, "Character files"). The
+ * file's problems are all reported at once by JSON path; then, as on create, its provider and model must be ones
+ * this deployment serves. There is no plugin catalogue yet, so every plugin name is kept disabled.
+ */
+async function importAgent(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const raw = await readJsonBody(ctx);
+  const { dryRun } = parseOrThrow(importCharacterQuery, ctx.query, "query parameters");
+  const result = importCharacter(raw);
+  if (!result.ok) throw invalid(result.issues);
+  const { agent, warnings, fieldPaths } = result;
+
+  const served = await gateway.providers.get();
+  if (served && (agent.modelProvider !== null || agent.model !== null)) {
+    const details = modelChoiceIssues(
+      served,
+      { modelProvider: agent.modelProvider, model: agent.model },
+      { modelProvider: true, model: true },
+    ).map((detail) => {
+      if (detail.field === "model") return { ...detail, field: fieldPaths.model };
+      if (fieldPaths.modelProvider !== "modelProvider") return { ...detail, field: fieldPaths.modelProvider };
+      // The file names an elizaOS provider: the ones this deployment answers are named the same way.
+      const names = served.providers.map((provider) => provider.name);
+      const accepted = ACCEPTED_MODEL_PROVIDERS.filter((name) => names.includes(ELIZA_MODEL_PROVIDERS[name]));
+      return {
+        field: "modelProvider",
+        issue: `must be one of the providers this deployment serves: ${accepted.join(", ")}`,
+      };
+    });
+    if (details.length > 0) throw invalid(details);
+  }
+
+  if (dryRun) {
+    ctx.body = { success: true, data: presentDraft(agent), warnings };
+    return;
+  }
+  // The import holds the bounds of create; an agent create would refuse is a fault of this service, not the file's.
+  const body = createAgentBody.safeParse({
+    ...agent,
+    modelProvider: agent.modelProvider ?? undefined,
+    model: agent.model ?? undefined,
+  });
+  if (!body.success) throw new Error(`an imported agent failed the create schema: ${body.error.message}`);
+  const { agent: created } = await gateway.agents.createAgent(
+    { accountId: principal.accountId, spec: toAgentSpec(body.data) },
+    rpc,
+  );
+  ctx.status = 201;
+  ctx.body = { success: true, data: presentAgent(created!, gateway.config.PUBLIC_BASE_URL), warnings };
+}
+
+/**
+ * `GET /v1/agents/{agentId}/character`: the agent as an elizaOS 1.x character file, the bare file as a download,
+ * without the envelope, so that what is saved is the file itself. Secrets never leave (`exportCharacter`).
+ */
+async function exportAgent(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const id = ctx.params.agentId ?? "";
+  if (!isId("agent", id))
+    throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(id)} does not exist.`);
+  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
+  const presented = presentAgent(agent!, gateway.config.PUBLIC_BASE_URL);
+  const file = exportCharacter({
+    name: presented.name,
+    bio: presented.bio,
+    personality: presented.personality,
+    knowledge: presented.knowledge,
+    goals: presented.goals,
+    clients: presented.clients,
+    settings: presented.settings,
+    modelProvider: presented.modelProvider as ProviderName | null,
+    model: presented.model,
+    plugins: presented.plugins,
+  });
+  ctx.set("Content-Disposition", `attachment; filename="${characterFileName(presented.name)}"`);
+  ctx.type = "application/json; charset=utf-8";
+  ctx.body = `${JSON.stringify(file, null, 2)}\n`;
+}
+
+export const characterRoutes: Route[] = [
+  {
+    method: "POST",
+    path: "/v1/agents/import",
+    scope: "agents:write",
+    limit: "createPerMinute",
+    handle: importAgent,
+  },
+  {
+    method: "GET",
+    path: "/v1/agents/:agentId/character",
+    scope: "agents:read",
+    limit: "getPerMinute",
+    handle: exportAgent,
+  },
+];
+
+/** Serves the character file's JSON Schema; it is the same for every deployment, so it is built once. */
+export function characterSchemaRoute(router: Router<GatewayState>): void {
+  let body: string | undefined;
+  router.get(CHARACTER_SCHEMA_PATH, (ctx) => {
+    body ??= JSON.stringify(characterJsonSchema());
+    ctx.type = "application/schema+json; charset=utf-8";
+    ctx.body = body;
+  });
+}

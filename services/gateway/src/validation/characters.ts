@@ -1,0 +1,12 @@
+import { z } from "zod";
+
+export const importCharacterQuery = z.strictObject({
+  dryRun: z
+    .enum(["true", "false"], { error: "must be 'true' or 'false', given once" })
+    .default("false")
+    .transform((value) => value === "true")
+    .meta({
+      description:
+        "`true`: check the file and answer `200` with the agent it would create and the warnings; nothing is stored and the quota is not checked.",
+    }),
+});
