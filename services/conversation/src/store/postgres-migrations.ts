@@ -106,6 +106,35 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: "usage rollups",
+    // The rows and levels are described in usage.ts; bins are jsonb objects of bin index -> count.
+    sql: (s) => `
+      CREATE TABLE ${s}.usage_rollups (
+        account_id text COLLATE "C" NOT NULL,
+        level text COLLATE "C" NOT NULL CHECK (level IN ('account', 'agent', 'detail')),
+        bucket_seconds integer NOT NULL,
+        bucket_start timestamptz NOT NULL,
+        agent_id text COLLATE "C" NOT NULL,
+        user_id text COLLATE "C" NOT NULL,
+        model text COLLATE "C" NOT NULL,
+        api_key_id text COLLATE "C" NOT NULL,
+        messages bigint NOT NULL,
+        errors bigint NOT NULL,
+        input_tokens bigint NOT NULL,
+        output_tokens bigint NOT NULL,
+        latency_bins jsonb NOT NULL,
+        first_token_bins jsonb NOT NULL,
+        -- The agent before the time: an agent's usage (and its purge) is one range of the key.
+        PRIMARY KEY (account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id)
+      );
+      -- A range of every agent's rows at once (ungrouped, or grouped by agent).
+      CREATE INDEX usage_by_time ON ${s}.usage_rollups (account_id, level, bucket_seconds, bucket_start);
+      -- A user's rows: filtered by user, and erased.
+      CREATE INDEX usage_by_user ON ${s}.usage_rollups (account_id, user_id, bucket_seconds, bucket_start);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -19,6 +19,14 @@
  * - Saving takes a shared advisory lock on the (account, agent) pair and purging takes it exclusively. A save
  *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no
  *   turn or call of a purged agent survives, however the two interleave across instances.
+ *
+ * Usage rollups (usage.ts, usage-queries.ts):
+ * - Each call adds to its six rows in one upsert (the rows as arrays, unnested in order), in the transaction that
+ *   records it; a bin is bumped in place with jsonb `||`. Concurrent sends of an account queue on its hour row,
+ *   the first they lock, and each adds exactly once (ON CONFLICT waits for the other's commit).
+ * - Purging an agent subtracts its agent-level rows from the account's rows, bin by bin, then deletes its rows;
+ *   erasing a user deletes their rows and merges what it deleted into the blank user's. Both first lock the
+ *   rows they change in the order sends do (hours before days), so that a send does not deadlock with them.
  */
 
 import { newId } from "@agentry/core";
@@ -27,6 +35,18 @@ import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
+import {
+  AGENT_LEVELS,
+  AGENT_SHARE,
+  BUCKET_SECONDS,
+  planUsage,
+  USER_LEVEL,
+  type UsageIncrement,
+  type UsageReport,
+  type UsageRequest,
+  usageIncrement,
+  usageReport,
+} from "../usage.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import {
   conversationPosition,
@@ -64,6 +84,7 @@ import type {
   TurnPage,
   TurnRecord,
 } from "./types.js";
+import { toUsageRow, type UsageRollupRow, usageRowsQuery } from "./usage-queries.js";
 
 export interface PostgresConversationStoreOptions {
   /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
@@ -85,6 +106,7 @@ export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
 type PgTurnRow = TurnRow<string, Date>;
 type PgCallRow = CallRow<boolean, Date>;
 type PgConversationRow = ConversationRow<Date>;
+type PgUsageRow = UsageRollupRow<Date, string>;
 
 const placeholder = (n: number) => `$${n}`;
 const turnRecord = (row: PgTurnRow) => toTurn(row, row.created_at.toISOString());
@@ -112,6 +134,115 @@ function callValues(call: CallRecord): unknown[] {
     call.outputTokens,
     call.createdAt,
   ];
+}
+
+/** The values of `addUsage`: the call's figures, each row's key as arrays in row order, the bins to bump. */
+function usageValues(increment: UsageIncrement): unknown[] {
+  const { cells } = increment;
+  return [
+    increment.accountId,
+    cells.map((cell) => cell.level),
+    cells.map((cell) => cell.bucketSeconds),
+    cells.map((cell) => cell.agentId),
+    cells.map((cell) => cell.bucketStart),
+    cells.map((cell) => cell.userId),
+    cells.map((cell) => cell.model),
+    cells.map((cell) => cell.apiKeyId),
+    increment.messages,
+    increment.errors,
+    increment.inputTokens,
+    increment.outputTokens,
+    increment.latencyBins,
+    increment.firstTokenBins,
+    increment.latencyBin,
+    increment.firstTokenBin,
+  ];
+}
+
+const USAGE_KEY = "account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id";
+const USAGE_FIGURES = "messages, errors, input_tokens, output_tokens, latency_bins, first_token_bins";
+/** The order writers lock rollup rows in: hours before days (usage.ts, UsageIncrement.cells). */
+const USAGE_LOCK_ORDER = "bucket_seconds, bucket_start, agent_id, user_id, model, api_key_id";
+
+/**
+ * Bins `a` and `b` added (sign 1) or `b` taken from `a` (sign -1), bins left empty dropped. Counts are integers,
+ * so the result is exact.
+ */
+function combineBins(a: string, b: string, sign: 1 | -1): string {
+  return `(SELECT coalesce(jsonb_object_agg(key, n), '{}'::jsonb) FROM (
+      SELECT key, sum(n) AS n FROM (
+        SELECT key, value::bigint AS n FROM jsonb_each_text(${a})
+        UNION ALL SELECT key, ${sign} * value::bigint FROM jsonb_each_text(${b})
+      ) AS bins GROUP BY key
+    ) AS sums WHERE n > 0)`;
+}
+
+const quoted = (values: readonly (string | number)[]) =>
+  values.map((value) => (typeof value === "number" ? String(value) : `'${value}'`)).join(", ");
+/** Every bucket width, so that a purge reads the primary key as ranges. */
+const ALL_WIDTHS = quoted(Object.values(BUCKET_SECONDS));
+
+function usageStatements(s: string, prepared: (name: string, text: string) => Prepared) {
+  const bump = (column: string, bin: string) =>
+    `CASE WHEN ${bin}::text IS NULL THEN u.${column}
+      ELSE u.${column} || jsonb_build_object(${bin}::text, coalesce((u.${column} ->> ${bin}::text)::bigint, 0) + 1)
+    END`;
+  // The account's rows add up its agents' rows of the same bucket: an agent's share of them.
+  const shares = `${s}.usage_rollups share
+    WHERE share.account_id = $1 AND share.level = '${AGENT_SHARE.share}' AND share.bucket_seconds IN (${ALL_WIDTHS})
+      AND share.agent_id = $2
+      AND total.account_id = $1 AND total.level = '${AGENT_SHARE.total}' AND total.bucket_seconds = share.bucket_seconds
+      AND total.agent_id = '' AND total.bucket_start = share.bucket_start AND total.user_id = ''
+      AND total.model = '' AND total.api_key_id = ''`;
+  const userRows = `FROM ${s}.usage_rollups WHERE account_id = $1 AND user_id = $2 AND level = '${USER_LEVEL}'`;
+  return {
+    // A new row starts with the call's bins; an existing one gets one more in the call's bin.
+    addUsage: prepared(
+      "addUsage",
+      `INSERT INTO ${s}.usage_rollups AS u (${USAGE_KEY}, ${USAGE_FIGURES})
+      SELECT $1, c.level, c.seconds, c.agent, c.bucket, c.usr, c.model, c.apikey, $9, $10, $11, $12, $13::jsonb,
+        $14::jsonb
+      FROM unnest($2::text[], $3::integer[], $4::text[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
+        WITH ORDINALITY AS c(level, seconds, agent, bucket, usr, model, apikey, n)
+      ORDER BY c.n
+      ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
+        messages = u.messages + excluded.messages,
+        errors = u.errors + excluded.errors,
+        input_tokens = u.input_tokens + excluded.input_tokens,
+        output_tokens = u.output_tokens + excluded.output_tokens,
+        latency_bins = ${bump("latency_bins", "$15")},
+        first_token_bins = ${bump("first_token_bins", "$16")}`,
+    ),
+    lockAgentShares: `SELECT 1 FROM ${s}.usage_rollups total, ${shares}
+      ORDER BY total.bucket_seconds, total.bucket_start FOR UPDATE OF total`,
+    subtractAgentUsage: `UPDATE ${s}.usage_rollups total SET
+        messages = total.messages - share.messages,
+        errors = total.errors - share.errors,
+        input_tokens = total.input_tokens - share.input_tokens,
+        output_tokens = total.output_tokens - share.output_tokens,
+        latency_bins = ${combineBins("total.latency_bins", "share.latency_bins", -1)},
+        first_token_bins = ${combineBins("total.first_token_bins", "share.first_token_bins", -1)}
+      FROM ${shares}`,
+    deleteEmptyUsage: `DELETE FROM ${s}.usage_rollups
+      WHERE account_id = $1 AND level = '${AGENT_SHARE.total}' AND messages = 0`,
+    deleteAgentUsage: `DELETE FROM ${s}.usage_rollups WHERE account_id = $1 AND level IN (${quoted(AGENT_LEVELS)})
+      AND bucket_seconds IN (${ALL_WIDTHS}) AND agent_id = $2`,
+    lockUserUsage: `SELECT 1 ${userRows} ORDER BY ${USAGE_LOCK_ORDER} FOR UPDATE`,
+    // Each of the user's rows joins the blank user's row of the same bucket and other dimensions. The rows merged
+    // are the rows deleted, as they are when deleted: a send that adds to one meanwhile is waited for, not lost.
+    unattributeUsage: `WITH gone AS (DELETE ${userRows} RETURNING *)
+      INSERT INTO ${s}.usage_rollups AS u (${USAGE_KEY}, ${USAGE_FIGURES})
+      SELECT account_id, level, bucket_seconds, agent_id, bucket_start, '', model, api_key_id, ${USAGE_FIGURES}
+      FROM gone ORDER BY ${USAGE_LOCK_ORDER}
+      ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
+        messages = u.messages + excluded.messages,
+        errors = u.errors + excluded.errors,
+        input_tokens = u.input_tokens + excluded.input_tokens,
+        output_tokens = u.output_tokens + excluded.output_tokens,
+        latency_bins = ${combineBins("u.latency_bins", "excluded.latency_bins", 1)},
+        first_token_bins = ${combineBins("u.first_token_bins", "excluded.first_token_bins", 1)}`,
+    usage: `${s}.usage_rollups`,
+  };
 }
 
 /**
@@ -202,6 +333,7 @@ function statements(s: string) {
     deleteTurns: `DELETE FROM ${s}.turns WHERE account_id = $1 AND agent_id = $2`,
     deleteCalls: `DELETE FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2`,
     deleteConversations: `DELETE FROM ${s}.conversations WHERE account_id = $1 AND agent_id = $2`,
+    ...usageStatements(s, prepared),
   };
 }
 
@@ -251,6 +383,7 @@ export class PostgresConversationStore implements ConversationStore {
         reply.finishReason,
       ]);
       await run(client, this.sql.insertCall, callValues(call));
+      await this.addUsage(client, call);
       return true;
     });
   }
@@ -259,6 +392,7 @@ export class PostgresConversationStore implements ConversationStore {
     return this.db.transaction(async (client) => {
       if (await this.purged(client, call.accountId, call.agentId)) return false;
       await run(client, this.sql.insertCall, callValues(call));
+      await this.addUsage(client, call);
       return true;
     });
   }
@@ -281,6 +415,10 @@ export class PostgresConversationStore implements ConversationStore {
       const turns = (await client.query(this.sql.deleteTurns, [accountId, agentId])).rowCount ?? 0;
       const calls = (await client.query(this.sql.deleteCalls, [accountId, agentId])).rowCount ?? 0;
       await client.query(this.sql.deleteConversations, [accountId, agentId]);
+      await client.query(this.sql.lockAgentShares, [accountId, agentId]);
+      await client.query(this.sql.subtractAgentUsage, [accountId, agentId]);
+      await client.query(this.sql.deleteEmptyUsage, [accountId]);
+      await client.query(this.sql.deleteAgentUsage, [accountId, agentId]);
       return { turns, calls };
     });
   }
@@ -375,8 +513,23 @@ export class PostgresConversationStore implements ConversationStore {
       const turns = (await client.query(this.sql.deleteUserTurns, [accountId, userId])).rowCount ?? 0;
       await client.query(this.sql.deleteUserConversations, [accountId, userId]);
       await client.query(this.sql.forgetUserCalls, [accountId, userId]);
+      // The blank user's counts are unattributed already.
+      if (userId !== "") {
+        await client.query(this.sql.lockUserUsage, [accountId, userId]);
+        await client.query(this.sql.unattributeUsage, [accountId, userId]);
+      }
       return turns;
     });
+  }
+
+  async getUsage(request: UsageRequest): Promise<UsageReport> {
+    const plan = planUsage(request);
+    const query = usageRowsQuery(this.sql.usage, placeholder, plan, (column) => `${column}::text`);
+    const rows = await this.db.query<PgUsageRow>(query.text, query.values);
+    return usageReport(
+      plan,
+      rows.map((row) => toUsageRow(row, row.bucket_start.toISOString())),
+    );
   }
 
   async ping(): Promise<void> {
@@ -387,6 +540,11 @@ export class PostgresConversationStore implements ConversationStore {
     if (this.closed) return;
     this.closed = true;
     await this.db.close();
+  }
+
+  /** Adds a call to its rollup rows: one statement, whatever the number of rows. */
+  private async addUsage(client: pg.PoolClient, call: CallRecord): Promise<void> {
+    await run(client, this.sql.addUsage, usageValues(usageIncrement(call)));
   }
 
   /** Takes the agent's shared lock (held until commit) and tells whether the agent has been purged. */
