@@ -110,6 +110,24 @@ describe("sketchOf", () => {
     expect(sketchOf(["{}", " { } "]).count).toBe(0);
   });
 
+  it("reads the dense form: zeros, the first bin, then counts from it", () => {
+    const keys = Object.keys(bins)
+      .filter((bin) => bin !== ZERO_BIN)
+      .map(Number);
+    const first = Math.min(...keys);
+    const counts = Array.from({ length: Math.max(...keys) - first + 1 }, (_, i) => bins[first + i] ?? null);
+    for (const text of [
+      JSON.stringify([2, first, ...counts]),
+      `[ 2 , ${first}, ${counts.map((count) => count ?? "null").join(" ,")} ]`,
+    ]) {
+      const sketch = sketchOf([text]);
+      expect([sketch.count, sketch.zeroCount]).toEqual([values.length, 2]);
+      expect(sketch.getValueAtQuantile(0.5)).toBe(sketchOf([JSON.stringify(bins)]).getValueAtQuantile(0.5));
+    }
+    expect(sketchOf(["[3]", "[0, 12, null, 0]"]).count).toBe(3);
+    expect(sketchOf(["[1, 5, 2.0]"]).count).toBe(3);
+  });
+
   it("adds up the bins of several rows", () => {
     const half = JSON.stringify(bins);
     expect(sketchOf([half, half]).count).toBe(2 * values.length);

@@ -335,11 +335,14 @@ export class SqliteConversationStore implements ConversationStore {
 
   async getUsage(request: UsageRequest): Promise<UsageReport> {
     const plan = planUsage(request);
-    const query = usageRowsQuery("usage_rollups", placeholder, plan, (column) => `json(${column})`);
+    const query = usageRowsQuery("usage_rollups", placeholder, plan, {
+      time: (column) => column,
+      bins: (column) => `json(${column})`,
+    });
     const rows = this.read<SqliteUsageRow>(query).all();
     return usageReport(
       plan,
-      rows.map((row) => toUsageRow(row, row.bucket_start)),
+      rows.map((row) => toUsageRow(row, Date.parse(row.bucket_start))),
     );
   }
 

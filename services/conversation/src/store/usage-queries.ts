@@ -4,8 +4,8 @@ import type { Placeholder, Query } from "./queries.js";
 /*
  * The usage rollups as both stores keep them (usage.ts has the rules): one table, `usage_rollups`, keyed by
  * account, level, bucket width, agent, bucket start, user, model and API key, the dimensions a level does not keep
- * being ''. The stores differ in how they keep bins (SQLite's binary JSONB, Postgres's jsonb), both read back as
- * JSON text, and in the types their drivers give times and counts.
+ * being ''. The stores differ in how they keep bins (a JSONB object in SQLite, an integer array in Postgres), both
+ * read back as JSON text (usage.ts, SketchBins), and in the types their drivers give counts.
  */
 
 export interface UsageRollupRow<Time, Count> {
@@ -22,8 +22,8 @@ export interface UsageRollupRow<Time, Count> {
   first_token_bins: string;
 }
 
-/** The row of usage.ts from a rollup row whose time the store has read as ISO 8601. */
-export function toUsageRow(row: UsageRollupRow<unknown, number | string>, bucketStart: string): UsageRow {
+/** The row of usage.ts from a rollup row whose time the store has read as epoch milliseconds. */
+export function toUsageRow(row: UsageRollupRow<unknown, number | string>, bucketStart: number): UsageRow {
   return {
     bucketStart,
     agentId: row.agent_id,
@@ -47,8 +47,12 @@ export function usageRowsQuery(
   table: string,
   placeholder: Placeholder,
   plan: UsagePlan,
-  /** The SQL that reads a bins column as JSON text. */
-  asText: (column: string) => string,
+  read: {
+    /** The SQL that reads the bucket start column as the driver should give it. */
+    time: (column: string) => string;
+    /** The SQL that reads a bins column as JSON text (usage.ts, SketchBins). */
+    bins: (column: string) => string;
+  },
 ): Query {
   const values: unknown[] = [];
   const p = (value: unknown) => {
@@ -64,7 +68,8 @@ export function usageRowsQuery(
   ];
   if (plan.agentId !== undefined) where.push(`agent_id = ${p(plan.agentId)}`);
   if (plan.userId !== undefined) where.push(`user_id = ${p(plan.userId)}`);
-  const columns = `bucket_start, agent_id, user_id, model, api_key_id, messages, errors, input_tokens, output_tokens,
-    ${asText("latency_bins")} AS latency_bins, ${asText("first_token_bins")} AS first_token_bins`;
+  const columns = `${read.time("bucket_start")} AS bucket_start, agent_id, user_id, model, api_key_id, messages,
+    errors, input_tokens, output_tokens, ${read.bins("latency_bins")} AS latency_bins,
+    ${read.bins("first_token_bins")} AS first_token_bins`;
   return { text: `SELECT ${columns} FROM ${table} WHERE ${where.join(" AND ")}`, values };
 }
