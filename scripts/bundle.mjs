@@ -21,6 +21,9 @@ const EXTERNAL = [
   "thread-stream",
   "swagger-ui-dist",
   "pg-native",
+  // Required by @datadog/sketches-js only to (de)serialise its protobuf, which nothing here calls, and not one of
+  // its declared dependencies: left out, as an optional dependency that is not installed.
+  "protobufjs",
 ];
 
 const serviceDir = resolve(process.argv[2] ?? process.cwd());

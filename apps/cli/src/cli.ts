@@ -1,12 +1,14 @@
 import path from "node:path";
+import type { ConversationStore } from "@agentry/conversation";
 import type { RegistryStore } from "@agentry/registry";
 import type { Command, CommandContext } from "./command.js";
 import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
 import { agentsExport, agentsImport } from "./commands/agents.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";
+import { usage } from "./commands/usage.js";
 import { type CliConfig, loadConfig } from "./config.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./errors.js";
-import { openStore } from "./store.js";
+import { openConversations, openStore } from "./store.js";
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
@@ -16,6 +18,8 @@ export interface CliIo {
   cwd?: string;
   /** Opens the registry store; the backend chosen by the configuration by default. */
   openStore?: (config: CliConfig) => Promise<RegistryStore>;
+  /** Opens the conversation store; the backend chosen by the configuration by default. */
+  openConversationStore?: (config: CliConfig) => Promise<ConversationStore>;
 }
 
 const PROGRAM = "agentry";
@@ -29,36 +33,50 @@ export const COMMANDS: readonly Command[] = [
   keysRevoke,
   agentsImport,
   agentsExport,
+  usage,
 ];
 
 const GROUPS = [...new Set(COMMANDS.map((command) => command.group))];
 
 const HELP_WORDS = new Set(["help", "--help", "-h"]);
 
+/** `group name`, or `group` for a group's only command. */
+function commandWords(command: Command): string {
+  return command.name ? `${command.group} ${command.name}` : command.group;
+}
+
 function commandPath(command: Command): string {
-  return `${PROGRAM} ${command.group} ${command.name}`;
+  return `${PROGRAM} ${commandWords(command)}`;
+}
+
+/** The command that is its group's only one, run by the group's name alone. */
+function soleCommand(group: string): Command | undefined {
+  return COMMANDS.find((command) => command.group === group && command.name === "");
 }
 
 function mainHelp(): string {
-  const width = Math.max(...COMMANDS.map((command) => `${command.group} ${command.name}`.length));
-  return `${PROGRAM}: administer the Agentry registry (accounts, API keys, agents from character files)
+  const width = Math.max(...COMMANDS.map((command) => commandWords(command).length));
+  return `${PROGRAM}: administer Agentry (accounts, API keys, agents from character files) and read its usage
 
 Usage:
   ${PROGRAM} <group> <command> [options]
 
 Commands:
-${COMMANDS.map((command) => `  ${`${command.group} ${command.name}`.padEnd(width)}  ${command.summary}`).join("\n")}
+${COMMANDS.map((command) => `  ${commandWords(command).padEnd(width)}  ${command.summary}`).join("\n")}
 
 Run '${PROGRAM} <group> <command> --help' for a command's options.
 
 Environment:
-  DATA_DIR   Directory of the registry store (default ./data, relative to the current directory)
+  DATA_DIR       Directory of the stores (default ./data, relative to the current directory)
+  DATABASE_URL   The services' Postgres database, when they use one instead of DATA_DIR
 
 Exit codes: 0 success, 1 the command failed, 2 the command line is wrong.
 `;
 }
 
 function groupHelp(group: string): string {
+  const sole = soleCommand(group);
+  if (sole) return commandHelp(sole);
   const commands = COMMANDS.filter((command) => command.group === group);
   return `Usage:
 ${commands.map((command) => `  ${commandPath(command)} ${command.synopsis}`).join("\n")}
@@ -83,6 +101,7 @@ function helpFor(words: readonly string[]): string | null {
   if (group === undefined) return mainHelp();
   if (!GROUPS.includes(group)) return null;
   if (name === undefined) return groupHelp(group);
+  if (soleCommand(group)) return null;
   const command = COMMANDS.find((candidate) => candidate.group === group && candidate.name === name);
   return command && rest.length === 0 ? commandHelp(command) : null;
 }
@@ -111,6 +130,11 @@ function resolve(argv: readonly string[]): Resolved {
       kind: "mistake",
       line: `${PROGRAM}: unknown command '${group}' (run '${PROGRAM} --help' for usage)`,
     };
+  }
+  const sole = soleCommand(group);
+  if (sole) {
+    if (name !== undefined && HELP_WORDS.has(name)) return help([group, ...args]);
+    return { kind: "command", command: sole, args: argv.slice(1) };
   }
   const names = COMMANDS.filter((command) => command.group === group).map((command) => command.name);
   if (name === undefined) {
@@ -155,6 +179,8 @@ async function execute(command: Command, args: string[], io: CliIo): Promise<num
     return code;
   };
   let store: Promise<RegistryStore> | undefined;
+  let conversations: Promise<ConversationStore> | undefined;
+  const config = () => loadConfig(io.env, io.cwd ?? process.cwd());
   const context: CommandContext = {
     print: (...lines) => {
       io.stdout.write(lines.map((line) => `${line}\n`).join(""));
@@ -166,8 +192,12 @@ async function execute(command: Command, args: string[], io: CliIo): Promise<num
       io.stdout.write(commandHelp(command));
     },
     store: () => {
-      store ??= (io.openStore ?? openStore)(loadConfig(io.env, io.cwd ?? process.cwd()));
+      store ??= (io.openStore ?? openStore)(config());
       return store;
+    },
+    conversations: () => {
+      conversations ??= (io.openConversationStore ?? openConversations)(config());
+      return conversations;
     },
     now: () => new Date(),
     // pnpm runs the CLI in its package directory and says in INIT_CWD where the user ran it.
@@ -184,9 +214,10 @@ async function execute(command: Command, args: string[], io: CliIo): Promise<num
         ? fail(`${error.message} (run '${commandPath(command)} --help' for usage)`, EXIT_USAGE)
         : fail(messageOf(error), EXIT_FAILURE);
   }
-  if (store) {
+  for (const opening of [store, conversations]) {
+    if (!opening) continue;
     // A store that failed to open has been reported above; one that opened must close, or the command failed.
-    const opened = await store.catch(() => null);
+    const opened = await opening.catch(() => null);
     try {
       await opened?.close();
     } catch (error) {

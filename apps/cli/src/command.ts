@@ -1,3 +1,4 @@
+import type { ConversationStore } from "@agentry/conversation";
 import type { RegistryStore } from "@agentry/registry";
 
 /** What a command gets from the CLI around it; commands never touch process globals. */
@@ -9,6 +10,8 @@ export interface CommandContext {
   printHelp(): void;
   /** The registry store, opened on first use (so a wrong command line never touches it) and closed by the CLI. */
   store(): Promise<RegistryStore>;
+  /** The conversation store (history and usage), opened on first use and closed by the CLI, as `store`. */
+  conversations(): Promise<ConversationStore>;
   now(): Date;
   /** A path given on the command line, absolute: relative ones are relative to where the user ran the CLI. */
   path(file: string): string;
@@ -16,6 +19,7 @@ export interface CommandContext {
 
 export interface Command {
   group: string;
+  /** Empty for a command that is its group's only one, run as `agentry <group>`. */
   name: string;
   /** What follows `agentry <group> <name>` in the usage line. */
   synopsis: string;

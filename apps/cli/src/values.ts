@@ -95,6 +95,17 @@ export function parseScopes(value: string | undefined): ScopeGrant {
 // A date alone means midnight UTC; a time must say its offset, so the expiry does not depend on the machine.
 const ISO_8601 = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 
+/** An ISO 8601 date (midnight UTC) or date-time with offset, as given to `option`; undefined when not given. */
+export function parseTime(option: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  if (!ISO_8601.safeParse(value).success) {
+    throw new UsageError(
+      `${option} takes an ISO 8601 date or date-time with offset (2026-03-01 or 2026-03-01T12:00:00Z), got '${value}'`,
+    );
+  }
+  return new Date(value);
+}
+
 /** `--expires`: an ISO 8601 date or date-time in the future, returned as UTC with milliseconds. */
 export function parseExpiry(value: string | undefined, now: Date): string | null {
   if (value === undefined) return null;

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { openConversationStore } from "@agentry/conversation";
 import { isWellFormedApiKey, LIMIT_NAMES, SCOPES, sha256Hex } from "@agentry/core";
 import { afterAll, describe, expect, test } from "vitest";
 import {
@@ -142,6 +143,48 @@ describe.concurrent("the agentry process", () => {
     expect(result.stdout).toBe("");
     expect(oneLine(result.stderr)).toContain(expected);
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  test("usage reads the conversation store beside the registry's", async () => {
+    const dataDir = await tempDataDir();
+    const registry = await openTestStore(dataDir);
+    const account = await registry.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+    const conversations = await openConversationStore({ dataDir });
+    const at = "2026-03-10T10:05:00.000Z";
+    await conversations.recordCall({
+      accountId: account.id,
+      agentId: "agt_A",
+      userId: "",
+      roomId: "",
+      id: "msg_01JTESTPROCESS00000000000001",
+      requestId: null,
+      apiKeyId: null,
+      provider: "openai",
+      model: "gpt-test",
+      stream: false,
+      outcome: "failed",
+      errorCode: "AGENT_UNAVAILABLE",
+      errorMessage: "The provider is overloaded.",
+      latencyMs: 30,
+      firstTokenMs: null,
+      inputTokens: 0,
+      outputTokens: 0,
+      createdAt: at,
+    });
+    await conversations.close();
+
+    const result = await agentry(
+      ["usage", "--account", "acme", "--from", "2026-03-10", "--to", "2026-03-12"],
+      {
+        dataDir,
+      },
+    );
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(lines(result.stdout).slice(2)).toEqual([
+      "2026-03-10T00:00:00Z  1         1       0          0           -            -            -         -",
+      "2026-03-11T00:00:00Z  0         0       0          0           -            -            -         -",
+      "total                 1         1       0          0           -            -            -         -",
+    ]);
   });
 
   test("--help exits 0", async () => {

@@ -40,3 +40,14 @@ export type {
   TurnRecord,
   TurnRole,
 } from "./store/types.js";
+export {
+  planUsage,
+  USAGE_DIMENSIONS,
+  USAGE_GRANULARITIES,
+  type UsageDimension,
+  type UsageFigures,
+  type UsageGranularity,
+  type UsageGroup,
+  type UsageReport,
+  type UsageRequest,
+} from "./usage.js";

@@ -16,6 +16,9 @@ import {
   type GetMessageRequest,
   type GetMessageResponse,
   GetMessageResponseSchema,
+  type GetUsageRequest,
+  type GetUsageResponse,
+  GetUsageResponseSchema,
   HistoryOrder,
   type ListConversationsRequest,
   type ListConversationsResponse,
@@ -43,9 +46,13 @@ import {
   type Turn,
   TurnRole,
   TurnSchema,
+  UsageDimension,
+  type UsageFiguresSchema,
+  UsageGranularity,
+  type UsageGroupSchema,
 } from "@agentry/proto";
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
 import {
@@ -56,6 +63,12 @@ import {
   streamMessage,
 } from "./service.js";
 import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
+import type {
+  UsageDimension as Dimension,
+  UsageFigures as Figures,
+  UsageGranularity as Granularity,
+  UsageGroup as Group,
+} from "./usage.js";
 
 /** Page size of ListTurns when the caller asks for none, and the most it may ask for. */
 export const DEFAULT_TURN_PAGE_SIZE = 50;
@@ -194,6 +207,30 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         ctx.logger.info({ deleted }, "user erased");
         return create(EraseUserResponseSchema, { deletedMessages: deleted });
       },
+      async getUsage(request: GetUsageRequest): Promise<GetUsageResponse> {
+        if (!request.accountId) throw invalid("account_id", "is required");
+        const report = await ctx.store.getUsage({
+          accountId: request.accountId,
+          from: request.fromTime && timestampDate(request.fromTime),
+          to: request.toTime && timestampDate(request.toTime),
+          granularity: granularityOf(request.granularity),
+          agentId: request.agentId,
+          userId: request.userId,
+          // An unknown dimension goes on by its number, for the store to refuse by name.
+          groupBy: request.groupBy.map((dimension) => DIMENSIONS.get(dimension) ?? String(dimension)),
+        });
+        return create(GetUsageResponseSchema, {
+          fromTime: timestampFromDate(new Date(report.from)),
+          toTime: timestampFromDate(new Date(report.to)),
+          granularity: report.granularity === "hour" ? UsageGranularity.HOUR : UsageGranularity.DAY,
+          buckets: report.buckets.map((bucket) => ({
+            startTime: timestampFromDate(new Date(bucket.start)),
+            endTime: timestampFromDate(new Date(bucket.end)),
+            groups: bucket.groups.map(toUsageGroup),
+          })),
+          totals: report.totals.map(toUsageGroup),
+        });
+      },
     });
   };
 }
@@ -330,6 +367,46 @@ function toTurn(turn: TurnRecord): Turn {
     latencyMs: turn.latencyMs,
     createTime: timestampFromDate(new Date(turn.createdAt)),
   });
+}
+
+const DIMENSIONS = new Map<UsageDimension, Dimension>([
+  [UsageDimension.AGENT_ID, "agentId"],
+  [UsageDimension.USER_ID, "userId"],
+  [UsageDimension.MODEL, "model"],
+  [UsageDimension.API_KEY_ID, "apiKeyId"],
+]);
+
+function granularityOf(value: UsageGranularity): Granularity | undefined {
+  switch (value) {
+    case UsageGranularity.UNSPECIFIED:
+      return undefined;
+    case UsageGranularity.HOUR:
+      return "hour";
+    case UsageGranularity.DAY:
+      return "day";
+    default:
+      throw invalid("granularity", "must be HOUR or DAY");
+  }
+}
+
+function toUsageGroup(group: Group): MessageInitShape<typeof UsageGroupSchema> {
+  const { figures, ...keys } = group;
+  return { ...keys, figures: toUsageFigures(figures) };
+}
+
+function toUsageFigures(figures: Figures): MessageInitShape<typeof UsageFiguresSchema> {
+  const percentiles = ({ p50, p95 }: { p50: number | null; p95: number | null }) => ({
+    ...(p50 === null ? {} : { p50 }),
+    ...(p95 === null ? {} : { p95 }),
+  });
+  return {
+    messages: BigInt(figures.messages),
+    errors: BigInt(figures.errors),
+    inputTokens: BigInt(figures.inputTokens),
+    outputTokens: BigInt(figures.outputTokens),
+    latencyMs: percentiles(figures.latencyMs),
+    timeToFirstTokenMs: percentiles(figures.timeToFirstTokenMs),
+  };
 }
 
 function invalid(field: string, issue: string): AppError {

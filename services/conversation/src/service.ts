@@ -99,7 +99,6 @@ export async function* streamMessage(
       totalMs: ctx.limits.timeoutMs,
       firstTokenMs: ctx.limits.firstTokenTimeoutMs,
     });
-    const calledAt = performance.now();
     let text = "";
     let done: Omit<ProviderResult, "text"> | undefined;
     try {
@@ -117,7 +116,7 @@ export async function* streamMessage(
           continue;
         }
         if (call.firstTokenMs === null) {
-          call.firstTokenMs = performance.now() - calledAt;
+          call.firstText();
           deadline.firstToken();
         }
         text += event.text;
@@ -180,6 +179,7 @@ class Call {
   readonly id = newId("message");
   readonly key: ConversationKey;
   private logger: Logger | undefined;
+  /** From receiving the message to the reply's first text; null until the text begins. */
   firstTokenMs: number | null = null;
   private readonly receivedAt = new Date();
   private readonly started = performance.now();
@@ -232,9 +232,16 @@ class Call {
     return { provider, request: { model, ...prompt, ...settings } };
   }
 
+  /** Notes that the reply's first text has arrived. */
+  firstText(): void {
+    this.firstTokenMs ??= performance.now() - this.started;
+  }
+
   /** Stores the exchange and its call record in one transaction, and returns the reply. */
   async complete(result: ProviderResult): Promise<ReplyRecord> {
     const provider = this.provider!;
+    // A reply that came whole (not streamed, or streamed without text) began when it arrived.
+    this.firstText();
     const createdAt = new Date();
     const latencyMs = Math.round(performance.now() - this.started);
     const { inputTokens, outputTokens } = result.usage;

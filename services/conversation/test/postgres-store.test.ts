@@ -259,6 +259,76 @@ describe("PostgresConversationStore", () => {
     expect(await a.recentTurns(kept, ALL)).toHaveLength(2);
   });
 
+  it("counts every one of many simultaneous sends from two instances exactly, while a user is erased and an agent purged", async () => {
+    const url = await db.createDatabase();
+    const a = await open({ dataDir: "unused", databaseUrl: url });
+    const b = await open({ dataDir: "unused", databaseUrl: url });
+    const c = await open({ dataDir: "unused", databaseUrl: url });
+    const hour = "2026-03-10T10:00:00.000Z";
+    // Every send lands in the same hour and day: they all update the account's two rows.
+    const sends = Array.from({ length: 240 }, (_, i) => {
+      const key = {
+        accountId: "acct_A",
+        agentId: ["agt_A", "agt_B", "agt_gone"][i % 3]!,
+        userId: ["u1", "u2", ""][Math.floor(i / 3) % 3]!,
+        roomId: "",
+      };
+      const [exchange, call] = exchangeOf(key, i);
+      const record = {
+        ...call,
+        createdAt: new Date(Date.parse(hour) + i * 1000).toISOString(),
+        latencyMs: 10 + i,
+      };
+      const store = i % 2 === 0 ? a : b;
+      const failed = i % 5 === 0;
+      const sent = failed
+        ? store.recordCall({
+            ...record,
+            outcome: "failed",
+            errorCode: "MODEL_ERROR",
+            inputTokens: 0,
+            outputTokens: 0,
+          })
+        : store.saveExchange(exchange, record);
+      return sent.then((stored) => ({ key, failed, stored }));
+    });
+    const erase = c.eraseUser("acct_A", "u1");
+    const purge = c.purgeAgent("acct_A", "agt_gone");
+    const outcomes = await Promise.all(sends);
+    await Promise.all([erase, purge]);
+
+    const kept = outcomes.filter((o) => o.stored && o.key.agentId !== "agt_gone");
+    const usage = await a.getUsage({
+      accountId: "acct_A",
+      granularity: "hour",
+      from: new Date(hour),
+      to: new Date(Date.parse(hour) + 3_600_000),
+      groupBy: ["agentId"],
+    });
+    expect(usage.totals.map((g) => [g.agentId, g.figures.messages, g.figures.errors])).toEqual(
+      ["agt_A", "agt_B"].map((agentId) => {
+        const of = kept.filter((o) => o.key.agentId === agentId);
+        return [agentId, of.length, of.filter((o) => o.failed).length];
+      }),
+    );
+    const ungrouped = await b.getUsage({
+      accountId: "acct_A",
+      granularity: "day",
+      from: new Date(hour),
+      to: new Date(Date.parse(hour) + 86_400_000),
+    });
+    expect(ungrouped.totals[0]!.figures.messages).toBe(kept.length);
+    expect(ungrouped.totals[0]!.figures.inputTokens).toBe(kept.filter((o) => !o.failed).length);
+    const byUser = await b.getUsage({
+      accountId: "acct_A",
+      granularity: "day",
+      from: new Date(hour),
+      to: new Date(Date.parse(hour) + 86_400_000),
+      groupBy: ["userId"],
+    });
+    expect(byUser.totals.reduce((sum, g) => sum + g.figures.messages, 0)).toBe(kept.length);
+  });
+
   it("refuses U+0000 in a message with INVALID_REQUEST, storing nothing", async () => {
     const store = await open({ dataDir: "unused", databaseUrl: db.url });
     const key = { accountId: "acct_A", agentId: "agt_nul", userId: "", roomId: "" };

@@ -99,3 +99,35 @@ describe("StreamMessage", () => {
     ]);
   });
 });
+
+describe("time to first token", () => {
+  it("runs from receiving the message to the reply's first text, streamed or not, and is what usage counts", async () => {
+    const streamed = agent({ name: "Streamer" });
+    h.openai.answer({ chunks: ["Once ", "upon ", "a ", "time."], delayMs: 150, chunkDelayMs: 120 });
+    await events(h.client.streamMessage({ accountId: ACCOUNT, agent: streamed, text: "Tell me a story" }));
+    const [stream] = await h.conversation.store.listCalls(ACCOUNT, streamed.id);
+    expect(stream!.firstTokenMs).toBeGreaterThanOrEqual(150);
+    // The other three chunks came 120 ms apart after it.
+    expect(stream!.latencyMs - stream!.firstTokenMs!).toBeGreaterThanOrEqual(300);
+
+    const whole = agent({ name: "Whole" });
+    h.openai.answer({ text: "All at once.", delayMs: 150 });
+    await h.client.sendMessage({ accountId: ACCOUNT, agent: whole, text: "Tell me a story" });
+    const [sent] = await h.conversation.store.listCalls(ACCOUNT, whole.id);
+    // A reply not streamed begins when it arrives: all of it but storing it.
+    expect(sent!.firstTokenMs).toBeGreaterThanOrEqual(150);
+    expect(sent!.latencyMs - sent!.firstTokenMs!).toBeLessThan(50);
+
+    for (const [a, record] of [
+      [streamed, stream!],
+      [whole, sent!],
+    ] as const) {
+      const usage = await h.conversation.store.getUsage({ accountId: ACCOUNT, agentId: a.id });
+      const { timeToFirstTokenMs, latencyMs } = usage.totals[0]!.figures;
+      expect(Math.abs(timeToFirstTokenMs.p50! - record.firstTokenMs!)).toBeLessThanOrEqual(
+        record.firstTokenMs! * 0.01,
+      );
+      expect(Math.abs(latencyMs.p50! - record.latencyMs)).toBeLessThanOrEqual(record.latencyMs * 0.01);
+    }
+  });
+});

@@ -106,6 +106,42 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: "usage rollups",
+    // The rows and levels are described in usage.ts. A sketch is its zero count and an integer array of the other
+    // bins, indexed by bin (bumped in place; a jsonb object of 250 bins made each row 7 kB, and each send rewrites
+    // four such rows).
+    sql: (s) => `
+      CREATE TABLE ${s}.usage_rollups (
+        account_id text COLLATE "C" NOT NULL,
+        level text COLLATE "C" NOT NULL CHECK (level IN ('account', 'agent', 'detail')),
+        bucket_seconds integer NOT NULL,
+        bucket_start timestamptz NOT NULL,
+        agent_id text COLLATE "C" NOT NULL,
+        user_id text COLLATE "C" NOT NULL,
+        model text COLLATE "C" NOT NULL,
+        api_key_id text COLLATE "C" NOT NULL,
+        messages bigint NOT NULL,
+        errors bigint NOT NULL,
+        input_tokens bigint NOT NULL,
+        output_tokens bigint NOT NULL,
+        latency_zeros bigint NOT NULL,
+        latency_bins integer[] NOT NULL,
+        first_token_zeros bigint NOT NULL,
+        first_token_bins integer[] NOT NULL,
+        -- The agent before the time: an agent's usage (and its purge) is one range of the key.
+        PRIMARY KEY (account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id)
+      )
+      -- A send rewrites its rows: room on the page lets the new version stay there (a HOT update, no index
+      -- entries), and rows of a few kilobytes stay uncompressed rather than being compressed anew each time.
+      WITH (fillfactor = 70, toast_tuple_target = 8160);
+      -- A range of every agent's rows at once (ungrouped, or grouped by agent).
+      CREATE INDEX usage_by_time ON ${s}.usage_rollups (account_id, level, bucket_seconds, bucket_start);
+      -- A user's rows: filtered by user, and erased.
+      CREATE INDEX usage_by_user ON ${s}.usage_rollups (account_id, user_id, bucket_seconds, bucket_start);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

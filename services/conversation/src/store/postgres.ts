@@ -19,6 +19,16 @@
  * - Saving takes a shared advisory lock on the (account, agent) pair and purging takes it exclusively. A save
  *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no
  *   turn or call of a purged agent survives, however the two interleave across instances.
+ *
+ * Usage rollups (usage.ts, usage-queries.ts):
+ * - A call record and its six rows are one statement (the rows' keys as arrays, unnested in order), in the
+ *   transaction that stores the call. A sketch is a zero count and an integer array indexed by bin, whose element
+ *   the upsert bumps; rows stay near a kilobyte, updated in place on their page (HOT). Concurrent sends of an
+ *   account queue on its hour row, the first they lock, and each adds exactly once (ON CONFLICT waits for the
+ *   other's commit).
+ * - Purging an agent subtracts its agent-level rows from the account's rows, bin by bin, then deletes its rows;
+ *   erasing a user deletes their rows and merges what it deleted into the blank user's. Both first lock the
+ *   rows they change in the order sends do (hours before days), so that a send does not deadlock with them.
  */
 
 import { newId } from "@agentry/core";
@@ -27,6 +37,19 @@ import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
+import {
+  AGENT_LEVELS,
+  AGENT_SHARE,
+  BUCKET_SECONDS,
+  planUsage,
+  USER_LEVEL,
+  type UsageIncrement,
+  type UsageReport,
+  type UsageRequest,
+  usageIncrement,
+  usageReport,
+  ZERO_BIN,
+} from "../usage.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import {
   conversationPosition,
@@ -64,6 +87,7 @@ import type {
   TurnPage,
   TurnRecord,
 } from "./types.js";
+import { toUsageRow, type UsageRollupRow, usageRowsQuery } from "./usage-queries.js";
 
 export interface PostgresConversationStoreOptions {
   /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
@@ -85,6 +109,7 @@ export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
 type PgTurnRow = TurnRow<string, Date>;
 type PgCallRow = CallRow<boolean, Date>;
 type PgConversationRow = ConversationRow<Date>;
+type PgUsageRow = UsageRollupRow<number, string>;
 
 const placeholder = (n: number) => `$${n}`;
 const turnRecord = (row: PgTurnRow) => toTurn(row, row.created_at.toISOString());
@@ -112,6 +137,153 @@ function callValues(call: CallRecord): unknown[] {
     call.outputTokens,
     call.createdAt,
   ];
+}
+
+/**
+ * A bin as this store keeps it: its index in the integer array of bins (DDSketch keys of whole milliseconds are
+ * 0 or more), and whether it is the zero bin, counted in a column of its own.
+ */
+function storedBin(bin: string | null): { index: number | null; zero: number } {
+  if (bin === null) return { index: null, zero: 0 };
+  if (bin === ZERO_BIN) return { index: null, zero: 1 };
+  return { index: Number(bin), zero: 0 };
+}
+
+/** The values `recordCall` adds to the call's: each row's key as arrays in row order, its figures, its bins. */
+function usageValues(increment: UsageIncrement): unknown[] {
+  const { cells } = increment;
+  const latency = storedBin(increment.latencyBin);
+  const firstToken = storedBin(increment.firstTokenBin);
+  return [
+    increment.accountId,
+    cells.map((cell) => cell.level),
+    cells.map((cell) => cell.bucketSeconds),
+    cells.map((cell) => cell.agentId),
+    cells.map((cell) => cell.bucketStart),
+    cells.map((cell) => cell.userId),
+    cells.map((cell) => cell.model),
+    cells.map((cell) => cell.apiKeyId),
+    increment.messages,
+    increment.errors,
+    increment.inputTokens,
+    increment.outputTokens,
+    latency.zero,
+    latency.index,
+    firstToken.zero,
+    firstToken.index,
+  ];
+}
+
+const USAGE_KEY = "account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id";
+const USAGE_FIGURES = `messages, errors, input_tokens, output_tokens, latency_zeros, latency_bins, first_token_zeros,
+  first_token_bins`;
+/** The order writers lock rollup rows in: hours before days (usage.ts, UsageIncrement.cells). */
+const USAGE_LOCK_ORDER = "bucket_seconds, bucket_start, agent_id, user_id, model, api_key_id";
+
+/**
+ * The bins of `a` and `b` added (sign 1) or those of `b` taken from `a` (sign -1), element by element over both
+ * arrays' ranges, as an array with the same bounds. Counts are integers, so the result is exact.
+ */
+function combineBins(a: string, b: string, sign: 1 | -1): string {
+  return `(SELECT CASE WHEN count(*) = 0 THEN '{}'::integer[]
+        ELSE format('[%s:%s]=%s', min(i), max(i), array_agg(n ORDER BY i))::integer[] END
+      FROM (SELECT i, coalesce(${a}[i], 0) + ${sign} * coalesce(${b}[i], 0) AS n
+        FROM generate_series(least(array_lower(${a}, 1), array_lower(${b}, 1)),
+          greatest(array_upper(${a}, 1), array_upper(${b}, 1))) AS i) AS bins)`;
+}
+
+/** Figures of `total` and `part` added (sign 1), or `part` taken from `total` (sign -1). */
+function combineFigures(total: string, part: string, sign: 1 | -1): string {
+  const op = sign === 1 ? "+" : "-";
+  return ["messages", "errors", "input_tokens", "output_tokens", "latency_zeros", "first_token_zeros"]
+    .map((column) => `${column} = ${total}.${column} ${op} ${part}.${column}`)
+    .concat(
+      ["latency_bins", "first_token_bins"].map(
+        (column) => `${column} = ${combineBins(`${total}.${column}`, `${part}.${column}`, sign)}`,
+      ),
+    )
+    .join(",\n        ");
+}
+
+/**
+ * A bins array read as usage.ts's dense JSON form, `[zeros, first, counts...]`: the zero bin's count, then the
+ * counts of the bins from `first` on (null for none); `[zeros]` without other bins.
+ */
+function binsAsText(column: string): string {
+  const zeros = column.replace(/_bins$/, "_zeros");
+  return `'[' || concat_ws(',', ${zeros}, array_lower(${column}, 1),
+    nullif(array_to_string(${column}, ',', 'null'), '')) || ']'`;
+}
+
+const quoted = (values: readonly (string | number)[]) =>
+  values.map((value) => (typeof value === "number" ? String(value) : `'${value}'`)).join(", ");
+/** Every bucket width, so that a purge reads the primary key as ranges. */
+const ALL_WIDTHS = quoted(Object.values(BUCKET_SECONDS));
+
+function usageStatements(s: string, prepared: (name: string, text: string) => Prepared) {
+  // One more in the call's bin, in place; a call without one adds 0 to a bin the array has (or to bin 0 of an
+  // empty array), since an element assignment cannot be skipped.
+  const bump = (column: string, bin: string) => {
+    const index = `coalesce(${bin}::integer, array_lower(u.${column}, 1), 0)`;
+    return `${column}[${index}] = coalesce(u.${column}[${index}], 0) + CASE WHEN ${bin}::integer IS NULL THEN 0 ELSE 1 END`;
+  };
+  const initial = (bin: string) =>
+    `CASE WHEN ${bin}::integer IS NULL THEN '{}'::integer[] ELSE array_fill(1, ARRAY[1], ARRAY[${bin}::integer]) END`;
+  // The account's rows add up its agents' rows of the same bucket: an agent's share of them.
+  const shares = `${s}.usage_rollups share
+    WHERE share.account_id = $1 AND share.level = '${AGENT_SHARE.share}' AND share.bucket_seconds IN (${ALL_WIDTHS})
+      AND share.agent_id = $2
+      AND total.account_id = $1 AND total.level = '${AGENT_SHARE.total}' AND total.bucket_seconds = share.bucket_seconds
+      AND total.agent_id = '' AND total.bucket_start = share.bucket_start AND total.user_id = ''
+      AND total.model = '' AND total.api_key_id = ''`;
+  const userRows = `FROM ${s}.usage_rollups WHERE account_id = $1 AND user_id = $2 AND level = '${USER_LEVEL}'`;
+  return {
+    // The call record and its six rollup rows in one statement, so that usage costs no round trip of its own. A
+    // new row starts with the call's bins.
+    recordCall: prepared(
+      "recordCall",
+      `WITH recorded AS (
+        INSERT INTO ${s}.calls
+          (id, request_id, api_key_id, account_id, agent_id, user_id, room_id, provider, model, stream, outcome,
+          error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+      )
+      INSERT INTO ${s}.usage_rollups AS u (${USAGE_KEY}, ${USAGE_FIGURES})
+      SELECT $19, c.level, c.seconds, c.agent, c.bucket, c.usr, c.model, c.apikey, $27, $28, $29, $30, $31,
+        ${initial("$32")}, $33, ${initial("$34")}
+      FROM unnest($20::text[], $21::integer[], $22::text[], $23::timestamptz[], $24::text[], $25::text[],
+        $26::text[]) WITH ORDINALITY AS c(level, seconds, agent, bucket, usr, model, apikey, n)
+      ORDER BY c.n
+      ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
+        messages = u.messages + excluded.messages,
+        errors = u.errors + excluded.errors,
+        input_tokens = u.input_tokens + excluded.input_tokens,
+        output_tokens = u.output_tokens + excluded.output_tokens,
+        latency_zeros = u.latency_zeros + excluded.latency_zeros,
+        ${bump("latency_bins", "$32")},
+        first_token_zeros = u.first_token_zeros + excluded.first_token_zeros,
+        ${bump("first_token_bins", "$34")}`,
+    ),
+    lockAgentShares: `SELECT 1 FROM ${s}.usage_rollups total, ${shares}
+      ORDER BY total.bucket_seconds, total.bucket_start FOR UPDATE OF total`,
+    subtractAgentUsage: `UPDATE ${s}.usage_rollups total SET
+        ${combineFigures("total", "share", -1)}
+      FROM ${shares}`,
+    deleteEmptyUsage: `DELETE FROM ${s}.usage_rollups
+      WHERE account_id = $1 AND level = '${AGENT_SHARE.total}' AND messages = 0`,
+    deleteAgentUsage: `DELETE FROM ${s}.usage_rollups WHERE account_id = $1 AND level IN (${quoted(AGENT_LEVELS)})
+      AND bucket_seconds IN (${ALL_WIDTHS}) AND agent_id = $2`,
+    lockUserUsage: `SELECT 1 ${userRows} ORDER BY ${USAGE_LOCK_ORDER} FOR UPDATE`,
+    // Each of the user's rows joins the blank user's row of the same bucket and other dimensions. The rows merged
+    // are the rows deleted, as they are when deleted: a send that adds to one meanwhile is waited for, not lost.
+    unattributeUsage: `WITH gone AS (DELETE ${userRows} RETURNING *)
+      INSERT INTO ${s}.usage_rollups AS u (${USAGE_KEY}, ${USAGE_FIGURES})
+      SELECT account_id, level, bucket_seconds, agent_id, bucket_start, '', model, api_key_id, ${USAGE_FIGURES}
+      FROM gone ORDER BY ${USAGE_LOCK_ORDER}
+      ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
+        ${combineFigures("u", "excluded", 1)}`,
+    usage: `${s}.usage_rollups`,
+  };
 }
 
 /**
@@ -177,13 +349,6 @@ function statements(s: string) {
       VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, $7),
         ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $15)`,
     ),
-    insertCall: prepared(
-      "insertCall",
-      `INSERT INTO ${s}.calls
-        (id, request_id, api_key_id, account_id, agent_id, user_id, room_id, provider, model, stream, outcome,
-        error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-    ),
     conversationOf: `SELECT 1 FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     message: `SELECT * FROM ${s}.turns WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     deleteConversation: `DELETE FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
@@ -202,6 +367,7 @@ function statements(s: string) {
     deleteTurns: `DELETE FROM ${s}.turns WHERE account_id = $1 AND agent_id = $2`,
     deleteCalls: `DELETE FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2`,
     deleteConversations: `DELETE FROM ${s}.conversations WHERE account_id = $1 AND agent_id = $2`,
+    ...usageStatements(s, prepared),
   };
 }
 
@@ -250,7 +416,7 @@ export class PostgresConversationStore implements ConversationStore {
         touched.rows[0]!.id,
         reply.finishReason,
       ]);
-      await run(client, this.sql.insertCall, callValues(call));
+      await this.insertCall(client, call);
       return true;
     });
   }
@@ -258,7 +424,7 @@ export class PostgresConversationStore implements ConversationStore {
   async recordCall(call: CallRecord): Promise<boolean> {
     return this.db.transaction(async (client) => {
       if (await this.purged(client, call.accountId, call.agentId)) return false;
-      await run(client, this.sql.insertCall, callValues(call));
+      await this.insertCall(client, call);
       return true;
     });
   }
@@ -281,6 +447,10 @@ export class PostgresConversationStore implements ConversationStore {
       const turns = (await client.query(this.sql.deleteTurns, [accountId, agentId])).rowCount ?? 0;
       const calls = (await client.query(this.sql.deleteCalls, [accountId, agentId])).rowCount ?? 0;
       await client.query(this.sql.deleteConversations, [accountId, agentId]);
+      await client.query(this.sql.lockAgentShares, [accountId, agentId]);
+      await client.query(this.sql.subtractAgentUsage, [accountId, agentId]);
+      await client.query(this.sql.deleteEmptyUsage, [accountId]);
+      await client.query(this.sql.deleteAgentUsage, [accountId, agentId]);
       return { turns, calls };
     });
   }
@@ -375,8 +545,27 @@ export class PostgresConversationStore implements ConversationStore {
       const turns = (await client.query(this.sql.deleteUserTurns, [accountId, userId])).rowCount ?? 0;
       await client.query(this.sql.deleteUserConversations, [accountId, userId]);
       await client.query(this.sql.forgetUserCalls, [accountId, userId]);
+      // The blank user's counts are unattributed already.
+      if (userId !== "") {
+        await client.query(this.sql.lockUserUsage, [accountId, userId]);
+        await client.query(this.sql.unattributeUsage, [accountId, userId]);
+      }
       return turns;
     });
+  }
+
+  async getUsage(request: UsageRequest): Promise<UsageReport> {
+    const plan = planUsage(request);
+    // The start as epoch milliseconds: the report needs no Date, and the driver parses a number faster.
+    const query = usageRowsQuery(this.sql.usage, placeholder, plan, {
+      time: (column) => `extract(epoch FROM ${column})::float8 * 1000`,
+      bins: binsAsText,
+    });
+    const rows = await this.db.query<PgUsageRow>(query.text, query.values);
+    return usageReport(
+      plan,
+      rows.map((row) => toUsageRow(row, row.bucket_start)),
+    );
   }
 
   async ping(): Promise<void> {
@@ -387,6 +576,11 @@ export class PostgresConversationStore implements ConversationStore {
     if (this.closed) return;
     this.closed = true;
     await this.db.close();
+  }
+
+  /** Stores a call record and adds it to its rollup rows: one statement. */
+  private async insertCall(client: pg.PoolClient, call: CallRecord): Promise<void> {
+    await run(client, this.sql.recordCall, [...callValues(call), ...usageValues(usageIncrement(call))]);
   }
 
   /** Takes the agent's shared lock (held until commit) and tells whether the agent has been purged. */

@@ -101,6 +101,35 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: "usage rollups",
+    // The rows and levels are described in usage.ts; bins are JSON objects of bin index -> count, kept as JSONB.
+    sql: `
+      CREATE TABLE usage_rollups (
+        account_id TEXT NOT NULL,
+        level TEXT NOT NULL CHECK (level IN ('account', 'agent', 'detail')),
+        bucket_seconds INTEGER NOT NULL,
+        bucket_start TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        api_key_id TEXT NOT NULL,
+        messages INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        latency_bins BLOB NOT NULL,
+        first_token_bins BLOB NOT NULL,
+        -- The agent before the time: an agent's usage (and its purge) is one range of the key.
+        PRIMARY KEY (account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id)
+      ) STRICT;
+      -- A range of every agent's rows at once (ungrouped, or grouped by agent).
+      CREATE INDEX usage_by_time ON usage_rollups (account_id, level, bucket_seconds, bucket_start);
+      -- A user's rows: filtered by user, and erased.
+      CREATE INDEX usage_by_user ON usage_rollups (account_id, user_id, bucket_seconds, bucket_start);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

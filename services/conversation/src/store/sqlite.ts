@@ -4,6 +4,17 @@ import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { oldestFirst, turnTokens, withinLimits } from "../history.js";
+import {
+  AGENT_LEVELS,
+  AGENT_SHARE,
+  BUCKET_SECONDS,
+  planUsage,
+  USER_LEVEL,
+  type UsageReport,
+  type UsageRequest,
+  usageIncrement,
+  usageReport,
+} from "../usage.js";
 import { HistoryCache } from "./history-cache.js";
 import {
   conversationPosition,
@@ -45,12 +56,14 @@ import type {
   TurnRecord,
   TurnRole,
 } from "./types.js";
+import { toUsageRow, type UsageRollupRow, usageRowsQuery } from "./usage-queries.js";
 
 export const CONVERSATION_DB_FILE = "conversation.db";
 
 type SqliteTurnRow = TurnRow<number, string>;
 type SqliteCallRow = CallRow<number, string>;
 type SqliteConversationRow = ConversationRow<string>;
+type SqliteUsageRow = UsageRollupRow<string, number>;
 
 const placeholder = () => "?";
 const turnRecord = (row: SqliteTurnRow) => toTurn(row, row.created_at);
@@ -61,6 +74,12 @@ const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id =
  * The embedded store: one SQLite file, opened with the settings of `@agentry/sqlite`. The history windows of
  * recently used conversations are kept in memory (see HistoryCache), so that a message to one of them reads no
  * turns.
+ *
+ * Usage rollups (usage.ts, usage-queries.ts): each call adds to its six rows in one multi-row upsert, in the
+ * transaction that records it. Bins are SQLite's binary JSON (JSONB), bumped in place with jsonb_set: a third of
+ * the time json_set takes on text, which parses and prints the whole object. Purging an agent subtracts its
+ * agent-level rows from the account's rows bin by bin, then deletes its rows; erasing a user merges their rows into
+ * the blank user's, bins added with json_each, then deletes them.
  */
 export class SqliteConversationStore implements ConversationStore {
   private readonly db: Database.Database;
@@ -73,6 +92,8 @@ export class SqliteConversationStore implements ConversationStore {
     (accountId: string, agentId: string, conversationId: string) => number | null
   >;
   private readonly erase: Database.Transaction<(accountId: string, userId: string) => number>;
+  /** The rollup upsert of a call, by its number of rows. */
+  private readonly usageUpserts = new Map<number, Database.Statement>();
   /** Statements of the history reads, whose text depends on the filters: prepared once each. */
   private readonly reads = new Map<string, Database.Statement>();
   /** The history windows of recently used conversations (see HistoryCache). */
@@ -122,11 +143,13 @@ export class SqliteConversationStore implements ConversationStore {
         reply.createdAt,
       );
       s.insertCall.run(callRow(call));
+      this.addUsage(call);
       return true;
     });
     this.record = this.db.transaction((call: CallRecord) => {
       if (this.purged(call.accountId, call.agentId)) return false;
       s.insertCall.run(callRow(call));
+      this.addUsage(call);
       return true;
     });
     this.purge = this.db.transaction((accountId: string, agentId: string) => {
@@ -134,6 +157,9 @@ export class SqliteConversationStore implements ConversationStore {
       const turns = s.deleteTurns.run(agentId, accountId).changes;
       const calls = s.deleteCalls.run(agentId, accountId).changes;
       s.deleteConversations.run(agentId, accountId);
+      s.subtractAgentUsage.run({ account: accountId, agent: agentId });
+      s.deleteEmptyUsage.run(accountId);
+      s.deleteAgentUsage.run(accountId, agentId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(
@@ -146,6 +172,11 @@ export class SqliteConversationStore implements ConversationStore {
       const turns = s.deleteUserTurns.run(accountId, userId).changes;
       s.deleteUserConversations.run(accountId, userId);
       s.forgetUserCalls.run(accountId, userId);
+      // The blank user's counts are unattributed already.
+      if (userId !== "") {
+        s.unattributeUsage.run(accountId, userId);
+        s.deleteUserUsage.run(accountId, userId);
+      }
       return turns;
     });
   }
@@ -302,6 +333,19 @@ export class SqliteConversationStore implements ConversationStore {
     return deleted;
   }
 
+  async getUsage(request: UsageRequest): Promise<UsageReport> {
+    const plan = planUsage(request);
+    const query = usageRowsQuery("usage_rollups", placeholder, plan, {
+      time: (column) => column,
+      bins: (column) => `json(${column})`,
+    });
+    const rows = this.read<SqliteUsageRow>(query).all();
+    return usageReport(
+      plan,
+      rows.map((row) => toUsageRow(row, Date.parse(row.bucket_start))),
+    );
+  }
+
   /** Reads a pragma of this connection (some, like synchronous, are per connection), for diagnostics. */
   pragma(name: string): unknown {
     return this.db.pragma(name, { simple: true });
@@ -323,6 +367,38 @@ export class SqliteConversationStore implements ConversationStore {
     if (!this.othersCommitted()) return false;
     this.history.clear();
     return true;
+  }
+
+  /** Adds a call to its rollup rows: one statement, whatever the number of rows. */
+  private addUsage(call: CallRecord): void {
+    const increment = usageIncrement(call);
+    const { cells } = increment;
+    let statement = this.usageUpserts.get(cells.length);
+    if (!statement) {
+      statement = this.db.prepare(usageUpsert(cells.length));
+      this.usageUpserts.set(cells.length, statement);
+    }
+    const params: Record<string, string | number | null> = {
+      account: increment.accountId,
+      messages: increment.messages,
+      errors: increment.errors,
+      input: increment.inputTokens,
+      output: increment.outputTokens,
+      latencyBins: increment.latencyBins,
+      firstTokenBins: increment.firstTokenBins,
+      latencyPath: binPath(increment.latencyBin),
+      firstTokenPath: binPath(increment.firstTokenBin),
+    };
+    for (const [i, cell] of cells.entries()) {
+      params[`level${i}`] = cell.level;
+      params[`seconds${i}`] = cell.bucketSeconds;
+      params[`bucket${i}`] = cell.bucketStart;
+      params[`agent${i}`] = cell.agentId;
+      params[`user${i}`] = cell.userId;
+      params[`model${i}`] = cell.model;
+      params[`key${i}`] = cell.apiKeyId;
+    }
+    statement.run(params);
   }
 
   private purged(accountId: string, agentId: string): boolean {
@@ -446,6 +522,102 @@ function prepare(db: Database.Database) {
     deleteCalls: db.prepare<[string, string]>("DELETE FROM calls WHERE agent_id = ? AND account_id = ?"),
     deleteConversations: db.prepare<[string, string]>(
       "DELETE FROM conversations WHERE agent_id = ? AND account_id = ?",
+    ),
+    ...usageStatements(db),
+  };
+}
+
+const USAGE_KEY = "account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id";
+const USAGE_FIGURES = "messages, errors, input_tokens, output_tokens, latency_bins, first_token_bins";
+
+/** The JSON path of a bin in a bins object, or null for no value. */
+function binPath(bin: string | null): string | null {
+  return bin === null ? null : `$."${bin}"`;
+}
+
+/**
+ * Bins `a` and `b` added (sign 1) or `b` taken from `a` (sign -1), bins left empty dropped. Counts are integers,
+ * so the result is exact.
+ */
+function combineBins(a: string, b: string, sign: 1 | -1): string {
+  return `(SELECT jsonb_group_object(key, n) FROM (
+      SELECT key, sum(n) AS n FROM (
+        SELECT key, value AS n FROM json_each(${a}) UNION ALL SELECT key, ${sign} * value FROM json_each(${b})
+      ) GROUP BY key
+    ) WHERE n > 0)`;
+}
+
+/**
+ * Adds one call to `rows` rollup rows (named parameters: the call's figures once, each row's key by index). A new
+ * row starts with the call's bins; an existing one gets one more in the call's bin, in place.
+ */
+function usageUpsert(rows: number): string {
+  const values = Array.from(
+    { length: rows },
+    (_, i) =>
+      `(@account, @level${i}, @seconds${i}, @agent${i}, @bucket${i}, @user${i}, @model${i}, @key${i}, @messages,
+        @errors, @input, @output, jsonb(@latencyBins), jsonb(@firstTokenBins))`,
+  );
+  const bump = (column: string, path: string) =>
+    `CASE WHEN ${path} IS NULL THEN ${column}
+      ELSE jsonb_set(${column}, ${path}, coalesce(${column} ->> ${path}, 0) + 1) END`;
+  return `INSERT INTO usage_rollups (${USAGE_KEY}, ${USAGE_FIGURES})
+    VALUES ${values.join(", ")}
+    ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
+      messages = messages + excluded.messages,
+      errors = errors + excluded.errors,
+      input_tokens = input_tokens + excluded.input_tokens,
+      output_tokens = output_tokens + excluded.output_tokens,
+      latency_bins = ${bump("latency_bins", "@latencyPath")},
+      first_token_bins = ${bump("first_token_bins", "@firstTokenPath")}`;
+}
+
+const quoted = (values: readonly (string | number)[]) =>
+  values.map((value) => (typeof value === "number" ? String(value) : `'${value}'`)).join(", ");
+/** Every bucket width, so that a purge reads the primary key as ranges. */
+const ALL_WIDTHS = quoted(Object.values(BUCKET_SECONDS));
+
+function usageStatements(db: Database.Database) {
+  return {
+    // The account's rows add up its agents' rows of the same bucket: take this agent's share away.
+    subtractAgentUsage: db.prepare<[{ account: string; agent: string }]>(
+      `UPDATE usage_rollups AS total SET
+        messages = total.messages - share.messages,
+        errors = total.errors - share.errors,
+        input_tokens = total.input_tokens - share.input_tokens,
+        output_tokens = total.output_tokens - share.output_tokens,
+        latency_bins = ${combineBins("total.latency_bins", "share.latency_bins", -1)},
+        first_token_bins = ${combineBins("total.first_token_bins", "share.first_token_bins", -1)}
+      FROM usage_rollups AS share
+      WHERE share.account_id = @account AND share.level = '${AGENT_SHARE.share}'
+        AND share.bucket_seconds IN (${ALL_WIDTHS}) AND share.agent_id = @agent
+        AND total.account_id = @account AND total.level = '${AGENT_SHARE.total}'
+        AND total.bucket_seconds = share.bucket_seconds
+        AND total.agent_id = '' AND total.bucket_start = share.bucket_start AND total.user_id = ''
+        AND total.model = '' AND total.api_key_id = ''`,
+    ),
+    deleteEmptyUsage: db.prepare<[string]>(
+      `DELETE FROM usage_rollups WHERE account_id = ? AND level = '${AGENT_SHARE.total}' AND messages = 0`,
+    ),
+    deleteAgentUsage: db.prepare<[string, string]>(
+      `DELETE FROM usage_rollups WHERE account_id = ? AND level IN (${quoted(AGENT_LEVELS)})
+        AND bucket_seconds IN (${ALL_WIDTHS}) AND agent_id = ?`,
+    ),
+    // Each of the user's rows joins the blank user's row of the same bucket and other dimensions.
+    unattributeUsage: db.prepare<[string, string]>(
+      `INSERT INTO usage_rollups (${USAGE_KEY}, ${USAGE_FIGURES})
+        SELECT account_id, level, bucket_seconds, agent_id, bucket_start, '', model, api_key_id, ${USAGE_FIGURES}
+        FROM usage_rollups WHERE account_id = ? AND user_id = ? AND level = '${USER_LEVEL}'
+      ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
+        messages = messages + excluded.messages,
+        errors = errors + excluded.errors,
+        input_tokens = input_tokens + excluded.input_tokens,
+        output_tokens = output_tokens + excluded.output_tokens,
+        latency_bins = ${combineBins("usage_rollups.latency_bins", "excluded.latency_bins", 1)},
+        first_token_bins = ${combineBins("usage_rollups.first_token_bins", "excluded.first_token_bins", 1)}`,
+    ),
+    deleteUserUsage: db.prepare<[string, string]>(
+      `DELETE FROM usage_rollups WHERE account_id = ? AND user_id = ? AND level = '${USER_LEVEL}'`,
     ),
   };
 }

@@ -1,3 +1,5 @@
+import type { UsageReport, UsageRequest } from "../usage.js";
+
 /**
  * A conversation is identified by (agent, userId, roomId) within an account (decisions.md, "Messages"). A
  * message without a userId or roomId belongs to the default value of that part, the empty string, so messages
@@ -97,7 +99,10 @@ export interface CallRecord extends ConversationKey {
   errorMessage: string | null;
   /** From receiving the message to the reply or the failure. */
   latencyMs: number;
-  /** For streams: from calling the provider to the first text, when any came. */
+  /**
+   * From receiving the message to the reply's first text (for a reply not streamed, to its arrival); null when
+   * no text came.
+   */
   firstTokenMs: number | null;
   inputTokens: number;
   outputTokens: number;
@@ -160,11 +165,15 @@ export interface ConversationStore {
    */
   recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]>;
   /**
-   * Stores the message, its reply and the call record in one transaction. Stores nothing and returns false when
-   * the agent has been purged, so a reply that completes after its agent was deleted leaves no trace.
+   * Stores the message, its reply and the call record, and adds the call to the usage rollups, in one
+   * transaction. Stores nothing and returns false when the agent has been purged, so a reply that completes
+   * after its agent was deleted leaves no trace.
    */
   saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean>;
-  /** Stores the record of a call that stored no reply; false (nothing stored) when the agent has been purged. */
+  /**
+   * Stores the record of a call that stored no reply, and adds it to the usage rollups, in one transaction; false
+   * (nothing stored) when the agent has been purged.
+   */
   recordCall(call: CallRecord): Promise<boolean>;
   /**
    * One page of the conversation's turns, oldest first, starting after `cursor` (from the start when null). A
@@ -174,8 +183,9 @@ export interface ConversationStore {
   /** The agent's call records, oldest first. */
   listCalls(accountId: string, agentId: string): Promise<CallRecord[]>;
   /**
-   * Deletes the agent's conversations, turns and call records in one transaction and remembers the agent as
-   * purged, so nothing is stored for it afterwards. Idempotent: a repeated purge deletes nothing more.
+   * Deletes the agent's conversations, turns, call records and usage (its rollup rows, and its share of the
+   * account's) in one transaction and remembers the agent as purged, so nothing is stored for it afterwards.
+   * Idempotent: a repeated purge deletes nothing more.
    */
   purgeAgent(accountId: string, agentId: string): Promise<PurgeResult>;
   /** An agent's conversations by latest activity (newest first for `desc`), filtered by user and room. */
@@ -214,9 +224,15 @@ export interface ConversationStore {
   ): Promise<{ turns: TurnRecord[]; next: string | null }>;
   /**
    * Deletes a user's conversations and messages in every agent of the account, and removes the user id from the
-   * call records, in one transaction; returns how many messages were deleted (0 when repeated).
+   * call records and the usage rollups (their counts join the blank user's), in one transaction; returns how many
+   * messages were deleted (0 when repeated).
    */
   eraseUser(accountId: string, userId: string): Promise<number>;
+  /**
+   * The account's usage from its rollups (usage.ts): every bucket of the range, zero-filled, and the totals of the
+   * range, grouped as asked. Throws AppError INVALID_REQUEST, naming the field, for a question `planUsage` refuses.
+   */
+  getUsage(request: UsageRequest): Promise<UsageReport>;
   /** Resolves when the database answers a trivial query: what readiness reports. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

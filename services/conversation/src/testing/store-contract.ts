@@ -9,6 +9,13 @@ import type {
   NewExchange,
   PageRequest,
 } from "../store/types.js";
+import {
+  PERCENTILE_RELATIVE_ACCURACY,
+  type UsageDimension,
+  type UsageGroup,
+  type UsageReport,
+  type UsageRequest,
+} from "../usage.js";
 
 let clock = Date.parse("2026-01-01T00:00:00.000Z");
 
@@ -564,6 +571,612 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       expect(await history(store, key({ userId: "u2" }))).toEqual(["keep", "keep'"]);
       expect((await store.exportUser("acct_B", "u1", null, 100)).turns).toHaveLength(2);
       expect(await store.eraseUser("acct_A", "u1")).toBe(0);
+    });
+
+    usageContract(fresh);
+  });
+}
+
+/** A send as the rollups see it: its call record, stored with its exchange when it completed. */
+async function send(store: ConversationStore, record: CallRecord): Promise<void> {
+  if (record.outcome === "completed") {
+    const ex = exchange(record, "q", "a");
+    expect(await store.saveExchange(ex, { ...record, id: ex.reply.id })).toBe(true);
+  } else {
+    expect(await store.recordCall(record)).toBe(true);
+  }
+}
+
+/** A call at a given time; completed unless told otherwise. */
+function sendAt(createdAt: string, overrides: Partial<CallRecord> = {}): CallRecord {
+  return call(key(), { createdAt, latencyMs: 100, firstTokenMs: 40, ...overrides });
+}
+
+function failedAt(createdAt: string, overrides: Partial<CallRecord> = {}): CallRecord {
+  return sendAt(createdAt, {
+    outcome: "failed",
+    errorCode: "MODEL_ERROR",
+    errorMessage: "The model refused.",
+    inputTokens: 0,
+    outputTokens: 0,
+    firstTokenMs: null,
+    ...overrides,
+  });
+}
+
+/** The percentile a sketch approximates: the value at rank floor(q (n - 1)) of the sorted values. */
+function exactPercentile(values: readonly number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(q * (sorted.length - 1))]!;
+}
+
+function expectWithinAccuracy(actual: number | null, exact: number | null, what: string): void {
+  if (exact === null) {
+    expect(actual, what).toBeNull();
+    return;
+  }
+  expect(actual, what).not.toBeNull();
+  // A hair over the bound for floating point at bin edges.
+  expect(Math.abs(actual! - exact), `${what}: ${actual} against ${exact}`).toBeLessThanOrEqual(
+    exact * PERCENTILE_RELATIVE_ACCURACY * (1 + 1e-9),
+  );
+}
+
+interface ExpectedGroup {
+  keys: Partial<Record<UsageDimension, string>>;
+  messages: number;
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  latencies: number[];
+  firstTokens: number[];
+}
+
+const DIMENSION_OF: Record<UsageDimension, (c: CallRecord) => string> = {
+  agentId: (c) => c.agentId,
+  userId: (c) => c.userId,
+  model: (c) => c.model ?? "",
+  apiKeyId: (c) => c.apiKeyId ?? "",
+};
+
+/** The figures of the calls, grouped, worked out from the records themselves. */
+function groupCalls(calls: readonly CallRecord[], groupBy: readonly UsageDimension[]): ExpectedGroup[] {
+  const groups = new Map<string, ExpectedGroup>();
+  for (const c of calls) {
+    const keys: Partial<Record<UsageDimension, string>> = {};
+    for (const dimension of groupBy) keys[dimension] = DIMENSION_OF[dimension](c);
+    const id = JSON.stringify(keys);
+    let group = groups.get(id);
+    if (!group) {
+      group = {
+        keys,
+        messages: 0,
+        errors: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        latencies: [],
+        firstTokens: [],
+      };
+      groups.set(id, group);
+    }
+    group.messages += 1;
+    if (c.outcome === "failed") group.errors += 1;
+    group.inputTokens += c.inputTokens;
+    group.outputTokens += c.outputTokens;
+    if (c.outcome === "completed") {
+      group.latencies.push(c.latencyMs);
+      group.firstTokens.push(c.firstTokenMs ?? c.latencyMs);
+    }
+  }
+  return [...groups.values()];
+}
+
+function keysOf(group: UsageGroup): Partial<Record<UsageDimension, string>> {
+  const { figures: _figures, ...keys } = group;
+  return keys;
+}
+
+/** Asserts that the answer's groups are exactly those of the calls: counts equal, percentiles within 1 %. */
+function expectGroups(
+  actual: readonly UsageGroup[],
+  calls: readonly CallRecord[],
+  groupBy: readonly UsageDimension[],
+  what: string,
+): void {
+  const expected = groupCalls(calls, groupBy);
+  if (groupBy.length === 0 && expected.length === 0) {
+    expected.push({
+      keys: {},
+      messages: 0,
+      errors: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      latencies: [],
+      firstTokens: [],
+    });
+  }
+  const byKeys = new Map(expected.map((group) => [JSON.stringify(group.keys), group]));
+  expect(actual.map((group) => JSON.stringify(keysOf(group))).sort(), `${what}: the groups`).toEqual(
+    [...byKeys.keys()].sort(),
+  );
+  for (const group of actual) {
+    const id = JSON.stringify(keysOf(group));
+    const want = byKeys.get(id)!;
+    const { figures } = group;
+    expect(
+      [figures.messages, figures.errors, figures.inputTokens, figures.outputTokens],
+      `${what} ${id}: messages, errors, tokens`,
+    ).toEqual([want.messages, want.errors, want.inputTokens, want.outputTokens]);
+    for (const q of [0.5, 0.95] as const) {
+      const name = q === 0.5 ? "p50" : "p95";
+      expectWithinAccuracy(
+        figures.latencyMs[name],
+        exactPercentile(want.latencies, q),
+        `${what} ${id} latency ${name}`,
+      );
+      expectWithinAccuracy(
+        figures.timeToFirstTokenMs[name],
+        exactPercentile(want.firstTokens, q),
+        `${what} ${id} time to first token ${name}`,
+      );
+    }
+  }
+}
+
+/** Asserts a whole answer against the calls: every bucket of the range and the totals. */
+function expectReport(
+  report: UsageReport,
+  calls: readonly CallRecord[],
+  request: UsageRequest,
+  what: string,
+): void {
+  const groupBy = (request.groupBy ?? []) as UsageDimension[];
+  const chosen = calls.filter(
+    (c) =>
+      c.accountId === request.accountId &&
+      (request.agentId === undefined || c.agentId === request.agentId) &&
+      (request.userId === undefined || c.userId === request.userId) &&
+      c.createdAt >= report.from &&
+      c.createdAt < report.to,
+  );
+  for (const bucket of report.buckets) {
+    const inBucket = chosen.filter((c) => c.createdAt >= bucket.start && c.createdAt < bucket.end);
+    expectGroups(bucket.groups, inBucket, groupBy, `${what}, bucket ${bucket.start}`);
+  }
+  expectGroups(report.totals, chosen, groupBy, `${what}, totals`);
+}
+
+/** A small deterministic generator, so the data sets are the same on every run. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 48271) % 2147483647;
+    return state / 2147483647;
+  };
+}
+
+/** Calls spread over agents, users, models, keys, outcomes and hours of two days. */
+function mixedCalls(count: number, seed: number): CallRecord[] {
+  const next = random(seed);
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
+  const start = Date.parse("2026-03-10T20:00:00.000Z");
+  return Array.from({ length: count }, () => {
+    const at = new Date(start + Math.floor(next() * 8 * 3_600_000)).toISOString();
+    const agentId = pick(["agt_A", "agt_B", "agt_C"]);
+    const userId = pick(["u1", "u2", ""]);
+    const model = pick(["gpt-a", "gpt-b"]);
+    const apiKeyId = pick(["key_1", "key_2", null]);
+    const outcome = pick(["completed", "completed", "completed", "failed", "cancelled"] as const);
+    const latencyMs = Math.round(20 + next() ** 3 * 5000);
+    const k = key({ agentId, userId });
+    if (outcome === "completed") {
+      return call(k, {
+        createdAt: at,
+        model,
+        apiKeyId,
+        latencyMs,
+        firstTokenMs: Math.round(latencyMs * next()),
+        inputTokens: Math.floor(next() * 100),
+        outputTokens: Math.floor(next() * 50),
+      });
+    }
+    return call(k, {
+      createdAt: at,
+      model,
+      apiKeyId,
+      outcome,
+      errorCode: outcome === "failed" ? "AGENT_UNAVAILABLE" : null,
+      errorMessage: outcome === "failed" ? "The provider is overloaded." : null,
+      latencyMs,
+      firstTokenMs: null,
+      inputTokens: 0,
+      outputTokens: 0,
+    });
+  });
+}
+
+async function invalidField(promise: Promise<unknown>): Promise<string | undefined> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe("INVALID_REQUEST");
+  return (error as AppError).details?.[0]?.field;
+}
+
+function usageContract(fresh: () => Promise<ConversationStore>): void {
+  describe("usage", () => {
+    const hourRange = { from: new Date("2026-03-10T10:00:00Z"), to: new Date("2026-03-10T12:00:00Z") };
+
+    it("counts every send by hour and by day: failed ones as errors, cancelled ones not; percentiles of completed sends", async () => {
+      const store = await fresh();
+      const calls = [
+        sendAt("2026-03-10T10:15:00.000Z", {
+          latencyMs: 100,
+          firstTokenMs: 40,
+          inputTokens: 10,
+          outputTokens: 5,
+        }),
+        sendAt("2026-03-10T10:45:00.000Z", {
+          latencyMs: 300,
+          firstTokenMs: 55,
+          inputTokens: 12,
+          outputTokens: 6,
+        }),
+        failedAt("2026-03-10T11:05:00.000Z", { latencyMs: 20 }),
+        sendAt("2026-03-10T11:10:00.000Z", {
+          outcome: "cancelled",
+          latencyMs: 900,
+          firstTokenMs: 30,
+          inputTokens: 0,
+          outputTokens: 0,
+        }),
+        sendAt("2026-03-11T01:00:00.000Z", {
+          latencyMs: 0,
+          firstTokenMs: 0,
+          inputTokens: 3,
+          outputTokens: 0,
+        }),
+        sendAt("2026-03-10T10:30:00.000Z", { accountId: "acct_B" }),
+      ];
+      for (const c of calls) await send(store, c);
+
+      const hours = await store.getUsage({ accountId: "acct_A", granularity: "hour", ...hourRange });
+      expect(hours.from).toBe("2026-03-10T10:00:00.000Z");
+      expect(hours.to).toBe("2026-03-10T12:00:00.000Z");
+      expect(hours.granularity).toBe("hour");
+      expect(hours.buckets.map((b) => [b.start, b.end])).toEqual([
+        ["2026-03-10T10:00:00.000Z", "2026-03-10T11:00:00.000Z"],
+        ["2026-03-10T11:00:00.000Z", "2026-03-10T12:00:00.000Z"],
+      ]);
+      expect(hours.buckets[0]!.groups).toEqual([
+        {
+          figures: {
+            messages: 2,
+            errors: 0,
+            inputTokens: 22,
+            outputTokens: 11,
+            latencyMs: { p50: expect.closeTo(100, 0), p95: expect.closeTo(100, 0) },
+            timeToFirstTokenMs: { p50: expect.closeTo(40, 0), p95: expect.closeTo(40, 0) },
+          },
+        },
+      ]);
+      // A failed and a cancelled send: two messages, one error, no percentiles.
+      expect(hours.buckets[1]!.groups).toEqual([
+        {
+          figures: {
+            messages: 2,
+            errors: 1,
+            inputTokens: 0,
+            outputTokens: 0,
+            latencyMs: { p50: null, p95: null },
+            timeToFirstTokenMs: { p50: null, p95: null },
+          },
+        },
+      ]);
+      expect(hours.totals[0]!.figures).toMatchObject({
+        messages: 4,
+        errors: 1,
+        inputTokens: 22,
+        outputTokens: 11,
+      });
+      expectReport(hours, calls, { accountId: "acct_A", granularity: "hour" }, "hours");
+
+      const days = await store.getUsage({
+        accountId: "acct_A",
+        granularity: "day",
+        from: new Date("2026-03-10T00:00:00Z"),
+        to: new Date("2026-03-12T00:00:00Z"),
+      });
+      expect(days.buckets.map((b) => b.groups[0]!.figures.messages)).toEqual([4, 1]);
+      // A reply in under a millisecond counts as 0 ms.
+      expect(days.buckets[1]!.groups[0]!.figures.latencyMs).toEqual({ p50: 0, p95: 0 });
+      expectReport(days, calls, { accountId: "acct_A", granularity: "day" }, "days");
+      // Day is the default granularity.
+      const byDefault = await store.getUsage({
+        accountId: "acct_A",
+        from: new Date("2026-03-10T00:00:00Z"),
+        to: new Date("2026-03-12T00:00:00Z"),
+      });
+      expect(byDefault).toEqual(days);
+    });
+
+    it("has every bucket of the range, zero-filled, from rounded down and to up; to may lie in the future", async () => {
+      const store = await fresh();
+      await send(store, sendAt("2026-03-10T10:15:00.000Z"));
+      const hours = await store.getUsage({
+        accountId: "acct_A",
+        granularity: "hour",
+        from: new Date("2026-03-10T09:30:00Z"),
+        to: new Date("2026-03-10T12:00:00.001Z"),
+      });
+      expect(hours.from).toBe("2026-03-10T09:00:00.000Z");
+      expect(hours.to).toBe("2026-03-10T13:00:00.000Z");
+      expect(hours.buckets.map((b) => b.groups[0]!.figures.messages)).toEqual([0, 1, 0, 0]);
+      expect(hours.buckets[0]!.groups).toEqual([
+        {
+          figures: {
+            messages: 0,
+            errors: 0,
+            inputTokens: 0,
+            outputTokens: 0,
+            latencyMs: { p50: null, p95: null },
+            timeToFirstTokenMs: { p50: null, p95: null },
+          },
+        },
+      ]);
+      // Grouped, a bucket without sends has no groups.
+      const grouped = await store.getUsage({
+        accountId: "acct_A",
+        granularity: "hour",
+        from: new Date("2026-03-10T09:30:00Z"),
+        to: new Date("2026-03-10T12:00:00Z"),
+        groupBy: ["model"],
+      });
+      expect(grouped.buckets.map((b) => b.groups.length)).toEqual([0, 1, 0]);
+      expect(grouped.totals.map((g) => [g.model, g.figures.messages])).toEqual([["gpt-test", 1]]);
+
+      const now = new Date();
+      const ahead = await store.getUsage({
+        accountId: "acct_A",
+        granularity: "day",
+        from: new Date(now.getTime() - 86_400_000),
+        to: new Date(now.getTime() + 3 * 86_400_000),
+      });
+      expect(ahead.buckets).toHaveLength(5);
+      expect(Date.parse(ahead.to)).toBeGreaterThan(now.getTime());
+
+      // Neither end given: the 7 days up to now.
+      const at = new Date("2026-03-17T10:15:00Z");
+      const week = await store.getUsage({ accountId: "acct_A", granularity: "hour", now: at });
+      expect(week.from).toBe("2026-03-10T10:00:00.000Z");
+      expect(week.to).toBe("2026-03-17T11:00:00.000Z");
+      expect(week.buckets).toHaveLength(7 * 24 + 1);
+      expect(week.totals[0]!.figures.messages).toBe(1);
+      const days = await store.getUsage({ accountId: "acct_A", now: at });
+      expect([days.granularity, days.from, days.to, days.buckets.length]).toEqual([
+        "day",
+        "2026-03-10T00:00:00.000Z",
+        "2026-03-18T00:00:00.000Z",
+        8,
+      ]);
+    });
+
+    it("groups by every dimension and combination, filters by agent and user, and totals as it groups", async () => {
+      const store = await fresh();
+      const calls = mixedCalls(300, 11);
+      for (const c of calls) await send(store, c);
+      await send(store, sendAt("2026-03-10T22:00:00.000Z", { accountId: "acct_B" }));
+      const groupings: UsageDimension[][] = [
+        [],
+        ["agentId"],
+        ["userId"],
+        ["model"],
+        ["apiKeyId"],
+        ["agentId", "model"],
+        ["userId", "apiKeyId"],
+        ["agentId", "userId", "model", "apiKeyId"],
+      ];
+      const filters: Pick<UsageRequest, "agentId" | "userId">[] = [
+        {},
+        { agentId: "agt_B" },
+        { userId: "u1" },
+        { userId: "" },
+        { agentId: "agt_A", userId: "u2" },
+        { agentId: "agt_unknown" },
+      ];
+      for (const granularity of ["hour", "day"] as const) {
+        for (const groupBy of groupings) {
+          for (const filter of filters) {
+            const request: UsageRequest = {
+              accountId: "acct_A",
+              granularity,
+              from: new Date("2026-03-10T19:00:00Z"),
+              to: new Date("2026-03-11T05:00:00Z"),
+              groupBy,
+              ...filter,
+            };
+            const report = await store.getUsage(request);
+            expectReport(report, calls, request, `${granularity} by [${groupBy}] ${JSON.stringify(filter)}`);
+          }
+        }
+      }
+      // The order of groupBy does not matter, nor does repeating a dimension.
+      const range = { from: new Date("2026-03-10T00:00:00Z"), to: new Date("2026-03-12T00:00:00Z") };
+      expect(
+        await store.getUsage({ accountId: "acct_A", ...range, groupBy: ["model", "agentId", "model"] }),
+      ).toEqual(await store.getUsage({ accountId: "acct_A", ...range, groupBy: ["agentId", "model"] }));
+    });
+
+    it("answers percentiles within 1 % of the exact percentiles of the recorded values", async () => {
+      const store = await fresh();
+      const next = random(5);
+      const calls: CallRecord[] = [];
+      for (let i = 0; i < 400; i++) {
+        // Heavy-tailed, from under a millisecond to a minute.
+        const latencyMs = Math.round(Math.exp(next() * 11) - 1);
+        calls.push(
+          call(key({ agentId: i % 3 === 0 ? "agt_A" : "agt_B", userId: `u${i % 4}` }), {
+            createdAt: new Date(Date.parse("2026-03-10T08:00:00Z") + i * 97_000).toISOString(),
+            latencyMs,
+            firstTokenMs: Math.round(latencyMs * next() * next()),
+          }),
+        );
+      }
+      for (const c of calls) await send(store, c);
+      for (const request of [
+        {
+          accountId: "acct_A",
+          granularity: "hour",
+          from: new Date("2026-03-10T08:00:00Z"),
+          to: new Date("2026-03-10T20:00:00Z"),
+        },
+        {
+          accountId: "acct_A",
+          granularity: "day",
+          from: new Date("2026-03-10T00:00:00Z"),
+          to: new Date("2026-03-11T00:00:00Z"),
+        },
+        {
+          accountId: "acct_A",
+          granularity: "day",
+          from: new Date("2026-03-10T00:00:00Z"),
+          to: new Date("2026-03-11T00:00:00Z"),
+          groupBy: ["agentId", "userId"],
+        },
+      ] satisfies UsageRequest[]) {
+        const report = await store.getUsage(request);
+        expectReport(report, calls, request, `${request.granularity} ${request.groupBy ?? ""}`);
+      }
+    });
+
+    it("keeps an erased user's counts, unattributed, in every bucket, and erases nobody else's", async () => {
+      const store = await fresh();
+      const calls = mixedCalls(200, 23);
+      for (const c of calls) await send(store, c);
+      const range = {
+        accountId: "acct_A",
+        from: new Date("2026-03-10T19:00:00Z"),
+        to: new Date("2026-03-11T05:00:00Z"),
+      };
+      const before = await store.getUsage({ ...range, granularity: "hour" });
+
+      await store.eraseUser("acct_A", "u1");
+      const erased = calls.map((c) => (c.userId === "u1" ? { ...c, userId: "" } : c));
+      for (const granularity of ["hour", "day"] as const) {
+        for (const groupBy of [
+          ["userId"],
+          ["agentId", "userId", "model", "apiKeyId"],
+        ] as UsageDimension[][]) {
+          const request = { ...range, granularity, groupBy };
+          const report = await store.getUsage(request);
+          expectReport(report, erased, request, `${granularity} by [${groupBy}] after erasing u1`);
+          expect(report.totals.some((g) => g.userId === "u1")).toBe(false);
+        }
+      }
+      expect(
+        (await store.getUsage({ ...range, userId: "u1", granularity: "hour" })).totals[0]!.figures.messages,
+      ).toBe(0);
+      // Ungrouped, nothing changed.
+      expect(await store.getUsage({ ...range, granularity: "hour" })).toEqual(before);
+      // Erasing again changes nothing.
+      const once = await store.getUsage({ ...range, granularity: "day", groupBy: ["userId"] });
+      await store.eraseUser("acct_A", "u1");
+      expect(await store.getUsage({ ...range, granularity: "day", groupBy: ["userId"] })).toEqual(once);
+    });
+
+    it("purges an agent's usage from every level, the account's figures becoming exactly those of the others", async () => {
+      const store = await fresh();
+      const reference = await fresh();
+      const calls = mixedCalls(200, 37);
+      // Hours where only the purged agent sent.
+      calls.push(
+        sendAt("2026-03-11T06:30:00.000Z", { agentId: "agt_A" }),
+        failedAt("2026-03-11T06:40:00.000Z", { agentId: "agt_A" }),
+      );
+      for (const c of calls) await send(store, c);
+      const kept = calls.filter((c) => c.agentId !== "agt_A");
+      for (const c of kept) await send(reference, c);
+
+      await store.purgeAgent("acct_A", "agt_A");
+      const range = {
+        accountId: "acct_A",
+        from: new Date("2026-03-10T19:00:00Z"),
+        to: new Date("2026-03-11T07:00:00Z"),
+      };
+      for (const granularity of ["hour", "day"] as const) {
+        for (const groupBy of [[], ["agentId"], ["userId"], ["model", "apiKeyId"]] as UsageDimension[][]) {
+          for (const filter of [{}, { agentId: "agt_A" }, { userId: "u2" }]) {
+            const request = { ...range, granularity, groupBy, ...filter };
+            const report = await store.getUsage(request);
+            expect(report, `${granularity} by [${groupBy}] ${JSON.stringify(filter)}`).toEqual(
+              await reference.getUsage(request),
+            );
+            expectReport(report, kept, request, `${granularity} by [${groupBy}] after the purge`);
+          }
+        }
+      }
+    });
+
+    it("refuses an empty range, too many buckets and unknown dimensions, naming the field", async () => {
+      const store = await fresh();
+      const at = (iso: string) => new Date(iso);
+      const usage = (request: Omit<UsageRequest, "accountId">) =>
+        store.getUsage({ accountId: "acct_A", ...request });
+      expect(
+        await invalidField(usage({ from: at("2026-03-10T10:00:00Z"), to: at("2026-03-10T10:00:00Z") })),
+      ).toBe("to");
+      expect(
+        await invalidField(usage({ from: at("2026-03-10T10:00:00Z"), to: at("2026-03-09T10:00:00Z") })),
+      ).toBe("to");
+      // 31 days of hours, 400 of days, and not one more.
+      expect(
+        (
+          await usage({
+            granularity: "hour",
+            from: at("2026-01-01T00:00:00Z"),
+            to: at("2026-02-01T00:00:00Z"),
+          })
+        ).buckets,
+      ).toHaveLength(744);
+      expect(
+        await invalidField(
+          usage({
+            granularity: "hour",
+            from: at("2026-01-01T00:00:00Z"),
+            to: at("2026-02-01T00:00:00.001Z"),
+          }),
+        ),
+      ).toBe("to");
+      expect(
+        (
+          await usage({
+            granularity: "day",
+            from: at("2026-01-01T00:00:00Z"),
+            to: at("2027-02-05T00:00:00Z"),
+          })
+        ).buckets,
+      ).toHaveLength(400);
+      expect(
+        await invalidField(
+          usage({ granularity: "day", from: at("2026-01-01T00:00:00Z"), to: at("2027-02-06T00:00:00Z") }),
+        ),
+      ).toBe("to");
+      // The limit is on the range asked: the last 31 days from a time within an hour are 745 hours once rounded.
+      expect(
+        (
+          await usage({
+            granularity: "hour",
+            from: at("2026-01-01T00:30:00Z"),
+            to: at("2026-02-01T00:30:00Z"),
+          })
+        ).buckets,
+      ).toHaveLength(745);
+      expect(await invalidField(usage({ groupBy: ["agentId", "roomId"] }))).toBe("groupBy");
+      expect(await invalidField(usage({ granularity: "week" as "day" }))).toBe("granularity");
+      expect(await invalidField(usage({ from: new Date(Number.NaN) }))).toBe("from");
     });
   });
 }
