@@ -62,6 +62,15 @@ const (
 	FinishReasonOther         FinishReason = "other"
 )
 
+// GetUsageGranularity is one of a fixed set of strings.
+type GetUsageGranularity string
+
+// The values of GetUsageGranularity.
+const (
+	GetUsageGranularityHour GetUsageGranularity = "hour"
+	GetUsageGranularityDay  GetUsageGranularity = "day"
+)
+
 // HistoryMessageRole is one of a fixed set of strings.
 type HistoryMessageRole string
 
@@ -117,6 +126,17 @@ type SortOrder string
 const (
 	SortOrderAsc  SortOrder = "asc"
 	SortOrderDesc SortOrder = "desc"
+)
+
+// UsageReportGroupBy is one of a fixed set of strings.
+type UsageReportGroupBy string
+
+// The values of UsageReportGroupBy.
+const (
+	UsageReportGroupByAgentID  UsageReportGroupBy = "agentId"
+	UsageReportGroupByUserID   UsageReportGroupBy = "userId"
+	UsageReportGroupByModel    UsageReportGroupBy = "model"
+	UsageReportGroupByAPIKeyID UsageReportGroupBy = "apiKeyId"
 )
 
 // errorCodeStatus returns the HTTP status an error code travels with.
@@ -648,6 +668,143 @@ type Usage struct {
 
 	// `inputTokens + outputTokens`.
 	TotalTokens int `json:"totalTokens"`
+}
+
+// UsageGroup is one combination of the grouped dimensions, with its figures.
+type UsageGroup struct {
+	// The group's agent; present when grouping by `agentId`.
+	AgentID Nullable[string] `json:"agentId,omitzero"`
+
+	// The group's user id; present when grouping by `userId`; `null` for messages without one and for erased
+	// users.
+	UserID Nullable[string] `json:"userId,omitzero"`
+
+	// The group's model; present when grouping by `model`.
+	Model Nullable[string] `json:"model,omitzero"`
+
+	// The group's API key; present when grouping by `apiKeyId`.
+	APIKeyID Nullable[string] `json:"apiKeyId,omitzero"`
+
+	// Every send, failed ones included.
+	Messages int `json:"messages"`
+
+	// Sends that ended in an error (any code; cancelled ones are not errors).
+	Errors int `json:"errors"`
+
+	// Prompt tokens.
+	InputTokens int `json:"inputTokens"`
+
+	// Reply tokens.
+	OutputTokens int `json:"outputTokens"`
+
+	// inputTokens + outputTokens.
+	TotalTokens int `json:"totalTokens"`
+
+	// From receipt to the complete reply, of completed sends.
+	LatencyMs UsageGroupLatencyMs `json:"latencyMs"`
+
+	// From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+	TimeToFirstTokenMs UsageGroupTimeToFirstTokenMs `json:"timeToFirstTokenMs"`
+}
+
+// UsageGroupLatencyMs is: From receipt to the complete reply, of completed sends.
+type UsageGroupLatencyMs struct {
+	// The median, in ms; `null` without a completed send.
+	P50 *float64 `json:"p50"`
+
+	// The 95th percentile, in ms; `null` without a completed send.
+	P95 *float64 `json:"p95"`
+}
+
+// UsageGroupTimeToFirstTokenMs is: From receipt to the reply's first text (a reply not streamed: its
+// arrival), of completed sends.
+type UsageGroupTimeToFirstTokenMs struct {
+	// The median, in ms; `null` without a completed send.
+	P50 *float64 `json:"p50"`
+
+	// The 95th percentile, in ms; `null` without a completed send.
+	P95 *float64 `json:"p95"`
+}
+
+// UsageReport is: Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles
+// come from sketches.
+type UsageReport struct {
+	// The start of the range, rounded down to the granularity.
+	From time.Time `json:"from"`
+
+	// The end of the range, exclusive, rounded up to the granularity.
+	To time.Time `json:"to"`
+
+	// The width of the buckets, in UTC.
+	Granularity GetUsageGranularity `json:"granularity"`
+
+	// The dimensions asked for; absent without grouping.
+	GroupBy []UsageReportGroupBy `json:"groupBy,omitzero"`
+
+	// Every bucket of the range, oldest first, zero-filled.
+	Buckets []UsageReportBucketsItem `json:"buckets"`
+
+	// The figures of the whole range.
+	Totals UsageReportTotals `json:"totals"`
+}
+
+// UsageReportBucketsItem is every bucket of the range, oldest first, zero-filled.
+type UsageReportBucketsItem struct {
+	// The bucket's start, inclusive.
+	Start time.Time `json:"start"`
+
+	// The bucket's end, exclusive.
+	End time.Time `json:"end"`
+
+	// One group per combination seen in the bucket; without grouping, exactly one (zero-filled when nothing was
+	// sent).
+	Groups []UsageGroup `json:"groups"`
+}
+
+// UsageReportTotals is the figures of the whole range.
+type UsageReportTotals struct {
+	// Every send, failed ones included.
+	Messages int `json:"messages"`
+
+	// Sends that ended in an error (any code; cancelled ones are not errors).
+	Errors int `json:"errors"`
+
+	// Prompt tokens.
+	InputTokens int `json:"inputTokens"`
+
+	// Reply tokens.
+	OutputTokens int `json:"outputTokens"`
+
+	// inputTokens + outputTokens.
+	TotalTokens int `json:"totalTokens"`
+
+	// From receipt to the complete reply, of completed sends.
+	LatencyMs UsageReportTotalsLatencyMs `json:"latencyMs"`
+
+	// From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+	TimeToFirstTokenMs UsageReportTotalsTimeToFirstTokenMs `json:"timeToFirstTokenMs"`
+
+	// The range's figures per group; present when grouping.
+	Groups []UsageGroup `json:"groups,omitzero"`
+}
+
+// UsageReportTotalsLatencyMs is: From receipt to the complete reply, of completed sends.
+type UsageReportTotalsLatencyMs struct {
+	// The median, in ms; `null` without a completed send.
+	P50 *float64 `json:"p50"`
+
+	// The 95th percentile, in ms; `null` without a completed send.
+	P95 *float64 `json:"p95"`
+}
+
+// UsageReportTotalsTimeToFirstTokenMs is: From receipt to the reply's first text (a reply not streamed: its
+// arrival), of completed sends.
+type UsageReportTotalsTimeToFirstTokenMs struct {
+	// The median, in ms; `null` without a completed send.
+	P50 *float64 `json:"p50"`
+
+	// The 95th percentile, in ms; `null` without a completed send.
+	P95 *float64 `json:"p95"`
 }
 
 // UserErased is what Users.Erase returns: the user was erased.

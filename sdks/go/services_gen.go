@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}}
 	c.Users = &UserService{client: c}
+	c.Usage = &UsageService{client: c}
 	c.APIKeys = &APIKeyService{client: c}
 }
 
@@ -26,6 +28,9 @@ type AgentService struct {
 	// Conversations is client.Agents.Conversations: Read and delete stored conversations and messages; export
 	// and erase a user's (scopes `history:read`, `history:delete`).
 	Conversations *AgentConversationService
+	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
+	// `usage:read`).
+	Usage *AgentUsageService
 }
 
 // Create creates an agent.
@@ -534,6 +539,148 @@ func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) 
 		Data UserErased `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// UsageService is client.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
+// `usage:read`). Methods: Get.
+type UsageService struct {
+	client *Client
+}
+
+// GetUsageParams are the query parameters of Usage.Get; leave a field nil for the server's default.
+type GetUsageParams struct {
+	// The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+	From *time.Time
+
+	// The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default: now.
+	To *time.Time
+
+	// The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days of days. Default:
+	// "day".
+	Granularity *GetUsageGranularity
+
+	// Only the messages of this user id.
+	UserID *string
+
+	// What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`, comma-separated. Unset:
+	// one group per bucket.
+	GroupBy *string
+
+	// Only the messages to this agent.
+	AgentID *string
+}
+
+// Get gets the account's usage.
+//
+// The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from rollups
+// recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits each bucket
+// (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range longer than 31
+// days of hours or 400 days of days, or one that ends before it starts, is refused with `400
+// INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+//
+// Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *UsageService) Get(ctx context.Context, params GetUsageParams, opts ...Option) (*UsageReport, error) {
+	query := url.Values{}
+	if params.From != nil {
+		query.Set("from", *params.From.Format(time.RFC3339Nano))
+	}
+	if params.To != nil {
+		query.Set("to", *params.To.Format(time.RFC3339Nano))
+	}
+	if params.Granularity != nil {
+		query.Set("granularity", string(*params.Granularity))
+	}
+	if params.UserID != nil {
+		query.Set("userId", *params.UserID)
+	}
+	if params.GroupBy != nil {
+		query.Set("groupBy", *params.GroupBy)
+	}
+	if params.AgentID != nil {
+		query.Set("agentId", *params.AgentID)
+	}
+	var out struct {
+		Data UsageReport `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/usage", query: query, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// AgentUsageService is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as
+// asked (scope `usage:read`). Methods: Get.
+type AgentUsageService struct {
+	client *Client
+}
+
+// GetAgentUsageParams are the query parameters of Agents.Usage.Get; leave a field nil for the server's
+// default.
+type GetAgentUsageParams struct {
+	// The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+	From *time.Time
+
+	// The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default: now.
+	To *time.Time
+
+	// The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days of days. Default:
+	// "day".
+	Granularity *GetUsageGranularity
+
+	// Only the messages of this user id.
+	UserID *string
+
+	// What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`, comma-separated. Unset:
+	// one group per bucket.
+	GroupBy *string
+}
+
+// Get gets an agent's usage.
+//
+// The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId` gives
+// one group).
+//
+// Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentUsageService) Get(ctx context.Context, agentID string, params GetAgentUsageParams, opts ...Option) (*UsageReport, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.From != nil {
+		query.Set("from", *params.From.Format(time.RFC3339Nano))
+	}
+	if params.To != nil {
+		query.Set("to", *params.To.Format(time.RFC3339Nano))
+	}
+	if params.Granularity != nil {
+		query.Set("granularity", string(*params.Granularity))
+	}
+	if params.UserID != nil {
+		query.Set("userId", *params.UserID)
+	}
+	if params.GroupBy != nil {
+		query.Set("groupBy", *params.GroupBy)
+	}
+	var out struct {
+		Data UsageReport `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/usage", query: query, safety: retryIdempotent}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -750,6 +750,21 @@ describe("history", () => {
   });
 });
 
+describe("usage", () => {
+  it("answers as documented", async () => {
+    const agentId = await newAgent();
+    openai.reply("Counted.");
+    expect((await call("sendMessage", { params: { agentId }, body: { text: "Hi", userId: "u" } })).status).toBe(
+      200,
+    );
+    expect((await call("getUsage", { query: "groupBy=agentId,model" })).status).toBe(200);
+    expect((await call("getUsage", { query: "granularity=week" })).status).toBe(400);
+    expect((await call("getAgentUsage", { params: { agentId }, query: "granularity=hour" })).status).toBe(200);
+    expect((await call("getAgentUsage", { params: { agentId }, query: "groupBy=nothing" })).status).toBe(400);
+    expect((await call("getAgentUsage", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
+  });
+});
+
 describe("character files", () => {
   const file = {
     name: "Eliza",

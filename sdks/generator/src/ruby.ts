@@ -147,7 +147,9 @@ function modelBlock(type: ObjectType): string[] {
 }
 
 function fieldBlock(type: ObjectType, field: Field): string[] {
-  const name = identifier(snakeCase(field.name), `${type.name}.${field.name}`);
+  // A model takes its fields as a Hash (`**attributes`) and reads them as methods, so a keyword such as `end` is
+  // a fine field name (Range#end is one); only method parameters must avoid keywords.
+  const name = methodName(snakeCase(field.name), `${type.name}.${field.name}`);
   if (MODEL_METHODS.has(name))
     throw new Error(`ruby: ${type.name}.${field.name} would hide the models' ${name} method`);
   const out = [`# @!attribute [r] ${name}`];
@@ -582,6 +584,11 @@ function enumNote(type: TypeRef): string {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Text.
+
+function methodName(name: string, where: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`ruby: ${where} would be the Ruby name '${name}'`);
+  return name;
+}
 
 function identifier(name: string, where: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name) || RESERVED.has(name)) {

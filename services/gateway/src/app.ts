@@ -11,6 +11,7 @@ import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import type { HandlerInput, Route } from "./routes/table.js";
+import { usageRoutes } from "./routes/usage.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
 export const ROUTES: Route[] = [
@@ -18,6 +19,7 @@ export const ROUTES: Route[] = [
   ...characterRoutes,
   ...messageRoutes,
   ...historyRoutes,
+  ...usageRoutes,
   ...apiKeyRoutes,
 ];
 

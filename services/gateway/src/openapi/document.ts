@@ -457,6 +457,11 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
         description:
           "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).",
       },
+      {
+        name: "Usage",
+        description:
+          "Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).",
+      },
       { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
       { name: "Service", description: "Health, readiness and this documentation; no authentication." },
     ],

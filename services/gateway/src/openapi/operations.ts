@@ -5,6 +5,7 @@ import { NUL_FREE_PATTERN } from "../http/body.js";
 import { PING_INTERVAL_MS } from "../http/sse.js";
 import { listAgentsQuery } from "../validation/agents.js";
 import { HISTORY_PAGE, listConversationsQuery, listMessagesQuery } from "../validation/history.js";
+import { accountUsageQuery, agentUsageQuery } from "../validation/usage.js";
 import { CHARACTER_OPERATION_DOCS } from "./characters.js";
 import type { JsonSchema } from "./convert.js";
 
@@ -212,6 +213,26 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       "Erases the user's conversations and messages in every agent of the account, in one transaction, and removes the user id from the usage records, whose counts stay, unattributed. Nothing of them can be read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages, answers the same with `messagesDeleted: 0`.",
     success: { status: 200, schema: "UserErasedResponse", description: "The user was erased." },
     errors: ["INVALID_REQUEST"],
+  },
+  "GET /v1/usage": {
+    operationId: "getUsage",
+    tag: "Usage",
+    summary: "Get the account's usage",
+    description:
+      "The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.",
+    query: accountUsageQuery,
+    success: { status: 200, schema: "UsageResponse", description: "The usage of the range." },
+    errors: ["INVALID_REQUEST"],
+  },
+  "GET /v1/agents/:agentId/usage": {
+    operationId: "getAgentUsage",
+    tag: "Usage",
+    summary: "Get an agent's usage",
+    description:
+      "The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId` gives one group).",
+    query: agentUsageQuery,
+    success: { status: 200, schema: "UsageResponse", description: "The agent's usage of the range." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND"],
   },
   "POST /v1/api-keys": {
     operationId: "createApiKey",

@@ -46,6 +46,14 @@ __all__ = [
     "StatusReason",
     "StreamError",
     "Usage",
+    "UsageGroup",
+    "UsageGroupLatencyMs",
+    "UsageGroupTimeToFirstTokenMs",
+    "UsageReport",
+    "UsageReportBucketsItem",
+    "UsageReportTotals",
+    "UsageReportTotalsLatencyMs",
+    "UsageReportTotalsTimeToFirstTokenMs",
     "UserErased",
 ]
 
@@ -914,6 +922,298 @@ class Usage:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        return out
+
+
+@dataclass
+class UsageGroup:
+    """One combination of the grouped dimensions, with its figures."""
+
+    messages: int
+    """Every send, failed ones included."""
+    errors: int
+    """Sends that ended in an error (any code; cancelled ones are not errors)."""
+    input_tokens: int
+    """Prompt tokens."""
+    output_tokens: int
+    """Reply tokens."""
+    total_tokens: int
+    """inputTokens + outputTokens."""
+    latency_ms: UsageGroupLatencyMs
+    """From receipt to the complete reply, of completed sends."""
+    time_to_first_token_ms: UsageGroupTimeToFirstTokenMs
+    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
+    agent_id: Optional[str] = None
+    """The group's agent; present when grouping by `agentId`."""
+    user_id: Optional[str] = None
+    """The group's user id; present when grouping by `userId`; `null` for messages without one and for erased
+    users.
+    """
+    model: Optional[str] = None
+    """The group's model; present when grouping by `model`."""
+    api_key_id: Optional[str] = None
+    """The group's API key; present when grouping by `apiKeyId`."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageGroup:
+        """Reads the JSON object the API sends."""
+        return cls(
+            agent_id=data.get("agentId"),
+            user_id=data.get("userId"),
+            model=data.get("model"),
+            api_key_id=data.get("apiKeyId"),
+            messages=data["messages"],
+            errors=data["errors"],
+            input_tokens=data["inputTokens"],
+            output_tokens=data["outputTokens"],
+            total_tokens=data["totalTokens"],
+            latency_ms=UsageGroupLatencyMs.from_dict(data["latencyMs"]),
+            time_to_first_token_ms=UsageGroupTimeToFirstTokenMs.from_dict(data["timeToFirstTokenMs"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        if self.agent_id is not None:
+            out["agentId"] = self.agent_id
+        if self.user_id is not None:
+            out["userId"] = self.user_id
+        if self.model is not None:
+            out["model"] = self.model
+        if self.api_key_id is not None:
+            out["apiKeyId"] = self.api_key_id
+        out["messages"] = self.messages
+        out["errors"] = self.errors
+        out["inputTokens"] = self.input_tokens
+        out["outputTokens"] = self.output_tokens
+        out["totalTokens"] = self.total_tokens
+        out["latencyMs"] = self.latency_ms.to_dict()
+        out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
+        return out
+
+
+@dataclass
+class UsageGroupLatencyMs:
+    """From receipt to the complete reply, of completed sends."""
+
+    p50: Optional[float]
+    """The median, in ms; `null` without a completed send."""
+    p95: Optional[float]
+    """The 95th percentile, in ms; `null` without a completed send."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageGroupLatencyMs:
+        """Reads the JSON object the API sends."""
+        return cls(
+            p50=data["p50"],
+            p95=data["p95"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["p50"] = self.p50
+        out["p95"] = self.p95
+        return out
+
+
+@dataclass
+class UsageGroupTimeToFirstTokenMs:
+    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
+
+    p50: Optional[float]
+    """The median, in ms; `null` without a completed send."""
+    p95: Optional[float]
+    """The 95th percentile, in ms; `null` without a completed send."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageGroupTimeToFirstTokenMs:
+        """Reads the JSON object the API sends."""
+        return cls(
+            p50=data["p50"],
+            p95=data["p95"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["p50"] = self.p50
+        out["p95"] = self.p95
+        return out
+
+
+@dataclass
+class UsageReport:
+    """Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles come from
+    sketches.
+    """
+
+    from_: str
+    """The start of the range, rounded down to the granularity."""
+    to: str
+    """The end of the range, exclusive, rounded up to the granularity."""
+    granularity: Literal["hour", "day"]
+    """The width of the buckets, in UTC."""
+    buckets: List[UsageReportBucketsItem]
+    """Every bucket of the range, oldest first, zero-filled."""
+    totals: UsageReportTotals
+    """The figures of the whole range."""
+    group_by: Optional[List[Literal["agentId", "userId", "model", "apiKeyId"]]] = None
+    """The dimensions asked for; absent without grouping."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageReport:
+        """Reads the JSON object the API sends."""
+        return cls(
+            from_=data["from"],
+            to=data["to"],
+            granularity=data["granularity"],
+            group_by=None if data.get("groupBy") is None else list(data["groupBy"]),
+            buckets=[UsageReportBucketsItem.from_dict(x0) for x0 in data["buckets"]],
+            totals=UsageReportTotals.from_dict(data["totals"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["from"] = self.from_
+        out["to"] = self.to
+        out["granularity"] = self.granularity
+        if self.group_by is not None:
+            out["groupBy"] = list(self.group_by)
+        out["buckets"] = [x0.to_dict() for x0 in self.buckets]
+        out["totals"] = self.totals.to_dict()
+        return out
+
+
+@dataclass
+class UsageReportBucketsItem:
+    """Every bucket of the range, oldest first, zero-filled."""
+
+    start: str
+    """The bucket's start, inclusive."""
+    end: str
+    """The bucket's end, exclusive."""
+    groups: List[UsageGroup]
+    """One group per combination seen in the bucket; without grouping, exactly one (zero-filled when nothing was
+    sent).
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportBucketsItem:
+        """Reads the JSON object the API sends."""
+        return cls(
+            start=data["start"],
+            end=data["end"],
+            groups=[UsageGroup.from_dict(x0) for x0 in data["groups"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["start"] = self.start
+        out["end"] = self.end
+        out["groups"] = [x0.to_dict() for x0 in self.groups]
+        return out
+
+
+@dataclass
+class UsageReportTotals:
+    """The figures of the whole range."""
+
+    messages: int
+    """Every send, failed ones included."""
+    errors: int
+    """Sends that ended in an error (any code; cancelled ones are not errors)."""
+    input_tokens: int
+    """Prompt tokens."""
+    output_tokens: int
+    """Reply tokens."""
+    total_tokens: int
+    """inputTokens + outputTokens."""
+    latency_ms: UsageReportTotalsLatencyMs
+    """From receipt to the complete reply, of completed sends."""
+    time_to_first_token_ms: UsageReportTotalsTimeToFirstTokenMs
+    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
+    groups: Optional[List[UsageGroup]] = None
+    """The range's figures per group; present when grouping."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportTotals:
+        """Reads the JSON object the API sends."""
+        return cls(
+            messages=data["messages"],
+            errors=data["errors"],
+            input_tokens=data["inputTokens"],
+            output_tokens=data["outputTokens"],
+            total_tokens=data["totalTokens"],
+            latency_ms=UsageReportTotalsLatencyMs.from_dict(data["latencyMs"]),
+            time_to_first_token_ms=UsageReportTotalsTimeToFirstTokenMs.from_dict(data["timeToFirstTokenMs"]),
+            groups=None if data.get("groups") is None else [UsageGroup.from_dict(x0) for x0 in data["groups"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["messages"] = self.messages
+        out["errors"] = self.errors
+        out["inputTokens"] = self.input_tokens
+        out["outputTokens"] = self.output_tokens
+        out["totalTokens"] = self.total_tokens
+        out["latencyMs"] = self.latency_ms.to_dict()
+        out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
+        if self.groups is not None:
+            out["groups"] = [x0.to_dict() for x0 in self.groups]
+        return out
+
+
+@dataclass
+class UsageReportTotalsLatencyMs:
+    """From receipt to the complete reply, of completed sends."""
+
+    p50: Optional[float]
+    """The median, in ms; `null` without a completed send."""
+    p95: Optional[float]
+    """The 95th percentile, in ms; `null` without a completed send."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportTotalsLatencyMs:
+        """Reads the JSON object the API sends."""
+        return cls(
+            p50=data["p50"],
+            p95=data["p95"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["p50"] = self.p50
+        out["p95"] = self.p95
+        return out
+
+
+@dataclass
+class UsageReportTotalsTimeToFirstTokenMs:
+    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
+
+    p50: Optional[float]
+    """The median, in ms; `null` without a completed send."""
+    p95: Optional[float]
+    """The 95th percentile, in ms; `null` without a completed send."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportTotalsTimeToFirstTokenMs:
+        """Reads the JSON object the API sends."""
+        return cls(
+            p50=data["p50"],
+            p95=data["p95"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["p50"] = self.p50
+        out["p95"] = self.p95
         return out
 
 

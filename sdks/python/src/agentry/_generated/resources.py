@@ -31,6 +31,7 @@ from .models import (
     PluginConfigParam,
     Reply,
     Scope,
+    UsageReport,
     UserErased,
 )
 
@@ -42,10 +43,14 @@ __all__ = [
     "AsyncConversations",
     "AsyncMessages",
     "AsyncResources",
+    "AsyncUsage",
+    "AsyncUsage",
     "AsyncUsers",
     "Conversations",
     "Messages",
     "SyncResources",
+    "Usage",
+    "Usage",
     "Users",
 ]
 
@@ -430,6 +435,71 @@ class Conversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class Usage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def get(
+        self,
+        agent_id: str,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get an agent's usage.
+
+        The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
+        gives one group).
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        envelope = self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
+
+
 class Agents:
     """Create, list, read, update and delete agents."""
 
@@ -439,11 +509,14 @@ class Agents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: Usage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
         self.messages = Messages(transport)
         self.conversations = Conversations(transport)
+        self.usage = Usage(transport)
 
     def create(
         self,
@@ -791,6 +864,73 @@ class Users:
         return UserErased.from_dict(envelope["data"])
 
 
+class Usage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def get(
+        self,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[str, NotGiven] = NOT_GIVEN,
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get the account's usage.
+
+        The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
+        rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
+        each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range
+        longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with
+        `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            agent_id: Only the messages to this agent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+            "agentId": agent_id,
+        }
+        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        envelope = self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
+
+
 class ApiKeys:
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -932,12 +1072,15 @@ class SyncResources:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: Usage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     api_keys: ApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
         self.users = Users(transport)
+        self.usage = Usage(transport)
         self.api_keys = ApiKeys(transport)
 
 
@@ -1321,6 +1464,71 @@ class AsyncConversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class AsyncUsage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def get(
+        self,
+        agent_id: str,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get an agent's usage.
+
+        The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
+        gives one group).
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        envelope = await self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
+
+
 class AsyncAgents:
     """Create, list, read, update and delete agents."""
 
@@ -1330,11 +1538,14 @@ class AsyncAgents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: AsyncUsage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
         self.messages = AsyncMessages(transport)
         self.conversations = AsyncConversations(transport)
+        self.usage = AsyncUsage(transport)
 
     async def create(
         self,
@@ -1682,6 +1893,73 @@ class AsyncUsers:
         return UserErased.from_dict(envelope["data"])
 
 
+class AsyncUsage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def get(
+        self,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[str, NotGiven] = NOT_GIVEN,
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get the account's usage.
+
+        The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
+        rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
+        each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range
+        longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with
+        `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            agent_id: Only the messages to this agent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+            "agentId": agent_id,
+        }
+        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        envelope = await self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
+
+
 class AsyncApiKeys:
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -1823,10 +2101,13 @@ class AsyncResources:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: AsyncUsage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     api_keys: AsyncApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
         self.users = AsyncUsers(transport)
+        self.usage = AsyncUsage(transport)
         self.api_keys = AsyncApiKeys(transport)

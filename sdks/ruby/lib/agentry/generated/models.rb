@@ -698,6 +698,214 @@ module Agentry
       field :total_tokens, "totalTokens", :integer, required: true
     end
 
+    # One combination of the grouped dimensions, with its figures.
+    class UsageGroup < Agentry::Model
+      # @!attribute [r] agent_id
+      #   The group's agent; present when grouping by `agentId`.
+      #   @return [String, nil]
+      field :agent_id, "agentId", [:nullable, :string]
+
+      # @!attribute [r] user_id
+      #   The group's user id; present when grouping by `userId`; `null` for messages without one and for
+      #   erased users.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string]
+
+      # @!attribute [r] model
+      #   The group's model; present when grouping by `model`.
+      #   @return [String, nil]
+      field :model, "model", [:nullable, :string]
+
+      # @!attribute [r] api_key_id
+      #   The group's API key; present when grouping by `apiKeyId`.
+      #   @return [String, nil]
+      field :api_key_id, "apiKeyId", [:nullable, :string]
+
+      # @!attribute [r] messages
+      #   Every send, failed ones included.
+      #   @return [Integer]
+      field :messages, "messages", :integer, required: true
+
+      # @!attribute [r] errors
+      #   Sends that ended in an error (any code; cancelled ones are not errors).
+      #   @return [Integer]
+      field :errors, "errors", :integer, required: true
+
+      # @!attribute [r] input_tokens
+      #   Prompt tokens.
+      #   @return [Integer]
+      field :input_tokens, "inputTokens", :integer, required: true
+
+      # @!attribute [r] output_tokens
+      #   Reply tokens.
+      #   @return [Integer]
+      field :output_tokens, "outputTokens", :integer, required: true
+
+      # @!attribute [r] total_tokens
+      #   inputTokens + outputTokens.
+      #   @return [Integer]
+      field :total_tokens, "totalTokens", :integer, required: true
+
+      # @!attribute [r] latency_ms
+      #   From receipt to the complete reply, of completed sends.
+      #   @return [UsageGroupLatencyMs]
+      field :latency_ms, "latencyMs", "UsageGroupLatencyMs", required: true
+
+      # @!attribute [r] time_to_first_token_ms
+      #   From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+      #   @return [UsageGroupTimeToFirstTokenMs]
+      field :time_to_first_token_ms, "timeToFirstTokenMs", "UsageGroupTimeToFirstTokenMs", required: true
+    end
+
+    # From receipt to the complete reply, of completed sends.
+    class UsageGroupLatencyMs < Agentry::Model
+      # @!attribute [r] p50
+      #   The median, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p50, "p50", [:nullable, :number], required: true
+
+      # @!attribute [r] p95
+      #   The 95th percentile, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p95, "p95", [:nullable, :number], required: true
+    end
+
+    # From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+    class UsageGroupTimeToFirstTokenMs < Agentry::Model
+      # @!attribute [r] p50
+      #   The median, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p50, "p50", [:nullable, :number], required: true
+
+      # @!attribute [r] p95
+      #   The 95th percentile, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p95, "p95", [:nullable, :number], required: true
+    end
+
+    # Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles come
+    # from sketches.
+    class UsageReport < Agentry::Model
+      # @!attribute [r] from
+      #   The start of the range, rounded down to the granularity.
+      #   @return [Time]
+      field :from, "from", :time, required: true
+
+      # @!attribute [r] to
+      #   The end of the range, exclusive, rounded up to the granularity.
+      #   @return [Time]
+      field :to, "to", :time, required: true
+
+      # @!attribute [r] granularity
+      #   The width of the buckets, in UTC. One of `hour`, `day`.
+      #   @return [String]
+      field :granularity, "granularity", :string, required: true
+
+      # @!attribute [r] group_by
+      #   The dimensions asked for; absent without grouping. One of `agentId`, `userId`, `model`,
+      #   `apiKeyId`.
+      #   @return [Array<String>]
+      field :group_by, "groupBy", [:array, :string]
+
+      # @!attribute [r] buckets
+      #   Every bucket of the range, oldest first, zero-filled.
+      #   @return [Array<UsageReportBucketsItem>]
+      field :buckets, "buckets", [:array, "UsageReportBucketsItem"], required: true
+
+      # @!attribute [r] totals
+      #   The figures of the whole range.
+      #   @return [UsageReportTotals]
+      field :totals, "totals", "UsageReportTotals", required: true
+    end
+
+    # Every bucket of the range, oldest first, zero-filled.
+    class UsageReportBucketsItem < Agentry::Model
+      # @!attribute [r] start
+      #   The bucket's start, inclusive.
+      #   @return [Time]
+      field :start, "start", :time, required: true
+
+      # @!attribute [r] end
+      #   The bucket's end, exclusive.
+      #   @return [Time]
+      field :end, "end", :time, required: true
+
+      # @!attribute [r] groups
+      #   One group per combination seen in the bucket; without grouping, exactly one (zero-filled when
+      #   nothing was sent).
+      #   @return [Array<UsageGroup>]
+      field :groups, "groups", [:array, "UsageGroup"], required: true
+    end
+
+    # The figures of the whole range.
+    class UsageReportTotals < Agentry::Model
+      # @!attribute [r] messages
+      #   Every send, failed ones included.
+      #   @return [Integer]
+      field :messages, "messages", :integer, required: true
+
+      # @!attribute [r] errors
+      #   Sends that ended in an error (any code; cancelled ones are not errors).
+      #   @return [Integer]
+      field :errors, "errors", :integer, required: true
+
+      # @!attribute [r] input_tokens
+      #   Prompt tokens.
+      #   @return [Integer]
+      field :input_tokens, "inputTokens", :integer, required: true
+
+      # @!attribute [r] output_tokens
+      #   Reply tokens.
+      #   @return [Integer]
+      field :output_tokens, "outputTokens", :integer, required: true
+
+      # @!attribute [r] total_tokens
+      #   inputTokens + outputTokens.
+      #   @return [Integer]
+      field :total_tokens, "totalTokens", :integer, required: true
+
+      # @!attribute [r] latency_ms
+      #   From receipt to the complete reply, of completed sends.
+      #   @return [UsageReportTotalsLatencyMs]
+      field :latency_ms, "latencyMs", "UsageReportTotalsLatencyMs", required: true
+
+      # @!attribute [r] time_to_first_token_ms
+      #   From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+      #   @return [UsageReportTotalsTimeToFirstTokenMs]
+      field :time_to_first_token_ms, "timeToFirstTokenMs", "UsageReportTotalsTimeToFirstTokenMs", required: true
+
+      # @!attribute [r] groups
+      #   The range's figures per group; present when grouping.
+      #   @return [Array<UsageGroup>]
+      field :groups, "groups", [:array, "UsageGroup"]
+    end
+
+    # From receipt to the complete reply, of completed sends.
+    class UsageReportTotalsLatencyMs < Agentry::Model
+      # @!attribute [r] p50
+      #   The median, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p50, "p50", [:nullable, :number], required: true
+
+      # @!attribute [r] p95
+      #   The 95th percentile, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p95, "p95", [:nullable, :number], required: true
+    end
+
+    # From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+    class UsageReportTotalsTimeToFirstTokenMs < Agentry::Model
+      # @!attribute [r] p50
+      #   The median, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p50, "p50", [:nullable, :number], required: true
+
+      # @!attribute [r] p95
+      #   The 95th percentile, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p95, "p95", [:nullable, :number], required: true
+    end
+
     # The UserErased object.
     class UserErased < Agentry::Model
       # @!attribute [r] user_id

@@ -21,6 +21,12 @@ module Agentry
         @users ||= Users.new(@transport)
       end
 
+      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+      # @return [Usage]
+      def usage
+        @usage ||= Usage.new(@transport)
+      end
+
       # Manage the account's API keys (scope `keys:manage`).
       # @return [ApiKeys]
       def api_keys
@@ -41,6 +47,12 @@ module Agentry
       # @return [Agents::Conversations]
       def conversations
         @conversations ||= Conversations.new(@transport)
+      end
+
+      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+      # @return [Agents::Usage]
+      def usage
+        @usage ||= Usage.new(@transport)
       end
 
       # Create an agent.
@@ -653,6 +665,66 @@ module Agentry
           )
         end
       end
+
+      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+      class Usage < Agentry::Resource
+        # Get an agent's usage.
+        #
+        # The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
+        # gives one group).
+        #
+        # Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param from [Time, String] The start of the range, inclusive, rounded down to the granularity.
+        #   Default: `to` less 7 days.
+        # @param to [Time, String] The end of the range, exclusive, rounded up to the granularity; it may lie
+        #   in the future. Default: now.
+        # @param granularity [String, Symbol] The width of the buckets, in UTC. A range may cover at most 31
+        #   days of hours or 400 days of days. Server default: `day`. One of `hour`, `day`.
+        # @param user_id [String] Only the messages of this user id.
+        # @param group_by [String] What each bucket's groups are: any of `agentId`, `userId`, `model`,
+        #   `apiKeyId`, comma-separated. Unset: one group per bucket.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::UsageReport]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def get(
+          agent_id,
+          from: nil,
+          to: nil,
+          granularity: nil,
+          user_id: nil,
+          group_by: nil,
+          request_options: nil
+        )
+          query = {
+            "from" => from,
+            "to" => to,
+            "granularity" => granularity,
+            "userId" => user_id,
+            "groupBy" => group_by
+          }
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/usage",
+            type: "UsageReport",
+            safety: :idempotent,
+            query: query,
+            options: request_options
+          )
+        end
+      end
     end
 
     # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
@@ -687,6 +759,69 @@ module Agentry
           "/users/#{path_segment(:user_id, user_id)}",
           type: "UserErased",
           safety: :idempotent,
+          options: request_options
+        )
+      end
+    end
+
+    # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+    class Usage < Agentry::Resource
+      # Get the account's usage.
+      #
+      # The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
+      # rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
+      # each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A
+      # range longer than 31 days of hours or 400 days of days, or one that ends before it starts, is
+      # refused with `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays,
+      # with no user id.
+      #
+      # Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param from [Time, String] The start of the range, inclusive, rounded down to the granularity.
+      #   Default: `to` less 7 days.
+      # @param to [Time, String] The end of the range, exclusive, rounded up to the granularity; it may lie
+      #   in the future. Default: now.
+      # @param granularity [String, Symbol] The width of the buckets, in UTC. A range may cover at most 31
+      #   days of hours or 400 days of days. Server default: `day`. One of `hour`, `day`.
+      # @param user_id [String] Only the messages of this user id.
+      # @param group_by [String] What each bucket's groups are: any of `agentId`, `userId`, `model`,
+      #   `apiKeyId`, comma-separated. Unset: one group per bucket.
+      # @param agent_id [String] Only the messages to this agent.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::UsageReport]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def get(
+        from: nil,
+        to: nil,
+        granularity: nil,
+        user_id: nil,
+        group_by: nil,
+        agent_id: nil,
+        request_options: nil
+      )
+        query = {
+          "from" => from,
+          "to" => to,
+          "granularity" => granularity,
+          "userId" => user_id,
+          "groupBy" => group_by,
+          "agentId" => agent_id
+        }
+        api_request(
+          :get,
+          "/usage",
+          type: "UsageReport",
+          safety: :idempotent,
+          query: query,
           options: request_options
         )
       end
