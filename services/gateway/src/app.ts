@@ -10,9 +10,16 @@ import { apiKeyRoutes } from "./routes/api-keys.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import type { HandlerInput, Route } from "./routes/table.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
-export const ROUTES: Route[] = [...agentRoutes, ...messageRoutes, ...historyRoutes, ...apiKeyRoutes];
+export const ROUTES: Route[] = [
+  ...agentRoutes,
+  ...messageRoutes,
+  ...historyRoutes,
+  ...webhookRoutes,
+  ...apiKeyRoutes,
+];
 
 /**
  * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and
