@@ -20,6 +20,30 @@ const (
 	AgentStatusError    AgentStatus = "error"
 )
 
+// DeliveryEventType is one of a fixed set of strings.
+type DeliveryEventType string
+
+// The values of DeliveryEventType.
+const (
+	DeliveryEventTypeAgentCreated       DeliveryEventType = "agent.created"
+	DeliveryEventTypeAgentUpdated       DeliveryEventType = "agent.updated"
+	DeliveryEventTypeAgentStatusChanged DeliveryEventType = "agent.status_changed"
+	DeliveryEventTypeAgentDeleted       DeliveryEventType = "agent.deleted"
+	DeliveryEventTypeMessageCompleted   DeliveryEventType = "message.completed"
+	DeliveryEventTypeMessageFailed      DeliveryEventType = "message.failed"
+	DeliveryEventTypeWebhookTest        DeliveryEventType = "webhook.test"
+)
+
+// DeliveryStatus is one of a fixed set of strings.
+type DeliveryStatus string
+
+// The values of DeliveryStatus.
+const (
+	DeliveryStatusPending   DeliveryStatus = "pending"
+	DeliveryStatusSucceeded DeliveryStatus = "succeeded"
+	DeliveryStatusFailed    DeliveryStatus = "failed"
+)
+
 // ErrorCode is an error code, as in the error envelope.
 type ErrorCode string
 
@@ -119,6 +143,20 @@ const (
 	SortOrderDesc SortOrder = "desc"
 )
 
+// SubscribedEvent is one of a fixed set of strings.
+type SubscribedEvent string
+
+// The values of SubscribedEvent.
+const (
+	SubscribedEventAll                SubscribedEvent = "*"
+	SubscribedEventAgentCreated       SubscribedEvent = "agent.created"
+	SubscribedEventAgentUpdated       SubscribedEvent = "agent.updated"
+	SubscribedEventAgentStatusChanged SubscribedEvent = "agent.status_changed"
+	SubscribedEventAgentDeleted       SubscribedEvent = "agent.deleted"
+	SubscribedEventMessageCompleted   SubscribedEvent = "message.completed"
+	SubscribedEventMessageFailed      SubscribedEvent = "message.failed"
+)
+
 // errorCodeStatus returns the HTTP status an error code travels with.
 func errorCodeStatus(code ErrorCode) (int, bool) {
 	switch code {
@@ -135,6 +173,10 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeConversationNotFound:
 		return 404, true
 	case ErrorCodeMessageNotFound:
+		return 404, true
+	case ErrorCodeWebhookNotFound:
+		return 404, true
+	case ErrorCodeDeliveryNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -424,6 +466,62 @@ type CreateAPIKeyParams struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
 }
 
+// CreateWebhookParams is the request body of WebhookEndpoints.Create.
+type CreateWebhookParams struct {
+	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
+	// resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or cloud metadata
+	// address), which is checked now and again at each delivery; otherwise `400 INVALID_REQUEST` naming `url`. A
+	// deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and tests only) also takes `http` and
+	// private addresses. Redirects are not followed.
+	URL string `json:"url"`
+
+	// The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type (those added
+	// later included). `webhook.test` events are sent on request whatever it lists.
+	Events []SubscribedEvent `json:"events"`
+
+	// Free text for you, at most 1000 characters, kept as sent; unset: empty.
+	Description *string `json:"description,omitzero"`
+
+	// Whether events are delivered to it; unset: `true`.
+	Enabled *bool `json:"enabled,omitzero"`
+}
+
+// Delivery is one attempt to deliver one event to the endpoint. What the endpoint answered is never shown
+// beyond its status.
+type Delivery struct {
+	// The attempt's id: `dlv_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat it as
+	// opaque.
+	EventID string `json:"eventId"`
+
+	// The event's type.
+	EventType DeliveryEventType `json:"eventType"`
+
+	// 1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries.
+	Attempt int `json:"attempt"`
+
+	// `pending` (waiting for its time, or being attempted), `succeeded` (the endpoint answered 2xx) or `failed`
+	// (see `error`).
+	Status DeliveryStatus `json:"status"`
+
+	// The HTTP status the endpoint answered; `null` when it gave none.
+	ResponseStatus *int `json:"responseStatus"`
+
+	// How long the attempt took, in milliseconds; `null` while pending.
+	DurationMs *int `json:"durationMs"`
+
+	// Why the attempt failed (a status, a timeout, a refused address); `null` unless failed.
+	Error *string `json:"error"`
+
+	// When the attempt was scheduled.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Pending: when it is due. Failed: when its retry is due; `null` when none follows.
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
 // FieldIssue is one problem with one field of the request.
 type FieldIssue struct {
 	// The field, in dotted and indexed notation; `body` for the body as a whole.
@@ -641,6 +739,27 @@ type UpdateAgentParams struct {
 	Status *AgentStatus `json:"status,omitzero"`
 }
 
+// UpdateWebhookParams is the request body of WebhookEndpoints.Update.
+type UpdateWebhookParams struct {
+	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
+	// resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or cloud metadata
+	// address), which is checked now and again at each delivery; otherwise `400 INVALID_REQUEST` naming `url`. A
+	// deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and tests only) also takes `http` and
+	// private addresses. Redirects are not followed.
+	URL *string `json:"url,omitzero"`
+
+	// The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type (those added
+	// later included). `webhook.test` events are sent on request whatever it lists.
+	Events []SubscribedEvent `json:"events,omitzero"`
+
+	// Free text for you, at most 1000 characters, kept as sent.
+	Description *string `json:"description,omitzero"`
+
+	// `false` stops deliveries: its pending attempts fail and nothing more is sent until it is `true` again,
+	// which also clears `disabledReason`.
+	Enabled *bool `json:"enabled,omitzero"`
+}
+
 // Usage is: Tokens used, as the provider reported them; zeros when it did not.
 type Usage struct {
 	InputTokens  int `json:"inputTokens"`
@@ -660,6 +779,74 @@ type UserErased struct {
 	// Messages this call deleted, in every agent of the account; `0` when there were none left (erasing again,
 	// or a user with no messages).
 	MessagesDeleted int `json:"messagesDeleted"`
+}
+
+// Webhook is a webhook endpoint; its secret is never part of it.
+type Webhook struct {
+	// The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// Where deliveries are POSTed.
+	URL string `json:"url"`
+
+	// The event types delivered to it, or `["*"]` for every type.
+	Events []SubscribedEvent `json:"events"`
+
+	// Free text of its owner; empty when none was given.
+	Description string `json:"description"`
+
+	// Whether events are delivered to it.
+	Enabled bool `json:"enabled"`
+
+	// Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+	// is enabled, or when its owner disabled it.
+	DisabledReason *string `json:"disabledReason"`
+
+	// When it was created.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When it last changed (an update, a rotation, a disabling).
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// WebhookCreated is what WebhookEndpoints.RotateSecret returns: the endpoint, with its new secret.
+type WebhookCreated struct {
+	// The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// Where deliveries are POSTed.
+	URL string `json:"url"`
+
+	// The event types delivered to it, or `["*"]` for every type.
+	Events []SubscribedEvent `json:"events"`
+
+	// Free text of its owner; empty when none was given.
+	Description string `json:"description"`
+
+	// Whether events are delivered to it.
+	Enabled bool `json:"enabled"`
+
+	// Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+	// is enabled, or when its owner disabled it.
+	DisabledReason *string `json:"disabledReason"`
+
+	// When it was created.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When it last changed (an update, a rotation, a disabling).
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	// The signing secret: `whsec_` and the base64 of 24 random bytes. Shown this once (on create and on
+	// rotation); verify deliveries with it.
+	Secret string `json:"secret"`
+}
+
+// WebhookDeleted is what WebhookEndpoints.Delete returns: the endpoint was deleted.
+type WebhookDeleted struct {
+	// The deleted endpoint's id: `whk_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
 }
 
 // AgentClient is one of: a string (OfString) or a ClientIntegration (OfClientIntegration). Set exactly one

@@ -14,6 +14,7 @@ import (
 func (c *Client) initServices() {
 	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}}
 	c.Users = &UserService{client: c}
+	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
 	c.APIKeys = &APIKeyService{client: c}
 }
 
@@ -534,6 +535,309 @@ func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) 
 		Data UserErased `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// WebhookEndpointService is client.WebhookEndpoints: Endpoints that receive the account's events, signed per
+// Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`). Methods: Create, List, Get,
+// Update, Delete, RotateSecret, SendTestEvent.
+type WebhookEndpointService struct {
+	client *Client
+	// Deliveries is client.WebhookEndpoints.Deliveries: Endpoints that receive the account's events, signed per
+	// Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).
+	Deliveries *WebhookEndpointDeliveryService
+}
+
+// Create creates a webhook endpoint.
+//
+// Registers a URL to receive the account's events, signed per Standard Webhooks (`webhook-id`,
+// `webhook-timestamp`, `webhook-signature` headers; an HMAC-SHA256 with the endpoint's secret). The answer
+// carries the secret (`whsec_…`), the only time it is shown: store it to verify deliveries. The URL is
+// checked and its host resolved before anything is stored (see `url`). An account holds at most 20 endpoints;
+// one more is `403 INSUFFICIENT_QUOTA`.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
+// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Create(ctx context.Context, params CreateWebhookParams, opts ...Option) (*WebhookCreated, error) {
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data WebhookCreated `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/webhooks", body: body, safety: retryUnsafe}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// List lists webhook endpoints.
+//
+// Every endpoint of the account (at most 20), newest first, without their secrets.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) List(ctx context.Context, opts ...Option) ([]Webhook, error) {
+	var out struct {
+		Data []Webhook `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/webhooks", safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Get gets a webhook endpoint.
+//
+// One endpoint, without its secret.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Get(ctx context.Context, webhookID string, opts ...Option) (*Webhook, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Webhook `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update updates a webhook endpoint.
+//
+// Changes only the fields supplied. A new `url` is checked as on create. `enabled: false` stops deliveries
+// (pending attempts fail, nothing stale arrives later); `enabled: true` resumes them and clears
+// `disabledReason`.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 413
+// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, params UpdateWebhookParams, opts ...Option) (*Webhook, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Webhook `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/webhooks/" + webhookIDSegment, body: body, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a webhook endpoint.
+//
+// Deletes the endpoint and its delivery log; nothing more is sent to it.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, opts ...Option) (*WebhookDeleted, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data WebhookDeleted `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/webhooks/" + webhookIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// RotateSecret rotates a webhook endpoint's secret.
+//
+// Gives the endpoint a new secret, shown this once. For 24 hours deliveries carry a signature by the previous
+// secret as well (the `webhook-signature` header then holds two), so a receiver can switch without losing
+// any; a second rotation within those hours retires the first secret at once. Not retried by the SDKs: each
+// call makes a new secret.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID string, opts ...Option) (*WebhookCreated, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data WebhookCreated `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/rotate-secret", safety: retryUnsafe}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// SendTestEvent sends a test event.
+//
+// Sends a `webhook.test` event (`data`: `{webhookId, message}`) to this endpoint alone, whatever events it
+// subscribes to, signed and retried like any other. An endpoint that is disabled (`enabled: false`, by you or
+// by the service) is sent nothing: the request is refused with `400 INVALID_REQUEST` naming `enabled`.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) SendTestEvent(ctx context.Context, webhookID string, opts ...Option) (*Delivery, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Delivery `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/test", safety: retryUnsafe}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// WebhookEndpointDeliveryService is client.WebhookEndpoints.Deliveries: Endpoints that receive the account's
+// events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`). Methods:
+// List, Redeliver.
+type WebhookEndpointDeliveryService struct {
+	client *Client
+}
+
+// ListWebhookDeliveriesParams are the query parameters of WebhookEndpoints.Deliveries.List; leave a field nil
+// for the server's default.
+type ListWebhookDeliveriesParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only deliveries older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only deliveries newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an endpoint's deliveries.
+//
+// The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own, with
+// the same `eventId`), newest first unless `order=asc`. What the endpoint answered is never shown beyond its
+// status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that
+// one, `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the
+// last item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an item
+// of this list (unknown, or another endpoint's) is answered `400 INVALID_REQUEST`, as are unknown or repeated
+// parameters and values out of range.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointDeliveryService) List(ctx context.Context, webhookID string, params ListWebhookDeliveriesParams, opts ...Option) ([]Delivery, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data []Delivery `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment + "/deliveries", query: query, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Redeliver redelivers an event.
+//
+// Schedules a new attempt, due now, of the event of one of the endpoint's deliveries: a new delivery id, the
+// same event and `webhook-id`, so a receiver that has it already can tell. It is attempted once; a failure is
+// not retried. An endpoint that is disabled (`enabled: false`, by you or by the service) is sent nothing: the
+// request is refused with `400 INVALID_REQUEST` naming `enabled`.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND or
+// DELIVERY_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointDeliveryService) Redeliver(ctx context.Context, webhookID string, deliveryID string, opts ...Option) (*Delivery, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	deliveryIDSegment, err := pathSegment("deliveryID", deliveryID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Delivery `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/deliveries/" + deliveryIDSegment + "/redeliver", safety: retryUnsafe}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ __all__ = [
     "ClientIntegrationParam",
     "Conversation",
     "ConversationDeleted",
+    "Delivery",
     "ERROR_CODE_STATUS",
     "ErrorCode",
     "FieldIssue",
@@ -47,6 +48,9 @@ __all__ = [
     "StreamError",
     "Usage",
     "UserErased",
+    "Webhook",
+    "WebhookCreated",
+    "WebhookDeleted",
 ]
 
 
@@ -119,6 +123,8 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "AGENT_NOT_FOUND": 404,
     "CONVERSATION_NOT_FOUND": 404,
     "MESSAGE_NOT_FOUND": 404,
+    "WEBHOOK_NOT_FOUND": 404,
+    "DELIVERY_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "PAYLOAD_TOO_LARGE": 413,
@@ -507,6 +513,69 @@ class ConversationDeleted:
         out["id"] = self.id
         out["deleted"] = self.deleted
         out["messagesDeleted"] = self.messages_deleted
+        return out
+
+
+@dataclass
+class Delivery:
+    """One attempt to deliver one event to the endpoint. What the endpoint answered is never shown beyond its
+    status.
+    """
+
+    id: str
+    """The attempt's id: `dlv_` and a ULID. Treat it as opaque."""
+    event_id: str
+    """The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat it as
+    opaque.
+    """
+    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "webhook.test"]
+    """The event's type."""
+    attempt: int
+    """1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries."""
+    status: Literal["pending", "succeeded", "failed"]
+    """`pending` (waiting for its time, or being attempted), `succeeded` (the endpoint answered 2xx) or `failed`
+    (see `error`).
+    """
+    response_status: Optional[int]
+    """The HTTP status the endpoint answered; `null` when it gave none."""
+    duration_ms: Optional[int]
+    """How long the attempt took, in milliseconds; `null` while pending."""
+    error: Optional[str]
+    """Why the attempt failed (a status, a timeout, a refused address); `null` unless failed."""
+    created_at: str
+    """When the attempt was scheduled."""
+    next_attempt_at: Optional[str]
+    """Pending: when it is due. Failed: when its retry is due; `null` when none follows."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Delivery:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            event_id=data["eventId"],
+            event_type=data["eventType"],
+            attempt=data["attempt"],
+            status=data["status"],
+            response_status=data["responseStatus"],
+            duration_ms=data["durationMs"],
+            error=data["error"],
+            created_at=data["createdAt"],
+            next_attempt_at=data["nextAttemptAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["eventId"] = self.event_id
+        out["eventType"] = self.event_type
+        out["attempt"] = self.attempt
+        out["status"] = self.status
+        out["responseStatus"] = self.response_status
+        out["durationMs"] = self.duration_ms
+        out["error"] = self.error
+        out["createdAt"] = self.created_at
+        out["nextAttemptAt"] = self.next_attempt_at
         return out
 
 
@@ -942,6 +1011,134 @@ class UserErased:
         out["userId"] = self.user_id
         out["deleted"] = self.deleted
         out["messagesDeleted"] = self.messages_deleted
+        return out
+
+
+@dataclass
+class Webhook:
+    """A webhook endpoint; its secret is never part of it."""
+
+    id: str
+    """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
+    url: str
+    """Where deliveries are POSTed."""
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    """The event types delivered to it, or `["*"]` for every type."""
+    description: str
+    """Free text of its owner; empty when none was given."""
+    enabled: bool
+    """Whether events are delivered to it."""
+    disabled_reason: Optional[str]
+    """Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+    is enabled, or when its owner disabled it.
+    """
+    created_at: str
+    """When it was created."""
+    updated_at: str
+    """When it last changed (an update, a rotation, a disabling)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Webhook:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            url=data["url"],
+            events=list(data["events"]),
+            description=data["description"],
+            enabled=data["enabled"],
+            disabled_reason=data["disabledReason"],
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["url"] = self.url
+        out["events"] = list(self.events)
+        out["description"] = self.description
+        out["enabled"] = self.enabled
+        out["disabledReason"] = self.disabled_reason
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        return out
+
+
+@dataclass
+class WebhookCreated:
+    id: str
+    """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
+    url: str
+    """Where deliveries are POSTed."""
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    """The event types delivered to it, or `["*"]` for every type."""
+    description: str
+    """Free text of its owner; empty when none was given."""
+    enabled: bool
+    """Whether events are delivered to it."""
+    disabled_reason: Optional[str]
+    """Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+    is enabled, or when its owner disabled it.
+    """
+    created_at: str
+    """When it was created."""
+    updated_at: str
+    """When it last changed (an update, a rotation, a disabling)."""
+    secret: str
+    """The signing secret: `whsec_` and the base64 of 24 random bytes. Shown this once (on create and on
+    rotation); verify deliveries with it.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WebhookCreated:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            url=data["url"],
+            events=list(data["events"]),
+            description=data["description"],
+            enabled=data["enabled"],
+            disabled_reason=data["disabledReason"],
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+            secret=data["secret"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["url"] = self.url
+        out["events"] = list(self.events)
+        out["description"] = self.description
+        out["enabled"] = self.enabled
+        out["disabledReason"] = self.disabled_reason
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        out["secret"] = self.secret
+        return out
+
+
+@dataclass
+class WebhookDeleted:
+    id: str
+    """The deleted endpoint's id: `whk_` and a ULID. Treat it as opaque."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WebhookDeleted:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
         return out
 
 

@@ -412,6 +412,63 @@ module Agentry
       field :messages_deleted, "messagesDeleted", :integer, required: true
     end
 
+    # One attempt to deliver one event to the endpoint. What the endpoint answered is never shown beyond
+    # its status.
+    class Delivery < Agentry::Model
+      # @!attribute [r] id
+      #   The attempt's id: `dlv_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] event_id
+      #   The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat
+      #   it as opaque.
+      #   @return [String]
+      field :event_id, "eventId", :string, required: true
+
+      # @!attribute [r] event_type
+      #   The event's type. One of `agent.created`, `agent.updated`, `agent.status_changed`,
+      #   `agent.deleted`, `message.completed`, `message.failed`, `webhook.test`.
+      #   @return [String]
+      field :event_type, "eventType", :string, required: true
+
+      # @!attribute [r] attempt
+      #   1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries.
+      #   @return [Integer]
+      field :attempt, "attempt", :integer, required: true
+
+      # @!attribute [r] status
+      #   `pending` (waiting for its time, or being attempted), `succeeded` (the endpoint answered 2xx) or
+      #   `failed` (see `error`). One of `pending`, `succeeded`, `failed`.
+      #   @return [String]
+      field :status, "status", :string, required: true
+
+      # @!attribute [r] response_status
+      #   The HTTP status the endpoint answered; `null` when it gave none.
+      #   @return [Integer, nil]
+      field :response_status, "responseStatus", [:nullable, :integer], required: true
+
+      # @!attribute [r] duration_ms
+      #   How long the attempt took, in milliseconds; `null` while pending.
+      #   @return [Integer, nil]
+      field :duration_ms, "durationMs", [:nullable, :integer], required: true
+
+      # @!attribute [r] error
+      #   Why the attempt failed (a status, a timeout, a refused address); `null` unless failed.
+      #   @return [String, nil]
+      field :error, "error", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When the attempt was scheduled.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] next_attempt_at
+      #   Pending: when it is due. Failed: when its retry is due; `null` when none follows.
+      #   @return [Time, nil]
+      field :next_attempt_at, "nextAttemptAt", [:nullable, :time], required: true
+    end
+
     # One problem with one field of the request.
     class FieldIssue < Agentry::Model
       # @!attribute [r] field
@@ -714,6 +771,114 @@ module Agentry
       #   again, or a user with no messages).
       #   @return [Integer]
       field :messages_deleted, "messagesDeleted", :integer, required: true
+    end
+
+    # A webhook endpoint; its secret is never part of it.
+    class Webhook < Agentry::Model
+      # @!attribute [r] id
+      #   The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] url
+      #   Where deliveries are POSTed.
+      #   @return [String]
+      field :url, "url", :string, required: true
+
+      # @!attribute [r] events
+      #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   @return [Array<String>]
+      field :events, "events", [:array, :string], required: true
+
+      # @!attribute [r] description
+      #   Free text of its owner; empty when none was given.
+      #   @return [String]
+      field :description, "description", :string, required: true
+
+      # @!attribute [r] enabled
+      #   Whether events are delivered to it.
+      #   @return [Boolean]
+      field :enabled, "enabled", :boolean, required: true
+
+      # @!attribute [r] disabled_reason
+      #   Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null`
+      #   while it is enabled, or when its owner disabled it.
+      #   @return [String, nil]
+      field :disabled_reason, "disabledReason", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When it was created.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   When it last changed (an update, a rotation, a disabling).
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+    end
+
+    # The WebhookCreated object.
+    class WebhookCreated < Agentry::Model
+      # @!attribute [r] id
+      #   The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] url
+      #   Where deliveries are POSTed.
+      #   @return [String]
+      field :url, "url", :string, required: true
+
+      # @!attribute [r] events
+      #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   @return [Array<String>]
+      field :events, "events", [:array, :string], required: true
+
+      # @!attribute [r] description
+      #   Free text of its owner; empty when none was given.
+      #   @return [String]
+      field :description, "description", :string, required: true
+
+      # @!attribute [r] enabled
+      #   Whether events are delivered to it.
+      #   @return [Boolean]
+      field :enabled, "enabled", :boolean, required: true
+
+      # @!attribute [r] disabled_reason
+      #   Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null`
+      #   while it is enabled, or when its owner disabled it.
+      #   @return [String, nil]
+      field :disabled_reason, "disabledReason", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When it was created.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   When it last changed (an update, a rotation, a disabling).
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+
+      # @!attribute [r] secret
+      #   The signing secret: `whsec_` and the base64 of 24 random bytes. Shown this once (on create and on
+      #   rotation); verify deliveries with it.
+      #   @return [String]
+      field :secret, "secret", :string, required: true
+    end
+
+    # The WebhookDeleted object.
+    class WebhookDeleted < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted endpoint's id: `whk_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
     end
   end
 end
