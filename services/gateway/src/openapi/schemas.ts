@@ -598,7 +598,7 @@ const Readiness = z.object({
     .record(z.string(), z.enum(["up", "down"]))
     .optional()
     .describe(
-      "Whether each service and store this gateway calls answers now (`registry`, `conversation`, `redis`). Reported, not required: while one is down, requests that need it answer 503 AGENT_UNAVAILABLE.",
+      "Whether each service and store this gateway calls answers now (`registry`, `conversation`, `webhooks`, `redis`). Reported, not required: while one is down, requests that need it answer 503 AGENT_UNAVAILABLE.",
     ),
 });
 
