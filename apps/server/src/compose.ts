@@ -75,6 +75,13 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       clientInterceptors: calls,
     });
     dependencies.webhooks = webhooks.ready;
+    if (gatewayConfig.REGISTRY_URL) {
+      // A registry elsewhere publishes to its own WEBHOOKS_URL; nothing can reach a service embedded here.
+      logger.warn(
+        "REGISTRY_URL is set but WEBHOOKS_URL is not: the embedded webhooks service gets no agent events; " +
+          "set WEBHOOKS_URL to the webhooks service that registry publishes to",
+      );
+    }
   } else {
     const remote = remoteService({
       url: gatewayConfig.WEBHOOKS_URL!,
