@@ -11,7 +11,7 @@
 #   caddy                validates and format-checks the load balancer's Caddyfile
 #   policy.py            cross-references and invariants no schema covers (selectors, ports, probes, graceful
 #                        shutdown, hardening, Secret keys, image targets, variables the services read)
-#   probes               starts the three services from this checkout and runs the exact probe commands of the
+#   probes               starts the services from this checkout and runs the exact probe commands of the
 #                        images against them (HTTP/1.1 and h2c), then stops each with SIGTERM
 #
 # No image is built and nothing is started in Docker or Kubernetes: this machine has no container engine.
@@ -182,13 +182,15 @@ if [ ! -d node_modules ] || [ ! -d packages/proto/src/gen ]; then
   echo "FAIL probes: the workspace is not installed (run pnpm install first)"
 else
   registry_port=$(free_port) conversation_port=$(free_port) gateway1_port=$(free_port) gateway2_port=$(free_port)
-  lb_port=$(free_port)
-  start registry REGISTRY_HOST=127.0.0.1 REGISTRY_PORT="$registry_port" CONVERSATION_URL="http://127.0.0.1:$conversation_port"
+  webhooks_port=$(free_port) lb_port=$(free_port)
+  start registry REGISTRY_HOST=127.0.0.1 REGISTRY_PORT="$registry_port" CONVERSATION_URL="http://127.0.0.1:$conversation_port" \
+    WEBHOOKS_URL="http://127.0.0.1:$webhooks_port"
   start conversation HOST=127.0.0.1 CONVERSATION_PORT="$conversation_port"
+  start webhooks HOST=127.0.0.1 WEBHOOKS_PORT="$webhooks_port"
   for n in 1 2; do
     port_var=gateway${n}_port
     start gateway HOST=127.0.0.1 PORT="${!port_var}" REGISTRY_URL="http://127.0.0.1:$registry_port" \
-      CONVERSATION_URL="http://127.0.0.1:$conversation_port"
+      CONVERSATION_URL="http://127.0.0.1:$conversation_port" WEBHOOKS_URL="http://127.0.0.1:$webhooks_port"
     eval "gateway${n}_pid=\$gateway_pid"
     mv "$work/gateway.log" "$work/gateway$n.log" 2>/dev/null
   done
@@ -201,11 +203,12 @@ else
 
   check "probes: registry ready over h2c" until_probe "h2c://127.0.0.1:$registry_port/readyz"
   check "probes: conversation ready over h2c" until_probe "h2c://127.0.0.1:$conversation_port/readyz"
+  check "probes: webhooks ready over h2c" until_probe "h2c://127.0.0.1:$webhooks_port/readyz"
   check "probes: gateway 1 ready over HTTP/1.1" until_probe "http://127.0.0.1:$gateway1_port/readyz"
   check "probes: gateway 2 ready over HTTP/1.1" until_probe "http://127.0.0.1:$gateway2_port/readyz"
-  check "probes: registry and conversation alive over h2c" sh -c \
-    'node deploy/docker/healthcheck.mjs h2c://127.0.0.1:$1/healthz && node deploy/docker/healthcheck.mjs h2c://127.0.0.1:$2/healthz' \
-    _ "$registry_port" "$conversation_port"
+  check "probes: registry, conversation and webhooks alive over h2c" sh -c \
+    'for port in "$@"; do node deploy/docker/healthcheck.mjs "h2c://127.0.0.1:$port/healthz" || exit 1; done' \
+    _ "$registry_port" "$conversation_port" "$webhooks_port"
   # The h2c services cannot be probed over HTTP/1.1: the reason Kubernetes uses the exec probe for them.
   check "probes: an HTTP/1.1 probe of an h2c service fails" sh -c '! node deploy/docker/healthcheck.mjs "$1" 2000' \
     _ "http://127.0.0.1:$registry_port/healthz"
@@ -218,6 +221,7 @@ else
     _ "http://127.0.0.1:$gateway2_port/readyz"
   check "probes: gateway exits 0 on SIGTERM" stops_cleanly "$gateway2_pid"
   check "probes: conversation exits 0 on SIGTERM" stops_cleanly "$conversation_pid"
+  check "probes: webhooks exits 0 on SIGTERM" stops_cleanly "$webhooks_pid"
 fi
 
 echo "deploy validation: $passed passed, $failed failed"

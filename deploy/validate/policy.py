@@ -25,6 +25,14 @@ SHUTDOWN_VARIABLES = ("SHUTDOWN_TIMEOUT_MS",)
 HEALTHCHECK_SCRIPT = "deploy/docker/healthcheck.mjs"
 # Variables of the images and tools around the services rather than of the services' own schemas.
 NOT_SERVICE_VARIABLES = {"NODE_ENV"}
+# Which components call each internal service's RPC port (README, "Running in production"). These services check
+# no API key, so their NetworkPolicy must let exactly these reach the port, and nothing else.
+RPC_CALLERS = {
+    "registry": {"gateway"},
+    "conversation": {"gateway", "registry"},
+    "webhooks": {"gateway", "registry", "conversation"},
+}
+RPC_PORT = "h2c"
 
 
 def load_all(path: Path) -> list[Doc]:
@@ -203,6 +211,38 @@ class Checks:
                     if port["port"] not in names:
                         yield f"{name}: port {port['port']} is not a port of the pods it applies to"
 
+    def rpc_ports_admit_only_their_callers(self) -> Iterator[str]:
+        policies = self.of_kind("NetworkPolicy")
+        for doc in self.deployments:
+            if not any(RPC_PORT in port_names(c) for c in containers(doc)):
+                continue
+            labels = doc["spec"]["template"]["metadata"]["labels"]
+            component = labels.get("app.kubernetes.io/component")
+            name = f"Deployment/{doc['metadata']['name']}"
+            if component not in RPC_CALLERS:
+                yield f"{name}: serves RPCs, but RPC_CALLERS does not say who may call it"
+                continue
+            selecting = [p for p in policies if matches(p["spec"]["podSelector"]["matchLabels"], labels)]
+            if len(selecting) != 1:
+                yield f"{name}: {len(selecting)} NetworkPolicies select its pods, expected 1"
+                continue
+            admitted: set[str] = set()
+            for rule in selecting[0]["spec"].get("ingress", []):
+                ports = {port["port"] for port in rule.get("ports", [])}
+                if ports and RPC_PORT not in ports:
+                    continue
+                if "from" not in rule:
+                    yield f"{name}: an ingress rule opens port {RPC_PORT} to every pod"
+                    continue
+                for peer in rule["from"]:
+                    selector = peer.get("podSelector", {}).get("matchLabels", {})
+                    if set(peer) != {"podSelector"} or "app.kubernetes.io/component" not in selector:
+                        yield f"{name}: an ingress peer of port {RPC_PORT} is not one Agentry component"
+                        continue
+                    admitted.add(selector["app.kubernetes.io/component"])
+            if admitted != RPC_CALLERS[component]:
+                yield f"{name}: port {RPC_PORT} admits {sorted(admitted)}, expected {sorted(RPC_CALLERS[component])}"
+
     def configuration_exists(self) -> Iterator[str]:
         maps = {c["metadata"]["name"] for c in self.of_kind("ConfigMap")}
         secret_name = self.secret["metadata"]["name"]
@@ -319,6 +359,7 @@ def main() -> int:
         checks.service_urls_resolve,
         checks.gateway_scales_and_stays_available,
         checks.network_policies_select_pods,
+        checks.rpc_ports_admit_only_their_callers,
         checks.configuration_exists,
         checks.secret_holds_placeholders,
         checks.images_are_dockerfile_targets,

@@ -39,6 +39,9 @@ type Client struct {
 	Users *UserService
 	// APIKeys manages the account's API keys (scope keys:manage).
 	APIKeys *APIKeyService
+	// WebhookEndpoints manages the endpoints that receive the account's events, their secrets and, in
+	// WebhookEndpoints.Deliveries, their delivery logs (scope webhooks:manage).
+	WebhookEndpoints *WebhookEndpointService
 	// Webhooks verifies webhook deliveries: VerifyWebhook and UnwrapWebhook, which need no client.
 	Webhooks *WebhookService
 

@@ -20,6 +20,30 @@ const (
 	AgentStatusError    AgentStatus = "error"
 )
 
+// DeliveryEventType is one of a fixed set of strings.
+type DeliveryEventType string
+
+// The values of DeliveryEventType.
+const (
+	DeliveryEventTypeAgentCreated       DeliveryEventType = "agent.created"
+	DeliveryEventTypeAgentUpdated       DeliveryEventType = "agent.updated"
+	DeliveryEventTypeAgentStatusChanged DeliveryEventType = "agent.status_changed"
+	DeliveryEventTypeAgentDeleted       DeliveryEventType = "agent.deleted"
+	DeliveryEventTypeMessageCompleted   DeliveryEventType = "message.completed"
+	DeliveryEventTypeMessageFailed      DeliveryEventType = "message.failed"
+	DeliveryEventTypeWebhookTest        DeliveryEventType = "webhook.test"
+)
+
+// DeliveryStatus is one of a fixed set of strings.
+type DeliveryStatus string
+
+// The values of DeliveryStatus.
+const (
+	DeliveryStatusPending   DeliveryStatus = "pending"
+	DeliveryStatusSucceeded DeliveryStatus = "succeeded"
+	DeliveryStatusFailed    DeliveryStatus = "failed"
+)
+
 // ErrorCode is an error code, as in the error envelope.
 type ErrorCode string
 
@@ -60,15 +84,6 @@ const (
 	FinishReasonLength        FinishReason = "length"
 	FinishReasonContentFilter FinishReason = "content_filter"
 	FinishReasonOther         FinishReason = "other"
-)
-
-// GetUsageGranularity is one of a fixed set of strings.
-type GetUsageGranularity string
-
-// The values of GetUsageGranularity.
-const (
-	GetUsageGranularityHour GetUsageGranularity = "hour"
-	GetUsageGranularityDay  GetUsageGranularity = "day"
 )
 
 // HistoryMessageRole is one of a fixed set of strings.
@@ -128,15 +143,18 @@ const (
 	SortOrderDesc SortOrder = "desc"
 )
 
-// UsageReportGroupBy is one of a fixed set of strings.
-type UsageReportGroupBy string
+// SubscribedEvent is one of a fixed set of strings.
+type SubscribedEvent string
 
-// The values of UsageReportGroupBy.
+// The values of SubscribedEvent.
 const (
-	UsageReportGroupByAgentID  UsageReportGroupBy = "agentId"
-	UsageReportGroupByUserID   UsageReportGroupBy = "userId"
-	UsageReportGroupByModel    UsageReportGroupBy = "model"
-	UsageReportGroupByAPIKeyID UsageReportGroupBy = "apiKeyId"
+	SubscribedEventAll                SubscribedEvent = "*"
+	SubscribedEventAgentCreated       SubscribedEvent = "agent.created"
+	SubscribedEventAgentUpdated       SubscribedEvent = "agent.updated"
+	SubscribedEventAgentStatusChanged SubscribedEvent = "agent.status_changed"
+	SubscribedEventAgentDeleted       SubscribedEvent = "agent.deleted"
+	SubscribedEventMessageCompleted   SubscribedEvent = "message.completed"
+	SubscribedEventMessageFailed      SubscribedEvent = "message.failed"
 )
 
 // errorCodeStatus returns the HTTP status an error code travels with.
@@ -155,6 +173,10 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeConversationNotFound:
 		return 404, true
 	case ErrorCodeMessageNotFound:
+		return 404, true
+	case ErrorCodeWebhookNotFound:
+		return 404, true
+	case ErrorCodeDeliveryNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -444,6 +466,62 @@ type CreateAPIKeyParams struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
 }
 
+// CreateWebhookParams is the request body of WebhookEndpoints.Create.
+type CreateWebhookParams struct {
+	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
+	// resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or cloud metadata
+	// address), which is checked now and again at each delivery; otherwise `400 INVALID_REQUEST` naming `url`. A
+	// deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and tests only) also takes `http` and
+	// private addresses. Redirects are not followed.
+	URL string `json:"url"`
+
+	// The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type (those added
+	// later included). `webhook.test` events are sent on request whatever it lists.
+	Events []SubscribedEvent `json:"events"`
+
+	// Free text for you, at most 1000 characters, kept as sent; unset: empty.
+	Description *string `json:"description,omitzero"`
+
+	// Whether events are delivered to it; unset: `true`.
+	Enabled *bool `json:"enabled,omitzero"`
+}
+
+// Delivery is one attempt to deliver one event to the endpoint. What the endpoint answered is never shown
+// beyond its status.
+type Delivery struct {
+	// The attempt's id: `dlv_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat it as
+	// opaque.
+	EventID string `json:"eventId"`
+
+	// The event's type.
+	EventType DeliveryEventType `json:"eventType"`
+
+	// 1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries.
+	Attempt int `json:"attempt"`
+
+	// `pending` (waiting for its time, or being attempted), `succeeded` (the endpoint answered 2xx) or `failed`
+	// (see `error`).
+	Status DeliveryStatus `json:"status"`
+
+	// The HTTP status the endpoint answered; `null` when it gave none.
+	ResponseStatus *int `json:"responseStatus"`
+
+	// How long the attempt took, in milliseconds; `null` while pending.
+	DurationMs *int `json:"durationMs"`
+
+	// Why the attempt failed (a status, a timeout, a refused address); `null` unless failed.
+	Error *string `json:"error"`
+
+	// When the attempt was scheduled.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Pending: when it is due. Failed: when its retry is due; `null` when none follows.
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
 // FieldIssue is one problem with one field of the request.
 type FieldIssue struct {
 	// The field, in dotted and indexed notation; `body` for the body as a whole.
@@ -661,6 +739,27 @@ type UpdateAgentParams struct {
 	Status *AgentStatus `json:"status,omitzero"`
 }
 
+// UpdateWebhookParams is the request body of WebhookEndpoints.Update.
+type UpdateWebhookParams struct {
+	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
+	// resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or cloud metadata
+	// address), which is checked now and again at each delivery; otherwise `400 INVALID_REQUEST` naming `url`. A
+	// deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and tests only) also takes `http` and
+	// private addresses. Redirects are not followed.
+	URL *string `json:"url,omitzero"`
+
+	// The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type (those added
+	// later included). `webhook.test` events are sent on request whatever it lists.
+	Events []SubscribedEvent `json:"events,omitzero"`
+
+	// Free text for you, at most 1000 characters, kept as sent.
+	Description *string `json:"description,omitzero"`
+
+	// `false` stops deliveries: its pending attempts fail and nothing more is sent until it is `true` again,
+	// which also clears `disabledReason`.
+	Enabled *bool `json:"enabled,omitzero"`
+}
+
 // Usage is: Tokens used, as the provider reported them; zeros when it did not.
 type Usage struct {
 	InputTokens  int `json:"inputTokens"`
@@ -668,143 +767,6 @@ type Usage struct {
 
 	// `inputTokens + outputTokens`.
 	TotalTokens int `json:"totalTokens"`
-}
-
-// UsageGroup is one combination of the grouped dimensions, with its figures.
-type UsageGroup struct {
-	// The group's agent; present when grouping by `agentId`.
-	AgentID Nullable[string] `json:"agentId,omitzero"`
-
-	// The group's user id; present when grouping by `userId`; `null` for messages without one and for erased
-	// users.
-	UserID Nullable[string] `json:"userId,omitzero"`
-
-	// The group's model; present when grouping by `model`.
-	Model Nullable[string] `json:"model,omitzero"`
-
-	// The group's API key; present when grouping by `apiKeyId`.
-	APIKeyID Nullable[string] `json:"apiKeyId,omitzero"`
-
-	// Every send, failed ones included.
-	Messages int `json:"messages"`
-
-	// Sends that ended in an error (any code; cancelled ones are not errors).
-	Errors int `json:"errors"`
-
-	// Prompt tokens.
-	InputTokens int `json:"inputTokens"`
-
-	// Reply tokens.
-	OutputTokens int `json:"outputTokens"`
-
-	// inputTokens + outputTokens.
-	TotalTokens int `json:"totalTokens"`
-
-	// From receipt to the complete reply, of completed sends.
-	LatencyMs UsageGroupLatencyMs `json:"latencyMs"`
-
-	// From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
-	TimeToFirstTokenMs UsageGroupTimeToFirstTokenMs `json:"timeToFirstTokenMs"`
-}
-
-// UsageGroupLatencyMs is: From receipt to the complete reply, of completed sends.
-type UsageGroupLatencyMs struct {
-	// The median, in ms; `null` without a completed send.
-	P50 *float64 `json:"p50"`
-
-	// The 95th percentile, in ms; `null` without a completed send.
-	P95 *float64 `json:"p95"`
-}
-
-// UsageGroupTimeToFirstTokenMs is: From receipt to the reply's first text (a reply not streamed: its
-// arrival), of completed sends.
-type UsageGroupTimeToFirstTokenMs struct {
-	// The median, in ms; `null` without a completed send.
-	P50 *float64 `json:"p50"`
-
-	// The 95th percentile, in ms; `null` without a completed send.
-	P95 *float64 `json:"p95"`
-}
-
-// UsageReport is: Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles
-// come from sketches.
-type UsageReport struct {
-	// The start of the range, rounded down to the granularity.
-	From time.Time `json:"from"`
-
-	// The end of the range, exclusive, rounded up to the granularity.
-	To time.Time `json:"to"`
-
-	// The width of the buckets, in UTC.
-	Granularity GetUsageGranularity `json:"granularity"`
-
-	// The dimensions asked for; absent without grouping.
-	GroupBy []UsageReportGroupBy `json:"groupBy,omitzero"`
-
-	// Every bucket of the range, oldest first, zero-filled.
-	Buckets []UsageReportBucketsItem `json:"buckets"`
-
-	// The figures of the whole range.
-	Totals UsageReportTotals `json:"totals"`
-}
-
-// UsageReportBucketsItem is every bucket of the range, oldest first, zero-filled.
-type UsageReportBucketsItem struct {
-	// The bucket's start, inclusive.
-	Start time.Time `json:"start"`
-
-	// The bucket's end, exclusive.
-	End time.Time `json:"end"`
-
-	// One group per combination seen in the bucket; without grouping, exactly one (zero-filled when nothing was
-	// sent).
-	Groups []UsageGroup `json:"groups"`
-}
-
-// UsageReportTotals is the figures of the whole range.
-type UsageReportTotals struct {
-	// Every send, failed ones included.
-	Messages int `json:"messages"`
-
-	// Sends that ended in an error (any code; cancelled ones are not errors).
-	Errors int `json:"errors"`
-
-	// Prompt tokens.
-	InputTokens int `json:"inputTokens"`
-
-	// Reply tokens.
-	OutputTokens int `json:"outputTokens"`
-
-	// inputTokens + outputTokens.
-	TotalTokens int `json:"totalTokens"`
-
-	// From receipt to the complete reply, of completed sends.
-	LatencyMs UsageReportTotalsLatencyMs `json:"latencyMs"`
-
-	// From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
-	TimeToFirstTokenMs UsageReportTotalsTimeToFirstTokenMs `json:"timeToFirstTokenMs"`
-
-	// The range's figures per group; present when grouping.
-	Groups []UsageGroup `json:"groups,omitzero"`
-}
-
-// UsageReportTotalsLatencyMs is: From receipt to the complete reply, of completed sends.
-type UsageReportTotalsLatencyMs struct {
-	// The median, in ms; `null` without a completed send.
-	P50 *float64 `json:"p50"`
-
-	// The 95th percentile, in ms; `null` without a completed send.
-	P95 *float64 `json:"p95"`
-}
-
-// UsageReportTotalsTimeToFirstTokenMs is: From receipt to the reply's first text (a reply not streamed: its
-// arrival), of completed sends.
-type UsageReportTotalsTimeToFirstTokenMs struct {
-	// The median, in ms; `null` without a completed send.
-	P50 *float64 `json:"p50"`
-
-	// The 95th percentile, in ms; `null` without a completed send.
-	P95 *float64 `json:"p95"`
 }
 
 // UserErased is what Users.Erase returns: the user was erased.
@@ -817,6 +779,74 @@ type UserErased struct {
 	// Messages this call deleted, in every agent of the account; `0` when there were none left (erasing again,
 	// or a user with no messages).
 	MessagesDeleted int `json:"messagesDeleted"`
+}
+
+// Webhook is a webhook endpoint; its secret is never part of it.
+type Webhook struct {
+	// The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// Where deliveries are POSTed.
+	URL string `json:"url"`
+
+	// The event types delivered to it, or `["*"]` for every type.
+	Events []SubscribedEvent `json:"events"`
+
+	// Free text of its owner; empty when none was given.
+	Description string `json:"description"`
+
+	// Whether events are delivered to it.
+	Enabled bool `json:"enabled"`
+
+	// Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+	// is enabled, or when its owner disabled it.
+	DisabledReason *string `json:"disabledReason"`
+
+	// When it was created.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When it last changed (an update, a rotation, a disabling).
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// WebhookCreated is what WebhookEndpoints.RotateSecret returns: the endpoint, with its new secret.
+type WebhookCreated struct {
+	// The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// Where deliveries are POSTed.
+	URL string `json:"url"`
+
+	// The event types delivered to it, or `["*"]` for every type.
+	Events []SubscribedEvent `json:"events"`
+
+	// Free text of its owner; empty when none was given.
+	Description string `json:"description"`
+
+	// Whether events are delivered to it.
+	Enabled bool `json:"enabled"`
+
+	// Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+	// is enabled, or when its owner disabled it.
+	DisabledReason *string `json:"disabledReason"`
+
+	// When it was created.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When it last changed (an update, a rotation, a disabling).
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	// The signing secret: `whsec_` and the base64 of 24 random bytes. Shown this once (on create and on
+	// rotation); verify deliveries with it.
+	Secret string `json:"secret"`
+}
+
+// WebhookDeleted is what WebhookEndpoints.Delete returns: the endpoint was deleted.
+type WebhookDeleted struct {
+	// The deleted endpoint's id: `whk_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
 }
 
 // AgentClient is one of: a string (OfString) or a ClientIntegration (OfClientIntegration). Set exactly one

@@ -8,14 +8,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 )
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}}
 	c.Users = &UserService{client: c}
-	c.Usage = &UsageService{client: c}
+	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
 	c.APIKeys = &APIKeyService{client: c}
 }
 
@@ -28,9 +27,6 @@ type AgentService struct {
 	// Conversations is client.Agents.Conversations: Read and delete stored conversations and messages; export
 	// and erase a user's (scopes `history:read`, `history:delete`).
 	Conversations *AgentConversationService
-	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
-	// `usage:read`).
-	Usage *AgentUsageService
 }
 
 // Create creates an agent.
@@ -545,142 +541,303 @@ func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) 
 	return &out.Data, nil
 }
 
-// UsageService is client.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
-// `usage:read`). Methods: Get.
-type UsageService struct {
+// WebhookEndpointService is client.WebhookEndpoints: Endpoints that receive the account's events, signed per
+// Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`). Methods: Create, List, Get,
+// Update, Delete, RotateSecret, SendTestEvent.
+type WebhookEndpointService struct {
 	client *Client
+	// Deliveries is client.WebhookEndpoints.Deliveries: Endpoints that receive the account's events, signed per
+	// Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).
+	Deliveries *WebhookEndpointDeliveryService
 }
 
-// GetUsageParams are the query parameters of Usage.Get; leave a field nil for the server's default.
-type GetUsageParams struct {
-	// The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
-	From *time.Time
-
-	// The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default: now.
-	To *time.Time
-
-	// The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days of days. Default:
-	// "day".
-	Granularity *GetUsageGranularity
-
-	// Only the messages of this user id.
-	UserID *string
-
-	// What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`, comma-separated. Unset:
-	// one group per bucket.
-	GroupBy *string
-
-	// Only the messages to this agent.
-	AgentID *string
-}
-
-// Get gets the account's usage.
+// Create creates a webhook endpoint.
 //
-// The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from rollups
-// recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits each bucket
-// (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range longer than 31
-// days of hours or 400 days of days, or one that ends before it starts, is refused with `400
-// INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+// Registers a URL to receive the account's events, signed per Standard Webhooks (`webhook-id`,
+// `webhook-timestamp`, `webhook-signature` headers; an HMAC-SHA256 with the endpoint's secret). The answer
+// carries the secret (`whsec_…`), the only time it is shown: store it to verify deliveries. The URL is
+// checked and its host resolved before anything is stored (see `url`). An account holds at most 20 endpoints;
+// one more is `403 INSUFFICIENT_QUOTA`.
 //
-// Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *UsageService) Get(ctx context.Context, params GetUsageParams, opts ...Option) (*UsageReport, error) {
-	query := url.Values{}
-	if params.From != nil {
-		query.Set("from", *params.From.Format(time.RFC3339Nano))
-	}
-	if params.To != nil {
-		query.Set("to", *params.To.Format(time.RFC3339Nano))
-	}
-	if params.Granularity != nil {
-		query.Set("granularity", string(*params.Granularity))
-	}
-	if params.UserID != nil {
-		query.Set("userId", *params.UserID)
-	}
-	if params.GroupBy != nil {
-		query.Set("groupBy", *params.GroupBy)
-	}
-	if params.AgentID != nil {
-		query.Set("agentId", *params.AgentID)
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
+// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Create(ctx context.Context, params CreateWebhookParams, opts ...Option) (*WebhookCreated, error) {
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
 	}
 	var out struct {
-		Data UsageReport `json:"data"`
+		Data WebhookCreated `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/usage", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodPost, path: "/webhooks", body: body, safety: retryUnsafe}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
 	return &out.Data, nil
 }
 
-// AgentUsageService is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as
-// asked (scope `usage:read`). Methods: Get.
-type AgentUsageService struct {
-	client *Client
-}
-
-// GetAgentUsageParams are the query parameters of Agents.Usage.Get; leave a field nil for the server's
-// default.
-type GetAgentUsageParams struct {
-	// The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
-	From *time.Time
-
-	// The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default: now.
-	To *time.Time
-
-	// The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days of days. Default:
-	// "day".
-	Granularity *GetUsageGranularity
-
-	// Only the messages of this user id.
-	UserID *string
-
-	// What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`, comma-separated. Unset:
-	// one group per bucket.
-	GroupBy *string
-}
-
-// Get gets an agent's usage.
+// List lists webhook endpoints.
 //
-// The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId` gives
-// one group).
+// Every endpoint of the account (at most 20), newest first, without their secrets.
 //
-// Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) List(ctx context.Context, opts ...Option) ([]Webhook, error) {
+	var out struct {
+		Data []Webhook `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/webhooks", safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Get gets a webhook endpoint.
+//
+// One endpoint, without its secret.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Get(ctx context.Context, webhookID string, opts ...Option) (*Webhook, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Webhook `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update updates a webhook endpoint.
+//
+// Changes only the fields supplied. A new `url` is checked as on create. `enabled: false` stops deliveries
+// (pending attempts fail, nothing stale arrives later); `enabled: true` resumes them and clears
+// `disabledReason`.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 413
+// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, params UpdateWebhookParams, opts ...Option) (*Webhook, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Webhook `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/webhooks/" + webhookIDSegment, body: body, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a webhook endpoint.
+//
+// Deletes the endpoint and its delivery log; nothing more is sent to it.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, opts ...Option) (*WebhookDeleted, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data WebhookDeleted `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/webhooks/" + webhookIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// RotateSecret rotates a webhook endpoint's secret.
+//
+// Gives the endpoint a new secret, shown this once. For 24 hours deliveries carry a signature by the previous
+// secret as well (the `webhook-signature` header then holds two), so a receiver can switch without losing
+// any; a second rotation within those hours retires the first secret at once. Not retried by the SDKs: each
+// call makes a new secret.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID string, opts ...Option) (*WebhookCreated, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data WebhookCreated `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/rotate-secret", safety: retryUnsafe}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// SendTestEvent sends a test event.
+//
+// Sends a `webhook.test` event (`data`: `{webhookId, message}`) to this endpoint alone, whatever events it
+// subscribes to, signed and retried like any other. An endpoint that is disabled (`enabled: false`, by you or
+// by the service) is sent nothing: the request is refused with `400 INVALID_REQUEST` naming `enabled`.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429
 // RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *AgentUsageService) Get(ctx context.Context, agentID string, params GetAgentUsageParams, opts ...Option) (*UsageReport, error) {
-	agentIDSegment, err := pathSegment("agentID", agentID)
+func (s *WebhookEndpointService) SendTestEvent(ctx context.Context, webhookID string, opts ...Option) (*Delivery, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Delivery `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/test", safety: retryUnsafe}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// WebhookEndpointDeliveryService is client.WebhookEndpoints.Deliveries: Endpoints that receive the account's
+// events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`). Methods:
+// List, Redeliver.
+type WebhookEndpointDeliveryService struct {
+	client *Client
+}
+
+// ListWebhookDeliveriesParams are the query parameters of WebhookEndpoints.Deliveries.List; leave a field nil
+// for the server's default.
+type ListWebhookDeliveriesParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only deliveries older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only deliveries newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an endpoint's deliveries.
+//
+// The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own, with
+// the same `eventId`), newest first unless `order=asc`. What the endpoint answered is never shown beyond its
+// status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that
+// one, `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the
+// last item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an item
+// of this list (unknown, or another endpoint's) is answered `400 INVALID_REQUEST`, as are unknown or repeated
+// parameters and values out of range.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointDeliveryService) List(ctx context.Context, webhookID string, params ListWebhookDeliveriesParams, opts ...Option) ([]Delivery, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
 		return nil, err
 	}
 	query := url.Values{}
-	if params.From != nil {
-		query.Set("from", *params.From.Format(time.RFC3339Nano))
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
 	}
-	if params.To != nil {
-		query.Set("to", *params.To.Format(time.RFC3339Nano))
+	if params.Before != nil {
+		query.Set("before", *params.Before)
 	}
-	if params.Granularity != nil {
-		query.Set("granularity", string(*params.Granularity))
+	if params.After != nil {
+		query.Set("after", *params.After)
 	}
-	if params.UserID != nil {
-		query.Set("userId", *params.UserID)
-	}
-	if params.GroupBy != nil {
-		query.Set("groupBy", *params.GroupBy)
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
 	}
 	var out struct {
-		Data UsageReport `json:"data"`
+		Data []Delivery `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/usage", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment + "/deliveries", query: query, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Redeliver redelivers an event.
+//
+// Schedules a new attempt, due now, of the event of one of the endpoint's deliveries: a new delivery id, the
+// same event and `webhook-id`, so a receiver that has it already can tell. It is attempted once; a failure is
+// not retried. An endpoint that is disabled (`enabled: false`, by you or by the service) is sent nothing: the
+// request is refused with `400 INVALID_REQUEST` naming `enabled`.
+//
+// Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND or
+// DELIVERY_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *WebhookEndpointDeliveryService) Redeliver(ctx context.Context, webhookID string, deliveryID string, opts ...Option) (*Delivery, error) {
+	webhookIDSegment, err := pathSegment("webhookID", webhookID)
+	if err != nil {
+		return nil, err
+	}
+	deliveryIDSegment, err := pathSegment("deliveryID", deliveryID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Delivery `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/deliveries/" + deliveryIDSegment + "/redeliver", safety: retryUnsafe}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -151,6 +151,9 @@ export async function startLauncher(options: LauncherOptions = {}): Promise<Laun
       DEFAULT_MODEL_PROVIDER: "openai",
       ...(anthropic ? { ANTHROPIC_BASE_URL: anthropic.baseURL, ANTHROPIC_API_KEY: PROVIDER_KEY } : {}),
       LOCAL_ENABLED: String(providers.includes("local")),
+      // Webhook endpoints here are on loopback: the launcher's own webhook sink, or a test's receiver.
+      ALLOW_PRIVATE_NETWORKS: "true",
+      WEBHOOK_RETRY_SCHEDULE: "1s,2s",
     });
     gateway = await composeServer(config, silentLogger());
   } catch (error) {
@@ -265,6 +268,13 @@ async function control(
   if (req.method === "POST" && path === "/provider/reset") {
     openai.reset();
     sendJson(res, 200, { reset: true });
+    return;
+  }
+  if (req.method === "POST" && path.startsWith("/webhooks/")) {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(204).end();
+    });
     return;
   }
   sendJson(res, 404, { error: `no control ${req.method} ${path}` });

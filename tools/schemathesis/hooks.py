@@ -4,6 +4,7 @@ judge the API by what the document promises and nothing is left out of the run."
 
 import json
 import math
+import os
 import re
 from datetime import datetime, timezone
 
@@ -32,11 +33,14 @@ def future(value: str, now: datetime) -> str:
 @schemathesis.hook
 def before_call(context, case, kwargs):
     """`expiresAt` of POST /v1/api-keys must be in the future when the key is created (its description says so);
-    a past one is refused with 400, which the schema, knowing no clock, calls valid. A history list's query keeps
-    the rules between its parameters (`keep_history_rules`)."""
+    a past one is refused with 400, which the schema, knowing no clock, calls valid. A cursor-paged list's query
+    keeps the rules between its parameters (`keep_history_rules`). A webhook URL the schema accepts goes to the
+    run's sink (`keep_webhook_rules`)."""
     key = history_list_key(case)
     if key is not None and isinstance(case.query, dict):
         keep_history_rules(case.query, listed.get(key, set()))
+    if (case.operation.method.upper(), case.operation.path) in WEBHOOK_WRITES:
+        keep_webhook_rules(case.body, WEBHOOK_SINK)
     if case.operation.method.upper() != "POST" or case.operation.path != "/v1/api-keys":
         return
     body = case.body
@@ -44,16 +48,21 @@ def before_call(context, case, kwargs):
         body["expiresAt"] = future(body["expiresAt"], datetime.now(timezone.utc))
 
 
-# The history lists (decisions.md, "Cursor pagination"): rules between parameters, and cursors that must be items
-# of the list, which no parameter schema can state.
-HISTORY_LISTS = ("/v1/agents/{agentId}/conversations", "/v1/agents/{agentId}/messages")
+# The cursor-paged lists (decisions.md, "Cursor pagination"): rules between parameters, and cursors that must be
+# items of the list, which no parameter schema can state. Each is keyed by the path parameter that scopes it.
+HISTORY_LISTS = {
+    "/v1/agents/{agentId}/conversations": "agentId",
+    "/v1/agents/{agentId}/messages": "agentId",
+    "/v1/webhooks/{webhookId}/deliveries": "webhookId",
+}
 # Deletions after which a cursor seen before may name nothing.
 HISTORY_DELETIONS = (
     "/v1/agents/{agentId}",
     "/v1/agents/{agentId}/conversations/{conversationId}",
     "/v1/users/{userId}",
+    "/v1/webhooks/{webhookId}",
 )
-CURSOR = re.compile(r"^(?:msg|conv)_[0-9A-HJKMNP-TV-Z]{26}$")
+CURSOR = re.compile(r"^(?:msg|conv|dlv)_[0-9A-HJKMNP-TV-Z]{26}$")
 ID_MAX_LENGTH = 256
 
 # Ids the service listed, by (list path, agent id): the only cursors a list accepts.
@@ -90,8 +99,35 @@ def keep_history_rules(query: dict, known: set[str]) -> None:
 def history_list_key(case) -> tuple[str, str] | None:
     if case.operation.method.upper() != "GET" or case.operation.path not in HISTORY_LISTS:
         return None
-    agent_id = (case.path_parameters or {}).get("agentId")
-    return (case.operation.path, agent_id) if isinstance(agent_id, str) else None
+    scope = (case.path_parameters or {}).get(HISTORY_LISTS[case.operation.path])
+    return (case.operation.path, scope) if isinstance(scope, str) else None
+
+
+# Webhook endpoints (decisions.md, "Webhooks"): a URL must be one the service may call, which it checks by
+# resolving its host; no schema can state that. Every URL the schema accepts (its `pattern`, mirrored here and
+# compared with the document's by test_hooks.py, and at most 2,048 characters) is replaced by the run's sink: the
+# launcher's `/_conformance/webhooks/`, on loopback, which the service (ALLOW_PRIVATE_NETWORKS=true) may call.
+WEBHOOK_WRITES = {("POST", "/v1/webhooks"), ("PATCH", "/v1/webhooks/{webhookId}")}
+WEBHOOK_URL_PATTERN = (
+    "^[Hh][Tt][Tt][Pp][Ss]?://[^\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f"
+    "\\u3000\\ufeff\\u0000]+$"
+)
+WEBHOOK_URL = re.compile(WEBHOOK_URL_PATTERN)
+WEBHOOK_URL_MAX_LENGTH = 2048
+WEBHOOK_SINK = os.environ.get("AGENTRY_WEBHOOK_SINK", "http://127.0.0.1:9/schemathesis")
+
+
+def webhook_url_valid(value: object) -> bool:
+    """Whether a `url` is one the schema accepts (`fullmatch`: Python's `$` also matches before a final newline)."""
+    return (
+        isinstance(value, str) and len(value) <= WEBHOOK_URL_MAX_LENGTH and WEBHOOK_URL.fullmatch(value) is not None
+    )
+
+
+def keep_webhook_rules(body: object, sink: str) -> None:
+    """Points a schema-valid `url` at the sink, leaving any schema violation (and every other field) as it is."""
+    if isinstance(body, dict) and webhook_url_valid(body.get("url")):
+        body["url"] = sink
 
 
 @schemathesis.hook

@@ -58,6 +58,8 @@ fi
 field() { node -e 'console.log(JSON.parse(process.argv[1])[process.argv[2]])' "$info" "$1"; }
 base_url=$(field baseURL)
 data_dir=$(field dataDir)
+# Where hooks.py points the webhook URLs the schema accepts: the launcher's sink, which takes every delivery.
+export AGENTRY_WEBHOOK_SINK="$(field controlURL)/webhooks/schemathesis"
 
 # --- an account whose limits never get in the way, and a key with every scope ------------------------------
 limits=()

@@ -1,8 +1,10 @@
 """The hooks' own rules, checked before the run relies on them."""
 
+import json
 from datetime import datetime, timezone
+from pathlib import Path
 
-from hooks import future, keep_history_rules
+from hooks import WEBHOOK_URL_PATTERN, future, keep_history_rules, keep_webhook_rules, webhook_url_valid
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 
@@ -59,3 +61,44 @@ def test_keeps_a_conversation_filter_apart_from_user_and_room_and_any_violation(
     query = {"userId": "u", "roomId": "r"}
     keep_history_rules(query, set())
     assert query == {"userId": "u", "roomId": "r"}
+
+
+DOCUMENT = Path(__file__).resolve().parents[2] / "sdks" / "openapi.json"
+SINK = "http://127.0.0.1:1/sink"
+
+
+def test_mirrors_the_documents_webhook_url_pattern():
+    schemas = json.loads(DOCUMENT.read_text())["components"]["schemas"]
+    for request in ("CreateWebhookRequest", "UpdateWebhookRequest"):
+        url = schemas[request]["properties"]["url"]
+        assert url["pattern"] == WEBHOOK_URL_PATTERN
+        assert url["maxLength"] == 2048
+
+
+def test_points_schema_valid_webhook_urls_at_the_sink():
+    for url in ["https://example.com/hook", "HTTP://10.0.0.1:8080/x?y=1", "https://" + "x" * 2040]:
+        body = {"url": url, "events": ["*"]}
+        keep_webhook_rules(body, SINK)
+        assert body == {"url": SINK, "events": ["*"]}
+
+
+def test_leaves_webhook_urls_that_break_the_schema_to_be_refused():
+    for url in ["ftp://example.com", "https://exa mple.com", "https://x\n", "https://", "https://" + "x" * 2041, 7, None]:
+        assert not webhook_url_valid(url)
+        body = {"url": url}
+        keep_webhook_rules(body, SINK)
+        assert body == {"url": url}
+    body = {"events": ["*"]}
+    keep_webhook_rules(body, SINK)
+    assert body == {"events": ["*"]}
+    keep_webhook_rules(["not", "an", "object"], SINK)
+
+
+def test_keeps_delivery_cursors_the_service_listed():
+    listed = "dlv_01JCZ3S8Q5M2T7V9X0B4D6F8H1"
+    query = {"before": listed, "after": "dlv_01JCZ3S8Q5M2T7V9X0B4D6F8H2"}
+    keep_history_rules(query, {listed})
+    assert query == {"before": listed}
+    query = {"after": "dlv_01JCZ3S8Q5M2T7V9X0B4D6F8H2"}
+    keep_history_rules(query, {listed})
+    assert query == {}

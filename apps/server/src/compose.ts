@@ -2,9 +2,10 @@ import { buildConversation } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
 import { Metrics, rpcInterceptors } from "@agentry/observability";
-import { ConversationService } from "@agentry/proto";
-import { buildRegistry } from "@agentry/registry";
+import { ConversationService, WebhookService } from "@agentry/proto";
+import { buildRegistry, publishWith } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
+import { buildWebhooks } from "@agentry/webhooks";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type { ServerConfig } from "./config.js";
 
@@ -14,13 +15,15 @@ export interface Server extends Gateway {
 }
 
 /**
- * The all-in-one composition root. Each service whose URL is not configured (REGISTRY_URL, CONVERSATION_URL)
- * runs inside this process and is called through the in-process transport (no sockets, no encoding); with a
- * URL, the same clients speak HTTP/2 to the service elsewhere.
+ * The all-in-one composition root. Each service whose URL is not configured (REGISTRY_URL, CONVERSATION_URL,
+ * WEBHOOKS_URL) runs inside this process and is called through the in-process transport (no sockets, no
+ * encoding); with a URL, the same clients speak HTTP/2 to the service elsewhere. An embedded webhooks service
+ * delivers from this process too, until SIGTERM (`drain`).
  */
 export async function composeServer(config: ServerConfig, logger: Logger): Promise<Server> {
   const { gateway: gatewayConfig } = config;
   const closers: (() => Promise<void>)[] = [];
+  const drains: ((graceMs: number) => Promise<void>)[] = [];
   const dependencies: Record<string, () => Promise<boolean>> = {};
   const metrics = gatewayConfig.METRICS_PORT === undefined ? undefined : new Metrics();
   const calls = rpcInterceptors("client", metrics);
@@ -53,6 +56,43 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
     dependencies.conversation = remote.ready;
   }
 
+  let webhooksTransport: Transport;
+  if (config.webhooks) {
+    const webhooks = await buildWebhooks({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      logger: logger.child({ component: "webhooks" }),
+      allowPrivateNetworks: config.webhooks.ALLOW_PRIVATE_NETWORKS,
+      retryScheduleMs: config.webhooks.WEBHOOK_RETRY_SCHEDULE,
+      secretsKey: config.webhooks.WEBHOOK_SECRETS_KEY,
+      leaseMs: config.webhooks.WEBHOOK_LEASE_MS,
+      concurrency: config.webhooks.WEBHOOK_CONCURRENCY,
+    });
+    closers.push(() => webhooks.close());
+    drains.push((graceMs) => webhooks.stopDeliveries(graceMs));
+    webhooksTransport = createInProcessTransport(webhooks.routes, {
+      serverInterceptors: servedInterceptors(logger, served),
+      clientInterceptors: calls,
+    });
+    dependencies.webhooks = webhooks.ready;
+    if (gatewayConfig.REGISTRY_URL) {
+      // A registry elsewhere publishes to its own WEBHOOKS_URL; nothing can reach a service embedded here.
+      logger.warn(
+        "REGISTRY_URL is set but WEBHOOKS_URL is not: the embedded webhooks service gets no agent events; " +
+          "set WEBHOOKS_URL to the webhooks service that registry publishes to",
+      );
+    }
+  } else {
+    const remote = remoteService({
+      url: gatewayConfig.WEBHOOKS_URL!,
+      name: "webhooks service",
+      logger,
+      interceptors: calls,
+    });
+    webhooksTransport = remote.transport;
+    dependencies.webhooks = remote.ready;
+  }
+
   let registryTransport: Transport;
   if (gatewayConfig.REGISTRY_URL) {
     const remote = remoteService({
@@ -72,6 +112,12 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       purgeAgent: async (accountId, agentId) => {
         await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS });
       },
+      webhooks: {
+        publish: publishWith(createClient(WebhookService, webhooksTransport), {
+          timeoutMs: gatewayConfig.RPC_TIMEOUT_MS,
+        }),
+        publicBaseUrl: gatewayConfig.PUBLIC_BASE_URL,
+      },
     });
     closers.push(() => registry.close());
     registryTransport = createInProcessTransport(registry.routes, {
@@ -84,15 +130,22 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
   const gateway = buildGateway({
     config: gatewayConfig,
     logger,
-    transports: { registry: registryTransport, conversation: conversationTransport },
+    transports: {
+      registry: registryTransport,
+      conversation: conversationTransport,
+      webhooks: webhooksTransport,
+    },
     dependencies,
     ...(metrics ? { metrics } : {}),
   });
   return {
     ...gateway,
     ...(metrics ? { metrics } : {}),
-    // The gateway first (its last batch of key uses goes to the registry), then the registry, then the
-    // conversation service, which the registry calls to purge deleted agents.
+    drain: async (graceMs) => {
+      await Promise.all(drains.map((drain) => drain(graceMs)));
+    },
+    // The gateway first (its last batch of key uses goes to the registry), then the registry, then the webhooks
+    // and conversation services, which the registry's outbox calls.
     close: async () => {
       await gateway.close();
       for (const close of closers.reverse()) await close();

@@ -1,6 +1,7 @@
 import { env, parseEnv, z } from "@agentry/config";
 import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
 import { type GatewayConfig, loadGatewayConfig } from "@agentry/gateway";
+import { loadWebhooksConfig, type WebhooksConfig } from "@agentry/webhooks";
 
 /** The variables of the services the server embeds, beyond the gateway's. */
 const storeEnvSchema = z.object({
@@ -16,11 +17,13 @@ export interface ServerConfig {
   databaseUrl?: string;
   /** The embedded conversation service's configuration; absent when CONVERSATION_URL is set. */
   conversation?: ConversationConfig;
+  /** The embedded webhooks service's configuration; absent when WEBHOOKS_URL is set. */
+  webhooks?: WebhooksConfig;
 }
 
 /**
  * The gateway's variables, and those of each service embedded: the registry unless REGISTRY_URL is set, the
- * conversation service unless CONVERSATION_URL is set.
+ * conversation service unless CONVERSATION_URL is set, the webhooks service unless WEBHOOKS_URL is set.
  */
 export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): ServerConfig {
   const gateway = loadGatewayConfig(source);
@@ -32,5 +35,8 @@ export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): Serve
     ...(gateway.CONVERSATION_URL
       ? {}
       : { conversation: loadConversationConfig({ ...source, DATA_DIR: stores.DATA_DIR }) }),
+    ...(gateway.WEBHOOKS_URL
+      ? {}
+      : { webhooks: loadWebhooksConfig({ ...source, DATA_DIR: stores.DATA_DIR }) }),
   };
 }

@@ -6,9 +6,10 @@ import { composeServer } from "./compose.js";
 import { loadServerConfig } from "./config.js";
 
 /**
- * `pnpm start`: the gateway with the registry and the conversation service in the same process, each unless its
- * URL (REGISTRY_URL, CONVERSATION_URL) points at one running elsewhere. On SIGTERM or SIGINT it stops accepting,
- * finishes what is in flight, closes the databases and exits 0.
+ * `pnpm start`: the gateway with the registry, the conversation service and the webhooks service in the same
+ * process, each unless its URL (REGISTRY_URL, CONVERSATION_URL, WEBHOOKS_URL) points at one running elsewhere. On
+ * SIGTERM or SIGINT it stops accepting and stops claiming webhook deliveries, finishes what is in flight, closes
+ * the databases and exits 0.
  */
 async function main(): Promise<void> {
   const config = loadServerConfig();
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     describe: {
       registry: gatewayConfig.REGISTRY_URL ?? "embedded",
       conversation: gatewayConfig.CONVERSATION_URL ?? "embedded",
+      webhooks: gatewayConfig.WEBHOOKS_URL ?? "embedded",
       dataDir: config.dataDir,
     },
   });

@@ -86,7 +86,10 @@ describe("health", () => {
     expect((await h.request("GET", "/healthz")).body).toEqual({ status: "ok" });
     const ready = await h.request("GET", "/readyz");
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: "ready", dependencies: { conversation: "up", registry: "up" } });
+    expect(ready.body).toEqual({
+      status: "ready",
+      dependencies: { conversation: "up", registry: "up", webhooks: "up" },
+    });
   });
 });
 

@@ -19,6 +19,7 @@ let collector: OtlpCollector;
 let openai: Awaited<ReturnType<typeof startFakeOpenAI>>;
 let registry: ServiceProcess;
 let conversation: ServiceProcess;
+let webhooks: ServiceProcess;
 let gateway: ServiceProcess;
 let key: string;
 let agentId: string;
@@ -81,7 +82,7 @@ beforeAll(async () => {
   collector = await new OtlpCollector().start();
   openai = await startFakeOpenAI();
   const env = { ...observed, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
-  [registry, conversation] = await Promise.all([
+  [registry, conversation, webhooks] = await Promise.all([
     startDeployable("services/registry", {
       ...env,
       DATA_DIR: join(dataDir, "registry"),
@@ -96,12 +97,14 @@ beforeAll(async () => {
       OPENAI_BASE_URL: openai.baseURL,
       OPENAI_API_KEY: "sk-test",
     }),
+    startDeployable("services/webhooks", { ...env, DATA_DIR: join(dataDir, "webhooks"), WEBHOOKS_PORT: "0" }),
   ]);
   gateway = await startDeployable("services/gateway", {
     ...env,
     PORT: "0",
     REGISTRY_URL: registry.url,
     CONVERSATION_URL: conversation.url,
+    WEBHOOKS_URL: webhooks.url,
   });
   key = await newKey(UNLIMITED);
   const created = await call("POST", "/v1/agents", "observed-setup", { name: "Observed" });
@@ -110,7 +113,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await Promise.all([gateway, registry, conversation].map((service) => service?.stop("SIGKILL")));
+  await Promise.all([gateway, registry, conversation, webhooks].map((service) => service?.stop("SIGKILL")));
   await openai?.close();
   await collector?.close();
   await rm(dataDir, { recursive: true, force: true });

@@ -28,6 +28,10 @@ const MISSING_AGENT = "agt_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_KEY = "key_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_CONVERSATION = "conv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_MESSAGE = "msg_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_WEBHOOK = "whk_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_DELIVERY = "dlv_01JAAAAAAAAAAAAAAAAAAAAAAA";
+/** Nothing listens there: deliveries to it fail, which no test here waits for. */
+const WEBHOOK_URL = "http://127.0.0.1:9/hook";
 
 let openai: FakeProviderServer<OpenAIChatBody>;
 let h: Harness;
@@ -40,6 +44,7 @@ beforeAll(async () => {
     OPENAI_BASE_URL: openai.baseURL,
     OPENAI_API_KEY: "sk-test-openai",
     DEFAULT_MODEL_PROVIDER: "openai",
+    ALLOW_PRIVATE_NETWORKS: "true",
   });
   tenant = await h.tenant();
   doc = (await (await fetch(`${h.url}/v1/openapi.json`)).json()) as OpenApiDocument;
@@ -232,6 +237,12 @@ function streamEventErrors(validator: SchemaChecker, event: SseEvent): string | 
 function requestSchema(operationId: string): unknown {
   const body = operation(operationId).op.requestBody as Json;
   return ((body.content as Json)["application/json"] as Json).schema;
+}
+
+async function newWebhook(key = tenant.key): Promise<string> {
+  const res = await call("createWebhook", { key, body: { url: WEBHOOK_URL, events: ["*"] } });
+  expect(res.status).toBe(201);
+  return (res.body as { data: { id: string } }).data.id;
 }
 
 async function newAgent(key = tenant.key): Promise<string> {
@@ -754,12 +765,14 @@ describe("usage", () => {
   it("answers as documented", async () => {
     const agentId = await newAgent();
     openai.reply("Counted.");
-    expect((await call("sendMessage", { params: { agentId }, body: { text: "Hi", userId: "u" } })).status).toBe(
-      200,
-    );
+    expect(
+      (await call("sendMessage", { params: { agentId }, body: { text: "Hi", userId: "u" } })).status,
+    ).toBe(200);
     expect((await call("getUsage", { query: "groupBy=agentId,model" })).status).toBe(200);
     expect((await call("getUsage", { query: "granularity=week" })).status).toBe(400);
-    expect((await call("getAgentUsage", { params: { agentId }, query: "granularity=hour" })).status).toBe(200);
+    expect((await call("getAgentUsage", { params: { agentId }, query: "granularity=hour" })).status).toBe(
+      200,
+    );
     expect((await call("getAgentUsage", { params: { agentId }, query: "groupBy=nothing" })).status).toBe(400);
     expect((await call("getAgentUsage", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
   });
@@ -872,6 +885,65 @@ describe("character files", () => {
   });
 });
 
+describe("webhooks", () => {
+  it("manage endpoints, test events, the delivery log and redeliveries as documented", async () => {
+    const created = await call("createWebhook", {
+      body: { url: WEBHOOK_URL, events: ["agent.created"], description: "docs", enabled: true },
+    });
+    expect(created.status).toBe(201);
+    const webhookId = (created.body as { data: { id: string } }).data.id;
+    const params = { webhookId };
+    expect((await call("listWebhooks")).status).toBe(200);
+    expect((await call("getWebhook", { params })).status).toBe(200);
+    expect((await call("updateWebhook", { params, body: { events: ["*"] } })).status).toBe(200);
+    expect((await call("rotateWebhookSecret", { params })).status).toBe(200);
+    const sent = await call("sendWebhookTest", { params });
+    expect(sent.status).toBe(200);
+    const deliveryId = (sent.body as { data: { id: string } }).data.id;
+    const log = await call("listWebhookDeliveries", { params, query: "limit=1&order=asc" });
+    expect(log.status).toBe(200);
+    expect((log.body as { data: unknown[] }).data).toHaveLength(1);
+    const again = await call("redeliverWebhookDelivery", { params: { webhookId, deliveryId } });
+    expect(again.status).toBe(200);
+    expect((await call("deleteWebhook", { params })).status).toBe(200);
+  });
+
+  it("answers the documented 400s, 403s and 404s", async () => {
+    const webhookId = await newWebhook();
+    const missing = { webhookId: MISSING_WEBHOOK, deliveryId: MISSING_DELIVERY };
+    for (const operationId of [
+      "getWebhook",
+      "updateWebhook",
+      "deleteWebhook",
+      "rotateWebhookSecret",
+      "sendWebhookTest",
+      "listWebhookDeliveries",
+      "redeliverWebhookDelivery",
+    ]) {
+      const res = await call(operationId, { params: missing, body: {} });
+      expect(res.status, operationId).toBe(404);
+    }
+    const mine = { webhookId, deliveryId: MISSING_DELIVERY };
+    expect((await call("redeliverWebhookDelivery", { params: mine })).status).toBe(404);
+    expect((await call("createWebhook", { body: { url: WEBHOOK_URL } })).status).toBe(400);
+    expect((await call("updateWebhook", { params: mine, body: { events: [] } })).status).toBe(400);
+    expect(
+      (await call("listWebhookDeliveries", { params: mine, query: `before=${MISSING_DELIVERY}` })).status,
+    ).toBe(400);
+    const deliveryId = ((await call("sendWebhookTest", { params: mine })).body as { data: { id: string } })
+      .data.id;
+    expect((await call("updateWebhook", { params: mine, body: { enabled: false } })).status).toBe(200);
+    expect((await call("sendWebhookTest", { params: mine })).status).toBe(400);
+    expect((await call("redeliverWebhookDelivery", { params: { webhookId, deliveryId } })).status).toBe(400);
+
+    const full = await h.tenant();
+    for (let i = 0; i < 20; i++) await newWebhook(full.key);
+    const over = await call("createWebhook", { key: full.key, body: { url: WEBHOOK_URL, events: ["*"] } });
+    expect(over.status).toBe(403);
+    expect((over.body as { error: { code: string } }).error.code).toBe("INSUFFICIENT_QUOTA");
+  });
+});
+
 describe("every authenticated operation", () => {
   const pathParams = {
     agentId: MISSING_AGENT,
@@ -879,6 +951,8 @@ describe("every authenticated operation", () => {
     conversationId: MISSING_CONVERSATION,
     messageId: MISSING_MESSAGE,
     userId: "nobody",
+    webhookId: MISSING_WEBHOOK,
+    deliveryId: MISSING_DELIVERY,
   };
 
   it("answers 401 without a key and with a malformed one", async () => {
@@ -923,17 +997,20 @@ describe("every authenticated operation", () => {
 
   it("answers 413 to a body over 1 MiB and 415 to a body that is not JSON", async () => {
     const agentId = await newAgent();
+    const webhookId = await newWebhook();
     for (const route of ROUTES.filter((r) => r.method === "POST" || r.method === "PATCH")) {
       const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
+      // Actions without a body (a rotation, a test event, a redelivery) do not read one.
+      if (op.requestBody === undefined) continue;
       const operationId = op.operationId as string;
       const tooLarge = await call(operationId, {
-        params: { agentId },
+        params: { agentId, webhookId },
         rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
         headers: { "content-type": "application/json" },
       });
       expect(tooLarge.status).toBe(413);
       const form = await call(operationId, {
-        params: { agentId },
+        params: { agentId, webhookId },
         rawBody: "name=Ada",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });

@@ -25,3 +25,36 @@ describe("parseEnv", () => {
     }
   });
 });
+
+describe("shared variables", () => {
+  const shared = z.object({
+    PUBLIC_BASE_URL: env.publicBaseUrl(),
+    WEBHOOKS_URL: env.webhooksUrl(),
+    ALLOW_PRIVATE_NETWORKS: env.allowPrivateNetworks(),
+  });
+
+  it("leaves them unset, and private networks refused, by default; an empty value is unset", () => {
+    expect(parseEnv(shared, { WEBHOOKS_URL: "" })).toEqual({
+      PUBLIC_BASE_URL: undefined,
+      WEBHOOKS_URL: undefined,
+      ALLOW_PRIVATE_NETWORKS: false,
+    });
+  });
+
+  it("drops a trailing slash from the public base URL and reads the flag", () => {
+    expect(
+      parseEnv(shared, {
+        PUBLIC_BASE_URL: "https://api.example.com/",
+        WEBHOOKS_URL: "http://webhooks:8083",
+        ALLOW_PRIVATE_NETWORKS: "1",
+      }),
+    ).toEqual({
+      PUBLIC_BASE_URL: "https://api.example.com",
+      WEBHOOKS_URL: "http://webhooks:8083",
+      ALLOW_PRIVATE_NETWORKS: true,
+    });
+    expect(() => parseEnv(shared, { WEBHOOKS_URL: "not a url", ALLOW_PRIVATE_NETWORKS: "yes" })).toThrow(
+      /WEBHOOKS_URL.*ALLOW_PRIVATE_NETWORKS/,
+    );
+  });
+});

@@ -33,6 +33,14 @@ function optional<T extends z.ZodType>(schema: T) {
   return z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
 }
 
+/** `true`/`false` (or `1`/`0`), as every switch is written. */
+function flag(fallback: "true" | "false") {
+  return z
+    .enum(["true", "false", "1", "0"])
+    .default(fallback)
+    .transform((value) => value === "true" || value === "1");
+}
+
 /**
  * The pieces of the deployables' schemas. A variable several deployables read is defined here once, so it means
  * the same and is checked the same everywhere.
@@ -49,6 +57,24 @@ export const env = {
   milliseconds: (fallback: number) => z.coerce.number().int().min(0).default(fallback),
   /** SHUTDOWN_TIMEOUT_MS: on SIGTERM, how long in-flight requests and streams may run before they are cut. */
   shutdownTimeout: (fallback = 25_000) => z.coerce.number().int().min(0).default(fallback),
+  /**
+   * PUBLIC_BASE_URL: the origin callers reach the REST API at. Agents' `apiEndpoint` links are built from it, in
+   * the gateway's answers and in the agent events the registry publishes, so both must be given the same one.
+   * Unset here; each deployable says what it falls back to. A trailing slash is dropped.
+   */
+  publicBaseUrl: () => optional(z.url()).transform((value) => value?.replace(/\/+$/, "")),
+  /**
+   * WEBHOOKS_URL: the webhooks service in another process (HTTP/2 without TLS, e.g. `http://webhooks:8083`).
+   * Gateways call it for the webhook routes; the registry's outbox relays agent events to it; the all-in-one
+   * server embeds the service instead when it is unset.
+   */
+  webhooksUrl: () => optional(z.url()),
+  /**
+   * ALLOW_PRIVATE_NETWORKS: `true` lets outbound calls made for users (webhook deliveries, later the http and mcp
+   * plugins) use http and reach loopback and private addresses. For development and tests only.
+   */
+  allowPrivateNetworks: () => flag("false"),
+  flag,
   optional,
 };
 

@@ -35,3 +35,4 @@ export {
   type Tier,
 } from "./plans.js";
 export { SizedLru } from "./sized-lru.js";
+export { WEBHOOK_BOUNDS } from "./webhooks.js";

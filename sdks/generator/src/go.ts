@@ -46,7 +46,11 @@ const UNION_NAMES: Record<string, string> = {
 const INLINE_ENUM_NAMES: Record<string, string> = {
   "listAgents.sortBy": "SortBy",
   "listAgents.order": "SortOrder",
+  "CreateWebhookRequest.events": "SubscribedEvent",
 };
+
+/** Constant names of enum values without letters or digits of their own. */
+const VALUE_NAMES: Record<string, string> = { "*": "All" };
 
 /** The Go identifier of a name: `agentId` → `AgentID`, `apiKeys` → `APIKeys`, `agents:read` → `AgentsRead`. */
 export function goName(identifier: string): string {
@@ -61,8 +65,9 @@ function goLocal(identifier: string): string {
   return first + rest.map(goName).join("");
 }
 
-/** `agents` → `agent`, for service type names. */
+/** `agents` → `agent`, `deliveries` → `delivery`, for service type names. */
 function singular(word: string): string {
+  if (word.endsWith("ies")) return `${word.slice(0, -3)}y`;
   return word.endsWith("s") ? word.slice(0, -1) : word;
 }
 
@@ -327,7 +332,11 @@ class GoEmitter {
     src.lines(comment(docOf(name, e.description, "one of a fixed set of strings.")));
     src.line(`type ${name} string`).line();
     src.line(`// The values of ${name}.`).line("const (");
-    for (const value of e.values) src.cells(`\t${name}${goName(value)}`, name, `= ${JSON.stringify(value)}`);
+    for (const value of e.values) {
+      const suffix = VALUE_NAMES[value] ?? goName(value);
+      if (suffix === "") throw new ModelError(`go: enum ${name} value ${JSON.stringify(value)} needs a name`);
+      src.cells(`\t${name}${suffix}`, name, `= ${JSON.stringify(value)}`);
+    }
     src.line(")").line();
   }
 

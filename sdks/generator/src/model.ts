@@ -135,10 +135,15 @@ export interface Operation {
   path: string;
   /**
    * The resource the operation belongs to, from the static segments of its path in camelCase: `["agents"]`,
-   * `["agents", "messages"]`, `["apiKeys"]`. SDKs nest resources this way (`client.agents.messages`).
+   * `["agents", "messages"]`, `["apiKeys"]`. SDKs nest resources this way (`client.agents.messages`). An
+   * operation's `x-sdk-resource` names it instead, where the path would not (an action such as
+   * `/webhooks/{id}/rotate-secret`) or would take a name the SDKs use otherwise (`webhooks`, their verification).
    */
   resource: string[];
-  /** The method's name on its resource, the leading verb of the operationId: `create`, `list`, `send`, `revoke`. */
+  /**
+   * The method's name on its resource, the leading verb of the operationId: `create`, `list`, `send`, `revoke`;
+   * or the operation's `x-sdk-method` (`rotateSecret`).
+   */
   name: string;
   /** The operation's first tag (`Agents`, `Messages`, `API keys`). */
   tag: string | undefined;
@@ -227,6 +232,8 @@ const INLINE_TYPE_NAMES: Record<string, string> = {
   "Reply.usage": "Usage",
   "ApiKeyResponse.data": "ApiKeyCreated",
   "ApiKeyRevokedResponse.data": "ApiKeyRevoked",
+  "WebhookCreatedResponse.data": "WebhookCreated",
+  "WebhookDeletedResponse.data": "WebhookDeleted",
 };
 
 /**
@@ -249,6 +256,11 @@ const POST_RETRY_SAFETY: Record<string, RetrySafety> = {
   createAgent: "unsafe",
   createApiKey: "unsafe",
   sendMessage: "message",
+  createWebhook: "unsafe",
+  // Each call makes a new secret; a repeat would retire the one the caller was just shown.
+  rotateWebhookSecret: "unsafe",
+  sendWebhookTest: "unsafe",
+  redeliverWebhookDelivery: "unsafe",
 };
 
 const HTTP_METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -411,7 +423,8 @@ class ModelBuilder {
     const operationId = asString(op.operationId, `${method} ${rawPath}: operationId`);
     const path = rawPath.replace(/^\/v1(?=\/)/, "");
     const upper = method.toUpperCase() as Operation["method"];
-    const name = operationId.match(/^[a-z]+/)?.[0];
+    const sdkMethod = op["x-sdk-method"];
+    const name = typeof sdkMethod === "string" ? sdkMethod : operationId.match(/^[a-z]+/)?.[0];
     if (name === undefined) throw new ModelError(`${operationId}: expected a leading lowercase verb`);
 
     const parameters = (Array.isArray(op.parameters) ? op.parameters : []).map((p) =>
@@ -536,10 +549,12 @@ class ModelBuilder {
       operationId,
       method: upper,
       path,
-      resource: path
-        .split("/")
-        .filter((segment) => segment !== "" && !segment.startsWith("{"))
-        .map((segment) => segment.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())),
+      resource: Array.isArray(op["x-sdk-resource"])
+        ? asStrings(op["x-sdk-resource"], `${operationId}: x-sdk-resource`)
+        : path
+            .split("/")
+            .filter((segment) => segment !== "" && !segment.startsWith("{"))
+            .map((segment) => segment.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())),
       name,
       tag: Array.isArray(op.tags) && typeof op.tags[0] === "string" ? op.tags[0] : undefined,
       summary: optionalString(op.summary),

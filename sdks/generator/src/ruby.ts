@@ -294,7 +294,7 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
   const names = [...positional, ...keywords.map((keyword) => keyword.ruby)];
   if (new Set(names).size !== names.length) throw new Error(`ruby: ${where} has clashing argument names`);
 
-  const methodName = streaming ? STREAM_METHOD : (METHOD_NAMES[op.name] ?? op.name);
+  const methodName = streaming ? STREAM_METHOD : (METHOD_NAMES[op.name] ?? snakeCase(op.name));
   const out = methodDoc(op, streaming, op.pathParameters, keywords);
   const signature = [
     ...positional,

@@ -18,6 +18,9 @@ const field = (type: string, name: string) => {
 const HISTORY =
   "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).";
 
+const WEBHOOKS =
+  "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).";
+
 describe("model", () => {
   it("has the SDK operations, without the excluded ones, on paths without /v1", () => {
     expect(model.operations.map((o) => `${o.method} ${o.path} ${o.resource.join(".")}.${o.name}`)).toEqual([
@@ -32,6 +35,15 @@ describe("model", () => {
       "DELETE /agents/{agentId}/conversations/{conversationId} agents.conversations.delete",
       "GET /agents/{agentId}/messages/{messageId} agents.messages.get",
       "DELETE /users/{userId} users.erase",
+      "POST /webhooks webhookEndpoints.create",
+      "GET /webhooks webhookEndpoints.list",
+      "GET /webhooks/{webhookId} webhookEndpoints.get",
+      "PATCH /webhooks/{webhookId} webhookEndpoints.update",
+      "DELETE /webhooks/{webhookId} webhookEndpoints.delete",
+      "POST /webhooks/{webhookId}/rotate-secret webhookEndpoints.rotateSecret",
+      "POST /webhooks/{webhookId}/test webhookEndpoints.sendTestEvent",
+      "GET /webhooks/{webhookId}/deliveries webhookEndpoints.deliveries.list",
+      "POST /webhooks/{webhookId}/deliveries/{deliveryId}/redeliver webhookEndpoints.deliveries.redeliver",
       "POST /api-keys apiKeys.create",
       "GET /api-keys apiKeys.list",
       "DELETE /api-keys/{keyId} apiKeys.revoke",
@@ -54,6 +66,12 @@ describe("model", () => {
       { path: ["agents", "conversations"], description: HISTORY, children: [] },
       { path: ["users"], description: HISTORY, children: [] },
       {
+        path: ["webhookEndpoints"],
+        description: WEBHOOKS,
+        children: [["webhookEndpoints", "deliveries"]],
+      },
+      { path: ["webhookEndpoints", "deliveries"], description: WEBHOOKS, children: [] },
+      {
         path: ["apiKeys"],
         description: "Manage the account's API keys (scope `keys:manage`).",
         children: [],
@@ -68,6 +86,8 @@ describe("model", () => {
     expect(op("sendMessage").retry).toBe("message");
     expect(op("updateAgent").retry).toBe("idempotent");
     expect(op("deleteAgent").retry).toBe("idempotent");
+    expect(op("rotateWebhookSecret").retry).toBe("unsafe");
+    expect(op("redeliverWebhookDelivery").retry).toBe("unsafe");
   });
 
   it("unwraps envelopes and describes pagination", () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { emitFiles } from "../src/emitter.js";
 import { type ApiModel, loadModel } from "../src/model.js";
 import { emitter } from "../src/python.js";
+import { snakeCase } from "../src/text.js";
 
 const model = loadModel();
 const files = new Map(emitFiles(emitter, model).map((file) => [file.path, file.contents]));
@@ -48,9 +49,10 @@ describe("python emitter", () => {
 
   it("writes one method per operation, and a stream method beside a streaming one", () => {
     for (const op of model.operations) {
-      expect(resources).toContain(`    def ${op.name}(\n`);
+      const name = snakeCase(op.name);
+      expect(resources).toContain(`    def ${name}(\n`);
       // Async list returns a pager to await or iterate, so it is a plain method there too.
-      expect(resources).toContain(`    ${op.pagination ? "def" : "async def"} ${op.name}(\n`);
+      expect(resources).toContain(`    ${op.pagination ? "def" : "async def"} ${name}(\n`);
     }
     expect(resources).toContain("    def stream(\n");
     expect(resources).toContain('                "stream": True,');

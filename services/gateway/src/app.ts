@@ -12,6 +12,7 @@ import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
+import { webhookRoutes } from "./routes/webhooks.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
 export const ROUTES: Route[] = [
@@ -20,6 +21,7 @@ export const ROUTES: Route[] = [
   ...messageRoutes,
   ...historyRoutes,
   ...usageRoutes,
+  ...webhookRoutes,
   ...apiKeyRoutes,
 ];
 

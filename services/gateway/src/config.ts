@@ -6,11 +6,13 @@ export const gatewayEnvSchema = z
     PORT: env.port(8080),
     HOST: z.string().min(1).default("0.0.0.0"),
     /** The origin callers reach the service at; links such as `apiEndpoint` are built from it. */
-    PUBLIC_BASE_URL: env.url().optional(),
+    PUBLIC_BASE_URL: env.publicBaseUrl(),
     /** The registry (HTTP/2 without TLS, e.g. http://registry:8081); the all-in-one server embeds it when unset. */
     REGISTRY_URL: env.url().optional(),
     /** The conversation service (HTTP/2 without TLS); the all-in-one server embeds it when unset. */
     CONVERSATION_URL: env.url().optional(),
+    /** The webhooks service (HTTP/2 without TLS); the all-in-one server embeds it when unset. */
+    WEBHOOKS_URL: env.webhooksUrl(),
     /** Shared limiter state, so limits are exact across every gateway using it; unset keeps them in memory. */
     REDIS_URL: env.url().optional(),
     /** How long a concurrency slot outlives a gateway that died holding it. */
@@ -30,7 +32,7 @@ export const gatewayEnvSchema = z
   })
   .transform((value) => ({
     ...value,
-    PUBLIC_BASE_URL: (value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`).replace(/\/+$/, ""),
+    PUBLIC_BASE_URL: value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`,
   }));
 
 export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;

@@ -1,7 +1,7 @@
 import type { Limits, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
-import type { AccountService, AgentService, ConversationService } from "@agentry/proto";
+import type { AccountService, AgentService, ConversationService, WebhookService } from "@agentry/proto";
 import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
@@ -33,6 +33,7 @@ export interface GatewayContext {
   agents: Client<typeof AgentService>;
   accounts: Client<typeof AccountService>;
   conversations: Client<typeof ConversationService>;
+  webhooks: Client<typeof WebhookService>;
   /** The model providers the conversation service serves, cached; agents are checked against them. */
   providers: ProviderCatalog;
   auth: Authenticator;

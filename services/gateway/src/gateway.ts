@@ -1,7 +1,7 @@
 import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
 import { type Logger, OutageLog } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
-import { AccountService, AgentService, ConversationService } from "@agentry/proto";
+import { AccountService, AgentService, ConversationService, WebhookService } from "@agentry/proto";
 import type { DependencyState } from "@agentry/rpc";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type Koa from "koa";
@@ -26,8 +26,8 @@ const PROVIDER_CATALOG_RETRY_MS = 1_000;
 export interface GatewayOptions {
   config: GatewayConfig;
   logger: Logger;
-  /** Where the registry's and the conversation service's RPCs go: h2c to other processes, or in process. */
-  transports: { registry: Transport; conversation: Transport };
+  /** Where each service's RPCs go: h2c to other processes, or in process. */
+  transports: { registry: Transport; conversation: Transport; webhooks: Transport };
   /** Whether each service the gateway calls answers, as `/readyz` reports it (the limiter's store is added). */
   dependencies: Record<string, () => Promise<boolean>>;
   /** The process's metrics, when METRICS_PORT is set. */
@@ -37,6 +37,11 @@ export interface GatewayOptions {
 export interface Gateway {
   app: Koa<GatewayState>;
   context: GatewayContext;
+  /**
+   * Work the process does besides answering requests (an embedded webhooks service's deliveries), told on
+   * SIGTERM to finish within `graceMs` while requests drain, before `close`.
+   */
+  drain?(graceMs: number): Promise<void>;
   /** Writes the last batch of key uses and closes the limiter; the services it calls are closed by their owner. */
   close(): Promise<void>;
 }
@@ -44,7 +49,7 @@ export interface Gateway {
 /** The REST gateway over the services it calls: its limiter, its RPC clients, its key cache, its Koa app. */
 export function buildGateway(options: GatewayOptions): Gateway {
   const { config, logger, metrics } = options;
-  const { registry, conversation } = options.transports;
+  const { registry, conversation, webhooks } = options.transports;
   const backend: Limiter = config.REDIS_URL
     ? createRedisLimiter({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") })
     : createMemoryLimiter();
@@ -79,6 +84,7 @@ export function buildGateway(options: GatewayOptions): Gateway {
     agents: createClient(AgentService, registry),
     accounts,
     conversations,
+    webhooks: createClient(WebhookService, webhooks),
     providers,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
     keyUsage,

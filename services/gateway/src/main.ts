@@ -7,17 +7,19 @@ import { buildGateway } from "./gateway.js";
 import { runGateway } from "./run.js";
 
 /**
- * The gateway on its own, in front of a registry and a conversation service in other processes (REGISTRY_URL,
- * CONVERSATION_URL). `pnpm start` runs all three in one process instead (apps/server). On SIGTERM or SIGINT it
- * stops accepting, finishes what is in flight and exits 0.
+ * The gateway on its own, in front of the registry, the conversation service and the webhooks service in other
+ * processes (REGISTRY_URL, CONVERSATION_URL, WEBHOOKS_URL, all three required). `pnpm start` runs them all in one
+ * process instead (apps/server). On SIGTERM or SIGINT it stops accepting, finishes what is in flight and exits 0.
  */
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
-  const missing = (["REGISTRY_URL", "CONVERSATION_URL"] as const).filter((name) => !config[name]);
+  const missing = (["REGISTRY_URL", "CONVERSATION_URL", "WEBHOOKS_URL"] as const).filter(
+    (name) => !config[name],
+  );
   if (missing.length > 0) {
     throw new ConfigError(
-      `invalid configuration: ${missing.join(", ")} required: the gateway alone calls the registry and the ` +
-        "conversation service in other processes (pnpm start runs all three in one)",
+      `invalid configuration: ${missing.join(", ")} required: the gateway alone calls the registry, the ` +
+        "conversation service and the webhooks service in other processes (pnpm start runs them all in one)",
     );
   }
   const logger = createLogger({ service: "gateway", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
@@ -31,11 +33,21 @@ async function main(): Promise<void> {
     logger,
     interceptors,
   });
+  const webhooks = remoteService({
+    url: config.WEBHOOKS_URL!,
+    name: "webhooks service",
+    logger,
+    interceptors,
+  });
   const gateway = buildGateway({
     config,
     logger,
-    transports: { registry: registry.transport, conversation: conversation.transport },
-    dependencies: { registry: registry.ready, conversation: conversation.ready },
+    transports: {
+      registry: registry.transport,
+      conversation: conversation.transport,
+      webhooks: webhooks.transport,
+    },
+    dependencies: { registry: registry.ready, conversation: conversation.ready, webhooks: webhooks.ready },
     ...(metrics ? { metrics } : {}),
   });
   await runGateway(gateway, {
@@ -43,7 +55,11 @@ async function main(): Promise<void> {
     logger,
     tracing,
     ...(metrics ? { metrics } : {}),
-    describe: { registry: config.REGISTRY_URL, conversation: config.CONVERSATION_URL },
+    describe: {
+      registry: config.REGISTRY_URL,
+      conversation: config.CONVERSATION_URL,
+      webhooks: config.WEBHOOKS_URL,
+    },
   });
 }
 

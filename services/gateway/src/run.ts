@@ -37,7 +37,10 @@ export async function runGateway(
     stopping = true;
     logger.info({ signal }, "shutting down: finishing in-flight requests");
     gateway.context.draining = true;
-    await running.close(config.SHUTDOWN_TIMEOUT_MS);
+    await Promise.all([
+      running.close(config.SHUTDOWN_TIMEOUT_MS),
+      gateway.drain?.(config.SHUTDOWN_TIMEOUT_MS),
+    ]);
     await gateway.close();
     await metricsServer?.close();
     await options.tracing.shutdown();

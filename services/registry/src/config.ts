@@ -9,6 +9,13 @@ export const registryEnvSchema = z.object({
   DATABASE_URL: env.databaseUrl(),
   /** The conversation service, which the registry tells to purge a deleted agent's conversations (HTTP/2). */
   CONVERSATION_URL: env.url().optional(),
+  /** The webhooks service, which the registry publishes agent events to for webhooks (HTTP/2). */
+  WEBHOOKS_URL: env.webhooksUrl(),
+  /**
+   * The gateways' PUBLIC_BASE_URL: agent events carry each agent's `apiEndpoint`, built from it as the gateways
+   * build theirs. The gateway's own default (its port 8080 on localhost) when unset.
+   */
+  PUBLIC_BASE_URL: env.publicBaseUrl().transform((value) => value ?? "http://localhost:8080"),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(10_000),

@@ -1,4 +1,12 @@
-export { type OutboxHandler, OutboxRelay, type OutboxRelayOptions } from "./outbox/relay.js";
+export {
+  eachEvent,
+  type OutboxConsumer,
+  type OutboxHandler,
+  OutboxRelay,
+  type OutboxRelayOptions,
+  wholeBatches,
+} from "./outbox/relay.js";
+export { type PublishEvents, publishWith, webhookEvent, webhooksConsumer } from "./outbox/webhooks.js";
 export { type BuildRegistryOptions, buildRegistry, type Registry } from "./registry.js";
 export type { RegistryContext } from "./rpc/context.js";
 export {

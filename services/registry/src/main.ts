@@ -1,11 +1,12 @@
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
-import { ConversationService } from "@agentry/proto";
+import { ConversationService, WebhookService } from "@agentry/proto";
 import { createRpcServer } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "./config.js";
+import { publishWith } from "./outbox/webhooks.js";
 import { buildRegistry } from "./registry.js";
 
 async function main(): Promise<void> {
@@ -13,18 +14,19 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: "registry", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const tracing = await initTracing({ serviceName: "agentry-registry" });
   const metrics = config.METRICS_PORT === undefined ? undefined : new Metrics();
+  const transport = (baseUrl: string) =>
+    createConnectTransport({ baseUrl, httpVersion: "2", interceptors: rpcInterceptors("client", metrics) });
   const conversations = config.CONVERSATION_URL
-    ? createClient(
-        ConversationService,
-        createConnectTransport({
-          baseUrl: config.CONVERSATION_URL,
-          httpVersion: "2",
-          interceptors: rpcInterceptors("client", metrics),
-        }),
-      )
+    ? createClient(ConversationService, transport(config.CONVERSATION_URL))
     : undefined;
   if (!conversations) {
     logger.warn("CONVERSATION_URL is not set: deleted agents' conversations are purged once it is");
+  }
+  const webhooks = config.WEBHOOKS_URL
+    ? createClient(WebhookService, transport(config.WEBHOOKS_URL))
+    : undefined;
+  if (!webhooks) {
+    logger.warn("WEBHOOKS_URL is not set: agent events wait in the outbox and reach webhooks once it is");
   }
   const registry = await buildRegistry({
     dataDir: config.DATA_DIR,
@@ -34,6 +36,14 @@ async function main(): Promise<void> {
       ? {
           purgeAgent: async (accountId: string, agentId: string) => {
             await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: 10_000 });
+          },
+        }
+      : {}),
+    ...(webhooks
+      ? {
+          webhooks: {
+            publish: publishWith(webhooks, { timeoutMs: 10_000 }),
+            publicBaseUrl: config.PUBLIC_BASE_URL,
           },
         }
       : {}),

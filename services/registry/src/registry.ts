@@ -1,19 +1,23 @@
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { OutboxRelay } from "./outbox/relay.js";
+import { eachEvent, type OutboxConsumer, OutboxRelay, wholeBatches } from "./outbox/relay.js";
+import { type PublishEvents, webhooksConsumer } from "./outbox/webhooks.js";
 import { registryRoutes } from "./rpc/routes.js";
 import { openRegistryStore } from "./store/open.js";
-import type { RegistryStore } from "./store/types.js";
+import type { OutboxChannel, RegistryStore } from "./store/types.js";
 
 export interface Registry {
   routes: (router: ConnectRouter) => void;
   store: RegistryStore;
-  /** Delivers outbox events to the other services (the purge of a deleted agent's conversations). */
-  relay: OutboxRelay;
+  /**
+   * Deliver outbox events to the other services, one relay per consumer: the purge of a deleted agent's
+   * conversations, and every event to the webhooks service.
+   */
+  relays: Record<OutboxChannel, OutboxRelay>;
   /** Whether the store answers a trivial query: what readiness probes report. */
   ready(): Promise<boolean>;
-  /** Stops the relay and closes the store; in-flight calls must have finished. */
+  /** Stops the relays and closes the store; in-flight calls must have finished. */
   close(): Promise<void>;
 }
 
@@ -28,11 +32,17 @@ export interface BuildRegistryOptions {
    * events wait in the outbox until a registry that has it delivers them.
    */
   purgeAgent?: (accountId: string, agentId: string) => Promise<void>;
+  /**
+   * Where agent events go for webhooks, at least once each (`publishWith` makes `publish` of a WebhookService
+   * client), and the public base URL their agents' `apiEndpoint` is built from (the gateways' PUBLIC_BASE_URL).
+   * Without it, the events wait in the outbox until a registry that has it publishes them.
+   */
+  webhooks?: { publish: PublishEvents; publicBaseUrl: string };
   /** How often the outbox is read besides right after each change. */
   outboxIntervalMs?: number;
 }
 
-/** The registry's composition root: its store, the handlers that serve it, and the outbox relay. */
+/** The registry's composition root: its store, the handlers that serve it, and the outbox relays. */
 export async function buildRegistry(options: BuildRegistryOptions): Promise<Registry> {
   const store = traceMethods(
     await openRegistryStore({
@@ -42,23 +52,44 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
     }),
     "registry.store",
   );
-  const { purgeAgent } = options;
-  const relay = new OutboxRelay({
-    store,
-    logger: options.logger,
-    ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
-    handlers: purgeAgent
-      ? { "agent.deleted": (event) => purgeAgent(event.accountId, event.agentId) }
-      : {
-          "agent.deleted": () =>
-            Promise.reject(new Error("no conversation service is configured to purge deleted agents")),
-        },
-  });
-  relay.start();
+  const { purgeAgent, webhooks } = options;
+  const relay = (channel: OutboxChannel, consumer: OutboxConsumer) =>
+    new OutboxRelay({
+      store,
+      logger: options.logger,
+      channel,
+      consumer,
+      ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
+    });
+  const relays: Record<OutboxChannel, OutboxRelay> = {
+    conversation: relay(
+      "conversation",
+      eachEvent({
+        "agent.deleted": purgeAgent
+          ? (event) => purgeAgent(event.accountId, event.agentId)
+          : () => Promise.reject(new Error("no conversation service is configured to purge deleted agents")),
+      }),
+    ),
+    webhooks: relay(
+      "webhooks",
+      webhooks
+        ? webhooksConsumer(webhooks.publish, webhooks.publicBaseUrl)
+        : wholeBatches(() =>
+            Promise.reject(new Error("no webhooks service is configured to publish events to")),
+          ),
+    ),
+  };
+  for (const each of Object.values(relays)) each.start();
   return {
-    routes: registryRoutes({ store, logger: options.logger, changed: () => relay.kick() }),
+    routes: registryRoutes({
+      store,
+      logger: options.logger,
+      changed: () => {
+        for (const each of Object.values(relays)) each.kick();
+      },
+    }),
     store,
-    relay,
+    relays,
     async ready() {
       try {
         // Any lookup by primary key will do; the answer does not matter, only that one comes.
@@ -69,7 +100,7 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
       }
     },
     async close() {
-      await relay.stop();
+      await Promise.all(Object.values(relays).map((each) => each.stop()));
       await store.close();
     },
   };

@@ -331,7 +331,7 @@ describe("DeleteAgent", () => {
     expect((await failure(h.agents.deleteAgent({ accountId, id: agent!.id }))).app.code).toBe(
       "AGENT_NOT_FOUND",
     );
-    const events = await h.store.unpublishedEvents(100);
+    const events = await h.store.unpublishedEvents("conversation", 100);
     expect(events.at(-1)).toMatchObject({
       type: "agent.deleted",
       payload: { accountId, agentId: agent!.id },

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SCOPES } from "@agentry/core";
+import { isId, SCOPES, timeOfId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
 import { runPgMigrations } from "@agentry/pg";
@@ -127,7 +127,7 @@ describe("DATABASE_URL", () => {
       const agent = await one.store.createAgent(account.id, agentFields());
       expect(await two.store.getAgent(account.id, agent.id)).toEqual(agent);
       expect(await two.store.deleteAgent(account.id, agent.id)).toBe(true);
-      await vi.waitFor(async () => expect(await one.store.unpublishedEvents(10)).toEqual([]));
+      await vi.waitFor(async () => expect(await one.store.unpublishedEvents("conversation", 10)).toEqual([]));
       // At least once: both relays may have delivered it.
       expect(new Set(purged)).toEqual(new Set([agent.id]));
     } finally {
@@ -217,6 +217,61 @@ describe("migrations", () => {
       expect(byName.get("four")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
       expect(byName.get("one")).toMatchObject({ fullAccess: false, scopes: ["agents:read"] });
       expect(byName.get("four-twice")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("gives unrelayed outbox events ids, starts webhooks where the purges are, and drops copies of secrets", async () => {
+    const url = await db.createDatabase();
+    const pool = new pg.Pool({ connectionString: url });
+    const agent = (id: string) => JSON.stringify({ agent: { id, settings: { secrets: { KEY: "sk-old" } } } });
+    try {
+      await runPgMigrations(pool, migrationTarget("registry", PG_MIGRATIONS.slice(0, 2)));
+      const insert = `INSERT INTO registry.outbox (type, account_id, agent_id, payload, created_at, published_at)
+        VALUES ($1, 'acct_A', $2, $3, $4, $5)`;
+      await pool.query(insert, [
+        "agent.created",
+        "agt_1",
+        agent("agt_1"),
+        "2026-01-01T00:00:00.000Z",
+        "2026-01-01T00:00:01.000Z",
+      ]);
+      await pool.query(insert, ["agent.created", "agt_2", agent("agt_2"), "2026-01-02T00:00:00.000Z", null]);
+    } finally {
+      await pool.end();
+    }
+    const store = await openRegistryStore({ dataDir: "unused", databaseUrl: url });
+    try {
+      const [event, ...rest] = await store.unpublishedEvents("webhooks", 10);
+      expect(rest).toEqual([]);
+      expect(event).toMatchObject({ agentId: "agt_2", payload: { agent: { id: "agt_2", settings: {} } } });
+      expect(isId("event", event!.id)).toBe(true);
+      expect(timeOfId(event!.id)).toBe(Date.parse("2026-01-02T00:00:00.000Z"));
+      expect(await store.unpublishedEvents("conversation", 10)).toEqual([event]);
+
+      // Rows an older version writes during a rolling upgrade get their ids when first read; two readers at
+      // once agree on them.
+      await sql(
+        url,
+        `INSERT INTO registry.outbox (type, account_id, agent_id, payload, created_at)
+         SELECT 'agent.deleted', 'acct_A', 'agt_' || n, '{}', now() FROM generate_series(1, 20) AS n`,
+      );
+      const other = await openRegistryStore({ dataDir: "unused", databaseUrl: url });
+      try {
+        const [mine, theirs] = await Promise.all([
+          store.unpublishedEvents("webhooks", 100),
+          other.unpublishedEvents("conversation", 100),
+        ]);
+        expect(mine).toHaveLength(21);
+        expect(theirs.map((e) => e.id)).toEqual(mine.map((e) => e.id));
+        expect((await store.unpublishedEvents("webhooks", 100)).map((e) => e.id)).toEqual(
+          mine.map((e) => e.id),
+        );
+      } finally {
+        await other.close();
+      }
+      expect(JSON.stringify(await sql(url, "SELECT payload FROM registry.outbox"))).not.toContain("sk-old");
     } finally {
       await store.close();
     }
@@ -316,7 +371,7 @@ describe("values Postgres cannot hold", () => {
       expect(
         (await store.listAgents(account.id, { page: 1, limit: 10, sortBy: "name", order: "asc" })).total,
       ).toBe(0);
-      expect(await store.unpublishedEvents(10)).toEqual([]);
+      expect(await store.unpublishedEvents("webhooks", 10)).toEqual([]);
     } finally {
       await store.close();
     }

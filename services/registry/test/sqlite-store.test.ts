@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SCOPES } from "@agentry/core";
+import { isId, SCOPES, timeOfId } from "@agentry/core";
 import { runSqliteMigrations, sqliteSchemaVersion } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -115,9 +115,9 @@ describe("SQLite registry file", () => {
         order: "asc",
       });
       expect(list.total).toBe(100);
-      expect((await check.unpublishedEvents(1000)).filter((e) => e.type === "agent.created")).toHaveLength(
-        100,
-      );
+      expect(
+        (await check.unpublishedEvents("webhooks", 1000)).filter((e) => e.type === "agent.created"),
+      ).toHaveLength(100);
     } finally {
       await check.close();
     }
@@ -158,6 +158,75 @@ describe("SQLite registry schema version 2", () => {
         expect(byName.get("four")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
         expect(byName.get("one")).toMatchObject({ fullAccess: false, scopes: ["agents:read"] });
         expect(byName.get("four-twice")).toMatchObject({ fullAccess: false, scopes: keys[2]![1] });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("SQLite registry schema version 3", () => {
+  it("gives unrelayed outbox events ids, starts webhooks where the purges are, and drops copies of secrets", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-v2-"));
+    try {
+      const v2 = new Database(join(dataDir, REGISTRY_DB_FILE));
+      runSqliteMigrations(v2, { service: "registry", migrations: MIGRATIONS.slice(0, 2) });
+      const insert = v2.prepare(
+        `INSERT INTO outbox (type, account_id, agent_id, payload, created_at, published_at)
+         VALUES (?, 'acct_A', ?, ?, ?, ?)`,
+      );
+      const agent = (id: string) =>
+        JSON.stringify({ agent: { id, settings: { secrets: { KEY: "sk-old" } } } });
+      insert.run(
+        "agent.created",
+        "agt_1",
+        agent("agt_1"),
+        "2026-01-01T00:00:00.000Z",
+        "2026-01-01T00:00:01.000Z",
+      );
+      insert.run("agent.created", "agt_2", agent("agt_2"), "2026-01-02T00:00:00.000Z", null);
+      insert.run(
+        "agent.status_changed",
+        "agt_2",
+        JSON.stringify({
+          accountId: "acct_A",
+          agentId: "agt_2",
+          from: "active",
+          to: "error",
+          statusReason: null,
+        }),
+        "2026-01-03T00:00:00.000Z",
+        null,
+      );
+      v2.close();
+
+      const store = await openRegistryStore({ dataDir });
+      try {
+        const webhooks = await store.unpublishedEvents("webhooks", 10);
+        expect(webhooks.map((e) => e.agentId)).toEqual(["agt_2", "agt_2"]);
+        for (const event of webhooks) {
+          expect(isId("event", event.id)).toBe(true);
+          expect(timeOfId(event.id)).toBe(Date.parse(event.createdAt));
+        }
+        expect(await store.unpublishedEvents("conversation", 10)).toEqual(webhooks);
+        expect(webhooks[0]!.payload).toEqual({ agent: { id: "agt_2", settings: {} } });
+
+        // A row an older version writes during a rolling upgrade gets its id when first read, for good.
+        const raw = new Database(join(dataDir, REGISTRY_DB_FILE));
+        raw
+          .prepare(
+            `INSERT INTO outbox (type, account_id, agent_id, payload, created_at)
+             VALUES ('agent.deleted', 'acct_A', 'agt_2', '{"accountId":"acct_A","agentId":"agt_2"}', ?)`,
+          )
+          .run("2026-01-04T00:00:00.000Z");
+        const late = (await store.unpublishedEvents("webhooks", 10)).at(-1)!;
+        expect(late.type).toBe("agent.deleted");
+        expect(isId("event", late.id)).toBe(true);
+        expect((await store.unpublishedEvents("conversation", 10)).at(-1)!.id).toBe(late.id);
+        expect(JSON.stringify(raw.prepare("SELECT payload FROM outbox").all())).not.toContain("sk-old");
+        raw.close();
       } finally {
         await store.close();
       }

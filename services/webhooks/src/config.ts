@@ -4,12 +4,6 @@ import { DEFAULT_RETRY_SCHEDULE_MS, parseRetrySchedule } from "./domain/schedule
 
 const { optional } = env;
 
-const flag = (fallback: "true" | "false") =>
-  z
-    .enum(["true", "false", "1", "0"])
-    .default(fallback)
-    .transform((value) => value === "true" || value === "1");
-
 export const webhooksEnvSchema = z.object({
   WEBHOOKS_PORT: env.port(8083),
   // Loopback by default: the service trusts its callers (they name the account), so exposing it is a choice.
@@ -27,7 +21,7 @@ export const webhooksEnvSchema = z.object({
     }
   }),
   /** true: endpoints may be http and point at loopback and private networks (development and tests only). */
-  ALLOW_PRIVATE_NETWORKS: flag("false"),
+  ALLOW_PRIVATE_NETWORKS: env.allowPrivateNetworks(),
   /** The base64 of 32 random bytes: endpoint secrets are stored encrypted with it. Unset: stored as they are. */
   WEBHOOK_SECRETS_KEY: optional(
     z.string().refine((value) => Buffer.from(value, "base64").length === 32, {
@@ -46,6 +40,7 @@ export const webhooksEnvSchema = z.object({
 
 export type WebhooksConfig = z.infer<typeof webhooksEnvSchema>;
 
+/** The service's variables, validated once; the all-in-one server reads the same ones when it embeds the service. */
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): WebhooksConfig {
   return parseEnv(webhooksEnvSchema, environment);
 }

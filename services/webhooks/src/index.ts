@@ -1,3 +1,4 @@
+export { loadConfig as loadWebhooksConfig, type WebhooksConfig, webhooksEnvSchema } from "./config.js";
 export { DeliveryWorker, type DeliveryWorkerOptions } from "./delivery/worker.js";
 export { ENDPOINT_BOUNDS } from "./domain/endpoint.js";
 export { ALL_EVENTS, PUBLISHED_EVENT_TYPES, type PublishedEventType, subscribes } from "./domain/events.js";

@@ -5,6 +5,7 @@ import { DeliveryStatus } from "@agentry/proto";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WEBHOOKS_DB_FILE } from "../src/store/sqlite.js";
+import { Receiver, verify } from "../src/testing/receiver.js";
 import {
   deliveryLog,
   eventually,
@@ -15,7 +16,6 @@ import {
   TEST_SCHEDULE_MS,
   testLookup,
 } from "./harness.js";
-import { Receiver, verify } from "./receiver.js";
 
 /**
  * Deliveries to a real HTTP receiver on loopback (ALLOW_PRIVATE_NETWORKS), each one verified with the

@@ -14,8 +14,8 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { INTERRUPTED_ERROR } from "../src/domain/schedule.js";
 import { WEBHOOKS_DB_FILE } from "../src/store/sqlite.js";
+import { Receiver, verify } from "../src/testing/receiver.js";
 import { deliveryLog, eventually, publish } from "./harness.js";
-import { Receiver, verify } from "./receiver.js";
 
 /** The shortest lease the service accepts: an attempt killed mid-way is taken up again this long after. */
 const LEASE_MS = 15_000;

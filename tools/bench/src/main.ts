@@ -110,7 +110,7 @@ const serviceEnv = (dataDir: string) => ({
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: "600000",
 });
 
-/** The all-in-one server, or with REGISTRY_URL and CONVERSATION_URL the gateway alone. */
+/** The all-in-one server, or with REGISTRY_URL, CONVERSATION_URL and WEBHOOKS_URL the gateway alone. */
 async function startGateway(name: string, env: Record<string, string>, dir: string, tenant: Seed) {
   const port = await freePort();
   const deployable = env.REGISTRY_URL ? ["services", "gateway"] : ["apps", "server"];
@@ -312,7 +312,13 @@ async function main(): Promise<void> {
       `CPU check ${cpuCheckBefore.toFixed(0)} ms`,
   );
   log("bundling the services (scripts/bundle.mjs) ...");
-  for (const deployable of ["apps/server", "services/gateway", "services/registry", "services/conversation"])
+  for (const deployable of [
+    "apps/server",
+    "services/gateway",
+    "services/registry",
+    "services/conversation",
+    "services/webhooks",
+  ])
     await bundle(deployable);
 
   // Each stream held through the all-in-one gateway takes two descriptors there (the caller's and the provider's).
@@ -362,12 +368,21 @@ async function main(): Promise<void> {
       },
       dir,
     );
+    const webhooksPort = await freePort();
+    launch(
+      "webhooks",
+      "node",
+      [join(ROOT, "services", "webhooks", "dist", "main.mjs")],
+      { ...serviceEnv(join(dir, "webhooks")), WEBHOOKS_PORT: String(webhooksPort) },
+      dir,
+    );
     const split = await startGateway(
       "gateway-split",
       {
         ...serviceEnv(join(dir, "gateway-split")),
         REGISTRY_URL: `http://127.0.0.1:${registryPort}`,
         CONVERSATION_URL: `http://127.0.0.1:${conversationPort}`,
+        WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
       },
       dir,
       tenant,

@@ -12,17 +12,22 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 
 /**
  * The scaled-out system on loopback, every part its own process: a Postgres server and a Redis server that the
- * tests may restart or kill, a fake OpenAI, the conversation service, the registry and some gateways.
+ * tests may restart or kill, a fake OpenAI, the conversation service, the webhooks service, the registry and
+ * some gateways. Webhook endpoints may be on loopback (ALLOW_PRIVATE_NETWORKS=true), and failed deliveries are
+ * retried within seconds.
  */
 export interface Topology {
   postgres: TestPostgresServer;
   redis: TestRedis;
   openai: FakeProviderServer<OpenAIChatBody>;
   conversation: ServiceProcess;
+  webhooks: ServiceProcess;
   registry: ServiceProcess;
   gateways: ServiceProcess[];
   /** Kills a service and starts it again on the same port, with the same configuration. */
-  restart(service: "conversation" | "registry"): Promise<ServiceProcess>;
+  restart(service: "conversation" | "registry" | "webhooks"): Promise<ServiceProcess>;
+  /** Starts a service killed with `stop` again on its port, with its configuration. */
+  start(service: "conversation" | "registry" | "webhooks"): Promise<ServiceProcess>;
   /** Starts one more gateway. */
   addGateway(env?: Record<string, string>): Promise<ServiceProcess>;
   /** An account with the given limit overrides (enterprise tier) and a full-access key for it. */
@@ -30,12 +35,16 @@ export interface Topology {
   close(): Promise<void>;
 }
 
+/** What every gateway and the registry are told callers reach the API at; events' `apiEndpoint` uses it. */
+export const PUBLIC_BASE_URL = "https://agentry.system.test";
+
 export async function startTopology(options: { gateways?: number } = {}): Promise<Topology> {
   const dataDir = await mkdtemp(join(tmpdir(), "agentry-system-"));
-  const [postgres, redis, openai, registryPort, conversationPort] = await Promise.all([
+  const [postgres, redis, openai, registryPort, conversationPort, webhooksPort] = await Promise.all([
     startTestPostgres(),
     startTestRedis(),
     startFakeOpenAI(),
+    freePort(),
     freePort(),
     freePort(),
   ]);
@@ -45,6 +54,7 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
     return service;
   };
   const conversationUrl = `http://127.0.0.1:${conversationPort}`;
+  const webhooksUrl = `http://127.0.0.1:${webhooksPort}`;
   const env = {
     conversation: {
       DATABASE_URL: postgres.url,
@@ -55,11 +65,23 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
       DEFAULT_MODEL_PROVIDER: "openai",
       SHUTDOWN_TIMEOUT_MS: "2000",
     },
+    webhooks: {
+      DATABASE_URL: postgres.url,
+      DATA_DIR: dataDir,
+      WEBHOOKS_PORT: String(webhooksPort),
+      ALLOW_PRIVATE_NETWORKS: "true",
+      WEBHOOK_RETRY_SCHEDULE: "500ms,1s,2s,4s",
+      // The shortest lease there is: what a killed worker had claimed is attempted again after it.
+      WEBHOOK_LEASE_MS: "15000",
+      SHUTDOWN_TIMEOUT_MS: "2000",
+    },
     registry: {
       DATABASE_URL: postgres.url,
       DATA_DIR: dataDir,
       REGISTRY_PORT: String(registryPort),
       CONVERSATION_URL: conversationUrl,
+      WEBHOOKS_URL: webhooksUrl,
+      PUBLIC_BASE_URL: PUBLIC_BASE_URL,
       SHUTDOWN_TIMEOUT_MS: "2000",
     },
   };
@@ -68,10 +90,14 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
     redis,
     openai,
     conversation: track(await startDeployable("services/conversation", env.conversation)),
+    webhooks: track(await startDeployable("services/webhooks", env.webhooks)),
     registry: undefined as unknown as ServiceProcess,
     gateways: [],
     async restart(name) {
       await topology[name].stop("SIGKILL");
+      return topology.start(name);
+    },
+    async start(name) {
       topology[name] = track(await startDeployable(`services/${name}`, env[name]));
       return topology[name];
     },
@@ -82,6 +108,8 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
           DATA_DIR: dataDir,
           REGISTRY_URL: topology.registry.url,
           CONVERSATION_URL: conversationUrl,
+          WEBHOOKS_URL: webhooksUrl,
+          PUBLIC_BASE_URL: PUBLIC_BASE_URL,
           REDIS_URL: redis.url,
           SHUTDOWN_TIMEOUT_MS: "10000",
           ...extra,

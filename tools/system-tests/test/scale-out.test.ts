@@ -10,8 +10,8 @@ import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * The scaled-out topology on loopback: two gateways, one registry and one conversation service, each its own
- * process, on a real Postgres and a real Redis.
+ * The scaled-out topology on loopback: two gateways, one registry, one conversation service and one webhooks
+ * service, each its own process, on a real Postgres and a real Redis.
  */
 let database: TestDatabase;
 let redis: TestRedis;
@@ -20,6 +20,7 @@ let dataDir: string;
 let registryPort: number;
 let registry: ServiceProcess;
 let conversation: ServiceProcess;
+let webhooks: ServiceProcess;
 let a: ServiceProcess;
 let b: ServiceProcess;
 const processes: ServiceProcess[] = [];
@@ -36,6 +37,7 @@ const startRegistry = async () =>
       DATA_DIR: dataDir,
       REGISTRY_PORT: String(registryPort),
       CONVERSATION_URL: conversation.url,
+      WEBHOOKS_URL: webhooks.url,
     }),
   );
 
@@ -46,6 +48,7 @@ const startGateway = async (env: Record<string, string> = {}) =>
       DATA_DIR: dataDir,
       REGISTRY_URL: registry.url,
       CONVERSATION_URL: conversation.url,
+      WEBHOOKS_URL: webhooks.url,
       REDIS_URL: redis.url,
       ...env,
     }),
@@ -67,6 +70,13 @@ beforeAll(async () => {
       OPENAI_BASE_URL: openai.baseURL,
       OPENAI_API_KEY: "k",
       DEFAULT_MODEL_PROVIDER: "openai",
+    }),
+  );
+  webhooks = track(
+    await startDeployable("services/webhooks", {
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      WEBHOOKS_PORT: "0",
     }),
   );
   registry = await startRegistry();

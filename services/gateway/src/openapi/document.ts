@@ -21,7 +21,7 @@ import {
   responseHeaders,
   statusOf,
 } from "./responses.js";
-import { componentSchemas, queryParameters, STREAM_EVENT_SCHEMA_ID } from "./schemas.js";
+import { componentSchemas, queryParameters, STREAM_EVENT_SCHEMA_ID, WEBHOOK_EVENTS } from "./schemas.js";
 
 export type OpenApiDocument = JsonSchema & { paths: Record<string, Record<string, JsonSchema>> };
 
@@ -46,11 +46,20 @@ export function openApiPath(routerPath: string): string {
 
 const LIMIT_ROWS: { name: LimitName; what: string }[] = [
   { name: "requestsPerMinute", what: "Requests per minute, all endpoints (the account's tier limit)" },
-  { name: "createPerMinute", what: "Create Agent per minute" },
-  { name: "listPerMinute", what: "List Agents, the history lists and exports per minute" },
-  { name: "getPerMinute", what: "Get Agent and Get Message per minute" },
-  { name: "updatePerMinute", what: "Update Agent per minute" },
-  { name: "deletePerMinute", what: "Delete Agent, Delete Conversation and Erase User per minute" },
+  {
+    name: "createPerMinute",
+    what: "Create Agent, Create Webhook, test events and redeliveries per minute",
+  },
+  {
+    name: "listPerMinute",
+    what: "List Agents, the history lists, exports, List Webhooks and the delivery log per minute",
+  },
+  { name: "getPerMinute", what: "Get Agent, Get Message and Get Webhook per minute" },
+  { name: "updatePerMinute", what: "Update Agent, Update Webhook and secret rotations per minute" },
+  {
+    name: "deletePerMinute",
+    what: "Delete Agent, Delete Conversation, Erase User and Delete Webhook per minute",
+  },
   { name: "messagesPerMinute", what: "Send Message per minute, per agent" },
   {
     name: "concurrentMessages",
@@ -88,14 +97,17 @@ Success: \`{"success": true, "data": ...}\`; lists add \`pagination\`. Errors: \
 
 ${errorTable()}
 
-Any path answers \`404 NOT_FOUND\` for a route that does not exist and \`405 METHOD_NOT_ALLOWED\` (with \`Allow\`) for a method it does not have. Every response carries \`X-Request-Id\`. Identifiers (\`agt_\`, \`conv_\`, \`msg_\`, \`key_\`, \`req_\` and a ULID) are opaque strings.
+Any path answers \`404 NOT_FOUND\` for a route that does not exist and \`405 METHOD_NOT_ALLOWED\` (with \`Allow\`) for a method it does not have. Every response carries \`X-Request-Id\`. Identifiers (\`agt_\`, \`conv_\`, \`msg_\`, \`key_\`, \`whk_\`, \`dlv_\`, \`evt_\`, \`req_\` and a ULID) are opaque strings.
 
 ## Limits
 Every request spends from the account's tier limit and from its endpoint's limit (for messages, the agent's), and all must allow it. Authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix epoch seconds) for the limit with the least remaining. A refused request is \`429 RATE_LIMIT_EXCEEDED\` with \`Retry-After\` in seconds; retry with exponential backoff. Limits are exact across all gateways that share one Redis.
 
 ${rateLimitTable()}
 
-Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, else \`413\`); \`name\` 1 to ${BOUNDS.nameMaxLength} characters; arrays at most ${BOUNDS.arrayMaxItems} items; string items at most ${formatNumber(BOUNDS.stringItemMaxLength)} characters; a message's \`text\` 1 to ${formatNumber(MESSAGE_BOUNDS.textMaxLength)} characters. No string or object key in a request body may contain the NUL character (U+0000). Lists: \`page\` from 1, \`limit\` 1 to 100 (default 20); the history lists page by cursor instead (\`before\`, \`after\`, \`limit\` 1 to 100, default 20) and answer \`pagination: {limit, hasMore}\`. Recommended client timeout: 30 seconds.
+Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, else \`413\`); \`name\` 1 to ${BOUNDS.nameMaxLength} characters; arrays at most ${BOUNDS.arrayMaxItems} items; string items at most ${formatNumber(BOUNDS.stringItemMaxLength)} characters; a message's \`text\` 1 to ${formatNumber(MESSAGE_BOUNDS.textMaxLength)} characters. No string or object key in a request body may contain the NUL character (U+0000). Lists: \`page\` from 1, \`limit\` 1 to 100 (default 20); the history lists and a webhook endpoint's delivery log page by cursor instead (\`before\`, \`after\`, \`limit\` 1 to 100, default 20) and answer \`pagination: {limit, hasMore}\`. Recommended client timeout: 30 seconds.
+
+## Webhooks
+An account's events reach the URLs it registers (\`POST /v1/webhooks\`, scope \`webhooks:manage\`) as POSTs of \`{"id", "type", "createdAt", "data"}\`, signed per Standard Webhooks: \`webhook-id\` (the event id, the same on every retry), \`webhook-timestamp\` and \`webhook-signature\` (\`v1,\` and the base64 HMAC-SHA256 of \`id.timestamp.body\` keyed with the endpoint's secret). Any Standard Webhooks library, and each official SDK, verifies them. Delivery is at least once: a 2xx within 10 seconds is success; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; \`410 Gone\` disables the endpoint, and so do 5 days of failures. The bodies of each event type are under \`webhooks\` in this document.
 
 ## Versioning
 The major version is the first path segment (\`/v1\`). Within it, changes are backward compatible: fields may be added to responses, so clients must ignore fields they do not know. A breaking change is a new major version.`;
@@ -278,6 +290,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
       : {}),
     // The SDK generators read JSON and event-stream responses only; until they read NDJSON, the SDKs go without.
     ...(doc.ndjson ? { "x-sdk-exclude": true } : {}),
+    ...(doc.sdk ? { "x-sdk-resource": doc.sdk.resource, "x-sdk-method": doc.sdk.method } : {}),
     parameters,
     ...(doc.requestBody
       ? {
@@ -405,6 +418,63 @@ function serviceOperations(
   };
 }
 
+/**
+ * What the service POSTs to webhook endpoints, one entry per event type (OpenAPI 3.1 `webhooks`): the body's
+ * schema and the signature headers. Receivers answer with any 2xx.
+ */
+function webhookDeliveries(): Record<string, JsonSchema> {
+  const header = (description: string, example: string) => ({
+    required: true,
+    description,
+    schema: { type: "string", examples: [example] },
+  });
+  const out: Record<string, JsonSchema> = {};
+  for (const event of WEBHOOK_EVENTS) {
+    for (const type of event.types) {
+      out[type] = {
+        post: {
+          summary: `\`${type}\``,
+          description: event.description,
+          operationId: `on${type.replace(/(^|[._])([a-z])/g, (_, _sep: string, c: string) => c.toUpperCase())}`,
+          tags: ["Webhooks"],
+          parameters: [
+            {
+              name: "webhook-id",
+              in: "header",
+              ...header(
+                "The event's id (`evt_…`): the same on every retry and redelivery.",
+                "evt_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+              ),
+            },
+            {
+              name: "webhook-timestamp",
+              in: "header",
+              ...header("Unix seconds of this attempt; refuse one far from your clock.", "1763631000"),
+            },
+            {
+              name: "webhook-signature",
+              in: "header",
+              ...header(
+                "`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the secret's bytes (after `whsec_`); two, space-separated, for 24 hours after a rotation.",
+                "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+              ),
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: schemaRef(event.schemaId) } },
+          },
+          responses: {
+            "2XX": { description: "Received. Anything else, or no answer within 10 seconds, is retried." },
+            "410": { description: "Gone: the endpoint is disabled and nothing more is sent to it." },
+          },
+        },
+      };
+    }
+  }
+  return out;
+}
+
 export interface DocumentOptions {
   /** The gateway's REST routes (`ROUTES`); every one must have an entry in `OPERATION_DOCS`. */
   routes: readonly Route[];
@@ -462,10 +532,16 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
         description:
           "Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).",
       },
+      {
+        name: "Webhooks",
+        description:
+          "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).",
+      },
       { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
       { name: "Service", description: "Health, readiness and this documentation; no authentication." },
     ],
     paths,
+    webhooks: webhookDeliveries(),
     components: {
       securitySchemes: {
         [SECURITY_SCHEME]: {

@@ -1,4 +1,4 @@
-import { MESSAGE_BOUNDS, TIER_DEFAULTS } from "@agentry/core";
+import { MESSAGE_BOUNDS, TIER_DEFAULTS, WEBHOOK_BOUNDS } from "@agentry/core";
 import type { ErrorCode } from "@agentry/errors";
 import type { z } from "zod";
 import { NUL_FREE_PATTERN } from "../http/body.js";
@@ -17,6 +17,8 @@ export interface SuccessDoc {
   /** Headers beyond those every response has. */
   headers?: Record<string, JsonSchema>;
 }
+
+import { listDeliveriesQuery } from "../validation/webhooks.js";
 
 /** What the document says about one REST operation beyond what the route table (`ROUTES`) says. */
 export interface OperationDoc {
@@ -43,6 +45,11 @@ export interface OperationDoc {
   stream?: boolean;
   /** Answers `application/x-ndjson`, one `success.schema` per line, instead of JSON. */
   ndjson?: boolean;
+  /**
+   * Where the generated SDKs put the operation when its path does not say (`x-sdk-resource`, `x-sdk-method`):
+   * the webhook routes live under `webhookEndpoints`, since every SDK's `webhooks` verifies deliveries.
+   */
+  sdk?: { resource: string[]; method: string };
 }
 
 export const PATH_PARAMETERS: Record<
@@ -69,6 +76,16 @@ export const PATH_PARAMETERS: Record<
     example: "user-42",
     bounds: { minLength: 1, maxLength: MESSAGE_BOUNDS.idMaxLength, pattern: NUL_FREE_PATTERN },
   },
+  webhookId: {
+    description:
+      "The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.",
+    example: "whk_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+  },
+  deliveryId: {
+    description:
+      "A delivery's id (`dlv_…`), as the endpoint's delivery log lists it. An id of another endpoint's delivery, or not of that form, is answered `404 DELIVERY_NOT_FOUND`.",
+    example: "dlv_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+  },
   keyId: {
     description:
       "The API key's id (`key_…`). Another account's key, or a revoked one, is answered `404 NOT_FOUND`.",
@@ -77,6 +94,9 @@ export const PATH_PARAMETERS: Record<
 };
 
 const CURSOR_NOTE = `Cursor-paged: \`limit\` 1 to ${HISTORY_PAGE.maxLimit} (default ${HISTORY_PAGE.defaultLimit}); \`before=<id>\` returns the items just older than that one, \`after=<id>\` those just newer, presented in the list's order either way; the next page's cursor is the last item's id (\`before\` it when newest first, \`after\` it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is answered \`400 INVALID_REQUEST\`, as are unknown or repeated parameters and values out of range.`;
+
+const DISABLED_NOTE =
+  "An endpoint that is disabled (`enabled: false`, by you or by the service) is sent nothing: the request is refused with `400 INVALID_REQUEST` naming `enabled`.";
 
 /** The authenticated operations, keyed by `METHOD path` as in `ROUTES`. */
 export const OPERATION_DOCS: Record<string, OperationDoc> = {
@@ -221,6 +241,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       "The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.",
     query: accountUsageQuery,
+    sdkExclude: true,
     success: { status: 200, schema: "UsageResponse", description: "The usage of the range." },
     errors: ["INVALID_REQUEST"],
   },
@@ -231,8 +252,104 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       "The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId` gives one group).",
     query: agentUsageQuery,
+    sdkExclude: true,
     success: { status: 200, schema: "UsageResponse", description: "The agent's usage of the range." },
     errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND"],
+  },
+  "POST /v1/webhooks": {
+    sdk: { resource: ["webhookEndpoints"], method: "create" },
+    operationId: "createWebhook",
+    tag: "Webhooks",
+    summary: "Create a webhook endpoint",
+    description: `Registers a URL to receive the account's events, signed per Standard Webhooks (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\` headers; an HMAC-SHA256 with the endpoint's secret). The answer carries the secret (\`whsec_…\`), the only time it is shown: store it to verify deliveries. The URL is checked and its host resolved before anything is stored (see \`url\`). An account holds at most ${WEBHOOK_BOUNDS.maxPerAccount} endpoints; one more is \`403 INSUFFICIENT_QUOTA\`.`,
+    requestBody: "CreateWebhookRequest",
+    success: { status: 201, schema: "WebhookCreatedResponse", description: "The endpoint, with its secret." },
+    errors: ["INVALID_REQUEST", "INSUFFICIENT_QUOTA", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
+  },
+  "GET /v1/webhooks": {
+    sdk: { resource: ["webhookEndpoints"], method: "list" },
+    operationId: "listWebhooks",
+    tag: "Webhooks",
+    summary: "List webhook endpoints",
+    description: `Every endpoint of the account (at most ${WEBHOOK_BOUNDS.maxPerAccount}), newest first, without their secrets.`,
+    success: { status: 200, schema: "WebhookListResponse", description: "The account's endpoints." },
+    errors: [],
+  },
+  "GET /v1/webhooks/:webhookId": {
+    sdk: { resource: ["webhookEndpoints"], method: "get" },
+    operationId: "getWebhook",
+    tag: "Webhooks",
+    summary: "Get a webhook endpoint",
+    description: "One endpoint, without its secret.",
+    success: { status: 200, schema: "WebhookResponse", description: "The endpoint." },
+    errors: ["WEBHOOK_NOT_FOUND"],
+  },
+  "PATCH /v1/webhooks/:webhookId": {
+    sdk: { resource: ["webhookEndpoints"], method: "update" },
+    operationId: "updateWebhook",
+    tag: "Webhooks",
+    summary: "Update a webhook endpoint",
+    description:
+      "Changes only the fields supplied. A new `url` is checked as on create. `enabled: false` stops deliveries (pending attempts fail, nothing stale arrives later); `enabled: true` resumes them and clears `disabledReason`.",
+    requestBody: "UpdateWebhookRequest",
+    success: { status: 200, schema: "WebhookResponse", description: "The endpoint as updated." },
+    errors: ["INVALID_REQUEST", "WEBHOOK_NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
+  },
+  "DELETE /v1/webhooks/:webhookId": {
+    sdk: { resource: ["webhookEndpoints"], method: "delete" },
+    operationId: "deleteWebhook",
+    tag: "Webhooks",
+    summary: "Delete a webhook endpoint",
+    description: "Deletes the endpoint and its delivery log; nothing more is sent to it.",
+    success: { status: 200, schema: "WebhookDeletedResponse", description: "The endpoint was deleted." },
+    errors: ["WEBHOOK_NOT_FOUND"],
+  },
+  "POST /v1/webhooks/:webhookId/rotate-secret": {
+    sdk: { resource: ["webhookEndpoints"], method: "rotateSecret" },
+    operationId: "rotateWebhookSecret",
+    tag: "Webhooks",
+    summary: "Rotate a webhook endpoint's secret",
+    description:
+      "Gives the endpoint a new secret, shown this once. For 24 hours deliveries carry a signature by the previous secret as well (the `webhook-signature` header then holds two), so a receiver can switch without losing any; a second rotation within those hours retires the first secret at once. Not retried by the SDKs: each call makes a new secret.",
+    success: {
+      status: 200,
+      schema: "WebhookCreatedResponse",
+      description: "The endpoint, with its new secret.",
+    },
+    errors: ["WEBHOOK_NOT_FOUND"],
+  },
+  "POST /v1/webhooks/:webhookId/test": {
+    sdk: { resource: ["webhookEndpoints"], method: "sendTestEvent" },
+    operationId: "sendWebhookTest",
+    tag: "Webhooks",
+    summary: "Send a test event",
+    description: `Sends a \`webhook.test\` event (\`data\`: \`{webhookId, message}\`) to this endpoint alone, whatever events it subscribes to, signed and retried like any other. ${DISABLED_NOTE}`,
+    success: {
+      status: 200,
+      schema: "DeliveryResponse",
+      description: "The test event's first delivery attempt, pending; the delivery log shows how it went.",
+    },
+    errors: ["INVALID_REQUEST", "WEBHOOK_NOT_FOUND"],
+  },
+  "GET /v1/webhooks/:webhookId/deliveries": {
+    sdk: { resource: ["webhookEndpoints", "deliveries"], method: "list" },
+    operationId: "listWebhookDeliveries",
+    tag: "Webhooks",
+    summary: "List an endpoint's deliveries",
+    description: `The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own, with the same \`eventId\`), newest first unless \`order=asc\`. What the endpoint answered is never shown beyond its status. ${CURSOR_NOTE.replace("or another agent's", "or another endpoint's")}`,
+    query: listDeliveriesQuery,
+    pagination: "cursor",
+    success: { status: 200, schema: "DeliveryListResponse", description: "One page of the delivery log." },
+    errors: ["INVALID_REQUEST", "WEBHOOK_NOT_FOUND"],
+  },
+  "POST /v1/webhooks/:webhookId/deliveries/:deliveryId/redeliver": {
+    sdk: { resource: ["webhookEndpoints", "deliveries"], method: "redeliver" },
+    operationId: "redeliverWebhookDelivery",
+    tag: "Webhooks",
+    summary: "Redeliver an event",
+    description: `Schedules a new attempt, due now, of the event of one of the endpoint's deliveries: a new delivery id, the same event and \`webhook-id\`, so a receiver that has it already can tell. It is attempted once; a failure is not retried. ${DISABLED_NOTE}`,
+    success: { status: 200, schema: "DeliveryResponse", description: "The new attempt, pending." },
+    errors: ["INVALID_REQUEST", "WEBHOOK_NOT_FOUND", "DELIVERY_NOT_FOUND"],
   },
   "POST /v1/api-keys": {
     operationId: "createApiKey",

@@ -13,7 +13,7 @@ interface CodeDoc {
 /** When each error code is answered (decisions.md, "Status codes per error code"). */
 export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   INVALID_REQUEST: {
-    when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update, a model provider or model this deployment does not serve. `details` names each field problem.",
+    when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update, a model provider or model this deployment does not serve, a webhook URL the service may not call, a test or redelivery to a disabled webhook endpoint. `details` names each field problem.",
     metered: "always",
   },
   UNAUTHORIZED: {
@@ -25,7 +25,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     metered: "sometimes",
   },
   INSUFFICIENT_QUOTA: {
-    when: "The account already holds its maximum number of agents; retrying will not help.",
+    when: "The account already holds its maximum number of agents, or of webhook endpoints; retrying will not help.",
     metered: "always",
   },
   AGENT_NOT_FOUND: {

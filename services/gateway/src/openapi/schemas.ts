@@ -1,5 +1,6 @@
 import { API_KEY_PREFIX, GENERATION_BOUNDS, PROVIDER_NAMES, SCOPES } from "@agentry/core";
 import { ERROR_CODES } from "@agentry/errors";
+import { PUBLISHED_EVENT_TYPES, TEST_EVENT_TYPE } from "@agentry/events";
 import { z } from "zod";
 import type { ServedProviders } from "../providers.js";
 import { type AgentStatusName, STATUS_VALUES } from "../routes/present.js";
@@ -8,6 +9,7 @@ import { createApiKeyBody } from "../validation/api-keys.js";
 import { HISTORY_PAGE } from "../validation/history.js";
 import { sendMessageBody } from "../validation/messages.js";
 import { TRIMMED_SPACE } from "../validation/text.js";
+import { createWebhookBody, SUBSCRIBABLE, updateWebhookBody } from "../validation/webhooks.js";
 import { narrowCharacterFile, registerCharacterSchemas } from "./characters.js";
 import {
   type ComponentRegistry,
@@ -482,6 +484,163 @@ const ApiKeyCreated = z.object({
 
 const ApiKeyRevoked = z.object({ id: id("key", "The revoked key's id"), revoked: z.literal(true) });
 
+const webhookFields = {
+  id: id("whk", "The endpoint's id"),
+  url: z
+    .string()
+    .meta({ description: "Where deliveries are POSTed.", examples: ["https://example.com/hooks"] }),
+  events: z.array(z.enum(SUBSCRIBABLE)).meta({
+    description: 'The event types delivered to it, or `["*"]` for every type.',
+    examples: [["agent.created", "agent.deleted"]],
+  }),
+  description: z.string().meta({ description: "Free text of its owner; empty when none was given." }),
+  enabled: z.boolean().meta({ description: "Whether events are delivered to it." }),
+  disabledReason: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it is enabled, or when its owner disabled it.",
+      examples: [null],
+    }),
+  createdAt: timestamp("When it was created."),
+  updatedAt: timestamp("When it last changed (an update, a rotation, a disabling)."),
+};
+
+export const Webhook = z
+  .object(webhookFields)
+  .meta({ description: "A webhook endpoint; its secret is never part of it." });
+
+const WebhookCreated = z.object({
+  ...webhookFields,
+  secret: z.string().meta({
+    description:
+      "The signing secret: `whsec_` and the base64 of 24 random bytes. Shown this once (on create and on rotation); verify deliveries with it.",
+    examples: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+  }),
+});
+
+const WebhookDeleted = z.object({ id: id("whk", "The deleted endpoint's id"), deleted: z.literal(true) });
+
+const DELIVERED_EVENT_TYPES = [...PUBLISHED_EVENT_TYPES, TEST_EVENT_TYPE] as const;
+
+export const Delivery = z
+  .object({
+    id: id("dlv", "The attempt's id"),
+    eventId: id("evt", "The event's id: the `webhook-id` header of every attempt to deliver it"),
+    eventType: z.enum(DELIVERED_EVENT_TYPES).meta({ description: "The event's type." }),
+    attempt: z.number().int().min(1).meta({
+      description:
+        "1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries.",
+    }),
+    status: z.enum(["pending", "succeeded", "failed"]).meta({
+      description:
+        "`pending` (waiting for its time, or being attempted), `succeeded` (the endpoint answered 2xx) or `failed` (see `error`).",
+    }),
+    responseStatus: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "The HTTP status the endpoint answered; `null` when it gave none." }),
+    durationMs: z
+      .number()
+      .int()
+      .min(0)
+      .nullable()
+      .meta({ description: "How long the attempt took, in milliseconds; `null` while pending." }),
+    error: z
+      .string()
+      .nullable()
+      .meta({
+        description: "Why the attempt failed (a status, a timeout, a refused address); `null` unless failed.",
+        examples: [null],
+      }),
+    createdAt: timestamp("When the attempt was scheduled."),
+    nextAttemptAt: nullableTimestamp(
+      "Pending: when it is due. Failed: when its retry is due; `null` when none follows.",
+    ),
+  })
+  .meta({
+    description:
+      "One attempt to deliver one event to the endpoint. What the endpoint answered is never shown beyond its status.",
+  });
+
+const eventFields = (type: z.ZodType) => ({
+  id: id("evt", "The event's id, also its `webhook-id` header: the same on every retry and redelivery"),
+  type,
+  createdAt: timestamp("When the event happened."),
+});
+
+const AgentDeletedData = z
+  .object({ id: id("agt", "The deleted agent's id") })
+  .meta({ description: "Data of `agent.deleted`: nothing else of the agent remains." });
+
+const MessageFailedData = z
+  .object({
+    agentId: id("agt", "The agent"),
+    messageId: id("msg", "The message whose reply failed"),
+    code: z.enum(ERROR_CODES).meta({ description: "The error code, as in the error envelope." }),
+    message: z.string(),
+  })
+  .meta({ description: "Data of `message.failed`: a background message whose reply failed." });
+
+const WebhookTestData = z
+  .object({
+    webhookId: id("whk", "The endpoint the test was asked for"),
+    message: z.string().meta({ examples: ["A test event, sent on request."] }),
+  })
+  .meta({ description: "Data of `webhook.test`." });
+
+/** The bodies deliveries POST, by event type: the document's `webhooks`. */
+export const WEBHOOK_EVENTS = [
+  {
+    types: ["agent.created", "agent.updated", "agent.status_changed"],
+    schemaId: "AgentEvent",
+    dataSchemaId: "Agent",
+    description:
+      "An agent was created, updated (every update), or changed status (by an update, or by the service setting `error` or clearing it). `data` is the agent after the change, as the API returns it, without `settings.secrets`.",
+  },
+  {
+    types: ["agent.deleted"],
+    schemaId: "AgentDeletedEvent",
+    dataSchemaId: "AgentDeletedData",
+    description: "An agent was deleted; `data` is its id.",
+  },
+  {
+    types: ["message.completed"],
+    schemaId: "MessageCompletedEvent",
+    dataSchemaId: "Reply",
+    description: "A reply completed; `data` is the reply object, as the send call returns it.",
+  },
+  {
+    types: ["message.failed"],
+    schemaId: "MessageFailedEvent",
+    dataSchemaId: "MessageFailedData",
+    description: "A background message's reply failed.",
+  },
+  {
+    types: [TEST_EVENT_TYPE],
+    schemaId: "WebhookTestEvent",
+    dataSchemaId: "WebhookTestData",
+    description: "A test event, sent on request to one endpoint.",
+  },
+] as const;
+
+function webhookEventSchemas(named: Map<string, z.ZodType>): [string, z.ZodType][] {
+  return WEBHOOK_EVENTS.map((event) => {
+    const data = named.get(event.dataSchemaId);
+    if (!data) throw new Error(`no schema ${event.dataSchemaId} for ${event.schemaId}`);
+    const [first, ...others] = event.types;
+    const type = others.length === 0 ? z.literal(first) : z.enum([first, ...others]);
+    return [
+      event.schemaId,
+      z.object({ ...eventFields(type.meta({ description: "The event's type." })), data }).meta({
+        description: `${event.description} Delivered as the body of a POST, signed per Standard Webhooks (\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`).`,
+      }),
+    ];
+  });
+}
+
 const FieldIssue = z
   .object({
     field: z.string().meta({
@@ -517,7 +676,7 @@ const Readiness = z.object({
     .record(z.string(), z.enum(["up", "down"]))
     .optional()
     .describe(
-      "Whether each service and store this gateway calls answers now (`registry`, `conversation`, `redis`). Reported, not required: while one is down, requests that need it answer 503 AGENT_UNAVAILABLE.",
+      "Whether each service and store this gateway calls answers now (`registry`, `conversation`, `webhooks`, `redis`). Reported, not required: while one is down, requests that need it answer 503 AGENT_UNAVAILABLE.",
     ),
 });
 
@@ -585,6 +744,8 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
   requests.add(updateAgentBody, { id: "UpdateAgentRequest" });
   requests.add(sendMessageBody, { id: "SendMessageRequest" });
   requests.add(createApiKeyBody, { id: "CreateApiKeyRequest" });
+  requests.add(createWebhookBody, { id: "CreateWebhookRequest" });
+  requests.add(updateWebhookBody, { id: "UpdateWebhookRequest" });
 
   const responses: ComponentRegistry = componentRegistry();
   const named: [string, z.ZodType][] = [
@@ -612,6 +773,17 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["UsageReport", UsageReport],
     ["UsageResponse", success(UsageReport)],
     ["UserErasedResponse", success(UserErased)],
+    ["Webhook", Webhook],
+    ["WebhookResponse", success(Webhook)],
+    ["WebhookCreatedResponse", success(WebhookCreated)],
+    ["WebhookListResponse", success(z.array(Webhook))],
+    ["WebhookDeletedResponse", success(WebhookDeleted)],
+    ["Delivery", Delivery],
+    ["DeliveryResponse", success(Delivery)],
+    ["DeliveryListResponse", cursorList(Delivery)],
+    ["AgentDeletedData", AgentDeletedData],
+    ["MessageFailedData", MessageFailedData],
+    ["WebhookTestData", WebhookTestData],
     ["ApiKey", ApiKey],
     ["ApiKeyResponse", success(ApiKeyCreated)],
     ["ApiKeyListResponse", success(z.array(ApiKey))],
@@ -621,6 +793,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["Health", Health],
     ["Readiness", Readiness],
   ];
+  named.push(...webhookEventSchemas(new Map(named)));
   for (const [name, schema] of named) responses.add(schema, { id: name });
   registerCharacterSchemas(requests, responses, Agent, FieldIssue);
 

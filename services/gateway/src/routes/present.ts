@@ -1,4 +1,4 @@
-import { publicSettings } from "@agentry/core";
+import { type AgentJson, type AgentStatusName, presentAgent as presentAgentView } from "@agentry/events";
 import {
   type Agent,
   AgentSortField,
@@ -11,7 +11,7 @@ import { create, fromJson, type JsonObject, type JsonValue, toJson } from "@bufb
 import { FieldMaskSchema, timestampDate, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from "../validation/agents.js";
 
-export type AgentStatusName = "active" | "inactive" | "error";
+export type { AgentJson, AgentStatusName };
 
 const STATUS_NAMES: Record<AgentStatus, AgentStatusName> = {
   [AgentStatus.UNSPECIFIED]: "active",
@@ -37,26 +37,6 @@ export const SORT_ORDERS: Record<ListAgentsQuery["order"], SortOrder> = {
   desc: SortOrder.DESC,
 };
 
-/** The agent record of decisions.md, "Agent record". */
-export interface AgentJson {
-  id: string;
-  name: string;
-  bio: string[];
-  personality: JsonObject;
-  knowledge: string[];
-  goals: string[];
-  clients: JsonValue[];
-  settings: JsonObject;
-  modelProvider: string | null;
-  model: string | null;
-  plugins: JsonValue[];
-  status: AgentStatusName;
-  statusReason: { code: string; message: string; at: string } | null;
-  createdAt: string;
-  updatedAt: string;
-  apiEndpoint: string;
-}
-
 function jsonArray(value: AgentSpec["clients"]): JsonValue[] {
   if (!value) return [];
   const json = toJson(ValueSchema, value);
@@ -68,35 +48,37 @@ function isoTime(value: Parameters<typeof timestampDate>[0] | undefined): string
 }
 
 /**
- * The public JSON of an agent; `apiEndpoint` is built from the configured public base URL. Every read of an agent
- * (create, get, list, update, import) goes through here, so the write-only `settings.secrets` is left out here.
+ * The public JSON of an agent; `apiEndpoint` is built from the configured public base URL. The presentation is
+ * `@agentry/events`' own, which agent events carry too.
  */
 export function presentAgent(agent: Agent, publicBaseUrl: string): AgentJson {
   const spec = agent.spec;
-  return {
-    id: agent.id,
-    name: spec?.name ?? "",
-    bio: spec?.bio ?? [],
-    personality: spec?.personality ?? {},
-    knowledge: spec?.knowledge ?? [],
-    goals: spec?.goals ?? [],
-    clients: jsonArray(spec?.clients),
-    settings: publicSettings(spec?.settings ?? {}),
-    modelProvider: spec?.modelProvider ?? null,
-    model: spec?.model ?? null,
-    plugins: jsonArray(spec?.plugins),
-    status: STATUS_NAMES[agent.status],
-    statusReason: agent.statusReason
-      ? {
-          code: agent.statusReason.code,
-          message: agent.statusReason.message,
-          at: isoTime(agent.statusReason.time),
-        }
-      : null,
-    createdAt: isoTime(agent.createTime),
-    updatedAt: isoTime(agent.updateTime),
-    apiEndpoint: `${publicBaseUrl}/v1/agents/${agent.id}/messages`,
-  };
+  return presentAgentView(
+    {
+      id: agent.id,
+      name: spec?.name ?? "",
+      bio: spec?.bio ?? [],
+      personality: spec?.personality ?? {},
+      knowledge: spec?.knowledge ?? [],
+      goals: spec?.goals ?? [],
+      clients: jsonArray(spec?.clients),
+      settings: spec?.settings ?? {},
+      modelProvider: spec?.modelProvider ?? null,
+      model: spec?.model ?? null,
+      plugins: jsonArray(spec?.plugins),
+      status: STATUS_NAMES[agent.status],
+      statusReason: agent.statusReason
+        ? {
+            code: agent.statusReason.code,
+            message: agent.statusReason.message,
+            at: isoTime(agent.statusReason.time),
+          }
+        : null,
+      createdAt: isoTime(agent.createTime),
+      updatedAt: isoTime(agent.updateTime),
+    },
+    publicBaseUrl,
+  );
 }
 
 type SpecFields = Omit<UpdateAgentBody, "status">;

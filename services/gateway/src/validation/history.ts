@@ -44,7 +44,8 @@ export function idOf(kind: IdKind, prefix: string, issue: string, description: s
     });
 }
 
-const limit = z
+/** `limit` of a cursor-paged list (decisions.md, "Cursor pagination"). */
+export const cursorLimit = z
   .string(once)
   .regex(/^\d+$/, `must be an integer from 1 to ${HISTORY_PAGE.maxLimit}`)
   .transform(Number)
@@ -58,30 +59,42 @@ const limit = z
   .default(HISTORY_PAGE.defaultLimit)
   .meta({ description: `Items per page, from 1 to ${HISTORY_PAGE.maxLimit}.` });
 
-function cursors(kind: IdKind, prefix: string, what: string) {
+/** `before` and `after` of a cursor-paged list of `what`s, each an id of one of its items. */
+export function cursors(kind: IdKind, prefix: string, what: string, whats = `${what}s`) {
   const issue = `must be the id of a ${what} (${prefix}_…), as a page of this list gives it`;
   return {
     before: idOf(
       kind,
       prefix,
       issue,
-      `Only ${what}s older than this one (its id): the page just below it. The next page of a \`desc\` list is \`before\` its last item's id. Not with \`after\`.`,
+      `Only ${whats} older than this one (its id): the page just below it. The next page of a \`desc\` list is \`before\` its last item's id. Not with \`after\`.`,
     ).optional(),
     after: idOf(
       kind,
       prefix,
       issue,
-      `Only ${what}s newer than this one (its id): the page just above it. The next page of an \`asc\` list is \`after\` its last item's id. Not with \`before\`.`,
+      `Only ${whats} newer than this one (its id): the page just above it. The next page of an \`asc\` list is \`after\` its last item's id. Not with \`before\`.`,
     ).optional(),
   };
 }
 
 /** `before` and `after` name opposite directions; one page cannot go both ways. */
-function oneCursor(query: { before?: string | undefined; after?: string | undefined }, ctx: z.RefinementCtx) {
+export function oneCursor(
+  query: { before?: string | undefined; after?: string | undefined },
+  ctx: z.RefinementCtx,
+) {
   if (query.before !== undefined && query.after !== undefined) {
     ctx.addIssue({ code: "custom", path: ["after"], message: "cannot be combined with before" });
   }
 }
+
+/** `order` of a cursor-paged list. */
+export const cursorOrder = z
+  .enum(["asc", "desc"], { error: "must be 'asc' or 'desc'" })
+  .default("desc")
+  .meta({
+    description: "`desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way.",
+  });
 
 export const listConversationsQuery = z
   .strictObject({
@@ -90,7 +103,7 @@ export const listConversationsQuery = z
       "Only the conversations in this room id (of every user).",
       "support-room-7",
     ).optional(),
-    limit,
+    limit: cursorLimit,
     ...cursors("conversation", "conv", "conversation"),
   })
   .superRefine(oneCursor);
@@ -115,11 +128,9 @@ export const listMessagesQuery = z
       "Only the messages in this room id, of every user; with `userId`, one conversation.",
       "support-room-7",
     ).optional(),
-    limit,
+    limit: cursorLimit,
     ...cursors("message", "msg", "message"),
-    order: z.enum(["asc", "desc"], { error: "must be 'asc' or 'desc'" }).default("desc").meta({
-      description: "`desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way.",
-    }),
+    order: cursorOrder,
   })
   .superRefine((query, ctx) => {
     oneCursor(query, ctx);

@@ -1,23 +1,64 @@
 import type { Logger } from "@agentry/logging";
-import type { OutboxEvent, RegistryStore } from "../store/types.js";
+import type { OutboxChannel, OutboxEvent, RegistryStore } from "../store/types.js";
 
 export type OutboxHandler = (event: OutboxEvent) => Promise<void>;
+
+/**
+ * Delivers a batch of events, oldest first, and says how many of them, from the first, were delivered; with an
+ * `error` when it stopped short. Events after that point are offered again on the next round.
+ */
+export type OutboxConsumer = (
+  events: readonly OutboxEvent[],
+) => Promise<{ delivered: number; error?: unknown }>;
+
+/**
+ * A consumer that hands events one by one to the handler of their type (an event without one is passed over):
+ * a handler that fails stops the batch there, and what came before it stays delivered.
+ */
+export function eachEvent(handlers: Partial<Record<OutboxEvent["type"], OutboxHandler>>): OutboxConsumer {
+  return async (events) => {
+    let delivered = 0;
+    try {
+      for (const event of events) {
+        await handlers[event.type]?.(event);
+        delivered += 1;
+      }
+      return { delivered };
+    } catch (error) {
+      return { delivered, error };
+    }
+  };
+}
+
+/** A consumer that delivers a whole batch at once, or none of it. */
+export function wholeBatches(deliver: (events: readonly OutboxEvent[]) => Promise<void>): OutboxConsumer {
+  return async (events) => {
+    try {
+      await deliver(events);
+      return { delivered: events.length };
+    } catch (error) {
+      return { delivered: 0, error };
+    }
+  };
+}
 
 export interface OutboxRelayOptions {
   store: RegistryStore;
   logger: Logger;
-  /** What to do with each kind of event; an event without a handler is marked published as it is. */
-  handlers: Partial<Record<OutboxEvent["type"], OutboxHandler>>;
+  /** Whose place in the outbox this relay keeps. */
+  channel: OutboxChannel;
+  consumer: OutboxConsumer;
   /** How often the outbox is read when nothing kicks it. */
   intervalMs?: number;
   batchSize?: number;
 }
 
 /**
- * Delivers the outbox's events, in order, at least once. It drains at start (so an event written just before a
- * crash is delivered after the restart), after each `kick()` (a change was just committed), and every
- * `intervalMs`. A handler that fails stops the drain at that event, which is retried on the next round, so a
- * consumer that is down delays delivery and loses nothing. Handlers must be idempotent.
+ * Delivers the outbox's events to one consumer, in order, at least once. It drains at start (so an event written
+ * just before a crash is delivered after the restart), after each `kick()` (a change was just committed), and
+ * every `intervalMs`. A delivery that fails stops the drain at that event, which is offered again on the next
+ * round, so a consumer that is down delays delivery and loses nothing. Consumers must be idempotent. Each channel
+ * has a relay of its own, so one consumer being down holds up no other.
  */
 export class OutboxRelay {
   private readonly intervalMs: number;
@@ -56,7 +97,7 @@ export class OutboxRelay {
     });
   }
 
-  /** Resolves once the outbox holds nothing deliverable, or a handler failed (for tests and shutdown). */
+  /** Resolves once the outbox holds nothing deliverable, or a delivery failed (for tests and shutdown). */
   async settle(): Promise<void> {
     while (this.running) await this.running;
   }
@@ -68,27 +109,24 @@ export class OutboxRelay {
   }
 
   private async drain(): Promise<void> {
-    const { store, handlers, logger } = this.options;
+    const { store, consumer, channel, logger } = this.options;
     try {
       for (;;) {
-        const events = await store.unpublishedEvents(this.batchSize);
+        const events = await store.unpublishedEvents(channel, this.batchSize);
         if (events.length === 0) return;
-        const delivered: number[] = [];
-        try {
-          for (const event of events) {
-            await handlers[event.type]?.(event);
-            delivered.push(event.seq);
-          }
-        } finally {
-          await store.markEventsPublished(delivered);
-        }
-        if (this.failing) logger.info("outbox delivery resumed");
+        const { delivered, error } = await consumer(events);
+        await store.markEventsPublished(
+          channel,
+          events.slice(0, delivered).map((event) => event.seq),
+        );
+        if (delivered < events.length) throw error ?? new Error("the consumer stopped short");
+        if (this.failing) logger.info({ channel }, "outbox delivery resumed");
         this.failing = false;
         if (events.length < this.batchSize) return;
       }
     } catch (error) {
       if (!this.failing)
-        logger.warn({ err: error }, "outbox delivery failed; it is retried until it succeeds");
+        logger.warn({ err: error, channel }, "outbox delivery failed; it is retried until it succeeds");
       this.failing = true;
     }
   }

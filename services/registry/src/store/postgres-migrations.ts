@@ -1,4 +1,5 @@
 import type { MigrationTarget, PgMigration } from "@agentry/pg";
+import { nameOutboxEvents } from "./outbox-ids.js";
 
 export type { PgMigration };
 
@@ -79,6 +80,32 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       WHERE scopes @> '["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]'::jsonb
         AND scopes <@ '["agents:read", "agents:write", "agents:delete", "messages:send", "keys:manage"]'::jsonb;
     `,
+  },
+  {
+    version: 3,
+    name: "outbox: event ids, a place of its own for webhooks, no secrets",
+    // As SQLite's version 3: the webhooks channel starts where the other one is, unrelayed events get their ids
+    // (rows an older version writes during a rolling upgrade get theirs when first read), payloads lose the
+    // copies of agents' secrets.
+    sql: (s) => `
+      ALTER TABLE ${s}.outbox ADD COLUMN event_id text COLLATE "C";
+      ALTER TABLE ${s}.outbox ADD COLUMN webhooks_published_at timestamptz;
+      UPDATE ${s}.outbox SET webhooks_published_at = published_at WHERE published_at IS NOT NULL;
+      UPDATE ${s}.outbox SET payload = payload #- '{agent,settings,secrets}'
+      WHERE payload #> '{agent,settings,secrets}' IS NOT NULL;
+      CREATE INDEX outbox_unpublished_webhooks ON ${s}.outbox (seq) WHERE webhooks_published_at IS NULL;
+    `,
+    async data(client, s) {
+      const unnamed = await client.query<{ seq: string; created_at: Date }>(
+        `SELECT seq, created_at FROM ${s}.outbox WHERE event_id IS NULL AND published_at IS NULL`,
+      );
+      for (const [seq, id] of nameOutboxEvents(unnamed.rows)) {
+        await client.query(`UPDATE ${s}.outbox SET event_id = $1 WHERE seq = $2 AND event_id IS NULL`, [
+          id,
+          seq,
+        ]);
+      }
+    },
   },
 ];
 

@@ -28,6 +28,7 @@ import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
 import type pg from "pg";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
+import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import { assertAgentQuota } from "./quota.js";
@@ -46,6 +47,7 @@ import type {
   ListAgentsQuery,
   NewApiKey,
   NewOutboxEvent,
+  OutboxChannel,
   OutboxEvent,
   Page,
   RegistryStore,
@@ -110,6 +112,7 @@ interface AgentRow {
 
 interface OutboxRow {
   seq: string;
+  event_id: string | null;
   type: OutboxEvent["type"];
   account_id: string;
   agent_id: string;
@@ -251,12 +254,25 @@ function statements(s: string) {
       FROM unnest($1::text[], $2::timestamptz[]) AS t (id, at)
       WHERE k.id = t.id AND (k.last_used_at IS NULL OR k.last_used_at < t.at)`,
 
-    insertEvent: `INSERT INTO ${s}.outbox (type, account_id, agent_id, payload, created_at)
-      VALUES ($1, $2, $3, $4, $5)`,
-    unpublished: `SELECT seq, type, account_id, agent_id, payload, created_at FROM ${s}.outbox
-      WHERE published_at IS NULL ORDER BY seq LIMIT $1`,
-    markPublished: `UPDATE ${s}.outbox SET published_at = $2
-      WHERE seq = ANY($1::bigint[]) AND published_at IS NULL`,
+    insertEvent: `INSERT INTO ${s}.outbox (event_id, type, account_id, agent_id, payload, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6)`,
+    // One statement per channel, each reading its own column (and partial index).
+    unpublished: {
+      conversation: `SELECT seq, event_id, type, account_id, agent_id, payload, created_at FROM ${s}.outbox
+        WHERE published_at IS NULL ORDER BY seq LIMIT $1`,
+      webhooks: `SELECT seq, event_id, type, account_id, agent_id, payload, created_at FROM ${s}.outbox
+        WHERE webhooks_published_at IS NULL ORDER BY seq LIMIT $1`,
+    } satisfies Record<OutboxChannel, string>,
+    markPublished: {
+      conversation: `UPDATE ${s}.outbox SET published_at = $2
+        WHERE seq = ANY($1::bigint[]) AND published_at IS NULL`,
+      webhooks: `UPDATE ${s}.outbox SET webhooks_published_at = $2
+        WHERE seq = ANY($1::bigint[]) AND webhooks_published_at IS NULL`,
+    } satisfies Record<OutboxChannel, string>,
+    // COALESCE keeps an id another reader gave first; either way the statement answers the one that stays.
+    nameEvents: `UPDATE ${s}.outbox o SET event_id = COALESCE(o.event_id, t.id)
+      FROM unnest($1::bigint[], $2::text[]) AS t (seq, id)
+      WHERE o.seq = t.seq RETURNING o.seq, o.event_id`,
   };
 }
 
@@ -483,9 +499,22 @@ export class PostgresRegistryStore implements RegistryStore {
     });
   }
 
-  async unpublishedEvents(limit: number): Promise<OutboxEvent[]> {
-    return (await this.db.query<OutboxRow>(this.sql.unpublished, [limit])).map((row) => ({
+  async unpublishedEvents(channel: OutboxChannel, limit: number): Promise<OutboxEvent[]> {
+    const rows = await this.db.query<OutboxRow>(this.sql.unpublished[channel], [limit]);
+    const unnamed = rows.filter((row) => row.event_id === null);
+    if (unnamed.length > 0) {
+      // Rows an older version wrote without an event id get one, the first reader's.
+      const names = nameOutboxEvents(unnamed);
+      const named = await this.db.query<{ seq: string; event_id: string }>(this.sql.nameEvents, [
+        names.map(([seq]) => seq),
+        names.map(([, id]) => id),
+      ]);
+      const ids = new Map(named.map((row) => [row.seq, row.event_id]));
+      for (const row of unnamed) row.event_id = ids.get(row.seq) ?? null;
+    }
+    return rows.map((row) => ({
       seq: Number(row.seq),
+      id: row.event_id!,
       type: row.type,
       accountId: row.account_id,
       agentId: row.agent_id,
@@ -494,8 +523,8 @@ export class PostgresRegistryStore implements RegistryStore {
     }));
   }
 
-  async markEventsPublished(seqs: number[]): Promise<void> {
-    if (seqs.length > 0) await this.db.query(this.sql.markPublished, [seqs, now()]);
+  async markEventsPublished(channel: OutboxChannel, seqs: number[]): Promise<void> {
+    if (seqs.length > 0) await this.db.query(this.sql.markPublished[channel], [seqs, now()]);
   }
 
   async close(): Promise<void> {
@@ -507,6 +536,7 @@ export class PostgresRegistryStore implements RegistryStore {
   private async emit(client: pg.PoolClient, events: readonly NewOutboxEvent[]): Promise<void> {
     for (const event of events) {
       await client.query(this.sql.insertEvent, [
+        event.id,
         event.type,
         event.accountId,
         event.agentId,

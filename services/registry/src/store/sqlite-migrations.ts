@@ -1,4 +1,5 @@
 import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
+import { nameOutboxEvents } from "./outbox-ids.js";
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   {
@@ -77,6 +78,32 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
           WHERE value NOT IN ('agents:read', 'agents:write', 'agents:delete', 'messages:send', 'keys:manage')
         );
     `,
+  },
+  {
+    version: 3,
+    name: "outbox: event ids, a place of its own for webhooks, no secrets",
+    // Events relayed before webhooks existed had no endpoint to go to, so the webhooks channel starts where the
+    // other one is. Unrelayed events get their ids now; what an older version writes afterwards (a rolling
+    // upgrade) gets one when first read. Payloads lose the copies of agents' secrets they held.
+    sql: `
+      ALTER TABLE outbox ADD COLUMN event_id TEXT;
+      ALTER TABLE outbox ADD COLUMN webhooks_published_at TEXT;
+      UPDATE outbox SET webhooks_published_at = published_at WHERE published_at IS NOT NULL;
+      UPDATE outbox SET payload = json_remove(payload, '$.agent.settings.secrets')
+      WHERE json_type(payload, '$.agent.settings.secrets') IS NOT NULL;
+      CREATE INDEX outbox_unpublished_webhooks ON outbox (seq) WHERE webhooks_published_at IS NULL;
+    `,
+    data(db) {
+      const unnamed = db
+        .prepare<[], { seq: number; created_at: string }>(
+          "SELECT seq, created_at FROM outbox WHERE event_id IS NULL AND published_at IS NULL",
+        )
+        .all();
+      const name = db.prepare<[string, number]>(
+        "UPDATE outbox SET event_id = ? WHERE seq = ? AND event_id IS NULL",
+      );
+      for (const [seq, id] of nameOutboxEvents(unnamed)) name.run(id, seq);
+    },
   },
 ];
 

@@ -4,6 +4,7 @@ import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
+import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
 import { assertAgentQuota } from "./quota.js";
 import { scopesColumn, scopesOfColumn } from "./scopes.js";
@@ -21,6 +22,7 @@ import type {
   ListAgentsQuery,
   NewApiKey,
   NewOutboxEvent,
+  OutboxChannel,
   OutboxEvent,
   Page,
   RegistryStore,
@@ -70,6 +72,7 @@ interface AgentRow {
 
 interface OutboxRow {
   seq: number;
+  event_id: string | null;
   type: OutboxEvent["type"];
   account_id: string;
   agent_id: string;
@@ -264,16 +267,30 @@ function prepareStatements(db: Database.Database) {
       "UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)",
     ),
 
-    insertEvent: prepare<[string, string, string, string, string]>(
-      "INSERT INTO outbox (type, account_id, agent_id, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+    insertEvent: prepare<[string, string, string, string, string, string]>(
+      "INSERT INTO outbox (event_id, type, account_id, agent_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     ),
-    unpublished: prepare<[number], OutboxRow>(
-      `SELECT seq, type, account_id, agent_id, payload, created_at FROM outbox
-       WHERE published_at IS NULL ORDER BY seq LIMIT ?`,
-    ),
-    markPublished: prepare<[string, number]>(
-      "UPDATE outbox SET published_at = ? WHERE seq = ? AND published_at IS NULL",
-    ),
+    // One statement per channel, each reading its own column (and partial index).
+    unpublished: {
+      conversation: prepare<[number], OutboxRow>(
+        `SELECT seq, event_id, type, account_id, agent_id, payload, created_at FROM outbox
+         WHERE published_at IS NULL ORDER BY seq LIMIT ?`,
+      ),
+      webhooks: prepare<[number], OutboxRow>(
+        `SELECT seq, event_id, type, account_id, agent_id, payload, created_at FROM outbox
+         WHERE webhooks_published_at IS NULL ORDER BY seq LIMIT ?`,
+      ),
+    } satisfies Record<OutboxChannel, unknown>,
+    markPublished: {
+      conversation: prepare<[string, number]>(
+        "UPDATE outbox SET published_at = ? WHERE seq = ? AND published_at IS NULL",
+      ),
+      webhooks: prepare<[string, number]>(
+        "UPDATE outbox SET webhooks_published_at = ? WHERE seq = ? AND webhooks_published_at IS NULL",
+      ),
+    } satisfies Record<OutboxChannel, unknown>,
+    nameEvent: prepare<[string, number]>("UPDATE outbox SET event_id = ? WHERE seq = ? AND event_id IS NULL"),
+    eventId: prepare<[number], string>("SELECT event_id FROM outbox WHERE seq = ?").pluck(),
   };
 }
 
@@ -309,7 +326,14 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
 
   const emit = (events: readonly NewOutboxEvent[]) => {
     for (const event of events) {
-      sql.insertEvent.run(event.type, event.accountId, event.agentId, JSON.stringify(event.payload), now());
+      sql.insertEvent.run(
+        event.id,
+        event.type,
+        event.accountId,
+        event.agentId,
+        JSON.stringify(event.payload),
+        now(),
+      );
     }
   };
 
@@ -433,9 +457,14 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     }
   });
 
-  const markPublished = db.transaction((seqs: number[]) => {
+  const markPublished = db.transaction((channel: OutboxChannel, seqs: number[]) => {
     const at = now();
-    for (const seq of seqs) sql.markPublished.run(at, seq);
+    for (const seq of seqs) sql.markPublished[channel].run(at, seq);
+  });
+  /** Rows an older version wrote without an event id get one, the first reader's. */
+  const nameEvents = db.transaction((rows: OutboxRow[]) => {
+    for (const [seq, id] of nameOutboxEvents(rows)) sql.nameEvent.run(id, seq);
+    for (const row of rows) row.event_id = sql.eventId.get(row.seq) ?? null;
   });
 
   return {
@@ -515,9 +544,13 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       if (lastUsed.size > 0) touchApiKeys.immediate(lastUsed);
     },
 
-    async unpublishedEvents(limit) {
-      return sql.unpublished.all(limit).map((row) => ({
+    async unpublishedEvents(channel, limit) {
+      const rows = sql.unpublished[channel].all(limit);
+      const unnamed = rows.filter((row) => row.event_id === null);
+      if (unnamed.length > 0) nameEvents.immediate(unnamed);
+      return rows.map((row) => ({
         seq: row.seq,
+        id: row.event_id!,
         type: row.type,
         accountId: row.account_id,
         agentId: row.agent_id,
@@ -525,8 +558,8 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
         createdAt: row.created_at,
       }));
     },
-    async markEventsPublished(seqs) {
-      if (seqs.length > 0) markPublished.immediate(seqs);
+    async markEventsPublished(channel, seqs) {
+      if (seqs.length > 0) markPublished.immediate(channel, seqs);
     },
 
     async close() {

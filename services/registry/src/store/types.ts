@@ -101,6 +101,11 @@ export interface NewApiKey {
 export interface OutboxEvent {
   /** Increasing position in the outbox. */
   seq: number;
+  /**
+   * `evt_` and a ULID, given when the event is written (by an older version that wrote none, when it is first
+   * read): the id webhook receivers see, the same however often the event is relayed.
+   */
+  id: string;
   type: "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed";
   accountId: string;
   agentId: string;
@@ -109,7 +114,13 @@ export interface OutboxEvent {
 }
 
 /** An outbox event as a change produces it; the store gives it its position and time when it writes it. */
-export type NewOutboxEvent = Pick<OutboxEvent, "type" | "accountId" | "agentId" | "payload">;
+export type NewOutboxEvent = Pick<OutboxEvent, "id" | "type" | "accountId" | "agentId" | "payload">;
+
+/**
+ * The consumers of the outbox. Each keeps its own place in it, so one that is down holds up no other:
+ * `conversation` has deleted agents' conversations purged, `webhooks` publishes every event for webhooks.
+ */
+export type OutboxChannel = "conversation" | "webhooks";
 
 /**
  * Everything the registry stores. Implementations: SQLite (embedded default) and Postgres; both pass the one
@@ -163,9 +174,10 @@ export interface RegistryStore {
   /** Records last use times in one write; later times win. */
   touchApiKeys(lastUsed: ReadonlyMap<string, string>): Promise<void>;
 
-  /** Outbox events not yet marked published, oldest first. */
-  unpublishedEvents(limit: number): Promise<OutboxEvent[]>;
-  markEventsPublished(seqs: number[]): Promise<void>;
+  /** Outbox events the channel's consumer has not yet been given, oldest first. */
+  unpublishedEvents(channel: OutboxChannel, limit: number): Promise<OutboxEvent[]>;
+  /** Records that the channel's consumer has these events; the other channel's progress is its own. */
+  markEventsPublished(channel: OutboxChannel, seqs: number[]): Promise<void>;
 
   /** Flushes and closes; the store is unusable afterwards. Closing again does nothing. */
   close(): Promise<void>;

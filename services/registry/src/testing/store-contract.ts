@@ -1,4 +1,4 @@
-import { FULL_ACCESS, type Limits, newId, SCOPES, type Tier } from "@agentry/core";
+import { FULL_ACCESS, isId, type Limits, newId, SCOPES, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type {
@@ -7,6 +7,7 @@ import type {
   AgentRecord,
   ListAgentsQuery,
   NewApiKey,
+  OutboxChannel,
   OutboxEvent,
   RegistryStore,
   StatusReason,
@@ -148,7 +149,7 @@ export function registryStoreContract(
         expect((await store.listAgents(account.id, query())).total).toBe(0);
 
         expect(await store.getAgent(other.id, agent.id)).toEqual(agent);
-        expect(await store.unpublishedEvents(100)).toEqual([]);
+        for (const channel of CHANNELS) expect(await store.unpublishedEvents(channel, 100)).toEqual([]);
       });
 
       describe("updates", () => {
@@ -441,13 +442,13 @@ export function registryStoreContract(
         account = await newAccount();
       });
 
-      it("records an event for every change, in order", async () => {
+      it("records an event for every change, in order, each with an event id of its own", async () => {
         const agent = await store.createAgent(account.id, agentFields({ name: "n" }));
         const renamed = await store.updateAgent(account.id, agent.id, { name: "m" });
         const paused = await store.updateAgent(account.id, agent.id, { status: "inactive" });
         await store.deleteAgent(account.id, agent.id);
 
-        const events = await store.unpublishedEvents(100);
+        const events = await store.unpublishedEvents("conversation", 100);
         expect(events.map((e) => e.type)).toEqual([
           "agent.created",
           "agent.updated",
@@ -458,12 +459,14 @@ export function registryStoreContract(
         for (const event of events) {
           expect(event).toMatchObject({ accountId: account.id, agentId: agent.id });
           expect(event.createdAt).toMatch(ISO_MS);
+          expect(isId("event", event.id)).toBe(true);
         }
+        expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
         expect(isIncreasing(events.map((e) => e.seq))).toBe(true);
         expect(events[0]?.payload).toEqual({ agent: { ...agent } });
         expect(events[1]?.payload).toEqual({ agent: { ...renamed } });
         expect(events[2]?.payload).toEqual({ agent: { ...paused } });
-        expect(events[3]?.payload).toMatchObject({ from: "active", to: "inactive" });
+        expect(events[3]?.payload).toEqual({ agent: { ...paused } });
         expect(events[4]?.payload).toEqual({ accountId: account.id, agentId: agent.id });
       });
 
@@ -472,14 +475,17 @@ export function registryStoreContract(
         await drainEvents(store);
         const reason = failure();
         await store.reportAgentHealth(account.id, agent.id, reason);
+        await store.reportAgentHealth(account.id, agent.id, { ...reason, message: "again" });
         await store.reportAgentHealth(account.id, agent.id, null);
         await store.reportAgentHealth(account.id, agent.id, null);
-        const events = await store.unpublishedEvents(100);
-        expect(events.map((e) => [e.type, e.payload.from, e.payload.to])).toEqual([
-          ["agent.status_changed", "active", "error"],
-          ["agent.status_changed", "error", "active"],
+        const events = await store.unpublishedEvents("webhooks", 100);
+        const agentOf = (event: OutboxEvent | undefined) => event?.payload.agent as Partial<AgentRecord>;
+        expect(events.map((e) => [e.type, agentOf(e).status])).toEqual([
+          ["agent.status_changed", "error"],
+          ["agent.status_changed", "active"],
         ]);
-        expect(events[0]?.payload.statusReason).toEqual({ ...reason });
+        expect(agentOf(events[0]).statusReason).toEqual({ ...reason });
+        expect(agentOf(events[1]).statusReason).toBeNull();
       });
 
       it("records nothing for a failed change", async () => {
@@ -487,20 +493,58 @@ export function registryStoreContract(
         await appError(store.createAgent(full.id, agentFields()));
         await store.deleteAgent(account.id, newId("agent"));
         await store.updateAgent(account.id, newId("agent"), { name: "x" });
-        expect(await store.unpublishedEvents(100)).toEqual([]);
+        for (const channel of CHANNELS) expect(await store.unpublishedEvents(channel, 100)).toEqual([]);
+      });
+
+      it("keeps no copy of an agent's settings.secrets in its events", async () => {
+        const agent = await store.createAgent(
+          account.id,
+          agentFields({ settings: { temperature: 1, secrets: { OPENAI_API_KEY: "sk-live-secret" } } }),
+        );
+        await store.updateAgent(account.id, agent.id, { status: "inactive" });
+        const events = await store.unpublishedEvents("webhooks", 100);
+        expect(events).toHaveLength(3);
+        expect(JSON.stringify(events)).not.toContain("sk-live-secret");
+        expect((await store.getAgent(account.id, agent.id))?.settings.secrets).toEqual({
+          OPENAI_API_KEY: "sk-live-secret",
+        });
       });
 
       it("hands out unpublished events oldest first, up to the limit, until marked published", async () => {
         for (let i = 0; i < 5; i++) await store.createAgent(account.id, agentFields());
-        const first = await store.unpublishedEvents(2);
+        const first = await store.unpublishedEvents("conversation", 2);
         expect(first).toHaveLength(2);
-        await store.markEventsPublished(first.map((e) => e.seq));
-        const rest = await store.unpublishedEvents(10);
+        await store.markEventsPublished(
+          "conversation",
+          first.map((e) => e.seq),
+        );
+        const rest = await store.unpublishedEvents("conversation", 10);
         expect(rest).toHaveLength(3);
         expect(rest[0]!.seq).toBeGreaterThan(first[1]!.seq);
-        await store.markEventsPublished(rest.map((e) => e.seq));
-        await store.markEventsPublished([]);
-        expect(await store.unpublishedEvents(10)).toEqual([]);
+        await store.markEventsPublished(
+          "conversation",
+          rest.map((e) => e.seq),
+        );
+        await store.markEventsPublished("conversation", []);
+        expect(await store.unpublishedEvents("conversation", 10)).toEqual([]);
+      });
+
+      it("keeps each channel's place apart, and an event's id is the same on every read", async () => {
+        for (let i = 0; i < 3; i++) await store.createAgent(account.id, agentFields());
+        const forConversation = await store.unpublishedEvents("conversation", 10);
+        await store.markEventsPublished(
+          "conversation",
+          forConversation.map((e) => e.seq),
+        );
+        expect(await store.unpublishedEvents("conversation", 10)).toEqual([]);
+
+        const forWebhooks = await store.unpublishedEvents("webhooks", 10);
+        expect(forWebhooks).toEqual(forConversation);
+        expect(await store.unpublishedEvents("webhooks", 10)).toEqual(forWebhooks);
+        await store.markEventsPublished("webhooks", [forWebhooks[0]!.seq]);
+        expect((await store.unpublishedEvents("webhooks", 10)).map((e) => e.id)).toEqual(
+          forWebhooks.slice(1).map((e) => e.id),
+        );
       });
     });
 
@@ -698,9 +742,18 @@ async function statusMix(store: RegistryStore, accountId: string): Promise<Agent
   return out;
 }
 
+const CHANNELS: readonly OutboxChannel[] = ["conversation", "webhooks"];
+
+/** Marks every event published on every channel. */
 async function drainEvents(store: RegistryStore): Promise<OutboxEvent[]> {
-  const events = await store.unpublishedEvents(1000);
-  await store.markEventsPublished(events.map((e) => e.seq));
+  let events: OutboxEvent[] = [];
+  for (const channel of CHANNELS) {
+    events = await store.unpublishedEvents(channel, 1000);
+    await store.markEventsPublished(
+      channel,
+      events.map((e) => e.seq),
+    );
+  }
   return events;
 }
 

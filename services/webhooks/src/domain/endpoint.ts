@@ -1,15 +1,11 @@
+import { WEBHOOK_BOUNDS } from "@agentry/core";
 import { AppError, type FieldIssue } from "@agentry/errors";
 import { checkUrl, type OutboundPolicy, OutboundRefusedError, resolveDestination } from "@agentry/outbound";
 import { ALL_EVENTS, isPublishedEventType, PUBLISHED_EVENT_TYPES } from "./events.js";
 import { invalid, invalidRequest } from "./issues.js";
 
-/** Bounds of an endpoint's fields (decisions.md, "Webhooks"). */
-export const ENDPOINT_BOUNDS = {
-  /** Endpoints per account; the next create is INSUFFICIENT_QUOTA. */
-  maxPerAccount: 20,
-  urlMaxLength: 2048,
-  descriptionMaxLength: 1000,
-} as const;
+/** Bounds of an endpoint's fields (decisions.md, "Webhooks"), shared with the gateway that states them. */
+export const ENDPOINT_BOUNDS = WEBHOOK_BOUNDS;
 
 /** The fields of an endpoint that callers write, as checked. */
 export interface EndpointFields {

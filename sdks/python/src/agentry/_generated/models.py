@@ -24,6 +24,7 @@ __all__ = [
     "ClientIntegrationParam",
     "Conversation",
     "ConversationDeleted",
+    "Delivery",
     "ERROR_CODE_STATUS",
     "ErrorCode",
     "FieldIssue",
@@ -46,15 +47,10 @@ __all__ = [
     "StatusReason",
     "StreamError",
     "Usage",
-    "UsageGroup",
-    "UsageGroupLatencyMs",
-    "UsageGroupTimeToFirstTokenMs",
-    "UsageReport",
-    "UsageReportBucketsItem",
-    "UsageReportTotals",
-    "UsageReportTotalsLatencyMs",
-    "UsageReportTotalsTimeToFirstTokenMs",
     "UserErased",
+    "Webhook",
+    "WebhookCreated",
+    "WebhookDeleted",
 ]
 
 
@@ -127,6 +123,8 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "AGENT_NOT_FOUND": 404,
     "CONVERSATION_NOT_FOUND": 404,
     "MESSAGE_NOT_FOUND": 404,
+    "WEBHOOK_NOT_FOUND": 404,
+    "DELIVERY_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "PAYLOAD_TOO_LARGE": 413,
@@ -515,6 +513,69 @@ class ConversationDeleted:
         out["id"] = self.id
         out["deleted"] = self.deleted
         out["messagesDeleted"] = self.messages_deleted
+        return out
+
+
+@dataclass
+class Delivery:
+    """One attempt to deliver one event to the endpoint. What the endpoint answered is never shown beyond its
+    status.
+    """
+
+    id: str
+    """The attempt's id: `dlv_` and a ULID. Treat it as opaque."""
+    event_id: str
+    """The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat it as
+    opaque.
+    """
+    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "webhook.test"]
+    """The event's type."""
+    attempt: int
+    """1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries."""
+    status: Literal["pending", "succeeded", "failed"]
+    """`pending` (waiting for its time, or being attempted), `succeeded` (the endpoint answered 2xx) or `failed`
+    (see `error`).
+    """
+    response_status: Optional[int]
+    """The HTTP status the endpoint answered; `null` when it gave none."""
+    duration_ms: Optional[int]
+    """How long the attempt took, in milliseconds; `null` while pending."""
+    error: Optional[str]
+    """Why the attempt failed (a status, a timeout, a refused address); `null` unless failed."""
+    created_at: str
+    """When the attempt was scheduled."""
+    next_attempt_at: Optional[str]
+    """Pending: when it is due. Failed: when its retry is due; `null` when none follows."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Delivery:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            event_id=data["eventId"],
+            event_type=data["eventType"],
+            attempt=data["attempt"],
+            status=data["status"],
+            response_status=data["responseStatus"],
+            duration_ms=data["durationMs"],
+            error=data["error"],
+            created_at=data["createdAt"],
+            next_attempt_at=data["nextAttemptAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["eventId"] = self.event_id
+        out["eventType"] = self.event_type
+        out["attempt"] = self.attempt
+        out["status"] = self.status
+        out["responseStatus"] = self.response_status
+        out["durationMs"] = self.duration_ms
+        out["error"] = self.error
+        out["createdAt"] = self.created_at
+        out["nextAttemptAt"] = self.next_attempt_at
         return out
 
 
@@ -926,298 +987,6 @@ class Usage:
 
 
 @dataclass
-class UsageGroup:
-    """One combination of the grouped dimensions, with its figures."""
-
-    messages: int
-    """Every send, failed ones included."""
-    errors: int
-    """Sends that ended in an error (any code; cancelled ones are not errors)."""
-    input_tokens: int
-    """Prompt tokens."""
-    output_tokens: int
-    """Reply tokens."""
-    total_tokens: int
-    """inputTokens + outputTokens."""
-    latency_ms: UsageGroupLatencyMs
-    """From receipt to the complete reply, of completed sends."""
-    time_to_first_token_ms: UsageGroupTimeToFirstTokenMs
-    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
-    agent_id: Optional[str] = None
-    """The group's agent; present when grouping by `agentId`."""
-    user_id: Optional[str] = None
-    """The group's user id; present when grouping by `userId`; `null` for messages without one and for erased
-    users.
-    """
-    model: Optional[str] = None
-    """The group's model; present when grouping by `model`."""
-    api_key_id: Optional[str] = None
-    """The group's API key; present when grouping by `apiKeyId`."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageGroup:
-        """Reads the JSON object the API sends."""
-        return cls(
-            agent_id=data.get("agentId"),
-            user_id=data.get("userId"),
-            model=data.get("model"),
-            api_key_id=data.get("apiKeyId"),
-            messages=data["messages"],
-            errors=data["errors"],
-            input_tokens=data["inputTokens"],
-            output_tokens=data["outputTokens"],
-            total_tokens=data["totalTokens"],
-            latency_ms=UsageGroupLatencyMs.from_dict(data["latencyMs"]),
-            time_to_first_token_ms=UsageGroupTimeToFirstTokenMs.from_dict(data["timeToFirstTokenMs"]),
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        if self.agent_id is not None:
-            out["agentId"] = self.agent_id
-        if self.user_id is not None:
-            out["userId"] = self.user_id
-        if self.model is not None:
-            out["model"] = self.model
-        if self.api_key_id is not None:
-            out["apiKeyId"] = self.api_key_id
-        out["messages"] = self.messages
-        out["errors"] = self.errors
-        out["inputTokens"] = self.input_tokens
-        out["outputTokens"] = self.output_tokens
-        out["totalTokens"] = self.total_tokens
-        out["latencyMs"] = self.latency_ms.to_dict()
-        out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
-        return out
-
-
-@dataclass
-class UsageGroupLatencyMs:
-    """From receipt to the complete reply, of completed sends."""
-
-    p50: Optional[float]
-    """The median, in ms; `null` without a completed send."""
-    p95: Optional[float]
-    """The 95th percentile, in ms; `null` without a completed send."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageGroupLatencyMs:
-        """Reads the JSON object the API sends."""
-        return cls(
-            p50=data["p50"],
-            p95=data["p95"],
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        out["p50"] = self.p50
-        out["p95"] = self.p95
-        return out
-
-
-@dataclass
-class UsageGroupTimeToFirstTokenMs:
-    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
-
-    p50: Optional[float]
-    """The median, in ms; `null` without a completed send."""
-    p95: Optional[float]
-    """The 95th percentile, in ms; `null` without a completed send."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageGroupTimeToFirstTokenMs:
-        """Reads the JSON object the API sends."""
-        return cls(
-            p50=data["p50"],
-            p95=data["p95"],
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        out["p50"] = self.p50
-        out["p95"] = self.p95
-        return out
-
-
-@dataclass
-class UsageReport:
-    """Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles come from
-    sketches.
-    """
-
-    from_: str
-    """The start of the range, rounded down to the granularity."""
-    to: str
-    """The end of the range, exclusive, rounded up to the granularity."""
-    granularity: Literal["hour", "day"]
-    """The width of the buckets, in UTC."""
-    buckets: List[UsageReportBucketsItem]
-    """Every bucket of the range, oldest first, zero-filled."""
-    totals: UsageReportTotals
-    """The figures of the whole range."""
-    group_by: Optional[List[Literal["agentId", "userId", "model", "apiKeyId"]]] = None
-    """The dimensions asked for; absent without grouping."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageReport:
-        """Reads the JSON object the API sends."""
-        return cls(
-            from_=data["from"],
-            to=data["to"],
-            granularity=data["granularity"],
-            group_by=None if data.get("groupBy") is None else list(data["groupBy"]),
-            buckets=[UsageReportBucketsItem.from_dict(x0) for x0 in data["buckets"]],
-            totals=UsageReportTotals.from_dict(data["totals"]),
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        out["from"] = self.from_
-        out["to"] = self.to
-        out["granularity"] = self.granularity
-        if self.group_by is not None:
-            out["groupBy"] = list(self.group_by)
-        out["buckets"] = [x0.to_dict() for x0 in self.buckets]
-        out["totals"] = self.totals.to_dict()
-        return out
-
-
-@dataclass
-class UsageReportBucketsItem:
-    """Every bucket of the range, oldest first, zero-filled."""
-
-    start: str
-    """The bucket's start, inclusive."""
-    end: str
-    """The bucket's end, exclusive."""
-    groups: List[UsageGroup]
-    """One group per combination seen in the bucket; without grouping, exactly one (zero-filled when nothing was
-    sent).
-    """
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportBucketsItem:
-        """Reads the JSON object the API sends."""
-        return cls(
-            start=data["start"],
-            end=data["end"],
-            groups=[UsageGroup.from_dict(x0) for x0 in data["groups"]],
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        out["start"] = self.start
-        out["end"] = self.end
-        out["groups"] = [x0.to_dict() for x0 in self.groups]
-        return out
-
-
-@dataclass
-class UsageReportTotals:
-    """The figures of the whole range."""
-
-    messages: int
-    """Every send, failed ones included."""
-    errors: int
-    """Sends that ended in an error (any code; cancelled ones are not errors)."""
-    input_tokens: int
-    """Prompt tokens."""
-    output_tokens: int
-    """Reply tokens."""
-    total_tokens: int
-    """inputTokens + outputTokens."""
-    latency_ms: UsageReportTotalsLatencyMs
-    """From receipt to the complete reply, of completed sends."""
-    time_to_first_token_ms: UsageReportTotalsTimeToFirstTokenMs
-    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
-    groups: Optional[List[UsageGroup]] = None
-    """The range's figures per group; present when grouping."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportTotals:
-        """Reads the JSON object the API sends."""
-        return cls(
-            messages=data["messages"],
-            errors=data["errors"],
-            input_tokens=data["inputTokens"],
-            output_tokens=data["outputTokens"],
-            total_tokens=data["totalTokens"],
-            latency_ms=UsageReportTotalsLatencyMs.from_dict(data["latencyMs"]),
-            time_to_first_token_ms=UsageReportTotalsTimeToFirstTokenMs.from_dict(data["timeToFirstTokenMs"]),
-            groups=None if data.get("groups") is None else [UsageGroup.from_dict(x0) for x0 in data["groups"]],
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        out["messages"] = self.messages
-        out["errors"] = self.errors
-        out["inputTokens"] = self.input_tokens
-        out["outputTokens"] = self.output_tokens
-        out["totalTokens"] = self.total_tokens
-        out["latencyMs"] = self.latency_ms.to_dict()
-        out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
-        if self.groups is not None:
-            out["groups"] = [x0.to_dict() for x0 in self.groups]
-        return out
-
-
-@dataclass
-class UsageReportTotalsLatencyMs:
-    """From receipt to the complete reply, of completed sends."""
-
-    p50: Optional[float]
-    """The median, in ms; `null` without a completed send."""
-    p95: Optional[float]
-    """The 95th percentile, in ms; `null` without a completed send."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportTotalsLatencyMs:
-        """Reads the JSON object the API sends."""
-        return cls(
-            p50=data["p50"],
-            p95=data["p95"],
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        out["p50"] = self.p50
-        out["p95"] = self.p95
-        return out
-
-
-@dataclass
-class UsageReportTotalsTimeToFirstTokenMs:
-    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
-
-    p50: Optional[float]
-    """The median, in ms; `null` without a completed send."""
-    p95: Optional[float]
-    """The 95th percentile, in ms; `null` without a completed send."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UsageReportTotalsTimeToFirstTokenMs:
-        """Reads the JSON object the API sends."""
-        return cls(
-            p50=data["p50"],
-            p95=data["p95"],
-        )
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The JSON object, with the API's field names; unset optional fields are left out."""
-        out: Dict[str, Any] = {}
-        out["p50"] = self.p50
-        out["p95"] = self.p95
-        return out
-
-
-@dataclass
 class UserErased:
     user_id: str
     """The erased user id."""
@@ -1242,6 +1011,134 @@ class UserErased:
         out["userId"] = self.user_id
         out["deleted"] = self.deleted
         out["messagesDeleted"] = self.messages_deleted
+        return out
+
+
+@dataclass
+class Webhook:
+    """A webhook endpoint; its secret is never part of it."""
+
+    id: str
+    """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
+    url: str
+    """Where deliveries are POSTed."""
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    """The event types delivered to it, or `["*"]` for every type."""
+    description: str
+    """Free text of its owner; empty when none was given."""
+    enabled: bool
+    """Whether events are delivered to it."""
+    disabled_reason: Optional[str]
+    """Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+    is enabled, or when its owner disabled it.
+    """
+    created_at: str
+    """When it was created."""
+    updated_at: str
+    """When it last changed (an update, a rotation, a disabling)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Webhook:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            url=data["url"],
+            events=list(data["events"]),
+            description=data["description"],
+            enabled=data["enabled"],
+            disabled_reason=data["disabledReason"],
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["url"] = self.url
+        out["events"] = list(self.events)
+        out["description"] = self.description
+        out["enabled"] = self.enabled
+        out["disabledReason"] = self.disabled_reason
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        return out
+
+
+@dataclass
+class WebhookCreated:
+    id: str
+    """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
+    url: str
+    """Where deliveries are POSTed."""
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    """The event types delivered to it, or `["*"]` for every type."""
+    description: str
+    """Free text of its owner; empty when none was given."""
+    enabled: bool
+    """Whether events are delivered to it."""
+    disabled_reason: Optional[str]
+    """Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null` while it
+    is enabled, or when its owner disabled it.
+    """
+    created_at: str
+    """When it was created."""
+    updated_at: str
+    """When it last changed (an update, a rotation, a disabling)."""
+    secret: str
+    """The signing secret: `whsec_` and the base64 of 24 random bytes. Shown this once (on create and on
+    rotation); verify deliveries with it.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WebhookCreated:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            url=data["url"],
+            events=list(data["events"]),
+            description=data["description"],
+            enabled=data["enabled"],
+            disabled_reason=data["disabledReason"],
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+            secret=data["secret"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["url"] = self.url
+        out["events"] = list(self.events)
+        out["description"] = self.description
+        out["enabled"] = self.enabled
+        out["disabledReason"] = self.disabled_reason
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        out["secret"] = self.secret
+        return out
+
+
+@dataclass
+class WebhookDeleted:
+    id: str
+    """The deleted endpoint's id: `whk_` and a ULID. Treat it as opaque."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WebhookDeleted:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
         return out
 
 

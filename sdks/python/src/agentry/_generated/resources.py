@@ -25,14 +25,17 @@ from .models import (
     ClientIntegrationParam,
     Conversation,
     ConversationDeleted,
+    Delivery,
     HistoryMessage,
     ModelProvider,
     PluginConfig,
     PluginConfigParam,
     Reply,
     Scope,
-    UsageReport,
     UserErased,
+    Webhook,
+    WebhookCreated,
+    WebhookDeleted,
 )
 
 __all__ = [
@@ -41,17 +44,17 @@ __all__ = [
     "AsyncAgents",
     "AsyncApiKeys",
     "AsyncConversations",
+    "AsyncDeliveries",
     "AsyncMessages",
     "AsyncResources",
-    "AsyncUsage",
-    "AsyncUsage",
     "AsyncUsers",
+    "AsyncWebhookEndpoints",
     "Conversations",
+    "Deliveries",
     "Messages",
     "SyncResources",
-    "Usage",
-    "Usage",
     "Users",
+    "WebhookEndpoints",
 ]
 
 
@@ -435,44 +438,49 @@ class Conversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
-class Usage:
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+class Deliveries:
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
 
-    def get(
+    def list(
         self,
-        agent_id: str,
+        webhook_id: str,
         *,
-        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
-        user_id: Union[str, NotGiven] = NOT_GIVEN,
-        group_by: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> UsageReport:
-        """Get an agent's usage.
+    ) -> List[Delivery]:
+        """List an endpoint's deliveries.
 
-        The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
-        gives one group).
+        The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own,
+        with the same `eventId`), newest first unless `order=asc`. What the endpoint answered is never shown
+        beyond its status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just
+        older than that one, `after=<id>` those just newer, presented in the list's order either way; the next
+        page's cursor is the last item's id (`before` it when newest first, `after` it when oldest first). A
+        cursor that is not an item of this list (unknown, or another endpoint's) is answered `400
+        INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
 
-        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
         Args:
-            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
-                `404 AGENT_NOT_FOUND`.
-            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
-            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
-                now.
-            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
-                of days. Server default: `"day"`.
-            user_id: Only the messages of this user id.
-            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
-                comma-separated. Unset: one group per bucket.
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only deliveries older than this one (its id): the page just below it. The next page of a
+                `desc` list is `before` its last item's id. Not with `after`.
+            after: Only deliveries newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
@@ -482,22 +490,64 @@ class Usage:
             BadRequestError: 400 `INVALID_REQUEST`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
-            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
         query = {
-            "from": from_,
-            "to": to,
-            "granularity": granularity,
-            "userId": user_id,
-            "groupBy": group_by,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", "idempotent", query=query)
         envelope = self._transport.request(spec, options)
-        return UsageReport.from_dict(envelope["data"])
+        return [Delivery.from_dict(x0) for x0 in envelope["data"]]
+
+    def redeliver(
+        self,
+        webhook_id: str,
+        delivery_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Delivery:
+        """Redeliver an event.
+
+        Schedules a new attempt, due now, of the event of one of the endpoint's deliveries: a new delivery id,
+        the same event and `webhook-id`, so a receiver that has it already can tell. It is attempted once; a
+        failure is not retried. An endpoint that is disabled (`enabled: false`, by you or by the service) is
+        sent nothing: the request is refused with `400 INVALID_REQUEST` naming `enabled`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            delivery_id: A delivery's id (`dlv_…`), as the endpoint's delivery log lists it. An id of another
+                endpoint's delivery, or not of that form, is answered `404 DELIVERY_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries/{path_segment('delivery_id', delivery_id)}/redeliver", "unsafe")
+        envelope = self._transport.request(spec, options)
+        return Delivery.from_dict(envelope["data"])
 
 
 class Agents:
@@ -509,14 +559,11 @@ class Agents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
-    usage: Usage
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
         self.messages = Messages(transport)
         self.conversations = Conversations(transport)
-        self.usage = Usage(transport)
 
     def create(
         self,
@@ -864,46 +911,309 @@ class Users:
         return UserErased.from_dict(envelope["data"])
 
 
-class Usage:
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+class WebhookEndpoints:
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
+
+    deliveries: Deliveries
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
+        self.deliveries = Deliveries(transport)
 
-    def get(
+    def create(
         self,
         *,
-        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
-        user_id: Union[str, NotGiven] = NOT_GIVEN,
-        group_by: Union[str, NotGiven] = NOT_GIVEN,
-        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        url: str,
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]],
+        description: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> WebhookCreated:
+        """Create a webhook endpoint.
+
+        Registers a URL to receive the account's events, signed per Standard Webhooks (`webhook-id`,
+        `webhook-timestamp`, `webhook-signature` headers; an HMAC-SHA256 with the endpoint's secret). The
+        answer carries the secret (`whsec_…`), the only time it is shown: store it to verify deliveries. The
+        URL is checked and its host resolved before anything is stored (see `url`). An account holds at most
+        20 endpoints; one more is `403 INSUFFICIENT_QUOTA`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            url: Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials,
+                whose host resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or
+                cloud metadata address), which is checked now and again at each delivery; otherwise `400
+                INVALID_REQUEST` naming `url`. A deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and
+                tests only) also takes `http` and private addresses. Redirects are not followed.
+            events: The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type
+                (those added later included). `webhook.test` events are sent on request whatever it lists.
+            description: Free text for you, at most 1000 characters, kept as sent; unset: empty.
+            enabled: Whether events are delivered to it; unset: `true`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        body = build_body(
+            {
+                "url": url,
+                "events": events,
+                "description": description,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/webhooks", "unsafe", body=body)
+        envelope = self._transport.request(spec, options)
+        return WebhookCreated.from_dict(envelope["data"])
+
+    def list(
+        self,
+        *,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> UsageReport:
-        """Get the account's usage.
+    ) -> List[Webhook]:
+        """List webhook endpoints.
 
-        The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
-        rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
-        each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range
-        longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with
-        `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+        Every endpoint of the account (at most 20), newest first, without their secrets.
 
-        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
         Args:
-            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
-            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
-                now.
-            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
-                of days. Server default: `"day"`.
-            user_id: Only the messages of this user id.
-            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
-                comma-separated. Unset: one group per bucket.
-            agent_id: Only the messages to this agent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/webhooks", "idempotent")
+        envelope = self._transport.request(spec, options)
+        return [Webhook.from_dict(x0) for x0 in envelope["data"]]
+
+    def get(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Webhook:
+        """Get a webhook endpoint.
+
+        One endpoint, without its secret.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        envelope = self._transport.request(spec, options)
+        return Webhook.from_dict(envelope["data"])
+
+    def update(
+        self,
+        webhook_id: str,
+        *,
+        url: Union[str, NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]], NotGiven] = NOT_GIVEN,
+        description: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Webhook:
+        """Update a webhook endpoint.
+
+        Changes only the fields supplied. A new `url` is checked as on create. `enabled: false` stops
+        deliveries (pending attempts fail, nothing stale arrives later); `enabled: true` resumes them and
+        clears `disabledReason`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            url: Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials,
+                whose host resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or
+                cloud metadata address), which is checked now and again at each delivery; otherwise `400
+                INVALID_REQUEST` naming `url`. A deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and
+                tests only) also takes `http` and private addresses. Redirects are not followed.
+            events: The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type
+                (those added later included). `webhook.test` events are sent on request whatever it lists.
+            description: Free text for you, at most 1000 characters, kept as sent.
+            enabled: `false` stops deliveries: its pending attempts fail and nothing more is sent until it is
+                `true` again, which also clears `disabledReason`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        body = build_body(
+            {
+                "url": url,
+                "events": events,
+                "description": description,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent", body=body)
+        envelope = self._transport.request(spec, options)
+        return Webhook.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> WebhookDeleted:
+        """Delete a webhook endpoint.
+
+        Deletes the endpoint and its delivery log; nothing more is sent to it.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("DELETE", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        envelope = self._transport.request(spec, options)
+        return WebhookDeleted.from_dict(envelope["data"])
+
+    def rotate_secret(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> WebhookCreated:
+        """Rotate a webhook endpoint's secret.
+
+        Gives the endpoint a new secret, shown this once. For 24 hours deliveries carry a signature by the
+        previous secret as well (the `webhook-signature` header then holds two), so a receiver can switch
+        without losing any; a second rotation within those hours retires the first secret at once. Not retried
+        by the SDKs: each call makes a new secret.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/rotate-secret", "unsafe")
+        envelope = self._transport.request(spec, options)
+        return WebhookCreated.from_dict(envelope["data"])
+
+    def send_test_event(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Delivery:
+        """Send a test event.
+
+        Sends a `webhook.test` event (`data`: `{webhookId, message}`) to this endpoint alone, whatever events
+        it subscribes to, signed and retried like any other. An endpoint that is disabled (`enabled: false`,
+        by you or by the service) is sent nothing: the request is refused with `400 INVALID_REQUEST` naming
+        `enabled`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
@@ -913,22 +1223,15 @@ class Usage:
             BadRequestError: 400 `INVALID_REQUEST`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        query = {
-            "from": from_,
-            "to": to,
-            "granularity": granularity,
-            "userId": user_id,
-            "groupBy": group_by,
-            "agentId": agent_id,
-        }
-        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/test", "unsafe")
         envelope = self._transport.request(spec, options)
-        return UsageReport.from_dict(envelope["data"])
+        return Delivery.from_dict(envelope["data"])
 
 
 class ApiKeys:
@@ -1072,15 +1375,17 @@ class SyncResources:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
-    usage: Usage
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+    webhook_endpoints: WebhookEndpoints
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
     api_keys: ApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
         self.users = Users(transport)
-        self.usage = Usage(transport)
+        self.webhook_endpoints = WebhookEndpoints(transport)
         self.api_keys = ApiKeys(transport)
 
 
@@ -1464,44 +1769,49 @@ class AsyncConversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
-class AsyncUsage:
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+class AsyncDeliveries:
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
 
-    async def get(
+    async def list(
         self,
-        agent_id: str,
+        webhook_id: str,
         *,
-        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
-        user_id: Union[str, NotGiven] = NOT_GIVEN,
-        group_by: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> UsageReport:
-        """Get an agent's usage.
+    ) -> List[Delivery]:
+        """List an endpoint's deliveries.
 
-        The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
-        gives one group).
+        The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own,
+        with the same `eventId`), newest first unless `order=asc`. What the endpoint answered is never shown
+        beyond its status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just
+        older than that one, `after=<id>` those just newer, presented in the list's order either way; the next
+        page's cursor is the last item's id (`before` it when newest first, `after` it when oldest first). A
+        cursor that is not an item of this list (unknown, or another endpoint's) is answered `400
+        INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
 
-        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
         Args:
-            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
-                `404 AGENT_NOT_FOUND`.
-            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
-            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
-                now.
-            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
-                of days. Server default: `"day"`.
-            user_id: Only the messages of this user id.
-            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
-                comma-separated. Unset: one group per bucket.
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only deliveries older than this one (its id): the page just below it. The next page of a
+                `desc` list is `before` its last item's id. Not with `after`.
+            after: Only deliveries newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
@@ -1511,22 +1821,64 @@ class AsyncUsage:
             BadRequestError: 400 `INVALID_REQUEST`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
-            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
         query = {
-            "from": from_,
-            "to": to,
-            "granularity": granularity,
-            "userId": user_id,
-            "groupBy": group_by,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", "idempotent", query=query)
         envelope = await self._transport.request(spec, options)
-        return UsageReport.from_dict(envelope["data"])
+        return [Delivery.from_dict(x0) for x0 in envelope["data"]]
+
+    async def redeliver(
+        self,
+        webhook_id: str,
+        delivery_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Delivery:
+        """Redeliver an event.
+
+        Schedules a new attempt, due now, of the event of one of the endpoint's deliveries: a new delivery id,
+        the same event and `webhook-id`, so a receiver that has it already can tell. It is attempted once; a
+        failure is not retried. An endpoint that is disabled (`enabled: false`, by you or by the service) is
+        sent nothing: the request is refused with `400 INVALID_REQUEST` naming `enabled`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            delivery_id: A delivery's id (`dlv_…`), as the endpoint's delivery log lists it. An id of another
+                endpoint's delivery, or not of that form, is answered `404 DELIVERY_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries/{path_segment('delivery_id', delivery_id)}/redeliver", "unsafe")
+        envelope = await self._transport.request(spec, options)
+        return Delivery.from_dict(envelope["data"])
 
 
 class AsyncAgents:
@@ -1538,14 +1890,11 @@ class AsyncAgents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
-    usage: AsyncUsage
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
         self.messages = AsyncMessages(transport)
         self.conversations = AsyncConversations(transport)
-        self.usage = AsyncUsage(transport)
 
     async def create(
         self,
@@ -1893,46 +2242,309 @@ class AsyncUsers:
         return UserErased.from_dict(envelope["data"])
 
 
-class AsyncUsage:
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+class AsyncWebhookEndpoints:
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
+
+    deliveries: AsyncDeliveries
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
+        self.deliveries = AsyncDeliveries(transport)
 
-    async def get(
+    async def create(
         self,
         *,
-        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
-        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
-        user_id: Union[str, NotGiven] = NOT_GIVEN,
-        group_by: Union[str, NotGiven] = NOT_GIVEN,
-        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        url: str,
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]],
+        description: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> WebhookCreated:
+        """Create a webhook endpoint.
+
+        Registers a URL to receive the account's events, signed per Standard Webhooks (`webhook-id`,
+        `webhook-timestamp`, `webhook-signature` headers; an HMAC-SHA256 with the endpoint's secret). The
+        answer carries the secret (`whsec_…`), the only time it is shown: store it to verify deliveries. The
+        URL is checked and its host resolved before anything is stored (see `url`). An account holds at most
+        20 endpoints; one more is `403 INSUFFICIENT_QUOTA`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            url: Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials,
+                whose host resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or
+                cloud metadata address), which is checked now and again at each delivery; otherwise `400
+                INVALID_REQUEST` naming `url`. A deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and
+                tests only) also takes `http` and private addresses. Redirects are not followed.
+            events: The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type
+                (those added later included). `webhook.test` events are sent on request whatever it lists.
+            description: Free text for you, at most 1000 characters, kept as sent; unset: empty.
+            enabled: Whether events are delivered to it; unset: `true`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        body = build_body(
+            {
+                "url": url,
+                "events": events,
+                "description": description,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/webhooks", "unsafe", body=body)
+        envelope = await self._transport.request(spec, options)
+        return WebhookCreated.from_dict(envelope["data"])
+
+    async def list(
+        self,
+        *,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> UsageReport:
-        """Get the account's usage.
+    ) -> List[Webhook]:
+        """List webhook endpoints.
 
-        The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
-        rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
-        each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range
-        longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with
-        `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+        Every endpoint of the account (at most 20), newest first, without their secrets.
 
-        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
         Args:
-            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
-            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
-                now.
-            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
-                of days. Server default: `"day"`.
-            user_id: Only the messages of this user id.
-            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
-                comma-separated. Unset: one group per bucket.
-            agent_id: Only the messages to this agent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/webhooks", "idempotent")
+        envelope = await self._transport.request(spec, options)
+        return [Webhook.from_dict(x0) for x0 in envelope["data"]]
+
+    async def get(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Webhook:
+        """Get a webhook endpoint.
+
+        One endpoint, without its secret.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        envelope = await self._transport.request(spec, options)
+        return Webhook.from_dict(envelope["data"])
+
+    async def update(
+        self,
+        webhook_id: str,
+        *,
+        url: Union[str, NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]], NotGiven] = NOT_GIVEN,
+        description: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Webhook:
+        """Update a webhook endpoint.
+
+        Changes only the fields supplied. A new `url` is checked as on create. `enabled: false` stops
+        deliveries (pending attempts fail, nothing stale arrives later); `enabled: true` resumes them and
+        clears `disabledReason`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            url: Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials,
+                whose host resolves only to public addresses (no loopback, private, link-local, CGNAT, unique-local or
+                cloud metadata address), which is checked now and again at each delivery; otherwise `400
+                INVALID_REQUEST` naming `url`. A deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development and
+                tests only) also takes `http` and private addresses. Redirects are not followed.
+            events: The event types delivered to the endpoint, each at most once, or `["*"]` alone for every type
+                (those added later included). `webhook.test` events are sent on request whatever it lists.
+            description: Free text for you, at most 1000 characters, kept as sent.
+            enabled: `false` stops deliveries: its pending attempts fail and nothing more is sent until it is
+                `true` again, which also clears `disabledReason`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        body = build_body(
+            {
+                "url": url,
+                "events": events,
+                "description": description,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Webhook.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> WebhookDeleted:
+        """Delete a webhook endpoint.
+
+        Deletes the endpoint and its delivery log; nothing more is sent to it.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("DELETE", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        envelope = await self._transport.request(spec, options)
+        return WebhookDeleted.from_dict(envelope["data"])
+
+    async def rotate_secret(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> WebhookCreated:
+        """Rotate a webhook endpoint's secret.
+
+        Gives the endpoint a new secret, shown this once. For 24 hours deliveries carry a signature by the
+        previous secret as well (the `webhook-signature` header then holds two), so a receiver can switch
+        without losing any; a second rotation within those hours retires the first secret at once. Not retried
+        by the SDKs: each call makes a new secret.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/rotate-secret", "unsafe")
+        envelope = await self._transport.request(spec, options)
+        return WebhookCreated.from_dict(envelope["data"])
+
+    async def send_test_event(
+        self,
+        webhook_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Delivery:
+        """Send a test event.
+
+        Sends a `webhook.test` event (`data`: `{webhookId, message}`) to this endpoint alone, whatever events
+        it subscribes to, signed and retried like any other. An endpoint that is disabled (`enabled: false`,
+        by you or by the service) is sent nothing: the request is refused with `400 INVALID_REQUEST` naming
+        `enabled`.
+
+        Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
+                form, is answered `404 WEBHOOK_NOT_FOUND`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
@@ -1942,22 +2554,15 @@ class AsyncUsage:
             BadRequestError: 400 `INVALID_REQUEST`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        query = {
-            "from": from_,
-            "to": to,
-            "granularity": granularity,
-            "userId": user_id,
-            "groupBy": group_by,
-            "agentId": agent_id,
-        }
-        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/test", "unsafe")
         envelope = await self._transport.request(spec, options)
-        return UsageReport.from_dict(envelope["data"])
+        return Delivery.from_dict(envelope["data"])
 
 
 class AsyncApiKeys:
@@ -2101,13 +2706,15 @@ class AsyncResources:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
-    usage: AsyncUsage
-    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+    webhook_endpoints: AsyncWebhookEndpoints
+    """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
+    (scope `webhooks:manage`).
+    """
     api_keys: AsyncApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
         self.users = AsyncUsers(transport)
-        self.usage = AsyncUsage(transport)
+        self.webhook_endpoints = AsyncWebhookEndpoints(transport)
         self.api_keys = AsyncApiKeys(transport)

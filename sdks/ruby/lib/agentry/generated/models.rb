@@ -412,6 +412,63 @@ module Agentry
       field :messages_deleted, "messagesDeleted", :integer, required: true
     end
 
+    # One attempt to deliver one event to the endpoint. What the endpoint answered is never shown beyond
+    # its status.
+    class Delivery < Agentry::Model
+      # @!attribute [r] id
+      #   The attempt's id: `dlv_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] event_id
+      #   The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat
+      #   it as opaque.
+      #   @return [String]
+      field :event_id, "eventId", :string, required: true
+
+      # @!attribute [r] event_type
+      #   The event's type. One of `agent.created`, `agent.updated`, `agent.status_changed`,
+      #   `agent.deleted`, `message.completed`, `message.failed`, `webhook.test`.
+      #   @return [String]
+      field :event_type, "eventType", :string, required: true
+
+      # @!attribute [r] attempt
+      #   1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries.
+      #   @return [Integer]
+      field :attempt, "attempt", :integer, required: true
+
+      # @!attribute [r] status
+      #   `pending` (waiting for its time, or being attempted), `succeeded` (the endpoint answered 2xx) or
+      #   `failed` (see `error`). One of `pending`, `succeeded`, `failed`.
+      #   @return [String]
+      field :status, "status", :string, required: true
+
+      # @!attribute [r] response_status
+      #   The HTTP status the endpoint answered; `null` when it gave none.
+      #   @return [Integer, nil]
+      field :response_status, "responseStatus", [:nullable, :integer], required: true
+
+      # @!attribute [r] duration_ms
+      #   How long the attempt took, in milliseconds; `null` while pending.
+      #   @return [Integer, nil]
+      field :duration_ms, "durationMs", [:nullable, :integer], required: true
+
+      # @!attribute [r] error
+      #   Why the attempt failed (a status, a timeout, a refused address); `null` unless failed.
+      #   @return [String, nil]
+      field :error, "error", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When the attempt was scheduled.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] next_attempt_at
+      #   Pending: when it is due. Failed: when its retry is due; `null` when none follows.
+      #   @return [Time, nil]
+      field :next_attempt_at, "nextAttemptAt", [:nullable, :time], required: true
+    end
+
     # One problem with one field of the request.
     class FieldIssue < Agentry::Model
       # @!attribute [r] field
@@ -698,214 +755,6 @@ module Agentry
       field :total_tokens, "totalTokens", :integer, required: true
     end
 
-    # One combination of the grouped dimensions, with its figures.
-    class UsageGroup < Agentry::Model
-      # @!attribute [r] agent_id
-      #   The group's agent; present when grouping by `agentId`.
-      #   @return [String, nil]
-      field :agent_id, "agentId", [:nullable, :string]
-
-      # @!attribute [r] user_id
-      #   The group's user id; present when grouping by `userId`; `null` for messages without one and for
-      #   erased users.
-      #   @return [String, nil]
-      field :user_id, "userId", [:nullable, :string]
-
-      # @!attribute [r] model
-      #   The group's model; present when grouping by `model`.
-      #   @return [String, nil]
-      field :model, "model", [:nullable, :string]
-
-      # @!attribute [r] api_key_id
-      #   The group's API key; present when grouping by `apiKeyId`.
-      #   @return [String, nil]
-      field :api_key_id, "apiKeyId", [:nullable, :string]
-
-      # @!attribute [r] messages
-      #   Every send, failed ones included.
-      #   @return [Integer]
-      field :messages, "messages", :integer, required: true
-
-      # @!attribute [r] errors
-      #   Sends that ended in an error (any code; cancelled ones are not errors).
-      #   @return [Integer]
-      field :errors, "errors", :integer, required: true
-
-      # @!attribute [r] input_tokens
-      #   Prompt tokens.
-      #   @return [Integer]
-      field :input_tokens, "inputTokens", :integer, required: true
-
-      # @!attribute [r] output_tokens
-      #   Reply tokens.
-      #   @return [Integer]
-      field :output_tokens, "outputTokens", :integer, required: true
-
-      # @!attribute [r] total_tokens
-      #   inputTokens + outputTokens.
-      #   @return [Integer]
-      field :total_tokens, "totalTokens", :integer, required: true
-
-      # @!attribute [r] latency_ms
-      #   From receipt to the complete reply, of completed sends.
-      #   @return [UsageGroupLatencyMs]
-      field :latency_ms, "latencyMs", "UsageGroupLatencyMs", required: true
-
-      # @!attribute [r] time_to_first_token_ms
-      #   From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
-      #   @return [UsageGroupTimeToFirstTokenMs]
-      field :time_to_first_token_ms, "timeToFirstTokenMs", "UsageGroupTimeToFirstTokenMs", required: true
-    end
-
-    # From receipt to the complete reply, of completed sends.
-    class UsageGroupLatencyMs < Agentry::Model
-      # @!attribute [r] p50
-      #   The median, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p50, "p50", [:nullable, :number], required: true
-
-      # @!attribute [r] p95
-      #   The 95th percentile, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p95, "p95", [:nullable, :number], required: true
-    end
-
-    # From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
-    class UsageGroupTimeToFirstTokenMs < Agentry::Model
-      # @!attribute [r] p50
-      #   The median, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p50, "p50", [:nullable, :number], required: true
-
-      # @!attribute [r] p95
-      #   The 95th percentile, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p95, "p95", [:nullable, :number], required: true
-    end
-
-    # Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles come
-    # from sketches.
-    class UsageReport < Agentry::Model
-      # @!attribute [r] from
-      #   The start of the range, rounded down to the granularity.
-      #   @return [Time]
-      field :from, "from", :time, required: true
-
-      # @!attribute [r] to
-      #   The end of the range, exclusive, rounded up to the granularity.
-      #   @return [Time]
-      field :to, "to", :time, required: true
-
-      # @!attribute [r] granularity
-      #   The width of the buckets, in UTC. One of `hour`, `day`.
-      #   @return [String]
-      field :granularity, "granularity", :string, required: true
-
-      # @!attribute [r] group_by
-      #   The dimensions asked for; absent without grouping. One of `agentId`, `userId`, `model`,
-      #   `apiKeyId`.
-      #   @return [Array<String>]
-      field :group_by, "groupBy", [:array, :string]
-
-      # @!attribute [r] buckets
-      #   Every bucket of the range, oldest first, zero-filled.
-      #   @return [Array<UsageReportBucketsItem>]
-      field :buckets, "buckets", [:array, "UsageReportBucketsItem"], required: true
-
-      # @!attribute [r] totals
-      #   The figures of the whole range.
-      #   @return [UsageReportTotals]
-      field :totals, "totals", "UsageReportTotals", required: true
-    end
-
-    # Every bucket of the range, oldest first, zero-filled.
-    class UsageReportBucketsItem < Agentry::Model
-      # @!attribute [r] start
-      #   The bucket's start, inclusive.
-      #   @return [Time]
-      field :start, "start", :time, required: true
-
-      # @!attribute [r] end
-      #   The bucket's end, exclusive.
-      #   @return [Time]
-      field :end, "end", :time, required: true
-
-      # @!attribute [r] groups
-      #   One group per combination seen in the bucket; without grouping, exactly one (zero-filled when
-      #   nothing was sent).
-      #   @return [Array<UsageGroup>]
-      field :groups, "groups", [:array, "UsageGroup"], required: true
-    end
-
-    # The figures of the whole range.
-    class UsageReportTotals < Agentry::Model
-      # @!attribute [r] messages
-      #   Every send, failed ones included.
-      #   @return [Integer]
-      field :messages, "messages", :integer, required: true
-
-      # @!attribute [r] errors
-      #   Sends that ended in an error (any code; cancelled ones are not errors).
-      #   @return [Integer]
-      field :errors, "errors", :integer, required: true
-
-      # @!attribute [r] input_tokens
-      #   Prompt tokens.
-      #   @return [Integer]
-      field :input_tokens, "inputTokens", :integer, required: true
-
-      # @!attribute [r] output_tokens
-      #   Reply tokens.
-      #   @return [Integer]
-      field :output_tokens, "outputTokens", :integer, required: true
-
-      # @!attribute [r] total_tokens
-      #   inputTokens + outputTokens.
-      #   @return [Integer]
-      field :total_tokens, "totalTokens", :integer, required: true
-
-      # @!attribute [r] latency_ms
-      #   From receipt to the complete reply, of completed sends.
-      #   @return [UsageReportTotalsLatencyMs]
-      field :latency_ms, "latencyMs", "UsageReportTotalsLatencyMs", required: true
-
-      # @!attribute [r] time_to_first_token_ms
-      #   From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
-      #   @return [UsageReportTotalsTimeToFirstTokenMs]
-      field :time_to_first_token_ms, "timeToFirstTokenMs", "UsageReportTotalsTimeToFirstTokenMs", required: true
-
-      # @!attribute [r] groups
-      #   The range's figures per group; present when grouping.
-      #   @return [Array<UsageGroup>]
-      field :groups, "groups", [:array, "UsageGroup"]
-    end
-
-    # From receipt to the complete reply, of completed sends.
-    class UsageReportTotalsLatencyMs < Agentry::Model
-      # @!attribute [r] p50
-      #   The median, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p50, "p50", [:nullable, :number], required: true
-
-      # @!attribute [r] p95
-      #   The 95th percentile, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p95, "p95", [:nullable, :number], required: true
-    end
-
-    # From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
-    class UsageReportTotalsTimeToFirstTokenMs < Agentry::Model
-      # @!attribute [r] p50
-      #   The median, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p50, "p50", [:nullable, :number], required: true
-
-      # @!attribute [r] p95
-      #   The 95th percentile, in ms; `null` without a completed send.
-      #   @return [Numeric, nil]
-      field :p95, "p95", [:nullable, :number], required: true
-    end
-
     # The UserErased object.
     class UserErased < Agentry::Model
       # @!attribute [r] user_id
@@ -922,6 +771,114 @@ module Agentry
       #   again, or a user with no messages).
       #   @return [Integer]
       field :messages_deleted, "messagesDeleted", :integer, required: true
+    end
+
+    # A webhook endpoint; its secret is never part of it.
+    class Webhook < Agentry::Model
+      # @!attribute [r] id
+      #   The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] url
+      #   Where deliveries are POSTed.
+      #   @return [String]
+      field :url, "url", :string, required: true
+
+      # @!attribute [r] events
+      #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   @return [Array<String>]
+      field :events, "events", [:array, :string], required: true
+
+      # @!attribute [r] description
+      #   Free text of its owner; empty when none was given.
+      #   @return [String]
+      field :description, "description", :string, required: true
+
+      # @!attribute [r] enabled
+      #   Whether events are delivered to it.
+      #   @return [Boolean]
+      field :enabled, "enabled", :boolean, required: true
+
+      # @!attribute [r] disabled_reason
+      #   Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null`
+      #   while it is enabled, or when its owner disabled it.
+      #   @return [String, nil]
+      field :disabled_reason, "disabledReason", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When it was created.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   When it last changed (an update, a rotation, a disabling).
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+    end
+
+    # The WebhookCreated object.
+    class WebhookCreated < Agentry::Model
+      # @!attribute [r] id
+      #   The endpoint's id: `whk_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] url
+      #   Where deliveries are POSTed.
+      #   @return [String]
+      field :url, "url", :string, required: true
+
+      # @!attribute [r] events
+      #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   @return [Array<String>]
+      field :events, "events", [:array, :string], required: true
+
+      # @!attribute [r] description
+      #   Free text of its owner; empty when none was given.
+      #   @return [String]
+      field :description, "description", :string, required: true
+
+      # @!attribute [r] enabled
+      #   Whether events are delivered to it.
+      #   @return [Boolean]
+      field :enabled, "enabled", :boolean, required: true
+
+      # @!attribute [r] disabled_reason
+      #   Why the service disabled it: it answered `410 Gone`, or every attempt failed for 5 days. `null`
+      #   while it is enabled, or when its owner disabled it.
+      #   @return [String, nil]
+      field :disabled_reason, "disabledReason", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When it was created.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   When it last changed (an update, a rotation, a disabling).
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+
+      # @!attribute [r] secret
+      #   The signing secret: `whsec_` and the base64 of 24 random bytes. Shown this once (on create and on
+      #   rotation); verify deliveries with it.
+      #   @return [String]
+      field :secret, "secret", :string, required: true
+    end
+
+    # The WebhookDeleted object.
+    class WebhookDeleted < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted endpoint's id: `whk_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
     end
   end
 end

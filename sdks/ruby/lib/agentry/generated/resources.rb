@@ -21,10 +21,11 @@ module Agentry
         @users ||= Users.new(@transport)
       end
 
-      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
-      # @return [Usage]
-      def usage
-        @usage ||= Usage.new(@transport)
+      # Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and
+      # delivery logs (scope `webhooks:manage`).
+      # @return [WebhookEndpoints]
+      def webhook_endpoints
+        @webhook_endpoints ||= WebhookEndpoints.new(@transport)
       end
 
       # Manage the account's API keys (scope `keys:manage`).
@@ -47,12 +48,6 @@ module Agentry
       # @return [Agents::Conversations]
       def conversations
         @conversations ||= Conversations.new(@transport)
-      end
-
-      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
-      # @return [Agents::Usage]
-      def usage
-        @usage ||= Usage.new(@transport)
       end
 
       # Create an agent.
@@ -665,66 +660,6 @@ module Agentry
           )
         end
       end
-
-      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
-      class Usage < Agentry::Resource
-        # Get an agent's usage.
-        #
-        # The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
-        # gives one group).
-        #
-        # Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
-        #
-        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-        # again has the same effect.
-        #
-        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
-        #   form, is answered `404 AGENT_NOT_FOUND`.
-        # @param from [Time, String] The start of the range, inclusive, rounded down to the granularity.
-        #   Default: `to` less 7 days.
-        # @param to [Time, String] The end of the range, exclusive, rounded up to the granularity; it may lie
-        #   in the future. Default: now.
-        # @param granularity [String, Symbol] The width of the buckets, in UTC. A range may cover at most 31
-        #   days of hours or 400 days of days. Server default: `day`. One of `hour`, `day`.
-        # @param user_id [String] Only the messages of this user id.
-        # @param group_by [String] What each bucket's groups are: any of `agentId`, `userId`, `model`,
-        #   `apiKeyId`, comma-separated. Unset: one group per bucket.
-        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-        #   `headers:`.
-        # @return [Models::UsageReport]
-        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
-        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
-        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
-        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
-        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
-        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
-        def get(
-          agent_id,
-          from: nil,
-          to: nil,
-          granularity: nil,
-          user_id: nil,
-          group_by: nil,
-          request_options: nil
-        )
-          query = {
-            "from" => from,
-            "to" => to,
-            "granularity" => granularity,
-            "userId" => user_id,
-            "groupBy" => group_by
-          }
-          api_request(
-            :get,
-            "/agents/#{path_segment(:agent_id, agent_id)}/usage",
-            type: "UsageReport",
-            safety: :idempotent,
-            query: query,
-            options: request_options
-          )
-        end
-      end
     end
 
     # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
@@ -764,66 +699,352 @@ module Agentry
       end
     end
 
-    # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
-    class Usage < Agentry::Resource
-      # Get the account's usage.
+    # Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and
+    # delivery logs (scope `webhooks:manage`).
+    class WebhookEndpoints < Agentry::Resource
+      # Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and
+      # delivery logs (scope `webhooks:manage`).
+      # @return [WebhookEndpoints::Deliveries]
+      def deliveries
+        @deliveries ||= Deliveries.new(@transport)
+      end
+
+      # Create a webhook endpoint.
       #
-      # The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
-      # rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
-      # each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A
-      # range longer than 31 days of hours or 400 days of days, or one that ends before it starts, is
-      # refused with `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays,
-      # with no user id.
+      # Registers a URL to receive the account's events, signed per Standard Webhooks (`webhook-id`,
+      # `webhook-timestamp`, `webhook-signature` headers; an HMAC-SHA256 with the endpoint's secret). The
+      # answer carries the secret (`whsec_…`), the only time it is shown: store it to verify deliveries. The
+      # URL is checked and its host resolved before anything is stored (see `url`). An account holds at most
+      # 20 endpoints; one more is `403 INSUFFICIENT_QUOTA`.
       #
-      # Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+      #
+      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
+      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      #
+      # @param url [String] Where deliveries are POSTed: an `https` URL of at most 2048 characters, without
+      #   credentials, whose host resolves only to public addresses (no loopback, private, link-local, CGNAT,
+      #   unique-local or cloud metadata address), which is checked now and again at each delivery; otherwise
+      #   `400 INVALID_REQUEST` naming `url`. A deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development
+      #   and tests only) also takes `http` and private addresses. Redirects are not followed.
+      # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
+      #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
+      #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
+      #   `agent.deleted`, `message.completed`, `message.failed`.
+      # @param description [String] Free text for you, at most 1000 characters, kept as sent; unset: empty.
+      # @param enabled [Boolean] Whether events are delivered to it; unset: `true`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::WebhookCreated]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def create(url:, events:, description: nil, enabled: nil, request_options: nil)
+        body = {}
+        body["url"] = url
+        body["events"] = events
+        body["description"] = description unless description.nil?
+        body["enabled"] = enabled unless enabled.nil?
+        api_request(
+          :post,
+          "/webhooks",
+          type: "WebhookCreated",
+          safety: :unsafe,
+          body: body,
+          options: request_options
+        )
+      end
+
+      # List webhook endpoints.
+      #
+      # Every endpoint of the account (at most 20), newest first, without their secrets.
+      #
+      # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
       #
       # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
       # again has the same effect.
       #
-      # @param from [Time, String] The start of the range, inclusive, rounded down to the granularity.
-      #   Default: `to` less 7 days.
-      # @param to [Time, String] The end of the range, exclusive, rounded up to the granularity; it may lie
-      #   in the future. Default: now.
-      # @param granularity [String, Symbol] The width of the buckets, in UTC. A range may cover at most 31
-      #   days of hours or 400 days of days. Server default: `day`. One of `hour`, `day`.
-      # @param user_id [String] Only the messages of this user id.
-      # @param group_by [String] What each bucket's groups are: any of `agentId`, `userId`, `model`,
-      #   `apiKeyId`, comma-separated. Unset: one group per bucket.
-      # @param agent_id [String] Only the messages to this agent.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
-      # @return [Models::UsageReport]
-      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @return [Array<Models::Webhook>]
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
-      def get(
-        from: nil,
-        to: nil,
-        granularity: nil,
-        user_id: nil,
-        group_by: nil,
-        agent_id: nil,
-        request_options: nil
-      )
-        query = {
-          "from" => from,
-          "to" => to,
-          "granularity" => granularity,
-          "userId" => user_id,
-          "groupBy" => group_by,
-          "agentId" => agent_id
-        }
+      def list(request_options: nil)
+        api_request(:get, "/webhooks", type: [:array, "Webhook"], safety: :idempotent, options: request_options)
+      end
+
+      # Get a webhook endpoint.
+      #
+      # One endpoint, without its secret.
+      #
+      # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
+      #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Webhook]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def get(webhook_id, request_options: nil)
         api_request(
           :get,
-          "/usage",
-          type: "UsageReport",
+          "/webhooks/#{path_segment(:webhook_id, webhook_id)}",
+          type: "Webhook",
           safety: :idempotent,
-          query: query,
           options: request_options
         )
+      end
+
+      # Update a webhook endpoint.
+      #
+      # Changes only the fields supplied. A new `url` is checked as on create. `enabled: false` stops
+      # deliveries (pending attempts fail, nothing stale arrives later); `enabled: true` resumes them and
+      # clears `disabledReason`.
+      #
+      # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
+      #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
+      # @param url [String] Where deliveries are POSTed: an `https` URL of at most 2048 characters, without
+      #   credentials, whose host resolves only to public addresses (no loopback, private, link-local, CGNAT,
+      #   unique-local or cloud metadata address), which is checked now and again at each delivery; otherwise
+      #   `400 INVALID_REQUEST` naming `url`. A deployment run with `ALLOW_PRIVATE_NETWORKS=true` (development
+      #   and tests only) also takes `http` and private addresses. Redirects are not followed.
+      # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
+      #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
+      #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
+      #   `agent.deleted`, `message.completed`, `message.failed`.
+      # @param description [String] Free text for you, at most 1000 characters, kept as sent.
+      # @param enabled [Boolean] `false` stops deliveries: its pending attempts fail and nothing more is
+      #   sent until it is `true` again, which also clears `disabledReason`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Webhook]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def update(webhook_id, url: nil, events: nil, description: nil, enabled: nil, request_options: nil)
+        body = {}
+        body["url"] = url unless url.nil?
+        body["events"] = events unless events.nil?
+        body["description"] = description unless description.nil?
+        body["enabled"] = enabled unless enabled.nil?
+        api_request(
+          :patch,
+          "/webhooks/#{path_segment(:webhook_id, webhook_id)}",
+          type: "Webhook",
+          safety: :idempotent,
+          body: body,
+          options: request_options
+        )
+      end
+
+      # Delete a webhook endpoint.
+      #
+      # Deletes the endpoint and its delivery log; nothing more is sent to it.
+      #
+      # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
+      #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::WebhookDeleted]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def delete(webhook_id, request_options: nil)
+        api_request(
+          :delete,
+          "/webhooks/#{path_segment(:webhook_id, webhook_id)}",
+          type: "WebhookDeleted",
+          safety: :idempotent,
+          options: request_options
+        )
+      end
+
+      # Rotate a webhook endpoint's secret.
+      #
+      # Gives the endpoint a new secret, shown this once. For 24 hours deliveries carry a signature by the
+      # previous secret as well (the `webhook-signature` header then holds two), so a receiver can switch
+      # without losing any; a second rotation within those hours retires the first secret at once. Not
+      # retried by the SDKs: each call makes a new secret.
+      #
+      # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+      #
+      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
+      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      #
+      # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
+      #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::WebhookCreated]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def rotate_secret(webhook_id, request_options: nil)
+        api_request(
+          :post,
+          "/webhooks/#{path_segment(:webhook_id, webhook_id)}/rotate-secret",
+          type: "WebhookCreated",
+          safety: :unsafe,
+          options: request_options
+        )
+      end
+
+      # Send a test event.
+      #
+      # Sends a `webhook.test` event (`data`: `{webhookId, message}`) to this endpoint alone, whatever
+      # events it subscribes to, signed and retried like any other. An endpoint that is disabled (`enabled:
+      # false`, by you or by the service) is sent nothing: the request is refused with `400 INVALID_REQUEST`
+      # naming `enabled`.
+      #
+      # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+      #
+      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
+      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      #
+      # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
+      #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Delivery]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def send_test_event(webhook_id, request_options: nil)
+        api_request(
+          :post,
+          "/webhooks/#{path_segment(:webhook_id, webhook_id)}/test",
+          type: "Delivery",
+          safety: :unsafe,
+          options: request_options
+        )
+      end
+
+      # Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and
+      # delivery logs (scope `webhooks:manage`).
+      class Deliveries < Agentry::Resource
+        # List an endpoint's deliveries.
+        #
+        # The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own,
+        # with the same `eventId`), newest first unless `order=asc`. What the endpoint answered is never shown
+        # beyond its status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just
+        # older than that one, `after=<id>` those just newer, presented in the list's order either way; the
+        # next page's cursor is the last item's id (`before` it when newest first, `after` it when oldest
+        # first). A cursor that is not an item of this list (unknown, or another endpoint's) is answered `400
+        # INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+        #
+        # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
+        #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
+        # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+        # @param before [String] Only deliveries older than this one (its id): the page just below it. The
+        #   next page of a `desc` list is `before` its last item's id. Not with `after`.
+        # @param after [String] Only deliveries newer than this one (its id): the page just above it. The next
+        #   page of an `asc` list is `after` its last item's id. Not with `before`.
+        # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+        #   either way. Server default: `desc`. One of `asc`, `desc`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Array<Models::Delivery>]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(webhook_id, limit: nil, before: nil, after: nil, order: nil, request_options: nil)
+          query = {"limit" => limit, "before" => before, "after" => after, "order" => order}
+          api_request(
+            :get,
+            "/webhooks/#{path_segment(:webhook_id, webhook_id)}/deliveries",
+            type: [:array, "Delivery"],
+            safety: :idempotent,
+            query: query,
+            options: request_options
+          )
+        end
+
+        # Redeliver an event.
+        #
+        # Schedules a new attempt, due now, of the event of one of the endpoint's deliveries: a new delivery
+        # id, the same event and `webhook-id`, so a receiver that has it already can tell. It is attempted
+        # once; a failure is not retried. An endpoint that is disabled (`enabled: false`, by you or by the
+        # service) is sent nothing: the request is refused with `400 INVALID_REQUEST` naming `enabled`.
+        #
+        # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+        #
+        # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
+        # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+        #
+        # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
+        #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
+        # @param delivery_id [String] A delivery's id (`dlv_…`), as the endpoint's delivery log lists it. An
+        #   id of another endpoint's delivery, or not of that form, is answered `404 DELIVERY_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::Delivery]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def redeliver(webhook_id, delivery_id, request_options: nil)
+          api_request(
+            :post,
+            "/webhooks/#{path_segment(:webhook_id, webhook_id)}/deliveries/#{path_segment(:delivery_id, delivery_id)}/redeliver",
+            type: "Delivery",
+            safety: :unsafe,
+            options: request_options
+          )
+        end
       end
     end
 
