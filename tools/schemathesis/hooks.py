@@ -6,7 +6,7 @@ import json
 import math
 import os
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import schemathesis
 
@@ -41,6 +41,8 @@ def before_call(context, case, kwargs):
         keep_history_rules(case.query, listed.get(key, set()))
     if (case.operation.method.upper(), case.operation.path) in WEBHOOK_WRITES:
         keep_webhook_rules(case.body, WEBHOOK_SINK)
+    if case.operation.method.upper() == "GET" and case.operation.path in USAGE_QUERIES and isinstance(case.query, dict):
+        keep_usage_rules(case.query, datetime.now(timezone.utc))
     if case.operation.method.upper() != "POST" or case.operation.path != "/v1/api-keys":
         return
     body = case.body
@@ -128,6 +130,52 @@ def keep_webhook_rules(body: object, sink: str) -> None:
     """Points a schema-valid `url` at the sink, leaving any schema violation (and every other field) as it is."""
     if isinstance(body, dict) and webhook_url_valid(body.get("url")):
         body["url"] = sink
+
+
+# The usage queries (decisions.md, "Usage analytics"): the range must end after it starts and span at most 31 days
+# of hours or 400 days of days; without `to` it ends now, without `from` it starts 7 days before its end. These
+# mirror the service's rules, which the descriptions state and no parameter schema can.
+USAGE_QUERIES = {"/v1/usage", "/v1/agents/{agentId}/usage"}
+USAGE_MAX_RANGE = {"hour": timedelta(days=31), "day": timedelta(days=400)}
+USAGE_BUCKET = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+
+
+def parse_time(value: object) -> datetime | None:
+    """An RFC 3339 time as the service reads it, or None for anything else (left for the service to refuse)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+def keep_usage_rules(query: dict, now: datetime) -> None:
+    """Makes a usage query's range one the service answers, leaving any schema violation in it.
+
+    A range that ends before it starts, or is longer than its granularity allows, gets a `to` one bucket after its
+    `from` (or, where that would leave the calendar, a `from` one bucket before its `to`).
+    """
+    granularity = query.get("granularity", "day")
+    if granularity not in USAGE_MAX_RANGE:
+        return
+    start, end = parse_time(query.get("from")), parse_time(query.get("to"))
+    if "from" in query and start is None or "to" in query and end is None:
+        return
+    if start is None:
+        return  # the default start, 7 days before the end, always makes a valid range
+    effective_end = end if end is not None else now
+    if timedelta(0) < effective_end - start <= USAGE_MAX_RANGE[granularity]:
+        return
+    bucket = USAGE_BUCKET[granularity]
+    try:
+        query["to"] = (start + bucket).isoformat()
+    except OverflowError:
+        if end is None:
+            del query["from"]
+        else:
+            query["from"] = (end - bucket).isoformat()
 
 
 @schemathesis.hook

@@ -1,10 +1,17 @@
 """The hooks' own rules, checked before the run relies on them."""
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from hooks import WEBHOOK_URL_PATTERN, future, keep_history_rules, keep_webhook_rules, webhook_url_valid
+from hooks import (
+    WEBHOOK_URL_PATTERN,
+    future,
+    keep_history_rules,
+    keep_usage_rules,
+    keep_webhook_rules,
+    webhook_url_valid,
+)
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 
@@ -102,3 +109,41 @@ def test_keeps_delivery_cursors_the_service_listed():
     query = {"after": "dlv_01JCZ3S8Q5M2T7V9X0B4D6F8H2"}
     keep_history_rules(query, {listed})
     assert query == {}
+
+
+def test_gives_an_empty_or_reversed_usage_range_an_end_one_bucket_after_its_start():
+    for to in ["2026-03-01T00:00:00Z", "2026-02-01T00:00:00Z"]:
+        query = {"granularity": "day", "from": "2026-03-01T00:00:00Z", "to": to}
+        keep_usage_rules(query, NOW)
+        assert parse(query["to"]) - parse(query["from"]) == timedelta(days=1)
+
+
+def test_shortens_a_usage_range_longer_than_its_granularity_allows():
+    query = {"granularity": "hour", "from": "2026-01-01T00:00:00Z", "to": "2026-03-01T00:00:00Z"}
+    keep_usage_rules(query, NOW)
+    assert parse(query["to"]) - parse(query["from"]) == timedelta(hours=1)
+    query = {"from": "2020-01-01T00:00:00Z"}  # to is now, more than 400 days later
+    keep_usage_rules(query, NOW)
+    assert parse(query["to"]) - parse(query["from"]) == timedelta(days=1)
+    query = {"from": "2030-01-01T00:00:00Z"}  # to is now, before from
+    keep_usage_rules(query, NOW)
+    assert "to" in query
+
+
+def test_moves_the_start_of_a_usage_range_at_the_end_of_the_calendar():
+    query = {"from": "9999-12-31T12:00:00+00:00", "to": "9999-12-31T06:00:00+00:00"}
+    keep_usage_rules(query, NOW)
+    assert parse(query["to"]) - parse(query["from"]) == timedelta(days=1)
+
+
+def test_leaves_valid_usage_ranges_and_what_the_schema_refuses_alone():
+    for query in [
+        {"granularity": "day", "from": "2026-03-01T00:00:00Z", "to": "2026-03-31T00:00:00Z"},
+        {"to": "2026-03-01T00:00:00Z"},
+        {"from": "2026-11-20T00:00:00Z"},
+        {"from": "yesterday", "to": "2026-03-01T00:00:00Z"},
+        {"granularity": "minute", "from": "2026-03-01T00:00:00Z", "to": "2026-03-01T00:00:00Z"},
+    ]:
+        before = dict(query)
+        keep_usage_rules(query, NOW)
+        assert query == before
