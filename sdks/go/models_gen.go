@@ -182,10 +182,14 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 404, true
 	case ErrorCodeAgentInactive:
 		return 409, true
+	case ErrorCodeIdempotencyKeyInUse:
+		return 409, true
 	case ErrorCodePayloadTooLarge:
 		return 413, true
 	case ErrorCodeUnsupportedMediaType:
 		return 415, true
+	case ErrorCodeIdempotencyKeyReused:
+		return 422, true
 	case ErrorCodeRateLimitExceeded:
 		return 429, true
 	case ErrorCodeInternalError:

@@ -41,9 +41,9 @@ type AgentService struct {
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Create(ctx context.Context, params CreateAgentParams, opts ...Option) (*Agent, error) {
 	body, err := marshalBody(params)
 	if err != nil {
@@ -177,9 +177,9 @@ func (s *AgentService) Get(ctx context.Context, agentID string, opts ...Option) 
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Update(ctx context.Context, agentID string, params UpdateAgentParams, opts ...Option) (*Agent, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -209,8 +209,8 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Option) (*AgentDeleted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -254,8 +254,9 @@ type AgentMessageService struct {
 // connection never made; not after a timeout, a broken connection or another 5xx.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 502 MODEL_ERROR, 503 AGENT_UNAVAILABLE.
+// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502 MODEL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *AgentMessageService) Send(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*Reply, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -486,8 +487,9 @@ func (s *AgentConversationService) List(ctx context.Context, agentID string, par
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or CONVERSATION_NOT_FOUND, 429
-// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or CONVERSATION_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *AgentConversationService) Delete(ctx context.Context, agentID string, conversationID string, opts ...Option) (*ConversationDeleted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -524,8 +526,8 @@ type UserService struct {
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) (*UserErased, error) {
 	userIDSegment, err := pathSegment("userID", userID)
 	if err != nil {
@@ -564,9 +566,9 @@ type WebhookEndpointService struct {
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) Create(ctx context.Context, params CreateWebhookParams, opts ...Option) (*WebhookCreated, error) {
 	body, err := marshalBody(params)
 	if err != nil {
@@ -638,9 +640,9 @@ func (s *WebhookEndpointService) Get(ctx context.Context, webhookID string, opts
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, params UpdateWebhookParams, opts ...Option) (*Webhook, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -668,8 +670,8 @@ func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, p
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE,
+// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, opts ...Option) (*WebhookDeleted, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -697,8 +699,8 @@ func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, o
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE,
+// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID string, opts ...Option) (*WebhookCreated, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -725,8 +727,9 @@ func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID str
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429
-// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) SendTestEvent(ctx context.Context, webhookID string, opts ...Option) (*Delivery, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -824,7 +827,8 @@ func (s *WebhookEndpointDeliveryService) List(ctx context.Context, webhookID str
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND or
-// DELIVERY_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// DELIVERY_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointDeliveryService) Redeliver(ctx context.Context, webhookID string, deliveryID string, opts ...Option) (*Delivery, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -862,8 +866,9 @@ type APIKeyService struct {
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 413 PAYLOAD_TOO_LARGE, 415
-// UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE, 413
+// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *APIKeyService) Create(ctx context.Context, params CreateAPIKeyParams, opts ...Option) (*APIKeyCreated, error) {
 	body, err := marshalBody(params)
 	if err != nil {
@@ -910,8 +915,8 @@ func (s *APIKeyService) List(ctx context.Context, opts ...Option) ([]APIKey, err
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option) (*APIKeyRevoked, error) {
 	keyIDSegment, err := pathSegment("keyID", keyID)
 	if err != nil {

@@ -80,6 +80,7 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
     ),
   };
   for (const each of Object.values(relays)) each.start();
+  const sweeper = sweepIdempotencyKeys(store, options.logger);
   return {
     routes: registryRoutes({
       store,
@@ -100,8 +101,42 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
       }
     },
     async close() {
+      await sweeper.stop();
       await Promise.all(Object.values(relays).map((each) => each.stop()));
       await store.close();
+    },
+  };
+}
+
+/** How often Idempotency-Key records whose 24 hours are over are removed, and how many at a time. */
+const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+const SWEEP_BATCH = 1000;
+
+/**
+ * Removes expired Idempotency-Key records in the background (lookups already ignore them; this only keeps the
+ * table small). Every registry instance sweeps; batches skip rows another is removing.
+ */
+function sweepIdempotencyKeys(store: RegistryStore, logger: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  const sweep = async () => {
+    try {
+      while ((await store.deleteExpiredIdempotencyKeys(SWEEP_BATCH)) === SWEEP_BATCH) {
+        // More remain: keep going.
+      }
+    } catch (error) {
+      logger.warn({ err: error }, "could not remove expired idempotency keys; trying again later");
+    }
+  };
+  const timer = setInterval(() => {
+    running ??= sweep().finally(() => {
+      running = null;
+    });
+  }, SWEEP_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

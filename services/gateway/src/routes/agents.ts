@@ -89,9 +89,22 @@ async function createAgent(input: HandlerInput): Promise<void> {
     { modelProvider: true, model: true },
   );
   const { agent } = await gateway.agents.createAgent(
-    { accountId: principal.accountId, spec: toAgentSpec(body) },
+    {
+      accountId: principal.accountId,
+      spec: toAgentSpec(body),
+      // The key's record is completed with the agent, in its transaction.
+      idempotencyKeyHash: ctx.state.idempotency?.keyHash ?? "",
+    },
     rpc,
   );
+  ctx.status = 201;
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+}
+
+/** A create replayed after its response was lost with its process: the agent as it is now. */
+async function replayCreatedAgent(input: HandlerInput, agentId: string): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
   ctx.status = 201;
   ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
 }
@@ -167,6 +180,7 @@ export const agentRoutes: Route[] = [
     scope: "agents:write",
     limit: "createPerMinute",
     handle: createAgent,
+    replayCreated: replayCreatedAgent,
   },
   { method: "GET", path: "/v1/agents", scope: "agents:read", limit: "listPerMinute", handle: listAgents },
   {

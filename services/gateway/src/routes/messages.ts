@@ -137,7 +137,7 @@ async function streamReply(
 
   ctx.respond = false;
   ctx.status = 200;
-  const stream = new EventStream(ctx.res);
+  const stream = new EventStream(ctx.res, undefined, ctx.state.idempotency?.recordEvent);
   stream.open();
   const streamClosed = gateway.metrics?.streamOpened("sse");
   let completed = false;

@@ -91,8 +91,10 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -235,8 +237,10 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -296,6 +300,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -357,9 +363,10 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
         # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
         # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
@@ -431,9 +438,10 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
         # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
         # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
@@ -647,6 +655,8 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -685,6 +695,8 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -739,8 +751,10 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -843,8 +857,10 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -881,6 +897,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -914,6 +932,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -948,6 +968,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1033,6 +1055,8 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1076,8 +1100,10 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1136,6 +1162,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
