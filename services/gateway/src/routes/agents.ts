@@ -1,4 +1,4 @@
-import { generationSettingsIssues, isId } from "@agentry/core";
+import { fallbackChoices, generationSettingsIssues, isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { readJsonBody } from "../http/body.js";
@@ -26,9 +26,22 @@ import {
 import type { HandlerInput, Route } from "./table.js";
 
 /** Generation settings (`temperature`, `maxTokens`) out of bounds are refused when written, not when used. */
-function checkGenerationSettings(settings: Record<string, unknown> | undefined): void {
+async function checkGenerationSettings(
+  input: HandlerInput,
+  settings: Record<string, unknown> | undefined,
+): Promise<void> {
   if (!settings) return;
   const details = generationSettingsIssues(settings as JsonObject);
+  // Each fallback is held to what the agent's own provider and model are: one this deployment can answer.
+  const fallbacks = details.length === 0 ? fallbackChoices(settings) : [];
+  const served = fallbacks.length > 0 ? await input.gateway.providers.get() : undefined;
+  if (served) {
+    fallbacks.forEach((fallback, index) => {
+      for (const issue of modelChoiceIssues(served, fallback, { modelProvider: true, model: true })) {
+        details.push({ ...issue, field: `settings.fallbacks[${index}].${issue.field}` });
+      }
+    });
+  }
   if (details.length > 0) {
     const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
     throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
@@ -82,7 +95,7 @@ async function createAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, []);
   const body = parseOrThrow(createAgentBody, raw, "request body");
-  checkGenerationSettings(body.settings);
+  await checkGenerationSettings(input, body.settings);
   await checkModelChoice(
     input,
     { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
@@ -145,7 +158,7 @@ async function updateAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, ["status"]);
   const { status, ...fields } = parseOrThrow(updateAgentBody, raw, "request body");
-  checkGenerationSettings(fields.settings);
+  await checkGenerationSettings(input, fields.settings);
   await checkModelChoice(
     input,
     { modelProvider: fields.modelProvider ?? null, model: fields.model ?? null },

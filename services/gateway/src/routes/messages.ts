@@ -102,7 +102,8 @@ async function sendMessage(input: HandlerInput): Promise<void> {
   if (body.stream === true) return streamReply(input, agent, request, options, body);
   try {
     const { reply } = await gateway.conversations.sendMessage(request, options);
-    await reportHealth(input, agent, null);
+    // A fallback's answer says nothing of the agent's own model.
+    if (!reply!.fallback) await reportHealth(input, agent, null);
     ctx.body = { success: true, data: presentReply(reply!) };
   } catch (error) {
     const failure = toAppError(error);
@@ -140,7 +141,7 @@ async function streamReply(
   const stream = new EventStream(ctx.res, undefined, ctx.state.idempotency?.recordEvent);
   stream.open();
   const streamClosed = gateway.metrics?.streamOpened("sse");
-  let completed = false;
+  let completed: "by the agent's model" | "by a fallback" | null = null;
   try {
     for (let next = first; !next.done; next = await events.next()) {
       const event = next.value.event;
@@ -154,12 +155,12 @@ async function streamReply(
       } else if (event.case === "delta") {
         stream.send("message.delta", { text: event.value.text });
       } else if (event.case === "completed") {
-        completed = true;
+        completed = event.value.fallback ? "by a fallback" : "by the agent's model";
         stream.send("message.completed", presentReply(event.value));
       }
     }
     if (!completed) throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
-    await reportHealth(input, agent, null);
+    if (completed === "by the agent's model") await reportHealth(input, agent, null);
   } catch (error) {
     const failure = toAppError(error);
     if (options.signal.aborted) {
