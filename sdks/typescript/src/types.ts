@@ -292,7 +292,7 @@ export interface AgentDeletedWebhookData {
   id: string;
 }
 
-/** The data of `message.failed`: a background message whose reply failed. */
+/** The data of `message.failed`: a send that ended with an error instead of a reply. */
 export interface MessageFailedWebhookData {
   agentId: string;
   messageId: string;

@@ -11,6 +11,7 @@ import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConversationContext } from "./context.js";
 import { CallDeadline } from "./deadline.js";
+import { messageCompleted, messageFailed } from "./events.js";
 import { MAX_HISTORY_TURNS } from "./history.js";
 import { buildPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
@@ -325,7 +326,10 @@ class Call {
     this.firstTokenMs ??= performance.now() - this.started;
   }
 
-  /** Stores the exchange and its call record in one transaction, and returns the reply. */
+  /**
+   * Stores the exchange, its call record and its `message.completed` event in one transaction, and returns the
+   * reply.
+   */
   async complete(result: ProviderResult): Promise<ReplyRecord> {
     const provider = this.provider!;
     // A reply that came whole (not streamed, or streamed without text) began when it arrived.
@@ -364,12 +368,14 @@ class Call {
         },
       },
       this.record("completed", null, { model: result.model, inputTokens, outputTokens, createdAt }),
+      this.ctx.events ? [messageCompleted(this.key.accountId, reply)] : [],
     );
     this.recorded = true;
     if (!saved) {
-      // The agent was deleted (and purged) while it was answering: nothing of it may remain.
+      // The agent was deleted (and purged) while it was answering: nothing of it may remain, no event either.
       throw new AppError("AGENT_NOT_FOUND", "The agent does not exist.");
     }
+    this.ctx.events?.written();
     const line = {
       provider: provider.name,
       model: reply.model,
@@ -387,8 +393,9 @@ class Call {
   }
 
   /**
-   * Records a call that stored no reply and returns the public error to end it with. Anything that is not an
-   * AppError is a bug: logged with its cause, answered as INTERNAL_ERROR.
+   * Records a call that stored no reply, with its `message.failed` event unless the caller went away, and returns
+   * the public error to end it with. Anything that is not an AppError is a bug: logged with its cause, answered as
+   * INTERNAL_ERROR.
    */
   async fail(error: unknown, outcome: Exclude<CallOutcome, "completed">): Promise<AppError> {
     const appError =
@@ -407,15 +414,15 @@ class Call {
     if (appError.code === "INTERNAL_ERROR") this.log.error({ ...fields, err: error }, "message failed");
     else if (outcome === "cancelled") this.log.info(fields, "message cancelled");
     else this.log.warn({ ...fields, error: appError.message }, "message failed");
+    const at = new Date();
+    const events =
+      this.ctx.events && outcome === "failed" ? [messageFailed(this.key, this.id, appError, at)] : [];
     try {
-      await this.ctx.store.recordCall(
-        this.record(outcome, appError, {
-          model: this.model,
-          inputTokens: 0,
-          outputTokens: 0,
-          createdAt: new Date(),
-        }),
+      const recorded = await this.ctx.store.recordCall(
+        this.record(outcome, appError, { model: this.model, inputTokens: 0, outputTokens: 0, createdAt: at }),
+        events,
       );
+      if (recorded && events.length > 0) this.ctx.events?.written();
     } catch (storeError) {
       // A database outage is in the store's own outage log; anything else is a bug.
       if (storeError instanceof AppError && storeError.code === "AGENT_UNAVAILABLE")

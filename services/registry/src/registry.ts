@@ -1,11 +1,17 @@
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
+import {
+  eachEvent,
+  type OutboxConsumer,
+  OutboxRelay,
+  type PublishEvents,
+  wholeBatches,
+} from "@agentry/outbox";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { eachEvent, type OutboxConsumer, OutboxRelay, wholeBatches } from "./outbox/relay.js";
-import { type PublishEvents, webhooksConsumer } from "./outbox/webhooks.js";
+import { webhooksConsumer } from "./outbox/webhooks.js";
 import { registryRoutes } from "./rpc/routes.js";
 import { openRegistryStore } from "./store/open.js";
-import type { OutboxChannel, RegistryStore } from "./store/types.js";
+import type { OutboxChannel, OutboxEvent, RegistryStore } from "./store/types.js";
 
 export interface Registry {
   routes: (router: ConnectRouter) => void;
@@ -14,7 +20,7 @@ export interface Registry {
    * Deliver outbox events to the other services, one relay per consumer: the purge of a deleted agent's
    * conversations, and every event to the webhooks service.
    */
-  relays: Record<OutboxChannel, OutboxRelay>;
+  relays: Record<OutboxChannel, OutboxRelay<OutboxEvent>>;
   /** Whether the store answers a trivial query: what readiness probes report. */
   ready(): Promise<boolean>;
   /** Stops the relays and closes the store; in-flight calls must have finished. */
@@ -53,21 +59,29 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
     "registry.store",
   );
   const { purgeAgent, webhooks } = options;
-  const relay = (channel: OutboxChannel, consumer: OutboxConsumer) =>
-    new OutboxRelay({
-      store,
-      logger: options.logger,
-      channel,
+  // Each channel keeps its own place in the one outbox, so one consumer being down holds up no other.
+  const relay = (channel: OutboxChannel, consumer: OutboxConsumer<OutboxEvent>) =>
+    new OutboxRelay<OutboxEvent>({
+      source: {
+        pending: (limit) => store.unpublishedEvents(channel, limit),
+        delivered: (events) =>
+          store.markEventsPublished(
+            channel,
+            events.map((event) => event.seq),
+          ),
+      },
       consumer,
+      logger: options.logger,
+      name: channel,
       ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
     });
-  const relays: Record<OutboxChannel, OutboxRelay> = {
+  const relays: Record<OutboxChannel, OutboxRelay<OutboxEvent>> = {
     conversation: relay(
       "conversation",
-      eachEvent({
-        "agent.deleted": purgeAgent
-          ? (event) => purgeAgent(event.accountId, event.agentId)
-          : () => Promise.reject(new Error("no conversation service is configured to purge deleted agents")),
+      eachEvent(async (event) => {
+        if (event.type !== "agent.deleted") return;
+        if (!purgeAgent) throw new Error("no conversation service is configured to purge deleted agents");
+        await purgeAgent(event.accountId, event.agentId);
       }),
     ),
     webhooks: relay(

@@ -608,11 +608,13 @@ const AgentDeletedData = z
 const MessageFailedData = z
   .object({
     agentId: id("agt", "The agent"),
-    messageId: id("msg", "The message whose reply failed"),
+    messageId: id("msg", "The id the reply would have had (a stream's `message.started` named it)"),
     code: z.enum(ERROR_CODES).meta({ description: "The error code, as in the error envelope." }),
     message: z.string(),
   })
-  .meta({ description: "Data of `message.failed`: a background message whose reply failed." });
+  .meta({
+    description: "Data of `message.failed`: a send whose reply failed, with the error its caller got.",
+  });
 
 const WebhookTestData = z
   .object({
@@ -640,13 +642,15 @@ export const WEBHOOK_EVENTS = [
     types: ["message.completed"],
     schemaId: "MessageCompletedEvent",
     dataSchemaId: "Reply",
-    description: "A reply completed; `data` is the reply object, as the send call returns it.",
+    description:
+      "A reply was completed and stored, streamed or not; `data` is the reply object, as the send call returns it.",
   },
   {
     types: ["message.failed"],
     schemaId: "MessageFailedEvent",
     dataSchemaId: "MessageFailedData",
-    description: "A background message's reply failed.",
+    description:
+      "A send failed: the call ended with an error instead of a reply (a caller that went away is no failure); `data` names the message and the error, as in the error envelope.",
   },
   {
     types: [TEST_EVENT_TYPE],

@@ -1,5 +1,6 @@
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import { presentReply as presentReplyView, type ReplyJson } from "@agentry/events";
 import { type Agent, AgentStatus, type Reply, type SendMessageRequest } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
@@ -14,9 +15,12 @@ import type { HandlerInput, Route } from "./table.js";
 /** The fields SendMessage and StreamMessage share. */
 type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent"> & { agent: Agent };
 
-/** The non-stream reply and the `message.completed` event's data (decisions.md, "Messages"). */
-export function presentReply(reply: Reply) {
-  return {
+/**
+ * The non-stream reply and the stream's `message.completed` event (decisions.md, "Messages"). The presentation is
+ * `@agentry/events`' own, which the conversation service's `message.completed` webhook events carry too.
+ */
+export function presentReply(reply: Reply): ReplyJson {
+  return presentReplyView({
     id: reply.id,
     agentId: reply.agentId,
     userId: reply.userId ?? null,
@@ -32,7 +36,7 @@ export function presentReply(reply: Reply) {
     },
     latencyMs: reply.latencyMs,
     createdAt: reply.createTime ? timestampDate(reply.createTime).toISOString() : new Date().toISOString(),
-  };
+  });
 }
 
 /**
