@@ -42,6 +42,7 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       secretsKey: config.webhooks.WEBHOOK_SECRETS_KEY,
       leaseMs: config.webhooks.WEBHOOK_LEASE_MS,
       concurrency: config.webhooks.WEBHOOK_CONCURRENCY,
+      logRetentionDays: config.webhooks.WEBHOOK_LOG_RETENTION_DAYS,
     });
     closers.push(() => webhooks.close());
     drains.push((graceMs) => webhooks.stopDeliveries(graceMs));

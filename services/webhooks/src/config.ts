@@ -32,6 +32,8 @@ export const webhooksEnvSchema = z.object({
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(15_000).default(60_000),
   /** Endpoints one process delivers to at once. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(16),
+  /** Days an event and its delivery log are kept once no attempt of it is pending. */
+  WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(10_000),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),

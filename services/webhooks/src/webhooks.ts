@@ -41,6 +41,8 @@ export interface BuildWebhooksOptions {
   leaseMs?: number;
   concurrency?: number;
   pollIntervalMs?: number;
+  /** WEBHOOK_LOG_RETENTION_DAYS: how long an event and its log are kept once nothing of it is pending. */
+  logRetentionDays?: number;
   /** Name resolution for endpoint URLs instead of the system's, for tests. */
   lookup?: Parameters<typeof guardedLookup>[1];
   /** The store's clock, for tests. */
@@ -85,9 +87,15 @@ export async function buildWebhooks(options: BuildWebhooksOptions): Promise<Webh
   });
   const delivering = options.worker ?? true;
   if (delivering) worker.start();
+  const sweeper = sweepExpiredEvents(
+    store,
+    logger,
+    options.logRetentionDays ?? DEFAULT_LOG_RETENTION_DAYS,
+    options.clock ?? Date.now,
+  );
   let stopped: Promise<void> | undefined;
   const stopDeliveries = (graceMs?: number) => {
-    stopped ??= worker.stop(graceMs);
+    stopped ??= Promise.all([worker.stop(graceMs), sweeper.stop()]).then(() => undefined);
     return stopped;
   };
   return {
@@ -106,6 +114,49 @@ export async function buildWebhooks(options: BuildWebhooksOptions): Promise<Webh
       await stopDeliveries();
       await outbound.close();
       await store.close();
+    },
+  };
+}
+
+const DEFAULT_LOG_RETENTION_DAYS = 30;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How often events past their retention are removed, and how many at a time. */
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+const SWEEP_BATCH = 1000;
+
+/**
+ * Removes, in the background, events (with their delivery log) older than the retention once no attempt of them
+ * is pending: message events carry users' words, which no store keeps longer than it needs them.
+ */
+function sweepExpiredEvents(
+  store: WebhookStore,
+  logger: Logger,
+  retentionDays: number,
+  clock: Clock,
+): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  const sweep = async () => {
+    const before = new Date(clock() - retentionDays * DAY_MS);
+    try {
+      while ((await store.deleteExpiredEvents(before, SWEEP_BATCH)) === SWEEP_BATCH) {
+        // More remain: keep going.
+      }
+    } catch (error) {
+      logger.warn({ err: error }, "could not remove expired webhook events; trying again later");
+    }
+  };
+  const tick = () => {
+    running ??= sweep().finally(() => {
+      running = null;
+    });
+  };
+  const timer = setInterval(tick, SWEEP_INTERVAL_MS);
+  timer.unref();
+  tick();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

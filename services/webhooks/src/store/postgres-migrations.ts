@@ -64,6 +64,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX deliveries_by_endpoint ON ${s}.deliveries (endpoint_id, id);
     `,
   },
+  {
+    version: 2,
+    name: "events expire",
+    // As SQLite's version 2.
+    sql: (s) => `
+      CREATE INDEX events_by_received ON ${s}.events (received_at);
+      CREATE INDEX deliveries_by_event ON ${s}.deliveries (event_id);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the webhooks schema. */

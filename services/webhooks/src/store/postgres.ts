@@ -198,6 +198,11 @@ function statements(s: string) {
     insertEvent: `INSERT INTO ${s}.events (id, account_id, type, data, created_at, received_at)
       VALUES ($1, $2, $3, $4, $5, $6)`,
     deleteEvents: `DELETE FROM ${s}.events WHERE id = ANY($1::text[])`,
+    // Rows another sweep holds are skipped; an event gaining a pending attempt meanwhile is rechecked under lock.
+    expiredEvents: `SELECT id FROM ${s}.events e WHERE received_at < $1
+        AND NOT EXISTS (SELECT 1 FROM ${s}.deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+      ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    deleteEventDeliveries: `DELETE FROM ${s}.deliveries WHERE event_id = ANY($1::text[])`,
     // As text: the driver would parse json, and every attempt must send the text as published.
     event: `SELECT id, account_id, type, data::text AS data, created_at FROM ${s}.events WHERE id = $1`,
     // Attempt numbers: one more than the endpoint's last attempt of the event; the endpoint's row is locked.
@@ -448,6 +453,18 @@ export class PostgresWebhookStore implements WebhookStore {
       // New events have no attempts yet, so their numbers need no lock: each is the first.
       await this.insertAttempts(client, attempts, now);
       return { accepted: inserted.length - untaken.length, deliveries: attempts.length };
+    });
+  }
+
+  async deleteExpiredEvents(before: Date, limit: number): Promise<number> {
+    return this.db.transaction(async (client) => {
+      const ids = (await client.query<{ id: string }>(this.sql.expiredEvents, [before, limit])).rows.map(
+        (r) => r.id,
+      );
+      if (ids.length === 0) return 0;
+      await client.query(this.sql.deleteEventDeliveries, [ids]);
+      await client.query(this.sql.deleteEvents, [ids]);
+      return ids.length;
     });
   }
 

@@ -60,6 +60,15 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX deliveries_by_endpoint ON deliveries (endpoint_id, id);
     `,
   },
+  {
+    version: 2,
+    name: "events expire",
+    // What the sweep of events past their retention reads: the oldest first, and each one's attempts.
+    sql: `
+      CREATE INDEX events_by_received ON events (received_at);
+      CREATE INDEX deliveries_by_event ON deliveries (event_id);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "webhooks", migrations: MIGRATIONS };

@@ -230,6 +230,13 @@ function prepareStatements(db: Database.Database) {
       "SELECT 1 FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1",
     ).pluck(),
     ping: prepare<[], number>("SELECT 1").pluck(),
+    expiredEvents: prepare<[string, number], string>(
+      `SELECT id FROM events e WHERE received_at < ?
+         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+       ORDER BY received_at LIMIT ?`,
+    ).pluck(),
+    deleteEventDeliveries: prepare<[string]>("DELETE FROM deliveries WHERE event_id = ?"),
+    deleteEvent: prepare<[string]>("DELETE FROM events WHERE id = ?"),
   };
 }
 
@@ -371,6 +378,15 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     return { accepted, deliveries };
   });
 
+  const deleteExpiredEvents = db.transaction((before: Date, limit: number) => {
+    const ids = sql.expiredEvents.all(iso(before.getTime()), limit);
+    for (const id of ids) {
+      sql.deleteEventDeliveries.run(id);
+      sql.deleteEvent.run(id);
+    }
+    return ids.length;
+  });
+
   const sendTestEvent = db.transaction((accountId: string, endpointId: string, event: EventRecord) => {
     const row = sql.endpoint.get(accountId, endpointId);
     if (!row) throw webhookNotFound(endpointId);
@@ -509,6 +525,9 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     },
     async publishEvents(events) {
       return events.length === 0 ? { accepted: 0, deliveries: 0 } : publishEvents.immediate(events);
+    },
+    async deleteExpiredEvents(before, limit) {
+      return deleteExpiredEvents.immediate(before, limit);
     },
     async sendTestEvent(accountId, endpointId, event) {
       return sendTestEvent.immediate(accountId, endpointId, event);

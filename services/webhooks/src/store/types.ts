@@ -156,6 +156,11 @@ export interface WebhookStore {
    */
   publishEvents(events: readonly EventRecord[]): Promise<{ accepted: number; deliveries: number }>;
   /**
+   * Removes up to `limit` events received before `before` with no attempt still pending, and their attempts
+   * (the delivery log's entries); how many events it removed.
+   */
+  deleteExpiredEvents(before: Date, limit: number): Promise<number>;
+  /**
    * Stores a `webhook.test` event and schedules its first attempt at this endpoint alone. Throws
    * WEBHOOK_NOT_FOUND, or INVALID_REQUEST (field `enabled`) when the endpoint is disabled.
    */

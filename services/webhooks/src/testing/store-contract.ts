@@ -238,6 +238,47 @@ export function webhookStoreContract(
       });
     });
 
+    describe("retention", () => {
+      it("removes events past their retention with their log, but never one with an attempt pending", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        await store.publishEvents([event(account)]);
+        const [first] = await claim();
+        await complete(first!, ok(), "w1", false);
+        await store.publishEvents([event(account)]);
+        const [second] = await claim();
+        // The second's retry stays pending, due later.
+        await complete(second!, fail(), "w1", false);
+        clock.advance(1_000);
+        const cutoff = new Date(clock.now());
+        await store.publishEvents([event(account)]);
+        expect(await store.deleteExpiredEvents(cutoff, 100)).toBe(1);
+        const left = await log(account, endpoint.id);
+        expect(left.map((entry) => entry.eventId)).not.toContain(first!.event.id);
+        expect(left.map((entry) => entry.eventId)).toContain(second!.event.id);
+        expect(await store.deleteExpiredEvents(cutoff, 100)).toBe(0);
+      });
+
+      it("removes at most `limit` events at a time, oldest first", async () => {
+        const account = newId("account");
+        await createEndpoint(account);
+        await store.publishEvents([event(account)]);
+        const [oldest] = await claim();
+        await complete(oldest!, ok(), "w1", false);
+        clock.advance(1000);
+        await store.publishEvents([event(account)]);
+        const [newer] = await claim();
+        await complete(newer!, ok(), "w1", false);
+        clock.advance(1000);
+        const cutoff = new Date(clock.now());
+        expect(await store.deleteExpiredEvents(cutoff, 1)).toBe(1);
+        const endpointId = (await store.listEndpoints(account))[0]!.id;
+        expect((await log(account, endpointId)).map((entry) => entry.eventId)).toEqual([newer!.event.id]);
+        expect(await store.deleteExpiredEvents(cutoff, 1)).toBe(1);
+        expect(await log(account, endpointId)).toEqual([]);
+      });
+    });
+
     describe("claiming and recording", () => {
       it("hands out the attempt with the event and the signing secrets, and records a success", async () => {
         const account = newId("account");
