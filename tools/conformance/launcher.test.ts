@@ -29,6 +29,7 @@ describe("the conformance launcher", () => {
     const { info } = launcher;
     expect(info.baseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     expect(info.controlURL).toBe(info.baseURL.replace(/\/v1$/, "/_conformance"));
+    expect(info.webhookURL).toBe(`${info.controlURL}/webhooks/sink`);
     expect(Object.keys(info.keys).sort()).toEqual([
       "full",
       "limited",
@@ -78,6 +79,31 @@ describe("the conformance launcher", () => {
     expect((await control("POST", "/provider/answer", "nope")).status).toBe(400);
     expect((await control("POST", "/provider/reset")).status).toBe(200);
     expect((await control("GET", "/nothing")).status).toBe(404);
+  });
+
+  it("names a webhook sink that takes the service's deliveries", async () => {
+    const { info } = launcher;
+    const send = (method: string, path: string, body?: unknown) =>
+      fetch(`${info.baseURL}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${info.keys.full}`, "content-type": "application/json" },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    const created = await send("POST", "/webhooks", { url: info.webhookURL, events: ["agent.deleted"] });
+    expect(created.status).toBe(201);
+    const endpoint = ((await created.json()) as { data: { id: string } }).data;
+    try {
+      expect((await send("POST", `/webhooks/${endpoint.id}/test`)).status).toBe(200);
+      let status = "pending";
+      for (let tries = 0; status === "pending" && tries < 100; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const listed = await (await send("GET", `/webhooks/${endpoint.id}/deliveries`)).json();
+        status = (listed as { data: { status: string; responseStatus: number | null }[] }).data[0]!.status;
+      }
+      expect(status).toBe("succeeded");
+    } finally {
+      await send("DELETE", `/webhooks/${endpoint.id}`);
+    }
   });
 
   it("serves the providers it is asked to, and names its data directory for the admin CLI", async () => {

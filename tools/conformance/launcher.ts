@@ -28,6 +28,8 @@ export interface LauncherInfo {
   baseURL: string;
   /** Test controls (request counts, scripted provider answers); see README.md. */
   controlURL: string;
+  /** A webhook endpoint URL that takes every delivery (204): the sink under `controlURL`. */
+  webhookURL: string;
   /** Plaintext API keys by name. */
   keys: Record<KeyName, string>;
   /** Account ids by name. */
@@ -190,6 +192,7 @@ export async function startLauncher(options: LauncherOptions = {}): Promise<Laun
   const info: LauncherInfo = {
     baseURL: `${origin}/v1`,
     controlURL: `${origin}/_conformance`,
+    webhookURL: `${origin}/_conformance/webhooks/sink`,
     keys: {
       full: (await key(main, "full", SCOPES)).secret,
       readOnly: (await key(main, "readOnly", ["agents:read"])).secret,
