@@ -196,9 +196,14 @@ module Agentry
       request["accept"] = accept
       request["authorization"] = "Bearer #{@api_key}"
       request["user-agent"] = "agentry-ruby/#{VERSION}"
-      unless body.nil?
+      if !body.nil?
         request["content-type"] = "application/json"
         request.body = JSON.generate(body)
+      elsif request.request_body_permitted?
+        # A POST without a body (rotate a secret, send a test event) is sent empty, as JSON rather than as the
+        # form Net::HTTP would otherwise name.
+        request["content-type"] = "application/json"
+        request.body = ""
       end
       extra_headers.each { |name, value| request[name] = value }
       request
