@@ -20,12 +20,13 @@ module Agentry
 
     private
 
-    # Sends a JSON request and returns the envelope's +field+ (+data+), or the whole body when +field+ is +nil+
-    # (then with its +data+ renamed +data_as+ when given), converted to +type+ (see Agentry::Model::Types).
+    # Sends a JSON request and returns the envelope's +field+ (+data+), or the whole body when +field+ is +nil+,
+    # converted to +type+ (see Agentry::Model::Types). With +data_as+, the result is the envelope with its +data+
+    # under that name (<tt>{"agent", "warnings"}</tt>).
     def api_request(method, path, type:, safety:, query: nil, body: nil, options: nil, field: "data", data_as: nil)
       envelope = @transport.json(method, path, safety: safety, query: query, body: wire_body(body), options: options)
       result = field ? envelope[field] : envelope
-      result = result.merge(data_as => result["data"]) if data_as && result.is_a?(Hash)
+      result = result.except("success", "data").merge(data_as => result["data"]) if data_as
       Model::Types.decode(type, result)
     end
 
