@@ -202,10 +202,14 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 404, true
 	case ErrorCodeAgentInactive:
 		return 409, true
+	case ErrorCodeIdempotencyKeyInUse:
+		return 409, true
 	case ErrorCodePayloadTooLarge:
 		return 413, true
 	case ErrorCodeUnsupportedMediaType:
 		return 415, true
+	case ErrorCodeIdempotencyKeyReused:
+		return 422, true
 	case ErrorCodeRateLimitExceeded:
 		return 429, true
 	case ErrorCodeInternalError:
@@ -241,8 +245,8 @@ type Agent struct {
 	// Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
 	Clients []AgentClient `json:"clients"`
 
-	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other
-	// keys are kept as given.
+	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+	// `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
 	Settings AgentSettings `json:"settings"`
 
 	// The AI model provider; `null`: the server's default, resolved when a message is sent.
@@ -298,8 +302,8 @@ type AgentDraft struct {
 	// Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
 	Clients []AgentClient `json:"clients"`
 
-	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other
-	// keys are kept as given.
+	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+	// `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
 	Settings AgentSettings `json:"settings"`
 
 	// The AI model provider; `null`: the server's default, resolved when a message is sent.
@@ -321,6 +325,12 @@ type AgentSettings struct {
 	// The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
 	MaxTokens Nullable[int] `json:"maxTokens,omitzero"`
 
+	// Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
+	// fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
+	// counts it. When every one fails, the agent's own failure is the answer. The agent's `status` reflects its
+	// own model only.
+	Fallbacks Nullable[[]AgentSettingsFallbacksItem] `json:"fallbacks,omitzero"`
+
 	// Extra holds the keys besides the fields above, as sent and received.
 	Extra map[string]any `json:"-"`
 }
@@ -328,15 +338,27 @@ type AgentSettings struct {
 // MarshalJSON encodes the fields, then the keys of Extra.
 func (v AgentSettings) MarshalJSON() ([]byte, error) {
 	type fields AgentSettings
-	return marshalWithExtra(fields(v), v.Extra, "temperature", "maxTokens")
+	return marshalWithExtra(fields(v), v.Extra, "temperature", "maxTokens", "fallbacks")
 }
 
 // UnmarshalJSON decodes the fields and keeps the other keys in Extra.
 func (v *AgentSettings) UnmarshalJSON(data []byte) error {
 	type fields AgentSettings
-	extra, err := unmarshalWithExtra(data, (*fields)(v), "temperature", "maxTokens")
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "temperature", "maxTokens", "fallbacks")
 	v.Extra = extra
 	return err
+}
+
+// AgentSettingsFallbacksItem is: Up to 3 models to answer with, in order, when the agent's own fails with a
+// 503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and `model` name the one
+// that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The
+// agent's `status` reflects its own model only.
+type AgentSettingsFallbacksItem struct {
+	// A provider this deployment serves, as for the agent's own `modelProvider`.
+	ModelProvider ModelProvider `json:"modelProvider"`
+
+	// The model, as the provider names it. Unset or `null`: the provider's default.
+	Model Nullable[string] `json:"model,omitzero"`
 }
 
 // APIKey is an API key; the secret is never part of it.

@@ -47,9 +47,9 @@ type AgentService struct {
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Create(ctx context.Context, params CreateAgentParams, opts ...Option) (*Agent, error) {
 	body, err := marshalBody(params)
 	if err != nil {
@@ -183,9 +183,9 @@ func (s *AgentService) Get(ctx context.Context, agentID string, opts ...Option) 
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Update(ctx context.Context, agentID string, params UpdateAgentParams, opts ...Option) (*Agent, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -215,8 +215,8 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Option) (*AgentDeleted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -259,9 +259,9 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImport, error) {
 	body, err := marshalBody(character)
 	if err != nil {
@@ -304,9 +304,9 @@ func (s *AgentService) ImportCharacter(ctx context.Context, character map[string
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImportPreview, error) {
 	query := url.Values{}
 	query.Set("dryRun", "true")
@@ -382,8 +382,9 @@ type AgentMessageService struct {
 // connection never made; not after a timeout, a broken connection or another 5xx.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 502 MODEL_ERROR, 503 AGENT_UNAVAILABLE.
+// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502 MODEL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *AgentMessageService) Send(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*Reply, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -678,8 +679,9 @@ func (s *AgentConversationService) ListAll(ctx context.Context, agentID string, 
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or CONVERSATION_NOT_FOUND, 429
-// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or CONVERSATION_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *AgentConversationService) Delete(ctx context.Context, agentID string, conversationID string, opts ...Option) (*ConversationDeleted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -749,8 +751,8 @@ func (s *UserService) Export(ctx context.Context, userID string, opts ...Option)
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) (*UserErased, error) {
 	userIDSegment, err := pathSegment("userID", userID)
 	if err != nil {
@@ -931,9 +933,9 @@ type WebhookEndpointService struct {
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) Create(ctx context.Context, params CreateWebhookParams, opts ...Option) (*WebhookCreated, error) {
 	body, err := marshalBody(params)
 	if err != nil {
@@ -1005,9 +1007,9 @@ func (s *WebhookEndpointService) Get(ctx context.Context, webhookID string, opts
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 413
-// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, params UpdateWebhookParams, opts ...Option) (*Webhook, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -1035,8 +1037,8 @@ func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, p
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE,
+// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, opts ...Option) (*WebhookDeleted, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -1064,8 +1066,8 @@ func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, o
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE,
+// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID string, opts ...Option) (*WebhookCreated, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -1092,8 +1094,9 @@ func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID str
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429
-// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) SendTestEvent(ctx context.Context, webhookID string, opts ...Option) (*Delivery, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -1223,7 +1226,8 @@ func (s *WebhookEndpointDeliveryService) ListAll(ctx context.Context, webhookID 
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND or
-// DELIVERY_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// DELIVERY_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *WebhookEndpointDeliveryService) Redeliver(ctx context.Context, webhookID string, deliveryID string, opts ...Option) (*Delivery, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -1261,8 +1265,9 @@ type APIKeyService struct {
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 413 PAYLOAD_TOO_LARGE, 415
-// UNSUPPORTED_MEDIA_TYPE, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE, 413
+// PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *APIKeyService) Create(ctx context.Context, params CreateAPIKeyParams, opts ...Option) (*APIKeyCreated, error) {
 	body, err := marshalBody(params)
 	if err != nil {
@@ -1309,8 +1314,8 @@ func (s *APIKeyService) List(ctx context.Context, opts ...Option) ([]APIKey, err
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
-// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option) (*APIKeyRevoked, error) {
 	keyIDSegment, err := pathSegment("keyID", keyID)
 	if err != nil {

@@ -38,7 +38,7 @@ type AgentDeletedWebhookData struct {
 	ID string `json:"id"`
 }
 
-// MessageFailedWebhookData is the data of message.failed: a background message whose reply failed.
+// MessageFailedWebhookData is the data of message.failed: a send that ended with an error instead of a reply.
 type MessageFailedWebhookData struct {
 	AgentID   string `json:"agentId"`
 	MessageID string `json:"messageId"`

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import schemathesis
@@ -36,6 +37,7 @@ def before_call(context, case, kwargs):
     a past one is refused with 400, which the schema, knowing no clock, calls valid. A cursor-paged list's query
     keeps the rules between its parameters (`keep_history_rules`). A webhook URL the schema accepts goes to the
     run's sink (`keep_webhook_rules`)."""
+    keep_idempotency_rules(case.headers)
     key = history_list_key(case)
     if key is not None and isinstance(case.query, dict):
         keep_history_rules(case.query, listed.get(key, set()))
@@ -48,6 +50,22 @@ def before_call(context, case, kwargs):
     body = case.body
     if isinstance(body, dict) and isinstance(body.get("expiresAt"), str):
         body["expiresAt"] = future(body["expiresAt"], datetime.now(timezone.utc))
+
+
+# Idempotency-Key (decisions.md, "Idempotency, background messages, resumable streams, fallbacks"): a key names
+# one request, and the same key with another request is refused with 422, which no schema can state. Every key the
+# schema accepts becomes a new one, so each generated request is the first of its key; keys the schema refuses
+# stay, for the service to refuse.
+IDEMPOTENCY_KEY = re.compile(r"^[\x20-\x7e]{1,255}$")
+
+
+def keep_idempotency_rules(headers: object) -> None:
+    if not isinstance(headers, dict):
+        return
+    for name in list(headers):
+        value = headers[name]
+        if name.lower() == "idempotency-key" and isinstance(value, str) and IDEMPOTENCY_KEY.fullmatch(value):
+            headers[name] = str(uuid.uuid4())
 
 
 # The cursor-paged lists (decisions.md, "Cursor pagination"): rules between parameters, and cursors that must be

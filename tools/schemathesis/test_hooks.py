@@ -8,6 +8,7 @@ from hooks import (
     WEBHOOK_URL_PATTERN,
     future,
     keep_history_rules,
+    keep_idempotency_rules,
     keep_usage_rules,
     keep_webhook_rules,
     webhook_url_valid,
@@ -147,3 +148,15 @@ def test_leaves_valid_usage_ranges_and_what_the_schema_refuses_alone():
         before = dict(query)
         keep_usage_rules(query, NOW)
         assert query == before
+
+
+def test_gives_every_valid_idempotency_key_a_new_value_and_leaves_invalid_ones():
+    headers = {"Idempotency-Key": "same", "X-Request-Id": "r"}
+    keep_idempotency_rules(headers)
+    first = headers["Idempotency-Key"]
+    keep_idempotency_rules(headers)
+    assert headers["Idempotency-Key"] != first and headers["X-Request-Id"] == "r"
+    for bad in ["", "a" * 256, "caf\u00e9", "tab\there", "newline\n"]:
+        headers = {"idempotency-key": bad}
+        keep_idempotency_rules(headers)
+        assert headers == {"idempotency-key": bad}

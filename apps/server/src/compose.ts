@@ -2,8 +2,9 @@ import { buildConversation } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
 import { Metrics, rpcInterceptors } from "@agentry/observability";
+import { publishWith } from "@agentry/outbox";
 import { ConversationService, WebhookService } from "@agentry/proto";
-import { buildRegistry, publishWith } from "@agentry/registry";
+import { buildRegistry } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
 import { buildWebhooks } from "@agentry/webhooks";
 import { createClient, type Transport } from "@connectrpc/connect";
@@ -18,7 +19,8 @@ export interface Server extends Gateway {
  * The all-in-one composition root. Each service whose URL is not configured (REGISTRY_URL, CONVERSATION_URL,
  * WEBHOOKS_URL) runs inside this process and is called through the in-process transport (no sockets, no
  * encoding); with a URL, the same clients speak HTTP/2 to the service elsewhere. An embedded webhooks service
- * delivers from this process too, until SIGTERM (`drain`).
+ * delivers from this process too, until SIGTERM (`drain`). The embedded registry and conversation service publish
+ * their events to the webhooks service this process uses, embedded or not.
  */
 export async function composeServer(config: ServerConfig, logger: Logger): Promise<Server> {
   const { gateway: gatewayConfig } = config;
@@ -28,33 +30,6 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
   const metrics = gatewayConfig.METRICS_PORT === undefined ? undefined : new Metrics();
   const calls = rpcInterceptors("client", metrics);
   const served = rpcInterceptors("server", metrics);
-
-  let conversationTransport: Transport;
-  if (config.conversation) {
-    const conversation = await buildConversation({
-      dataDir: config.dataDir,
-      databaseUrl: config.databaseUrl,
-      logger: logger.child({ component: "conversation" }),
-      providers: config.conversation.providers,
-      contextTokenBudget: config.conversation.contextTokenBudget,
-      ...(metrics ? { metrics } : {}),
-    });
-    closers.push(() => conversation.close());
-    conversationTransport = createInProcessTransport(conversation.routes, {
-      serverInterceptors: servedInterceptors(logger, served),
-      clientInterceptors: calls,
-    });
-    dependencies.conversation = conversation.ready;
-  } else {
-    const remote = remoteService({
-      url: gatewayConfig.CONVERSATION_URL!,
-      name: "conversation service",
-      logger,
-      interceptors: calls,
-    });
-    conversationTransport = remote.transport;
-    dependencies.conversation = remote.ready;
-  }
 
   let webhooksTransport: Transport;
   if (config.webhooks) {
@@ -75,11 +50,14 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       clientInterceptors: calls,
     });
     dependencies.webhooks = webhooks.ready;
-    if (gatewayConfig.REGISTRY_URL) {
-      // A registry elsewhere publishes to its own WEBHOOKS_URL; nothing can reach a service embedded here.
+    // A registry or conversation service elsewhere publishes to its own WEBHOOKS_URL; nothing can reach a
+    // webhooks service embedded here.
+    const elsewhere = (["REGISTRY_URL", "CONVERSATION_URL"] as const).filter((name) => gatewayConfig[name]);
+    if (elsewhere.length > 0) {
       logger.warn(
-        "REGISTRY_URL is set but WEBHOOKS_URL is not: the embedded webhooks service gets no agent events; " +
-          "set WEBHOOKS_URL to the webhooks service that registry publishes to",
+        `${elsewhere.join(" and ")} ${elsewhere.length > 1 ? "are" : "is"} set but WEBHOOKS_URL is not: the ` +
+          "embedded webhooks service gets no events from services elsewhere; " +
+          "set WEBHOOKS_URL to the webhooks service they publish to",
       );
     }
   } else {
@@ -91,6 +69,35 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
     });
     webhooksTransport = remote.transport;
     dependencies.webhooks = remote.ready;
+  }
+  const webhooksClient = createClient(WebhookService, webhooksTransport);
+
+  let conversationTransport: Transport;
+  if (config.conversation) {
+    const conversation = await buildConversation({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      logger: logger.child({ component: "conversation" }),
+      providers: config.conversation.providers,
+      contextTokenBudget: config.conversation.contextTokenBudget,
+      ...(metrics ? { metrics } : {}),
+      webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
+    });
+    closers.push(() => conversation.close());
+    conversationTransport = createInProcessTransport(conversation.routes, {
+      serverInterceptors: servedInterceptors(logger, served),
+      clientInterceptors: calls,
+    });
+    dependencies.conversation = conversation.ready;
+  } else {
+    const remote = remoteService({
+      url: gatewayConfig.CONVERSATION_URL!,
+      name: "conversation service",
+      logger,
+      interceptors: calls,
+    });
+    conversationTransport = remote.transport;
+    dependencies.conversation = remote.ready;
   }
 
   let registryTransport: Transport;
@@ -113,9 +120,7 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
         await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS });
       },
       webhooks: {
-        publish: publishWith(createClient(WebhookService, webhooksTransport), {
-          timeoutMs: gatewayConfig.RPC_TIMEOUT_MS,
-        }),
+        publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }),
         publicBaseUrl: gatewayConfig.PUBLIC_BASE_URL,
       },
     });
@@ -144,8 +149,8 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
     drain: async (graceMs) => {
       await Promise.all(drains.map((drain) => drain(graceMs)));
     },
-    // The gateway first (its last batch of key uses goes to the registry), then the registry, then the webhooks
-    // and conversation services, which the registry's outbox calls.
+    // The gateway first (its last batch of key uses goes to the registry), then the registry, then the
+    // conversation service (which the registry's outbox calls), then the webhooks service, which both publish to.
     close: async () => {
       await gateway.close();
       for (const close of closers.reverse()) await close();

@@ -117,6 +117,30 @@ describe("two gateways sharing Redis", () => {
     expect(listed.pagination.total).toBe(100);
   });
 
+  it("create once for simultaneous duplicates of an Idempotency-Key sent through both", async () => {
+    const { key } = await tenant(HIGH);
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/v1/agents`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${key}`,
+            "content-type": "application/json",
+            "idempotency-key": "one-create",
+          },
+          body: JSON.stringify({ name: "once" }),
+        }),
+      ),
+    );
+    const fresh = responses.filter((res) => res.status === 201 && !res.headers.get("idempotent-replayed"));
+    expect(fresh).toHaveLength(1);
+    expect(responses.every((res) => res.status === 201 || res.status === 409)).toBe(true);
+    const listed = (await (await call(a, key, "GET", "/v1/agents?limit=1")).json()) as {
+      pagination: { total: number };
+    };
+    expect(listed.pagination.total).toBe(1);
+  });
+
   it("refuse a key revoked through one of them on both within a second", async () => {
     const { key } = await tenant(HIGH);
     const created = (await (await call(a, key, "POST", "/v1/api-keys", { name: "victim" })).json()) as {

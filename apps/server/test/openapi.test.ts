@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ACCEPTED_MODEL_PROVIDERS } from "@agentry/characters";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
@@ -1025,6 +1026,57 @@ describe("every authenticated operation", () => {
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });
       expect(form.status).toBe(415);
+    }
+  });
+});
+
+describe("every write operation", () => {
+  it("answers 409 IDEMPOTENCY_KEY_IN_USE and 422 IDEMPOTENCY_KEY_REUSED as documented", async () => {
+    const params = {
+      agentId: MISSING_AGENT,
+      keyId: MISSING_KEY,
+      conversationId: MISSING_CONVERSATION,
+      userId: "nobody",
+      webhookId: MISSING_WEBHOOK,
+      deliveryId: MISSING_DELIVERY,
+    };
+    const { idempotency } = h.gateway.context;
+    for (const route of ROUTES.filter((r) => r.method !== "GET")) {
+      const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
+      const operationId = op.operationId as string;
+      const url = route.path.replace(/:(\w+)/g, (_, name: string) => params[name as keyof typeof params]);
+      const body = route.method === "DELETE" ? "" : JSON.stringify({ name: "x" });
+      const fingerprint = createHash("sha256").update(`${route.method} ${url}\n${body}`).digest("hex");
+      // Another request holds each key: one the same as the call, one different.
+      const [running, other] = [`running ${operationId}`, `other ${operationId}`];
+      for (const [key, print] of [
+        [running, fingerprint],
+        [other, "another request"],
+      ] as const) {
+        await idempotency.beginRequest({
+          accountId: tenant.accountId,
+          keyHash: createHash("sha256").update(key).digest("hex"),
+          fingerprint: print,
+          leaseMs: 60_000n,
+        });
+      }
+      const options = {
+        params,
+        ...(route.method === "DELETE" ? {} : { rawBody: body }),
+        headers: { "content-type": "application/json" },
+      };
+      const inUse = await call(operationId, {
+        ...options,
+        headers: { ...options.headers, "Idempotency-Key": running },
+      });
+      expect(inUse.status, operationId).toBe(409);
+      expect((inUse.body as { error: { code: string } }).error.code).toBe("IDEMPOTENCY_KEY_IN_USE");
+      const reused = await call(operationId, {
+        ...options,
+        headers: { ...options.headers, "Idempotency-Key": other },
+      });
+      expect(reused.status, operationId).toBe(422);
+      expect((reused.body as { error: { code: string } }).error.code).toBe("IDEMPOTENCY_KEY_REUSED");
     }
   });
 });

@@ -2,11 +2,12 @@ import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@
 import { Receiver, verify } from "@agentry/webhooks/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Harness, PUBLIC_BASE_URL, startHarness, type Tenant } from "./harness.js";
+import { parseEventStream } from "./sse.js";
 
 /*
- * Agent events through the whole all-in-one server: the registry writes them to its outbox with each change,
- * its relay publishes them to the embedded webhooks service, whose worker POSTs them to a receiver that verifies
- * every one with the `standardwebhooks` package.
+ * Events through the whole all-in-one server: the registry writes agent events to its outbox with each change,
+ * the conversation service message events with each send, their relays publish them to the embedded webhooks
+ * service, whose worker POSTs them to a receiver that verifies every one with the `standardwebhooks` package.
  */
 
 let openai: FakeProviderServer<OpenAIChatBody>;
@@ -50,6 +51,8 @@ async function subscribe(tenant: Tenant, events: string[]) {
   return {
     /** Every event the path received, verified; throws on a bad signature. */
     events: () => receiver.at(path).map((received) => verify(received, secret) as Event),
+    /** The raw bodies, as they arrived. */
+    bodies: () => receiver.at(path).map((received) => received.body),
   };
 }
 
@@ -150,5 +153,84 @@ describe("agent events", () => {
     });
     expect(disabled.events()).toEqual([]);
     expect(theirs.events()).toEqual([]);
+  });
+});
+
+describe("message events", () => {
+  async function streamed(tenant: Tenant, agentId: string, text: string) {
+    const res = await fetch(`${h.url}/v1/agents/${agentId}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ text, stream: true }),
+    });
+    return parseEventStream(await res.text()).events;
+  }
+
+  it("message.completed carries the reply object exactly as the send answered it, unary and streamed", async () => {
+    const tenant = await h.tenant();
+    const completed = await subscribe(tenant, ["message.completed"]);
+    const agent = await api<{ id: string }>(tenant, "POST", "/v1/agents", { name: "Dee" });
+    const id = agent.body.data.id;
+
+    openai.reply("Hello there.");
+    const sent = await api<Record<string, unknown>>(tenant, "POST", `/v1/agents/${id}/messages`, {
+      text: "Hi",
+      userId: "u1",
+      roomId: "r1",
+    });
+    expect(sent.status).toBe(200);
+    openai.reply("Once upon a time");
+    const stream = await streamed(tenant, id, "A story?");
+    const streamCompleted = stream.find((event) => event.event === "message.completed")!.data;
+
+    await expect.poll(() => completed.events().length, { timeout: 15_000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const events = completed.events();
+    expect(events.map((e) => e.type)).toEqual(["message.completed", "message.completed"]);
+    for (const event of events) expect(event.id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(events[0]!.data).toEqual(sent.body.data);
+    expect(events[0]!.createdAt).toBe(sent.body.data.createdAt);
+    expect(events[1]!.data).toEqual(streamCompleted);
+    expect(events[1]!.data).toMatchObject({ text: "Once upon a time", userId: null, roomId: null });
+    // Byte for byte: the delivered body holds the reply's JSON as the API wrote it.
+    expect(completed.bodies()[0]).toContain(`"data":${JSON.stringify(sent.body.data)}`);
+  });
+
+  it("message.failed names the message and the error the caller got when the provider fails", async () => {
+    const tenant = await h.tenant();
+    const failed = await subscribe(tenant, ["message.failed"]);
+    const completed = await subscribe(tenant, ["message.completed"]);
+    const agent = await api<{ id: string }>(tenant, "POST", "/v1/agents", { name: "Eve" });
+    const id = agent.body.data.id;
+
+    openai.failWith(500);
+    const unary = await h.request<{ error: { code: string; message: string } }>(
+      "POST",
+      `/v1/agents/${id}/messages`,
+      { key: tenant.key, body: { text: "Hi" } },
+    );
+    expect(unary.status).toBe(503);
+    openai.reply("one two three four", { cutAfter: 2 });
+    const stream = await streamed(tenant, id, "Hi again");
+    const started = stream.find((event) => event.event === "message.started")!.data as { id: string };
+    const error = stream.find((event) => event.event === "error")!.data as { code: string; message: string };
+
+    await expect.poll(() => failed.events().length, { timeout: 15_000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const events = failed.events();
+    expect(events.map((e) => e.type)).toEqual(["message.failed", "message.failed"]);
+    expect(events[0]!.data).toEqual({
+      agentId: id,
+      messageId: expect.stringMatching(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/),
+      code: "AGENT_UNAVAILABLE",
+      message: unary.body.error.message,
+    });
+    expect(events[1]!.data).toEqual({
+      agentId: id,
+      messageId: started.id,
+      code: error.code,
+      message: error.message,
+    });
+    expect(completed.events()).toEqual([]);
   });
 });

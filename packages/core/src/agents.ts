@@ -41,6 +41,7 @@ export function exceedsCharacters(text: string, max: number): boolean {
  * Agent `settings` that tune generation, and their bounds:
  * - `settings.temperature`: number from 0 to 2 inclusive; unset leaves the provider's default.
  * - `settings.maxTokens`: integer from 1 to 8192 inclusive, the most tokens a reply may have; default 1024.
+ * - `settings.fallbacks`: the models to answer with when the agent's own fails (`fallbackIssues`).
  * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.
  */
 export const GENERATION_BOUNDS = {
@@ -67,7 +68,66 @@ export function generationSettingsIssues(
       issues.push({ field: "settings.maxTokens", issue: `must be an integer from ${min} to ${max}` });
     }
   }
+  issues.push(...fallbackIssues(settings?.fallbacks));
   return issues;
+}
+
+/** A model to answer with when the agent's own fails (`settings.fallbacks`); a null model is the provider's default. */
+export interface FallbackChoice {
+  modelProvider: ProviderName;
+  model: string | null;
+}
+
+/**
+ * `settings.fallbacks`: at most this many `{modelProvider, model?}`, tried in order when the agent's own model fails
+ * with a 503-class error (decisions.md, "Idempotency, background messages, resumable streams, fallbacks").
+ */
+export const FALLBACK_MAX_ITEMS = 3;
+
+function fallbackIssues(fallbacks: unknown): { field: string; issue: string }[] {
+  if (fallbacks == null) return [];
+  const field = "settings.fallbacks";
+  if (!Array.isArray(fallbacks) || fallbacks.length > FALLBACK_MAX_ITEMS) {
+    return [
+      { field, issue: `must be an array of at most ${FALLBACK_MAX_ITEMS} {modelProvider, model} objects` },
+    ];
+  }
+  const issues: { field: string; issue: string }[] = [];
+  fallbacks.forEach((item: unknown, index) => {
+    const at = `${field}[${index}]`;
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      issues.push({ field: at, issue: "must be an object {modelProvider, model}" });
+      return;
+    }
+    const { modelProvider, model, ...rest } = item as Record<string, unknown>;
+    if (typeof modelProvider !== "string" || !isProviderName(modelProvider)) {
+      issues.push({ field: `${at}.modelProvider`, issue: `must be one of ${PROVIDER_NAMES.join(", ")}` });
+    }
+    if (
+      model != null &&
+      (typeof model !== "string" ||
+        model.trim() === "" ||
+        exceedsCharacters(model, AGENT_BOUNDS.modelMaxLength))
+    ) {
+      issues.push({
+        field: `${at}.model`,
+        issue: `must be 1 to ${AGENT_BOUNDS.modelMaxLength} characters, or null`,
+      });
+    }
+    for (const name of Object.keys(rest))
+      issues.push({ field: `${at}.${name}`, issue: "is not a known field" });
+  });
+  return issues;
+}
+
+/** The fallbacks of settings that passed `generationSettingsIssues`, in order; none when unset. */
+export function fallbackChoices(settings: Readonly<Record<string, unknown>> | undefined): FallbackChoice[] {
+  const fallbacks = settings?.fallbacks;
+  if (!Array.isArray(fallbacks)) return [];
+  return fallbacks.map((item) => {
+    const { modelProvider, model } = item as { modelProvider: ProviderName; model?: string | null };
+    return { modelProvider, model: model ?? null };
+  });
 }
 
 /**

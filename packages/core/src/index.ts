@@ -1,6 +1,9 @@
 export {
   AGENT_BOUNDS,
   exceedsCharacters,
+  FALLBACK_MAX_ITEMS,
+  type FallbackChoice,
+  fallbackChoices,
   GENERATION_BOUNDS,
   generationSettingsIssues,
   isProviderName,

@@ -8,7 +8,14 @@ export {
   agentEventData,
   presentAgent,
 } from "./agent.js";
-export type { MessageFailedData } from "./messages.js";
+export {
+  type MessageFailedData,
+  messageCompletedData,
+  messageFailedData,
+  presentReply,
+  type ReplyJson,
+  type ReplyView,
+} from "./messages.js";
 export {
   type EventType,
   isPublishedEventType,

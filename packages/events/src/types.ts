@@ -3,7 +3,7 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * The event types services publish for webhooks (decisions.md, "Webhooks"). The registry publishes the agent
- * events; the conversation service is to publish the message events through the same PublishEvents call.
+ * events, the conversation service the message events, both through PublishEvents.
  */
 export const PUBLISHED_EVENT_TYPES = [
   "agent.created",

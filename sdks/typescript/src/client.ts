@@ -2,6 +2,9 @@ import { checkNumber, type Fetch, readEnv, Transport } from "./core.js";
 import { AgentryError } from "./errors.js";
 import { Agents } from "./resources/agents.js";
 import { ApiKeys } from "./resources/api-keys.js";
+import { AccountUsage } from "./resources/usage.js";
+import { Users } from "./resources/users.js";
+import { WebhookEndpoints } from "./resources/webhook-endpoints.js";
 import type { RateLimitInfo } from "./types.js";
 import { type Webhooks, webhooks } from "./webhooks.js";
 
@@ -54,6 +57,12 @@ export class Agentry {
   readonly agents: Agents;
   /** The account's API keys (scope `keys:manage`). */
   readonly apiKeys: ApiKeys;
+  /** A user's data across every agent: export and erasure. */
+  readonly users: Users;
+  /** The account's usage figures (scope `usage:read`). */
+  readonly usage: AccountUsage;
+  /** Where the service sends its events, and their delivery logs (scope `webhooks:manage`). */
+  readonly webhookEndpoints: WebhookEndpoints;
   /** Verification of webhook deliveries; the same as the `webhooks` export, which needs no client. */
   readonly webhooks: Webhooks = webhooks;
   /** The API's address in use, without a trailing slash. */
@@ -108,6 +117,9 @@ export class Agentry {
     });
     this.agents = new Agents(this.#transport);
     this.apiKeys = new ApiKeys(this.#transport);
+    this.users = new Users(this.#transport);
+    this.usage = new AccountUsage(this.#transport);
+    this.webhookEndpoints = new WebhookEndpoints(this.#transport);
   }
 
   /**

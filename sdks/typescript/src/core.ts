@@ -48,7 +48,7 @@ export interface RequestSpec {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   /** Relative to the base URL, e.g. `/agents`. */
   path: string;
-  query?: Record<string, string | number | undefined> | undefined;
+  query?: Record<string, string | number | boolean | undefined> | undefined;
   body?: unknown;
   safety: RetrySafety;
 }
@@ -87,11 +87,16 @@ export class Transport {
   }
 
   /**
-   * Starts a `text/event-stream` request and returns once the response has arrived and is a stream. Failures
-   * before that are retried like any request; the body is never retried.
+   * Starts a streamed request (`text/event-stream` unless `mediaType` says otherwise) and returns once the
+   * response has arrived and is of that type. Failures before that are retried like any request; the body is
+   * never retried.
    */
-  async stream(spec: RequestSpec, options: RequestOptions = {}): Promise<OpenedStream> {
-    return this.send(spec, options, (attempt) => this.streamAttempt(spec, options, attempt));
+  async stream(
+    spec: RequestSpec,
+    options: RequestOptions = {},
+    mediaType = "text/event-stream",
+  ): Promise<OpenedStream> {
+    return this.send(spec, options, (attempt) => this.streamAttempt(spec, options, attempt, mediaType));
   }
 
   private async send<T>(
@@ -145,15 +150,16 @@ export class Transport {
     spec: RequestSpec,
     options: RequestOptions,
     controls: AttemptControls,
+    mediaType: string,
   ): Promise<Attempt<OpenedStream>> {
     let response: Response;
     try {
-      response = await this.fetch(spec, options, controls, "text/event-stream");
+      response = await this.fetch(spec, options, controls, mediaType);
     } catch (cause) {
       return connectionFailure(cause, controls, false);
     }
     this.recordRateLimit(response.headers);
-    if (response.ok && response.body && isEventStream(response)) {
+    if (response.ok && hasMediaType(response, mediaType)) {
       // From here the stream's own silence timer applies; the caller's signal still reaches the body.
       controls.stopTimer();
       return { ok: true, value: { response, release: controls.release } };
@@ -167,7 +173,7 @@ export class Transport {
     controls.release();
     if (!response.ok) return statusFailure(response, text);
     throw new APIError(
-      `${response.status}: expected an event stream, got '${response.headers.get("content-type")}'.`,
+      `${response.status}: expected ${mediaType}, got '${response.headers.get("content-type")}'.`,
       {
         status: response.status,
         requestId: response.headers.get("x-request-id") ?? undefined,
@@ -289,8 +295,9 @@ function parseJson(text: string): unknown {
   }
 }
 
-function isEventStream(response: Response): boolean {
-  return (response.headers.get("content-type") ?? "").toLowerCase().startsWith("text/event-stream");
+function hasMediaType(response: Response, mediaType: string): boolean {
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  return type === mediaType;
 }
 
 function buildURL(baseURL: string, spec: RequestSpec): string {

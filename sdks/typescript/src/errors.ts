@@ -69,13 +69,17 @@ export class AuthenticationError extends APIError {
 
 /**
  * 403: `FORBIDDEN` (the key lacks the scope for this operation) or `INSUFFICIENT_QUOTA` (the account holds its
- * maximum number of agents; retrying will not help).
+ * maximum number of agents, or of webhook endpoints; retrying will not help).
  */
 export class PermissionDeniedError extends APIError {
   override name = "PermissionDeniedError";
 }
 
-/** 404: `AGENT_NOT_FOUND`, or `NOT_FOUND` for an unknown route or API key. */
+/**
+ * 404: `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`, `WEBHOOK_NOT_FOUND`,
+ * `DELIVERY_NOT_FOUND`, or `NOT_FOUND` for an unknown route or API key. Another account's resource is answered
+ * like a missing one.
+ */
 export class NotFoundError extends APIError {
   override name = "NotFoundError";
 }
@@ -159,11 +163,20 @@ export const ERROR_CODE_STATUS: Readonly<Record<string, number>> = {
   FORBIDDEN: 403,
   INSUFFICIENT_QUOTA: 403,
   AGENT_NOT_FOUND: 404,
+  CONVERSATION_NOT_FOUND: 404,
+  MESSAGE_NOT_FOUND: 404,
+  STREAM_NOT_FOUND: 404,
+  WEBHOOK_NOT_FOUND: 404,
+  DELIVERY_NOT_FOUND: 404,
+  SECRET_NOT_FOUND: 404,
+  API_KEY_NOT_FOUND: 404,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   AGENT_INACTIVE: 409,
+  IDEMPOTENCY_KEY_IN_USE: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   MODEL_ERROR: 502,

@@ -24,12 +24,17 @@ export {
   WebhookVerificationError,
   type WebhookVerificationFailure,
 } from "./errors.js";
-export { Page, PagePromise } from "./pagination.js";
+export { CursorPage, type CursorPagePromise, Page, PagePromise } from "./pagination.js";
 export { Agents } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
+export { Conversations } from "./resources/conversations.js";
 export { Messages } from "./resources/messages.js";
+export { AccountUsage, AgentUsage } from "./resources/usage.js";
+export { Users } from "./resources/users.js";
+export { WebhookDeliveries, WebhookEndpoints } from "./resources/webhook-endpoints.js";
 export { MessageStream } from "./streaming.js";
 export type * from "./types.js";
+export { UserExport } from "./user-export.js";
 export { VERSION } from "./version.js";
 export {
   DEFAULT_WEBHOOK_TOLERANCE_MS,

@@ -125,7 +125,9 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
       opened = await this.#opened;
       this.#response = opened.response;
       armIdleTimer();
-      for await (const message of readServerSentEvents(opened.response.body!, armIdleTimer)) {
+      const body = opened.response.body;
+      if (!body) throw new APIConnectionError("The stream ended before the reply was complete.");
+      for await (const message of readServerSentEvents(body, armIdleTimer)) {
         const event = this.#accept(message, opened.response.headers);
         if (event) {
           // Time spent by the loop's body is not the server's silence.

@@ -1,7 +1,10 @@
 /**
  * The models of the Agentry REST API, field for field as they travel on the wire (camelCase JSON). Timestamps
- * are ISO 8601 strings; identifiers are opaque prefixed strings (`agt_`, `msg_`, `key_`, `req_`).
+ * are ISO 8601 strings; identifiers are opaque prefixed strings (`agt_`, `msg_`, `conv_`, `key_`, `whk_`, `dlv_`,
+ * `evt_`, `req_`).
  */
+
+import type { FieldIssue } from "./errors.js";
 
 /** Any JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -289,7 +292,7 @@ export interface AgentDeletedWebhookData {
   id: string;
 }
 
-/** The data of `message.failed`: a background message whose reply failed. */
+/** The data of `message.failed`: a send that ended with an error instead of a reply. */
 export interface MessageFailedWebhookData {
   agentId: string;
   messageId: string;
@@ -325,3 +328,368 @@ export type WebhookEvent =
   | MessageCompletedWebhookEvent
   | MessageFailedWebhookEvent
   | WebhookTestEvent;
+
+/** Where a page of a cursor-paged list is (history, the delivery log). */
+export interface CursorPagination {
+  /** The page size asked for. */
+  limit: number;
+  /** Whether more items lie beyond this page in the direction of paging. */
+  hasMore: boolean;
+}
+
+/**
+ * The query every cursor-paged list takes. Cursors are ids of items of the same list: `before` asks for the
+ * items just older than that one, `after` for those just newer; give at most one. An id that is not an item of
+ * the list is refused (400).
+ */
+export interface CursorListParams {
+  /** Page size, 1 to 100 (default 20). */
+  limit?: number;
+  /** Only items older than this one (its id). */
+  before?: string;
+  /** Only items newer than this one (its id). */
+  after?: string;
+}
+
+/** Why a model stopped writing a reply. */
+export type FinishReason = "stop" | "length" | "content_filter" | "other";
+
+/** What every stored message has, whichever side wrote it. */
+interface HistoryMessageBase {
+  /** `msg_` followed by a ULID; an assistant message has the id its send call answered with. */
+  id: string;
+  agentId: string;
+  /** The conversation it belongs to: `conv_` followed by a ULID. */
+  conversationId: string;
+  /** `null` for messages sent without a `userId`. */
+  userId: string | null;
+  /** `null` for messages sent without a `roomId`. */
+  roomId: string | null;
+  text: string;
+  createdAt: string;
+}
+
+/** A message sent to the agent, as stored. */
+export interface UserHistoryMessage extends HistoryMessageBase {
+  role: "user";
+}
+
+/** The agent's reply, as stored, with what the send call reported about it. */
+export interface AssistantHistoryMessage extends HistoryMessageBase {
+  role: "assistant";
+  /** The model that answered, as the provider names it. */
+  model: string;
+  modelProvider: ModelProvider;
+  /** `null` for replies stored before the finish reason was recorded. */
+  finishReason: FinishReason | null;
+  usage: Usage;
+  /** Milliseconds from receipt to the complete reply. */
+  latencyMs: number;
+}
+
+/** A stored message of a conversation; `role` tells which side wrote it (and narrows the type). */
+export type HistoryMessage = UserHistoryMessage | AssistantHistoryMessage;
+
+/**
+ * Query of an agent's stored messages. Filters combine: `userId` alone is that user's messages in every room,
+ * `roomId` alone every user's in that room, both one conversation, as does `conversationId` (not with the
+ * others); none: every message of the agent.
+ */
+export interface MessageListParams extends CursorListParams {
+  /** Only the messages of this conversation (`conv_…`). */
+  conversationId?: string;
+  userId?: string;
+  roomId?: string;
+  /** `desc` (default): newest first; `asc`: oldest first. Cursors keep their meaning either way. */
+  order?: "asc" | "desc";
+}
+
+/** The history of one agent with one `userId` in one `roomId`. */
+export interface Conversation {
+  /** `conv_` followed by a ULID, stable for the conversation's life. */
+  id: string;
+  agentId: string;
+  /** `null` for the conversation of messages sent without a `userId`. */
+  userId: string | null;
+  /** `null` for the conversation of messages sent without a `roomId`. */
+  roomId: string | null;
+  /** Messages it holds, both roles. */
+  messageCount: number;
+  /** When its first message was stored. */
+  createdAt: string;
+  /** When its latest message was stored. */
+  lastMessageAt: string;
+}
+
+/** Query of an agent's conversations, latest activity first. */
+export interface ConversationListParams extends CursorListParams {
+  /** Only this user's conversations (in every room). */
+  userId?: string;
+  /** Only the conversations in this room (of every user). */
+  roomId?: string;
+}
+
+/** The answer to deleting a conversation. */
+export interface ConversationDeleted {
+  id: string;
+  deleted: true;
+  /** Messages deleted with it. */
+  messagesDeleted: number;
+}
+
+/** The answer to erasing a user. */
+export interface UserErased {
+  userId: string;
+  deleted: true;
+  /** Messages this call deleted, in every agent of the account; `0` when none were left. */
+  messagesDeleted: number;
+}
+
+/** What usage can be grouped by. */
+export type UsageDimension = "agentId" | "userId" | "model" | "apiKeyId";
+
+/** The width of usage buckets, in UTC. */
+export type UsageGranularity = "hour" | "day";
+
+/** Query of the account's usage. A range covers at most 31 days of hours or 400 days of days (400 otherwise). */
+export interface UsageParams {
+  /** The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days. */
+  from?: string | Date;
+  /** The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default: now. */
+  to?: string | Date;
+  /** Default `day`. */
+  granularity?: UsageGranularity;
+  /** Only the messages to this agent. */
+  agentId?: string;
+  /** Only the messages of this user. */
+  userId?: string;
+  /** What each bucket's groups are; unset: one group per bucket. */
+  groupBy?: UsageDimension[];
+}
+
+/** Query of one agent's usage: the account's query with the agent fixed. */
+export type AgentUsageParams = Omit<UsageParams, "agentId">;
+
+/** Percentiles of a duration in milliseconds, within 1 % of the exact value; `null` without a completed send. */
+export interface UsagePercentiles {
+  p50: number | null;
+  p95: number | null;
+}
+
+/** The counts of a set of sends. */
+export interface UsageFigures {
+  /** Every send, failed ones included. */
+  messages: number;
+  /** Sends that ended in an error (cancelled ones are not errors). */
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  /** From receipt to the complete reply, of completed sends. */
+  latencyMs: UsagePercentiles;
+  /** From receipt to the reply's first text, of completed sends. */
+  timeToFirstTokenMs: UsagePercentiles;
+}
+
+/**
+ * The figures of one group: the keys asked for in `groupBy` come with it, each `null` where the sends had none
+ * (a `userId` of messages without one, or of an erased user).
+ */
+export interface UsageGroup extends UsageFigures {
+  agentId?: string | null;
+  userId?: string | null;
+  model?: string | null;
+  apiKeyId?: string | null;
+}
+
+/** One bucket of the range. */
+export interface UsageBucket {
+  /** Inclusive. */
+  start: string;
+  /** Exclusive. */
+  end: string;
+  /** Without `groupBy`, exactly one (zero-filled when nothing was sent); otherwise one per key seen. */
+  groups: UsageGroup[];
+}
+
+/** The figures of the whole range; with `groupBy`, also each group's over the range. */
+export interface UsageTotals extends UsageFigures {
+  groups?: UsageGroup[];
+}
+
+/** Usage of a range: every bucket, zero-filled, oldest first, and the totals. */
+export interface UsageReport {
+  /** The start of the range, rounded down to the granularity. */
+  from: string;
+  /** The end of the range, exclusive, rounded up to the granularity. */
+  to: string;
+  granularity: UsageGranularity;
+  /** The dimensions asked for; absent without grouping. */
+  groupBy?: UsageDimension[];
+  buckets: UsageBucket[];
+  totals: UsageTotals;
+}
+
+/** A file or folder an elizaOS runtime reads knowledge from; kept, never fetched. */
+export interface CharacterKnowledgeSource {
+  path?: string;
+  directory?: string | Record<string, unknown>;
+  shared?: boolean;
+  [field: string]: unknown;
+}
+
+/**
+ * An elizaOS character file (v0.x, 1.x, or the grouped `messageExamples` of later releases). Only `name` is
+ * required; fields not named here are accepted and kept for the export.
+ */
+export interface CharacterFile {
+  name: string;
+  /** A string is one item. */
+  bio?: string | string[];
+  system?: string;
+  lore?: string[];
+  topics?: string[];
+  adjectives?: string[];
+  style?: { all?: string[]; chat?: string[]; post?: string[]; [field: string]: unknown };
+  /** Example conversations: arrays of `{name, content}` (v0.x: `user`), or `{examples: [...]}`. */
+  messageExamples?: unknown[];
+  postExamples?: string[];
+  /** Facts, and file or folder references. */
+  knowledge?: (string | CharacterKnowledgeSource)[];
+  plugins?: (string | { name: string; enabled?: boolean; config?: Record<string, unknown> })[];
+  clients?: AgentClient[];
+  /** v0.x: an elizaOS provider name (`openai`, `anthropic`, `openrouter`, `llama_local`, …). */
+  modelProvider?: string;
+  /** `model`, `secrets` (stored write-only), and any other setting. */
+  settings?: { model?: string; secrets?: Record<string, string | number | boolean>; [key: string]: unknown };
+  /** 1.x: secret values by name, stored write-only. */
+  secrets?: Record<string, string | number | boolean>;
+  templates?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/**
+ * An agent as an elizaOS 1.x character file. What the format has no field for is under `settings.agentry`, so
+ * that importing the file gives back an equal agent. Secrets are never exported: both are empty.
+ */
+export interface ExportedCharacterFile extends CharacterFile {
+  bio: string[];
+  /** Every plugin's name; their `enabled` and `config` are under `settings.agentry.plugins`. */
+  plugins: string[];
+  settings: { model?: string; secrets: Record<string, never>; agentry?: JsonObject; [key: string]: unknown };
+  secrets: Record<string, never>;
+}
+
+/** The agent a character file would make: an agent's fields, without those the service sets on creation. */
+export type AgentDraft = Omit<
+  Agent,
+  "id" | "status" | "statusReason" | "createdAt" | "updatedAt" | "apiEndpoint"
+>;
+
+/** An imported character file: the agent created, and what was kept but will not act, by path in the file. */
+export interface CharacterImport {
+  agent: Agent;
+  warnings: FieldIssue[];
+}
+
+/** A dry run of an import: the agent the file would make (nothing is stored), and the warnings. */
+export interface CharacterImportPreview {
+  agent: AgentDraft;
+  warnings: FieldIssue[];
+}
+
+/** Options of an import. */
+export interface CharacterImportParams {
+  /** Check the file and answer the agent it would make, storing nothing. Default `false`. */
+  dryRun?: boolean;
+}
+
+/** What an endpoint can subscribe to: event types (`webhook.test` is sent whatever it lists), or `*` alone. */
+export type WebhookSubscription = "*" | Exclude<WebhookEventType, "webhook.test">;
+
+/** A webhook endpoint. Its secret is never part of it; only create and rotation show one. */
+export interface WebhookEndpoint {
+  /** `whk_` followed by a ULID. */
+  id: string;
+  /** Where deliveries are POSTed. */
+  url: string;
+  /** The event types delivered to it, or `["*"]` for every type. */
+  events: WebhookSubscription[];
+  /** Free text; empty when none was given. */
+  description: string;
+  /** Whether events are delivered to it. */
+  enabled: boolean;
+  /** Why the service disabled it (a `410 Gone`, or 5 days of failures); `null` otherwise. */
+  disabledReason: string | null;
+  createdAt: string;
+  /** When it last changed (an update, a rotation, a disabling). */
+  updatedAt: string;
+}
+
+/** An endpoint with its signing secret, shown once: on create and on rotation. */
+export interface WebhookEndpointWithSecret extends WebhookEndpoint {
+  /** `whsec_` followed by base64; verify deliveries with it (`webhooks.unwrap`). */
+  secret: string;
+}
+
+/** The fields of a new webhook endpoint. */
+export interface WebhookEndpointCreateParams {
+  /**
+   * An `https` URL whose host resolves only to public addresses (a deployment run with
+   * `ALLOW_PRIVATE_NETWORKS=true` also takes `http` and private addresses).
+   */
+  url: string;
+  /** Event types, each at most once, or `["*"]` alone for every type (those added later included). */
+  events: WebhookSubscription[];
+  /** Free text for you. */
+  description?: string;
+  /** Default `true`. */
+  enabled?: boolean;
+}
+
+/** A partial update of an endpoint: only the fields given change. */
+export interface WebhookEndpointUpdateParams {
+  url?: string;
+  events?: WebhookSubscription[];
+  description?: string;
+  /** `false` stops deliveries; `true` resumes them and clears `disabledReason`. */
+  enabled?: boolean;
+}
+
+/** The answer to deleting an endpoint. */
+export interface WebhookEndpointDeleted {
+  id: string;
+  deleted: true;
+}
+
+/** Where a delivery attempt stands. */
+export type WebhookDeliveryStatus = "pending" | "succeeded" | "failed";
+
+/** One attempt to deliver one event to an endpoint. What the endpoint answered is never shown beyond its status. */
+export interface WebhookDelivery {
+  /** `dlv_` followed by a ULID. */
+  id: string;
+  /** The event's id (`evt_…`), the `webhook-id` header of every attempt to deliver it. */
+  eventId: string;
+  eventType: WebhookEventType;
+  /** 1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries. */
+  attempt: number;
+  /** `pending` (waiting for its time, or being attempted), `succeeded` (a 2xx) or `failed` (see `error`). */
+  status: WebhookDeliveryStatus;
+  /** The HTTP status the endpoint answered; `null` when it gave none. */
+  responseStatus: number | null;
+  /** `null` while pending. */
+  durationMs: number | null;
+  /** Why the attempt failed; `null` unless failed. */
+  error: string | null;
+  /** When the attempt was scheduled. */
+  createdAt: string;
+  /** Pending: when it is due; failed: when its retry is due (`null` when none follows). */
+  nextAttemptAt: string | null;
+}
+
+/** Query of an endpoint's delivery log. */
+export interface WebhookDeliveryListParams extends CursorListParams {
+  /** `desc` (default): newest first; `asc`: oldest first. */
+  order?: "asc" | "desc";
+}

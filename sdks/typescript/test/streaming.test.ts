@@ -165,7 +165,7 @@ describe("messages.stream", () => {
   it("refuses a 200 that is not an event stream", async () => {
     const { fetch } = mockFetch(() => json(200, { success: true, data: reply() }));
     await expect(clientWith(fetch).agents.messages.stream(AGENT_ID, { text: "x" }).text()).rejects.toThrow(
-      /expected an event stream/,
+      /expected text\/event-stream, got 'application\/json/,
     );
   });
 

@@ -1,8 +1,10 @@
 import type { Logger } from "@agentry/logging";
 import { type Metrics, traceMethods } from "@agentry/observability";
+import { OutboxRelay, type PublishEvents, publishingConsumer } from "@agentry/outbox";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
 import type { ConversationContext } from "./context.js";
+import { publicEvent } from "./events.js";
 import { observeProviders } from "./providers/observed.js";
 import {
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
@@ -12,7 +14,7 @@ import {
 } from "./providers/resolve.js";
 import { conversationRoutes } from "./routes.js";
 import { openConversationStore } from "./store/open.js";
-import type { ConversationStore } from "./store/types.js";
+import type { ConversationStore, OutboxEvent } from "./store/types.js";
 
 export interface BuildConversationOptions {
   /** Directory of the embedded database (`<dataDir>/conversation.db`). */
@@ -27,15 +29,29 @@ export interface BuildConversationOptions {
   store?: ConversationStore;
   /** Where provider calls, tokens and errors are counted; nothing is counted without it. */
   metrics?: Metrics;
+  /**
+   * Where message events go for webhooks (`publishWith` of `@agentry/outbox` makes `publish` of a WebhookService
+   * client): sends write `message.completed` and `message.failed` to the outbox in their transactions, and a
+   * relay publishes them, at least once each. Without it sends write no events, so that nothing piles up for a
+   * webhooks service that is not there.
+   */
+  webhooks?: { publish: PublishEvents };
+  /** How often the outbox is read besides right after each event; 1 s when unset. */
+  outboxIntervalMs?: number;
 }
 
 export interface Conversation {
   /** The ConversationService RPCs, for `connectNodeAdapter({ routes })` or `createRouterTransport(routes)`. */
   routes: (router: ConnectRouter) => void;
   store: ConversationStore;
+  /** Publishes the outbox's message events to the webhooks service; absent without `webhooks`. */
+  relay?: OutboxRelay<OutboxEvent>;
   /** Whether the store answers: what readiness reports. */
   ready(): Promise<boolean>;
-  /** Closes the store and frees the local model. Stop serving first. */
+  /**
+   * Stops the relay (events it has not published wait in the outbox for the next start), closes the store and
+   * frees the local model. Stop serving first.
+   */
   close(): Promise<void>;
 }
 
@@ -55,6 +71,22 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       firstTokenTimeoutMs: options.providers.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
     },
   };
+  const relay = options.webhooks
+    ? new OutboxRelay<OutboxEvent>({
+        source: {
+          pending: (limit) => ctx.store.pendingEvents(limit),
+          delivered: (events) => ctx.store.removeEvents(events.map((event) => event.seq)),
+        },
+        consumer: publishingConsumer(options.webhooks.publish, publicEvent),
+        logger,
+        name: "message events",
+        ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
+      })
+    : undefined;
+  if (relay) {
+    ctx.events = { written: () => relay.kick() };
+    relay.start();
+  }
   observeProviders(ctx.providers, options.metrics);
   if (ctx.providers.localByDefault) {
     logger.info(
@@ -72,12 +104,14 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   return {
     routes: conversationRoutes(ctx),
     store,
+    ...(relay ? { relay } : {}),
     ready: () =>
       store.ping().then(
         () => true,
         () => false,
       ),
     async close() {
+      await relay?.stop();
       await store.close();
       await ctx.providers.close();
     },

@@ -51,6 +51,11 @@ const variables = z.object({
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(),
+  /**
+   * The webhooks service (HTTP/2), which message events are published to. Unset, the standalone service writes
+   * none; the all-in-one server gives its conversation service the webhooks service it uses itself.
+   */
+  WEBHOOKS_URL: env.webhooksUrl(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   ...metricsEnv,
@@ -86,6 +91,8 @@ export interface ConversationConfig {
   providers: ProvidersConfig;
   contextTokenBudget: number;
   shutdownTimeoutMs: number;
+  /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
+  webhooksUrl?: string;
   logLevel: string;
   logFormat: "json" | "pretty" | "auto";
   /** METRICS_PORT: where Prometheus metrics are served; unset, none are collected. */
@@ -136,6 +143,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     },
     contextTokenBudget: value.CONTEXT_TOKEN_BUDGET,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
+    ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
     logLevel: value.LOG_LEVEL,
     logFormat: value.LOG_FORMAT,
     ...(value.METRICS_PORT === undefined ? {} : { metricsPort: value.METRICS_PORT }),

@@ -17,4 +17,9 @@ export interface ConversationContext {
   providers: ProviderSet;
   logger: Logger;
   limits: ConversationLimits;
+  /**
+   * Set when a webhooks service takes the message events: sends then write them to the outbox, and `written` is
+   * told after each commit that wrote one, so the relay publishes it at once. Unset, sends write no events.
+   */
+  events?: { written(): void };
 }

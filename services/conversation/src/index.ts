@@ -1,6 +1,7 @@
 export { type BuildConversationOptions, buildConversation, type Conversation } from "./build.js";
 export { type ConversationConfig, DEFAULT_CONTEXT_TOKEN_BUDGET, loadConversationConfig } from "./config.js";
 export type { ConversationContext, ConversationLimits } from "./context.js";
+export { messageCompleted, messageFailed, publicEvent, replyView } from "./events.js";
 export { DEFAULT_LOCAL_MODEL, type ModelDescriptor, type ModelSource } from "./models/catalog.js";
 export { ensureModel, LocalModelError, type ModelLocation, sharedModelDir } from "./models/resolve.js";
 export { buildPrompt, systemPrompt } from "./prompt.js";
@@ -34,7 +35,10 @@ export type {
   ConversationStore,
   HistoryLimits,
   HistoryTurn,
+  MessageEventType,
   NewExchange,
+  NewOutboxEvent,
+  OutboxEvent,
   PurgeResult,
   TurnPage,
   TurnRecord,

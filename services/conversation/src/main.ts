@@ -1,7 +1,11 @@
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
+import { publishWith } from "@agentry/outbox";
+import { WebhookService } from "@agentry/proto";
 import { createRpcServer } from "@agentry/rpc";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { buildConversation } from "./build.js";
 import { loadConversationConfig } from "./config.js";
 
@@ -11,6 +15,19 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: "conversation", level: config.logLevel, format: config.logFormat });
   const tracing = await initTracing({ serviceName: "agentry-conversation" });
   const metrics = config.metricsPort === undefined ? undefined : new Metrics();
+  const webhooks = config.webhooksUrl
+    ? createClient(
+        WebhookService,
+        createConnectTransport({
+          baseUrl: config.webhooksUrl,
+          httpVersion: "2",
+          interceptors: rpcInterceptors("client", metrics),
+        }),
+      )
+    : undefined;
+  if (!webhooks) {
+    logger.info("WEBHOOKS_URL is not set: no message events are written (webhooks get no message.* events)");
+  }
   const conversation = await buildConversation({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
@@ -18,6 +35,7 @@ async function main(): Promise<void> {
     providers: config.providers,
     contextTokenBudget: config.contextTokenBudget,
     ...(metrics ? { metrics } : {}),
+    ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
   });
   const server = createRpcServer({
     routes: conversation.routes,

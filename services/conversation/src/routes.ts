@@ -287,6 +287,7 @@ function toReply(reply: ReplyRecord): Reply {
     usage: reply.usage,
     latencyMs: reply.latencyMs,
     createTime: timestampFromDate(reply.createdAt),
+    fallback: reply.fallback,
   });
 }
 

@@ -1,10 +1,17 @@
-import { exceedsCharacters, MESSAGE_BOUNDS, newId } from "@agentry/core";
+import {
+  exceedsCharacters,
+  type FallbackChoice,
+  fallbackChoices,
+  MESSAGE_BOUNDS,
+  newId,
+} from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { currentRequestId, type Logger } from "@agentry/logging";
 import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { ConversationContext } from "./context.js";
 import { CallDeadline } from "./deadline.js";
+import { messageCompleted, messageFailed } from "./events.js";
 import { MAX_HISTORY_TURNS } from "./history.js";
 import { buildPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
@@ -41,6 +48,8 @@ export interface ReplyRecord {
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
   latencyMs: number;
   createdAt: Date;
+  /** Whether a fallback answered (`settings.fallbacks`), the agent's own model having failed. */
+  fallback: boolean;
 }
 
 export type StreamEvent =
@@ -63,13 +72,21 @@ export async function sendMessage(
   const call = new Call(ctx, input, false);
   let deadline: CallDeadline | undefined;
   try {
-    const { provider, request } = await call.plan();
-    deadline = new CallDeadline(signal, { totalMs: ctx.limits.timeoutMs });
+    let { provider, request } = await call.plan();
     let result: ProviderResult;
-    try {
-      result = await provider.complete(request, deadline.signal);
-    } catch (error) {
-      throw deadline.abortError(provider.name) ?? error;
+    // Each model in line gets the whole time limit: a timed-out model is what a fallback is for.
+    for (;;) {
+      deadline = new CallDeadline(signal, { totalMs: ctx.limits.timeoutMs });
+      try {
+        result = await provider.complete(request, deadline.signal);
+        break;
+      } catch (error) {
+        const failure = deadline.abortError(provider.name) ?? error;
+        const next = deadline.abortCause === "cancelled" ? null : call.fallBack(failure);
+        if (!next) throw call.finalError(failure);
+        deadline.dispose();
+        ({ provider, request } = next);
+      }
     }
     deadline.dispose();
     return await call.complete(result);
@@ -94,15 +111,31 @@ export async function* streamMessage(
   let deadline: CallDeadline | undefined;
   let settled = false;
   try {
-    const { provider, request } = await call.plan();
-    deadline = new CallDeadline(signal, {
-      totalMs: ctx.limits.timeoutMs,
-      firstTokenMs: ctx.limits.firstTokenTimeoutMs,
-    });
+    let { provider, request } = await call.plan();
+    const open = () =>
+      new CallDeadline(signal, {
+        totalMs: ctx.limits.timeoutMs,
+        firstTokenMs: ctx.limits.firstTokenTimeoutMs,
+      });
+    deadline = open();
     let text = "";
     let done: Omit<ProviderResult, "text"> | undefined;
     try {
-      const events = await provider.stream(request, deadline.signal);
+      // Until a provider has accepted the request nothing has been sent: the next model in line may answer.
+      let events: Awaited<ReturnType<ModelProvider["stream"]>>;
+      for (;;) {
+        try {
+          events = await provider.stream(request, deadline.signal);
+          break;
+        } catch (error) {
+          const failure = deadline.abortError(provider.name) ?? error;
+          const next = deadline.abortCause === "cancelled" ? null : call.fallBack(failure);
+          if (!next) throw call.finalError(failure);
+          deadline.dispose();
+          deadline = open();
+          ({ provider, request } = next);
+        }
+      }
       yield {
         type: "started",
         messageId: call.id,
@@ -181,11 +214,18 @@ class Call {
   private logger: Logger | undefined;
   /** From receiving the message to the reply's first text; null until the text begins. */
   firstTokenMs: number | null = null;
+  /** Whether a fallback is answering. */
+  fallback = false;
   private readonly receivedAt = new Date();
   private readonly started = performance.now();
   private provider: ModelProvider | undefined;
   private model: string | null = null;
   private recorded = false;
+  /** The agent's own provider, the fallbacks not yet tried, and the failure of its own model, once it failed. */
+  private primary: ModelProvider | undefined;
+  private fallbacks: FallbackChoice[] = [];
+  private primaryFailure: unknown;
+  private prompt: Omit<ProviderRequest, "model"> | undefined;
 
   constructor(
     private readonly ctx: ConversationContext,
@@ -213,7 +253,9 @@ class Call {
     const settings = generationSettings(spec?.settings);
     const { provider, model } = this.ctx.providers.resolve(spec?.modelProvider, spec?.model);
     this.provider = provider;
+    this.primary = provider;
     this.model = model;
+    this.fallbacks = fallbackChoices(spec?.settings);
     const historyLimits = { maxTurns: MAX_HISTORY_TURNS, tokenBudget: this.ctx.limits.contextTokenBudget };
     const history = await this.ctx.store.recentTurns(this.key, historyLimits);
     const prompt = buildPrompt({
@@ -229,7 +271,54 @@ class Call {
       text: this.input.text,
       historyLimits,
     });
-    return { provider, request: { model, ...prompt, ...settings } };
+    this.prompt = { ...prompt, ...settings };
+    return { provider, request: { model, ...this.prompt } };
+  }
+
+  /**
+   * The next model in line after a failure, or null when there is none or the failure is not one to fall back on:
+   * a 503-class failure (AGENT_UNAVAILABLE) of any model, or a MODEL_ERROR of a provider other than the agent's
+   * own (the agent's own MODEL_ERROR is its configuration's fault, which its status reports). A fallback whose
+   * provider is not configured here is passed over.
+   */
+  fallBack(failure: unknown): { provider: ModelProvider; request: ProviderRequest } | null {
+    this.primaryFailure ??= failure;
+    if (!(failure instanceof AppError)) return null;
+    const otherProvider = this.provider !== this.primary;
+    if (failure.code !== "AGENT_UNAVAILABLE" && !(failure.code === "MODEL_ERROR" && otherProvider))
+      return null;
+    while (this.fallbacks.length > 0) {
+      const next = this.fallbacks.shift()!;
+      let resolved: { provider: ModelProvider; model: string };
+      try {
+        resolved = this.ctx.providers.resolve(next.modelProvider, next.model ?? undefined);
+      } catch {
+        continue;
+      }
+      this.log.warn(
+        {
+          provider: this.provider?.name,
+          model: this.model,
+          code: failure.code,
+          fallbackProvider: resolved.provider.name,
+          fallbackModel: resolved.model,
+        },
+        "model failed; trying the next in line",
+      );
+      this.provider = resolved.provider;
+      this.model = resolved.model;
+      this.fallback = true;
+      return { provider: resolved.provider, request: { model: resolved.model, ...this.prompt! } };
+    }
+    return null;
+  }
+
+  /**
+   * What a call whose models all failed ends with: the agent's own model's failure, so that the agent's status
+   * reflects its own model only.
+   */
+  finalError(failure: unknown): unknown {
+    return this.primaryFailure ?? failure;
   }
 
   /** Notes that the reply's first text has arrived. */
@@ -237,7 +326,10 @@ class Call {
     this.firstTokenMs ??= performance.now() - this.started;
   }
 
-  /** Stores the exchange and its call record in one transaction, and returns the reply. */
+  /**
+   * Stores the exchange, its call record and its `message.completed` event in one transaction, and returns the
+   * reply.
+   */
   async complete(result: ProviderResult): Promise<ReplyRecord> {
     const provider = this.provider!;
     // A reply that came whole (not streamed, or streamed without text) began when it arrived.
@@ -257,6 +349,7 @@ class Call {
       usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
       latencyMs,
       createdAt,
+      fallback: this.fallback,
     };
     const saved = await this.ctx.store.saveExchange(
       {
@@ -275,12 +368,14 @@ class Call {
         },
       },
       this.record("completed", null, { model: result.model, inputTokens, outputTokens, createdAt }),
+      this.ctx.events ? [messageCompleted(this.key.accountId, reply)] : [],
     );
     this.recorded = true;
     if (!saved) {
-      // The agent was deleted (and purged) while it was answering: nothing of it may remain.
+      // The agent was deleted (and purged) while it was answering: nothing of it may remain, no event either.
       throw new AppError("AGENT_NOT_FOUND", "The agent does not exist.");
     }
+    this.ctx.events?.written();
     const line = {
       provider: provider.name,
       model: reply.model,
@@ -298,8 +393,9 @@ class Call {
   }
 
   /**
-   * Records a call that stored no reply and returns the public error to end it with. Anything that is not an
-   * AppError is a bug: logged with its cause, answered as INTERNAL_ERROR.
+   * Records a call that stored no reply, with its `message.failed` event unless the caller went away, and returns
+   * the public error to end it with. Anything that is not an AppError is a bug: logged with its cause, answered as
+   * INTERNAL_ERROR.
    */
   async fail(error: unknown, outcome: Exclude<CallOutcome, "completed">): Promise<AppError> {
     const appError =
@@ -318,15 +414,15 @@ class Call {
     if (appError.code === "INTERNAL_ERROR") this.log.error({ ...fields, err: error }, "message failed");
     else if (outcome === "cancelled") this.log.info(fields, "message cancelled");
     else this.log.warn({ ...fields, error: appError.message }, "message failed");
+    const at = new Date();
+    const events =
+      this.ctx.events && outcome === "failed" ? [messageFailed(this.key, this.id, appError, at)] : [];
     try {
-      await this.ctx.store.recordCall(
-        this.record(outcome, appError, {
-          model: this.model,
-          inputTokens: 0,
-          outputTokens: 0,
-          createdAt: new Date(),
-        }),
+      const recorded = await this.ctx.store.recordCall(
+        this.record(outcome, appError, { model: this.model, inputTokens: 0, outputTokens: 0, createdAt: at }),
+        events,
       );
+      if (recorded && events.length > 0) this.ctx.events?.written();
     } catch (storeError) {
       // A database outage is in the store's own outage log; anything else is a bug.
       if (storeError instanceof AppError && storeError.code === "AGENT_UNAVAILABLE")

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AppError, fromConnectError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
+import type { PublishEvents } from "@agentry/outbox";
 import { type Agent, AgentSchema, type AgentSpecSchema, ConversationService } from "@agentry/proto";
 import { servedInterceptors } from "@agentry/rpc";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -33,13 +34,17 @@ export interface HarnessOptions {
   /** Replaces the default configuration (both fakes, openai the default provider). */
   providers?: (fakes: { openai: string; anthropic: string }) => ProvidersConfig;
   contextTokenBudget?: number;
+  /** Where message events are published; without it, sends write none. */
+  publish?: PublishEvents;
+  /** The directory of the SQLite file; a fresh one, removed at close, when unset. */
+  dataDir?: string;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const openai = await startFakeOpenAI({ apiKey: OPENAI_KEY });
   const anthropic = await startFakeAnthropic({ apiKey: ANTHROPIC_KEY });
-  const dataDir = mkdtempSync(join(tmpdir(), "conversation-test-"));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "conversation-test-"));
   const urls = { openai: openai.baseURL, anthropic: anthropic.baseURL };
   const providers = options.providers?.(urls) ?? {
     defaultProvider: "openai",
@@ -53,6 +58,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     logger: silentLogger(),
     providers,
     ...(options.contextTokenBudget === undefined ? {} : { contextTokenBudget: options.contextTokenBudget }),
+    ...(options.publish ? { webhooks: { publish: options.publish }, outboxIntervalMs: 20 } : {}),
   });
   const client = createClient(
     ConversationService,
@@ -68,7 +74,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async close() {
       await conversation.close();
       await Promise.all([openai.close(), anthropic.close()]);
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -3,6 +3,7 @@ import Koa, { type Middleware, type ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { requireScope } from "./http/auth.js";
 import { requestFrame } from "./http/frame.js";
+import { idempotency } from "./http/idempotency.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -75,7 +76,7 @@ export function buildApp(
 
 /**
  * A route's own chain, in one middleware (see `requestFrame` for why): authentication, the key's scope, the
- * limits, then the handler. Neither this nor the handler waits on the steps after it, so only the limits' slot
+ * limits, the Idempotency-Key of a write, then the handler. Neither this nor the handler waits on the steps after it, so only the limits' slot
  * (released when the request ends) keeps a frame open for the request's whole life.
  */
 function serveRoute(
@@ -83,13 +84,15 @@ function serveRoute(
   route: Route,
   limits: Middleware<GatewayState> | undefined,
 ): Middleware<GatewayState> {
-  const handle = (ctx: ParameterizedContext<GatewayState>) =>
-    route.handle({
-      ctx: ctx as HandlerInput["ctx"],
-      gateway,
-      principal: ctx.state.principal!,
-      rpc: rpcOptions(gateway, ctx.state),
-    });
+  const input = (ctx: ParameterizedContext<GatewayState>): HandlerInput => ({
+    ctx: ctx as HandlerInput["ctx"],
+    gateway,
+    principal: ctx.state.principal!,
+    rpc: rpcOptions(gateway, ctx.state),
+  });
+  const keyed = idempotency(gateway, route, input);
+  const run = (ctx: ParameterizedContext<GatewayState>) => route.handle(input(ctx));
+  const handle = keyed ? (ctx: ParameterizedContext<GatewayState>) => keyed(ctx, () => run(ctx)) : run;
   return async (ctx) => {
     const principal = await gateway.auth.authenticate(
       ctx.get("authorization"),

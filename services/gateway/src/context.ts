@@ -1,10 +1,17 @@
 import type { Limits, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
-import type { AccountService, AgentService, ConversationService, WebhookService } from "@agentry/proto";
+import type {
+  AccountService,
+  AgentService,
+  ConversationService,
+  IdempotencyService,
+  WebhookService,
+} from "@agentry/proto";
 import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
+import type { IdempotentRequest } from "./http/idempotency.js";
 import type { KeyUsageRecorder } from "./http/key-usage.js";
 import type { ProviderCatalog } from "./providers.js";
 
@@ -24,6 +31,8 @@ export interface Principal {
 export interface GatewayState {
   requestId: string;
   principal?: Principal;
+  /** Set when the request runs under an Idempotency-Key it has claimed. */
+  idempotency?: IdempotentRequest;
 }
 
 /** Everything the gateway's handlers use, built once by the composition root (`compose.ts`). */
@@ -32,6 +41,7 @@ export interface GatewayContext {
   logger: Logger;
   agents: Client<typeof AgentService>;
   accounts: Client<typeof AccountService>;
+  idempotency: Client<typeof IdempotencyService>;
   conversations: Client<typeof ConversationService>;
   webhooks: Client<typeof WebhookService>;
   /** The model providers the conversation service serves, cached; agents are checked against them. */

@@ -1,7 +1,13 @@
 import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
 import { type Logger, OutageLog } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
-import { AccountService, AgentService, ConversationService, WebhookService } from "@agentry/proto";
+import {
+  AccountService,
+  AgentService,
+  ConversationService,
+  IdempotencyService,
+  WebhookService,
+} from "@agentry/proto";
 import type { DependencyState } from "@agentry/rpc";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type Koa from "koa";
@@ -83,6 +89,7 @@ export function buildGateway(options: GatewayOptions): Gateway {
     logger,
     agents: createClient(AgentService, registry),
     accounts,
+    idempotency: createClient(IdempotencyService, registry),
     conversations,
     webhooks: createClient(WebhookService, webhooks),
     providers,

@@ -1,12 +1,4 @@
-export {
-  eachEvent,
-  type OutboxConsumer,
-  type OutboxHandler,
-  OutboxRelay,
-  type OutboxRelayOptions,
-  wholeBatches,
-} from "./outbox/relay.js";
-export { type PublishEvents, publishWith, webhookEvent, webhooksConsumer } from "./outbox/webhooks.js";
+export { webhookEvent, webhooksConsumer } from "./outbox/webhooks.js";
 export { type BuildRegistryOptions, buildRegistry, type Registry } from "./registry.js";
 export type { RegistryContext } from "./rpc/context.js";
 export {

@@ -1,12 +1,12 @@
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
+import { publishWith } from "@agentry/outbox";
 import { ConversationService, WebhookService } from "@agentry/proto";
 import { createRpcServer } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { loadConfig } from "./config.js";
-import { publishWith } from "./outbox/webhooks.js";
 import { buildRegistry } from "./registry.js";
 
 async function main(): Promise<void> {

@@ -1,11 +1,17 @@
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
+import {
+  eachEvent,
+  type OutboxConsumer,
+  OutboxRelay,
+  type PublishEvents,
+  wholeBatches,
+} from "@agentry/outbox";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { eachEvent, type OutboxConsumer, OutboxRelay, wholeBatches } from "./outbox/relay.js";
-import { type PublishEvents, webhooksConsumer } from "./outbox/webhooks.js";
+import { webhooksConsumer } from "./outbox/webhooks.js";
 import { registryRoutes } from "./rpc/routes.js";
 import { openRegistryStore } from "./store/open.js";
-import type { OutboxChannel, RegistryStore } from "./store/types.js";
+import type { OutboxChannel, OutboxEvent, RegistryStore } from "./store/types.js";
 
 export interface Registry {
   routes: (router: ConnectRouter) => void;
@@ -14,7 +20,7 @@ export interface Registry {
    * Deliver outbox events to the other services, one relay per consumer: the purge of a deleted agent's
    * conversations, and every event to the webhooks service.
    */
-  relays: Record<OutboxChannel, OutboxRelay>;
+  relays: Record<OutboxChannel, OutboxRelay<OutboxEvent>>;
   /** Whether the store answers a trivial query: what readiness probes report. */
   ready(): Promise<boolean>;
   /** Stops the relays and closes the store; in-flight calls must have finished. */
@@ -53,21 +59,29 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
     "registry.store",
   );
   const { purgeAgent, webhooks } = options;
-  const relay = (channel: OutboxChannel, consumer: OutboxConsumer) =>
-    new OutboxRelay({
-      store,
-      logger: options.logger,
-      channel,
+  // Each channel keeps its own place in the one outbox, so one consumer being down holds up no other.
+  const relay = (channel: OutboxChannel, consumer: OutboxConsumer<OutboxEvent>) =>
+    new OutboxRelay<OutboxEvent>({
+      source: {
+        pending: (limit) => store.unpublishedEvents(channel, limit),
+        delivered: (events) =>
+          store.markEventsPublished(
+            channel,
+            events.map((event) => event.seq),
+          ),
+      },
       consumer,
+      logger: options.logger,
+      name: channel,
       ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
     });
-  const relays: Record<OutboxChannel, OutboxRelay> = {
+  const relays: Record<OutboxChannel, OutboxRelay<OutboxEvent>> = {
     conversation: relay(
       "conversation",
-      eachEvent({
-        "agent.deleted": purgeAgent
-          ? (event) => purgeAgent(event.accountId, event.agentId)
-          : () => Promise.reject(new Error("no conversation service is configured to purge deleted agents")),
+      eachEvent(async (event) => {
+        if (event.type !== "agent.deleted") return;
+        if (!purgeAgent) throw new Error("no conversation service is configured to purge deleted agents");
+        await purgeAgent(event.accountId, event.agentId);
       }),
     ),
     webhooks: relay(
@@ -80,6 +94,7 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
     ),
   };
   for (const each of Object.values(relays)) each.start();
+  const sweeper = sweepIdempotencyKeys(store, options.logger);
   return {
     routes: registryRoutes({
       store,
@@ -100,8 +115,42 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
       }
     },
     async close() {
+      await sweeper.stop();
       await Promise.all(Object.values(relays).map((each) => each.stop()));
       await store.close();
+    },
+  };
+}
+
+/** How often Idempotency-Key records whose 24 hours are over are removed, and how many at a time. */
+const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+const SWEEP_BATCH = 1000;
+
+/**
+ * Removes expired Idempotency-Key records in the background (lookups already ignore them; this only keeps the
+ * table small). Every registry instance sweeps; batches skip rows another is removing.
+ */
+function sweepIdempotencyKeys(store: RegistryStore, logger: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  const sweep = async () => {
+    try {
+      while ((await store.deleteExpiredIdempotencyKeys(SWEEP_BATCH)) === SWEEP_BATCH) {
+        // More remain: keep going.
+      }
+    } catch (error) {
+      logger.warn({ err: error }, "could not remove expired idempotency keys; trying again later");
+    }
+  };
+  const timer = setInterval(() => {
+    running ??= sweep().finally(() => {
+      running = null;
+    });
+  }, SWEEP_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
     },
   };
 }

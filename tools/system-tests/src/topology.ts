@@ -63,6 +63,8 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
       OPENAI_BASE_URL: openai.baseURL,
       OPENAI_API_KEY: "sk-test",
       DEFAULT_MODEL_PROVIDER: "openai",
+      // Message events go to the webhooks service.
+      WEBHOOKS_URL: webhooksUrl,
       SHUTDOWN_TIMEOUT_MS: "2000",
     },
     webhooks: {

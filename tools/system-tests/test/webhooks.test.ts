@@ -4,8 +4,9 @@ import { call, PUBLIC_BASE_URL, sleep, startTopology, type Topology } from "../s
 
 /**
  * Webhooks across the scaled-out system: changes made through two gateways are written to the registry's outbox,
- * relayed to the webhooks service (its own process, on the tests' Postgres), and POSTed to a receiver on loopback
- * that verifies every delivery with the `standardwebhooks` package.
+ * messages sent through them to the conversation service's, each relayed to the webhooks service (its own
+ * process, on the tests' Postgres), and POSTed to a receiver on loopback that verifies every delivery with the
+ * `standardwebhooks` package.
  */
 let t: Topology;
 let receiver: Receiver;
@@ -36,11 +37,11 @@ interface Event {
 
 let paths = 0;
 /** An endpoint of the account at a path of its own on the receiver; `events()` verifies what it received. */
-async function subscribe(key: string) {
+async function subscribe(key: string, types: string[] = ["*"]) {
   const path = `system-${++paths}`;
   const created = await call(t.gateways[0]!, key, "POST", "/v1/webhooks", {
     url: receiver.url(path),
-    events: ["*"],
+    events: types,
   });
   expect(created.status).toBe(201);
   const secret = (created.body.data as { secret: string }).secret;
@@ -85,6 +86,42 @@ describe("agent events through two gateways", () => {
     expect(events[4]!.data).toEqual({ id: agent.id });
     expect(JSON.stringify(events)).not.toContain("sk-x");
     expect(receiver.at(endpoint.path).map((r) => r.headers["webhook-id"])).toEqual(events.map((e) => e.id));
+  });
+});
+
+describe("message events through the gateways", () => {
+  it("message.completed carries the reply each send answered, and message.failed the error, signed", async () => {
+    const [a, b] = t.gateways as [(typeof t.gateways)[0], (typeof t.gateways)[0]];
+    const { key } = await t.tenant({ ...HIGH, messagesPerMinute: 1_000_000 });
+    const completed = await subscribe(key, ["message.completed"]);
+    const failed = await subscribe(key, ["message.failed"]);
+    const created = await call(a!, key, "POST", "/v1/agents", { name: "Mia" });
+    const agentId = (created.body.data as { id: string }).id;
+
+    t.openai.reply("Hello from the system.");
+    const sent = await call(b!, key, "POST", `/v1/agents/${agentId}/messages`, { text: "Hi", userId: "u1" });
+    expect(sent.status).toBe(200);
+    t.openai.failWith(401);
+    const refused = await call(a!, key, "POST", `/v1/agents/${agentId}/messages`, { text: "Hi again" });
+    expect(refused.status).toBe(502);
+
+    await expect.poll(() => completed.events().length + failed.events().length, { timeout: 20_000 }).toBe(2);
+    await sleep(1_000);
+    const [done] = completed.events();
+    const [failure] = failed.events();
+    expect(completed.events()).toHaveLength(1);
+    expect(done).toMatchObject({ type: "message.completed", data: sent.body.data as object });
+    expect(done!.data).toEqual(sent.body.data);
+    const error = refused.body.error as { code: string; message: string };
+    expect(failed.events()).toHaveLength(1);
+    expect(failure).toMatchObject({ type: "message.failed" });
+    expect(failure!.data).toEqual({
+      agentId,
+      messageId: expect.stringMatching(/^msg_/),
+      code: "MODEL_ERROR",
+      message: error.message,
+    });
+    expect(error.code).toBe("MODEL_ERROR");
   });
 });
 

@@ -83,7 +83,7 @@ class AgentDeletedWebhookData:
 
 @dataclass
 class MessageFailedWebhookData:
-    """The data of ``message.failed``: a background message whose reply failed."""
+    """The data of ``message.failed``: a send that ended with an error instead of a reply."""
 
     agent_id: str
     message_id: str

@@ -40,7 +40,7 @@ module Agentry
       field :id, "id", :string, required: true
     end
 
-    # The data of +message.failed+: a background message whose reply failed.
+    # The data of +message.failed+: a send that ended with an error instead of a reply.
     class MessageFailedData < Agentry::Model
       field :agent_id, "agentId", :string, required: true
       field :message_id, "messageId", :string, required: true

@@ -1,15 +1,24 @@
 import type { RequestOptions, Transport } from "../core.js";
+import type { FieldIssue } from "../errors.js";
 import { Page, PagePromise } from "../pagination.js";
 import type {
   Agent,
   AgentCreateParams,
   AgentDeleted,
+  AgentDraft,
   AgentListParams,
   AgentUpdateParams,
+  CharacterFile,
+  CharacterImport,
+  CharacterImportParams,
+  CharacterImportPreview,
+  ExportedCharacterFile,
   Pagination,
 } from "../types.js";
+import { Conversations } from "./conversations.js";
 import { Messages } from "./messages.js";
 import { idSegment } from "./path.js";
+import { AgentUsage } from "./usage.js";
 
 interface DataEnvelope<T> {
   data: T;
@@ -20,16 +29,25 @@ interface ListEnvelope<T> {
   pagination: Pagination;
 }
 
-/** Agents: create, list, read, update and delete; `messages` talks to them. */
+/**
+ * Agents: create, list, read, update and delete, import and export as character files; `messages` talks to them
+ * and reads their history, `conversations` and `usage` tell what they did.
+ */
 export class Agents {
-  /** Messages to an agent, answered at once or streamed. */
+  /** Messages to an agent, answered at once or streamed, and the stored ones. */
   readonly messages: Messages;
+  /** An agent's conversations, by user and room. */
+  readonly conversations: Conversations;
+  /** An agent's usage figures. */
+  readonly usage: AgentUsage;
   readonly #transport: Transport;
 
   /** @internal */
   constructor(transport: Transport) {
     this.#transport = transport;
     this.messages = new Messages(transport);
+    this.conversations = new Conversations(transport);
+    this.usage = new AgentUsage(transport);
   }
 
   /**
@@ -126,5 +144,79 @@ export class Agents {
       options,
     )) as DataEnvelope<AgentDeleted>;
     return body.data;
+  }
+
+  /**
+   * Makes an agent of an elizaOS character file (v0.x, 1.x, or the grouped `messageExamples` of later releases),
+   * or with `dryRun`, answers the agent it would make without storing anything. Fields without a place of their
+   * own in an agent are kept in its `personality` under their file names; `warnings` names, by path in the file,
+   * what was kept but will not act (file references in `knowledge`, plugins not in the catalogue, secrets).
+   *
+   * ```ts
+   * const file = JSON.parse(await readFile("eliza.character.json", "utf8"));
+   * const preview = await client.agents.importCharacter(file, { dryRun: true });
+   * for (const warning of preview.warnings) console.warn(`${warning.field}: ${warning.issue}`);
+   * const { agent } = await client.agents.importCharacter(file);
+   * ```
+   *
+   * Like every create, not retried after a timeout or a 5xx; a dry run, which stores nothing, is retried like a
+   * read.
+   *
+   * @throws {BadRequestError} every problem of the file at once, by JSON path in `details`
+   * @throws {PermissionDeniedError} `FORBIDDEN` without `agents:write`; `INSUFFICIENT_QUOTA` when the account
+   *   holds its maximum number of agents (not checked by a dry run)
+   */
+  importCharacter(
+    file: CharacterFile,
+    params: CharacterImportParams & { dryRun: true },
+    options?: RequestOptions,
+  ): Promise<CharacterImportPreview>;
+  importCharacter(
+    file: CharacterFile,
+    params?: CharacterImportParams & { dryRun?: false | undefined },
+    options?: RequestOptions,
+  ): Promise<CharacterImport>;
+  importCharacter(
+    file: CharacterFile,
+    params?: CharacterImportParams,
+    options?: RequestOptions,
+  ): Promise<CharacterImport | CharacterImportPreview>;
+  async importCharacter(
+    file: CharacterFile,
+    params: CharacterImportParams = {},
+    options?: RequestOptions,
+  ): Promise<CharacterImport | CharacterImportPreview> {
+    const dryRun = params.dryRun === true;
+    const body = (await this.#transport.json(
+      {
+        method: "POST",
+        path: "/agents/import",
+        query: dryRun ? { dryRun: true } : undefined,
+        body: file,
+        safety: dryRun ? "idempotent" : "unsafe",
+      },
+      options,
+    )) as { data: Agent | AgentDraft; warnings: FieldIssue[] };
+    return { agent: body.data, warnings: body.warnings } as CharacterImport | CharacterImportPreview;
+  }
+
+  /**
+   * The agent as an elizaOS 1.x character file, ready to be saved or imported elsewhere. What the format has no
+   * field for is kept under `settings.agentry`, so importing the file gives back an equal agent. Secrets never
+   * leave: `settings.secrets` and `secrets` are empty.
+   *
+   * ```ts
+   * const file = await client.agents.exportCharacter(agentId);
+   * await writeFile(`${file.name}.character.json`, JSON.stringify(file, null, 2));
+   * ```
+   *
+   * @throws {NotFoundError} `AGENT_NOT_FOUND`
+   */
+  async exportCharacter(agentId: string, options?: RequestOptions): Promise<ExportedCharacterFile> {
+    // The file itself, without the API's envelope.
+    return (await this.#transport.json(
+      { method: "GET", path: `/agents/${idSegment("agentId", agentId)}/character`, safety: "idempotent" },
+      options,
+    )) as ExportedCharacterFile;
   }
 }

@@ -1,9 +1,19 @@
 import type { RequestOptions, Transport } from "../core.js";
+import {
+  type CursorEnvelope,
+  type CursorPagePromise,
+  collect,
+  fetchCursorPage,
+  PagePromise,
+} from "../pagination.js";
 import { MessageStream } from "../streaming.js";
-import type { MessageReply, MessageSendParams } from "../types.js";
+import type { HistoryMessage, MessageListParams, MessageReply, MessageSendParams } from "../types.js";
 import { idSegment } from "./path.js";
 
-/** Messages to an agent. Context is kept per agent, `userId` and `roomId`. */
+/**
+ * Messages to an agent, and the agent's stored history of them. Context is kept per agent, `userId` and
+ * `roomId`. Reading history needs the `history:read` scope.
+ */
 export class Messages {
   readonly #transport: Transport;
   readonly #timeout: number;
@@ -61,5 +71,70 @@ export class Messages {
       options.signal,
       options.timeout ?? this.#timeout,
     );
+  }
+
+  /**
+   * Lists the agent's stored messages, both sides of each exchange, a page at a time (default 20, newest first).
+   * Await the result for one page, or iterate it for every message:
+   *
+   * ```ts
+   * const page = await client.agents.messages.list(agentId, { userId: "user-42", limit: 50 });
+   * for (const message of page.data) console.log(message.role, message.text);
+   * for await (const message of client.agents.messages.list(agentId, { conversationId, order: "asc" })) {
+   *   // the whole conversation, oldest first
+   * }
+   * ```
+   *
+   * @throws {NotFoundError} `AGENT_NOT_FOUND`; `CONVERSATION_NOT_FOUND` for a `conversationId` that is not one
+   *   of the agent's
+   * @throws {BadRequestError} a query value out of range, `before` with `after`, or a cursor that is not a
+   *   message of this list
+   * @throws {PermissionDeniedError} without the `history:read` scope
+   */
+  list(
+    agentId: string,
+    params: MessageListParams = {},
+    options?: RequestOptions,
+  ): CursorPagePromise<HistoryMessage> {
+    const path = `/agents/${idSegment("agentId", agentId)}/messages`;
+    return new PagePromise(() =>
+      fetchCursorPage(
+        params,
+        async (query) =>
+          (await this.#transport.json(
+            { method: "GET", path, query: { ...query }, safety: "idempotent" },
+            options,
+          )) as CursorEnvelope<HistoryMessage>,
+      ),
+    );
+  }
+
+  /**
+   * Every stored message that `list` would walk through, fetched page by page (`limit` per request) and
+   * returned in one array. For long histories, iterate `list` instead.
+   */
+  listAll(
+    agentId: string,
+    params: MessageListParams = {},
+    options?: RequestOptions,
+  ): Promise<HistoryMessage[]> {
+    return collect(this.list(agentId, params, options));
+  }
+
+  /**
+   * Reads one stored message, by the id a list or the send call gave (a reply's id is its message's id).
+   *
+   * @throws {NotFoundError} `MESSAGE_NOT_FOUND` (also once its conversation was deleted), `AGENT_NOT_FOUND`
+   */
+  async get(agentId: string, messageId: string, options?: RequestOptions): Promise<HistoryMessage> {
+    const body = (await this.#transport.json(
+      {
+        method: "GET",
+        path: `/agents/${idSegment("agentId", agentId)}/messages/${idSegment("messageId", messageId)}`,
+        safety: "idempotent",
+      },
+      options,
+    )) as { data: HistoryMessage };
+    return body.data;
   }
 }

@@ -47,10 +47,7 @@ const OPERATIONS: Record<string, (client: Agentry, args: Args) => Promise<unknow
   "agents.get": (c, a) => c.agents.get(a.agentId as string),
   "agents.update": (c, a) => c.agents.update(a.agentId as string, a.body as Loose),
   "agents.delete": (c, a) => c.agents.delete(a.agentId as string),
-  "agents.list": async (c, a) => {
-    const page = await c.agents.list(a.query as Loose);
-    return { data: page.data, pagination: page.pagination, hasNextPage: page.hasNextPage() };
-  },
+  "agents.list": (c, a) => pageForm(c.agents.list(a.query as Loose)),
   "agents.listPages": async (c, a) => {
     const pages = [];
     for await (const page of (await c.agents.list(a.query as Loose)).iterPages())
@@ -70,7 +67,48 @@ const OPERATIONS: Record<string, (client: Agentry, args: Args) => Promise<unknow
   "apiKeys.create": (c, a) => c.apiKeys.create(a.body as Loose),
   "apiKeys.list": (c) => c.apiKeys.list(),
   "apiKeys.revoke": (c, a) => c.apiKeys.revoke(a.keyId as string),
+  "agents.messages.list": (c, a) => pageForm(c.agents.messages.list(a.agentId as string, a.query as Loose)),
+  "agents.messages.listAll": (c, a) => c.agents.messages.listAll(a.agentId as string, a.query as Loose),
+  "agents.messages.get": (c, a) => c.agents.messages.get(a.agentId as string, a.messageId as string),
+  "agents.conversations.list": (c, a) =>
+    pageForm(c.agents.conversations.list(a.agentId as string, a.query as Loose)),
+  "agents.conversations.listAll": (c, a) =>
+    c.agents.conversations.listAll(a.agentId as string, a.query as Loose),
+  "agents.conversations.delete": (c, a) =>
+    c.agents.conversations.delete(a.agentId as string, a.conversationId as string),
+  "users.export": async (c, a) => {
+    const messages = [];
+    for await (const message of c.users.export(a.userId as string)) messages.push(message);
+    return messages;
+  },
+  "users.erase": (c, a) => c.users.erase(a.userId as string),
+  "usage.get": (c, a) => c.usage.get(a.query as Loose),
+  "agents.usage.get": (c, a) => c.agents.usage.get(a.agentId as string, a.query as Loose),
+  "agents.importCharacter": (c, a) =>
+    c.agents.importCharacter(a.body as Loose, { dryRun: a.dryRun === true }),
+  "agents.exportCharacter": (c, a) => c.agents.exportCharacter(a.agentId as string),
+  "webhookEndpoints.create": (c, a) => c.webhookEndpoints.create(a.body as Loose),
+  "webhookEndpoints.list": (c) => c.webhookEndpoints.list(),
+  "webhookEndpoints.get": (c, a) => c.webhookEndpoints.get(a.webhookId as string),
+  "webhookEndpoints.update": (c, a) => c.webhookEndpoints.update(a.webhookId as string, a.body as Loose),
+  "webhookEndpoints.delete": (c, a) => c.webhookEndpoints.delete(a.webhookId as string),
+  "webhookEndpoints.rotateSecret": (c, a) => c.webhookEndpoints.rotateSecret(a.webhookId as string),
+  "webhookEndpoints.sendTestEvent": (c, a) => c.webhookEndpoints.sendTestEvent(a.webhookId as string),
+  "webhookEndpoints.deliveries.list": (c, a) =>
+    pageForm(c.webhookEndpoints.deliveries.list(a.webhookId as string, a.query as Loose)),
+  "webhookEndpoints.deliveries.listAll": (c, a) =>
+    c.webhookEndpoints.deliveries.listAll(a.webhookId as string, a.query as Loose),
+  "webhookEndpoints.deliveries.redeliver": (c, a) =>
+    c.webhookEndpoints.deliveries.redeliver(a.webhookId as string, a.deliveryId as string),
 };
+
+/** A first page in the scenario's page form. */
+async function pageForm(
+  pending: PromiseLike<{ data: unknown[]; pagination: unknown; hasNextPage(): boolean }>,
+) {
+  const page = await pending;
+  return { data: page.data, pagination: page.pagination, hasNextPage: page.hasNextPage() };
+}
 
 /** A stream's result is what was received before it ended, even when it ended in an error. */
 async function streamOperation(client: Agentry, args: Args): Promise<{ result: unknown; error?: unknown }> {

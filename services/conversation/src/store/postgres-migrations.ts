@@ -142,6 +142,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX usage_by_user ON ${s}.usage_rollups (account_id, user_id, bucket_seconds, bucket_start);
     `,
   },
+  {
+    version: 4,
+    name: "outbox of message events",
+    // Rows wait here until the webhooks service has them, then go. data is json, not jsonb: its text is kept as
+    // written, members in the order of the contract.
+    sql: (s) => `
+      CREATE TABLE ${s}.outbox (
+        seq bigserial PRIMARY KEY,
+        event_id text COLLATE "C" NOT NULL UNIQUE,
+        type text NOT NULL CHECK (type IN ('message.completed', 'message.failed')),
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        data json NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+      -- An agent's waiting events, which its purge deletes.
+      CREATE INDEX outbox_by_agent ON ${s}.outbox (account_id, agent_id);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -10,6 +10,7 @@
  *   form the SQLite store keeps as text. `stream` is a boolean. Postgres cannot store U+0000 in text; such a
  *   value is refused with INVALID_REQUEST instead of failing as an internal error.
  * - Turns are ordered by `seq bigserial`, which is also the pagination cursor.
+ * - The outbox's `data` is `json`, kept as the text written, so events keep the contract's order of members.
  *
  * Concurrency, where SQLite's single writer gave it for free:
  * - An exchange first upserts its conversation's row, which locks it until commit, and only then inserts its
@@ -18,7 +19,11 @@
  *   committed late.
  * - Saving takes a shared advisory lock on the (account, agent) pair and purging takes it exclusively. A save
  *   either commits before the purge starts (and is purged) or starts after it (and sees the tombstone), so no
- *   turn or call of a purged agent survives, however the two interleave across instances.
+ *   turn, call or event of a purged agent survives, however the two interleave across instances.
+ * - Outbox sequence numbers are handed out before commit, so a reader may see a later event before an earlier one
+ *   commits; the relay reads whatever is still there, oldest first, so a late commit is published on a following
+ *   round. Several instances may read and publish the same events at once: publishing is at least once, and the
+ *   webhooks service skips ids it has.
  *
  * Usage rollups (usage.ts, usage-queries.ts):
  * - A call record and its six rows are one statement (the rows' keys as arrays, unnested in order), in the
@@ -81,6 +86,8 @@ import type {
   HistoryTurn,
   MessageFilter,
   NewExchange,
+  NewOutboxEvent,
+  OutboxEvent,
   Page,
   PageRequest,
   PurgeResult,
@@ -110,6 +117,17 @@ type PgTurnRow = TurnRow<string, Date>;
 type PgCallRow = CallRow<boolean, Date>;
 type PgConversationRow = ConversationRow<Date>;
 type PgUsageRow = UsageRollupRow<number, string>;
+
+interface PgOutboxRow {
+  seq: string;
+  event_id: string;
+  type: OutboxEvent["type"];
+  account_id: string;
+  agent_id: string;
+  /** json, which the driver parses. */
+  data: OutboxEvent["data"];
+  created_at: Date;
+}
 
 const placeholder = (n: number) => `$${n}`;
 const turnRecord = (row: PgTurnRow) => toTurn(row, row.created_at.toISOString());
@@ -367,6 +385,15 @@ function statements(s: string) {
     deleteTurns: `DELETE FROM ${s}.turns WHERE account_id = $1 AND agent_id = $2`,
     deleteCalls: `DELETE FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2`,
     deleteConversations: `DELETE FROM ${s}.conversations WHERE account_id = $1 AND agent_id = $2`,
+    insertEvent: prepared(
+      "insertEvent",
+      `INSERT INTO ${s}.outbox (event_id, type, account_id, agent_id, data, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6)`,
+    ),
+    pendingEvents: `SELECT seq, event_id, type, account_id, agent_id, data, created_at FROM ${s}.outbox
+      ORDER BY seq LIMIT $1`,
+    removeEvents: `DELETE FROM ${s}.outbox WHERE seq = ANY($1::bigint[])`,
+    deleteAgentEvents: `DELETE FROM ${s}.outbox WHERE account_id = $1 AND agent_id = $2`,
     ...usageStatements(s, prepared),
   };
 }
@@ -390,7 +417,11 @@ export class PostgresConversationStore implements ConversationStore {
     return oldestFirst(await this.db.query<HistoryTurn>(this.sql.history, values));
   }
 
-  async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
+  async saveExchange(
+    exchange: NewExchange,
+    call: CallRecord,
+    events: readonly NewOutboxEvent[] = [],
+  ): Promise<boolean> {
     const { key, user, reply } = exchange;
     return this.db.transaction(async (client) => {
       if (await this.purged(client, key.accountId, key.agentId)) return false;
@@ -417,16 +448,35 @@ export class PostgresConversationStore implements ConversationStore {
         reply.finishReason,
       ]);
       await this.insertCall(client, call);
+      await this.insertEvents(client, events);
       return true;
     });
   }
 
-  async recordCall(call: CallRecord): Promise<boolean> {
+  async recordCall(call: CallRecord, events: readonly NewOutboxEvent[] = []): Promise<boolean> {
     return this.db.transaction(async (client) => {
       if (await this.purged(client, call.accountId, call.agentId)) return false;
       await this.insertCall(client, call);
+      await this.insertEvents(client, events);
       return true;
     });
+  }
+
+  async pendingEvents(limit: number): Promise<OutboxEvent[]> {
+    const rows = await this.db.query<PgOutboxRow>(this.sql.pendingEvents, [limit]);
+    return rows.map((row) => ({
+      seq: Number(row.seq),
+      id: row.event_id,
+      type: row.type,
+      accountId: row.account_id,
+      agentId: row.agent_id,
+      createdAt: row.created_at.toISOString(),
+      data: row.data,
+    }));
+  }
+
+  async removeEvents(seqs: readonly number[]): Promise<void> {
+    if (seqs.length > 0) await this.db.query(this.sql.removeEvents, [seqs]);
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
@@ -451,6 +501,7 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.subtractAgentUsage, [accountId, agentId]);
       await client.query(this.sql.deleteEmptyUsage, [accountId]);
       await client.query(this.sql.deleteAgentUsage, [accountId, agentId]);
+      await client.query(this.sql.deleteAgentEvents, [accountId, agentId]);
       return { turns, calls };
     });
   }
@@ -581,6 +632,19 @@ export class PostgresConversationStore implements ConversationStore {
   /** Stores a call record and adds it to its rollup rows: one statement. */
   private async insertCall(client: pg.PoolClient, call: CallRecord): Promise<void> {
     await run(client, this.sql.recordCall, [...callValues(call), ...usageValues(usageIncrement(call))]);
+  }
+
+  private async insertEvents(client: pg.PoolClient, events: readonly NewOutboxEvent[]): Promise<void> {
+    for (const event of events) {
+      await run(client, this.sql.insertEvent, [
+        event.id,
+        event.type,
+        event.accountId,
+        event.agentId,
+        JSON.stringify(event.data),
+        event.createdAt,
+      ]);
+    }
   }
 
   /** Takes the agent's shared lock (held until commit) and tells whether the agent has been purged. */

@@ -130,6 +130,24 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX usage_by_user ON usage_rollups (account_id, user_id, bucket_seconds, bucket_start);
     `,
   },
+  {
+    version: 4,
+    name: "outbox of message events",
+    // Rows wait here until the webhooks service has them, then go. data is the event's JSON text, as published.
+    sql: `
+      CREATE TABLE outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL CHECK (type IN ('message.completed', 'message.failed')),
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      -- An agent's waiting events, which its purge deletes.
+      CREATE INDEX outbox_by_agent ON outbox (agent_id, account_id);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

@@ -49,6 +49,8 @@ import type {
   HistoryTurn,
   MessageFilter,
   NewExchange,
+  NewOutboxEvent,
+  OutboxEvent,
   Page,
   PageRequest,
   PurgeResult,
@@ -65,6 +67,16 @@ type SqliteCallRow = CallRow<number, string>;
 type SqliteConversationRow = ConversationRow<string>;
 type SqliteUsageRow = UsageRollupRow<string, number>;
 
+interface SqliteOutboxRow {
+  seq: number;
+  event_id: string;
+  type: OutboxEvent["type"];
+  account_id: string;
+  agent_id: string;
+  data: string;
+  created_at: string;
+}
+
 const placeholder = () => "?";
 const turnRecord = (row: SqliteTurnRow) => toTurn(row, row.created_at);
 
@@ -80,13 +92,20 @@ const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id =
  * the time json_set takes on text, which parses and prints the whole object. Purging an agent subtracts its
  * agent-level rows from the account's rows bin by bin, then deletes its rows; erasing a user merges their rows into
  * the blank user's, bins added with json_each, then deletes them.
+ *
+ * The outbox holds message events (events.ts) from the transaction that stores what they tell of until the relay
+ * has published them; `data` is their JSON text, as published.
  */
 export class SqliteConversationStore implements ConversationStore {
   private readonly db: Database.Database;
   private readonly statements: Statements;
   // Built once: better-sqlite3 wraps the function anew on every `transaction()` call.
-  private readonly save: Database.Transaction<(exchange: NewExchange, call: CallRecord) => boolean>;
-  private readonly record: Database.Transaction<(call: CallRecord) => boolean>;
+  private readonly save: Database.Transaction<
+    (exchange: NewExchange, call: CallRecord, events: readonly NewOutboxEvent[]) => boolean
+  >;
+  private readonly record: Database.Transaction<
+    (call: CallRecord, events: readonly NewOutboxEvent[]) => boolean
+  >;
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
   private readonly dropConversation: Database.Transaction<
     (accountId: string, agentId: string, conversationId: string) => number | null
@@ -106,50 +125,54 @@ export class SqliteConversationStore implements ConversationStore {
     this.othersCommitted = watchOtherConnections(this.db);
     const s = prepare(this.db);
     this.statements = s;
-    this.save = this.db.transaction(({ key, user, reply }: NewExchange, call: CallRecord) => {
-      if (this.purged(key.accountId, key.agentId)) return false;
-      const conversationId = s.touchConversation.get(
-        newId("conversation"),
-        ...keyParams(key),
-        user.createdAt,
-        reply.createdAt,
-      )!;
-      s.insertTurn.run(
-        user.id,
-        conversationId,
-        ...keyParams(key),
-        "user",
-        user.text,
-        null,
-        null,
-        0,
-        0,
-        0,
-        null,
-        user.createdAt,
-      );
-      s.insertTurn.run(
-        reply.id,
-        conversationId,
-        ...keyParams(key),
-        "assistant",
-        reply.text,
-        reply.model,
-        reply.provider,
-        reply.inputTokens,
-        reply.outputTokens,
-        reply.latencyMs,
-        reply.finishReason,
-        reply.createdAt,
-      );
-      s.insertCall.run(callRow(call));
-      this.addUsage(call);
-      return true;
-    });
-    this.record = this.db.transaction((call: CallRecord) => {
+    this.save = this.db.transaction(
+      ({ key, user, reply }: NewExchange, call: CallRecord, events: readonly NewOutboxEvent[]) => {
+        if (this.purged(key.accountId, key.agentId)) return false;
+        const conversationId = s.touchConversation.get(
+          newId("conversation"),
+          ...keyParams(key),
+          user.createdAt,
+          reply.createdAt,
+        )!;
+        s.insertTurn.run(
+          user.id,
+          conversationId,
+          ...keyParams(key),
+          "user",
+          user.text,
+          null,
+          null,
+          0,
+          0,
+          0,
+          null,
+          user.createdAt,
+        );
+        s.insertTurn.run(
+          reply.id,
+          conversationId,
+          ...keyParams(key),
+          "assistant",
+          reply.text,
+          reply.model,
+          reply.provider,
+          reply.inputTokens,
+          reply.outputTokens,
+          reply.latencyMs,
+          reply.finishReason,
+          reply.createdAt,
+        );
+        s.insertCall.run(callRow(call));
+        this.addUsage(call);
+        for (const event of events) s.insertEvent.run(outboxRow(event));
+        return true;
+      },
+    );
+    this.record = this.db.transaction((call: CallRecord, events: readonly NewOutboxEvent[]) => {
       if (this.purged(call.accountId, call.agentId)) return false;
       s.insertCall.run(callRow(call));
       this.addUsage(call);
+      for (const event of events) s.insertEvent.run(outboxRow(event));
       return true;
     });
     this.purge = this.db.transaction((accountId: string, agentId: string) => {
@@ -160,6 +183,7 @@ export class SqliteConversationStore implements ConversationStore {
       s.subtractAgentUsage.run({ account: accountId, agent: agentId });
       s.deleteEmptyUsage.run(accountId);
       s.deleteAgentUsage.run(accountId, agentId);
+      s.deleteAgentEvents.run(agentId, accountId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(
@@ -208,8 +232,12 @@ export class SqliteConversationStore implements ConversationStore {
     return oldestFirst(turns.map(({ role, text }) => ({ role, text })));
   }
 
-  async saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean> {
-    const saved = this.save.immediate(exchange, call);
+  async saveExchange(
+    exchange: NewExchange,
+    call: CallRecord,
+    events: readonly NewOutboxEvent[] = [],
+  ): Promise<boolean> {
+    const saved = this.save.immediate(exchange, call, events);
     const id = conversationId(exchange.key);
     // Appended only if nobody else wrote since the cache was last known to be current: their turns would be
     // missing from it.
@@ -228,8 +256,24 @@ export class SqliteConversationStore implements ConversationStore {
     return saved;
   }
 
-  async recordCall(call: CallRecord): Promise<boolean> {
-    return this.record.immediate(call);
+  async recordCall(call: CallRecord, events: readonly NewOutboxEvent[] = []): Promise<boolean> {
+    return this.record.immediate(call, events);
+  }
+
+  async pendingEvents(limit: number): Promise<OutboxEvent[]> {
+    return this.statements.pendingEvents.all(limit).map((row) => ({
+      seq: row.seq,
+      id: row.event_id,
+      type: row.type,
+      accountId: row.account_id,
+      agentId: row.agent_id,
+      createdAt: row.created_at,
+      data: JSON.parse(row.data),
+    }));
+  }
+
+  async removeEvents(seqs: readonly number[]): Promise<void> {
+    if (seqs.length > 0) this.statements.removeEvents.run(JSON.stringify(seqs));
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
@@ -523,6 +567,16 @@ function prepare(db: Database.Database) {
     deleteConversations: db.prepare<[string, string]>(
       "DELETE FROM conversations WHERE agent_id = ? AND account_id = ?",
     ),
+    insertEvent: db.prepare<[Omit<SqliteOutboxRow, "seq">]>(
+      `INSERT INTO outbox (event_id, type, account_id, agent_id, data, created_at)
+       VALUES (@event_id, @type, @account_id, @agent_id, @data, @created_at)`,
+    ),
+    pendingEvents: db.prepare<[number], SqliteOutboxRow>("SELECT * FROM outbox ORDER BY seq LIMIT ?"),
+    // The seqs as one JSON array: one statement, however many.
+    removeEvents: db.prepare<[string]>("DELETE FROM outbox WHERE seq IN (SELECT value FROM json_each(?))"),
+    deleteAgentEvents: db.prepare<[string, string]>(
+      "DELETE FROM outbox WHERE agent_id = ? AND account_id = ?",
+    ),
     ...usageStatements(db),
   };
 }
@@ -642,6 +696,17 @@ function callRow(call: CallRecord): SqliteCallRow {
     input_tokens: call.inputTokens,
     output_tokens: call.outputTokens,
     created_at: call.createdAt,
+  };
+}
+
+function outboxRow(event: NewOutboxEvent): Omit<SqliteOutboxRow, "seq"> {
+  return {
+    event_id: event.id,
+    type: event.type,
+    account_id: event.accountId,
+    agent_id: event.agentId,
+    data: JSON.stringify(event.data),
+    created_at: event.createdAt,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { JsonObject } from "@agentry/events";
 import type { UsageReport, UsageRequest } from "../usage.js";
 
 /**
@@ -144,6 +145,29 @@ export interface MessageFilter {
   roomId?: string;
 }
 
+/** The events the conversation service publishes for webhooks (decisions.md, "Webhooks"). */
+export type MessageEventType = "message.completed" | "message.failed";
+
+/**
+ * An event for the outbox, written in the transaction that stores what it tells of (events.ts makes them): its
+ * public `evt_` id, and its `data` as receivers get it.
+ */
+export interface NewOutboxEvent {
+  id: string;
+  type: MessageEventType;
+  accountId: string;
+  agentId: string;
+  /** ISO 8601 with milliseconds, UTC: when it happened. */
+  createdAt: string;
+  data: JsonObject;
+}
+
+/** An outbox event as the store holds it until it has been published. */
+export interface OutboxEvent extends NewOutboxEvent {
+  /** Its place in the outbox: events are written, and published, in this order. */
+  seq: number;
+}
+
 export interface PurgeResult {
   turns: number;
   calls: number;
@@ -165,16 +189,20 @@ export interface ConversationStore {
    */
   recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]>;
   /**
-   * Stores the message, its reply and the call record, and adds the call to the usage rollups, in one
-   * transaction. Stores nothing and returns false when the agent has been purged, so a reply that completes
-   * after its agent was deleted leaves no trace.
+   * Stores the message, its reply and the call record, adds the call to the usage rollups and writes `events` to
+   * the outbox, in one transaction. Stores nothing and returns false when the agent has been purged, so a reply
+   * that completes after its agent was deleted leaves no trace and no event.
    */
-  saveExchange(exchange: NewExchange, call: CallRecord): Promise<boolean>;
+  saveExchange(exchange: NewExchange, call: CallRecord, events?: readonly NewOutboxEvent[]): Promise<boolean>;
   /**
-   * Stores the record of a call that stored no reply, and adds it to the usage rollups, in one transaction; false
-   * (nothing stored) when the agent has been purged.
+   * Stores the record of a call that stored no reply, adds it to the usage rollups and writes `events` to the
+   * outbox, in one transaction; false (nothing stored, no event) when the agent has been purged.
    */
-  recordCall(call: CallRecord): Promise<boolean>;
+  recordCall(call: CallRecord, events?: readonly NewOutboxEvent[]): Promise<boolean>;
+  /** The oldest events of the outbox, at most `limit`, in the order they were written. */
+  pendingEvents(limit: number): Promise<OutboxEvent[]>;
+  /** Removes events from the outbox once they have been published; seqs no longer there are passed over. */
+  removeEvents(seqs: readonly number[]): Promise<void>;
   /**
    * One page of the conversation's turns, oldest first, starting after `cursor` (from the start when null). A
    * cursor that no page returned throws AppError INVALID_REQUEST.
@@ -183,9 +211,9 @@ export interface ConversationStore {
   /** The agent's call records, oldest first. */
   listCalls(accountId: string, agentId: string): Promise<CallRecord[]>;
   /**
-   * Deletes the agent's conversations, turns, call records and usage (its rollup rows, and its share of the
-   * account's) in one transaction and remembers the agent as purged, so nothing is stored for it afterwards.
-   * Idempotent: a repeated purge deletes nothing more.
+   * Deletes the agent's conversations, turns, call records, usage (its rollup rows, and its share of the
+   * account's) and the events of it still in the outbox in one transaction, and remembers the agent as purged, so
+   * nothing is stored for it afterwards. Idempotent: a repeated purge deletes nothing more.
    */
   purgeAgent(accountId: string, agentId: string): Promise<PurgeResult>;
   /** An agent's conversations by latest activity (newest first for `desc`), filtered by user and room. */

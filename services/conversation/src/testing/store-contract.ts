@@ -7,6 +7,7 @@ import type {
   ConversationKey,
   ConversationStore,
   NewExchange,
+  NewOutboxEvent,
   PageRequest,
 } from "../store/types.js";
 import {
@@ -78,6 +79,31 @@ export async function storeExchange(
   const ex = exchange(k, question, answer);
   expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
   return ex;
+}
+
+/**
+ * A message event as the service writes one: its data with members in no sorted order, nested, with text that is
+ * not ASCII, so that a store that reorders or re-encodes it shows.
+ */
+function outboxEvent(k: ConversationKey, overrides: Partial<NewOutboxEvent> = {}): NewOutboxEvent {
+  const messageId = newId("message");
+  return {
+    id: newId("event"),
+    type: "message.completed",
+    accountId: k.accountId,
+    agentId: k.agentId,
+    createdAt: tick(),
+    data: {
+      id: messageId,
+      agentId: k.agentId,
+      userId: k.userId || null,
+      roomId: null,
+      text: 'Grüße 👋 "quoted"\n',
+      usage: { outputTokens: 7, inputTokens: 11, totalTokens: 18 },
+      latencyMs: 42,
+    },
+    ...overrides,
+  };
 }
 
 /** A page request: 20 newest first unless told otherwise. */
@@ -344,6 +370,108 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         (await store.listConversations("acct_A", "agt_gone", {}, page())).items,
         "a purged agent's conversations",
       ).toEqual([]);
+    });
+
+    describe("outbox", () => {
+      it("writes an exchange's and a failed call's events with them, oldest first, their data as written", async () => {
+        const store = await fresh();
+        const k = key({ userId: "u1" });
+        const ex = exchange(k, "q", "a");
+        const completed = outboxEvent(k);
+        expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }), [completed])).toBe(true);
+        const failed = outboxEvent(k, {
+          type: "message.failed",
+          data: { agentId: k.agentId, messageId: newId("message"), code: "MODEL_ERROR", message: "rejected" },
+        });
+        expect(
+          await store.recordCall(call(k, { outcome: "failed", errorCode: "MODEL_ERROR" }), [failed]),
+        ).toBe(true);
+        // Calls without events write none.
+        await storeExchange(store, k, "q2", "a2");
+        await store.recordCall(call(k, { outcome: "cancelled" }));
+
+        const pending = await store.pendingEvents(10);
+        expect(pending.map(({ seq: _seq, ...event }) => event)).toEqual([completed, failed]);
+        expect(pending[0]!.seq).toBeLessThan(pending[1]!.seq);
+        // Member order and characters kept: the bytes receivers get are the bytes written.
+        expect(pending.map((event) => JSON.stringify(event.data))).toEqual([
+          JSON.stringify(completed.data),
+          JSON.stringify(failed.data),
+        ]);
+      });
+
+      it("writes no event when the exchange is not stored, and stores no exchange whose event cannot be written", async () => {
+        const store = await fresh();
+        const k = key({ userId: "u1" });
+        const first = await storeExchange(store, k, "q1", "a1");
+
+        // The reply's id is taken: the exchange fails, and its event goes with it.
+        const clash = exchange(k, "q2", "a2");
+        clash.reply.id = first.reply.id;
+        await expect(store.saveExchange(clash, call(k), [outboxEvent(k)])).rejects.toBeDefined();
+        expect(await store.pendingEvents(10)).toEqual([]);
+
+        // The event's id is taken: the event fails, and the exchange and its call go with it.
+        const written = outboxEvent(k);
+        await store.recordCall(call(k, { outcome: "failed" }), [written]);
+        const calls = (await store.listCalls("acct_A", "agt_A")).length;
+        const late = exchange(k, "q3", "a3");
+        await expect(
+          store.saveExchange(late, call(k, { id: late.reply.id }), [outboxEvent(k, { id: written.id })]),
+        ).rejects.toBeDefined();
+        await expect(
+          store.recordCall(call(k, { outcome: "failed" }), [outboxEvent(k, { id: written.id })]),
+        ).rejects.toBeDefined();
+        expect(await history(store, k)).toEqual(["q1", "a1"]);
+        expect(await store.listCalls("acct_A", "agt_A")).toHaveLength(calls);
+        expect((await store.pendingEvents(10)).map((event) => event.id)).toEqual([written.id]);
+      });
+
+      it("removes published events, passing over those already gone, and reads at most the limit", async () => {
+        const store = await fresh();
+        const k = key();
+        const events = [outboxEvent(k), outboxEvent(k), outboxEvent(k)];
+        for (const event of events) await store.recordCall(call(k, { outcome: "failed" }), [event]);
+        const [a, b, c] = await store.pendingEvents(10);
+        expect((await store.pendingEvents(2)).map((event) => event.id)).toEqual([a!.id, b!.id]);
+        await store.removeEvents([a!.seq]);
+        await store.removeEvents([]);
+        expect((await store.pendingEvents(10)).map((event) => event.id)).toEqual([b!.id, c!.id]);
+        await store.removeEvents([a!.seq, b!.seq, c!.seq]);
+        expect(await store.pendingEvents(10)).toEqual([]);
+      });
+
+      it("purges an agent's waiting events, and writes none for it afterwards", async () => {
+        const store = await fresh();
+        const gone = key({ agentId: "agt_gone" });
+        const kept = key({ agentId: "agt_kept" });
+        const ex = exchange(gone, "q", "a");
+        await store.saveExchange(ex, call(gone, { id: ex.reply.id }), [outboxEvent(gone)]);
+        const keptEvent = outboxEvent(kept);
+        await store.recordCall(call(kept, { outcome: "failed" }), [keptEvent]);
+        await store.recordCall(
+          call(key({ accountId: "acct_B", agentId: "agt_gone" }), { outcome: "failed" }),
+          [outboxEvent(key({ accountId: "acct_B", agentId: "agt_gone" }))],
+        );
+
+        await store.purgeAgent("acct_A", "agt_gone");
+        expect((await store.pendingEvents(10)).map((event) => [event.accountId, event.agentId])).toEqual([
+          ["acct_A", "agt_kept"],
+          ["acct_B", "agt_gone"],
+        ]);
+
+        // A reply that completes, or a call that fails, after the purge: nothing stored, nothing emitted.
+        const late = exchange(gone, "late", "reply");
+        expect(await store.saveExchange(late, call(gone, { id: late.reply.id }), [outboxEvent(gone)])).toBe(
+          false,
+        );
+        expect(await store.recordCall(call(gone, { outcome: "failed" }), [outboxEvent(gone)])).toBe(false);
+        expect((await store.pendingEvents(10)).map((event) => event.agentId)).toEqual([
+          "agt_kept",
+          "agt_gone",
+        ]);
+        expect((await store.pendingEvents(10))[0]!.id).toBe(keptEvent.id);
+      });
     });
 
     it("gives each conversation one id for its life, and lists an agent's by latest activity", async () => {

@@ -16,15 +16,7 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
       "The request body must be JSON, sent with 'Content-Type: application/json'.",
     );
   }
-  const declared = Number(ctx.get("content-length") || Number.NaN);
-  if (declared > BODY_LIMIT_BYTES) throw tooLarge();
-  let text: string;
-  try {
-    text = await getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, encoding: "utf-8" });
-  } catch (error) {
-    if ((error as { type?: string }).type === "entity.too.large") throw tooLarge();
-    throw new AppError("INVALID_REQUEST", "The request body could not be read.", { cause: error });
-  }
+  const text = await readRawBody(ctx);
   if (text.trim() === "")
     throw new AppError("INVALID_REQUEST", "The request body is empty; send a JSON object.");
   let body: unknown;
@@ -45,6 +37,29 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
     );
   }
   return body;
+}
+
+const RAW_BODY = Symbol("raw body");
+
+/**
+ * The request body as text, read once (413 over 1 MiB, checked against `Content-Length` first, then while
+ * reading); reading it again answers the same text.
+ */
+export function readRawBody(ctx: Context): Promise<string> {
+  const holder = ctx as Context & { [RAW_BODY]?: Promise<string> };
+  holder[RAW_BODY] ??= readBodyText(ctx);
+  return holder[RAW_BODY];
+}
+
+async function readBodyText(ctx: Context): Promise<string> {
+  const declared = Number(ctx.get("content-length") || Number.NaN);
+  if (declared > BODY_LIMIT_BYTES) throw tooLarge();
+  try {
+    return await getRawBody(ctx.req, { limit: BODY_LIMIT_BYTES, encoding: "utf-8" });
+  } catch (error) {
+    if ((error as { type?: string }).type === "entity.too.large") throw tooLarge();
+    throw new AppError("INVALID_REQUEST", "The request body could not be read.", { cause: error });
+  }
 }
 
 /**

@@ -31,13 +31,18 @@ export function sendErrorEnvelope(
   ctx.status = status;
   if (error.retryAfterSeconds !== undefined)
     ctx.set("Retry-After", String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
-  ctx.body = {
+  ctx.body = errorEnvelope(error, ctx.state.requestId);
+}
+
+/** The body of an error response. */
+export function errorEnvelope(error: AppError, requestId: string) {
+  return {
     success: false,
     error: {
       code: error.code,
       message: error.message,
       ...(error.details ? { details: error.details } : {}),
-      requestId: ctx.state.requestId,
+      requestId,
     },
   };
 }

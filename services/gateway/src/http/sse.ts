@@ -11,9 +11,11 @@ export class EventStream {
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
 
+  /** `record` is given every event sent, with its frame as written (not pings). */
   constructor(
     private readonly res: ServerResponse,
     private readonly pingIntervalMs = PING_INTERVAL_MS,
+    private readonly record?: (event: string, frame: string) => void,
   ) {}
 
   /**
@@ -33,7 +35,9 @@ export class EventStream {
   send(event: string, data: unknown): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.seq += 1;
-    this.res.write(`id: ${this.seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const frame = `id: ${this.seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    this.res.write(frame);
+    this.record?.(event, frame);
     this.flush();
     // The same timer, pushed back: no new one per event.
     this.timer?.refresh();

@@ -8,6 +8,7 @@ import {
 } from "@agentry/core";
 import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
 import { BODY_LIMIT_BYTES } from "../http/body.js";
+import { IDEMPOTENCY_KEY_SCHEMA_PATTERN } from "../http/idempotency.js";
 import type { ServedProviders } from "../providers.js";
 import type { Route } from "../routes/table.js";
 import { characterSchemaPath } from "./characters.js";
@@ -256,6 +257,15 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     });
   }
   parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
+  const write = route.method !== "GET";
+  if (write) parameters.push({ $ref: "#/components/parameters/Idempotency-Key" });
+  const errors: ErrorCode[] = write
+    ? [...doc.errors, "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"]
+    : doc.errors;
+  // A replayed response (Idempotency-Key) says so.
+  const replayed = write
+    ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } }
+    : {};
 
   const successContent: JsonSchema = doc.ndjson
     ? { "application/x-ndjson": ndjsonContent(doc.success.schema) }
@@ -266,7 +276,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
       String(other.status),
       {
         description: other.description,
-        headers: { ...responseHeaders("always"), ...other.headers },
+        headers: { ...responseHeaders("always"), ...replayed, ...other.headers },
         content: { "application/json": { schema: schemaRef(other.schema) } },
         ...(other.whenQuery ? { "x-when-query": other.whenQuery } : {}),
       },
@@ -324,11 +334,11 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     responses: {
       [String(doc.success.status)]: {
         description: doc.success.description,
-        headers: { ...responseHeaders("always"), ...doc.success.headers },
+        headers: { ...responseHeaders("always"), ...replayed, ...doc.success.headers },
         content: successContent,
       },
       ...successes,
-      ...errorResponses([...doc.errors, ...AUTHENTICATED_ERRORS], responses),
+      ...errorResponses([...errors, ...AUTHENTICATED_ERRORS], responses),
     },
   };
 }
@@ -584,6 +594,14 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
           description:
             "Your own id for the request, echoed in `X-Request-Id` and in error bodies when it matches `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`; otherwise the service makes one.",
           schema: { type: "string" },
+        },
+        "Idempotency-Key": {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description:
+            "Makes the request safe to retry: the first request with a key runs, and the same request again (method, path with query, and body, byte for byte) within 24 hours answers the first response (`Idempotent-Replayed: true`) instead of running again. Keys are the account's: use a new random one (a UUID) for each new request. The same key with another request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409 IDEMPOTENCY_KEY_IN_USE`. A response with status 409, 429 or 5xx is not kept, so a retry with the key runs again; a stream is kept once completed, and replayed as its events.",
+          schema: { type: "string", minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_SCHEMA_PATTERN },
         },
       },
       headers: headerComponents(),

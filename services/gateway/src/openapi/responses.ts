@@ -55,7 +55,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     metered: "always",
   },
   IDEMPOTENCY_KEY_IN_USE: {
-    when: "A request with this `Idempotency-Key` is still running; retry once it has ended.",
+    when: "A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds.",
     metered: "always",
   },
   IDEMPOTENCY_KEY_REUSED: {
@@ -123,6 +123,12 @@ export function headerComponents(): Record<string, object> {
       schema: { type: "string" },
     },
     "Retry-After": integerHeader("Seconds to wait before retrying.", true),
+    "Idempotent-Replayed": {
+      description:
+        "`true` when the response is the stored answer to an earlier request with the same `Idempotency-Key`, which did not run again.",
+      required: false,
+      schema: { type: "string", enum: ["true"] },
+    },
     "Retry-AfterOptional": integerHeader("Seconds to wait before retrying, when the service knows.", false),
   };
   for (const name of RATE_LIMIT_HEADERS) {
@@ -178,7 +184,7 @@ export function errorResponse(codes: readonly ErrorCode[], metered?: Metered): J
         : "sometimes");
   const retryAfter = codes.includes("RATE_LIMIT_EXCEEDED")
     ? "required"
-    : codes.includes("AGENT_UNAVAILABLE")
+    : codes.includes("AGENT_UNAVAILABLE") || codes.includes("IDEMPOTENCY_KEY_IN_USE")
       ? "optional"
       : undefined;
   return {

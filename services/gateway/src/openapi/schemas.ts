@@ -1,4 +1,11 @@
-import { API_KEY_PREFIX, GENERATION_BOUNDS, PROVIDER_NAMES, SCOPES } from "@agentry/core";
+import {
+  AGENT_BOUNDS,
+  API_KEY_PREFIX,
+  FALLBACK_MAX_ITEMS,
+  GENERATION_BOUNDS,
+  PROVIDER_NAMES,
+  SCOPES,
+} from "@agentry/core";
 import { ERROR_CODES } from "@agentry/errors";
 import { PUBLISHED_EVENT_TYPES, TEST_EVENT_TYPE } from "@agentry/events";
 import { z } from "zod";
@@ -8,7 +15,7 @@ import { createAgentBody, listAgentsQuery, updateAgentBody } from "../validation
 import { createApiKeyBody } from "../validation/api-keys.js";
 import { HISTORY_PAGE } from "../validation/history.js";
 import { sendMessageBody } from "../validation/messages.js";
-import { TRIMMED_SPACE } from "../validation/text.js";
+import { NOT_BLANK_PATTERN, TRIMMED_SPACE } from "../validation/text.js";
 import { createWebhookBody, SUBSCRIBABLE, updateWebhookBody } from "../validation/webhooks.js";
 import { narrowCharacterFile, registerCharacterSchemas } from "./characters.js";
 import {
@@ -70,10 +77,33 @@ export const GenerationSettings = z
       .meta({
         description: `The most tokens a reply may have, ${GENERATION_BOUNDS.maxTokens.min} to ${GENERATION_BOUNDS.maxTokens.max}. Unset or \`null\`: ${GENERATION_BOUNDS.maxTokens.default}.`,
       }),
+    fallbacks: z
+      .array(
+        z.strictObject({
+          modelProvider: z.enum(PROVIDER_NAMES).meta({
+            description: "A provider this deployment serves, as for the agent's own `modelProvider`.",
+          }),
+          model: z
+            .string()
+            .max(AGENT_BOUNDS.modelMaxLength)
+            .regex(new RegExp(NOT_BLANK_PATTERN))
+            .nullable()
+            .optional()
+            .meta({
+              description: "The model, as the provider names it. Unset or `null`: the provider's default.",
+            }),
+        }),
+      )
+      .max(FALLBACK_MAX_ITEMS)
+      .nullable()
+      .optional()
+      .meta({
+        description: `Up to ${FALLBACK_MAX_ITEMS} models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback fails with 502 or 503); the reply's \`modelProvider\` and \`model\` name the one that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The agent's \`status\` reflects its own model only.`,
+      }),
   })
   .meta({
     description:
-      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other keys are kept as given.",
+      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation, `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.",
   });
 
 const spec = createAgentBody.shape;
@@ -578,11 +608,13 @@ const AgentDeletedData = z
 const MessageFailedData = z
   .object({
     agentId: id("agt", "The agent"),
-    messageId: id("msg", "The message whose reply failed"),
+    messageId: id("msg", "The id the reply would have had (a stream's `message.started` named it)"),
     code: z.enum(ERROR_CODES).meta({ description: "The error code, as in the error envelope." }),
     message: z.string(),
   })
-  .meta({ description: "Data of `message.failed`: a background message whose reply failed." });
+  .meta({
+    description: "Data of `message.failed`: a send whose reply failed, with the error its caller got.",
+  });
 
 const WebhookTestData = z
   .object({
@@ -610,13 +642,15 @@ export const WEBHOOK_EVENTS = [
     types: ["message.completed"],
     schemaId: "MessageCompletedEvent",
     dataSchemaId: "Reply",
-    description: "A reply completed; `data` is the reply object, as the send call returns it.",
+    description:
+      "A reply was completed and stored, streamed or not; `data` is the reply object, as the send call returns it.",
   },
   {
     types: ["message.failed"],
     schemaId: "MessageFailedEvent",
     dataSchemaId: "MessageFailedData",
-    description: "A background message's reply failed.",
+    description:
+      "A send failed: the call ended with an error instead of a reply (a caller that went away is no failure); `data` names the message and the error, as in the error envelope.",
   },
   {
     types: [TEST_EVENT_TYPE],
@@ -731,7 +765,29 @@ function narrowToDeployment(input: Record<string, JsonSchema>, served: ServedPro
       const notes = limited.map((provider) => `\`${provider.name}\` serves only ${list(provider.models)}`);
       properties.model!.description = `${properties.model!.description} Here ${notes.join("; ")}.`;
     }
+    const fallbacks = (properties.settings?.properties as Record<string, JsonSchema> | undefined)?.fallbacks;
+    if (fallbacks) narrowFallbacks(fallbacks, names, limited);
   }
+}
+
+/** Fallbacks name served providers, and a model of those that serve only some, as the agent's own choice does. */
+function narrowFallbacks(
+  fallbacks: JsonSchema,
+  names: string[],
+  limited: ServedProviders["providers"],
+): void {
+  narrowProviderEnums(fallbacks, names);
+  const array = ((fallbacks.anyOf as JsonSchema[] | undefined) ?? [fallbacks]).find(
+    (s) => s.type === "array",
+  );
+  const item = array?.items as JsonSchema | undefined;
+  if (!item || limited.length === 0) return;
+  item.allOf = limited.map((provider) => ({
+    if: { properties: { modelProvider: { const: provider.name } } },
+    then: {
+      properties: { model: { anyOf: [{ type: "null" }, { pattern: oneOfNamesPattern(provider.models) }] } },
+    },
+  }));
 }
 
 /**

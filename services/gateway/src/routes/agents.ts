@@ -1,4 +1,4 @@
-import { generationSettingsIssues, isId } from "@agentry/core";
+import { fallbackChoices, generationSettingsIssues, isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { readJsonBody } from "../http/body.js";
@@ -26,9 +26,22 @@ import {
 import type { HandlerInput, Route } from "./table.js";
 
 /** Generation settings (`temperature`, `maxTokens`) out of bounds are refused when written, not when used. */
-function checkGenerationSettings(settings: Record<string, unknown> | undefined): void {
+async function checkGenerationSettings(
+  input: HandlerInput,
+  settings: Record<string, unknown> | undefined,
+): Promise<void> {
   if (!settings) return;
   const details = generationSettingsIssues(settings as JsonObject);
+  // Each fallback is held to what the agent's own provider and model are: one this deployment can answer.
+  const fallbacks = details.length === 0 ? fallbackChoices(settings) : [];
+  const served = fallbacks.length > 0 ? await input.gateway.providers.get() : undefined;
+  if (served) {
+    fallbacks.forEach((fallback, index) => {
+      for (const issue of modelChoiceIssues(served, fallback, { modelProvider: true, model: true })) {
+        details.push({ ...issue, field: `settings.fallbacks[${index}].${issue.field}` });
+      }
+    });
+  }
   if (details.length > 0) {
     const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
     throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
@@ -82,16 +95,29 @@ async function createAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, []);
   const body = parseOrThrow(createAgentBody, raw, "request body");
-  checkGenerationSettings(body.settings);
+  await checkGenerationSettings(input, body.settings);
   await checkModelChoice(
     input,
     { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
     { modelProvider: true, model: true },
   );
   const { agent } = await gateway.agents.createAgent(
-    { accountId: principal.accountId, spec: toAgentSpec(body) },
+    {
+      accountId: principal.accountId,
+      spec: toAgentSpec(body),
+      // The key's record is completed with the agent, in its transaction.
+      idempotencyKeyHash: ctx.state.idempotency?.keyHash ?? "",
+    },
     rpc,
   );
+  ctx.status = 201;
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+}
+
+/** A create replayed after its response was lost with its process: the agent as it is now. */
+async function replayCreatedAgent(input: HandlerInput, agentId: string): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
   ctx.status = 201;
   ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
 }
@@ -132,7 +158,7 @@ async function updateAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, ["status"]);
   const { status, ...fields } = parseOrThrow(updateAgentBody, raw, "request body");
-  checkGenerationSettings(fields.settings);
+  await checkGenerationSettings(input, fields.settings);
   await checkModelChoice(
     input,
     { modelProvider: fields.modelProvider ?? null, model: fields.model ?? null },
@@ -167,6 +193,7 @@ export const agentRoutes: Route[] = [
     scope: "agents:write",
     limit: "createPerMinute",
     handle: createAgent,
+    replayCreated: replayCreatedAgent,
   },
   { method: "GET", path: "/v1/agents", scope: "agents:read", limit: "listPerMinute", handle: listAgents },
   {

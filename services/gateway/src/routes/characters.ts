@@ -87,11 +87,31 @@ async function importAgent(input: HandlerInput): Promise<void> {
   });
   if (!body.success) throw new Error(`an imported agent failed the create schema: ${body.error.message}`);
   const { agent: created } = await gateway.agents.createAgent(
-    { accountId: principal.accountId, spec: toAgentSpec(body.data) },
+    {
+      accountId: principal.accountId,
+      spec: toAgentSpec(body.data),
+      idempotencyKeyHash: ctx.state.idempotency?.keyHash ?? "",
+    },
     rpc,
   );
   ctx.status = 201;
   ctx.body = { success: true, data: presentAgent(created!, gateway.config.PUBLIC_BASE_URL), warnings };
+}
+
+/**
+ * An import replayed after its response was lost with its process: the agent as it is now, with the warnings
+ * of the file, which is the one that was imported (the request's fingerprint says so).
+ */
+async function replayImportedAgent(input: HandlerInput, agentId: string): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const result = importCharacter(await readJsonBody(ctx));
+  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+  ctx.status = 201;
+  ctx.body = {
+    success: true,
+    data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL),
+    warnings: result.ok ? result.warnings : [],
+  };
 }
 
 /**
@@ -129,6 +149,7 @@ export const characterRoutes: Route[] = [
     scope: "agents:write",
     limit: "createPerMinute",
     handle: importAgent,
+    replayCreated: replayImportedAgent,
   },
   {
     method: "GET",

@@ -1,5 +1,6 @@
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import { presentReply as presentReplyView, type ReplyJson } from "@agentry/events";
 import { type Agent, AgentStatus, type Reply, type SendMessageRequest } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
@@ -14,9 +15,12 @@ import type { HandlerInput, Route } from "./table.js";
 /** The fields SendMessage and StreamMessage share. */
 type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent"> & { agent: Agent };
 
-/** The non-stream reply and the `message.completed` event's data (decisions.md, "Messages"). */
-export function presentReply(reply: Reply) {
-  return {
+/**
+ * The non-stream reply and the stream's `message.completed` event (decisions.md, "Messages"). The presentation is
+ * `@agentry/events`' own, which the conversation service's `message.completed` webhook events carry too.
+ */
+export function presentReply(reply: Reply): ReplyJson {
+  return presentReplyView({
     id: reply.id,
     agentId: reply.agentId,
     userId: reply.userId ?? null,
@@ -32,7 +36,7 @@ export function presentReply(reply: Reply) {
     },
     latencyMs: reply.latencyMs,
     createdAt: reply.createTime ? timestampDate(reply.createTime).toISOString() : new Date().toISOString(),
-  };
+  });
 }
 
 /**
@@ -102,7 +106,8 @@ async function sendMessage(input: HandlerInput): Promise<void> {
   if (body.stream === true) return streamReply(input, agent, request, options, body);
   try {
     const { reply } = await gateway.conversations.sendMessage(request, options);
-    await reportHealth(input, agent, null);
+    // A fallback's answer says nothing of the agent's own model.
+    if (!reply!.fallback) await reportHealth(input, agent, null);
     ctx.body = { success: true, data: presentReply(reply!) };
   } catch (error) {
     const failure = toAppError(error);
@@ -137,10 +142,10 @@ async function streamReply(
 
   ctx.respond = false;
   ctx.status = 200;
-  const stream = new EventStream(ctx.res);
+  const stream = new EventStream(ctx.res, undefined, ctx.state.idempotency?.recordEvent);
   stream.open();
   const streamClosed = gateway.metrics?.streamOpened("sse");
-  let completed = false;
+  let completed: "by the agent's model" | "by a fallback" | null = null;
   try {
     for (let next = first; !next.done; next = await events.next()) {
       const event = next.value.event;
@@ -154,12 +159,12 @@ async function streamReply(
       } else if (event.case === "delta") {
         stream.send("message.delta", { text: event.value.text });
       } else if (event.case === "completed") {
-        completed = true;
+        completed = event.value.fallback ? "by a fallback" : "by the agent's model";
         stream.send("message.completed", presentReply(event.value));
       }
     }
     if (!completed) throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
-    await reportHealth(input, agent, null);
+    if (completed === "by the agent's model") await reportHealth(input, agent, null);
   } catch (error) {
     const failure = toAppError(error);
     if (options.signal.aborted) {

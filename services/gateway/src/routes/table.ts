@@ -22,4 +22,10 @@ export interface Route {
   /** Whether requests hold one of the agent's concurrency slots while they run. */
   concurrency?: boolean;
   handle(input: HandlerInput): Promise<void>;
+  /**
+   * Answers a replay of a create whose process stopped after the resource was stored with its Idempotency-Key and
+   * before the response was kept: the resource, by id, as it is now. Only routes that pass the key's hash to the
+   * store with the create have it.
+   */
+  replayCreated?(input: HandlerInput, resourceId: string): Promise<void>;
 }

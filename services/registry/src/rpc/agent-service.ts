@@ -100,7 +100,11 @@ export function agentService({ store, logger, changed }: RegistryContext): Servi
   return {
     async createAgent(request) {
       const fields = checkFields(specFromProto(required(request.spec, "spec")));
-      const agent = await store.createAgent(request.accountId, fields);
+      const agent = await store.createAgent(
+        request.accountId,
+        fields,
+        request.idempotencyKeyHash ? { idempotencyKeyHash: request.idempotencyKeyHash } : undefined,
+      );
       logger.info({ agentId: agent.id, accountId: agent.accountId }, "agent created");
       return { agent: agentToProto(agent) };
     },

@@ -1,13 +1,15 @@
-import { AccountService, AgentService } from "@agentry/proto";
+import { AccountService, AgentService, IdempotencyService } from "@agentry/proto";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { accountService } from "./account-service.js";
 import { agentService } from "./agent-service.js";
 import type { RegistryContext } from "./context.js";
+import { idempotencyService } from "./idempotency-service.js";
 
 /** Every RPC the registry serves. */
 export function registryRoutes(ctx: RegistryContext): (router: ConnectRouter) => void {
   return (router) => {
     router.service(AgentService, agentService(ctx));
     router.service(AccountService, accountService(ctx));
+    router.service(IdempotencyService, idempotencyService(ctx));
   };
 }

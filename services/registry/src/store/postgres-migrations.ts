@@ -107,6 +107,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       }
     },
   },
+  {
+    version: 4,
+    name: "idempotency keys",
+    // As SQLite's version 4.
+    sql: (s) => `
+      CREATE TABLE ${s}.idempotency_keys (
+        account_id text COLLATE "C" NOT NULL REFERENCES ${s}.accounts (id) ON DELETE CASCADE,
+        key_hash text COLLATE "C" NOT NULL,
+        fingerprint text NOT NULL,
+        lease_until bigint,
+        expires_at bigint NOT NULL,
+        status integer,
+        sealed bytea,
+        resource_id text,
+        PRIMARY KEY (account_id, key_hash)
+      );
+      CREATE INDEX idempotency_keys_by_expiry ON ${s}.idempotency_keys (expires_at);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */

@@ -28,6 +28,7 @@ import type { Availability } from "@agentry/logging";
 import { assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
 import type pg from "pg";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
+import { claimedRecord, decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
 import { migrationTarget } from "./postgres-migrations.js";
@@ -42,6 +43,7 @@ import type {
   AgentSortField,
   AgentStatus,
   ApiKeyRecord,
+  IdempotencyBegin,
   JsonObject,
   JsonValue,
   ListAgentsQuery,
@@ -273,7 +275,61 @@ function statements(s: string) {
     nameEvents: `UPDATE ${s}.outbox o SET event_id = COALESCE(o.event_id, t.id)
       FROM unnest($1::bigint[], $2::text[]) AS t (seq, id)
       WHERE o.seq = t.seq RETURNING o.seq, o.event_id`,
+
+    idempotencyKeyForUpdate: `SELECT fingerprint, lease_until, expires_at, status, sealed, resource_id
+      FROM ${s}.idempotency_keys WHERE account_id = $1 AND key_hash = $2 FOR UPDATE`,
+    insertIdempotencyKey: `INSERT INTO ${s}.idempotency_keys
+        (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      ON CONFLICT (account_id, key_hash) DO NOTHING RETURNING 1`,
+    updateIdempotencyKey: `UPDATE ${s}.idempotency_keys SET fingerprint = $3, lease_until = $4, expires_at = $5,
+        status = $6, sealed = $7, resource_id = $8
+      WHERE account_id = $1 AND key_hash = $2`,
+    // A record the create's transaction completed (its resource id, no response yet) takes the response later.
+    completeIdempotencyKey: `UPDATE ${s}.idempotency_keys SET lease_until = NULL, status = $3,
+        sealed = COALESCE($4, sealed), resource_id = COALESCE($5, resource_id)
+      WHERE account_id = $1 AND key_hash = $2
+        AND (status IS NULL OR (resource_id IS NOT NULL AND sealed IS NULL))`,
+    releaseIdempotencyKey: `DELETE FROM ${s}.idempotency_keys
+      WHERE account_id = $1 AND key_hash = $2 AND status IS NULL`,
+    deleteExpiredIdempotencyKeys: `DELETE FROM ${s}.idempotency_keys WHERE (account_id, key_hash) IN (
+        SELECT account_id, key_hash FROM ${s}.idempotency_keys WHERE expires_at <= $1
+        ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
   };
+}
+
+interface IdempotencyRow {
+  fingerprint: string;
+  lease_until: string | null;
+  expires_at: string;
+  status: number | null;
+  sealed: Buffer | null;
+  resource_id: string | null;
+}
+
+function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
+  return {
+    fingerprint: row.fingerprint,
+    leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
+    expiresAt: Number(row.expires_at),
+    status: row.status,
+    sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
+    resourceId: row.resource_id,
+  };
+}
+
+/** A record's columns after the key, in statement order. */
+function idempotencyValues(claim: IdempotencyClaim, record: IdempotencyRecord): unknown[] {
+  return [
+    claim.accountId,
+    claim.keyHash,
+    record.fingerprint,
+    record.leaseUntil,
+    record.expiresAt,
+    record.status,
+    record.sealed === null ? null : Buffer.from(record.sealed),
+    record.resourceId,
+  ];
 }
 
 type Statements = ReturnType<typeof statements>;
@@ -290,7 +346,11 @@ export class PostgresRegistryStore implements RegistryStore {
     this.sql = statements(schema);
   }
 
-  async createAgent(accountId: string, fields: AgentFields): Promise<AgentRecord> {
+  async createAgent(
+    accountId: string,
+    fields: AgentFields,
+    options?: { idempotencyKeyHash?: string },
+  ): Promise<AgentRecord> {
     return this.db.transaction(async (client) => {
       const account = (
         await client.query<Pick<AccountRow, "tier" | "limit_overrides">>(this.sql.lockAccount, [accountId])
@@ -308,6 +368,15 @@ export class PostgresRegistryStore implements RegistryStore {
         agent.updatedAt,
       ]);
       await this.emit(client, agentCreated(agent));
+      if (options?.idempotencyKeyHash) {
+        await client.query(this.sql.completeIdempotencyKey, [
+          accountId,
+          options.idempotencyKeyHash,
+          201,
+          null,
+          agent.id,
+        ]);
+      }
       return agent;
     });
   }
@@ -497,6 +566,59 @@ export class PostgresRegistryStore implements RegistryStore {
       await client.query(this.sql.lockApiKeys, [ids]);
       await client.query(this.sql.touchApiKeys, [ids, times]);
     });
+  }
+
+  async beginIdempotentRequest(claim: IdempotencyClaim): Promise<IdempotencyBegin> {
+    return this.db.transaction(async (client) => {
+      const read = async () =>
+        (
+          await client.query<IdempotencyRow>(this.sql.idempotencyKeyForUpdate, [
+            claim.accountId,
+            claim.keyHash,
+          ])
+        ).rows[0];
+      let row = await read();
+      if (!row) {
+        const first = claimedRecord(claim, Date.now());
+        const inserted = await client.query(this.sql.insertIdempotencyKey, idempotencyValues(claim, first));
+        if (inserted.rowCount === 1) return { outcome: "started" } as const;
+        // Another claim inserted it first and has committed: its row is now there to lock and decide on.
+        row = await read();
+      }
+      const decision = decideClaim(row ? toIdempotencyRecord(row) : null, claim, Date.now());
+      if (decision.write) {
+        await client.query(
+          row ? this.sql.updateIdempotencyKey : this.sql.insertIdempotencyKey,
+          idempotencyValues(claim, decision.write),
+        );
+      }
+      return decision.answer;
+    });
+  }
+
+  async completeIdempotentRequest(
+    accountId: string,
+    keyHash: string,
+    response: { status: number; sealed: Uint8Array },
+  ): Promise<void> {
+    await this.db.query(this.sql.completeIdempotencyKey, [
+      accountId,
+      keyHash,
+      response.status,
+      Buffer.from(response.sealed),
+      null,
+    ]);
+  }
+
+  async releaseIdempotentRequest(accountId: string, keyHash: string): Promise<void> {
+    await this.db.query(this.sql.releaseIdempotencyKey, [accountId, keyHash]);
+  }
+
+  async deleteExpiredIdempotencyKeys(limit: number): Promise<number> {
+    return this.db.transaction(
+      async (client) =>
+        (await client.query(this.sql.deleteExpiredIdempotencyKeys, [Date.now(), limit])).rowCount ?? 0,
+    );
   }
 
   async unpublishedEvents(channel: OutboxChannel, limit: number): Promise<OutboxEvent[]> {

@@ -105,6 +105,26 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       for (const [seq, id] of nameOutboxEvents(unnamed)) name.run(id, seq);
     },
   },
+  {
+    version: 4,
+    name: "idempotency keys",
+    // One record per account and key (its SHA-256): the claiming request's fingerprint, its lease while it runs,
+    // then its response, sealed by the gateway. Times are epoch milliseconds.
+    sql: `
+      CREATE TABLE idempotency_keys (
+        account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        key_hash TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        lease_until INTEGER,
+        expires_at INTEGER NOT NULL,
+        status INTEGER,
+        sealed BLOB,
+        resource_id TEXT,
+        PRIMARY KEY (account_id, key_hash)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "registry", migrations: MIGRATIONS };

@@ -4,6 +4,7 @@ import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
+import { decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
 import { assertAgentQuota } from "./quota.js";
@@ -18,6 +19,7 @@ import type {
   AgentSortField,
   AgentStatus,
   ApiKeyRecord,
+  IdempotencyBegin,
   JsonObject,
   ListAgentsQuery,
   NewApiKey,
@@ -98,6 +100,53 @@ interface AgentBind {
   statusReason: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+interface IdempotencyRow {
+  account_id: string;
+  key_hash: string;
+  fingerprint: string;
+  lease_until: number | null;
+  expires_at: number;
+  status: number | null;
+  sealed: Buffer | null;
+  resource_id: string | null;
+}
+
+/** Named parameters of the idempotency key statement, one per column. */
+interface IdempotencyBind {
+  accountId: string;
+  keyHash: string;
+  fingerprint: string;
+  leaseUntil: number | null;
+  expiresAt: number;
+  status: number | null;
+  sealed: Buffer | null;
+  resourceId: string | null;
+}
+
+function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
+  return {
+    fingerprint: row.fingerprint,
+    leaseUntil: row.lease_until,
+    expiresAt: row.expires_at,
+    status: row.status,
+    sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
+    resourceId: row.resource_id,
+  };
+}
+
+function idempotencyBind(claim: IdempotencyClaim, record: IdempotencyRecord): IdempotencyBind {
+  return {
+    accountId: claim.accountId,
+    keyHash: claim.keyHash,
+    fingerprint: record.fingerprint,
+    leaseUntil: record.leaseUntil,
+    expiresAt: record.expiresAt,
+    status: record.status,
+    sealed: record.sealed === null ? null : Buffer.from(record.sealed),
+    resourceId: record.resourceId,
+  };
 }
 
 const SORT_COLUMN: Record<AgentSortField, string> = {
@@ -291,6 +340,30 @@ function prepareStatements(db: Database.Database) {
     } satisfies Record<OutboxChannel, unknown>,
     nameEvent: prepare<[string, number]>("UPDATE outbox SET event_id = ? WHERE seq = ? AND event_id IS NULL"),
     eventId: prepare<[number], string>("SELECT event_id FROM outbox WHERE seq = ?").pluck(),
+
+    idempotencyKey: prepare<[string, string], IdempotencyRow>(
+      "SELECT * FROM idempotency_keys WHERE account_id = ? AND key_hash = ?",
+    ),
+    writeIdempotencyKey: prepare<[IdempotencyBind]>(
+      `INSERT INTO idempotency_keys
+         (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id)
+       VALUES (@accountId, @keyHash, @fingerprint, @leaseUntil, @expiresAt, @status, @sealed, @resourceId)
+       ON CONFLICT (account_id, key_hash) DO UPDATE SET
+         fingerprint = excluded.fingerprint, lease_until = excluded.lease_until, expires_at = excluded.expires_at,
+         status = excluded.status, sealed = excluded.sealed, resource_id = excluded.resource_id`,
+    ),
+    completeIdempotencyKey: prepare<[number, Buffer | null, string | null, string, string]>(
+      `UPDATE idempotency_keys SET lease_until = NULL, status = ?, sealed = coalesce(?, sealed),
+         resource_id = coalesce(?, resource_id)
+       WHERE account_id = ? AND key_hash = ? AND (status IS NULL OR (resource_id IS NOT NULL AND sealed IS NULL))`,
+    ),
+    releaseIdempotencyKey: prepare<[string, string]>(
+      "DELETE FROM idempotency_keys WHERE account_id = ? AND key_hash = ? AND status IS NULL",
+    ),
+    deleteExpiredIdempotencyKeys: prepare<[number, number]>(
+      `DELETE FROM idempotency_keys WHERE (account_id, key_hash) IN (
+         SELECT account_id, key_hash FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+    ),
   };
 }
 
@@ -337,14 +410,25 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     }
   };
 
-  const createAgent = db.transaction((accountId: string, fields: AgentFields): AgentRecord => {
-    const account = sql.accountById.get(accountId);
-    if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
-    assertAgentQuota(toAccount(account), sql.countAgents.get(accountId) ?? 0);
-    const agent = newAgent(accountId, fields, now());
-    sql.insertAgent.run(agentBind(agent));
-    emit(agentCreated(agent));
-    return agent;
+  const createAgent = db.transaction(
+    (accountId: string, fields: AgentFields, idempotencyKeyHash: string | undefined): AgentRecord => {
+      const account = sql.accountById.get(accountId);
+      if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
+      assertAgentQuota(toAccount(account), sql.countAgents.get(accountId) ?? 0);
+      const agent = newAgent(accountId, fields, now());
+      sql.insertAgent.run(agentBind(agent));
+      emit(agentCreated(agent));
+      if (idempotencyKeyHash)
+        sql.completeIdempotencyKey.run(201, null, agent.id, accountId, idempotencyKeyHash);
+      return agent;
+    },
+  );
+
+  const beginIdempotentRequest = db.transaction((claim: IdempotencyClaim): IdempotencyBegin => {
+    const row = sql.idempotencyKey.get(claim.accountId, claim.keyHash);
+    const decision = decideClaim(row ? toIdempotencyRecord(row) : null, claim, Date.now());
+    if (decision.write) sql.writeIdempotencyKey.run(idempotencyBind(claim, decision.write));
+    return decision.answer;
   });
 
   const listAgents = db.transaction((accountId: string, query: ListAgentsQuery): Page<AgentRecord> => {
@@ -468,8 +552,8 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   });
 
   return {
-    async createAgent(accountId, fields) {
-      return createAgent.immediate(accountId, fields);
+    async createAgent(accountId, fields, options) {
+      return createAgent.immediate(accountId, fields, options?.idempotencyKeyHash);
     },
     async getAgent(accountId, id) {
       const row = readAgentRow(accountId, id);
@@ -542,6 +626,19 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
     async touchApiKeys(lastUsed) {
       if (lastUsed.size > 0) touchApiKeys.immediate(lastUsed);
+    },
+
+    async beginIdempotentRequest(claim) {
+      return beginIdempotentRequest.immediate(claim);
+    },
+    async completeIdempotentRequest(accountId, keyHash, response) {
+      sql.completeIdempotencyKey.run(response.status, Buffer.from(response.sealed), null, accountId, keyHash);
+    },
+    async releaseIdempotentRequest(accountId, keyHash) {
+      sql.releaseIdempotencyKey.run(accountId, keyHash);
+    },
+    async deleteExpiredIdempotencyKeys(limit) {
+      return sql.deleteExpiredIdempotencyKeys.run(Date.now(), limit).changes;
     },
 
     async unpublishedEvents(channel, limit) {

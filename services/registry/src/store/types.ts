@@ -1,4 +1,7 @@
 import type { Limits, Scope, ScopeGrant, Tier } from "@agentry/core";
+import type { IdempotencyBegin, IdempotencyClaim } from "./idempotency.js";
+
+export type { IdempotencyBegin, IdempotencyClaim, StoredIdempotentResponse } from "./idempotency.js";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -133,9 +136,14 @@ export interface RegistryStore {
   /**
    * Inserts `newAgent` of `status.ts`. The account's `maxAgents` is checked (`assertAgentQuota`) in the same
    * transaction as the insert, so simultaneous creates never exceed it; over quota throws AppError
-   * INSUFFICIENT_QUOTA. An unknown account throws AppError UNAUTHORIZED.
+   * INSUFFICIENT_QUOTA. An unknown account throws AppError UNAUTHORIZED. With `idempotencyKeyHash`, the key's
+   * claimed record is completed in the same transaction (status 201 and the agent's id), when it is still claimed.
    */
-  createAgent(accountId: string, fields: AgentFields): Promise<AgentRecord>;
+  createAgent(
+    accountId: string,
+    fields: AgentFields,
+    options?: { idempotencyKeyHash?: string },
+  ): Promise<AgentRecord>;
   getAgent(accountId: string, id: string): Promise<AgentRecord | null>;
   listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>>;
   /** Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. */
@@ -178,6 +186,22 @@ export interface RegistryStore {
   unpublishedEvents(channel: OutboxChannel, limit: number): Promise<OutboxEvent[]>;
   /** Records that the channel's consumer has these events; the other channel's progress is its own. */
   markEventsPublished(channel: OutboxChannel, seqs: number[]): Promise<void>;
+
+  /**
+   * Claims an Idempotency-Key for a request, in one transaction with the record's read (`decideClaim` of
+   * `idempotency.ts`), so that of simultaneous claims exactly one starts.
+   */
+  beginIdempotentRequest(claim: IdempotencyClaim): Promise<IdempotencyBegin>;
+  /** Stores the response of a claimed key; does nothing when the key is no longer claimed. */
+  completeIdempotentRequest(
+    accountId: string,
+    keyHash: string,
+    response: { status: number; sealed: Uint8Array },
+  ): Promise<void>;
+  /** Removes a claimed key's record, so that the request may run again; a stored response stays. */
+  releaseIdempotentRequest(accountId: string, keyHash: string): Promise<void>;
+  /** Removes up to `limit` records whose 24 hours are over; how many it removed. */
+  deleteExpiredIdempotencyKeys(limit: number): Promise<number>;
 
   /** Flushes and closes; the store is unusable afterwards. Closing again does nothing. */
   close(): Promise<void>;

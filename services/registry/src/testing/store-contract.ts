@@ -1,10 +1,11 @@
 import { FULL_ACCESS, isId, type Limits, newId, SCOPES, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type {
   AccountRecord,
   AgentFields,
   AgentRecord,
+  IdempotencyClaim,
   ListAgentsQuery,
   NewApiKey,
   OutboxChannel,
@@ -676,6 +677,144 @@ export function registryStoreContract(
           "2026-01-01T10:00:00.000Z",
           "2026-01-01T12:00:00.000Z",
         ]);
+      });
+    });
+
+    describe("idempotency keys", () => {
+      let account: AccountRecord;
+      beforeEach(async () => {
+        account = await newAccount();
+      });
+      afterEach(() => {
+        vi.useRealTimers();
+      });
+
+      const claim = (overrides: Partial<IdempotencyClaim> = {}): IdempotencyClaim => ({
+        accountId: account.id,
+        keyHash: "a".repeat(64),
+        fingerprint: "POST /v1/agents {}",
+        leaseMs: 60_000,
+        ...overrides,
+      });
+      const sealed = new Uint8Array([0, 1, 2, 250, 255]);
+
+      it("starts the first request, holds the key while it runs, then replays its response", async () => {
+        expect(await store.beginIdempotentRequest(claim())).toEqual({ outcome: "started" });
+        expect(await store.beginIdempotentRequest(claim())).toEqual({ outcome: "in_use" });
+        await store.completeIdempotentRequest(account.id, claim().keyHash, { status: 200, sealed });
+        for (let i = 0; i < 2; i++) {
+          expect(await store.beginIdempotentRequest(claim())).toEqual({
+            outcome: "stored",
+            response: { status: 200, sealed, resourceId: null },
+          });
+        }
+      });
+
+      it("refuses the key to a request with another fingerprint, running or finished", async () => {
+        await store.beginIdempotentRequest(claim());
+        expect(await store.beginIdempotentRequest(claim({ fingerprint: "other" }))).toEqual({
+          outcome: "reused",
+        });
+        await store.completeIdempotentRequest(account.id, claim().keyHash, { status: 201, sealed });
+        expect(await store.beginIdempotentRequest(claim({ fingerprint: "other" }))).toEqual({
+          outcome: "reused",
+        });
+      });
+
+      it("keeps each account's keys apart", async () => {
+        const other = await newAccount();
+        await store.beginIdempotentRequest(claim());
+        expect(await store.beginIdempotentRequest(claim({ accountId: other.id, fingerprint: "x" }))).toEqual({
+          outcome: "started",
+        });
+      });
+
+      it("lets a released key run again, and never releases a stored response", async () => {
+        await store.beginIdempotentRequest(claim());
+        await store.releaseIdempotentRequest(account.id, claim().keyHash);
+        expect(await store.beginIdempotentRequest(claim({ fingerprint: "after release" }))).toEqual({
+          outcome: "started",
+        });
+        await store.completeIdempotentRequest(account.id, claim().keyHash, { status: 200, sealed });
+        await store.releaseIdempotentRequest(account.id, claim().keyHash);
+        expect(await store.beginIdempotentRequest(claim({ fingerprint: "after release" }))).toMatchObject({
+          outcome: "stored",
+        });
+      });
+
+      it("hands a key whose lease ran out to the next request, and keeps the first response stored", async () => {
+        vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-03-01T00:00:00Z") });
+        await store.beginIdempotentRequest(claim({ leaseMs: 1000 }));
+        vi.setSystemTime(new Date("2026-03-01T00:00:00.999Z"));
+        expect(await store.beginIdempotentRequest(claim())).toEqual({ outcome: "in_use" });
+        vi.setSystemTime(new Date("2026-03-01T00:00:01.000Z"));
+        expect(await store.beginIdempotentRequest(claim())).toEqual({ outcome: "started" });
+        await store.completeIdempotentRequest(account.id, claim().keyHash, { status: 204, sealed });
+        await store.completeIdempotentRequest(account.id, claim().keyHash, {
+          status: 500,
+          sealed: new Uint8Array([9]),
+        });
+        expect(await store.beginIdempotentRequest(claim())).toEqual({
+          outcome: "stored",
+          response: { status: 204, sealed, resourceId: null },
+        });
+      });
+
+      it("forgets a key after 24 hours, and removes only expired records", async () => {
+        vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-03-01T00:00:00Z") });
+        await store.beginIdempotentRequest(claim());
+        await store.completeIdempotentRequest(account.id, claim().keyHash, { status: 200, sealed });
+        vi.setSystemTime(new Date("2026-03-01T12:00:00Z"));
+        await store.beginIdempotentRequest(claim({ keyHash: "b".repeat(64) }));
+        vi.setSystemTime(new Date("2026-03-01T23:59:59.999Z"));
+        expect(await store.beginIdempotentRequest(claim({ fingerprint: "new" }))).toEqual({
+          outcome: "reused",
+        });
+        vi.setSystemTime(new Date("2026-03-02T00:00:00Z"));
+        expect(await store.deleteExpiredIdempotencyKeys(100)).toBe(1);
+        expect(await store.deleteExpiredIdempotencyKeys(100)).toBe(0);
+        expect(await store.beginIdempotentRequest(claim({ fingerprint: "new" }))).toEqual({
+          outcome: "started",
+        });
+        // The other record, 12 hours old, stays: another request is still refused it.
+        expect(
+          await store.beginIdempotentRequest(claim({ keyHash: "b".repeat(64), fingerprint: "new" })),
+        ).toEqual({ outcome: "reused" });
+      });
+
+      it("completes a create's key in the create's transaction, then takes the response", async () => {
+        await store.beginIdempotentRequest(claim());
+        const agent = await store.createAgent(account.id, agentFields(), {
+          idempotencyKeyHash: claim().keyHash,
+        });
+        const stored = { outcome: "stored", response: { status: 201, sealed: null, resourceId: agent.id } };
+        expect(await store.beginIdempotentRequest(claim())).toEqual(stored);
+        await store.completeIdempotentRequest(account.id, claim().keyHash, { status: 201, sealed });
+        expect(await store.beginIdempotentRequest(claim())).toEqual({
+          outcome: "stored",
+          response: { status: 201, sealed, resourceId: agent.id },
+        });
+      });
+
+      it("leaves the key claimed, and no agent, when the create fails", async () => {
+        const full = await newAccount("enterprise", { maxAgents: 0 });
+        const mine = claim({ accountId: full.id });
+        await store.beginIdempotentRequest(mine);
+        const error = await appError(
+          store.createAgent(full.id, agentFields(), { idempotencyKeyHash: mine.keyHash }),
+        );
+        expect(error.code).toBe("INSUFFICIENT_QUOTA");
+        expect(await store.beginIdempotentRequest(mine)).toEqual({ outcome: "in_use" });
+        await store.releaseIdempotentRequest(full.id, mine.keyHash);
+        expect(await store.beginIdempotentRequest(mine)).toEqual({ outcome: "started" });
+      });
+
+      it("starts exactly one of many simultaneous claims on a key", async () => {
+        const answers = await Promise.all(
+          Array.from({ length: 12 }, () => store.beginIdempotentRequest(claim())),
+        );
+        expect(answers.filter((a) => a.outcome === "started")).toHaveLength(1);
+        expect(answers.filter((a) => a.outcome === "in_use")).toHaveLength(11);
       });
     });
 

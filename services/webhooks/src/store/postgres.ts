@@ -197,6 +197,7 @@ function statements(s: string) {
       ON CONFLICT (id) DO NOTHING RETURNING id, account_id, type`,
     insertEvent: `INSERT INTO ${s}.events (id, account_id, type, data, created_at, received_at)
       VALUES ($1, $2, $3, $4, $5, $6)`,
+    deleteEvents: `DELETE FROM ${s}.events WHERE id = ANY($1::text[])`,
     // As text: the driver would parse json, and every attempt must send the text as published.
     event: `SELECT id, account_id, type, data::text AS data, created_at FROM ${s}.events WHERE id = $1`,
     // Attempt numbers: one more than the endpoint's last attempt of the event; the endpoint's row is locked.
@@ -433,15 +434,20 @@ export class PostgresWebhookStore implements WebhookStore {
       const accounts = [...new Set(inserted.map((e) => e.account_id))];
       const endpoints = (await client.query<EndpointRow>(this.sql.enabledEndpoints, [accounts])).rows;
       const attempts: NewAttempt[] = [];
+      const untaken: string[] = [];
       for (const event of inserted) {
+        const before = attempts.length;
         for (const endpoint of endpoints) {
           if (endpoint.account_id !== event.account_id || !subscribes(endpoint.events, event.type)) continue;
           attempts.push({ endpointId: endpoint.id, eventId: event.id, retryStep: 0, dueAt: now });
         }
+        if (attempts.length === before) untaken.push(event.id);
       }
+      // An event no endpoint takes is not kept: nothing would ever read it, and it may hold a user's messages.
+      if (untaken.length > 0) await client.query(this.sql.deleteEvents, [untaken]);
       // New events have no attempts yet, so their numbers need no lock: each is the first.
       await this.insertAttempts(client, attempts, now);
-      return { accepted: inserted.length, deliveries: attempts.length };
+      return { accepted: inserted.length - untaken.length, deliveries: attempts.length };
     });
   }
 

@@ -343,6 +343,16 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     let deliveries = 0;
     const endpointsOf = new Map<string, EndpointRow[]>();
     for (const event of events) {
+      let endpoints = endpointsOf.get(event.accountId);
+      if (!endpoints) {
+        endpoints = sql.enabledEndpoints.all(event.accountId);
+        endpointsOf.set(event.accountId, endpoints);
+      }
+      const subscribed = endpoints.filter((endpoint) =>
+        subscribes(JSON.parse(endpoint.events) as string[], event.type),
+      );
+      // An event no endpoint takes is not kept: nothing would ever read it, and it may hold a user's messages.
+      if (subscribed.length === 0) continue;
       const { changes } = sql.insertEvent.run(
         event.id,
         event.accountId,
@@ -353,13 +363,7 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
       );
       if (changes === 0) continue;
       accepted += 1;
-      let endpoints = endpointsOf.get(event.accountId);
-      if (!endpoints) {
-        endpoints = sql.enabledEndpoints.all(event.accountId);
-        endpointsOf.set(event.accountId, endpoints);
-      }
-      for (const endpoint of endpoints) {
-        if (!subscribes(JSON.parse(endpoint.events) as string[], event.type)) continue;
+      for (const endpoint of subscribed) {
         insertAttempt({ endpointId: endpoint.id, eventId: event.id, retryStep: 0, now, dueAt: now });
         deliveries += 1;
       }

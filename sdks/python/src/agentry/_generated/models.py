@@ -16,6 +16,8 @@ __all__ = [
     "AgentDeleted",
     "AgentDraft",
     "AgentSettings",
+    "AgentSettingsFallbacksItem",
+    "AgentSettingsFallbacksItemParam",
     "AgentSettingsParam",
     "AgentStatus",
     "ApiKey",
@@ -144,8 +146,10 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "DELIVERY_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
+    "IDEMPOTENCY_KEY_IN_USE": 409,
     "PAYLOAD_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA_TYPE": 415,
+    "IDEMPOTENCY_KEY_REUSED": 422,
     "RATE_LIMIT_EXCEEDED": 429,
     "INTERNAL_ERROR": 500,
     "MODEL_ERROR": 502,
@@ -174,8 +178,8 @@ class Agent:
     """Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
     """
     settings: AgentSettings
-    """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other
-    keys are kept as given.
+    """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+    `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
     """
     model_provider: Optional[ModelProvider]
     """The AI model provider; `null`: the server's default, resolved when a message is sent."""
@@ -280,8 +284,8 @@ class AgentDraft:
     """Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
     """
     settings: AgentSettings
-    """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other
-    keys are kept as given.
+    """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+    `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
     """
     model_provider: Optional[ModelProvider]
     """The AI model provider; `null`: the server's default, resolved when a message is sent."""
@@ -332,16 +336,23 @@ class AgentSettings:
     """Sampling temperature, 0 to 2. Unset or `null`: the provider's default."""
     max_tokens: Optional[int] = None
     """The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024."""
+    fallbacks: Optional[List[AgentSettingsFallbacksItem]] = None
+    """Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
+    fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
+    counts it. When every one fails, the agent's own failure is the answer. The agent's `status` reflects its
+    own model only.
+    """
     extra: Dict[str, Any] = _field(default_factory=dict)
     """Keys besides the fields above, as received."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentSettings:
         """Reads the JSON object the API sends."""
-        known = {"temperature", "maxTokens"}
+        known = {"temperature", "maxTokens", "fallbacks"}
         return cls(
             temperature=data.get("temperature"),
             max_tokens=data.get("maxTokens"),
+            fallbacks=None if data.get("fallbacks") is None else [AgentSettingsFallbacksItem.from_dict(x0) for x0 in data["fallbacks"]],
             extra={key: value for key, value in data.items() if key not in known},
         )
 
@@ -352,6 +363,8 @@ class AgentSettings:
             out["temperature"] = self.temperature
         if self.max_tokens is not None:
             out["maxTokens"] = self.max_tokens
+        if self.fallbacks is not None:
+            out["fallbacks"] = [x0.to_dict() for x0 in self.fallbacks]
         return out
 
 
@@ -359,8 +372,57 @@ AgentSettingsParam = Mapping[str, Any]
 """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other keys
 are kept as given. Keys are the API's JSON names. Any keys; those with a meaning: `temperature` (Sampling
 temperature, 0 to 2. Unset or `null`: the provider's default.), `maxTokens` (The most tokens a reply may have,
-1 to 8192. Unset or `null`: 1024.).
+1 to 8192. Unset or `null`: 1024.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's own
+fails with a 503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and `model`
+name the one that answered, and usage counts it. When every one fails, the agent's own failure is the answer.
+The agent's `status` reflects its own model only.).
 """
+
+
+@dataclass
+class AgentSettingsFallbacksItem:
+    """Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
+    fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
+    counts it. When every one fails, the agent's own failure is the answer. The agent's `status` reflects its
+    own model only.
+    """
+
+    model_provider: ModelProvider
+    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+    model: Optional[str] = None
+    """The model, as the provider names it. Unset or `null`: the provider's default."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentSettingsFallbacksItem:
+        """Reads the JSON object the API sends."""
+        return cls(
+            model_provider=data["modelProvider"],
+            model=data.get("model"),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["modelProvider"] = self.model_provider
+        if self.model is not None:
+            out["model"] = self.model
+        return out
+
+
+class _AgentSettingsFallbacksItemParamRequired(TypedDict):
+    modelProvider: ModelProvider
+    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+
+
+class AgentSettingsFallbacksItemParam(_AgentSettingsFallbacksItemParamRequired, total=False):
+    """Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
+    fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
+    counts it. When every one fails, the agent's own failure is the answer. The agent's `status` reflects its
+    own model only. Keys are the API's JSON names.
+    """
+
+    model: Optional[str]
+    """The model, as the provider names it. Unset or `null`: the provider's default."""
 
 
 @dataclass

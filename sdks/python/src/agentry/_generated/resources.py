@@ -132,11 +132,12 @@ class Messages:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -211,11 +212,12 @@ class Messages:
             max_retries: Retries for this call, instead of the client's.
 
         Raises (when the stream is used):
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -452,6 +454,8 @@ class Conversations:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -627,10 +631,11 @@ class Deliveries:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`.
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -715,9 +720,11 @@ class Agents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -889,10 +896,12 @@ class Agents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -947,6 +956,8 @@ class Agents:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1032,9 +1043,11 @@ class Agents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1172,9 +1185,10 @@ class Users:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`.
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1306,9 +1320,11 @@ class WebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1437,10 +1453,12 @@ class WebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1486,6 +1504,8 @@ class WebhookEndpoints:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1525,6 +1545,8 @@ class WebhookEndpoints:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1561,10 +1583,11 @@ class WebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`.
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1616,9 +1639,11 @@ class ApiKeys:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1697,6 +1722,8 @@ class ApiKeys:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1787,11 +1814,12 @@ class AsyncMessages:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1866,11 +1894,12 @@ class AsyncMessages:
             max_retries: Retries for this call, instead of the client's.
 
         Raises (when the stream is used):
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2107,6 +2136,8 @@ class AsyncConversations:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2282,10 +2313,11 @@ class AsyncDeliveries:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`.
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2370,9 +2402,11 @@ class AsyncAgents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2544,10 +2578,12 @@ class AsyncAgents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2602,6 +2638,8 @@ class AsyncAgents:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2687,9 +2725,11 @@ class AsyncAgents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2827,9 +2867,10 @@ class AsyncUsers:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`.
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2961,9 +3002,11 @@ class AsyncWebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3092,10 +3135,12 @@ class AsyncWebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3141,6 +3186,8 @@ class AsyncWebhookEndpoints:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3180,6 +3227,8 @@ class AsyncWebhookEndpoints:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3216,10 +3265,11 @@ class AsyncWebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`.
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3271,9 +3321,11 @@ class AsyncApiKeys:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3352,6 +3404,8 @@ class AsyncApiKeys:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).

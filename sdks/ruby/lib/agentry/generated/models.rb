@@ -158,8 +158,9 @@ module Agentry
       field :clients, "clients", [:array, [:union, :string, "ClientIntegration"]], required: true
 
       # @!attribute [r] settings
-      #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation;
-      #   other keys are kept as given.
+      #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+      #   `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as
+      #   given.
       #   @return [AgentSettings]
       field :settings, "settings", "AgentSettings", required: true
 
@@ -253,8 +254,9 @@ module Agentry
       field :clients, "clients", [:array, [:union, :string, "ClientIntegration"]], required: true
 
       # @!attribute [r] settings
-      #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation;
-      #   other keys are kept as given.
+      #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+      #   `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as
+      #   given.
       #   @return [AgentSettings]
       field :settings, "settings", "AgentSettings", required: true
 
@@ -290,6 +292,31 @@ module Agentry
       #   The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
       #   @return [Integer, nil]
       field :max_tokens, "maxTokens", [:nullable, :integer]
+
+      # @!attribute [r] fallbacks
+      #   Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a
+      #   fallback fails with 502 or 503); the reply's `modelProvider` and `model` name the one that
+      #   answered, and usage counts it. When every one fails, the agent's own failure is the answer. The
+      #   agent's `status` reflects its own model only.
+      #   @return [Array<AgentSettingsFallbacksItem>, nil]
+      field :fallbacks, "fallbacks", [:nullable, [:array, "AgentSettingsFallbacksItem"]]
+    end
+
+    # Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a
+    # fallback fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered,
+    # and usage counts it. When every one fails, the agent's own failure is the answer. The agent's
+    # `status` reflects its own model only.
+    class AgentSettingsFallbacksItem < Agentry::Model
+      # @!attribute [r] model_provider
+      #   A provider this deployment serves, as for the agent's own `modelProvider`. One of `openai`,
+      #   `anthropic`, `local` (Models::ModelProvider).
+      #   @return [String]
+      field :model_provider, "modelProvider", :string, required: true
+
+      # @!attribute [r] model
+      #   The model, as the provider names it. Unset or `null`: the provider's default.
+      #   @return [String, nil]
+      field :model, "model", [:nullable, :string]
     end
 
     # An API key; the secret is never part of it.

@@ -103,8 +103,10 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -247,8 +249,10 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -308,6 +312,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -361,8 +367,10 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -468,9 +476,10 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
         # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
         # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
@@ -542,9 +551,10 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
         # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
         # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
@@ -758,6 +768,8 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -899,6 +911,8 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1017,8 +1031,10 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1121,8 +1137,10 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1159,6 +1177,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1192,6 +1212,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1226,6 +1248,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1311,6 +1335,8 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1354,8 +1380,10 @@ module Agentry
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
@@ -1414,6 +1442,8 @@ module Agentry
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`

@@ -1,26 +1,29 @@
 import type { Logger } from "@agentry/logging";
-import type { OutboxChannel, OutboxEvent, RegistryStore } from "../store/types.js";
 
-export type OutboxHandler = (event: OutboxEvent) => Promise<void>;
+/**
+ * Where a relay reads its events: an outbox table, written in the transaction of each change. `pending` answers
+ * the oldest events not yet delivered; `delivered` is told which of them the consumer has (a first part of what
+ * `pending` answered), after the consumer confirmed them and never before, so an event is offered again until it
+ * has been delivered.
+ */
+export interface OutboxSource<E> {
+  pending(limit: number): Promise<E[]>;
+  delivered(events: readonly E[]): Promise<void>;
+}
 
 /**
  * Delivers a batch of events, oldest first, and says how many of them, from the first, were delivered; with an
  * `error` when it stopped short. Events after that point are offered again on the next round.
  */
-export type OutboxConsumer = (
-  events: readonly OutboxEvent[],
-) => Promise<{ delivered: number; error?: unknown }>;
+export type OutboxConsumer<E> = (events: readonly E[]) => Promise<{ delivered: number; error?: unknown }>;
 
-/**
- * A consumer that hands events one by one to the handler of their type (an event without one is passed over):
- * a handler that fails stops the batch there, and what came before it stays delivered.
- */
-export function eachEvent(handlers: Partial<Record<OutboxEvent["type"], OutboxHandler>>): OutboxConsumer {
+/** A consumer that hands events one by one to `handle`: a failure stops the batch there, what came before stays. */
+export function eachEvent<E>(handle: (event: E) => Promise<void>): OutboxConsumer<E> {
   return async (events) => {
     let delivered = 0;
     try {
       for (const event of events) {
-        await handlers[event.type]?.(event);
+        await handle(event);
         delivered += 1;
       }
       return { delivered };
@@ -31,7 +34,7 @@ export function eachEvent(handlers: Partial<Record<OutboxEvent["type"], OutboxHa
 }
 
 /** A consumer that delivers a whole batch at once, or none of it. */
-export function wholeBatches(deliver: (events: readonly OutboxEvent[]) => Promise<void>): OutboxConsumer {
+export function wholeBatches<E>(deliver: (events: readonly E[]) => Promise<void>): OutboxConsumer<E> {
   return async (events) => {
     try {
       await deliver(events);
@@ -42,25 +45,26 @@ export function wholeBatches(deliver: (events: readonly OutboxEvent[]) => Promis
   };
 }
 
-export interface OutboxRelayOptions {
-  store: RegistryStore;
+export interface OutboxRelayOptions<E> {
+  source: OutboxSource<E>;
+  consumer: OutboxConsumer<E>;
   logger: Logger;
-  /** Whose place in the outbox this relay keeps. */
-  channel: OutboxChannel;
-  consumer: OutboxConsumer;
-  /** How often the outbox is read when nothing kicks it. */
+  /** Names the outbox (or the consumer's place in it) in log lines. */
+  name: string;
+  /** How often the outbox is read when nothing kicks it; 1 s by default. */
   intervalMs?: number;
+  /** Events read at a time; 100 by default. */
   batchSize?: number;
 }
 
 /**
- * Delivers the outbox's events to one consumer, in order, at least once. It drains at start (so an event written
+ * Delivers an outbox's events to one consumer, in order, at least once. It drains at start (so an event written
  * just before a crash is delivered after the restart), after each `kick()` (a change was just committed), and
  * every `intervalMs`. A delivery that fails stops the drain at that event, which is offered again on the next
- * round, so a consumer that is down delays delivery and loses nothing. Consumers must be idempotent. Each channel
- * has a relay of its own, so one consumer being down holds up no other.
+ * round, so a consumer that is down delays delivery and loses nothing. Consumers must be idempotent: an event
+ * whose confirmation was lost (a crash between the consumer's answer and `delivered`) is delivered again.
  */
-export class OutboxRelay {
+export class OutboxRelay<E> {
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private timer: NodeJS.Timeout | undefined;
@@ -70,7 +74,7 @@ export class OutboxRelay {
   /** A consumer that stays down is reported once, not on every retry. */
   private failing = false;
 
-  constructor(private readonly options: OutboxRelayOptions) {
+  constructor(private readonly options: OutboxRelayOptions<E>) {
     this.intervalMs = options.intervalMs ?? 1000;
     this.batchSize = options.batchSize ?? 100;
   }
@@ -102,6 +106,7 @@ export class OutboxRelay {
     while (this.running) await this.running;
   }
 
+  /** Stops reading the outbox; what is left in it waits for the next relay. Resolves once a drain under way ends. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
@@ -109,24 +114,21 @@ export class OutboxRelay {
   }
 
   private async drain(): Promise<void> {
-    const { store, consumer, channel, logger } = this.options;
+    const { source, consumer, name, logger } = this.options;
     try {
       for (;;) {
-        const events = await store.unpublishedEvents(channel, this.batchSize);
+        const events = await source.pending(this.batchSize);
         if (events.length === 0) return;
         const { delivered, error } = await consumer(events);
-        await store.markEventsPublished(
-          channel,
-          events.slice(0, delivered).map((event) => event.seq),
-        );
+        if (delivered > 0) await source.delivered(events.slice(0, delivered));
         if (delivered < events.length) throw error ?? new Error("the consumer stopped short");
-        if (this.failing) logger.info({ channel }, "outbox delivery resumed");
+        if (this.failing) logger.info({ outbox: name }, "outbox delivery resumed");
         this.failing = false;
         if (events.length < this.batchSize) return;
       }
     } catch (error) {
       if (!this.failing)
-        logger.warn({ err: error, channel }, "outbox delivery failed; it is retried until it succeeds");
+        logger.warn({ err: error, outbox: name }, "outbox delivery failed; it is retried until it succeeds");
       this.failing = true;
     }
   }

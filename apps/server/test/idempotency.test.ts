@@ -1,0 +1,314 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
+import { parseEventStream } from "./sse.js";
+
+let openai: FakeProviderServer<OpenAIChatBody>;
+let h: Harness;
+let tenant: Tenant;
+let seq = 0;
+
+beforeAll(async () => {
+  openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
+  h = await startHarness({
+    OPENAI_BASE_URL: openai.baseURL,
+    OPENAI_API_KEY: "sk-test-openai",
+    DEFAULT_MODEL_PROVIDER: "openai",
+  });
+  tenant = await h.tenant();
+});
+afterAll(async () => {
+  await h.close();
+  await openai.close();
+});
+beforeEach(() => {
+  openai.reset();
+});
+
+/** A key no other test uses. */
+const newKey = () => `key-${process.pid}-${++seq}-${Math.random()}`;
+
+const post = <T = Record<string, unknown>>(path: string, body: unknown, key: string, who = tenant.key) =>
+  h.request<T>("POST", path, { key: who, body, headers: { "Idempotency-Key": key } });
+
+async function agentCount(): Promise<number> {
+  const res = await h.request<{ pagination: { total: number } }>("GET", "/v1/agents?limit=1", {
+    key: tenant.key,
+  });
+  return res.body.pagination.total;
+}
+
+describe("Idempotency-Key on creates", () => {
+  it("creates once and answers the same request again with the first response, marked replayed", async () => {
+    const key = newKey();
+    const before = await agentCount();
+    const first = await post<{ data: { id: string } }>("/v1/agents", { name: "Once" }, key);
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    for (let i = 0; i < 3; i++) {
+      const again = await post("/v1/agents", { name: "Once" }, key);
+      expect(again.status).toBe(201);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+    }
+    expect(await agentCount()).toBe(before + 1);
+  });
+
+  it("refuses the key with another body, path or method with 422 IDEMPOTENCY_KEY_REUSED", async () => {
+    const key = newKey();
+    await post("/v1/agents", { name: "First" }, key);
+    for (const [method, path, body] of [
+      ["POST", "/v1/agents", { name: "Second" }],
+      ["POST", "/v1/agents/import?dryRun=true", { name: "First" }],
+      ["PATCH", "/v1/agents/agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1", { name: "First" }],
+    ] as const) {
+      const res = await h.request<ErrorBody>(method, path, {
+        key: tenant.key,
+        body,
+        headers: { "Idempotency-Key": key },
+      });
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    }
+  });
+
+  it("keeps keys per account: another account's same key is a new request", async () => {
+    const other = await h.tenant();
+    const key = newKey();
+    const mine = await post<{ data: { id: string } }>("/v1/agents", { name: "Mine" }, key);
+    const theirs = await post<{ data: { id: string } }>("/v1/agents", { name: "Theirs" }, key, other.key);
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get("idempotent-replayed")).toBeNull();
+    expect(theirs.body.data.id).not.toBe(mine.body.data.id);
+  });
+
+  it("gives simultaneous duplicates one create: the others are 409 IDEMPOTENCY_KEY_IN_USE or a replay", async () => {
+    const key = newKey();
+    const before = await agentCount();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => post<ErrorBody>("/v1/agents", { name: "Racer" }, key)),
+    );
+    const created = answers.filter((a) => a.status === 201 && a.headers.get("idempotent-replayed") === null);
+    expect(created).toHaveLength(1);
+    for (const answer of answers) {
+      if (answer.status === 409) {
+        expect(answer.body.error.code).toBe("IDEMPOTENCY_KEY_IN_USE");
+        expect(answer.headers.get("retry-after")).toBe("1");
+      } else {
+        expect(answer.status).toBe(201);
+      }
+    }
+    expect(await agentCount()).toBe(before + 1);
+  });
+
+  it("replays a refusal the request earned", async () => {
+    const full = await h.tenant({ maxAgents: 1 });
+    await h.request("POST", "/v1/agents", { key: full.key, body: { name: "The only one" } });
+    const key = newKey();
+    const refused = await post<ErrorBody>("/v1/agents", { name: "No room" }, key, full.key);
+    expect(refused.status).toBe(403);
+    const again = await post<ErrorBody>("/v1/agents", { name: "No room" }, key, full.key);
+    expect(again.status).toBe(403);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(refused.body);
+  });
+
+  it("refuses a malformed key with 400 naming the header, and ignores the header on reads", async () => {
+    for (const bad of ["", "a".repeat(256), "naïve", "tab\there"]) {
+      const res = await h.request<ErrorBody>("POST", "/v1/agents", {
+        key: tenant.key,
+        rawBody: JSON.stringify({ name: "x" }),
+        headers: { "content-type": "application/json", "Idempotency-Key": bad },
+      });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.body.error.details).toEqual([
+        { field: "Idempotency-Key", issue: "must be 1 to 255 printable ASCII characters" },
+      ]);
+    }
+    const read = await h.request("GET", "/v1/agents", {
+      key: tenant.key,
+      headers: { "Idempotency-Key": "" },
+    });
+    expect(read.status).toBe(200);
+  });
+
+  it("keeps a new API key's secret only sealed with the Idempotency-Key, and replays it whole", async () => {
+    const key = newKey();
+    const first = await post<{ data: { key: string } }>("/v1/api-keys", { name: "replayed" }, key);
+    expect(first.status).toBe(201);
+    const again = await post<{ data: { key: string } }>("/v1/api-keys", { name: "replayed" }, key);
+    expect(again.body).toEqual(first.body);
+    const db = new Database(join(h.dataDir, "registry.db"), { readonly: true });
+    try {
+      const rows = db
+        .prepare<[string], { key_hash: string; sealed: Buffer }>(
+          "SELECT key_hash, sealed FROM idempotency_keys WHERE account_id = ?",
+        )
+        .all(tenant.accountId);
+      const row = rows.find((r) => r.key_hash === createHash("sha256").update(key).digest("hex"));
+      expect(row).toBeDefined();
+      const stored = row!.sealed.toString("latin1");
+      expect(stored).not.toContain(first.body.data.key);
+      expect(stored).not.toContain("replayed");
+      expect(rows.some((r) => r.key_hash === key)).toBe(false);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("Idempotency-Key when the gateway stops mid-create", () => {
+  it("answers the retry with the agent the create stored with its key, and creates no second one", async () => {
+    // What a gateway that died after the create committed leaves: the key claimed, then completed with the
+    // agent in the create's transaction, and no response kept.
+    const key = newKey();
+    const body = JSON.stringify({ name: "Survivor" });
+    const keyHash = createHash("sha256").update(key).digest("hex");
+    const fingerprint = createHash("sha256").update(`POST /v1/agents\n${body}`).digest("hex");
+    const { idempotency, agents } = h.gateway.context;
+    await idempotency.beginRequest({ accountId: tenant.accountId, keyHash, fingerprint, leaseMs: 60_000n });
+    const { agent } = await agents.createAgent({
+      accountId: tenant.accountId,
+      spec: { name: "Survivor" },
+      idempotencyKeyHash: keyHash,
+    });
+    const before = await agentCount();
+
+    const retry = await h.request<{ data: { id: string; name: string } }>("POST", "/v1/agents", {
+      key: tenant.key,
+      rawBody: body,
+      headers: { "content-type": "application/json", "Idempotency-Key": key },
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.data).toMatchObject({ id: agent!.id, name: "Survivor" });
+    expect(await agentCount()).toBe(before);
+  });
+
+  it("runs the create again when the gateway stopped before it (the claim's lease ran out)", async () => {
+    const key = newKey();
+    const body = JSON.stringify({ name: "Second chance" });
+    const keyHash = createHash("sha256").update(key).digest("hex");
+    const fingerprint = createHash("sha256").update(`POST /v1/agents\n${body}`).digest("hex");
+    await h.gateway.context.idempotency.beginRequest({
+      accountId: tenant.accountId,
+      keyHash,
+      fingerprint,
+      leaseMs: 1n,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const retry = await h.request("POST", "/v1/agents", {
+      key: tenant.key,
+      rawBody: body,
+      headers: { "content-type": "application/json", "Idempotency-Key": key },
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+  });
+});
+
+describe("Idempotency-Key on updates and deletes", () => {
+  it("replays a PATCH and a DELETE instead of running them again", async () => {
+    const created = await post<{ data: { id: string } }>("/v1/agents", { name: "Target" }, newKey());
+    const id = created.body.data.id;
+    const key = newKey();
+    const patch = () =>
+      h.request("PATCH", `/v1/agents/${id}`, {
+        key: tenant.key,
+        body: { name: "Renamed" },
+        headers: { "Idempotency-Key": key },
+      });
+    const first = await patch();
+    // A change in between: the replay answers what the first request answered, not the agent as it is now.
+    await h.request("PATCH", `/v1/agents/${id}`, { key: tenant.key, body: { name: "Changed since" } });
+    const replayed = await patch();
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.body).toEqual(first.body);
+
+    const deleteKey = newKey();
+    const del = () =>
+      h.request("DELETE", `/v1/agents/${id}`, { key: tenant.key, headers: { "Idempotency-Key": deleteKey } });
+    const deleted = await del();
+    expect(deleted.status).toBe(200);
+    const again = await del();
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(deleted.body);
+  });
+});
+
+describe("Idempotency-Key on messages", () => {
+  async function newAgent(): Promise<string> {
+    const res = await post<{ data: { id: string } }>(
+      "/v1/agents",
+      { name: "Talker", modelProvider: "openai", model: "gpt-4o-mini" },
+      newKey(),
+    );
+    return res.body.data.id;
+  }
+
+  it("sends a message once: the retry answers the stored reply without calling the model", async () => {
+    const agentId = await newAgent();
+    const key = newKey();
+    openai.reply("Only once.");
+    const first = await post<{ data: { id: string; text: string } }>(
+      `/v1/agents/${agentId}/messages`,
+      { text: "hello", userId: "u" },
+      key,
+    );
+    expect(first.status).toBe(200);
+    const calls = openai.requests.length;
+    const again = await post(`/v1/agents/${agentId}/messages`, { text: "hello", userId: "u" }, key);
+    expect(again.body).toEqual(first.body);
+    expect(openai.requests.length).toBe(calls);
+    const history = await h.request<{ data: unknown[] }>("GET", `/v1/agents/${agentId}/messages?userId=u`, {
+      key: tenant.key,
+    });
+    expect(history.body.data).toHaveLength(2);
+  });
+
+  it("lets a message that failed with a retryable error run again under its key", async () => {
+    const agentId = await newAgent();
+    const key = newKey();
+    openai.failWith(503);
+    const failed = await post<ErrorBody>(`/v1/agents/${agentId}/messages`, { text: "hi" }, key);
+    expect(failed.status).toBe(503);
+    openai.reply("Now it works.");
+    const retried = await post<{ data: { text: string } }>(
+      `/v1/agents/${agentId}/messages`,
+      { text: "hi" },
+      key,
+    );
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect(retried.body.data.text).toBe("Now it works.");
+  });
+
+  it("replays a completed stream's events exactly", async () => {
+    const agentId = await newAgent();
+    const key = newKey();
+    openai.reply("one two three", { chunkDelayMs: 2 });
+    const stream = async () => {
+      const res = await fetch(`${h.url}/v1/agents/${agentId}/messages`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${tenant.key}`,
+          "content-type": "application/json",
+          "Idempotency-Key": key,
+        },
+        body: JSON.stringify({ text: "count", stream: true }),
+      });
+      return { res, text: await res.text() };
+    };
+    const first = await stream();
+    const calls = openai.requests.length;
+    const again = await stream();
+    expect(again.res.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(parseEventStream(again.text).events).toEqual(parseEventStream(first.text).events);
+    expect(parseEventStream(first.text).events.at(-1)?.event).toBe("message.completed");
+    expect(openai.requests.length).toBe(calls);
+  });
+});

@@ -1,0 +1,63 @@
+import { AppError } from "@agentry/errors";
+import { IdempotencyOutcome, type IdempotencyService } from "@agentry/proto";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { IdempotencyBegin } from "../store/types.js";
+import type { RegistryContext } from "./context.js";
+import { invalid } from "./convert.js";
+
+const KEY_HASH = /^[0-9a-f]{64}$/;
+/** The longest claim: longer than any request the gateway runs, so a lost one frees its key within the hour. */
+const MAX_LEASE_MS = 60 * 60 * 1000;
+
+function keyHash(value: string): string {
+  if (!KEY_HASH.test(value)) throw invalid("key_hash", "must be a SHA-256 in lowercase hex");
+  return value;
+}
+
+const OUTCOMES: Record<IdempotencyBegin["outcome"], IdempotencyOutcome> = {
+  started: IdempotencyOutcome.STARTED,
+  stored: IdempotencyOutcome.STORED,
+  in_use: IdempotencyOutcome.IN_USE,
+  reused: IdempotencyOutcome.REUSED,
+};
+
+/** The registry's IdempotencyService: Idempotency-Key records, kept by the store. */
+export function idempotencyService({ store }: RegistryContext): ServiceImpl<typeof IdempotencyService> {
+  return {
+    async beginRequest(request) {
+      const leaseMs = Number(request.leaseMs);
+      if (!(leaseMs > 0 && leaseMs <= MAX_LEASE_MS)) {
+        throw invalid("lease_ms", `must be 1 to ${MAX_LEASE_MS}`);
+      }
+      if (request.fingerprint === "") throw invalid("fingerprint", "is required");
+      const begun = await store.beginIdempotentRequest({
+        accountId: request.accountId,
+        keyHash: keyHash(request.keyHash),
+        fingerprint: request.fingerprint,
+        leaseMs,
+      });
+      if (begun.outcome !== "stored") return { outcome: OUTCOMES[begun.outcome] };
+      const { status, sealed, resourceId } = begun.response;
+      return {
+        outcome: IdempotencyOutcome.STORED,
+        response: { status, sealed: sealed ?? new Uint8Array(), resourceId: resourceId ?? "" },
+      };
+    },
+
+    async completeRequest(request) {
+      if (!(request.status >= 100 && request.status <= 599)) {
+        throw new AppError("INVALID_REQUEST", "status must be an HTTP status.");
+      }
+      await store.completeIdempotentRequest(request.accountId, keyHash(request.keyHash), {
+        status: request.status,
+        sealed: request.sealed,
+      });
+      return {};
+    },
+
+    async releaseRequest(request) {
+      await store.releaseIdempotentRequest(request.accountId, keyHash(request.keyHash));
+      return {};
+    },
+  };
+}
