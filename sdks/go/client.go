@@ -32,11 +32,16 @@ const (
 //	client, err := agentry.NewClient() // AGENTRY_API_KEY, AGENTRY_BASE_URL
 //	agent, err := client.Agents.Create(ctx, agentry.CreateAgentParams{Name: "Ada"})
 type Client struct {
-	// Agents creates, lists, reads, updates and deletes agents; Agents.Messages talks to them and reads their
-	// stored messages, Agents.Conversations lists and deletes their conversations.
+	// Agents creates, lists, reads, updates and deletes agents, and imports and exports them as elizaOS character
+	// files; Agents.Messages talks to them and reads their stored messages, Agents.Conversations lists and deletes
+	// their conversations, Agents.Usage reads their usage.
 	Agents *AgentService
-	// Users erases a user's conversations and messages in every agent of the account (scope history:delete).
+	// Users exports a user's messages (scope history:read) and erases the user's conversations and messages in
+	// every agent of the account (scope history:delete).
 	Users *UserService
+	// Usage reads the account's sends, tokens, errors and latency by hour or day (scope usage:read); an agent's
+	// are in Agents.Usage.
+	Usage *UsageService
 	// APIKeys manages the account's API keys (scope keys:manage).
 	APIKeys *APIKeyService
 	// WebhookEndpoints manages the endpoints that receive the account's events, their secrets and, in

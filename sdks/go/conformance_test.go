@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"os/exec"
@@ -397,6 +398,152 @@ var operations = map[string]operation{
 	"apiKeys.revoke": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		return c.APIKeys.Revoke(ctx, a["keyId"].(string))
 	},
+	"agents.messages.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.ListMessagesParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return firstCursorPage(c.Agents.Messages.List(ctx, a["agentId"].(string), params))
+	},
+	"agents.messages.listAll": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.ListMessagesParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return collectAll(c.Agents.Messages.ListAll(ctx, a["agentId"].(string), params))
+	},
+	"agents.messages.get": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Agents.Messages.Get(ctx, a["agentId"].(string), a["messageId"].(string))
+	},
+	"agents.conversations.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.ListConversationsParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return firstCursorPage(c.Agents.Conversations.List(ctx, a["agentId"].(string), params))
+	},
+	"agents.conversations.listAll": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.ListConversationsParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return collectAll(c.Agents.Conversations.ListAll(ctx, a["agentId"].(string), params))
+	},
+	"agents.conversations.delete": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Agents.Conversations.Delete(ctx, a["agentId"].(string), a["conversationId"].(string))
+	},
+	// The export's result is what the iterator yielded, even when it ends in an error.
+	"users.export": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return collectAll(c.Users.Export(ctx, a["userId"].(string)))
+	},
+	"users.erase": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Users.Erase(ctx, a["userId"].(string))
+	},
+	"usage.get": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.GetUsageParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return c.Usage.Get(ctx, params)
+	},
+	"agents.usage.get": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.GetAgentUsageParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return c.Agents.Usage.Get(ctx, a["agentId"].(string), params)
+	},
+	"agents.importCharacter": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		character, _ := a["body"].(map[string]any)
+		if dryRun, _ := a["dryRun"].(bool); dryRun {
+			return c.Agents.ImportCharacterDryRun(ctx, character)
+		}
+		return c.Agents.ImportCharacter(ctx, character)
+	},
+	"agents.exportCharacter": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Agents.ExportCharacter(ctx, a["agentId"].(string))
+	},
+	"webhookEndpoints.create": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		var params agentry.CreateWebhookParams
+		raw := typedFields(a["body"], &params)
+		return c.WebhookEndpoints.Create(ctx, params, raw...)
+	},
+	"webhookEndpoints.list": func(ctx context.Context, c *agentry.Client, _ map[string]any) (any, error) {
+		return c.WebhookEndpoints.List(ctx)
+	},
+	"webhookEndpoints.get": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.WebhookEndpoints.Get(ctx, a["webhookId"].(string))
+	},
+	"webhookEndpoints.update": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		var params agentry.UpdateWebhookParams
+		raw := typedFields(a["body"], &params)
+		return c.WebhookEndpoints.Update(ctx, a["webhookId"].(string), params, raw...)
+	},
+	"webhookEndpoints.delete": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.WebhookEndpoints.Delete(ctx, a["webhookId"].(string))
+	},
+	"webhookEndpoints.rotateSecret": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.WebhookEndpoints.RotateSecret(ctx, a["webhookId"].(string))
+	},
+	"webhookEndpoints.sendTestEvent": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.WebhookEndpoints.SendTestEvent(ctx, a["webhookId"].(string))
+	},
+	"webhookEndpoints.deliveries.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.ListWebhookDeliveriesParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return firstCursorPage(c.WebhookEndpoints.Deliveries.List(ctx, a["webhookId"].(string), params))
+	},
+	"webhookEndpoints.deliveries.listAll": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		params, err := queryParams[agentry.ListWebhookDeliveriesParams](a["query"])
+		if err != nil {
+			return nil, err
+		}
+		return collectAll(c.WebhookEndpoints.Deliveries.ListAll(ctx, a["webhookId"].(string), params))
+	},
+	"webhookEndpoints.deliveries.redeliver": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.WebhookEndpoints.Deliveries.Redeliver(ctx, a["webhookId"].(string), a["deliveryId"].(string))
+	},
+}
+
+// queryParams decodes a scenario query (the API's names and JSON values) into an SDK parameter struct, whose
+// field names are the query's names spelled the Go way.
+func queryParams[T any](query any) (T, error) {
+	var params T
+	if query == nil {
+		return params, nil
+	}
+	encoded, err := json.Marshal(query)
+	if err != nil {
+		return params, err
+	}
+	decoder := json.NewDecoder(bytes.NewReader(encoded))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&params); err != nil {
+		return params, fmt.Errorf("the scenario's query does not fit %T: %w", params, err)
+	}
+	return params, nil
+}
+
+// firstCursorPage is a cursor page in the scenario's form of a first page.
+func firstCursorPage[T any](page *agentry.CursorPage[T], err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"data": page.Data, "pagination": page.Pagination, "hasNextPage": page.HasNextPage()}, nil
+}
+
+// collectAll is every item an iterator yields until it ends, and the error it ends with, if any.
+func collectAll[T any](items iter.Seq2[T, error]) (any, error) {
+	all := []T{}
+	for item, err := range items {
+		if err != nil {
+			return all, err
+		}
+		all = append(all, item)
+	}
+	return all, nil
 }
 
 // streamOperation iterates a stream; its result is what was received before it ended, even in an error.

@@ -2,12 +2,14 @@ package agentry_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"os"
+	"time"
 
 	agentry "github.com/agentry/agentry-go"
 )
@@ -80,6 +82,82 @@ func ExampleAgentService_Update() {
 	case err != nil:
 		log.Fatal(err)
 	}
+}
+
+func ExampleUserService_Export() {
+	client, err := agentry.NewClient()
+	if err != nil {
+		log.Fatal(err)
+	}
+	out := json.NewEncoder(os.Stdout)
+	for message, err := range client.Users.Export(context.Background(), "user-42") {
+		if errors.Is(err, agentry.ErrCutShort) {
+			log.Fatal("the export broke off mid-line; export again")
+		} else if err != nil {
+			log.Fatal(err)
+		}
+		if err := out.Encode(message); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+func ExampleUsageService_Get() {
+	client, err := agentry.NewClient()
+	if err != nil {
+		log.Fatal(err)
+	}
+	from := time.Now().AddDate(0, 0, -1)
+	report, err := client.Usage.Get(context.Background(), agentry.GetUsageParams{
+		From:        &from,
+		Granularity: agentry.Ptr(agentry.GranularityHour),
+		GroupBy:     []agentry.UsageDimension{agentry.UsageDimensionAgentID, agentry.UsageDimensionModel},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, bucket := range report.Buckets {
+		for _, group := range bucket.Groups {
+			model, _ := group.Model.Get()
+			fmt.Println(bucket.Start, model, group.Messages, group.TotalTokens)
+		}
+	}
+}
+
+func ExampleAgentService_ImportCharacter() {
+	client, err := agentry.NewClient()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	data, err := os.ReadFile("eliza.character.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	var character map[string]any
+	if err := json.Unmarshal(data, &character); err != nil {
+		log.Fatal(err)
+	}
+	preview, err := client.Agents.ImportCharacterDryRun(ctx, character) // nothing is stored
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, warning := range preview.Warnings {
+		fmt.Printf("%s: %s\n", warning.Field, warning.Issue)
+	}
+	imported, err := client.Agents.ImportCharacter(ctx, character)
+	if err != nil {
+		log.Fatal(err)
+	}
+	exported, err := client.Agents.ExportCharacter(ctx, imported.Agent.ID) // without secrets
+	if err != nil {
+		log.Fatal(err)
+	}
+	file, err := json.MarshalIndent(exported, "", "  ")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(file))
 }
 
 func ExampleUnwrapWebhook() {

@@ -86,6 +86,15 @@ const (
 	FinishReasonOther         FinishReason = "other"
 )
 
+// Granularity is one of a fixed set of strings.
+type Granularity string
+
+// The values of Granularity.
+const (
+	GranularityHour Granularity = "hour"
+	GranularityDay  Granularity = "day"
+)
+
 // HistoryMessageRole is one of a fixed set of strings.
 type HistoryMessageRole string
 
@@ -155,6 +164,17 @@ const (
 	SubscribedEventAgentDeleted       SubscribedEvent = "agent.deleted"
 	SubscribedEventMessageCompleted   SubscribedEvent = "message.completed"
 	SubscribedEventMessageFailed      SubscribedEvent = "message.failed"
+)
+
+// UsageDimension is one of a fixed set of strings.
+type UsageDimension string
+
+// The values of UsageDimension.
+const (
+	UsageDimensionAgentID  UsageDimension = "agentId"
+	UsageDimensionUserID   UsageDimension = "userId"
+	UsageDimensionModel    UsageDimension = "model"
+	UsageDimensionAPIKeyID UsageDimension = "apiKeyId"
 )
 
 // errorCodeStatus returns the HTTP status an error code travels with.
@@ -260,6 +280,40 @@ type AgentDeleted struct {
 	ID string `json:"id"`
 	// Always true.
 	Deleted bool `json:"deleted"`
+}
+
+// AgentDraft is the agent an import would create: its fields, with no id, status or times yet.
+type AgentDraft struct {
+	// Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
+	Name string `json:"name"`
+
+	// Biographical statements about the agent.
+	Bio []string `json:"bio"`
+
+	// Personality traits and communication style, as a JSON object.
+	Personality map[string]any `json:"personality"`
+
+	// Areas of expertise and knowledge.
+	Knowledge []string `json:"knowledge"`
+
+	// Objectives and motivations.
+	Goals []string `json:"goals"`
+
+	// Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
+	Clients []AgentClient `json:"clients"`
+
+	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+	// `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
+	Settings AgentSettings `json:"settings"`
+
+	// The AI model provider; `null`: the server's default, resolved when a message is sent.
+	ModelProvider *ModelProvider `json:"modelProvider"`
+
+	// The model to use; `null`: the provider's default.
+	Model *string `json:"model"`
+
+	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+	Plugins []AgentPlugin `json:"plugins"`
 }
 
 // AgentSettings is: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
@@ -372,6 +426,202 @@ type APIKeyRevoked struct {
 	ID string `json:"id"`
 	// Always true.
 	Revoked bool `json:"revoked"`
+}
+
+// CharacterAgentSettings is the agent's own `settings.model` and `settings.agentry`, which the file uses for
+// something else.
+type CharacterAgentSettings struct {
+	// Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+	// numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+	Model any `json:"model,omitzero"`
+
+	// Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+	// numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+	Agentry any `json:"agentry,omitzero"`
+}
+
+// CharacterAgentrySettings is: What an Agentry export keeps of the agent beyond the elizaOS fields.
+type CharacterAgentrySettings struct {
+	// The agent's `modelProvider`; preferred to a top-level `modelProvider`.
+	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
+
+	// The agent's `goals`.
+	Goals []string `json:"goals,omitzero"`
+
+	// The agent's `clients`; preferred to a top-level `clients`.
+	Clients []AgentClient `json:"clients,omitzero"`
+
+	// The agent's plugins with their `enabled` and `config`; each is restored for the name `plugins` lists.
+	Plugins []AgentPlugin `json:"plugins,omitzero"`
+
+	// Keys of the agent's `personality` that the file has no field for (`lore`, `sourceModelProvider`,
+	// `extraFields`, the agent's own traits); restored as they are.
+	Personality map[string]any `json:"personality,omitzero"`
+
+	// The agent's own `settings.model` and `settings.agentry`, which the file uses for something else.
+	Settings *CharacterAgentSettings `json:"settings,omitzero"`
+}
+
+// CharacterImport is an imported character file: the agent created, and the warnings.
+type CharacterImport struct {
+	// An agent, as Get, List, Create and Update return it.
+	Agent Agent `json:"agent"`
+
+	// What was kept but will not act, or was set aside, by JSON path in the file.
+	Warnings []FieldIssue `json:"warnings"`
+}
+
+// CharacterImportPreview is a character file checked with `dryRun=true`: the agent it would create, and the
+// warnings; nothing was stored.
+type CharacterImportPreview struct {
+	// The agent an import would create: its fields, with no id, status or times yet.
+	Agent AgentDraft `json:"agent"`
+
+	// What was kept but will not act, or was set aside, by JSON path in the file.
+	Warnings []FieldIssue `json:"warnings"`
+}
+
+// CharacterKnowledgeSource is the object form of CharacterKnowledge.
+type CharacterKnowledgeSource struct {
+	// A file.
+	Path *string `json:"path,omitzero"`
+
+	// A folder.
+	Directory *CharacterDirectory `json:"directory,omitzero"`
+	Shared    *bool               `json:"shared,omitzero"`
+
+	// Extra holds the keys besides the fields above, as sent and received.
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON encodes the fields, then the keys of Extra.
+func (v CharacterKnowledgeSource) MarshalJSON() ([]byte, error) {
+	type fields CharacterKnowledgeSource
+	return marshalWithExtra(fields(v), v.Extra, "path", "directory", "shared")
+}
+
+// UnmarshalJSON decodes the fields and keeps the other keys in Extra.
+func (v *CharacterKnowledgeSource) UnmarshalJSON(data []byte) error {
+	type fields CharacterKnowledgeSource
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "path", "directory", "shared")
+	v.Extra = extra
+	return err
+}
+
+// CharacterMessageContent is the message: its `text`, and whatever else elizaOS records with it (kept).
+type CharacterMessageContent struct {
+	// What is said.
+	Text *string `json:"text,omitzero"`
+
+	// v0.x: the action the reply triggers, by name.
+	Action *string `json:"action,omitzero"`
+
+	// 1.x: the actions the reply triggers, by name.
+	Actions []string `json:"actions,omitzero"`
+
+	// Extra holds the keys besides the fields above, as sent and received.
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON encodes the fields, then the keys of Extra.
+func (v CharacterMessageContent) MarshalJSON() ([]byte, error) {
+	type fields CharacterMessageContent
+	return marshalWithExtra(fields(v), v.Extra, "text", "action", "actions")
+}
+
+// UnmarshalJSON decodes the fields and keeps the other keys in Extra.
+func (v *CharacterMessageContent) UnmarshalJSON(data []byte) error {
+	type fields CharacterMessageContent
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "text", "action", "actions")
+	v.Extra = extra
+	return err
+}
+
+// CharacterMessageExample is one message of an example conversation.
+type CharacterMessageExample struct {
+	// 1.x: who speaks, the character's name or a placeholder for the other party (`{{name1}}`, `{{user1}}`).
+	Name *string `json:"name,omitzero"`
+
+	// v0.x: who speaks, as `name` in 1.x.
+	User *string `json:"user,omitzero"`
+
+	// The message: its `text`, and whatever else elizaOS records with it (kept).
+	Content CharacterMessageContent `json:"content"`
+
+	// Extra holds the keys besides the fields above, as sent and received.
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON encodes the fields, then the keys of Extra.
+func (v CharacterMessageExample) MarshalJSON() ([]byte, error) {
+	type fields CharacterMessageExample
+	return marshalWithExtra(fields(v), v.Extra, "name", "user", "content")
+}
+
+// UnmarshalJSON decodes the fields and keeps the other keys in Extra.
+func (v *CharacterMessageExample) UnmarshalJSON(data []byte) error {
+	type fields CharacterMessageExample
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "name", "user", "content")
+	v.Extra = extra
+	return err
+}
+
+// CharacterSettings is the agent's settings, without its secrets.
+type CharacterSettings struct {
+	// The agent's `model`.
+	Model *string `json:"model,omitzero"`
+
+	// Always empty: secrets never leave.
+	Secrets map[string]any `json:"secrets"`
+
+	// What an Agentry export keeps of the agent beyond the elizaOS fields.
+	Agentry *CharacterAgentrySettings `json:"agentry,omitzero"`
+
+	// Extra holds the keys besides the fields above, as sent and received.
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON encodes the fields, then the keys of Extra.
+func (v CharacterSettings) MarshalJSON() ([]byte, error) {
+	type fields CharacterSettings
+	return marshalWithExtra(fields(v), v.Extra, "model", "secrets", "agentry")
+}
+
+// UnmarshalJSON decodes the fields and keeps the other keys in Extra.
+func (v *CharacterSettings) UnmarshalJSON(data []byte) error {
+	type fields CharacterSettings
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "model", "secrets", "agentry")
+	v.Extra = extra
+	return err
+}
+
+// CharacterStyle is: How the character writes. Kept in `personality.style`.
+type CharacterStyle struct {
+	// Guidelines for every reply; they become the agent's response guidelines.
+	All []string `json:"all,omitzero"`
+
+	// Guidelines for chat replies; they become the agent's response guidelines.
+	Chat []string `json:"chat,omitzero"`
+
+	// Guidelines for social media posts; kept for the export.
+	Post []string `json:"post,omitzero"`
+
+	// Extra holds the keys besides the fields above, as sent and received.
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON encodes the fields, then the keys of Extra.
+func (v CharacterStyle) MarshalJSON() ([]byte, error) {
+	type fields CharacterStyle
+	return marshalWithExtra(fields(v), v.Extra, "all", "chat", "post")
+}
+
+// UnmarshalJSON decodes the fields and keeps the other keys in Extra.
+func (v *CharacterStyle) UnmarshalJSON(data []byte) error {
+	type fields CharacterStyle
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "all", "chat", "post")
+	v.Extra = extra
+	return err
 }
 
 // ClientIntegration is the object form of AgentClient.
@@ -508,6 +758,16 @@ type CreateWebhookParams struct {
 	Enabled *bool `json:"enabled,omitzero"`
 }
 
+// CursorPagination is: Where a page of a cursor-paged list is.
+type CursorPagination struct {
+	// Page size asked for.
+	Limit int `json:"limit"`
+
+	// Whether more items lie beyond this page in the direction of paging: the next page is `before` (for `desc`)
+	// or `after` (for `asc`) this page's last item's id.
+	HasMore bool `json:"hasMore"`
+}
+
 // Delivery is one attempt to deliver one event to the endpoint. What the endpoint answered is never shown
 // beyond its status.
 type Delivery struct {
@@ -542,6 +802,40 @@ type Delivery struct {
 
 	// Pending: when it is due. Failed: when its retry is due; `null` when none follows.
 	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
+// ExportedCharacterFile is an agent as an elizaOS 1.x character file. Importing it gives an agent equal to
+// this one in every field but its id, times and `apiEndpoint`.
+type ExportedCharacterFile struct {
+	// The agent's name.
+	Name     string  `json:"name"`
+	Username *string `json:"username,omitzero"`
+	System   *string `json:"system,omitzero"`
+
+	// The agent's `bio`.
+	Bio        []string `json:"bio"`
+	Topics     []string `json:"topics,omitzero"`
+	Adjectives []string `json:"adjectives,omitzero"`
+
+	// How the character writes. Kept in `personality.style`.
+	Style *CharacterStyle `json:"style,omitzero"`
+
+	// Example conversations, as arrays of `{name, content}`.
+	MessageExamples [][]CharacterMessageExample `json:"messageExamples,omitzero"`
+	PostExamples    []string                    `json:"postExamples,omitzero"`
+
+	// The agent's knowledge, with its file and folder references back in place.
+	Knowledge []CharacterKnowledge `json:"knowledge,omitzero"`
+	Templates map[string]string    `json:"templates,omitzero"`
+
+	// The name of every plugin of the agent.
+	Plugins []string `json:"plugins"`
+
+	// The agent's settings, without its secrets.
+	Settings CharacterSettings `json:"settings"`
+
+	// Always empty: secrets never leave.
+	Secrets map[string]any `json:"secrets"`
 }
 
 // FieldIssue is one problem with one field of the request.
@@ -641,6 +935,15 @@ type Pagination struct {
 
 	// Whether a page after this one exists.
 	HasMore bool `json:"hasMore"`
+}
+
+// Percentiles is: From receipt to the complete reply, of completed sends.
+type Percentiles struct {
+	// The median, in ms; `null` without a completed send.
+	P50 *float64 `json:"p50"`
+
+	// The 95th percentile, in ms; `null` without a completed send.
+	P95 *float64 `json:"p95"`
 }
 
 // PluginConfig is the object form of AgentPlugin.
@@ -789,6 +1092,105 @@ type Usage struct {
 
 	// `inputTokens + outputTokens`.
 	TotalTokens int `json:"totalTokens"`
+}
+
+// UsageBucket is every bucket of the range, oldest first, zero-filled.
+type UsageBucket struct {
+	// The bucket's start, inclusive.
+	Start time.Time `json:"start"`
+
+	// The bucket's end, exclusive.
+	End time.Time `json:"end"`
+
+	// One group per combination seen in the bucket; without grouping, exactly one (zero-filled when nothing was
+	// sent).
+	Groups []UsageGroup `json:"groups"`
+}
+
+// UsageGroup is one combination of the grouped dimensions, with its figures.
+type UsageGroup struct {
+	// The group's agent; present when grouping by `agentId`.
+	AgentID Nullable[string] `json:"agentId,omitzero"`
+
+	// The group's user id; present when grouping by `userId`; `null` for messages without one and for erased
+	// users.
+	UserID Nullable[string] `json:"userId,omitzero"`
+
+	// The group's model; present when grouping by `model`.
+	Model Nullable[string] `json:"model,omitzero"`
+
+	// The group's API key; present when grouping by `apiKeyId`.
+	APIKeyID Nullable[string] `json:"apiKeyId,omitzero"`
+
+	// Every send, failed ones included.
+	Messages int `json:"messages"`
+
+	// Sends that ended in an error (any code; cancelled ones are not errors).
+	Errors int `json:"errors"`
+
+	// Prompt tokens.
+	InputTokens int `json:"inputTokens"`
+
+	// Reply tokens.
+	OutputTokens int `json:"outputTokens"`
+
+	// inputTokens + outputTokens.
+	TotalTokens int `json:"totalTokens"`
+
+	// From receipt to the complete reply, of completed sends.
+	LatencyMs Percentiles `json:"latencyMs"`
+
+	// From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+	TimeToFirstTokenMs Percentiles `json:"timeToFirstTokenMs"`
+}
+
+// UsageReport is: Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles
+// come from sketches.
+type UsageReport struct {
+	// The start of the range, rounded down to the granularity.
+	From time.Time `json:"from"`
+
+	// The end of the range, exclusive, rounded up to the granularity.
+	To time.Time `json:"to"`
+
+	// The width of the buckets, in UTC.
+	Granularity Granularity `json:"granularity"`
+
+	// The dimensions asked for; absent without grouping.
+	GroupBy []UsageDimension `json:"groupBy,omitzero"`
+
+	// Every bucket of the range, oldest first, zero-filled.
+	Buckets []UsageBucket `json:"buckets"`
+
+	// The figures of the whole range.
+	Totals UsageTotals `json:"totals"`
+}
+
+// UsageTotals is the figures of the whole range.
+type UsageTotals struct {
+	// Every send, failed ones included.
+	Messages int `json:"messages"`
+
+	// Sends that ended in an error (any code; cancelled ones are not errors).
+	Errors int `json:"errors"`
+
+	// Prompt tokens.
+	InputTokens int `json:"inputTokens"`
+
+	// Reply tokens.
+	OutputTokens int `json:"outputTokens"`
+
+	// inputTokens + outputTokens.
+	TotalTokens int `json:"totalTokens"`
+
+	// From receipt to the complete reply, of completed sends.
+	LatencyMs Percentiles `json:"latencyMs"`
+
+	// From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+	TimeToFirstTokenMs Percentiles `json:"timeToFirstTokenMs"`
+
+	// The range's figures per group; present when grouping.
+	Groups []UsageGroup `json:"groups,omitzero"`
 }
 
 // UserErased is what Users.Erase returns: the user was erased.
@@ -953,6 +1355,91 @@ func (u *AgentPlugin) UnmarshalJSON(data []byte) error {
 		return json.Unmarshal(data, u.OfPluginConfig)
 	}
 	return fmt.Errorf("agentry: AgentPlugin: unexpected JSON %.40s", data)
+}
+
+// CharacterDirectory is one of: a string (OfString) or a map[string]any (OfMapany). Set exactly one field, or
+// use CharacterDirectoryOfString or CharacterDirectoryOfMapany.
+type CharacterDirectory struct {
+	OfString *string
+	OfMapany *map[string]any
+}
+
+// CharacterDirectoryOfString returns a CharacterDirectory holding v.
+func CharacterDirectoryOfString(v string) CharacterDirectory {
+	return CharacterDirectory{OfString: &v}
+}
+
+// CharacterDirectoryOfMapany returns a CharacterDirectory holding v.
+func CharacterDirectoryOfMapany(v map[string]any) CharacterDirectory {
+	return CharacterDirectory{OfMapany: &v}
+}
+
+// MarshalJSON encodes the variant that is set.
+func (u CharacterDirectory) MarshalJSON() ([]byte, error) {
+	switch {
+	case u.OfString != nil:
+		return json.Marshal(*u.OfString)
+	case u.OfMapany != nil:
+		return json.Marshal(*u.OfMapany)
+	}
+	return nil, fmt.Errorf("agentry: CharacterDirectory: %w", errNoVariant)
+}
+
+// UnmarshalJSON decodes whichever variant the JSON holds.
+func (u *CharacterDirectory) UnmarshalJSON(data []byte) error {
+	*u = CharacterDirectory{}
+	switch jsonKind(data) {
+	case '"':
+		u.OfString = new(string)
+		return json.Unmarshal(data, u.OfString)
+	case '{':
+		u.OfMapany = new(map[string]any)
+		return json.Unmarshal(data, u.OfMapany)
+	}
+	return fmt.Errorf("agentry: CharacterDirectory: unexpected JSON %.40s", data)
+}
+
+// CharacterKnowledge is one of: a string (OfString) or a CharacterKnowledgeSource
+// (OfCharacterKnowledgeSource). Set exactly one field, or use CharacterKnowledgeOfString or
+// CharacterKnowledgeOfCharacterKnowledgeSource.
+type CharacterKnowledge struct {
+	OfString                   *string
+	OfCharacterKnowledgeSource *CharacterKnowledgeSource
+}
+
+// CharacterKnowledgeOfString returns a CharacterKnowledge holding v.
+func CharacterKnowledgeOfString(v string) CharacterKnowledge {
+	return CharacterKnowledge{OfString: &v}
+}
+
+// CharacterKnowledgeOfCharacterKnowledgeSource returns a CharacterKnowledge holding v.
+func CharacterKnowledgeOfCharacterKnowledgeSource(v CharacterKnowledgeSource) CharacterKnowledge {
+	return CharacterKnowledge{OfCharacterKnowledgeSource: &v}
+}
+
+// MarshalJSON encodes the variant that is set.
+func (u CharacterKnowledge) MarshalJSON() ([]byte, error) {
+	switch {
+	case u.OfString != nil:
+		return json.Marshal(*u.OfString)
+	case u.OfCharacterKnowledgeSource != nil:
+		return json.Marshal(*u.OfCharacterKnowledgeSource)
+	}
+	return nil, fmt.Errorf("agentry: CharacterKnowledge: %w", errNoVariant)
+}
+
+// UnmarshalJSON decodes whichever variant the JSON holds.
+func (u *CharacterKnowledge) UnmarshalJSON(data []byte) error {
+	*u = CharacterKnowledge{}
+	switch jsonKind(data) {
+	case '"':
+		u.OfString = new(string)
+		return json.Unmarshal(data, u.OfString)
+	case '{':
+		u.OfCharacterKnowledgeSource = new(CharacterKnowledgeSource)
+		return json.Unmarshal(data, u.OfCharacterKnowledgeSource)
+	}
+	return fmt.Errorf("agentry: CharacterKnowledge: unexpected JSON %.40s", data)
 }
 
 // MessageStreamEvent is one event of a streamed message: *MessageStartedEvent, *MessageDeltaEvent or

@@ -70,3 +70,82 @@ func paginate[T any](ctx context.Context, first func(ctx context.Context) (*Page
 		page.All(ctx)(yield)
 	}
 }
+
+// CursorPage is one page of a cursor-paged listing (the history lists, a webhook endpoint's delivery log). The
+// next page is the one before this page's last item (newest first, the default) or after it (oldest first), so
+// items added while you page through do not shift the pages. A first page asked for with Before or After goes on
+// that way: toward older items, or newer ones.
+type CursorPage[T any] struct {
+	// Data holds the items of this page.
+	Data []T `json:"data"`
+	// Pagination holds the page size and whether another page follows.
+	Pagination CursorPagination `json:"pagination"`
+	// NextCursor is the cursor of the next page (usually the last item's id), "" on an empty page.
+	NextCursor string `json:"-"`
+
+	hasMore   bool
+	fetchNext func(ctx context.Context) (*CursorPage[T], error)
+}
+
+// HasNextPage reports whether another page follows this one.
+func (p *CursorPage[T]) HasNextPage() bool {
+	return p.hasMore && p.NextCursor != "" && p.fetchNext != nil
+}
+
+// NextPage fetches the page after this one, with the same parameters and options; ErrNoNextPage on the last.
+func (p *CursorPage[T]) NextPage(ctx context.Context) (*CursorPage[T], error) {
+	if !p.HasNextPage() {
+		return nil, ErrNoNextPage
+	}
+	return p.fetchNext(ctx)
+}
+
+// All iterates over every item from this page to the end of the listing, fetching the next pages as the loop
+// asks for them. A failure to fetch a page is yielded once, as the last pair.
+func (p *CursorPage[T]) All(ctx context.Context) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for page := p; ; {
+			for _, item := range page.Data {
+				if !yield(item, nil) {
+					return
+				}
+			}
+			if !page.HasNextPage() {
+				return
+			}
+			next, err := page.NextPage(ctx)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			page = next
+		}
+	}
+}
+
+// paginateCursor iterates over every item of a cursor-paged listing from its first page.
+func paginateCursor[T any](ctx context.Context, first func(ctx context.Context) (*CursorPage[T], error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		page, err := first(ctx)
+		if err != nil {
+			var zero T
+			yield(zero, err)
+			return
+		}
+		page.All(ctx)(yield)
+	}
+}
+
+// cursorStep tells how the page after n items goes on, the way the query went: toward older items (before
+// given, or no cursor and newest first, the default), before the page's oldest item; toward newer ones (after
+// given, or no cursor and ascending), after its newest. It returns the index of that item and whether the next
+// page is before it.
+func cursorStep(n int, before, after, ascending bool) (index int, older bool) {
+	older = before || (!after && !ascending)
+	// Items come in the list's order: newest first unless ascending.
+	if older == ascending {
+		return 0, older
+	}
+	return n - 1, older
+}

@@ -97,10 +97,19 @@ func (c *Client) doJSON(ctx context.Context, req *request, opts []Option, out an
 	})
 }
 
-// openStream sends a request for a text/event-stream and returns once the response has arrived and is a
-// stream. Failures before that are retried like any request's; the body never is. The returned attempt's
-// context governs the body: the caller cancels it with stop when done.
-func (c *Client) openStream(ctx context.Context, cfg config, req *request) (*http.Response, *attempt, error) {
+// Media types of the answers read as they arrive.
+const (
+	mediaEventStream = "text/event-stream"
+	mediaNDJSON      = "application/x-ndjson"
+)
+
+var mediaNames = map[string]string{mediaEventStream: "an event stream", mediaNDJSON: "NDJSON (application/x-ndjson)"}
+
+// openStream sends a request for an answer read as it arrives (mediaType: text/event-stream or
+// application/x-ndjson) and returns once the response has arrived and is of that type. Failures before that are
+// retried like any request's; the body never is. The returned attempt's context governs the body: the caller
+// cancels it with stop when done.
+func (c *Client) openStream(ctx context.Context, cfg config, req *request, mediaType string) (*http.Response, *attempt, error) {
 	req, err := withBodyFields(req, cfg.bodyFields)
 	if err != nil {
 		return nil, nil, err
@@ -108,11 +117,11 @@ func (c *Client) openStream(ctx context.Context, cfg config, req *request) (*htt
 	var opened *http.Response
 	var openedAttempt *attempt
 	err = c.send(ctx, cfg, req, func(a *attempt) (bool, *failed, error) {
-		resp, f, err := c.roundTrip(a, cfg, req, "text/event-stream")
+		resp, f, err := c.roundTrip(a, cfg, req, mediaType)
 		if resp == nil {
 			return false, f, err
 		}
-		if resp.StatusCode >= 200 && resp.StatusCode <= 299 && isEventStream(resp.Header) {
+		if resp.StatusCode >= 200 && resp.StatusCode <= 299 && hasMediaType(resp.Header, mediaType) {
 			// From here the stream's own silence timer applies.
 			if !a.timer.Stop() {
 				resp.Body.Close()
@@ -133,7 +142,7 @@ func (c *Client) openStream(ctx context.Context, cfg config, req *request) (*htt
 		}
 		return false, nil, &APIError{
 			StatusCode: resp.StatusCode,
-			Message:    fmt.Sprintf("expected an event stream, got %q", resp.Header.Get("Content-Type")),
+			Message:    fmt.Sprintf("expected %s, got %q", mediaNames[mediaType], resp.Header.Get("Content-Type")),
 			RequestID:  resp.Header.Get("X-Request-Id"),
 			Header:     resp.Header,
 			Body:       body,
@@ -245,9 +254,18 @@ func canceled(ctx context.Context) error {
 	return fmt.Errorf("agentry: %w", ctx.Err())
 }
 
-func isEventStream(h http.Header) bool {
+func hasMediaType(h http.Header, want string) bool {
 	mediaType, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && strings.EqualFold(mediaType, "text/event-stream")
+	return err == nil && strings.EqualFold(mediaType, want)
+}
+
+// commaSeparated is a list query parameter's value: its items joined with commas.
+func commaSeparated[T ~string](values []T) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = string(v)
+	}
+	return strings.Join(parts, ",")
 }
 
 // pathSegment is an id as one escaped URL path segment; an empty id is refused rather than turned into

@@ -8,18 +8,21 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}}
 	c.Users = &UserService{client: c}
+	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
 	c.APIKeys = &APIKeyService{client: c}
 }
 
-// AgentService is client.Agents: Create, list, read, update and delete agents. Methods: Create, List,
-// ListAll, Get, Update, Delete.
+// AgentService is client.Agents: Create, list, read, update and delete agents; import and export elizaOS
+// character files. Methods: Create, List, ListAll, Get, Update, Delete, ImportCharacter,
+// ImportCharacterDryRun, ExportCharacter.
 type AgentService struct {
 	client *Client
 	// Messages is client.Agents.Messages: Talk to an agent, with or without streaming.
@@ -27,6 +30,9 @@ type AgentService struct {
 	// Conversations is client.Agents.Conversations: Read and delete stored conversations and messages; export
 	// and erase a user's (scopes `history:read`, `history:delete`).
 	Conversations *AgentConversationService
+	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
+	// `usage:read`).
+	Usage *AgentUsageService
 }
 
 // Create creates an agent.
@@ -226,8 +232,130 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 	return &out.Data, nil
 }
 
+// ImportCharacter imports an elizaOS character file.
+//
+// Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), sent as the
+// body; its JSON Schema is also served at `/v1/schemas/character.json`. Only `name` is required. `name`,
+// `bio` (a string is one item), the strings of `knowledge`, `clients`, `plugins` and `settings` map to the
+// agent's own fields; `settings.model` becomes `model`; `modelProvider` is mapped (`anthropic` stays,
+// `llama_local` becomes `local`, the OpenAI-compatible names become `openai`), the name given kept in
+// `personality.sourceModelProvider`. `system`, `username`, `lore`, `topics`, `adjectives`, `style`,
+// `messageExamples`, `postExamples` and `templates` are kept in `personality` under their names (empty ones
+// nowhere); file and folder references of `knowledge` in `personality.knowledgeSources`, with their
+// positions; fields the schema does not name in `personality.extraFields`. `settings.secrets` and `secrets`
+// are stored in the agent's `settings.secrets`, which no read or export ever returns. Plugins not in the
+// plugin catalogue are kept as `{name, enabled: false}`. `settings.agentry`, written by an export, puts back
+// what the elizaOS format has no field for.
+//
+// The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will not
+// act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true` nothing
+// is stored: `200` with the agent it would create. As on create, the provider and model must be ones this
+// deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by default).
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// For the answer to dryRun=true, call ImportCharacterDryRun.
+//
+// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
+// timeout, a broken connection or a 5xx, which may come after the resource was created.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImport, error) {
+	body, err := marshalBody(character)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		CharacterImport
+		Data Agent `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/import", body: body, safety: retryUnsafe}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	out.CharacterImport.Agent = out.Data
+	return &out.CharacterImport, nil
+}
+
+// ImportCharacterDryRun sends the request of ImportCharacter with dryRun=true, and returns the agent the file
+// would create, and the warnings; nothing was stored.
+//
+// Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), sent as the
+// body; its JSON Schema is also served at `/v1/schemas/character.json`. Only `name` is required. `name`,
+// `bio` (a string is one item), the strings of `knowledge`, `clients`, `plugins` and `settings` map to the
+// agent's own fields; `settings.model` becomes `model`; `modelProvider` is mapped (`anthropic` stays,
+// `llama_local` becomes `local`, the OpenAI-compatible names become `openai`), the name given kept in
+// `personality.sourceModelProvider`. `system`, `username`, `lore`, `topics`, `adjectives`, `style`,
+// `messageExamples`, `postExamples` and `templates` are kept in `personality` under their names (empty ones
+// nowhere); file and folder references of `knowledge` in `personality.knowledgeSources`, with their
+// positions; fields the schema does not name in `personality.extraFields`. `settings.secrets` and `secrets`
+// are stored in the agent's `settings.secrets`, which no read or export ever returns. Plugins not in the
+// plugin catalogue are kept as `{name, enabled: false}`. `settings.agentry`, written by an export, puts back
+// what the elizaOS format has no field for.
+//
+// The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will not
+// act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true` nothing
+// is stored: `200` with the agent it would create. As on create, the provider and model must be ones this
+// deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by default).
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImportPreview, error) {
+	query := url.Values{}
+	query.Set("dryRun", "true")
+	body, err := marshalBody(character)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		CharacterImportPreview
+		Data AgentDraft `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/import", query: query, body: body, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	out.CharacterImportPreview.Agent = out.Data
+	return &out.CharacterImportPreview, nil
+}
+
+// ExportCharacter exports an agent as an elizaOS character file.
+//
+// The agent as an elizaOS 1.x character file, as a download: the bare file, without the envelope, with
+// `Content-Disposition: attachment` and a file name made from the agent's name. Fields the 1.x format has at
+// the top are there; everything else of the agent (`goals`, `clients`, `modelProvider`, each plugin's
+// `enabled` and `config`, `personality` keys without a 1.x field) is under `settings.agentry`, so importing
+// the file gives an agent equal to this one in every field but its id, times and `apiEndpoint`. `plugins`
+// names every plugin. Secrets never leave: `settings.secrets` and `secrets` are empty.
+//
+// Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentService) ExportCharacter(ctx context.Context, agentID string, opts ...Option) (*ExportedCharacterFile, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	var out ExportedCharacterFile
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/character", safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // AgentMessageService is client.Agents.Messages: Talk to an agent, with or without streaming. Methods: Send,
-// Stream, List, Get.
+// Stream, List, ListAll, Get.
 type AgentMessageService struct {
 	client *Client
 }
@@ -338,7 +466,7 @@ type ListMessagesParams struct {
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
 // CONVERSATION_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *AgentMessageService) List(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) ([]HistoryMessage, error) {
+func (s *AgentMessageService) List(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) (*CursorPage[HistoryMessage], error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
 		return nil, err
@@ -366,13 +494,45 @@ func (s *AgentMessageService) List(ctx context.Context, agentID string, params L
 		query.Set("order", string(*params.Order))
 	}
 	var out struct {
-		Data []HistoryMessage `json:"data"`
+		Data       []HistoryMessage `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
 	}
 	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages", query: query, safety: retryIdempotent}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
-	return out.Data, nil
+	page := &CursorPage[HistoryMessage]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[HistoryMessage], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, agentID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Agents.Messages.ListAll(ctx, agentID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AgentMessageService) ListAll(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) iter.Seq2[HistoryMessage, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[HistoryMessage], error) {
+		return s.List(ctx, agentID, params, opts...)
+	})
 }
 
 // Get gets a message.
@@ -405,7 +565,7 @@ func (s *AgentMessageService) Get(ctx context.Context, agentID string, messageID
 }
 
 // AgentConversationService is client.Agents.Conversations: Read and delete stored conversations and messages;
-// export and erase a user's (scopes `history:read`, `history:delete`). Methods: List, Delete.
+// export and erase a user's (scopes `history:read`, `history:delete`). Methods: List, ListAll, Delete.
 type AgentConversationService struct {
 	client *Client
 }
@@ -446,7 +606,7 @@ type ListConversationsParams struct {
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
 // RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *AgentConversationService) List(ctx context.Context, agentID string, params ListConversationsParams, opts ...Option) ([]Conversation, error) {
+func (s *AgentConversationService) List(ctx context.Context, agentID string, params ListConversationsParams, opts ...Option) (*CursorPage[Conversation], error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
 		return nil, err
@@ -468,13 +628,45 @@ func (s *AgentConversationService) List(ctx context.Context, agentID string, par
 		query.Set("after", *params.After)
 	}
 	var out struct {
-		Data []Conversation `json:"data"`
+		Data       []Conversation   `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
 	}
 	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/conversations", query: query, safety: retryIdempotent}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
-	return out.Data, nil
+	page := &CursorPage[Conversation]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, false)
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Conversation], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, agentID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Agents.Conversations.ListAll(ctx, agentID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AgentConversationService) ListAll(ctx context.Context, agentID string, params ListConversationsParams, opts ...Option) iter.Seq2[Conversation, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Conversation], error) {
+		return s.List(ctx, agentID, params, opts...)
+	})
 }
 
 // Delete deletes a conversation.
@@ -510,9 +702,42 @@ func (s *AgentConversationService) Delete(ctx context.Context, agentID string, c
 }
 
 // UserService is client.Users: Read and delete stored conversations and messages; export and erase a user's
-// (scopes `history:read`, `history:delete`). Methods: Erase.
+// (scopes `history:read`, `history:delete`). Methods: Export, Erase.
 type UserService struct {
 	client *Client
+}
+
+// Export exports a user's messages: an iterator over the items of the answer (NDJSON), read line by line as
+// they arrive. The request is sent when the loop starts. A failure is yielded once, as the last pair; an
+// answer cut short yields a [*ConnectionError] wrapping [ErrCutShort] after the items that arrived whole.
+// Leaving the loop closes the connection.
+//
+// Every message the user exchanged with any agent of the account, oldest first, as NDJSON
+// (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\n`.
+// The response is streamed as it is read, a page at a time, so its size is not limited; a user with no
+// messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. A
+// failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients
+// report as an incomplete body: retry the export.
+//
+// Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+//
+//	for item, err := range client.Users.Export(ctx, userID) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *UserService) Export(ctx context.Context, userID string, opts ...Option) iter.Seq2[HistoryMessage, error] {
+	userIDSegment, err := pathSegment("userID", userID)
+	if err != nil {
+		return failedLines[HistoryMessage](err)
+	}
+	req := &request{method: http.MethodGet, path: "/users/" + userIDSegment + "/export", safety: retryIdempotent}
+	return streamLines[HistoryMessage](ctx, s.client, req, opts)
 }
 
 // Erase erases a user.
@@ -537,6 +762,148 @@ func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) 
 		Data UserErased `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// UsageService is client.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
+// `usage:read`). Methods: Get.
+type UsageService struct {
+	client *Client
+}
+
+// GetUsageParams are the query parameters of Usage.Get; leave a field nil for the server's default.
+type GetUsageParams struct {
+	// The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+	From *time.Time
+
+	// The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default: now.
+	To *time.Time
+
+	// The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days of days. Default:
+	// "day".
+	Granularity *Granularity
+
+	// Only the messages of this user id.
+	UserID *string
+
+	// What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`, comma-separated. Unset:
+	// one group per bucket.
+	GroupBy []UsageDimension
+
+	// Only the messages to this agent.
+	AgentID *string
+}
+
+// Get gets the account's usage.
+//
+// The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from rollups
+// recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits each bucket
+// (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range longer than 31
+// days of hours or 400 days of days, or one that ends before it starts, is refused with `400
+// INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+//
+// Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *UsageService) Get(ctx context.Context, params GetUsageParams, opts ...Option) (*UsageReport, error) {
+	query := url.Values{}
+	if params.From != nil {
+		query.Set("from", (*params.From).Format(time.RFC3339Nano))
+	}
+	if params.To != nil {
+		query.Set("to", (*params.To).Format(time.RFC3339Nano))
+	}
+	if params.Granularity != nil {
+		query.Set("granularity", string(*params.Granularity))
+	}
+	if params.UserID != nil {
+		query.Set("userId", *params.UserID)
+	}
+	if len(params.GroupBy) > 0 {
+		query.Set("groupBy", commaSeparated(params.GroupBy))
+	}
+	if params.AgentID != nil {
+		query.Set("agentId", *params.AgentID)
+	}
+	var out struct {
+		Data UsageReport `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/usage", query: query, safety: retryIdempotent}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// AgentUsageService is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as
+// asked (scope `usage:read`). Methods: Get.
+type AgentUsageService struct {
+	client *Client
+}
+
+// GetAgentUsageParams are the query parameters of Agents.Usage.Get; leave a field nil for the server's
+// default.
+type GetAgentUsageParams struct {
+	// The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+	From *time.Time
+
+	// The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default: now.
+	To *time.Time
+
+	// The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days of days. Default:
+	// "day".
+	Granularity *Granularity
+
+	// Only the messages of this user id.
+	UserID *string
+
+	// What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`, comma-separated. Unset:
+	// one group per bucket.
+	GroupBy []UsageDimension
+}
+
+// Get gets an agent's usage.
+//
+// The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId` gives
+// one group).
+//
+// Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentUsageService) Get(ctx context.Context, agentID string, params GetAgentUsageParams, opts ...Option) (*UsageReport, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.From != nil {
+		query.Set("from", (*params.From).Format(time.RFC3339Nano))
+	}
+	if params.To != nil {
+		query.Set("to", (*params.To).Format(time.RFC3339Nano))
+	}
+	if params.Granularity != nil {
+		query.Set("granularity", string(*params.Granularity))
+	}
+	if params.UserID != nil {
+		query.Set("userId", *params.UserID)
+	}
+	if len(params.GroupBy) > 0 {
+		query.Set("groupBy", commaSeparated(params.GroupBy))
+	}
+	var out struct {
+		Data UsageReport `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/usage", query: query, safety: retryIdempotent}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -747,7 +1114,7 @@ func (s *WebhookEndpointService) SendTestEvent(ctx context.Context, webhookID st
 
 // WebhookEndpointDeliveryService is client.WebhookEndpoints.Deliveries: Endpoints that receive the account's
 // events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`). Methods:
-// List, Redeliver.
+// List, ListAll, Redeliver.
 type WebhookEndpointDeliveryService struct {
 	client *Client
 }
@@ -786,7 +1153,7 @@ type ListWebhookDeliveriesParams struct {
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 429
 // RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *WebhookEndpointDeliveryService) List(ctx context.Context, webhookID string, params ListWebhookDeliveriesParams, opts ...Option) ([]Delivery, error) {
+func (s *WebhookEndpointDeliveryService) List(ctx context.Context, webhookID string, params ListWebhookDeliveriesParams, opts ...Option) (*CursorPage[Delivery], error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
 		return nil, err
@@ -805,13 +1172,45 @@ func (s *WebhookEndpointDeliveryService) List(ctx context.Context, webhookID str
 		query.Set("order", string(*params.Order))
 	}
 	var out struct {
-		Data []Delivery `json:"data"`
+		Data       []Delivery       `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
 	}
 	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment + "/deliveries", query: query, safety: retryIdempotent}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
-	return out.Data, nil
+	page := &CursorPage[Delivery]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Delivery], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, webhookID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.WebhookEndpoints.Deliveries.ListAll(ctx, webhookID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *WebhookEndpointDeliveryService) ListAll(ctx context.Context, webhookID string, params ListWebhookDeliveriesParams, opts ...Option) iter.Seq2[Delivery, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Delivery], error) {
+		return s.List(ctx, webhookID, params, opts...)
+	})
 }
 
 // Redeliver redelivers an event.

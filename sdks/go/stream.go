@@ -58,7 +58,7 @@ func newMessageStream(ctx context.Context, c *Client, req *request, opts []Optio
 	if err != nil {
 		return &MessageStream{err: err, done: true}
 	}
-	resp, a, err := c.openStream(ctx, cfg, req)
+	resp, a, err := c.openStream(ctx, cfg, req, mediaEventStream)
 	if err != nil {
 		return &MessageStream{err: err, done: true}
 	}

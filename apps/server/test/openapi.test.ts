@@ -775,6 +775,16 @@ describe("usage", () => {
       200,
     );
     expect((await call("getAgentUsage", { params: { agentId }, query: "groupBy=nothing" })).status).toBe(400);
+    // groupBy is documented as a list sent comma-separated, so clients take a list: its schema holds what the
+    // route takes.
+    for (const operationId of ["getUsage", "getAgentUsage"]) {
+      const groupBy = (operation(operationId).op.parameters as Json[]).find((p) => p.name === "groupBy")!;
+      expect(groupBy).toMatchObject({ in: "query", style: "form", explode: false });
+      expect(lenient.errors(groupBy.schema, ["agentId", "model"])).toBeNull();
+      expect(lenient.errors(groupBy.schema, ["nothing"])).not.toBeNull();
+      expect(lenient.errors(groupBy.schema, ["model", "model"])).not.toBeNull();
+    }
+    expect((await call("getUsage", { query: "groupBy=model,model" })).status).toBe(400);
     expect((await call("getAgentUsage", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
   });
 });

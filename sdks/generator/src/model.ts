@@ -75,6 +75,10 @@ export interface Parameter {
   name: string;
   in: "path" | "query";
   description: string | undefined;
+  /**
+   * A query parameter of kind `array` is sent as one comma-separated value (`style: form`, `explode: false`), the
+   * only form of array the model accepts.
+   */
   type: TypeRef;
   required: boolean;
   /** The server's default when the parameter is left out, for documentation. */
@@ -126,6 +130,49 @@ export interface Pagination {
   pageInfo: TypeRef;
 }
 
+/**
+ * How a list operation pages by cursor (`x-cursor-pagination`): the next page is `before` the last item's cursor
+ * when the list runs newest first (the default), `after` it when oldest first.
+ */
+export interface CursorPagination {
+  /** Query parameter holding the page size. */
+  limitParameter: string;
+  /** Query parameters holding the cursors. */
+  beforeParameter: string;
+  afterParameter: string;
+  /** Query parameter holding the order (`asc` or `desc`, default `desc`), when the list takes one. */
+  orderParameter: string | undefined;
+  /** Envelope field with the page's items. */
+  itemsField: string;
+  /** Envelope field with the page information. */
+  pageInfoField: string;
+  /** Field of the page information saying whether another page follows. */
+  hasMoreField: string;
+  /** Field of an item that is its cursor. */
+  cursorField: string;
+  /** The type of one item. */
+  item: TypeRef;
+  /** The type of the page information. */
+  pageInfo: TypeRef;
+}
+
+/**
+ * A success answer an operation gives instead of its main one when the query says so (`x-when-query`), e.g. a
+ * dry run's preview.
+ */
+export interface AlternativeResponse {
+  status: number;
+  data: TypeRef;
+  /** As `Operation.response.field` and `dataAs`. */
+  field: "data" | undefined;
+  dataAs: string | undefined;
+  /** How safe this form of the request is to send twice (a dry run stores nothing). */
+  retry: RetrySafety;
+  description: string | undefined;
+  /** The query values that ask for it: `{dryRun: true}`. */
+  whenQuery: Record<string, string | boolean>;
+}
+
 /** One REST operation. */
 export interface Operation {
   /** As in the document: `createAgent`. */
@@ -157,12 +204,44 @@ export interface Operation {
   /** In path order. */
   pathParameters: Parameter[];
   queryParameters: Parameter[];
-  /** The JSON request body, always a named object type, or undefined when the operation has none. */
+  /**
+   * The JSON request body, always a named object type whose fields SDKs take one by one, or undefined when the
+   * operation has none or takes it whole (`bodyArgument`).
+   */
   body: { type: string; required: boolean } | undefined;
-  /** The success response: its status and the type of the envelope's `data`. */
-  response: { status: number; data: TypeRef; description: string | undefined };
-  /** Present on list operations that page. */
+  /**
+   * A body that SDKs take whole, as one JSON object argument of this name (`x-sdk-body-argument`): an elizaOS
+   * character file, whose versions and shapes are many. Never together with `body`.
+   */
+  bodyArgument: { name: string; description: string | undefined } | undefined;
+  /**
+   * The success response: its status and its type: the envelope's `data`; the envelope itself without `success`
+   * when it has fields beside `data` (a named type); the body itself for an operation without envelope
+   * (`x-envelope: false`); one line of an NDJSON response (`ndjson`).
+   */
+  response: {
+    status: number;
+    data: TypeRef;
+    /** Where the result is in the body: in the envelope's `data`, or the whole body (`undefined`). */
+    field: "data" | undefined;
+    /**
+     * For a result made of the envelope (`field` undefined, not a bare body): the name its `data` has in the
+     * result type (`agent`: `{agent, warnings}`), which SDKs fill from the envelope's `data`.
+     */
+    dataAs: string | undefined;
+    description: string | undefined;
+  };
+  /** Other success answers, each asked for by query values. */
+  alternatives: AlternativeResponse[];
+  /**
+   * The success response is `application/x-ndjson`, one `response.data` per line, streamed: SDKs return a stream
+   * of items read as they arrive.
+   */
+  ndjson: boolean;
+  /** Present on list operations that page by number. */
   pagination: Pagination | undefined;
+  /** Present on list operations that page by cursor. */
+  cursorPagination: CursorPagination | undefined;
   /**
    * Present when the operation can answer with server-sent events: `parameter` is the body field that asks for
    * them (`stream`), so SDKs offer a separate streaming method that sets it rather than exposing the field.
@@ -234,6 +313,37 @@ const INLINE_TYPE_NAMES: Record<string, string> = {
   "ApiKeyRevokedResponse.data": "ApiKeyRevoked",
   "WebhookCreatedResponse.data": "WebhookCreated",
   "WebhookDeletedResponse.data": "WebhookDeleted",
+  "AgentDraft.settings": "AgentSettings",
+  "AgentDraft.clients[]|1": "ClientIntegration",
+  "AgentDraft.plugins[]|1": "PluginConfig",
+  "UsageReport.buckets[]": "UsageBucket",
+  "UsageReport.totals": "UsageTotals",
+  "UsageTotals.latencyMs": "Percentiles",
+  "UsageTotals.timeToFirstTokenMs": "Percentiles",
+  "UsageGroup.latencyMs": "Percentiles",
+  "UsageGroup.timeToFirstTokenMs": "Percentiles",
+  "ExportedCharacterFile.style": "CharacterStyle",
+  "ExportedCharacterFile.messageExamples[][]": "CharacterMessageExample",
+  "CharacterMessageExample.content": "CharacterMessageContent",
+  "ExportedCharacterFile.knowledge[]|1": "CharacterKnowledgeSource",
+  "ExportedCharacterFile.settings": "CharacterSettings",
+  "CharacterSettings.agentry": "CharacterAgentrySettings",
+  "CharacterAgentrySettings.clients[]|1": "ClientIntegration",
+  "CharacterAgentrySettings.plugins[]|1": "PluginConfig",
+  "CharacterAgentrySettings.settings": "CharacterAgentSettings",
+  "HistoryMessageListResponse.pagination": "CursorPagination",
+  "ConversationListResponse.pagination": "CursorPagination",
+  "DeliveryListResponse.pagination": "CursorPagination",
+};
+
+/**
+ * Names of the results of operations whose envelope holds more than `data` (and is not a page): the envelope
+ * without `success`, by the envelope's schema name, and the name `data` takes in it (what it holds). Unlisted ones
+ * are named `<Envelope>Result` and keep `data`.
+ */
+const RESULT_TYPE_NAMES: Record<string, { name: string; data: string }> = {
+  ImportCharacterResponse: { name: "CharacterImport", data: "agent" },
+  ImportCharacterPreviewResponse: { name: "CharacterImportPreview", data: "agent" },
 };
 
 /**
@@ -261,6 +371,9 @@ const POST_RETRY_SAFETY: Record<string, RetrySafety> = {
   rotateWebhookSecret: "unsafe",
   sendWebhookTest: "unsafe",
   redeliverWebhookDelivery: "unsafe",
+  importCharacter: "unsafe",
+  // The other forms of a POST, by their query (`x-when-query`): a dry run stores nothing.
+  "importCharacter?dryRun=true": "idempotent",
 };
 
 const HTTP_METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -434,11 +547,20 @@ class ModelBuilder {
     const toParameter = (p: JsonObject): Parameter => {
       const schema = asObject(p.schema, `${operationId}: parameter schema`);
       const fallback = schema.default;
+      const type = this.#type(schema, `${operationId}.${String(p.name)}`);
+      if (
+        type.kind === "array" &&
+        (p.in !== "query" || p.explode !== false || (p.style ?? "form") !== "form")
+      ) {
+        throw new ModelError(
+          `${operationId}.${String(p.name)}: an array parameter must be a comma-separated query value (style: form, explode: false)`,
+        );
+      }
       return {
         name: asString(p.name, `${operationId}: parameter name`),
         in: p.in === "path" ? "path" : "query",
         description: optionalString(p.description),
-        type: this.#type(schema, `${operationId}.${String(p.name)}`),
+        type,
         required: p.required === true,
         default:
           typeof fallback === "string" || typeof fallback === "number" || typeof fallback === "boolean"
@@ -454,8 +576,23 @@ class ModelBuilder {
     }
 
     let body: Operation["body"];
+    let bodyArgument: Operation["bodyArgument"];
     let streamParameter: string | undefined;
-    if (op.requestBody !== undefined) {
+    if (op.requestBody !== undefined && op["x-sdk-body-argument"] !== undefined) {
+      const requestBody = this.#deref(asObject(op.requestBody, `${operationId}: requestBody`));
+      const content = asObject(requestBody.content, `${operationId}: requestBody.content`);
+      const schema = this.#deref(
+        asObject(
+          asObject(content["application/json"], `${operationId}: application/json body`).schema,
+          `${operationId}: body schema`,
+        ),
+      );
+      if (schema.type !== "object") throw new ModelError(`${operationId}: a body argument must be an object`);
+      bodyArgument = {
+        name: asString(op["x-sdk-body-argument"], `${operationId}: x-sdk-body-argument`),
+        description: optionalString(schema.description) ?? optionalString(requestBody.description),
+      };
+    } else if (op.requestBody !== undefined) {
       const requestBody = this.#deref(asObject(op.requestBody, `${operationId}: requestBody`));
       const content = asObject(requestBody.content, `${operationId}: requestBody.content`);
       const schema = asObject(
@@ -472,23 +609,97 @@ class ModelBuilder {
 
     this.#usage = "output";
     const responses = asObject(op.responses, `${operationId}: responses`);
-    const successStatus = Object.keys(responses)
-      .map(Number)
+    // The main answer is the one no query value asks for; the others are its alternatives.
+    const successStatus = Object.entries(responses)
+      .filter(
+        ([, raw]) => this.#deref(asObject(raw, `${operationId}: response`))["x-when-query"] === undefined,
+      )
+      .map(([status]) => Number(status))
       .find((status) => status >= 200 && status < 300);
     if (successStatus === undefined) throw new ModelError(`${operationId}: no success response`);
     const success = this.#deref(asObject(responses[String(successStatus)], `${operationId}: success`));
     const content = asObject(success.content, `${operationId}: success content`);
-    const envelope = this.#deref(
-      asObject(
-        asObject(content["application/json"], `${operationId}: JSON`).schema,
-        `${operationId}: schema`,
-      ),
+    const ndjson = content["application/x-ndjson"] !== undefined;
+    const paged = op["x-pagination"] !== undefined || op["x-cursor-pagination"] !== undefined;
+    const bare = op["x-envelope"] === false || ndjson;
+    const mediaType = ndjson ? "application/x-ndjson" : "application/json";
+    const bodySchema = asObject(
+      asObject(content[mediaType], `${operationId}: ${mediaType}`).schema,
+      `${operationId}: schema`,
     );
-    const envelopeName = refName(
-      asObject(asObject(content["application/json"], "JSON").schema, "schema").$ref ?? null,
-    );
+    const envelope = this.#deref(bodySchema);
+    const envelopeName = refName(bodySchema.$ref ?? null);
     const envelopeProps = asObject(envelope.properties, `${operationId}: envelope properties`);
-    const data = this.#type(asObject(envelopeProps.data, `${operationId}: data`), `${envelopeName}.data`);
+    const { data, field, dataAs } = bare
+      ? { data: this.#type(bodySchema, envelopeName), field: undefined, dataAs: undefined }
+      : this.#resultOf(envelopeName, envelope, paged, operationId);
+    const alternatives: AlternativeResponse[] = Object.entries(responses)
+      .filter(([status]) => Number(status) >= 200 && Number(status) < 300 && Number(status) !== successStatus)
+      .map(([status, raw]) => {
+        const response = this.#deref(asObject(raw, `${operationId}: ${status}`));
+        const when = response["x-when-query"];
+        if (!isObject(when)) {
+          throw new ModelError(
+            `${operationId}: the ${status} answer must say which query asks for it (x-when-query)`,
+          );
+        }
+        const json = asObject(
+          asObject(
+            asObject(response.content, `${operationId}: ${status} content`)["application/json"],
+            "JSON",
+          ).schema,
+          `${operationId}: ${status} schema`,
+        );
+        const name = refName(json.$ref ?? null);
+        const whenQuery: Record<string, string | boolean> = {};
+        for (const [key, value] of Object.entries(when)) {
+          if (typeof value !== "string" && typeof value !== "boolean") {
+            throw new ModelError(`${operationId}: x-when-query values must be strings or booleans`);
+          }
+          whenQuery[key] = value;
+        }
+        const form = `${operationId}?${Object.entries(whenQuery)
+          .map(([key, value]) => `${key}=${String(value)}`)
+          .join("&")}`;
+        const retry = method === "post" ? POST_RETRY_SAFETY[form] : "idempotent";
+        if (retry === undefined) {
+          throw new ModelError(`${form}: classify its retry safety in POST_RETRY_SAFETY (model.ts)`);
+        }
+        return {
+          status: Number(status),
+          ...this.#resultOf(name, this.#deref(json), false, operationId),
+          description: optionalString(response.description),
+          whenQuery,
+          retry,
+        };
+      });
+
+    let cursorPagination: CursorPagination | undefined;
+    if (op["x-cursor-pagination"] !== undefined) {
+      const x = asObject(op["x-cursor-pagination"], `${operationId}: x-cursor-pagination`);
+      const itemsField = asString(x.itemsField, "itemsField");
+      const pageInfoField = asString(x.pageInfoField, "pageInfoField");
+      const items = this.#type(
+        asObject(envelopeProps[itemsField], itemsField),
+        `${envelopeName}.${itemsField}`,
+      );
+      if (items.kind !== "array") throw new ModelError(`${operationId}: ${itemsField} is not an array`);
+      cursorPagination = {
+        limitParameter: asString(x.limitParameter, "limitParameter"),
+        beforeParameter: asString(x.beforeParameter, "beforeParameter"),
+        afterParameter: asString(x.afterParameter, "afterParameter"),
+        orderParameter: optionalString(x.orderParameter),
+        itemsField,
+        pageInfoField,
+        hasMoreField: asString(x.hasMoreField, "hasMoreField"),
+        cursorField: asString(x.cursorField, "cursorField"),
+        item: items.items,
+        pageInfo: this.#type(
+          asObject(envelopeProps[pageInfoField], pageInfoField),
+          `${envelopeName}.${pageInfoField}`,
+        ),
+      };
+    }
 
     let pagination: Pagination | undefined;
     if (op["x-pagination"] !== undefined) {
@@ -564,11 +775,56 @@ class ModelBuilder {
       pathParameters,
       queryParameters,
       body,
-      response: { status: successStatus, data, description: optionalString(success.description) },
+      bodyArgument,
+      response: {
+        status: successStatus,
+        data,
+        field,
+        dataAs,
+        description: optionalString(success.description),
+      },
+      alternatives,
+      ndjson,
       pagination,
+      cursorPagination,
       streaming,
       errors,
       retry,
+    };
+  }
+
+  /**
+   * What an operation answering the envelope `name` returns: its `data`, or, when it holds more than `data` and is
+   * not a page, the envelope without `success`, as a named type.
+   */
+  #resultOf(
+    name: string,
+    envelope: JsonObject,
+    paged: boolean,
+    operationId: string,
+  ): { data: TypeRef; field: "data" | undefined; dataAs: string | undefined } {
+    const properties = asObject(envelope.properties, `${operationId}: envelope properties`);
+    const data = asObject(properties.data, `${operationId}: data`);
+    const others = Object.keys(properties).filter((key) => key !== "success" && key !== "data");
+    if (paged || others.length === 0) {
+      return { data: this.#type(data, `${name}.data`), field: "data", dataAs: undefined };
+    }
+    const { name: resultName, data: dataAs } = RESULT_TYPE_NAMES[name] ?? {
+      name: `${name}Result`,
+      data: "data",
+    };
+    const { success: _, data: __, ...rest } = properties;
+    if (dataAs in rest) throw new ModelError(`${name}: the result would have two fields named ${dataAs}`);
+    const required = Array.isArray(envelope.required)
+      ? asStrings(envelope.required, `${name}.required`)
+          .filter((key) => key !== "success")
+          .map((key) => (key === "data" ? dataAs : key))
+      : [];
+    const result: JsonObject = { ...envelope, properties: { [dataAs]: data, ...rest }, required };
+    return {
+      data: this.#named(resultName, result, `components/schemas/${name} without success`),
+      field: undefined,
+      dataAs: dataAs === "data" ? undefined : dataAs,
     };
   }
 

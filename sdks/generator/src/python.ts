@@ -44,7 +44,17 @@ const OPTION_PARAMETERS: [string, string, string][] = [
 
 /** The per-call options an operation takes: `extra_body` only where there is a body. */
 function optionParameters(op: Operation): [string, string, string][] {
-  return OPTION_PARAMETERS.filter(([name]) => name !== "extra_body" || op.body !== undefined);
+  return OPTION_PARAMETERS.filter(([name]) => name !== "extra_body" || hasBody(op));
+}
+
+function hasBody(op: Operation): boolean {
+  return op.body !== undefined || op.bodyArgument !== undefined;
+}
+
+/** An operation that answers a page, a stream or a stream of lines: a plain method even on the async client. */
+function returnsIterable(method: Method): boolean {
+  const { op } = method;
+  return method.stream || op.pagination !== undefined || op.cursorPagination !== undefined || op.ndjson;
 }
 
 /** The error class the runtime raises for each status (agentry/_exceptions.py, `error_class_for`). */
@@ -620,8 +630,14 @@ function methodsOf(op: Operation): Method[] {
   return methods;
 }
 
-function resourceClass(resource: Resource, async: boolean): string {
-  const name = pascalCase(resource.path[resource.path.length - 1] ?? "");
+/**
+ * `Messages`, `AsyncMessages`: a resource's class, named after its last segment, or after its whole path where
+ * another resource ends in the same segment (`usage` and `agents.usage`: `Usage`, `AgentsUsage`).
+ */
+function resourceClass(resource: Resource, async: boolean, resources: Resource[]): string {
+  const last = resource.path[resource.path.length - 1] ?? "";
+  const shared = resources.some((r) => r !== resource && r.path[r.path.length - 1] === last);
+  const name = pascalCase(shared && resource.path.length > 1 ? resource.path.join("_") : last);
   return async ? `Async${name}` : name;
 }
 
@@ -630,6 +646,14 @@ function returnType(method: Method, names: Names, async: boolean): string {
   if (method.stream) return async ? "AsyncMessageStream" : "MessageStream";
   if (op.pagination !== undefined) {
     return `${async ? "AsyncPager" : "SyncPage"}[${outputType(op.pagination.item, names)}]`;
+  }
+  if (op.cursorPagination !== undefined) {
+    return `${async ? "AsyncCursorPager" : "SyncCursorPage"}[${outputType(op.cursorPagination.item, names)}]`;
+  }
+  if (op.ndjson)
+    return `${async ? "AsyncNDJSONStream" : "NDJSONStream"}[${outputType(op.response.data, names)}]`;
+  if (op.alternatives.length > 0) {
+    return `Union[${[op.response, ...op.alternatives].map((r) => outputType(r.data, names)).join(", ")}]`;
   }
   return outputType(op.response.data, names);
 }
@@ -652,16 +676,29 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
       events,
     );
   }
-  if (op.pagination !== undefined) {
+  if (op.pagination !== undefined || op.cursorPagination !== undefined) {
     paragraphs.push(
       async
         ? "Returns a pager: `await` it for the first page, or `async for` every item of every page."
         : "Returns the first page; iterating it yields every item of every page, fetching pages as needed.",
     );
   }
+  if (op.ndjson) {
+    paragraphs.push(
+      `Returns a stream to iterate (${async ? "`async for`" : "`for`"}) for the items, read line by line as they arrive; best used as a context manager so the connection is closed. The request is sent when the stream is first used. An answer cut short raises \`APIConnectionError\` after the items that arrived whole.`,
+    );
+  }
+  for (const alternative of op.alternatives) {
+    paragraphs.push(
+      `With ${whenText(alternative.whenQuery)} it returns a \`${outputType(alternative.data, names)}\` instead.`,
+    );
+  }
   const lines = paragraphs.flatMap((p, i) => [...(i > 0 ? [""] : []), ...wrap(escapeDoc(p), WIDTH - 8)]);
   const args: [string, string | undefined][] = [
     ...op.pathParameters.map((p): [string, string | undefined] => [identifier(p.name), p.description]),
+    ...(op.bodyArgument
+      ? [[identifier(op.bodyArgument.name), op.bodyArgument.description] as [string, string | undefined]]
+      : []),
     ...bodyArguments(op, names).map((a): [string, string | undefined] => [a.name, a.description]),
     ...queryArguments(op, names).map((a): [string, string | undefined] => [a.name, a.description]),
     ...optionParameters(op).map(([name, , text]): [string, string | undefined] => [name, text]),
@@ -675,7 +712,7 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
   }
   raises.set("APIConnectionError", ["no response (`APITimeoutError` when it timed out)"]);
   const raiseEntries = [...raises].map(([cls, what]): [string, string] => [cls, `${what.join("; ")}.`]);
-  if (method.stream) {
+  if (method.stream || op.ndjson) {
     lines.push("", "Raises (when the stream is used):");
     lines.push(...section("Raises", raiseEntries, WIDTH).slice(2));
   } else {
@@ -684,15 +721,33 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
   return [`        """${lines[0]}`, ...lines.slice(1).map((l) => (l ? `        ${l}` : "")), '        """'];
 }
 
-function methodLines(method: Method, names: Names, async: boolean): string[] {
-  const { op } = method;
+/**
+ * The parameters of a method after `self`; `literal` types the query arguments named there as those values, for
+ * an overload (the main answer's overload gives `false` and leaves the argument optional).
+ */
+function signatureOf(op: Operation, names: Names, literal?: Record<string, string | boolean>): string[] {
   const body = bodyArguments(op, names);
   const query = queryArguments(op, names);
   const signature: string[] = ["self"];
   for (const p of op.pathParameters) signature.push(`${identifier(p.name)}: ${inputType(p.type, names)}`);
+  if (op.bodyArgument) signature.push(`${identifier(op.bodyArgument.name)}: Mapping[str, Any]`);
   signature.push("*");
-  for (const a of [...body, ...query].filter((a) => a.required)) signature.push(`${a.name}: ${a.annotation}`);
+  const fixed = (a: Argument) => (literal === undefined ? undefined : literal[a.wire]);
+  for (const a of [...body, ...query]) {
+    const value = fixed(a);
+    if (value === undefined || value === false) continue;
+    signature.push(`${a.name}: Literal[${literalOf(value)}]`);
+  }
+  for (const a of [...body, ...query].filter((a) => a.required && fixed(a) === undefined)) {
+    signature.push(`${a.name}: ${a.annotation}`);
+  }
   for (const a of [...body, ...query].filter((a) => !a.required)) {
+    const value = fixed(a);
+    if (value === false) {
+      signature.push(`${a.name}: Union[Literal[False], NotGiven] = NOT_GIVEN`);
+      continue;
+    }
+    if (value !== undefined) continue;
     const inner =
       a.annotation.startsWith("Union[") && a.annotation.endsWith("]") && balanced(a.annotation.slice(6, -1))
         ? a.annotation.slice(6, -1)
@@ -700,15 +755,70 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     signature.push(`${a.name}: Union[${inner}, NotGiven] = NOT_GIVEN`);
   }
   for (const [name, annotation] of optionParameters(op)) signature.push(`${name}: ${annotation} = None`);
+  return signature;
+}
+
+function literalOf(value: string | boolean): string {
+  return typeof value === "boolean" ? (value ? "True" : "False") : JSON.stringify(value);
+}
+
+/** `dryRun=true`, for docs. */
+function whenText(when: Record<string, string | boolean>): string {
+  return Object.entries(when)
+    .map(([name, value]) => `\`${identifier(name)}=${literalOf(value)}\``)
+    .join(" and ");
+}
+
+/**
+ * One `@overload` per answer of an operation with alternatives, each typed by the query values that ask for it.
+ * Only boolean query values can be told apart this way (the main answer is the one for `False` or none).
+ */
+function overloadLines(method: Method, names: Names, async: boolean): string[] {
+  const { op } = method;
+  const keyword = async && !returnsIterable(method) ? "async def" : "def";
+  const lines: string[] = [];
+  const answers = [
+    ...op.alternatives.map((alternative) => ({ data: alternative.data, literal: alternative.whenQuery })),
+    {
+      data: op.response.data,
+      literal: Object.fromEntries(
+        op.alternatives.flatMap((alternative) =>
+          Object.entries(alternative.whenQuery).map(([name, value]) => {
+            if (value !== true)
+              throw new Error(`python: ${op.operationId}: only \`true\` can ask for an answer`);
+            return [name, false];
+          }),
+        ),
+      ) as Record<string, string | boolean>,
+    },
+  ];
+  for (const answer of answers) {
+    lines.push(
+      "    @overload",
+      `    ${keyword} ${method.name}(`,
+      ...signatureOf(op, names, answer.literal).map((part) => `        ${part},`),
+      `    ) -> ${outputType(answer.data, names)}: ...`,
+      "",
+    );
+  }
+  return lines;
+}
+
+function methodLines(method: Method, names: Names, async: boolean): string[] {
+  const { op } = method;
+  const body = bodyArguments(op, names);
+  const query = queryArguments(op, names);
+  const signature = signatureOf(op, names);
 
   const returns = returnType(method, names, async);
-  const asyncCall = async && !method.stream && op.pagination === undefined;
+  const asyncCall = async && !returnsIterable(method);
   const lines = [
+    ...(op.alternatives.length > 0 ? overloadLines(method, names, async) : []),
     `    ${asyncCall ? "async def" : "def"} ${method.name}(`,
     ...signature.map((part) => `        ${part},`),
     `    ) -> ${returns}:`,
     ...methodDoc(method, names, async),
-    `        options = merged_options(extra_headers, extra_query, ${op.body ? "extra_body" : "None"}, timeout, max_retries)`,
+    `        options = merged_options(extra_headers, extra_query, ${hasBody(op) ? "extra_body" : "None"}, timeout, max_retries)`,
   ];
 
   let path = JSON.stringify(op.path);
@@ -719,7 +829,13 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     });
     path = `f${JSON.stringify(formatted)}`;
   }
-  const specArgs = [JSON.stringify(op.method), path, JSON.stringify(op.retry)];
+  // A form of the request that is safer to repeat (a dry run) is retried as such.
+  let safety = JSON.stringify(op.retry);
+  for (const alternative of op.alternatives) {
+    if (alternative.retry !== op.retry)
+      safety = `${JSON.stringify(alternative.retry)} if ${whenTest(alternative.whenQuery)} else ${safety}`;
+  }
+  const specArgs = [JSON.stringify(op.method), path, safety];
   if (query.length > 0) {
     lines.push(
       "        query = {",
@@ -740,6 +856,10 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
       "            },",
     );
     lines.push("            options.extra_body,", "        )");
+    specArgs.push("body=body");
+  }
+  if (op.bodyArgument !== undefined) {
+    lines.push(`        body = build_body(${identifier(op.bodyArgument.name)}, options.extra_body)`);
     specArgs.push("body=body");
   }
   lines.push(`        spec = RequestSpec(${specArgs.join(", ")})`);
@@ -763,9 +883,64 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     }
     return lines;
   }
+  if (op.cursorPagination !== undefined) {
+    const p = op.cursorPagination;
+    const cursorSpec = `CursorSpec(${[
+      JSON.stringify(p.beforeParameter),
+      JSON.stringify(p.afterParameter),
+      p.orderParameter === undefined ? "None" : JSON.stringify(p.orderParameter),
+      JSON.stringify(p.itemsField),
+      JSON.stringify(p.pageInfoField),
+      JSON.stringify(p.hasMoreField),
+      JSON.stringify(p.cursorField),
+    ].join(", ")})`;
+    const item = p.item.kind === "ref" ? `${p.item.name}.from_dict` : `lambda x0: ${decode(p.item, "x0", 1)}`;
+    lines.push(`        cursor_spec = ${cursorSpec}`);
+    if (async) {
+      lines.push(
+        `        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, ${item}))`,
+      );
+    } else {
+      lines.push(
+        `        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, ${item})`,
+      );
+    }
+    return lines;
+  }
+  if (op.ndjson) {
+    const data = op.response.data;
+    const item = data.kind === "ref" ? `${data.name}.from_dict` : `lambda x0: ${decode(data, "x0", 1)}`;
+    lines.push(
+      `        return ${async ? "AsyncNDJSONStream" : "NDJSONStream"}(self._transport, spec, options, ${item})`,
+    );
+    return lines;
+  }
   lines.push(`        envelope = ${async ? "await " : ""}self._transport.request(spec, options)`);
-  lines.push(`        return ${decode(op.response.data, 'envelope["data"]', 0)}`);
+  const read = (answer: { field: "data" | undefined; dataAs: string | undefined }) => {
+    if (answer.field !== undefined) return `envelope[${JSON.stringify(answer.field)}]`;
+    // The result holds the envelope's `data` under a name of its own.
+    return answer.dataAs === undefined
+      ? "envelope"
+      : `{**envelope, ${JSON.stringify(answer.dataAs)}: envelope["data"]}`;
+  };
+  for (const alternative of op.alternatives) {
+    lines.push(
+      `        if ${whenTest(alternative.whenQuery)}:`,
+      `            return ${decode(alternative.data, read(alternative), 0)}`,
+    );
+  }
+  lines.push(`        return ${decode(op.response.data, read(op.response), 0)}`);
   return lines;
+}
+
+/** The Python test of the arguments that ask for an alternative answer: `dry_run is True`. */
+function whenTest(when: Record<string, string | boolean>): string {
+  return Object.entries(when)
+    .map(
+      ([name, value]) =>
+        `${identifier(name)} ${typeof value === "boolean" ? "is" : "=="} ${literalOf(value)}`,
+    )
+    .join(" and ");
 }
 
 /** Whether the brackets of `text` pair up, so that `Union[text]` is one union and not two joined. */
@@ -795,7 +970,9 @@ function resourcesFile(model: ApiModel, names: Names): string {
     if (op.body) collect({ kind: "ref", name: op.body.type });
     for (const p of [...op.pathParameters, ...op.queryParameters]) collect(p.type);
     if (op.pagination) collect(op.pagination.item);
+    else if (op.cursorPagination) collect(op.cursorPagination.item);
     else collect(op.response.data);
+    for (const alternative of op.alternatives) collect(alternative.data);
   }
   for (const name of names.bodyTypes) used.delete(name);
 
@@ -808,7 +985,19 @@ function resourcesFile(model: ApiModel, names: Names): string {
     "__IMPORTS__",
     "",
     "from .._base_client import AsyncTransport, RequestSpec, SyncTransport, merged_options",
-    "from .._pagination import AsyncPager, PageSpec, SyncPage, fetch_async_page, fetch_sync_page",
+    "from .._ndjson import AsyncNDJSONStream, NDJSONStream",
+    "from .._pagination import (",
+    "    AsyncCursorPager,",
+    "    AsyncPager,",
+    "    CursorSpec,",
+    "    PageSpec,",
+    "    SyncCursorPage,",
+    "    SyncPage,",
+    "    fetch_async_cursor_page,",
+    "    fetch_async_page,",
+    "    fetch_sync_cursor_page,",
+    "    fetch_sync_page,",
+    ")",
     "from .._streaming import AsyncMessageStream, MessageStream",
     "from .._types import NOT_GIVEN, NotGiven",
     "from .._utils import build_body, path_segment",
@@ -820,7 +1009,10 @@ function resourcesFile(model: ApiModel, names: Names): string {
     ...[
       "SyncResources",
       "AsyncResources",
-      ...model.resources.flatMap((r) => [resourceClass(r, false), resourceClass(r, true)]),
+      ...model.resources.flatMap((r) => [
+        resourceClass(r, false, model.resources),
+        resourceClass(r, true, model.resources),
+      ]),
     ]
       .sort()
       .map((name) => `    ${JSON.stringify(name)},`),
@@ -831,14 +1023,14 @@ function resourcesFile(model: ApiModel, names: Names): string {
     // Children before parents, so that a parent's annotations name classes already defined.
     const ordered = [...model.resources].sort((a, b) => b.path.length - a.path.length);
     for (const resource of ordered) {
-      const className = resourceClass(resource, async);
+      const className = resourceClass(resource, async, model.resources);
       const transport = async ? "AsyncTransport" : "SyncTransport";
       out.push("", "", `class ${className}:`, ...docstring(resource.description, "    "), "");
       for (const child of resource.children) {
         const childResource = model.resources.find((r) => r.path.join(".") === child.join("."));
         if (childResource === undefined) continue;
         out.push(
-          `    ${identifier(child[child.length - 1] ?? "")}: ${resourceClass(childResource, async)}`,
+          `    ${identifier(child[child.length - 1] ?? "")}: ${resourceClass(childResource, async, model.resources)}`,
           ...docstring(childResource.description, "    "),
         );
       }
@@ -851,7 +1043,7 @@ function resourcesFile(model: ApiModel, names: Names): string {
         const childResource = model.resources.find((r) => r.path.join(".") === child.join("."));
         if (childResource === undefined) continue;
         out.push(
-          `        self.${identifier(child[child.length - 1] ?? "")} = ${resourceClass(childResource, async)}(transport)`,
+          `        self.${identifier(child[child.length - 1] ?? "")} = ${resourceClass(childResource, async, model.resources)}(transport)`,
         );
       }
       const ops = model.operations.filter((op) => op.resource.join(".") === resource.path.join("."));
@@ -869,13 +1061,15 @@ function resourcesFile(model: ApiModel, names: Names): string {
     );
     for (const r of tops) {
       out.push(
-        `    ${identifier(r.path[0] ?? "")}: ${resourceClass(r, async)}`,
+        `    ${identifier(r.path[0] ?? "")}: ${resourceClass(r, async, model.resources)}`,
         ...docstring(r.description, "    "),
       );
     }
     out.push("", `    def __init__(self, transport: ${async ? "AsyncTransport" : "SyncTransport"}) -> None:`);
     for (const r of tops)
-      out.push(`        self.${identifier(r.path[0] ?? "")} = ${resourceClass(r, async)}(transport)`);
+      out.push(
+        `        self.${identifier(r.path[0] ?? "")} = ${resourceClass(r, async, model.resources)}(transport)`,
+      );
   }
   return withImports(`${out.join("\n")}\n`);
 }
@@ -891,6 +1085,7 @@ const TYPING_NAMES = [
   "Sequence",
   "TypedDict",
   "Union",
+  "overload",
 ];
 
 /** Replaces the `__IMPORTS__` line by the standard-library imports the rest of the file uses. */
@@ -916,7 +1111,8 @@ function referenceFile(model: ApiModel, names: Names): string {
     `# ${model.title}: Python reference`,
     "",
     "Every operation of the sync client `Agentry`; the async client `AsyncAgentry` has the same methods, to be",
-    "awaited (`list` returns a pager to `await` or `async for`, `stream` an async stream). Each method also takes",
+    "awaited (a paged `list` returns a pager to `await` or `async for`; `stream` and `export` an async stream). Each",
+    "method also takes",
     `the keyword arguments ${OPTION_PARAMETERS.map(([name]) => `\`${name}\``).join(", ")} (\`extra_body\` where there is a body).`,
   ];
   for (const resource of model.resources) {
@@ -927,6 +1123,7 @@ function referenceFile(model: ApiModel, names: Names): string {
       for (const method of methodsOf(op)) {
         const args = [
           ...op.pathParameters.map((p) => identifier(p.name)),
+          ...(op.bodyArgument ? [identifier(op.bodyArgument.name)] : []),
           ...[...bodyArguments(op, names), ...queryArguments(op, names)].map((a) =>
             a.required ? `${a.name}=` : `${a.name}=…`,
           ),
@@ -944,6 +1141,16 @@ function referenceFile(model: ApiModel, names: Names): string {
             "yes",
             p.description ?? "",
           ]),
+          ...(op.bodyArgument
+            ? [
+                [
+                  identifier(op.bodyArgument.name),
+                  "Mapping[str, Any]",
+                  "yes",
+                  op.bodyArgument.description ?? "",
+                ],
+              ]
+            : []),
           ...[...bodyArguments(op, names), ...queryArguments(op, names)].map((a) => [
             a.name,
             a.annotation,

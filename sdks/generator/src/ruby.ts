@@ -291,6 +291,12 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
   const positional = op.pathParameters.map((param) =>
     identifier(snakeCase(param.name), `${where}.${param.name}`),
   );
+  const bodyArgument =
+    op.bodyArgument === undefined
+      ? undefined
+      : identifier(snakeCase(op.bodyArgument.name), `${where}.${op.bodyArgument.name}`);
+  if (bodyArgument !== undefined) positional.push(bodyArgument);
+  const lines = op.ndjson;
   const names = [...positional, ...keywords.map((keyword) => keyword.ruby)];
   if (new Set(names).size !== names.length) throw new Error(`ruby: ${where} has clashing argument names`);
 
@@ -302,7 +308,7 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
       k.required ? `${k.ruby}:` : `${k.ruby}: ${k.nilIsValue ? "Agentry::OMIT" : "nil"}`,
     ),
     "request_options: nil",
-    ...(streaming ? ["&block"] : []),
+    ...(streaming || lines ? ["&block"] : []),
   ];
   out.push(...wrapSignature(`def ${methodName}(`, signature, ")"));
 
@@ -349,6 +355,27 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
         ")",
       ),
     );
+  } else if (lines) {
+    const args = [method, path, `type: ${rubyType(op.response.data)}`, `safety: ${safety}`];
+    if (queryKeywords.length > 0) args.push("query: query");
+    args.push("options: request_options", "&block");
+    body.push(...wrapSignature("api_lines(", args, ")"));
+  } else if (op.cursorPagination !== undefined) {
+    const p = op.cursorPagination;
+    body.push("api_cursor_paginate(");
+    body.push(`  ${path},`);
+    body.push(`  query: ${queryKeywords.length > 0 ? "query" : "{}"},`);
+    body.push(
+      `  pagination: { before_parameter: ${str(p.beforeParameter)}, after_parameter: ${str(p.afterParameter)}, ` +
+        `order_parameter: ${p.orderParameter === undefined ? "nil" : str(p.orderParameter)},`,
+    );
+    body.push(
+      `                items_field: ${str(p.itemsField)}, info_field: ${str(p.pageInfoField)}, ` +
+        `has_more_field: ${str(p.hasMoreField)}, cursor_field: ${str(p.cursorField)},`,
+    );
+    body.push(`                item_type: ${rubyType(p.item)}, info_type: ${rubyType(p.pageInfo)} },`);
+    body.push(`  safety: ${safety}, options: request_options`);
+    body.push(")");
   } else if (op.pagination !== undefined) {
     const p = op.pagination;
     body.push("api_paginate(");
@@ -364,10 +391,33 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
     body.push(`  safety: ${safety}, options: request_options`);
     body.push(")");
   } else {
-    const args = [method, path, `type: ${rubyType(op.response.data)}`, `safety: ${safety}`];
+    let type = rubyType(op.response.data);
+    let safetyOf = safety;
+    for (const alternative of [...op.alternatives].reverse()) {
+      if (alternative.field !== op.response.field || alternative.dataAs !== op.response.dataAs) {
+        throw new Error(`ruby: ${where}: an alternative answer is read from elsewhere in the body`);
+      }
+      const test = Object.entries(alternative.whenQuery)
+        .map(([name, value]) => `${snakeCase(name)} == ${typeof value === "boolean" ? value : str(value)}`)
+        .join(" && ");
+      type = `${test} ? ${rubyType(alternative.data)} : ${type}`;
+      // A form of the request that is safer to repeat (a dry run) is retried as such.
+      if (alternative.retry !== op.retry) safetyOf = `${test} ? :${alternative.retry} : ${safetyOf}`;
+    }
+    if (op.alternatives.length > 0) body.push(`type = ${type}`);
+    if (safetyOf !== safety) body.push(`safety = ${safetyOf}`);
+    const args = [
+      method,
+      path,
+      `type: ${op.alternatives.length > 0 ? "type" : type}`,
+      `safety: ${safetyOf !== safety ? "safety" : safety}`,
+    ];
     if (queryKeywords.length > 0) args.push("query: query");
     if (op.body !== undefined) args.push("body: body");
+    if (bodyArgument !== undefined) args.push(`body: ${bodyArgument}`);
     args.push("options: request_options");
+    if (op.response.field === undefined) args.push("field: nil");
+    if (op.response.dataAs !== undefined) args.push(`data_as: ${str(op.response.dataAs)}`);
     body.push(...wrapSignature("api_request(", args, ")"));
   }
   out.push(...indent(body, 2));
@@ -417,10 +467,35 @@ function methodDoc(
       out.push(...bullet(`\`${event.name}\`${data}: ${text}`));
     }
   }
+  if (op.ndjson) {
+    out.push("#");
+    out.push(
+      ...comment(
+        "Without a block, returns an Agentry::NDJSONStream, read line by line when you iterate it. With a block, " +
+          "reads it at once, yielding each item. Leaving the loop early closes the connection. Once started, the " +
+          "answer is never retried: one cut short raises Agentry::APIConnectionError after the items that arrived " +
+          "whole.",
+        0,
+      ),
+    );
+  }
+  for (const alternative of op.alternatives) {
+    const when = Object.entries(alternative.whenQuery)
+      .map(([name, value]) => `\`${snakeCase(name)}: ${String(value)}\``)
+      .join(" and ");
+    out.push("#", ...comment(`With ${when} it returns a ${yardType(alternative.data, "")} instead.`, 0));
+  }
   out.push("#", ...comment(retryNote(op), 0));
   out.push("#");
   for (const param of pathParameters) {
     out.push(...tag(`@param ${snakeCase(param.name)} [String] ${param.description ?? ""}`.trimEnd()));
+  }
+  if (op.bodyArgument !== undefined) {
+    out.push(
+      ...tag(
+        `@param ${snakeCase(op.bodyArgument.name)} [Hash] ${op.bodyArgument.description ?? ""}`.trimEnd(),
+      ),
+    );
   }
   for (const k of keywords) {
     const parts = [k.description ?? ""];
@@ -441,12 +516,20 @@ function methodDoc(
     const final = op.streaming?.events.find((event) => event.terminal && event.name !== "error");
     const finalType = final ? yardType(final.data, "") : "Object";
     out.push(`# @return [Agentry::MessageStream, ${finalType}, nil]`);
+  } else if (op.ndjson) {
+    out.push(`# @yieldparam item [${yardType(op.response.data, "")}] each item, in order`);
+    out.push(`# @return [Agentry::NDJSONStream<${yardType(op.response.data, "")}>]`);
   } else if (op.pagination !== undefined) {
     out.push(
       `# @return [Agentry::Page<${yardType(op.pagination.item, "")}>] the first page asked for; enumerating it walks every page`,
     );
+  } else if (op.cursorPagination !== undefined) {
+    out.push(
+      `# @return [Agentry::CursorPage<${yardType(op.cursorPagination.item, "")}>] the first page asked for; enumerating it walks every page`,
+    );
   } else {
-    out.push(`# @return [${yardType(op.response.data, "")}]`);
+    const types = [op.response, ...op.alternatives].map((r) => yardType(r.data, ""));
+    out.push(`# @return [${types.join(", ")}]`);
   }
   for (const error of op.errors) {
     const codes = error.codes.length > 0 ? ` ${error.codes.map((code) => `\`${code}\``).join(", ")}` : "";

@@ -54,8 +54,32 @@ describe("go emitter", () => {
       expect(services).toContain(method);
     }
     expect(services).toContain('path: "/agents", body: body, safety: retryUnsafe}');
+    expect(services).toContain('path: "/agents/import", query: query, body: body, safety: retryIdempotent}');
     expect(services).toContain(
       'path: "/agents/" + agentIDSegment + "/messages", body: body, safety: retryMessage}',
     );
+  });
+
+  it("pages cursor lists, streams NDJSON, and gives each answer of an import a method of its own", () => {
+    const services = file("go/services_gen.go");
+    for (const method of [
+      "func (s *AgentMessageService) List(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) (*CursorPage[HistoryMessage], error)",
+      "func (s *AgentMessageService) ListAll(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) iter.Seq2[HistoryMessage, error]",
+      "func (s *WebhookEndpointDeliveryService) ListAll(ctx context.Context, webhookID string, params ListWebhookDeliveriesParams, opts ...Option) iter.Seq2[Delivery, error]",
+      "func (s *UserService) Export(ctx context.Context, userID string, opts ...Option) iter.Seq2[HistoryMessage, error]",
+      "func (s *UsageService) Get(ctx context.Context, params GetUsageParams, opts ...Option) (*UsageReport, error)",
+      "func (s *AgentUsageService) Get(ctx context.Context, agentID string, params GetAgentUsageParams, opts ...Option) (*UsageReport, error)",
+      "func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImport, error)",
+      "func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImportPreview, error)",
+      "func (s *AgentService) ExportCharacter(ctx context.Context, agentID string, opts ...Option) (*ExportedCharacterFile, error)",
+    ]) {
+      expect(services).toContain(method);
+    }
+    expect(services).toContain('\tquery.Set("dryRun", "true")');
+    expect(services).toContain('\t\tquery.Set("groupBy", commaSeparated(params.GroupBy))');
+    expect(services).toContain("\treturn streamLines[HistoryMessage](ctx, s.client, req, opts)");
+    expect(services).toContain("\tGroupBy []UsageDimension\n");
+    const models = file("go/models_gen.go");
+    expect(models).toContain('\tAgent AgentDraft `json:"agent"`');
   });
 });

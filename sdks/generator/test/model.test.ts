@@ -18,6 +18,8 @@ const field = (type: string, name: string) => {
 const HISTORY =
   "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).";
 
+const USAGE = "Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).";
+
 const WEBHOOKS =
   "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).";
 
@@ -29,12 +31,17 @@ describe("model", () => {
       "GET /agents/{agentId} agents.get",
       "PATCH /agents/{agentId} agents.update",
       "DELETE /agents/{agentId} agents.delete",
+      "POST /agents/import agents.importCharacter",
+      "GET /agents/{agentId}/character agents.exportCharacter",
       "POST /agents/{agentId}/messages agents.messages.send",
       "GET /agents/{agentId}/messages agents.messages.list",
       "GET /agents/{agentId}/conversations agents.conversations.list",
       "DELETE /agents/{agentId}/conversations/{conversationId} agents.conversations.delete",
       "GET /agents/{agentId}/messages/{messageId} agents.messages.get",
+      "GET /users/{userId}/export users.export",
       "DELETE /users/{userId} users.erase",
+      "GET /usage usage.get",
+      "GET /agents/{agentId}/usage agents.usage.get",
       "POST /webhooks webhookEndpoints.create",
       "GET /webhooks webhookEndpoints.list",
       "GET /webhooks/{webhookId} webhookEndpoints.get",
@@ -52,10 +59,12 @@ describe("model", () => {
     expect(model.resources).toEqual([
       {
         path: ["agents"],
-        description: "Create, list, read, update and delete agents.",
+        description:
+          "Create, list, read, update and delete agents; import and export elizaOS character files.",
         children: [
           ["agents", "messages"],
           ["agents", "conversations"],
+          ["agents", "usage"],
         ],
       },
       {
@@ -65,6 +74,8 @@ describe("model", () => {
       },
       { path: ["agents", "conversations"], description: HISTORY, children: [] },
       { path: ["users"], description: HISTORY, children: [] },
+      { path: ["usage"], description: USAGE, children: [] },
+      { path: ["agents", "usage"], description: USAGE, children: [] },
       {
         path: ["webhookEndpoints"],
         description: WEBHOOKS,
@@ -88,6 +99,9 @@ describe("model", () => {
     expect(op("deleteAgent").retry).toBe("idempotent");
     expect(op("rotateWebhookSecret").retry).toBe("unsafe");
     expect(op("redeliverWebhookDelivery").retry).toBe("unsafe");
+    expect(op("importCharacter").retry).toBe("unsafe");
+    // A dry run stores nothing.
+    expect(op("importCharacter").alternatives.map((a) => a.retry)).toEqual(["idempotent"]);
   });
 
   it("unwraps envelopes and describes pagination", () => {
@@ -108,6 +122,142 @@ describe("model", () => {
       pageInfo: { kind: "ref", name: "Pagination" },
     });
     expect(op("getAgent").pagination).toBeUndefined();
+    expect(op("getAgent").response.field).toBe("data");
+  });
+
+  it("describes cursor pagination", () => {
+    const cursor = {
+      limitParameter: "limit",
+      beforeParameter: "before",
+      afterParameter: "after",
+      itemsField: "data",
+      pageInfoField: "pagination",
+      hasMoreField: "hasMore",
+      cursorField: "id",
+      pageInfo: { kind: "ref", name: "CursorPagination" },
+    };
+    expect(op("listMessages").cursorPagination).toEqual({
+      ...cursor,
+      orderParameter: "order",
+      item: { kind: "ref", name: "HistoryMessage" },
+    });
+    // Conversations run newest activity first, with no order to choose.
+    expect(op("listConversations").cursorPagination).toEqual({
+      ...cursor,
+      orderParameter: undefined,
+      item: { kind: "ref", name: "Conversation" },
+    });
+    expect(op("listWebhookDeliveries").cursorPagination?.item).toEqual({ kind: "ref", name: "Delivery" });
+    expect(op("listMessages").pagination).toBeUndefined();
+    expect(op("listAgents").cursorPagination).toBeUndefined();
+    expect(typeNamed(model, "CursorPagination").fields.map((f) => f.name)).toEqual(["limit", "hasMore"]);
+  });
+
+  it("reads an NDJSON answer as a stream of its line's type", () => {
+    expect(op("exportUser")).toMatchObject({
+      ndjson: true,
+      response: { status: 200, data: { kind: "ref", name: "HistoryMessage" }, field: undefined },
+    });
+    expect(op("getMessage").ndjson).toBe(false);
+  });
+
+  it("takes a character file whole, and types the answers of its import and export", () => {
+    const importing = op("importCharacter");
+    expect(importing.body).toBeUndefined();
+    expect(importing.bodyArgument?.name).toBe("character");
+    expect(importing.bodyArgument?.description).toMatch(/elizaOS character file/);
+    // The file's own schema is not turned into types.
+    expect(model.types.some((t) => t.name === "CharacterFile")).toBe(false);
+    expect(importing.queryParameters.map((p) => [p.name, p.type, p.default])).toEqual([
+      ["dryRun", { kind: "boolean" }, false],
+    ]);
+    expect(importing.response).toMatchObject({
+      status: 201,
+      data: { kind: "ref", name: "CharacterImport" },
+      field: undefined,
+      dataAs: "agent",
+    });
+    expect(typeNamed(model, "CharacterImport").fields.map((f) => [f.name, f.type, f.required])).toEqual([
+      ["agent", { kind: "ref", name: "Agent" }, true],
+      ["warnings", { kind: "array", items: { kind: "ref", name: "FieldIssue" } }, true],
+    ]);
+    expect(importing.alternatives).toEqual([
+      {
+        status: 200,
+        data: { kind: "ref", name: "CharacterImportPreview" },
+        field: undefined,
+        dataAs: "agent",
+        description: expect.stringMatching(/nothing was stored/),
+        whenQuery: { dryRun: true },
+        retry: "idempotent",
+      },
+    ]);
+    expect(field("CharacterImportPreview", "agent").type).toEqual({ kind: "ref", name: "AgentDraft" });
+    expect(typeNamed(model, "AgentDraft").fields.some((f) => f.name === "id")).toBe(false);
+
+    const exporting = op("exportCharacter");
+    expect(exporting.response).toMatchObject({
+      data: { kind: "ref", name: "ExportedCharacterFile" },
+      field: undefined,
+      dataAs: undefined,
+    });
+    expect(field("ExportedCharacterFile", "settings").type).toEqual({
+      kind: "ref",
+      name: "CharacterSettings",
+    });
+    expect(field("ExportedCharacterFile", "knowledge").type).toEqual({
+      kind: "array",
+      items: {
+        kind: "union",
+        variants: [{ kind: "string" }, { kind: "ref", name: "CharacterKnowledgeSource" }],
+      },
+    });
+  });
+
+  it("types usage reports, and takes groupBy as a list", () => {
+    for (const id of ["getUsage", "getAgentUsage"]) {
+      const usage = op(id);
+      expect(usage.response.data).toEqual({ kind: "ref", name: "UsageReport" });
+      expect(usage.queryParameters.find((p) => p.name === "groupBy")?.type).toEqual({
+        kind: "array",
+        items: { kind: "enum", values: ["agentId", "userId", "model", "apiKeyId"] },
+      });
+      expect(usage.queryParameters.find((p) => p.name === "from")?.type).toEqual({
+        kind: "string",
+        format: "date-time",
+      });
+    }
+    expect(field("UsageGroup", "latencyMs").type).toEqual({ kind: "ref", name: "Percentiles" });
+    expect(field("UsageReport", "buckets").type).toEqual({
+      kind: "array",
+      items: { kind: "ref", name: "UsageBucket" },
+    });
+    expect(field("UsageReport", "totals").type).toEqual({ kind: "ref", name: "UsageTotals" });
+  });
+
+  it("refuses an array query parameter sent other than comma-separated, and an unclassified alternative", () => {
+    const document = () =>
+      JSON.parse(JSON.stringify(loadModelDocument())) as {
+        paths: Record<
+          string,
+          Record<
+            string,
+            { parameters: Record<string, unknown>[]; responses: Record<string, Record<string, unknown>> }
+          >
+        >;
+      };
+    const exploded = document();
+    const groupBy = exploded.paths["/v1/usage"]!.get!.parameters.find((p) => p.name === "groupBy")!;
+    delete groupBy.explode;
+    expect(() => buildModel(exploded as never)).toThrow(/comma-separated/);
+    const asked = document();
+    asked.paths["/v1/agents/import"]!.post!.responses["200"]!["x-when-query"] = { dryRun: "yes" };
+    expect(() => buildModel(asked as never)).toThrow(
+      /importCharacter\?dryRun=yes: classify its retry safety/,
+    );
+    const unasked = document();
+    delete unasked.paths["/v1/agents/import"]!.post!.responses["200"]!["x-when-query"];
+    expect(() => buildModel(unasked as never)).toThrow(ModelError);
   });
 
   it("has parameters, bodies, scopes and errors", () => {

@@ -51,8 +51,9 @@ describe("python emitter", () => {
     for (const op of model.operations) {
       const name = snakeCase(op.name);
       expect(resources).toContain(`    def ${name}(\n`);
-      // Async list returns a pager to await or iterate, so it is a plain method there too.
-      expect(resources).toContain(`    ${op.pagination ? "def" : "async def"} ${name}(\n`);
+      // Async lists return a pager to await or iterate, and an export a stream: plain methods there too.
+      const iterable = op.pagination || op.cursorPagination || op.ndjson;
+      expect(resources).toContain(`    ${iterable ? "def" : "async def"} ${name}(\n`);
     }
     expect(resources).toContain("    def stream(\n");
     expect(resources).toContain('                "stream": True,');
@@ -63,6 +64,36 @@ describe("python emitter", () => {
     const agents = resources.slice(resources.indexOf("class Agents:"));
     const get = agents.slice(agents.indexOf("    def get("), agents.indexOf("    def update("));
     expect(get).not.toContain("extra_body");
+  });
+
+  it("pages cursor lists, streams NDJSON and types each answer of an import", () => {
+    expect(resources).toContain(") -> SyncCursorPage[HistoryMessage]:");
+    expect(resources).toContain(") -> AsyncCursorPager[Delivery]:");
+    expect(resources).toContain(
+      '        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")',
+    );
+    expect(resources).toContain(") -> NDJSONStream[HistoryMessage]:");
+    expect(resources).toContain(
+      "        return AsyncNDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)",
+    );
+    expect(resources).toContain(
+      '        group_by: Union[Sequence[Literal["agentId", "userId", "model", "apiKeyId"]], NotGiven] = NOT_GIVEN,',
+    );
+    // The import takes the file whole, and each of its answers is typed by the overload of its dry_run value.
+    expect(resources).toContain(
+      "        character: Mapping[str, Any],\n        *,\n        dry_run: Literal[True],",
+    );
+    expect(resources).toContain("    ) -> CharacterImportPreview: ...");
+    expect(resources).toContain("        dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,");
+    expect(resources).toContain("        body = build_body(character, options.extra_body)");
+    expect(resources).toContain('"idempotent" if dry_run is True else "unsafe"');
+    expect(resources).toContain(
+      '            return CharacterImportPreview.from_dict({**envelope, "agent": envelope["data"]})',
+    );
+    expect(resources).toContain("        return ExportedCharacterFile.from_dict(envelope)\n");
+    // Two resources end in `usage`: the nested one is named after its path.
+    expect(resources).toContain("class AgentsUsage:");
+    expect(resources).toContain("class Usage:");
   });
 
   it("renames fields that are Python keywords, and refuses what it cannot represent", () => {

@@ -74,4 +74,24 @@ describe("ruby emitter", () => {
     usage.fields[0].name = "hash";
     expect(() => emitter.emit(renamed)).toThrow(/would hide the models' hash method/);
   });
+
+  it("pages cursor lists, streams NDJSON, and reads each answer of an import as its own model", () => {
+    const resources = file("resources.rb");
+    for (const line of [
+      "def export(user_id, request_options: nil, &block)",
+      'api_lines(\n          :get,\n          "/users/#{path_segment(:user_id, user_id)}/export",\n          type: "HistoryMessage",',
+      "api_cursor_paginate(",
+      'pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",',
+      "def import_character(character, dry_run: nil, request_options: nil)",
+      'type = dry_run == true ? "CharacterImportPreview" : "CharacterImport"',
+      "safety = dry_run == true ? :idempotent : :unsafe",
+      'data_as: "agent"',
+      "def export_character(agent_id, request_options: nil)",
+      "def get(\n          agent_id,\n          from: nil,\n          to: nil,\n          granularity: nil,\n          user_id: nil,\n          group_by: nil,",
+      "class Usage < Agentry::Resource",
+    ]) {
+      expect(resources).toContain(line);
+    }
+    expect(file("models.rb")).toContain('field :agent, "agent", "AgentDraft", required: true');
+  });
 });

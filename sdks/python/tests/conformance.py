@@ -216,6 +216,9 @@ def keyword_arguments(method: Callable[..., Any], body: Mapping[str, Any]) -> Di
     extra: Dict[str, Any] = {}
     for key, value in body.items():
         name = re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+        if name not in accepted and f"{name}_" in accepted:
+            # Python keywords take a trailing underscore: `from` is `from_`.
+            name = f"{name}_"
         if name in accepted and name not in ("extra_headers", "extra_query", "extra_body", "timeout", "max_retries"):
             kwargs[name] = value
         else:
@@ -262,6 +265,22 @@ def run_sync(client: Agentry, call: str, args: Mapping[str, Any]) -> Outcome:
         except AgentryError as error:
             return {"events": events, "text": text}, error
         return {"events": events, "text": text}, None
+    if call == "users.export":
+        exported: List[Any] = []
+        try:
+            with client.users.export(args["userId"]) as lines:
+                for message in lines:
+                    exported.append(message.to_dict())
+        except AgentryError as error:
+            return exported, error
+        return exported, None
+    history = client.agents.conversations
+    deliveries = client.webhook_endpoints.deliveries
+    endpoints = client.webhook_endpoints
+
+    def listed(method: Callable[..., Any], *path: str) -> Any:
+        return method(*path, **keyword_arguments(method, query))
+
     operations: Dict[str, Callable[[], Any]] = {
         "agents.create": lambda: agents.create(**keyword_arguments(agents.create, body)),
         "agents.get": lambda: agents.get(args["agentId"]),
@@ -283,6 +302,31 @@ def run_sync(client: Agentry, call: str, args: Mapping[str, Any]) -> Outcome:
         "apiKeys.create": lambda: client.api_keys.create(**keyword_arguments(client.api_keys.create, body)),
         "apiKeys.list": lambda: client.api_keys.list(),
         "apiKeys.revoke": lambda: client.api_keys.revoke(args["keyId"]),
+        "agents.messages.list": lambda: _first_page(listed(messages.list, args["agentId"])),
+        "agents.messages.listAll": lambda: list(listed(messages.list, args["agentId"])),
+        "agents.messages.get": lambda: messages.get(args["agentId"], args["messageId"]),
+        "agents.conversations.list": lambda: _first_page(listed(history.list, args["agentId"])),
+        "agents.conversations.listAll": lambda: list(listed(history.list, args["agentId"])),
+        "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"]),
+        "users.erase": lambda: client.users.erase(args["userId"]),
+        "usage.get": lambda: listed(client.usage.get),
+        "agents.usage.get": lambda: listed(agents.usage.get, args["agentId"]),
+        "agents.importCharacter": lambda: (
+            agents.import_character(body, dry_run=True) if args.get("dryRun") else agents.import_character(body)
+        ),
+        "agents.exportCharacter": lambda: agents.export_character(args["agentId"]),
+        "webhookEndpoints.create": lambda: endpoints.create(**keyword_arguments(endpoints.create, body)),
+        "webhookEndpoints.list": lambda: endpoints.list(),
+        "webhookEndpoints.get": lambda: endpoints.get(args["webhookId"]),
+        "webhookEndpoints.update": lambda: endpoints.update(
+            args["webhookId"], **keyword_arguments(endpoints.update, body)
+        ),
+        "webhookEndpoints.delete": lambda: endpoints.delete(args["webhookId"]),
+        "webhookEndpoints.rotateSecret": lambda: endpoints.rotate_secret(args["webhookId"]),
+        "webhookEndpoints.sendTestEvent": lambda: endpoints.send_test_event(args["webhookId"]),
+        "webhookEndpoints.deliveries.list": lambda: _first_page(listed(deliveries.list, args["webhookId"])),
+        "webhookEndpoints.deliveries.listAll": lambda: list(listed(deliveries.list, args["webhookId"])),
+        "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"]),
     }
     if call not in operations:
         raise AssertionError(f"unknown operation {call}")
@@ -327,6 +371,33 @@ async def run_async(client: AsyncAgentry, call: str, args: Mapping[str, Any]) ->
     async def first_page() -> Dict[str, Any]:
         return _first_page(await agents.list(**keyword_arguments(agents.list, query)))
 
+    if call == "users.export":
+        exported: List[Any] = []
+        try:
+            async with client.users.export(args["userId"]) as lines:
+                async for message in lines:
+                    exported.append(message.to_dict())
+        except AgentryError as error:
+            return exported, error
+        return exported, None
+    history = client.agents.conversations
+    deliveries = client.webhook_endpoints.deliveries
+    endpoints = client.webhook_endpoints
+
+    def listed(method: Callable[..., Any], *path: str) -> Any:
+        return method(*path, **keyword_arguments(method, query))
+
+    async def page_of(pager: Any) -> Dict[str, Any]:
+        return _first_page(await pager)
+
+    async def every(pager: Any) -> List[Any]:
+        return [item async for item in pager]
+
+    async def import_character() -> Any:
+        if args.get("dryRun"):
+            return await agents.import_character(body, dry_run=True)
+        return await agents.import_character(body)
+
     operations: Dict[str, Callable[[], Awaitable[Any]]] = {
         "agents.create": lambda: agents.create(**keyword_arguments(agents.create, body)),
         "agents.get": lambda: agents.get(args["agentId"]),
@@ -345,6 +416,29 @@ async def run_async(client: AsyncAgentry, call: str, args: Mapping[str, Any]) ->
         "apiKeys.create": lambda: client.api_keys.create(**keyword_arguments(client.api_keys.create, body)),
         "apiKeys.list": lambda: client.api_keys.list(),
         "apiKeys.revoke": lambda: client.api_keys.revoke(args["keyId"]),
+        "agents.messages.list": lambda: page_of(listed(messages.list, args["agentId"])),
+        "agents.messages.listAll": lambda: every(listed(messages.list, args["agentId"])),
+        "agents.messages.get": lambda: messages.get(args["agentId"], args["messageId"]),
+        "agents.conversations.list": lambda: page_of(listed(history.list, args["agentId"])),
+        "agents.conversations.listAll": lambda: every(listed(history.list, args["agentId"])),
+        "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"]),
+        "users.erase": lambda: client.users.erase(args["userId"]),
+        "usage.get": lambda: listed(client.usage.get),
+        "agents.usage.get": lambda: listed(agents.usage.get, args["agentId"]),
+        "agents.importCharacter": import_character,
+        "agents.exportCharacter": lambda: agents.export_character(args["agentId"]),
+        "webhookEndpoints.create": lambda: endpoints.create(**keyword_arguments(endpoints.create, body)),
+        "webhookEndpoints.list": lambda: endpoints.list(),
+        "webhookEndpoints.get": lambda: endpoints.get(args["webhookId"]),
+        "webhookEndpoints.update": lambda: endpoints.update(
+            args["webhookId"], **keyword_arguments(endpoints.update, body)
+        ),
+        "webhookEndpoints.delete": lambda: endpoints.delete(args["webhookId"]),
+        "webhookEndpoints.rotateSecret": lambda: endpoints.rotate_secret(args["webhookId"]),
+        "webhookEndpoints.sendTestEvent": lambda: endpoints.send_test_event(args["webhookId"]),
+        "webhookEndpoints.deliveries.list": lambda: page_of(listed(deliveries.list, args["webhookId"])),
+        "webhookEndpoints.deliveries.listAll": lambda: every(listed(deliveries.list, args["webhookId"])),
+        "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"]),
     }
     if call not in operations:
         raise AssertionError(f"unknown operation {call}")

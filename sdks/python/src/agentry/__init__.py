@@ -35,7 +35,8 @@ from ._exceptions import (
     RateLimitError,
     WebhookVerificationError,
 )
-from ._pagination import AsyncPage, AsyncPager, SyncPage
+from ._ndjson import AsyncNDJSONStream, NDJSONStream
+from ._pagination import AsyncCursorPage, AsyncCursorPager, AsyncPage, AsyncPager, SyncCursorPage, SyncPage
 from ._streaming import AsyncMessageStream, MessageStream
 from ._types import NOT_GIVEN, NotGiven, RateLimitInfo
 from ._version import VERSION
@@ -62,6 +63,11 @@ __all__ = [
     "SyncPage",
     "AsyncPage",
     "AsyncPager",
+    "SyncCursorPage",
+    "AsyncCursorPage",
+    "AsyncCursorPager",
+    "NDJSONStream",
+    "AsyncNDJSONStream",
     "MessageStream",
     "AsyncMessageStream",
     "RateLimitInfo",

@@ -35,6 +35,11 @@ from ._utils import build_query
 from ._version import VERSION
 
 
+EVENT_STREAM = "text/event-stream"
+NDJSON = "application/x-ndjson"
+_MEDIA_NAMES = {EVENT_STREAM: "an event stream", NDJSON: "NDJSON (application/x-ndjson)"}
+
+
 @dataclass(frozen=True)
 class ClientConfig:
     """A client's settings, resolved."""
@@ -153,9 +158,10 @@ class _TransportBase:
         return body
 
     @staticmethod
-    def _not_a_stream(response: httpx.Response, text: str) -> APIError:
+    def _not_a_stream(response: httpx.Response, text: str, media_type: str) -> APIError:
+        received = response.headers.get("content-type")
         return APIError(
-            f"{response.status_code}: expected an event stream, got '{response.headers.get('content-type')}'.",
+            f"{response.status_code}: expected {_MEDIA_NAMES[media_type]}, got '{received}'.",
             status=response.status_code,
             request_id=response.headers.get("x-request-id"),
             headers=response.headers,
@@ -189,14 +195,17 @@ class SyncTransport(_TransportBase):
             time.sleep(delay)
             retry += 1
 
-    def open_stream(self, spec: RequestSpec, options: RequestOptions) -> httpx.Response:
-        """Starts a ``text/event-stream`` request and returns its open response once it is known to be a stream.
+    def open_stream(
+        self, spec: RequestSpec, options: RequestOptions, media_type: str = EVENT_STREAM
+    ) -> httpx.Response:
+        """Starts a streamed request (``text/event-stream``, or ``media_type``) and returns its open response once it
+        is known to be one.
 
         Failures before that are retried like any request's; the body is never retried. Close the response.
         """
         retry = 0
         while True:
-            outcome = self._stream_attempt(spec, options)
+            outcome = self._stream_attempt(spec, options, media_type)
             if not isinstance(outcome, _Failed):
                 return outcome
             delay = self._next_delay(retry, outcome, spec, options)
@@ -223,14 +232,16 @@ class SyncTransport(_TransportBase):
             return self._status_failure(response, text)
         return self._json_body(response, text)
 
-    def _stream_attempt(self, spec: RequestSpec, options: RequestOptions) -> Union[httpx.Response, _Failed]:
-        request = self._build(self.http, spec, options, "text/event-stream")
+    def _stream_attempt(
+        self, spec: RequestSpec, options: RequestOptions, media_type: str
+    ) -> Union[httpx.Response, _Failed]:
+        request = self._build(self.http, spec, options, media_type)
         try:
             response = self.http.send(request, stream=True)
         except httpx.TransportError as exc:
             return self._transport_failure(exc, options, responded=False)
         self._record(response)
-        if response.is_success and _is_event_stream(response):
+        if response.is_success and _is_media(response, media_type):
             return response
         try:
             text = response.read().decode("utf-8", errors="replace")
@@ -240,7 +251,7 @@ class SyncTransport(_TransportBase):
             response.close()
         if not response.is_success:
             return self._status_failure(response, text)
-        raise self._not_a_stream(response, text)
+        raise self._not_a_stream(response, text, media_type)
 
 
 class AsyncTransport(_TransportBase):
@@ -263,11 +274,13 @@ class AsyncTransport(_TransportBase):
             await anyio.sleep(delay)
             retry += 1
 
-    async def open_stream(self, spec: RequestSpec, options: RequestOptions) -> httpx.Response:
+    async def open_stream(
+        self, spec: RequestSpec, options: RequestOptions, media_type: str = EVENT_STREAM
+    ) -> httpx.Response:
         """As ``SyncTransport.open_stream``; close the response with ``await response.aclose()``."""
         retry = 0
         while True:
-            outcome = await self._stream_attempt(spec, options)
+            outcome = await self._stream_attempt(spec, options, media_type)
             if not isinstance(outcome, _Failed):
                 return outcome
             delay = self._next_delay(retry, outcome, spec, options)
@@ -294,14 +307,16 @@ class AsyncTransport(_TransportBase):
             return self._status_failure(response, text)
         return self._json_body(response, text)
 
-    async def _stream_attempt(self, spec: RequestSpec, options: RequestOptions) -> Union[httpx.Response, _Failed]:
-        request = self._build(self.http, spec, options, "text/event-stream")
+    async def _stream_attempt(
+        self, spec: RequestSpec, options: RequestOptions, media_type: str
+    ) -> Union[httpx.Response, _Failed]:
+        request = self._build(self.http, spec, options, media_type)
         try:
             response = await self.http.send(request, stream=True)
         except httpx.TransportError as exc:
             return self._transport_failure(exc, options, responded=False)
         self._record(response)
-        if response.is_success and _is_event_stream(response):
+        if response.is_success and _is_media(response, media_type):
             return response
         try:
             text = (await response.aread()).decode("utf-8", errors="replace")
@@ -311,7 +326,7 @@ class AsyncTransport(_TransportBase):
             await response.aclose()
         if not response.is_success:
             return self._status_failure(response, text)
-        raise self._not_a_stream(response, text)
+        raise self._not_a_stream(response, text, media_type)
 
 
 def _parse_json(text: str, default: Any) -> Any:
@@ -323,9 +338,9 @@ def _parse_json(text: str, default: Any) -> Any:
         return default
 
 
-def _is_event_stream(response: httpx.Response) -> bool:
+def _is_media(response: httpx.Response, media_type: str) -> bool:
     content_type: str = response.headers.get("content-type", "")
-    return content_type.lower().startswith("text/event-stream")
+    return content_type.split(";")[0].strip().lower() == media_type
 
 
 def describe(exc: BaseException) -> str:

@@ -50,7 +50,11 @@ QueryValue = Union[str, int, float, bool]
 def build_query(
     params: Mapping[str, Any], extra: Optional[Mapping[str, object]]
 ) -> List[Tuple[str, Union[str, int, float, bool, None]]]:
-    """Query parameters of the values given; ``None`` and ``NOT_GIVEN`` are left out."""
+    """Query parameters of the values given; ``None`` and ``NOT_GIVEN`` are left out.
+
+    A list is sent as one comma-separated value (``group_by=["agentId", "model"]`` → ``groupBy=agentId,model``),
+    a datetime in ISO 8601.
+    """
     merged: Dict[str, Any] = {name: value for name, value in params.items()}
     if extra:
         merged.update(extra)
@@ -58,8 +62,16 @@ def build_query(
     for name, value in merged.items():
         if value is None or isinstance(value, NotGiven):
             continue
-        if isinstance(value, bool):
-            pairs.append((name, "true" if value else "false"))
+        if isinstance(value, (list, tuple)):
+            pairs.append((name, ",".join(_query_text(item) for item in value)))
         else:
-            pairs.append((name, str(value)))
+            pairs.append((name, _query_text(value)))
     return pairs
+
+
+def _query_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return str(value)

@@ -70,4 +70,75 @@ module Agentry
       "#<#{self.class.name} page=#{@page_number} items=#{@data.size} next_page?=#{next_page?}>"
     end
   end
+
+  # One page of a cursor-paged listing (the history lists, a webhook endpoint's delivery log), and an Enumerable
+  # of every item from this page to the end of the listing, in its order. Each next page is the one before this
+  # page's last item (newest first, the default) or after it (<tt>order: "asc"</tt>), so items added while you
+  # iterate do not shift the pages. A first page asked for with +before:+ or +after:+ goes on that way: toward older
+  # items, or newer ones.
+  #
+  #   page = client.agents.messages.list(agent_id, user_id: "user-42", limit: 50)
+  #   page.data              # the messages of this page
+  #   page.pagination        # limit, has_more
+  #   page.each { |message| puts message.text }     # every message of every page
+  #   page.each_page { |p| puts p.next_cursor }     # page by page
+  class CursorPage
+    include Enumerable
+
+    # The items of this page.
+    attr_reader :data
+    # The page size and whether another page follows.
+    attr_reader :pagination
+    # The cursor of the next page (usually the last item's id), +nil+ on an empty page.
+    attr_reader :next_cursor
+
+    # @api private
+    # +fetch_next+ fetches the next page, with the same query but its cursor.
+    def initialize(data:, pagination:, has_more:, next_cursor:, fetch_next:)
+      @data = data
+      @pagination = pagination
+      @has_more = has_more
+      @next_cursor = next_cursor
+      @fetch_next = fetch_next
+    end
+
+    # Whether another page follows this one.
+    def next_page?
+      @has_more && !@next_cursor.nil?
+    end
+
+    # Fetches the next page; raises Agentry::Error when there is none.
+    def next_page
+      raise Error, "There is no next page." unless next_page?
+
+      @fetch_next.call
+    end
+
+    # Yields this page and every page after it, fetching each as the loop asks for it (an Enumerator without a
+    # block).
+    def each_page
+      return enum_for(:each_page) unless block_given?
+
+      page = self
+      loop do
+        yield page
+        break unless page.next_page?
+
+        page = page.next_page
+      end
+      self
+    end
+
+    # Yields every item from this page to the end of the listing.
+    def each(&block)
+      return enum_for(:each) unless block
+
+      each_page { |page| page.data.each(&block) }
+      self
+    end
+
+    def inspect
+      "#<#{self.class.name} items=#{@data.size} next_cursor=#{@next_cursor.inspect} next_page?=#{next_page?}>"
+    end
+  end
 end

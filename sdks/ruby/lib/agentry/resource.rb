@@ -20,10 +20,14 @@ module Agentry
 
     private
 
-    # Sends a JSON request and returns the envelope's +data+, converted to +type+ (see Agentry::Model::Types).
-    def api_request(method, path, type:, safety:, query: nil, body: nil, options: nil)
+    # Sends a JSON request and returns the envelope's +field+ (+data+), or the whole body when +field+ is +nil+,
+    # converted to +type+ (see Agentry::Model::Types). With +data_as+, the result is the envelope with its +data+
+    # under that name (<tt>{"agent", "warnings"}</tt>).
+    def api_request(method, path, type:, safety:, query: nil, body: nil, options: nil, field: "data", data_as: nil)
       envelope = @transport.json(method, path, safety: safety, query: query, body: wire_body(body), options: options)
-      Model::Types.decode(type, envelope["data"])
+      result = field ? envelope[field] : envelope
+      result = result.except("success", "data").merge(data_as => result["data"]) if data_as
+      Model::Types.decode(type, result)
     end
 
     # Fetches the page +query[page_parameter]+ (the first when absent) of a numbered listing.
@@ -43,6 +47,53 @@ module Agentry
         )
       end
       fetch_page.call(query[pagination[:page_parameter]])
+    end
+
+    # Fetches the page of a cursor-paged listing that +query+ asks for; its next page follows on (#following).
+    def api_cursor_paginate(path, query:, pagination:, safety:, options:)
+      envelope = @transport.json(:get, path, safety: safety, query: query, options: options)
+      info = envelope[pagination[:info_field]]
+      info = {} unless info.is_a?(Hash)
+      items = envelope[pagination[:items_field]]
+      items = [] unless items.is_a?(Array)
+      cursor, following = following(query, pagination, items)
+      CursorPage.new(
+        data: Model::Types.decode([:array, pagination[:item_type]], items),
+        pagination: Model::Types.decode(pagination[:info_type], info),
+        has_more: info[pagination[:has_more_field]] == true,
+        next_cursor: cursor,
+        fetch_next: -> { api_cursor_paginate(path, query: following, pagination: pagination, safety: safety,
+                                                   options: options) }
+      )
+    end
+
+    # The cursor and the query of the page after +items+ (+nil+ after an empty page). Paging goes on the way the
+    # query went: toward older items (+before+ given, or no cursor and newest first, the default), the next page
+    # is +before+ the page's oldest item; toward newer ones (+after+ given, or no cursor and <tt>order: "asc"</tt>),
+    # +after+ its newest. The rest of the query is kept.
+    def following(query, pagination, items)
+      before, after, order = pagination.values_at(:before_parameter, :after_parameter, :order_parameter)
+      ascending = !order.nil? && query[order].to_s == "asc"
+      older = !query[before].nil? || (query[after].nil? && !ascending)
+      # Items come in the list's order: newest first unless ascending.
+      item = older == ascending ? items.first : items.last
+      cursor = item.is_a?(Hash) ? item[pagination[:cursor_field]] : nil
+      return [nil, nil] unless cursor.is_a?(String) && !cursor.empty?
+
+      [cursor, query.reject { |name, _| [before, after].include?(name) }.merge((older ? before : after) => cursor)]
+    end
+
+    # An NDJSONStream over an +application/x-ndjson+ request, each line converted to +type+; with a block, reads
+    # it at once, yielding each item, and returns the stream.
+    def api_lines(method, path, type:, safety:, query: nil, options: nil, &block)
+      timeout = (options && options[:timeout]) || @transport.timeout
+      stream = NDJSONStream.new(item_type: type, timeout: timeout) do |&consumer|
+        @transport.stream(method, path, safety: safety, query: query, options: options, accept: Transport::NDJSON,
+                                        &consumer)
+      end
+      return stream unless block
+
+      stream.each(&block)
     end
 
     # A MessageStream over a +text/event-stream+ request; with a block, reads it at once, yielding each event, and

@@ -49,15 +49,21 @@ module Agentry
       end
     end
 
-    # Starts a +text/event-stream+ request, retrying failures before the stream starts, then yields the response
-    # and its Net::HTTP connection to the block, which reads the body. Returns what the block returns. The
-    # connection is closed when the block ends, however it ends; the body is never retried.
-    def stream(method, path, safety:, body: nil, options: nil, &consumer)
+    # The media types of answers read as they arrive.
+    EVENT_STREAM = "text/event-stream"
+    NDJSON = "application/x-ndjson"
+    MEDIA_NAMES = { EVENT_STREAM => "an event stream", NDJSON => "NDJSON (application/x-ndjson)" }.freeze
+
+    # Starts a request whose answer is read as it arrives (+text/event-stream+, or +accept+), retrying failures
+    # before the answer starts, then yields the response and its Net::HTTP connection to the block, which reads
+    # the body. Returns what the block returns. The connection is closed when the block ends, however it ends; the
+    # body is never retried.
+    def stream(method, path, safety:, body: nil, query: nil, options: nil, accept: EVENT_STREAM, &consumer)
       options = check_options(options)
       body = with_extra_body(body, options)
-      uri = url(path, nil, options)
+      uri = url(path, query, options)
       send_with_retries(safety, options) do |timeout, headers|
-        stream_attempt(method, uri, body, timeout, headers, &consumer)
+        stream_attempt(method, uri, body, timeout, headers, accept, &consumer)
       end
     end
 
@@ -111,7 +117,7 @@ module Agentry
       outcome
     end
 
-    def stream_attempt(method, uri, body, timeout, extra_headers)
+    def stream_attempt(method, uri, body, timeout, extra_headers, accept)
       deadline = now + timeout
       http, failure = connect(uri, timeout)
       return failure if failure
@@ -120,18 +126,18 @@ module Agentry
       started = false
       begin
         set_timeouts(http, deadline - now)
-        request = build_request(method, uri, body, "text/event-stream", extra_headers)
+        request = build_request(method, uri, body, accept, extra_headers)
         # A compressed stream could be held back by the decompressor; events must arrive as they are sent.
         request["accept-encoding"] = "identity"
         http.request(request) do |response|
           record_rate_limit(response)
-          if response.is_a?(Net::HTTPSuccess) && event_stream?(response)
+          if response.is_a?(Net::HTTPSuccess) && media_type?(response, accept)
             started = true
             # From here each wait for data may take the whole timeout: a stream is timed by its silences.
             http.read_timeout = timeout
             outcome = Outcome.new(yield(response, http))
           else
-            outcome = stream_refused(response, read_within(response, http, deadline))
+            outcome = stream_refused(response, read_within(response, http, deadline), accept)
           end
         end
       rescue Timeout::Error => e
@@ -190,9 +196,14 @@ module Agentry
       request["accept"] = accept
       request["authorization"] = "Bearer #{@api_key}"
       request["user-agent"] = "agentry-ruby/#{VERSION}"
-      unless body.nil?
+      if !body.nil?
         request["content-type"] = "application/json"
         request.body = JSON.generate(body)
+      elsif request.request_body_permitted?
+        # A POST without a body (rotate a secret, send a test event) is sent empty, as JSON rather than as the
+        # form Net::HTTP would otherwise name.
+        request["content-type"] = "application/json"
+        request.body = ""
       end
       extra_headers.each { |name, value| request[name] = value }
       request
@@ -210,10 +221,10 @@ module Agentry
       Outcome.new(parsed)
     end
 
-    def stream_refused(response, text)
+    def stream_refused(response, text, accept)
       return status_failure(response, text) unless response.is_a?(Net::HTTPSuccess)
 
-      raise APIError.new("#{response.code}: expected an event stream, got '#{response['content-type']}'.",
+      raise APIError.new("#{response.code}: expected #{MEDIA_NAMES[accept]}, got '#{response['content-type']}'.",
                          status: response.code.to_i, request_id: response["x-request-id"],
                          headers: headers_of(response), body: parse_json(text) || text)
     end
@@ -257,16 +268,26 @@ module Agentry
 
     def url(path, query, options)
       query = (query || {}).merge(options[:extra_query].to_h)
-      pairs = query.reject { |_, value| value.nil? }.map { |name, value| [name.to_s, value.to_s] }
+      pairs = query.reject { |_, value| value.nil? }.map { |name, value| [name.to_s, query_text(value)] }
       URI("#{@base_url}#{path}#{pairs.empty? ? '' : "?#{URI.encode_www_form(pairs)}"}")
+    end
+
+    # A query value as sent: a list as one comma-separated value (<tt>group_by: %w[agentId model]</tt> is
+    # <tt>groupBy=agentId,model</tt>), a Time in ISO 8601.
+    def query_text(value)
+      case value
+      when Array then value.map { |item| query_text(item) }.join(",")
+      when Time then value.getutc.iso8601(3)
+      else value.to_s
+      end
     end
 
     def headers_of(response)
       response.each_header.to_h
     end
 
-    def event_stream?(response)
-      response["content-type"].to_s.downcase.start_with?("text/event-stream")
+    def media_type?(response, type)
+      response["content-type"].to_s.split(";").first.to_s.strip.downcase == type
     end
 
     def parse_json(text)

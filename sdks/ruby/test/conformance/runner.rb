@@ -165,6 +165,7 @@ module Conformance
     # The scenario's operations, each mapped to this SDK's call.
     def run(call, client, args)
       return stream_operation(client, args) if call == "agents.messages.stream"
+      return export_operation(client, args) if call == "users.export"
 
       { result: operation(call, client, args) }
     rescue Agentry::Error => e
@@ -192,8 +193,61 @@ module Conformance
       when "apiKeys.create" then invoke(client.api_keys, :create, [], args["body"])
       when "apiKeys.list" then client.api_keys.list
       when "apiKeys.revoke" then client.api_keys.revoke(args["keyId"])
+      else history_operation(call, client, args)
+      end
+    end
+
+    # History, usage, character files and webhook endpoints.
+    def history_operation(call, client, args)
+      agents = client.agents
+      endpoints = client.webhook_endpoints
+      case call
+      when "agents.messages.list" then first_page(invoke(agents.messages, :list, [args["agentId"]], args["query"]))
+      when "agents.messages.listAll" then invoke(agents.messages, :list, [args["agentId"]], args["query"]).to_a
+      when "agents.messages.get" then agents.messages.get(args["agentId"], args["messageId"])
+      when "agents.conversations.list"
+        first_page(invoke(agents.conversations, :list, [args["agentId"]], args["query"]))
+      when "agents.conversations.listAll"
+        invoke(agents.conversations, :list, [args["agentId"]], args["query"]).to_a
+      when "agents.conversations.delete" then agents.conversations.delete(args["agentId"], args["conversationId"])
+      when "users.erase" then client.users.erase(args["userId"])
+      when "usage.get" then invoke(client.usage, :get, [], args["query"])
+      when "agents.usage.get" then invoke(agents.usage, :get, [args["agentId"]], args["query"])
+      when "agents.importCharacter" then agents.import_character(args["body"], dry_run: args["dryRun"] == true)
+      when "agents.exportCharacter" then agents.export_character(args["agentId"])
+      else endpoint_operation(call, endpoints, args)
+      end
+    end
+
+    def endpoint_operation(call, endpoints, args)
+      case call
+      when "webhookEndpoints.create" then invoke(endpoints, :create, [], args["body"])
+      when "webhookEndpoints.list" then endpoints.list
+      when "webhookEndpoints.get" then endpoints.get(args["webhookId"])
+      when "webhookEndpoints.update" then invoke(endpoints, :update, [args["webhookId"]], args["body"])
+      when "webhookEndpoints.delete" then endpoints.delete(args["webhookId"])
+      when "webhookEndpoints.rotateSecret" then endpoints.rotate_secret(args["webhookId"])
+      when "webhookEndpoints.sendTestEvent" then endpoints.send_test_event(args["webhookId"])
+      when "webhookEndpoints.deliveries.list"
+        first_page(invoke(endpoints.deliveries, :list, [args["webhookId"]], args["query"]))
+      when "webhookEndpoints.deliveries.listAll"
+        invoke(endpoints.deliveries, :list, [args["webhookId"]], args["query"]).to_a
+      when "webhookEndpoints.deliveries.redeliver" then endpoints.deliveries.redeliver(args["webhookId"], args["deliveryId"])
       else raise Failure, "unknown operation #{call}"
       end
+    end
+
+    def first_page(page)
+      { "data" => page.data, "pagination" => page.pagination, "hasNextPage" => page.next_page? }
+    end
+
+    # An export's result is what it yielded before it ended, even when it ended in an error.
+    def export_operation(client, args)
+      messages = []
+      client.users.export(args["userId"]) { |message| messages << message }
+      { result: messages }
+    rescue Agentry::Error => e
+      { result: messages, error: e }
     end
 
     # A stream's result is what was received before it ended, even when it ended in an error.

@@ -23,11 +23,13 @@ const FILE_NAME_EXAMPLE = 'attachment; filename="eliza.character.json"';
 
 export const CHARACTER_OPERATION_DOCS: Record<string, OperationDoc> = {
   "POST /v1/agents/import": {
+    sdk: { resource: ["agents"], method: "importCharacter" },
     operationId: "importCharacter",
     tag: "Agents",
     summary: "Import an elizaOS character file",
     description: `Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped \`messageExamples\`), sent as the body; its JSON Schema is also served at \`${CHARACTER_SCHEMA_PATH}\`. Only \`name\` is required. \`name\`, \`bio\` (a string is one item), the strings of \`knowledge\`, \`clients\`, \`plugins\` and \`settings\` map to the agent's own fields; \`settings.model\` becomes \`model\`; \`modelProvider\` is mapped (\`anthropic\` stays, \`llama_local\` becomes \`local\`, the OpenAI-compatible names become \`openai\`), the name given kept in \`personality.sourceModelProvider\`. \`system\`, \`username\`, \`lore\`, \`topics\`, \`adjectives\`, \`style\`, \`messageExamples\`, \`postExamples\` and \`templates\` are kept in \`personality\` under their names (empty ones nowhere); file and folder references of \`knowledge\` in \`personality.knowledgeSources\`, with their positions; fields the schema does not name in \`personality.extraFields\`. \`settings.secrets\` and \`secrets\` are stored in the agent's \`settings.secrets\`, which no read or export ever returns. Plugins not in the plugin catalogue are kept as \`{name, enabled: false}\`. \`settings.agentry\`, written by an export, puts back what the elizaOS format has no field for.\n\nThe answer carries \`warnings\`, \`[{field, issue}]\` by JSON path in the file, for what was kept but will not act. Every problem of the file is answered at once, as \`details\` by JSON path. With \`dryRun=true\` nothing is stored: \`200\` with the agent it would create. As on create, the provider and model must be ones this deployment serves, and the account holds at most its plan's \`maxAgents\` agents (${TIER_DEFAULTS.standard.maxAgents} by default).`,
     requestBody: "CharacterFile",
+    bodyArgument: "character",
     queryParameters: () => queryParameters(importCharacterQuery),
     success: {
       status: 201,
@@ -39,14 +41,13 @@ export const CHARACTER_OPERATION_DOCS: Record<string, OperationDoc> = {
         status: 200,
         schema: "ImportCharacterPreviewResponse",
         description: "`dryRun=true`: the agent the file would create, and the warnings; nothing was stored.",
+        whenQuery: { dryRun: true },
       },
     ],
     errors: ["INVALID_REQUEST", "INSUFFICIENT_QUOTA", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
-    // Left out of the generated SDKs with the export, which answers a bare file, not the envelope the generator
-    // models: the two belong together in a client.
-    sdkExclude: true,
   },
   "GET /v1/agents/:agentId/character": {
+    sdk: { resource: ["agents"], method: "exportCharacter" },
     operationId: "exportCharacter",
     tag: "Agents",
     summary: "Export an agent as an elizaOS character file",
@@ -66,7 +67,7 @@ export const CHARACTER_OPERATION_DOCS: Record<string, OperationDoc> = {
       },
     },
     errors: ["AGENT_NOT_FOUND"],
-    sdkExclude: true,
+    bare: true,
   },
 };
 
@@ -133,12 +134,19 @@ export function registerCharacterSchemas(
     })
     .meta({ description: "The agent an import would create: its fields, with no id, status or times yet." });
   responses.add(draft, { id: "AgentDraft" });
-  responses.add(z.object({ success: z.literal(true), data: agent, warnings }), {
-    id: "ImportCharacterResponse",
-  });
-  responses.add(z.object({ success: z.literal(true), data: draft, warnings }), {
-    id: "ImportCharacterPreviewResponse",
-  });
+  responses.add(
+    z
+      .object({ success: z.literal(true), data: agent, warnings })
+      .meta({ description: "An imported character file: the agent created, and the warnings." }),
+    { id: "ImportCharacterResponse" },
+  );
+  responses.add(
+    z.object({ success: z.literal(true), data: draft, warnings }).meta({
+      description:
+        "A character file checked with `dryRun=true`: the agent it would create, and the warnings; nothing was stored.",
+    }),
+    { id: "ImportCharacterPreviewResponse" },
+  );
   responses.add(exportedCharacterFile, { id: "ExportedCharacterFile" });
 }
 

@@ -47,7 +47,8 @@ export function jsonValueSchema(): JsonSchema {
  *   keys and values of objects that take keys of the caller's choosing;
  * - every other string of a request refuses U+0000 too, unless an enum, a format or its own pattern already
  *   does (responses make no such promise about text that does not come from requests, such as replies);
- * - a string parsed into a number (query parameters) is documented as the number it must be;
+ * - a string parsed into a number (query parameters) is documented as the number it must be, and `true` or
+ *   `false` parsed into a boolean as the boolean;
  * - in responses, objects that are not strict allow fields added later in v1, so clients must tolerate them;
  * - an RFC 3339 `format: date-time` needs no regular expression beside it.
  */
@@ -80,11 +81,28 @@ function overrideFor(io: "input" | "output"): Override {
       const description = json.description;
       replace(json, { ...number, ...(description ? { description } : {}) });
     }
+    if (def.type === "pipe" && isBooleanText(def.in as z.core.$ZodType)) {
+      const { description, default: fallback } = json;
+      replace(json, {
+        type: "boolean",
+        ...(fallback === undefined ? {} : { default: fallback === "true" }),
+        ...(description ? { description } : {}),
+      });
+    }
     if (def.type === "default" && json.default === undefined) json.default = def.defaultValue;
     if (io === "output" && def.type === "object" && def.catchall === undefined)
       delete json.additionalProperties;
     if (json.format === "date-time") delete json.pattern;
   };
+}
+
+/** An enum of exactly `"true"` and `"false"` (with a default or not): a boolean as query parameters spell it. */
+function isBooleanText(schema: z.core.$ZodType): boolean {
+  const def = schema._zod.def;
+  if (def.type === "default") return isBooleanText((def as z.core.$ZodDefaultDef).innerType);
+  if (def.type !== "enum") return false;
+  const values = Object.values((def as z.core.$ZodEnumDef).entries).sort();
+  return values.length === 2 && values[0] === "false" && values[1] === "true";
 }
 
 /**

@@ -235,7 +235,26 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
   const query = [...(doc.query ? queryParameters(doc.query) : []), ...(doc.queryParameters?.() ?? [])];
   for (const { name, schema, required } of query) {
     const { description, ...rest } = schema;
-    parameters.push({ name, in: "query", required, description, schema: rest });
+    const values = doc.commaSeparated?.[name];
+    if (values === undefined) {
+      parameters.push({ name, in: "query", required, description, schema: rest });
+      continue;
+    }
+    parameters.push({
+      name,
+      in: "query",
+      required,
+      description,
+      style: "form",
+      explode: false,
+      schema: {
+        type: "array",
+        items: { type: "string", enum: [...values] },
+        minItems: 1,
+        uniqueItems: true,
+        examples: [values.slice(0, 2)],
+      },
+    });
   }
   parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
   const write = route.method !== "GET";
@@ -259,6 +278,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
         description: other.description,
         headers: { ...responseHeaders("always"), ...replayed, ...other.headers },
         content: { "application/json": { schema: schemaRef(other.schema) } },
+        ...(other.whenQuery ? { "x-when-query": other.whenQuery } : {}),
       },
     ]),
   );
@@ -298,9 +318,9 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
           },
         }
       : {}),
-    // The SDK generators read JSON and event-stream responses only; until they read NDJSON, the SDKs go without.
-    ...(doc.ndjson ? { "x-sdk-exclude": true } : {}),
     ...(doc.sdk ? { "x-sdk-resource": doc.sdk.resource, "x-sdk-method": doc.sdk.method } : {}),
+    ...(doc.bodyArgument ? { "x-sdk-body-argument": doc.bodyArgument } : {}),
+    ...(doc.bare ? { "x-envelope": false } : {}),
     parameters,
     ...(doc.requestBody
       ? {
@@ -530,7 +550,11 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
     servers: [{ url: options.publicBaseUrl, description: "This service" }],
     security: [{ [SECURITY_SCHEME]: [] }],
     tags: [
-      { name: "Agents", description: "Create, list, read, update and delete agents." },
+      {
+        name: "Agents",
+        description:
+          "Create, list, read, update and delete agents; import and export elizaOS character files.",
+      },
       { name: "Messages", description: "Talk to an agent, with or without streaming." },
       {
         name: "History",

@@ -5,7 +5,7 @@ import { NUL_FREE_PATTERN } from "../http/body.js";
 import { PING_INTERVAL_MS } from "../http/sse.js";
 import { listAgentsQuery } from "../validation/agents.js";
 import { HISTORY_PAGE, listConversationsQuery, listMessagesQuery } from "../validation/history.js";
-import { accountUsageQuery, agentUsageQuery } from "../validation/usage.js";
+import { accountUsageQuery, agentUsageQuery, USAGE_DIMENSIONS } from "../validation/usage.js";
 import { CHARACTER_OPERATION_DOCS } from "./characters.js";
 import type { JsonSchema } from "./convert.js";
 
@@ -16,6 +16,11 @@ export interface SuccessDoc {
   description: string;
   /** Headers beyond those every response has. */
   headers?: Record<string, JsonSchema>;
+  /**
+   * For an other success: the query values that ask for it instead of the main one (`x-when-query`), so that SDKs
+   * can type the answer of each form of the request.
+   */
+  whenQuery?: Record<string, boolean | string>;
 }
 
 import { listDeliveriesQuery } from "../validation/webhooks.js";
@@ -35,6 +40,18 @@ export interface OperationDoc {
   queryParameters?: () => { name: string; schema: JsonSchema; required: boolean }[];
   /** Left out of the generated SDKs (`x-sdk-exclude`). */
   sdkExclude?: boolean;
+  /**
+   * Query parameters that take a comma-separated list of these values: documented as arrays sent as one
+   * comma-separated value (`style: form`, `explode: false`), so that clients take a list.
+   */
+  commaSeparated?: Record<string, readonly string[]>;
+  /**
+   * The body is a JSON object of many shapes (a character file) that SDKs take whole, as one argument of this name
+   * (`x-sdk-body-argument`), rather than field by field.
+   */
+  bodyArgument?: string;
+  /** Answers the object itself, without the `{success, data}` envelope (`x-envelope: false`). */
+  bare?: boolean;
   /** Error codes of this operation beyond the ones every authenticated operation has. */
   errors: ErrorCode[];
   /** The validation schema of the query parameters; each of its fields is one parameter. */
@@ -47,7 +64,8 @@ export interface OperationDoc {
   ndjson?: boolean;
   /**
    * Where the generated SDKs put the operation when its path does not say (`x-sdk-resource`, `x-sdk-method`):
-   * the webhook routes live under `webhookEndpoints`, since every SDK's `webhooks` verifies deliveries.
+   * the webhook routes live under `webhookEndpoints`, since every SDK's `webhooks` verifies deliveries; the
+   * character file routes are methods of `agents`.
    */
   sdk?: { resource: string[]; method: string };
 }
@@ -212,6 +230,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: ["AGENT_NOT_FOUND", "MESSAGE_NOT_FOUND"],
   },
   "GET /v1/users/:userId/export": {
+    sdk: { resource: ["users"], method: "export" },
     operationId: "exportUser",
     tag: "History",
     summary: "Export a user's messages",
@@ -241,7 +260,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       "The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.",
     query: accountUsageQuery,
-    sdkExclude: true,
+    commaSeparated: { groupBy: USAGE_DIMENSIONS },
     success: { status: 200, schema: "UsageResponse", description: "The usage of the range." },
     errors: ["INVALID_REQUEST"],
   },
@@ -252,7 +271,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       "The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId` gives one group).",
     query: agentUsageQuery,
-    sdkExclude: true,
+    commaSeparated: { groupBy: USAGE_DIMENSIONS },
     success: { status: 200, schema: "UsageResponse", description: "The agent's usage of the range." },
     errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND"],
   },

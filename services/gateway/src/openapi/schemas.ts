@@ -782,12 +782,13 @@ function narrowFallbacks(
   );
   const item = array?.items as JsonSchema | undefined;
   if (!item || limited.length === 0) return;
-  item.allOf = limited.map((provider) => ({
-    if: { properties: { modelProvider: { const: provider.name } } },
-    then: {
+  item.allOf = limited.map((provider) => {
+    // JSON Schema's if/then: the rule is data, never awaited.
+    const then = {
       properties: { model: { anyOf: [{ type: "null" }, { pattern: oneOfNamesPattern(provider.models) }] } },
-    },
-  }));
+    };
+    return { if: { properties: { modelProvider: { const: provider.name } } }, then };
+  });
 }
 
 /**

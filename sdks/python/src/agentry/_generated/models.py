@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, TypedD
 __all__ = [
     "Agent",
     "AgentDeleted",
+    "AgentDraft",
     "AgentSettings",
     "AgentSettingsFallbacksItem",
     "AgentSettingsFallbacksItemParam",
@@ -22,13 +23,24 @@ __all__ = [
     "ApiKey",
     "ApiKeyCreated",
     "ApiKeyRevoked",
+    "CharacterAgentSettings",
+    "CharacterAgentrySettings",
+    "CharacterImport",
+    "CharacterImportPreview",
+    "CharacterKnowledgeSource",
+    "CharacterMessageContent",
+    "CharacterMessageExample",
+    "CharacterSettings",
+    "CharacterStyle",
     "ClientIntegration",
     "ClientIntegrationParam",
     "Conversation",
     "ConversationDeleted",
+    "CursorPagination",
     "Delivery",
     "ERROR_CODE_STATUS",
     "ErrorCode",
+    "ExportedCharacterFile",
     "FieldIssue",
     "FinishReason",
     "HistoryMessage",
@@ -42,6 +54,7 @@ __all__ = [
     "MessageStreamEvent",
     "ModelProvider",
     "Pagination",
+    "Percentiles",
     "PluginConfig",
     "PluginConfigParam",
     "Reply",
@@ -49,6 +62,10 @@ __all__ = [
     "StatusReason",
     "StreamError",
     "Usage",
+    "UsageBucket",
+    "UsageGroup",
+    "UsageReport",
+    "UsageTotals",
     "UserErased",
     "Webhook",
     "WebhookCreated",
@@ -246,6 +263,66 @@ class AgentDeleted:
         out: Dict[str, Any] = {}
         out["id"] = self.id
         out["deleted"] = self.deleted
+        return out
+
+
+@dataclass
+class AgentDraft:
+    """The agent an import would create: its fields, with no id, status or times yet."""
+
+    name: str
+    """Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed."""
+    bio: List[str]
+    """Biographical statements about the agent."""
+    personality: Dict[str, Any]
+    """Personality traits and communication style, as a JSON object."""
+    knowledge: List[str]
+    """Areas of expertise and knowledge."""
+    goals: List[str]
+    """Objectives and motivations."""
+    clients: List[Union[str, ClientIntegration]]
+    """Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
+    """
+    settings: AgentSettings
+    """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+    `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
+    """
+    model_provider: Optional[ModelProvider]
+    """The AI model provider; `null`: the server's default, resolved when a message is sent."""
+    model: Optional[str]
+    """The model to use; `null`: the provider's default."""
+    plugins: List[Union[str, PluginConfig]]
+    """Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentDraft:
+        """Reads the JSON object the API sends."""
+        return cls(
+            name=data["name"],
+            bio=list(data["bio"]),
+            personality=dict(data["personality"]),
+            knowledge=list(data["knowledge"]),
+            goals=list(data["goals"]),
+            clients=[ClientIntegration.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["clients"]],
+            settings=AgentSettings.from_dict(data["settings"]),
+            model_provider=data["modelProvider"],
+            model=data["model"],
+            plugins=[PluginConfig.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["plugins"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["name"] = self.name
+        out["bio"] = list(self.bio)
+        out["personality"] = dict(self.personality)
+        out["knowledge"] = list(self.knowledge)
+        out["goals"] = list(self.goals)
+        out["clients"] = [x0.to_dict() if isinstance(x0, ClientIntegration) else x0 for x0 in self.clients]
+        out["settings"] = self.settings.to_dict()
+        out["modelProvider"] = self.model_provider
+        out["model"] = self.model
+        out["plugins"] = [x0.to_dict() if isinstance(x0, PluginConfig) else x0 for x0 in self.plugins]
         return out
 
 
@@ -475,6 +552,317 @@ class ApiKeyRevoked:
 
 
 @dataclass
+class CharacterAgentSettings:
+    """The agent's own `settings.model` and `settings.agentry`, which the file uses for something else."""
+
+    model: Optional[Any] = None
+    """Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+    numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+    """
+    agentry: Optional[Any] = None
+    """Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+    numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterAgentSettings:
+        """Reads the JSON object the API sends."""
+        return cls(
+            model=data.get("model"),
+            agentry=data.get("agentry"),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        if self.model is not None:
+            out["model"] = self.model
+        if self.agentry is not None:
+            out["agentry"] = self.agentry
+        return out
+
+
+@dataclass
+class CharacterAgentrySettings:
+    """What an Agentry export keeps of the agent beyond the elizaOS fields."""
+
+    model_provider: Optional[ModelProvider] = None
+    """The agent's `modelProvider`; preferred to a top-level `modelProvider`."""
+    goals: Optional[List[str]] = None
+    """The agent's `goals`."""
+    clients: Optional[List[Union[str, ClientIntegration]]] = None
+    """The agent's `clients`; preferred to a top-level `clients`."""
+    plugins: Optional[List[Union[str, PluginConfig]]] = None
+    """The agent's plugins with their `enabled` and `config`; each is restored for the name `plugins` lists.
+    """
+    personality: Optional[Dict[str, Any]] = None
+    """Keys of the agent's `personality` that the file has no field for (`lore`, `sourceModelProvider`,
+    `extraFields`, the agent's own traits); restored as they are.
+    """
+    settings: Optional[CharacterAgentSettings] = None
+    """The agent's own `settings.model` and `settings.agentry`, which the file uses for something else."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterAgentrySettings:
+        """Reads the JSON object the API sends."""
+        return cls(
+            model_provider=data.get("modelProvider"),
+            goals=None if data.get("goals") is None else list(data["goals"]),
+            clients=None if data.get("clients") is None else [ClientIntegration.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["clients"]],
+            plugins=None if data.get("plugins") is None else [PluginConfig.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["plugins"]],
+            personality=None if data.get("personality") is None else dict(data["personality"]),
+            settings=None if data.get("settings") is None else CharacterAgentSettings.from_dict(data["settings"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        if self.model_provider is not None:
+            out["modelProvider"] = self.model_provider
+        if self.goals is not None:
+            out["goals"] = list(self.goals)
+        if self.clients is not None:
+            out["clients"] = [x0.to_dict() if isinstance(x0, ClientIntegration) else x0 for x0 in self.clients]
+        if self.plugins is not None:
+            out["plugins"] = [x0.to_dict() if isinstance(x0, PluginConfig) else x0 for x0 in self.plugins]
+        if self.personality is not None:
+            out["personality"] = dict(self.personality)
+        if self.settings is not None:
+            out["settings"] = self.settings.to_dict()
+        return out
+
+
+@dataclass
+class CharacterImport:
+    """An imported character file: the agent created, and the warnings."""
+
+    agent: Agent
+    """An agent, as Get, List, Create and Update return it."""
+    warnings: List[FieldIssue]
+    """What was kept but will not act, or was set aside, by JSON path in the file."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterImport:
+        """Reads the JSON object the API sends."""
+        return cls(
+            agent=Agent.from_dict(data["agent"]),
+            warnings=[FieldIssue.from_dict(x0) for x0 in data["warnings"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["agent"] = self.agent.to_dict()
+        out["warnings"] = [x0.to_dict() for x0 in self.warnings]
+        return out
+
+
+@dataclass
+class CharacterImportPreview:
+    """A character file checked with `dryRun=true`: the agent it would create, and the warnings; nothing was
+    stored.
+    """
+
+    agent: AgentDraft
+    """The agent an import would create: its fields, with no id, status or times yet."""
+    warnings: List[FieldIssue]
+    """What was kept but will not act, or was set aside, by JSON path in the file."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterImportPreview:
+        """Reads the JSON object the API sends."""
+        return cls(
+            agent=AgentDraft.from_dict(data["agent"]),
+            warnings=[FieldIssue.from_dict(x0) for x0 in data["warnings"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["agent"] = self.agent.to_dict()
+        out["warnings"] = [x0.to_dict() for x0 in self.warnings]
+        return out
+
+
+@dataclass
+class CharacterKnowledgeSource:
+    """A file or folder reference."""
+
+    path: Optional[str] = None
+    """A file."""
+    directory: Optional[Union[str, Dict[str, Any]]] = None
+    """A folder."""
+    shared: Optional[bool] = None
+    extra: Dict[str, Any] = _field(default_factory=dict)
+    """Keys besides the fields above, as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterKnowledgeSource:
+        """Reads the JSON object the API sends."""
+        known = {"path", "directory", "shared"}
+        return cls(
+            path=data.get("path"),
+            directory=None if data.get("directory") is None else dict(data["directory"]) if isinstance(data["directory"], dict) else data["directory"],
+            shared=data.get("shared"),
+            extra={key: value for key, value in data.items() if key not in known},
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = dict(self.extra)
+        if self.path is not None:
+            out["path"] = self.path
+        if self.directory is not None:
+            out["directory"] = dict(self.directory) if isinstance(self.directory, dict) else self.directory
+        if self.shared is not None:
+            out["shared"] = self.shared
+        return out
+
+
+@dataclass
+class CharacterMessageContent:
+    """The message: its `text`, and whatever else elizaOS records with it (kept)."""
+
+    text: Optional[str] = None
+    """What is said."""
+    action: Optional[str] = None
+    """v0.x: the action the reply triggers, by name."""
+    actions: Optional[List[str]] = None
+    """1.x: the actions the reply triggers, by name."""
+    extra: Dict[str, Any] = _field(default_factory=dict)
+    """Keys besides the fields above, as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterMessageContent:
+        """Reads the JSON object the API sends."""
+        known = {"text", "action", "actions"}
+        return cls(
+            text=data.get("text"),
+            action=data.get("action"),
+            actions=None if data.get("actions") is None else list(data["actions"]),
+            extra={key: value for key, value in data.items() if key not in known},
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = dict(self.extra)
+        if self.text is not None:
+            out["text"] = self.text
+        if self.action is not None:
+            out["action"] = self.action
+        if self.actions is not None:
+            out["actions"] = list(self.actions)
+        return out
+
+
+@dataclass
+class CharacterMessageExample:
+    """One message of an example conversation."""
+
+    content: CharacterMessageContent
+    """The message: its `text`, and whatever else elizaOS records with it (kept)."""
+    name: Optional[str] = None
+    """1.x: who speaks, the character's name or a placeholder for the other party (`{{name1}}`, `{{user1}}`).
+    """
+    user: Optional[str] = None
+    """v0.x: who speaks, as `name` in 1.x."""
+    extra: Dict[str, Any] = _field(default_factory=dict)
+    """Keys besides the fields above, as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterMessageExample:
+        """Reads the JSON object the API sends."""
+        known = {"name", "user", "content"}
+        return cls(
+            name=data.get("name"),
+            user=data.get("user"),
+            content=CharacterMessageContent.from_dict(data["content"]),
+            extra={key: value for key, value in data.items() if key not in known},
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = dict(self.extra)
+        if self.name is not None:
+            out["name"] = self.name
+        if self.user is not None:
+            out["user"] = self.user
+        out["content"] = self.content.to_dict()
+        return out
+
+
+@dataclass
+class CharacterSettings:
+    """The agent's settings, without its secrets."""
+
+    secrets: Dict[str, Any]
+    """Always empty: secrets never leave."""
+    model: Optional[str] = None
+    """The agent's `model`."""
+    agentry: Optional[CharacterAgentrySettings] = None
+    """What an Agentry export keeps of the agent beyond the elizaOS fields."""
+    extra: Dict[str, Any] = _field(default_factory=dict)
+    """Keys besides the fields above, as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterSettings:
+        """Reads the JSON object the API sends."""
+        known = {"model", "secrets", "agentry"}
+        return cls(
+            model=data.get("model"),
+            secrets=dict(data["secrets"]),
+            agentry=None if data.get("agentry") is None else CharacterAgentrySettings.from_dict(data["agentry"]),
+            extra={key: value for key, value in data.items() if key not in known},
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = dict(self.extra)
+        if self.model is not None:
+            out["model"] = self.model
+        out["secrets"] = dict(self.secrets)
+        if self.agentry is not None:
+            out["agentry"] = self.agentry.to_dict()
+        return out
+
+
+@dataclass
+class CharacterStyle:
+    """How the character writes. Kept in `personality.style`."""
+
+    all: Optional[List[str]] = None
+    """Guidelines for every reply; they become the agent's response guidelines."""
+    chat: Optional[List[str]] = None
+    """Guidelines for chat replies; they become the agent's response guidelines."""
+    post: Optional[List[str]] = None
+    """Guidelines for social media posts; kept for the export."""
+    extra: Dict[str, Any] = _field(default_factory=dict)
+    """Keys besides the fields above, as received."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CharacterStyle:
+        """Reads the JSON object the API sends."""
+        known = {"all", "chat", "post"}
+        return cls(
+            all=None if data.get("all") is None else list(data["all"]),
+            chat=None if data.get("chat") is None else list(data["chat"]),
+            post=None if data.get("post") is None else list(data["post"]),
+            extra={key: value for key, value in data.items() if key not in known},
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = dict(self.extra)
+        if self.all is not None:
+            out["all"] = list(self.all)
+        if self.chat is not None:
+            out["chat"] = list(self.chat)
+        if self.post is not None:
+            out["post"] = list(self.post)
+        return out
+
+
+@dataclass
 class ClientIntegration:
     """Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
     """
@@ -579,6 +967,33 @@ class ConversationDeleted:
 
 
 @dataclass
+class CursorPagination:
+    """Where a page of a cursor-paged list is."""
+
+    limit: int
+    """Page size asked for."""
+    has_more: bool
+    """Whether more items lie beyond this page in the direction of paging: the next page is `before` (for `desc`)
+    or `after` (for `asc`) this page's last item's id.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CursorPagination:
+        """Reads the JSON object the API sends."""
+        return cls(
+            limit=data["limit"],
+            has_more=data["hasMore"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["limit"] = self.limit
+        out["hasMore"] = self.has_more
+        return out
+
+
+@dataclass
 class Delivery:
     """One attempt to deliver one event to the endpoint. What the endpoint answered is never shown beyond its
     status.
@@ -638,6 +1053,84 @@ class Delivery:
         out["error"] = self.error
         out["createdAt"] = self.created_at
         out["nextAttemptAt"] = self.next_attempt_at
+        return out
+
+
+@dataclass
+class ExportedCharacterFile:
+    """An agent as an elizaOS 1.x character file. Importing it gives an agent equal to this one in every field
+    but its id, times and `apiEndpoint`.
+    """
+
+    name: str
+    """The agent's name."""
+    bio: List[str]
+    """The agent's `bio`."""
+    plugins: List[str]
+    """The name of every plugin of the agent."""
+    settings: CharacterSettings
+    """The agent's settings, without its secrets."""
+    secrets: Dict[str, Any]
+    """Always empty: secrets never leave."""
+    username: Optional[str] = None
+    system: Optional[str] = None
+    topics: Optional[List[str]] = None
+    adjectives: Optional[List[str]] = None
+    style: Optional[CharacterStyle] = None
+    """How the character writes. Kept in `personality.style`."""
+    message_examples: Optional[List[List[CharacterMessageExample]]] = None
+    """Example conversations, as arrays of `{name, content}`."""
+    post_examples: Optional[List[str]] = None
+    knowledge: Optional[List[Union[str, CharacterKnowledgeSource]]] = None
+    """The agent's knowledge, with its file and folder references back in place."""
+    templates: Optional[Dict[str, str]] = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ExportedCharacterFile:
+        """Reads the JSON object the API sends."""
+        return cls(
+            name=data["name"],
+            username=data.get("username"),
+            system=data.get("system"),
+            bio=list(data["bio"]),
+            topics=None if data.get("topics") is None else list(data["topics"]),
+            adjectives=None if data.get("adjectives") is None else list(data["adjectives"]),
+            style=None if data.get("style") is None else CharacterStyle.from_dict(data["style"]),
+            message_examples=None if data.get("messageExamples") is None else [[CharacterMessageExample.from_dict(x1) for x1 in x0] for x0 in data["messageExamples"]],
+            post_examples=None if data.get("postExamples") is None else list(data["postExamples"]),
+            knowledge=None if data.get("knowledge") is None else [CharacterKnowledgeSource.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["knowledge"]],
+            templates=None if data.get("templates") is None else dict(data["templates"]),
+            plugins=list(data["plugins"]),
+            settings=CharacterSettings.from_dict(data["settings"]),
+            secrets=dict(data["secrets"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["name"] = self.name
+        if self.username is not None:
+            out["username"] = self.username
+        if self.system is not None:
+            out["system"] = self.system
+        out["bio"] = list(self.bio)
+        if self.topics is not None:
+            out["topics"] = list(self.topics)
+        if self.adjectives is not None:
+            out["adjectives"] = list(self.adjectives)
+        if self.style is not None:
+            out["style"] = self.style.to_dict()
+        if self.message_examples is not None:
+            out["messageExamples"] = [[x1.to_dict() for x1 in x0] for x0 in self.message_examples]
+        if self.post_examples is not None:
+            out["postExamples"] = list(self.post_examples)
+        if self.knowledge is not None:
+            out["knowledge"] = [x0.to_dict() if isinstance(x0, CharacterKnowledgeSource) else x0 for x0 in self.knowledge]
+        if self.templates is not None:
+            out["templates"] = dict(self.templates)
+        out["plugins"] = list(self.plugins)
+        out["settings"] = self.settings.to_dict()
+        out["secrets"] = dict(self.secrets)
         return out
 
 
@@ -864,6 +1357,31 @@ class Pagination:
 
 
 @dataclass
+class Percentiles:
+    """From receipt to the complete reply, of completed sends."""
+
+    p50: Optional[float]
+    """The median, in ms; `null` without a completed send."""
+    p95: Optional[float]
+    """The 95th percentile, in ms; `null` without a completed send."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Percentiles:
+        """Reads the JSON object the API sends."""
+        return cls(
+            p50=data["p50"],
+            p95=data["p95"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["p50"] = self.p50
+        out["p95"] = self.p95
+        return out
+
+
+@dataclass
 class PluginConfig:
     """Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`."""
 
@@ -1045,6 +1563,198 @@ class Usage:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        return out
+
+
+@dataclass
+class UsageBucket:
+    """Every bucket of the range, oldest first, zero-filled."""
+
+    start: str
+    """The bucket's start, inclusive."""
+    end: str
+    """The bucket's end, exclusive."""
+    groups: List[UsageGroup]
+    """One group per combination seen in the bucket; without grouping, exactly one (zero-filled when nothing was
+    sent).
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageBucket:
+        """Reads the JSON object the API sends."""
+        return cls(
+            start=data["start"],
+            end=data["end"],
+            groups=[UsageGroup.from_dict(x0) for x0 in data["groups"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["start"] = self.start
+        out["end"] = self.end
+        out["groups"] = [x0.to_dict() for x0 in self.groups]
+        return out
+
+
+@dataclass
+class UsageGroup:
+    """One combination of the grouped dimensions, with its figures."""
+
+    messages: int
+    """Every send, failed ones included."""
+    errors: int
+    """Sends that ended in an error (any code; cancelled ones are not errors)."""
+    input_tokens: int
+    """Prompt tokens."""
+    output_tokens: int
+    """Reply tokens."""
+    total_tokens: int
+    """inputTokens + outputTokens."""
+    latency_ms: Percentiles
+    """From receipt to the complete reply, of completed sends."""
+    time_to_first_token_ms: Percentiles
+    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
+    agent_id: Optional[str] = None
+    """The group's agent; present when grouping by `agentId`."""
+    user_id: Optional[str] = None
+    """The group's user id; present when grouping by `userId`; `null` for messages without one and for erased
+    users.
+    """
+    model: Optional[str] = None
+    """The group's model; present when grouping by `model`."""
+    api_key_id: Optional[str] = None
+    """The group's API key; present when grouping by `apiKeyId`."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageGroup:
+        """Reads the JSON object the API sends."""
+        return cls(
+            agent_id=data.get("agentId"),
+            user_id=data.get("userId"),
+            model=data.get("model"),
+            api_key_id=data.get("apiKeyId"),
+            messages=data["messages"],
+            errors=data["errors"],
+            input_tokens=data["inputTokens"],
+            output_tokens=data["outputTokens"],
+            total_tokens=data["totalTokens"],
+            latency_ms=Percentiles.from_dict(data["latencyMs"]),
+            time_to_first_token_ms=Percentiles.from_dict(data["timeToFirstTokenMs"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        if self.agent_id is not None:
+            out["agentId"] = self.agent_id
+        if self.user_id is not None:
+            out["userId"] = self.user_id
+        if self.model is not None:
+            out["model"] = self.model
+        if self.api_key_id is not None:
+            out["apiKeyId"] = self.api_key_id
+        out["messages"] = self.messages
+        out["errors"] = self.errors
+        out["inputTokens"] = self.input_tokens
+        out["outputTokens"] = self.output_tokens
+        out["totalTokens"] = self.total_tokens
+        out["latencyMs"] = self.latency_ms.to_dict()
+        out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
+        return out
+
+
+@dataclass
+class UsageReport:
+    """Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles come from
+    sketches.
+    """
+
+    from_: str
+    """The start of the range, rounded down to the granularity."""
+    to: str
+    """The end of the range, exclusive, rounded up to the granularity."""
+    granularity: Literal["hour", "day"]
+    """The width of the buckets, in UTC."""
+    buckets: List[UsageBucket]
+    """Every bucket of the range, oldest first, zero-filled."""
+    totals: UsageTotals
+    """The figures of the whole range."""
+    group_by: Optional[List[Literal["agentId", "userId", "model", "apiKeyId"]]] = None
+    """The dimensions asked for; absent without grouping."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageReport:
+        """Reads the JSON object the API sends."""
+        return cls(
+            from_=data["from"],
+            to=data["to"],
+            granularity=data["granularity"],
+            group_by=None if data.get("groupBy") is None else list(data["groupBy"]),
+            buckets=[UsageBucket.from_dict(x0) for x0 in data["buckets"]],
+            totals=UsageTotals.from_dict(data["totals"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["from"] = self.from_
+        out["to"] = self.to
+        out["granularity"] = self.granularity
+        if self.group_by is not None:
+            out["groupBy"] = list(self.group_by)
+        out["buckets"] = [x0.to_dict() for x0 in self.buckets]
+        out["totals"] = self.totals.to_dict()
+        return out
+
+
+@dataclass
+class UsageTotals:
+    """The figures of the whole range."""
+
+    messages: int
+    """Every send, failed ones included."""
+    errors: int
+    """Sends that ended in an error (any code; cancelled ones are not errors)."""
+    input_tokens: int
+    """Prompt tokens."""
+    output_tokens: int
+    """Reply tokens."""
+    total_tokens: int
+    """inputTokens + outputTokens."""
+    latency_ms: Percentiles
+    """From receipt to the complete reply, of completed sends."""
+    time_to_first_token_ms: Percentiles
+    """From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends."""
+    groups: Optional[List[UsageGroup]] = None
+    """The range's figures per group; present when grouping."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UsageTotals:
+        """Reads the JSON object the API sends."""
+        return cls(
+            messages=data["messages"],
+            errors=data["errors"],
+            input_tokens=data["inputTokens"],
+            output_tokens=data["outputTokens"],
+            total_tokens=data["totalTokens"],
+            latency_ms=Percentiles.from_dict(data["latencyMs"]),
+            time_to_first_token_ms=Percentiles.from_dict(data["timeToFirstTokenMs"]),
+            groups=None if data.get("groups") is None else [UsageGroup.from_dict(x0) for x0 in data["groups"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["messages"] = self.messages
+        out["errors"] = self.errors
+        out["inputTokens"] = self.input_tokens
+        out["outputTokens"] = self.output_tokens
+        out["totalTokens"] = self.total_tokens
+        out["latencyMs"] = self.latency_ms.to_dict()
+        out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
+        if self.groups is not None:
+            out["groups"] = [x0.to_dict() for x0 in self.groups]
         return out
 
 

@@ -5,10 +5,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, List, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, List, Literal, Mapping, Optional, Sequence, Union, overload
 
 from .._base_client import AsyncTransport, RequestSpec, SyncTransport, merged_options
-from .._pagination import AsyncPager, PageSpec, SyncPage, fetch_async_page, fetch_sync_page
+from .._ndjson import AsyncNDJSONStream, NDJSONStream
+from .._pagination import (
+    AsyncCursorPager,
+    AsyncPager,
+    CursorSpec,
+    PageSpec,
+    SyncCursorPage,
+    SyncPage,
+    fetch_async_cursor_page,
+    fetch_async_page,
+    fetch_sync_cursor_page,
+    fetch_sync_page,
+)
 from .._streaming import AsyncMessageStream, MessageStream
 from .._types import NOT_GIVEN, NotGiven
 from .._utils import build_body, path_segment
@@ -21,17 +33,21 @@ from .models import (
     ApiKey,
     ApiKeyCreated,
     ApiKeyRevoked,
+    CharacterImport,
+    CharacterImportPreview,
     ClientIntegration,
     ClientIntegrationParam,
     Conversation,
     ConversationDeleted,
     Delivery,
+    ExportedCharacterFile,
     HistoryMessage,
     ModelProvider,
     PluginConfig,
     PluginConfigParam,
     Reply,
     Scope,
+    UsageReport,
     UserErased,
     Webhook,
     WebhookCreated,
@@ -40,19 +56,23 @@ from .models import (
 
 __all__ = [
     "Agents",
+    "AgentsUsage",
     "ApiKeys",
     "AsyncAgents",
+    "AsyncAgentsUsage",
     "AsyncApiKeys",
     "AsyncConversations",
     "AsyncDeliveries",
     "AsyncMessages",
     "AsyncResources",
+    "AsyncUsage",
     "AsyncUsers",
     "AsyncWebhookEndpoints",
     "Conversations",
     "Deliveries",
     "Messages",
     "SyncResources",
+    "Usage",
     "Users",
     "WebhookEndpoints",
 ]
@@ -231,7 +251,7 @@ class Messages:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> List[HistoryMessage]:
+    ) -> SyncCursorPage[HistoryMessage]:
         """List an agent's messages.
 
         The agent's stored messages, both sides (a message before its reply), newest first unless `order=asc`.
@@ -245,6 +265,8 @@ class Messages:
         parameters and values out of range.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
 
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
@@ -285,8 +307,8 @@ class Messages:
             "order": order,
         }
         spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", "idempotent", query=query)
-        envelope = self._transport.request(spec, options)
-        return [HistoryMessage.from_dict(x0) for x0 in envelope["data"]]
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, HistoryMessage.from_dict)
 
     def get(
         self,
@@ -350,7 +372,7 @@ class Conversations:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> List[Conversation]:
+    ) -> SyncCursorPage[Conversation]:
         """List an agent's conversations.
 
         The agent's conversations, newest activity first, optionally only those of one `userId` or one
@@ -361,6 +383,8 @@ class Conversations:
         answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
 
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
@@ -395,8 +419,8 @@ class Conversations:
             "after": after,
         }
         spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", "idempotent", query=query)
-        envelope = self._transport.request(spec, options)
-        return [Conversation.from_dict(x0) for x0 in envelope["data"]]
+        cursor_spec = CursorSpec("before", "after", None, "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Conversation.from_dict)
 
     def delete(
         self,
@@ -442,6 +466,71 @@ class Conversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class AgentsUsage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def get(
+        self,
+        agent_id: str,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[Sequence[Literal["agentId", "userId", "model", "apiKeyId"]], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get an agent's usage.
+
+        The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
+        gives one group).
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        envelope = self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
+
+
 class Deliveries:
     """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
     (scope `webhooks:manage`).
@@ -462,7 +551,7 @@ class Deliveries:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> List[Delivery]:
+    ) -> SyncCursorPage[Delivery]:
         """List an endpoint's deliveries.
 
         The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own,
@@ -474,6 +563,8 @@ class Deliveries:
         INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
 
         Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
 
         Args:
             webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
@@ -507,8 +598,8 @@ class Deliveries:
             "order": order,
         }
         spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", "idempotent", query=query)
-        envelope = self._transport.request(spec, options)
-        return [Delivery.from_dict(x0) for x0 in envelope["data"]]
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Delivery.from_dict)
 
     def redeliver(
         self,
@@ -556,7 +647,7 @@ class Deliveries:
 
 
 class Agents:
-    """Create, list, read, update and delete agents."""
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
     messages: Messages
     """Talk to an agent, with or without streaming."""
@@ -564,11 +655,14 @@ class Agents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: AgentsUsage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
         self.messages = Messages(transport)
         self.conversations = Conversations(transport)
+        self.usage = AgentsUsage(transport)
 
     def create(
         self,
@@ -873,6 +967,144 @@ class Agents:
         envelope = self._transport.request(spec, options)
         return AgentDeleted.from_dict(envelope["data"])
 
+    @overload
+    def import_character(
+        self,
+        character: Mapping[str, Any],
+        *,
+        dry_run: Literal[True],
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> CharacterImportPreview: ...
+
+    @overload
+    def import_character(
+        self,
+        character: Mapping[str, Any],
+        *,
+        dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> CharacterImport: ...
+
+    def import_character(
+        self,
+        character: Mapping[str, Any],
+        *,
+        dry_run: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Union[CharacterImport, CharacterImportPreview]:
+        """Import an elizaOS character file.
+
+        Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), sent
+        as the body; its JSON Schema is also served at `/v1/schemas/character.json`. Only `name` is required.
+        `name`, `bio` (a string is one item), the strings of `knowledge`, `clients`, `plugins` and `settings`
+        map to the agent's own fields; `settings.model` becomes `model`; `modelProvider` is mapped
+        (`anthropic` stays, `llama_local` becomes `local`, the OpenAI-compatible names become `openai`), the
+        name given kept in `personality.sourceModelProvider`. `system`, `username`, `lore`, `topics`,
+        `adjectives`, `style`, `messageExamples`, `postExamples` and `templates` are kept in `personality`
+        under their names (empty ones nowhere); file and folder references of `knowledge` in
+        `personality.knowledgeSources`, with their positions; fields the schema does not name in
+        `personality.extraFields`. `settings.secrets` and `secrets` are stored in the agent's
+        `settings.secrets`, which no read or export ever returns. Plugins not in the plugin catalogue are kept
+        as `{name, enabled: false}`. `settings.agentry`, written by an export, puts back what the elizaOS
+        format has no field for.
+
+        The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will
+        not act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true`
+        nothing is stored: `200` with the agent it would create. As on create, the provider and model must be
+        ones this deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by
+        default).
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        With `dry_run=True` it returns a `CharacterImportPreview` instead.
+
+        Args:
+            character: An elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), as `POST
+                /v1/agents/import` takes it. Only `name` is required. Fields not listed here are kept, untouched, in
+                `personality.extraFields` for the export, with a warning.
+            dry_run: `true`: check the file and answer `200` with the agent it would create and the warnings;
+                nothing is stored and the quota is not checked. Server default: `False`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        query = {
+            "dryRun": dry_run,
+        }
+        body = build_body(character, options.extra_body)
+        spec = RequestSpec("POST", "/agents/import", "idempotent" if dry_run is True else "unsafe", query=query, body=body)
+        envelope = self._transport.request(spec, options)
+        if dry_run is True:
+            return CharacterImportPreview.from_dict({**envelope, "agent": envelope["data"]})
+        return CharacterImport.from_dict({**envelope, "agent": envelope["data"]})
+
+    def export_character(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> ExportedCharacterFile:
+        """Export an agent as an elizaOS character file.
+
+        The agent as an elizaOS 1.x character file, as a download: the bare file, without the envelope, with
+        `Content-Disposition: attachment` and a file name made from the agent's name. Fields the 1.x format
+        has at the top are there; everything else of the agent (`goals`, `clients`, `modelProvider`, each
+        plugin's `enabled` and `config`, `personality` keys without a 1.x field) is under `settings.agentry`,
+        so importing the file gives an agent equal to this one in every field but its id, times and
+        `apiEndpoint`. `plugins` names every plugin. Secrets never leave: `settings.secrets` and `secrets` are
+        empty.
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/character", "idempotent")
+        envelope = self._transport.request(spec, options)
+        return ExportedCharacterFile.from_dict(envelope)
+
 
 class Users:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
@@ -881,6 +1113,50 @@ class Users:
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
+
+    def export(
+        self,
+        user_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> NDJSONStream[HistoryMessage]:
+        """Export a user's messages.
+
+        Every message the user exchanged with any agent of the account, oldest first, as NDJSON
+        (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in
+        `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
+        with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
+        left out. A failure after the first line cuts the response short (it ends without its last chunk),
+        which HTTP clients report as an incomplete body: retry the export.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a stream to iterate (`for`) for the items, read line by line as they arrive; best used as a
+        context manager so the connection is closed. The request is sent when the stream is first used. An
+        answer cut short raises `APIConnectionError` after the items that arrived whole.
+
+        Args:
+            user_id: The user id, as messages were sent with it, URL-encoded: 1 to 256 characters, no U+0000
+                (otherwise `400 INVALID_REQUEST`).
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises (when the stream is used):
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export", "idempotent")
+        return NDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)
 
     def erase(
         self,
@@ -921,6 +1197,73 @@ class Users:
         spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}", "idempotent")
         envelope = self._transport.request(spec, options)
         return UserErased.from_dict(envelope["data"])
+
+
+class Usage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def get(
+        self,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[Sequence[Literal["agentId", "userId", "model", "apiKeyId"]], NotGiven] = NOT_GIVEN,
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get the account's usage.
+
+        The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
+        rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
+        each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range
+        longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with
+        `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            agent_id: Only the messages to this agent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+            "agentId": agent_id,
+        }
+        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        envelope = self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
 
 
 class WebhookEndpoints:
@@ -1395,11 +1738,13 @@ class SyncResources:
     """The API's top-level resources; the client is one of these."""
 
     agents: Agents
-    """Create, list, read, update and delete agents."""
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     users: Users
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: Usage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     webhook_endpoints: WebhookEndpoints
     """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
     (scope `webhooks:manage`).
@@ -1410,6 +1755,7 @@ class SyncResources:
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
         self.users = Users(transport)
+        self.usage = Usage(transport)
         self.webhook_endpoints = WebhookEndpoints(transport)
         self.api_keys = ApiKeys(transport)
 
@@ -1572,7 +1918,7 @@ class AsyncMessages:
         spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", "message", body=body)
         return AsyncMessageStream(self._transport, spec, options)
 
-    async def list(
+    def list(
         self,
         agent_id: str,
         *,
@@ -1587,7 +1933,7 @@ class AsyncMessages:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> List[HistoryMessage]:
+    ) -> AsyncCursorPager[HistoryMessage]:
         """List an agent's messages.
 
         The agent's stored messages, both sides (a message before its reply), newest first unless `order=asc`.
@@ -1601,6 +1947,8 @@ class AsyncMessages:
         parameters and values out of range.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
 
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
@@ -1641,8 +1989,8 @@ class AsyncMessages:
             "order": order,
         }
         spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", "idempotent", query=query)
-        envelope = await self._transport.request(spec, options)
-        return [HistoryMessage.from_dict(x0) for x0 in envelope["data"]]
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, HistoryMessage.from_dict))
 
     async def get(
         self,
@@ -1693,7 +2041,7 @@ class AsyncConversations:
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
 
-    async def list(
+    def list(
         self,
         agent_id: str,
         *,
@@ -1706,7 +2054,7 @@ class AsyncConversations:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> List[Conversation]:
+    ) -> AsyncCursorPager[Conversation]:
         """List an agent's conversations.
 
         The agent's conversations, newest activity first, optionally only those of one `userId` or one
@@ -1717,6 +2065,8 @@ class AsyncConversations:
         answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
 
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
@@ -1751,8 +2101,8 @@ class AsyncConversations:
             "after": after,
         }
         spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", "idempotent", query=query)
-        envelope = await self._transport.request(spec, options)
-        return [Conversation.from_dict(x0) for x0 in envelope["data"]]
+        cursor_spec = CursorSpec("before", "after", None, "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Conversation.from_dict))
 
     async def delete(
         self,
@@ -1798,6 +2148,71 @@ class AsyncConversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class AsyncAgentsUsage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def get(
+        self,
+        agent_id: str,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[Sequence[Literal["agentId", "userId", "model", "apiKeyId"]], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get an agent's usage.
+
+        The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
+        gives one group).
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        envelope = await self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
+
+
 class AsyncDeliveries:
     """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
     (scope `webhooks:manage`).
@@ -1806,7 +2221,7 @@ class AsyncDeliveries:
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
 
-    async def list(
+    def list(
         self,
         webhook_id: str,
         *,
@@ -1818,7 +2233,7 @@ class AsyncDeliveries:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> List[Delivery]:
+    ) -> AsyncCursorPager[Delivery]:
         """List an endpoint's deliveries.
 
         The endpoint's delivery log, one entry per attempt (a retry or a redelivery is an entry of its own,
@@ -1830,6 +2245,8 @@ class AsyncDeliveries:
         INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
 
         Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
 
         Args:
             webhook_id: The webhook endpoint's id (`whk_…`). An id of another account's endpoint, or not of that
@@ -1863,8 +2280,8 @@ class AsyncDeliveries:
             "order": order,
         }
         spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", "idempotent", query=query)
-        envelope = await self._transport.request(spec, options)
-        return [Delivery.from_dict(x0) for x0 in envelope["data"]]
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Delivery.from_dict))
 
     async def redeliver(
         self,
@@ -1912,7 +2329,7 @@ class AsyncDeliveries:
 
 
 class AsyncAgents:
-    """Create, list, read, update and delete agents."""
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
     messages: AsyncMessages
     """Talk to an agent, with or without streaming."""
@@ -1920,11 +2337,14 @@ class AsyncAgents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: AsyncAgentsUsage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
         self.messages = AsyncMessages(transport)
         self.conversations = AsyncConversations(transport)
+        self.usage = AsyncAgentsUsage(transport)
 
     async def create(
         self,
@@ -2229,6 +2649,144 @@ class AsyncAgents:
         envelope = await self._transport.request(spec, options)
         return AgentDeleted.from_dict(envelope["data"])
 
+    @overload
+    async def import_character(
+        self,
+        character: Mapping[str, Any],
+        *,
+        dry_run: Literal[True],
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> CharacterImportPreview: ...
+
+    @overload
+    async def import_character(
+        self,
+        character: Mapping[str, Any],
+        *,
+        dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> CharacterImport: ...
+
+    async def import_character(
+        self,
+        character: Mapping[str, Any],
+        *,
+        dry_run: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Union[CharacterImport, CharacterImportPreview]:
+        """Import an elizaOS character file.
+
+        Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), sent
+        as the body; its JSON Schema is also served at `/v1/schemas/character.json`. Only `name` is required.
+        `name`, `bio` (a string is one item), the strings of `knowledge`, `clients`, `plugins` and `settings`
+        map to the agent's own fields; `settings.model` becomes `model`; `modelProvider` is mapped
+        (`anthropic` stays, `llama_local` becomes `local`, the OpenAI-compatible names become `openai`), the
+        name given kept in `personality.sourceModelProvider`. `system`, `username`, `lore`, `topics`,
+        `adjectives`, `style`, `messageExamples`, `postExamples` and `templates` are kept in `personality`
+        under their names (empty ones nowhere); file and folder references of `knowledge` in
+        `personality.knowledgeSources`, with their positions; fields the schema does not name in
+        `personality.extraFields`. `settings.secrets` and `secrets` are stored in the agent's
+        `settings.secrets`, which no read or export ever returns. Plugins not in the plugin catalogue are kept
+        as `{name, enabled: false}`. `settings.agentry`, written by an export, puts back what the elizaOS
+        format has no field for.
+
+        The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will
+        not act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true`
+        nothing is stored: `200` with the agent it would create. As on create, the provider and model must be
+        ones this deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by
+        default).
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        With `dry_run=True` it returns a `CharacterImportPreview` instead.
+
+        Args:
+            character: An elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), as `POST
+                /v1/agents/import` takes it. Only `name` is required. Fields not listed here are kept, untouched, in
+                `personality.extraFields` for the export, with a warning.
+            dry_run: `true`: check the file and answer `200` with the agent it would create and the warnings;
+                nothing is stored and the quota is not checked. Server default: `False`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        query = {
+            "dryRun": dry_run,
+        }
+        body = build_body(character, options.extra_body)
+        spec = RequestSpec("POST", "/agents/import", "idempotent" if dry_run is True else "unsafe", query=query, body=body)
+        envelope = await self._transport.request(spec, options)
+        if dry_run is True:
+            return CharacterImportPreview.from_dict({**envelope, "agent": envelope["data"]})
+        return CharacterImport.from_dict({**envelope, "agent": envelope["data"]})
+
+    async def export_character(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> ExportedCharacterFile:
+        """Export an agent as an elizaOS character file.
+
+        The agent as an elizaOS 1.x character file, as a download: the bare file, without the envelope, with
+        `Content-Disposition: attachment` and a file name made from the agent's name. Fields the 1.x format
+        has at the top are there; everything else of the agent (`goals`, `clients`, `modelProvider`, each
+        plugin's `enabled` and `config`, `personality` keys without a 1.x field) is under `settings.agentry`,
+        so importing the file gives an agent equal to this one in every field but its id, times and
+        `apiEndpoint`. `plugins` names every plugin. Secrets never leave: `settings.secrets` and `secrets` are
+        empty.
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/character", "idempotent")
+        envelope = await self._transport.request(spec, options)
+        return ExportedCharacterFile.from_dict(envelope)
+
 
 class AsyncUsers:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
@@ -2237,6 +2795,50 @@ class AsyncUsers:
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
+
+    def export(
+        self,
+        user_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncNDJSONStream[HistoryMessage]:
+        """Export a user's messages.
+
+        Every message the user exchanged with any agent of the account, oldest first, as NDJSON
+        (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in
+        `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
+        with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
+        left out. A failure after the first line cuts the response short (it ends without its last chunk),
+        which HTTP clients report as an incomplete body: retry the export.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a stream to iterate (`async for`) for the items, read line by line as they arrive; best used
+        as a context manager so the connection is closed. The request is sent when the stream is first used.
+        An answer cut short raises `APIConnectionError` after the items that arrived whole.
+
+        Args:
+            user_id: The user id, as messages were sent with it, URL-encoded: 1 to 256 characters, no U+0000
+                (otherwise `400 INVALID_REQUEST`).
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises (when the stream is used):
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export", "idempotent")
+        return AsyncNDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)
 
     async def erase(
         self,
@@ -2277,6 +2879,73 @@ class AsyncUsers:
         spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}", "idempotent")
         envelope = await self._transport.request(spec, options)
         return UserErased.from_dict(envelope["data"])
+
+
+class AsyncUsage:
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def get(
+        self,
+        *,
+        from_: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        to: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        granularity: Union[Literal["hour", "day"], NotGiven] = NOT_GIVEN,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        group_by: Union[Sequence[Literal["agentId", "userId", "model", "apiKeyId"]], NotGiven] = NOT_GIVEN,
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> UsageReport:
+        """Get the account's usage.
+
+        The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
+        rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
+        each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range
+        longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with
+        `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.
+
+        Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            from_: The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.
+            to: The end of the range, exclusive, rounded up to the granularity; it may lie in the future. Default:
+                now.
+            granularity: The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days
+                of days. Server default: `"day"`.
+            user_id: Only the messages of this user id.
+            group_by: What each bucket's groups are: any of `agentId`, `userId`, `model`, `apiKeyId`,
+                comma-separated. Unset: one group per bucket.
+            agent_id: Only the messages to this agent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "from": from_,
+            "to": to,
+            "granularity": granularity,
+            "userId": user_id,
+            "groupBy": group_by,
+            "agentId": agent_id,
+        }
+        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        envelope = await self._transport.request(spec, options)
+        return UsageReport.from_dict(envelope["data"])
 
 
 class AsyncWebhookEndpoints:
@@ -2751,11 +3420,13 @@ class AsyncResources:
     """The API's top-level resources; the async client is one of these."""
 
     agents: AsyncAgents
-    """Create, list, read, update and delete agents."""
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     users: AsyncUsers
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    usage: AsyncUsage
+    """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     webhook_endpoints: AsyncWebhookEndpoints
     """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
     (scope `webhooks:manage`).
@@ -2766,5 +3437,6 @@ class AsyncResources:
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
         self.users = AsyncUsers(transport)
+        self.usage = AsyncUsage(transport)
         self.webhook_endpoints = AsyncWebhookEndpoints(transport)
         self.api_keys = AsyncApiKeys(transport)

@@ -220,6 +220,63 @@ module Agentry
       field :deleted, "deleted", :boolean, required: true
     end
 
+    # The agent an import would create: its fields, with no id, status or times yet.
+    class AgentDraft < Agentry::Model
+      # @!attribute [r] name
+      #   Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed; stored trimmed.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] bio
+      #   Biographical statements about the agent.
+      #   @return [Array<String>]
+      field :bio, "bio", [:array, :string], required: true
+
+      # @!attribute [r] personality
+      #   Personality traits and communication style, as a JSON object.
+      #   @return [Hash{Symbol => Object}]
+      field :personality, "personality", :json, required: true
+
+      # @!attribute [r] knowledge
+      #   Areas of expertise and knowledge.
+      #   @return [Array<String>]
+      field :knowledge, "knowledge", [:array, :string], required: true
+
+      # @!attribute [r] goals
+      #   Objectives and motivations.
+      #   @return [Array<String>]
+      field :goals, "goals", [:array, :string], required: true
+
+      # @!attribute [r] clients
+      #   Platform integrations: a platform name, or an object with a `type` and that platform's
+      #   configuration.
+      #   @return [Array<String, ClientIntegration>]
+      field :clients, "clients", [:array, [:union, :string, "ClientIntegration"]], required: true
+
+      # @!attribute [r] settings
+      #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
+      #   `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as
+      #   given.
+      #   @return [AgentSettings]
+      field :settings, "settings", "AgentSettings", required: true
+
+      # @!attribute [r] model_provider
+      #   The AI model provider; `null`: the server's default, resolved when a message is sent. One of
+      #   `openai`, `anthropic`, `local` (Models::ModelProvider).
+      #   @return [String, nil]
+      field :model_provider, "modelProvider", [:nullable, :string], required: true
+
+      # @!attribute [r] model
+      #   The model to use; `null`: the provider's default.
+      #   @return [String, nil]
+      field :model, "model", [:nullable, :string], required: true
+
+      # @!attribute [r] plugins
+      #   Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+      #   @return [Array<String, PluginConfig>]
+      field :plugins, "plugins", [:array, [:union, :string, "PluginConfig"]], required: true
+    end
+
     # Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation;
     # other keys are kept as given.
     #
@@ -371,6 +428,191 @@ module Agentry
       field :revoked, "revoked", :boolean, required: true
     end
 
+    # The agent's own `settings.model` and `settings.agentry`, which the file uses for something else.
+    class CharacterAgentSettings < Agentry::Model
+      # @!attribute [r] model
+      #   Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character
+      #   (U+0000); numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308)
+      #   is refused.
+      #   @return [Object]
+      field :model, "model", :json
+
+      # @!attribute [r] agentry
+      #   Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character
+      #   (U+0000); numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308)
+      #   is refused.
+      #   @return [Object]
+      field :agentry, "agentry", :json
+    end
+
+    # What an Agentry export keeps of the agent beyond the elizaOS fields.
+    class CharacterAgentrySettings < Agentry::Model
+      # @!attribute [r] model_provider
+      #   The agent's `modelProvider`; preferred to a top-level `modelProvider`. One of `openai`,
+      #   `anthropic`, `local` (Models::ModelProvider).
+      #   @return [String]
+      field :model_provider, "modelProvider", :string
+
+      # @!attribute [r] goals
+      #   The agent's `goals`.
+      #   @return [Array<String>]
+      field :goals, "goals", [:array, :string]
+
+      # @!attribute [r] clients
+      #   The agent's `clients`; preferred to a top-level `clients`.
+      #   @return [Array<String, ClientIntegration>]
+      field :clients, "clients", [:array, [:union, :string, "ClientIntegration"]]
+
+      # @!attribute [r] plugins
+      #   The agent's plugins with their `enabled` and `config`; each is restored for the name `plugins`
+      #   lists.
+      #   @return [Array<String, PluginConfig>]
+      field :plugins, "plugins", [:array, [:union, :string, "PluginConfig"]]
+
+      # @!attribute [r] personality
+      #   Keys of the agent's `personality` that the file has no field for (`lore`, `sourceModelProvider`,
+      #   `extraFields`, the agent's own traits); restored as they are.
+      #   @return [Hash{Symbol => Object}]
+      field :personality, "personality", :json
+
+      # @!attribute [r] settings
+      #   The agent's own `settings.model` and `settings.agentry`, which the file uses for something else.
+      #   @return [CharacterAgentSettings]
+      field :settings, "settings", "CharacterAgentSettings"
+    end
+
+    # An imported character file: the agent created, and the warnings.
+    class CharacterImport < Agentry::Model
+      # @!attribute [r] agent
+      #   An agent, as Get, List, Create and Update return it.
+      #   @return [Agent]
+      field :agent, "agent", "Agent", required: true
+
+      # @!attribute [r] warnings
+      #   What was kept but will not act, or was set aside, by JSON path in the file.
+      #   @return [Array<FieldIssue>]
+      field :warnings, "warnings", [:array, "FieldIssue"], required: true
+    end
+
+    # A character file checked with `dryRun=true`: the agent it would create, and the warnings; nothing
+    # was stored.
+    class CharacterImportPreview < Agentry::Model
+      # @!attribute [r] agent
+      #   The agent an import would create: its fields, with no id, status or times yet.
+      #   @return [AgentDraft]
+      field :agent, "agent", "AgentDraft", required: true
+
+      # @!attribute [r] warnings
+      #   What was kept but will not act, or was set aside, by JSON path in the file.
+      #   @return [Array<FieldIssue>]
+      field :warnings, "warnings", [:array, "FieldIssue"], required: true
+    end
+
+    # A file or folder reference.
+    #
+    # Keys besides the fields below are kept under their JSON names as Symbols: read them with
+    # `model[:key]`; `to_h` and `to_wire` include them.
+    class CharacterKnowledgeSource < Agentry::Model
+      # @!attribute [r] path
+      #   A file.
+      #   @return [String]
+      field :path, "path", :string
+
+      # @!attribute [r] directory
+      #   A folder.
+      #   @return [String, Hash{Symbol => Object}]
+      field :directory, "directory", [:union, :string, :json]
+
+      # @!attribute [r] shared
+      #   @return [Boolean]
+      field :shared, "shared", :boolean
+    end
+
+    # The message: its `text`, and whatever else elizaOS records with it (kept).
+    #
+    # Keys besides the fields below are kept under their JSON names as Symbols: read them with
+    # `model[:key]`; `to_h` and `to_wire` include them.
+    class CharacterMessageContent < Agentry::Model
+      # @!attribute [r] text
+      #   What is said.
+      #   @return [String]
+      field :text, "text", :string
+
+      # @!attribute [r] action
+      #   v0.x: the action the reply triggers, by name.
+      #   @return [String]
+      field :action, "action", :string
+
+      # @!attribute [r] actions
+      #   1.x: the actions the reply triggers, by name.
+      #   @return [Array<String>]
+      field :actions, "actions", [:array, :string]
+    end
+
+    # One message of an example conversation.
+    #
+    # Keys besides the fields below are kept under their JSON names as Symbols: read them with
+    # `model[:key]`; `to_h` and `to_wire` include them.
+    class CharacterMessageExample < Agentry::Model
+      # @!attribute [r] name
+      #   1.x: who speaks, the character's name or a placeholder for the other party (`{{name1}}`,
+      #   `{{user1}}`).
+      #   @return [String]
+      field :name, "name", :string
+
+      # @!attribute [r] user
+      #   v0.x: who speaks, as `name` in 1.x.
+      #   @return [String]
+      field :user, "user", :string
+
+      # @!attribute [r] content
+      #   The message: its `text`, and whatever else elizaOS records with it (kept).
+      #   @return [CharacterMessageContent]
+      field :content, "content", "CharacterMessageContent", required: true
+    end
+
+    # The agent's settings, without its secrets.
+    #
+    # Keys besides the fields below are kept under their JSON names as Symbols: read them with
+    # `model[:key]`; `to_h` and `to_wire` include them.
+    class CharacterSettings < Agentry::Model
+      # @!attribute [r] model
+      #   The agent's `model`.
+      #   @return [String]
+      field :model, "model", :string
+
+      # @!attribute [r] secrets
+      #   Always empty: secrets never leave.
+      #   @return [Hash{Symbol => Object}]
+      field :secrets, "secrets", :json, required: true
+
+      # @!attribute [r] agentry
+      #   What an Agentry export keeps of the agent beyond the elizaOS fields.
+      #   @return [CharacterAgentrySettings]
+      field :agentry, "agentry", "CharacterAgentrySettings"
+    end
+
+    # How the character writes. Kept in `personality.style`.
+    #
+    # Keys besides the fields below are kept under their JSON names as Symbols: read them with
+    # `model[:key]`; `to_h` and `to_wire` include them.
+    class CharacterStyle < Agentry::Model
+      # @!attribute [r] all
+      #   Guidelines for every reply; they become the agent's response guidelines.
+      #   @return [Array<String>]
+      field :all, "all", [:array, :string]
+
+      # @!attribute [r] chat
+      #   Guidelines for chat replies; they become the agent's response guidelines.
+      #   @return [Array<String>]
+      field :chat, "chat", [:array, :string]
+
+      # @!attribute [r] post
+      #   Guidelines for social media posts; kept for the export.
+      #   @return [Array<String>]
+      field :post, "post", [:array, :string]
+    end
+
     # Platform integrations: a platform name, or an object with a `type` and that platform's
     # configuration.
     #
@@ -438,6 +680,20 @@ module Agentry
       field :messages_deleted, "messagesDeleted", :integer, required: true
     end
 
+    # Where a page of a cursor-paged list is.
+    class CursorPagination < Agentry::Model
+      # @!attribute [r] limit
+      #   Page size asked for.
+      #   @return [Integer]
+      field :limit, "limit", :integer, required: true
+
+      # @!attribute [r] has_more
+      #   Whether more items lie beyond this page in the direction of paging: the next page is `before` (for
+      #   `desc`) or `after` (for `asc`) this page's last item's id.
+      #   @return [Boolean]
+      field :has_more, "hasMore", :boolean, required: true
+    end
+
     # One attempt to deliver one event to the endpoint. What the endpoint answered is never shown beyond
     # its status.
     class Delivery < Agentry::Model
@@ -493,6 +749,74 @@ module Agentry
       #   Pending: when it is due. Failed: when its retry is due; `null` when none follows.
       #   @return [Time, nil]
       field :next_attempt_at, "nextAttemptAt", [:nullable, :time], required: true
+    end
+
+    # An agent as an elizaOS 1.x character file. Importing it gives an agent equal to this one in every
+    # field but its id, times and `apiEndpoint`.
+    class ExportedCharacterFile < Agentry::Model
+      # @!attribute [r] name
+      #   The agent's name.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] username
+      #   @return [String]
+      field :username, "username", :string
+
+      # @!attribute [r] system
+      #   @return [String]
+      field :system, "system", :string
+
+      # @!attribute [r] bio
+      #   The agent's `bio`.
+      #   @return [Array<String>]
+      field :bio, "bio", [:array, :string], required: true
+
+      # @!attribute [r] topics
+      #   @return [Array<String>]
+      field :topics, "topics", [:array, :string]
+
+      # @!attribute [r] adjectives
+      #   @return [Array<String>]
+      field :adjectives, "adjectives", [:array, :string]
+
+      # @!attribute [r] style
+      #   How the character writes. Kept in `personality.style`.
+      #   @return [CharacterStyle]
+      field :style, "style", "CharacterStyle"
+
+      # @!attribute [r] message_examples
+      #   Example conversations, as arrays of `{name, content}`.
+      #   @return [Array<Array<CharacterMessageExample>>]
+      field :message_examples, "messageExamples", [:array, [:array, "CharacterMessageExample"]]
+
+      # @!attribute [r] post_examples
+      #   @return [Array<String>]
+      field :post_examples, "postExamples", [:array, :string]
+
+      # @!attribute [r] knowledge
+      #   The agent's knowledge, with its file and folder references back in place.
+      #   @return [Array<String, CharacterKnowledgeSource>]
+      field :knowledge, "knowledge", [:array, [:union, :string, "CharacterKnowledgeSource"]]
+
+      # @!attribute [r] templates
+      #   @return [Hash{Symbol => String}]
+      field :templates, "templates", [:map, :string]
+
+      # @!attribute [r] plugins
+      #   The name of every plugin of the agent.
+      #   @return [Array<String>]
+      field :plugins, "plugins", [:array, :string], required: true
+
+      # @!attribute [r] settings
+      #   The agent's settings, without its secrets.
+      #   @return [CharacterSettings]
+      field :settings, "settings", "CharacterSettings", required: true
+
+      # @!attribute [r] secrets
+      #   Always empty: secrets never leave.
+      #   @return [Hash{Symbol => Object}]
+      field :secrets, "secrets", :json, required: true
     end
 
     # One problem with one field of the request.
@@ -655,6 +979,19 @@ module Agentry
       field :has_more, "hasMore", :boolean, required: true
     end
 
+    # From receipt to the complete reply, of completed sends.
+    class Percentiles < Agentry::Model
+      # @!attribute [r] p50
+      #   The median, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p50, "p50", [:nullable, :number], required: true
+
+      # @!attribute [r] p95
+      #   The 95th percentile, in ms; `null` without a completed send.
+      #   @return [Numeric, nil]
+      field :p95, "p95", [:nullable, :number], required: true
+    end
+
     # Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
     class PluginConfig < Agentry::Model
       # @!attribute [r] name
@@ -779,6 +1116,162 @@ module Agentry
       #   `inputTokens + outputTokens`.
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
+    end
+
+    # Every bucket of the range, oldest first, zero-filled.
+    class UsageBucket < Agentry::Model
+      # @!attribute [r] start
+      #   The bucket's start, inclusive.
+      #   @return [Time]
+      field :start, "start", :time, required: true
+
+      # @!attribute [r] end
+      #   The bucket's end, exclusive.
+      #   @return [Time]
+      field :end, "end", :time, required: true
+
+      # @!attribute [r] groups
+      #   One group per combination seen in the bucket; without grouping, exactly one (zero-filled when
+      #   nothing was sent).
+      #   @return [Array<UsageGroup>]
+      field :groups, "groups", [:array, "UsageGroup"], required: true
+    end
+
+    # One combination of the grouped dimensions, with its figures.
+    class UsageGroup < Agentry::Model
+      # @!attribute [r] agent_id
+      #   The group's agent; present when grouping by `agentId`.
+      #   @return [String, nil]
+      field :agent_id, "agentId", [:nullable, :string]
+
+      # @!attribute [r] user_id
+      #   The group's user id; present when grouping by `userId`; `null` for messages without one and for
+      #   erased users.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string]
+
+      # @!attribute [r] model
+      #   The group's model; present when grouping by `model`.
+      #   @return [String, nil]
+      field :model, "model", [:nullable, :string]
+
+      # @!attribute [r] api_key_id
+      #   The group's API key; present when grouping by `apiKeyId`.
+      #   @return [String, nil]
+      field :api_key_id, "apiKeyId", [:nullable, :string]
+
+      # @!attribute [r] messages
+      #   Every send, failed ones included.
+      #   @return [Integer]
+      field :messages, "messages", :integer, required: true
+
+      # @!attribute [r] errors
+      #   Sends that ended in an error (any code; cancelled ones are not errors).
+      #   @return [Integer]
+      field :errors, "errors", :integer, required: true
+
+      # @!attribute [r] input_tokens
+      #   Prompt tokens.
+      #   @return [Integer]
+      field :input_tokens, "inputTokens", :integer, required: true
+
+      # @!attribute [r] output_tokens
+      #   Reply tokens.
+      #   @return [Integer]
+      field :output_tokens, "outputTokens", :integer, required: true
+
+      # @!attribute [r] total_tokens
+      #   inputTokens + outputTokens.
+      #   @return [Integer]
+      field :total_tokens, "totalTokens", :integer, required: true
+
+      # @!attribute [r] latency_ms
+      #   From receipt to the complete reply, of completed sends.
+      #   @return [Percentiles]
+      field :latency_ms, "latencyMs", "Percentiles", required: true
+
+      # @!attribute [r] time_to_first_token_ms
+      #   From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+      #   @return [Percentiles]
+      field :time_to_first_token_ms, "timeToFirstTokenMs", "Percentiles", required: true
+    end
+
+    # Usage from hourly and daily rollups, recorded with each send: counts are exact, percentiles come
+    # from sketches.
+    class UsageReport < Agentry::Model
+      # @!attribute [r] from
+      #   The start of the range, rounded down to the granularity.
+      #   @return [Time]
+      field :from, "from", :time, required: true
+
+      # @!attribute [r] to
+      #   The end of the range, exclusive, rounded up to the granularity.
+      #   @return [Time]
+      field :to, "to", :time, required: true
+
+      # @!attribute [r] granularity
+      #   The width of the buckets, in UTC. One of `hour`, `day`.
+      #   @return [String]
+      field :granularity, "granularity", :string, required: true
+
+      # @!attribute [r] group_by
+      #   The dimensions asked for; absent without grouping. One of `agentId`, `userId`, `model`,
+      #   `apiKeyId`.
+      #   @return [Array<String>]
+      field :group_by, "groupBy", [:array, :string]
+
+      # @!attribute [r] buckets
+      #   Every bucket of the range, oldest first, zero-filled.
+      #   @return [Array<UsageBucket>]
+      field :buckets, "buckets", [:array, "UsageBucket"], required: true
+
+      # @!attribute [r] totals
+      #   The figures of the whole range.
+      #   @return [UsageTotals]
+      field :totals, "totals", "UsageTotals", required: true
+    end
+
+    # The figures of the whole range.
+    class UsageTotals < Agentry::Model
+      # @!attribute [r] messages
+      #   Every send, failed ones included.
+      #   @return [Integer]
+      field :messages, "messages", :integer, required: true
+
+      # @!attribute [r] errors
+      #   Sends that ended in an error (any code; cancelled ones are not errors).
+      #   @return [Integer]
+      field :errors, "errors", :integer, required: true
+
+      # @!attribute [r] input_tokens
+      #   Prompt tokens.
+      #   @return [Integer]
+      field :input_tokens, "inputTokens", :integer, required: true
+
+      # @!attribute [r] output_tokens
+      #   Reply tokens.
+      #   @return [Integer]
+      field :output_tokens, "outputTokens", :integer, required: true
+
+      # @!attribute [r] total_tokens
+      #   inputTokens + outputTokens.
+      #   @return [Integer]
+      field :total_tokens, "totalTokens", :integer, required: true
+
+      # @!attribute [r] latency_ms
+      #   From receipt to the complete reply, of completed sends.
+      #   @return [Percentiles]
+      field :latency_ms, "latencyMs", "Percentiles", required: true
+
+      # @!attribute [r] time_to_first_token_ms
+      #   From receipt to the reply's first text (a reply not streamed: its arrival), of completed sends.
+      #   @return [Percentiles]
+      field :time_to_first_token_ms, "timeToFirstTokenMs", "Percentiles", required: true
+
+      # @!attribute [r] groups
+      #   The range's figures per group; present when grouping.
+      #   @return [Array<UsageGroup>]
+      field :groups, "groups", [:array, "UsageGroup"]
     end
 
     # The UserErased object.

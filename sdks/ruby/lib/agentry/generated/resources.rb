@@ -8,7 +8,7 @@ module Agentry
   module Resources
     # The resources a client offers (included by Agentry::Client).
     module Accessors
-      # Create, list, read, update and delete agents.
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
       # @return [Agents]
       def agents
         @agents ||= Agents.new(@transport)
@@ -19,6 +19,12 @@ module Agentry
       # @return [Users]
       def users
         @users ||= Users.new(@transport)
+      end
+
+      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+      # @return [Usage]
+      def usage
+        @usage ||= Usage.new(@transport)
       end
 
       # Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and
@@ -35,7 +41,7 @@ module Agentry
       end
     end
 
-    # Create, list, read, update and delete agents.
+    # Create, list, read, update and delete agents; import and export elizaOS character files.
     class Agents < Agentry::Resource
       # Talk to an agent, with or without streaming.
       # @return [Agents::Messages]
@@ -48,6 +54,12 @@ module Agentry
       # @return [Agents::Conversations]
       def conversations
         @conversations ||= Conversations.new(@transport)
+      end
+
+      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+      # @return [Agents::Usage]
+      def usage
+        @usage ||= Usage.new(@transport)
       end
 
       # Create an agent.
@@ -315,6 +327,107 @@ module Agentry
         )
       end
 
+      # Import an elizaOS character file.
+      #
+      # Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), sent
+      # as the body; its JSON Schema is also served at `/v1/schemas/character.json`. Only `name` is
+      # required. `name`, `bio` (a string is one item), the strings of `knowledge`, `clients`, `plugins` and
+      # `settings` map to the agent's own fields; `settings.model` becomes `model`; `modelProvider` is
+      # mapped (`anthropic` stays, `llama_local` becomes `local`, the OpenAI-compatible names become
+      # `openai`), the name given kept in `personality.sourceModelProvider`. `system`, `username`, `lore`,
+      # `topics`, `adjectives`, `style`, `messageExamples`, `postExamples` and `templates` are kept in
+      # `personality` under their names (empty ones nowhere); file and folder references of `knowledge` in
+      # `personality.knowledgeSources`, with their positions; fields the schema does not name in
+      # `personality.extraFields`. `settings.secrets` and `secrets` are stored in the agent's
+      # `settings.secrets`, which no read or export ever returns. Plugins not in the plugin catalogue are
+      # kept as `{name, enabled: false}`. `settings.agentry`, written by an export, puts back what the
+      # elizaOS format has no field for.
+      #
+      # The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but
+      # will not act. Every problem of the file is answered at once, as `details` by JSON path. With
+      # `dryRun=true` nothing is stored: `200` with the agent it would create. As on create, the provider
+      # and model must be ones this deployment serves, and the account holds at most its plan's `maxAgents`
+      # agents (100 by default).
+      #
+      # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+      #
+      # With `dry_run: true` it returns a Models::CharacterImportPreview instead.
+      #
+      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
+      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      #
+      # @param character [Hash] An elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), as
+      #   `POST /v1/agents/import` takes it. Only `name` is required. Fields not listed here are kept,
+      #   untouched, in `personality.extraFields` for the export, with a warning.
+      # @param dry_run [Boolean] `true`: check the file and answer `200` with the agent it would create and
+      #   the warnings; nothing is stored and the quota is not checked. Server default: `false`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::CharacterImport, Models::CharacterImportPreview]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def import_character(character, dry_run: nil, request_options: nil)
+        query = {"dryRun" => dry_run}
+        type = dry_run == true ? "CharacterImportPreview" : "CharacterImport"
+        safety = dry_run == true ? :idempotent : :unsafe
+        api_request(
+          :post,
+          "/agents/import",
+          type: type,
+          safety: safety,
+          query: query,
+          body: character,
+          options: request_options,
+          field: nil,
+          data_as: "agent"
+        )
+      end
+
+      # Export an agent as an elizaOS character file.
+      #
+      # The agent as an elizaOS 1.x character file, as a download: the bare file, without the envelope, with
+      # `Content-Disposition: attachment` and a file name made from the agent's name. Fields the 1.x format
+      # has at the top are there; everything else of the agent (`goals`, `clients`, `modelProvider`, each
+      # plugin's `enabled` and `config`, `personality` keys without a 1.x field) is under
+      # `settings.agentry`, so importing the file gives an agent equal to this one in every field but its
+      # id, times and `apiEndpoint`. `plugins` names every plugin. Secrets never leave: `settings.secrets`
+      # and `secrets` are empty.
+      #
+      # Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+      #   form, is answered `404 AGENT_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::ExportedCharacterFile]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def export_character(agent_id, request_options: nil)
+        api_request(
+          :get,
+          "/agents/#{path_segment(:agent_id, agent_id)}/character",
+          type: "ExportedCharacterFile",
+          safety: :idempotent,
+          options: request_options,
+          field: nil
+        )
+      end
+
       # Talk to an agent, with or without streaming.
       class Messages < Agentry::Resource
         # The events `stream` yields (`sendMessage` with `stream: true`), with the type of their data.
@@ -499,7 +612,7 @@ module Agentry
         #   either way. Server default: `desc`. One of `asc`, `desc`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
         #   `headers:`.
-        # @return [Array<Models::HistoryMessage>]
+        # @return [Agentry::CursorPage<Models::HistoryMessage>] the first page asked for; enumerating it walks every page
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
@@ -527,13 +640,13 @@ module Agentry
             "after" => after,
             "order" => order
           }
-          api_request(
-            :get,
+          api_cursor_paginate(
             "/agents/#{path_segment(:agent_id, agent_id)}/messages",
-            type: [:array, "HistoryMessage"],
-            safety: :idempotent,
             query: query,
-            options: request_options
+            pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                          items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                          item_type: "HistoryMessage", info_type: "CursorPagination" },
+            safety: :idempotent, options: request_options
           )
         end
 
@@ -600,7 +713,7 @@ module Agentry
         #   next page of an `asc` list is `after` its last item's id. Not with `before`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
         #   `headers:`.
-        # @return [Array<Models::Conversation>]
+        # @return [Agentry::CursorPage<Models::Conversation>] the first page asked for; enumerating it walks every page
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
@@ -624,13 +737,13 @@ module Agentry
             "before" => before,
             "after" => after
           }
-          api_request(
-            :get,
+          api_cursor_paginate(
             "/agents/#{path_segment(:agent_id, agent_id)}/conversations",
-            type: [:array, "Conversation"],
-            safety: :idempotent,
             query: query,
-            options: request_options
+            pagination: { before_parameter: "before", after_parameter: "after", order_parameter: nil,
+                          items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                          item_type: "Conversation", info_type: "CursorPagination" },
+            safety: :idempotent, options: request_options
           )
         end
 
@@ -670,11 +783,114 @@ module Agentry
           )
         end
       end
+
+      # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+      class Usage < Agentry::Resource
+        # Get an agent's usage.
+        #
+        # The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId`
+        # gives one group).
+        #
+        # Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param from [Time, String] The start of the range, inclusive, rounded down to the granularity.
+        #   Default: `to` less 7 days.
+        # @param to [Time, String] The end of the range, exclusive, rounded up to the granularity; it may lie
+        #   in the future. Default: now.
+        # @param granularity [String, Symbol] The width of the buckets, in UTC. A range may cover at most 31
+        #   days of hours or 400 days of days. Server default: `day`. One of `hour`, `day`.
+        # @param user_id [String] Only the messages of this user id.
+        # @param group_by [Array<String, Symbol>] What each bucket's groups are: any of `agentId`, `userId`,
+        #   `model`, `apiKeyId`, comma-separated. Unset: one group per bucket. One of `agentId`, `userId`,
+        #   `model`, `apiKeyId`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::UsageReport]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def get(
+          agent_id,
+          from: nil,
+          to: nil,
+          granularity: nil,
+          user_id: nil,
+          group_by: nil,
+          request_options: nil
+        )
+          query = {
+            "from" => from,
+            "to" => to,
+            "granularity" => granularity,
+            "userId" => user_id,
+            "groupBy" => group_by
+          }
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/usage",
+            type: "UsageReport",
+            safety: :idempotent,
+            query: query,
+            options: request_options
+          )
+        end
+      end
     end
 
     # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     # `history:delete`).
     class Users < Agentry::Resource
+      # Export a user's messages.
+      #
+      # Every message the user exchanged with any agent of the account, oldest first, as NDJSON
+      # (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending
+      # in `\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a
+      # user with no messages is answered `200` with an empty body. Messages of an agent that no longer
+      # exists are left out. A failure after the first line cuts the response short (it ends without its
+      # last chunk), which HTTP clients report as an incomplete body: retry the export.
+      #
+      # Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Without a block, returns an Agentry::NDJSONStream, read line by line when you iterate it. With a
+      # block, reads it at once, yielding each item. Leaving the loop early closes the connection. Once
+      # started, the answer is never retried: one cut short raises Agentry::APIConnectionError after the
+      # items that arrived whole.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param user_id [String] The user id, as messages were sent with it, URL-encoded: 1 to 256
+      #   characters, no U+0000 (otherwise `400 INVALID_REQUEST`).
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @yieldparam item [Models::HistoryMessage] each item, in order
+      # @return [Agentry::NDJSONStream<Models::HistoryMessage>]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def export(user_id, request_options: nil, &block)
+        api_lines(
+          :get,
+          "/users/#{path_segment(:user_id, user_id)}/export",
+          type: "HistoryMessage",
+          safety: :idempotent,
+          options: request_options,
+          &block
+        )
+      end
+
       # Erase a user.
       #
       # Erases the user's conversations and messages in every agent of the account, in one transaction, and
@@ -706,6 +922,70 @@ module Agentry
           "/users/#{path_segment(:user_id, user_id)}",
           type: "UserErased",
           safety: :idempotent,
+          options: request_options
+        )
+      end
+    end
+
+    # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
+    class Usage < Agentry::Resource
+      # Get the account's usage.
+      #
+      # The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from
+      # rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits
+      # each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A
+      # range longer than 31 days of hours or 400 days of days, or one that ends before it starts, is
+      # refused with `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays,
+      # with no user id.
+      #
+      # Requires the `usage:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param from [Time, String] The start of the range, inclusive, rounded down to the granularity.
+      #   Default: `to` less 7 days.
+      # @param to [Time, String] The end of the range, exclusive, rounded up to the granularity; it may lie
+      #   in the future. Default: now.
+      # @param granularity [String, Symbol] The width of the buckets, in UTC. A range may cover at most 31
+      #   days of hours or 400 days of days. Server default: `day`. One of `hour`, `day`.
+      # @param user_id [String] Only the messages of this user id.
+      # @param group_by [Array<String, Symbol>] What each bucket's groups are: any of `agentId`, `userId`,
+      #   `model`, `apiKeyId`, comma-separated. Unset: one group per bucket. One of `agentId`, `userId`,
+      #   `model`, `apiKeyId`.
+      # @param agent_id [String] Only the messages to this agent.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::UsageReport]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def get(
+        from: nil,
+        to: nil,
+        granularity: nil,
+        user_id: nil,
+        group_by: nil,
+        agent_id: nil,
+        request_options: nil
+      )
+        query = {
+          "from" => from,
+          "to" => to,
+          "granularity" => granularity,
+          "userId" => user_id,
+          "groupBy" => group_by,
+          "agentId" => agent_id
+        }
+        api_request(
+          :get,
+          "/usage",
+          type: "UsageReport",
+          safety: :idempotent,
+          query: query,
           options: request_options
         )
       end
@@ -1012,7 +1292,7 @@ module Agentry
         #   either way. Server default: `desc`. One of `asc`, `desc`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
         #   `headers:`.
-        # @return [Array<Models::Delivery>]
+        # @return [Agentry::CursorPage<Models::Delivery>] the first page asked for; enumerating it walks every page
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
@@ -1022,13 +1302,13 @@ module Agentry
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
         def list(webhook_id, limit: nil, before: nil, after: nil, order: nil, request_options: nil)
           query = {"limit" => limit, "before" => before, "after" => after, "order" => order}
-          api_request(
-            :get,
+          api_cursor_paginate(
             "/webhooks/#{path_segment(:webhook_id, webhook_id)}/deliveries",
-            type: [:array, "Delivery"],
-            safety: :idempotent,
             query: query,
-            options: request_options
+            pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                          items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                          item_type: "Delivery", info_type: "CursorPagination" },
+            safety: :idempotent, options: request_options
           )
         end
 
