@@ -215,8 +215,9 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422
-// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Option) (*AgentDeleted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -679,9 +680,9 @@ func (s *AgentConversationService) ListAll(ctx context.Context, agentID string, 
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or CONVERSATION_NOT_FOUND, 409
-// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// CONVERSATION_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED,
+// 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentConversationService) Delete(ctx context.Context, agentID string, conversationID string, opts ...Option) (*ConversationDeleted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -1037,8 +1038,9 @@ func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, p
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE,
-// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, opts ...Option) (*WebhookDeleted, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -1066,8 +1068,9 @@ func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, o
 // Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
 // timeout, a broken connection or a 5xx, which may come after the resource was created.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE,
-// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID string, opts ...Option) (*WebhookCreated, error) {
 	webhookIDSegment, err := pathSegment("webhookID", webhookID)
 	if err != nil {
@@ -1314,8 +1317,9 @@ func (s *APIKeyService) List(ctx context.Context, opts ...Option) ([]APIKey, err
 //
 // Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
 //
-// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422
-// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option) (*APIKeyRevoked, error) {
 	keyIDSegment, err := pathSegment("keyID", keyID)
 	if err != nil {

@@ -35,9 +35,12 @@ def future(value: str, now: datetime) -> str:
 def before_call(context, case, kwargs):
     """`expiresAt` of POST /v1/api-keys must be in the future when the key is created (its description says so);
     a past one is refused with 400, which the schema, knowing no clock, calls valid. A cursor-paged list's query
-    keeps the rules between its parameters (`keep_history_rules`). A webhook URL the schema accepts goes to the
-    run's sink (`keep_webhook_rules`)."""
+    keeps the rules between its parameters (`keep_history_rules`), a usage query its range's
+    (`keep_usage_rules`). A webhook URL the schema accepts goes to the run's sink (`keep_webhook_rules`). Every
+    valid Idempotency-Key is a new one (`keep_idempotency_rules`)."""
     keep_idempotency_rules(case.headers)
+    if isinstance(kwargs, dict):
+        keep_idempotency_rules(kwargs.get("headers"))
     key = history_list_key(case)
     if key is not None and isinstance(case.query, dict):
         keep_history_rules(case.query, listed.get(key, set()))
@@ -176,7 +179,7 @@ def keep_usage_rules(query: dict, now: datetime) -> None:
     `from` (or, where that would leave the calendar, a `from` one bucket before its `to`).
     """
     granularity = query.get("granularity", "day")
-    if granularity not in USAGE_MAX_RANGE:
+    if not isinstance(granularity, str) or granularity not in USAGE_MAX_RANGE:
         return
     start, end = parse_time(query.get("from")), parse_time(query.get("to"))
     if "from" in query and start is None or "to" in query and end is None:

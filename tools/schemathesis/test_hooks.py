@@ -144,6 +144,7 @@ def test_leaves_valid_usage_ranges_and_what_the_schema_refuses_alone():
         {"from": "2026-11-20T00:00:00Z"},
         {"from": "yesterday", "to": "2026-03-01T00:00:00Z"},
         {"granularity": "minute", "from": "2026-03-01T00:00:00Z", "to": "2026-03-01T00:00:00Z"},
+        {"granularity": ["day", "hour"], "from": "2026-03-01T00:00:00Z", "to": "2026-03-01T00:00:00Z"},
     ]:
         before = dict(query)
         keep_usage_rules(query, NOW)

@@ -1031,7 +1031,7 @@ describe("every authenticated operation", () => {
 });
 
 describe("every write operation", () => {
-  it("answers 409 IDEMPOTENCY_KEY_IN_USE and 422 IDEMPOTENCY_KEY_REUSED as documented", async () => {
+  it("answers 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED and 400 for a malformed key as documented", async () => {
     const params = {
       agentId: MISSING_AGENT,
       keyId: MISSING_KEY,
@@ -1077,6 +1077,14 @@ describe("every write operation", () => {
       });
       expect(reused.status, operationId).toBe(422);
       expect((reused.body as { error: { code: string } }).error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+      const malformed = await call(operationId, {
+        ...options,
+        headers: { ...options.headers, "Idempotency-Key": "x".repeat(256) },
+      });
+      expect(malformed.status, operationId).toBe(400);
+      expect((malformed.body as { error: { details: unknown } }).error.details).toEqual([
+        { field: "Idempotency-Key", issue: "must be 1 to 255 printable ASCII characters" },
+      ]);
     }
   });
 });

@@ -23,6 +23,8 @@ export interface DeployableProcess {
   lines: Record<string, unknown>[];
   /** Whether the process is still running. */
   readonly alive: boolean;
+  /** What the process wrote to stderr so far (a crash's stack trace). */
+  readonly stderr: string;
   /** Sends the signal and waits for the exit; resolves to the exit code (null when killed by a signal). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -79,6 +81,9 @@ export async function startDeployable(
     lines,
     get alive() {
       return child.exitCode === null && child.signalCode === null;
+    },
+    get stderr() {
+      return stderr;
     },
     async stop(signal = "SIGTERM") {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;

@@ -80,7 +80,10 @@ describe("Postgres restarted under load", () => {
     });
     const up = () => {
       for (const service of [t.registry, t.conversation, a, b])
-        expect(service.alive, `${service.name} exited (${service.child.exitCode})`).toBe(true);
+        expect(
+          service.alive,
+          `${service.name} exited (${service.child.exitCode}): ${service.stderr.slice(-2000)}`,
+        ).toBe(true);
     };
     const settle = async (ms: number) => {
       const count = createdIds.length;

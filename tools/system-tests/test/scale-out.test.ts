@@ -150,6 +150,31 @@ describe("two gateways, a registry and a conversation service on Postgres and Re
     expect(((await reply.json()) as { data: { text: string } }).data.text).toContain("ping");
   });
 
+  it("count every one of many simultaneous messages through both in usage, exactly", async () => {
+    const { key } = await tenant({ ...HIGH, concurrentMessages: 1000 });
+    const created = await call(a, key, "POST", "/v1/agents", { name: "counted" });
+    const agentId = ((await created.json()) as { data: { id: string } }).data.id;
+    const sends = 60;
+    const responses = await Promise.all(
+      Array.from({ length: sends }, (_, i) =>
+        call(i % 2 ? a : b, key, "POST", `/v1/agents/${agentId}/messages`, {
+          text: `n${i}`,
+          userId: `u${i % 3}`,
+        }),
+      ),
+    );
+    expect(responses.map((res) => res.status)).toEqual(Array(sends).fill(200));
+    for (const gateway of [a, b]) {
+      const usage = (await (await call(gateway, key, "GET", "/v1/usage?groupBy=userId")).json()) as {
+        data: { totals: { messages: number; groups: { userId: string; messages: number }[] } };
+      };
+      expect(usage.data.totals.messages).toBe(sends);
+      expect(
+        Object.fromEntries(usage.data.totals.groups.map((group) => [group.userId, group.messages])),
+      ).toEqual({ u0: 20, u1: 20, u2: 20 });
+    }
+  });
+
   it("keep rate limits exact across both", async () => {
     const { key } = await tenant({ ...HIGH, requestsPerMinute: 60 });
     const responses = await Promise.all(

@@ -259,8 +259,16 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
   parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
   const write = route.method !== "GET";
   if (write) parameters.push({ $ref: "#/components/parameters/Idempotency-Key" });
+  // Every write reads an Idempotency-Key, and refuses a malformed one with 400.
   const errors: ErrorCode[] = write
-    ? [...doc.errors, "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"]
+    ? [
+        ...new Set<ErrorCode>([
+          ...doc.errors,
+          "INVALID_REQUEST",
+          "IDEMPOTENCY_KEY_IN_USE",
+          "IDEMPOTENCY_KEY_REUSED",
+        ]),
+      ]
     : doc.errors;
   // A replayed response (Idempotency-Key) says so.
   const replayed = write

@@ -16,7 +16,7 @@ const ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}";
 const once = { error: "must be given once" };
 
 /** A user or room id, as a message names it: 1 to 256 characters, no NUL. */
-function conversationPart(description: string, example: string) {
+export function conversationPart(description: string, example: string) {
   const tooLong = `must be at most ${MESSAGE_BOUNDS.idMaxLength} characters`;
   return z
     .string(once)

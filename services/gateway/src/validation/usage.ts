@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { NUL_FREE_PATTERN } from "../http/body.js";
+import { conversationPart } from "./history.js";
 
 /*
  * Query values of the usage routes (decisions.md, "Usage analytics"). Ranges are checked by the conversation
@@ -47,8 +49,9 @@ const id = (description: string) =>
   z
     .string(once)
     .min(1, "must not be empty")
-    .max(256, "must be at most 256 characters")
-    .meta({ description })
+    .refine((value) => [...value].length <= 256, "must be at most 256 characters")
+    .refine((value) => !value.includes("\u0000"), "must not contain U+0000")
+    .meta({ description, minLength: 1, maxLength: 256, pattern: NUL_FREE_PATTERN })
     .optional();
 
 const common = {
@@ -62,7 +65,7 @@ const common = {
     description:
       "The width of the buckets, in UTC. A range may cover at most 31 days of hours or 400 days of days.",
   }),
-  userId: id("Only the messages of this user id."),
+  userId: conversationPart("Only the messages of this user id.", "user-42").optional(),
   groupBy,
 };
 

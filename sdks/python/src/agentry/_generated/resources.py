@@ -451,11 +451,11 @@ class Conversations:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -953,11 +953,11 @@ class Agents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1501,11 +1501,11 @@ class WebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1542,11 +1542,11 @@ class WebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1719,11 +1719,11 @@ class ApiKeys:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2133,11 +2133,11 @@ class AsyncConversations:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2635,11 +2635,11 @@ class AsyncAgents:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3183,11 +3183,11 @@ class AsyncWebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3224,11 +3224,11 @@ class AsyncWebhookEndpoints:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `WEBHOOK_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3401,11 +3401,11 @@ class AsyncApiKeys:
             max_retries: Retries for this call, instead of the client's.
 
         Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            BadRequestError: 422 `IDEMPOTENCY_KEY_REUSED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).

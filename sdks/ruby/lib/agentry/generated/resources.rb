@@ -309,6 +309,7 @@ module Agentry
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
       # @return [Models::AgentDeleted]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
@@ -765,6 +766,7 @@ module Agentry
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
         #   `headers:`.
         # @return [Models::ConversationDeleted]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`
@@ -1174,6 +1176,7 @@ module Agentry
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
       # @return [Models::WebhookDeleted]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
@@ -1209,6 +1212,7 @@ module Agentry
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
       # @return [Models::WebhookCreated]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `WEBHOOK_NOT_FOUND`
@@ -1439,6 +1443,7 @@ module Agentry
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
       # @return [Models::ApiKeyRevoked]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `NOT_FOUND`
