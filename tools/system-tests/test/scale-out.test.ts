@@ -201,6 +201,67 @@ describe("two gateways, a registry and a conversation service on Postgres and Re
     expect(Date.now() - revokedAt).toBeLessThanOrEqual(1000);
   });
 
+  it("create each agent once when clients retry with their Idempotency-Key after the gateway was killed", async () => {
+    const { key } = await tenant({ ...HIGH, maxAgents: 100_000 });
+    // A short RPC time limit makes a claim lost with its gateway free again soon (its lease is that plus 10 s).
+    const doomed = await startGateway({ RPC_TIMEOUT_MS: "1000" });
+    const create = (gateway: ServiceProcess, name: string) =>
+      fetch(`${gateway.url}/v1/agents`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          "idempotency-key": name,
+        },
+        body: JSON.stringify({ name }),
+      });
+    const answered: string[] = [];
+    const unanswered: string[] = [];
+    let stop = false;
+    const writers = Array.from({ length: 6 }, async (_, w) => {
+      for (let i = 0; !stop; i++) {
+        const name = `idem-${w}-${i}`;
+        try {
+          const res = await create(doomed, name);
+          if (res.status === 201) answered.push(name);
+        } catch {
+          unanswered.push(name);
+          return;
+        }
+      }
+    });
+    while (answered.length < 40) await new Promise((resolve) => setTimeout(resolve, 20));
+    await doomed.stop("SIGKILL");
+    stop = true;
+    await Promise.all(writers);
+
+    // Each client whose request got no answer retries it, with its key, through the other gateway.
+    for (const name of unanswered) {
+      let res = await create(b, name);
+      const started = Date.now();
+      while (res.status === 409 && Date.now() - started < 20_000) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        res = await create(b, name);
+      }
+      expect(res.status, name).toBe(201);
+      answered.push(name);
+    }
+
+    const names: string[] = [];
+    for (let page = 1; ; page++) {
+      const listed = (await (await call(b, key, "GET", `/v1/agents?limit=100&page=${page}`)).json()) as {
+        data: { name: string }[];
+        pagination: { hasMore: boolean };
+      };
+      names.push(...listed.data.map((agent) => agent.name));
+      if (!listed.pagination.hasMore) break;
+    }
+    const counts = new Map<string, number>();
+    for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+    expect([...counts.entries()].filter(([, n]) => n > 1)).toEqual([]);
+    for (const name of answered) expect(counts.get(name), name).toBe(1);
+  });
+
   it("lose no acknowledged write when a gateway is killed under load, and get its slots back", async () => {
     const { key } = await tenant({ ...HIGH, maxAgents: 100_000, concurrentMessages: 2 });
     const target = (await (await call(b, key, "POST", "/v1/agents", { name: "busy" })).json()) as {
