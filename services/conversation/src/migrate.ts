@@ -1,5 +1,5 @@
-import { env, exitOnConfigError, parseEnv, z } from "@agentry/config";
-import { createLogger } from "@agentry/logging";
+import { env, parseEnv, z } from "@agentry/config";
+import { runMigrationCommand } from "@agentry/rpc";
 import { openConversationStore } from "./store/open.js";
 
 /**
@@ -14,36 +14,15 @@ const schema = z.object({
   LOG_FORMAT: env.logFormat(),
 });
 
-/**
- * Brings the conversation service's schema up to date and exits: Postgres when DATABASE_URL is set, else SQLite
- * in DATA_DIR. The service migrates when it opens its store as well; running this once before a rollout makes a
- * failed migration stop the rollout on its own, before any instance starts serving.
- */
-async function main(): Promise<void> {
-  const config = parseEnv(schema, process.env);
-  const logger = createLogger({
-    service: "conversation",
-    level: config.LOG_LEVEL,
-    format: config.LOG_FORMAT,
-  });
-  const store = await openConversationStore({
-    dataDir: config.DATA_DIR,
-    databaseUrl: config.DATABASE_URL,
-    logger,
-    waitForDatabase: false,
-  });
-  await store.close();
-  logger.info({ store: config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR } }, "schema up to date");
-  logger.flush();
-}
-
-main()
-  .catch((error: unknown) => {
-    exitOnConfigError(error);
-  })
-  .catch((error: unknown) => {
-    process.stderr.write(
-      `conversation migration failed: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-    process.exitCode = 1;
-  });
+/** Brings the conversation service's schema up to date and exits (`runMigrationCommand`). */
+runMigrationCommand(
+  "conversation",
+  () => parseEnv(schema, process.env),
+  (config, logger) =>
+    openConversationStore({
+      dataDir: config.DATA_DIR,
+      databaseUrl: config.DATABASE_URL,
+      logger,
+      waitForDatabase: false,
+    }),
+);
