@@ -3,7 +3,7 @@ import type { Availability } from "@agentry/logging";
 import type pg from "pg";
 import { isDatabaseUnavailable } from "./errors.js";
 import { type MigrationTarget, runPgMigrations } from "./migrate.js";
-import { createPool, inTransaction, type PoolOptions } from "./pool.js";
+import { assertSchemaName, createPool, inTransaction, type PoolOptions } from "./pool.js";
 
 /** A statement prepared once per connection (`name`), or plain text. */
 export type Statement = string | { name: string; text: string };
@@ -128,4 +128,52 @@ export async function openPgDatabase(options: OpenDatabaseOptions): Promise<PgDa
     throw translatePgError(error, options.description);
   }
   return new PgDatabase(pool, options.description, availability);
+}
+
+/** What a service opens its Postgres store with. */
+export interface PgStoreOptions {
+  /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
+  connectionString: string;
+  /** The schema holding the service's tables, created when missing; the service's own name by default. */
+  schema?: string;
+  /** Connections in the pool; 10 by default. */
+  poolSize?: number;
+  /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
+  statementTimeoutMs?: number;
+  /** Told whether the database answers (an outage log); each outage is reported as it starts and ends. */
+  availability?: Availability;
+  /** Whether opening waits while the database cannot be reached (default true); the migrations job does not. */
+  waitForDatabase?: boolean;
+}
+
+/** Which service's store is opened: its default schema, its name in pg_stat_activity, and its migrations. */
+export interface PgStoreKind {
+  defaultSchema: string;
+  applicationName: string;
+  /** What callers are told when the database cannot be reached, e.g. "The registry's database". */
+  description: string;
+  migrations(schema: string): MigrationTarget;
+}
+
+/**
+ * Opens a service's store database: a pool on it, its schema (checked, then brought up to date, safely when
+ * instances start at once), waiting while the database cannot be reached unless told not to.
+ */
+export async function openStoreDatabase(
+  options: PgStoreOptions,
+  kind: PgStoreKind,
+): Promise<{ db: PgDatabase; schema: string }> {
+  const schema = options.schema ?? kind.defaultSchema;
+  assertSchemaName(schema);
+  const db = await openPgDatabase({
+    connectionString: options.connectionString,
+    applicationName: kind.applicationName,
+    description: kind.description,
+    migrations: kind.migrations(schema),
+    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
+    ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
+    ...(options.availability ? { availability: options.availability } : {}),
+    ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
+  });
+  return { db, schema };
 }

@@ -1,7 +1,10 @@
 export {
   type OpenDatabaseOptions,
   openPgDatabase,
+  openStoreDatabase,
   PgDatabase,
+  type PgStoreKind,
+  type PgStoreOptions,
   run,
   type Statement,
 } from "./database.js";

@@ -38,8 +38,7 @@
 
 import { newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { Availability } from "@agentry/logging";
-import { assertSchemaName, openPgDatabase, type PgDatabase, run } from "@agentry/pg";
+import { openStoreDatabase, type PgDatabase, type PgStoreOptions, run } from "@agentry/pg";
 import type pg from "pg";
 import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
 import {
@@ -96,20 +95,8 @@ import type {
 } from "./types.js";
 import { toUsageRow, type UsageRollupRow, usageRowsQuery } from "./usage-queries.js";
 
-export interface PostgresConversationStoreOptions {
-  /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
-  connectionString: string;
-  /** The schema holding the service's tables, created when missing; `conversation` by default. */
-  schema?: string;
-  /** Connections in the pool; 10 by default. */
-  poolSize?: number;
-  /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
-  statementTimeoutMs?: number;
-  /** Told whether the database answers (an outage log); each outage is reported as it starts and ends. */
-  availability?: Availability;
-  /** Whether opening waits while the database cannot be reached (default true); the migrations job does not. */
-  waitForDatabase?: boolean;
-}
+/** What the conversation store opens with (`openStoreDatabase`). */
+export type PostgresConversationStoreOptions = PgStoreOptions;
 
 export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
 
@@ -665,17 +652,11 @@ function conversationNotFound(id: string): AppError {
 export async function openPostgresConversationStore(
   options: PostgresConversationStoreOptions,
 ): Promise<PostgresConversationStore> {
-  const schema = options.schema ?? DEFAULT_CONVERSATION_SCHEMA;
-  assertSchemaName(schema);
-  const db = await openPgDatabase({
-    connectionString: options.connectionString,
+  const { db, schema } = await openStoreDatabase(options, {
+    defaultSchema: DEFAULT_CONVERSATION_SCHEMA,
     applicationName: "agentry-conversation",
     description: "The conversation database",
-    migrations: migrationTarget(schema),
-    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
-    ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
-    ...(options.availability ? { availability: options.availability } : {}),
-    ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
+    migrations: migrationTarget,
   });
   return new PostgresConversationStore(db, schema);
 }

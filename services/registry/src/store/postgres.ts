@@ -24,8 +24,7 @@
  */
 import { type Limits, newId, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { Availability } from "@agentry/logging";
-import { assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
+import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentry/pg";
 import type pg from "pg";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { claimedRecord, decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
@@ -56,20 +55,8 @@ import type {
   StatusReason,
 } from "./types.js";
 
-export interface PostgresRegistryStoreOptions {
-  /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
-  connectionString: string;
-  /** The schema holding the registry's tables, created when missing; `registry` by default. */
-  schema?: string;
-  /** Connections in the pool; 10 by default. */
-  poolSize?: number;
-  /** The longest a statement may run, waiting for locks included, before it fails; 10 s by default. */
-  statementTimeoutMs?: number;
-  /** Told whether the database answers (an outage log); each outage is reported as it starts and ends. */
-  availability?: Availability;
-  /** Whether opening waits while the database cannot be reached (default true); the migrations job does not. */
-  waitForDatabase?: boolean;
-}
+/** What the registry store opens with (`openStoreDatabase`). */
+export type PostgresRegistryStoreOptions = PgStoreOptions;
 
 export const DEFAULT_REGISTRY_SCHEMA = "registry";
 
@@ -676,17 +663,11 @@ export class PostgresRegistryStore implements RegistryStore {
 export async function openPostgresRegistryStore(
   options: PostgresRegistryStoreOptions,
 ): Promise<PostgresRegistryStore> {
-  const schema = options.schema ?? DEFAULT_REGISTRY_SCHEMA;
-  assertSchemaName(schema);
-  const db = await openPgDatabase({
-    connectionString: options.connectionString,
+  const { db, schema } = await openStoreDatabase(options, {
+    defaultSchema: DEFAULT_REGISTRY_SCHEMA,
     applicationName: "agentry-registry",
     description: "The registry's database",
-    migrations: migrationTarget(schema),
-    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
-    ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
-    ...(options.availability ? { availability: options.availability } : {}),
-    ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
+    migrations: migrationTarget,
   });
   return new PostgresRegistryStore(db, schema);
 }

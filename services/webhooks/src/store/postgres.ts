@@ -14,8 +14,7 @@
  *   account take turns and never exceed it.
  */
 import { newId } from "@agentry/core";
-import type { Availability } from "@agentry/logging";
-import { assertSchemaName, openPgDatabase, type PgDatabase } from "@agentry/pg";
+import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentry/pg";
 import type pg from "pg";
 import {
   assertDeliverable,
@@ -45,17 +44,7 @@ import type {
   WebhookStore,
 } from "./types.js";
 
-export interface PostgresWebhookStoreOptions {
-  /** `postgres://user:password@host:port/database`, as in DATABASE_URL. */
-  connectionString: string;
-  /** The schema holding the tables, created when missing; `webhooks` by default. */
-  schema?: string;
-  poolSize?: number;
-  statementTimeoutMs?: number;
-  /** Told whether the database answers (an outage log). */
-  availability?: Availability;
-  /** Whether opening waits while the database cannot be reached (default true); the migrations job does not. */
-  waitForDatabase?: boolean;
+export interface PostgresWebhookStoreOptions extends PgStoreOptions {
   clock?: Clock;
 }
 
@@ -655,17 +644,11 @@ export class PostgresWebhookStore implements WebhookStore {
 export async function openPostgresWebhookStore(
   options: PostgresWebhookStoreOptions,
 ): Promise<PostgresWebhookStore> {
-  const schema = options.schema ?? DEFAULT_WEBHOOKS_SCHEMA;
-  assertSchemaName(schema);
-  const db = await openPgDatabase({
-    connectionString: options.connectionString,
+  const { db, schema } = await openStoreDatabase(options, {
+    defaultSchema: DEFAULT_WEBHOOKS_SCHEMA,
     applicationName: "agentry-webhooks",
     description: "The webhooks service's database",
-    migrations: migrationTarget(schema),
-    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
-    ...(options.statementTimeoutMs !== undefined ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
-    ...(options.availability ? { availability: options.availability } : {}),
-    ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
+    migrations: migrationTarget,
   });
   return new PostgresWebhookStore(db, schema, options.clock);
 }
