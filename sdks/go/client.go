@@ -21,7 +21,7 @@ const (
 	DefaultBaseURL = "http://localhost:8080/v1"
 	// DefaultTimeout is how long one attempt may take: the API's recommended client timeout.
 	DefaultTimeout = 30 * time.Second
-	// DefaultMaxRetries is how many times a failed attempt is retried, when that is safe.
+	// DefaultMaxRetries is how many times a failed attempt is retried.
 	DefaultMaxRetries = 2
 	// DefaultMaxRetryDelay caps every wait before a retry: the length of the API's rate-limit window.
 	DefaultMaxRetryDelay = 60 * time.Second
@@ -76,6 +76,8 @@ type config struct {
 	httpClient    *http.Client
 	headers       http.Header
 	bodyFields    map[string]any
+	// idempotencyKey is one call's own Idempotency-Key (WithIdempotencyKey); empty: a new one per write.
+	idempotencyKey string
 	// problems collects invalid option values, reported by NewClient or by the call they were given to.
 	problems []string
 }
@@ -106,7 +108,7 @@ func WithHTTPClient(httpClient *http.Client) Option {
 	}
 }
 
-// WithMaxRetries sets how many times a failed attempt is retried, when that is safe (see the package
+// WithMaxRetries sets how many times a failed attempt is retried (which failures are: see the package
 // documentation). 0 disables retries. Default: DefaultMaxRetries (2).
 func WithMaxRetries(n int) Option {
 	return func(c *config) {
@@ -165,6 +167,23 @@ func WithBodyField(name string, value any) Option {
 	}
 }
 
+// WithIdempotencyKey sets the Idempotency-Key of one write (a create, update, delete or send), sent on each of
+// its attempts instead of a new random one: for a call you may repeat yourself, after a crash or from a job
+// queue. The service runs a request once per key, for 24 hours, and answers a repeat with the first answer; the
+// same key with another request is a 422 IDEMPOTENCY_KEY_REUSED [*APIError] ([ErrBadRequest]). Reads ignore it.
+// It is an option of a call only: NewClient refuses it, since every write of a client would share the key.
+//
+//	agent, err := client.Agents.Create(ctx, params, agentry.WithIdempotencyKey("import-"+jobID))
+func WithIdempotencyKey(key string) Option {
+	return func(c *config) {
+		if key == "" {
+			c.problems = append(c.problems, "WithIdempotencyKey: the key is empty")
+			return
+		}
+		c.idempotencyKey = key
+	}
+}
+
 // NewClient creates a client. Settings come from the options, then from the environment (AGENTRY_API_KEY,
 // AGENTRY_BASE_URL), then from the defaults. It fails when there is no API key or an option is invalid.
 func NewClient(opts ...Option) (*Client, error) {
@@ -181,6 +200,10 @@ func NewClient(opts ...Option) (*Client, error) {
 	}
 	for _, opt := range opts {
 		opt(&cfg)
+	}
+	if cfg.idempotencyKey != "" {
+		cfg.problems = append(cfg.problems,
+			"WithIdempotencyKey is an option of one call: as a client option every write would share the key")
 	}
 	if err := cfg.check(); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,9 @@ const agentJSON = `{"id":"agt_1","name":"Ada","bio":["Counts"],"personality":{},
 "modelProvider":null,"model":null,"plugins":["web",{"name":"calc","enabled":true}],"status":"active",
 "statusReason":null,"createdAt":"2026-11-20T09:30:00.000Z","updatedAt":"2026-11-20T09:30:00.000Z",
 "apiEndpoint":"http://localhost/v1/agents/agt_1/messages"}`
+
+// uuidPattern matches a version 4 UUID, the form of the Idempotency-Key the SDK makes.
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 // recorded is one request the test server received.
 type recorded struct {
@@ -299,20 +303,78 @@ func TestRetries(t *testing.T) {
 			t.Errorf("%v after %d requests", err, s.count())
 		}
 	})
-	t.Run("creates are not retried on 5xx, but are on 429", func(t *testing.T) {
-		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { writeError(w, 503, "AGENT_UNAVAILABLE") })
-		if _, err := s.client(t).Agents.Create(ctx, agentry.CreateAgentParams{Name: "A"}); err == nil || s.count() != 1 {
-			t.Errorf("%v after %d requests", err, s.count())
+	t.Run("creates are retried like reads, every attempt under one Idempotency-Key", func(t *testing.T) {
+		for _, status := range []int{500, 502, 503, 429} {
+			s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+				if n < 3 {
+					w.Header().Set("Retry-After", "0")
+					writeError(w, status, "SOMETHING")
+					return
+				}
+				writeJSON(w, 201, `{"success":true,"data":`+agentJSON+`}`)
+			})
+			if _, err := s.client(t).Agents.Create(ctx, agentry.CreateAgentParams{Name: "A"}); err != nil || s.count() != 3 {
+				t.Fatalf("%d: %v after %d requests", status, err, s.count())
+			}
+			key := s.request(0).header.Get("Idempotency-Key")
+			if !uuidPattern.MatchString(key) || s.request(1).header.Get("Idempotency-Key") != key ||
+				s.request(2).header.Get("Idempotency-Key") != key {
+				t.Errorf("%d: keys %q %q %q", status, key, s.request(1).header.Get("Idempotency-Key"),
+					s.request(2).header.Get("Idempotency-Key"))
+			}
 		}
-		s = newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+	})
+	t.Run("every write carries a key, a new one per call or the caller's own; a read none", func(t *testing.T) {
+		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			if r.Method == http.MethodDelete {
+				writeJSON(w, 200, `{"success":true,"data":{"id":"agt_1","deleted":true}}`)
+				return
+			}
+			writeJSON(w, 200, `{"success":true,"data":`+agentJSON+`}`)
+		})
+		c := s.client(t)
+		_, _ = c.Agents.Create(ctx, agentry.CreateAgentParams{Name: "A"})
+		_, _ = c.Agents.Create(ctx, agentry.CreateAgentParams{Name: "A"})
+		_, _ = c.Agents.Update(ctx, "agt_1", agentry.UpdateAgentParams{Name: agentry.String("B")}, agentry.WithIdempotencyKey("rename-1"))
+		_, _ = c.Agents.Delete(ctx, "agt_1")
+		_, _ = c.Agents.Get(ctx, "agt_1", agentry.WithIdempotencyKey("ignored"))
+		var keys []string
+		for i := range s.count() {
+			keys = append(keys, s.request(i).header.Get("Idempotency-Key"))
+		}
+		if len(keys) != 5 || keys[0] == keys[1] || keys[2] != "rename-1" || keys[4] != "" ||
+			!uuidPattern.MatchString(keys[0]) || !uuidPattern.MatchString(keys[1]) || !uuidPattern.MatchString(keys[3]) {
+			t.Errorf("keys %q", keys)
+		}
+		if _, err := agentry.NewClient(agentry.WithAPIKey("k"), agentry.WithIdempotencyKey("shared")); err == nil ||
+			!strings.Contains(err.Error(), "option of one call") {
+			t.Errorf("a client-wide key is refused: %v", err)
+		}
+		if _, err := c.Agents.Delete(ctx, "agt_1", agentry.WithIdempotencyKey("")); err == nil {
+			t.Error("an empty key is refused")
+		}
+	})
+	t.Run("IDEMPOTENCY_KEY_IN_USE waits its Retry-After; IDEMPOTENCY_KEY_REUSED is a bad request, never retried", func(t *testing.T) {
+		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 			if n == 1 {
-				w.Header().Set("Retry-After", "0")
-				writeError(w, 429, "RATE_LIMIT_EXCEEDED")
+				w.Header().Set("Retry-After", "1")
+				writeError(w, 409, "IDEMPOTENCY_KEY_IN_USE")
 				return
 			}
 			writeJSON(w, 201, `{"success":true,"data":`+agentJSON+`}`)
 		})
-		if _, err := s.client(t).Agents.Create(ctx, agentry.CreateAgentParams{Name: "A"}); err != nil || s.count() != 2 {
+		start := time.Now()
+		_, err := s.client(t, agentry.WithMaxRetryDelay(time.Minute)).Agents.Create(ctx, agentry.CreateAgentParams{Name: "A"},
+			agentry.WithIdempotencyKey("ada-1"))
+		if err != nil || s.count() != 2 || time.Since(start) < time.Second ||
+			s.request(1).header.Get("Idempotency-Key") != "ada-1" {
+			t.Errorf("%v after %d requests in %v", err, s.count(), time.Since(start))
+		}
+		s = newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { writeError(w, 422, "IDEMPOTENCY_KEY_REUSED") })
+		_, err = s.client(t).Agents.Create(ctx, agentry.CreateAgentParams{Name: "B"}, agentry.WithIdempotencyKey("ada-1"))
+		var apiErr *agentry.APIError
+		if !errors.Is(err, agentry.ErrBadRequest) || !errors.As(err, &apiErr) || apiErr.StatusCode != 422 ||
+			apiErr.Code != agentry.ErrorCodeIdempotencyKeyReused || s.count() != 1 {
 			t.Errorf("%v after %d requests", err, s.count())
 		}
 	})
@@ -342,7 +404,7 @@ func TestRetries(t *testing.T) {
 			t.Errorf("waited %v for %d requests; the first backoff is 0.5 s less up to 25 %%", elapsed, s.count())
 		}
 	})
-	t.Run("timeouts: retried for reads, not for messages", func(t *testing.T) {
+	t.Run("timeouts: retried for reads and for messages", func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
 		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
@@ -358,11 +420,14 @@ func TestRetries(t *testing.T) {
 			t.Errorf("%v after %d requests", err, s.count())
 		}
 		_, err = c.Agents.Messages.Send(ctx, "agt_1", agentry.SendMessageParams{Text: "hi"})
-		if !errors.Is(err, agentry.ErrTimeout) || s.count() != 4 {
+		if !errors.Is(err, agentry.ErrTimeout) || s.count() != 6 {
 			t.Errorf("%v after %d requests", err, s.count())
 		}
+		if key := s.request(3).header.Get("Idempotency-Key"); key == "" || s.request(5).header.Get("Idempotency-Key") != key {
+			t.Errorf("the message's attempts share their key: %q, %q", key, s.request(5).header.Get("Idempotency-Key"))
+		}
 	})
-	t.Run("a refused connection is a ConnectionError, retried even for a create", func(t *testing.T) {
+	t.Run("a refused connection is a ConnectionError, retried", func(t *testing.T) {
 		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {})
 		c := s.client(t)
 		s.Close()

@@ -224,11 +224,12 @@ func (r *scenarioRun) step(t *testing.T, st step) {
 		t.Fatal(err)
 	}
 	args, _ := argsAny.(map[string]any)
-	_, counting := expect["requests"]
-	counting = counting && spec.Key != nil
-	before := 0
+	_, wantCount := expect["requests"]
+	_, wantLog := expect["requestLog"]
+	counting := (wantCount || wantLog) && spec.Key != nil
+	var before requestCounts
 	if counting {
-		before = r.requestCount(t, *spec.Key)
+		before = r.requestCounts(t, -1)
 	}
 
 	var result any
@@ -282,9 +283,21 @@ func (r *scenarioRun) step(t *testing.T, st step) {
 		}
 	}
 	if counting {
-		made := r.requestCount(t, *spec.Key) - before
-		if want := expect["requests"].(float64); float64(made) != want {
+		after := r.requestCounts(t, before.Total)
+		made := after.ByKey[*spec.Key] - before.ByKey[*spec.Key]
+		if want, ok := expect["requests"].(float64); ok && float64(made) != want {
 			problems = append(problems, fmt.Sprintf("requests: expected %v, the server saw %d", want, made))
+		}
+		if expected, ok := expect["requestLog"]; ok {
+			log := []any{}
+			for _, entry := range after.Log {
+				if entry["key"] == *spec.Key {
+					log = append(log, entry)
+				}
+			}
+			if found := mismatch(expected, log, "requestLog"); found != "" {
+				problems = append(problems, found)
+			}
 		}
 	}
 	if len(problems) > 0 {
@@ -295,20 +308,38 @@ func (r *scenarioRun) step(t *testing.T, st step) {
 	}
 }
 
-func (r *scenarioRun) requestCount(t *testing.T, key string) int {
+// requestCounts is the launcher's GET /requests: counts per key, and with ?after=n the log after the n-th.
+type requestCounts struct {
+	Total int              `json:"total"`
+	ByKey map[string]int   `json:"byKey"`
+	Log   []map[string]any `json:"log"`
+}
+
+// requestCounts reads the launcher's request counts; with after >= 0, also its log of the requests since then.
+func (r *scenarioRun) requestCounts(t *testing.T, after int) requestCounts {
 	t.Helper()
-	resp, err := http.Get(r.info.ControlURL + "/requests")
+	url := r.info.ControlURL + "/requests"
+	if after >= 0 {
+		url += fmt.Sprintf("?after=%d", after)
+	}
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var counts struct {
-		ByKey map[string]int `json:"byKey"`
-	}
+	var counts requestCounts
 	if err := json.NewDecoder(resp.Body).Decode(&counts); err != nil {
 		t.Fatal(err)
 	}
-	return counts.ByKey[key]
+	return counts
+}
+
+// withOwnKey adds the caller's own Idempotency-Key to a call's options, when the step's args give one.
+func withOwnKey(args map[string]any, opts []agentry.Option) []agentry.Option {
+	if key, ok := args["idempotencyKey"].(string); ok {
+		return append(opts, agentry.WithIdempotencyKey(key))
+	}
+	return opts
 }
 
 func milliseconds(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -320,7 +351,7 @@ var operations = map[string]operation{
 	"agents.create": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.CreateAgentParams
 		raw := typedFields(a["body"], &params)
-		return c.Agents.Create(ctx, params, raw...)
+		return c.Agents.Create(ctx, params, withOwnKey(a, raw)...)
 	},
 	"agents.get": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		return c.Agents.Get(ctx, a["agentId"].(string))
@@ -328,10 +359,10 @@ var operations = map[string]operation{
 	"agents.update": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.UpdateAgentParams
 		raw := typedFields(a["body"], &params)
-		return c.Agents.Update(ctx, a["agentId"].(string), params, raw...)
+		return c.Agents.Update(ctx, a["agentId"].(string), params, withOwnKey(a, raw)...)
 	},
 	"agents.delete": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.Agents.Delete(ctx, a["agentId"].(string))
+		return c.Agents.Delete(ctx, a["agentId"].(string), withOwnKey(a, nil)...)
 	},
 	"agents.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		page, err := c.Agents.List(ctx, listParams(a["query"]))
@@ -367,12 +398,12 @@ var operations = map[string]operation{
 	"agents.messages.send": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.SendMessageParams
 		raw := typedFields(a["body"], &params)
-		return c.Agents.Messages.Send(ctx, a["agentId"].(string), params, raw...)
+		return c.Agents.Messages.Send(ctx, a["agentId"].(string), params, withOwnKey(a, raw)...)
 	},
 	"agents.messages.streamText": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.SendMessageParams
 		raw := typedFields(a["body"], &params)
-		stream := c.Agents.Messages.Stream(ctx, a["agentId"].(string), params, raw...)
+		stream := c.Agents.Messages.Stream(ctx, a["agentId"].(string), params, withOwnKey(a, raw)...)
 		defer stream.Close()
 		text, err := stream.Text()
 		if err != nil {
@@ -383,20 +414,20 @@ var operations = map[string]operation{
 	"agents.messages.streamFinalMessage": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.SendMessageParams
 		raw := typedFields(a["body"], &params)
-		stream := c.Agents.Messages.Stream(ctx, a["agentId"].(string), params, raw...)
+		stream := c.Agents.Messages.Stream(ctx, a["agentId"].(string), params, withOwnKey(a, raw)...)
 		defer stream.Close()
 		return stream.FinalMessage()
 	},
 	"apiKeys.create": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.CreateAPIKeyParams
 		raw := typedFields(a["body"], &params)
-		return c.APIKeys.Create(ctx, params, raw...)
+		return c.APIKeys.Create(ctx, params, withOwnKey(a, raw)...)
 	},
 	"apiKeys.list": func(ctx context.Context, c *agentry.Client, _ map[string]any) (any, error) {
 		return c.APIKeys.List(ctx)
 	},
 	"apiKeys.revoke": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.APIKeys.Revoke(ctx, a["keyId"].(string))
+		return c.APIKeys.Revoke(ctx, a["keyId"].(string), withOwnKey(a, nil)...)
 	},
 	"agents.messages.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		params, err := queryParams[agentry.ListMessagesParams](a["query"])
@@ -430,14 +461,14 @@ var operations = map[string]operation{
 		return collectAll(c.Agents.Conversations.ListAll(ctx, a["agentId"].(string), params))
 	},
 	"agents.conversations.delete": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.Agents.Conversations.Delete(ctx, a["agentId"].(string), a["conversationId"].(string))
+		return c.Agents.Conversations.Delete(ctx, a["agentId"].(string), a["conversationId"].(string), withOwnKey(a, nil)...)
 	},
 	// The export's result is what the iterator yielded, even when it ends in an error.
 	"users.export": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		return collectAll(c.Users.Export(ctx, a["userId"].(string)))
 	},
 	"users.erase": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.Users.Erase(ctx, a["userId"].(string))
+		return c.Users.Erase(ctx, a["userId"].(string), withOwnKey(a, nil)...)
 	},
 	"usage.get": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		params, err := queryParams[agentry.GetUsageParams](a["query"])
@@ -456,9 +487,9 @@ var operations = map[string]operation{
 	"agents.importCharacter": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		character, _ := a["body"].(map[string]any)
 		if dryRun, _ := a["dryRun"].(bool); dryRun {
-			return c.Agents.ImportCharacterDryRun(ctx, character)
+			return c.Agents.ImportCharacterDryRun(ctx, character, withOwnKey(a, nil)...)
 		}
-		return c.Agents.ImportCharacter(ctx, character)
+		return c.Agents.ImportCharacter(ctx, character, withOwnKey(a, nil)...)
 	},
 	"agents.exportCharacter": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		return c.Agents.ExportCharacter(ctx, a["agentId"].(string))
@@ -466,7 +497,7 @@ var operations = map[string]operation{
 	"webhookEndpoints.create": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.CreateWebhookParams
 		raw := typedFields(a["body"], &params)
-		return c.WebhookEndpoints.Create(ctx, params, raw...)
+		return c.WebhookEndpoints.Create(ctx, params, withOwnKey(a, raw)...)
 	},
 	"webhookEndpoints.list": func(ctx context.Context, c *agentry.Client, _ map[string]any) (any, error) {
 		return c.WebhookEndpoints.List(ctx)
@@ -477,16 +508,16 @@ var operations = map[string]operation{
 	"webhookEndpoints.update": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		var params agentry.UpdateWebhookParams
 		raw := typedFields(a["body"], &params)
-		return c.WebhookEndpoints.Update(ctx, a["webhookId"].(string), params, raw...)
+		return c.WebhookEndpoints.Update(ctx, a["webhookId"].(string), params, withOwnKey(a, raw)...)
 	},
 	"webhookEndpoints.delete": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.WebhookEndpoints.Delete(ctx, a["webhookId"].(string))
+		return c.WebhookEndpoints.Delete(ctx, a["webhookId"].(string), withOwnKey(a, nil)...)
 	},
 	"webhookEndpoints.rotateSecret": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.WebhookEndpoints.RotateSecret(ctx, a["webhookId"].(string))
+		return c.WebhookEndpoints.RotateSecret(ctx, a["webhookId"].(string), withOwnKey(a, nil)...)
 	},
 	"webhookEndpoints.sendTestEvent": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.WebhookEndpoints.SendTestEvent(ctx, a["webhookId"].(string))
+		return c.WebhookEndpoints.SendTestEvent(ctx, a["webhookId"].(string), withOwnKey(a, nil)...)
 	},
 	"webhookEndpoints.deliveries.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		params, err := queryParams[agentry.ListWebhookDeliveriesParams](a["query"])
@@ -503,7 +534,7 @@ var operations = map[string]operation{
 		return collectAll(c.WebhookEndpoints.Deliveries.ListAll(ctx, a["webhookId"].(string), params))
 	},
 	"webhookEndpoints.deliveries.redeliver": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
-		return c.WebhookEndpoints.Deliveries.Redeliver(ctx, a["webhookId"].(string), a["deliveryId"].(string))
+		return c.WebhookEndpoints.Deliveries.Redeliver(ctx, a["webhookId"].(string), a["deliveryId"].(string), withOwnKey(a, nil)...)
 	},
 }
 
@@ -550,7 +581,7 @@ func collectAll[T any](items iter.Seq2[T, error]) (any, error) {
 func streamOperation(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 	var params agentry.SendMessageParams
 	raw := typedFields(a["body"], &params)
-	stream := c.Agents.Messages.Stream(ctx, a["agentId"].(string), params, raw...)
+	stream := c.Agents.Messages.Stream(ctx, a["agentId"].(string), params, withOwnKey(a, raw)...)
 	defer stream.Close()
 	events := []any{}
 	var text strings.Builder

@@ -9,14 +9,15 @@
 //	reply, err := client.Agents.Messages.Send(ctx, agent.ID, agentry.SendMessageParams{Text: "Hello!"})
 //
 // Every call takes a context first, and honours its cancellation and deadline, and per-call options last
-// (WithMaxRetries, WithTimeout, WithHeader, ...). Lists come a page at a time ([AgentService.List]) or as an
+// (WithMaxRetries, WithTimeout, WithHeader, WithIdempotencyKey, ...). Lists come a page at a time ([AgentService.List]) or as an
 // iterator over every item ([AgentService.ListAll]); replies can be streamed ([AgentMessageService.Stream]).
 //
 // Failures are an [*APIError] (a response of the API; errors.Is tells its family: [ErrNotFound],
 // [ErrRateLimit], ...), a [*ConnectionError] (no response; [ErrTimeout] when it timed out), or the context's
-// error. Calls are retried when that is safe: 429, 408 and connections never made always; 5xx, 409, timeouts
-// and broken connections for reads, updates and deletes; 503 for messages; with exponential backoff from
-// 0.5 s to 8 s, or the server's Retry-After.
+// error. Every write (POST, PATCH, DELETE) carries an Idempotency-Key, a new random one per call and the same
+// on each of its retries, so the service runs it once; every call is therefore retried alike, on timeouts,
+// connection failures, 408, 409 (not AGENT_INACTIVE), 429 and 5xx, with exponential backoff from 0.5 s to 8 s,
+// or the server's Retry-After. A stream is never retried once it has started.
 //
 // Webhook deliveries are verified with [VerifyWebhook] or [UnwrapWebhook], which need the endpoint's secret
 // and no client or API key.

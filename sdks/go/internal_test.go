@@ -1,10 +1,8 @@
 package agentry
 
 import (
-	"errors"
 	"io"
-	"net"
-	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,27 +15,42 @@ func TestShouldRetry(t *testing.T) {
 	cases := []struct {
 		name    string
 		failure attemptFailure
-		want    [3]bool // idempotent, unsafe, message
+		want    bool
 	}{
-		{"429", status(429, ErrorCodeRateLimitExceeded), [3]bool{true, true, true}},
-		{"408", status(408, ""), [3]bool{true, true, true}},
-		{"409 other", status(409, ""), [3]bool{true, false, false}},
-		{"409 AGENT_INACTIVE", status(409, ErrorCodeAgentInactive), [3]bool{false, false, false}},
-		{"403 INSUFFICIENT_QUOTA", status(403, ErrorCodeInsufficientQuota), [3]bool{false, false, false}},
-		{"400", status(400, ErrorCodeInvalidRequest), [3]bool{false, false, false}},
-		{"404", status(404, ErrorCodeAgentNotFound), [3]bool{false, false, false}},
-		{"500", status(500, ErrorCodeInternalError), [3]bool{true, false, false}},
-		{"502", status(502, ErrorCodeModelError), [3]bool{true, false, false}},
-		{"503", status(503, ErrorCodeAgentUnavailable), [3]bool{true, false, true}},
-		{"timeout", attemptFailure{kind: failureTimeout}, [3]bool{true, false, false}},
-		{"broken connection", attemptFailure{kind: failureConnection}, [3]bool{true, false, false}},
-		{"connection never made", attemptFailure{kind: failureConnection, unsent: true}, [3]bool{true, true, true}},
+		{"429", status(429, ErrorCodeRateLimitExceeded), true},
+		{"408", status(408, ""), true},
+		{"409 IDEMPOTENCY_KEY_IN_USE", status(409, ErrorCodeIdempotencyKeyInUse), true},
+		{"409 AGENT_INACTIVE", status(409, ErrorCodeAgentInactive), false},
+		{"403 INSUFFICIENT_QUOTA", status(403, ErrorCodeInsufficientQuota), false},
+		{"422 IDEMPOTENCY_KEY_REUSED", status(422, ErrorCodeIdempotencyKeyReused), false},
+		{"400", status(400, ErrorCodeInvalidRequest), false},
+		{"404", status(404, ErrorCodeAgentNotFound), false},
+		{"500", status(500, ErrorCodeInternalError), true},
+		{"502", status(502, ErrorCodeModelError), true},
+		{"503", status(503, ErrorCodeAgentUnavailable), true},
+		{"timeout", attemptFailure{kind: failureTimeout}, true},
+		{"connection", attemptFailure{kind: failureConnection}, true},
 	}
 	for _, c := range cases {
-		for i, safety := range []retrySafety{retryIdempotent, retryUnsafe, retryMessage} {
-			if got := shouldRetry(c.failure, safety); got != c.want[i] {
-				t.Errorf("%s, safety %d: got %v, want %v", c.name, safety, got, c.want[i])
-			}
+		if got := shouldRetry(c.failure); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestIdempotencyKeys(t *testing.T) {
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for range 50 {
+		key := newIdempotencyKey()
+		if !uuid.MatchString(key) || seen[key] {
+			t.Fatalf("a new random version 4 UUID each time: %q", key)
+		}
+		seen[key] = true
+	}
+	for method, want := range map[string]bool{"GET": false, "POST": true, "PATCH": true, "DELETE": true, "PUT": true} {
+		if takesIdempotencyKey(method) != want {
+			t.Errorf("%s: want %v", method, want)
 		}
 	}
 }
@@ -84,22 +97,6 @@ func TestParseRetryAfter(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("%q: got %v %v, want %v %v", value, got, ok, c.want, c.ok)
 		}
-	}
-}
-
-func TestIsUnsent(t *testing.T) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := listener.Addr().String()
-	listener.Close()
-	_, err = http.Get("http://" + addr + "/")
-	if err == nil || !isUnsent(err) {
-		t.Fatalf("a refused connection is unsent: %v", err)
-	}
-	if isUnsent(io.ErrUnexpectedEOF) || isUnsent(errors.New("reset")) {
-		t.Fatal("other failures are not unsent")
 	}
 }
 

@@ -18,10 +18,9 @@ import (
 type request struct {
 	method string
 	// path is relative to the base URL and already escaped, e.g. "/agents/agt_123".
-	path   string
-	query  url.Values
-	body   []byte
-	safety retrySafety
+	path  string
+	query url.Values
+	body  []byte
 }
 
 // errAttemptTimeout is the cancellation cause of an attempt that ran out of time.
@@ -69,6 +68,7 @@ func (c *Client) doJSON(ctx context.Context, req *request, opts []Option, out an
 	if req, err = withBodyFields(req, cfg.bodyFields); err != nil {
 		return err
 	}
+	cfg = withIdempotencyKey(cfg, req)
 	return c.send(ctx, cfg, req, func(a *attempt) (bool, *failed, error) {
 		resp, f, err := c.roundTrip(a, cfg, req, "application/json")
 		if resp == nil {
@@ -77,7 +77,7 @@ func (c *Client) doJSON(ctx context.Context, req *request, opts []Option, out an
 		body, readErr := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if readErr != nil {
-			f, err := transportFailure(a, readErr, true)
+			f, err := transportFailure(a, readErr)
 			return false, f, err
 		}
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -114,6 +114,7 @@ func (c *Client) openStream(ctx context.Context, cfg config, req *request, media
 	if err != nil {
 		return nil, nil, err
 	}
+	cfg = withIdempotencyKey(cfg, req)
 	var opened *http.Response
 	var openedAttempt *attempt
 	err = c.send(ctx, cfg, req, func(a *attempt) (bool, *failed, error) {
@@ -125,7 +126,7 @@ func (c *Client) openStream(ctx context.Context, cfg config, req *request, media
 			// From here the stream's own silence timer applies.
 			if !a.timer.Stop() {
 				resp.Body.Close()
-				f, err := transportFailure(a, errAttemptTimeout, true)
+				f, err := transportFailure(a, errAttemptTimeout)
 				return false, f, err
 			}
 			opened, openedAttempt = resp, a
@@ -134,7 +135,7 @@ func (c *Client) openStream(ctx context.Context, cfg config, req *request, media
 		body, readErr := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if readErr != nil {
-			f, err := transportFailure(a, readErr, true)
+			f, err := transportFailure(a, readErr)
 			return false, f, err
 		}
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -169,7 +170,7 @@ func (c *Client) send(ctx context.Context, cfg config, req *request,
 		if err != nil {
 			return err
 		}
-		if retry >= cfg.maxRetries || !shouldRetry(f.failure, req.safety) {
+		if retry >= cfg.maxRetries || !shouldRetry(f.failure) {
 			return f.err
 		}
 		wait := retryDelay(retry, f.retryAfter, f.hasRetryAfter, cfg.maxRetryDelay, jitter)
@@ -181,6 +182,17 @@ func (c *Client) send(ctx context.Context, cfg config, req *request,
 		case <-timer.C:
 		}
 	}
+}
+
+// withIdempotencyKey gives a write the Idempotency-Key all of its attempts carry: the caller's
+// (WithIdempotencyKey), or a new random one. A read carries none.
+func withIdempotencyKey(cfg config, req *request) config {
+	if !takesIdempotencyKey(req.method) {
+		cfg.idempotencyKey = ""
+	} else if cfg.idempotencyKey == "" {
+		cfg.idempotencyKey = newIdempotencyKey()
+	}
+	return cfg
 }
 
 // roundTrip sends one attempt and returns its response, or how it failed.
@@ -203,12 +215,15 @@ func (c *Client) roundTrip(a *attempt, cfg config, req *request, accept string) 
 	if req.body != nil {
 		httpReq.Header.Set("Content-Type", "application/json")
 	}
+	if cfg.idempotencyKey != "" {
+		httpReq.Header.Set("Idempotency-Key", cfg.idempotencyKey)
+	}
 	for name, values := range cfg.headers {
 		httpReq.Header[name] = values
 	}
 	resp, err := cfg.httpClient.Do(httpReq)
 	if err != nil {
-		f, final := transportFailure(a, err, false)
+		f, final := transportFailure(a, err)
 		return nil, f, final
 	}
 	c.recordRateLimit(resp.Header)
@@ -216,8 +231,8 @@ func (c *Client) roundTrip(a *attempt, cfg config, req *request, accept string) 
 }
 
 // transportFailure classifies an error of the transport or of reading a body: the caller's cancellation (final),
-// the attempt's timeout, or the connection. responseStarted: a response had begun, so the request was sent.
-func transportFailure(a *attempt, err error, responseStarted bool) (*failed, error) {
+// the attempt's timeout, or the connection.
+func transportFailure(a *attempt, err error) (*failed, error) {
 	timedOut := a.timedOut() || errors.Is(err, errAttemptTimeout)
 	if !timedOut && a.parent.Err() != nil {
 		return nil, canceled(a.parent)
@@ -234,7 +249,7 @@ func transportFailure(a *attempt, err error, responseStarted bool) (*failed, err
 	}
 	return &failed{
 		err:     &ConnectionError{Message: "connection error", Err: err},
-		failure: attemptFailure{kind: failureConnection, unsent: !responseStarted && isUnsent(err)},
+		failure: attemptFailure{kind: failureConnection},
 	}, nil
 }
 

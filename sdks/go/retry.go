@@ -1,28 +1,15 @@
 package agentry
 
 import (
-	"errors"
+	cryptorand "crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-)
-
-// retrySafety is how safe an operation is to send twice.
-type retrySafety int
-
-const (
-	// retryIdempotent: GET, PATCH, DELETE. Sending again has the same effect (a repeated DELETE may answer 404).
-	retryIdempotent retrySafety = iota
-	// retryUnsafe: creating an agent or an API key. After a timeout or a 5xx the server may have created it,
-	// and a retry could create a second one.
-	retryUnsafe
-	// retryMessage: sending a message. The exchange is stored only when the reply is complete, so a 503
-	// (AGENT_UNAVAILABLE) left nothing behind; other failures after the request reached the server are final.
-	retryMessage
 )
 
 // failureKind is what went wrong with one attempt.
@@ -38,39 +25,49 @@ type attemptFailure struct {
 	kind   failureKind
 	status int
 	code   ErrorCode
-	// unsent: the connection was never established (refused, unknown host), so the server saw nothing.
-	unsent bool
 }
 
-// shouldRetry says whether a failed attempt is worth retrying.
+// shouldRetry says whether a failed attempt is worth retrying. Every call may be sent again: a read changes
+// nothing, and every write carries an Idempotency-Key, the same on each of its attempts, so the service runs it
+// once and answers a repeat with the first answer.
 //
-//   - 429 is always retried: the rate limiter refuses before the operation runs, so nothing happened.
-//   - A connection that was never established is always retried, for the same reason.
-//   - 408 means the server gave up waiting for the request, so it was not processed: always retried.
-//   - 409 is retried except AGENT_INACTIVE, which only an update of the agent's status clears.
-//   - Other connection failures, timeouts and 5xx are retried for idempotent operations only; for messages,
-//     503 too.
-func shouldRetry(f attemptFailure, safety retrySafety) bool {
-	switch f.kind {
-	case failureConnection:
-		return f.unsent || safety == retryIdempotent
-	case failureTimeout:
-		return safety == retryIdempotent
+//   - Connection failures and timeouts are retried: the request may not have arrived, and if it did, the retry
+//     gets its answer.
+//   - 408, 429 (the rate limiter refuses before the operation runs) and 5xx are retried.
+//   - 409 is retried (IDEMPOTENCY_KEY_IN_USE: the first attempt still runs; its Retry-After says when to come
+//     back), except AGENT_INACTIVE, which only an update of the agent's status clears.
+//   - Other 4xx are final: INSUFFICIENT_QUOTA, and IDEMPOTENCY_KEY_REUSED (a key given with another request).
+func shouldRetry(f attemptFailure) bool {
+	if f.kind != failureStatus {
+		return true
 	}
 	if f.code == ErrorCodeAgentInactive || f.code == ErrorCodeInsufficientQuota {
 		return false
 	}
 	switch {
-	case f.status == http.StatusTooManyRequests || f.status == http.StatusRequestTimeout:
+	case f.status == http.StatusRequestTimeout, f.status == http.StatusConflict,
+		f.status == http.StatusTooManyRequests, f.status >= 500:
 		return true
-	case f.status == http.StatusConflict:
-		return safety == retryIdempotent
-	case f.status == http.StatusServiceUnavailable:
-		return safety != retryUnsafe
-	case f.status >= 500:
-		return safety == retryIdempotent
 	}
 	return false
+}
+
+// takesIdempotencyKey says whether requests of this method carry an Idempotency-Key: every one but a read.
+func takesIdempotencyKey(method string) bool {
+	return method != http.MethodGet
+}
+
+// newIdempotencyKey returns a random version 4 UUID.
+func newIdempotencyKey() string {
+	var b [16]byte
+	if _, err := cryptorand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on the platforms Go supports; a key must still be unique.
+		panic(fmt.Sprintf("agentry: no randomness for an Idempotency-Key: %v", err))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 const (
@@ -114,17 +111,6 @@ func parseRetryAfter(value string, now time.Time) (time.Duration, bool) {
 	}
 	seconds := math.Ceil(date.Sub(now).Seconds())
 	return time.Duration(max(0, seconds)) * time.Second, true
-}
-
-// isUnsent says whether a transport error proves the request never left: the dial failed (refused, unknown
-// host, unreachable network), so no connection carried it.
-func isUnsent(err error) bool {
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return true
-	}
-	var opErr *net.OpError
-	return errors.As(err, &opErr) && opErr.Op == "dial"
 }
 
 func jitter() float64 { return rand.Float64() }

@@ -44,8 +44,10 @@ type AgentService struct {
 //
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
-// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
-// timeout, a broken connection or a 5xx, which may come after the resource was created.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
@@ -58,7 +60,7 @@ func (s *AgentService) Create(ctx context.Context, params CreateAgentParams, opt
 	var out struct {
 		Data Agent `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/agents", body: body, safety: retryUnsafe}
+	req := &request{method: http.MethodPost, path: "/agents", body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -115,7 +117,7 @@ func (s *AgentService) List(ctx context.Context, params ListAgentsParams, opts .
 		Data       []Agent    `json:"data"`
 		Pagination Pagination `json:"pagination"`
 	}
-	req := &request{method: http.MethodGet, path: "/agents", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/agents", query: query}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -165,7 +167,7 @@ func (s *AgentService) Get(ctx context.Context, agentID string, opts ...Option) 
 	var out struct {
 		Data Agent `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -181,7 +183,10 @@ func (s *AgentService) Get(ctx context.Context, agentID string, opts ...Option) 
 //
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
@@ -198,7 +203,7 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 	var out struct {
 		Data Agent `json:"data"`
 	}
-	req := &request{method: http.MethodPatch, path: "/agents/" + agentIDSegment, body: body, safety: retryIdempotent}
+	req := &request{method: http.MethodPatch, path: "/agents/" + agentIDSegment, body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -213,7 +218,10 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 //
 // Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
 // IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
@@ -226,7 +234,7 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 	var out struct {
 		Data AgentDeleted `json:"data"`
 	}
-	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -257,8 +265,10 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 //
 // For the answer to dryRun=true, call ImportCharacterDryRun.
 //
-// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
-// timeout, a broken connection or a 5xx, which may come after the resource was created.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
@@ -272,7 +282,7 @@ func (s *AgentService) ImportCharacter(ctx context.Context, character map[string
 		CharacterImport
 		Data Agent `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/agents/import", body: body, safety: retryUnsafe}
+	req := &request{method: http.MethodPost, path: "/agents/import", body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -303,7 +313,10 @@ func (s *AgentService) ImportCharacter(ctx context.Context, character map[string
 //
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
@@ -319,7 +332,7 @@ func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[
 		CharacterImportPreview
 		Data AgentDraft `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/agents/import", query: query, body: body, safety: retryIdempotent}
+	req := &request{method: http.MethodPost, path: "/agents/import", query: query, body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -348,7 +361,7 @@ func (s *AgentService) ExportCharacter(ctx context.Context, agentID string, opts
 		return nil, err
 	}
 	var out ExportedCharacterFile
-	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/character", safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/character"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -379,8 +392,10 @@ type AgentMessageService struct {
 // Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
 // `concurrentMessages`.
 //
-// Retried on 429, 408, 503 AGENT_UNAVAILABLE (only a complete reply is stored, so nothing was) and a
-// connection never made; not after a timeout, a broken connection or another 5xx.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
 // AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
@@ -398,7 +413,7 @@ func (s *AgentMessageService) Send(ctx context.Context, agentID string, params S
 	var out struct {
 		Data Reply `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/messages", body: body, safety: retryMessage}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/messages", body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -418,7 +433,7 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 	if err != nil {
 		return failedStream(err)
 	}
-	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/messages", body: body, safety: retryMessage}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/messages", body: body}
 	return newMessageStream(ctx, s.client, req, opts)
 }
 
@@ -498,7 +513,7 @@ func (s *AgentMessageService) List(ctx context.Context, agentID string, params L
 		Data       []HistoryMessage `json:"data"`
 		Pagination CursorPagination `json:"pagination"`
 	}
-	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages", query: query}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -558,7 +573,7 @@ func (s *AgentMessageService) Get(ctx context.Context, agentID string, messageID
 	var out struct {
 		Data HistoryMessage `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages/" + messageIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages/" + messageIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -632,7 +647,7 @@ func (s *AgentConversationService) List(ctx context.Context, agentID string, par
 		Data       []Conversation   `json:"data"`
 		Pagination CursorPagination `json:"pagination"`
 	}
-	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/conversations", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/conversations", query: query}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -678,7 +693,10 @@ func (s *AgentConversationService) ListAll(ctx context.Context, agentID string, 
 //
 // Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
 // CONVERSATION_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED,
@@ -695,7 +713,7 @@ func (s *AgentConversationService) Delete(ctx context.Context, agentID string, c
 	var out struct {
 		Data ConversationDeleted `json:"data"`
 	}
-	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/conversations/" + conversationIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/conversations/" + conversationIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -737,7 +755,7 @@ func (s *UserService) Export(ctx context.Context, userID string, opts ...Option)
 	if err != nil {
 		return failedLines[HistoryMessage](err)
 	}
-	req := &request{method: http.MethodGet, path: "/users/" + userIDSegment + "/export", safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/users/" + userIDSegment + "/export"}
 	return streamLines[HistoryMessage](ctx, s.client, req, opts)
 }
 
@@ -750,7 +768,10 @@ func (s *UserService) Export(ctx context.Context, userID string, opts ...Option)
 //
 // Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE, 422
 // IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
@@ -762,7 +783,7 @@ func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) 
 	var out struct {
 		Data UserErased `json:"data"`
 	}
-	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -835,7 +856,7 @@ func (s *UsageService) Get(ctx context.Context, params GetUsageParams, opts ...O
 	var out struct {
 		Data UsageReport `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/usage", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/usage", query: query}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -904,7 +925,7 @@ func (s *AgentUsageService) Get(ctx context.Context, agentID string, params GetA
 	var out struct {
 		Data UsageReport `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/usage", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/usage", query: query}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -931,8 +952,10 @@ type WebhookEndpointService struct {
 //
 // Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
-// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
-// timeout, a broken connection or a 5xx, which may come after the resource was created.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
@@ -945,7 +968,7 @@ func (s *WebhookEndpointService) Create(ctx context.Context, params CreateWebhoo
 	var out struct {
 		Data WebhookCreated `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/webhooks", body: body, safety: retryUnsafe}
+	req := &request{method: http.MethodPost, path: "/webhooks", body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -966,7 +989,7 @@ func (s *WebhookEndpointService) List(ctx context.Context, opts ...Option) ([]We
 	var out struct {
 		Data []Webhook `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/webhooks", safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/webhooks"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -991,7 +1014,7 @@ func (s *WebhookEndpointService) Get(ctx context.Context, webhookID string, opts
 	var out struct {
 		Data Webhook `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1006,7 +1029,10 @@ func (s *WebhookEndpointService) Get(ctx context.Context, webhookID string, opts
 //
 // Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
@@ -1023,7 +1049,7 @@ func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, p
 	var out struct {
 		Data Webhook `json:"data"`
 	}
-	req := &request{method: http.MethodPatch, path: "/webhooks/" + webhookIDSegment, body: body, safety: retryIdempotent}
+	req := &request{method: http.MethodPatch, path: "/webhooks/" + webhookIDSegment, body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1036,7 +1062,10 @@ func (s *WebhookEndpointService) Update(ctx context.Context, webhookID string, p
 //
 // Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
 // IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
@@ -1049,7 +1078,7 @@ func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, o
 	var out struct {
 		Data WebhookDeleted `json:"data"`
 	}
-	req := &request{method: http.MethodDelete, path: "/webhooks/" + webhookIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodDelete, path: "/webhooks/" + webhookIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1065,8 +1094,10 @@ func (s *WebhookEndpointService) Delete(ctx context.Context, webhookID string, o
 //
 // Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 //
-// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
-// timeout, a broken connection or a 5xx, which may come after the resource was created.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
 // IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
@@ -1079,7 +1110,7 @@ func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID str
 	var out struct {
 		Data WebhookCreated `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/rotate-secret", safety: retryUnsafe}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/rotate-secret"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1094,8 +1125,10 @@ func (s *WebhookEndpointService) RotateSecret(ctx context.Context, webhookID str
 //
 // Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
-// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
-// timeout, a broken connection or a 5xx, which may come after the resource was created.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND, 409
 // IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
@@ -1108,7 +1141,7 @@ func (s *WebhookEndpointService) SendTestEvent(ctx context.Context, webhookID st
 	var out struct {
 		Data Delivery `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/test", safety: retryUnsafe}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/test"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1178,7 +1211,7 @@ func (s *WebhookEndpointDeliveryService) List(ctx context.Context, webhookID str
 		Data       []Delivery       `json:"data"`
 		Pagination CursorPagination `json:"pagination"`
 	}
-	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment + "/deliveries", query: query, safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/webhooks/" + webhookIDSegment + "/deliveries", query: query}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1225,8 +1258,10 @@ func (s *WebhookEndpointDeliveryService) ListAll(ctx context.Context, webhookID 
 //
 // Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
-// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
-// timeout, a broken connection or a 5xx, which may come after the resource was created.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 WEBHOOK_NOT_FOUND or
 // DELIVERY_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
@@ -1243,7 +1278,7 @@ func (s *WebhookEndpointDeliveryService) Redeliver(ctx context.Context, webhookI
 	var out struct {
 		Data Delivery `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/deliveries/" + deliveryIDSegment + "/redeliver", safety: retryUnsafe}
+	req := &request{method: http.MethodPost, path: "/webhooks/" + webhookIDSegment + "/deliveries/" + deliveryIDSegment + "/redeliver"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1265,8 +1300,10 @@ type APIKeyService struct {
 //
 // Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 //
-// Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a
-// timeout, a broken connection or a 5xx, which may come after the resource was created.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE, 413
 // PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
@@ -1279,7 +1316,7 @@ func (s *APIKeyService) Create(ctx context.Context, params CreateAPIKeyParams, o
 	var out struct {
 		Data APIKeyCreated `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/api-keys", body: body, safety: retryUnsafe}
+	req := &request{method: http.MethodPost, path: "/api-keys", body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1300,7 +1337,7 @@ func (s *APIKeyService) List(ctx context.Context, opts ...Option) ([]APIKey, err
 	var out struct {
 		Data []APIKey `json:"data"`
 	}
-	req := &request{method: http.MethodGet, path: "/api-keys", safety: retryIdempotent}
+	req := &request{method: http.MethodGet, path: "/api-keys"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
@@ -1315,7 +1352,10 @@ func (s *APIKeyService) List(ctx context.Context, opts ...Option) ([]APIKey, err
 //
 // Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 //
-// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 NOT_FOUND, 409
 // IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
@@ -1328,7 +1368,7 @@ func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option
 	var out struct {
 		Data APIKeyRevoked `json:"data"`
 	}
-	req := &request{method: http.MethodDelete, path: "/api-keys/" + keyIDSegment, safety: retryIdempotent}
+	req := &request{method: http.MethodDelete, path: "/api-keys/" + keyIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -149,9 +151,50 @@ func TestCharacterFiles(t *testing.T) {
 	if strings.Contains(string(encoded), `"id"`) || !strings.Contains(string(encoded), `"agent":{"name":"Ada"`) {
 		t.Fatalf("a preview has no id: %s", encoded)
 	}
-	// An import is retried only when nothing can have happened.
-	if _, err := c.Agents.ImportCharacter(ctx, file); !errors.Is(err, agentry.ErrInternalServer) || s.count() != 4 {
+	// An import is retried like a read, under one Idempotency-Key.
+	if _, err := c.Agents.ImportCharacter(ctx, file); err != nil || s.count() != 5 {
 		t.Fatalf("import after a 503: %v, %d requests", err, s.count())
+	}
+	if key := s.request(3).header.Get("Idempotency-Key"); key == "" || s.request(4).header.Get("Idempotency-Key") != key {
+		t.Fatalf("the retry's key: %q, %q", key, s.request(4).header.Get("Idempotency-Key"))
+	}
+
+	// From a path: the file is read and sent as it is, numbers as written.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "eliza.character.json")
+	if err := os.WriteFile(path, []byte(characterFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := s.count()
+	if imported, err := c.Agents.ImportCharacterFile(ctx, path); err != nil || imported.Agent.ID != "agt_1" {
+		t.Fatalf("import from a file: %+v, %v", imported, err)
+	}
+	_ = json.Unmarshal([]byte(s.request(before).body), &sent)
+	if !reflect.DeepEqual(sent, given) || s.request(before).path != "/v1/agents/import" || s.request(before).query != "" {
+		t.Fatalf("the file is sent as it is: %+v", s.request(before))
+	}
+	if preview, err := c.Agents.ImportCharacterFileDryRun(ctx, path); err != nil || preview.Agent.Name != "Ada" ||
+		s.request(before+1).query != "dryRun=true" {
+		t.Fatalf("dry run from a file: %+v, %v", preview, err)
+	}
+	for name, contents := range map[string]string{"list.json": "[]", "broken.json": "{ name: Eliza", "null.json": "null", "two.json": "{} {}"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(contents), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before = s.count()
+	for _, name := range []string{"missing.json", "list.json", "broken.json", "null.json", "two.json"} {
+		_, err := c.Agents.ImportCharacterFile(ctx, filepath.Join(dir, name))
+		var apiErr *agentry.APIError
+		if err == nil || errors.As(err, &apiErr) || !strings.Contains(err.Error(), "character file") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := c.Agents.ImportCharacterFile(ctx, filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file says so: %v", err)
+	}
+	if s.count() != before {
+		t.Errorf("nothing is sent for a file that is not a character file: %d requests", s.count()-before)
 	}
 
 	exported, err := c.Agents.ExportCharacter(ctx, "agt_1")

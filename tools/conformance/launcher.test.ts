@@ -24,6 +24,17 @@ const control = async (method: string, path: string, body?: unknown) => {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
 
+const create = (body: unknown, idempotencyKey: string) =>
+  fetch(`${launcher.info.baseURL}/agents`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${launcher.info.keys.retry}`,
+      "content-type": "application/json",
+      "idempotency-key": idempotencyKey,
+    },
+    body: JSON.stringify(body),
+  });
+
 describe("the conformance launcher", () => {
   it("describes the service, its keys and the scenario", () => {
     const { info } = launcher;
@@ -36,6 +47,7 @@ describe("the conformance launcher", () => {
       "pager",
       "quota",
       "readOnly",
+      "retry",
       "revoked",
     ]);
     for (const key of Object.values(info.keys)) expect(key).toMatch(/^agentry_sk_[0-9A-Za-z]{38}$/);
@@ -68,6 +80,101 @@ describe("the conformance launcher", () => {
     expect((after.byKey.pager ?? 0) - (before.byKey.pager ?? 0)).toBe(2);
     expect((after.byKey.other ?? 0) - (before.byKey.other ?? 0)).toBe(1);
     expect(after.total - before.total).toBe(3);
+  });
+
+  it("logs each request with its Idempotency-Key, how often that key came, and its outcome", async () => {
+    const { total } = (await control("GET", "/requests")).body as { total: number };
+    const key = "launcher-log-1";
+    expect((await create({ name: "logged" }, key)).status).toBe(201);
+    const again = await create({ name: "logged" }, key);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await get("/agents", launcher.info.keys.retry)).status).toBe(200);
+    const { body } = await control("GET", `/requests?after=${total}`);
+    expect(body.log).toEqual([
+      {
+        seq: total + 1,
+        key: "retry",
+        method: "POST",
+        path: "/v1/agents",
+        idempotencyKey: key,
+        idempotencyKeyUse: 1,
+        status: 201,
+        replayed: false,
+        dropped: false,
+      },
+      expect.objectContaining({ seq: total + 2, idempotencyKeyUse: 2, status: 201, replayed: true }),
+      expect.objectContaining({
+        seq: total + 3,
+        method: "GET",
+        idempotencyKey: null,
+        idempotencyKeyUse: null,
+      }),
+    ]);
+    expect((await control("GET", "/requests")).body.log).toBeUndefined();
+    expect((await control("GET", "/requests?after=-1")).status).toBe(400);
+  });
+
+  it("loses the response of a request it is told to, once the gateway has handled it", async () => {
+    const count = async () =>
+      ((await (await get("/agents", launcher.info.keys.retry)).json()) as { pagination: { total: number } })
+        .pagination.total;
+    const agents = await count();
+    expect(
+      await control("POST", "/gateway/drop-response", { count: 1, method: "post", path: "/v1/agents" }),
+    ).toEqual({ status: 200, body: { armed: 1 } });
+    const { total } = (await control("GET", "/requests")).body as { total: number };
+    await expect(create({ name: "lost" }, "launcher-drop-1")).rejects.toThrow();
+    expect(await count()).toBe(agents + 1);
+    const retried = await create({ name: "lost" }, "launcher-drop-1");
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("idempotent-replayed")).toBe("true");
+    expect(await count()).toBe(agents + 1);
+    const { body } = await control("GET", `/requests?after=${total}`);
+    expect(body.log).toEqual([
+      expect.objectContaining({ method: "POST", idempotencyKeyUse: 1, status: 201, dropped: true }),
+      expect.objectContaining({ method: "GET", dropped: false }),
+      expect.objectContaining({ method: "POST", idempotencyKeyUse: 2, status: 201, replayed: true }),
+      expect.objectContaining({ method: "GET", dropped: false }),
+    ]);
+  });
+
+  it("takes * for any one segment of the path, and loses a message's reply", async () => {
+    const agent = (
+      (await (await create({ name: "talker" }, "launcher-drop-2")).json()) as { data: { id: string } }
+    ).data;
+    const send = () =>
+      fetch(`${launcher.info.baseURL}/agents/${agent.id}/messages`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${launcher.info.keys.retry}`,
+          "content-type": "application/json",
+          "idempotency-key": "launcher-drop-3",
+        },
+        body: JSON.stringify({ text: "once" }),
+      });
+    expect(
+      (await control("POST", "/gateway/drop-response", { method: "POST", path: "/v1/agents/*/messages" }))
+        .status,
+    ).toBe(200);
+    // Not a message: the rule stays for the next one.
+    expect((await create({ name: "bystander" }, "launcher-drop-4")).status).toBe(201);
+    await expect(send()).rejects.toThrow();
+    const again = await send();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(((await again.json()) as { data: { text: string } }).data.text).toBe("Echo: once");
+  });
+
+  it("refuses a drop-response rule it cannot follow", async () => {
+    for (const rule of [
+      { method: "POST" },
+      { method: "FETCH", path: "/v1/agents" },
+      { method: "POST", path: "/agents" },
+      { method: "POST", path: "/v1/agents?dryRun=true" },
+      { method: "POST", path: "/v1/agents", count: 0 },
+      { method: "POST", path: "/v1/agents", times: 1 },
+    ]) {
+      expect((await control("POST", "/gateway/drop-response", rule)).status, JSON.stringify(rule)).toBe(400);
+    }
   });
 
   it("queues scripted provider answers and refuses what it does not know", async () => {

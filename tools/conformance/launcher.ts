@@ -20,20 +20,20 @@ import { composeServer, loadServerConfig, type Server } from "@agentry/server";
 export const SCENARIO_PATH = fileURLToPath(new URL("./scenario.json", import.meta.url));
 
 /** The API keys the scenario uses, by the names its clients refer to. */
-export type KeyName = "full" | "readOnly" | "revoked" | "pager" | "limited" | "quota";
+export type KeyName = "full" | "readOnly" | "revoked" | "pager" | "limited" | "quota" | "retry";
 
 /** The one JSON line the launcher prints: everything a runner needs to reach the service and its controls. */
 export interface LauncherInfo {
   /** The REST API's base URL, ending in `/v1`. */
   baseURL: string;
-  /** Test controls (request counts, scripted provider answers); see README.md. */
+  /** Test controls (request counts and log, scripted provider answers, lost responses); see README.md. */
   controlURL: string;
   /** A webhook endpoint URL that takes every delivery (204): the sink under `controlURL`. */
   webhookURL: string;
   /** Plaintext API keys by name. */
   keys: Record<KeyName, string>;
   /** Account ids by name. */
-  accounts: Record<"main" | "pager" | "limited" | "quota", string>;
+  accounts: Record<"main" | "pager" | "limited" | "quota" | "retry", string>;
   /** The limits the scenario relies on, as configured. */
   limits: { limited: { getPerMinute: number }; quota: { maxAgents: number } };
   /** Absolute path of scenario.json. */
@@ -93,13 +93,62 @@ const ANSWER_FIELDS = new Set<keyof FakeAnswer>([
   "errorMessage",
 ]);
 
+/** One request under `/v1/` as the launcher saw it, for `GET {controlURL}/requests?after=n`. */
+export interface LoggedRequest {
+  /** Its place among all `/v1/` requests, from 1. */
+  seq: number;
+  /** The name of the launcher key it was sent with (`other` for none or an unknown one). */
+  key: string;
+  method: string;
+  /** The path with its query, as sent. */
+  path: string;
+  /** Its `Idempotency-Key` header, or null without one. */
+  idempotencyKey: string | null;
+  /**
+   * How many requests with this key and this `Idempotency-Key` the launcher has seen so far, this one included
+   * (1 for the first); null without an `Idempotency-Key`. A retry that reused its call's key counts 2.
+   */
+  idempotencyKeyUse: number | null;
+  /** The status of its response once the gateway has answered (also when the response was lost); else null. */
+  status: number | null;
+  /** The response said `Idempotent-Replayed: true`. */
+  replayed: boolean;
+  /** The gateway answered it, and the launcher lost the response on purpose (`gateway/drop-response`). */
+  dropped: boolean;
+}
+
+/**
+ * A `gateway/drop-response` rule: lose the responses of the next `count` requests with this method and path, in
+ * which a segment `*` stands for any one segment, such as an agent's id.
+ */
+interface DropRule {
+  method: string;
+  path: string;
+  count: number;
+}
+
+function pathMatches(pattern: string, path: string): boolean {
+  const wanted = pattern.split("/");
+  const actual = path.split("/");
+  return (
+    wanted.length === actual.length &&
+    wanted.every((segment, i) => (segment === "*" ? actual[i] !== "" : segment === actual[i]))
+  );
+}
+
+const DROP_FIELDS = new Set(["count", "method", "path"]);
+/** The newest requests the log keeps; a runner reads only the few of its own step. */
+const LOG_LIMIT = 2_000;
+
 /**
  * Starts the real gateway (all-in-one: registry and conversation service embedded, SQLite in a temporary
  * directory) on 127.0.0.1 port 0, behind it a fake OpenAI-compatible provider, and seeds the accounts and keys
  * the conformance scenario needs.
  *
- * The same HTTP server also answers `/_conformance/*`: request counts per key, so a runner can tell how many
- * attempts its SDK made, and scripted provider answers, so failures and slow replies happen on cue.
+ * The same HTTP server also answers ` /
+  _conformance; /*`: request counts per key and a log of the requests, so a
+ * runner can tell how many attempts its SDK made and with which `Idempotency-Key`; scripted provider answers, so
+ * failures and slow replies happen on cue; and lost responses, so that a retry meets a request that already ran.
  */
 export async function startLauncher(options: LauncherOptions = {}): Promise<Launcher> {
   const providers = options.providers ?? ["openai", "local"];
@@ -113,19 +162,18 @@ export async function startLauncher(options: LauncherOptions = {}): Promise<Laun
 
   // The server listens before the gateway exists so that PUBLIC_BASE_URL (and so apiEndpoint) is its real origin.
   let gatewayHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-  const counts = new Map<string, number>();
   const keyNames = new Map<string, string>();
+  const traffic = new Traffic();
   const server = createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0] ?? "";
     if (path.startsWith("/_conformance/")) {
-      control(req, res, path.slice("/_conformance".length), counts, openai).catch((error: unknown) => {
+      control(req, res, path.slice("/_conformance".length), traffic, openai).catch((error: unknown) => {
         sendJson(res, 500, { error: String(error) });
       });
       return;
     }
     if (path.startsWith("/v1/")) {
-      const name = keyNames.get(req.headers.authorization ?? "") ?? "other";
-      counts.set(name, (counts.get(name) ?? 0) + 1);
+      traffic.observe(req, res, keyNames.get(req.headers.authorization ?? "") ?? "other");
     }
     if (!gatewayHandler) {
       sendJson(res, 503, { error: "starting" });
@@ -186,6 +234,7 @@ export async function startLauncher(options: LauncherOptions = {}): Promise<Laun
   const pager = await account("pager", UNLIMITED);
   const limited = await account("limited", { ...UNLIMITED, getPerMinute: LIMITED_GETS_PER_MINUTE });
   const quota = await account("quota", { ...UNLIMITED, maxAgents: QUOTA_MAX_AGENTS });
+  const retry = await account("retry", UNLIMITED);
   const revoked = await key(main, "revoked", SCOPES);
   await accounts.revokeApiKey({ accountId: main, id: revoked.id });
 
@@ -200,8 +249,9 @@ export async function startLauncher(options: LauncherOptions = {}): Promise<Laun
       pager: (await key(pager, "pager", SCOPES)).secret,
       limited: (await key(limited, "limited", SCOPES)).secret,
       quota: (await key(quota, "quota", SCOPES)).secret,
+      retry: (await key(retry, "retry", SCOPES)).secret,
     },
-    accounts: { main, pager, limited, quota },
+    accounts: { main, pager, limited, quota, retry },
     limits: {
       limited: { getPerMinute: LIMITED_GETS_PER_MINUTE },
       quota: { maxAgents: QUOTA_MAX_AGENTS },
@@ -237,17 +287,147 @@ export async function startLauncher(options: LauncherOptions = {}): Promise<Laun
   };
 }
 
+/**
+ * What reached the gateway under `/v1/`: counts per key, a log of the newest requests with their Idempotency-Key
+ * and outcome, and the rules that lose responses on purpose.
+ */
+class Traffic {
+  readonly counts = new Map<string, number>();
+  readonly log: LoggedRequest[] = [];
+  readonly drops: DropRule[] = [];
+  total = 0;
+  readonly #keyUses = new Map<string, number>();
+
+  /** Counts and logs a request on arrival, and watches its response for the status and the replay header. */
+  observe(req: IncomingMessage, res: ServerResponse, key: string): void {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    this.total += 1;
+    const header = req.headers["idempotency-key"];
+    const idempotencyKey = typeof header === "string" ? header : null;
+    let idempotencyKeyUse: number | null = null;
+    if (idempotencyKey !== null) {
+      const use = `${key}\n${idempotencyKey}`;
+      idempotencyKeyUse = (this.#keyUses.get(use) ?? 0) + 1;
+      this.#keyUses.set(use, idempotencyKeyUse);
+    }
+    const entry: LoggedRequest = {
+      seq: this.total,
+      key,
+      method: req.method ?? "",
+      path: req.url ?? "",
+      idempotencyKey,
+      idempotencyKeyUse,
+      status: null,
+      replayed: false,
+      dropped: false,
+    };
+    this.log.push(entry);
+    if (this.log.length > LOG_LIMIT) this.log.splice(0, this.log.length - LOG_LIMIT);
+
+    const answered = (status: number, headers: unknown) => {
+      entry.status = status;
+      entry.replayed = replayedHeader(headers) ?? String(res.getHeader("idempotent-replayed")) === "true";
+    };
+    const rule = this.#takeDrop(entry.method, entry.path.split("?")[0] ?? "");
+    if (rule) {
+      entry.dropped = true;
+      loseResponse(res, answered);
+      return;
+    }
+    // Node's implicit headers (a plain res.end) go through writeHead too.
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+      answered(
+        status,
+        rest.find((part) => typeof part === "object" && part !== null),
+      );
+      return (writeHead as (...args: unknown[]) => ServerResponse).call(this, status, ...rest);
+    } as ServerResponse["writeHead"];
+  }
+
+  #takeDrop(method: string, path: string): DropRule | undefined {
+    const index = this.drops.findIndex((rule) => rule.method === method && pathMatches(rule.path, path));
+    if (index === -1) return undefined;
+    const rule = this.drops[index]!;
+    rule.count -= 1;
+    if (rule.count === 0) this.drops.splice(index, 1);
+    return rule;
+  }
+}
+
+/** The `Idempotent-Replayed` value among headers given to writeHead, when they name it. */
+function replayedHeader(headers: unknown): boolean | undefined {
+  if (typeof headers !== "object" || headers === null || Array.isArray(headers)) return undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name.toLowerCase() === "idempotent-replayed") return String(value) === "true";
+  }
+  return undefined;
+}
+
+/**
+ * Lets the gateway handle the request to its end, then destroys the connection instead of sending the response:
+ * to the client, a request whose answer was lost on the way.
+ */
+function loseResponse(res: ServerResponse, answered: (status: number, headers: unknown) => void): void {
+  let lost = false;
+  const lose = (headers?: unknown) => {
+    if (lost) return;
+    lost = true;
+    answered(res.statusCode, headers);
+    res.socket?.destroy();
+  };
+  res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
+    res.statusCode = status;
+    lose(rest.find((part) => typeof part === "object" && part !== null));
+    return this;
+  } as ServerResponse["writeHead"];
+  res.write = (() => {
+    lose();
+    return false;
+  }) as ServerResponse["write"];
+  res.end = function (this: ServerResponse) {
+    lose();
+    return this;
+  } as ServerResponse["end"];
+}
+
 async function control(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
-  counts: Map<string, number>,
+  traffic: Traffic,
   openai: FakeProviderServer<OpenAIChatBody>,
 ): Promise<void> {
   if (req.method === "GET" && path === "/requests") {
-    let total = 0;
-    for (const count of counts.values()) total += count;
-    sendJson(res, 200, { total, byKey: Object.fromEntries(counts) });
+    const after = new URL(req.url ?? "", "http://launcher").searchParams.get("after");
+    const answer: Record<string, unknown> = {
+      total: traffic.total,
+      byKey: Object.fromEntries(traffic.counts),
+    };
+    if (after !== null) {
+      if (!/^\d+$/.test(after)) {
+        sendJson(res, 400, { error: "after must be a request number (0 or more)" });
+        return;
+      }
+      answer.log = traffic.log.filter((entry) => entry.seq > Number(after));
+    }
+    sendJson(res, 200, answer);
+    return;
+  }
+  if (req.method === "POST" && path === "/gateway/drop-response") {
+    const body = await readJson(req);
+    const problem = dropRuleProblem(body);
+    if (problem) {
+      sendJson(res, 400, { error: problem });
+      return;
+    }
+    const rule = body as { count?: number; method: string; path: string };
+    const count = rule.count ?? 1;
+    const method = rule.method.toUpperCase();
+    const existing = traffic.drops.find((drop) => drop.method === method && drop.path === rule.path);
+    if (existing) existing.count += count;
+    else traffic.drops.push({ method, path: rule.path, count });
+    sendJson(res, 200, { armed: existing ? existing.count : count });
     return;
   }
   if (req.method === "POST" && path === "/provider/answer") {
@@ -281,6 +461,22 @@ async function control(
     return;
   }
   sendJson(res, 404, { error: `no control ${req.method} ${path}` });
+}
+
+/** Why a drop-response rule cannot be used, or undefined when it can. */
+function dropRuleProblem(body: unknown): string | undefined {
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return "send {method, path, count?} as an object";
+  const rule = body as Record<string, unknown>;
+  const unknown = Object.keys(rule).filter((field) => !DROP_FIELDS.has(field));
+  if (unknown.length > 0) return `unknown fields: ${unknown.join(", ")}`;
+  if (typeof rule.method !== "string" || !/^(GET|POST|PUT|PATCH|DELETE)$/i.test(rule.method))
+    return "method must be GET, POST, PUT, PATCH or DELETE";
+  if (typeof rule.path !== "string" || !rule.path.startsWith("/v1/") || rule.path.includes("?"))
+    return "path must be a path under /v1/, without a query";
+  if (rule.count !== undefined && (!Number.isInteger(rule.count) || (rule.count as number) < 1))
+    return "count must be an integer of at least 1";
+  return undefined;
 }
 
 function readJson(req: IncomingMessage): Promise<unknown> {

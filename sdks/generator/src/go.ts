@@ -859,7 +859,6 @@ class GoEmitter {
           description: alternative.description,
         },
         alternatives: [],
-        retry: alternative.retry,
       };
       this.#fixedQuery.set(form, alternative.whenQuery);
       const what = (alternative.description ?? "").replace(/^`[^`]*`: /, "");
@@ -940,7 +939,6 @@ class GoEmitter {
       src.line("\tif err != nil {").line(onError).line("\t}");
       fields.push("body: body");
     }
-    fields.push(`safety: retry${goName(op.retry)}`);
     return `&request{${fields.join(", ")}}`;
   }
 
@@ -1079,14 +1077,12 @@ function thirdPerson(verb: string): string {
 }
 
 function retryDoc(op: Operation): string {
-  switch (op.retry) {
-    case "idempotent":
-      return "Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.";
-    case "unsafe":
-      return "Retried only when the request cannot have been acted on (429, 408, a connection never made): not after a timeout, a broken connection or a 5xx, which may come after the resource was created.";
-    case "message":
-      return "Retried on 429, 408, 503 AGENT_UNAVAILABLE (only a complete reply is stored, so nothing was) and a connection never made; not after a timeout, a broken connection or another 5xx.";
-  }
+  return op.idempotencyKey
+    ? "Sent with an Idempotency-Key (a new random one per call, the same on each of its retries; WithIdempotencyKey " +
+        "chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE; IDEMPOTENCY_KEY_IN_USE after " +
+        "its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a lost answer gets that answer, " +
+        "and the request runs once."
+    : "Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.";
 }
 
 function compare(a: string, b: string): number {

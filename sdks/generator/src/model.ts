@@ -2,7 +2,7 @@
  * The language-neutral model of the REST API that every SDK emitter writes from. `buildModel` reads the OpenAPI
  * document once and resolves everything an emitter would otherwise have to work out again per language: `$ref`s,
  * nullability, unions, inline objects (hoisted into named types), the `{success, data}` envelopes (unwrapped), the
- * `x-` extensions, and the retry safety of each operation. Names stay as the document spells them (camelCase JSON
+ * `x-` extensions, and which operations take an `Idempotency-Key`. Names stay as the document spells them (camelCase JSON
  * names, PascalCase type names); emitters case them with `text.ts`.
  */
 import { readFileSync } from "node:fs";
@@ -85,13 +85,8 @@ export interface Parameter {
   default: string | number | boolean | undefined;
 }
 
-/**
- * How safe an operation is to send twice (the reference SDK's policy, see `sdks/typescript/src/retry.ts`):
- * - `idempotent`: GET, PATCH, DELETE; retried on connection errors, timeouts, 408, 409, 429, 5xx.
- * - `unsafe`: creates; retried only when nothing can have happened (429, 408, a connection never made).
- * - `message`: sending a message; as `unsafe`, plus 503, since only a complete reply is stored.
- */
-export type RetrySafety = "idempotent" | "unsafe" | "message";
+/** The request header that makes a write safe to retry (decisions.md, "Idempotency"). */
+export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 
 /** An error response an operation documents. */
 export interface ErrorResponse {
@@ -166,8 +161,6 @@ export interface AlternativeResponse {
   /** As `Operation.response.field` and `dataAs`. */
   field: "data" | undefined;
   dataAs: string | undefined;
-  /** How safe this form of the request is to send twice (a dry run stores nothing). */
-  retry: RetrySafety;
   description: string | undefined;
   /** The query values that ask for it: `{dryRun: true}`. */
   whenQuery: Record<string, string | boolean>;
@@ -249,7 +242,12 @@ export interface Operation {
   streaming: { parameter: string; events: SseEvent[] } | undefined;
   /** Error responses in status order. */
   errors: ErrorResponse[];
-  retry: RetrySafety;
+  /**
+   * The operation takes an `Idempotency-Key` header: every write (POST, PUT, PATCH, DELETE) does, and no read.
+   * The SDKs' runtimes send one with each write, the same on each retry, and so retry every call alike (the
+   * reference policy is `sdks/typescript/src/retry.ts`); SDKs let the caller choose the key per call.
+   */
+  idempotencyKey: boolean;
 }
 
 /** A group of operations sharing `Operation.resource`, e.g. `["agents", "messages"]`. */
@@ -356,24 +354,6 @@ const ENUM_NAMES: Record<string, string> = {
   "ApiKey.scopes[]": "Scope",
   "Reply.finishReason": "FinishReason",
   "StreamError.code": "ErrorCode",
-};
-
-/**
- * POST operations with their retry safety: a POST is not idempotent in general, so each must be classified here
- * by someone who knows what a repeat would do. GET, PUT, PATCH and DELETE are `idempotent`.
- */
-const POST_RETRY_SAFETY: Record<string, RetrySafety> = {
-  createAgent: "unsafe",
-  createApiKey: "unsafe",
-  sendMessage: "message",
-  createWebhook: "unsafe",
-  // Each call makes a new secret; a repeat would retire the one the caller was just shown.
-  rotateWebhookSecret: "unsafe",
-  sendWebhookTest: "unsafe",
-  redeliverWebhookDelivery: "unsafe",
-  importCharacter: "unsafe",
-  // The other forms of a POST, by their query (`x-when-query`): a dry run stores nothing.
-  "importCharacter?dryRun=true": "idempotent",
 };
 
 const HTTP_METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -658,19 +638,11 @@ class ModelBuilder {
           }
           whenQuery[key] = value;
         }
-        const form = `${operationId}?${Object.entries(whenQuery)
-          .map(([key, value]) => `${key}=${String(value)}`)
-          .join("&")}`;
-        const retry = method === "post" ? POST_RETRY_SAFETY[form] : "idempotent";
-        if (retry === undefined) {
-          throw new ModelError(`${form}: classify its retry safety in POST_RETRY_SAFETY (model.ts)`);
-        }
         return {
           status: Number(status),
           ...this.#resultOf(name, this.#deref(json), false, operationId),
           description: optionalString(response.description),
           whenQuery,
-          retry,
         };
       });
 
@@ -747,13 +719,16 @@ class ModelBuilder {
       })
       .sort((a, b) => a.status - b.status);
 
-    let retry: RetrySafety = "idempotent";
-    if (upper === "POST") {
-      const classified = POST_RETRY_SAFETY[operationId];
-      if (classified === undefined) {
-        throw new ModelError(`${operationId}: classify its retry safety in POST_RETRY_SAFETY (model.ts)`);
-      }
-      retry = classified;
+    // The runtimes send a key with every write and none with a read; the document must say the same.
+    const idempotencyKey = parameters.some(
+      (p) => p.in === "header" && typeof p.name === "string" && p.name.toLowerCase() === "idempotency-key",
+    );
+    if (idempotencyKey !== (upper !== "GET")) {
+      throw new ModelError(
+        upper === "GET"
+          ? `${operationId}: a GET takes no ${IDEMPOTENCY_HEADER}`
+          : `${operationId}: a ${upper} must take the ${IDEMPOTENCY_HEADER} header, which the SDKs send with every write`,
+      );
     }
 
     return {
@@ -789,7 +764,7 @@ class ModelBuilder {
       cursorPagination,
       streaming,
       errors,
-      retry,
+      idempotencyKey,
     };
   }
 

@@ -40,12 +40,29 @@ const OPTION_PARAMETERS: [string, string, string][] = [
   ["extra_body", "Optional[Mapping[str, object]]", "JSON fields to add to (or override in) the body."],
   ["timeout", "Optional[float]", "Seconds for this call's connect and each read, instead of the client's."],
   ["max_retries", "Optional[int]", "Retries for this call, instead of the client's."],
+  [
+    "idempotency_key",
+    "Optional[str]",
+    "The `Idempotency-Key` sent on every attempt of this call, instead of a new random one: the service runs a " +
+      "request once per key (for 24 hours) and answers a repeat with the first answer; the same key with another " +
+      "request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.",
+  ],
 ];
 
-/** The per-call options an operation takes: `extra_body` only where there is a body. */
+/**
+ * The per-call options an operation takes: `extra_body` only where there is a body, `idempotency_key` only on a
+ * write.
+ */
 function optionParameters(op: Operation): [string, string, string][] {
-  return OPTION_PARAMETERS.filter(([name]) => name !== "extra_body" || hasBody(op));
+  return OPTION_PARAMETERS.filter(
+    ([name]) => (name !== "extra_body" || hasBody(op)) && (name !== "idempotency_key" || op.idempotencyKey),
+  );
 }
+
+/** What a body argument may also be: the path of a JSON file holding it, read by the runtime. */
+const BODY_ARGUMENT_TYPE = "Union[Mapping[str, Any], str, PathLike[str]]";
+const BODY_ARGUMENT_PATH_NOTE =
+  "A `str` or `os.PathLike` is the path of a JSON file holding it, which is read and sent as it is.";
 
 function hasBody(op: Operation): boolean {
   return op.body !== undefined || op.bodyArgument !== undefined;
@@ -697,7 +714,12 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
   const args: [string, string | undefined][] = [
     ...op.pathParameters.map((p): [string, string | undefined] => [identifier(p.name), p.description]),
     ...(op.bodyArgument
-      ? [[identifier(op.bodyArgument.name), op.bodyArgument.description] as [string, string | undefined]]
+      ? [
+          [
+            identifier(op.bodyArgument.name),
+            `${op.bodyArgument.description ?? ""} ${BODY_ARGUMENT_PATH_NOTE}`.trim(),
+          ] as [string, string | undefined],
+        ]
       : []),
     ...bodyArguments(op, names).map((a): [string, string | undefined] => [a.name, a.description]),
     ...queryArguments(op, names).map((a): [string, string | undefined] => [a.name, a.description]),
@@ -730,7 +752,7 @@ function signatureOf(op: Operation, names: Names, literal?: Record<string, strin
   const query = queryArguments(op, names);
   const signature: string[] = ["self"];
   for (const p of op.pathParameters) signature.push(`${identifier(p.name)}: ${inputType(p.type, names)}`);
-  if (op.bodyArgument) signature.push(`${identifier(op.bodyArgument.name)}: Mapping[str, Any]`);
+  if (op.bodyArgument) signature.push(`${identifier(op.bodyArgument.name)}: ${BODY_ARGUMENT_TYPE}`);
   signature.push("*");
   const fixed = (a: Argument) => (literal === undefined ? undefined : literal[a.wire]);
   for (const a of [...body, ...query]) {
@@ -818,7 +840,7 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     ...signature.map((part) => `        ${part},`),
     `    ) -> ${returns}:`,
     ...methodDoc(method, names, async),
-    `        options = merged_options(extra_headers, extra_query, ${hasBody(op) ? "extra_body" : "None"}, timeout, max_retries)`,
+    `        options = merged_options(extra_headers, extra_query, ${hasBody(op) ? "extra_body" : "None"}, timeout, max_retries${op.idempotencyKey ? ", idempotency_key" : ""})`,
   ];
 
   let path = JSON.stringify(op.path);
@@ -829,13 +851,7 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     });
     path = `f${JSON.stringify(formatted)}`;
   }
-  // A form of the request that is safer to repeat (a dry run) is retried as such.
-  let safety = JSON.stringify(op.retry);
-  for (const alternative of op.alternatives) {
-    if (alternative.retry !== op.retry)
-      safety = `${JSON.stringify(alternative.retry)} if ${whenTest(alternative.whenQuery)} else ${safety}`;
-  }
-  const specArgs = [JSON.stringify(op.method), path, safety];
+  const specArgs = [JSON.stringify(op.method), path];
   if (query.length > 0) {
     lines.push(
       "        query = {",
@@ -859,7 +875,10 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     specArgs.push("body=body");
   }
   if (op.bodyArgument !== undefined) {
-    lines.push(`        body = build_body(${identifier(op.bodyArgument.name)}, options.extra_body)`);
+    const name = identifier(op.bodyArgument.name);
+    lines.push(
+      `        body = build_body(json_object_argument(${JSON.stringify(name)}, ${name}), options.extra_body)`,
+    );
     specArgs.push("body=body");
   }
   lines.push(`        spec = RequestSpec(${specArgs.join(", ")})`);
@@ -1000,7 +1019,7 @@ function resourcesFile(model: ApiModel, names: Names): string {
     ")",
     "from .._streaming import AsyncMessageStream, MessageStream",
     "from .._types import NOT_GIVEN, NotGiven",
-    "from .._utils import build_body, path_segment",
+    "from .._utils import build_body, json_object_argument, path_segment",
     "from .models import (",
     ...[...used].sort().map((name) => `    ${name},`),
     ")",
@@ -1096,6 +1115,7 @@ function withImports(text: string): string {
   if (uses("dataclass"))
     lines.push(`from dataclasses import dataclass${/\b_field\(/.test(rest) ? ", field as _field" : ""}`);
   if (uses("datetime")) lines.push("from datetime import datetime");
+  if (uses("PathLike")) lines.push("from os import PathLike");
   const typing = TYPING_NAMES.filter(uses);
   if (typing.length > 0) lines.push(`from typing import ${typing.join(", ")}`);
   return head + lines.join("\n") + rest;
@@ -1113,7 +1133,9 @@ function referenceFile(model: ApiModel, names: Names): string {
     "Every operation of the sync client `Agentry`; the async client `AsyncAgentry` has the same methods, to be",
     "awaited (a paged `list` returns a pager to `await` or `async for`; `stream` and `export` an async stream). Each",
     "method also takes",
-    `the keyword arguments ${OPTION_PARAMETERS.map(([name]) => `\`${name}\``).join(", ")} (\`extra_body\` where there is a body).`,
+    `the keyword arguments ${OPTION_PARAMETERS.map(([name]) => `\`${name}\``).join(", ")} (\`extra_body\` where there is a body,`,
+    "`idempotency_key` on POST, PATCH and DELETE, which carry an `Idempotency-Key`: a new random one per call, the",
+    "same on each of its retries, unless the call gives its own).",
   ];
   for (const resource of model.resources) {
     const attribute = resource.path.map((p) => identifier(p)).join(".");
@@ -1145,9 +1167,9 @@ function referenceFile(model: ApiModel, names: Names): string {
             ? [
                 [
                   identifier(op.bodyArgument.name),
-                  "Mapping[str, Any]",
+                  BODY_ARGUMENT_TYPE,
                   "yes",
-                  op.bodyArgument.description ?? "",
+                  `${op.bodyArgument.description ?? ""} ${BODY_ARGUMENT_PATH_NOTE}`.trim(),
                 ],
               ]
             : []),

@@ -337,7 +337,6 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
     );
   }
   const path = pathExpression(op);
-  const safety = `:${op.retry}`;
   const method = `:${op.method.toLowerCase()}`;
   if (streaming) {
     body.push(
@@ -348,7 +347,6 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
           path,
           "body: body",
           `events: ${constantCase(op.operationId)}_EVENTS`,
-          `safety: ${safety}`,
           "options: request_options",
           "&block",
         ],
@@ -356,7 +354,7 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
       ),
     );
   } else if (lines) {
-    const args = [method, path, `type: ${rubyType(op.response.data)}`, `safety: ${safety}`];
+    const args = [method, path, `type: ${rubyType(op.response.data)}`];
     if (queryKeywords.length > 0) args.push("query: query");
     args.push("options: request_options", "&block");
     body.push(...wrapSignature("api_lines(", args, ")"));
@@ -374,7 +372,7 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
         `has_more_field: ${str(p.hasMoreField)}, cursor_field: ${str(p.cursorField)},`,
     );
     body.push(`                item_type: ${rubyType(p.item)}, info_type: ${rubyType(p.pageInfo)} },`);
-    body.push(`  safety: ${safety}, options: request_options`);
+    body.push("  options: request_options");
     body.push(")");
   } else if (op.pagination !== undefined) {
     const p = op.pagination;
@@ -388,11 +386,10 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
     body.push(
       `                has_more_field: ${str(p.hasMoreField)}, item_type: ${rubyType(p.item)}, info_type: ${rubyType(p.pageInfo)} },`,
     );
-    body.push(`  safety: ${safety}, options: request_options`);
+    body.push("  options: request_options");
     body.push(")");
   } else {
     let type = rubyType(op.response.data);
-    let safetyOf = safety;
     for (const alternative of [...op.alternatives].reverse()) {
       if (alternative.field !== op.response.field || alternative.dataAs !== op.response.dataAs) {
         throw new Error(`ruby: ${where}: an alternative answer is read from elsewhere in the body`);
@@ -401,20 +398,13 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
         .map(([name, value]) => `${snakeCase(name)} == ${typeof value === "boolean" ? value : str(value)}`)
         .join(" && ");
       type = `${test} ? ${rubyType(alternative.data)} : ${type}`;
-      // A form of the request that is safer to repeat (a dry run) is retried as such.
-      if (alternative.retry !== op.retry) safetyOf = `${test} ? :${alternative.retry} : ${safetyOf}`;
     }
     if (op.alternatives.length > 0) body.push(`type = ${type}`);
-    if (safetyOf !== safety) body.push(`safety = ${safetyOf}`);
-    const args = [
-      method,
-      path,
-      `type: ${op.alternatives.length > 0 ? "type" : type}`,
-      `safety: ${safetyOf !== safety ? "safety" : safety}`,
-    ];
+    const args = [method, path, `type: ${op.alternatives.length > 0 ? "type" : type}`];
     if (queryKeywords.length > 0) args.push("query: query");
     if (op.body !== undefined) args.push("body: body");
-    if (bodyArgument !== undefined) args.push(`body: ${bodyArgument}`);
+    if (bodyArgument !== undefined)
+      args.push(`body: json_object_argument(:${bodyArgument}, ${bodyArgument})`);
     args.push("options: request_options");
     if (op.response.field === undefined) args.push("field: nil");
     if (op.response.dataAs !== undefined) args.push(`data_as: ${str(op.response.dataAs)}`);
@@ -493,7 +483,7 @@ function methodDoc(
   if (op.bodyArgument !== undefined) {
     out.push(
       ...tag(
-        `@param ${snakeCase(op.bodyArgument.name)} [Hash] ${op.bodyArgument.description ?? ""}`.trimEnd(),
+        `@param ${snakeCase(op.bodyArgument.name)} [Hash, String, Pathname] ${op.bodyArgument.description ?? ""} A String or Pathname is the path of a JSON file holding it, which is read and sent as it is.`.trimEnd(),
       ),
     );
   }
@@ -508,7 +498,10 @@ function methodDoc(
   }
   out.push(
     ...tag(
-      "@param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra `headers:`.",
+      op.idempotencyKey
+        ? "@param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra `headers:`, and " +
+            "`idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a new random one."
+        : "@param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra `headers:`.",
     ),
   );
   if (streaming) {
@@ -539,20 +532,13 @@ function methodDoc(
 }
 
 function retryNote(op: Operation): string {
-  switch (op.retry) {
-    case "idempotent":
-      return "Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it again has the same effect.";
-    case "unsafe":
-      return (
-        "Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not after a " +
-        "timeout, a broken connection or a 5xx, which may come after the resource was created."
-      );
-    case "message":
-      return (
-        "Retried on 429, 408, 503 `AGENT_UNAVAILABLE` and a connection that could not be made: the service stores an " +
-        "exchange only once the reply is complete. Not after a timeout, a broken connection, 500 or 502."
-      );
-  }
+  return op.idempotencyKey
+    ? "Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it is " +
+        "retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`; " +
+        "`IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets that " +
+        "answer, and the request runs once."
+    : "Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it again " +
+        "has the same effect.";
 }
 
 /** The error class the Ruby runtime raises for a status (`Agentry::Errors.class_for`). */

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { emitter, goName } from "../src/go.js";
 import { loadModel } from "../src/model.js";
 
-const files = emitter.emit(loadModel());
+const model = loadModel();
+const files = emitter.emit(model);
 const file = (path: string) => files.find((f) => f.path === path)?.contents ?? "";
 
 describe("go emitter", () => {
@@ -42,7 +43,7 @@ describe("go emitter", () => {
     expect(file("go/models_gen.go")).not.toMatch(/ +\n/);
   });
 
-  it("gives every operation a method, with the retry safety of the model", () => {
+  it("gives every operation a method, and says which are sent with an Idempotency-Key", () => {
     const services = file("go/services_gen.go");
     for (const method of [
       "func (s *AgentService) Create(ctx context.Context, params CreateAgentParams, opts ...Option) (*Agent, error)",
@@ -53,10 +54,15 @@ describe("go emitter", () => {
     ]) {
       expect(services).toContain(method);
     }
-    expect(services).toContain('path: "/agents", body: body, safety: retryUnsafe}');
-    expect(services).toContain('path: "/agents/import", query: query, body: body, safety: retryIdempotent}');
-    expect(services).toContain(
-      'path: "/agents/" + agentIDSegment + "/messages", body: body, safety: retryMessage}',
+    expect(services).toContain('req := &request{method: http.MethodPost, path: "/agents", body: body}');
+    expect(services).not.toContain("safety");
+    const docs = (name: string) => services.slice(0, services.indexOf(name)).split("\n\n").at(-1) ?? "";
+    expect(docs("func (s *AgentService) Create(")).toContain("// Sent with an Idempotency-Key");
+    expect(docs("func (s *AgentService) Delete(")).toContain("WithIdempotencyKey");
+    expect(docs("func (s *AgentService) Get(")).toContain("// Retried on 408, 409 (not AGENT_INACTIVE)");
+    expect(docs("func (s *AgentService) Get(")).not.toContain("Idempotency-Key");
+    expect(services.match(/Sent with an Idempotency-Key/g)?.length).toBe(
+      model.operations.filter((op) => op.idempotencyKey).length + 1,
     );
   });
 

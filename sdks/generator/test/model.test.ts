@@ -91,17 +91,13 @@ describe("model", () => {
     expect(model.operations[0]?.tag).toBe("Agents");
   });
 
-  it("classifies retry safety", () => {
-    expect(op("createAgent").retry).toBe("unsafe");
-    expect(op("createApiKey").retry).toBe("unsafe");
-    expect(op("sendMessage").retry).toBe("message");
-    expect(op("updateAgent").retry).toBe("idempotent");
-    expect(op("deleteAgent").retry).toBe("idempotent");
-    expect(op("rotateWebhookSecret").retry).toBe("unsafe");
-    expect(op("redeliverWebhookDelivery").retry).toBe("unsafe");
-    expect(op("importCharacter").retry).toBe("unsafe");
-    // A dry run stores nothing.
-    expect(op("importCharacter").alternatives.map((a) => a.retry)).toEqual(["idempotent"]);
+  it("marks the writes, which take an Idempotency-Key, and only them", () => {
+    const writes = model.operations.filter((o) => o.idempotencyKey).map((o) => o.operationId);
+    expect(writes).toEqual(model.operations.filter((o) => o.method !== "GET").map((o) => o.operationId));
+    for (const id of ["createAgent", "sendMessage", "updateAgent", "deleteAgent", "rotateWebhookSecret"])
+      expect(writes).toContain(id);
+    expect(op("getAgent").idempotencyKey).toBe(false);
+    expect(op("listAgents").queryParameters.map((p) => p.name)).not.toContain("Idempotency-Key");
   });
 
   it("unwraps envelopes and describes pagination", () => {
@@ -189,7 +185,6 @@ describe("model", () => {
         dataAs: "agent",
         description: expect.stringMatching(/nothing was stored/),
         whenQuery: { dryRun: true },
-        retry: "idempotent",
       },
     ]);
     expect(field("CharacterImportPreview", "agent").type).toEqual({ kind: "ref", name: "AgentDraft" });
@@ -235,7 +230,7 @@ describe("model", () => {
     expect(field("UsageReport", "totals").type).toEqual({ kind: "ref", name: "UsageTotals" });
   });
 
-  it("refuses an array query parameter sent other than comma-separated, and an unclassified alternative", () => {
+  it("refuses an array query parameter sent other than comma-separated, and an alternative nothing asks for", () => {
     const document = () =>
       JSON.parse(JSON.stringify(loadModelDocument())) as {
         paths: Record<
@@ -250,11 +245,6 @@ describe("model", () => {
     const groupBy = exploded.paths["/v1/usage"]!.get!.parameters.find((p) => p.name === "groupBy")!;
     delete groupBy.explode;
     expect(() => buildModel(exploded as never)).toThrow(/comma-separated/);
-    const asked = document();
-    asked.paths["/v1/agents/import"]!.post!.responses["200"]!["x-when-query"] = { dryRun: "yes" };
-    expect(() => buildModel(asked as never)).toThrow(
-      /importCharacter\?dryRun=yes: classify its retry safety/,
-    );
     const unasked = document();
     delete unasked.paths["/v1/agents/import"]!.post!.responses["200"]!["x-when-query"];
     expect(() => buildModel(unasked as never)).toThrow(ModelError);
@@ -377,14 +367,21 @@ describe("model", () => {
     ]);
   });
 
-  it("refuses a POST whose retry safety nobody classified", () => {
-    const document = JSON.parse(JSON.stringify(loadModelDocument())) as {
-      paths: Record<string, Record<string, { operationId: string }>>;
-    };
-    const post = document.paths["/v1/agents"]?.post;
-    if (post === undefined) throw new Error("no POST /v1/agents");
-    post.operationId = "cloneAgent";
-    expect(() => buildModel(document as never)).toThrow(ModelError);
+  it("refuses a write without an Idempotency-Key, and a read with one", () => {
+    const document = () =>
+      JSON.parse(JSON.stringify(loadModelDocument())) as {
+        paths: Record<string, Record<string, { parameters?: unknown[] }>>;
+      };
+    const keyless = document();
+    const create = keyless.paths["/v1/agents"]!.post!;
+    create.parameters = (create.parameters ?? []).filter(
+      (p) => !JSON.stringify(p).includes("Idempotency-Key"),
+    );
+    expect(() => buildModel(keyless as never)).toThrow(/createAgent: a POST must take the Idempotency-Key/);
+    const keyed = document();
+    const get = keyed.paths["/v1/agents/{agentId}"]!.get!;
+    get.parameters = [...(get.parameters ?? []), { $ref: "#/components/parameters/Idempotency-Key" }];
+    expect(() => buildModel(keyed as never)).toThrow(/getAgent: a GET takes no Idempotency-Key/);
   });
 });
 

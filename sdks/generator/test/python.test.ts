@@ -59,11 +59,21 @@ describe("python emitter", () => {
     expect(resources).toContain('                "stream": True,');
     expect(resources).toContain(`        model: Union[Optional[str], NotGiven] = NOT_GIVEN,`);
     expect(resources).toContain(`f"/agents/{path_segment('agent_id', agent_id)}/messages"`);
-    expect(resources).toContain('RequestSpec("POST", "/agents", "unsafe", body=body)');
-    // Only operations with a body take extra_body.
+    expect(resources).toContain('RequestSpec("POST", "/agents", body=body)');
+    // Only operations with a body take extra_body; only writes an Idempotency-Key of the caller's.
     const agents = resources.slice(resources.indexOf("class Agents:"));
     const get = agents.slice(agents.indexOf("    def get("), agents.indexOf("    def update("));
     expect(get).not.toContain("extra_body");
+    expect(get).not.toContain("idempotency_key");
+    const update = agents.slice(agents.indexOf("    def update("), agents.indexOf("    def delete("));
+    expect(update).toContain("        idempotency_key: Optional[str] = None,\n");
+    expect(update).toContain(
+      "        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)",
+    );
+    expect(resources.match(/ {8}idempotency_key: Optional\[str\] = None,/g)?.length).toBe(
+      // Sync and async; the streaming send has a method of its own, and the import an overload per answer.
+      2 * (model.operations.filter((op) => op.idempotencyKey).length + 1 + 2),
+    );
   });
 
   it("pages cursor lists, streams NDJSON and types each answer of an import", () => {
@@ -79,14 +89,20 @@ describe("python emitter", () => {
     expect(resources).toContain(
       '        group_by: Union[Sequence[Literal["agentId", "userId", "model", "apiKeyId"]], NotGiven] = NOT_GIVEN,',
     );
-    // The import takes the file whole, and each of its answers is typed by the overload of its dry_run value.
+    // The import takes the file whole, or its path, and each of its answers is typed by the overload of its
+    // dry_run value.
     expect(resources).toContain(
-      "        character: Mapping[str, Any],\n        *,\n        dry_run: Literal[True],",
+      "        character: Union[Mapping[str, Any], str, PathLike[str]],\n        *,\n        dry_run: Literal[True],",
     );
+    expect(resources).toContain("from os import PathLike\n");
     expect(resources).toContain("    ) -> CharacterImportPreview: ...");
     expect(resources).toContain("        dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,");
-    expect(resources).toContain("        body = build_body(character, options.extra_body)");
-    expect(resources).toContain('"idempotent" if dry_run is True else "unsafe"');
+    expect(resources).toContain(
+      '        body = build_body(json_object_argument("character", character), options.extra_body)',
+    );
+    expect(resources.replace(/\s+/g, " ")).toContain(
+      "A `str` or `os.PathLike` is the path of a JSON file holding it, which is read and sent as it is.",
+    );
     expect(resources).toContain(
       '            return CharacterImportPreview.from_dict({**envelope, "agent": envelope["data"]})',
     );

@@ -40,7 +40,7 @@ describe("ruby emitter", () => {
     expect(models).toContain('AGENTS_READ = "agents:read"');
   });
 
-  it("gives every operation a method with keyword arguments and the model's retry safety", () => {
+  it("gives every operation a method with keyword arguments, and says which take an Idempotency-Key", () => {
     const resources = file("resources.rb");
     for (const line of [
       "def create(\n        name:,\n        bio: nil,",
@@ -56,8 +56,16 @@ describe("ruby emitter", () => {
     ]) {
       expect(resources).toContain(line);
     }
-    expect(resources).toContain('api_request(:post, "/agents", type: "Agent", safety: :unsafe, body: body');
-    expect(resources.match(/safety: :message/g)?.length).toBe(2);
+    expect(resources).toContain(
+      'api_request(:post, "/agents", type: "Agent", body: body, options: request_options)',
+    );
+    expect(resources).not.toContain("safety");
+    expect(
+      resources.match(/`idempotency_key:`, the `Idempotency-Key` sent on each of its attempts/g)?.length,
+    ).toBe(model.operations.filter((op) => op.idempotencyKey).length + 1);
+    expect(resources.match(/# Sent with an `Idempotency-Key`/g)?.length).toBe(
+      model.operations.filter((op) => op.idempotencyKey).length + 1,
+    );
     // `send` would hide Object#send.
     expect(resources).not.toMatch(/def send\b/);
   });
@@ -84,7 +92,8 @@ describe("ruby emitter", () => {
       'pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",',
       "def import_character(character, dry_run: nil, request_options: nil)",
       'type = dry_run == true ? "CharacterImportPreview" : "CharacterImport"',
-      "safety = dry_run == true ? :idempotent : :unsafe",
+      "body: json_object_argument(:character, character),",
+      "# @param character [Hash, String, Pathname] An elizaOS character file",
       'data_as: "agent"',
       "def export_character(agent_id, request_options: nil)",
       "def get(\n          agent_id,\n          from: nil,\n          to: nil,\n          granularity: nil,\n          user_id: nil,\n          group_by: nil,",

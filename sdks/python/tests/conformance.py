@@ -247,17 +247,23 @@ def build_client(
 Outcome = Tuple[Any, Optional[BaseException]]
 
 
+def own_key(args: Mapping[str, Any]) -> Dict[str, Any]:
+    """The keyword argument of the caller's own ``Idempotency-Key``, when the step gives one."""
+    return {"idempotency_key": args["idempotencyKey"]} if "idempotencyKey" in args else {}
+
+
 def run_sync(client: Agentry, call: str, args: Mapping[str, Any]) -> Outcome:
     """Runs one scenario operation on the sync client: (result in wire form, error raised)."""
     agents = client.agents
     messages = client.agents.messages
     body = args.get("body", {})
     query = args.get("query", {})
+    own = own_key(args)
     if call == "agents.messages.stream":
         events: List[Any] = []
         text = ""
         try:
-            with messages.stream(args["agentId"], **keyword_arguments(messages.stream, body)) as stream:
+            with messages.stream(args["agentId"], **keyword_arguments(messages.stream, body), **own) as stream:
                 for event in stream:
                     events.append(event.to_dict())
                     if isinstance(event, MessageDeltaEvent):
@@ -282,51 +288,53 @@ def run_sync(client: Agentry, call: str, args: Mapping[str, Any]) -> Outcome:
         return method(*path, **keyword_arguments(method, query))
 
     operations: Dict[str, Callable[[], Any]] = {
-        "agents.create": lambda: agents.create(**keyword_arguments(agents.create, body)),
+        "agents.create": lambda: agents.create(**keyword_arguments(agents.create, body), **own),
         "agents.get": lambda: agents.get(args["agentId"]),
-        "agents.update": lambda: agents.update(args["agentId"], **keyword_arguments(agents.update, body)),
-        "agents.delete": lambda: agents.delete(args["agentId"]),
+        "agents.update": lambda: agents.update(args["agentId"], **keyword_arguments(agents.update, body), **own),
+        "agents.delete": lambda: agents.delete(args["agentId"], **own),
         "agents.list": lambda: _first_page(agents.list(**keyword_arguments(agents.list, query))),
         "agents.listPages": lambda: [
             {"data": wire(page.data), "pagination": page.pagination.to_dict()}
             for page in agents.list(**keyword_arguments(agents.list, query)).iter_pages()
         ],
         "agents.listAll": lambda: list(agents.list(**keyword_arguments(agents.list, query))),
-        "agents.messages.send": lambda: messages.send(args["agentId"], **keyword_arguments(messages.send, body)),
+        "agents.messages.send": lambda: messages.send(args["agentId"], **keyword_arguments(messages.send, body), **own),
         "agents.messages.streamText": lambda: messages.stream(
-            args["agentId"], **keyword_arguments(messages.stream, body)
+            args["agentId"], **keyword_arguments(messages.stream, body), **own
         ).text(),
         "agents.messages.streamFinalMessage": lambda: messages.stream(
-            args["agentId"], **keyword_arguments(messages.stream, body)
+            args["agentId"], **keyword_arguments(messages.stream, body), **own
         ).final_message(),
-        "apiKeys.create": lambda: client.api_keys.create(**keyword_arguments(client.api_keys.create, body)),
+        "apiKeys.create": lambda: client.api_keys.create(**keyword_arguments(client.api_keys.create, body), **own),
         "apiKeys.list": lambda: client.api_keys.list(),
-        "apiKeys.revoke": lambda: client.api_keys.revoke(args["keyId"]),
+        "apiKeys.revoke": lambda: client.api_keys.revoke(args["keyId"], **own),
         "agents.messages.list": lambda: _first_page(listed(messages.list, args["agentId"])),
         "agents.messages.listAll": lambda: list(listed(messages.list, args["agentId"])),
         "agents.messages.get": lambda: messages.get(args["agentId"], args["messageId"]),
         "agents.conversations.list": lambda: _first_page(listed(history.list, args["agentId"])),
         "agents.conversations.listAll": lambda: list(listed(history.list, args["agentId"])),
-        "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"]),
-        "users.erase": lambda: client.users.erase(args["userId"]),
+        "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"], **own),
+        "users.erase": lambda: client.users.erase(args["userId"], **own),
         "usage.get": lambda: listed(client.usage.get),
         "agents.usage.get": lambda: listed(agents.usage.get, args["agentId"]),
         "agents.importCharacter": lambda: (
-            agents.import_character(body, dry_run=True) if args.get("dryRun") else agents.import_character(body)
+            agents.import_character(body, dry_run=True, **own)
+            if args.get("dryRun")
+            else agents.import_character(body, **own)
         ),
         "agents.exportCharacter": lambda: agents.export_character(args["agentId"]),
-        "webhookEndpoints.create": lambda: endpoints.create(**keyword_arguments(endpoints.create, body)),
+        "webhookEndpoints.create": lambda: endpoints.create(**keyword_arguments(endpoints.create, body), **own),
         "webhookEndpoints.list": lambda: endpoints.list(),
         "webhookEndpoints.get": lambda: endpoints.get(args["webhookId"]),
         "webhookEndpoints.update": lambda: endpoints.update(
-            args["webhookId"], **keyword_arguments(endpoints.update, body)
+            args["webhookId"], **keyword_arguments(endpoints.update, body), **own
         ),
-        "webhookEndpoints.delete": lambda: endpoints.delete(args["webhookId"]),
-        "webhookEndpoints.rotateSecret": lambda: endpoints.rotate_secret(args["webhookId"]),
-        "webhookEndpoints.sendTestEvent": lambda: endpoints.send_test_event(args["webhookId"]),
+        "webhookEndpoints.delete": lambda: endpoints.delete(args["webhookId"], **own),
+        "webhookEndpoints.rotateSecret": lambda: endpoints.rotate_secret(args["webhookId"], **own),
+        "webhookEndpoints.sendTestEvent": lambda: endpoints.send_test_event(args["webhookId"], **own),
         "webhookEndpoints.deliveries.list": lambda: _first_page(listed(deliveries.list, args["webhookId"])),
         "webhookEndpoints.deliveries.listAll": lambda: list(listed(deliveries.list, args["webhookId"])),
-        "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"]),
+        "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"], **own),
     }
     if call not in operations:
         raise AssertionError(f"unknown operation {call}")
@@ -346,11 +354,12 @@ async def run_async(client: AsyncAgentry, call: str, args: Mapping[str, Any]) ->
     messages = client.agents.messages
     body = args.get("body", {})
     query = args.get("query", {})
+    own = own_key(args)
     if call == "agents.messages.stream":
         events: List[Any] = []
         text = ""
         try:
-            async with messages.stream(args["agentId"], **keyword_arguments(messages.stream, body)) as stream:
+            async with messages.stream(args["agentId"], **keyword_arguments(messages.stream, body), **own) as stream:
                 async for event in stream:
                     events.append(event.to_dict())
                     if isinstance(event, MessageDeltaEvent):
@@ -395,50 +404,50 @@ async def run_async(client: AsyncAgentry, call: str, args: Mapping[str, Any]) ->
 
     async def import_character() -> Any:
         if args.get("dryRun"):
-            return await agents.import_character(body, dry_run=True)
-        return await agents.import_character(body)
+            return await agents.import_character(body, dry_run=True, **own)
+        return await agents.import_character(body, **own)
 
     operations: Dict[str, Callable[[], Awaitable[Any]]] = {
-        "agents.create": lambda: agents.create(**keyword_arguments(agents.create, body)),
+        "agents.create": lambda: agents.create(**keyword_arguments(agents.create, body), **own),
         "agents.get": lambda: agents.get(args["agentId"]),
-        "agents.update": lambda: agents.update(args["agentId"], **keyword_arguments(agents.update, body)),
-        "agents.delete": lambda: agents.delete(args["agentId"]),
+        "agents.update": lambda: agents.update(args["agentId"], **keyword_arguments(agents.update, body), **own),
+        "agents.delete": lambda: agents.delete(args["agentId"], **own),
         "agents.list": first_page,
         "agents.listPages": list_pages,
         "agents.listAll": list_all,
-        "agents.messages.send": lambda: messages.send(args["agentId"], **keyword_arguments(messages.send, body)),
+        "agents.messages.send": lambda: messages.send(args["agentId"], **keyword_arguments(messages.send, body), **own),
         "agents.messages.streamText": lambda: messages.stream(
-            args["agentId"], **keyword_arguments(messages.stream, body)
+            args["agentId"], **keyword_arguments(messages.stream, body), **own
         ).text(),
         "agents.messages.streamFinalMessage": lambda: messages.stream(
-            args["agentId"], **keyword_arguments(messages.stream, body)
+            args["agentId"], **keyword_arguments(messages.stream, body), **own
         ).final_message(),
-        "apiKeys.create": lambda: client.api_keys.create(**keyword_arguments(client.api_keys.create, body)),
+        "apiKeys.create": lambda: client.api_keys.create(**keyword_arguments(client.api_keys.create, body), **own),
         "apiKeys.list": lambda: client.api_keys.list(),
-        "apiKeys.revoke": lambda: client.api_keys.revoke(args["keyId"]),
+        "apiKeys.revoke": lambda: client.api_keys.revoke(args["keyId"], **own),
         "agents.messages.list": lambda: page_of(listed(messages.list, args["agentId"])),
         "agents.messages.listAll": lambda: every(listed(messages.list, args["agentId"])),
         "agents.messages.get": lambda: messages.get(args["agentId"], args["messageId"]),
         "agents.conversations.list": lambda: page_of(listed(history.list, args["agentId"])),
         "agents.conversations.listAll": lambda: every(listed(history.list, args["agentId"])),
-        "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"]),
-        "users.erase": lambda: client.users.erase(args["userId"]),
+        "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"], **own),
+        "users.erase": lambda: client.users.erase(args["userId"], **own),
         "usage.get": lambda: listed(client.usage.get),
         "agents.usage.get": lambda: listed(agents.usage.get, args["agentId"]),
         "agents.importCharacter": import_character,
         "agents.exportCharacter": lambda: agents.export_character(args["agentId"]),
-        "webhookEndpoints.create": lambda: endpoints.create(**keyword_arguments(endpoints.create, body)),
+        "webhookEndpoints.create": lambda: endpoints.create(**keyword_arguments(endpoints.create, body), **own),
         "webhookEndpoints.list": lambda: endpoints.list(),
         "webhookEndpoints.get": lambda: endpoints.get(args["webhookId"]),
         "webhookEndpoints.update": lambda: endpoints.update(
-            args["webhookId"], **keyword_arguments(endpoints.update, body)
+            args["webhookId"], **keyword_arguments(endpoints.update, body), **own
         ),
-        "webhookEndpoints.delete": lambda: endpoints.delete(args["webhookId"]),
-        "webhookEndpoints.rotateSecret": lambda: endpoints.rotate_secret(args["webhookId"]),
-        "webhookEndpoints.sendTestEvent": lambda: endpoints.send_test_event(args["webhookId"]),
+        "webhookEndpoints.delete": lambda: endpoints.delete(args["webhookId"], **own),
+        "webhookEndpoints.rotateSecret": lambda: endpoints.rotate_secret(args["webhookId"], **own),
+        "webhookEndpoints.sendTestEvent": lambda: endpoints.send_test_event(args["webhookId"], **own),
         "webhookEndpoints.deliveries.list": lambda: page_of(listed(deliveries.list, args["webhookId"])),
         "webhookEndpoints.deliveries.listAll": lambda: every(listed(deliveries.list, args["webhookId"])),
-        "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"]),
+        "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"], **own),
     }
     if call not in operations:
         raise AssertionError(f"unknown operation {call}")
@@ -469,9 +478,11 @@ class ScenarioRun:
     def __post_init__(self) -> None:
         self.variables["launcher"] = self.launcher
 
-    def _requests(self, key: str) -> int:
-        counts = _control_json(f"{self.launcher['controlURL']}/requests")
-        return int(counts["byKey"].get(key, 0))
+    def _requests(self, after: Optional[int] = None) -> Dict[str, Any]:
+        """The launcher's request counts; with ``after``, also its log of the requests after the ``after``-th."""
+        query = "" if after is None else f"?after={after}"
+        counts: Dict[str, Any] = _control_json(f"{self.launcher['controlURL']}/requests{query}")
+        return counts
 
     def step(self, step: Mapping[str, Any]) -> None:
         """Runs one step; raises AssertionError naming what did not match."""
@@ -486,8 +497,8 @@ class ScenarioRun:
         spec = resolve(self.scenario["clients"][step.get("client", "default")], self.variables)
         expect = resolve(step.get("expect", {}), self.variables)
         args = resolve(step.get("args", {}), self.variables)
-        counting = "requests" in expect and "key" in spec
-        before = self._requests(spec["key"]) if counting else 0
+        counting = ("requests" in expect or "requestLog" in expect) and "key" in spec
+        before = self._requests() if counting else None
 
         client = build_client(spec, self.launcher, self.asynchronous)
         if isinstance(client, AsyncAgentry):
@@ -522,10 +533,15 @@ class ScenarioRun:
                 None if state is None else {"limit": state.limit, "remaining": state.remaining, "reset": state.reset}
             )
             problems.extend(filter(None, [mismatch(expect["rateLimit"], state_wire, "rateLimit")]))
-        if counting:
-            made = self._requests(spec["key"]) - before
-            if made != expect["requests"]:
+        if counting and before is not None:
+            key = spec["key"]
+            after = self._requests(before["total"])
+            made = int(after["byKey"].get(key, 0)) - int(before["byKey"].get(key, 0))
+            if "requests" in expect and made != expect["requests"]:
                 problems.append(f"requests: expected {expect['requests']}, the server saw {made}")
+            if "requestLog" in expect:
+                log = [entry for entry in after.get("log", []) if entry["key"] == key]
+                problems.extend(filter(None, [mismatch(expect["requestLog"], log, "requestLog")]))
         if problems:
             raise AssertionError(f'step "{step["name"]}":\n  ' + "\n  ".join(problems))
         if "save" in step:

@@ -65,8 +65,8 @@ async def test_errors_and_retries_as_the_sync_client() -> None:
 
     server = Server([httpx.ReadError("reset")])
     with pytest.raises(APIConnectionError):
-        await server.async_client().agents.create(name="Ada")
-    assert len(server.requests) == 1
+        await server.async_client().agents.create(name="Ada", idempotency_key="ada-1")
+    assert [request.headers["idempotency-key"] for request in server.requests] == ["ada-1"] * 3
 
     server = Server([error(503, "AGENT_UNAVAILABLE"), ok(REPLY)])
     assert (await server.async_client().agents.messages.send(AGENT["id"], text="hi")).text == REPLY["text"]

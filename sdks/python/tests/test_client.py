@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Dict, List, Type
 
 import httpx
@@ -216,19 +217,53 @@ class TestRetries:
         assert server.client().agents.get(AGENT["id"]).name == "Ada"
         assert len(server.requests) == 3
 
-    def test_a_create_is_not_retried_after_a_5xx_and_a_message_only_after_a_503(self) -> None:
-        server = Server([error(500, "INTERNAL_ERROR")])
-        with pytest.raises(InternalServerError):
-            server.client().agents.create(name="Ada")
-        assert len(server.requests) == 1
+    def test_writes_are_retried_like_reads_under_one_idempotency_key(self) -> None:
+        for failure in (
+            error(500, "INTERNAL_ERROR"),
+            error(502, "MODEL_ERROR"),
+            error(503, "AGENT_UNAVAILABLE"),
+            httpx.ConnectError("refused"),
+            httpx.ReadError("reset"),
+            httpx.ReadTimeout("slow"),
+        ):
+            server = Server([failure, failure, ok(AGENT, 201)])
+            assert server.client().agents.create(name="Ada").id == AGENT["id"]
+            assert len(server.requests) == 3, failure
+            keys = {request.headers["idempotency-key"] for request in server.requests}
+            assert len(keys) == 1, failure
+            assert uuid.UUID(keys.pop()).version == 4
 
-        server = Server([error(503, "AGENT_UNAVAILABLE"), ok(REPLY)])
-        assert server.client().agents.messages.send(AGENT["id"], text="hi").text == "Hello there."
-        assert len(server.requests) == 2
+            server = Server([failure, ok(REPLY)])
+            assert server.client().agents.messages.send(AGENT["id"], text="hi").text == "Hello there."
+            assert len(server.requests) == 2, failure
 
-        server = Server([error(502, "MODEL_ERROR")])
-        with pytest.raises(InternalServerError):
-            server.client().agents.messages.send(AGENT["id"], text="hi")
+    def test_every_write_carries_a_new_key_or_the_callers_own_and_a_read_none(self) -> None:
+        deleted = ok({"id": AGENT["id"], "deleted": True})
+        server = Server([ok(AGENT, 201), ok(AGENT, 201), ok(AGENT), deleted, ok(AGENT)])
+        client = server.client()
+        client.agents.create(name="Ada")
+        client.agents.create(name="Ada")
+        client.agents.update(AGENT["id"], name="Eve", idempotency_key="rename-to-eve")
+        client.agents.delete(AGENT["id"])
+        client.agents.get(AGENT["id"])
+        keys = [request.headers.get("idempotency-key") for request in server.requests]
+        assert keys[0] != keys[1] and keys[2] == "rename-to-eve"
+        assert all(uuid.UUID(key).version == 4 for key in (keys[0], keys[1], keys[3]))
+        assert keys[4] is None
+
+    def test_in_use_waits_its_retry_after_and_reused_is_a_bad_request_never_retried(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        waits: List[float] = []
+        monkeypatch.setattr("agentry._base_client.time.sleep", waits.append)
+        server = Server([error(409, "IDEMPOTENCY_KEY_IN_USE", headers={"retry-after": "1"}), ok(AGENT, 201)])
+        assert server.client(max_retry_delay=60).agents.create(name="Ada", idempotency_key="k-1").id == AGENT["id"]
+        assert waits == [1] and [r.headers["idempotency-key"] for r in server.requests] == ["k-1", "k-1"]
+
+        server = Server([error(422, "IDEMPOTENCY_KEY_REUSED")])
+        with pytest.raises(BadRequestError) as raised:
+            server.client().agents.create(name="Eve", idempotency_key="k-1")
+        assert (raised.value.status, raised.value.code) == (422, "IDEMPOTENCY_KEY_REUSED")
         assert len(server.requests) == 1
 
     def test_lasting_conditions_are_never_retried(self) -> None:
@@ -238,21 +273,19 @@ class TestRetries:
                 server.client().agents.messages.send(AGENT["id"], text="hi")
             assert len(server.requests) == 1
 
-    def test_a_connection_never_made_is_retried_even_for_a_create(self) -> None:
-        server = Server([httpx.ConnectError("refused"), ok(AGENT, 201)])
-        assert server.client().agents.create(name="Ada").id == AGENT["id"]
-        assert len(server.requests) == 2
+    def test_a_broken_connection_or_a_timeout_is_retried_until_the_retries_are_spent(self) -> None:
+        def send(client: Agentry) -> object:
+            return client.agents.messages.send(AGENT["id"], text="hi")
 
-    def test_a_broken_connection_or_a_timeout_is_retried_only_when_idempotent(self) -> None:
+        def get(client: Agentry) -> object:
+            return client.agents.get(AGENT["id"])
+
         for failure in (httpx.ReadError("reset"), httpx.ReadTimeout("slow")):
-            server = Server([failure])
-            with pytest.raises(APIConnectionError):
-                server.client().agents.messages.send(AGENT["id"], text="hi")
-            assert len(server.requests) == 1
-            server = Server([failure])
-            with pytest.raises(APIConnectionError):
-                server.client().agents.get(AGENT["id"])
-            assert len(server.requests) == 3
+            for call in (send, get):
+                server = Server([failure])
+                with pytest.raises(APIConnectionError):
+                    call(server.client())
+                assert len(server.requests) == 3
 
     def test_a_timeout_is_an_api_timeout_error_naming_the_limit(self) -> None:
         server = Server([httpx.ReadTimeout("slow")])
@@ -348,6 +381,10 @@ class TestStreams:
         server = Server([error(503, "AGENT_UNAVAILABLE"), sse(event(1, "message.completed", REPLY))])
         assert server.client().agents.messages.stream(AGENT["id"], text="hi").final_message().id == REPLY["id"]
         assert len(server.requests) == 2
+        assert server.requests[0].headers["idempotency-key"] == server.requests[1].headers["idempotency-key"]
+        server = Server([sse(event(1, "message.completed", REPLY))])
+        server.client().agents.messages.stream(AGENT["id"], text="hi", idempotency_key="story-1").final_message()
+        assert server.requests[0].headers["idempotency-key"] == "story-1"
 
     def test_a_stream_that_ends_early_breaks_or_goes_silent(self) -> None:
         server = Server([sse(event(1, "message.delta", {"text": "a"}))])

@@ -13,31 +13,28 @@ from agentry._retry import (
     retry_delay,
     should_retry,
 )
-from agentry._types import RetrySafety
 
 
 @pytest.mark.parametrize(
-    ("failure", "idempotent", "unsafe", "message"),
+    ("failure", "retried"),
     [
-        (StatusFailure(429, "RATE_LIMIT_EXCEEDED"), True, True, True),
-        (StatusFailure(408, None), True, True, True),
-        (ConnectionFailure(unsent=True), True, True, True),
-        (ConnectionFailure(unsent=False), True, False, False),
-        (TimeoutFailure(), True, False, False),
-        (StatusFailure(503, "AGENT_UNAVAILABLE"), True, False, True),
-        (StatusFailure(500, "INTERNAL_ERROR"), True, False, False),
-        (StatusFailure(502, "MODEL_ERROR"), True, False, False),
-        (StatusFailure(409, "SOME_CONFLICT"), True, False, False),
-        (StatusFailure(409, "AGENT_INACTIVE"), False, False, False),
-        (StatusFailure(403, "INSUFFICIENT_QUOTA"), False, False, False),
-        (StatusFailure(400, "INVALID_REQUEST"), False, False, False),
-        (StatusFailure(404, "AGENT_NOT_FOUND"), False, False, False),
+        (StatusFailure(429, "RATE_LIMIT_EXCEEDED"), True),
+        (StatusFailure(408, None), True),
+        (ConnectionFailure(), True),
+        (TimeoutFailure(), True),
+        (StatusFailure(503, "AGENT_UNAVAILABLE"), True),
+        (StatusFailure(500, "INTERNAL_ERROR"), True),
+        (StatusFailure(502, "MODEL_ERROR"), True),
+        (StatusFailure(409, "IDEMPOTENCY_KEY_IN_USE"), True),
+        (StatusFailure(409, "AGENT_INACTIVE"), False),
+        (StatusFailure(403, "INSUFFICIENT_QUOTA"), False),
+        (StatusFailure(422, "IDEMPOTENCY_KEY_REUSED"), False),
+        (StatusFailure(400, "INVALID_REQUEST"), False),
+        (StatusFailure(404, "AGENT_NOT_FOUND"), False),
     ],
 )
-def test_what_is_retried(failure: Failure, idempotent: bool, unsafe: bool, message: bool) -> None:
-    expected: dict[RetrySafety, bool] = {"idempotent": idempotent, "unsafe": unsafe, "message": message}
-    for safety, retried in expected.items():
-        assert should_retry(failure, safety) is retried, safety
+def test_what_is_retried(failure: Failure, retried: bool) -> None:
+    assert should_retry(failure) is retried
 
 
 def test_backoff_doubles_from_half_a_second_to_eight_with_up_to_a_quarter_of_jitter() -> None:

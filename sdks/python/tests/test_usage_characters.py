@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import copy
+import json
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Dict
 
 import httpx
 import pytest
 
-from agentry import InternalServerError
+from agentry import AgentryError, APIError
 from agentry.types import (
     Agent,
     AgentDraft,
@@ -21,6 +23,11 @@ from agentry.types import (
 )
 
 from .helpers import AGENT, Server, error, ok
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
 
 FIGURES: Dict[str, Any] = {
     "messages": 3,
@@ -134,14 +141,48 @@ class TestCharacters:
         assert preview.agent.name == "Ada" and not hasattr(preview.agent, "id")
         assert preview.to_dict() == {"agent": copy.deepcopy(preview.agent.to_dict()), "warnings": WARNINGS}
 
-    def test_a_dry_run_is_retried_like_a_read_and_an_import_like_a_create(self) -> None:
+    def test_an_import_a_dry_run_or_not_is_retried_like_a_read_under_one_key(self) -> None:
         server = Server([error(503, "AGENT_UNAVAILABLE"), ok(DRAFT, warnings=[])])
         assert server.client().agents.import_character(FILE, dry_run=True).warnings == []
         assert len(server.requests) == 2
         server = Server([error(503, "AGENT_UNAVAILABLE"), ok(AGENT, 201, warnings=[])])
-        with pytest.raises(InternalServerError):
-            server.client().agents.import_character(FILE)
-        assert len(server.requests) == 1
+        assert server.client().agents.import_character(FILE).agent.id == AGENT["id"]
+        assert len(server.requests) == 2
+        assert server.requests[0].headers["idempotency-key"] == server.requests[1].headers["idempotency-key"]
+
+    def test_import_reads_the_file_from_a_path_given_as_str_or_pathlike(self, tmp_path: Path) -> None:
+        path = tmp_path / "eliza.character.json"
+        path.write_text(json.dumps(FILE, indent=2), encoding="utf-8")
+        server = Server([ok(AGENT, 201, warnings=WARNINGS), ok(DRAFT, warnings=WARNINGS)])
+        client = server.client()
+        assert client.agents.import_character(path).agent.id == AGENT["id"]
+        assert client.agents.import_character(str(path), dry_run=True).agent.name == "Ada"
+        assert server.body(0) == FILE and server.body(1) == FILE
+        assert dict(server.requests[1].url.params) == {"dryRun": "true"}
+
+    @pytest.mark.anyio
+    async def test_the_async_client_reads_a_path_too(self, tmp_path: Path, anyio_backend: str) -> None:
+        path = tmp_path / "eliza.character.json"
+        path.write_text(json.dumps(FILE), encoding="utf-8")
+        server = Server([ok(AGENT, 201, warnings=WARNINGS)])
+        assert (await server.async_client().agents.import_character(path)).agent.id == AGENT["id"]
+        assert server.body() == FILE
+
+    def test_a_path_that_cannot_be_read_or_is_not_an_object_is_refused_before_sending(self, tmp_path: Path) -> None:
+        (tmp_path / "broken.json").write_text("{ name: Eliza", encoding="utf-8")
+        (tmp_path / "list.json").write_text("[]", encoding="utf-8")
+        server = Server([ok(AGENT, 201, warnings=WARNINGS)])
+        for name, message in (
+            ("missing.json", "Cannot read character from .*missing.json"),
+            ("broken.json", "broken.json is not JSON"),
+            ("list.json", "list.json does not hold a JSON object"),
+        ):
+            with pytest.raises(AgentryError, match=message) as raised:
+                server.client().agents.import_character(tmp_path / name)
+            assert not isinstance(raised.value, APIError)
+        with pytest.raises(AgentryError, match="must be a mapping or the path of a JSON file"):
+            server.client().agents.import_character(42)  # type: ignore[call-overload]
+        assert server.requests == []
 
     def test_export_reads_the_bare_file_and_writes_it_back_unchanged(self) -> None:
         server = Server([httpx.Response(200, json=EXPORTED, headers={

@@ -10,23 +10,22 @@ class RetryPolicyTest < Minitest::Test
   end
 
   {
-    "429 for every operation" => [{ kind: :status, status: 429, code: "RATE_LIMIT_EXCEEDED" }, [true, true, true]],
-    "408 for every operation" => [{ kind: :status, status: 408, code: nil }, [true, true, true]],
-    "a connection never made, for every operation" => [{ kind: :connection, unsent: true }, [true, true, true]],
-    "a broken connection, idempotent only" => [{ kind: :connection, unsent: false }, [true, false, false]],
-    "a timeout, idempotent only" => [{ kind: :timeout }, [true, false, false]],
-    "500, idempotent only" => [{ kind: :status, status: 500, code: "INTERNAL_ERROR" }, [true, false, false]],
-    "502, idempotent only" => [{ kind: :status, status: 502, code: "MODEL_ERROR" }, [true, false, false]],
-    "503, idempotent and messages" => [{ kind: :status, status: 503, code: "AGENT_UNAVAILABLE" }, [true, false, true]],
-    "409 other than AGENT_INACTIVE, idempotent only" => [{ kind: :status, status: 409, code: "OTHER" }, [true, false, false]],
-    "409 AGENT_INACTIVE, never" => [{ kind: :status, status: 409, code: "AGENT_INACTIVE" }, [false, false, false]],
-    "403 INSUFFICIENT_QUOTA, never" => [{ kind: :status, status: 403, code: "INSUFFICIENT_QUOTA" }, [false, false, false]],
-    "400, never" => [{ kind: :status, status: 400, code: "INVALID_REQUEST" }, [false, false, false]],
-    "404, never" => [{ kind: :status, status: 404, code: "AGENT_NOT_FOUND" }, [false, false, false]]
+    "429" => [{ kind: :status, status: 429, code: "RATE_LIMIT_EXCEEDED" }, true],
+    "408" => [{ kind: :status, status: 408, code: nil }, true],
+    "a connection failure" => [{ kind: :connection }, true],
+    "a timeout" => [{ kind: :timeout }, true],
+    "500" => [{ kind: :status, status: 500, code: "INTERNAL_ERROR" }, true],
+    "502" => [{ kind: :status, status: 502, code: "MODEL_ERROR" }, true],
+    "503" => [{ kind: :status, status: 503, code: "AGENT_UNAVAILABLE" }, true],
+    "409 IDEMPOTENCY_KEY_IN_USE" => [{ kind: :status, status: 409, code: "IDEMPOTENCY_KEY_IN_USE" }, true],
+    "409 AGENT_INACTIVE, never" => [{ kind: :status, status: 409, code: "AGENT_INACTIVE" }, false],
+    "403 INSUFFICIENT_QUOTA, never" => [{ kind: :status, status: 403, code: "INSUFFICIENT_QUOTA" }, false],
+    "422 IDEMPOTENCY_KEY_REUSED, never" => [{ kind: :status, status: 422, code: "IDEMPOTENCY_KEY_REUSED" }, false],
+    "400, never" => [{ kind: :status, status: 400, code: "INVALID_REQUEST" }, false],
+    "404, never" => [{ kind: :status, status: 404, code: "AGENT_NOT_FOUND" }, false]
   }.each do |name, (failure, expected)|
     define_method("test_retries_#{name.tr(' ,', '__')}") do
-      actual = %i[idempotent unsafe message].map { |safety| P.retry?(failure, safety) }
-      assert_equal expected, actual
+      assert_equal expected, P.retry?(failure)
     end
   end
 
@@ -119,20 +118,54 @@ class RetryTest < Minitest::Test
     assert_equal 5, server.requests.size
   end
 
-  def test_retries_creating_an_agent_only_when_nothing_can_have_been_created
-    server = serve(FakeServer.api_error(429, "RATE_LIMIT_EXCEEDED"), FakeServer.api_error(408, "TIMEOUT"),
-                   FakeServer.data(TestHelpers::AGENT, status: 201))
-    agents(server).create(name: "Ada")
-    assert_equal 3, server.requests.size
+  UUID = /\A\h{8}-\h{4}-4\h{3}-[89ab]\h{3}-\h{12}\z/
 
-    [FakeServer.api_error(500, "INTERNAL_ERROR"), FakeServer.api_error(503, "AGENT_UNAVAILABLE"), FakeServer.drop].each do |failure|
-      server = serve(failure, FakeServer.data(TestHelpers::AGENT, status: 201))
-      assert_raises(Agentry::APIError) { agents(server).create(name: "Ada") }
-      assert_equal 1, server.requests.size
+  def test_retries_a_create_like_a_read_every_attempt_under_one_idempotency_key
+    [FakeServer.api_error(500, "INTERNAL_ERROR"), FakeServer.api_error(503, "AGENT_UNAVAILABLE"), FakeServer.drop,
+     FakeServer.api_error(429, "RATE_LIMIT_EXCEEDED")].each do |failure|
+      server = serve(failure, failure, FakeServer.data(TestHelpers::AGENT, status: 201))
+      assert_equal "Ada", agents(server).create(name: "Ada").name
+      assert_equal 3, server.requests.size
+      keys = server.requests.map { |request| request.headers["idempotency-key"] }
+      assert_match UUID, keys.first
+      assert_equal [keys.first] * 3, keys
     end
   end
 
-  def test_retries_a_connection_that_was_never_made_even_for_a_create
+  def test_every_write_carries_a_new_key_or_the_callers_own_and_a_read_none
+    server = serve(FakeServer.data(TestHelpers::AGENT, status: 201), FakeServer.data(TestHelpers::AGENT, status: 201),
+                   FakeServer.data(TestHelpers::AGENT), FakeServer.data({ "id" => "agt_1", "deleted" => true }),
+                   FakeServer.data(TestHelpers::AGENT))
+    client = agents(server)
+    client.create(name: "Ada")
+    client.create(name: "Ada")
+    client.update("agt_1", name: "Eve", request_options: { idempotency_key: "rename-to-eve" })
+    client.delete("agt_1")
+    client.get("agt_1", request_options: { idempotency_key: "ignored" })
+    keys = server.requests.map { |request| request.headers["idempotency-key"] }
+    refute_equal keys[0], keys[1]
+    assert_equal "rename-to-eve", keys[2]
+    [keys[0], keys[1], keys[3]].each { |key| assert_match UUID, key }
+    assert_nil keys[4]
+  end
+
+  def test_in_use_waits_its_retry_after_and_reused_is_a_bad_request_never_retried
+    sleeps = []
+    server = serve(FakeServer.api_error(409, "IDEMPOTENCY_KEY_IN_USE", headers: { "retry-after" => "1" }),
+                   FakeServer.data(TestHelpers::AGENT, status: 201))
+    agents(server, sleeps).create(name: "Ada", request_options: { idempotency_key: "ada-1" })
+    assert_equal [1], sleeps
+    assert_equal %w[ada-1 ada-1], server.requests.map { |request| request.headers["idempotency-key"] }
+
+    server = serve(FakeServer.api_error(422, "IDEMPOTENCY_KEY_REUSED"))
+    error = assert_raises(Agentry::BadRequestError) do
+      agents(server).create(name: "Eve", request_options: { idempotency_key: "ada-1" })
+    end
+    assert_equal [422, "IDEMPOTENCY_KEY_REUSED"], [error.status, error.code]
+    assert_equal 1, server.requests.size
+  end
+
+  def test_retries_a_connection_that_was_never_made
     sleeps = []
     error = assert_raises(Agentry::APIConnectionError) do
       Agentry::Resources::Agents.new(recording_transport(FakeServer.refused_url, sleeps)).create(name: "Ada")
@@ -142,17 +175,13 @@ class RetryTest < Minitest::Test
     assert_equal 2, sleeps.size, "two retries, then the error"
   end
 
-  def test_retries_a_message_on_503_where_the_service_kept_nothing_but_not_on_502_or_500
-    server = serve(FakeServer.api_error(503, "AGENT_UNAVAILABLE"), FakeServer.data(TestHelpers::REPLY))
-    messages = Agentry::Resources::Agents::Messages.new(recording_transport(server.base_url, []))
-    assert_equal "Hello there.", messages.create("agt_1", text: "hi").text
-    assert_equal 2, server.requests.size
-
-    [[502, "MODEL_ERROR"], [500, "INTERNAL_ERROR"]].each do |status, code|
+  def test_retries_a_message_on_any_5xx_under_its_key
+    [[503, "AGENT_UNAVAILABLE"], [502, "MODEL_ERROR"], [500, "INTERNAL_ERROR"]].each do |status, code|
       server = serve(FakeServer.api_error(status, code), FakeServer.data(TestHelpers::REPLY))
       messages = Agentry::Resources::Agents::Messages.new(recording_transport(server.base_url, []))
-      assert_raises(Agentry::InternalServerError) { messages.create("agt_1", text: "hi") }
-      assert_equal 1, server.requests.size
+      assert_equal "Hello there.", messages.create("agt_1", text: "hi").text
+      assert_equal 2, server.requests.size
+      assert_equal 1, server.requests.map { |request| request.headers["idempotency-key"] }.uniq.size
     end
   end
 
@@ -189,14 +218,15 @@ class RetryTest < Minitest::Test
     assert_equal 2, server.requests.size
   end
 
-  def test_raises_api_timeout_error_and_does_not_resend_a_message_that_timed_out
+  def test_resends_a_message_that_timed_out_under_its_key_then_raises_api_timeout_error
     server = serve(FakeServer.hang)
     messages = Agentry::Resources::Agents::Messages.new(recording_transport(server.base_url, [], timeout: 0.2))
     started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     error = assert_raises(Agentry::APITimeoutError) { messages.create("agt_1", text: "hi") }
     assert_kind_of Agentry::APIConnectionError, error
-    assert_in_delta 0.2, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, 0.15
-    assert_equal 1, server.requests.size
+    assert_in_delta 0.6, Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, 0.3
+    assert_equal 3, server.requests.size
+    assert_equal 1, server.requests.map { |request| request.headers["idempotency-key"] }.uniq.size
   end
 
   def test_a_per_call_timeout_overrides_the_clients

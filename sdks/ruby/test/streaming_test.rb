@@ -134,10 +134,11 @@ class StreamingTest < Minitest::Test
     assert_equal 1, server.requests.size
   end
 
-  def test_fails_before_it_starts_like_any_request_retrying_only_what_is_safe
+  def test_fails_before_it_starts_like_any_request_retried_under_one_key
     server = serve(FakeServer.api_error(503, "AGENT_UNAVAILABLE"), FakeServer.sse(reply_frames))
     assert_equal "Hello there.", messages(server).stream("agt_1", text: "hi").text
     assert_equal 2, server.requests.size
+    assert_equal 1, server.requests.map { |request| request.headers["idempotency-key"] }.uniq.size
 
     server = serve(FakeServer.api_error(409, "AGENT_INACTIVE"), FakeServer.sse(reply_frames))
     stream = messages(server).stream("agt_1", text: "hi")
@@ -147,9 +148,11 @@ class StreamingTest < Minitest::Test
     assert_empty seen
     assert_equal 1, server.requests.size
 
-    server = serve(FakeServer.api_error(500, "INTERNAL_ERROR"), FakeServer.sse(reply_frames))
-    assert_raises(Agentry::InternalServerError) { messages(server).stream("agt_1", text: "hi").text }
-    assert_equal 1, server.requests.size
+    server = serve(FakeServer.api_error(422, "IDEMPOTENCY_KEY_REUSED"), FakeServer.sse(reply_frames))
+    assert_raises(Agentry::BadRequestError) do
+      messages(server).stream("agt_1", text: "hi", request_options: { idempotency_key: "story-1" }).text
+    end
+    assert_equal ["story-1"], server.requests.map { |request| request.headers["idempotency-key"] }
   end
 
   def test_refuses_a_200_that_is_not_an_event_stream

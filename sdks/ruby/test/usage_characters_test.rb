@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "tmpdir"
 
 # Usage reports and character files, against a local server.
 class UsageCharactersTest < Minitest::Test
@@ -94,11 +95,45 @@ class UsageCharactersTest < Minitest::Test
     refute preview.agent.respond_to?(:id)
   end
 
-  def test_an_import_is_not_retried_after_a_server_error
+  def test_an_import_is_retried_like_a_read_under_one_key
     server = serve(FakeServer.api_error(503, "AGENT_UNAVAILABLE"), FakeServer.data(TestHelpers::AGENT, status: 201,
                                                                                                         warnings: []))
-    assert_raises(Agentry::InternalServerError) { client_for(server).agents.import_character(FILE) }
-    assert_equal 1, server.requests.size
+    assert_equal AGENT_ID, client_for(server).agents.import_character(FILE).agent.id
+    assert_equal 2, server.requests.size
+    assert_equal 1, server.requests.map { |request| request.headers["idempotency-key"] }.uniq.size
+  end
+
+  def test_import_reads_the_file_from_a_path_given_as_a_string_or_a_pathname
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "eliza.character.json")
+      File.write(path, JSON.pretty_generate(FILE))
+      server = serve(FakeServer.data(TestHelpers::AGENT, status: 201, warnings: WARNINGS),
+                     FakeServer.data(draft, warnings: WARNINGS))
+      client = client_for(server)
+      assert_equal AGENT_ID, client.agents.import_character(path).agent.id
+      assert_equal "Ada", client.agents.import_character(Pathname.new(path), dry_run: true).agent.name
+      assert_equal [FILE, FILE], server.requests.map(&:body)
+      assert_equal({ "dryRun" => "true" }, server.requests[1].query)
+    end
+  end
+
+  def test_a_path_that_cannot_be_read_or_is_not_an_object_is_refused_before_sending
+    Dir.mktmpdir do |dir|
+      File.write(File.join(dir, "broken.json"), "{ name: Eliza")
+      File.write(File.join(dir, "list.json"), "[]")
+      server = serve(FakeServer.data(TestHelpers::AGENT, status: 201, warnings: WARNINGS))
+      agents = client_for(server).agents
+      {
+        "missing.json" => /Cannot read character from .*missing\.json/,
+        "broken.json" => /broken\.json is not JSON/,
+        "list.json" => /list\.json does not hold a JSON object/
+      }.each do |name, message|
+        error = assert_raises(Agentry::Error) { agents.import_character(File.join(dir, name)) }
+        refute_kind_of Agentry::APIError, error
+        assert_match message, error.message
+      end
+      assert_empty server.requests
+    end
   end
 
   def test_export_reads_the_bare_file_and_writes_it_back_unchanged

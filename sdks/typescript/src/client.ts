@@ -27,7 +27,7 @@ export interface ClientOptions {
    * starts, then between two chunks.
    */
   timeout?: number | undefined;
-  /** How many times a failed attempt is retried, when it is safe to (2). 0 disables retries. */
+  /** How many times a failed attempt is retried (2). 0 disables retries. */
   maxRetries?: number | undefined;
   /**
    * The longest wait before a retry, in milliseconds (60 s). A longer `Retry-After` is cut to this; the error

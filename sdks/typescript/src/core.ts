@@ -8,11 +8,11 @@ import {
 } from "./errors.js";
 import {
   type AttemptFailure,
-  isUnsentConnectionError,
+  newIdempotencyKey,
   parseRetryAfter,
-  type RetrySafety,
   retryDelayMs,
   shouldRetry,
+  takesIdempotencyKey,
 } from "./retry.js";
 import type { RateLimitInfo } from "./types.js";
 import { VERSION } from "./version.js";
@@ -30,6 +30,14 @@ export interface RequestOptions {
   maxRetries?: number | undefined;
   /** Extra HTTP headers. */
   headers?: Record<string, string> | undefined;
+  /**
+   * The `Idempotency-Key` of a write (POST, PATCH, DELETE), sent on every attempt of this call; reads ignore it.
+   * Without it each write gets a new random key, the same on each of its retries. Give your own to make a call
+   * you repeat yourself (after a crash, from a queue) run once: the service answers the same key and request
+   * with the first answer for 24 hours, and the same key with another request with a `BadRequestError` (422
+   * `IDEMPOTENCY_KEY_REUSED`). 1 to 255 printable ASCII characters.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 /** @internal The client's settings, resolved. */
@@ -50,7 +58,6 @@ export interface RequestSpec {
   path: string;
   query?: Record<string, string | number | boolean | undefined> | undefined;
   body?: unknown;
-  safety: RetrySafety;
 }
 
 /** @internal A stream whose response has arrived. `release` must be called once the body is done with. */
@@ -83,7 +90,7 @@ export class Transport {
 
   /** Performs a JSON request and returns the parsed success body (the `{success, data, ...}` envelope). */
   async json(spec: RequestSpec, options: RequestOptions = {}): Promise<unknown> {
-    return this.send(spec, options, (attempt) => this.jsonAttempt(spec, options, attempt));
+    return this.send(spec, options, (attempt, key) => this.jsonAttempt(spec, options, attempt, key));
   }
 
   /**
@@ -96,20 +103,29 @@ export class Transport {
     options: RequestOptions = {},
     mediaType = "text/event-stream",
   ): Promise<OpenedStream> {
-    return this.send(spec, options, (attempt) => this.streamAttempt(spec, options, attempt, mediaType));
+    return this.send(spec, options, (attempt, key) =>
+      this.streamAttempt(spec, options, attempt, key, mediaType),
+    );
   }
 
+  /**
+   * Runs attempts until one succeeds, one fails for good, or the retries are spent. A write's attempts share one
+   * `Idempotency-Key`, so that the service runs it once however many of them reach it.
+   */
   private async send<T>(
     spec: RequestSpec,
     options: RequestOptions,
-    attempt: (controls: AttemptControls) => Promise<Attempt<T>>,
+    attempt: (controls: AttemptControls, idempotencyKey: string | undefined) => Promise<Attempt<T>>,
   ): Promise<T> {
     const maxRetries = options.maxRetries ?? this.#config.maxRetries;
     const timeout = options.timeout ?? this.#config.timeout;
+    const idempotencyKey = takesIdempotencyKey(spec.method)
+      ? (options.idempotencyKey ?? newIdempotencyKey())
+      : undefined;
     for (let retry = 0; ; retry++) {
-      const outcome = await attempt(startAttempt(options.signal, timeout));
+      const outcome = await attempt(startAttempt(options.signal, timeout), idempotencyKey);
       if (outcome.ok) return outcome.value;
-      if (retry >= maxRetries || !shouldRetry(outcome.failure, spec.safety)) throw outcome.error;
+      if (retry >= maxRetries || !shouldRetry(outcome.failure)) throw outcome.error;
       await sleep(retryDelayMs(retry, outcome.retryAfter, this.#config.maxRetryDelay), options.signal);
     }
   }
@@ -118,19 +134,20 @@ export class Transport {
     spec: RequestSpec,
     options: RequestOptions,
     controls: AttemptControls,
+    idempotencyKey: string | undefined,
   ): Promise<Attempt<unknown>> {
     let response: Response;
     try {
-      response = await this.fetch(spec, options, controls, "application/json");
+      response = await this.fetch(spec, options, controls, idempotencyKey, "application/json");
     } catch (cause) {
-      return connectionFailure(cause, controls, false);
+      return connectionFailure(cause, controls);
     }
     this.recordRateLimit(response.headers);
     let text: string;
     try {
       text = await response.text();
     } catch (cause) {
-      return connectionFailure(cause, controls, true);
+      return connectionFailure(cause, controls);
     }
     controls.release();
     if (!response.ok) return statusFailure(response, text);
@@ -150,13 +167,14 @@ export class Transport {
     spec: RequestSpec,
     options: RequestOptions,
     controls: AttemptControls,
+    idempotencyKey: string | undefined,
     mediaType: string,
   ): Promise<Attempt<OpenedStream>> {
     let response: Response;
     try {
-      response = await this.fetch(spec, options, controls, mediaType);
+      response = await this.fetch(spec, options, controls, idempotencyKey, mediaType);
     } catch (cause) {
-      return connectionFailure(cause, controls, false);
+      return connectionFailure(cause, controls);
     }
     this.recordRateLimit(response.headers);
     if (response.ok && hasMediaType(response, mediaType)) {
@@ -168,7 +186,7 @@ export class Transport {
     try {
       text = await response.text();
     } catch (cause) {
-      return connectionFailure(cause, controls, true);
+      return connectionFailure(cause, controls);
     }
     controls.release();
     if (!response.ok) return statusFailure(response, text);
@@ -187,11 +205,13 @@ export class Transport {
     spec: RequestSpec,
     options: RequestOptions,
     controls: AttemptControls,
+    idempotencyKey: string | undefined,
     accept: string,
   ): Promise<Response> {
     const config = this.#config;
     const headers = new Headers({ accept, authorization: `Bearer ${config.apiKey}` });
     if (spec.body !== undefined) headers.set("content-type", "application/json");
+    if (idempotencyKey !== undefined) headers.set("idempotency-key", idempotencyKey);
     // Browsers refuse to let scripts set User-Agent.
     if (isNode()) headers.set("user-agent", `agentry-typescript/${VERSION}`);
     for (const [name, value] of Object.entries(config.defaultHeaders)) headers.set(name, value);
@@ -248,11 +268,7 @@ function startAttempt(caller: AbortSignal | undefined, timeoutMs: number): Attem
 }
 
 /** A fetch or body read that failed: the caller's abort, the attempt's timeout, or the connection. */
-function connectionFailure(
-  cause: unknown,
-  controls: AttemptControls,
-  responseStarted: boolean,
-): Attempt<never> {
+function connectionFailure(cause: unknown, controls: AttemptControls): Attempt<never> {
   controls.release();
   if (controls.callerAborted()) throw new APIUserAbortError();
   if (controls.timedOut()) {
@@ -265,7 +281,7 @@ function connectionFailure(
   return {
     ok: false,
     error: new APIConnectionError(`Connection error: ${describe(cause)}`, cause),
-    failure: { kind: "connection", unsent: !responseStarted && isUnsentConnectionError(cause) },
+    failure: { kind: "connection" },
   };
 }
 
@@ -329,7 +345,15 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 interface MaybeProcess {
-  process?: { env?: Record<string, string | undefined>; versions?: { node?: string } };
+  process?: {
+    env?: Record<string, string | undefined>;
+    versions?: { node?: string };
+    getBuiltinModule?: (id: string) => unknown;
+  };
+}
+
+interface NodeFs {
+  readFile(path: string, encoding: "utf8"): Promise<string>;
 }
 
 function isNode(): boolean {
@@ -340,6 +364,26 @@ function isNode(): boolean {
 export function readEnv(name: string): string | undefined {
   const value = (globalThis as MaybeProcess).process?.env?.[name]?.trim();
   return value ? value : undefined;
+}
+
+/**
+ * The text of a file, where there is a file system: Node's, reached through `process.getBuiltinModule` (Node
+ * 20.16 and later) so that nothing here imports Node and the SDK still loads in a browser.
+ */
+export async function readTextFile(path: string): Promise<string> {
+  const fs = (globalThis as MaybeProcess).process?.getBuiltinModule?.("node:fs/promises") as
+    | NodeFs
+    | undefined;
+  if (!fs) {
+    throw new AgentryError(
+      `Cannot read ${path}: reading files needs Node 20.16 or later; pass the file's contents as an object instead.`,
+    );
+  }
+  try {
+    return await fs.readFile(path, "utf8");
+  } catch (cause) {
+    throw new AgentryError(`Cannot read ${path}: ${(cause as Error).message}`, { cause });
+  }
 }
 
 /** Rejects a setting that would make the client misbehave later, at construction. */

@@ -3,48 +3,32 @@
  * tested in one place.
  */
 
-/**
- * How safe an operation is to send twice.
- * - `idempotent`: GET, PATCH, DELETE. Sending again has the same effect (a repeated DELETE may answer 404).
- * - `unsafe`: creating an agent or an API key. After a timeout or a 5xx the server may have created it, and a
- *   retry could create a second one.
- * - `message`: sending a message. The exchange is stored only when the reply is complete, so a 503
- *   (`AGENT_UNAVAILABLE`: provider overloaded, unreachable or timed out) left nothing behind; other failures
- *   after the request reached the server are not retried.
- */
-export type RetrySafety = "idempotent" | "unsafe" | "message";
-
 /** What went wrong with one attempt. */
 export type AttemptFailure =
   | { kind: "status"; status: number; code: string | undefined }
-  /** `unsent`: the connection was never established (refused, unknown host), so the server saw nothing. */
-  | { kind: "connection"; unsent: boolean }
+  | { kind: "connection" }
   | { kind: "timeout" };
 
 /** Error codes that will not fix themselves, whatever their status. */
 const PERMANENT_CODES = new Set(["AGENT_INACTIVE", "INSUFFICIENT_QUOTA"]);
 
 /**
- * Whether a failed attempt is worth retrying.
+ * Whether a failed attempt is worth retrying. Every call may be sent again: reads change nothing, and every
+ * write (POST, PATCH, DELETE) carries an `Idempotency-Key`, the same on each attempt, so the service runs it once
+ * and answers a repeat with the first answer.
  *
- * - 429 is always retried: the rate limiter refuses before the operation runs, so nothing happened.
- * - A connection that was never established is always retried, for the same reason.
- * - 408 means the server gave up waiting for the request, so it was not processed: always retried.
- * - 409 is retried for idempotent operations only, and never `AGENT_INACTIVE`, which only a PATCH of the
- *   agent's status can clear.
- * - Other connection failures, timeouts and 5xx are retried for idempotent operations only; for messages, 503
- *   too.
+ * - Connection failures and timeouts are retried: the request may not have arrived, and if it did, the retry
+ *   gets its answer.
+ * - 408, 429 (the rate limiter refuses before the operation runs) and 5xx are retried.
+ * - 409 is retried (`IDEMPOTENCY_KEY_IN_USE`: the first attempt is still running; `Retry-After` says when to come
+ *   back), but never `AGENT_INACTIVE`, which only a PATCH of the agent's status can clear.
+ * - Other 4xx are final: `INSUFFICIENT_QUOTA`, and `IDEMPOTENCY_KEY_REUSED` (a key given with another request).
  */
-export function shouldRetry(failure: AttemptFailure, safety: RetrySafety): boolean {
-  if (failure.kind === "connection") return failure.unsent || safety === "idempotent";
-  if (failure.kind === "timeout") return safety === "idempotent";
+export function shouldRetry(failure: AttemptFailure): boolean {
+  if (failure.kind !== "status") return true;
   const { status, code } = failure;
   if (code !== undefined && PERMANENT_CODES.has(code)) return false;
-  if (status === 429 || status === 408) return true;
-  if (status === 409) return safety === "idempotent";
-  if (status === 503) return safety !== "unsafe";
-  if (status >= 500) return safety === "idempotent";
-  return false;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 /** The first wait, doubled after each retry up to `MAX_BACKOFF_MS`. */
@@ -83,34 +67,21 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-/** Error codes of a connection that was never established: the request cannot have reached the server. */
-const UNSENT_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
+/** Methods whose requests carry an `Idempotency-Key`: every one but a read. */
+export function takesIdempotencyKey(method: string): boolean {
+  return method !== "GET";
+}
 
 /**
- * Whether a fetch failure proves the request never left: Node's fetch reports the socket error's `code` in the
- * error's `cause` (an AggregateError when several addresses were tried). Browsers say nothing about the cause, so
- * there a failed create is never retried.
+ * A new random `Idempotency-Key`: a version 4 UUID. `crypto.randomUUID` exists only in secure contexts (HTTPS
+ * pages, Node), so pages served over plain HTTP build one from `crypto.getRandomValues`.
  */
-export function isUnsentConnectionError(error: unknown): boolean {
-  const codes: string[] = [];
-  const visit = (value: unknown, depth: number): void => {
-    if (typeof value !== "object" || value === null || depth > 4) return;
-    const { code, cause, errors } = value as { code?: unknown; cause?: unknown; errors?: unknown };
-    if (Array.isArray(errors) && errors.length > 0) {
-      for (const inner of errors) visit(inner, depth + 1);
-    } else if (typeof code === "string") {
-      codes.push(code);
-    } else {
-      visit(cause, depth + 1);
-    }
-  };
-  visit(error, 0);
-  return codes.length > 0 && codes.every((code) => UNSENT_CODES.has(code));
+export function newIdempotencyKey(): string {
+  const crypto = globalThis.crypto;
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

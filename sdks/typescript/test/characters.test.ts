@@ -1,5 +1,8 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BadRequestError, type CharacterFile, NotFoundError } from "../src/index.js";
+import { AgentryError, APIError, BadRequestError, type CharacterFile, NotFoundError } from "../src/index.js";
 import { AGENT_ID, agent } from "./helpers.js";
 import { fail, hangUp, localServer, ok, sendJson } from "./server.js";
 
@@ -55,19 +58,62 @@ describe("agents.importCharacter", () => {
     expect(server.requests[0]!.body).toEqual(file);
   });
 
-  it("a dry run, which stores nothing, is retried like a read; an import only when nothing can have been made", async () => {
-    const dry = await localServer(fail(503, "AGENT_UNAVAILABLE"), hangUp, ok(draft, 200, { warnings: [] }));
-    expect((await dry.client().agents.importCharacter(file, { dryRun: true })).warnings).toEqual([]);
-    expect(dry.requests).toHaveLength(3);
+  it("an import, a dry run or not, is retried like a read under one Idempotency-Key", async () => {
+    for (const dryRun of [true, false]) {
+      const server = await localServer(
+        fail(503, "AGENT_UNAVAILABLE"),
+        hangUp,
+        ok(draft, 200, { warnings: [] }),
+      );
+      expect((await server.client().agents.importCharacter(file, { dryRun })).warnings).toEqual([]);
+      expect(server.requests).toHaveLength(3);
+      const keys = server.requests.map((request) => request.headers["idempotency-key"]);
+      expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(new Set(keys).size).toBe(1);
+    }
+  });
 
-    for (const [name, handler, attempts] of [
-      ["503", fail(503, "AGENT_UNAVAILABLE"), 1],
-      ["broken connection", hangUp, 1],
-      ["429", fail(429, "RATE_LIMIT_EXCEEDED", { headers: { "retry-after": "0" } }), 3],
-    ] as const) {
-      const real = await localServer(handler);
-      await expect(real.client().agents.importCharacter(file)).rejects.toBeInstanceOf(Error);
-      expect(real.requests, name).toHaveLength(attempts);
+  it("reads the file from a path and sends it as it is", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "agentry-sdk-"));
+    try {
+      const path = join(dir, "eliza.character.json");
+      await writeFile(path, JSON.stringify(file, null, 2));
+      const created = agent({ name: "Eliza" });
+      const server = await localServer(ok(created, 201, { warnings }), ok(draft, 200, { warnings }));
+      expect(await server.client().agents.importCharacter(path)).toEqual({ agent: created, warnings });
+      expect(await server.client().agents.importCharacter(path, { dryRun: true })).toEqual({
+        agent: draft,
+        warnings,
+      });
+      expect(server.requests.map((request) => request.body)).toEqual([file, file]);
+      expect(server.requests[1]!.url.search).toBe("?dryRun=true");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a path it cannot read, or whose file is not a JSON object, before sending anything", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "agentry-sdk-"));
+    try {
+      await writeFile(join(dir, "broken.json"), "{ name: Eliza");
+      await writeFile(join(dir, "list.json"), "[]");
+      const server = await localServer(ok(draft, 200, { warnings }));
+      for (const [name, message] of [
+        ["missing.json", /Cannot read .*missing\.json: ENOENT/],
+        ["broken.json", /broken\.json is not JSON/],
+        ["list.json", /list\.json does not hold a JSON object/],
+      ] as const) {
+        const error = await server
+          .client()
+          .agents.importCharacter(join(dir, name))
+          .catch((e: unknown) => e);
+        expect(error, name).toBeInstanceOf(AgentryError);
+        expect(error, name).not.toBeInstanceOf(APIError);
+        expect((error as Error).message, name).toMatch(message);
+      }
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

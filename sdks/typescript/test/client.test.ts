@@ -212,6 +212,8 @@ describe("errors", () => {
     [404, "AGENT_NOT_FOUND", NotFoundError],
     [405, "METHOD_NOT_ALLOWED", BadRequestError],
     [409, "AGENT_INACTIVE", ConflictError],
+    [409, "IDEMPOTENCY_KEY_IN_USE", ConflictError],
+    [422, "IDEMPOTENCY_KEY_REUSED", BadRequestError],
     [413, "PAYLOAD_TOO_LARGE", BadRequestError],
     [415, "UNSUPPORTED_MEDIA_TYPE", BadRequestError],
     [418, "TEAPOT", APIError],
@@ -319,8 +321,10 @@ describe("retries", () => {
       [400, "INVALID_REQUEST"],
       [401, "UNAUTHORIZED"],
       [403, "FORBIDDEN"],
+      [403, "INSUFFICIENT_QUOTA"],
       [404, "AGENT_NOT_FOUND"],
       [409, "AGENT_INACTIVE"],
+      [422, "IDEMPOTENCY_KEY_REUSED"],
     ] as const) {
       const { fetch, requests } = mockFetch(() => apiError(status, code));
       await expect(clientWith(fetch).agents.messages.send(AGENT_ID, { text: "x" })).rejects.toBeInstanceOf(
@@ -330,39 +334,93 @@ describe("retries", () => {
     }
   });
 
-  it("retries creating an agent only when nothing can have been created", async () => {
-    for (const [name, handler, attempts] of [
-      ["429", () => apiError(429, "RATE_LIMIT_EXCEEDED", { headers: { "retry-after": "1" } }), 3],
-      ["refused connection", connectionFailure("ECONNREFUSED"), 3],
-      ["500", () => apiError(500, "INTERNAL_ERROR"), 1],
-      ["503", () => apiError(503, "AGENT_UNAVAILABLE"), 1],
-      ["reset connection", connectionFailure("ECONNRESET"), 1],
+  it("retries a create like a read, every attempt with the same Idempotency-Key", async () => {
+    for (const [name, handler] of [
+      ["429", () => apiError(429, "RATE_LIMIT_EXCEEDED", { headers: { "retry-after": "0" } })],
+      ["refused connection", connectionFailure("ECONNREFUSED")],
+      ["reset connection", connectionFailure("ECONNRESET")],
+      ["500", () => apiError(500, "INTERNAL_ERROR")],
+      ["503", () => apiError(503, "AGENT_UNAVAILABLE")],
     ] as const) {
-      const { fetch, requests } = mockFetch(handler);
-      await expect(clientWith(fetch).agents.create({ name: "Ada" })).rejects.toBeInstanceOf(APIError);
-      expect(requests, name).toHaveLength(attempts);
+      const { fetch, requests } = mockFetch(handler, handler, () =>
+        json(201, { success: true, data: agent() }),
+      );
+      expect(await clientWith(fetch).agents.create({ name: "Ada" }), name).toEqual(agent());
+      expect(requests, name).toHaveLength(3);
+      const keys = requests.map((request) => request.headers.get("idempotency-key"));
+      expect(keys[0], name).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(new Set(keys).size, name).toBe(1);
     }
   });
 
-  it("retries a message on 503, where the service kept nothing, but not on 502 or 500", async () => {
-    const ok = mockFetch(
-      () => apiError(503, "AGENT_UNAVAILABLE"),
-      () => json(200, { success: true, data: reply() }),
-    );
-    expect((await clientWith(ok.fetch).agents.messages.send(AGENT_ID, { text: "x" })).text).toBe(
-      "Hello there.",
-    );
-    expect(ok.requests).toHaveLength(2);
+  it("retries a message on any 5xx, each attempt with the call's key", async () => {
     for (const [status, code] of [
+      [503, "AGENT_UNAVAILABLE"],
       [502, "MODEL_ERROR"],
       [500, "INTERNAL_ERROR"],
     ] as const) {
-      const { fetch, requests } = mockFetch(() => apiError(status, code));
-      await expect(clientWith(fetch).agents.messages.send(AGENT_ID, { text: "x" })).rejects.toBeInstanceOf(
-        InternalServerError,
+      const ok = mockFetch(
+        () => apiError(status, code),
+        () => json(200, { success: true, data: reply() }),
       );
-      expect(requests).toHaveLength(1);
+      expect((await clientWith(ok.fetch).agents.messages.send(AGENT_ID, { text: "x" })).text).toBe(
+        "Hello there.",
+      );
+      expect(ok.requests, code).toHaveLength(2);
+      expect(ok.requests[1]!.headers.get("idempotency-key")).toBe(
+        ok.requests[0]!.headers.get("idempotency-key"),
+      );
     }
+    const { fetch, requests } = mockFetch(() => apiError(502, "MODEL_ERROR"));
+    await expect(clientWith(fetch).agents.messages.send(AGENT_ID, { text: "x" })).rejects.toBeInstanceOf(
+      InternalServerError,
+    );
+    expect(requests).toHaveLength(3);
+  });
+
+  it("comes back after the Retry-After of 409 IDEMPOTENCY_KEY_IN_USE, when the first attempt has finished", async () => {
+    vi.useFakeTimers();
+    const { fetch, requests } = mockFetch(
+      () => apiError(409, "IDEMPOTENCY_KEY_IN_USE", { headers: { "retry-after": "1" } }),
+      () => json(201, { success: true, data: agent() }, { "idempotent-replayed": "true" }),
+    );
+    const result = clientWith(fetch, { maxRetryDelay: 60_000 }).agents.create(
+      { name: "Ada" },
+      { idempotencyKey: "create-ada" },
+    );
+    await vi.advanceTimersByTimeAsync(999);
+    expect(requests).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(requests).toHaveLength(2);
+    expect(await result).toEqual(agent());
+    expect(requests.map((request) => request.headers.get("idempotency-key"))).toEqual([
+      "create-ada",
+      "create-ada",
+    ]);
+  });
+
+  it("sends an Idempotency-Key with every write, a new one per call or the caller's own, and none with a read", async () => {
+    const { fetch, requests } = mockFetch(
+      () => json(201, { success: true, data: agent() }),
+      () => json(201, { success: true, data: agent() }),
+      () => json(200, { success: true, data: agent() }),
+      () => json(200, { success: true, data: agent() }),
+      () => json(200, { success: true, data: { id: AGENT_ID, deleted: true } }),
+      () => json(200, { success: true, data: agent() }),
+    );
+    const client = clientWith(fetch);
+    await client.agents.create({ name: "Ada" });
+    await client.agents.create({ name: "Ada" });
+    await client.agents.update(AGENT_ID, { name: "Eve" }, { idempotencyKey: "rename-to-eve" });
+    await client.agents.update(AGENT_ID, { name: "Eve" });
+    await client.agents.delete(AGENT_ID);
+    await client.agents.get(AGENT_ID, { idempotencyKey: "ignored" });
+    const keys = requests.map((request) => request.headers.get("idempotency-key"));
+    expect(keys[0]).not.toBe(keys[1]);
+    expect(keys[2]).toBe("rename-to-eve");
+    for (const key of [keys[0], keys[1], keys[3], keys[4]]) expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(keys.slice(0, 5)).size).toBe(5);
+    expect(keys[5]).toBeNull();
   });
 
   it("gives up with the last error, as a connection error when there was no response", async () => {
@@ -436,15 +494,16 @@ describe("timeouts and aborts", () => {
     expect(requests[0]!.signal.aborted).toBe(true);
   });
 
-  it("throws APITimeoutError and does not resend a message that timed out", async () => {
+  it("resends a message that timed out with the same key, and throws APITimeoutError when every attempt did", async () => {
     const { fetch, requests } = mockFetch(hang);
-    const error = await clientWith(fetch, { timeout: 30 })
+    const error = await clientWith(fetch, { timeout: 30, maxRetryDelay: 0 })
       .agents.messages.send(AGENT_ID, { text: "x" })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APITimeoutError);
     expect(error).toBeInstanceOf(APIConnectionError);
     expect((error as APITimeoutError).message).toMatch(/timed out after 30 ms/);
-    expect(requests).toHaveLength(1);
+    expect(requests).toHaveLength(3);
+    expect(new Set(requests.map((request) => request.headers.get("idempotency-key"))).size).toBe(1);
   });
 
   it("a per-call timeout overrides the client's", async () => {

@@ -160,6 +160,15 @@ describe("messages.stream", () => {
     );
     expect(await clientWith(busy.fetch).agents.messages.stream(AGENT_ID, { text: "x" }).text()).toBe("ok");
     expect(busy.requests).toHaveLength(2);
+    const keys = busy.requests.map((request) => request.headers.get("idempotency-key"));
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+
+    const own = mockFetch(() => sse(replyFrames(["ok"])));
+    await clientWith(own.fetch)
+      .agents.messages.stream(AGENT_ID, { text: "x" }, { idempotencyKey: "story-1" })
+      .text();
+    expect(own.requests[0]!.headers.get("idempotency-key")).toBe("story-1");
   });
 
   it("refuses a 200 that is not an event stream", async () => {

@@ -89,7 +89,7 @@ describe("webhookEndpoints", () => {
     ]);
   });
 
-  it("calls that make something are retried only when nothing can have been made", async () => {
+  it("calls that make something are retried like reads, each attempt under the call's one Idempotency-Key", async () => {
     const makers = [
       [
         "create",
@@ -102,19 +102,31 @@ describe("webhookEndpoints", () => {
         (s: LocalServer) => s.client().webhookEndpoints.deliveries.redeliver(WEBHOOK_ID, "dlv_01"),
       ],
     ] as const;
-    const outcomes: [string, ServerHandler, number][] = [
-      ["500", fail(500, "INTERNAL_ERROR"), 1],
-      ["503", fail(503, "AGENT_UNAVAILABLE"), 1],
-      ["broken connection", hangUp, 1],
-      ["429", fail(429, "RATE_LIMIT_EXCEEDED", { headers: { "retry-after": "0" } }), 3],
+    const outcomes: [string, ServerHandler][] = [
+      ["500", fail(500, "INTERNAL_ERROR")],
+      ["503", fail(503, "AGENT_UNAVAILABLE")],
+      ["broken connection", hangUp],
+      ["429", fail(429, "RATE_LIMIT_EXCEEDED", { headers: { "retry-after": "0" } })],
     ];
     for (const [call, make] of makers) {
-      for (const [name, handler, attempts] of outcomes) {
+      for (const [name, handler] of outcomes) {
         const server = await localServer(handler);
         await expect(make(server)).rejects.toBeInstanceOf(Error);
-        expect(server.requests, `${call} after ${name}`).toHaveLength(attempts);
+        expect(server.requests, `${call} after ${name}`).toHaveLength(3);
+        const keys = new Set(server.requests.map((request) => request.headers["idempotency-key"]));
+        expect(keys.size, `${call} after ${name}`).toBe(1);
+        expect([...keys][0], `${call} after ${name}`).toMatch(/^[0-9a-f-]{36}$/);
       }
     }
+    const rejected = await localServer(fail(422, "IDEMPOTENCY_KEY_REUSED"));
+    const error = await rejected
+      .client()
+      .webhookEndpoints.rotateSecret(WEBHOOK_ID, { idempotencyKey: "rotate-1" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error).toMatchObject({ status: 422, code: "IDEMPOTENCY_KEY_REUSED" });
+    expect(rejected.requests).toHaveLength(1);
+    expect(rejected.requests[0]!.headers["idempotency-key"]).toBe("rotate-1");
   });
 
   it("reads, updates and deletes are retried on 5xx", async () => {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Union
 
@@ -30,7 +31,7 @@ from ._retry import (
     retry_delay,
     should_retry,
 )
-from ._types import RateLimitInfo, RequestOptions, RetrySafety, headers_to_rate_limit
+from ._types import RateLimitInfo, RequestOptions, headers_to_rate_limit
 from ._utils import build_query
 from ._version import VERSION
 
@@ -59,7 +60,6 @@ class RequestSpec:
     method: str
     path: str
     """Relative to the base URL, e.g. ``/agents``."""
-    safety: RetrySafety
     query: Optional[Mapping[str, Any]] = None
     body: Optional[Mapping[str, Any]] = None
 
@@ -85,12 +85,20 @@ class _TransportBase:
     def _max_retries(self, options: RequestOptions) -> int:
         return options.max_retries if options.max_retries is not None else self.config.max_retries
 
+    @staticmethod
+    def _idempotency_key(spec: RequestSpec, options: RequestOptions) -> Optional[str]:
+        """The key of a write, for all of its attempts: the caller's, or a new random one. Reads carry none."""
+        if spec.method.upper() == "GET":
+            return None
+        return options.idempotency_key if options.idempotency_key is not None else str(uuid.uuid4())
+
     def _build(
         self,
         http: Union[httpx.Client, httpx.AsyncClient],
         spec: RequestSpec,
         options: RequestOptions,
         accept: str,
+        idempotency_key: Optional[str],
     ) -> httpx.Request:
         headers = httpx.Headers(
             {
@@ -99,6 +107,8 @@ class _TransportBase:
                 "User-Agent": f"agentry-python/{VERSION}",
             }
         )
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
         content: Optional[bytes] = None
         if spec.body is not None:
             headers["Content-Type"] = "application/json"
@@ -121,17 +131,15 @@ class _TransportBase:
         if state is not None:
             self.last_rate_limit = state
 
-    def _transport_failure(self, exc: httpx.TransportError, options: RequestOptions, responded: bool) -> _Failed:
+    def _transport_failure(self, exc: httpx.TransportError, options: RequestOptions) -> _Failed:
         """A request or body read that failed: a timeout or the connection."""
         timeout = self._timeout(options)
-        # The connection was never made (refused, unknown host, no free connection in time): the server saw nothing.
-        unsent = not responded and isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout))
         if isinstance(exc, httpx.TimeoutException):
             error: APIError = APITimeoutError(f"Request timed out after {timeout:g} s.")
-            failure: Failure = ConnectionFailure(unsent=True) if unsent else TimeoutFailure()
+            failure: Failure = TimeoutFailure()
         else:
             error = APIConnectionError(f"Connection error: {describe(exc)}")
-            failure = ConnectionFailure(unsent=unsent)
+            failure = ConnectionFailure()
         return _Failed(error=error, failure=failure, cause=exc)
 
     @staticmethod
@@ -168,9 +176,9 @@ class _TransportBase:
             body=_parse_json(text, text),
         )
 
-    def _next_delay(self, retry: int, failed: _Failed, spec: RequestSpec, options: RequestOptions) -> Optional[float]:
+    def _next_delay(self, retry: int, failed: _Failed, options: RequestOptions) -> Optional[float]:
         """Seconds to wait before retrying, or ``None`` when the failure is final."""
-        if retry >= self._max_retries(options) or not should_retry(failed.failure, spec.safety):
+        if retry >= self._max_retries(options) or not should_retry(failed.failure):
             return None
         return retry_delay(retry, failed.retry_after, self.config.max_retry_delay)
 
@@ -184,12 +192,13 @@ class SyncTransport(_TransportBase):
 
     def request(self, spec: RequestSpec, options: RequestOptions) -> Any:
         """Performs a JSON request and returns the parsed success body (the ``{success, data, ...}`` envelope)."""
+        key = self._idempotency_key(spec, options)
         retry = 0
         while True:
-            outcome = self._json_attempt(spec, options)
+            outcome = self._json_attempt(spec, options, key)
             if not isinstance(outcome, _Failed):
                 return outcome
-            delay = self._next_delay(retry, outcome, spec, options)
+            delay = self._next_delay(retry, outcome, options)
             if delay is None:
                 raise outcome.error from outcome.cause
             time.sleep(delay)
@@ -203,29 +212,30 @@ class SyncTransport(_TransportBase):
 
         Failures before that are retried like any request's; the body is never retried. Close the response.
         """
+        key = self._idempotency_key(spec, options)
         retry = 0
         while True:
-            outcome = self._stream_attempt(spec, options, media_type)
+            outcome = self._stream_attempt(spec, options, media_type, key)
             if not isinstance(outcome, _Failed):
                 return outcome
-            delay = self._next_delay(retry, outcome, spec, options)
+            delay = self._next_delay(retry, outcome, options)
             if delay is None:
                 raise outcome.error from outcome.cause
             time.sleep(delay)
             retry += 1
 
-    def _json_attempt(self, spec: RequestSpec, options: RequestOptions) -> Any:
-        request = self._build(self.http, spec, options, "application/json")
+    def _json_attempt(self, spec: RequestSpec, options: RequestOptions, key: Optional[str]) -> Any:
+        request = self._build(self.http, spec, options, "application/json", key)
         try:
             response = self.http.send(request, stream=True)
         except httpx.TransportError as exc:
-            return self._transport_failure(exc, options, responded=False)
+            return self._transport_failure(exc, options)
         try:
             self._record(response)
             try:
                 text = response.read().decode("utf-8", errors="replace")
             except httpx.TransportError as exc:
-                return self._transport_failure(exc, options, responded=True)
+                return self._transport_failure(exc, options)
         finally:
             response.close()
         if not response.is_success:
@@ -233,20 +243,20 @@ class SyncTransport(_TransportBase):
         return self._json_body(response, text)
 
     def _stream_attempt(
-        self, spec: RequestSpec, options: RequestOptions, media_type: str
+        self, spec: RequestSpec, options: RequestOptions, media_type: str, key: Optional[str]
     ) -> Union[httpx.Response, _Failed]:
-        request = self._build(self.http, spec, options, media_type)
+        request = self._build(self.http, spec, options, media_type, key)
         try:
             response = self.http.send(request, stream=True)
         except httpx.TransportError as exc:
-            return self._transport_failure(exc, options, responded=False)
+            return self._transport_failure(exc, options)
         self._record(response)
         if response.is_success and _is_media(response, media_type):
             return response
         try:
             text = response.read().decode("utf-8", errors="replace")
         except httpx.TransportError as exc:
-            return self._transport_failure(exc, options, responded=True)
+            return self._transport_failure(exc, options)
         finally:
             response.close()
         if not response.is_success:
@@ -263,12 +273,13 @@ class AsyncTransport(_TransportBase):
 
     async def request(self, spec: RequestSpec, options: RequestOptions) -> Any:
         """Performs a JSON request and returns the parsed success body (the ``{success, data, ...}`` envelope)."""
+        key = self._idempotency_key(spec, options)
         retry = 0
         while True:
-            outcome = await self._json_attempt(spec, options)
+            outcome = await self._json_attempt(spec, options, key)
             if not isinstance(outcome, _Failed):
                 return outcome
-            delay = self._next_delay(retry, outcome, spec, options)
+            delay = self._next_delay(retry, outcome, options)
             if delay is None:
                 raise outcome.error from outcome.cause
             await anyio.sleep(delay)
@@ -278,29 +289,30 @@ class AsyncTransport(_TransportBase):
         self, spec: RequestSpec, options: RequestOptions, media_type: str = EVENT_STREAM
     ) -> httpx.Response:
         """As ``SyncTransport.open_stream``; close the response with ``await response.aclose()``."""
+        key = self._idempotency_key(spec, options)
         retry = 0
         while True:
-            outcome = await self._stream_attempt(spec, options, media_type)
+            outcome = await self._stream_attempt(spec, options, media_type, key)
             if not isinstance(outcome, _Failed):
                 return outcome
-            delay = self._next_delay(retry, outcome, spec, options)
+            delay = self._next_delay(retry, outcome, options)
             if delay is None:
                 raise outcome.error from outcome.cause
             await anyio.sleep(delay)
             retry += 1
 
-    async def _json_attempt(self, spec: RequestSpec, options: RequestOptions) -> Any:
-        request = self._build(self.http, spec, options, "application/json")
+    async def _json_attempt(self, spec: RequestSpec, options: RequestOptions, key: Optional[str]) -> Any:
+        request = self._build(self.http, spec, options, "application/json", key)
         try:
             response = await self.http.send(request, stream=True)
         except httpx.TransportError as exc:
-            return self._transport_failure(exc, options, responded=False)
+            return self._transport_failure(exc, options)
         try:
             self._record(response)
             try:
                 text = (await response.aread()).decode("utf-8", errors="replace")
             except httpx.TransportError as exc:
-                return self._transport_failure(exc, options, responded=True)
+                return self._transport_failure(exc, options)
         finally:
             await response.aclose()
         if not response.is_success:
@@ -308,20 +320,20 @@ class AsyncTransport(_TransportBase):
         return self._json_body(response, text)
 
     async def _stream_attempt(
-        self, spec: RequestSpec, options: RequestOptions, media_type: str
+        self, spec: RequestSpec, options: RequestOptions, media_type: str, key: Optional[str]
     ) -> Union[httpx.Response, _Failed]:
-        request = self._build(self.http, spec, options, media_type)
+        request = self._build(self.http, spec, options, media_type, key)
         try:
             response = await self.http.send(request, stream=True)
         except httpx.TransportError as exc:
-            return self._transport_failure(exc, options, responded=False)
+            return self._transport_failure(exc, options)
         self._record(response)
         if response.is_success and _is_media(response, media_type):
             return response
         try:
             text = (await response.aread()).decode("utf-8", errors="replace")
         except httpx.TransportError as exc:
-            return self._transport_failure(exc, options, responded=True)
+            return self._transport_failure(exc, options)
         finally:
             await response.aclose()
         if not response.is_success:
@@ -365,6 +377,7 @@ def merged_options(
     extra_body: Optional[Mapping[str, object]],
     timeout: Optional[float],
     max_retries: Optional[int],
+    idempotency_key: Optional[str] = None,
 ) -> RequestOptions:
     """The per-call options of a generated method's keyword arguments."""
     return RequestOptions(
@@ -373,5 +386,6 @@ def merged_options(
         extra_body=extra_body,
         timeout=timeout,
         max_retries=max_retries,
+        idempotency_key=idempotency_key,
     )
 

@@ -81,7 +81,7 @@ class Agentry(SyncResources):
             ``http://localhost:8080/v1``.
         timeout: Seconds for connecting and for each read before ``APITimeoutError`` (30). For a stream that is
             the longest silence between two chunks, not the whole reply.
-        max_retries: How many times a failed attempt is retried, when it is safe to (2). 0 disables retries.
+        max_retries: How many times a failed attempt is retried (2). 0 disables retries.
         max_retry_delay: The longest wait before a retry, in seconds (60). A longer ``Retry-After`` is cut to
             this; the error finally raised still carries the server's ``retry_after``.
         default_headers: Headers sent with every request.

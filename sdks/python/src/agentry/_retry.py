@@ -1,13 +1,8 @@
 """When a failed attempt may be retried, and how long to wait first. Pure functions, tested on their own.
 
-Retry safety, per operation (the generated code passes it):
-
-- ``idempotent``: GET, PATCH, DELETE. Sending again has the same effect (a repeated DELETE may answer 404).
-- ``unsafe``: creating an agent or an API key. After a timeout or a 5xx the server may have created it, and a
-  retry could create a second one.
-- ``message``: sending a message. The exchange is stored only when the reply is complete, so a 503
-  (``AGENT_UNAVAILABLE``) left nothing behind; other failures after the request reached the server are not
-  retried.
+Every call may be sent again: a read changes nothing, and every write (POST, PATCH, DELETE) carries an
+``Idempotency-Key``, the same on each of its attempts, so the service runs it once and answers a repeat with the
+first answer. Which failures are worth a retry is therefore the same for every operation.
 """
 
 from __future__ import annotations
@@ -18,8 +13,6 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
 from typing import Callable, Optional, Union
-
-from ._types import RetrySafety
 
 INITIAL_BACKOFF = 0.5
 """Seconds before the first retry, doubled after each one up to ``MAX_BACKOFF``."""
@@ -39,9 +32,7 @@ class StatusFailure:
 
 @dataclass(frozen=True)
 class ConnectionFailure:
-    """No response. ``unsent``: the connection was never established, so the server saw nothing."""
-
-    unsent: bool
+    """No response: the connection could not be made, or broke."""
 
 
 @dataclass(frozen=True)
@@ -52,28 +43,20 @@ class TimeoutFailure:
 Failure = Union[StatusFailure, ConnectionFailure, TimeoutFailure]
 
 
-def should_retry(failure: Failure, safety: RetrySafety) -> bool:
+def should_retry(failure: Failure) -> bool:
     """Whether a failed attempt is worth retrying.
 
-    429 and 408 always are (the request was refused before it ran), and so is a connection never established.
-    409 is retried except ``AGENT_INACTIVE``, which only an update of the agent's status clears. Other connection
-    failures, timeouts and 5xx are retried for idempotent operations only; for messages, 503 too.
+    Connection failures and timeouts are: the request may not have arrived, and if it did, the retry gets its
+    answer. So are 408, 429 (refused before it ran) and 5xx, and 409 (``IDEMPOTENCY_KEY_IN_USE``: the first
+    attempt still runs; its ``Retry-After`` says when to come back) but for ``AGENT_INACTIVE``, which only an
+    update of the agent's status clears. Other 4xx are final: ``INSUFFICIENT_QUOTA``, and
+    ``IDEMPOTENCY_KEY_REUSED`` (a key given with another request).
     """
-    if isinstance(failure, ConnectionFailure):
-        return failure.unsent or safety == "idempotent"
-    if isinstance(failure, TimeoutFailure):
-        return safety == "idempotent"
+    if not isinstance(failure, StatusFailure):
+        return True
     if failure.code is not None and failure.code in _PERMANENT_CODES:
         return False
-    if failure.status in (429, 408):
-        return True
-    if failure.status == 409:
-        return safety == "idempotent"
-    if failure.status == 503:
-        return safety != "unsafe"
-    if failure.status >= 500:
-        return safety == "idempotent"
-    return False
+    return failure.status in (408, 409, 429) or failure.status >= 500
 
 
 def retry_delay(

@@ -37,9 +37,6 @@ Headers = Mapping[str, str]
 Query = Mapping[str, object]
 Body = Mapping[str, object]
 
-RetrySafety = Literal["idempotent", "unsafe", "message"]
-
-
 @dataclass(frozen=True)
 class RequestOptions:
     """Per-call settings; each one given overrides the client's for this call only."""
@@ -49,6 +46,8 @@ class RequestOptions:
     extra_body: Optional[Body] = None
     timeout: Optional[float] = None
     max_retries: Optional[int] = None
+    idempotency_key: Optional[str] = None
+    """The ``Idempotency-Key`` of a write, sent on each of its attempts; ``None``: a new random one per call."""
 
 
 @dataclass(frozen=True)

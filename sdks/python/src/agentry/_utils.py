@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import date, datetime
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import quote
@@ -16,6 +18,33 @@ def path_segment(name: str, value: str) -> str:
     if not isinstance(value, str) or value == "":
         raise AgentryError(f"{name} must be a non-empty string, got {value!r}.")
     return quote(value, safe="")
+
+
+def json_object_argument(name: str, value: Any) -> Mapping[str, Any]:
+    """A JSON object argument given as a mapping, or as the path (``str`` or ``os.PathLike``) of a file holding one.
+
+    The file is read as UTF-8 and parsed; a file that cannot be read, is not JSON, or holds something other than an
+    object is refused here, before anything is sent.
+    """
+    from ._exceptions import AgentryError
+
+    if isinstance(value, Mapping):
+        return value
+    if not isinstance(value, (str, os.PathLike)):
+        raise AgentryError(f"{name} must be a mapping or the path of a JSON file, got {type(value).__name__}.")
+    path = os.fspath(value)
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentryError(f"Cannot read {name} from {path}: {exc}") from exc
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        raise AgentryError(f"{name}: {path} is not JSON: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise AgentryError(f"{name}: {path} does not hold a JSON object.")
+    return parsed
 
 
 def to_json(value: Any) -> Any:

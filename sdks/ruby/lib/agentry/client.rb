@@ -31,7 +31,7 @@ module Agentry
     #
     # - +api_key+: sent as <tt>Authorization: Bearer <key></tt>; default +AGENTRY_API_KEY+. Required.
     # - +base_url+: the API's address, ending in +/v1+; default +AGENTRY_BASE_URL+, else DEFAULT_BASE_URL.
-    # - +max_retries+: how many times a failed attempt is retried, when it is safe to (2); 0 disables retries.
+    # - +max_retries+: how many times a failed attempt is retried (2); 0 disables retries.
     # - +timeout+: seconds each attempt may take before it fails with APITimeoutError (30). For a stream: until it
     #   starts, then each silence between two chunks.
     # - +max_retry_delay+: the longest wait before a retry, in seconds (60). A longer +Retry-After+ is cut to this;

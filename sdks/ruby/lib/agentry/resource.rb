@@ -1,5 +1,8 @@
 # frozen_string_literal: true
 
+require "json"
+require "pathname"
+
 module Agentry
   # The default of a keyword argument that may be +nil+ on purpose (a field whose +nil+ resets it): "not given".
   OMIT = Object.new.tap do |omit|
@@ -23,17 +26,17 @@ module Agentry
     # Sends a JSON request and returns the envelope's +field+ (+data+), or the whole body when +field+ is +nil+,
     # converted to +type+ (see Agentry::Model::Types). With +data_as+, the result is the envelope with its +data+
     # under that name (<tt>{"agent", "warnings"}</tt>).
-    def api_request(method, path, type:, safety:, query: nil, body: nil, options: nil, field: "data", data_as: nil)
-      envelope = @transport.json(method, path, safety: safety, query: query, body: wire_body(body), options: options)
+    def api_request(method, path, type:, query: nil, body: nil, options: nil, field: "data", data_as: nil)
+      envelope = @transport.json(method, path, query: query, body: wire_body(body), options: options)
       result = field ? envelope[field] : envelope
       result = result.except("success", "data").merge(data_as => result["data"]) if data_as
       Model::Types.decode(type, result)
     end
 
     # Fetches the page +query[page_parameter]+ (the first when absent) of a numbered listing.
-    def api_paginate(path, query:, pagination:, safety:, options:)
+    def api_paginate(path, query:, pagination:, options:)
       fetch_page = lambda do |number|
-        envelope = @transport.json(:get, path, safety: safety, query: query.merge(pagination[:page_parameter] => number),
+        envelope = @transport.json(:get, path, query: query.merge(pagination[:page_parameter] => number),
                                                options: options)
         info = envelope[pagination[:info_field]]
         info = {} unless info.is_a?(Hash)
@@ -50,8 +53,8 @@ module Agentry
     end
 
     # Fetches the page of a cursor-paged listing that +query+ asks for; its next page follows on (#following).
-    def api_cursor_paginate(path, query:, pagination:, safety:, options:)
-      envelope = @transport.json(:get, path, safety: safety, query: query, options: options)
+    def api_cursor_paginate(path, query:, pagination:, options:)
+      envelope = @transport.json(:get, path, query: query, options: options)
       info = envelope[pagination[:info_field]]
       info = {} unless info.is_a?(Hash)
       items = envelope[pagination[:items_field]]
@@ -62,8 +65,7 @@ module Agentry
         pagination: Model::Types.decode(pagination[:info_type], info),
         has_more: info[pagination[:has_more_field]] == true,
         next_cursor: cursor,
-        fetch_next: -> { api_cursor_paginate(path, query: following, pagination: pagination, safety: safety,
-                                                   options: options) }
+        fetch_next: -> { api_cursor_paginate(path, query: following, pagination: pagination, options: options) }
       )
     end
 
@@ -85,10 +87,10 @@ module Agentry
 
     # An NDJSONStream over an +application/x-ndjson+ request, each line converted to +type+; with a block, reads
     # it at once, yielding each item, and returns the stream.
-    def api_lines(method, path, type:, safety:, query: nil, options: nil, &block)
+    def api_lines(method, path, type:, query: nil, options: nil, &block)
       timeout = (options && options[:timeout]) || @transport.timeout
       stream = NDJSONStream.new(item_type: type, timeout: timeout) do |&consumer|
-        @transport.stream(method, path, safety: safety, query: query, options: options, accept: Transport::NDJSON,
+        @transport.stream(method, path, query: query, options: options, accept: Transport::NDJSON,
                                         &consumer)
       end
       return stream unless block
@@ -98,10 +100,10 @@ module Agentry
 
     # A MessageStream over a +text/event-stream+ request; with a block, reads it at once, yielding each event, and
     # returns the completed reply (+nil+ when the block left early or closed the stream).
-    def api_stream(method, path, events:, safety:, body: nil, options: nil, &block)
+    def api_stream(method, path, events:, body: nil, options: nil, &block)
       timeout = (options && options[:timeout]) || @transport.timeout
       stream = MessageStream.new(events: events, timeout: timeout) do |&consumer|
-        @transport.stream(method, path, safety: safety, body: wire_body(body), options: options, &consumer)
+        @transport.stream(method, path, body: wire_body(body), options: options, &consumer)
       end
       return stream unless block
 
@@ -115,6 +117,24 @@ module Agentry
       raise ArgumentError, "#{name} must be a non-empty string" if value.nil? || text.empty?
 
       text.b.gsub(/[^A-Za-z0-9\-._~]/n) { |byte| format("%%%02X", byte.ord) }
+    end
+
+    # A JSON object argument as given (a Hash, a model), or read from the path (a String or Pathname) of a file
+    # holding one, here, before anything is sent.
+    def json_object_argument(name, value)
+      return value unless value.is_a?(String) || value.is_a?(Pathname)
+
+      parsed =
+        begin
+          JSON.parse(File.read(value, encoding: "UTF-8"))
+        rescue SystemCallError, IOError => e
+          raise Error, "Cannot read #{name} from #{value}: #{e.message}"
+        rescue JSON::ParserError => e
+          raise Error, "#{name}: #{value} is not JSON: #{e.message}"
+        end
+      raise Error, "#{name}: #{value} does not hold a JSON object" unless parsed.is_a?(Hash)
+
+      parsed
     end
 
     def wire_body(body)

@@ -6,18 +6,13 @@ module Agentry
   # When a failed attempt may be retried, and how long to wait first. Pure functions, so the policy can be read
   # and tested in one place.
   #
-  # How safe an operation is to send twice (its +safety+):
-  # - +:idempotent+: GET, PATCH, DELETE. Sending again has the same effect (a repeated DELETE may answer 404).
-  # - +:unsafe+: creating an agent or an API key. After a timeout or a 5xx the server may have created it, and a
-  #   retry could create a second one.
-  # - +:message+: sending a message. The exchange is stored only when the reply is complete, so a 503
-  #   (+AGENT_UNAVAILABLE+) left nothing behind; other failures after the request reached the server are not
-  #   retried.
+  # Every call may be sent again: a read changes nothing, and every write (POST, PATCH, DELETE) carries an
+  # +Idempotency-Key+, the same on each of its attempts, so the service runs it once and answers a repeat with the
+  # first answer. Which failures are worth a retry is therefore the same for every operation.
   #
   # What went wrong with one attempt (its +failure+), a Hash:
   # - <tt>{kind: :status, status: 503, code: "AGENT_UNAVAILABLE"}</tt>
-  # - <tt>{kind: :connection, unsent: true}</tt>: +unsent+ when the connection was never established, so the
-  #   server saw nothing
+  # - <tt>{kind: :connection}</tt>: the connection could not be made, or broke
   # - <tt>{kind: :timeout}</tt>
   module RetryPolicy
     # The first wait, doubled after each retry up to MAX_BACKOFF, in seconds.
@@ -30,26 +25,18 @@ module Agentry
 
     # Whether a failed attempt is worth retrying.
     #
-    # - 429 is always retried: the rate limiter refuses before the operation runs, so nothing happened.
-    # - A connection that was never established is always retried, for the same reason.
-    # - 408 means the server gave up waiting for the request, so it was not processed: always retried.
-    # - 409 is retried except +AGENT_INACTIVE+, which only a PATCH of the agent's status can clear.
-    # - Other connection failures, timeouts and 5xx are retried for idempotent operations only; for messages,
-    #   503 too.
-    def retry?(failure, safety)
-      case failure[:kind]
-      when :connection then failure[:unsent] || safety == :idempotent
-      when :timeout then safety == :idempotent
-      else
-        status = failure[:status]
-        return false if PERMANENT_CODES.include?(failure[:code])
-        return true if [429, 408].include?(status)
-        return safety == :idempotent if status == 409
-        return safety != :unsafe if status == 503
-        return safety == :idempotent if status >= 500
+    # - Connection failures and timeouts are: the request may not have arrived, and if it did, the retry gets its
+    #   answer.
+    # - 408, 429 (the rate limiter refuses before the operation runs) and 5xx are.
+    # - 409 is (+IDEMPOTENCY_KEY_IN_USE+: the first attempt still runs; its +Retry-After+ says when to come back),
+    #   but not +AGENT_INACTIVE+, which only a PATCH of the agent's status can clear.
+    # - Other 4xx are final: +INSUFFICIENT_QUOTA+, and +IDEMPOTENCY_KEY_REUSED+ (a key given with another request).
+    def retry?(failure)
+      return true unless failure[:kind] == :status
+      return false if PERMANENT_CODES.include?(failure[:code])
 
-        false
-      end
+      status = failure[:status]
+      [408, 409, 429].include?(status) || status >= 500
     end
 
     # Seconds to wait before retry number +retry+ (0 for the first). +Retry-After+ wins when the server sent it;

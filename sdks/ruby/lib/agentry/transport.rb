@@ -3,6 +3,7 @@
 require "json"
 require "net/http"
 require "openssl"
+require "securerandom"
 require "uri"
 require "zlib"
 
@@ -21,7 +22,7 @@ module Agentry
       Zlib::Error
     ].freeze
     # The per-call options every operation takes as +request_options:+ (see Agentry::Client).
-    REQUEST_OPTIONS = %i[timeout max_retries headers extra_body extra_query].freeze
+    REQUEST_OPTIONS = %i[timeout max_retries headers extra_body extra_query idempotency_key].freeze
 
     Outcome = Struct.new(:value, :error, :failure, :retry_after)
 
@@ -40,11 +41,11 @@ module Agentry
     end
 
     # Performs a JSON request and returns the parsed success body (the <tt>{"success", "data", ...}</tt> envelope).
-    def json(method, path, safety:, query: nil, body: nil, options: nil)
+    def json(method, path, query: nil, body: nil, options: nil)
       options = check_options(options)
       body = with_extra_body(body, options)
       uri = url(path, query, options)
-      send_with_retries(safety, options) do |timeout, headers|
+      send_with_retries(method, options) do |timeout, headers|
         json_attempt(method, uri, body, timeout, headers)
       end
     end
@@ -58,26 +59,33 @@ module Agentry
     # before the answer starts, then yields the response and its Net::HTTP connection to the block, which reads
     # the body. Returns what the block returns. The connection is closed when the block ends, however it ends; the
     # body is never retried.
-    def stream(method, path, safety:, body: nil, query: nil, options: nil, accept: EVENT_STREAM, &consumer)
+    def stream(method, path, body: nil, query: nil, options: nil, accept: EVENT_STREAM, &consumer)
       options = check_options(options)
       body = with_extra_body(body, options)
       uri = url(path, query, options)
-      send_with_retries(safety, options) do |timeout, headers|
+      send_with_retries(method, options) do |timeout, headers|
         stream_attempt(method, uri, body, timeout, headers, accept, &consumer)
       end
     end
 
     private
 
-    def send_with_retries(safety, options)
+    # Runs attempts until one succeeds, one fails for good, or the retries are spent. A write's attempts share one
+    # +Idempotency-Key+ (the caller's +idempotency_key:+, or a new random one), so the service runs it once however
+    # many of them reach it; the caller's own +headers:+ still win.
+    def send_with_retries(method, options)
       max_retries = options[:max_retries] || @max_retries
       timeout = options[:timeout] || @timeout
-      headers = @default_headers.merge(options[:headers].to_h { |name, value| [name.to_s, value.to_s] })
+      headers = {}
+      unless method.to_s.casecmp?("get")
+        headers["idempotency-key"] = (options[:idempotency_key] || SecureRandom.uuid).to_s
+      end
+      headers = headers.merge(@default_headers).merge(options[:headers].to_h { |name, value| [name.to_s, value.to_s] })
       retry_number = 0
       loop do
         outcome = yield(timeout, headers)
         return outcome.value unless outcome.error
-        raise outcome.error if retry_number >= max_retries || !RetryPolicy.retry?(outcome.failure, safety)
+        raise outcome.error if retry_number >= max_retries || !RetryPolicy.retry?(outcome.failure)
 
         @sleeper.call(RetryPolicy.delay(retry_number, outcome.retry_after, @max_retry_delay))
         retry_number += 1
@@ -154,7 +162,7 @@ module Agentry
       outcome
     end
 
-    # Opens the connection. A failure here means the request was never sent, so any operation may retry it.
+    # Opens the connection; a failure here means the request was never sent.
     def connect(uri, timeout)
       http = Net::HTTP.new(uri.hostname, uri.port)
       http.use_ssl = uri.scheme == "https"
@@ -165,10 +173,10 @@ module Agentry
       [http, nil]
     rescue Timeout::Error => e
       [nil, Outcome.new(nil, APITimeoutError.new("Could not connect within #{seconds(timeout)}: #{e.message}"),
-                        { kind: :connection, unsent: true })]
+                        { kind: :connection })]
     rescue *NETWORK_ERRORS => e
       [nil, Outcome.new(nil, APIConnectionError.new("Could not connect: #{describe(e)}"),
-                        { kind: :connection, unsent: true })]
+                        { kind: :connection })]
     end
 
     def set_timeouts(http, remaining)
@@ -242,7 +250,7 @@ module Agentry
 
     def connection_failure(cause)
       Outcome.new(nil, APIConnectionError.new("Connection error: #{describe(cause)}"),
-                  { kind: :connection, unsent: false })
+                  { kind: :connection })
     end
 
     def record_rate_limit(response)

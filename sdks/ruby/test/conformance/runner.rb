@@ -31,8 +31,9 @@ module Conformance
       client = build_client(spec)
       expect = resolve(step.fetch("expect", {})) || {}
       args = resolve(step.fetch("args", {}))
-      counting = expect.key?("requests") && spec.key?("key")
-      before = counting ? request_count(spec["key"]) : 0
+      @own_key = args["idempotencyKey"]
+      counting = (expect.key?("requests") || expect.key?("requestLog")) && spec.key?("key")
+      before = counting ? request_counts : nil
 
       outcome = run(step.fetch("call"), client, args)
       result = outcome.key?(:result) ? JSON.parse(JSON.generate(wire(outcome[:result]))) : nil
@@ -54,10 +55,7 @@ module Conformance
         found = mismatch(expect["rateLimit"], actual, "rateLimit")
         problems << found if found
       end
-      if counting
-        made = request_count(spec["key"]) - before
-        problems << "requests: expected #{expect['requests']}, the server saw #{made}" if made != expect["requests"]
-      end
+      problems.concat(request_problems(expect, spec["key"], before)) if counting
       @vars[step["save"]] = result if step.key?("save") && problems.empty?
       problems
     end
@@ -179,7 +177,7 @@ module Conformance
       when "agents.create" then invoke(agents, :create, [], args["body"])
       when "agents.get" then agents.get(args["agentId"])
       when "agents.update" then invoke(agents, :update, [args["agentId"]], args["body"])
-      when "agents.delete" then agents.delete(args["agentId"])
+      when "agents.delete" then agents.delete(args["agentId"], request_options: own)
       when "agents.list"
         page = invoke(agents, :list, [], args["query"])
         { "data" => page.data, "pagination" => page.pagination, "hasNextPage" => page.next_page? }
@@ -192,7 +190,7 @@ module Conformance
         invoke(messages, :stream, [args["agentId"]], args["body"]).final_message
       when "apiKeys.create" then invoke(client.api_keys, :create, [], args["body"])
       when "apiKeys.list" then client.api_keys.list
-      when "apiKeys.revoke" then client.api_keys.revoke(args["keyId"])
+      when "apiKeys.revoke" then client.api_keys.revoke(args["keyId"], request_options: own)
       else history_operation(call, client, args)
       end
     end
@@ -209,11 +207,13 @@ module Conformance
         first_page(invoke(agents.conversations, :list, [args["agentId"]], args["query"]))
       when "agents.conversations.listAll"
         invoke(agents.conversations, :list, [args["agentId"]], args["query"]).to_a
-      when "agents.conversations.delete" then agents.conversations.delete(args["agentId"], args["conversationId"])
-      when "users.erase" then client.users.erase(args["userId"])
+      when "agents.conversations.delete"
+        agents.conversations.delete(args["agentId"], args["conversationId"], request_options: own)
+      when "users.erase" then client.users.erase(args["userId"], request_options: own)
       when "usage.get" then invoke(client.usage, :get, [], args["query"])
       when "agents.usage.get" then invoke(agents.usage, :get, [args["agentId"]], args["query"])
-      when "agents.importCharacter" then agents.import_character(args["body"], dry_run: args["dryRun"] == true)
+      when "agents.importCharacter"
+        agents.import_character(args["body"], dry_run: args["dryRun"] == true, request_options: own)
       when "agents.exportCharacter" then agents.export_character(args["agentId"])
       else endpoint_operation(call, endpoints, args)
       end
@@ -225,14 +225,15 @@ module Conformance
       when "webhookEndpoints.list" then endpoints.list
       when "webhookEndpoints.get" then endpoints.get(args["webhookId"])
       when "webhookEndpoints.update" then invoke(endpoints, :update, [args["webhookId"]], args["body"])
-      when "webhookEndpoints.delete" then endpoints.delete(args["webhookId"])
-      when "webhookEndpoints.rotateSecret" then endpoints.rotate_secret(args["webhookId"])
-      when "webhookEndpoints.sendTestEvent" then endpoints.send_test_event(args["webhookId"])
+      when "webhookEndpoints.delete" then endpoints.delete(args["webhookId"], request_options: own)
+      when "webhookEndpoints.rotateSecret" then endpoints.rotate_secret(args["webhookId"], request_options: own)
+      when "webhookEndpoints.sendTestEvent" then endpoints.send_test_event(args["webhookId"], request_options: own)
       when "webhookEndpoints.deliveries.list"
         first_page(invoke(endpoints.deliveries, :list, [args["webhookId"]], args["query"]))
       when "webhookEndpoints.deliveries.listAll"
         invoke(endpoints.deliveries, :list, [args["webhookId"]], args["query"]).to_a
-      when "webhookEndpoints.deliveries.redeliver" then endpoints.deliveries.redeliver(args["webhookId"], args["deliveryId"])
+      when "webhookEndpoints.deliveries.redeliver"
+        endpoints.deliveries.redeliver(args["webhookId"], args["deliveryId"], request_options: own)
       else raise Failure, "unknown operation #{call}"
       end
     end
@@ -275,7 +276,9 @@ module Conformance
         snake = name.gsub(/([a-z0-9])([A-Z])/, '\1_\2').downcase.to_sym
         keywords.include?(snake) ? known[snake] = value : extra[name] = value
       end
-      known[:request_options] = { extra_body: extra } unless extra.empty?
+      options = own || {}
+      options = options.merge(extra_body: extra) unless extra.empty?
+      known[:request_options] = options unless options.empty?
       resource.public_send(method, *positional, **known)
     end
 
@@ -310,9 +313,31 @@ module Conformance
       []
     end
 
-    def request_count(key)
-      counts = JSON.parse(Net::HTTP.get(URI("#{@launcher['controlURL']}/requests")))
-      counts.fetch("byKey").fetch(key, 0)
+    # The launcher's request counts; with +after+, also its log of the requests after the +after+-th.
+    def request_counts(after = nil)
+      query = after.nil? ? "" : "?after=#{after}"
+      JSON.parse(Net::HTTP.get(URI("#{@launcher['controlURL']}/requests#{query}")))
+    end
+
+    # What the requests the step's key made, counted and logged by the launcher, tell against +expect+.
+    def request_problems(expect, key, before)
+      after = request_counts(before.fetch("total"))
+      made = after.fetch("byKey").fetch(key, 0) - before.fetch("byKey").fetch(key, 0)
+      problems = []
+      if expect.key?("requests") && made != expect["requests"]
+        problems << "requests: expected #{expect['requests']}, the server saw #{made}"
+      end
+      if expect.key?("requestLog")
+        log = after.fetch("log", []).select { |entry| entry["key"] == key }
+        found = mismatch(expect["requestLog"], log, "requestLog")
+        problems << found if found
+      end
+      problems
+    end
+
+    # The request options of a write of the step: its own Idempotency-Key, when the step gives one.
+    def own
+      @own_key.nil? ? nil : { idempotency_key: @own_key }
     end
   end
 end

@@ -1,5 +1,6 @@
-import type { RequestOptions, Transport } from "../core.js";
+import { type RequestOptions, readTextFile, type Transport } from "../core.js";
 import type { FieldIssue } from "../errors.js";
+import { AgentryError } from "../errors.js";
 import { Page, PagePromise } from "../pagination.js";
 import type {
   Agent,
@@ -53,8 +54,9 @@ export class Agents {
   /**
    * Creates an agent. It starts `active`.
    *
-   * Not retried after a timeout or a 5xx, which may come after the agent was created; retried on 429 and when
-   * the connection could not be made at all.
+   * Sent with an `Idempotency-Key`, so it is retried like a read (timeouts, lost connections, 408, 409, 429,
+   * 5xx): a retry after a lost answer gets that answer, and no second agent is made. Pass `idempotencyKey` to
+   * choose the key, for a create you may repeat yourself.
    *
    * @throws {BadRequestError} invalid fields (`details` names them)
    * @throws {PermissionDeniedError} `FORBIDDEN` without the `agents:write` scope; `INSUFFICIENT_QUOTA` when the
@@ -62,7 +64,7 @@ export class Agents {
    */
   async create(params: AgentCreateParams, options?: RequestOptions): Promise<Agent> {
     const body = (await this.#transport.json(
-      { method: "POST", path: "/agents", body: params, safety: "unsafe" },
+      { method: "POST", path: "/agents", body: params },
       options,
     )) as DataEnvelope<Agent>;
     return body.data;
@@ -75,7 +77,7 @@ export class Agents {
    */
   async get(agentId: string, options?: RequestOptions): Promise<Agent> {
     const body = (await this.#transport.json(
-      { method: "GET", path: `/agents/${idSegment("agentId", agentId)}`, safety: "idempotent" },
+      { method: "GET", path: `/agents/${idSegment("agentId", agentId)}` },
       options,
     )) as DataEnvelope<Agent>;
     return body.data;
@@ -100,7 +102,6 @@ export class Agents {
           method: "GET",
           path: "/agents",
           query: { ...params, page },
-          safety: "idempotent",
         },
         options,
       )) as ListEnvelope<Agent>;
@@ -122,7 +123,6 @@ export class Agents {
         method: "PATCH",
         path: `/agents/${idSegment("agentId", agentId)}`,
         body: params,
-        safety: "idempotent",
       },
       options,
     )) as DataEnvelope<Agent>;
@@ -132,15 +132,15 @@ export class Agents {
   /**
    * Deletes an agent with its conversation history, metrics and logs, permanently.
    *
-   * Retried like any idempotent call: if a first attempt deleted the agent but its answer was lost, the retry
-   * answers `NotFoundError`.
+   * Sent with an `Idempotency-Key`: if a first attempt deleted the agent but its answer was lost, the retry gets
+   * that answer.
    *
    * @throws {NotFoundError} `AGENT_NOT_FOUND`
    * @throws {PermissionDeniedError} without the `agents:delete` scope
    */
   async delete(agentId: string, options?: RequestOptions): Promise<AgentDeleted> {
     const body = (await this.#transport.json(
-      { method: "DELETE", path: `/agents/${idSegment("agentId", agentId)}`, safety: "idempotent" },
+      { method: "DELETE", path: `/agents/${idSegment("agentId", agentId)}` },
       options,
     )) as DataEnvelope<AgentDeleted>;
     return body.data;
@@ -148,41 +148,43 @@ export class Agents {
 
   /**
    * Makes an agent of an elizaOS character file (v0.x, 1.x, or the grouped `messageExamples` of later releases),
-   * or with `dryRun`, answers the agent it would make without storing anything. Fields without a place of their
+   * or with `dryRun`, answers the agent it would make without storing anything. Give the file as an object, or
+   * in Node as the path of the JSON file, which is read and sent as it is. Fields without a place of their
    * own in an agent are kept in its `personality` under their file names; `warnings` names, by path in the file,
    * what was kept but will not act (file references in `knowledge`, plugins not in the catalogue, secrets).
    *
    * ```ts
-   * const file = JSON.parse(await readFile("eliza.character.json", "utf8"));
-   * const preview = await client.agents.importCharacter(file, { dryRun: true });
+   * const preview = await client.agents.importCharacter("eliza.character.json", { dryRun: true });
    * for (const warning of preview.warnings) console.warn(`${warning.field}: ${warning.issue}`);
-   * const { agent } = await client.agents.importCharacter(file);
+   * const { agent } = await client.agents.importCharacter("eliza.character.json");
+   * const { agent: other } = await client.agents.importCharacter({ name: "Eliza", bio: "A helper." });
    * ```
    *
-   * Like every create, not retried after a timeout or a 5xx; a dry run, which stores nothing, is retried like a
-   * read.
+   * Sent with an `Idempotency-Key`, as every create: a retry after a lost answer makes no second agent.
    *
+   * @throws {AgentryError} a path that cannot be read, or whose file is not a JSON object (outside Node: any
+   *   path, there being no file system to read it from)
    * @throws {BadRequestError} every problem of the file at once, by JSON path in `details`
    * @throws {PermissionDeniedError} `FORBIDDEN` without `agents:write`; `INSUFFICIENT_QUOTA` when the account
    *   holds its maximum number of agents (not checked by a dry run)
    */
   importCharacter(
-    file: CharacterFile,
+    file: CharacterFile | string,
     params: CharacterImportParams & { dryRun: true },
     options?: RequestOptions,
   ): Promise<CharacterImportPreview>;
   importCharacter(
-    file: CharacterFile,
+    file: CharacterFile | string,
     params?: CharacterImportParams & { dryRun?: false | undefined },
     options?: RequestOptions,
   ): Promise<CharacterImport>;
   importCharacter(
-    file: CharacterFile,
+    file: CharacterFile | string,
     params?: CharacterImportParams,
     options?: RequestOptions,
   ): Promise<CharacterImport | CharacterImportPreview>;
   async importCharacter(
-    file: CharacterFile,
+    file: CharacterFile | string,
     params: CharacterImportParams = {},
     options?: RequestOptions,
   ): Promise<CharacterImport | CharacterImportPreview> {
@@ -192,8 +194,7 @@ export class Agents {
         method: "POST",
         path: "/agents/import",
         query: dryRun ? { dryRun: true } : undefined,
-        body: file,
-        safety: dryRun ? "idempotent" : "unsafe",
+        body: typeof file === "string" ? await readJsonFile(file) : file,
       },
       options,
     )) as { data: Agent | AgentDraft; warnings: FieldIssue[] };
@@ -215,8 +216,23 @@ export class Agents {
   async exportCharacter(agentId: string, options?: RequestOptions): Promise<ExportedCharacterFile> {
     // The file itself, without the API's envelope.
     return (await this.#transport.json(
-      { method: "GET", path: `/agents/${idSegment("agentId", agentId)}/character`, safety: "idempotent" },
+      { method: "GET", path: `/agents/${idSegment("agentId", agentId)}/character` },
       options,
     )) as ExportedCharacterFile;
   }
+}
+
+/** A character file read from a path: a JSON object, or an `AgentryError` naming the path and what is wrong. */
+async function readJsonFile(path: string): Promise<CharacterFile> {
+  const text = await readTextFile(path);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (cause) {
+    throw new AgentryError(`The character file ${path} is not JSON: ${(cause as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new AgentryError(`The character file ${path} does not hold a JSON object.`);
+  }
+  return parsed as CharacterFile;
 }

@@ -15,7 +15,8 @@ export class ApiKeys {
    * Creates a key. Its secret (`key`) is in this answer only; store it now. Without `scopes` the new key gets
    * what the calling key holds, and never more: full access from a full-access key, its scopes otherwise.
    *
-   * Like every create, not retried after a timeout or a 5xx.
+   * Sent with an `Idempotency-Key`, so a retry after a lost answer gets that answer, secret included, and
+   * makes no second key.
    *
    * @throws {PermissionDeniedError} the calling key lacks `keys:manage` or a scope it tries to grant
    */
@@ -31,7 +32,6 @@ export class ApiKeys {
             ? { expiresAt: expiresAt instanceof Date ? expiresAt.toISOString() : expiresAt }
             : {}),
         },
-        safety: "unsafe",
       },
       options,
     )) as { data: ApiKeyCreated };
@@ -40,10 +40,9 @@ export class ApiKeys {
 
   /** Lists the account's keys that still work (never their secrets). */
   async list(options?: RequestOptions): Promise<ApiKey[]> {
-    const body = (await this.#transport.json(
-      { method: "GET", path: "/api-keys", safety: "idempotent" },
-      options,
-    )) as { data: ApiKey[] };
+    const body = (await this.#transport.json({ method: "GET", path: "/api-keys" }, options)) as {
+      data: ApiKey[];
+    };
     return body.data;
   }
 
@@ -54,7 +53,7 @@ export class ApiKeys {
    */
   async revoke(keyId: string, options?: RequestOptions): Promise<ApiKeyRevoked> {
     const body = (await this.#transport.json(
-      { method: "DELETE", path: `/api-keys/${idSegment("keyId", keyId)}`, safety: "idempotent" },
+      { method: "DELETE", path: `/api-keys/${idSegment("keyId", keyId)}` },
       options,
     )) as { data: ApiKeyRevoked };
     return body.data;

@@ -45,7 +45,7 @@ export class Conversations {
         params,
         async (query) =>
           (await this.#transport.json(
-            { method: "GET", path, query: { ...query }, safety: "idempotent" },
+            { method: "GET", path, query: { ...query } },
             options,
           )) as CursorEnvelope<Conversation>,
       ),
@@ -65,8 +65,8 @@ export class Conversations {
    * Deletes a conversation: its messages are gone from every read and from every later prompt. The agent's
    * usage figures stay.
    *
-   * Retried like any idempotent call: if a first attempt deleted it but its answer was lost, the retry answers
-   * `NotFoundError`.
+   * Sent with an `Idempotency-Key`: if a first attempt deleted it but its answer was lost, the retry gets that
+   * answer.
    *
    * @throws {NotFoundError} `CONVERSATION_NOT_FOUND`, `AGENT_NOT_FOUND`
    * @throws {PermissionDeniedError} without the `history:delete` scope
@@ -80,7 +80,6 @@ export class Conversations {
       {
         method: "DELETE",
         path: `/agents/${idSegment("agentId", agentId)}/conversations/${idSegment("conversationId", conversationId)}`,
-        safety: "idempotent",
       },
       options,
     )) as { data: ConversationDeleted };

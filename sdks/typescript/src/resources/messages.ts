@@ -27,8 +27,9 @@ export class Messages {
   /**
    * Sends a message and waits for the whole reply.
    *
-   * Retried on 429 and 503 (`AGENT_UNAVAILABLE`): the exchange is kept only once a reply is complete, so a
-   * failed attempt left nothing behind. Not retried after a timeout.
+   * Sent with an `Idempotency-Key`, so it is retried like any call (timeouts, lost connections, 408, 409, 429,
+   * 5xx): a retry after a lost answer gets the stored reply, without calling the model again. A retry that
+   * finds the first attempt still running waits as the `409 IDEMPOTENCY_KEY_IN_USE` answer asks.
    *
    * @throws {ConflictError} `AGENT_INACTIVE`: the agent is inactive
    * @throws {NotFoundError} `AGENT_NOT_FOUND`
@@ -41,7 +42,6 @@ export class Messages {
         method: "POST",
         path: `/agents/${idSegment("agentId", agentId)}/messages`,
         body: params,
-        safety: "message",
       },
       options,
     )) as { data: MessageReply };
@@ -51,7 +51,8 @@ export class Messages {
   /**
    * Sends a message and streams the reply as it is written: `message.started`, `message.delta`s,
    * `message.completed`. The request goes out at once; failures before the stream starts (404, 409, 429, ...)
-   * are thrown when you consume it, and are retried as for `send`. Once started, a stream is never retried.
+   * are thrown when you consume it, and are retried as for `send` (a retry of a stream that completed meanwhile
+   * gets its events again). Once started, a stream is never retried.
    *
    * ```ts
    * const stream = client.agents.messages.stream(agentId, { text: "Tell me a story" });
@@ -65,7 +66,7 @@ export class Messages {
     return new MessageStream(
       (signal) =>
         this.#transport.stream(
-          { method: "POST", path, body: { ...params, stream: true }, safety: "message" },
+          { method: "POST", path, body: { ...params, stream: true } },
           { ...options, signal },
         ),
       options.signal,
@@ -102,7 +103,7 @@ export class Messages {
         params,
         async (query) =>
           (await this.#transport.json(
-            { method: "GET", path, query: { ...query }, safety: "idempotent" },
+            { method: "GET", path, query: { ...query } },
             options,
           )) as CursorEnvelope<HistoryMessage>,
       ),
@@ -131,7 +132,6 @@ export class Messages {
       {
         method: "GET",
         path: `/agents/${idSegment("agentId", agentId)}/messages/${idSegment("messageId", messageId)}`,
-        safety: "idempotent",
       },
       options,
     )) as { data: HistoryMessage };

@@ -21,10 +21,9 @@ async function getReport(
   params: UsageParams,
   options: RequestOptions | undefined,
 ): Promise<UsageReport> {
-  const body = (await transport.json(
-    { method: "GET", path, query: usageQuery(params), safety: "idempotent" },
-    options,
-  )) as { data: UsageReport };
+  const body = (await transport.json({ method: "GET", path, query: usageQuery(params) }, options)) as {
+    data: UsageReport;
+  };
   return body.data;
 }
 

@@ -32,11 +32,7 @@ export class Users {
     const path = `/users/${idSegment("userId", userId)}/export`;
     return new UserExport(
       (signal) =>
-        this.#transport.stream(
-          { method: "GET", path, safety: "idempotent" },
-          { ...options, signal },
-          "application/x-ndjson",
-        ),
+        this.#transport.stream({ method: "GET", path }, { ...options, signal }, "application/x-ndjson"),
       options.signal,
       options.timeout ?? this.#transport.timeout,
     );
@@ -51,7 +47,7 @@ export class Users {
    */
   async erase(userId: string, options?: RequestOptions): Promise<UserErased> {
     const body = (await this.#transport.json(
-      { method: "DELETE", path: `/users/${idSegment("userId", userId)}`, safety: "idempotent" },
+      { method: "DELETE", path: `/users/${idSegment("userId", userId)}` },
       options,
     )) as { data: UserErased };
     return body.data;

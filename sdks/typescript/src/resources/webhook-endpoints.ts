@@ -52,7 +52,7 @@ export class WebhookDeliveries {
         params,
         async (query) =>
           (await this.#transport.json(
-            { method: "GET", path, query: { ...query }, safety: "idempotent" },
+            { method: "GET", path, query: { ...query } },
             options,
           )) as CursorEnvelope<WebhookDelivery>,
       ),
@@ -72,8 +72,7 @@ export class WebhookDeliveries {
    * Delivers an attempt's event again, now: a new attempt (a new `dlv_` id) of the same event, with the same
    * `webhook-id`, whatever became of the earlier attempts.
    *
-   * Not retried after a timeout or a 5xx, which may come after the attempt was made; retried on 429 and when the
-   * connection could not be made at all.
+   * Sent with an `Idempotency-Key`: a retry after a lost answer gets that answer and makes no second attempt.
    *
    * @throws {NotFoundError} `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`
    * @throws {BadRequestError} the endpoint is disabled (`details` names `enabled`)
@@ -83,7 +82,6 @@ export class WebhookDeliveries {
       {
         method: "POST",
         path: `${endpointPath(webhookId)}/deliveries/${idSegment("deliveryId", deliveryId)}/redeliver`,
-        safety: "unsafe",
       },
       options,
     )) as { data: WebhookDelivery };
@@ -117,7 +115,8 @@ export class WebhookEndpoints {
    * await saveSecret(endpoint.id, endpoint.secret);
    * ```
    *
-   * Like every create, not retried after a timeout or a 5xx.
+   * Sent with an `Idempotency-Key`, so a retry after a lost answer gets that answer, secret included, and
+   * makes no second endpoint.
    *
    * @throws {BadRequestError} an invalid field: a URL that is not `https` or resolves to a private address, an
    *   unknown event type, ...
@@ -128,7 +127,7 @@ export class WebhookEndpoints {
     options?: RequestOptions,
   ): Promise<WebhookEndpointWithSecret> {
     const body = (await this.#transport.json(
-      { method: "POST", path: "/webhooks", body: params, safety: "unsafe" },
+      { method: "POST", path: "/webhooks", body: params },
       options,
     )) as { data: WebhookEndpointWithSecret };
     return body.data;
@@ -136,10 +135,9 @@ export class WebhookEndpoints {
 
   /** Lists the account's endpoints (never their secrets). */
   async list(options?: RequestOptions): Promise<WebhookEndpoint[]> {
-    const body = (await this.#transport.json(
-      { method: "GET", path: "/webhooks", safety: "idempotent" },
-      options,
-    )) as { data: WebhookEndpoint[] };
+    const body = (await this.#transport.json({ method: "GET", path: "/webhooks" }, options)) as {
+      data: WebhookEndpoint[];
+    };
     return body.data;
   }
 
@@ -149,10 +147,9 @@ export class WebhookEndpoints {
    * @throws {NotFoundError} `WEBHOOK_NOT_FOUND`
    */
   async get(webhookId: string, options?: RequestOptions): Promise<WebhookEndpoint> {
-    const body = (await this.#transport.json(
-      { method: "GET", path: endpointPath(webhookId), safety: "idempotent" },
-      options,
-    )) as { data: WebhookEndpoint };
+    const body = (await this.#transport.json({ method: "GET", path: endpointPath(webhookId) }, options)) as {
+      data: WebhookEndpoint;
+    };
     return body.data;
   }
 
@@ -169,7 +166,7 @@ export class WebhookEndpoints {
     options?: RequestOptions,
   ): Promise<WebhookEndpoint> {
     const body = (await this.#transport.json(
-      { method: "PATCH", path: endpointPath(webhookId), body: params, safety: "idempotent" },
+      { method: "PATCH", path: endpointPath(webhookId), body: params },
       options,
     )) as { data: WebhookEndpoint };
     return body.data;
@@ -178,11 +175,11 @@ export class WebhookEndpoints {
   /**
    * Deletes an endpoint and its delivery log; nothing more is sent to it.
    *
-   * @throws {NotFoundError} `WEBHOOK_NOT_FOUND` (also when a retry follows a first attempt that deleted it)
+   * @throws {NotFoundError} `WEBHOOK_NOT_FOUND`
    */
   async delete(webhookId: string, options?: RequestOptions): Promise<WebhookEndpointDeleted> {
     const body = (await this.#transport.json(
-      { method: "DELETE", path: endpointPath(webhookId), safety: "idempotent" },
+      { method: "DELETE", path: endpointPath(webhookId) },
       options,
     )) as { data: WebhookEndpointDeleted };
     return body.data;
@@ -192,13 +189,14 @@ export class WebhookEndpoints {
    * Replaces the endpoint's signing secret. The new one is in this answer only; the old one keeps signing
    * deliveries, beside it, for 24 hours, so receivers can switch without losing any.
    *
-   * Not retried after a timeout or a 5xx: a second rotation would retire the secret the lost answer carried.
+   * Sent with an `Idempotency-Key`: a retry after a lost answer gets the secret that answer carried rather than
+   * rotating again.
    *
    * @throws {NotFoundError} `WEBHOOK_NOT_FOUND`
    */
   async rotateSecret(webhookId: string, options?: RequestOptions): Promise<WebhookEndpointWithSecret> {
     const body = (await this.#transport.json(
-      { method: "POST", path: `${endpointPath(webhookId)}/rotate-secret`, safety: "unsafe" },
+      { method: "POST", path: `${endpointPath(webhookId)}/rotate-secret` },
       options,
     )) as { data: WebhookEndpointWithSecret };
     return body.data;
@@ -208,14 +206,14 @@ export class WebhookEndpoints {
    * Sends a `webhook.test` event to the endpoint, whatever it subscribes to, and answers its first delivery
    * attempt (`pending`); follow it in `deliveries.list`.
    *
-   * Not retried after a timeout or a 5xx, which may come after the event was made.
+   * Sent with an `Idempotency-Key`: a retry after a lost answer gets that answer and sends no second event.
    *
    * @throws {NotFoundError} `WEBHOOK_NOT_FOUND`
    * @throws {BadRequestError} the endpoint is disabled (`details` names `enabled`)
    */
   async sendTestEvent(webhookId: string, options?: RequestOptions): Promise<WebhookDelivery> {
     const body = (await this.#transport.json(
-      { method: "POST", path: `${endpointPath(webhookId)}/test`, safety: "unsafe" },
+      { method: "POST", path: `${endpointPath(webhookId)}/test` },
       options,
     )) as { data: WebhookDelivery };
     return body.data;

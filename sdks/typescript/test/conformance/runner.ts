@@ -3,7 +3,13 @@
  * tools/conformance/README.md). It is also the reference for the other SDKs' runners: the pattern matcher, the
  * reference resolution and each operation's result shape are exactly what they must reproduce.
  */
-import { Agentry, AgentryError, APIError, type MessageStreamEvent } from "../../src/index.js";
+import {
+  Agentry,
+  AgentryError,
+  APIError,
+  type MessageStreamEvent,
+  type RequestOptions,
+} from "../../src/index.js";
 
 export interface LauncherInfo {
   baseURL: string;
@@ -27,7 +33,13 @@ export interface Step {
   args?: Record<string, unknown>;
   control?: string;
   body?: unknown;
-  expect?: { result?: unknown; error?: unknown; requests?: number; rateLimit?: unknown };
+  expect?: {
+    result?: unknown;
+    error?: unknown;
+    requests?: number;
+    requestLog?: unknown;
+    rateLimit?: unknown;
+  };
   save?: string;
 }
 
@@ -41,12 +53,17 @@ type Args = Record<string, unknown>;
 // biome-ignore lint/suspicious/noExplicitAny: scenario arguments are JSON checked by the server, not the compiler.
 type Loose = any;
 
+/** The per-call options of a step: the caller's own `Idempotency-Key` when `args` gives one. */
+function o(args: Args): RequestOptions {
+  return typeof args.idempotencyKey === "string" ? { idempotencyKey: args.idempotencyKey } : {};
+}
+
 /** The scenario's operation names, each mapped to this SDK's call and its result in wire form. */
 const OPERATIONS: Record<string, (client: Agentry, args: Args) => Promise<unknown>> = {
-  "agents.create": (c, a) => c.agents.create(a.body as Loose),
+  "agents.create": (c, a) => c.agents.create(a.body as Loose, o(a)),
   "agents.get": (c, a) => c.agents.get(a.agentId as string),
-  "agents.update": (c, a) => c.agents.update(a.agentId as string, a.body as Loose),
-  "agents.delete": (c, a) => c.agents.delete(a.agentId as string),
+  "agents.update": (c, a) => c.agents.update(a.agentId as string, a.body as Loose, o(a)),
+  "agents.delete": (c, a) => c.agents.delete(a.agentId as string, o(a)),
   "agents.list": (c, a) => pageForm(c.agents.list(a.query as Loose)),
   "agents.listPages": async (c, a) => {
     const pages = [];
@@ -59,14 +76,14 @@ const OPERATIONS: Record<string, (client: Agentry, args: Args) => Promise<unknow
     for await (const agent of c.agents.list(a.query as Loose)) agents.push(agent);
     return agents;
   },
-  "agents.messages.send": (c, a) => c.agents.messages.send(a.agentId as string, a.body as Loose),
+  "agents.messages.send": (c, a) => c.agents.messages.send(a.agentId as string, a.body as Loose, o(a)),
   "agents.messages.streamText": (c, a) =>
-    c.agents.messages.stream(a.agentId as string, a.body as Loose).text(),
+    c.agents.messages.stream(a.agentId as string, a.body as Loose, o(a)).text(),
   "agents.messages.streamFinalMessage": (c, a) =>
-    c.agents.messages.stream(a.agentId as string, a.body as Loose).finalMessage(),
-  "apiKeys.create": (c, a) => c.apiKeys.create(a.body as Loose),
+    c.agents.messages.stream(a.agentId as string, a.body as Loose, o(a)).finalMessage(),
+  "apiKeys.create": (c, a) => c.apiKeys.create(a.body as Loose, o(a)),
   "apiKeys.list": (c) => c.apiKeys.list(),
-  "apiKeys.revoke": (c, a) => c.apiKeys.revoke(a.keyId as string),
+  "apiKeys.revoke": (c, a) => c.apiKeys.revoke(a.keyId as string, o(a)),
   "agents.messages.list": (c, a) => pageForm(c.agents.messages.list(a.agentId as string, a.query as Loose)),
   "agents.messages.listAll": (c, a) => c.agents.messages.listAll(a.agentId as string, a.query as Loose),
   "agents.messages.get": (c, a) => c.agents.messages.get(a.agentId as string, a.messageId as string),
@@ -75,31 +92,32 @@ const OPERATIONS: Record<string, (client: Agentry, args: Args) => Promise<unknow
   "agents.conversations.listAll": (c, a) =>
     c.agents.conversations.listAll(a.agentId as string, a.query as Loose),
   "agents.conversations.delete": (c, a) =>
-    c.agents.conversations.delete(a.agentId as string, a.conversationId as string),
+    c.agents.conversations.delete(a.agentId as string, a.conversationId as string, o(a)),
   "users.export": async (c, a) => {
     const messages = [];
     for await (const message of c.users.export(a.userId as string)) messages.push(message);
     return messages;
   },
-  "users.erase": (c, a) => c.users.erase(a.userId as string),
+  "users.erase": (c, a) => c.users.erase(a.userId as string, o(a)),
   "usage.get": (c, a) => c.usage.get(a.query as Loose),
   "agents.usage.get": (c, a) => c.agents.usage.get(a.agentId as string, a.query as Loose),
   "agents.importCharacter": (c, a) =>
-    c.agents.importCharacter(a.body as Loose, { dryRun: a.dryRun === true }),
+    c.agents.importCharacter(a.body as Loose, { dryRun: a.dryRun === true }, o(a)),
   "agents.exportCharacter": (c, a) => c.agents.exportCharacter(a.agentId as string),
-  "webhookEndpoints.create": (c, a) => c.webhookEndpoints.create(a.body as Loose),
+  "webhookEndpoints.create": (c, a) => c.webhookEndpoints.create(a.body as Loose, o(a)),
   "webhookEndpoints.list": (c) => c.webhookEndpoints.list(),
   "webhookEndpoints.get": (c, a) => c.webhookEndpoints.get(a.webhookId as string),
-  "webhookEndpoints.update": (c, a) => c.webhookEndpoints.update(a.webhookId as string, a.body as Loose),
-  "webhookEndpoints.delete": (c, a) => c.webhookEndpoints.delete(a.webhookId as string),
-  "webhookEndpoints.rotateSecret": (c, a) => c.webhookEndpoints.rotateSecret(a.webhookId as string),
-  "webhookEndpoints.sendTestEvent": (c, a) => c.webhookEndpoints.sendTestEvent(a.webhookId as string),
+  "webhookEndpoints.update": (c, a) =>
+    c.webhookEndpoints.update(a.webhookId as string, a.body as Loose, o(a)),
+  "webhookEndpoints.delete": (c, a) => c.webhookEndpoints.delete(a.webhookId as string, o(a)),
+  "webhookEndpoints.rotateSecret": (c, a) => c.webhookEndpoints.rotateSecret(a.webhookId as string, o(a)),
+  "webhookEndpoints.sendTestEvent": (c, a) => c.webhookEndpoints.sendTestEvent(a.webhookId as string, o(a)),
   "webhookEndpoints.deliveries.list": (c, a) =>
     pageForm(c.webhookEndpoints.deliveries.list(a.webhookId as string, a.query as Loose)),
   "webhookEndpoints.deliveries.listAll": (c, a) =>
     c.webhookEndpoints.deliveries.listAll(a.webhookId as string, a.query as Loose),
   "webhookEndpoints.deliveries.redeliver": (c, a) =>
-    c.webhookEndpoints.deliveries.redeliver(a.webhookId as string, a.deliveryId as string),
+    c.webhookEndpoints.deliveries.redeliver(a.webhookId as string, a.deliveryId as string, o(a)),
 };
 
 /** A first page in the scenario's page form. */
@@ -115,7 +133,11 @@ async function streamOperation(client: Agentry, args: Args): Promise<{ result: u
   const events: MessageStreamEvent[] = [];
   let text = "";
   try {
-    for await (const event of client.agents.messages.stream(args.agentId as string, args.body as Loose)) {
+    for await (const event of client.agents.messages.stream(
+      args.agentId as string,
+      args.body as Loose,
+      o(args),
+    )) {
       events.push(event);
       if (event.type === "message.delta") text += event.data.text;
     }
@@ -234,10 +256,18 @@ export function mismatch(pattern: unknown, actual: unknown, path = "$"): string 
     : `${path}: expected ${JSON.stringify(pattern)}, got ${JSON.stringify(actual)}`;
 }
 
-async function requestCount(launcher: LauncherInfo, key: string): Promise<number> {
-  const response = await fetch(`${launcher.controlURL}/requests`);
-  const counts = (await response.json()) as { byKey: Record<string, number> };
-  return counts.byKey[key] ?? 0;
+interface RequestCounts {
+  total: number;
+  byKey: Record<string, number>;
+  /** With `?after=n`: the requests after the n-th. */
+  log?: { key: string }[];
+}
+
+/** The launcher's request counts, and with `after`, its log of the requests since then. */
+async function requestCounts(launcher: LauncherInfo, after?: number): Promise<RequestCounts> {
+  const query = after === undefined ? "" : `?after=${after}`;
+  const response = await fetch(`${launcher.controlURL}/requests${query}`);
+  return (await response.json()) as RequestCounts;
 }
 
 /** Runs the steps in order; `vars` starts as `{ launcher }` and gains each step's `save`. */
@@ -275,8 +305,9 @@ export class ScenarioRun {
     });
     const expect = (resolve(step.expect ?? {}, this.vars) ?? {}) as NonNullable<Step["expect"]>;
     const args = resolve(step.args ?? {}, this.vars) as Args;
-    const counting = expect.requests !== undefined && resolved.key !== undefined;
-    const before = counting ? await requestCount(this.launcher, resolved.key!) : 0;
+    const counting =
+      (expect.requests !== undefined || expect.requestLog !== undefined) && resolved.key !== undefined;
+    const before = counting ? await requestCounts(this.launcher) : undefined;
 
     let outcome: { result?: unknown; error?: unknown };
     if (step.call === "agents.messages.stream") {
@@ -315,10 +346,17 @@ export class ScenarioRun {
       const found = mismatch(expect.rateLimit, wire, "rateLimit");
       if (found) problems.push(found);
     }
-    if (counting) {
-      const made = (await requestCount(this.launcher, resolved.key!)) - before;
-      if (made !== expect.requests)
+    if (counting && before) {
+      const key = resolved.key!;
+      const after = await requestCounts(this.launcher, before.total);
+      const made = (after.byKey[key] ?? 0) - (before.byKey[key] ?? 0);
+      if (expect.requests !== undefined && made !== expect.requests)
         problems.push(`requests: expected ${expect.requests}, the server saw ${made}`);
+      if (expect.requestLog !== undefined) {
+        const log = (after.log ?? []).filter((entry) => entry.key === key);
+        const found = mismatch(expect.requestLog, log, "requestLog");
+        if (found) problems.push(found);
+      }
     }
     if (problems.length > 0) throw new Error(`step "${step.name}":\n  ${problems.join("\n  ")}`);
     if (step.save !== undefined) this.vars[step.save] = result;

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from os import PathLike
 from typing import Any, List, Literal, Mapping, Optional, Sequence, Union, overload
 
 from .._base_client import AsyncTransport, RequestSpec, SyncTransport, merged_options
@@ -23,7 +24,7 @@ from .._pagination import (
 )
 from .._streaming import AsyncMessageStream, MessageStream
 from .._types import NOT_GIVEN, NotGiven
-from .._utils import build_body, path_segment
+from .._utils import build_body, json_object_argument, path_segment
 from .models import (
     Agent,
     AgentDeleted,
@@ -97,6 +98,7 @@ class Messages:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Reply:
         """Send a message to an agent.
 
@@ -130,6 +132,9 @@ class Messages:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -142,7 +147,7 @@ class Messages:
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "text": text,
@@ -152,7 +157,7 @@ class Messages:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", "message", body=body)
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
         envelope = self._transport.request(spec, options)
         return Reply.from_dict(envelope["data"])
 
@@ -169,6 +174,7 @@ class Messages:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> MessageStream:
         """Send a message to an agent, and stream the reply as it is written.
 
@@ -210,6 +216,9 @@ class Messages:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises (when the stream is used):
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -222,7 +231,7 @@ class Messages:
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "text": text,
@@ -233,7 +242,7 @@ class Messages:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", "message", body=body)
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
         return MessageStream(self._transport, spec, options)
 
     def list(
@@ -306,7 +315,7 @@ class Messages:
             "after": after,
             "order": order,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", query=query)
         cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
         return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, HistoryMessage.from_dict)
 
@@ -346,7 +355,7 @@ class Messages:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}", "idempotent")
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}")
         envelope = self._transport.request(spec, options)
         return HistoryMessage.from_dict(envelope["data"])
 
@@ -418,7 +427,7 @@ class Conversations:
             "before": before,
             "after": after,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", query=query)
         cursor_spec = CursorSpec("before", "after", None, "data", "pagination", "hasMore", "id")
         return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Conversation.from_dict)
 
@@ -431,6 +440,7 @@ class Conversations:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> ConversationDeleted:
         """Delete a conversation.
 
@@ -449,6 +459,9 @@ class Conversations:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -460,8 +473,8 @@ class Conversations:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/conversations/{path_segment('conversation_id', conversation_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/conversations/{path_segment('conversation_id', conversation_id)}")
         envelope = self._transport.request(spec, options)
         return ConversationDeleted.from_dict(envelope["data"])
 
@@ -526,7 +539,7 @@ class AgentsUsage:
             "userId": user_id,
             "groupBy": group_by,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", query=query)
         envelope = self._transport.request(spec, options)
         return UsageReport.from_dict(envelope["data"])
 
@@ -597,7 +610,7 @@ class Deliveries:
             "after": after,
             "order": order,
         }
-        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", query=query)
         cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
         return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Delivery.from_dict)
 
@@ -610,6 +623,7 @@ class Deliveries:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Delivery:
         """Redeliver an event.
 
@@ -629,6 +643,9 @@ class Deliveries:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -640,8 +657,8 @@ class Deliveries:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries/{path_segment('delivery_id', delivery_id)}/redeliver", "unsafe")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries/{path_segment('delivery_id', delivery_id)}/redeliver")
         envelope = self._transport.request(spec, options)
         return Delivery.from_dict(envelope["data"])
 
@@ -682,6 +699,7 @@ class Agents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Agent:
         """Create an agent.
 
@@ -718,6 +736,9 @@ class Agents:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -729,7 +750,7 @@ class Agents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -745,7 +766,7 @@ class Agents:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", "/agents", "unsafe", body=body)
+        spec = RequestSpec("POST", "/agents", body=body)
         envelope = self._transport.request(spec, options)
         return Agent.from_dict(envelope["data"])
 
@@ -800,7 +821,7 @@ class Agents:
             "sortBy": sort_by,
             "order": order,
         }
-        spec = RequestSpec("GET", "/agents", "idempotent", query=query)
+        spec = RequestSpec("GET", "/agents", query=query)
         return fetch_sync_page(self._transport, spec, options, PageSpec("page", "data", "pagination", "hasMore"), Agent.from_dict)
 
     def get(
@@ -835,7 +856,7 @@ class Agents:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}", "idempotent")
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}")
         envelope = self._transport.request(spec, options)
         return Agent.from_dict(envelope["data"])
 
@@ -859,6 +880,7 @@ class Agents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Agent:
         """Update an agent.
 
@@ -894,6 +916,9 @@ class Agents:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -906,7 +931,7 @@ class Agents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -923,7 +948,7 @@ class Agents:
             },
             options.extra_body,
         )
-        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}", "idempotent", body=body)
+        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}", body=body)
         envelope = self._transport.request(spec, options)
         return Agent.from_dict(envelope["data"])
 
@@ -935,6 +960,7 @@ class Agents:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> AgentDeleted:
         """Delete an agent.
 
@@ -951,6 +977,9 @@ class Agents:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -962,15 +991,15 @@ class Agents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}")
         envelope = self._transport.request(spec, options)
         return AgentDeleted.from_dict(envelope["data"])
 
     @overload
     def import_character(
         self,
-        character: Mapping[str, Any],
+        character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Literal[True],
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -978,12 +1007,13 @@ class Agents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> CharacterImportPreview: ...
 
     @overload
     def import_character(
         self,
-        character: Mapping[str, Any],
+        character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -991,11 +1021,12 @@ class Agents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> CharacterImport: ...
 
     def import_character(
         self,
-        character: Mapping[str, Any],
+        character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -1003,6 +1034,7 @@ class Agents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Union[CharacterImport, CharacterImportPreview]:
         """Import an elizaOS character file.
 
@@ -1033,7 +1065,8 @@ class Agents:
         Args:
             character: An elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), as `POST
                 /v1/agents/import` takes it. Only `name` is required. Fields not listed here are kept, untouched, in
-                `personality.extraFields` for the export, with a warning.
+                `personality.extraFields` for the export, with a warning. A `str` or `os.PathLike` is the path of a
+                JSON file holding it, which is read and sent as it is.
             dry_run: `true`: check the file and answer `200` with the agent it would create and the warnings;
                 nothing is stored and the quota is not checked. Server default: `False`.
             extra_headers: Headers to add to (or override in) this request.
@@ -1041,6 +1074,9 @@ class Agents:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -1052,12 +1088,12 @@ class Agents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         query = {
             "dryRun": dry_run,
         }
-        body = build_body(character, options.extra_body)
-        spec = RequestSpec("POST", "/agents/import", "idempotent" if dry_run is True else "unsafe", query=query, body=body)
+        body = build_body(json_object_argument("character", character), options.extra_body)
+        spec = RequestSpec("POST", "/agents/import", query=query, body=body)
         envelope = self._transport.request(spec, options)
         if dry_run is True:
             return CharacterImportPreview.from_dict({**envelope, "agent": envelope["data"]})
@@ -1101,7 +1137,7 @@ class Agents:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/character", "idempotent")
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/character")
         envelope = self._transport.request(spec, options)
         return ExportedCharacterFile.from_dict(envelope)
 
@@ -1155,7 +1191,7 @@ class Users:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export", "idempotent")
+        spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export")
         return NDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)
 
     def erase(
@@ -1166,6 +1202,7 @@ class Users:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> UserErased:
         """Erase a user.
 
@@ -1183,6 +1220,9 @@ class Users:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -1193,8 +1233,8 @@ class Users:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}")
         envelope = self._transport.request(spec, options)
         return UserErased.from_dict(envelope["data"])
 
@@ -1261,7 +1301,7 @@ class Usage:
             "groupBy": group_by,
             "agentId": agent_id,
         }
-        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        spec = RequestSpec("GET", "/usage", query=query)
         envelope = self._transport.request(spec, options)
         return UsageReport.from_dict(envelope["data"])
 
@@ -1292,6 +1332,7 @@ class WebhookEndpoints:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> WebhookCreated:
         """Create a webhook endpoint.
 
@@ -1318,6 +1359,9 @@ class WebhookEndpoints:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -1329,7 +1373,7 @@ class WebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "url": url,
@@ -1339,7 +1383,7 @@ class WebhookEndpoints:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", "/webhooks", "unsafe", body=body)
+        spec = RequestSpec("POST", "/webhooks", body=body)
         envelope = self._transport.request(spec, options)
         return WebhookCreated.from_dict(envelope["data"])
 
@@ -1371,7 +1415,7 @@ class WebhookEndpoints:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", "/webhooks", "idempotent")
+        spec = RequestSpec("GET", "/webhooks")
         envelope = self._transport.request(spec, options)
         return [Webhook.from_dict(x0) for x0 in envelope["data"]]
 
@@ -1407,7 +1451,7 @@ class WebhookEndpoints:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}")
         envelope = self._transport.request(spec, options)
         return Webhook.from_dict(envelope["data"])
 
@@ -1424,6 +1468,7 @@ class WebhookEndpoints:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Webhook:
         """Update a webhook endpoint.
 
@@ -1451,6 +1496,9 @@ class WebhookEndpoints:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -1463,7 +1511,7 @@ class WebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "url": url,
@@ -1473,7 +1521,7 @@ class WebhookEndpoints:
             },
             options.extra_body,
         )
-        spec = RequestSpec("PATCH", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent", body=body)
+        spec = RequestSpec("PATCH", f"/webhooks/{path_segment('webhook_id', webhook_id)}", body=body)
         envelope = self._transport.request(spec, options)
         return Webhook.from_dict(envelope["data"])
 
@@ -1485,6 +1533,7 @@ class WebhookEndpoints:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> WebhookDeleted:
         """Delete a webhook endpoint.
 
@@ -1499,6 +1548,9 @@ class WebhookEndpoints:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -1510,8 +1562,8 @@ class WebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/webhooks/{path_segment('webhook_id', webhook_id)}")
         envelope = self._transport.request(spec, options)
         return WebhookDeleted.from_dict(envelope["data"])
 
@@ -1523,6 +1575,7 @@ class WebhookEndpoints:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> WebhookCreated:
         """Rotate a webhook endpoint's secret.
 
@@ -1540,6 +1593,9 @@ class WebhookEndpoints:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -1551,8 +1607,8 @@ class WebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/rotate-secret", "unsafe")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/rotate-secret")
         envelope = self._transport.request(spec, options)
         return WebhookCreated.from_dict(envelope["data"])
 
@@ -1564,6 +1620,7 @@ class WebhookEndpoints:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Delivery:
         """Send a test event.
 
@@ -1581,6 +1638,9 @@ class WebhookEndpoints:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -1592,8 +1652,8 @@ class WebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/test", "unsafe")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/test")
         envelope = self._transport.request(spec, options)
         return Delivery.from_dict(envelope["data"])
 
@@ -1615,6 +1675,7 @@ class ApiKeys:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> ApiKeyCreated:
         """Create an API key.
 
@@ -1637,6 +1698,9 @@ class ApiKeys:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -1648,7 +1712,7 @@ class ApiKeys:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -1657,7 +1721,7 @@ class ApiKeys:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", "/api-keys", "unsafe", body=body)
+        spec = RequestSpec("POST", "/api-keys", body=body)
         envelope = self._transport.request(spec, options)
         return ApiKeyCreated.from_dict(envelope["data"])
 
@@ -1689,7 +1753,7 @@ class ApiKeys:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", "/api-keys", "idempotent")
+        spec = RequestSpec("GET", "/api-keys")
         envelope = self._transport.request(spec, options)
         return [ApiKey.from_dict(x0) for x0 in envelope["data"]]
 
@@ -1701,6 +1765,7 @@ class ApiKeys:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> ApiKeyRevoked:
         """Revoke an API key.
 
@@ -1717,6 +1782,9 @@ class ApiKeys:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -1728,8 +1796,8 @@ class ApiKeys:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/api-keys/{path_segment('key_id', key_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/api-keys/{path_segment('key_id', key_id)}")
         envelope = self._transport.request(spec, options)
         return ApiKeyRevoked.from_dict(envelope["data"])
 
@@ -1779,6 +1847,7 @@ class AsyncMessages:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Reply:
         """Send a message to an agent.
 
@@ -1812,6 +1881,9 @@ class AsyncMessages:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -1824,7 +1896,7 @@ class AsyncMessages:
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "text": text,
@@ -1834,7 +1906,7 @@ class AsyncMessages:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", "message", body=body)
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
         envelope = await self._transport.request(spec, options)
         return Reply.from_dict(envelope["data"])
 
@@ -1851,6 +1923,7 @@ class AsyncMessages:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> AsyncMessageStream:
         """Send a message to an agent, and stream the reply as it is written.
 
@@ -1892,6 +1965,9 @@ class AsyncMessages:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises (when the stream is used):
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -1904,7 +1980,7 @@ class AsyncMessages:
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "text": text,
@@ -1915,7 +1991,7 @@ class AsyncMessages:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", "message", body=body)
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
         return AsyncMessageStream(self._transport, spec, options)
 
     def list(
@@ -1988,7 +2064,7 @@ class AsyncMessages:
             "after": after,
             "order": order,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages", query=query)
         cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
         return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, HistoryMessage.from_dict))
 
@@ -2028,7 +2104,7 @@ class AsyncMessages:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}", "idempotent")
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}")
         envelope = await self._transport.request(spec, options)
         return HistoryMessage.from_dict(envelope["data"])
 
@@ -2100,7 +2176,7 @@ class AsyncConversations:
             "before": before,
             "after": after,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/conversations", query=query)
         cursor_spec = CursorSpec("before", "after", None, "data", "pagination", "hasMore", "id")
         return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Conversation.from_dict))
 
@@ -2113,6 +2189,7 @@ class AsyncConversations:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> ConversationDeleted:
         """Delete a conversation.
 
@@ -2131,6 +2208,9 @@ class AsyncConversations:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -2142,8 +2222,8 @@ class AsyncConversations:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/conversations/{path_segment('conversation_id', conversation_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/conversations/{path_segment('conversation_id', conversation_id)}")
         envelope = await self._transport.request(spec, options)
         return ConversationDeleted.from_dict(envelope["data"])
 
@@ -2208,7 +2288,7 @@ class AsyncAgentsUsage:
             "userId": user_id,
             "groupBy": group_by,
         }
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/usage", query=query)
         envelope = await self._transport.request(spec, options)
         return UsageReport.from_dict(envelope["data"])
 
@@ -2279,7 +2359,7 @@ class AsyncDeliveries:
             "after": after,
             "order": order,
         }
-        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", "idempotent", query=query)
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries", query=query)
         cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
         return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Delivery.from_dict))
 
@@ -2292,6 +2372,7 @@ class AsyncDeliveries:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Delivery:
         """Redeliver an event.
 
@@ -2311,6 +2392,9 @@ class AsyncDeliveries:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -2322,8 +2406,8 @@ class AsyncDeliveries:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries/{path_segment('delivery_id', delivery_id)}/redeliver", "unsafe")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/deliveries/{path_segment('delivery_id', delivery_id)}/redeliver")
         envelope = await self._transport.request(spec, options)
         return Delivery.from_dict(envelope["data"])
 
@@ -2364,6 +2448,7 @@ class AsyncAgents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Agent:
         """Create an agent.
 
@@ -2400,6 +2485,9 @@ class AsyncAgents:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -2411,7 +2499,7 @@ class AsyncAgents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -2427,7 +2515,7 @@ class AsyncAgents:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", "/agents", "unsafe", body=body)
+        spec = RequestSpec("POST", "/agents", body=body)
         envelope = await self._transport.request(spec, options)
         return Agent.from_dict(envelope["data"])
 
@@ -2482,7 +2570,7 @@ class AsyncAgents:
             "sortBy": sort_by,
             "order": order,
         }
-        spec = RequestSpec("GET", "/agents", "idempotent", query=query)
+        spec = RequestSpec("GET", "/agents", query=query)
         return AsyncPager(lambda: fetch_async_page(self._transport, spec, options, PageSpec("page", "data", "pagination", "hasMore"), Agent.from_dict))
 
     async def get(
@@ -2517,7 +2605,7 @@ class AsyncAgents:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}", "idempotent")
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}")
         envelope = await self._transport.request(spec, options)
         return Agent.from_dict(envelope["data"])
 
@@ -2541,6 +2629,7 @@ class AsyncAgents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Agent:
         """Update an agent.
 
@@ -2576,6 +2665,9 @@ class AsyncAgents:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -2588,7 +2680,7 @@ class AsyncAgents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -2605,7 +2697,7 @@ class AsyncAgents:
             },
             options.extra_body,
         )
-        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}", "idempotent", body=body)
+        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}", body=body)
         envelope = await self._transport.request(spec, options)
         return Agent.from_dict(envelope["data"])
 
@@ -2617,6 +2709,7 @@ class AsyncAgents:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> AgentDeleted:
         """Delete an agent.
 
@@ -2633,6 +2726,9 @@ class AsyncAgents:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -2644,15 +2740,15 @@ class AsyncAgents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}")
         envelope = await self._transport.request(spec, options)
         return AgentDeleted.from_dict(envelope["data"])
 
     @overload
     async def import_character(
         self,
-        character: Mapping[str, Any],
+        character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Literal[True],
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2660,12 +2756,13 @@ class AsyncAgents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> CharacterImportPreview: ...
 
     @overload
     async def import_character(
         self,
-        character: Mapping[str, Any],
+        character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2673,11 +2770,12 @@ class AsyncAgents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> CharacterImport: ...
 
     async def import_character(
         self,
-        character: Mapping[str, Any],
+        character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2685,6 +2783,7 @@ class AsyncAgents:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Union[CharacterImport, CharacterImportPreview]:
         """Import an elizaOS character file.
 
@@ -2715,7 +2814,8 @@ class AsyncAgents:
         Args:
             character: An elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), as `POST
                 /v1/agents/import` takes it. Only `name` is required. Fields not listed here are kept, untouched, in
-                `personality.extraFields` for the export, with a warning.
+                `personality.extraFields` for the export, with a warning. A `str` or `os.PathLike` is the path of a
+                JSON file holding it, which is read and sent as it is.
             dry_run: `true`: check the file and answer `200` with the agent it would create and the warnings;
                 nothing is stored and the quota is not checked. Server default: `False`.
             extra_headers: Headers to add to (or override in) this request.
@@ -2723,6 +2823,9 @@ class AsyncAgents:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -2734,12 +2837,12 @@ class AsyncAgents:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         query = {
             "dryRun": dry_run,
         }
-        body = build_body(character, options.extra_body)
-        spec = RequestSpec("POST", "/agents/import", "idempotent" if dry_run is True else "unsafe", query=query, body=body)
+        body = build_body(json_object_argument("character", character), options.extra_body)
+        spec = RequestSpec("POST", "/agents/import", query=query, body=body)
         envelope = await self._transport.request(spec, options)
         if dry_run is True:
             return CharacterImportPreview.from_dict({**envelope, "agent": envelope["data"]})
@@ -2783,7 +2886,7 @@ class AsyncAgents:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/character", "idempotent")
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/character")
         envelope = await self._transport.request(spec, options)
         return ExportedCharacterFile.from_dict(envelope)
 
@@ -2837,7 +2940,7 @@ class AsyncUsers:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export", "idempotent")
+        spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export")
         return AsyncNDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)
 
     async def erase(
@@ -2848,6 +2951,7 @@ class AsyncUsers:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> UserErased:
         """Erase a user.
 
@@ -2865,6 +2969,9 @@ class AsyncUsers:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -2875,8 +2982,8 @@ class AsyncUsers:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/users/{path_segment('user_id', user_id)}")
         envelope = await self._transport.request(spec, options)
         return UserErased.from_dict(envelope["data"])
 
@@ -2943,7 +3050,7 @@ class AsyncUsage:
             "groupBy": group_by,
             "agentId": agent_id,
         }
-        spec = RequestSpec("GET", "/usage", "idempotent", query=query)
+        spec = RequestSpec("GET", "/usage", query=query)
         envelope = await self._transport.request(spec, options)
         return UsageReport.from_dict(envelope["data"])
 
@@ -2974,6 +3081,7 @@ class AsyncWebhookEndpoints:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> WebhookCreated:
         """Create a webhook endpoint.
 
@@ -3000,6 +3108,9 @@ class AsyncWebhookEndpoints:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -3011,7 +3122,7 @@ class AsyncWebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "url": url,
@@ -3021,7 +3132,7 @@ class AsyncWebhookEndpoints:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", "/webhooks", "unsafe", body=body)
+        spec = RequestSpec("POST", "/webhooks", body=body)
         envelope = await self._transport.request(spec, options)
         return WebhookCreated.from_dict(envelope["data"])
 
@@ -3053,7 +3164,7 @@ class AsyncWebhookEndpoints:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", "/webhooks", "idempotent")
+        spec = RequestSpec("GET", "/webhooks")
         envelope = await self._transport.request(spec, options)
         return [Webhook.from_dict(x0) for x0 in envelope["data"]]
 
@@ -3089,7 +3200,7 @@ class AsyncWebhookEndpoints:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        spec = RequestSpec("GET", f"/webhooks/{path_segment('webhook_id', webhook_id)}")
         envelope = await self._transport.request(spec, options)
         return Webhook.from_dict(envelope["data"])
 
@@ -3106,6 +3217,7 @@ class AsyncWebhookEndpoints:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Webhook:
         """Update a webhook endpoint.
 
@@ -3133,6 +3245,9 @@ class AsyncWebhookEndpoints:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -3145,7 +3260,7 @@ class AsyncWebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "url": url,
@@ -3155,7 +3270,7 @@ class AsyncWebhookEndpoints:
             },
             options.extra_body,
         )
-        spec = RequestSpec("PATCH", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent", body=body)
+        spec = RequestSpec("PATCH", f"/webhooks/{path_segment('webhook_id', webhook_id)}", body=body)
         envelope = await self._transport.request(spec, options)
         return Webhook.from_dict(envelope["data"])
 
@@ -3167,6 +3282,7 @@ class AsyncWebhookEndpoints:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> WebhookDeleted:
         """Delete a webhook endpoint.
 
@@ -3181,6 +3297,9 @@ class AsyncWebhookEndpoints:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -3192,8 +3311,8 @@ class AsyncWebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/webhooks/{path_segment('webhook_id', webhook_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/webhooks/{path_segment('webhook_id', webhook_id)}")
         envelope = await self._transport.request(spec, options)
         return WebhookDeleted.from_dict(envelope["data"])
 
@@ -3205,6 +3324,7 @@ class AsyncWebhookEndpoints:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> WebhookCreated:
         """Rotate a webhook endpoint's secret.
 
@@ -3222,6 +3342,9 @@ class AsyncWebhookEndpoints:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -3233,8 +3356,8 @@ class AsyncWebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/rotate-secret", "unsafe")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/rotate-secret")
         envelope = await self._transport.request(spec, options)
         return WebhookCreated.from_dict(envelope["data"])
 
@@ -3246,6 +3369,7 @@ class AsyncWebhookEndpoints:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> Delivery:
         """Send a test event.
 
@@ -3263,6 +3387,9 @@ class AsyncWebhookEndpoints:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -3274,8 +3401,8 @@ class AsyncWebhookEndpoints:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/test", "unsafe")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/webhooks/{path_segment('webhook_id', webhook_id)}/test")
         envelope = await self._transport.request(spec, options)
         return Delivery.from_dict(envelope["data"])
 
@@ -3297,6 +3424,7 @@ class AsyncApiKeys:
         extra_body: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> ApiKeyCreated:
         """Create an API key.
 
@@ -3319,6 +3447,9 @@ class AsyncApiKeys:
             extra_body: JSON fields to add to (or override in) the body.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
@@ -3330,7 +3461,7 @@ class AsyncApiKeys:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries)
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -3339,7 +3470,7 @@ class AsyncApiKeys:
             },
             options.extra_body,
         )
-        spec = RequestSpec("POST", "/api-keys", "unsafe", body=body)
+        spec = RequestSpec("POST", "/api-keys", body=body)
         envelope = await self._transport.request(spec, options)
         return ApiKeyCreated.from_dict(envelope["data"])
 
@@ -3371,7 +3502,7 @@ class AsyncApiKeys:
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("GET", "/api-keys", "idempotent")
+        spec = RequestSpec("GET", "/api-keys")
         envelope = await self._transport.request(spec, options)
         return [ApiKey.from_dict(x0) for x0 in envelope["data"]]
 
@@ -3383,6 +3514,7 @@ class AsyncApiKeys:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
     ) -> ApiKeyRevoked:
         """Revoke an API key.
 
@@ -3399,6 +3531,9 @@ class AsyncApiKeys:
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
             max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
             BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
@@ -3410,8 +3545,8 @@ class AsyncApiKeys:
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
-        spec = RequestSpec("DELETE", f"/api-keys/{path_segment('key_id', key_id)}", "idempotent")
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/api-keys/{path_segment('key_id', key_id)}")
         envelope = await self._transport.request(spec, options)
         return ApiKeyRevoked.from_dict(envelope["data"])
 

@@ -72,8 +72,10 @@ module Agentry
       #
       # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
       #
-      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
-      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param name [String] Name of the agent: 1 to 200 characters once surrounding whitespace is trimmed;
       #   stored trimmed.
@@ -97,8 +99,9 @@ module Agentry
       #   other name is refused with `400`, whether `local` is named or is the default provider.
       # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
       #   an object `{name, enabled?, config?}`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::Agent]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -134,7 +137,7 @@ module Agentry
         body["modelProvider"] = model_provider unless model_provider.nil?
         body["model"] = model unless model.nil?
         body["plugins"] = plugins unless plugins.nil?
-        api_request(:post, "/agents", type: "Agent", safety: :unsafe, body: body, options: request_options)
+        api_request(:post, "/agents", type: "Agent", body: body, options: request_options)
       end
 
       # List agents.
@@ -171,7 +174,7 @@ module Agentry
           query: query,
           pagination: { page_parameter: "page", items_field: "data", info_field: "pagination",
                         has_more_field: "hasMore", item_type: "Agent", info_type: "Pagination" },
-          safety: :idempotent, options: request_options
+          options: request_options
         )
       end
 
@@ -200,7 +203,6 @@ module Agentry
           :get,
           "/agents/#{path_segment(:agent_id, agent_id)}",
           type: "Agent",
-          safety: :idempotent,
           options: request_options
         )
       end
@@ -214,8 +216,10 @@ module Agentry
       #
       # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
       #
-      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-      # again has the same effect.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
       #   form, is answered `404 AGENT_NOT_FOUND`.
@@ -242,8 +246,9 @@ module Agentry
       #   an object `{name, enabled?, config?}`.
       # @param status [String, Symbol] `active` or `inactive`. `error` is set only by the service. One of
       #   `active`, `inactive`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::Agent]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -287,7 +292,6 @@ module Agentry
           :patch,
           "/agents/#{path_segment(:agent_id, agent_id)}",
           type: "Agent",
-          safety: :idempotent,
           body: body,
           options: request_options
         )
@@ -301,13 +305,16 @@ module Agentry
       #
       # Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
       #
-      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-      # again has the same effect.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
       #   form, is answered `404 AGENT_NOT_FOUND`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::AgentDeleted]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -323,7 +330,6 @@ module Agentry
           :delete,
           "/agents/#{path_segment(:agent_id, agent_id)}",
           type: "AgentDeleted",
-          safety: :idempotent,
           options: request_options
         )
       end
@@ -354,16 +360,20 @@ module Agentry
       #
       # With `dry_run: true` it returns a Models::CharacterImportPreview instead.
       #
-      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
-      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
-      # @param character [Hash] An elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), as
-      #   `POST /v1/agents/import` takes it. Only `name` is required. Fields not listed here are kept,
-      #   untouched, in `personality.extraFields` for the export, with a warning.
+      # @param character [Hash, String, Pathname] An elizaOS character file (v0.x, 1.x, or with grouped
+      #   `messageExamples`), as `POST /v1/agents/import` takes it. Only `name` is required. Fields not listed
+      #   here are kept, untouched, in `personality.extraFields` for the export, with a warning. A String or
+      #   Pathname is the path of a JSON file holding it, which is read and sent as it is.
       # @param dry_run [Boolean] `true`: check the file and answer `200` with the agent it would create and
       #   the warnings; nothing is stored and the quota is not checked. Server default: `false`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::CharacterImport, Models::CharacterImportPreview]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -378,14 +388,12 @@ module Agentry
       def import_character(character, dry_run: nil, request_options: nil)
         query = {"dryRun" => dry_run}
         type = dry_run == true ? "CharacterImportPreview" : "CharacterImport"
-        safety = dry_run == true ? :idempotent : :unsafe
         api_request(
           :post,
           "/agents/import",
           type: type,
-          safety: safety,
           query: query,
-          body: character,
+          body: json_object_argument(:character, character),
           options: request_options,
           field: nil,
           data_as: "agent"
@@ -423,7 +431,6 @@ module Agentry
           :get,
           "/agents/#{path_segment(:agent_id, agent_id)}/character",
           type: "ExportedCharacterFile",
-          safety: :idempotent,
           options: request_options,
           field: nil
         )
@@ -457,9 +464,10 @@ module Agentry
         # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         # `concurrentMessages`.
         #
-        # Retried on 429, 408, 503 `AGENT_UNAVAILABLE` and a connection that could not be made: the service
-        # stores an exchange only once the reply is complete. Not after a timeout, a broken connection, 500 or
-        # 502.
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
         #
         # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
         #   form, is answered `404 AGENT_NOT_FOUND`.
@@ -470,8 +478,9 @@ module Agentry
         #   room of its own.
         # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
         #   receives it as system context; it is never stored.
-        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-        #   `headers:`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
         # @return [Models::Reply]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -495,7 +504,6 @@ module Agentry
             :post,
             "/agents/#{path_segment(:agent_id, agent_id)}/messages",
             type: "Reply",
-            safety: :message,
             body: body,
             options: request_options
           )
@@ -531,9 +539,10 @@ module Agentry
         #   response's `data`. Ends the stream.
         # - `error` (data: Models::StreamError): The reply failed after the stream started. Ends the stream.
         #
-        # Retried on 429, 408, 503 `AGENT_UNAVAILABLE` and a connection that could not be made: the service
-        # stores an exchange only once the reply is complete. Not after a timeout, a broken connection, 500 or
-        # 502.
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
         #
         # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
         #   form, is answered `404 AGENT_NOT_FOUND`.
@@ -544,8 +553,9 @@ module Agentry
         #   room of its own.
         # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
         #   receives it as system context; it is never stored.
-        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-        #   `headers:`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
         # @yieldparam event [Agentry::StreamEvent] each event, in order
         # @return [Agentry::MessageStream, Models::Reply, nil]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
@@ -572,7 +582,6 @@ module Agentry
             "/agents/#{path_segment(:agent_id, agent_id)}/messages",
             body: body,
             events: SEND_MESSAGE_EVENTS,
-            safety: :message,
             options: request_options,
             &block
           )
@@ -647,7 +656,7 @@ module Agentry
             pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
                           items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
                           item_type: "HistoryMessage", info_type: "CursorPagination" },
-            safety: :idempotent, options: request_options
+            options: request_options
           )
         end
 
@@ -679,7 +688,6 @@ module Agentry
             :get,
             "/agents/#{path_segment(:agent_id, agent_id)}/messages/#{path_segment(:message_id, message_id)}",
             type: "HistoryMessage",
-            safety: :idempotent,
             options: request_options
           )
         end
@@ -744,7 +752,7 @@ module Agentry
             pagination: { before_parameter: "before", after_parameter: "after", order_parameter: nil,
                           items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
                           item_type: "Conversation", info_type: "CursorPagination" },
-            safety: :idempotent, options: request_options
+            options: request_options
           )
         end
 
@@ -756,15 +764,18 @@ module Agentry
         #
         # Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
         #
-        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-        # again has the same effect.
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
         #
         # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
         #   form, is answered `404 AGENT_NOT_FOUND`.
         # @param conversation_id [String] The conversation's id (`conv_…`). An id of another agent's or
         #   account's conversation, or not of that form, is answered `404 CONVERSATION_NOT_FOUND`.
-        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-        #   `headers:`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
         # @return [Models::ConversationDeleted]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -780,7 +791,6 @@ module Agentry
             :delete,
             "/agents/#{path_segment(:agent_id, agent_id)}/conversations/#{path_segment(:conversation_id, conversation_id)}",
             type: "ConversationDeleted",
-            safety: :idempotent,
             options: request_options
           )
         end
@@ -840,7 +850,6 @@ module Agentry
             :get,
             "/agents/#{path_segment(:agent_id, agent_id)}/usage",
             type: "UsageReport",
-            safety: :idempotent,
             query: query,
             options: request_options
           )
@@ -887,7 +896,6 @@ module Agentry
           :get,
           "/users/#{path_segment(:user_id, user_id)}/export",
           type: "HistoryMessage",
-          safety: :idempotent,
           options: request_options,
           &block
         )
@@ -902,13 +910,16 @@ module Agentry
       #
       # Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
       #
-      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-      # again has the same effect.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param user_id [String] The user id, as messages were sent with it, URL-encoded: 1 to 256
       #   characters, no U+0000 (otherwise `400 INVALID_REQUEST`).
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::UserErased]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -923,7 +934,6 @@ module Agentry
           :delete,
           "/users/#{path_segment(:user_id, user_id)}",
           type: "UserErased",
-          safety: :idempotent,
           options: request_options
         )
       end
@@ -982,14 +992,7 @@ module Agentry
           "groupBy" => group_by,
           "agentId" => agent_id
         }
-        api_request(
-          :get,
-          "/usage",
-          type: "UsageReport",
-          safety: :idempotent,
-          query: query,
-          options: request_options
-        )
+        api_request(:get, "/usage", type: "UsageReport", query: query, options: request_options)
       end
     end
 
@@ -1013,8 +1016,10 @@ module Agentry
       #
       # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
       #
-      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
-      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param url [String] Where deliveries are POSTed: an `https` URL of at most 2048 characters, without
       #   credentials, whose host resolves only to public addresses (no loopback, private, link-local, CGNAT,
@@ -1027,8 +1032,9 @@ module Agentry
       #   `agent.deleted`, `message.completed`, `message.failed`.
       # @param description [String] Free text for you, at most 1000 characters, kept as sent; unset: empty.
       # @param enabled [Boolean] Whether events are delivered to it; unset: `true`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::WebhookCreated]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1046,14 +1052,7 @@ module Agentry
         body["events"] = events
         body["description"] = description unless description.nil?
         body["enabled"] = enabled unless enabled.nil?
-        api_request(
-          :post,
-          "/webhooks",
-          type: "WebhookCreated",
-          safety: :unsafe,
-          body: body,
-          options: request_options
-        )
+        api_request(:post, "/webhooks", type: "WebhookCreated", body: body, options: request_options)
       end
 
       # List webhook endpoints.
@@ -1074,7 +1073,7 @@ module Agentry
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
       def list(request_options: nil)
-        api_request(:get, "/webhooks", type: [:array, "Webhook"], safety: :idempotent, options: request_options)
+        api_request(:get, "/webhooks", type: [:array, "Webhook"], options: request_options)
       end
 
       # Get a webhook endpoint.
@@ -1102,7 +1101,6 @@ module Agentry
           :get,
           "/webhooks/#{path_segment(:webhook_id, webhook_id)}",
           type: "Webhook",
-          safety: :idempotent,
           options: request_options
         )
       end
@@ -1115,8 +1113,10 @@ module Agentry
       #
       # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
       #
-      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-      # again has the same effect.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
       #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
@@ -1132,8 +1132,9 @@ module Agentry
       # @param description [String] Free text for you, at most 1000 characters, kept as sent.
       # @param enabled [Boolean] `false` stops deliveries: its pending attempts fail and nothing more is
       #   sent until it is `true` again, which also clears `disabledReason`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::Webhook]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1156,7 +1157,6 @@ module Agentry
           :patch,
           "/webhooks/#{path_segment(:webhook_id, webhook_id)}",
           type: "Webhook",
-          safety: :idempotent,
           body: body,
           options: request_options
         )
@@ -1168,13 +1168,16 @@ module Agentry
       #
       # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
       #
-      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-      # again has the same effect.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
       #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::WebhookDeleted]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1190,7 +1193,6 @@ module Agentry
           :delete,
           "/webhooks/#{path_segment(:webhook_id, webhook_id)}",
           type: "WebhookDeleted",
-          safety: :idempotent,
           options: request_options
         )
       end
@@ -1204,13 +1206,16 @@ module Agentry
       #
       # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
       #
-      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
-      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
       #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::WebhookCreated]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1226,7 +1231,6 @@ module Agentry
           :post,
           "/webhooks/#{path_segment(:webhook_id, webhook_id)}/rotate-secret",
           type: "WebhookCreated",
-          safety: :unsafe,
           options: request_options
         )
       end
@@ -1240,13 +1244,16 @@ module Agentry
       #
       # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
       #
-      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
-      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
       #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::Delivery]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1262,7 +1269,6 @@ module Agentry
           :post,
           "/webhooks/#{path_segment(:webhook_id, webhook_id)}/test",
           type: "Delivery",
-          safety: :unsafe,
           options: request_options
         )
       end
@@ -1312,7 +1318,7 @@ module Agentry
             pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
                           items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
                           item_type: "Delivery", info_type: "CursorPagination" },
-            safety: :idempotent, options: request_options
+            options: request_options
           )
         end
 
@@ -1325,15 +1331,18 @@ module Agentry
         #
         # Requires the `webhooks:manage` scope. Counts against `requestsPerMinute`, `createPerMinute`.
         #
-        # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
-        # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
         #
         # @param webhook_id [String] The webhook endpoint's id (`whk_…`). An id of another account's endpoint,
         #   or not of that form, is answered `404 WEBHOOK_NOT_FOUND`.
         # @param delivery_id [String] A delivery's id (`dlv_…`), as the endpoint's delivery log lists it. An
         #   id of another endpoint's delivery, or not of that form, is answered `404 DELIVERY_NOT_FOUND`.
-        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-        #   `headers:`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
         # @return [Models::Delivery]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1349,7 +1358,6 @@ module Agentry
             :post,
             "/webhooks/#{path_segment(:webhook_id, webhook_id)}/deliveries/#{path_segment(:delivery_id, delivery_id)}/redeliver",
             type: "Delivery",
-            safety: :unsafe,
             options: request_options
           )
         end
@@ -1367,8 +1375,10 @@ module Agentry
       #
       # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
       #
-      # Retried only when nothing can have happened: 429, 408, or a connection that could not be made. Not
-      # after a timeout, a broken connection or a 5xx, which may come after the resource was created.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param name [String] A label for the key: at most 200 characters once trimmed, stored trimmed.
       # @param scopes [Array<String, Symbol>] The scopes to grant, each at most once; the calling key must
@@ -1378,8 +1388,9 @@ module Agentry
       #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage` (Models::Scope).
       # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
       #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::ApiKeyCreated]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1396,14 +1407,7 @@ module Agentry
         body["name"] = name unless name.nil?
         body["scopes"] = scopes unless scopes.nil?
         body["expiresAt"] = expires_at unless expires_at.nil?
-        api_request(
-          :post,
-          "/api-keys",
-          type: "ApiKeyCreated",
-          safety: :unsafe,
-          body: body,
-          options: request_options
-        )
+        api_request(:post, "/api-keys", type: "ApiKeyCreated", body: body, options: request_options)
       end
 
       # List API keys.
@@ -1424,7 +1428,7 @@ module Agentry
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
       def list(request_options: nil)
-        api_request(:get, "/api-keys", type: [:array, "ApiKey"], safety: :idempotent, options: request_options)
+        api_request(:get, "/api-keys", type: [:array, "ApiKey"], options: request_options)
       end
 
       # Revoke an API key.
@@ -1435,13 +1439,16 @@ module Agentry
       #
       # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
       #
-      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
-      # again has the same effect.
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
       #
       # @param key_id [String] The API key's id (`key_…`). Another account's key, or a revoked one, is
       #   answered `404 NOT_FOUND`.
-      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
-      #   `headers:`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
       # @return [Models::ApiKeyRevoked]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
@@ -1457,7 +1464,6 @@ module Agentry
           :delete,
           "/api-keys/#{path_segment(:key_id, key_id)}",
           type: "ApiKeyRevoked",
-          safety: :idempotent,
           options: request_options
         )
       end
