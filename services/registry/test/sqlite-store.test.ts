@@ -167,6 +167,61 @@ describe("SQLite registry schema version 2", () => {
   });
 });
 
+describe("SQLite registry schema version 5", () => {
+  it("counts the agents already there, by account and status", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-v4-"));
+    try {
+      const v4 = new Database(join(dataDir, REGISTRY_DB_FILE));
+      runSqliteMigrations(v4, { service: "registry", migrations: MIGRATIONS.slice(0, 4) });
+      const at = "2026-01-01T00:00:00.000Z";
+      const account = v4.prepare(
+        "INSERT INTO accounts (id, name, tier, limit_overrides, created_at) VALUES (?, ?, 'standard', '{}', ?)",
+      );
+      account.run("acct_A", "a", at);
+      account.run("acct_B", "b", at);
+      const agent = v4.prepare(
+        `INSERT INTO agents (id, account_id, name, bio, personality, knowledge, goals, clients, settings, plugins,
+           status, created_at, updated_at)
+         VALUES (?, ?, 'x', '[]', '{}', '[]', '[]', '[]', '{}', '[]', ?, ?, ?)`,
+      );
+      const rows: [string, string][] = [
+        ["acct_A", "active"],
+        ["acct_A", "active"],
+        ["acct_A", "inactive"],
+        ["acct_B", "error"],
+      ];
+      rows.forEach(([owner, status], i) => agent.run(`agt_${i}`, owner, status, at, at));
+      v4.close();
+
+      const store = await openRegistryStore({ dataDir });
+      try {
+        const total = async (accountId: string, status?: "active" | "inactive" | "error") =>
+          (
+            await store.listAgents(accountId, {
+              page: 1,
+              limit: 1,
+              sortBy: "createdAt",
+              order: "desc",
+              ...(status ? { status } : {}),
+            })
+          ).total;
+        expect([
+          await total("acct_A"),
+          await total("acct_A", "active"),
+          await total("acct_A", "inactive"),
+        ]).toEqual([3, 2, 1]);
+        expect([await total("acct_B"), await total("acct_B", "error")]).toEqual([1, 1]);
+        await store.deleteAgent("acct_A", "agt_0");
+        expect(await total("acct_A", "active")).toBe(1);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("SQLite registry schema version 3", () => {
   it("gives unrelayed outbox events ids, starts webhooks where the purges are, and drops copies of secrets", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-v2-"));

@@ -126,6 +126,37 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX idempotency_keys_by_expiry ON ${s}.idempotency_keys (expires_at);
     `,
   },
+  {
+    version: 5,
+    name: "agent counts",
+    // As SQLite's version 5; one trigger function for the three changes.
+    sql: (s) => `
+      CREATE TABLE ${s}.agent_counts (
+        account_id text COLLATE "C" NOT NULL,
+        status text COLLATE "C" NOT NULL,
+        n integer NOT NULL,
+        PRIMARY KEY (account_id, status)
+      );
+      INSERT INTO ${s}.agent_counts (account_id, status, n)
+        SELECT account_id, status, count(*) FROM ${s}.agents GROUP BY account_id, status;
+
+      CREATE FUNCTION ${s}.count_agents() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+          UPDATE ${s}.agent_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+          INSERT INTO ${s}.agent_counts AS c (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+            ON CONFLICT (account_id, status) DO UPDATE SET n = c.n + 1;
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER agents_counted AFTER INSERT OR DELETE ON ${s}.agents
+        FOR EACH ROW EXECUTE FUNCTION ${s}.count_agents();
+      CREATE TRIGGER agents_counted_status AFTER UPDATE OF status ON ${s}.agents
+        FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${s}.count_agents();
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */

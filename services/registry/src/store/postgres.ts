@@ -208,8 +208,10 @@ function statements(s: string) {
 
     agent: `SELECT * FROM ${s}.agents WHERE account_id = $1 AND id = $2`,
     agentForUpdate: `SELECT * FROM ${s}.agents WHERE account_id = $1 AND id = $2 FOR UPDATE`,
-    countAgents: `SELECT count(*)::int AS n FROM ${s}.agents WHERE account_id = $1`,
-    countAgentsWithStatus: `SELECT count(*)::int AS n FROM ${s}.agents WHERE account_id = $1 AND status = $2`,
+    // Kept by triggers in every write's transaction (migration 5): a row or three, whatever the account's size.
+    countAgents: `SELECT coalesce(sum(n), 0)::int AS n FROM ${s}.agent_counts WHERE account_id = $1`,
+    countAgentsWithStatus: `SELECT coalesce(sum(n), 0)::int AS n FROM ${s}.agent_counts
+      WHERE account_id = $1 AND status = $2`,
     insertAgent: `INSERT INTO ${s}.agents (id, account_id, name, bio, personality, knowledge, goals, clients,
         settings, model_provider, model, plugins, status, status_reason, created_at, updated_at)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,

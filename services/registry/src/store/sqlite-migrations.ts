@@ -125,6 +125,36 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
     `,
   },
+  {
+    version: 5,
+    name: "agent counts",
+    // Each account's agents counted by status, kept exact by triggers in the transaction of every insert, delete and
+    // change of status, so the quota check and a list's total read a row instead of counting the agents.
+    sql: `
+      CREATE TABLE agent_counts (
+        account_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (account_id, status)
+      ) STRICT, WITHOUT ROWID;
+      INSERT INTO agent_counts (account_id, status, n)
+        SELECT account_id, status, count(*) FROM agents GROUP BY account_id, status;
+
+      CREATE TRIGGER agents_counted_insert AFTER INSERT ON agents BEGIN
+        INSERT INTO agent_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+          ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+      END;
+      CREATE TRIGGER agents_counted_delete AFTER DELETE ON agents BEGIN
+        UPDATE agent_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+      END;
+      CREATE TRIGGER agents_counted_status AFTER UPDATE OF status ON agents
+        WHEN OLD.status IS NOT NEW.status BEGIN
+        UPDATE agent_counts SET n = n - 1 WHERE account_id = OLD.account_id AND status = OLD.status;
+        INSERT INTO agent_counts (account_id, status, n) VALUES (NEW.account_id, NEW.status, 1)
+          ON CONFLICT (account_id, status) DO UPDATE SET n = n + 1;
+      END;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "registry", migrations: MIGRATIONS };

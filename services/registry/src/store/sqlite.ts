@@ -281,9 +281,12 @@ function prepareStatements(db: Database.Database) {
     ),
 
     agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
-    countAgents: prepare<[string], number>("SELECT count(*) FROM agents WHERE account_id = ?").pluck(),
+    // Kept by triggers in every write's transaction (migration 5): a row or three, whatever the account's size.
+    countAgents: prepare<[string], number>(
+      "SELECT coalesce(sum(n), 0) FROM agent_counts WHERE account_id = ?",
+    ).pluck(),
     countAgentsWithStatus: prepare<[string, string], number>(
-      "SELECT count(*) FROM agents WHERE account_id = ? AND status = ?",
+      "SELECT coalesce(sum(n), 0) FROM agent_counts WHERE account_id = ? AND status = ?",
     ).pluck(),
     insertAgent: prepare<[AgentBind]>(
       `INSERT INTO agents (id, account_id, name, bio, personality, knowledge, goals, clients, settings,

@@ -349,6 +349,30 @@ export function registryStoreContract(
 
       const ids = (agents: AgentRecord[]) => agents.map((a) => a.id);
 
+      it("keeps each total exact through creates, status changes, health reports and deletes, simultaneous ones too", async () => {
+        const totals = async () => ({
+          all: (await store.listAgents(account.id, query({ limit: 1 }))).total,
+          active: (await store.listAgents(account.id, query({ limit: 1, status: "active" }))).total,
+          inactive: (await store.listAgents(account.id, query({ limit: 1, status: "inactive" }))).total,
+          error: (await store.listAgents(account.id, query({ limit: 1, status: "error" }))).total,
+        });
+        const agents = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => store.createAgent(account.id, agentFields({ name: `c${i}` }))),
+        );
+        await Promise.all([
+          ...agents.slice(0, 4).map((a) => store.updateAgent(account.id, a.id, { status: "inactive" })),
+          ...agents.slice(4, 6).map((a) => store.reportAgentHealth(account.id, a.id, failure())),
+          ...agents.slice(10).map((a) => store.deleteAgent(account.id, a.id)),
+        ]);
+        // A change that keeps the status changes no count.
+        await store.updateAgent(account.id, agents[0]!.id, { status: "inactive", name: "still inactive" });
+        await store.deleteAgent(account.id, agents[4]!.id);
+        expect(await totals()).toEqual({ all: 9, active: 4, inactive: 4, error: 1 });
+        const other = await newAccount();
+        await store.createAgent(other.id, agentFields());
+        expect((await totals()).all).toBe(9);
+      });
+
       it("sorts by creation time, newest first by default, ties broken by id", async () => {
         const created: AgentRecord[] = [];
         for (let i = 0; i < 8; i++)
