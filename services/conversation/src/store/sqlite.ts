@@ -106,6 +106,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly record: Database.Transaction<
     (call: CallRecord, events: readonly NewOutboxEvent[]) => boolean
   >;
+  private readonly recordMany: Database.Transaction<(calls: readonly CallRecord[]) => void>;
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
   private readonly dropConversation: Database.Transaction<
     (accountId: string, agentId: string, conversationId: string) => number | null
@@ -174,6 +175,13 @@ export class SqliteConversationStore implements ConversationStore {
       this.addUsage(call);
       for (const event of events) s.insertEvent.run(outboxRow(event));
       return true;
+    });
+    this.recordMany = this.db.transaction((calls: readonly CallRecord[]) => {
+      for (const call of calls) {
+        if (this.purged(call.accountId, call.agentId)) continue;
+        s.insertCall.run(callRow(call));
+        this.addUsage(call);
+      }
     });
     this.purge = this.db.transaction((accountId: string, agentId: string) => {
       s.markPurged.run(agentId, accountId, new Date().toISOString());
@@ -258,6 +266,10 @@ export class SqliteConversationStore implements ConversationStore {
 
   async recordCall(call: CallRecord, events: readonly NewOutboxEvent[] = []): Promise<boolean> {
     return this.record.immediate(call, events);
+  }
+
+  async recordCalls(calls: readonly CallRecord[]): Promise<void> {
+    this.recordMany.immediate(calls);
   }
 
   async pendingEvents(limit: number): Promise<OutboxEvent[]> {
@@ -413,8 +425,11 @@ export class SqliteConversationStore implements ConversationStore {
     return true;
   }
 
-  /** Adds a call to its rollup rows: one statement, whatever the number of rows. */
-  private addUsage(call: CallRecord): void {
+  /**
+   * Adds a call to its rollup rows: one statement, whatever the number of rows. Protected: the benchmark
+   * (tools/bench) measures what it adds to storing an exchange with a store that leaves it out.
+   */
+  protected addUsage(call: CallRecord): void {
     const increment = usageIncrement(call);
     const { cells } = increment;
     let statement = this.usageUpserts.get(cells.length);
