@@ -52,6 +52,36 @@ describe("usageIncrement", () => {
     expect(JSON.parse(increment.latencyBins)).toEqual({ [binOf(250)]: 1 });
   });
 
+  it("names each call's own buckets, whatever the calls before it", () => {
+    const at = (createdAt: string) => usageIncrement({ ...call, createdAt }).bucketStarts;
+    expect(at("2026-03-10T23:59:59.999Z")).toEqual({
+      hour: "2026-03-10T23:00:00.000Z",
+      day: "2026-03-10T00:00:00.000Z",
+    });
+    expect(at("2026-03-11T00:00:00.000Z")).toEqual({
+      hour: "2026-03-11T00:00:00.000Z",
+      day: "2026-03-11T00:00:00.000Z",
+    });
+    expect(at("2026-03-11T00:30:00.000Z")).toEqual({
+      hour: "2026-03-11T00:00:00.000Z",
+      day: "2026-03-11T00:00:00.000Z",
+    });
+    expect(at("2026-03-10T22:10:00.000Z")).toEqual({
+      hour: "2026-03-10T22:00:00.000Z",
+      day: "2026-03-10T00:00:00.000Z",
+    });
+    expect(
+      usageIncrement({ ...call, createdAt: "2026-03-12T05:00:00.000Z" }).cells.map((c) => c.bucketStart),
+    ).toEqual([
+      "2026-03-12T05:00:00.000Z",
+      "2026-03-12T00:00:00.000Z",
+      "2026-03-12T05:00:00.000Z",
+      "2026-03-12T00:00:00.000Z",
+      "2026-03-12T05:00:00.000Z",
+      "2026-03-12T00:00:00.000Z",
+    ]);
+  });
+
   it("counts a failed call as an error and a cancelled one not, neither with latencies", () => {
     const failed = usageIncrement({ ...call, outcome: "failed", errorCode: "MODEL_ERROR" });
     expect(failed).toMatchObject({ messages: 1, errors: 1, latencyBin: null, latencyBins: "{}" });

@@ -72,6 +72,22 @@ export const AGENT_SHARE = { total: "account", share: "agent" } as const satisfi
 /** The one level that keeps the user: erasing a user merges their rows there into the blank user's. */
 export const USER_LEVEL: UsageLevel = "detail";
 
+/**
+ * The rollup rows every call adds to, in the order writers lock them (UsageIncrement.cells): level by level,
+ * cheapest first, an hour before a day.
+ */
+export const USAGE_ROWS: readonly {
+  level: UsageLevel;
+  granularity: UsageGranularity;
+  bucketSeconds: number;
+}[] = LEVELS.flatMap((level) =>
+  USAGE_GRANULARITIES.map((granularity) => ({
+    level,
+    granularity,
+    bucketSeconds: BUCKET_SECONDS[granularity],
+  })),
+);
+
 /** One rollup row a call adds to. Blank dimensions are ''. */
 export interface UsageCell {
   level: UsageLevel;
@@ -87,6 +103,10 @@ export interface UsageCell {
 /** What one call adds to each of its rollup rows. */
 export interface UsageIncrement {
   accountId: string;
+  /** The call's value of every dimension; a row keeps those of its level (LEVEL_DIMENSIONS), the others are ''. */
+  dimensions: Readonly<Record<UsageDimension, string>>;
+  /** The start of the call's bucket of each granularity. */
+  bucketStarts: Readonly<Record<UsageGranularity, string>>;
   /**
    * Level by level, cheapest first, hours before days within each: writers lock rows in this order, so
    * concurrent writers of an account queue on its first row instead of deadlocking.
@@ -120,41 +140,58 @@ function ceilTo(ms: number, seconds: number): number {
 }
 
 /**
+ * The last bucket start of each width as ISO text: consecutive calls mostly fall in the same buckets, and
+ * formatting a date was most of the time an increment took.
+ */
+const lastBuckets = new Map<number, { start: number; text: string }>();
+
+function bucketStartText(at: number, seconds: number): string {
+  const start = floorTo(at, seconds);
+  const last = lastBuckets.get(seconds);
+  if (last?.start === start) return last.text;
+  const text = new Date(start).toISOString();
+  lastBuckets.set(seconds, { start, text });
+  return text;
+}
+
+/**
  * What a call adds to the rollups. A call counts in the buckets of its record's time (when it ended). Every call
  * is a message, a failed one an error (a cancelled one is not); only completed calls have latencies.
  */
 export function usageIncrement(call: CallRecord): UsageIncrement {
   const at = Date.parse(call.createdAt);
-  const values: Record<UsageDimension, string> = {
+  const dimensions: Record<UsageDimension, string> = {
     agentId: call.agentId,
     userId: call.userId,
     model: call.model ?? "",
     apiKeyId: call.apiKeyId ?? "",
   };
-  const cells: UsageCell[] = [];
-  for (const level of LEVELS) {
+  const bucketStarts: Record<UsageGranularity, string> = {
+    hour: bucketStartText(at, BUCKET_SECONDS.hour),
+    day: bucketStartText(at, BUCKET_SECONDS.day),
+  };
+  const cells = USAGE_ROWS.map(({ level, granularity, bucketSeconds }): UsageCell => {
     const kept = LEVEL_DIMENSIONS[level];
-    const value = (dimension: UsageDimension) => (kept.includes(dimension) ? values[dimension] : "");
-    for (const granularity of USAGE_GRANULARITIES) {
-      const bucketSeconds = BUCKET_SECONDS[granularity];
-      cells.push({
-        level,
-        bucketSeconds,
-        bucketStart: new Date(floorTo(at, bucketSeconds)).toISOString(),
-        agentId: value("agentId"),
-        userId: value("userId"),
-        model: value("model"),
-        apiKeyId: value("apiKeyId"),
-      });
-    }
-  }
+    return {
+      level,
+      bucketSeconds,
+      bucketStart: bucketStarts[granularity],
+      agentId: kept.includes("agentId") ? dimensions.agentId : "",
+      userId: kept.includes("userId") ? dimensions.userId : "",
+      model: kept.includes("model") ? dimensions.model : "",
+      apiKeyId: kept.includes("apiKeyId") ? dimensions.apiKeyId : "",
+    };
+  });
   const completed = call.outcome === "completed";
   const latencyBin = completed ? binOf(call.latencyMs) : null;
   // A completed reply without a recorded first text began when it arrived.
   const firstTokenBin = completed ? binOf(call.firstTokenMs ?? call.latencyMs) : null;
-  const initial = (bin: string | null) => (bin === null ? "{}" : JSON.stringify({ [bin]: 1 }));
+  // Bins are digits or ZERO_BIN: nothing to escape.
+  const initial = (bin: string | null) => (bin === null ? "{}" : `{"${bin}":1}`);
   return {
     accountId: call.accountId,
+    dimensions,
+    bucketStarts,
     cells,
     messages: 1,
     errors: call.outcome === "failed" ? 1 : 0,

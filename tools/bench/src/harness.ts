@@ -124,18 +124,24 @@ export function forkWorker(name: string, input: unknown): ChildProcess {
 
 export interface Seed {
   apiKey: string;
+  accountId: string;
+  /** The id of the key `apiKey` is the secret of. */
+  apiKeyId: string;
   /** An agent to read (GET /v1/agents/{id}) and to message. */
   agentId: string;
   /** An agent whose replies the fake provider holds open after the first text. */
   holdAgentId: string;
+  /** Every agent of the tenant, `agentId` and `holdAgentId` among them. */
+  agentIds: string[];
 }
 
 /**
- * Writes the benchmark's tenant straight into the registry's store: an enterprise account whose limits are too
- * high to refuse anything the benchmark sends (limits are enforced), a key, and twenty agents for the list.
+ * Writes the benchmark's tenant straight into the registry's store (SQLite in `dataDir`, or Postgres at
+ * `databaseUrl`): an enterprise account whose limits are too high to refuse anything the benchmark sends (limits
+ * are enforced), a key, and twenty agents for the list.
  */
-export async function seed(dataDir: string): Promise<Seed> {
-  const store = await openRegistryStore({ dataDir });
+export async function seed(dataDir: string, databaseUrl?: string): Promise<Seed> {
+  const store = await openRegistryStore({ dataDir, ...(databaseUrl ? { databaseUrl } : {}) });
   try {
     const high = 100_000_000;
     const account = await store.createAccount({
@@ -150,14 +156,22 @@ export async function seed(dataDir: string): Promise<Seed> {
         deletePerMinute: high,
         messagesPerMinute: high,
         concurrentMessages: 100_000,
-        maxAgents: 1000,
+        maxAgents: 1_000_000,
       },
     });
     const key = generateApiKey();
-    await store.createApiKey({
+    const created = await store.createApiKey({
       accountId: account.id,
       name: "bench",
-      scopes: ["agents:read", "agents:write", "agents:delete", "messages:send"],
+      scopes: [
+        "agents:read",
+        "agents:write",
+        "agents:delete",
+        "messages:send",
+        "history:read",
+        "usage:read",
+        "webhooks:manage",
+      ],
       expiresAt: null,
       sha256: key.sha256,
       prefix: key.prefix,
@@ -176,9 +190,16 @@ export async function seed(dataDir: string): Promise<Seed> {
         plugins: [],
       });
     const holdAgent = await agent("Holder", "hold");
-    let reader = holdAgent;
-    for (let i = 0; i < 19; i++) reader = await agent(`Reader ${i}`, "bench-model");
-    return { apiKey: key.secret, agentId: reader.id, holdAgentId: holdAgent.id };
+    const agentIds = [holdAgent.id];
+    for (let i = 0; i < 19; i++) agentIds.push((await agent(`Reader ${i}`, "bench-model")).id);
+    return {
+      apiKey: key.secret,
+      accountId: account.id,
+      apiKeyId: created.id,
+      agentId: agentIds.at(-1)!,
+      holdAgentId: holdAgent.id,
+      agentIds,
+    };
   } finally {
     await store.close();
   }

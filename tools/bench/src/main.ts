@@ -4,15 +4,14 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { auth, Bench, log, median, percentile, type Settings, serviceEnv } from "./bench.js";
 import {
   BENCH_DIR,
-  cpuSecondsOf,
   forkWorker,
   freePort,
   ROOT,
   type Running,
   rssOf,
-  runWorker,
   type Seed,
   seed,
   sleep,
@@ -20,15 +19,35 @@ import {
   waitUntilOk,
 } from "./harness.js";
 import { cpuCheckMs, describeMachine, type Report, renderReport, writeSection } from "./report.js";
+import { historyPage } from "./scenarios/history.js";
+import { idempotency } from "./scenarios/idempotency.js";
+import { usageRecording } from "./scenarios/recording.js";
+import { usageQueries } from "./scenarios/usage.js";
+import { webhooks } from "./scenarios/webhooks.js";
 import type { Target } from "./workers/latency.js";
 
 /**
  * `pnpm bench`: the services against baselines measured in the same run, load from other processes, loopback
  * only. See docs/benchmarks.md for what each figure means.
  */
+const SCENARIOS = [
+  "reads",
+  "messages",
+  "streams",
+  "history",
+  "usage",
+  "recording",
+  "webhooks",
+  "idempotency",
+  "cold-start",
+];
 const USAGE =
   "Usage: pnpm bench [--seconds N] [--rounds N] [--connections N] [--streams N] [--messages N] [--cold-starts N]\n" +
-  "                  [--only reads,messages,streams,cold-start] [--no-write]   (BENCH_KEEP=1 keeps the run's logs)";
+  "                  [--history-messages N] [--usage-sends N] [--usage-queries N] [--recordings N]\n" +
+  "                  [--webhook-events N] [--only " +
+  SCENARIOS.join(",") +
+  "] [--no-write]\n" +
+  "                  (BENCH_KEEP=1 keeps the run's logs; TEST_DATABASE_URL adds the usage query on Postgres)";
 
 const { values: args } = parseArgs({
   options: {
@@ -38,7 +57,12 @@ const { values: args } = parseArgs({
     streams: { type: "string", default: "5000" },
     messages: { type: "string", default: "300" },
     "cold-starts": { type: "string", default: "5" },
-    only: { type: "string", default: "reads,messages,streams,cold-start" },
+    "history-messages": { type: "string", default: "100000" },
+    "usage-sends": { type: "string", default: "1000000" },
+    "usage-queries": { type: "string", default: "30" },
+    recordings: { type: "string", default: "2000" },
+    "webhook-events": { type: "string", default: "2000" },
+    only: { type: "string", default: SCENARIOS.join(",") },
     "no-write": { type: "boolean", default: false },
     help: { type: "boolean", short: "h" },
   },
@@ -48,122 +72,24 @@ if (args.help) {
   process.exit(0);
 }
 const only = new Set(args.only.split(","));
-const settings = {
+const unknown = [...only].filter((name) => !SCENARIOS.includes(name));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown scenario ${unknown.join(", ")}\n${USAGE}\n`);
+  process.exit(2);
+}
+const settings: Settings = {
   seconds: Number(args.seconds),
   rounds: Number(args.rounds),
   connections: Number(args.connections),
   streams: Number(args.streams),
   messages: Number(args.messages),
   coldStarts: Number(args["cold-starts"]),
+  historyMessages: Number(args["history-messages"]),
+  usageSends: Number(args["usage-sends"]),
+  usageQueries: Number(args["usage-queries"]),
+  recordings: Number(args.recordings),
+  webhookEvents: Number(args["webhook-events"]),
 };
-
-const log = (line: string) => process.stdout.write(`${line}\n`);
-const median = (values: number[]) => percentile(values, 50);
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
-}
-
-const running: Running[] = [];
-function launch(
-  name: string,
-  command: string,
-  commandArgs: string[],
-  env: Record<string, string>,
-  dir: string,
-) {
-  const process = start(command, commandArgs, env, join(dir, `${name}.log`));
-  running.push(process);
-  return process;
-}
-
-/** Runs a small node:http script (the baselines) and waits for its "listening <port>" line. */
-async function launchScript(name: string, script: string, scriptArgs: string[], dir: string) {
-  const process = launch(name, "node", [join(BENCH_DIR, "src", "servers", script), ...scriptArgs], {}, dir);
-  const port = await new Promise<number>((resolve, reject) => {
-    process.child.stdout!.on("data", (chunk) => {
-      const match = /listening (\d+)/.exec(String(chunk));
-      if (match) resolve(Number(match[1]));
-    });
-    process.child.once("exit", () => reject(new Error(`${name} exited`)));
-  });
-  return { process, url: `http://127.0.0.1:${port}` };
-}
-
-/** Bundles a deployable (`apps/server`, `services/registry`, ...) as `pnpm build` does. */
-async function bundle(deployable: string): Promise<void> {
-  const child = spawn(process.execPath, [join(ROOT, "scripts", "bundle.mjs"), join(ROOT, deployable)], {
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  const [code] = (await once(child, "exit")) as [number | null];
-  if (code !== 0) throw new Error(`bundling ${deployable} failed`);
-}
-
-const serviceEnv = (dataDir: string) => ({
-  DATA_DIR: dataDir,
-  HOST: "127.0.0.1",
-  LOG_FORMAT: "json",
-  LOG_LEVEL: "info",
-  PROVIDER_TIMEOUT_MS: "600000",
-  MESSAGE_TIMEOUT_MS: "600000",
-  PROVIDER_FIRST_TOKEN_TIMEOUT_MS: "600000",
-});
-
-/** The all-in-one server, or with REGISTRY_URL, CONVERSATION_URL and WEBHOOKS_URL the gateway alone. */
-async function startGateway(name: string, env: Record<string, string>, dir: string, tenant: Seed) {
-  const port = await freePort();
-  const deployable = env.REGISTRY_URL ? ["services", "gateway"] : ["apps", "server"];
-  const gateway = launch(
-    name,
-    "node",
-    [join(ROOT, ...deployable, "dist", "main.mjs")],
-    { ...env, PORT: String(port), METRICS_PORT: String(await freePort()) },
-    dir,
-  );
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilOk(`${url}/v1/agents/${tenant.agentId}`, gateway, { headers: auth(tenant) });
-  return { process: gateway, url };
-}
-
-const auth = (tenant: Seed) => ({ authorization: `Bearer ${tenant.apiKey}` });
-
-interface LoadResult {
-  /** CPU time the server spent per answered request, in microseconds: far less sensitive to other load. */
-  cpuMicros: number;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  total: number;
-  answered: number;
-  non2xx: number;
-  errors: number;
-}
-
-/** Server processes whose CPU time a load run is charged to. */
-async function load(url: string, headers: Record<string, string>, servers: Running[]): Promise<LoadResult> {
-  const cpu = async () =>
-    (await Promise.all(servers.map((s) => cpuSecondsOf(s.pid)))).reduce((a, b) => a + b, 0);
-  const before = await cpu();
-  const result = await runWorker<Omit<LoadResult, "cpuMicros">>("load", {
-    url,
-    headers,
-    connections: settings.connections,
-    seconds: settings.seconds,
-    warmupSeconds: 2,
-  });
-  const cpuMicros = (((await cpu()) - before) * 1e6) / result.answered;
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
-  }
-  return { ...result, cpuMicros };
-}
-
-/** Round trips to each target in turn (see workers/latency.ts): the samples of each, in milliseconds. */
-async function latency(targets: Target[], warmup: number, count: number): Promise<number[][]> {
-  const { samples } = await runWorker<{ samples: number[][] }>("latency", { targets, warmup, count });
-  return samples;
-}
 
 /** Messages sent before the measured ones fill the conversation's history to its limit of 200 turns. */
 const HISTORY_FILL_MESSAGES = 100;
@@ -173,7 +99,13 @@ const HISTORY_FILL_MESSAGES = 100;
  * sent it (the conversation's full history included), and what a bare proxy in front of the provider adds: the
  * three alternate request by request.
  */
-async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: string, proxyUrl: string) {
+async function messageOverhead(
+  bench: Bench,
+  gatewayUrl: string,
+  tenant: Seed,
+  providerUrl: string,
+  proxyUrl: string,
+) {
   const path = `${gatewayUrl}/v1/agents/${tenant.agentId}/messages`;
   const lastRequest = async () => (await fetch(`${providerUrl}/last-request`)).text();
   const providerPath = "/v1/chat/completions";
@@ -199,7 +131,7 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
       ...(marker ? { marker } : {}),
     });
     return summary(
-      await latency([viaService, direct(providerUrl), direct(proxyUrl)], warmup, settings.messages),
+      await bench.latency([viaService, direct(providerUrl), direct(proxyUrl)], warmup, settings.messages),
     );
   };
 
@@ -209,7 +141,7 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
     body: JSON.stringify({ text: "Hello there" }),
     mode: "json",
   };
-  await latency([plain], 0, HISTORY_FILL_MESSAGES);
+  await bench.latency([plain], 0, HISTORY_FILL_MESSAGES);
   const plainSummary = await series(plain);
 
   const streamed: Target = {
@@ -219,7 +151,7 @@ async function messageOverhead(gatewayUrl: string, tenant: Seed, providerUrl: st
     mode: "first-text",
     marker: "event: message.delta",
   };
-  await latency([streamed], 0, 1);
+  await bench.latency([streamed], 0, 1);
   return { plain: plainSummary, stream: await series(streamed, '"content":"Hello') };
 }
 
@@ -303,6 +235,15 @@ async function coldStart(
   return times;
 }
 
+/** Bundles a deployable (`apps/server`, `services/registry`, ...) as `pnpm build` does. */
+async function bundle(deployable: string): Promise<void> {
+  const child = spawn(process.execPath, [join(ROOT, "scripts", "bundle.mjs"), join(ROOT, deployable)], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const [code] = (await once(child, "exit")) as [number | null];
+  if (code !== 0) throw new Error(`bundling ${deployable} failed`);
+}
+
 async function main(): Promise<void> {
   const machine = describeMachine();
   const loadBefore = loadavg();
@@ -330,125 +271,42 @@ async function main(): Promise<void> {
   }
 
   const dir = await mkdtemp(join(tmpdir(), "agentry-bench-"));
+  const bench = new Bench(dir, settings);
   try {
     const dataDir = join(dir, "data");
     const tenant = await seed(dataDir);
-    const provider = await launchScript("provider", "fake-provider.mjs", ["0"], dir);
+    const provider = await bench.launchScript("provider", "fake-provider.mjs", ["0"]);
     const providerEnv = {
       DEFAULT_MODEL_PROVIDER: "openai",
       OPENAI_BASE_URL: `${provider.url}/v1`,
       OPENAI_API_KEY: "sk-bench",
     };
 
-    log("starting the all-in-one gateway, the split services and the bare baseline ...");
-    const allInOne = await startGateway(
-      "gateway-all-in-one",
-      { ...serviceEnv(dataDir), ...providerEnv },
-      dir,
-      tenant,
-    );
-    const registryPort = await freePort();
-    const conversationPort = await freePort();
-    const registry = launch(
-      "registry",
-      "node",
-      [join(ROOT, "services", "registry", "dist", "main.mjs")],
-      { ...serviceEnv(dataDir), REGISTRY_PORT: String(registryPort), METRICS_PORT: String(await freePort()) },
-      dir,
-    );
-    const conversation = launch(
-      "conversation",
-      "node",
-      [join(ROOT, "services", "conversation", "dist", "main.mjs")],
-      {
-        ...serviceEnv(join(dir, "conversation")),
-        ...providerEnv,
-        CONVERSATION_PORT: String(conversationPort),
-        METRICS_PORT: String(await freePort()),
-      },
-      dir,
-    );
-    const webhooksPort = await freePort();
-    launch(
-      "webhooks",
-      "node",
-      [join(ROOT, "services", "webhooks", "dist", "main.mjs")],
-      { ...serviceEnv(join(dir, "webhooks")), WEBHOOKS_PORT: String(webhooksPort) },
-      dir,
-    );
-    const split = await startGateway(
-      "gateway-split",
-      {
-        ...serviceEnv(join(dir, "gateway-split")),
-        REGISTRY_URL: `http://127.0.0.1:${registryPort}`,
-        CONVERSATION_URL: `http://127.0.0.1:${conversationPort}`,
-        WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
-      },
-      dir,
-      tenant,
-    );
-
-    const paths = { get: `/v1/agents/${tenant.agentId}`, list: "/v1/agents" };
-    const bodies: Record<string, string> = {};
-    for (const path of Object.values(paths)) {
-      bodies[path] = await (await fetch(`${allInOne.url}${path}`, { headers: auth(tenant) })).text();
-    }
-    await writeFile(join(dir, "bodies.json"), JSON.stringify(bodies));
-    const bare = await launchScript("bare", "bare-server.mjs", [join(dir, "bodies.json"), "0"], dir);
-    const proxy = await launchScript("proxy", "bare-proxy.mjs", [provider.url, "0"], dir);
-
-    const throughput: Report["throughput"] = [];
-    for (let round = 1; only.has("reads") && round <= settings.rounds; round++) {
-      for (const [name, path] of Object.entries(paths)) {
-        log(`round ${round}: GET ${path} on the bare server, all-in-one and split ...`);
-        const baseline = await load(`${bare.url}${path}`, {}, [bare.process]);
-        const aio = await load(`${allInOne.url}${path}`, auth(tenant), [allInOne.process]);
-        const sep = await load(`${split.url}${path}`, auth(tenant), [split.process, registry, conversation]);
-        throughput.push({ round, name: name as "get" | "list", bare: baseline, allInOne: aio, split: sep });
-      }
-    }
-
-    let messages: Report["messages"];
-    let splitMessages: Report["splitMessages"];
-    if (only.has("messages")) {
-      log("message round trips through the all-in-one gateway and directly ...");
-      messages = await messageOverhead(allInOne.url, tenant, provider.url, proxy.url);
-      log("message round trips through the split services ...");
-      splitMessages = await messageOverhead(split.url, tenant, provider.url, proxy.url);
-    }
-
-    let streams: Report["streams"];
-    if (only.has("streams")) {
-      log(`holding ${settings.streams} idle streams open through the all-in-one gateway ...`);
-      streams = await idleStreams(allInOne.process, allInOne.url, provider.process, tenant);
-    }
-
-    for (const process of [
-      allInOne.process,
-      split.process,
-      registry,
-      conversation,
-      bare.process,
-      proxy.process,
-    ]) {
-      await process.stop();
-    }
-
-    let coldStart: Report["coldStart"];
-    if (only.has("cold-start")) coldStart = await coldStarts(dir, dataDir, providerEnv, paths.get, tenant);
-
     const report: Report = {
       machine,
       loadBefore,
-      loadAfter: loadavg(),
+      loadAfter: [],
       cpuCheckBefore,
-      cpuCheckAfter: cpuCheckMs(),
+      cpuCheckAfter: 0,
       settings,
-      throughput,
-      ...(messages && splitMessages ? { messages, splitMessages } : {}),
-      ...(streams ? { streams } : {}),
-      ...(coldStart ? { coldStart } : {}),
+      throughput: [],
     };
+    if (["reads", "messages", "streams"].some((name) => only.has(name))) {
+      Object.assign(report, await serviceOverhead(bench, dataDir, tenant, provider, providerEnv));
+    }
+    if (only.has("history")) {
+      log("listing a page of a long conversation against reading an agent ...");
+      report.history = await historyPage(bench, providerEnv);
+    }
+    if (only.has("usage")) report.usage = await usageQueries(bench, providerEnv);
+    if (only.has("recording")) report.recording = await usageRecording(bench);
+    if (only.has("webhooks")) report.webhooks = await webhooks(bench, providerEnv);
+    if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
+    await bench.stop();
+    if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
+
+    report.loadAfter = loadavg();
+    report.cpuCheckAfter = cpuCheckMs();
     const section = renderReport(report);
     log("");
     log(section);
@@ -457,20 +315,140 @@ async function main(): Promise<void> {
       log("\nwritten to docs/benchmarks.md");
     }
   } finally {
-    for (const process of running) await process.stop();
+    await bench.stop();
     // BENCH_KEEP=1 keeps the run's directory: the services' logs and data.
     if (process.env.BENCH_KEEP) log(`kept ${dir}`);
     else await rm(dir, { recursive: true, force: true });
   }
 }
 
+/** Reads, messages and idle streams: the all-in-one gateway and the split services against their baselines. */
+async function serviceOverhead(
+  bench: Bench,
+  dataDir: string,
+  tenant: Seed,
+  provider: { process: Running; url: string },
+  providerEnv: Record<string, string>,
+): Promise<Pick<Report, "throughput" | "messages" | "splitMessages" | "streams">> {
+  const { dir } = bench;
+  log("starting the all-in-one gateway, the split services and the bare baseline ...");
+  const allInOne = await bench.startGateway(
+    "gateway-all-in-one",
+    { ...serviceEnv(dataDir), ...providerEnv },
+    tenant,
+  );
+  const registryPort = await freePort();
+  const conversationPort = await freePort();
+  const registry = bench.launch(
+    "registry",
+    "node",
+    [join(ROOT, "services", "registry", "dist", "main.mjs")],
+    {
+      ...serviceEnv(dataDir),
+      REGISTRY_PORT: String(registryPort),
+      METRICS_PORT: String(await freePort()),
+    },
+  );
+  const conversation = bench.launch(
+    "conversation",
+    "node",
+    [join(ROOT, "services", "conversation", "dist", "main.mjs")],
+    {
+      ...serviceEnv(join(dir, "conversation")),
+      ...providerEnv,
+      CONVERSATION_PORT: String(conversationPort),
+      METRICS_PORT: String(await freePort()),
+    },
+  );
+  const webhooksPort = await freePort();
+  const webhooks = bench.launch(
+    "webhooks",
+    "node",
+    [join(ROOT, "services", "webhooks", "dist", "main.mjs")],
+    {
+      ...serviceEnv(join(dir, "webhooks")),
+      WEBHOOKS_PORT: String(webhooksPort),
+    },
+  );
+  const split = await bench.startGateway(
+    "gateway-split",
+    {
+      ...serviceEnv(join(dir, "gateway-split")),
+      REGISTRY_URL: `http://127.0.0.1:${registryPort}`,
+      CONVERSATION_URL: `http://127.0.0.1:${conversationPort}`,
+      WEBHOOKS_URL: `http://127.0.0.1:${webhooksPort}`,
+    },
+    tenant,
+  );
+
+  const paths = { get: `/v1/agents/${tenant.agentId}`, list: "/v1/agents" };
+  const bodies: Record<string, string> = {};
+  for (const path of Object.values(paths)) {
+    bodies[path] = await (await fetch(`${allInOne.url}${path}`, { headers: auth(tenant) })).text();
+  }
+  await writeFile(join(dir, "bodies.json"), JSON.stringify(bodies));
+  const bare = await bench.launchScript("bare", "bare-server.mjs", [join(dir, "bodies.json"), "0"]);
+  const proxy = await bench.launchScript("proxy", "bare-proxy.mjs", [provider.url, "0"]);
+
+  const throughput: Report["throughput"] = [];
+  for (let round = 1; only.has("reads") && round <= settings.rounds; round++) {
+    for (const [name, path] of Object.entries(paths)) {
+      log(`round ${round}: GET ${path} on the bare server, all-in-one and split ...`);
+      const baseline = await bench.load(`${bare.url}${path}`, {}, [bare.process]);
+      const aio = await bench.load(`${allInOne.url}${path}`, auth(tenant), [allInOne.process]);
+      const sep = await bench.load(`${split.url}${path}`, auth(tenant), [
+        split.process,
+        registry,
+        conversation,
+      ]);
+      throughput.push({ round, name: name as "get" | "list", bare: baseline, allInOne: aio, split: sep });
+    }
+  }
+
+  let messages: Report["messages"];
+  let splitMessages: Report["splitMessages"];
+  if (only.has("messages")) {
+    log("message round trips through the all-in-one gateway and directly ...");
+    messages = await messageOverhead(bench, allInOne.url, tenant, provider.url, proxy.url);
+    log("message round trips through the split services ...");
+    splitMessages = await messageOverhead(bench, split.url, tenant, provider.url, proxy.url);
+  }
+
+  let streams: Report["streams"];
+  if (only.has("streams")) {
+    log(`holding ${settings.streams} idle streams open through the all-in-one gateway ...`);
+    streams = await idleStreams(allInOne.process, allInOne.url, provider.process, tenant);
+  }
+
+  await bench.stop([
+    allInOne.process,
+    split.process,
+    registry,
+    conversation,
+    webhooks,
+    bare.process,
+    proxy.process,
+  ]);
+  return {
+    throughput,
+    ...(messages && splitMessages ? { messages, splitMessages } : {}),
+    ...(streams ? { streams } : {}),
+  };
+}
+
 async function coldStarts(
   dir: string,
   dataDir: string,
   providerEnv: Record<string, string>,
-  path: string,
   tenant: Seed,
 ): Promise<NonNullable<Report["coldStart"]>> {
+  const path = `/v1/agents/${tenant.agentId}`;
+  // The bare server answers the path with a body of about an agent's size.
+  const bodies = join(dir, "cold-start-bodies.json");
+  await writeFile(
+    bodies,
+    JSON.stringify({ [path]: JSON.stringify({ success: true, data: "x".repeat(600) }) }),
+  );
   log("cold starts ...");
   const gatewayEnv = { ...serviceEnv(dataDir), ...providerEnv, METRICS_PORT: "0" };
   const coldBundle = await coldStart(
@@ -493,7 +471,7 @@ async function coldStarts(
   );
   const coldBare = await coldStart(
     "node",
-    (port) => [join(BENCH_DIR, "src", "servers", "bare-server.mjs"), join(dir, "bodies.json"), String(port)],
+    (port) => [join(BENCH_DIR, "src", "servers", "bare-server.mjs"), bodies, String(port)],
     {},
     path,
     {},

@@ -1,7 +1,13 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { cpus, release, totalmem, type } from "node:os";
 import { join } from "node:path";
+import type { Settings } from "./bench.js";
 import { ROOT } from "./harness.js";
+import type { HistoryResult } from "./scenarios/history.js";
+import type { IdempotencyResult } from "./scenarios/idempotency.js";
+import type { RecordingResult } from "./scenarios/recording.js";
+import type { UsageResult } from "./scenarios/usage.js";
+import type { WebhooksResult } from "./scenarios/webhooks.js";
 
 interface Load {
   cpuMicros: number;
@@ -27,14 +33,7 @@ export interface Report {
   /** `cpuCheckMs` before and after the run: how fast the machine was then. */
   cpuCheckBefore: number;
   cpuCheckAfter: number;
-  settings: {
-    seconds: number;
-    rounds: number;
-    connections: number;
-    streams: number;
-    messages: number;
-    coldStarts: number;
-  };
+  settings: Settings;
   throughput: { round: number; name: "get" | "list"; bare: Load; allInOne: Load; split: Load }[];
   messages?: { plain: Latency; stream: Latency };
   splitMessages?: { plain: Latency; stream: Latency };
@@ -47,6 +46,11 @@ export interface Report {
     marginalGatewayBytes: number;
   };
   coldStart?: { bundle: number; tsx: number; bare: number };
+  history?: HistoryResult;
+  usage?: UsageResult[];
+  recording?: RecordingResult;
+  webhooks?: WebhooksResult;
+  idempotency?: IdempotencyResult;
 }
 
 /**
@@ -76,6 +80,7 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 const met = (ok: boolean) => (ok ? "yes" : "**no**");
+const signed = (value: number) => `${value < 0 ? "−" : "+"}${ms(Math.abs(value))}`;
 
 export function renderReport(r: Report): string {
   const rows: string[] = [];
@@ -155,6 +160,61 @@ export function renderReport(r: Report): string {
         `+${ms(cold.tsx - cold.bare)} | | |`,
     );
 
+  const h = r.history;
+  if (h) {
+    const get = (key: "get" | "page", pick: (l: Load) => number) =>
+      median(h.rounds.map((round) => pick(round[key])));
+    const ratio = median(h.rounds.map((round) => round.page.cpuMicros / round.get.cpuMicros));
+    const loadCell = (key: "get" | "page") =>
+      `${Math.round(get(key, (l) => l.requestsPerSecond))} req/s, p50 ${get(key, (l) => l.p50Ms)} ms, ` +
+      `${Math.round(get(key, (l) => l.cpuMicros))} µs CPU/req`;
+    rows.push(
+      `| \`GET /v1/agents/{id}/messages?conversationId=…&limit=100\` (newest 100 of a conversation of ${h.messages} messages), all-in-one | ` +
+        `${loadCell("page")} | \`GET /v1/agents/{id}\`, same gateway: ${loadCell("get")} | ${ratio.toFixed(2)}× CPU/req | ` +
+        `≤ 3× CPU/req | ${met(ratio <= 3)} |`,
+    );
+  }
+  for (const u of r.usage ?? []) {
+    rows.push(
+      `| 31-day hourly \`GET /v1/usage\` (744 buckets) over ${u.sends} recorded sends, all-in-one, ${u.database} | ` +
+        `p50 ${ms(u.p50)}, p99 ${ms(u.p99)}, ${ms(u.cpuMs)} CPU/query, ${(u.bytes / 1024).toFixed(0)} KB | | | ` +
+        `< 50 ms p50 | ${met(u.p50 < 50)} |`,
+    );
+  }
+  const rec = r.recording;
+  if (rec) {
+    const added = rec.withUsage.p50 - rec.withoutUsage.p50;
+    rows.push(
+      `| Storing a message's exchange with its usage rollup (\`saveExchange\`, SQLite, one durable transaction) | ` +
+        `p50 ${ms(rec.withUsage.p50)}, p99 ${ms(rec.withUsage.p99)} | the same without the rollup: ` +
+        `p50 ${ms(rec.withoutUsage.p50)}, p99 ${ms(rec.withoutUsage.p99)} | ${signed(added)} p50, ` +
+        `${signed(rec.withUsage.p99 - rec.withoutUsage.p99)} p99 | ≤ +0.2 ms p50 | ${met(added <= 0.2)} |`,
+    );
+  }
+  const w = r.webhooks;
+  if (w) {
+    const added = w.hooks.p50 - w.none.p50;
+    rows.push(
+      `| Agent create (\`POST /v1/agents\`) with 5 enabled endpoints subscribed to agent.created, all-in-one | ` +
+        `p50 ${ms(w.hooks.p50)}, p99 ${ms(w.hooks.p99)} | no endpoints: p50 ${ms(w.none.p50)}, p99 ${ms(w.none.p99)} | ` +
+        `${signed(added)} p50, ${signed(w.hooks.p99 - w.none.p99)} p99 | ≤ +0.3 ms p50 | ${met(added <= 0.3)} |`,
+    );
+    const t = w.throughput;
+    rows.push(
+      `| Webhook deliveries to a loopback receiver, webhooks service on its own (${t.events} events × 5 endpoints) | ` +
+        `${Math.round(t.deliveries / t.seconds)} deliveries/s, ${Math.round(t.cpuMicros)} µs CPU each | | | | |`,
+    );
+  }
+  const idem = r.idempotency;
+  if (idem) {
+    const added = idem.with.p50 - idem.without.p50;
+    rows.push(
+      `| Agent create with a new \`Idempotency-Key\` each time, all-in-one | p50 ${ms(idem.with.p50)}, ` +
+        `p99 ${ms(idem.with.p99)} | without the header: p50 ${ms(idem.without.p50)}, p99 ${ms(idem.without.p99)} | ` +
+        `${signed(added)} p50, ${signed(idem.with.p99 - idem.without.p99)} p99 | ≤ +0.3 ms p50 | ${met(added <= 0.3)} |`,
+    );
+  }
+
   const st = r.settings;
   return [
     SECTION,
@@ -168,6 +228,16 @@ export function renderReport(r: Report): string {
     "(`pnpm build`) with JSON access logs at `info` written to a file",
     "and metrics on (`METRICS_PORT`), as in production; tracing is off.",
     "",
+    "The measures of the announced features run on gateways of their own, each with its own data, after the ones",
+    "above: the history page and the agent read under the same autocannon load, CPU per request compared; the",
+    "usage query one at a time over rollups that the store's own recording path (`recordCalls`) filled in large",
+    "transactions beforehand, on SQLite and, when `TEST_DATABASE_URL` is set, on a Postgres database of its own;",
+    "what usage recording adds as `saveExchange` on the SQLite store with its rollup and without it (a subclass that",
+    "leaves it out, in the benchmark only), alternating call by call; agent creates alternating one at a time",
+    "between two gateways alike but for the five webhook endpoints of one (their deliveries going on meanwhile),",
+    "and between creates with and without an `Idempotency-Key` on one gateway; deliveries per second of a webhooks",
+    "service on its own, given events through `PublishEvents` for five endpoints on a loopback receiver.",
+    "",
     `- Machine: ${r.machine}; load average before ${r.loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${r.loadAfter
       .map((l) => l.toFixed(2))
       .join(
@@ -176,8 +246,32 @@ export function renderReport(r: Report): string {
     `- Settings: ${st.connections} connections × ${st.seconds} s per throughput run (after 2 s of warm-up), ${st.rounds} rounds ` +
       `alternating baseline and service; ${st.messages} messages to each side per latency series; ${st.streams} streams; ` +
       `median of ${st.coldStarts} cold starts`,
+    ...(r.history || r.usage || r.recording || r.webhooks || r.idempotency
+      ? [
+          `- Settings of the feature measures: ${r.messages ? "" : `${st.messages} requests to each side per latency series; `}` +
+            [
+              r.history
+                ? `${r.history.messages} messages written in ${r.history.seedSeconds.toFixed(1)} s`
+                : "",
+              ...(r.usage ?? []).map(
+                (u) =>
+                  `${u.sends} sends recorded in ${u.seedSeconds.toFixed(0)} s on ${u.database}, ${u.queries} queries timed`,
+              ),
+              r.recording ? `${r.recording.count} exchanges stored each way` : "",
+              r.webhooks
+                ? `${r.webhooks.creates} creates each way, whose deliveries had all arrived ` +
+                  `${r.webhooks.drainedSeconds.toFixed(2)} s after the last; ${r.webhooks.throughput.deliveries} deliveries ` +
+                  `in ${r.webhooks.throughput.seconds.toFixed(2)} s for the rate`
+                : "",
+            ]
+              .filter((part) => part !== "")
+              .join("; "),
+        ]
+      : []),
     "- Reproduce: `pnpm install && pnpm bench` (options: `--seconds`, `--rounds`, `--connections`, `--streams`, " +
-      "`--messages`, `--only`, `--cold-starts`, `--no-write`; `BENCH_KEEP=1` keeps the run's logs)",
+      "`--messages`, `--only`, `--cold-starts`, `--history-messages`, `--usage-sends`, `--usage-queries`, " +
+      "`--recordings`, `--webhook-events`, `--no-write`; `BENCH_KEEP=1` keeps the run's logs; " +
+      "`TEST_DATABASE_URL` adds the usage query on Postgres)",
     "",
     "| Measure | Agentry | Baseline | Ratio / added | Target | Met |",
     "| --- | --- | --- | --- | --- | --- |",

@@ -449,6 +449,22 @@ export class PostgresConversationStore implements ConversationStore {
     });
   }
 
+  async recordCalls(calls: readonly CallRecord[]): Promise<void> {
+    await this.db.transaction(async (client) => {
+      // Each agent's shared lock and tombstone once: the lock is held until commit.
+      const purged = new Map<string, boolean>();
+      for (const call of calls) {
+        const agent = `${call.accountId}/${call.agentId}`;
+        let gone = purged.get(agent);
+        if (gone === undefined) {
+          gone = await this.purged(client, call.accountId, call.agentId);
+          purged.set(agent, gone);
+        }
+        if (!gone) await this.insertCall(client, call);
+      }
+    });
+  }
+
   async pendingEvents(limit: number): Promise<OutboxEvent[]> {
     const rows = await this.db.query<PgOutboxRow>(this.sql.pendingEvents, [limit]);
     return rows.map((row) => ({

@@ -8,8 +8,11 @@ import {
   AGENT_LEVELS,
   AGENT_SHARE,
   BUCKET_SECONDS,
+  LEVEL_DIMENSIONS,
   planUsage,
+  USAGE_ROWS,
   USER_LEVEL,
+  type UsageDimension,
   type UsageReport,
   type UsageRequest,
   usageIncrement,
@@ -106,13 +109,12 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly record: Database.Transaction<
     (call: CallRecord, events: readonly NewOutboxEvent[]) => boolean
   >;
+  private readonly recordMany: Database.Transaction<(calls: readonly CallRecord[]) => void>;
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
   private readonly dropConversation: Database.Transaction<
     (accountId: string, agentId: string, conversationId: string) => number | null
   >;
   private readonly erase: Database.Transaction<(accountId: string, userId: string) => number>;
-  /** The rollup upsert of a call, by its number of rows. */
-  private readonly usageUpserts = new Map<number, Database.Statement>();
   /** Statements of the history reads, whose text depends on the filters: prepared once each. */
   private readonly reads = new Map<string, Database.Statement>();
   /** The history windows of recently used conversations (see HistoryCache). */
@@ -174,6 +176,13 @@ export class SqliteConversationStore implements ConversationStore {
       this.addUsage(call);
       for (const event of events) s.insertEvent.run(outboxRow(event));
       return true;
+    });
+    this.recordMany = this.db.transaction((calls: readonly CallRecord[]) => {
+      for (const call of calls) {
+        if (this.purged(call.accountId, call.agentId)) continue;
+        s.insertCall.run(callRow(call));
+        this.addUsage(call);
+      }
     });
     this.purge = this.db.transaction((accountId: string, agentId: string) => {
       s.markPurged.run(agentId, accountId, new Date().toISOString());
@@ -258,6 +267,10 @@ export class SqliteConversationStore implements ConversationStore {
 
   async recordCall(call: CallRecord, events: readonly NewOutboxEvent[] = []): Promise<boolean> {
     return this.record.immediate(call, events);
+  }
+
+  async recordCalls(calls: readonly CallRecord[]): Promise<void> {
+    this.recordMany.immediate(calls);
   }
 
   async pendingEvents(limit: number): Promise<OutboxEvent[]> {
@@ -413,17 +426,21 @@ export class SqliteConversationStore implements ConversationStore {
     return true;
   }
 
-  /** Adds a call to its rollup rows: one statement, whatever the number of rows. */
-  private addUsage(call: CallRecord): void {
+  /**
+   * Adds a call to its rollup rows: one statement for all of them, which binds each value once. Protected: the
+   * benchmark (tools/bench) measures what it adds to storing an exchange with a store that leaves it out.
+   */
+  protected addUsage(call: CallRecord): void {
     const increment = usageIncrement(call);
-    const { cells } = increment;
-    let statement = this.usageUpserts.get(cells.length);
-    if (!statement) {
-      statement = this.db.prepare(usageUpsert(cells.length));
-      this.usageUpserts.set(cells.length, statement);
-    }
-    const params: Record<string, string | number | null> = {
+    const { dimensions, bucketStarts } = increment;
+    this.statements.addUsage.run({
       account: increment.accountId,
+      agentId: dimensions.agentId,
+      userId: dimensions.userId,
+      model: dimensions.model,
+      apiKeyId: dimensions.apiKeyId,
+      hour: bucketStarts.hour,
+      day: bucketStarts.day,
       messages: increment.messages,
       errors: increment.errors,
       input: increment.inputTokens,
@@ -432,17 +449,7 @@ export class SqliteConversationStore implements ConversationStore {
       firstTokenBins: increment.firstTokenBins,
       latencyPath: binPath(increment.latencyBin),
       firstTokenPath: binPath(increment.firstTokenBin),
-    };
-    for (const [i, cell] of cells.entries()) {
-      params[`level${i}`] = cell.level;
-      params[`seconds${i}`] = cell.bucketSeconds;
-      params[`bucket${i}`] = cell.bucketStart;
-      params[`agent${i}`] = cell.agentId;
-      params[`user${i}`] = cell.userId;
-      params[`model${i}`] = cell.model;
-      params[`key${i}`] = cell.apiKeyId;
-    }
-    statement.run(params);
+    });
   }
 
   private purged(accountId: string, agentId: string): boolean {
@@ -581,6 +588,21 @@ function prepare(db: Database.Database) {
   };
 }
 
+/** The parameters of the rollup upsert. */
+interface UsageParams extends Record<UsageDimension, string> {
+  account: string;
+  hour: string;
+  day: string;
+  messages: number;
+  errors: number;
+  input: number;
+  output: number;
+  latencyBins: string;
+  firstTokenBins: string;
+  latencyPath: string | null;
+  firstTokenPath: string | null;
+}
+
 const USAGE_KEY = "account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id";
 const USAGE_FIGURES = "messages, errors, input_tokens, output_tokens, latency_bins, first_token_bins";
 
@@ -602,16 +624,19 @@ function combineBins(a: string, b: string, sign: 1 | -1): string {
 }
 
 /**
- * Adds one call to `rows` rollup rows (named parameters: the call's figures once, each row's key by index). A new
- * row starts with the call's bins; an existing one gets one more in the call's bin, in place.
+ * Adds one call to its rollup rows (usage.ts, USAGE_ROWS), named parameters each bound once: the call's figures,
+ * its dimensions, its bucket of each granularity; each row's level and width are constants, and the dimensions
+ * its level does not keep are ''. A new row starts with the call's bins; an existing one gets one more in the
+ * call's bin, in place.
  */
-function usageUpsert(rows: number): string {
-  const values = Array.from(
-    { length: rows },
-    (_, i) =>
-      `(@account, @level${i}, @seconds${i}, @agent${i}, @bucket${i}, @user${i}, @model${i}, @key${i}, @messages,
-        @errors, @input, @output, jsonb(@latencyBins), jsonb(@firstTokenBins))`,
-  );
+function usageUpsert(): string {
+  const values = USAGE_ROWS.map(({ level, granularity, bucketSeconds }) => {
+    const kept = (dimension: UsageDimension) =>
+      LEVEL_DIMENSIONS[level].includes(dimension) ? `@${dimension}` : "''";
+    return `(@account, '${level}', ${bucketSeconds}, ${kept("agentId")}, @${granularity}, ${kept("userId")},
+      ${kept("model")}, ${kept("apiKeyId")}, @messages, @errors, @input, @output, jsonb(@latencyBins),
+      jsonb(@firstTokenBins))`;
+  });
   const bump = (column: string, path: string) =>
     `CASE WHEN ${path} IS NULL THEN ${column}
       ELSE jsonb_set(${column}, ${path}, coalesce(${column} ->> ${path}, 0) + 1) END`;
@@ -633,6 +658,7 @@ const ALL_WIDTHS = quoted(Object.values(BUCKET_SECONDS));
 
 function usageStatements(db: Database.Database) {
   return {
+    addUsage: db.prepare<[UsageParams]>(usageUpsert()),
     // The account's rows add up its agents' rows of the same bucket: take this agent's share away.
     subtractAgentUsage: db.prepare<[{ account: string; agent: string }]>(
       `UPDATE usage_rollups AS total SET

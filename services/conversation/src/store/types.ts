@@ -199,6 +199,11 @@ export interface ConversationStore {
    * outbox, in one transaction; false (nothing stored, no event) when the agent has been purged.
    */
   recordCall(call: CallRecord, events?: readonly NewOutboxEvent[]): Promise<boolean>;
+  /**
+   * Records many calls as `recordCall` records each (record and usage rollups; no events), in one transaction:
+   * bulk loads, such as the benchmark's million sends. Calls of purged agents are left out.
+   */
+  recordCalls(calls: readonly CallRecord[]): Promise<void>;
   /** The oldest events of the outbox, at most `limit`, in the order they were written. */
   pendingEvents(limit: number): Promise<OutboxEvent[]>;
   /** Removes events from the outbox once they have been published; seqs no longer there are passed over. */

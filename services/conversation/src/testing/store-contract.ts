@@ -1248,6 +1248,37 @@ function usageContract(fresh: () => Promise<ConversationStore>): void {
       }
     });
 
+    it("records many calls in one go as recordCall records each, leaving out a purged agent's", async () => {
+      const store = await fresh();
+      const reference = await fresh();
+      await store.purgeAgent("acct_A", "agt_C");
+      const calls = mixedCalls(150, 53);
+      await store.recordCalls(calls);
+      const kept = calls.filter((c) => c.agentId !== "agt_C");
+      for (const c of kept) expect(await reference.recordCall(c)).toBe(true);
+
+      for (const agentId of ["agt_A", "agt_B", "agt_C"]) {
+        expect(await store.listCalls("acct_A", agentId)).toEqual(
+          await reference.listCalls("acct_A", agentId),
+        );
+      }
+      expect(await store.listCalls("acct_A", "agt_C")).toEqual([]);
+      const range = {
+        accountId: "acct_A",
+        from: new Date("2026-03-10T19:00:00Z"),
+        to: new Date("2026-03-11T05:00:00Z"),
+      };
+      for (const granularity of ["hour", "day"] as const) {
+        for (const groupBy of [[], ["agentId", "userId", "model", "apiKeyId"]] as UsageDimension[][]) {
+          const request = { ...range, granularity, groupBy };
+          const report = await store.getUsage(request);
+          expect(report).toEqual(await reference.getUsage(request));
+          expectReport(report, kept, request, `${granularity} by [${groupBy}], recorded in one go`);
+        }
+      }
+      await store.recordCalls([]);
+    });
+
     it("refuses an empty range, too many buckets and unknown dimensions, naming the field", async () => {
       const store = await fresh();
       const at = (iso: string) => new Date(iso);

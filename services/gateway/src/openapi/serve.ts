@@ -1,8 +1,9 @@
+/// <reference path="./swagger-ui-dist.d.ts" />
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { AppError } from "@agentry/errors";
 import type { Router } from "@koa/router";
+import rendererDir from "swagger-ui-dist/absolute-path.js";
 import type { GatewayState } from "../context.js";
 import type { ServedProviders } from "../providers.js";
 import {
@@ -14,8 +15,13 @@ import {
   openApiPath,
 } from "./document.js";
 
-/** The renderer's files, from the installed `swagger-ui-dist` package: no CDN, so the page works offline. */
-const RENDERER_DIR = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+/**
+ * The renderer's files, from the installed `swagger-ui-dist` package: no CDN, so the page works offline. Found
+ * by the package itself (an import, which a bundle keeps pointing at the package, wherever the bundle runs from),
+ * not by resolving its name from this module, which fails from the bundle of a deployable that does not depend on
+ * it (apps/server).
+ */
+const RENDERER_DIR = rendererDir();
 
 const DOCS_TITLE = "Agentry API reference";
 

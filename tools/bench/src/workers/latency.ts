@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { Agent, request } from "node:http";
 
 /**
@@ -8,11 +9,15 @@ import { Agent, request } from "node:http";
  */
 export interface Target {
   url: string;
+  /** POST by default (with `body`); GET sends no body. */
+  method?: "GET" | "POST";
   headers: Record<string, string>;
-  body: string;
+  body?: string;
   mode: "json" | "first-text";
   /** What marks the first text event in the stream. */
   marker?: string;
+  /** Sends a new `Idempotency-Key` with each request. */
+  idempotencyKeys?: boolean;
 }
 
 interface Input {
@@ -25,7 +30,19 @@ interface Input {
 
 const input = JSON.parse(process.argv[2]!) as Input;
 
+const run = randomBytes(6).toString("hex");
+let sent = 0;
+
 function once(target: Target, url: URL, keepAlive: Agent): Promise<number> {
+  const method = target.method ?? "POST";
+  const body = method === "POST" ? (target.body ?? "") : undefined;
+  const headers: Record<string, string | number> = { ...target.headers };
+  if (body !== undefined) {
+    headers["content-type"] = "application/json";
+    headers["content-length"] = Buffer.byteLength(body);
+  }
+  sent += 1;
+  if (target.idempotencyKeys) headers["idempotency-key"] = `bench-${run}-${sent}`;
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let firstAt: number | undefined;
@@ -34,17 +51,14 @@ function once(target: Target, url: URL, keepAlive: Agent): Promise<number> {
       {
         host: url.hostname,
         port: url.port,
-        path: url.pathname,
-        method: "POST",
+        path: url.pathname + url.search,
+        method,
         agent: keepAlive,
-        headers: {
-          ...target.headers,
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(target.body),
-        },
+        headers,
       },
       (res) => {
-        if (res.statusCode !== 200) reject(new Error(`${target.url}: status ${res.statusCode}`));
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status > 299) reject(new Error(`${target.url}: status ${status}`));
         res.setEncoding("utf8");
         res.on("data", (chunk: string) => {
           if (firstAt === undefined && target.mode === "first-text") {
@@ -60,7 +74,7 @@ function once(target: Target, url: URL, keepAlive: Agent): Promise<number> {
       },
     );
     req.on("error", reject);
-    req.end(target.body);
+    req.end(body);
   });
 }
 
