@@ -190,7 +190,7 @@ describe("SQLite registry schema version 5", () => {
         ["acct_A", "inactive"],
         ["acct_B", "error"],
       ];
-      rows.forEach(([owner, status], i) => agent.run(`agt_${i}`, owner, status, at, at));
+      for (const [i, [owner, status]] of rows.entries()) agent.run(`agt_${i}`, owner, status, at, at);
       v4.close();
 
       const store = await openRegistryStore({ dataDir });
