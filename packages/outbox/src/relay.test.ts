@@ -132,6 +132,22 @@ describe("OutboxRelay", () => {
     expect(outbox.rows).toEqual([]);
   });
 
+  it("drains on the event loop's next turn, after what the caller does in its own", async () => {
+    const outbox = new MemoryOutbox();
+    outbox.add(1);
+    const relay = relayOf(
+      outbox,
+      wholeBatches(async () => {}),
+    );
+    relay.kick();
+    // The caller's turn: its promise callbacks (a reply on its way) run before the outbox is read.
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(outbox.reads).toBe(0);
+    await relay.settle();
+    expect(outbox.reads).toBeGreaterThan(0);
+    expect(outbox.rows).toEqual([]);
+  });
+
   it("never runs two drains at once; a kick during a drain asks for one more after it", async () => {
     const outbox = new MemoryOutbox();
     outbox.add(1);

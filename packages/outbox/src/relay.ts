@@ -85,20 +85,28 @@ export class OutboxRelay<E> {
     this.timer.unref();
   }
 
-  /** Asks for a drain soon; drains never overlap. */
+  /**
+   * Asks for a drain soon; drains never overlap. The drain starts on the event loop's next turn, not within the
+   * caller's: a change is kicked for right after its commit, and reading the outbox, publishing and the durable
+   * delete of what was published would otherwise run before the caller's answer (a reply, a created agent) has
+   * left, each blocking the loop for as long as its database call takes.
+   */
   kick(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.drain().finally(() => {
-      this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    const nextTurn = new Promise<void>((resolve) => setImmediate(resolve));
+    this.running = nextTurn
+      .then(() => (this.stopped ? undefined : this.drain()))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   /** Resolves once the outbox holds nothing deliverable, or a delivery failed (for tests and shutdown). */
