@@ -37,5 +37,6 @@ export {
   TIERS,
   type Tier,
 } from "./plans.js";
+export { openSealed, type Sealed, sealBytes } from "./seal.js";
 export { SizedLru } from "./sized-lru.js";
 export { WEBHOOK_BOUNDS } from "./webhooks.js";

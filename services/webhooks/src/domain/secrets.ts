@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { openSealed, sealBytes } from "@agentry/core";
 
 /**
  * How endpoint secrets are kept. They must be kept whole, since deliveries are signed with them. With a key
@@ -24,26 +24,19 @@ export class SecretBox {
   /** The stored form of a secret: `v1.<iv>.<ciphertext>.<tag>` (base64) with a key, the secret itself without. */
   seal(endpointId: string, secret: string): string {
     if (!this.key) return secret;
-    const iv = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
-    cipher.setAAD(Buffer.from(endpointId));
-    const sealed = Buffer.concat([cipher.update(secret, "utf8"), cipher.final()]);
-    const parts = [iv, sealed, cipher.getAuthTag()].map((part) => part.toString("base64"));
-    return ["v1", ...parts].join(".");
+    const { iv, ciphertext, tag } = sealBytes(this.key, secret, endpointId);
+    return ["v1", ...[iv, ciphertext, tag].map((part) => part.toString("base64"))].join(".");
   }
 
   /** The secret of a stored form; throws when it is sealed and this box has no key, or the wrong one. */
   open(endpointId: string, stored: string): string {
     if (!stored.startsWith("v1.")) return stored;
     if (!this.key) throw new Error("the secret is encrypted and WEBHOOK_SECRETS_KEY is not configured");
-    const [iv, sealed, tag] = stored
+    const [iv, ciphertext, tag] = stored
       .split(".")
       .slice(1)
       .map((part) => Buffer.from(part, "base64"));
-    if (!iv || !sealed || !tag) throw new Error("the stored secret is malformed");
-    const decipher = createDecipheriv("aes-256-gcm", this.key, iv);
-    decipher.setAAD(Buffer.from(endpointId));
-    decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(sealed), decipher.final()]).toString("utf8");
+    if (!iv || !ciphertext || !tag) throw new Error("the stored secret is malformed");
+    return openSealed(this.key, { iv, ciphertext, tag }, endpointId).toString("utf8");
   }
 }
