@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from "node:crypto";
+import { createHash, hkdfSync } from "node:crypto";
+import { openSealed, sealBytes, sha256Hex } from "@agentry/core";
 import { AppError, httpStatusOf } from "@agentry/errors";
 import { IdempotencyOutcome } from "@agentry/proto";
 import type { Middleware, ParameterizedContext } from "koa";
@@ -51,8 +52,8 @@ export function idempotency(
     (route.concurrency ? gateway.config.MESSAGE_TIMEOUT_MS : gateway.config.RPC_TIMEOUT_MS) + LEASE_MARGIN_MS;
 
   return async (ctx, next) => {
+    if (ctx.headers["idempotency-key"] === undefined) return next();
     const key = ctx.get(IDEMPOTENCY_HEADER);
-    if (key === "" && ctx.headers["idempotency-key"] === undefined) return next();
     if (key.length > KEY_MAX_LENGTH || !KEY_PATTERN.test(key)) {
       throw new AppError(
         "INVALID_REQUEST",
@@ -62,12 +63,9 @@ export function idempotency(
         },
       );
     }
-    const principal = ctx.state.principal!;
-    const keyHash = createHash("sha256").update(key).digest("hex");
-    const rpc = {
-      headers: { "x-request-id": ctx.state.requestId },
-      timeoutMs: gateway.config.RPC_TIMEOUT_MS,
-    };
+    const handlerInput = input(ctx);
+    const { principal, rpc } = handlerInput;
+    const keyHash = sha256Hex(key);
     const begun = await gateway.idempotency.beginRequest(
       {
         accountId: principal.accountId,
@@ -77,11 +75,9 @@ export function idempotency(
       },
       rpc,
     );
-    const sealing = sealingKey(key, principal.accountId);
-
     switch (begun.outcome) {
       case IdempotencyOutcome.STORED:
-        return replay(input(ctx), route, begun.response!, sealing);
+        return replay(handlerInput, route, begun.response!, sealingKey(key, principal.accountId));
       case IdempotencyOutcome.IN_USE:
         throw new AppError(
           "IDEMPOTENCY_KEY_IN_USE",
@@ -135,7 +131,14 @@ export function idempotency(
       };
       throw error;
     } finally {
-      await settle(gateway, principal.accountId, keyHash, kept, sealing, rpc);
+      await settle(
+        gateway,
+        principal.accountId,
+        keyHash,
+        kept,
+        () => sealingKey(key, principal.accountId),
+        rpc,
+      );
     }
   };
 }
@@ -150,13 +153,13 @@ async function settle(
   accountId: string,
   keyHash: string,
   kept: { status: number; response: KeptResponse } | null,
-  sealing: Buffer,
-  rpc: { headers: Record<string, string>; timeoutMs: number },
+  sealing: () => Buffer,
+  rpc: HandlerInput["rpc"],
 ): Promise<void> {
   try {
     if (kept && keeps(kept.status)) {
       await gateway.idempotency.completeRequest(
-        { accountId, keyHash, status: kept.status, sealed: seal(kept.response, sealing) },
+        { accountId, keyHash, status: kept.status, sealed: seal(kept.response, sealing()) },
         rpc,
       );
     } else {
@@ -213,20 +216,21 @@ function sealingKey(key: string, accountId: string): Buffer {
   return Buffer.from(hkdfSync("sha256", key, accountId, "agentry idempotent response", 32));
 }
 
+// Stored as nonce (12 bytes), tag (16 bytes), ciphertext.
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 function seal(response: KeptResponse, key: Buffer): Uint8Array {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(response), "utf-8"), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]);
+  const { iv, tag, ciphertext } = sealBytes(key, JSON.stringify(response));
+  return Buffer.concat([iv, tag, ciphertext]);
 }
 
 function unseal(sealed: Uint8Array, key: Buffer): KeptResponse {
   const bytes = Buffer.from(sealed);
-  const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, IV_BYTES));
-  decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-  const plain = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+  const plain = openSealed(key, {
+    iv: bytes.subarray(0, IV_BYTES),
+    tag: bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES),
+    ciphertext: bytes.subarray(IV_BYTES + TAG_BYTES),
+  });
   return JSON.parse(plain.toString("utf-8")) as KeptResponse;
 }
