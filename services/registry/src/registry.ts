@@ -1,3 +1,4 @@
+import { type Repetition, removeInBatches, repeatEvery } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
 import {
@@ -130,27 +131,12 @@ const SWEEP_BATCH = 1000;
  * Removes expired Idempotency-Key records in the background (lookups already ignore them; this only keeps the
  * table small). Every registry instance sweeps; batches skip rows another is removing.
  */
-function sweepIdempotencyKeys(store: RegistryStore, logger: Logger): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  const sweep = async () => {
+function sweepIdempotencyKeys(store: RegistryStore, logger: Logger): Repetition {
+  return repeatEvery(SWEEP_INTERVAL_MS, async () => {
     try {
-      while ((await store.deleteExpiredIdempotencyKeys(SWEEP_BATCH)) === SWEEP_BATCH) {
-        // More remain: keep going.
-      }
+      await removeInBatches((limit) => store.deleteExpiredIdempotencyKeys(limit), SWEEP_BATCH);
     } catch (error) {
       logger.warn({ err: error }, "could not remove expired idempotency keys; trying again later");
     }
-  };
-  const timer = setInterval(() => {
-    running ??= sweep().finally(() => {
-      running = null;
-    });
-  }, SWEEP_INTERVAL_MS);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  });
 }

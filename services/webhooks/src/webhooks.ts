@@ -1,3 +1,4 @@
+import { type Repetition, removeInBatches, repeatEvery } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
 import { type guardedLookup, OutboundClient } from "@agentry/outbound";
@@ -133,30 +134,13 @@ function sweepExpiredEvents(
   logger: Logger,
   retentionDays: number,
   clock: Clock,
-): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  const sweep = async () => {
+): Repetition {
+  return repeatEvery(SWEEP_INTERVAL_MS, async () => {
     const before = new Date(clock() - retentionDays * DAY_MS);
     try {
-      while ((await store.deleteExpiredEvents(before, SWEEP_BATCH)) === SWEEP_BATCH) {
-        // More remain: keep going.
-      }
+      await removeInBatches((limit) => store.deleteExpiredEvents(before, limit), SWEEP_BATCH);
     } catch (error) {
       logger.warn({ err: error }, "could not remove expired webhook events; trying again later");
     }
-  };
-  const tick = () => {
-    running ??= sweep().finally(() => {
-      running = null;
-    });
-  };
-  const timer = setInterval(tick, SWEEP_INTERVAL_MS);
-  timer.unref();
-  tick();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  });
 }
