@@ -72,24 +72,17 @@ export async function sendMessage(
   const call = new Call(ctx, input, false);
   let deadline: CallDeadline | undefined;
   try {
-    let { provider, request } = await call.plan();
-    let result: ProviderResult;
-    // Each model in line gets the whole time limit: a timed-out model is what a fallback is for.
-    for (;;) {
-      deadline = new CallDeadline(signal, { totalMs: ctx.limits.timeoutMs });
-      try {
-        result = await provider.complete(request, deadline.signal);
-        break;
-      } catch (error) {
-        const failure = deadline.abortError(provider.name) ?? error;
-        const next = deadline.abortCause === "cancelled" ? null : call.fallBack(failure);
-        if (!next) throw call.finalError(failure);
-        deadline.dispose();
-        ({ provider, request } = next);
-      }
-    }
-    deadline.dispose();
-    return await call.complete(result);
+    const plan = await call.plan();
+    const answered = await call.startWithFallbacks(
+      plan,
+      () => new CallDeadline(signal, { totalMs: ctx.limits.timeoutMs }),
+      (opened) => {
+        deadline = opened;
+      },
+      (provider, request, abort) => provider.complete(request, abort),
+    );
+    answered.deadline.dispose();
+    return await call.complete(answered.started);
   } catch (error) {
     throw await call.fail(error, deadline?.abortCause === "cancelled" ? "cancelled" : "failed");
   } finally {
@@ -111,31 +104,24 @@ export async function* streamMessage(
   let deadline: CallDeadline | undefined;
   let settled = false;
   try {
-    let { provider, request } = await call.plan();
-    const open = () =>
-      new CallDeadline(signal, {
-        totalMs: ctx.limits.timeoutMs,
-        firstTokenMs: ctx.limits.firstTokenTimeoutMs,
-      });
-    deadline = open();
+    const plan = await call.plan();
+    // Until a provider has accepted the request nothing has been sent: the next model in line may answer.
+    const accepted = await call.startWithFallbacks(
+      plan,
+      () =>
+        new CallDeadline(signal, {
+          totalMs: ctx.limits.timeoutMs,
+          firstTokenMs: ctx.limits.firstTokenTimeoutMs,
+        }),
+      (opened) => {
+        deadline = opened;
+      },
+      (provider, request, abort) => provider.stream(request, abort),
+    );
+    const { provider, deadline: current } = accepted;
     let text = "";
     let done: Omit<ProviderResult, "text"> | undefined;
     try {
-      // Until a provider has accepted the request nothing has been sent: the next model in line may answer.
-      let events: Awaited<ReturnType<ModelProvider["stream"]>>;
-      for (;;) {
-        try {
-          events = await provider.stream(request, deadline.signal);
-          break;
-        } catch (error) {
-          const failure = deadline.abortError(provider.name) ?? error;
-          const next = deadline.abortCause === "cancelled" ? null : call.fallBack(failure);
-          if (!next) throw call.finalError(failure);
-          deadline.dispose();
-          deadline = open();
-          ({ provider, request } = next);
-        }
-      }
       yield {
         type: "started",
         messageId: call.id,
@@ -143,24 +129,24 @@ export async function* streamMessage(
         userId: input.userId,
         roomId: input.roomId,
       };
-      for await (const event of events) {
+      for await (const event of accepted.started) {
         if (event.type === "done") {
           done = event;
           continue;
         }
         if (call.firstTokenMs === null) {
           call.firstText();
-          deadline.firstToken();
+          current.firstToken();
         }
         text += event.text;
         yield { type: "delta", text: event.text };
       }
     } catch (error) {
-      throw deadline.abortError(provider.name) ?? error;
+      throw current.abortError(provider.name) ?? error;
     }
     // An aborted provider stream may end quietly, so only `done` says the reply is complete.
-    if (!done) throw deadline.abortError(provider.name) ?? incompleteError(provider.name);
-    deadline.dispose();
+    if (!done) throw current.abortError(provider.name) ?? incompleteError(provider.name);
+    current.dispose();
     const reply = await call.complete({
       text,
       model: done.model,
@@ -311,6 +297,34 @@ class Call {
       return { provider: resolved.provider, request: { model: resolved.model, ...this.prompt! } };
     }
     return null;
+  }
+
+  /**
+   * Starts the provider call (`begin`) with the agent's model, then with each model in line while the failure is
+   * one to fall back on (`fallBack`). Each attempt has a deadline of its own (`open`: a timed-out model is what a
+   * fallback is for), handed to `track` as it is opened, so that the caller can cancel or dispose the current one
+   * whatever happens. Answers what was started, by which provider, under which deadline.
+   */
+  async startWithFallbacks<T>(
+    first: { provider: ModelProvider; request: ProviderRequest },
+    open: () => CallDeadline,
+    track: (deadline: CallDeadline) => void,
+    begin: (provider: ModelProvider, request: ProviderRequest, signal: AbortSignal) => Promise<T>,
+  ): Promise<{ started: T; provider: ModelProvider; deadline: CallDeadline }> {
+    let { provider, request } = first;
+    for (;;) {
+      const deadline = open();
+      track(deadline);
+      try {
+        return { started: await begin(provider, request, deadline.signal), provider, deadline };
+      } catch (error) {
+        const failure = deadline.abortError(provider.name) ?? error;
+        const next = deadline.abortCause === "cancelled" ? null : this.fallBack(failure);
+        if (!next) throw this.finalError(failure);
+        deadline.dispose();
+        ({ provider, request } = next);
+      }
+    }
   }
 
   /**
