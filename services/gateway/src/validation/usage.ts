@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { NUL_FREE_PATTERN } from "../http/body.js";
 import { conversationPart } from "./history.js";
 
 /*
@@ -45,15 +44,6 @@ const groupBy = z
   })
   .optional();
 
-const id = (description: string) =>
-  z
-    .string(once)
-    .min(1, "must not be empty")
-    .refine((value) => [...value].length <= 256, "must be at most 256 characters")
-    .refine((value) => !value.includes("\u0000"), "must not contain U+0000")
-    .meta({ description, minLength: 1, maxLength: 256, pattern: NUL_FREE_PATTERN })
-    .optional();
-
 const common = {
   from: instant(
     "The start of the range, inclusive, rounded down to the granularity. Default: `to` less 7 days.",
@@ -71,7 +61,7 @@ const common = {
 
 export const accountUsageQuery = z.strictObject({
   ...common,
-  agentId: id("Only the messages to this agent."),
+  agentId: conversationPart("Only the messages to this agent.", "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1").optional(),
 });
 export const agentUsageQuery = z.strictObject(common);
 
