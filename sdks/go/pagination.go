@@ -37,9 +37,31 @@ func (p *Page[T]) NextPage(ctx context.Context) (*Page[T], error) {
 // All iterates over every item from this page to the end of the listing, fetching the next pages as the loop
 // asks for them. A failure to fetch a page is yielded once, as the last pair.
 func (p *Page[T]) All(ctx context.Context) iter.Seq2[T, error] {
+	return walk[T](ctx, p)
+}
+
+func (p *Page[T]) items() []T { return p.Data }
+
+func (p *Page[T]) next(ctx context.Context) (pageOf[T], error) { return p.NextPage(ctx) }
+
+// paginate iterates over every item of a listing from its first page.
+func paginate[T any](ctx context.Context, first func(ctx context.Context) (*Page[T], error)) iter.Seq2[T, error] {
+	return walkFrom(ctx, func(ctx context.Context) (pageOf[T], error) { return first(ctx) })
+}
+
+// pageOf is what a walk through a listing needs of a page, numbered or cursor-paged.
+type pageOf[T any] interface {
+	items() []T
+	HasNextPage() bool
+	next(ctx context.Context) (pageOf[T], error)
+}
+
+// walk yields every item from the first page to the end of the listing, fetching each next page as the loop asks
+// for it; a failure to fetch one is yielded once, as the last pair.
+func walk[T any](ctx context.Context, first pageOf[T]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		for page := p; ; {
-			for _, item := range page.Data {
+		for page := first; ; {
+			for _, item := range page.items() {
 				if !yield(item, nil) {
 					return
 				}
@@ -47,7 +69,7 @@ func (p *Page[T]) All(ctx context.Context) iter.Seq2[T, error] {
 			if !page.HasNextPage() {
 				return
 			}
-			next, err := page.NextPage(ctx)
+			next, err := page.next(ctx)
 			if err != nil {
 				var zero T
 				yield(zero, err)
@@ -58,8 +80,8 @@ func (p *Page[T]) All(ctx context.Context) iter.Seq2[T, error] {
 	}
 }
 
-// paginate iterates over every item of a listing from its first page.
-func paginate[T any](ctx context.Context, first func(ctx context.Context) (*Page[T], error)) iter.Seq2[T, error] {
+// walkFrom walks a listing from the page `first` fetches; its failure is the only pair yielded.
+func walkFrom[T any](ctx context.Context, first func(ctx context.Context) (pageOf[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		page, err := first(ctx)
 		if err != nil {
@@ -67,7 +89,7 @@ func paginate[T any](ctx context.Context, first func(ctx context.Context) (*Page
 			yield(zero, err)
 			return
 		}
-		page.All(ctx)(yield)
+		walk(ctx, page)(yield)
 	}
 }
 
@@ -103,38 +125,16 @@ func (p *CursorPage[T]) NextPage(ctx context.Context) (*CursorPage[T], error) {
 // All iterates over every item from this page to the end of the listing, fetching the next pages as the loop
 // asks for them. A failure to fetch a page is yielded once, as the last pair.
 func (p *CursorPage[T]) All(ctx context.Context) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		for page := p; ; {
-			for _, item := range page.Data {
-				if !yield(item, nil) {
-					return
-				}
-			}
-			if !page.HasNextPage() {
-				return
-			}
-			next, err := page.NextPage(ctx)
-			if err != nil {
-				var zero T
-				yield(zero, err)
-				return
-			}
-			page = next
-		}
-	}
+	return walk[T](ctx, p)
 }
+
+func (p *CursorPage[T]) items() []T { return p.Data }
+
+func (p *CursorPage[T]) next(ctx context.Context) (pageOf[T], error) { return p.NextPage(ctx) }
 
 // paginateCursor iterates over every item of a cursor-paged listing from its first page.
 func paginateCursor[T any](ctx context.Context, first func(ctx context.Context) (*CursorPage[T], error)) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		page, err := first(ctx)
-		if err != nil {
-			var zero T
-			yield(zero, err)
-			return
-		}
-		page.All(ctx)(yield)
-	}
+	return walkFrom(ctx, func(ctx context.Context) (pageOf[T], error) { return first(ctx) })
 }
 
 // cursorStep tells how the page after n items goes on, the way the query went: toward older items (before
