@@ -37,6 +37,35 @@ class PageSpec:
     has_more_field: str
 
 
+def _pages(first: Any) -> Iterator[Any]:
+    """A page, then each page after it, fetched as the loop asks (numbered and cursor pages alike)."""
+    page = first
+    yield page
+    while page.has_next_page():
+        page = page.next_page()
+        yield page
+
+
+def _items(pages: Iterator[Any]) -> Iterator[Any]:
+    for page in pages:
+        yield from page.data
+
+
+async def _async_pages(first: Any) -> AsyncIterator[Any]:
+    """As ``_pages``, for async pages."""
+    page = first
+    yield page
+    while page.has_next_page():
+        page = await page.next_page()
+        yield page
+
+
+async def _async_items(pages: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for page in pages:
+        for item in page.data:
+            yield item
+
+
 def _next_number(spec: PageSpec, info: Mapping[str, Any], requested: Optional[int]) -> int:
     current = info.get(spec.page_parameter)
     if isinstance(current, int) and not isinstance(current, bool):
@@ -85,16 +114,11 @@ class SyncPage(Generic[T]):
 
     def iter_pages(self) -> Iterator["SyncPage[T]"]:
         """Every page from this one to the last, fetched one at a time as the loop asks for them."""
-        page: SyncPage[T] = self
-        yield page
-        while page.has_next_page():
-            page = page.next_page()
-            yield page
+        return _pages(self)
 
     def __iter__(self) -> Iterator[T]:
         """Every item from this page to the end of the listing."""
-        for page in self.iter_pages():
-            yield from page.data
+        return _items(self.iter_pages())
 
     def __repr__(self) -> str:
         return f"SyncPage(data={self.data!r}, pagination={self.pagination!r})"
@@ -134,19 +158,13 @@ class AsyncPage(Generic[T]):
             raise AgentryError("There is no next page.")
         return await self._fetch(_next_number(self._spec, self._info, self._number))
 
-    async def iter_pages(self) -> AsyncIterator["AsyncPage[T]"]:
+    def iter_pages(self) -> AsyncIterator["AsyncPage[T]"]:
         """Every page from this one to the last, fetched one at a time as the loop asks for them."""
-        page: AsyncPage[T] = self
-        yield page
-        while page.has_next_page():
-            page = await page.next_page()
-            yield page
+        return _async_pages(self)
 
-    async def __aiter__(self) -> AsyncIterator[T]:
+    def __aiter__(self) -> AsyncIterator[T]:
         """Every item from this page to the end of the listing."""
-        async for page in self.iter_pages():
-            for item in page.data:
-                yield item
+        return _async_items(self.iter_pages())
 
     def __repr__(self) -> str:
         return f"AsyncPage(data={self.data!r}, pagination={self.pagination!r})"
@@ -307,16 +325,11 @@ class SyncCursorPage(Generic[T]):
 
     def iter_pages(self) -> Iterator["SyncCursorPage[T]"]:
         """Every page from this one to the last, fetched one at a time as the loop asks for them."""
-        page: SyncCursorPage[T] = self
-        yield page
-        while page.has_next_page():
-            page = page.next_page()
-            yield page
+        return _pages(self)
 
     def __iter__(self) -> Iterator[T]:
         """Every item from this page to the end of the listing."""
-        for page in self.iter_pages():
-            yield from page.data
+        return _items(self.iter_pages())
 
     def __repr__(self) -> str:
         return f"SyncCursorPage(data={self.data!r}, pagination={self.pagination!r})"
@@ -356,19 +369,13 @@ class AsyncCursorPage(Generic[T]):
             raise AgentryError("There is no next page.")
         return await self._fetch_next()
 
-    async def iter_pages(self) -> AsyncIterator["AsyncCursorPage[T]"]:
+    def iter_pages(self) -> AsyncIterator["AsyncCursorPage[T]"]:
         """Every page from this one to the last, fetched one at a time as the loop asks for them."""
-        page: AsyncCursorPage[T] = self
-        yield page
-        while page.has_next_page():
-            page = await page.next_page()
-            yield page
+        return _async_pages(self)
 
-    async def __aiter__(self) -> AsyncIterator[T]:
+    def __aiter__(self) -> AsyncIterator[T]:
         """Every item from this page to the end of the listing."""
-        async for page in self.iter_pages():
-            for item in page.data:
-                yield item
+        return _async_items(self.iter_pages())
 
     def __repr__(self) -> str:
         return f"AsyncCursorPage(data={self.data!r}, pagination={self.pagination!r})"
