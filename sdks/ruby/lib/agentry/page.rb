@@ -1,6 +1,35 @@
 # frozen_string_literal: true
 
 module Agentry
+  # What numbered and cursor pages share: walking a listing page by page, and item by item (Enumerable), from
+  # pages that answer +data+, +next_page?+ and +next_page+.
+  module Paging
+    include Enumerable
+
+    # Yields this page and every page after it, fetching each as the loop asks for it (an Enumerator without a
+    # block).
+    def each_page
+      return enum_for(:each_page) unless block_given?
+
+      page = self
+      loop do
+        yield page
+        break unless page.next_page?
+
+        page = page.next_page
+      end
+      self
+    end
+
+    # Yields every item from this page to the end of the listing.
+    def each(&block)
+      return enum_for(:each) unless block
+
+      each_page { |page| page.data.each(&block) }
+      self
+    end
+  end
+
   # One page of a listing, and an Enumerable of every item from this page to the end of the listing: +each+,
   # +map+, +first(n)+, +lazy+ ... fetch the next pages as they go, and only as far as they need.
   #
@@ -14,7 +43,7 @@ module Agentry
   # Pages are numbered: items created or deleted while you iterate can shift between pages, so an item may be seen
   # twice or not at all.
   class Page
-    include Enumerable
+    include Paging
 
     # The items of this page.
     attr_reader :data
@@ -43,29 +72,6 @@ module Agentry
       @fetch_page.call(@page_number + 1)
     end
 
-    # Yields this page and every page after it, fetching each as the loop asks for it (an Enumerator without a
-    # block).
-    def each_page
-      return enum_for(:each_page) unless block_given?
-
-      page = self
-      loop do
-        yield page
-        break unless page.next_page?
-
-        page = page.next_page
-      end
-      self
-    end
-
-    # Yields every item from this page to the end of the listing.
-    def each(&block)
-      return enum_for(:each) unless block
-
-      each_page { |page| page.data.each(&block) }
-      self
-    end
-
     def inspect
       "#<#{self.class.name} page=#{@page_number} items=#{@data.size} next_page?=#{next_page?}>"
     end
@@ -83,7 +89,7 @@ module Agentry
   #   page.each { |message| puts message.text }     # every message of every page
   #   page.each_page { |p| puts p.next_cursor }     # page by page
   class CursorPage
-    include Enumerable
+    include Paging
 
     # The items of this page.
     attr_reader :data
@@ -112,29 +118,6 @@ module Agentry
       raise Error, "There is no next page." unless next_page?
 
       @fetch_next.call
-    end
-
-    # Yields this page and every page after it, fetching each as the loop asks for it (an Enumerator without a
-    # block).
-    def each_page
-      return enum_for(:each_page) unless block_given?
-
-      page = self
-      loop do
-        yield page
-        break unless page.next_page?
-
-        page = page.next_page
-      end
-      self
-    end
-
-    # Yields every item from this page to the end of the listing.
-    def each(&block)
-      return enum_for(:each) unless block
-
-      each_page { |page| page.data.each(&block) }
-      self
     end
 
     def inspect
