@@ -140,12 +140,12 @@ until_probe() { # until_probe URL: waits up to 90 s for the probe to pass
   for _ in $(seq 1 90); do probe "$1" 1000 2>/dev/null && return 0; sleep 1; done
   probe "$1" 1000
 }
-start() { # start NAME VAR=VALUE...: a service as the image runs it, JSON logs in $work/NAME.log
-  local name=$1
+start() { # start NAME[:LOG] VAR=VALUE...: a service as the image runs it, JSON logs in $work/LOG.log (LOG: NAME)
+  local name=${1%%:*} log=${1#*:}
   shift
-  env "$@" LOG_FORMAT=json DATA_DIR="$work/data" node --import tsx "services/$name/src/main.ts" >"$work/$name.log" 2>&1 &
+  env "$@" LOG_FORMAT=json DATA_DIR="$work/data" node --import tsx "services/$name/src/main.ts" >"$work/$log.log" 2>&1 &
   pids+=($!)
-  eval "${name}_pid=$!"
+  eval "${log}_pid=$!"
 }
 drain_behind_load_balancer() { # LB_PORT GATEWAY_PID: 8 s of requests through the balancer, the gateway stopped after 2 s
   (sleep 2 && kill -TERM "$2") &
@@ -189,10 +189,8 @@ else
   start webhooks HOST=127.0.0.1 WEBHOOKS_PORT="$webhooks_port"
   for n in 1 2; do
     port_var=gateway${n}_port
-    start gateway HOST=127.0.0.1 PORT="${!port_var}" REGISTRY_URL="http://127.0.0.1:$registry_port" \
+    start "gateway:gateway$n" HOST=127.0.0.1 PORT="${!port_var}" REGISTRY_URL="http://127.0.0.1:$registry_port" \
       CONVERSATION_URL="http://127.0.0.1:$conversation_port" WEBHOOKS_URL="http://127.0.0.1:$webhooks_port"
-    eval "gateway${n}_pid=\$gateway_pid"
-    mv "$work/gateway.log" "$work/gateway$n.log" 2>/dev/null
   done
   # The compose load balancer's own Caddyfile, pointed at the loopback gateways, on loopback, without admin port.
   sed -e "s/gateway-1:8080/127.0.0.1:$gateway1_port/; s/gateway-2:8080/127.0.0.1:$gateway2_port/" \
