@@ -2,7 +2,8 @@
  * The walls of the repository, as rules: the direction of imports is the architecture (see README, "Layout").
  * `pnpm lint` runs them; an import across a wall fails with the rule's name and its comment.
  *
- *   apps, tools → services → packages;  services never import each other;  packages import only packages;
+ *   apps, tools → services → plugins → packages;  services never import each other;  packages import only
+ *   packages; a plugin imports only packages (the plugin kit above all), never another plugin;
  *   sdks import nothing of the repository.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -31,7 +32,16 @@ module.exports = {
         "services, applications, tools or SDKs.",
       severity: "error",
       from: { path: "^packages/" },
-      to: { path: "^(services|apps|tools|sdks)/" },
+      to: { path: "^(services|apps|tools|sdks|plugins)/" },
+    },
+    {
+      name: "plugins-import-only-packages",
+      comment:
+        "A plugin (plugins/*) is built on the plugin kit and the shared packages alone, so any deployable can " +
+        "install it; it never reaches into services, applications, tools, SDKs or another plugin.",
+      severity: "error",
+      from: { path: "^plugins/([^/]+)/" },
+      to: { path: "^(services|apps|tools|sdks|plugins)/", pathNot: "^plugins/$1/" },
     },
     {
       name: "apps-do-not-import-tools",

@@ -1,0 +1,17 @@
+export {
+  Catalogue,
+  type CatalogueEntry,
+  normalisePluginSetting,
+  type PluginSetting,
+  type PluginSettingProblem,
+} from "./catalogue.js";
+export { definePlugin, defineTool, jsonSchemaOf, ToolInputError, type ToolSpec } from "./define.js";
+export type {
+  GuardedFetch,
+  JsonSchema,
+  KnowledgeHit,
+  Plugin,
+  PluginHost,
+  Tool,
+  ToolContext,
+} from "./types.js";
