@@ -18,7 +18,15 @@ import {
   start,
   waitUntilOk,
 } from "./harness.js";
-import { cpuCheckMs, describeMachine, type Report, renderReport, writeSection } from "./report.js";
+import {
+  cpuCheckMs,
+  describeMachine,
+  type Report,
+  renderAccountSize,
+  renderReport,
+  writeSection,
+} from "./report.js";
+import { accountSize } from "./scenarios/account-size.js";
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
@@ -39,6 +47,7 @@ const SCENARIOS = [
   "recording",
   "webhooks",
   "idempotency",
+  "account-size",
   "cold-start",
 ];
 const USAGE =
@@ -302,18 +311,23 @@ async function main(): Promise<void> {
     if (only.has("recording")) report.recording = await usageRecording(bench);
     if (only.has("webhooks")) report.webhooks = await webhooks(bench, providerEnv);
     if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
+    const accounts = only.has("account-size") ? await accountSize(bench, providerEnv) : undefined;
     await bench.stop();
     if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
 
     report.loadAfter = loadavg();
     report.cpuCheckAfter = cpuCheckMs();
-    const section = renderReport(report);
-    log("");
-    log(section);
-    if (!args["no-write"]) {
-      await writeSection(section);
-      log("\nwritten to docs/benchmarks.md");
+    // The account-size measures have a section of their own, so that running them alone leaves the rest.
+    const sections = [
+      ...(only.size > (accounts ? 1 : 0) ? [renderReport(report)] : []),
+      ...(accounts ? [renderAccountSize(accounts, machine, settings)] : []),
+    ];
+    for (const section of sections) {
+      log("");
+      log(section);
+      if (!args["no-write"]) await writeSection(section);
     }
+    if (!args["no-write"]) log("\nwritten to docs/benchmarks.md");
   } finally {
     await bench.stop();
     // BENCH_KEEP=1 keeps the run's directory: the services' logs and data.
