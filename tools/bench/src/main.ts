@@ -24,12 +24,14 @@ import {
   type Report,
   renderAccountSize,
   renderReport,
+  renderScaledOut,
   writeSection,
 } from "./report.js";
 import { accountSize } from "./scenarios/account-size.js";
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
+import { scaledOut } from "./scenarios/scaled-out.js";
 import { usageQueries } from "./scenarios/usage.js";
 import { webhooks } from "./scenarios/webhooks.js";
 import type { Target } from "./workers/latency.js";
@@ -48,6 +50,7 @@ const SCENARIOS = [
   "webhooks",
   "idempotency",
   "account-size",
+  "scaled-out",
   "cold-start",
 ];
 const USAGE =
@@ -312,15 +315,19 @@ async function main(): Promise<void> {
     if (only.has("webhooks")) report.webhooks = await webhooks(bench, providerEnv);
     if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
     const accounts = only.has("account-size") ? await accountSize(bench, providerEnv) : undefined;
+    const scaled = only.has("scaled-out") ? await scaledOut(bench, providerEnv) : undefined;
     await bench.stop();
     if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
 
     report.loadAfter = loadavg();
     report.cpuCheckAfter = cpuCheckMs();
-    // The account-size measures have a section of their own, so that running them alone leaves the rest.
+    // The account-size and scaled-out measures have sections of their own, so that running them alone leaves
+    // the rest.
+    const ownSections = ["account-size", "scaled-out"].filter((name) => only.has(name)).length;
     const sections = [
-      ...(only.size > (accounts ? 1 : 0) ? [renderReport(report)] : []),
+      ...(only.size > ownSections ? [renderReport(report)] : []),
       ...(accounts ? [renderAccountSize(accounts, machine, settings)] : []),
+      ...(scaled ? [renderScaledOut(scaled, machine, settings)] : []),
     ];
     for (const section of sections) {
       log("");

@@ -7,6 +7,7 @@ import type { AccountSizeRow } from "./scenarios/account-size.js";
 import type { HistoryResult } from "./scenarios/history.js";
 import type { IdempotencyResult } from "./scenarios/idempotency.js";
 import type { RecordingResult } from "./scenarios/recording.js";
+import type { ScaledOutResult } from "./scenarios/scaled-out.js";
 import type { UsageResult } from "./scenarios/usage.js";
 import type { WebhooksResult } from "./scenarios/webhooks.js";
 
@@ -324,6 +325,41 @@ export function renderAccountSize(accounts: AccountSizeRow[], machine: string, s
     "| Measure | Agentry | Baseline | Ratio / added | Target | Met |",
     "| --- | --- | --- | --- | --- | --- |",
     ...rows,
+  ].join("\n");
+}
+
+/** The scaled-out system under load on two gateways at once, per gateway and in total, with CPU per process. */
+export function renderScaledOut(result: ScaledOutResult, machine: string, settings: Settings): string {
+  const parts = Object.keys(result.rows[0]?.cpuMicros ?? {});
+  const label = {
+    get: "`GET /v1/agents/{id}`",
+    list: "`GET /v1/agents` (20)",
+    create: "`POST /v1/agents`",
+    message: "`POST .../messages`",
+  };
+  const perGateway = (r: ScaledOutResult["rows"][number]) =>
+    r.gateways.map((g) => `${Math.round(g.requestsPerSecond)} req/s, p50 ${ms(g.p50Ms)}, p99 ${ms(g.p99Ms)}`);
+  return [
+    "## Scaled out",
+    "",
+    'The system as the README\'s "Running in production" runs it, on loopback: a Postgres server and a Redis server',
+    "of the run's own (Postgres without fsync: the figures are of the services, not of a disk), the registry, the",
+    "conversation service, the webhooks service and two gateways, each its own process from its bundle, with JSON",
+    "access logs at `info`. Each request is loaded on both gateways at once, autocannon in one process per gateway;",
+    "the CPU time of every process (Postgres with its backends) over the run is divided by the requests answered.",
+    "Messages go to the zero-latency fake provider, each from a new user (a new conversation).",
+    "",
+    `- Machine: ${machine}`,
+    `- Settings: ${result.connectionsPerGateway} connections per gateway × ${settings.seconds} s (after 2 s of warm-up)`,
+    "- Reproduce: `pnpm bench --only scaled-out`",
+    "",
+    "| Request | Gateway 1 | Gateway 2 | Total | CPU per request |",
+    "| --- | --- | --- | --- | --- |",
+    ...result.rows.map((r) => {
+      const [one, two] = perGateway(r);
+      const cpu = parts.map((part) => `${part} ${Math.round(r.cpuMicros[part] ?? 0)} µs`).join(", ");
+      return `| ${label[r.name]} | ${one} | ${two} | ${Math.round(r.totalPerSecond)} req/s | ${cpu} |`;
+    }),
   ].join("\n");
 }
 
