@@ -34,6 +34,7 @@ function bundleIsCurrent() {
   return true;
 }
 
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: read when a service starts, never by a turbo task
 if (process.env.AGENTRY_FROM_SOURCES === "1") {
   const { register } = await import("tsx/esm/api");
   register();
