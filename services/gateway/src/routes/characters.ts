@@ -45,15 +45,20 @@ function presentDraft(
 /**
  * `POST /v1/agents/import`: an elizaOS character file becomes an agent (decisions.md, "Character files"). The
  * file's problems are all reported at once by JSON path; then, as on create, its provider and model must be ones
- * this deployment serves. There is no plugin catalogue yet, so every plugin name is kept disabled.
+ * this deployment serves. Plugins the catalogue has are enabled, and their configs checked as on create; others are
+ * kept disabled, with a warning.
  */
 async function importAgent(input: HandlerInput): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
   const raw = await readJsonBody(ctx);
   const { dryRun } = parseOrThrow(importCharacterQuery, ctx.query, "query parameters");
-  const result = importCharacter(raw);
+  const result = importCharacter(raw, { inCatalogue: (name) => gateway.catalogue.has(name) });
   if (!result.ok) throw invalid(result.issues);
   const { agent, warnings, fieldPaths } = result;
+  const pluginIssues = gateway.catalogue
+    .check(agent.plugins)
+    .map((problem) => ({ field: problem.field, issue: problem.message }));
+  if (pluginIssues.length > 0) throw invalid(pluginIssues);
 
   const served = await gateway.providers.get();
   if (served && (agent.modelProvider !== null || agent.model !== null)) {
@@ -104,7 +109,9 @@ async function importAgent(input: HandlerInput): Promise<void> {
  */
 async function replayImportedAgent(input: HandlerInput, agentId: string): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
-  const result = importCharacter(await readJsonBody(ctx));
+  const result = importCharacter(await readJsonBody(ctx), {
+    inCatalogue: (name) => gateway.catalogue.has(name),
+  });
   const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
   ctx.status = 201;
   ctx.body = {
