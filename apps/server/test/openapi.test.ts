@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ACCEPTED_MODEL_PROVIDERS } from "@agentry/characters";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
@@ -1090,9 +1090,11 @@ describe("every write operation", () => {
       const operationId = op.operationId as string;
       const url = route.path.replace(/:(\w+)/g, (_, name: string) => params[name as keyof typeof params]);
       const body = route.method === "DELETE" ? "" : JSON.stringify({ name: "x" });
-      const fingerprint = createHash("sha256").update(`${route.method} ${url}\n${body}`).digest("hex");
       // Another request holds each key: one the same as the call, one different.
       const [running, other] = [`running ${operationId}`, `other ${operationId}`];
+      const fingerprint = createHmac("sha256", running)
+        .update(`${route.method} ${url}\n${body}`)
+        .digest("hex");
       for (const [key, print] of [
         [running, fingerprint],
         [other, "another request"],
