@@ -6,8 +6,7 @@ import {
   type Tool,
   type ToolContext,
 } from "@agentry/plugin-kit";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { z } from "zod";
 
 const SECRET_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -52,6 +51,27 @@ interface Connection {
   signal: AbortSignal;
 }
 
+type SdkModules = {
+  Client: typeof import("@modelcontextprotocol/sdk/client/index.js").Client;
+  StreamableHTTPClientTransport: typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js").StreamableHTTPClientTransport;
+};
+let loaded: Promise<SdkModules> | undefined;
+
+/**
+ * The SDK's client, loaded at the first connection: processes that only list the catalogue (the gateways) never
+ * pay for it (about a third of a second).
+ */
+function sdk(): Promise<SdkModules> {
+  loaded ??= Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  ]).then(([client, transport]) => ({
+    Client: client.Client,
+    StreamableHTTPClientTransport: transport.StreamableHTTPClientTransport,
+  }));
+  return loaded;
+}
+
 /** What went wrong talking to the server, in words for the model; never the credential. */
 function serverError(url: string, error: unknown, token: string | undefined): Error {
   let message = error instanceof Error ? error.message : String(error);
@@ -65,6 +85,7 @@ async function withClient<T>(
   timeoutMs: number,
   use: (client: Client) => Promise<T>,
 ): Promise<T> {
+  const { Client, StreamableHTTPClientTransport } = await sdk();
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
     fetch: (url, init) =>
       connection.fetch(url, {
