@@ -146,6 +146,24 @@ describe("agents' plugins", () => {
       { field: "plugins[1]", issue: expect.stringContaining("not in the plugin catalogue") },
     ]);
   });
+
+  it("keeps an installed plugin whose config its schema refuses disabled on import, with a warning", async () => {
+    const res = await h.request<{
+      data: { plugins: unknown[] };
+      warnings: { field: string; issue: string }[];
+    }>("POST", "/v1/agents/import?dryRun=true", {
+      key: tenant.key,
+      body: { name: "Eliza", bio: "A helper.", plugins: ["knowledge", "http"] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.plugins).toEqual(["knowledge", { name: "http", enabled: false, config: {} }]);
+    expect(res.body.warnings).toEqual([
+      {
+        field: "plugins[1]",
+        issue: expect.stringMatching(/^its configuration does not suit the plugin \(config\.allow /),
+      },
+    ]);
+  });
 });
 
 describe("agent secrets", () => {
