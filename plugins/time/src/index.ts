@@ -29,7 +29,10 @@ const UNITS = ["years", "months", "weeks", "days", "hours", "minutes", "seconds"
 
 const duration = z
   .object(Object.fromEntries(UNITS.map((unit) => [unit, z.number().int().min(-1e6).max(1e6).optional()])))
-  .partial() as z.ZodType<Partial<Record<(typeof UNITS)[number], number>>>;
+  .partial()
+  .refine((amounts) => Object.values(amounts).some((amount) => amount !== undefined), {
+    message: `must give an amount of at least one of ${UNITS.join(", ")}`,
+  }) as z.ZodType<Partial<Record<(typeof UNITS)[number], number>>>;
 
 /** A moment as a tool takes it: a date, a date-time in the zone, a date-time with an offset or `Z`, or a zoned one. */
 type Moment = { kind: "date"; date: Temporal.PlainDate } | { kind: "zoned"; value: Temporal.ZonedDateTime };

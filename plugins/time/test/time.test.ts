@@ -64,6 +64,12 @@ describe("add_duration", () => {
     ).resolves.toMatchObject({ iso: "2025-03-29T13:30:00+00:00[UTC]" });
   });
 
+  it("needs an amount of some unit", async () => {
+    await expect(tool("add_duration").call({ date: "2025-01-01", duration: {} }, context())).rejects.toThrow(
+      /duration: must give an amount of at least one of years/,
+    );
+  });
+
   it("says what a date must look like", async () => {
     await expect(
       tool("add_duration").call({ date: "next tuesday", duration: { days: 1 } }, context()),
