@@ -3,7 +3,8 @@
  * `pnpm lint` runs them; an import across a wall fails with the rule's name and its comment.
  *
  *   apps, tools → services → plugins → packages;  services never import each other;  packages import only
- *   packages; a plugin imports only packages (the plugin kit above all), never another plugin;
+ *   packages; a plugin imports only packages (the plugin kit above all), never another plugin (but
+ *   plugins/builtin, the one list of them);
  *   sdks import nothing of the repository.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -40,8 +41,17 @@ module.exports = {
         "A plugin (plugins/*) is built on the plugin kit and the shared packages alone, so any deployable can " +
         "install it; it never reaches into services, applications, tools, SDKs or another plugin.",
       severity: "error",
-      from: { path: "^plugins/([^/]+)/" },
+      from: { path: "^plugins/([^/]+)/", pathNot: "^plugins/builtin/" },
       to: { path: "^(services|apps|tools|sdks|plugins)/", pathNot: "^plugins/$1/" },
+    },
+    {
+      name: "only-the-builtin-list-gathers-plugins",
+      comment:
+        "plugins/builtin (@agentry/plugins) is the one list of the built-in plugins that the deployables install: " +
+        "it alone imports other plugins, and like them it never reaches into services, applications, tools or SDKs.",
+      severity: "error",
+      from: { path: "^plugins/builtin/" },
+      to: { path: "^(services|apps|tools|sdks)/" },
     },
     {
       name: "apps-do-not-import-tools",

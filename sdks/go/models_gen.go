@@ -198,6 +198,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 404, true
 	case ErrorCodeDeliveryNotFound:
 		return 404, true
+	case ErrorCodeSecretNotFound:
+		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
 	case ErrorCodeAgentInactive:
@@ -255,7 +257,10 @@ type Agent struct {
 	// The model to use; `null`: the provider's default.
 	Model *string `json:"model"`
 
-	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+	// Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+	// config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+	// plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+	// disabled plugin is kept as given, known or not, and does nothing.
 	Plugins []AgentPlugin `json:"plugins"`
 
 	// `active` (new agents), `inactive` (refuses messages), or `error` (set by the service after a lasting
@@ -312,7 +317,10 @@ type AgentDraft struct {
 	// The model to use; `null`: the provider's default.
 	Model *string `json:"model"`
 
-	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+	// Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+	// config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+	// plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+	// disabled plugin is kept as given, known or not, and does nothing.
 	Plugins []AgentPlugin `json:"plugins"`
 }
 
@@ -719,7 +727,10 @@ type CreateAgentParams struct {
 	// named or is the default provider.
 	Model *string `json:"model,omitzero"`
 
-	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+	// Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+	// config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+	// plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+	// disabled plugin is kept as given, known or not, and does nothing.
 	Plugins []AgentPlugin `json:"plugins,omitzero"`
 }
 
@@ -1057,7 +1068,10 @@ type UpdateAgentParams struct {
 	// can state.
 	Model Nullable[string] `json:"model,omitzero"`
 
-	// Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+	// Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+	// config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+	// plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+	// disabled plugin is kept as given, known or not, and does nothing.
 	Plugins []AgentPlugin `json:"plugins,omitzero"`
 
 	// `active` or `inactive`. `error` is set only by the service.

@@ -37,7 +37,8 @@ def before_call(context, case, kwargs):
     a past one is refused with 400, which the schema, knowing no clock, calls valid. A cursor-paged list's query
     keeps the rules between its parameters (`keep_history_rules`), a usage query its range's
     (`keep_usage_rules`). A webhook URL the schema accepts goes to the run's sink (`keep_webhook_rules`). Every
-    valid Idempotency-Key is a new one (`keep_idempotency_rules`)."""
+    valid Idempotency-Key is a new one (`keep_idempotency_rules`). An agent's generated plugins are disabled
+    (`keep_plugin_rules`)."""
     keep_idempotency_rules(case.headers)
     if isinstance(kwargs, dict):
         keep_idempotency_rules(kwargs.get("headers"))
@@ -46,6 +47,8 @@ def before_call(context, case, kwargs):
         keep_history_rules(case.query, listed.get(key, set()))
     if (case.operation.method.upper(), case.operation.path) in WEBHOOK_WRITES:
         keep_webhook_rules(case.body, WEBHOOK_SINK)
+    if (case.operation.method.upper(), case.operation.path) in AGENT_WRITES:
+        keep_plugin_rules(case.body)
     if case.operation.method.upper() == "GET" and case.operation.path in USAGE_QUERIES and isinstance(case.query, dict):
         keep_usage_rules(case.query, datetime.now(timezone.utc))
     if case.operation.method.upper() != "POST" or case.operation.path != "/v1/api-keys":
@@ -124,6 +127,29 @@ def history_list_key(case) -> tuple[str, str] | None:
         return None
     scope = (case.path_parameters or {}).get(HISTORY_LISTS[case.operation.path])
     return (case.operation.path, scope) if isinstance(scope, str) else None
+
+
+# Agents' plugins (decisions.md, "Plugins and tools"): an enabled plugin must be one the deployment installs, with a
+# config its plugin's schema accepts, which the document states in words (the catalogue is `GET /v1/plugins`). Each
+# generated plugin is made disabled, which any name and config may be, unless it is a bare name of a plugin whose
+# default config will do; only a valid `enabled` is changed, so a violation of the schema stays one.
+AGENT_WRITES = {("POST", "/v1/agents"), ("PATCH", "/v1/agents/{agentId}")}
+PLUGINS_BY_NAME = {"time", "calculator", "knowledge"}
+
+
+def keep_plugin_rules(body: object) -> None:
+    """Disables each plugin item of a body, keeping bare names of plugins that need no config."""
+    if not isinstance(body, dict) or not isinstance(body.get("plugins"), list):
+        return
+    body["plugins"] = [disabled_plugin(item) for item in body["plugins"]]
+
+
+def disabled_plugin(item: object) -> object:
+    if isinstance(item, str):
+        return item if item in PLUGINS_BY_NAME else {"name": item, "enabled": False}
+    if isinstance(item, dict) and isinstance(item.get("enabled", False), bool):
+        return {**item, "enabled": False}
+    return item
 
 
 # Webhook endpoints (decisions.md, "Webhooks"): a URL must be one the service may call, which it checks by

@@ -9,6 +9,7 @@ from hooks import (
     future,
     keep_history_rules,
     keep_idempotency_rules,
+    keep_plugin_rules,
     keep_usage_rules,
     keep_webhook_rules,
     webhook_url_valid,
@@ -161,3 +162,24 @@ def test_gives_every_valid_idempotency_key_a_new_value_and_leaves_invalid_ones()
         headers = {"idempotency-key": bad}
         keep_idempotency_rules(headers)
         assert headers == {"idempotency-key": bad}
+
+
+def test_disables_generated_plugins_but_bare_names_that_need_no_config():
+    body = {"plugins": ["time", "web-search", {"name": "http"}, {"name": "mcp", "enabled": True, "config": {}}]}
+    keep_plugin_rules(body)
+    assert body["plugins"] == [
+        "time",
+        {"name": "web-search", "enabled": False},
+        {"name": "http", "enabled": False},
+        {"name": "mcp", "enabled": False, "config": {}},
+    ]
+
+
+def test_leaves_plugin_items_that_break_the_schema_to_be_refused():
+    body = {"plugins": [{"name": "x", "enabled": "yes"}, 5, None]}
+    keep_plugin_rules(body)
+    assert body["plugins"] == [{"name": "x", "enabled": "yes"}, 5, None]
+    for other in [{"plugins": "none"}, {"name": "a"}, []]:
+        before = json.dumps(other)
+        keep_plugin_rules(other)
+        assert json.dumps(other) == before

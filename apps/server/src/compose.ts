@@ -3,8 +3,10 @@ import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
 import { Metrics, rpcInterceptors } from "@agentry/observability";
 import { publishWith } from "@agentry/outbox";
+import { Catalogue } from "@agentry/plugin-kit";
+import { builtinPlugins } from "@agentry/plugins";
 import { ConversationService, WebhookService } from "@agentry/proto";
-import { buildRegistry } from "@agentry/registry";
+import { buildRegistry, secretsKeyFor } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
 import { buildWebhooks } from "@agentry/webhooks";
 import { createClient, type Transport } from "@connectrpc/connect";
@@ -117,6 +119,7 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
       logger: logger.child({ component: "registry" }),
+      secretsKey: secretsKeyFor({ secretsKey: config.secretsKey, dataDir: config.dataDir, logger }),
       purgeAgent: async (accountId, agentId) => {
         await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS });
       },
@@ -142,6 +145,7 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       webhooks: webhooksTransport,
     },
     dependencies,
+    catalogue: new Catalogue(builtinPlugins),
     ...(metrics ? { metrics } : {}),
   });
   return {

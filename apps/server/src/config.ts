@@ -1,12 +1,17 @@
 import { env, parseEnv, z } from "@agentry/config";
 import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
 import { type GatewayConfig, loadGatewayConfig } from "@agentry/gateway";
+import { isSecretsKey } from "@agentry/registry";
 import { loadWebhooksConfig, type WebhooksConfig } from "@agentry/webhooks";
 
 /** The variables of the services the server embeds, beyond the gateway's. */
 const storeEnvSchema = z.object({
   DATA_DIR: env.dataDir(),
   DATABASE_URL: env.databaseUrl(),
+  /** Agent secrets are sealed with it; unset, the embedded registry generates one into DATA_DIR (secrets.key). */
+  SECRETS_KEY: env.optional(
+    z.string().refine(isSecretsKey, "must be the base64 of 32 random bytes (openssl rand -base64 32)"),
+  ),
 });
 
 export interface ServerConfig {
@@ -15,6 +20,8 @@ export interface ServerConfig {
   dataDir: string;
   /** Postgres for the embedded services' stores; absent: SQLite in `dataDir`. */
   databaseUrl?: string;
+  /** SECRETS_KEY of the embedded registry; absent, the key generated into `dataDir` (see `secretsKeyFor`). */
+  secretsKey?: string;
   /** The embedded conversation service's configuration; absent when CONVERSATION_URL is set. */
   conversation?: ConversationConfig;
   /** The embedded webhooks service's configuration; absent when WEBHOOKS_URL is set. */
@@ -32,6 +39,7 @@ export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): Serve
     gateway,
     dataDir: stores.DATA_DIR,
     ...(stores.DATABASE_URL ? { databaseUrl: stores.DATABASE_URL } : {}),
+    ...(stores.SECRETS_KEY ? { secretsKey: stores.SECRETS_KEY } : {}),
     ...(gateway.CONVERSATION_URL
       ? {}
       : { conversation: loadConversationConfig({ ...source, DATA_DIR: stores.DATA_DIR }) }),

@@ -21,7 +21,7 @@ const full = {
   settings: { temperature: 0.3 },
   modelProvider: "openai",
   model: "gpt-4o-mini",
-  plugins: ["search", { name: "calc", enabled: false, config: { precision: 4 } }],
+  plugins: ["time", { name: "calc", enabled: false, config: { precision: 4 } }],
 };
 
 describe("POST /v1/agents happy", () => {

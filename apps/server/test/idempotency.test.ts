@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { join } from "node:path";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import Database from "better-sqlite3";
@@ -167,7 +167,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     const key = newKey();
     const body = JSON.stringify({ name: "Survivor" });
     const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHash("sha256").update(`POST /v1/agents\n${body}`).digest("hex");
+    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
     const { idempotency, agents } = h.gateway.context;
     await idempotency.beginRequest({ accountId: tenant.accountId, keyHash, fingerprint, leaseMs: 60_000n });
     const { agent } = await agents.createAgent({
@@ -192,7 +192,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     const key = newKey();
     const body = JSON.stringify({ name: "Second chance" });
     const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHash("sha256").update(`POST /v1/agents\n${body}`).digest("hex");
+    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
     await h.gateway.context.idempotency.beginRequest({
       accountId: tenant.accountId,
       keyHash,

@@ -87,6 +87,7 @@ beforeAll(async () => {
       ...env,
       DATA_DIR: join(dataDir, "registry"),
       REGISTRY_PORT: "0",
+      SECRETS_KEY: Buffer.alloc(32, 1).toString("base64"),
       LOG_LEVEL: "debug",
     }),
     startDeployable("services/conversation", {

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ACCEPTED_MODEL_PROVIDERS } from "@agentry/characters";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
@@ -199,7 +199,7 @@ interface CallOptions {
 /** Calls an operation by its operationId, as an SDK would, and checks the response against the document. */
 async function call(operationId: string, options: CallOptions = {}): Promise<Received> {
   const { path, method } = operation(operationId);
-  const hasBody = method === "post" || method === "patch";
+  const hasBody = method === "post" || method === "patch" || method === "put";
   let url = path.replace(/\{(\w+)\}/g, (_, name: string) => options.params?.[name] ?? "");
   if (options.query) url += `?${options.query}`;
   const res = await h.request(method.toUpperCase(), url, {
@@ -290,8 +290,9 @@ describe("the document", () => {
   it("names each operation's scope and rate limits as the route table does", () => {
     for (const route of ROUTES) {
       const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
-      expect(op["x-scopes"]).toEqual([route.scope]);
-      expect(op.security).toEqual([{ bearerAuth: [route.scope] }]);
+      const scopes = route.scope ? [route.scope] : [];
+      expect(op["x-scopes"]).toEqual(scopes);
+      expect(op.security).toEqual([{ bearerAuth: scopes }]);
       expect(op["x-rate-limits"]).toContain("requestsPerMinute");
       if (route.limit) expect(op["x-rate-limits"]).toContain(route.limit);
     }
@@ -362,7 +363,7 @@ describe("agents", () => {
         settings: { temperature: 0.7, maxTokens: 512, theme: { dark: true } },
         modelProvider: "openai",
         model: "gpt-4o-mini",
-        plugins: ["web-search", { name: "calendar", enabled: false, config: { region: "eu" } }],
+        plugins: ["time", { name: "calendar", enabled: false, config: { region: "eu" } }],
       },
     });
     expect(created.status).toBe(201);
@@ -955,6 +956,40 @@ describe("webhooks", () => {
   });
 });
 
+describe("plugins", () => {
+  it("lists the catalogue, and sets, lists and deletes secrets as documented", async () => {
+    const plugins = await call("listPlugins");
+    expect(plugins.status).toBe(200);
+    expect((plugins.body as { data: { name: string }[] }).data.map((plugin) => plugin.name)).toEqual([
+      "calculator",
+      "http",
+      "knowledge",
+      "mcp",
+      "time",
+    ]);
+    const agentId = await newAgent();
+    const params = { agentId, name: "MCP_TOKEN" };
+    expect((await call("putAgentSecret", { params, body: { value: "s3cret-value" } })).status).toBe(200);
+    expect((await call("listAgentSecrets", { params })).status).toBe(200);
+    expect((await call("deleteAgentSecret", { params })).status).toBe(200);
+  });
+
+  it("answers the documented 400s and 404s", async () => {
+    const agentId = await newAgent();
+    const missing = { agentId: MISSING_AGENT, name: "MCP_TOKEN" };
+    expect((await call("putAgentSecret", { params: missing, body: { value: "v" } })).status).toBe(404);
+    expect((await call("listAgentSecrets", { params: missing })).status).toBe(404);
+    expect((await call("deleteAgentSecret", { params: missing })).status).toBe(404);
+    expect((await call("deleteAgentSecret", { params: { agentId, name: "NEVER_SET" } })).status).toBe(404);
+    const badName = { agentId, name: "bad.name" };
+    expect((await call("putAgentSecret", { params: badName, body: { value: "v" } })).status).toBe(400);
+    expect((await call("deleteAgentSecret", { params: badName })).status).toBe(400);
+    expect(
+      (await call("putAgentSecret", { params: { agentId, name: "T" }, body: { value: "" } })).status,
+    ).toBe(400);
+  });
+});
+
 describe("every authenticated operation", () => {
   const pathParams = {
     agentId: MISSING_AGENT,
@@ -964,6 +999,7 @@ describe("every authenticated operation", () => {
     userId: "nobody",
     webhookId: MISSING_WEBHOOK,
     deliveryId: MISSING_DELIVERY,
+    name: "TOKEN",
   };
 
   it("answers 401 without a key and with a malformed one", async () => {
@@ -981,6 +1017,13 @@ describe("every authenticated operation", () => {
     for (const route of ROUTES) {
       const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
       const scopes = op["x-scopes"] as Scope[];
+      if (scopes.length === 0) {
+        // Any valid key: one with a single unrelated scope is let through.
+        const any = await tenant.keyWith(["usage:read"]);
+        const allowed = await call(op.operationId as string, { params: pathParams, key: any.key, body: {} });
+        expect([401, 403]).not.toContain(allowed.status);
+        continue;
+      }
       const other: Scope = scopes.includes("messages:send") ? "agents:read" : "messages:send";
       const without = await tenant.keyWith([other]);
       const refused = await call(op.operationId as string, {
@@ -1009,19 +1052,19 @@ describe("every authenticated operation", () => {
   it("answers 413 to a body over 1 MiB and 415 to a body that is not JSON", async () => {
     const agentId = await newAgent();
     const webhookId = await newWebhook();
-    for (const route of ROUTES.filter((r) => r.method === "POST" || r.method === "PATCH")) {
+    for (const route of ROUTES.filter((r) => ["POST", "PATCH", "PUT"].includes(r.method))) {
       const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
       // Actions without a body (a rotation, a test event, a redelivery) do not read one.
       if (op.requestBody === undefined) continue;
       const operationId = op.operationId as string;
       const tooLarge = await call(operationId, {
-        params: { agentId, webhookId },
+        params: { agentId, webhookId, name: "TOKEN" },
         rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
         headers: { "content-type": "application/json" },
       });
       expect(tooLarge.status).toBe(413);
       const form = await call(operationId, {
-        params: { agentId, webhookId },
+        params: { agentId, webhookId, name: "TOKEN" },
         rawBody: "name=Ada",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });
@@ -1039,6 +1082,7 @@ describe("every write operation", () => {
       userId: "nobody",
       webhookId: MISSING_WEBHOOK,
       deliveryId: MISSING_DELIVERY,
+      name: "TOKEN",
     };
     const { idempotency } = h.gateway.context;
     for (const route of ROUTES.filter((r) => r.method !== "GET")) {
@@ -1046,9 +1090,11 @@ describe("every write operation", () => {
       const operationId = op.operationId as string;
       const url = route.path.replace(/:(\w+)/g, (_, name: string) => params[name as keyof typeof params]);
       const body = route.method === "DELETE" ? "" : JSON.stringify({ name: "x" });
-      const fingerprint = createHash("sha256").update(`${route.method} ${url}\n${body}`).digest("hex");
       // Another request holds each key: one the same as the call, one different.
       const [running, other] = [`running ${operationId}`, `other ${operationId}`];
+      const fingerprint = createHmac("sha256", running)
+        .update(`${route.method} ${url}\n${body}`)
+        .digest("hex");
       for (const [key, print] of [
         [running, fingerprint],
         [other, "another request"],

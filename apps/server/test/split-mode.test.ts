@@ -15,6 +15,7 @@ beforeAll(async () => {
   registry = await startDeployable("services/registry", {
     DATA_DIR: dataDir,
     REGISTRY_PORT: "0",
+    SECRETS_KEY: Buffer.alloc(32, 1).toString("base64"),
     LOG_LEVEL: "debug",
   });
   h = await startHarness({ REGISTRY_URL: registry.url, RPC_TIMEOUT_MS: "2000" });

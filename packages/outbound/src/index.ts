@@ -1,4 +1,5 @@
 export { OutboundClient, type OutboundClientOptions } from "./agent.js";
+export { createGuardedFetch, type GuardedFetcher, type GuardedFetchOptions } from "./fetch.js";
 export {
   checkUrl,
   guardedLookup,

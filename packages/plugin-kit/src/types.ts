@@ -29,7 +29,7 @@ export interface ToolContext<Config = unknown> {
   readonly agentId: string;
   /** The agent's config of this plugin, as the plugin's schema parsed it (defaults applied). */
   readonly config: Config;
-  /** The agent's secrets that this plugin declares, by name; one not set is absent. */
+  /** The agent's secrets that this plugin reads (`secrets`, or `secretsFor` its config), by name; one not set is absent. */
   readonly secrets: Readonly<Record<string, string>>;
   /** Aborts at the call's deadline, at the turn's, or when the client leaves: stop work and settle promptly. */
   readonly signal: AbortSignal;
@@ -62,6 +62,11 @@ export interface Plugin<Config = unknown> {
   readonly config: z.ZodType<Config>;
   /** Names of the agent secrets this plugin reads. */
   readonly secrets: readonly string[];
+  /**
+   * The secrets one agent's config makes it read, when its config names them (the `mcp` plugin's `authSecret`);
+   * defaults to `secrets`. The host reveals these for a turn's `ToolContext.secrets`.
+   */
+  secretsFor?(config: Config): readonly string[];
   /** The tools the catalogue announces. */
   readonly tools: readonly Tool<Config>[];
   /**

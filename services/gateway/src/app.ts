@@ -11,6 +11,7 @@ import { apiKeyRoutes } from "./routes/api-keys.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
+import { pluginRoutes } from "./routes/plugins.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
@@ -23,6 +24,7 @@ export const ROUTES: Route[] = [
   ...historyRoutes,
   ...usageRoutes,
   ...webhookRoutes,
+  ...pluginRoutes,
   ...apiKeyRoutes,
 ];
 
@@ -98,7 +100,7 @@ function serveRoute(
       ctx.get("authorization"),
       rpcOptions(gateway, ctx.state),
     );
-    requireScope(principal, route.scope);
+    if (route.scope) requireScope(principal, route.scope);
     gateway.keyUsage.record(principal.keyId);
     ctx.state.principal = principal;
     return limits ? limits(ctx, () => handle(ctx)) : handle(ctx);

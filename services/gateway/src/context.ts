@@ -1,11 +1,13 @@
 import type { Limits, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
+import type { Catalogue } from "@agentry/plugin-kit";
 import type {
   AccountService,
   AgentService,
   ConversationService,
   IdempotencyService,
+  PluginService,
   WebhookService,
 } from "@agentry/proto";
 import type { Client } from "@connectrpc/connect";
@@ -44,6 +46,10 @@ export interface GatewayContext {
   idempotency: Client<typeof IdempotencyService>;
   conversations: Client<typeof ConversationService>;
   webhooks: Client<typeof WebhookService>;
+  /** Agents' secrets (the registry's PluginService). */
+  plugins: Client<typeof PluginService>;
+  /** The plugins this deployment installs: `GET /v1/plugins` lists them, agents' `plugins` are checked against them. */
+  catalogue: Catalogue;
   /** The model providers the conversation service serves, cached; agents are checked against them. */
   providers: ProviderCatalog;
   auth: Authenticator;

@@ -1,11 +1,13 @@
 import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
 import { type Logger, OutageLog } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
+import type { Catalogue } from "@agentry/plugin-kit";
 import {
   AccountService,
   AgentService,
   ConversationService,
   IdempotencyService,
+  PluginService,
   WebhookService,
 } from "@agentry/proto";
 import type { DependencyState } from "@agentry/rpc";
@@ -36,6 +38,8 @@ export interface GatewayOptions {
   transports: { registry: Transport; conversation: Transport; webhooks: Transport };
   /** Whether each service the gateway calls answers, as `/readyz` reports it (the limiter's store is added). */
   dependencies: Record<string, () => Promise<boolean>>;
+  /** The installed plugins, built by the composition root from `builtinPlugins`. */
+  catalogue: Catalogue;
   /** The process's metrics, when METRICS_PORT is set. */
   metrics?: Metrics;
 }
@@ -92,6 +96,8 @@ export function buildGateway(options: GatewayOptions): Gateway {
     idempotency: createClient(IdempotencyService, registry),
     conversations,
     webhooks: createClient(WebhookService, webhooks),
+    plugins: createClient(PluginService, registry),
+    catalogue: options.catalogue,
     providers,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
     keyUsage,

@@ -1,6 +1,8 @@
 import { ConfigError, exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
+import { Catalogue } from "@agentry/plugin-kit";
+import { builtinPlugins } from "@agentry/plugins";
 import { remoteService } from "@agentry/rpc";
 import { loadGatewayConfig } from "./config.js";
 import { buildGateway } from "./gateway.js";
@@ -48,6 +50,7 @@ async function main(): Promise<void> {
       webhooks: webhooks.transport,
     },
     dependencies: { registry: registry.ready, conversation: conversation.ready, webhooks: webhooks.ready },
+    catalogue: new Catalogue(builtinPlugins),
     ...(metrics ? { metrics } : {}),
   });
   await runGateway(gateway, {

@@ -1,5 +1,6 @@
 import { env, parseEnv, z } from "@agentry/config";
 import { metricsEnv } from "@agentry/observability";
+import { isSecretsKey } from "./secrets.js";
 
 export const registryEnvSchema = z.object({
   REGISTRY_PORT: env.port(8081),
@@ -24,6 +25,22 @@ export const registryEnvSchema = z.object({
 
 export type RegistryConfig = z.infer<typeof registryEnvSchema>;
 
+/** The variables of the migrations job and of the service. */
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): RegistryConfig {
   return parseEnv(registryEnvSchema, environment);
+}
+
+/**
+ * The service's variables: SECRETS_KEY besides, required, since a registry of its own shares no DATA_DIR with the
+ * all-in-one server that generates one there.
+ */
+export const registryServiceEnvSchema = registryEnvSchema.extend({
+  /** The base64 of 32 random bytes (openssl rand -base64 32): agent secrets are sealed with it. */
+  SECRETS_KEY: z
+    .string({ error: "is required: the base64 of 32 random bytes (openssl rand -base64 32)" })
+    .refine(isSecretsKey, { message: "must be the base64 of 32 random bytes (openssl rand -base64 32)" }),
+});
+
+export function loadServiceConfig(environment: NodeJS.ProcessEnv = process.env) {
+  return parseEnv(registryServiceEnvSchema, environment);
 }

@@ -6,11 +6,11 @@ import { ConversationService, WebhookService } from "@agentry/proto";
 import { createRpcServer } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { loadConfig } from "./config.js";
+import { loadServiceConfig } from "./config.js";
 import { buildRegistry } from "./registry.js";
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadServiceConfig();
   const logger = createLogger({ service: "registry", level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const tracing = await initTracing({ serviceName: "agentry-registry" });
   const metrics = config.METRICS_PORT === undefined ? undefined : new Metrics();
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     dataDir: config.DATA_DIR,
     databaseUrl: config.DATABASE_URL,
     logger,
+    secretsKey: config.SECRETS_KEY,
     ...(conversations
       ? {
           purgeAgent: async (accountId: string, agentId: string) => {

@@ -11,6 +11,7 @@ import {
 import type { ConnectRouter } from "@connectrpc/connect";
 import { webhooksConsumer } from "./outbox/webhooks.js";
 import { registryRoutes } from "./rpc/routes.js";
+import { SecretVault } from "./secrets.js";
 import { openRegistryStore } from "./store/open.js";
 import type { OutboxChannel, OutboxEvent, RegistryStore } from "./store/types.js";
 
@@ -45,12 +46,15 @@ export interface BuildRegistryOptions {
    * Without it, the events wait in the outbox until a registry that has it publishes them.
    */
   webhooks?: { publish: PublishEvents; publicBaseUrl: string };
+  /** SECRETS_KEY, the base64 of 32 bytes: agent secrets are sealed with it (see `secretsKeyFor`). */
+  secretsKey: string;
   /** How often the outbox is read besides right after each change. */
   outboxIntervalMs?: number;
 }
 
 /** The registry's composition root: its store, the handlers that serve it, and the outbox relays. */
 export async function buildRegistry(options: BuildRegistryOptions): Promise<Registry> {
+  const secrets = new SecretVault(options.secretsKey);
   const store = traceMethods(
     await openRegistryStore({
       dataDir: options.dataDir,
@@ -100,6 +104,7 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
     routes: registryRoutes({
       store,
       logger: options.logger,
+      secrets,
       changed: () => {
         for (const each of Object.values(relays)) each.kick();
       },

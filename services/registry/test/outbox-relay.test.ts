@@ -10,6 +10,7 @@ import { webhookEvent, webhooksConsumer } from "../src/outbox/webhooks.js";
 import { buildRegistry } from "../src/registry.js";
 import type { JsonObject, OutboxEvent } from "../src/store/types.js";
 import { agentFields } from "../src/testing/index.js";
+import { TEST_SECRETS_KEY } from "./harness.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -20,6 +21,7 @@ async function seeded(dataDir: string, purgeAgent?: (accountId: string, agentId:
   const registry = await buildRegistry({
     dataDir,
     logger: silentLogger(),
+    secretsKey: TEST_SECRETS_KEY,
     outboxIntervalMs: 20,
     ...(purgeAgent ? { purgeAgent } : {}),
   });
@@ -94,6 +96,7 @@ describe("webhooks relay", () => {
     const registry = await buildRegistry({
       dataDir,
       logger: silentLogger(),
+      secretsKey: TEST_SECRETS_KEY,
       outboxIntervalMs: 20,
       purgeAgent: purge,
       ...(publish ? { webhooks: { publish, publicBaseUrl: BASE } } : {}),

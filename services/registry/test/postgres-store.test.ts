@@ -18,6 +18,7 @@ import { REGISTRY_DB_FILE } from "../src/store/sqlite.js";
 import type { RegistryStore } from "../src/store/types.js";
 import { agentFields, registryStoreContract } from "../src/testing/index.js";
 import { expectQuotaAcross, expectQuotaAcrossProcesses, startContender } from "./fixtures/quota.js";
+import { TEST_SECRETS_KEY } from "./harness.js";
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -115,6 +116,7 @@ describe("DATABASE_URL", () => {
         dataDir: "unused",
         databaseUrl: url,
         logger: silentLogger(),
+        secretsKey: TEST_SECRETS_KEY,
         outboxIntervalMs: 20,
         purgeAgent: async (_accountId, agentId) => {
           purged.push(agentId);

@@ -10,6 +10,7 @@ import { AccountService } from "@agentry/proto";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { TEST_SECRETS_KEY } from "./harness.js";
 
 const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
 
@@ -40,7 +41,14 @@ describe("registry process", () => {
   it("starts from the environment, serves, and exits 0 on SIGTERM", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: PACKAGE_DIR,
-      env: { ...process.env, REGISTRY_PORT: "0", DATA_DIR: dataDir, LOG_FORMAT: "json", LOG_LEVEL: "info" },
+      env: {
+        ...process.env,
+        REGISTRY_PORT: "0",
+        DATA_DIR: dataDir,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        LOG_FORMAT: "json",
+        LOG_LEVEL: "info",
+      },
     });
     let stderr = "";
     child.stderr.on("data", (chunk) => {
@@ -78,7 +86,7 @@ describe("registry process", () => {
   it("stops with one clear line when the environment is invalid", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       cwd: PACKAGE_DIR,
-      env: { ...process.env, REGISTRY_PORT: "not-a-port", DATA_DIR: dataDir },
+      env: { ...process.env, REGISTRY_PORT: "not-a-port", DATA_DIR: dataDir, SECRETS_KEY: TEST_SECRETS_KEY },
     });
     let stderr = "";
     child.stderr.on("data", (chunk) => {
@@ -88,5 +96,29 @@ describe("registry process", () => {
     expect(code).toBe(1);
     expect(stderr.trim().split("\n")).toHaveLength(1);
     expect(stderr).toContain("REGISTRY_PORT");
+  });
+
+  it("refuses to start without SECRETS_KEY, or with one that is not 32 bytes", async () => {
+    for (const secretsKey of [undefined, "dG9vIHNob3J0"]) {
+      const { SECRETS_KEY: _, ...rest } = process.env;
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        cwd: PACKAGE_DIR,
+        env: {
+          ...rest,
+          REGISTRY_PORT: "0",
+          DATA_DIR: dataDir,
+          ...(secretsKey ? { SECRETS_KEY: secretsKey } : {}),
+        },
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const [code] = await once(child, "exit");
+      expect(code).toBe(1);
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+      expect(stderr).toMatch(/SECRETS_KEY: .*base64 of 32 random bytes/);
+      expect(stderr).not.toContain("dG9vIHNob3J0");
+    }
   });
 });

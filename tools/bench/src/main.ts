@@ -367,6 +367,7 @@ async function serviceOverhead(
     {
       ...serviceEnv(dataDir),
       REGISTRY_PORT: String(registryPort),
+      SECRETS_KEY: Buffer.alloc(32, 1).toString("base64"),
       METRICS_PORT: String(await freePort()),
     },
   );

@@ -81,6 +81,7 @@ export async function startTopology(options: { gateways?: number } = {}): Promis
       DATABASE_URL: postgres.url,
       DATA_DIR: dataDir,
       REGISTRY_PORT: String(registryPort),
+      SECRETS_KEY: Buffer.alloc(32, 1).toString("base64"),
       CONVERSATION_URL: conversationUrl,
       WEBHOOKS_URL: webhooksUrl,
       PUBLIC_BASE_URL: PUBLIC_BASE_URL,

@@ -36,6 +36,7 @@ const startRegistry = async () =>
       DATABASE_URL: database.url,
       DATA_DIR: dataDir,
       REGISTRY_PORT: String(registryPort),
+      SECRETS_KEY: Buffer.alloc(32, 1).toString("base64"),
       CONVERSATION_URL: conversation.url,
       WEBHOOKS_URL: webhooks.url,
     }),

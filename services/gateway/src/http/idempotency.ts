@@ -1,4 +1,4 @@
-import { createHash, hkdfSync } from "node:crypto";
+import { createHmac, hkdfSync } from "node:crypto";
 import { openSealed, sealBytes, sha256Hex } from "@agentry/core";
 import { AppError, httpStatusOf } from "@agentry/errors";
 import { IdempotencyOutcome } from "@agentry/proto";
@@ -70,7 +70,7 @@ export function idempotency(
       {
         accountId: principal.accountId,
         keyHash,
-        fingerprint: await fingerprint(ctx),
+        fingerprint: await fingerprint(ctx, key),
         leaseMs: BigInt(leaseMs),
       },
       rpc,
@@ -193,9 +193,13 @@ async function replay(
   await route.replayCreated(input, stored.resourceId);
 }
 
-/** What makes two requests the same one: method, path with query, and body, exactly as sent. */
-async function fingerprint(ctx: Context): Promise<string> {
-  const hash = createHash("sha256").update(`${ctx.method} ${ctx.url}\n`);
+/**
+ * What makes two requests the same one: method, path with query, and body, exactly as sent. Keyed with the
+ * Idempotency-Key, which the registry never sees, so that what it stores says nothing of a body (an agent
+ * secret's value, say) that could be found by hashing guesses.
+ */
+async function fingerprint(ctx: Context, key: string): Promise<string> {
+  const hash = createHmac("sha256", key).update(`${ctx.method} ${ctx.url}\n`);
   if (ctx.method !== "DELETE" && ctx.is("application/json")) hash.update(await readRawBody(ctx));
   return hash.digest("hex");
 }

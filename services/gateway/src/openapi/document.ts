@@ -291,14 +291,15 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     ]),
   );
 
-  const scopeNote = `Requires the \`${route.scope}\` scope. Counts against ${limits.map((name) => `\`${name}\``).join(", ")}.`;
+  const scopes = route.scope ? [route.scope] : [];
+  const scopeNote = `${route.scope ? `Requires the \`${route.scope}\` scope.` : "Any valid API key, whatever its scopes."} Counts against ${limits.map((name) => `\`${name}\``).join(", ")}.`;
   return {
     operationId: doc.operationId,
     tags: [doc.tag],
     summary: doc.summary,
     description: `${doc.description}\n\n${scopeNote}`,
-    security: [{ [SECURITY_SCHEME]: [route.scope] }],
-    "x-scopes": [route.scope],
+    security: [{ [SECURITY_SCHEME]: scopes }],
+    "x-scopes": scopes,
     "x-rate-limits": limits,
     ...(doc.sdkExclude ? { "x-sdk-exclude": true } : {}),
     ...(doc.pagination === "page"
@@ -346,7 +347,10 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
         content: successContent,
       },
       ...successes,
-      ...errorResponses([...errors, ...AUTHENTICATED_ERRORS], responses),
+      ...errorResponses(
+        [...errors, ...AUTHENTICATED_ERRORS.filter((code) => route.scope || code !== "FORBIDDEN")],
+        responses,
+      ),
     },
   };
 }
@@ -578,6 +582,11 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
         name: "Webhooks",
         description:
           "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).",
+      },
+      {
+        name: "Plugins",
+        description:
+          "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).",
       },
       { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
       { name: "Service", description: "Health, readiness and this documentation; no authentication." },

@@ -5,6 +5,7 @@ import { NUL_FREE_PATTERN } from "../http/body.js";
 import { PING_INTERVAL_MS } from "../http/sse.js";
 import { listAgentsQuery } from "../validation/agents.js";
 import { HISTORY_PAGE, listConversationsQuery, listMessagesQuery } from "../validation/history.js";
+import { SECRET_NAME_PATTERN } from "../validation/plugins.js";
 import { accountUsageQuery, agentUsageQuery, USAGE_DIMENSIONS } from "../validation/usage.js";
 import { CHARACTER_OPERATION_DOCS } from "./characters.js";
 import type { JsonSchema } from "./convert.js";
@@ -103,6 +104,12 @@ export const PATH_PARAMETERS: Record<
     description:
       "A delivery's id (`dlv_…`), as the endpoint's delivery log lists it. An id of another endpoint's delivery, or not of that form, is answered `404 DELIVERY_NOT_FOUND`.",
     example: "dlv_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
+  },
+  name: {
+    description:
+      "The secret's name: 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-` (otherwise `400 INVALID_REQUEST`).",
+    example: "MCP_TOKEN",
+    bounds: { minLength: 1, maxLength: 64, pattern: SECRET_NAME_PATTERN },
   },
   keyId: {
     description:
@@ -396,6 +403,54 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       "Revokes a key of the caller's account. The key stops working at once on the gateway that answers, and on the others within their key cache time (`AUTH_CACHE_TTL_MS`, under a second by default). A key may revoke itself.",
     success: { status: 200, schema: "ApiKeyRevokedResponse", description: "The key was revoked." },
     errors: ["NOT_FOUND"],
+  },
+  "GET /v1/plugins": {
+    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
+    sdkExclude: true,
+    sdk: { resource: ["plugins"], method: "list" },
+    operationId: "listPlugins",
+    tag: "Plugins",
+    summary: "List the plugin catalogue",
+    description:
+      "The plugins this deployment installs, sorted by name: each with its version, the JSON Schema of the `config` an agent gives it, the names of the secrets it reads and its tools. An agent uses a plugin by naming it in `plugins`; during a turn the model may call the tools of the agent's enabled plugins.",
+    success: { status: 200, schema: "PluginListResponse", description: "The catalogue." },
+    errors: [],
+  },
+  "PUT /v1/agents/:agentId/secrets/:name": {
+    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
+    sdkExclude: true,
+    sdk: { resource: ["agents", "secrets"], method: "set" },
+    operationId: "putAgentSecret",
+    tag: "Plugins",
+    summary: "Set an agent's secret",
+    description:
+      "Sets one secret of the agent, replacing its value if it exists: a credential its plugins read (the `mcp` plugin's `authSecret`, for example). The value is stored encrypted (AES-256-GCM under the deployment's `SECRETS_KEY`) and is never returned, logged or exported; the answer names the secret and when it was set. Deleting the agent deletes its secrets.",
+    requestBody: "PutSecretRequest",
+    success: { status: 200, schema: "SecretResponse", description: "The secret's name and when it was set." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
+  },
+  "GET /v1/agents/:agentId/secrets": {
+    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
+    sdkExclude: true,
+    sdk: { resource: ["agents", "secrets"], method: "list" },
+    operationId: "listAgentSecrets",
+    tag: "Plugins",
+    summary: "List an agent's secrets",
+    description:
+      "The names of the agent's secrets and when each was set, sorted by name; never their values.",
+    success: { status: 200, schema: "SecretListResponse", description: "The agent's secrets." },
+    errors: ["AGENT_NOT_FOUND"],
+  },
+  "DELETE /v1/agents/:agentId/secrets/:name": {
+    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
+    sdkExclude: true,
+    sdk: { resource: ["agents", "secrets"], method: "delete" },
+    operationId: "deleteAgentSecret",
+    tag: "Plugins",
+    summary: "Delete an agent's secret",
+    description: "Deletes one secret of the agent; a plugin that reads it then runs without it.",
+    success: { status: 200, schema: "SecretDeletedResponse", description: "The secret was deleted." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "SECRET_NOT_FOUND"],
   },
   ...CHARACTER_OPERATION_DOCS,
 };

@@ -15,6 +15,7 @@ import { createAgentBody, listAgentsQuery, updateAgentBody } from "../validation
 import { createApiKeyBody } from "../validation/api-keys.js";
 import { HISTORY_PAGE } from "../validation/history.js";
 import { sendMessageBody } from "../validation/messages.js";
+import { putSecretBody } from "../validation/plugins.js";
 import { NOT_BLANK_PATTERN, TRIMMED_SPACE } from "../validation/text.js";
 import { createWebhookBody, SUBSCRIBABLE, updateWebhookBody } from "../validation/webhooks.js";
 import { narrowCharacterFile, registerCharacterSchemas } from "./characters.js";
@@ -514,6 +515,53 @@ const ApiKeyCreated = z.object({
 
 const ApiKeyRevoked = z.object({ id: id("key", "The revoked key's id"), revoked: z.literal(true) });
 
+const jsonSchemaObject = (description: string) =>
+  z.record(z.string(), z.json()).meta({ description, examples: [{ type: "object", properties: {} }] });
+
+export const Plugin = z
+  .object({
+    name: z
+      .string()
+      .meta({ description: "The plugin's name, as an agent's `plugins` names it.", examples: ["time"] }),
+    version: z.string().meta({ description: "The plugin's version.", examples: ["1.0.0"] }),
+    description: z.string().meta({ description: "What the plugin does." }),
+    configSchema: jsonSchemaObject(
+      "The JSON Schema (draft 2020-12) of the plugin's `config`; `{}` parses when the plugin has a default config.",
+    ),
+    secrets: z.array(z.string()).meta({
+      description:
+        "Names of the agent secrets the plugin reads (`PUT /v1/agents/{agentId}/secrets/{name}`). A plugin whose config names a secret (the `mcp` plugin's `authSecret`) reads that one too.",
+      examples: [[]],
+    }),
+    tools: z
+      .array(
+        z.object({
+          name: z
+            .string()
+            .meta({ description: "The tool's name, as the model calls it.", examples: ["now"] }),
+          description: z.string().meta({ description: "What the tool does, as the model reads it." }),
+          inputSchema: jsonSchemaObject("The JSON Schema of the tool's arguments."),
+        }),
+      )
+      .meta({
+        description:
+          "The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of the MCP server it connects to) lists none here.",
+      }),
+  })
+  .meta({ description: "A plugin this deployment installs." });
+
+export const Secret = z
+  .object({
+    name: z.string().meta({ description: "The secret's name.", examples: ["MCP_TOKEN"] }),
+    updatedAt: timestamp("When its value was last set."),
+  })
+  .meta({ description: "An agent's secret: its name and when it was set. Its value is never shown." });
+
+const SecretDeleted = z.object({
+  name: z.string().meta({ description: "The deleted secret's name.", examples: ["MCP_TOKEN"] }),
+  deleted: z.literal(true),
+});
+
 const webhookFields = {
   id: id("whk", "The endpoint's id"),
   url: z
@@ -803,6 +851,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
   requests.add(createApiKeyBody, { id: "CreateApiKeyRequest" });
   requests.add(createWebhookBody, { id: "CreateWebhookRequest" });
   requests.add(updateWebhookBody, { id: "UpdateWebhookRequest" });
+  requests.add(putSecretBody, { id: "PutSecretRequest" });
 
   const responses: ComponentRegistry = componentRegistry();
   const named: [string, z.ZodType][] = [
@@ -845,6 +894,12 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["ApiKeyResponse", success(ApiKeyCreated)],
     ["ApiKeyListResponse", success(z.array(ApiKey))],
     ["ApiKeyRevokedResponse", success(ApiKeyRevoked)],
+    ["Plugin", Plugin],
+    ["PluginListResponse", success(z.array(Plugin))],
+    ["Secret", Secret],
+    ["SecretResponse", success(Secret)],
+    ["SecretListResponse", success(z.array(Secret))],
+    ["SecretDeletedResponse", success(SecretDeleted)],
     ["FieldIssue", FieldIssue],
     ["ErrorResponse", ErrorResponse],
     ["Health", Health],

@@ -25,6 +25,21 @@ import {
 } from "./present.js";
 import type { HandlerInput, Route } from "./table.js";
 
+/**
+ * An enabled plugin must be one this deployment installs, and its config must pass the plugin's schema; a disabled
+ * one is kept as given (decisions.md, "Plugins and tools").
+ */
+function checkPlugins(input: HandlerInput, plugins: readonly unknown[] | undefined): void {
+  if (!plugins) return;
+  const details = input.gateway.catalogue
+    .check(plugins)
+    .map((problem) => ({ field: problem.field, issue: problem.message }));
+  if (details.length > 0) {
+    const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
+    throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
+  }
+}
+
 /** Generation settings (`temperature`, `maxTokens`) out of bounds are refused when written, not when used. */
 async function checkGenerationSettings(
   input: HandlerInput,
@@ -95,6 +110,7 @@ async function createAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, []);
   const body = parseOrThrow(createAgentBody, raw, "request body");
+  checkPlugins(input, body.plugins);
   await checkGenerationSettings(input, body.settings);
   await checkModelChoice(
     input,
@@ -158,6 +174,7 @@ async function updateAgent(input: HandlerInput): Promise<void> {
   const raw = await readJsonBody(ctx);
   refuseServiceFields(raw, ["status"]);
   const { status, ...fields } = parseOrThrow(updateAgentBody, raw, "request body");
+  checkPlugins(input, fields.plugins);
   await checkGenerationSettings(input, fields.settings);
   await checkModelChoice(
     input,

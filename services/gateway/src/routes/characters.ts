@@ -10,6 +10,7 @@ import {
 } from "@agentry/characters";
 import { isId, type ProviderName, publicSettings } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import { type Catalogue, normalisePluginSetting } from "@agentry/plugin-kit";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Router } from "@koa/router";
 import type { GatewayState } from "../context.js";
@@ -43,17 +44,44 @@ function presentDraft(
 }
 
 /**
+ * A file's plugin that the catalogue has but whose config its schema refuses (`http` named without the URLs it
+ * may call) is kept disabled, as plugins outside the catalogue are, with a warning naming what is wrong.
+ */
+function disableMisconfiguredPlugins(catalogue: Catalogue, agent: AgentFields, warnings: FieldIssue[]): void {
+  const refused = new Map<number, string[]>();
+  for (const problem of catalogue.check(agent.plugins)) {
+    const index = Number(/^plugins\[(\d+)\]/.exec(problem.field)?.[1]);
+    const field = problem.field.replace(/^plugins\[\d+\]\.?/, "");
+    refused.set(index, [
+      ...(refused.get(index) ?? []),
+      field ? `${field} ${problem.message}` : problem.message,
+    ]);
+  }
+  for (const [index, problems] of refused) {
+    const setting = normalisePluginSetting(agent.plugins[index]);
+    if (!setting) continue;
+    agent.plugins[index] = { ...setting, enabled: false } as JsonValue;
+    warnings.push({
+      field: `plugins[${index}]`,
+      issue: `its configuration does not suit the plugin (${problems.join("; ")}): kept disabled; it will not act`,
+    });
+  }
+}
+
+/**
  * `POST /v1/agents/import`: an elizaOS character file becomes an agent (decisions.md, "Character files"). The
  * file's problems are all reported at once by JSON path; then, as on create, its provider and model must be ones
- * this deployment serves. There is no plugin catalogue yet, so every plugin name is kept disabled.
+ * this deployment serves. Plugins the catalogue has are enabled; others, and those whose config their plugin's
+ * schema refuses, are kept disabled, with a warning.
  */
 async function importAgent(input: HandlerInput): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
   const raw = await readJsonBody(ctx);
   const { dryRun } = parseOrThrow(importCharacterQuery, ctx.query, "query parameters");
-  const result = importCharacter(raw);
+  const result = importCharacter(raw, { inCatalogue: (name) => gateway.catalogue.has(name) });
   if (!result.ok) throw invalid(result.issues);
   const { agent, warnings, fieldPaths } = result;
+  disableMisconfiguredPlugins(gateway.catalogue, agent, warnings);
 
   const served = await gateway.providers.get();
   if (served && (agent.modelProvider !== null || agent.model !== null)) {
@@ -104,7 +132,10 @@ async function importAgent(input: HandlerInput): Promise<void> {
  */
 async function replayImportedAgent(input: HandlerInput, agentId: string): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
-  const result = importCharacter(await readJsonBody(ctx));
+  const result = importCharacter(await readJsonBody(ctx), {
+    inCatalogue: (name) => gateway.catalogue.has(name),
+  });
+  if (result.ok) disableMisconfiguredPlugins(gateway.catalogue, result.agent, result.warnings);
   const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
   ctx.status = 201;
   ctx.body = {

@@ -12,11 +12,11 @@ export interface HandlerInput {
 }
 
 export interface Route {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Koa router path, relative to the host (e.g. `/v1/agents/:agentId`). */
   path: string;
-  /** The scope the caller's key must hold. */
-  scope: Scope;
+  /** The scope the caller's key must hold; null: any valid key (reads of what the deployment serves). */
+  scope: Scope | null;
   /** The endpoint's own rate-limit bucket (decisions.md, "Plans and limits"); the tier bucket always applies. */
   limit?: LimitName;
   /** Whether requests hold one of the agent's concurrency slots while they run. */

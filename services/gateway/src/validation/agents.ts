@@ -71,8 +71,9 @@ const writable = {
     .array(plugin, { error: "must be an array" })
     .max(BOUNDS.arrayMaxItems, `must hold at most ${BOUNDS.arrayMaxItems} items`)
     .meta({
-      description: "Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.",
-      examples: [["web-search", { name: "calendar", enabled: false, config: { region: "eu" } }]],
+      description:
+        "Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A disabled plugin is kept as given, known or not, and does nothing.",
+      examples: [["time", { name: "calendar", enabled: false, config: { region: "eu" } }]],
     }),
 };
 

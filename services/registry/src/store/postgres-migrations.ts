@@ -157,6 +157,50 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION ${s}.count_agents();
     `,
   },
+  {
+    version: 6,
+    name: "agent secrets, knowledge index",
+    // Secrets are stored sealed (SecretVault) and go with their agent. The knowledge index holds one row per
+    // knowledge entry with its tsvector, kept by a trigger in the transaction of every insert and change of
+    // knowledge of an agent, and removed with it by the foreign key.
+    sql: (s) => `
+      CREATE TABLE ${s}.agent_secrets (
+        agent_id text COLLATE "C" NOT NULL REFERENCES ${s}.agents (id) ON DELETE CASCADE,
+        name text COLLATE "C" NOT NULL,
+        sealed text NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (agent_id, name)
+      );
+
+      CREATE TABLE ${s}.knowledge_entries (
+        agent_id text COLLATE "C" NOT NULL REFERENCES ${s}.agents (id) ON DELETE CASCADE,
+        position integer NOT NULL,
+        text text NOT NULL,
+        document tsvector NOT NULL GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED,
+        PRIMARY KEY (agent_id, position)
+      );
+      CREATE INDEX knowledge_entries_search ON ${s}.knowledge_entries USING gin (document);
+
+      CREATE FUNCTION ${s}.index_knowledge() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'UPDATE' THEN
+          DELETE FROM ${s}.knowledge_entries WHERE agent_id = OLD.id;
+        END IF;
+        INSERT INTO ${s}.knowledge_entries (agent_id, position, text)
+          SELECT NEW.id, entry.n - 1, entry.value
+          FROM jsonb_array_elements_text(NEW.knowledge) WITH ORDINALITY AS entry (value, n);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER agents_knowledge_indexed AFTER INSERT ON ${s}.agents
+        FOR EACH ROW EXECUTE FUNCTION ${s}.index_knowledge();
+      CREATE TRIGGER agents_knowledge_reindexed AFTER UPDATE OF knowledge ON ${s}.agents
+        FOR EACH ROW WHEN (OLD.knowledge IS DISTINCT FROM NEW.knowledge) EXECUTE FUNCTION ${s}.index_knowledge();
+
+      INSERT INTO ${s}.knowledge_entries (agent_id, position, text)
+        SELECT agents.id, entry.n - 1, entry.value
+        FROM ${s}.agents, jsonb_array_elements_text(agents.knowledge) WITH ORDINALITY AS entry (value, n);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */

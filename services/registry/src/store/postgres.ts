@@ -28,6 +28,7 @@ import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentr
 import type pg from "pg";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { claimedRecord, decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
+import { tsQuery } from "./knowledge.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
 import { migrationTarget } from "./postgres-migrations.js";
@@ -45,6 +46,7 @@ import type {
   IdempotencyBegin,
   JsonObject,
   JsonValue,
+  KnowledgeHit,
   ListAgentsQuery,
   NewApiKey,
   NewOutboxEvent,
@@ -52,6 +54,7 @@ import type {
   OutboxEvent,
   Page,
   RegistryStore,
+  SecretInfo,
   StatusReason,
 } from "./types.js";
 
@@ -224,6 +227,25 @@ function statements(s: string) {
     list: (column: string, order: "ASC" | "DESC", filtered: boolean) =>
       `SELECT * FROM ${s}.agents WHERE account_id = $1 ${filtered ? "AND status = $4" : ""}
        ORDER BY ${column} ${order}, id ${order} LIMIT $2 OFFSET $3`,
+
+    // Each reads the agent in the account with what it wants, so one round trip tells a missing agent apart.
+    putSecret: `INSERT INTO ${s}.agent_secrets (agent_id, name, sealed, updated_at)
+      SELECT id, $3, $4, $5 FROM ${s}.agents WHERE account_id = $1 AND id = $2
+      ON CONFLICT (agent_id, name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at
+      RETURNING name, updated_at`,
+    secrets: `SELECT s.name, s.updated_at FROM ${s}.agents AS a
+      LEFT JOIN ${s}.agent_secrets AS s ON s.agent_id = a.id
+      WHERE a.account_id = $1 AND a.id = $2 ORDER BY s.name`,
+    sealedSecrets: `SELECT s.name, s.sealed FROM ${s}.agents AS a
+      LEFT JOIN ${s}.agent_secrets AS s ON s.agent_id = a.id AND s.name = ANY ($3::text[])
+      WHERE a.account_id = $1 AND a.id = $2`,
+    deleteSecret: `WITH agent AS (SELECT id FROM ${s}.agents WHERE account_id = $1 AND id = $2),
+      gone AS (DELETE FROM ${s}.agent_secrets WHERE agent_id IN (SELECT id FROM agent) AND name = $3 RETURNING 1)
+      SELECT (SELECT count(*) FROM agent)::int AS agents, (SELECT count(*) FROM gone)::int AS deleted`,
+    searchKnowledge: `SELECT e.position, e.text
+      FROM ${s}.knowledge_entries AS e, to_tsquery('english'::regconfig, $2) AS q
+      WHERE e.agent_id = $1 AND e.document @@ q
+      ORDER BY ts_rank(e.document, q) DESC, e.position LIMIT $3`,
 
     insertApiKey: `INSERT INTO ${s}.api_keys
         (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
@@ -436,7 +458,8 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async deleteAgent(accountId: string, id: string): Promise<boolean> {
     return this.db.transaction(async (client) => {
-      // Nothing else in this schema is keyed by the agent; other stores purge their data from agent.deleted.
+      // Its secrets and knowledge index go with it (foreign keys); other stores purge their data from
+      // agent.deleted.
       const { rowCount } = await client.query(this.sql.deleteAgent, [accountId, id]);
       if (!rowCount) return false;
       await this.emit(client, agentDeleted(accountId, id));
@@ -636,6 +659,81 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async markEventsPublished(channel: OutboxChannel, seqs: number[]): Promise<void> {
     if (seqs.length > 0) await this.db.query(this.sql.markPublished[channel], [seqs, now()]);
+  }
+
+  async putAgentSecret(
+    accountId: string,
+    agentId: string,
+    name: string,
+    sealed: string,
+  ): Promise<SecretInfo | null> {
+    const row = (
+      await this.db.query<{ name: string; updated_at: Date }>(this.sql.putSecret, [
+        accountId,
+        agentId,
+        name,
+        sealed,
+        now(),
+      ])
+    )[0];
+    return row ? { name: row.name, updatedAt: iso(row.updated_at) } : null;
+  }
+
+  async listAgentSecrets(accountId: string, agentId: string): Promise<SecretInfo[] | null> {
+    const rows = await this.db.query<{ name: string | null; updated_at: Date | null }>(this.sql.secrets, [
+      accountId,
+      agentId,
+    ]);
+    if (rows.length === 0) return null;
+    return rows.flatMap((row) =>
+      row.name === null || row.updated_at === null
+        ? []
+        : [{ name: row.name, updatedAt: iso(row.updated_at) }],
+    );
+  }
+
+  async deleteAgentSecret(accountId: string, agentId: string, name: string): Promise<boolean | null> {
+    const row = (
+      await this.db.query<{ agents: number; deleted: number }>(this.sql.deleteSecret, [
+        accountId,
+        agentId,
+        name,
+      ])
+    )[0];
+    if (!row?.agents) return null;
+    return row.deleted > 0;
+  }
+
+  async sealedAgentSecrets(
+    accountId: string,
+    agentId: string,
+    names: readonly string[],
+  ): Promise<Record<string, string> | null> {
+    const rows = await this.db.query<{ name: string | null; sealed: string | null }>(this.sql.sealedSecrets, [
+      accountId,
+      agentId,
+      [...names],
+    ]);
+    if (rows.length === 0) return null;
+    const found: Record<string, string> = {};
+    for (const row of rows) if (row.name !== null && row.sealed !== null) found[row.name] = row.sealed;
+    return found;
+  }
+
+  async searchKnowledge(
+    accountId: string,
+    agentId: string,
+    words: readonly string[],
+    limit: number,
+  ): Promise<KnowledgeHit[] | null> {
+    if (!(await this.db.query(this.sql.agent, [accountId, agentId]))[0]) return null;
+    if (words.length === 0) return [];
+    const rows = await this.db.query<{ position: number; text: string }>(this.sql.searchKnowledge, [
+      agentId,
+      tsQuery(words),
+      limit,
+    ]);
+    return rows.map((row) => ({ index: row.position, text: row.text }));
   }
 
   async close(): Promise<void> {

@@ -155,6 +155,59 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       END;
     `,
   },
+  {
+    version: 6,
+    name: "agent secrets, knowledge index",
+    // Secrets are stored sealed (SecretVault) and go with their agent. The knowledge index is an FTS5 table over
+    // one row per knowledge entry, kept by triggers in the transaction of every insert, change of knowledge and
+    // delete of an agent; `agent_id` is indexed too, so a search reads only that agent's entries.
+    sql: `
+      CREATE TABLE agent_secrets (
+        agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        sealed TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (agent_id, name)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE knowledge_entries (
+        id INTEGER PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        text TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX knowledge_entries_by_agent ON knowledge_entries (agent_id, position);
+      CREATE VIRTUAL TABLE knowledge_index USING fts5 (
+        text, agent_id,
+        content = 'knowledge_entries', content_rowid = 'id',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+      );
+      CREATE TRIGGER knowledge_entries_indexed AFTER INSERT ON knowledge_entries BEGIN
+        INSERT INTO knowledge_index (rowid, text, agent_id) VALUES (NEW.id, NEW.text, NEW.agent_id);
+      END;
+      CREATE TRIGGER knowledge_entries_unindexed AFTER DELETE ON knowledge_entries BEGIN
+        INSERT INTO knowledge_index (knowledge_index, rowid, text, agent_id)
+          VALUES ('delete', OLD.id, OLD.text, OLD.agent_id);
+      END;
+
+      CREATE TRIGGER agents_knowledge_insert AFTER INSERT ON agents BEGIN
+        INSERT INTO knowledge_entries (agent_id, position, text)
+          SELECT NEW.id, key, value FROM json_each(NEW.knowledge);
+      END;
+      CREATE TRIGGER agents_knowledge_update AFTER UPDATE OF knowledge ON agents
+        WHEN OLD.knowledge IS NOT NEW.knowledge BEGIN
+        DELETE FROM knowledge_entries WHERE agent_id = OLD.id;
+        INSERT INTO knowledge_entries (agent_id, position, text)
+          SELECT NEW.id, key, value FROM json_each(NEW.knowledge);
+      END;
+      CREATE TRIGGER agents_knowledge_delete AFTER DELETE ON agents BEGIN
+        DELETE FROM knowledge_entries WHERE agent_id = OLD.id;
+      END;
+
+      INSERT INTO knowledge_entries (agent_id, position, text)
+        SELECT agents.id, entry.key, entry.value FROM agents, json_each(agents.knowledge) AS entry;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "registry", migrations: MIGRATIONS };

@@ -5,6 +5,7 @@ import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
+import { fts5Query } from "./knowledge.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
 import { assertAgentQuota } from "./quota.js";
@@ -303,6 +304,26 @@ function prepareStatements(db: Database.Database) {
     ),
     deleteAgent: prepare<[string, string]>("DELETE FROM agents WHERE account_id = ? AND id = ?"),
 
+    agentExists: prepare<[string, string], number>(
+      "SELECT 1 FROM agents WHERE account_id = ? AND id = ?",
+    ).pluck(),
+    putSecret: prepare<[string, string, string, string]>(
+      `INSERT INTO agent_secrets (agent_id, name, sealed, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (agent_id, name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
+    ),
+    secrets: prepare<[string], { name: string; updated_at: string }>(
+      "SELECT name, updated_at FROM agent_secrets WHERE agent_id = ? ORDER BY name",
+    ),
+    sealedSecrets: prepare<[string], { name: string; sealed: string }>(
+      "SELECT name, sealed FROM agent_secrets WHERE agent_id = ?",
+    ),
+    deleteSecret: prepare<[string, string]>("DELETE FROM agent_secrets WHERE agent_id = ? AND name = ?"),
+    searchKnowledge: prepare<[string, number], { position: number; text: string }>(
+      `SELECT e.position AS position, e.text AS text FROM knowledge_index
+       JOIN knowledge_entries AS e ON e.id = knowledge_index.rowid
+       WHERE knowledge_index MATCH ? ORDER BY bm25(knowledge_index), e.position LIMIT ?`,
+    ),
+
     insertApiKey: prepare<[string, string, string, string, string, string, string, string | null]>(
       `INSERT INTO api_keys (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -471,7 +492,8 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   );
 
   const deleteAgent = db.transaction((accountId: string, id: string): boolean => {
-    // Nothing else in this database is keyed by the agent; other stores purge their data from agent.deleted.
+    // Its secrets (foreign key) and knowledge index (trigger) go with it; other stores purge their data from
+    // agent.deleted.
     const { changes } = sql.deleteAgent.run(accountId, id);
     if (changes === 0) return false;
     emit(agentDeleted(accountId, id));
@@ -660,6 +682,48 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
     async markEventsPublished(channel, seqs) {
       if (seqs.length > 0) markPublished.immediate(channel, seqs);
+    },
+
+    async putAgentSecret(accountId, agentId, name, sealed) {
+      const put = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        const updatedAt = now();
+        sql.putSecret.run(agentId, name, sealed, updatedAt);
+        return { name, updatedAt };
+      });
+      return put.immediate();
+    },
+    async listAgentSecrets(accountId, agentId) {
+      const list = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        return sql.secrets.all(agentId).map((row) => ({ name: row.name, updatedAt: row.updated_at }));
+      });
+      return list();
+    },
+    async deleteAgentSecret(accountId, agentId, name) {
+      const remove = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        return sql.deleteSecret.run(agentId, name).changes > 0;
+      });
+      return remove.immediate();
+    },
+    async sealedAgentSecrets(accountId, agentId, names) {
+      const read = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        const wanted = new Set(names);
+        const found: Record<string, string> = {};
+        for (const row of sql.sealedSecrets.all(agentId))
+          if (wanted.has(row.name)) found[row.name] = row.sealed;
+        return found;
+      });
+      return read();
+    },
+    async searchKnowledge(accountId, agentId, words, limit) {
+      if (!readAgentRow(accountId, agentId)) return null;
+      if (words.length === 0) return [];
+      return sql.searchKnowledge
+        .all(fts5Query(agentId, words), limit)
+        .map((row) => ({ index: row.position, text: row.text }));
     },
 
     async close() {

@@ -15,6 +15,20 @@ export interface StatusReason {
   at: string;
 }
 
+/** What may be shown of an agent's secret: its name and when it was last set, never its value. */
+export interface SecretInfo {
+  name: string;
+  /** ISO 8601 with milliseconds, UTC. */
+  updatedAt: string;
+}
+
+/** One knowledge entry that matched a search. */
+export interface KnowledgeHit {
+  /** Its position in the agent's `knowledge`. */
+  index: number;
+  text: string;
+}
+
 /** The fields of an agent that callers write. */
 export interface AgentFields {
   name: string;
@@ -202,6 +216,39 @@ export interface RegistryStore {
   releaseIdempotentRequest(accountId: string, keyHash: string): Promise<void>;
   /** Removes up to `limit` records whose 24 hours are over; how many it removed. */
   deleteExpiredIdempotencyKeys(limit: number): Promise<number>;
+
+  /**
+   * Sets one secret of an agent to its sealed form (`SecretVault`; the store never sees a value), replacing any.
+   * Null when the account has no such agent. An agent's secrets go with it when it is deleted.
+   */
+  putAgentSecret(
+    accountId: string,
+    agentId: string,
+    name: string,
+    sealed: string,
+  ): Promise<SecretInfo | null>;
+  /** The agent's secrets, sorted by name; null when the account has no such agent. */
+  listAgentSecrets(accountId: string, agentId: string): Promise<SecretInfo[] | null>;
+  /** Removes one secret; false when the agent has none of that name, null when the account has no such agent. */
+  deleteAgentSecret(accountId: string, agentId: string, name: string): Promise<boolean | null>;
+  /** The sealed forms of the agent's secrets with these names, by name (a name not set is absent); null as above. */
+  sealedAgentSecrets(
+    accountId: string,
+    agentId: string,
+    names: readonly string[],
+  ): Promise<Record<string, string> | null>;
+
+  /**
+   * The agent's knowledge entries holding any of the words (`searchWords` of `knowledge.ts`), best first, ties in
+   * knowledge order; null when the account has no such agent. The index is kept in step with `knowledge` in the
+   * transaction of every create, update and delete.
+   */
+  searchKnowledge(
+    accountId: string,
+    agentId: string,
+    words: readonly string[],
+    limit: number,
+  ): Promise<KnowledgeHit[] | null>;
 
   /** Flushes and closes; the store is unusable afterwards. Closing again does nothing. */
   close(): Promise<void>;

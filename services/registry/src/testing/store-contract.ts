@@ -341,6 +341,124 @@ export function registryStoreContract(
       });
     });
 
+    describe("agent secrets", () => {
+      let account: AccountRecord;
+      let agent: AgentRecord;
+      beforeEach(async () => {
+        account = await newAccount();
+        agent = await store.createAgent(account.id, agentFields());
+      });
+
+      it("keeps sealed forms by name, lists names and times sorted, and replaces on put", async () => {
+        const first = await store.putAgentSecret(account.id, agent.id, "b_token", "v1.sealed-b");
+        expect(first).toEqual({ name: "b_token", updatedAt: expect.stringMatching(ISO_MS) });
+        await store.putAgentSecret(account.id, agent.id, "a_token", "v1.sealed-a");
+        await tick();
+        const replaced = await store.putAgentSecret(account.id, agent.id, "b_token", "v1.sealed-b2");
+        expect(replaced!.updatedAt > first!.updatedAt).toBe(true);
+        expect(await store.listAgentSecrets(account.id, agent.id)).toEqual([
+          { name: "a_token", updatedAt: expect.stringMatching(ISO_MS) },
+          { name: "b_token", updatedAt: replaced!.updatedAt },
+        ]);
+        expect(await store.sealedAgentSecrets(account.id, agent.id, ["b_token", "missing"])).toEqual({
+          b_token: "v1.sealed-b2",
+        });
+      });
+
+      it("deletes one secret, and tells a missing secret from a missing agent", async () => {
+        await store.putAgentSecret(account.id, agent.id, "token", "v1.x");
+        expect(await store.deleteAgentSecret(account.id, agent.id, "token")).toBe(true);
+        expect(await store.deleteAgentSecret(account.id, agent.id, "token")).toBe(false);
+        expect(await store.listAgentSecrets(account.id, agent.id)).toEqual([]);
+        expect(await store.deleteAgentSecret(account.id, newId("agent"), "token")).toBeNull();
+      });
+
+      it("treats another account's agent as missing", async () => {
+        const other = await newAccount();
+        await store.putAgentSecret(account.id, agent.id, "token", "v1.x");
+        expect(await store.putAgentSecret(other.id, agent.id, "token", "v1.y")).toBeNull();
+        expect(await store.listAgentSecrets(other.id, agent.id)).toBeNull();
+        expect(await store.sealedAgentSecrets(other.id, agent.id, ["token"])).toBeNull();
+        expect(await store.deleteAgentSecret(other.id, agent.id, "token")).toBeNull();
+        expect(await store.sealedAgentSecrets(account.id, agent.id, ["token"])).toEqual({ token: "v1.x" });
+      });
+
+      it("removes an agent's secrets with it", async () => {
+        await store.putAgentSecret(account.id, agent.id, "token", "v1.x");
+        const kept = await store.createAgent(account.id, agentFields());
+        await store.putAgentSecret(account.id, kept.id, "token", "v1.kept");
+        expect(await store.deleteAgent(account.id, agent.id)).toBe(true);
+        expect(await store.listAgentSecrets(account.id, agent.id)).toBeNull();
+        expect(await store.sealedAgentSecrets(account.id, agent.id, ["token"])).toBeNull();
+        expect(await store.sealedAgentSecrets(account.id, kept.id, ["token"])).toEqual({ token: "v1.kept" });
+      });
+    });
+
+    describe("knowledge search", () => {
+      let account: AccountRecord;
+      beforeEach(async () => {
+        account = await newAccount();
+      });
+      const texts = (hits: { text: string }[] | null) => hits?.map((hit) => hit.text);
+
+      it("finds entries holding any of the words, stemmed, best first, with their positions", async () => {
+        const agent = await store.createAgent(
+          account.id,
+          agentFields({
+            knowledge: [
+              "Our office opens at nine.",
+              "Refunds are processed within five business days.",
+              "Shipping to Canada takes a week; shipping refunds are rare.",
+              "The café serves crêpes.",
+            ],
+          }),
+        );
+        expect(await store.searchKnowledge(account.id, agent.id, ["refund"], 10)).toEqual([
+          { index: 1, text: "Refunds are processed within five business days." },
+          { index: 2, text: "Shipping to Canada takes a week; shipping refunds are rare." },
+        ]);
+        expect(texts(await store.searchKnowledge(account.id, agent.id, ["shipped"], 10))).toEqual([
+          "Shipping to Canada takes a week; shipping refunds are rare.",
+        ]);
+        // An entry with more of the words comes first.
+        const both = await store.searchKnowledge(account.id, agent.id, ["refunds", "canada"], 10);
+        expect(both?.[0]?.index).toBe(2);
+        expect(await store.searchKnowledge(account.id, agent.id, ["refunds"], 1)).toHaveLength(1);
+        expect(await store.searchKnowledge(account.id, agent.id, ["nothing"], 10)).toEqual([]);
+        expect(await store.searchKnowledge(account.id, agent.id, [], 10)).toEqual([]);
+      });
+
+      it("keeps the index in step with every update and delete, and searches one agent only", async () => {
+        const agent = await store.createAgent(account.id, agentFields({ knowledge: ["apples are red"] }));
+        const other = await store.createAgent(account.id, agentFields({ knowledge: ["apples are green"] }));
+        await store.updateAgent(account.id, agent.id, {
+          knowledge: ["bananas are yellow", "apples are sour"],
+        });
+        expect(await store.searchKnowledge(account.id, agent.id, ["apples"], 10)).toEqual([
+          { index: 1, text: "apples are sour" },
+        ]);
+        expect(texts(await store.searchKnowledge(account.id, agent.id, ["red"], 10))).toEqual([]);
+        // A change that leaves knowledge alone leaves the index alone.
+        await store.updateAgent(account.id, agent.id, { name: "renamed" });
+        await store.reportAgentHealth(account.id, agent.id, failure());
+        expect(texts(await store.searchKnowledge(account.id, agent.id, ["bananas"], 10))).toEqual([
+          "bananas are yellow",
+        ]);
+        await store.deleteAgent(account.id, agent.id);
+        expect(await store.searchKnowledge(account.id, agent.id, ["apples"], 10)).toBeNull();
+        expect(texts(await store.searchKnowledge(account.id, other.id, ["apples"], 10))).toEqual([
+          "apples are green",
+        ]);
+      });
+
+      it("treats another account's agent as missing", async () => {
+        const agent = await store.createAgent(account.id, agentFields({ knowledge: ["secret plans"] }));
+        const stranger = await newAccount();
+        expect(await store.searchKnowledge(stranger.id, agent.id, ["plans"], 10)).toBeNull();
+        expect(await store.searchKnowledge(account.id, newId("agent"), ["plans"], 10)).toBeNull();
+      });
+    });
+
     describe("listing", () => {
       let account: AccountRecord;
       beforeEach(async () => {

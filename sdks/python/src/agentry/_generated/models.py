@@ -144,6 +144,7 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "MESSAGE_NOT_FOUND": 404,
     "WEBHOOK_NOT_FOUND": 404,
     "DELIVERY_NOT_FOUND": 404,
+    "SECRET_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
@@ -186,7 +187,11 @@ class Agent:
     model: Optional[str]
     """The model to use; `null`: the provider's default."""
     plugins: List[Union[str, PluginConfig]]
-    """Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`."""
+    """Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+    config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+    plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+    disabled plugin is kept as given, known or not, and does nothing.
+    """
     status: AgentStatus
     """`active` (new agents), `inactive` (refuses messages), or `error` (set by the service after a lasting
     provider failure; cleared by an update of `status`, `modelProvider`, `model` or `settings`, or by the next
@@ -292,7 +297,11 @@ class AgentDraft:
     model: Optional[str]
     """The model to use; `null`: the provider's default."""
     plugins: List[Union[str, PluginConfig]]
-    """Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`."""
+    """Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+    config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+    plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+    disabled plugin is kept as given, known or not, and does nothing.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentDraft:
@@ -1383,7 +1392,11 @@ class Percentiles:
 
 @dataclass
 class PluginConfig:
-    """Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`."""
+    """Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+    config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+    plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+    disabled plugin is kept as given, known or not, and does nothing.
+    """
 
     name: str
     enabled: Optional[bool] = None
@@ -1414,8 +1427,10 @@ class _PluginConfigParamRequired(TypedDict):
 
 
 class PluginConfigParam(_PluginConfigParamRequired, total=False):
-    """Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`. Keys are the API's JSON
-    names.
+    """Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
+    config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
+    plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A
+    disabled plugin is kept as given, known or not, and does nothing. Keys are the API's JSON names.
     """
 
     enabled: bool

@@ -730,7 +730,10 @@ class Agents:
                 refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
                 deployment runs, named in the document it serves at `/v1/openapi.json`, and any other name is refused
                 with `400`, whether `local` is named or is the default provider.
-            plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+            plugins: Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
+                enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
+                satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
+                config's field. A disabled plugin is kept as given, known or not, and does nothing.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -909,7 +912,10 @@ class Agents:
             model: The model to use; `null` resets it to the provider's default. It must be one the provider
                 serves, as on create; sent without `modelProvider`, it is checked against the agent's current
                 provider, which no schema can state.
-            plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+            plugins: Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
+                enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
+                satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
+                config's field. A disabled plugin is kept as given, known or not, and does nothing.
             status: `active` or `inactive`. `error` is set only by the service.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
@@ -2479,7 +2485,10 @@ class AsyncAgents:
                 refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
                 deployment runs, named in the document it serves at `/v1/openapi.json`, and any other name is refused
                 with `400`, whether `local` is named or is the default provider.
-            plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+            plugins: Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
+                enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
+                satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
+                config's field. A disabled plugin is kept as given, known or not, and does nothing.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -2658,7 +2667,10 @@ class AsyncAgents:
             model: The model to use; `null` resets it to the provider's default. It must be one the provider
                 serves, as on create; sent without `modelProvider`, it is checked against the agent's current
                 provider, which no schema can state.
-            plugins: Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+            plugins: Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
+                enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
+                satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
+                config's field. A disabled plugin is kept as given, known or not, and does nothing.
             status: `active` or `inactive`. `error` is set only by the service.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.

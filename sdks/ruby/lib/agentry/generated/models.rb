@@ -176,7 +176,10 @@ module Agentry
       field :model, "model", [:nullable, :string], required: true
 
       # @!attribute [r] plugins
-      #   Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+      #   Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
+      #   enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
+      #   satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
+      #   config's field. A disabled plugin is kept as given, known or not, and does nothing.
       #   @return [Array<String, PluginConfig>]
       field :plugins, "plugins", [:array, [:union, :string, "PluginConfig"]], required: true
 
@@ -272,7 +275,10 @@ module Agentry
       field :model, "model", [:nullable, :string], required: true
 
       # @!attribute [r] plugins
-      #   Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+      #   Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
+      #   enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
+      #   satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
+      #   config's field. A disabled plugin is kept as given, known or not, and does nothing.
       #   @return [Array<String, PluginConfig>]
       field :plugins, "plugins", [:array, [:union, :string, "PluginConfig"]], required: true
     end
@@ -992,7 +998,10 @@ module Agentry
       field :p95, "p95", [:nullable, :number], required: true
     end
 
-    # Plugin configurations: a plugin name, or an object `{name, enabled?, config?}`.
+    # Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
+    # enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
+    # satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
+    # config's field. A disabled plugin is kept as given, known or not, and does nothing.
     class PluginConfig < Agentry::Model
       # @!attribute [r] name
       #   @return [String]

@@ -97,8 +97,11 @@ module Agentry
       #   take any name and refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the
       #   model files the deployment runs, named in the document it serves at `/v1/openapi.json`, and any
       #   other name is refused with `400`, whether `local` is named or is the default provider.
-      # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
-      #   an object `{name, enabled?, config?}`.
+      # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name
+      #   (enabled, with its default config), or an object `{name, enabled?, config?}`. An enabled plugin must
+      #   be one `GET /v1/plugins` lists and its `config` must satisfy that plugin's `configSchema`; otherwise
+      #   `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A disabled plugin is kept as given,
+      #   known or not, and does nothing.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
       #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
       #   new random one.
@@ -242,8 +245,11 @@ module Agentry
       #   one the provider serves, as on create; sent without `modelProvider`, it is checked against the
       #   agent's current provider, which no schema can state. `nil` sends `null`; leave it out to keep the
       #   current value.
-      # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name, or
-      #   an object `{name, enabled?, config?}`.
+      # @param plugins [Array<String, Models::PluginConfig, Hash>] Plugin configurations: a plugin name
+      #   (enabled, with its default config), or an object `{name, enabled?, config?}`. An enabled plugin must
+      #   be one `GET /v1/plugins` lists and its `config` must satisfy that plugin's `configSchema`; otherwise
+      #   `400 INVALID_REQUEST` naming `plugins[i]` or the config's field. A disabled plugin is kept as given,
+      #   known or not, and does nothing.
       # @param status [String, Symbol] `active` or `inactive`. `error` is set only by the service. One of
       #   `active`, `inactive`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
