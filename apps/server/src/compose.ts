@@ -1,3 +1,4 @@
+import { keyInDataDir } from "@agentry/config";
 import { buildConversation } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
@@ -6,7 +7,7 @@ import { publishWith } from "@agentry/outbox";
 import { Catalogue } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
 import { ConversationService, WebhookService } from "@agentry/proto";
-import { buildRegistry, secretsKeyFor } from "@agentry/registry";
+import { buildRegistry } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
 import { buildWebhooks } from "@agentry/webhooks";
 import { createClient, type Transport } from "@connectrpc/connect";
@@ -41,7 +42,18 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       logger: logger.child({ component: "webhooks" }),
       allowPrivateNetworks: config.webhooks.ALLOW_PRIVATE_NETWORKS,
       retryScheduleMs: config.webhooks.WEBHOOK_RETRY_SCHEDULE,
-      secretsKey: config.webhooks.WEBHOOK_SECRETS_KEY,
+      // One machine: endpoint secrets are sealed even when no key is set, with one generated into DATA_DIR.
+      secretsKey: keyInDataDir({
+        value: config.webhooks.WEBHOOK_SECRETS_KEY,
+        dataDir: config.dataDir,
+        file: "webhook-secrets.key",
+        onGenerated: (path) =>
+          logger.warn(
+            { path },
+            "WEBHOOK_SECRETS_KEY is not set: webhook endpoint secrets are sealed with a key generated into " +
+              "DATA_DIR; back it up with the database, or set WEBHOOK_SECRETS_KEY to it",
+          ),
+      }),
       leaseMs: config.webhooks.WEBHOOK_LEASE_MS,
       concurrency: config.webhooks.WEBHOOK_CONCURRENCY,
       logRetentionDays: config.webhooks.WEBHOOK_LOG_RETENTION_DAYS,
@@ -119,7 +131,17 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
       logger: logger.child({ component: "registry" }),
-      secretsKey: secretsKeyFor({ secretsKey: config.secretsKey, dataDir: config.dataDir, logger }),
+      secretsKey: keyInDataDir({
+        value: config.secretsKey,
+        dataDir: config.dataDir,
+        file: "secrets.key",
+        onGenerated: (path) =>
+          logger.warn(
+            { path },
+            "SECRETS_KEY is not set: agent secrets are sealed with a key generated into DATA_DIR; back it up " +
+              "with the database, or set SECRETS_KEY to it",
+          ),
+      }),
       purgeAgent: async (accountId, agentId) => {
         await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS });
       },

@@ -1,7 +1,6 @@
 import { env, parseEnv, z } from "@agentry/config";
 import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
 import { type GatewayConfig, loadGatewayConfig } from "@agentry/gateway";
-import { isSecretsKey } from "@agentry/registry";
 import { loadWebhooksConfig, type WebhooksConfig } from "@agentry/webhooks";
 
 /** The variables of the services the server embeds, beyond the gateway's. */
@@ -9,9 +8,7 @@ const storeEnvSchema = z.object({
   DATA_DIR: env.dataDir(),
   DATABASE_URL: env.databaseUrl(),
   /** Agent secrets are sealed with it; unset, the embedded registry generates one into DATA_DIR (secrets.key). */
-  SECRETS_KEY: env.optional(
-    z.string().refine(isSecretsKey, "must be the base64 of 32 random bytes (openssl rand -base64 32)"),
-  ),
+  SECRETS_KEY: env.optional(env.sealingKey()),
 });
 
 export interface ServerConfig {
@@ -20,7 +17,7 @@ export interface ServerConfig {
   dataDir: string;
   /** Postgres for the embedded services' stores; absent: SQLite in `dataDir`. */
   databaseUrl?: string;
-  /** SECRETS_KEY of the embedded registry; absent, the key generated into `dataDir` (see `secretsKeyFor`). */
+  /** SECRETS_KEY of the embedded registry; absent, the key generated into `dataDir` (see `keyInDataDir`). */
   secretsKey?: string;
   /** The embedded conversation service's configuration; absent when CONVERSATION_URL is set. */
   conversation?: ConversationConfig;

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { isId } from "@agentry/core";
 import { Receiver, verify } from "@agentry/webhooks/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -126,6 +128,19 @@ describe("webhook endpoints: happy path", () => {
       disabledReason: null,
     });
     expect((await call<WebhookJson>("PATCH", `/v1/webhooks/${webhook.id}`, { body: {} })).status).toBe(200);
+  });
+
+  it("keeps endpoint secrets sealed at rest under a key generated into DATA_DIR, and still signs with them", async () => {
+    const { path, webhook, secret } = await newEndpoint({ events: ["agent.deleted"] });
+    const keyFile = join(h.dataDir, "webhook-secrets.key");
+    expect(Buffer.from(readFileSync(keyFile, "utf8").trim(), "base64")).toHaveLength(32);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    for (const file of readdirSync(h.dataDir).filter((name) => name.startsWith("webhooks.db"))) {
+      expect(readFileSync(join(h.dataDir, file)).includes(Buffer.from(secret)), file).toBe(false);
+    }
+    await call("POST", `/v1/webhooks/${webhook.id}/test`);
+    await expect.poll(() => receiver.at(path).length, { timeout: 10_000 }).toBe(1);
+    expect(verify(receiver.at(path)[0]!, secret).type).toBe("webhook.test");
   });
 
   it("deletes an endpoint, after which it is gone", async () => {

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { z } from "zod";
+import { sealingKey } from "./keys.js";
 
 export { z };
 
@@ -74,6 +75,8 @@ export const env = {
    * plugins) use http and reach loopback and private addresses. For development and tests only.
    */
   allowPrivateNetworks: () => flag("false"),
+  /** A key that seals secrets at rest (SECRETS_KEY, WEBHOOK_SECRETS_KEY): the base64 of 32 random bytes. */
+  sealingKey,
   flag,
   optional,
 };
@@ -86,3 +89,5 @@ export function exitOnConfigError(error: unknown): never {
   }
   throw error;
 }
+
+export { isSealingKey, type KeyInDataDirOptions, keyInDataDir } from "./keys.js";

@@ -1,6 +1,5 @@
 import { env, parseEnv, z } from "@agentry/config";
 import { metricsEnv } from "@agentry/observability";
-import { isSecretsKey } from "./secrets.js";
 
 export const registryEnvSchema = z.object({
   REGISTRY_PORT: env.port(8081),
@@ -38,7 +37,7 @@ export const registryServiceEnvSchema = registryEnvSchema.extend({
   /** The base64 of 32 random bytes (openssl rand -base64 32): agent secrets are sealed with it. */
   SECRETS_KEY: z
     .string({ error: "is required: the base64 of 32 random bytes (openssl rand -base64 32)" })
-    .refine(isSecretsKey, { message: "must be the base64 of 32 random bytes (openssl rand -base64 32)" }),
+    .pipe(env.sealingKey()),
 });
 
 export function loadServiceConfig(environment: NodeJS.ProcessEnv = process.env) {

@@ -19,7 +19,7 @@ export {
   toTimestamp,
 } from "./rpc/convert.js";
 export { registryRoutes } from "./rpc/routes.js";
-export { isSecretsKey, SECRETS_KEY_FILE, SecretVault, secretsKeyFor } from "./secrets.js";
+export { SecretVault } from "./secrets.js";
 export { openRegistryStore, type RegistryStoreOptions } from "./store/open.js";
 export { applyAgentPatch } from "./store/patch.js";
 export type * from "./store/types.js";

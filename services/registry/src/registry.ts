@@ -46,7 +46,7 @@ export interface BuildRegistryOptions {
    * Without it, the events wait in the outbox until a registry that has it publishes them.
    */
   webhooks?: { publish: PublishEvents; publicBaseUrl: string };
-  /** SECRETS_KEY, the base64 of 32 bytes: agent secrets are sealed with it (see `secretsKeyFor`). */
+  /** SECRETS_KEY, the base64 of 32 bytes: agent secrets are sealed with it (see `keyInDataDir` of @agentry/config). */
   secretsKey: string;
   /** How often the outbox is read besides right after each change. */
   outboxIntervalMs?: number;

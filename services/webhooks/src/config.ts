@@ -23,11 +23,7 @@ export const webhooksEnvSchema = z.object({
   /** true: endpoints may be http and point at loopback and private networks (development and tests only). */
   ALLOW_PRIVATE_NETWORKS: env.allowPrivateNetworks(),
   /** The base64 of 32 random bytes: endpoint secrets are stored encrypted with it. Unset: stored as they are. */
-  WEBHOOK_SECRETS_KEY: optional(
-    z.string().refine((value) => Buffer.from(value, "base64").length === 32, {
-      message: "must be the base64 of 32 random bytes (openssl rand -base64 32)",
-    }),
-  ),
+  WEBHOOK_SECRETS_KEY: optional(env.sealingKey()),
   /** How long a worker's claim of an endpoint holds without news; a killed worker's attempts wait this long. */
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(15_000).default(60_000),
   /** Endpoints one process delivers to at once. */
