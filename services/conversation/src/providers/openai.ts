@@ -161,7 +161,9 @@ function params(request: ProviderRequest) {
   for (const message of request.messages) {
     if (message.role === "tool") {
       for (const result of message.results) {
-        messages.push({ role: "tool", tool_call_id: result.callId, content: result.content });
+        // The API has no error flag for a tool's result: a failure says so in its text.
+        const content = result.isError ? `Error: ${result.content}` : result.content;
+        messages.push({ role: "tool", tool_call_id: result.callId, content });
       }
     } else if (message.role === "assistant" && "toolCalls" in message) {
       messages.push({

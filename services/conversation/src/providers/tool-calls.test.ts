@@ -181,7 +181,7 @@ describe.each(["openai", "anthropic"] as const)("%s tool calls", (kind) => {
             ],
           },
           { role: "tool", tool_call_id: "call_a", content: '"12:00"' },
-          { role: "tool", tool_call_id: "call_b", content: "division by zero" },
+          { role: "tool", tool_call_id: "call_b", content: "Error: division by zero" },
         ]);
       } else {
         expect(body.tool_choice).toEqual({ type: "none" });
