@@ -1,9 +1,10 @@
-import { buildConversation } from "@agentry/conversation";
+import { buildConversation, noOutboundFetch } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
 import { Metrics, rpcInterceptors } from "@agentry/observability";
 import { publishWith } from "@agentry/outbox";
-import { ConversationService, WebhookService } from "@agentry/proto";
+import { Catalogue, type Plugin } from "@agentry/plugin-kit";
+import { ConversationService, PluginService, WebhookService } from "@agentry/proto";
 import { buildRegistry } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
 import { buildWebhooks } from "@agentry/webhooks";
@@ -20,9 +21,14 @@ export interface Server extends Gateway {
  * WEBHOOKS_URL) runs inside this process and is called through the in-process transport (no sockets, no
  * encoding); with a URL, the same clients speak HTTP/2 to the service elsewhere. An embedded webhooks service
  * delivers from this process too, until SIGTERM (`drain`). The embedded registry and conversation service publish
- * their events to the webhooks service this process uses, embedded or not.
+ * their events to the webhooks service this process uses, embedded or not. `installed.plugins` are the plugins
+ * whose tools agents' turns may call.
  */
-export async function composeServer(config: ServerConfig, logger: Logger): Promise<Server> {
+export async function composeServer(
+  config: ServerConfig,
+  logger: Logger,
+  installed: { plugins?: readonly Plugin[] } = {},
+): Promise<Server> {
   const { gateway: gatewayConfig } = config;
   const closers: (() => Promise<void>)[] = [];
   const drains: ((graceMs: number) => Promise<void>)[] = [];
@@ -73,6 +79,14 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
   }
   const webhooksClient = createClient(WebhookService, webhooksTransport);
 
+  // The registry is composed after the conversation service (it purges conversations through it); the
+  // conversation service's PluginService client reaches it through this, once it is there.
+  let registryTransport: Transport | undefined;
+  const laterRegistry: Transport = {
+    unary: (...args) => registryTransport!.unary(...args),
+    stream: (...args) => registryTransport!.stream(...args),
+  };
+
   let conversationTransport: Transport;
   if (config.conversation) {
     const conversation = await buildConversation({
@@ -83,6 +97,11 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       contextTokenBudget: config.conversation.contextTokenBudget,
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
+      plugins: {
+        catalogue: new Catalogue(installed.plugins ?? []),
+        service: createClient(PluginService, laterRegistry),
+        fetch: noOutboundFetch,
+      },
     });
     closers.push(() => conversation.close());
     conversationTransport = createInProcessTransport(conversation.routes, {
@@ -101,7 +120,6 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
     dependencies.conversation = remote.ready;
   }
 
-  let registryTransport: Transport;
   if (gatewayConfig.REGISTRY_URL) {
     const remote = remoteService({
       url: gatewayConfig.REGISTRY_URL,

@@ -56,6 +56,12 @@ const variables = z.object({
    * none; the all-in-one server gives its conversation service the webhooks service it uses itself.
    */
   WEBHOOKS_URL: env.webhooksUrl(),
+  /**
+   * The registry (HTTP/2), whose PluginService keeps agents' plugin secrets and knowledge index, for the tools of
+   * a turn. Unset, the standalone service offers agents no tools; the all-in-one server gives its conversation
+   * service the registry it uses itself.
+   */
+  REGISTRY_URL: env.registryUrl(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   ...metricsEnv,
@@ -93,6 +99,8 @@ export interface ConversationConfig {
   shutdownTimeoutMs: number;
   /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
   webhooksUrl?: string;
+  /** REGISTRY_URL: where the standalone service reads plugin secrets and knowledge; absent: no tools. */
+  registryUrl?: string;
   logLevel: string;
   logFormat: "json" | "pretty" | "auto";
   /** METRICS_PORT: where Prometheus metrics are served; unset, none are collected. */
@@ -144,6 +152,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     contextTokenBudget: value.CONTEXT_TOKEN_BUDGET,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
+    ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),
     logLevel: value.LOG_LEVEL,
     logFormat: value.LOG_FORMAT,
     ...(value.METRICS_PORT === undefined ? {} : { metricsPort: value.METRICS_PORT }),

@@ -49,7 +49,13 @@ export type {
   TurnRecord,
   TurnRole,
 } from "./store/types.js";
-export { MAX_TOOL_OUTPUT, modelToolName, type PluginRuntime, type ToolCallRecord } from "./tools.js";
+export {
+  MAX_TOOL_OUTPUT,
+  modelToolName,
+  noOutboundFetch,
+  type PluginRuntime,
+  type ToolCallRecord,
+} from "./tools.js";
 export {
   planUsage,
   USAGE_DIMENSIONS,

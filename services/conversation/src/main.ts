@@ -2,12 +2,14 @@ import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
 import { publishWith } from "@agentry/outbox";
-import { WebhookService } from "@agentry/proto";
+import { Catalogue } from "@agentry/plugin-kit";
+import { PluginService, WebhookService } from "@agentry/proto";
 import { createRpcServer } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { buildConversation } from "./build.js";
 import { loadConversationConfig } from "./config.js";
+import { noOutboundFetch } from "./tools.js";
 
 /** The conversation service on its own: `CONVERSATION_PORT` (8082), h2c, stopped gracefully by SIGTERM. */
 async function main(): Promise<void> {
@@ -28,6 +30,17 @@ async function main(): Promise<void> {
   if (!webhooks) {
     logger.info("WEBHOOKS_URL is not set: no message events are written (webhooks get no message.* events)");
   }
+  const registry = config.registryUrl
+    ? createClient(
+        PluginService,
+        createConnectTransport({
+          baseUrl: config.registryUrl,
+          httpVersion: "2",
+          interceptors: rpcInterceptors("client", metrics),
+        }),
+      )
+    : undefined;
+  if (!registry) logger.info("REGISTRY_URL is not set: agents' plugins offer no tools");
   const conversation = await buildConversation({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
@@ -36,6 +49,9 @@ async function main(): Promise<void> {
     contextTokenBudget: config.contextTokenBudget,
     ...(metrics ? { metrics } : {}),
     ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
+    ...(registry
+      ? { plugins: { catalogue: new Catalogue([]), service: registry, fetch: noOutboundFetch } }
+      : {}),
   });
   const server = createRpcServer({
     routes: conversation.routes,
