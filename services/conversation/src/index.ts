@@ -19,6 +19,7 @@ export {
   type LocalProviderOptions,
   type LocalProviderStats,
 } from "./providers/local.js";
+export { createOpenAIProvider } from "./providers/openai.js";
 export {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_OPENAI_MODEL,

@@ -12,7 +12,7 @@ const seen = {
   revealed: [] as string[][],
   searches: [] as { accountId: string; agentId: string; query: string; limit: number }[],
   hangAborted: 0,
-  waiting: undefined as ((value: void) => void) | undefined,
+  waiting: undefined as (() => void) | undefined,
   waitAborted: undefined as Promise<void> | undefined,
 };
 
