@@ -174,6 +174,13 @@ export class TurnTools {
       text = undefined;
     }
     if (text === undefined) return { ok: false, error: "The tool's answer is not JSON." };
+    // A secret never reaches the model, the reply or the history, even in a tool's answer.
+    for (const secret of this.secretValues) {
+      if (!secret) continue;
+      text = text.split(secret).join("[redacted]");
+      const escaped = JSON.stringify(secret).slice(1, -1);
+      if (escaped !== secret) text = text.split(escaped).join("[redacted]");
+    }
     if (text.length > MAX_TOOL_OUTPUT) {
       return {
         ok: false,

@@ -72,6 +72,12 @@ const lab = definePlugin({
       },
     }),
     defineTool({
+      name: "leak",
+      description: "Answers with its secret.",
+      input: z.object({}),
+      run: async (_, context) => ({ key: context.secrets.LAB_KEY, note: "kept" }),
+    }),
+    defineTool({
       name: "wait",
       description: "Answers when its signal aborts.",
       input: z.object({}),
@@ -370,6 +376,7 @@ describe("a turn with tools", () => {
         { id: "b1", name: "lab__boom", arguments: {} },
         { id: "b2", name: "lab__missing", arguments: {} },
         { id: "b3", name: "lab__add", arguments: { a: "one" } },
+        { id: "b4", name: "lab__leak", arguments: {} },
       ]);
       fake.reply("Those failed.");
 
@@ -380,11 +387,16 @@ describe("a turn with tools", () => {
       expect(errors[0]).toEqual([false, "the lab exploded (key [redacted])"]);
       expect(errors[1]![1]).toMatch(/^No tool is named "lab__missing"; the tools are: lab__add, /);
       expect(errors[2]![1]).toMatch(/^invalid arguments: a: /);
+      expect(reply.toolCalls[3]).toMatchObject({
+        ok: true,
+        outputJson: '{"key":"[redacted]","note":"kept"}',
+      });
       expect(JSON.stringify(fake.lastRequest.body)).not.toContain(SECRETS.LAB_KEY);
       expect(sentResults(provider).map(([id, , isError]) => [id, isError])).toEqual([
         ["b1", true],
         ["b2", true],
         ["b3", true],
+        ["b4", false],
       ]);
     },
   );
