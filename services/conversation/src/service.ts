@@ -18,7 +18,7 @@ import { incompleteError, sanitise } from "./providers/errors.js";
 import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
 import { generationSettings, maxToolSteps } from "./settings.js";
 import type { CallOutcome, ConversationKey } from "./store/types.js";
-import { type ToolLoopEvent, toolRounds } from "./tool-loop.js";
+import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
 
 /** One message to an agent, as the gateway passes it. */
@@ -88,10 +88,7 @@ export async function sendMessage(
       (provider, request, abort) => provider.complete(request, abort),
     );
     answered.deadline.dispose();
-    const tools = call.useTools(answered.started, signal, false);
-    let next = await tools.next();
-    while (!next.done) next = await tools.next();
-    return await call.complete(next.value);
+    return await call.complete(await drained(call.useTools(answered.started, signal, false)));
   } catch (error) {
     const cancelled = deadline?.abortCause === "cancelled" || signal.aborted;
     throw await call.fail(error, cancelled ? "cancelled" : "failed");
@@ -374,7 +371,7 @@ class Call {
       const { toolCalls: _, ...answer } = first;
       return answer;
     }
-    const rounds = toolRounds({
+    const { result, toolCalls } = yield* toolRounds({
       tools: this.tools,
       provider: this.provider!,
       request: { model: this.model!, ...this.prompt! },
@@ -387,21 +384,10 @@ class Call {
         ...(stream ? { firstTokenMs: this.ctx.limits.firstTokenTimeoutMs } : {}),
       },
       stream,
+      onText: () => this.firstText(),
     });
-    try {
-      for (;;) {
-        const next = await rounds.next();
-        if (next.done) {
-          this.toolCalls = next.value.toolCalls;
-          return next.value.result;
-        }
-        if (next.value.type === "delta") this.firstText();
-        yield next.value;
-      }
-    } finally {
-      // The caller left mid-turn: the rounds' own cleanup (the provider call's deadline) runs now.
-      await rounds.return(undefined as never);
-    }
+    this.toolCalls = toolCalls;
+    return result;
   }
 
   /** When the turn must be over: the caller's deadline, or the turn timeout from the message's arrival. */

@@ -27,6 +27,8 @@ export interface ToolLoopInput {
   limits: DeadlineLimits;
   /** Streamed rounds yield their text as it comes; otherwise each round's text is yielded whole. */
   stream: boolean;
+  /** Told of each round's text as it comes. */
+  onText?: () => void;
 }
 
 /**
@@ -80,7 +82,7 @@ export async function* toolRounds(
       messages: [...messages],
       toolChoice: step < input.maxSteps ? "auto" : "none",
     };
-    result = yield* round(provider, request, signal, input.limits, input.stream);
+    result = yield* round(provider, request, signal, input);
     text += result.text;
     usage.inputTokens += result.usage.inputTokens;
     usage.outputTokens += result.usage.outputTokens;
@@ -90,19 +92,29 @@ export async function* toolRounds(
   return { result: { ...last, text, usage }, toolCalls: records };
 }
 
+/** The value a generator returns, its events passed over (a turn that is not streamed shows none). */
+export async function drained<R>(generator: AsyncGenerator<unknown, R>): Promise<R> {
+  for (;;) {
+    const next = await generator.next();
+    if (next.done) return next.value;
+  }
+}
+
 /** One more provider call, under a deadline of its own as every call has. */
 async function* round(
   provider: ModelProvider,
   request: ProviderRequest,
   signal: AbortSignal,
-  limits: DeadlineLimits,
-  stream: boolean,
+  { limits, stream, onText }: Pick<ToolLoopInput, "limits" | "stream" | "onText">,
 ): AsyncGenerator<ToolLoopEvent, ProviderResult> {
   const deadline = new CallDeadline(signal, limits);
   try {
     if (!stream) {
       const result = await provider.complete(request, deadline.signal);
-      if (result.text) yield { type: "delta", text: result.text };
+      if (result.text) {
+        onText?.();
+        yield { type: "delta", text: result.text };
+      }
       return result;
     }
     let text = "";
@@ -115,6 +127,7 @@ async function* round(
         continue;
       }
       deadline.firstToken();
+      onText?.();
       text += event.text;
       yield { type: "delta", text: event.text };
     }
