@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 /**
- * Starts a service (the directory given, or the current one): its bundle `dist/main.mjs` when `pnpm build` made
- * one and no source it came from has changed since, else its TypeScript sources through tsx. Either way the
- * service runs in this process, so signals reach it directly.
+ * Starts a service (the directory given, or the current one) from its bundle `dist/main.mjs`, in this process so
+ * that signals reach it directly. When the bundle is missing, or a source it came from, a contract in proto/ or
+ * the lockfile is newer, the generated code is brought up to date and the bundle made again first (a few
+ * seconds, once). `AGENTRY_FROM_SOURCES=1` runs the TypeScript sources through tsx instead, for a debugger.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -12,27 +14,37 @@ const serviceDir = resolve(process.argv[2] ?? process.cwd());
 const root = resolve(serviceDir, "..", "..");
 const bundle = join(serviceDir, "dist", "main.mjs");
 
-/** Whether the bundle exists and is newer than every source it was built from and the installed packages. */
+/** Every file under a directory, recursively. */
+function filesUnder(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** Whether the bundle exists and is newer than every source it was built from, the contracts and the lockfile. */
 function bundleIsCurrent() {
   const manifest = join(serviceDir, "dist", "build.json");
   if (!existsSync(bundle) || !existsSync(manifest)) return false;
   const { builtAtMs, sources } = JSON.parse(readFileSync(manifest, "utf8"));
-  for (const source of [...sources, "pnpm-lock.yaml"]) {
-    const stats = statSync(join(root, source), { throwIfNoEntry: false });
+  const inputs = [...sources.map((source) => join(root, source)), join(root, "pnpm-lock.yaml")];
+  for (const file of [...inputs, ...filesUnder(join(root, "proto"))]) {
+    const stats = statSync(file, { throwIfNoEntry: false });
     if (!stats || stats.mtimeMs > builtAtMs) return false;
   }
   return true;
 }
 
-if (bundleIsCurrent()) {
-  await import(pathToFileURL(bundle).href);
-} else {
-  if (existsSync(bundle)) {
-    process.stderr.write(
-      "dist/ is older than the sources: running them with tsx (pnpm build bundles them again)\n",
-    );
-  }
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: read when a service starts, never by a turbo task
+if (process.env.AGENTRY_FROM_SOURCES === "1") {
   const { register } = await import("tsx/esm/api");
   register();
   await import(pathToFileURL(join(serviceDir, "src", "main.ts")).href);
+} else {
+  if (!bundleIsCurrent()) {
+    process.stderr.write("bundling the service (its sources changed since the last bundle) ...\n");
+    const turbo = join(root, "node_modules", ".bin", "turbo");
+    execFileSync(turbo, ["run", "generate", "--output-logs=errors-only"], { cwd: root, stdio: "inherit" });
+    execFileSync(process.execPath, [join(root, "scripts", "bundle.mjs"), serviceDir], { stdio: "inherit" });
+  }
+  await import(pathToFileURL(bundle).href);
 }

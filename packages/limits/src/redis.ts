@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Availability } from "@agentry/logging";
-import { createClient } from "redis";
+import type { createClient } from "redis";
 import { LimiterUnavailableError } from "./errors.js";
 import { ACQUIRE, RELEASE, RENEW, type Script, TAKE } from "./redis-scripts.js";
 import { type BucketState, decide, validateBuckets, validateSlot } from "./sliding-window.js";
@@ -38,7 +38,8 @@ type Reply = Awaited<ReturnType<Client["evalSha"]>>;
  * LimiterUnavailableError instead of hanging or letting requests through.
  */
 export class RedisLimiter implements Limiter {
-  private readonly client: Client;
+  /** Set once the Redis client is loaded: it is imported on first use, so a process without Redis never loads it. */
+  private client: Client | undefined;
   private readonly prefix: string;
   private readonly unavailableRetryAfterMs: number;
   private readonly commandTimeoutMs: number;
@@ -54,26 +55,29 @@ export class RedisLimiter implements Limiter {
     const availability = options.availability;
     this.availability = availability;
     const onError = (error: Error) => availability?.failed(error);
-    this.client = createClient({
-      url: options.url,
-      // Without a connection, fail at once rather than queue requests behind an outage.
-      disableOfflineQueue: true,
-      socket: {
-        connectTimeout: options.connectTimeoutMs ?? 2000,
-        reconnectStrategy: (retries) =>
-          Math.min(50 * 2 ** Math.min(retries, 16), maxDelay) + Math.floor(Math.random() * 100),
-      },
-    });
-    // node-redis emits every connection failure as 'error'; an EventEmitter without a listener would crash.
-    this.client.on("error", onError);
-    this.client.on("ready", () => availability?.recovered());
     // Connects in the background (retrying forever), so a gateway can start before its Redis does.
-    this.connected = this.client.connect().then(
-      () => {},
-      (error: unknown) => {
+    this.connected = import("redis")
+      .then(({ createClient }) => {
+        if (this.closed) return;
+        const client: Client = createClient({
+          url: options.url,
+          // Without a connection, fail at once rather than queue requests behind an outage.
+          disableOfflineQueue: true,
+          socket: {
+            connectTimeout: options.connectTimeoutMs ?? 2000,
+            reconnectStrategy: (retries) =>
+              Math.min(50 * 2 ** Math.min(retries, 16), maxDelay) + Math.floor(Math.random() * 100),
+          },
+        });
+        // node-redis emits every connection failure as 'error'; an EventEmitter without a listener would crash.
+        client.on("error", onError);
+        client.on("ready", () => availability?.recovered());
+        this.client = client;
+        return client.connect().then(() => {});
+      })
+      .catch((error: unknown) => {
         if (!this.closed) onError(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
+      });
   }
 
   async take(buckets: readonly Bucket[]): Promise<Decision> {
@@ -112,16 +116,17 @@ export class RedisLimiter implements Limiter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.client.isReady) {
+    const client = this.client;
+    if (client?.isReady) {
       // close() waits for pending replies, which a hung server never sends.
-      await withDeadline(this.client.close(), this.commandTimeoutMs).catch(() => {});
+      await withDeadline(client.close(), this.commandTimeoutMs).catch(() => {});
     }
-    if (this.client.isOpen) this.client.destroy();
+    if (client?.isOpen) client.destroy();
     await this.connected;
   }
 
   available(): boolean {
-    return !this.closed && this.client.isReady;
+    return !this.closed && this.client?.isReady === true;
   }
 
   /** Resolves once first connected; never rejects, and stays pending while Redis is down. */
@@ -162,11 +167,13 @@ export class RedisLimiter implements Limiter {
   }
 
   private async evaluate(script: Script, keys: string[], args: string[]): Promise<Reply> {
+    const client = this.client;
+    if (!client) throw new Error("the Redis client is still loading");
     try {
-      return await this.client.evalSha(script.sha1, { keys, arguments: args });
+      return await client.evalSha(script.sha1, { keys, arguments: args });
     } catch (error) {
       if (!(error instanceof Error && error.message.startsWith("NOSCRIPT"))) throw error;
-      return await this.client.eval(script.source, { keys, arguments: args });
+      return await client.eval(script.source, { keys, arguments: args });
     }
   }
 }

@@ -1,7 +1,7 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -203,4 +203,37 @@ export async function seed(dataDir: string, databaseUrl?: string): Promise<Seed>
   } finally {
     await store.close();
   }
+}
+
+/** Every process whose command line `matches`, from /proc. */
+export async function findProcesses(matches: (commandLine: string) => boolean): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const commandLine = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    if (matches(commandLine.replaceAll("\0", " "))) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** A process and all its descendants (a Postgres server's backends, say), from /proc. */
+export async function processTree(root: number): Promise<number[]> {
+  const parents = new Map<number, number>();
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (stat) parents.set(Number(entry), parent);
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) {
+    for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
+  }
+  return tree;
+}
+
+/** The CPU time of some processes together, in seconds; one that has exited counts for nothing. */
+export async function cpuSecondsOfAll(pids: number[]): Promise<number> {
+  const each = await Promise.all(pids.map((pid) => cpuSecondsOf(pid).catch(() => 0)));
+  return each.reduce((a, b) => a + b, 0);
 }

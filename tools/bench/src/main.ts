@@ -18,10 +18,20 @@ import {
   start,
   waitUntilOk,
 } from "./harness.js";
-import { cpuCheckMs, describeMachine, type Report, renderReport, writeSection } from "./report.js";
+import {
+  cpuCheckMs,
+  describeMachine,
+  type Report,
+  renderAccountSize,
+  renderReport,
+  renderScaledOut,
+  writeSection,
+} from "./report.js";
+import { accountSize } from "./scenarios/account-size.js";
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
+import { scaledOut } from "./scenarios/scaled-out.js";
 import { toolTurns } from "./scenarios/tools.js";
 import { usageQueries } from "./scenarios/usage.js";
 import { webhooks } from "./scenarios/webhooks.js";
@@ -41,6 +51,8 @@ const SCENARIOS = [
   "tools",
   "webhooks",
   "idempotency",
+  "account-size",
+  "scaled-out",
   "cold-start",
 ];
 const USAGE =
@@ -305,18 +317,27 @@ async function main(): Promise<void> {
     if (only.has("tools")) report.tools = await toolTurns(bench);
     if (only.has("webhooks")) report.webhooks = await webhooks(bench, providerEnv);
     if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
+    const accounts = only.has("account-size") ? await accountSize(bench, providerEnv) : undefined;
+    const scaled = only.has("scaled-out") ? await scaledOut(bench, providerEnv) : undefined;
     await bench.stop();
     if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
 
     report.loadAfter = loadavg();
     report.cpuCheckAfter = cpuCheckMs();
-    const section = renderReport(report);
-    log("");
-    log(section);
-    if (!args["no-write"]) {
-      await writeSection(section);
-      log("\nwritten to docs/benchmarks.md");
+    // The account-size and scaled-out measures have sections of their own, so that running them alone leaves
+    // the rest.
+    const ownSections = ["account-size", "scaled-out"].filter((name) => only.has(name)).length;
+    const sections = [
+      ...(only.size > ownSections ? [renderReport(report)] : []),
+      ...(accounts ? [renderAccountSize(accounts, machine, settings)] : []),
+      ...(scaled ? [renderScaledOut(scaled, machine, settings)] : []),
+    ];
+    for (const section of sections) {
+      log("");
+      log(section);
+      if (!args["no-write"]) await writeSection(section);
     }
+    if (!args["no-write"]) log("\nwritten to docs/benchmarks.md");
   } finally {
     await bench.stop();
     // BENCH_KEEP=1 keeps the run's directory: the services' logs and data.

@@ -3,9 +3,11 @@ import { cpus, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 import type { Settings } from "./bench.js";
 import { ROOT } from "./harness.js";
+import type { AccountSizeRow } from "./scenarios/account-size.js";
 import type { HistoryResult } from "./scenarios/history.js";
 import type { IdempotencyResult } from "./scenarios/idempotency.js";
 import type { RecordingResult } from "./scenarios/recording.js";
+import type { ScaledOutResult } from "./scenarios/scaled-out.js";
 import type { ToolTurnResult } from "./scenarios/tools.js";
 import type { UsageResult } from "./scenarios/usage.js";
 import type { WebhooksResult } from "./scenarios/webhooks.js";
@@ -225,7 +227,6 @@ export function renderReport(r: Report): string {
         `${signed(added)} p50, ${signed(idem.with.p99 - idem.without.p99)} p99 | ≤ +0.3 ms p50 | ${met(added <= 0.3)} |`,
     );
   }
-
   const st = r.settings;
   return [
     SECTION,
@@ -293,11 +294,95 @@ export function renderReport(r: Report): string {
   ].join("\n");
 }
 
-/** Replaces this benchmark's section of docs/benchmarks.md, or appends it; other sections are left alone. */
+const ACCOUNT_SIZE_SECTION = "## Cost by account size";
+
+/** The account-size measures as a section of their own: each figure against the same one in the smallest account. */
+export function renderAccountSize(accounts: AccountSizeRow[], machine: string, settings: Settings): string {
+  const rows: string[] = [];
+  const [smallest, ...larger] = accounts;
+  if (smallest) {
+    const measures = [
+      ["create", "Agent create (`POST /v1/agents`)"],
+      ["get", "Agent read (`GET /v1/agents/{id}`)"],
+      ["listFirst", "List, first page of 20"],
+      ["listPage500", "List, page 500 of 20"],
+    ] as const;
+    for (const row of larger) {
+      for (const [measure, label] of measures) {
+        const ratio = row[measure].p50 / smallest[measure].p50;
+        rows.push(
+          `| ${label} in an account of ${row.agents.toLocaleString("en")} agents, all-in-one | ` +
+            `p50 ${ms(row[measure].p50)}, p99 ${ms(row[measure].p99)} | ${smallest.agents} agents: ` +
+            `p50 ${ms(smallest[measure].p50)}, p99 ${ms(smallest[measure].p99)} | ${ratio.toFixed(2)}× p50 | ` +
+            `≤ 1.2× | ${met(ratio <= 1.2)} |`,
+        );
+      }
+    }
+  }
+
+  const grown = accounts
+    .map((a) => `${a.agents.toLocaleString("en")} in ${a.growSeconds.toFixed(1)} s`)
+    .join(", ");
+  return [
+    ACCOUNT_SIZE_SECTION,
+    "",
+    "What an account's size costs the requests that touch it: agent creates, reads, the first list page and page",
+    "500 (`?page=500&limit=20`) in accounts of 100, 10,000 and 100,000 agents, each size on an all-in-one server",
+    "(its bundle) with data of its own, the twelve requests alternating one at a time so that every size meets the",
+    "same moments of the machine. The accounts are grown beforehand in one transaction straight in the SQLite file",
+    "(copies of one agent with ids and times of their own; the store's triggers keep the counts).",
+    "",
+    `- Machine: ${machine}; accounts grown: ${grown}`,
+    `- Settings: ${settings.messages} of each request per account after ${Math.ceil(settings.messages / 10)} of warm-up`,
+    "- Reproduce: `pnpm bench --only account-size`",
+    "",
+    "| Measure | Agentry | Baseline | Ratio / added | Target | Met |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows,
+  ].join("\n");
+}
+
+/** The scaled-out system under load on two gateways at once, per gateway and in total, with CPU per process. */
+export function renderScaledOut(result: ScaledOutResult, machine: string, settings: Settings): string {
+  const parts = Object.keys(result.rows[0]?.cpuMicros ?? {});
+  const label = {
+    get: "`GET /v1/agents/{id}`",
+    list: "`GET /v1/agents` (20)",
+    create: "`POST /v1/agents`",
+    message: "`POST .../messages`",
+  };
+  const perGateway = (r: ScaledOutResult["rows"][number]) =>
+    r.gateways.map((g) => `${Math.round(g.requestsPerSecond)} req/s, p50 ${ms(g.p50Ms)}, p99 ${ms(g.p99Ms)}`);
+  return [
+    "## Scaled out",
+    "",
+    'The system as the README\'s "Running in production" runs it, on loopback: a Postgres server and a Redis server',
+    "of the run's own (Postgres without fsync: the figures are of the services, not of a disk), the registry, the",
+    "conversation service, the webhooks service and two gateways, each its own process from its bundle, with JSON",
+    "access logs at `info`. Each request is loaded on both gateways at once, autocannon in one process per gateway;",
+    "the CPU time of every process (Postgres with its backends) over the run is divided by the requests answered.",
+    "Messages go to the zero-latency fake provider, each from a new user (a new conversation).",
+    "",
+    `- Machine: ${machine}`,
+    `- Settings: ${result.connectionsPerGateway} connections per gateway × ${settings.seconds} s (after 2 s of warm-up)`,
+    "- Reproduce: `pnpm bench --only scaled-out`",
+    "",
+    "| Request | Gateway 1 | Gateway 2 | Total | CPU per request |",
+    "| --- | --- | --- | --- | --- |",
+    ...result.rows.map((r) => {
+      const [one, two] = perGateway(r);
+      const cpu = parts.map((part) => `${part} ${Math.round(r.cpuMicros[part] ?? 0)} µs`).join(", ");
+      return `| ${label[r.name]} | ${one} | ${two} | ${Math.round(r.totalPerSecond)} req/s | ${cpu} |`;
+    }),
+  ].join("\n");
+}
+
+/** Replaces a section of docs/benchmarks.md (found by its heading, its first line), or appends it. */
 export async function writeSection(section: string): Promise<void> {
   const file = join(ROOT, "docs", "benchmarks.md");
   const current = await readFile(file, "utf8").catch(() => "# Benchmarks\n");
-  const start = current.indexOf(`${SECTION}\n`);
+  const heading = section.slice(0, section.indexOf("\n"));
+  const start = current.indexOf(`${heading}\n`);
   let next: string;
   if (start < 0) {
     next = `${current.trimEnd()}\n\n${section}\n`;

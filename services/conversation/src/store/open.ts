@@ -1,5 +1,4 @@
 import { type Logger, OutageLog } from "@agentry/logging";
-import { openPostgresConversationStore } from "./postgres.js";
 import { openSqliteConversationStore } from "./sqlite.js";
 import type { ConversationStore } from "./types.js";
 
@@ -21,6 +20,8 @@ export interface ConversationStoreOptions {
 export async function openConversationStore(options: ConversationStoreOptions): Promise<ConversationStore> {
   if (options.databaseUrl) {
     const { logger } = options;
+    // Loaded only for Postgres, so an embedded deployment never loads the driver.
+    const { openPostgresConversationStore } = await import("./postgres.js");
     return openPostgresConversationStore({
       connectionString: options.databaseUrl,
       ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),

@@ -1,5 +1,4 @@
 import { type Logger, OutageLog } from "@agentry/logging";
-import { openPostgresRegistryStore } from "./postgres.js";
 import { openSqliteRegistryStore } from "./sqlite.js";
 import type { RegistryStore } from "./types.js";
 
@@ -21,6 +20,8 @@ export interface RegistryStoreOptions {
 export async function openRegistryStore(options: RegistryStoreOptions): Promise<RegistryStore> {
   if (options.databaseUrl) {
     const { logger } = options;
+    // Loaded only for Postgres, so an embedded deployment never loads the driver.
+    const { openPostgresRegistryStore } = await import("./postgres.js");
     return openPostgresRegistryStore({
       connectionString: options.databaseUrl,
       ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),

@@ -1,5 +1,4 @@
 import { type Logger, OutageLog } from "@agentry/logging";
-import { openPostgresWebhookStore } from "./postgres.js";
 import { openSqliteWebhookStore } from "./sqlite.js";
 import type { Clock, WebhookStore } from "./types.js";
 
@@ -22,6 +21,8 @@ export interface WebhookStoreOptions {
 export async function openWebhookStore(options: WebhookStoreOptions): Promise<WebhookStore> {
   const { logger, clock } = options;
   if (options.databaseUrl) {
+    // Loaded only for Postgres, so an embedded deployment never loads the driver.
+    const { openPostgresWebhookStore } = await import("./postgres.js");
     return openPostgresWebhookStore({
       connectionString: options.databaseUrl,
       ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),

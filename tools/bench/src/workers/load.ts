@@ -3,6 +3,9 @@ import autocannon from "autocannon";
 /** Load from its own process: `connections` keep-alive connections for `seconds`, after a warm-up. */
 interface Input {
   url: string;
+  /** GET by default; a POST sends `body` as JSON, with `[<id>]` in it replaced by a new id per request. */
+  method?: "GET" | "POST";
+  body?: string;
   headers: Record<string, string>;
   connections: number;
   seconds: number;
@@ -13,7 +16,14 @@ const input = JSON.parse(process.argv[2]!) as Input;
 const run = (seconds: number) =>
   autocannon({
     url: input.url,
-    headers: input.headers,
+    ...(input.method === "POST"
+      ? {
+          method: "POST" as const,
+          body: input.body ?? "",
+          idReplacement: true,
+          headers: { ...input.headers, "content-type": "application/json" },
+        }
+      : { headers: input.headers }),
     connections: input.connections,
     duration: seconds,
     pipelining: 1,
