@@ -141,6 +141,11 @@ export async function* streamMessage(
           done = event;
           continue;
         }
+        // A tool call has begun: the model is answering, though with no text yet.
+        if (event.type === "tool") {
+          current.firstToken();
+          continue;
+        }
         if (call.firstTokenMs === null) {
           call.firstText();
           current.firstToken();

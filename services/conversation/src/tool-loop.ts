@@ -126,6 +126,10 @@ async function* round(
         result = { text, ...done };
         continue;
       }
+      if (event.type === "tool") {
+        deadline.firstToken();
+        continue;
+      }
       deadline.firstToken();
       onText?.();
       text += event.text;

@@ -10,7 +10,14 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import type { EventSourceMessage } from "eventsource-parser";
 import { incompleteError, type UpstreamHeaders } from "./errors.js";
-import { createEndpoint, type Endpoint, type ErrorDetail, parseJson, type StreamReader } from "./http.js";
+import {
+  createEndpoint,
+  type Endpoint,
+  type ErrorDetail,
+  parseJson,
+  type StreamReader,
+  TOOL_CALL_BEGUN,
+} from "./http.js";
 import type {
   FinishReason,
   ModelProvider,
@@ -110,7 +117,10 @@ class EventReader implements StreamReader {
     this.model = requested;
   }
 
-  event({ event: name, data }: EventSourceMessage, headers: UpstreamHeaders): string | undefined {
+  event(
+    { event: name, data }: EventSourceMessage,
+    headers: UpstreamHeaders,
+  ): string | typeof TOOL_CALL_BEGUN | undefined {
     // Events without a name carry nothing of the reply.
     if (name === undefined || name === "ping") return undefined;
     if (name === "error") throw this.endpoint.refusal(this.requested, headers, parseJson(data));
@@ -127,6 +137,7 @@ class EventReader implements StreamReader {
         if (event.content_block?.type === "tool_use") {
           const { id, name } = event.content_block;
           this.calls.set(event.index, { id, name, arguments: "" });
+          return TOOL_CALL_BEGUN;
         }
         return undefined;
       case "content_block_delta": {

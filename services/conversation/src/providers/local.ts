@@ -132,7 +132,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       let text = "";
       for await (const event of await start(request, signal)) {
         if (event.type === "delta") text += event.text;
-        else {
+        else if (event.type === "done") {
           const { type: _, ...done } = event;
           return { text, ...done };
         }

@@ -10,7 +10,14 @@ import type {
 } from "openai/resources/chat/completions";
 import type { CompletionUsage } from "openai/resources/completions";
 import { incompleteError, type UpstreamHeaders } from "./errors.js";
-import { createEndpoint, type Endpoint, type ErrorDetail, parseJson, type StreamReader } from "./http.js";
+import {
+  createEndpoint,
+  type Endpoint,
+  type ErrorDetail,
+  parseJson,
+  type StreamReader,
+  TOOL_CALL_BEGUN,
+} from "./http.js";
 import type {
   FinishReason,
   ModelProvider,
@@ -109,7 +116,7 @@ class ChunkReader implements StreamReader {
     this.model = requested;
   }
 
-  event(event: EventSourceMessage, headers: UpstreamHeaders): string | undefined {
+  event(event: EventSourceMessage, headers: UpstreamHeaders): string | typeof TOOL_CALL_BEGUN | undefined {
     // What follows [DONE] is read, not used, so that the connection can serve another call.
     if (this.ended) return undefined;
     if (event.data.startsWith("[DONE]")) {
@@ -126,18 +133,20 @@ class ChunkReader implements StreamReader {
     const choice = chunk?.choices?.[0];
     if (choice?.finish_reason) this.finish = finishReason(choice.finish_reason);
     // A tool call comes in pieces: its id and name first, then its arguments' text in parts.
+    let begun = false;
     for (const piece of choice?.delta?.tool_calls ?? []) {
       const index = piece?.index ?? 0;
       let call = this.calls.get(index);
       if (!call) {
         call = { id: "", name: "", arguments: "" };
         this.calls.set(index, call);
+        begun = true;
       }
       if (piece.id) call.id = piece.id;
       if (piece.function?.name) call.name += piece.function.name;
       if (piece.function?.arguments) call.arguments += piece.function.arguments;
     }
-    return choice?.delta?.content || undefined;
+    return choice?.delta?.content || (begun ? TOOL_CALL_BEGUN : undefined);
   }
 
   end(): ProviderEvent {

@@ -64,7 +64,7 @@ async function answer(
   let text = "";
   for await (const event of await provider.stream(request, new AbortController().signal)) {
     if (event.type === "delta") text += event.text;
-    else {
+    else if (event.type === "done") {
       const { type: _, ...done } = event;
       return { text, ...done };
     }
@@ -204,6 +204,18 @@ describe.each(["openai", "anthropic"] as const)("%s tool calls", (kind) => {
       }
     },
   );
+
+  it("announces each tool call as it begins, before the calls come whole with done", async () => {
+    const { fake, provider } = await setUp(kind);
+    fake.callTools([
+      { id: "call_a", name: "time__now", arguments: { zone: "UTC" } },
+      { id: "call_b", name: "time__now", arguments: { zone: "Asia/Tokyo" } },
+    ]);
+    const types: string[] = [];
+    for await (const event of await provider.stream(question, new AbortController().signal))
+      types.push(event.type);
+    expect(types).toEqual(["tool", "tool", "done"]);
+  });
 
   it("keeps arguments that are not JSON as the model wrote them, and no tools means no tool fields", async () => {
     const { fake, provider } = await setUp(kind);

@@ -81,9 +81,13 @@ export interface ProviderResult {
   toolCalls?: ModelToolCall[];
 }
 
-/** A streamed reply: text deltas (never empty), then exactly one `done`. */
+/**
+ * A streamed reply: text deltas (never empty) and, when the model calls tools, a `tool` event as each call begins
+ * (the calls themselves come whole with `done`: a call's arguments stream in pieces), then exactly one `done`.
+ */
 export type ProviderEvent =
   | { type: "delta"; text: string }
+  | { type: "tool" }
   | ({ type: "done" } & Omit<ProviderResult, "text">);
 
 /**
