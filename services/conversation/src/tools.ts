@@ -39,8 +39,8 @@ export const noOutboundFetch: GuardedFetch = () =>
 
 /** The most characters of a tool's answer given to the model; a longer answer is the call's failure. */
 export const MAX_TOOL_OUTPUT = 100_000;
-/** How long a plugin may take to list a turn's tools (an MCP server's list), at most. */
-const TOOLS_FOR_TIMEOUT_MS = 10_000;
+/** How long a plugin may take to list a turn's tools (an MCP server's list), and the registry to reveal secrets. */
+const PREPARE_TIMEOUT_MS = 10_000;
 const MODEL_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 interface Bound {
@@ -220,7 +220,10 @@ async function revealSecrets(
   const names = [...new Set(active.flatMap(({ plugin }) => plugin.secrets))].sort();
   if (names.length === 0) return {};
   try {
-    const { values } = await runtime.service.revealSecrets({ accountId, agentId, names }, { signal });
+    const { values } = await runtime.service.revealSecrets(
+      { accountId, agentId, names },
+      { signal, timeoutMs: PREPARE_TIMEOUT_MS },
+    );
     return { ...values };
   } catch (error) {
     // The tools that need a secret fail and say so to the model; the turn goes on.
@@ -238,7 +241,7 @@ async function toolsOf(
   log: Logger,
 ): Promise<readonly Tool[]> {
   if (!plugin.toolsFor) return plugin.tools;
-  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(TOOLS_FOR_TIMEOUT_MS)]);
+  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(PREPARE_TIMEOUT_MS)]);
   try {
     return await Promise.race([plugin.toolsFor({ ...context, signal }), rejectOnAbort(signal)]);
   } catch (error) {
