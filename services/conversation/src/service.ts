@@ -225,6 +225,8 @@ class Call {
   private tools: TurnTools | undefined;
   private maxToolSteps = 0;
   private toolCalls: ToolCallRecord[] = [];
+  /** Tokens of the provider calls that answered, for the record of a turn that fails in a later round. */
+  private readonly spent = { inputTokens: 0, outputTokens: 0 };
 
   constructor(
     private readonly ctx: ConversationContext,
@@ -376,6 +378,11 @@ class Call {
       const { toolCalls: _, ...answer } = first;
       return answer;
     }
+    const count = (usage: ProviderResult["usage"]) => {
+      this.spent.inputTokens += usage.inputTokens;
+      this.spent.outputTokens += usage.outputTokens;
+    };
+    count(first.usage);
     const { result, toolCalls } = yield* toolRounds({
       tools: this.tools,
       provider: this.provider!,
@@ -390,6 +397,7 @@ class Call {
       },
       stream,
       onText: () => this.firstText(),
+      onUsage: count,
     });
     this.toolCalls = toolCalls;
     return result;
@@ -502,7 +510,7 @@ class Call {
       this.ctx.events && outcome === "failed" ? [messageFailed(this.key, this.id, appError, at)] : [];
     try {
       const recorded = await this.ctx.store.recordCall(
-        this.record(outcome, appError, { model: this.model, inputTokens: 0, outputTokens: 0, createdAt: at }),
+        this.record(outcome, appError, { model: this.model, ...this.spent, createdAt: at }),
         events,
       );
       if (recorded && events.length > 0) this.ctx.events?.written();

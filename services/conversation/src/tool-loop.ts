@@ -29,6 +29,8 @@ export interface ToolLoopInput {
   stream: boolean;
   /** Told of each round's text as it comes. */
   onText?: () => void;
+  /** Told of each later provider call's usage once it has answered, so a turn that fails later still counts it. */
+  onUsage?: (usage: ProviderResult["usage"]) => void;
 }
 
 /**
@@ -83,6 +85,7 @@ export async function* toolRounds(
       toolChoice: step < input.maxSteps ? "auto" : "none",
     };
     result = yield* round(provider, request, signal, input);
+    input.onUsage?.(result.usage);
     text += result.text;
     usage.inputTokens += result.usage.inputTokens;
     usage.outputTokens += result.usage.outputTokens;

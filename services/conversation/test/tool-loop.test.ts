@@ -401,6 +401,27 @@ describe("a turn with tools", () => {
     },
   );
 
+  it.each([false, true])(
+    "a model that fails after a round fails the turn, its tokens so far recorded (stream: %s)",
+    async (stream) => {
+      const a = agent({ modelProvider: "openai", plugins: ["lab"] });
+      h.openai.callTools([{ id: "f1", name: "lab__add", arguments: { a: 1, b: 1 } }], {
+        usage: { input: 12, output: 4 },
+      });
+      h.openai.failWith(401);
+      const message = { accountId: ACCOUNT, agent: a, text: "Add", userId: "u1" };
+      await expect(
+        stream ? collect(h.client.streamMessage(message)) : h.client.sendMessage(message),
+      ).rejects.toThrow();
+      const calls = await h.conversation.store.listCalls(ACCOUNT, a.id);
+      expect(calls.map((c) => [c.outcome, c.errorCode, c.inputTokens, c.outputTokens])).toEqual([
+        ["failed", "MODEL_ERROR", 12, 4],
+      ]);
+      const { messages } = await h.client.listMessages({ accountId: ACCOUNT, agentId: a.id });
+      expect(messages).toEqual([]);
+    },
+  );
+
   it("a client that disconnects aborts the running tool, and nothing is stored", async () => {
     const a = agent({ modelProvider: "openai", plugins: ["lab"] });
     h.openai.callTools([{ id: "w1", name: "lab__wait", arguments: {} }]);
