@@ -185,7 +185,8 @@ else
   webhooks_port=$(free_port) lb_port=$(free_port)
   start registry REGISTRY_HOST=127.0.0.1 REGISTRY_PORT="$registry_port" CONVERSATION_URL="http://127.0.0.1:$conversation_port" \
     WEBHOOKS_URL="http://127.0.0.1:$webhooks_port" SECRETS_KEY="$(head -c 32 /dev/urandom | base64)"
-  start conversation HOST=127.0.0.1 CONVERSATION_PORT="$conversation_port" WEBHOOKS_URL="http://127.0.0.1:$webhooks_port"
+  start conversation HOST=127.0.0.1 CONVERSATION_PORT="$conversation_port" WEBHOOKS_URL="http://127.0.0.1:$webhooks_port" \
+    REGISTRY_URL="http://127.0.0.1:$registry_port"
   start webhooks HOST=127.0.0.1 WEBHOOKS_PORT="$webhooks_port"
   for n in 1 2; do
     port_var=gateway${n}_port

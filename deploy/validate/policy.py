@@ -28,7 +28,7 @@ NOT_SERVICE_VARIABLES = {"NODE_ENV"}
 # Which components call each internal service's RPC port (README, "Running in production"). These services check
 # no API key, so their NetworkPolicy must let exactly these reach the port, and nothing else.
 RPC_CALLERS = {
-    "registry": {"gateway"},
+    "registry": {"gateway", "conversation"},
     "conversation": {"gateway", "registry"},
     "webhooks": {"gateway", "registry", "conversation"},
 }

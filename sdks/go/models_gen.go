@@ -248,7 +248,8 @@ type Agent struct {
 	Clients []AgentClient `json:"clients"`
 
 	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
-	// `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
+	// `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
+	// tool calls in a turn; other keys are kept as given.
 	Settings AgentSettings `json:"settings"`
 
 	// The AI model provider; `null`: the server's default, resolved when a message is sent.
@@ -308,7 +309,8 @@ type AgentDraft struct {
 	Clients []AgentClient `json:"clients"`
 
 	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
-	// `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
+	// `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
+	// tool calls in a turn; other keys are kept as given.
 	Settings AgentSettings `json:"settings"`
 
 	// The AI model provider; `null`: the server's default, resolved when a message is sent.
@@ -333,6 +335,10 @@ type AgentSettings struct {
 	// The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
 	MaxTokens Nullable[int] `json:"maxTokens,omitzero"`
 
+	// The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last round the
+	// model answers without tools, so the turn ends in text. Unset or `null`: 5.
+	MaxToolSteps Nullable[int] `json:"maxToolSteps,omitzero"`
+
 	// Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
 	// fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
 	// counts it. When every one fails, the agent's own failure is the answer. The agent's `status` reflects its
@@ -346,13 +352,13 @@ type AgentSettings struct {
 // MarshalJSON encodes the fields, then the keys of Extra.
 func (v AgentSettings) MarshalJSON() ([]byte, error) {
 	type fields AgentSettings
-	return marshalWithExtra(fields(v), v.Extra, "temperature", "maxTokens", "fallbacks")
+	return marshalWithExtra(fields(v), v.Extra, "temperature", "maxTokens", "maxToolSteps", "fallbacks")
 }
 
 // UnmarshalJSON decodes the fields and keeps the other keys in Extra.
 func (v *AgentSettings) UnmarshalJSON(data []byte) error {
 	type fields AgentSettings
-	extra, err := unmarshalWithExtra(data, (*fields)(v), "temperature", "maxTokens", "fallbacks")
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "temperature", "maxTokens", "maxToolSteps", "fallbacks")
 	v.Extra = extra
 	return err
 }
@@ -900,6 +906,10 @@ type HistoryMessage struct {
 
 	// When the message was received, or the reply was complete.
 	CreatedAt time.Time `json:"createdAt"`
+
+	// The tools the model called while writing the reply, with their outcomes, as in the send reply; absent when
+	// it called none. Assistant messages only.
+	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
 }
 
 // HistoryMessageUsage is: Tokens used by the call. Assistant messages only.
@@ -999,6 +1009,10 @@ type Reply struct {
 
 	// When the reply was complete.
 	CreatedAt time.Time `json:"createdAt"`
+
+	// The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
+	// when it called none.
+	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
 }
 
 // SendMessageParams is the request body of Agents.Messages.Send.
@@ -1033,6 +1047,42 @@ type StreamError struct {
 	// An error code, as in the error envelope.
 	Code    ErrorCode `json:"code"`
 	Message string    `json:"message"`
+}
+
+// ToolCall is one tool call the model made during the turn, with its outcome; the data of `tool.result` and
+// an item of a reply's `toolCalls`.
+type ToolCall struct {
+	// The call's id, as the model provider gave it.
+	ID string `json:"id"`
+
+	// The tool as the model called it: `<plugin>__<tool>`.
+	Name string `json:"name"`
+
+	// Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+	// numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+	Arguments any `json:"arguments"`
+
+	// Whether the tool answered; `false` when it failed, timed out or did not exist.
+	Ok bool `json:"ok"`
+
+	// The tool's answer, when `ok`.
+	Output any `json:"output,omitzero"`
+
+	// Why the call failed, when not `ok`: what the model was told (it then answers without it).
+	Error *string `json:"error,omitzero"`
+}
+
+// ToolCallStarted is: Data of `tool.call`: the model called a tool of the agent's plugins; it runs now.
+type ToolCallStarted struct {
+	// The call's id, as the model provider gave it.
+	ID string `json:"id"`
+
+	// The tool as the model called it: `<plugin>__<tool>`.
+	Name string `json:"name"`
+
+	// Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+	// numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+	Arguments any `json:"arguments"`
 }
 
 // UpdateAgentParams is the request body of Agents.Update.
@@ -1456,8 +1506,8 @@ func (u *CharacterKnowledge) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("agentry: CharacterKnowledge: unexpected JSON %.40s", data)
 }
 
-// MessageStreamEvent is one event of a streamed message: *MessageStartedEvent, *MessageDeltaEvent or
-// *MessageCompletedEvent. Tell them apart with a type switch.
+// MessageStreamEvent is one event of a streamed message: *MessageStartedEvent, *MessageDeltaEvent,
+// *ToolCallEvent, *ToolResultEvent or *MessageCompletedEvent. Tell them apart with a type switch.
 type MessageStreamEvent interface {
 	// EventName returns the event's name, its event: field.
 	EventName() string
@@ -1507,6 +1557,48 @@ func (e *MessageDeltaEvent) EventID() string {
 
 func (*MessageDeltaEvent) isMessageStreamEvent() {}
 
+// ToolCallEvent is the tool.call event: The model called a tool; its `tool.result` follows (calls made
+// together run concurrently).
+type ToolCallEvent struct {
+	// ID is the event's id: field.
+	ID string
+	// Data is the event's data.
+	Data ToolCallStarted
+}
+
+// EventName returns "tool.call".
+func (*ToolCallEvent) EventName() string {
+	return "tool.call"
+}
+
+// EventID returns the event's id: field.
+func (e *ToolCallEvent) EventID() string {
+	return e.ID
+}
+
+func (*ToolCallEvent) isMessageStreamEvent() {}
+
+// ToolResultEvent is the tool.result event: A tool call's outcome, given to the model, which then goes on
+// answering.
+type ToolResultEvent struct {
+	// ID is the event's id: field.
+	ID string
+	// Data is the event's data.
+	Data ToolCall
+}
+
+// EventName returns "tool.result".
+func (*ToolResultEvent) EventName() string {
+	return "tool.result"
+}
+
+// EventID returns the event's id: field.
+func (e *ToolResultEvent) EventID() string {
+	return e.ID
+}
+
+func (*ToolResultEvent) isMessageStreamEvent() {}
+
 // MessageCompletedEvent is the message.completed event: The complete reply, the same object as the non-stream
 // response's `data`. Ends the stream. The last event of a stream that succeeds.
 type MessageCompletedEvent struct {
@@ -1536,6 +1628,12 @@ func decodeMessageStreamEvent(name, id string, data []byte) (MessageStreamEvent,
 		return event, json.Unmarshal(data, &event.Data)
 	case "message.delta":
 		event := &MessageDeltaEvent{ID: id}
+		return event, json.Unmarshal(data, &event.Data)
+	case "tool.call":
+		event := &ToolCallEvent{ID: id}
+		return event, json.Unmarshal(data, &event.Data)
+	case "tool.result":
+		event := &ToolResultEvent{ID: id}
 		return event, json.Unmarshal(data, &event.Data)
 	case "message.completed":
 		event := &MessageCompletedEvent{ID: id}

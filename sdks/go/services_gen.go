@@ -378,11 +378,14 @@ type AgentMessageService struct {
 //
 // Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`: send
 // the same `userId` for the same user; calls without them share one default conversation. `context` applies
-// to this message only. An agent in `error` is still called (a success takes it out of `error`); an
-// `inactive` one refuses messages.
+// to this message only. The model may call the tools of the agent's enabled plugins, up to
+// `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+// `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it out of
+// `error`); an `inactive` one refuses messages.
 //
 // With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`, any
-// number of `message.delta`, then exactly one of `message.completed` or `error`, after which the stream
+// number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+// `tool.result` between them), then exactly one of `message.completed` or `error`, after which the stream
 // closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON `data:`; the
 // `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of its data. A `: ping`
 // comment line is sent after every 15 seconds of silence. Anything that fails before the stream starts
@@ -421,9 +424,9 @@ func (s *AgentMessageService) Send(ctx context.Context, agentID string, params S
 }
 
 // Stream sends the same request as Send and streams the answer as it is written, as server-sent events
-// (message.started, message.delta, message.completed, error); see [MessageStream]. The request is sent before
-// Stream returns; a failure before the stream starts is retried as for Send, and then reported by the
-// stream's Err. A stream is never retried once it has started.
+// (message.started, message.delta, tool.call, tool.result, message.completed, error); see [MessageStream].
+// The request is sent before Stream returns; a failure before the stream starts is retried as for Send, and
+// then reported by the stream's Err. A stream is never retried once it has started.
 func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) *MessageStream {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {

@@ -3,10 +3,11 @@ import { buildConversation } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
 import { Metrics, rpcInterceptors } from "@agentry/observability";
+import { createGuardedFetch } from "@agentry/outbound";
 import { publishWith } from "@agentry/outbox";
-import { Catalogue } from "@agentry/plugin-kit";
+import { Catalogue, type Plugin } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
-import { ConversationService, WebhookService } from "@agentry/proto";
+import { ConversationService, PluginService, WebhookService } from "@agentry/proto";
 import { buildRegistry } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
 import { buildWebhooks } from "@agentry/webhooks";
@@ -23,9 +24,14 @@ export interface Server extends Gateway {
  * WEBHOOKS_URL) runs inside this process and is called through the in-process transport (no sockets, no
  * encoding); with a URL, the same clients speak HTTP/2 to the service elsewhere. An embedded webhooks service
  * delivers from this process too, until SIGTERM (`drain`). The embedded registry and conversation service publish
- * their events to the webhooks service this process uses, embedded or not.
+ * their events to the webhooks service this process uses, embedded or not. `installed.plugins` are the plugins
+ * whose tools agents' turns may call (the built-in ones by default).
  */
-export async function composeServer(config: ServerConfig, logger: Logger): Promise<Server> {
+export async function composeServer(
+  config: ServerConfig,
+  logger: Logger,
+  installed: { plugins?: readonly Plugin[] } = {},
+): Promise<Server> {
   const { gateway: gatewayConfig } = config;
   const closers: (() => Promise<void>)[] = [];
   const drains: ((graceMs: number) => Promise<void>)[] = [];
@@ -33,6 +39,8 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
   const metrics = gatewayConfig.METRICS_PORT === undefined ? undefined : new Metrics();
   const calls = rpcInterceptors("client", metrics);
   const served = rpcInterceptors("server", metrics);
+  // What the gateway validates agents' plugins against and the conversation service runs tools of: one catalogue.
+  const catalogue = new Catalogue(installed.plugins ?? builtinPlugins);
 
   let webhooksTransport: Transport;
   if (config.webhooks) {
@@ -87,6 +95,14 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
   }
   const webhooksClient = createClient(WebhookService, webhooksTransport);
 
+  // The registry is composed after the conversation service (it purges conversations through it); the
+  // conversation service's PluginService client reaches it through this, once it is there.
+  let registryTransport: Transport | undefined;
+  const laterRegistry: Transport = {
+    unary: (...args) => registryTransport!.unary(...args),
+    stream: (...args) => registryTransport!.stream(...args),
+  };
+
   let conversationTransport: Transport;
   if (config.conversation) {
     const conversation = await buildConversation({
@@ -97,6 +113,11 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       contextTokenBudget: config.conversation.contextTokenBudget,
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
+      plugins: {
+        catalogue,
+        service: createClient(PluginService, laterRegistry),
+        fetch: createGuardedFetch({ allowPrivateNetworks: config.conversation.allowPrivateNetworks }).fetch,
+      },
     });
     closers.push(() => conversation.close());
     conversationTransport = createInProcessTransport(conversation.routes, {
@@ -115,7 +136,6 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
     dependencies.conversation = remote.ready;
   }
 
-  let registryTransport: Transport;
   if (gatewayConfig.REGISTRY_URL) {
     const remote = remoteService({
       url: gatewayConfig.REGISTRY_URL,
@@ -167,7 +187,7 @@ export async function composeServer(config: ServerConfig, logger: Logger): Promi
       webhooks: webhooksTransport,
     },
     dependencies,
-    catalogue: new Catalogue(builtinPlugins),
+    catalogue,
     ...(metrics ? { metrics } : {}),
   });
   return {

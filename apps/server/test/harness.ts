@@ -71,6 +71,7 @@ const UNLIMITED = {
 export async function startHarness(
   env: Record<string, string> = {},
   logger: Logger = silentLogger(),
+  installed: Parameters<typeof composeServer>[2] = {},
 ): Promise<Harness> {
   const dataDir = await mkdtemp(join(tmpdir(), "agentry-gateway-"));
   const config = loadServerConfig({
@@ -81,7 +82,7 @@ export async function startHarness(
     LOG_LEVEL: "silent",
     ...env,
   });
-  const gateway = await composeServer(config, logger);
+  const gateway = await composeServer(config, logger, installed);
   const running: RunningServer = await listen(gateway.app, 0, "127.0.0.1");
   const accounts = gateway.context.accounts;
 

@@ -14,11 +14,13 @@ import {
   openApiPath,
   REGENERATE_COMMAND,
 } from "@agentry/gateway/openapi";
+import { definePlugin, defineTool } from "@agentry/plugin-kit";
 import type { Router } from "@koa/router";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import formats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { type Harness, PUBLIC_BASE_URL, startHarness, type Tenant } from "./harness.js";
 import { parseEventStream, type SseEvent } from "./sse.js";
 
@@ -34,6 +36,31 @@ const MISSING_DELIVERY = "dlv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 /** Nothing listens there: deliveries to it fail, which no test here waits for. */
 const WEBHOOK_URL = "http://127.0.0.1:9/hook";
 
+/** A plugin whose tools answer and fail, for the tool events and `toolCalls` of replies and history. */
+const labPlugin = definePlugin({
+  name: "lab",
+  version: "1.0.0",
+  description: "Test tools.",
+  config: z.object({}),
+  secrets: [],
+  tools: [
+    defineTool({
+      name: "add",
+      description: "Adds two numbers.",
+      input: z.object({ a: z.number(), b: z.number() }),
+      run: async ({ a, b }) => ({ sum: a + b }),
+    }),
+    defineTool({
+      name: "fail",
+      description: "Fails.",
+      input: z.object({}),
+      run: async () => {
+        throw new Error("out of order");
+      },
+    }),
+  ],
+});
+
 let openai: FakeProviderServer<OpenAIChatBody>;
 let h: Harness;
 let tenant: Tenant;
@@ -41,12 +68,16 @@ let doc: OpenApiDocument;
 
 beforeAll(async () => {
   openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
-  h = await startHarness({
-    OPENAI_BASE_URL: openai.baseURL,
-    OPENAI_API_KEY: "sk-test-openai",
-    DEFAULT_MODEL_PROVIDER: "openai",
-    ALLOW_PRIVATE_NETWORKS: "true",
-  });
+  h = await startHarness(
+    {
+      OPENAI_BASE_URL: openai.baseURL,
+      OPENAI_API_KEY: "sk-test-openai",
+      DEFAULT_MODEL_PROVIDER: "openai",
+      ALLOW_PRIVATE_NETWORKS: "true",
+    },
+    undefined,
+    { plugins: [labPlugin] },
+  );
   tenant = await h.tenant();
   doc = (await (await fetch(`${h.url}/v1/openapi.json`)).json()) as OpenApiDocument;
 });
@@ -638,6 +669,64 @@ describe("messages", () => {
     const cut = await stream(agentId, { text: "go" });
     expect(cut.events.at(-1)?.event).toBe("error");
     expectEventsDocumented(cut.events);
+  });
+
+  it("streams tool.call and tool.result, and answers toolCalls in the reply and the history, as documented", async () => {
+    const created = await call("createAgent", { body: { name: "Ada", plugins: ["lab"] } });
+    const agentId = (created.body as { data: { id: string } }).data.id;
+    const calls = [
+      { id: "call_1", name: "lab__add", arguments: { a: 2, b: 3 } },
+      { id: "call_2", name: "lab__fail", arguments: {} },
+      { id: "call_3", name: "lab__add", arguments: '{"a": ' },
+    ];
+    openai.callTools(calls, { text: "Let me see. " });
+    openai.reply("Five; the rest failed.");
+    const { events } = await stream(agentId, { text: "add", userId: "tools" });
+    expectEventsDocumented(events);
+    expect(events.map((event) => event.event)).toEqual([
+      "message.started",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "tool.call",
+      "tool.call",
+      "tool.call",
+      "tool.result",
+      "tool.result",
+      "tool.result",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "message.completed",
+    ]);
+    expect(events[4]!.data).toEqual({ id: "call_1", name: "lab__add", arguments: { a: 2, b: 3 } });
+    const reply = events.at(-1)!.data as { text: string; toolCalls: Json[] };
+    expect(reply.text).toBe("Let me see. Five; the rest failed.");
+    expect(reply.toolCalls).toEqual([
+      { id: "call_1", name: "lab__add", arguments: { a: 2, b: 3 }, ok: true, output: { sum: 5 } },
+      { id: "call_2", name: "lab__fail", arguments: {}, ok: false, error: "out of order" },
+      {
+        id: "call_3",
+        name: "lab__add",
+        arguments: '{"a": ',
+        ok: false,
+        error: "The arguments are not valid JSON.",
+      },
+    ]);
+
+    openai.callTools([calls[0]!]);
+    openai.reply("Five.");
+    const sent = await call("sendMessage", { params: { agentId }, body: { text: "again", userId: "tools" } });
+    expect((sent.body as { data: { toolCalls: Json[] } }).data.toolCalls).toEqual([reply.toolCalls[0]]);
+    const history = await call("listMessages", { params: { agentId }, query: "userId=tools" });
+    const messages = (history.body as { data: Json[] }).data;
+    expect(messages.map((message) => (message.toolCalls as Json[] | undefined)?.length)).toEqual([
+      1,
+      undefined,
+      3,
+      undefined,
+    ]);
   });
 });
 

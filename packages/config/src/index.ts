@@ -71,6 +71,12 @@ export const env = {
    */
   webhooksUrl: () => optional(z.url()),
   /**
+   * REGISTRY_URL: the registry in another process (HTTP/2 without TLS, e.g. `http://registry:8081`). Gateways
+   * call it for every agent route; the conversation service reads agents' plugin secrets and knowledge from it
+   * for the tools of a turn; the all-in-one server embeds the registry instead when it is unset.
+   */
+  registryUrl: () => optional(z.url()),
+  /**
    * ALLOW_PRIVATE_NETWORKS: `true` lets outbound calls made for users (webhook deliveries, later the http and mcp
    * plugins) use http and reach loopback and private addresses. For development and tests only.
    */

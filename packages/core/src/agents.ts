@@ -47,6 +47,8 @@ export function exceedsCharacters(text: string, max: number): boolean {
 export const GENERATION_BOUNDS = {
   temperature: { min: 0, max: 2 },
   maxTokens: { min: 1, max: 8192, default: 1024 },
+  /** Rounds of tool calls in one turn (decisions.md, "Plugins and tools"); 0 offers the model no tools. */
+  maxToolSteps: { min: 0, max: 20, default: 5 },
 } as const;
 
 /** The problems of an agent's generation settings, as error `details` items; empty when they are within bounds. */
@@ -66,6 +68,18 @@ export function generationSettingsIssues(
     const { min, max } = GENERATION_BOUNDS.maxTokens;
     if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < min || maxTokens > max) {
       issues.push({ field: "settings.maxTokens", issue: `must be an integer from ${min} to ${max}` });
+    }
+  }
+  const maxToolSteps = settings?.maxToolSteps;
+  if (maxToolSteps != null) {
+    const { min, max } = GENERATION_BOUNDS.maxToolSteps;
+    if (
+      typeof maxToolSteps !== "number" ||
+      !Number.isInteger(maxToolSteps) ||
+      maxToolSteps < min ||
+      maxToolSteps > max
+    ) {
+      issues.push({ field: "settings.maxToolSteps", issue: `must be an integer from ${min} to ${max}` });
     }
   }
   issues.push(...fallbackIssues(settings?.fallbacks));

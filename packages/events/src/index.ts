@@ -13,8 +13,12 @@ export {
   messageCompletedData,
   messageFailedData,
   presentReply,
+  presentToolCall,
   type ReplyJson,
   type ReplyView,
+  type ToolCallJson,
+  type ToolCallView,
+  toolCallStarted,
 } from "./messages.js";
 export {
   type EventType,

@@ -39,6 +39,34 @@ describe("presentReply", () => {
     expect(json.usage).not.toBe(reply.usage);
   });
 
+  it("adds toolCalls only when the model called tools, arguments and outputs as JSON values", () => {
+    expect(presentReply({ ...reply, toolCalls: [] })).not.toHaveProperty("toolCalls");
+    const json = presentReply({
+      ...reply,
+      toolCalls: [
+        { id: "c1", name: "time__now", arguments: '{"zone":"UTC"}', ok: true, output: '{"time":"12:00"}' },
+        {
+          id: "c2",
+          name: "calc__eval",
+          arguments: '{"x": ',
+          ok: false,
+          error: "The arguments are not valid JSON.",
+        },
+      ],
+    });
+    expect(Object.keys(json).at(-1)).toBe("toolCalls");
+    expect(json.toolCalls).toEqual([
+      { id: "c1", name: "time__now", arguments: { zone: "UTC" }, ok: true, output: { time: "12:00" } },
+      {
+        id: "c2",
+        name: "calc__eval",
+        arguments: '{"x": ',
+        ok: false,
+        error: "The arguments are not valid JSON.",
+      },
+    ]);
+  });
+
   it("is the data of message.completed, byte for byte", () => {
     expect(JSON.stringify(messageCompletedData(reply))).toBe(JSON.stringify(presentReply(reply)));
   });

@@ -1,5 +1,31 @@
 import type { JsonValue } from "./types.js";
 
+/** One tool call of a turn as services hold it: its arguments and answer as JSON text. */
+export interface ToolCallView {
+  id: string;
+  /** As the model called it: `<plugin>__<tool>`. */
+  name: string;
+  /** As the model wrote them; not necessarily valid JSON. */
+  arguments: string;
+  ok: boolean;
+  /** The answer's JSON text, when `ok`. */
+  output?: string | undefined;
+  /** Why it failed, when not `ok`. */
+  error?: string | undefined;
+}
+
+/**
+ * A tool call in the API (decisions.md, "Plugins and tools"): `{id, name, arguments, ok, output | error}`, its
+ * arguments and output as JSON values (arguments the model wrote that are not JSON stay the text it wrote).
+ */
+export interface ToolCallJson {
+  [key: string]: JsonValue;
+  id: string;
+  name: string;
+  arguments: JsonValue;
+  ok: boolean;
+}
+
 /** A complete reply as a service holds it, whatever its source (the conversation service's record, an RPC reply). */
 export interface ReplyView {
   id: string;
@@ -15,6 +41,8 @@ export interface ReplyView {
   latencyMs: number;
   /** ISO 8601 with milliseconds, UTC: when the reply was complete. */
   createdAt: string;
+  /** The tools the model called during the turn; none when unset or empty. */
+  toolCalls?: readonly ToolCallView[] | undefined;
 }
 
 /**
@@ -34,6 +62,7 @@ export interface ReplyJson {
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
   latencyMs: number;
   createdAt: string;
+  // And `toolCalls: ToolCallJson[]` last, when the model called tools during the turn.
 }
 
 /**
@@ -57,7 +86,36 @@ export function presentReply(reply: ReplyView): ReplyJson {
     },
     latencyMs: reply.latencyMs,
     createdAt: reply.createdAt,
+    ...(reply.toolCalls?.length ? { toolCalls: reply.toolCalls.map(presentToolCall) } : {}),
   };
+}
+
+/** A tool call and its outcome: the items of `toolCalls` and the stream's `tool.result` event. */
+export function presentToolCall(call: ToolCallView): ToolCallJson {
+  return {
+    ...toolCallStarted(call),
+    ok: call.ok,
+    ...(call.ok ? { output: jsonOf(call.output ?? "null") } : { error: call.error ?? "" }),
+  };
+}
+
+/** The stream's `tool.call` event: the call the model made, before it runs. */
+export function toolCallStarted(call: Pick<ToolCallView, "id" | "name" | "arguments">): {
+  [key: string]: JsonValue;
+  id: string;
+  name: string;
+  arguments: JsonValue;
+} {
+  return { id: call.id, name: call.name, arguments: jsonOf(call.arguments) };
+}
+
+/** JSON text as its value; text that is not JSON as itself. */
+function jsonOf(text: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return text;
+  }
 }
 
 /** The `data` of `message.completed`: the reply object, exactly as the send call answered it. */

@@ -286,6 +286,8 @@ describe("model", () => {
     expect(streaming?.events.map((e) => [e.name, e.terminal, e.data])).toEqual([
       ["message.started", false, { kind: "ref", name: "MessageStarted" }],
       ["message.delta", false, { kind: "ref", name: "MessageDelta" }],
+      ["tool.call", false, { kind: "ref", name: "ToolCallStarted" }],
+      ["tool.result", false, { kind: "ref", name: "ToolCall" }],
       ["message.completed", true, { kind: "ref", name: "Reply" }],
       ["error", true, { kind: "ref", name: "StreamError" }],
     ]);

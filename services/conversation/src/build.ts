@@ -15,6 +15,10 @@ import {
 import { conversationRoutes } from "./routes.js";
 import { openConversationStore } from "./store/open.js";
 import type { ConversationStore, OutboxEvent } from "./store/types.js";
+import type { PluginRuntime } from "./tools.js";
+
+/** How long a whole turn, tool calls included, may take when the caller sets no deadline. */
+export const DEFAULT_TURN_TIMEOUT_MS = 120_000;
 
 export interface BuildConversationOptions {
   /** Directory of the embedded database (`<dataDir>/conversation.db`). */
@@ -38,6 +42,13 @@ export interface BuildConversationOptions {
   webhooks?: { publish: PublishEvents };
   /** How often the outbox is read besides right after each event; 1 s when unset. */
   outboxIntervalMs?: number;
+  /**
+   * The installed plugins (`Catalogue`) and the registry's PluginService (secrets, knowledge search), for the
+   * tools agents call during a turn. Without it, agents' plugins offer no tools.
+   */
+  plugins?: PluginRuntime;
+  /** The longest a turn may take, tool calls included, when the caller sets no deadline; 120 s when unset. */
+  turnTimeoutMs?: number;
 }
 
 export interface Conversation {
@@ -69,7 +80,9 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       contextTokenBudget: options.contextTokenBudget ?? DEFAULT_CONTEXT_TOKEN_BUDGET,
       timeoutMs: options.providers.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS,
       firstTokenTimeoutMs: options.providers.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
+      turnTimeoutMs: options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS,
     },
+    ...(options.plugins ? { plugins: options.plugins } : {}),
   };
   const relay = options.webhooks
     ? new OutboxRelay<OutboxEvent>({

@@ -56,6 +56,14 @@ const variables = z.object({
    * none; the all-in-one server gives its conversation service the webhooks service it uses itself.
    */
   WEBHOOKS_URL: env.webhooksUrl(),
+  /**
+   * The registry (HTTP/2), whose PluginService keeps agents' plugin secrets and knowledge index, for the tools of
+   * a turn. Unset, the standalone service offers agents no tools; the all-in-one server gives its conversation
+   * service the registry it uses itself.
+   */
+  REGISTRY_URL: env.registryUrl(),
+  /** Lets the http and mcp plugins reach http URLs and private addresses: for development and tests only. */
+  ALLOW_PRIVATE_NETWORKS: env.allowPrivateNetworks(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   ...metricsEnv,
@@ -93,6 +101,10 @@ export interface ConversationConfig {
   shutdownTimeoutMs: number;
   /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
   webhooksUrl?: string;
+  /** REGISTRY_URL: where the standalone service reads plugin secrets and knowledge; absent: no tools. */
+  registryUrl?: string;
+  /** ALLOW_PRIVATE_NETWORKS: the outbound guard of the plugins' calls lets http and private addresses through. */
+  allowPrivateNetworks: boolean;
   logLevel: string;
   logFormat: "json" | "pretty" | "auto";
   /** METRICS_PORT: where Prometheus metrics are served; unset, none are collected. */
@@ -144,6 +156,8 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     contextTokenBudget: value.CONTEXT_TOKEN_BUDGET,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
+    ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),
+    allowPrivateNetworks: value.ALLOW_PRIVATE_NETWORKS,
     logLevel: value.LOG_LEVEL,
     logFormat: value.LOG_FORMAT,
     ...(value.METRICS_PORT === undefined ? {} : { metricsPort: value.METRICS_PORT }),

@@ -1,6 +1,7 @@
 import type { Logger } from "@agentry/logging";
 import type { ProviderSet } from "./providers/resolve.js";
 import type { ConversationStore } from "./store/types.js";
+import type { PluginRuntime } from "./tools.js";
 
 export interface ConversationLimits {
   /** CONTEXT_TOKEN_BUDGET: estimated tokens of history sent with each message. */
@@ -9,6 +10,11 @@ export interface ConversationLimits {
   timeoutMs: number;
   /** PROVIDER_FIRST_TOKEN_TIMEOUT_MS: until the first text of a streamed reply. */
   firstTokenTimeoutMs: number;
+  /**
+   * The whole turn, its tool calls included, from the message's arrival; the caller's RPC deadline, when
+   * sooner, bounds it too.
+   */
+  turnTimeoutMs: number;
 }
 
 /** Everything the handlers use, built once by `buildConversation`; handlers reach for nothing else. */
@@ -17,6 +23,8 @@ export interface ConversationContext {
   providers: ProviderSet;
   logger: Logger;
   limits: ConversationLimits;
+  /** The installed plugins and the registry's PluginService; unset, agents' plugins offer no tools. */
+  plugins?: PluginRuntime;
   /**
    * Set when a webhooks service takes the message events: sends then write them to the outbox, and `written` is
    * told after each commit that wrote one, so the relay publishes it at once. Unset, sends write no events.

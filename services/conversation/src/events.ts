@@ -24,6 +24,7 @@ export function replyView(reply: ReplyRecord): ReplyView {
     usage: { ...reply.usage },
     latencyMs: reply.latencyMs,
     createdAt: reply.createdAt.toISOString(),
+    toolCalls: reply.toolCalls,
   };
 }
 

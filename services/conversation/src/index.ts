@@ -1,4 +1,9 @@
-export { type BuildConversationOptions, buildConversation, type Conversation } from "./build.js";
+export {
+  type BuildConversationOptions,
+  buildConversation,
+  type Conversation,
+  DEFAULT_TURN_TIMEOUT_MS,
+} from "./build.js";
 export { type ConversationConfig, DEFAULT_CONTEXT_TOKEN_BUDGET, loadConversationConfig } from "./config.js";
 export type { ConversationContext, ConversationLimits } from "./context.js";
 export { messageCompleted, messageFailed, publicEvent, replyView } from "./events.js";
@@ -14,6 +19,7 @@ export {
   type LocalProviderOptions,
   type LocalProviderStats,
 } from "./providers/local.js";
+export { createOpenAIProvider } from "./providers/openai.js";
 export {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_OPENAI_MODEL,
@@ -44,6 +50,13 @@ export type {
   TurnRecord,
   TurnRole,
 } from "./store/types.js";
+export {
+  MAX_TOOL_OUTPUT,
+  modelToolName,
+  noOutboundFetch,
+  type PluginRuntime,
+  type ToolCallRecord,
+} from "./tools.js";
 export {
   planUsage,
   USAGE_DIMENSIONS,

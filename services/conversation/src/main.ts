@@ -1,8 +1,11 @@
 import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
+import { createGuardedFetch } from "@agentry/outbound";
 import { publishWith } from "@agentry/outbox";
-import { WebhookService } from "@agentry/proto";
+import { Catalogue } from "@agentry/plugin-kit";
+import { builtinPlugins } from "@agentry/plugins";
+import { PluginService, WebhookService } from "@agentry/proto";
 import { createRpcServer } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -28,6 +31,20 @@ async function main(): Promise<void> {
   if (!webhooks) {
     logger.info("WEBHOOKS_URL is not set: no message events are written (webhooks get no message.* events)");
   }
+  const registry = config.registryUrl
+    ? createClient(
+        PluginService,
+        createConnectTransport({
+          baseUrl: config.registryUrl,
+          httpVersion: "2",
+          interceptors: rpcInterceptors("client", metrics),
+        }),
+      )
+    : undefined;
+  if (!registry) logger.warn("REGISTRY_URL is not set: agents' plugins offer no tools");
+  if (config.allowPrivateNetworks) {
+    logger.warn("ALLOW_PRIVATE_NETWORKS is set: plugins may call http URLs and private addresses");
+  }
   const conversation = await buildConversation({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
@@ -36,6 +53,15 @@ async function main(): Promise<void> {
     contextTokenBudget: config.contextTokenBudget,
     ...(metrics ? { metrics } : {}),
     ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
+    ...(registry
+      ? {
+          plugins: {
+            catalogue: new Catalogue(builtinPlugins),
+            service: registry,
+            fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }).fetch,
+          },
+        }
+      : {}),
   });
   const server = createRpcServer({
     routes: conversation.routes,

@@ -43,6 +43,8 @@ import {
   type StreamMessageRequest,
   type StreamMessageResponse,
   StreamMessageResponseSchema,
+  type ToolCall,
+  ToolCallSchema,
   type Turn,
   TurnRole,
   TurnSchema,
@@ -63,6 +65,7 @@ import {
   streamMessage,
 } from "./service.js";
 import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
+import type { ToolCallRecord } from "./tools.js";
 import type {
   UsageDimension as Dimension,
   UsageFigures as Figures,
@@ -248,7 +251,14 @@ function messageInput(
     context: request.context,
     requestId: request.requestId ?? call.requestHeader.get("x-request-id") ?? undefined,
     apiKeyId: request.apiKeyId,
+    deadline: deadlineOf(call),
   };
+}
+
+/** The caller's RPC deadline as epoch milliseconds, when it set one. */
+function deadlineOf(call: HandlerContext): number | undefined {
+  const remaining = call.timeoutMs();
+  return remaining === undefined ? undefined : Date.now() + remaining;
 }
 
 function toStreamResponse(event: StreamEvent): StreamMessageResponse {
@@ -271,7 +281,29 @@ function toStreamResponse(event: StreamEvent): StreamMessageResponse {
       return create(StreamMessageResponseSchema, {
         event: { case: "completed", value: toReply(event.reply) },
       });
+    case "tool.call":
+      return create(StreamMessageResponseSchema, {
+        event: {
+          case: "toolCall",
+          value: create(ToolCallSchema, { id: event.id, name: event.name, argumentsJson: event.arguments }),
+        },
+      });
+    case "tool.result":
+      return create(StreamMessageResponseSchema, {
+        event: { case: "toolResult", value: toToolCall(event.call) },
+      });
   }
+}
+
+function toToolCall(call: ToolCallRecord): ToolCall {
+  return create(ToolCallSchema, {
+    id: call.id,
+    name: call.name,
+    argumentsJson: call.arguments,
+    ok: call.ok,
+    outputJson: call.output ?? "",
+    error: call.error ?? "",
+  });
 }
 
 function toReply(reply: ReplyRecord): Reply {
@@ -288,6 +320,7 @@ function toReply(reply: ReplyRecord): Reply {
     latencyMs: reply.latencyMs,
     createTime: timestampFromDate(reply.createdAt),
     fallback: reply.fallback,
+    toolCalls: reply.toolCalls.map(toToolCall),
   });
 }
 
@@ -367,6 +400,7 @@ function toTurn(turn: TurnRecord): Turn {
       : {}),
     latencyMs: turn.latencyMs,
     createTime: timestampFromDate(new Date(turn.createdAt)),
+    toolCalls: turn.toolCalls.map(toToolCall),
   });
 }
 

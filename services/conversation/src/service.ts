@@ -16,8 +16,10 @@ import { MAX_HISTORY_TURNS } from "./history.js";
 import { buildPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
 import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
-import { generationSettings } from "./settings.js";
+import { generationSettings, maxToolSteps } from "./settings.js";
 import type { CallOutcome, ConversationKey } from "./store/types.js";
+import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
+import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
 
 /** One message to an agent, as the gateway passes it. */
 export interface MessageInput {
@@ -32,6 +34,8 @@ export interface MessageInput {
   requestId?: string | undefined;
   /** The API key the message was sent with, for usage by key. */
   apiKeyId?: string | undefined;
+  /** Epoch milliseconds by which the caller wants the reply (its RPC deadline); tools never run past it. */
+  deadline?: number | undefined;
 }
 
 /** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
@@ -50,6 +54,8 @@ export interface ReplyRecord {
   createdAt: Date;
   /** Whether a fallback answered (`settings.fallbacks`), the agent's own model having failed. */
   fallback: boolean;
+  /** The tools the model called during the turn, in order, with their outcomes; empty when it called none. */
+  toolCalls: ToolCallRecord[];
 }
 
 export type StreamEvent =
@@ -60,7 +66,7 @@ export type StreamEvent =
       userId: string | undefined;
       roomId: string | undefined;
     }
-  | { type: "delta"; text: string }
+  | ToolLoopEvent
   | { type: "completed"; reply: ReplyRecord };
 
 /** Answers one message with the complete reply, and stores the exchange once the reply is complete. */
@@ -72,7 +78,7 @@ export async function sendMessage(
   const call = new Call(ctx, input, false);
   let deadline: CallDeadline | undefined;
   try {
-    const plan = await call.plan();
+    const plan = await call.plan(signal);
     const answered = await call.startWithFallbacks(
       plan,
       () => new CallDeadline(signal, { totalMs: ctx.limits.timeoutMs }),
@@ -82,9 +88,10 @@ export async function sendMessage(
       (provider, request, abort) => provider.complete(request, abort),
     );
     answered.deadline.dispose();
-    return await call.complete(answered.started);
+    return await call.complete(await drained(call.useTools(answered.started, signal, false)));
   } catch (error) {
-    throw await call.fail(error, deadline?.abortCause === "cancelled" ? "cancelled" : "failed");
+    const cancelled = deadline?.abortCause === "cancelled" || signal.aborted;
+    throw await call.fail(error, cancelled ? "cancelled" : "failed");
   } finally {
     deadline?.dispose();
   }
@@ -104,7 +111,7 @@ export async function* streamMessage(
   let deadline: CallDeadline | undefined;
   let settled = false;
   try {
-    const plan = await call.plan();
+    const plan = await call.plan(signal);
     // Until a provider has accepted the request nothing has been sent: the next model in line may answer.
     const accepted = await call.startWithFallbacks(
       plan,
@@ -134,6 +141,11 @@ export async function* streamMessage(
           done = event;
           continue;
         }
+        // A tool call has begun: the model is answering, though with no text yet.
+        if (event.type === "tool") {
+          current.firstToken();
+          continue;
+        }
         if (call.firstTokenMs === null) {
           call.firstText();
           current.firstToken();
@@ -147,17 +159,14 @@ export async function* streamMessage(
     // An aborted provider stream may end quietly, so only `done` says the reply is complete.
     if (!done) throw current.abortError(provider.name) ?? incompleteError(provider.name);
     current.dispose();
-    const reply = await call.complete({
-      text,
-      model: done.model,
-      finishReason: done.finishReason,
-      usage: done.usage,
-    });
+    const result = yield* call.useTools({ text, ...done }, signal, true);
+    const reply = await call.complete(result);
     settled = true;
     yield { type: "completed", reply };
   } catch (error) {
     settled = true;
-    throw await call.fail(error, deadline?.abortCause === "cancelled" ? "cancelled" : "failed");
+    const cancelled = deadline?.abortCause === "cancelled" || signal.aborted;
+    throw await call.fail(error, cancelled ? "cancelled" : "failed");
   } finally {
     if (!settled) {
       // The caller stopped reading (it went away): abandon the provider call and record why.
@@ -212,6 +221,12 @@ class Call {
   private fallbacks: FallbackChoice[] = [];
   private primaryFailure: unknown;
   private prompt: Omit<ProviderRequest, "model"> | undefined;
+  /** The turn's tools (none when the agent has no active plugin) and the rounds of calls it may make. */
+  private tools: TurnTools | undefined;
+  private maxToolSteps = 0;
+  private toolCalls: ToolCallRecord[] = [];
+  /** Tokens of the provider calls that answered, for the record of a turn that fails in a later round. */
+  private readonly spent = { inputTokens: 0, outputTokens: 0 };
 
   constructor(
     private readonly ctx: ConversationContext,
@@ -233,10 +248,11 @@ class Call {
     return this.logger;
   }
 
-  /** Settings, provider, model and prompt; every failure here is the caller's or the configuration's. */
-  async plan(): Promise<{ provider: ModelProvider; request: ProviderRequest }> {
+  /** Settings, provider, model, prompt and tools; every failure here is the caller's or the configuration's. */
+  async plan(signal: AbortSignal): Promise<{ provider: ModelProvider; request: ProviderRequest }> {
     const spec = this.input.agent?.spec;
     const settings = generationSettings(spec?.settings);
+    this.maxToolSteps = maxToolSteps(spec?.settings);
     const { provider, model } = this.ctx.providers.resolve(spec?.modelProvider, spec?.model);
     this.provider = provider;
     this.primary = provider;
@@ -257,7 +273,20 @@ class Call {
       text: this.input.text,
       historyLimits,
     });
-    this.prompt = { ...prompt, ...settings };
+    this.tools =
+      this.maxToolSteps > 0
+        ? await TurnTools.prepare(
+            this.ctx.plugins,
+            {
+              accountId: this.key.accountId,
+              agentId: this.key.agentId,
+              plugins: agentPlugins(spec?.plugins),
+            },
+            signal,
+            this.log,
+          )
+        : undefined;
+    this.prompt = { ...prompt, ...settings, ...(this.tools ? { tools: this.tools.specs } : {}) };
     return { provider, request: { model, ...this.prompt } };
   }
 
@@ -335,6 +364,51 @@ class Call {
     return this.primaryFailure ?? failure;
   }
 
+  /**
+   * The rest of the turn once the model's first answer is in: when it called tools, the rounds of tool calls and
+   * answers (tool-loop.ts) with the provider that answered, their events passed on; otherwise that answer.
+   * Resolves to the turn's last answer, its text and usage those of every round.
+   */
+  async *useTools(
+    first: ProviderResult,
+    signal: AbortSignal,
+    stream: boolean,
+  ): AsyncGenerator<ToolLoopEvent, ProviderResult> {
+    if (!this.tools || !first.toolCalls?.length) {
+      const { toolCalls: _, ...answer } = first;
+      return answer;
+    }
+    const count = (usage: ProviderResult["usage"]) => {
+      this.spent.inputTokens += usage.inputTokens;
+      this.spent.outputTokens += usage.outputTokens;
+    };
+    count(first.usage);
+    const { result, toolCalls } = yield* toolRounds({
+      tools: this.tools,
+      provider: this.provider!,
+      request: { model: this.model!, ...this.prompt! },
+      first,
+      maxSteps: this.maxToolSteps,
+      signal,
+      turnDeadline: this.turnDeadline(),
+      limits: {
+        totalMs: this.ctx.limits.timeoutMs,
+        ...(stream ? { firstTokenMs: this.ctx.limits.firstTokenTimeoutMs } : {}),
+      },
+      stream,
+      onText: () => this.firstText(),
+      onUsage: count,
+    });
+    this.toolCalls = toolCalls;
+    return result;
+  }
+
+  /** When the turn must be over: the caller's deadline, or the turn timeout from the message's arrival. */
+  private turnDeadline(): number {
+    const own = this.receivedAt.getTime() + this.ctx.limits.turnTimeoutMs;
+    return this.input.deadline === undefined ? own : Math.min(own, this.input.deadline);
+  }
+
   /** Notes that the reply's first text has arrived. */
   firstText(): void {
     this.firstTokenMs ??= performance.now() - this.started;
@@ -364,6 +438,7 @@ class Call {
       latencyMs,
       createdAt,
       fallback: this.fallback,
+      toolCalls: this.toolCalls,
     };
     const saved = await this.ctx.store.saveExchange(
       {
@@ -379,6 +454,7 @@ class Call {
           latencyMs,
           finishReason: reply.finishReason,
           createdAt: createdAt.toISOString(),
+          toolCalls: reply.toolCalls,
         },
       },
       this.record("completed", null, { model: result.model, inputTokens, outputTokens, createdAt }),
@@ -399,6 +475,7 @@ class Call {
       inputTokens,
       outputTokens,
       finishReason: reply.finishReason,
+      ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls.length } : {}),
     };
     // Written once the reply is on its way: formatting it (pino, with redaction) took tens of microseconds of the
     // reply's path. The request scope, and so the line's requestId, carries over.
@@ -433,7 +510,7 @@ class Call {
       this.ctx.events && outcome === "failed" ? [messageFailed(this.key, this.id, appError, at)] : [];
     try {
       const recorded = await this.ctx.store.recordCall(
-        this.record(outcome, appError, { model: this.model, inputTokens: 0, outputTokens: 0, createdAt: at }),
+        this.record(outcome, appError, { model: this.model, ...this.spent, createdAt: at }),
         events,
       );
       if (recorded && events.length > 0) this.ctx.events?.written();

@@ -1,6 +1,6 @@
 import { GENERATION_BOUNDS, generationSettingsIssues } from "@agentry/core";
 import { describe, expect, it } from "vitest";
-import { generationSettings } from "./settings.js";
+import { generationSettings, maxToolSteps } from "./settings.js";
 
 describe("generationSettings", () => {
   it("defaults maxTokens and leaves temperature to the provider", () => {
@@ -26,5 +26,17 @@ describe("generationSettings", () => {
     expect(() => generationSettings({ maxTokens: 0 })).toThrow(
       /settings\.maxTokens must be an integer from 1 to 8192/,
     );
+  });
+
+  it("checks maxToolSteps, 0 to 20, 5 when unset", () => {
+    expect(maxToolSteps(undefined)).toBe(5);
+    expect(maxToolSteps({ maxToolSteps: null })).toBe(5);
+    expect(maxToolSteps({ maxToolSteps: 0 })).toBe(0);
+    expect(generationSettings({ maxToolSteps: 20 })).toEqual({ maxTokens: 1024 });
+    for (const bad of [-1, 21, 2.5, "3"]) {
+      expect(() => generationSettings({ maxToolSteps: bad })).toThrow(
+        /settings\.maxToolSteps must be an integer from 0 to 20/,
+      );
+    }
   });
 });

@@ -7,6 +7,12 @@ export interface GenerationSettings {
   maxTokens: number;
 }
 
+/** The rounds of tool calls a turn may make (`settings.maxToolSteps`), once `generationSettings` has checked them. */
+export function maxToolSteps(settings: JsonObject | undefined): number {
+  const steps = settings?.maxToolSteps;
+  return typeof steps === "number" ? steps : GENERATION_BOUNDS.maxToolSteps.default;
+}
+
 /** The generation settings of an agent; INVALID_REQUEST naming each field out of bounds. */
 export function generationSettings(settings: JsonObject | undefined): GenerationSettings {
   const issues = generationSettingsIssues(settings);

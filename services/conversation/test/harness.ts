@@ -7,9 +7,15 @@ import type { PublishEvents } from "@agentry/outbox";
 import { type Agent, AgentSchema, type AgentSpecSchema, ConversationService } from "@agentry/proto";
 import { servedInterceptors } from "@agentry/rpc";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
-import { buildConversation, type Conversation, type ProvidersConfig } from "../src/index.js";
+import {
+  buildConversation,
+  type Conversation,
+  type PluginRuntime,
+  type ProvidersConfig,
+} from "../src/index.js";
 import {
   type AnthropicMessagesBody,
   type FakeProviderServer,
@@ -38,6 +44,8 @@ export interface HarnessOptions {
   publish?: PublishEvents;
   /** The directory of the SQLite file; a fresh one, removed at close, when unset. */
   dataDir?: string;
+  /** The plugins agents' turns may use; none when unset. */
+  plugins?: PluginRuntime;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -59,6 +67,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     providers,
     ...(options.contextTokenBudget === undefined ? {} : { contextTokenBudget: options.contextTokenBudget }),
     ...(options.publish ? { webhooks: { publish: options.publish }, outboxIntervalMs: 20 } : {}),
+    ...(options.plugins ? { plugins: options.plugins } : {}),
   });
   const client = createClient(
     ConversationService,
@@ -83,14 +92,17 @@ let agents = 0;
 
 /** An agent record as the registry would pass it, with a fresh id. */
 export function agent(
-  spec: Omit<MessageInitShape<typeof AgentSpecSchema>, "$typeName"> = {},
+  spec: Omit<MessageInitShape<typeof AgentSpecSchema>, "$typeName" | "plugins"> & {
+    plugins?: JsonValue[];
+  } = {},
   id?: string,
 ): Agent {
   agents += 1;
+  const { plugins, ...rest } = spec;
   return create(AgentSchema, {
     id: id ?? `agt_01JTESTAGENT${String(agents).padStart(14, "0")}`,
     accountId: ACCOUNT,
-    spec: { name: "Ada", ...spec },
+    spec: { name: "Ada", ...rest, ...(plugins ? { plugins: fromJson(ValueSchema, plugins) } : {}) },
   });
 }
 

@@ -83,7 +83,7 @@ describe("SendMessage", () => {
     });
     const first = h.openai.lastRequest.body.messages;
     expect(first[0]?.role).toBe("system");
-    const system = first[0]!.content;
+    const system = first[0]!.content ?? "";
     for (const part of [
       "You are Ada",
       "- Mathematician from London",

@@ -8,7 +8,7 @@ export const gatewayEnvSchema = z
     /** The origin callers reach the service at; links such as `apiEndpoint` are built from it. */
     PUBLIC_BASE_URL: env.publicBaseUrl(),
     /** The registry (HTTP/2 without TLS, e.g. http://registry:8081); the all-in-one server embeds it when unset. */
-    REGISTRY_URL: env.url().optional(),
+    REGISTRY_URL: env.registryUrl(),
     /** The conversation service (HTTP/2 without TLS); the all-in-one server embeds it when unset. */
     CONVERSATION_URL: env.url().optional(),
     /** The webhooks service (HTTP/2 without TLS); the all-in-one server embeds it when unset. */

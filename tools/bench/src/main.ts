@@ -32,6 +32,7 @@ import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
 import { scaledOut } from "./scenarios/scaled-out.js";
+import { toolTurns } from "./scenarios/tools.js";
 import { usageQueries } from "./scenarios/usage.js";
 import { webhooks } from "./scenarios/webhooks.js";
 import type { Target } from "./workers/latency.js";
@@ -47,6 +48,7 @@ const SCENARIOS = [
   "history",
   "usage",
   "recording",
+  "tools",
   "webhooks",
   "idempotency",
   "account-size",
@@ -312,6 +314,7 @@ async function main(): Promise<void> {
     }
     if (only.has("usage")) report.usage = await usageQueries(bench, providerEnv);
     if (only.has("recording")) report.recording = await usageRecording(bench);
+    if (only.has("tools")) report.tools = await toolTurns(bench);
     if (only.has("webhooks")) report.webhooks = await webhooks(bench, providerEnv);
     if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
     const accounts = only.has("account-size") ? await accountSize(bench, providerEnv) : undefined;

@@ -8,6 +8,7 @@ import type { HistoryResult } from "./scenarios/history.js";
 import type { IdempotencyResult } from "./scenarios/idempotency.js";
 import type { RecordingResult } from "./scenarios/recording.js";
 import type { ScaledOutResult } from "./scenarios/scaled-out.js";
+import type { ToolTurnResult } from "./scenarios/tools.js";
 import type { UsageResult } from "./scenarios/usage.js";
 import type { WebhooksResult } from "./scenarios/webhooks.js";
 
@@ -51,6 +52,7 @@ export interface Report {
   history?: HistoryResult;
   usage?: UsageResult[];
   recording?: RecordingResult;
+  tools?: ToolTurnResult;
   webhooks?: WebhooksResult;
   idempotency?: IdempotencyResult;
 }
@@ -193,6 +195,15 @@ export function renderReport(r: Report): string {
         `${signed(rec.withUsage.p99 - rec.withoutUsage.p99)} p99 | ≤ +0.2 ms p50 | ${met(added <= 0.2)} |`,
     );
   }
+  const t = r.tools;
+  if (t) {
+    const added = t.withTool.p50 - t.plain.p50 - t.providerRoundTrip.p50;
+    rows.push(
+      `| A turn with one local tool call (conversation service in process, fake OpenAI provider, SQLite) | ` +
+        `p50 ${ms(t.withTool.p50)}, p99 ${ms(t.withTool.p99)} | a plain turn p50 ${ms(t.plain.p50)} plus a provider ` +
+        `round trip p50 ${ms(t.providerRoundTrip.p50)} | ${signed(added)} p50 | ≤ +1 ms p50 | ${met(added <= 1)} |`,
+    );
+  }
   const w = r.webhooks;
   if (w) {
     const added = w.hooks.p50 - w.none.p50;
@@ -234,7 +245,9 @@ export function renderReport(r: Report): string {
     "usage query one at a time over rollups that the store's own recording path (`recordCalls`) filled in large",
     "transactions beforehand, on SQLite and, when `TEST_DATABASE_URL` is set, on a Postgres database of its own;",
     "what usage recording adds as `saveExchange` on the SQLite store with its rollup and without it (a subclass that",
-    "leaves it out, in the benchmark only), alternating call by call; agent creates alternating one at a time",
+    "leaves it out, in the benchmark only), alternating call by call; a turn with one local tool call against a plain",
+    "turn and a provider round trip alone, alternating, in one process (the conversation service over the in-process",
+    "transport, the OpenAI client and the fake provider of its tests); agent creates alternating one at a time",
     "between two gateways alike but for the five webhook endpoints of one (their deliveries going on meanwhile),",
     "and between creates with and without an `Idempotency-Key` on one gateway; deliveries per second of a webhooks",
     "service on its own, given events through `PublishEvents` for five endpoints on a loopback receiver.",
@@ -247,7 +260,7 @@ export function renderReport(r: Report): string {
     `- Settings: ${st.connections} connections × ${st.seconds} s per throughput run (after 2 s of warm-up), ${st.rounds} rounds ` +
       `alternating baseline and service; ${st.messages} messages to each side per latency series; ${st.streams} streams; ` +
       `median of ${st.coldStarts} cold starts`,
-    ...(r.history || r.usage || r.recording || r.webhooks || r.idempotency
+    ...(r.history || r.usage || r.recording || r.tools || r.webhooks || r.idempotency
       ? [
           `- Settings of the feature measures: ${r.messages ? "" : `${st.messages} requests to each side per latency series; `}` +
             [
@@ -259,6 +272,7 @@ export function renderReport(r: Report): string {
                   `${u.sends} sends recorded in ${u.seedSeconds.toFixed(0)} s on ${u.database}, ${u.queries} queries timed`,
               ),
               r.recording ? `${r.recording.count} exchanges stored each way` : "",
+              r.tools ? `${r.tools.count} turns each way with and without a tool call` : "",
               r.webhooks
                 ? `${r.webhooks.creates} creates each way, whose deliveries had all arrived ` +
                   `${r.webhooks.drainedSeconds.toFixed(2)} s after the last; ${r.webhooks.throughput.deliveries} deliveries ` +

@@ -40,13 +40,19 @@ export interface EndpointOptions {
   errorDetail(body: unknown): ErrorDetail;
 }
 
+/** What a reader answers for an event that begins a tool call: the reply has started, though with no text. */
+export const TOOL_CALL_BEGUN = Symbol("a tool call begun");
+
 /**
  * Turns the server-sent events of one streamed reply into provider events; one reader per call. Its methods
  * may throw an AppError (a refusal reported inside the stream, an incomplete reply), which ends the stream.
  */
 export interface StreamReader {
-  /** The text this event adds to the reply, if any. `headers` are the stream's response headers. */
-  event(event: EventSourceMessage, headers: UpstreamHeaders): string | undefined;
+  /**
+   * The text this event adds to the reply, if any, or TOOL_CALL_BEGUN when it begins a tool call. `headers` are
+   * the stream's response headers.
+   */
+  event(event: EventSourceMessage, headers: UpstreamHeaders): string | typeof TOOL_CALL_BEGUN | undefined;
   /** The closing `done` event, once the body has ended. */
   end(): ProviderEvent;
 }
@@ -190,7 +196,8 @@ class ReplyEvents implements AsyncIterator<ProviderEvent> {
       if (this.failure !== undefined) return;
       try {
         const text = this.reader.event(event, this.headers);
-        if (text) this.pending.push({ type: "delta", text });
+        if (text === TOOL_CALL_BEGUN) this.pending.push({ type: "tool" });
+        else if (text) this.pending.push({ type: "delta", text });
       } catch (error) {
         // An error the reader finds ends the stream after the text that came before it.
         this.failure = error instanceof AppError ? error : incompleteError(this.provider, error);

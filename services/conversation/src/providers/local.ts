@@ -103,6 +103,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           model: loaded.name,
           finishReason: generation.finishReason,
           usage: { inputTokens: generation.inputTokens, outputTokens: generation.outputTokens },
+          ...(generation.toolCalls.length > 0 ? { toolCalls: generation.toolCalls } : {}),
         });
         events.end();
       })
@@ -131,7 +132,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       let text = "";
       for await (const event of await start(request, signal)) {
         if (event.type === "delta") text += event.text;
-        else return { text, model: event.model, finishReason: event.finishReason, usage: event.usage };
+        else if (event.type === "done") {
+          const { type: _, ...done } = event;
+          return { text, ...done };
+        }
       }
       throw new AppError("AGENT_UNAVAILABLE", "The local model stopped before the reply was complete.");
     },

@@ -1,9 +1,27 @@
 import type { EventSourceMessage } from "eventsource-parser";
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageFunctionToolCall,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
+import type { CompletionUsage } from "openai/resources/completions";
 import { incompleteError, type UpstreamHeaders } from "./errors.js";
-import { createEndpoint, type Endpoint, type ErrorDetail, parseJson, type StreamReader } from "./http.js";
+import {
+  createEndpoint,
+  type Endpoint,
+  type ErrorDetail,
+  parseJson,
+  type StreamReader,
+  TOOL_CALL_BEGUN,
+} from "./http.js";
 import type {
   FinishReason,
   ModelProvider,
+  ModelToolCall,
   ProviderEvent,
   ProviderRequest,
   ProviderResult,
@@ -22,25 +40,15 @@ export interface OpenAIProviderOptions {
   timeoutMs: number;
 }
 
-/** The parts of a Chat Completions answer read here. */
-interface Completion {
-  model?: string;
-  choices?: { message?: { content?: string | null }; finish_reason?: string | null }[];
-  usage?: Usage | null;
-}
+/*
+ * The shapes are the official SDK's (type-only imports: no runtime cost), so a field that drifts from the real API
+ * fails the typecheck. Answers are read defensively all the same: OpenAI-compatible servers leave fields out.
+ */
 
-interface CompletionChunk {
-  model?: string;
-  choices?: { delta?: { content?: string | null }; finish_reason?: string | null }[];
-  usage?: Usage | null;
-  /** Some servers report a failure inside a stream that has started. */
-  error?: unknown;
-}
+/** A streamed chunk; some servers report a failure inside a stream that has started. */
+type CompletionChunk = ChatCompletionChunk & { error?: unknown };
 
-interface Usage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-}
+type Usage = Partial<Pick<CompletionUsage, "prompt_tokens" | "completion_tokens">>;
 
 /**
  * The `openai` provider: the Chat Completions API (`POST {baseURL}/chat/completions`), so any OpenAI-compatible
@@ -63,28 +71,31 @@ export function createOpenAIProvider(options: OpenAIProviderOptions): ModelProvi
     defaultModel: options.defaultModel,
 
     async complete(request, signal): Promise<ProviderResult> {
-      const completion = (await endpoint.json(
-        { ...params(request), stream: false },
-        request.model,
-        signal,
-      )) as Completion;
+      const body: ChatCompletionCreateParamsNonStreaming = { ...params(request), stream: false };
+      const completion = (await endpoint.json(body, request.model, signal)) as ChatCompletion | null;
       if (!Array.isArray(completion?.choices)) throw incompleteError("openai", new Error("no choices"));
       const choice = completion.choices[0];
+      const toolCalls = (choice?.message?.tool_calls ?? []).flatMap((call) =>
+        call?.type === "function" && call.function
+          ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? "" }]
+          : [],
+      );
       return {
         text: choice?.message?.content ?? "",
         model: completion.model || request.model,
         finishReason: finishReason(choice?.finish_reason),
         usage: usage(completion.usage),
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
       };
     },
 
     stream(request, signal): Promise<AsyncIterable<ProviderEvent>> {
-      return endpoint.stream(
-        { ...params(request), stream: true, stream_options: { include_usage: true } },
-        request.model,
-        signal,
-        new ChunkReader(endpoint, request.model),
-      );
+      const body: ChatCompletionCreateParamsStreaming = {
+        ...params(request),
+        stream: true,
+        stream_options: { include_usage: true },
+      };
+      return endpoint.stream(body, request.model, signal, new ChunkReader(endpoint, request.model));
     },
   };
 }
@@ -95,6 +106,8 @@ class ChunkReader implements StreamReader {
   private finish: FinishReason | undefined;
   private tokens: ProviderUsage = { inputTokens: 0, outputTokens: 0 };
   private ended = false;
+  /** Tool calls as their pieces arrive, by their index in the answer. */
+  private readonly calls = new Map<number, ModelToolCall>();
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -103,7 +116,7 @@ class ChunkReader implements StreamReader {
     this.model = requested;
   }
 
-  event(event: EventSourceMessage, headers: UpstreamHeaders): string | undefined {
+  event(event: EventSourceMessage, headers: UpstreamHeaders): string | typeof TOOL_CALL_BEGUN | undefined {
     // What follows [DONE] is read, not used, so that the connection can serve another call.
     if (this.ended) return undefined;
     if (event.data.startsWith("[DONE]")) {
@@ -119,21 +132,70 @@ class ChunkReader implements StreamReader {
     if (chunk?.usage) this.tokens = usage(chunk.usage);
     const choice = chunk?.choices?.[0];
     if (choice?.finish_reason) this.finish = finishReason(choice.finish_reason);
-    return choice?.delta?.content || undefined;
+    // A tool call comes in pieces: its id and name first, then its arguments' text in parts.
+    let begun = false;
+    for (const piece of choice?.delta?.tool_calls ?? []) {
+      const index = piece?.index ?? 0;
+      let call = this.calls.get(index);
+      if (!call) {
+        call = { id: "", name: "", arguments: "" };
+        this.calls.set(index, call);
+        begun = true;
+      }
+      if (piece.id) call.id = piece.id;
+      if (piece.function?.name) call.name += piece.function.name;
+      if (piece.function?.arguments) call.arguments += piece.function.arguments;
+    }
+    return choice?.delta?.content || (begun ? TOOL_CALL_BEGUN : undefined);
   }
 
   end(): ProviderEvent {
     // An aborted call may end the body early; the caller tells that case apart by its signal.
     if (this.finish === undefined) throw incompleteError("openai");
-    return { type: "done", model: this.model, finishReason: this.finish, usage: this.tokens };
+    const toolCalls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
+    return {
+      type: "done",
+      model: this.model,
+      finishReason: this.finish,
+      usage: this.tokens,
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    };
   }
 }
 
 function params(request: ProviderRequest) {
-  const messages: { role: "system" | "user" | "assistant"; content: string }[] = [];
+  const messages: ChatCompletionMessageParam[] = [];
   // One system message: several, or one that is not first, break the chat templates of some local models.
   if (request.system) messages.push({ role: "system", content: request.system });
-  for (const message of request.messages) messages.push({ role: message.role, content: message.text });
+  for (const message of request.messages) {
+    if (message.role === "tool") {
+      for (const result of message.results) {
+        // The API has no error flag for a tool's result: a failure says so in its text.
+        const content = result.isError ? `Error: ${result.content}` : result.content;
+        messages.push({ role: "tool", tool_call_id: result.callId, content });
+      }
+    } else if (message.role === "assistant" && "toolCalls" in message) {
+      messages.push({
+        role: "assistant",
+        content: message.text || null,
+        tool_calls: message.toolCalls.map(
+          (call): ChatCompletionMessageFunctionToolCall => ({
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.arguments },
+          }),
+        ),
+      });
+    } else {
+      messages.push({ role: message.role, content: message.text });
+    }
+  }
+  const tools = request.tools?.map(
+    (tool): ChatCompletionTool => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
+    }),
+  );
   return {
     model: request.model,
     messages,
@@ -141,6 +203,7 @@ function params(request: ProviderRequest) {
     // that do not know it ignore it.
     max_completion_tokens: request.maxTokens,
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(tools && tools.length > 0 ? { tools, tool_choice: request.toolChoice ?? "auto" } : {}),
   };
 }
 
@@ -164,6 +227,7 @@ function finishReason(reason: string | null | undefined): FinishReason {
       return "length";
     case "content_filter":
       return "content_filter";
+    // "tool_calls" ends a round of the tool loop, never a reply.
     default:
       return "other";
   }

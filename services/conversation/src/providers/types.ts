@@ -8,16 +8,55 @@ export interface PromptMessage {
   text: string;
 }
 
+/** A tool the model may call, under the name it is given to the model (`^[a-zA-Z0-9_-]{1,64}$`). */
+export interface ModelTool {
+  name: string;
+  description: string;
+  /** A JSON Schema of an object: the tool's arguments. */
+  inputSchema: Record<string, unknown>;
+}
+
+/** One call of a tool the model asked for. */
+export interface ModelToolCall {
+  /** The provider's id of the call, which its result refers to. */
+  id: string;
+  name: string;
+  /** The arguments as JSON text, as the model wrote them (not necessarily valid JSON). */
+  arguments: string;
+}
+
+/** The model's earlier answer in this turn that called tools, with the text it wrote before them (may be empty). */
+export interface ToolCallsMessage {
+  role: "assistant";
+  text: string;
+  toolCalls: ModelToolCall[];
+}
+
+/** The results of the tool calls of the answer just before, one per call, in the calls' order. */
+export interface ToolResultsMessage {
+  role: "tool";
+  results: { callId: string; name: string; content: string; isError: boolean }[];
+}
+
+export type ModelMessage = PromptMessage | ToolCallsMessage | ToolResultsMessage;
+
 /** Everything a provider needs for one call, already resolved: no defaults are applied below this point. */
 export interface ProviderRequest {
   model: string;
   /** The system prompt: the agent's profile, then the caller's context for this message. May be empty. */
   system: string;
-  /** Oldest first; the last one is the new user message. Starts with a user message and alternates. */
-  messages: PromptMessage[];
+  /**
+   * Oldest first. Starts with a user message and alternates; the new user message may be followed by the tool
+   * rounds of this turn (an assistant message with tool calls, then their results, each round).
+   */
+  messages: ModelMessage[];
   maxTokens: number;
   /** Unset leaves the provider's default. */
   temperature?: number;
+  /** The tools the model may call; unset or empty, none. */
+  tools?: ModelTool[];
+  /** `none`: the tools are listed (earlier rounds used them) but the model must answer in text. Default `auto`. */
+  toolChoice?: "auto" | "none";
 }
 
 /**
@@ -38,11 +77,17 @@ export interface ProviderResult {
   finishReason: FinishReason;
   /** Zeros when the provider did not report usage. */
   usage: ProviderUsage;
+  /** The tools the model asked to call, in its order; unset or empty when it answered in text only. */
+  toolCalls?: ModelToolCall[];
 }
 
-/** A streamed reply: text deltas (never empty), then exactly one `done`. */
+/**
+ * A streamed reply: text deltas (never empty) and, when the model calls tools, a `tool` event as each call begins
+ * (the calls themselves come whole with `done`: a call's arguments stream in pieces), then exactly one `done`.
+ */
 export type ProviderEvent =
   | { type: "delta"; text: string }
+  | { type: "tool" }
   | ({ type: "done" } & Omit<ProviderResult, "text">);
 
 /**

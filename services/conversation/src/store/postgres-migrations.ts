@@ -161,6 +161,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX outbox_by_agent ON ${s}.outbox (account_id, agent_id);
     `,
   },
+  {
+    version: 5,
+    name: "tool calls of assistant turns",
+    // The turn's tool calls with their outcomes, as written (json, not jsonb); NULL when the model called none.
+    sql: (s) => `ALTER TABLE ${s}.turns ADD COLUMN tool_calls json;`,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

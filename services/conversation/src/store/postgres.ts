@@ -73,6 +73,7 @@ import {
   type TurnRow,
   toCall,
   toConversation,
+  toolCallsColumn,
   toTurn,
   turnPage,
 } from "./rows.js";
@@ -350,9 +351,9 @@ function statements(s: string) {
       "insertTurns",
       `INSERT INTO ${s}.turns
         (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens,
-        output_tokens, latency_ms, finish_reason, created_at)
-      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, $7),
-        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $15)`,
+        output_tokens, latency_ms, finish_reason, tool_calls, created_at)
+      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, $7),
+        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $15)`,
     ),
     conversationOf: `SELECT 1 FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     message: `SELECT * FROM ${s}.turns WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
@@ -433,6 +434,7 @@ export class PostgresConversationStore implements ConversationStore {
         reply.createdAt,
         touched.rows[0]!.id,
         reply.finishReason,
+        toolCallsColumn(reply.toolCalls),
       ]);
       await this.insertCall(client, call);
       await this.insertEvents(client, events);

@@ -1,4 +1,5 @@
 import { AppError } from "@agentry/errors";
+import type { ToolCallRecord } from "../tools.js";
 import type {
   CallOutcome,
   CallRecord,
@@ -30,6 +31,8 @@ export interface TurnRow<Seq, Time> {
   output_tokens: number;
   latency_ms: number;
   finish_reason: string | null;
+  /** JSON: the array of the turn's tool calls (SQLite: its text; Postgres: parsed by the driver); null for none. */
+  tool_calls: string | ToolCallRecord[] | null;
   created_at: Time;
 }
 
@@ -89,8 +92,19 @@ export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnR
     outputTokens: row.output_tokens,
     latencyMs: row.latency_ms,
     finishReason: row.finish_reason,
+    toolCalls: toolCallsOf(row.tool_calls),
     createdAt,
   };
+}
+
+/** The tool calls column's value for an assistant turn: JSON text, or null when the model called none. */
+export function toolCallsColumn(toolCalls: readonly ToolCallRecord[] | undefined): string | null {
+  return toolCalls && toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
+}
+
+function toolCallsOf(column: string | ToolCallRecord[] | null): ToolCallRecord[] {
+  if (column === null) return [];
+  return typeof column === "string" ? (JSON.parse(column) as ToolCallRecord[]) : column;
 }
 
 /** The record of a conversation row whose times the store has read as ISO 8601. */

@@ -148,6 +148,12 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX outbox_by_agent ON outbox (agent_id, account_id);
     `,
   },
+  {
+    version: 5,
+    name: "tool calls of assistant turns",
+    // The JSON text of the turn's tool calls with their outcomes; NULL when the model called none.
+    sql: "ALTER TABLE turns ADD COLUMN tool_calls TEXT;",
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

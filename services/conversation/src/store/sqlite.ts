@@ -39,6 +39,7 @@ import {
   type TurnRow,
   toCall,
   toConversation,
+  toolCallsColumn,
   toTurn,
   turnPage,
 } from "./rows.js";
@@ -148,6 +149,7 @@ export class SqliteConversationStore implements ConversationStore {
           0,
           0,
           null,
+          null,
           user.createdAt,
         );
         s.insertTurn.run(
@@ -162,6 +164,7 @@ export class SqliteConversationStore implements ConversationStore {
           reply.outputTokens,
           reply.latencyMs,
           reply.finishReason,
+          toolCallsColumn(reply.toolCalls),
           reply.createdAt,
         );
         s.insertCall.run(callRow(call));
@@ -514,12 +517,13 @@ function prepare(db: Database.Database) {
         number,
         number,
         string | null,
+        string | null,
         string,
       ]
     >(
       `INSERT INTO turns (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider,
-         input_tokens, output_tokens, latency_ms, finish_reason, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         input_tokens, output_tokens, latency_ms, finish_reason, tool_calls, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // The conversation's id: the one it has, or, for its first exchange, the new one given.
     touchConversation: db

@@ -1,4 +1,5 @@
 import type { JsonObject } from "@agentry/events";
+import type { ToolCallRecord } from "../tools.js";
 import type { UsageReport, UsageRequest } from "../usage.js";
 
 /**
@@ -43,6 +44,8 @@ export interface TurnRecord extends ConversationKey {
   latencyMs: number;
   /** Why generation stopped, for assistant turns; null for user turns and for replies stored before it was kept. */
   finishReason: string | null;
+  /** The tools called while writing an assistant turn, with their outcomes; empty for user turns and for none. */
+  toolCalls: ToolCallRecord[];
   /** ISO 8601 with milliseconds, UTC: when the message arrived, or when the reply was complete. */
   createdAt: string;
 }
@@ -75,6 +78,8 @@ export interface NewExchange {
     latencyMs: number;
     finishReason: string;
     createdAt: string;
+    /** Unset or empty when the model called no tool. */
+    toolCalls?: ToolCallRecord[];
   };
 }
 

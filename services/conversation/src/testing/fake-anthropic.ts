@@ -1,12 +1,37 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { type FakeProviderOptions, FakeProviderServer, type WireFormat } from "./fake-server.js";
+import type {
+  ContentBlock,
+  Message,
+  RawMessageStreamEvent,
+  StopReason,
+  Tool,
+  ToolUseBlock,
+  Usage,
+} from "@anthropic-ai/sdk/resources/messages";
+import { type FakeProviderOptions, FakeProviderServer, type Reply, type WireFormat } from "./fake-server.js";
 
 /** The part of a Messages API request body the fake reads; tests can assert on the rest too. */
 export interface AnthropicMessagesBody {
   model: string;
   max_tokens: number;
   system?: string | { type: "text"; text: string }[];
-  messages: { role: string; content: string | { type: string; text?: string }[] }[];
+  messages: {
+    role: string;
+    content:
+      | string
+      | {
+          type: string;
+          text?: string;
+          id?: string;
+          name?: string;
+          input?: unknown;
+          tool_use_id?: string;
+          content?: unknown;
+          is_error?: boolean;
+        }[];
+  }[];
+  tools?: Tool[];
+  tool_choice?: { type: string };
   stream?: boolean;
   temperature?: number;
   [key: string]: unknown;
@@ -38,8 +63,44 @@ function systemText(system: AnthropicMessagesBody["system"]): string {
   return typeof system === "string" ? system : system.map((block) => block.text).join("");
 }
 
-function event(name: string, data: unknown): string {
-  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+/*
+ * The answers are built as the official SDK's types (type-only imports), the shapes the provider client reads:
+ * a field that drifts from the real API fails the typecheck of both.
+ */
+
+function event(data: RawMessageStreamEvent | { type: "ping" }): string {
+  return `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function usage(input: number, output: number): Usage {
+  return {
+    input_tokens: input,
+    output_tokens: output,
+    cache_creation: null,
+    cache_creation_input_tokens: null,
+    cache_read_input_tokens: null,
+    inference_geo: null,
+    output_tokens_details: null,
+    server_tool_use: null,
+    service_tier: "standard",
+    speed: null,
+  };
+}
+
+function toolUse(call: Reply["toolCalls"][number], input: unknown): ToolUseBlock {
+  return { type: "tool_use", id: call.id, name: call.name, input, caller: { type: "direct" } };
+}
+
+function stopReason(reply: Reply): StopReason {
+  return (reply.finishReason ?? (reply.toolCalls.length > 0 ? "tool_use" : "end_turn")) as StopReason;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** The Anthropic Messages wire format: `POST /v1/messages`, JSON or SSE named events. */
@@ -62,21 +123,28 @@ export const anthropicFormat: WireFormat<AnthropicMessagesBody> = {
       request_id: "req_fake",
     };
   },
-  json(body, reply) {
+  json(body, reply): Message {
+    const content: ContentBlock[] = [];
+    if (reply.text || reply.toolCalls.length === 0)
+      content.push({ type: "text", text: reply.text, citations: null });
+    for (const call of reply.toolCalls) content.push(toolUse(call, parsed(call.arguments)));
     return {
       id: `msg_fake${reply.id}`,
       type: "message",
       role: "assistant",
       model: body.model,
-      content: [{ type: "text", text: reply.text }],
-      stop_reason: reply.finishReason ?? "end_turn",
+      content,
+      container: null,
+      diagnostics: null,
+      stop_details: null,
+      stop_reason: stopReason(reply),
       stop_sequence: null,
-      usage: { input_tokens: reply.usage.input, output_tokens: reply.usage.output },
+      usage: usage(reply.usage.input, reply.usage.output),
     };
   },
   events(body, reply) {
     const frames = [
-      event("message_start", {
+      event({
         type: "message_start",
         message: {
           id: `msg_fake${reply.id}`,
@@ -84,37 +152,66 @@ export const anthropicFormat: WireFormat<AnthropicMessagesBody> = {
           role: "assistant",
           model: body.model,
           content: [],
+          container: null,
+          diagnostics: null,
+          stop_details: null,
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: reply.usage.input, output_tokens: 1 },
+          usage: usage(reply.usage.input, 1),
         },
       }),
-      event("content_block_start", {
-        type: "content_block_start",
-        index: 0,
-        content_block: { type: "text", text: "" },
-      }),
-      event("ping", { type: "ping" }),
     ];
     const textFrames = new Set<number>();
-    for (const piece of reply.chunks) {
-      textFrames.add(frames.length);
+    let index = 0;
+    if (reply.chunks.length > 0 || reply.toolCalls.length === 0) {
       frames.push(
-        event("content_block_delta", {
-          type: "content_block_delta",
-          index: 0,
-          delta: { type: "text_delta", text: piece },
+        event({
+          type: "content_block_start",
+          index,
+          content_block: { type: "text", text: "", citations: null },
         }),
+        event({ type: "ping" }),
       );
+      for (const piece of reply.chunks) {
+        textFrames.add(frames.length);
+        frames.push(
+          event({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } }),
+        );
+      }
+      frames.push(event({ type: "content_block_stop", index }));
+      index += 1;
+    }
+    // Each tool call is a block of its own, its input streamed as pieces of JSON text.
+    for (const call of reply.toolCalls) {
+      frames.push(event({ type: "content_block_start", index, content_block: toolUse(call, {}) }));
+      const half = Math.ceil(call.arguments.length / 2);
+      for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)]) {
+        if (!piece) continue;
+        frames.push(
+          event({
+            type: "content_block_delta",
+            index,
+            delta: { type: "input_json_delta", partial_json: piece },
+          }),
+        );
+      }
+      frames.push(event({ type: "content_block_stop", index }));
+      index += 1;
     }
     frames.push(
-      event("content_block_stop", { type: "content_block_stop", index: 0 }),
-      event("message_delta", {
+      event({
         type: "message_delta",
-        delta: { stop_reason: reply.finishReason ?? "end_turn", stop_sequence: null },
-        usage: { output_tokens: reply.usage.output },
+        delta: { stop_reason: stopReason(reply), stop_sequence: null, stop_details: null, container: null },
+        usage: {
+          output_tokens: reply.usage.output,
+          input_tokens: null,
+          cache_creation_input_tokens: null,
+          cache_read_input_tokens: null,
+          output_tokens_details: null,
+          server_tool_use: null,
+        },
       }),
-      event("message_stop", { type: "message_stop" }),
+      event({ type: "message_stop" }),
     );
     return { frames, textFrames };
   },

@@ -1,10 +1,23 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionMessageFunctionToolCall,
+  ChatCompletionTool,
+} from "openai/resources/chat/completions";
 import { type FakeProviderOptions, FakeProviderServer, type Reply, type WireFormat } from "./fake-server.js";
 
 /** The part of a Chat Completions request body the fake reads; tests can assert on the rest too. */
 export interface OpenAIChatBody {
   model: string;
-  messages: { role: string; content: string }[];
+  messages: {
+    role: string;
+    content: string | null;
+    tool_calls?: ChatCompletionMessageFunctionToolCall[];
+    tool_call_id?: string;
+  }[];
+  tools?: ChatCompletionTool[];
+  tool_choice?: unknown;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   max_completion_tokens?: number;
@@ -49,25 +62,43 @@ const ERRORS: Record<number, { type: string; code: string | null; message: (mode
   },
 };
 
+/*
+ * The answers are built as the official SDK's types (type-only imports), the shapes the provider client reads:
+ * a field that drifts from the real API fails the typecheck of both.
+ */
+
 function chunk(
   reply: Reply,
   body: OpenAIChatBody,
-  choice: Record<string, unknown> | null,
-  usage?: unknown,
+  choice: Partial<ChatCompletionChunk.Choice> | null,
+  usage?: ChatCompletionChunk["usage"],
 ): string {
-  const payload = {
+  const payload: ChatCompletionChunk = {
     id: `chatcmpl-fake${reply.id}`,
     object: "chat.completion.chunk",
     created: 1_767_225_600,
     model: body.model,
     system_fingerprint: "fp_fake",
-    choices: choice ? [{ index: 0, logprobs: null, finish_reason: null, ...choice }] : [],
+    choices: choice ? [{ index: 0, logprobs: null, finish_reason: null, delta: {}, ...choice }] : [],
     ...(body.stream_options?.include_usage ? { usage: usage ?? null } : {}),
   };
   return `data: ${JSON.stringify(payload)}\n\n`;
 }
 
-function usageOf(reply: Reply) {
+function toolCallsOf(reply: Reply): ChatCompletionMessageFunctionToolCall[] {
+  return reply.toolCalls.map((call) => ({
+    id: call.id,
+    type: "function",
+    function: { name: call.name, arguments: call.arguments },
+  }));
+}
+
+function finishOf(reply: Reply): ChatCompletion.Choice["finish_reason"] {
+  return (reply.finishReason ??
+    (reply.toolCalls.length > 0 ? "tool_calls" : "stop")) as ChatCompletion.Choice["finish_reason"];
+}
+
+function usageOf(reply: Reply): NonNullable<ChatCompletion["usage"]> {
   return {
     prompt_tokens: reply.usage.input,
     completion_tokens: reply.usage.output,
@@ -83,7 +114,7 @@ export const openAIFormat: WireFormat<OpenAIChatBody> = {
   model: (body) => body.model,
   streamed: (body) => body.stream === true,
   lastUserText: (body) => [...(body.messages ?? [])].reverse().find((m) => m.role === "user")?.content ?? "",
-  promptChars: (body) => (body.messages ?? []).reduce((sum, m) => sum + String(m.content).length, 0),
+  promptChars: (body) => (body.messages ?? []).reduce((sum, m) => sum + String(m.content ?? "").length, 0),
   errorBody(status, message, type, body) {
     const known = ERRORS[status] ?? ERRORS[status >= 500 ? 500 : 400]!;
     return {
@@ -95,7 +126,8 @@ export const openAIFormat: WireFormat<OpenAIChatBody> = {
       },
     };
   },
-  json(body, reply) {
+  json(body, reply): ChatCompletion {
+    const toolCalls = toolCallsOf(reply);
     return {
       id: `chatcmpl-fake${reply.id}`,
       object: "chat.completion",
@@ -105,9 +137,15 @@ export const openAIFormat: WireFormat<OpenAIChatBody> = {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: reply.text, refusal: null },
+          message: {
+            role: "assistant",
+            // A tool round without text has null content, as the real API sends it.
+            content: reply.text || (toolCalls.length > 0 ? null : ""),
+            refusal: null,
+            ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          },
           logprobs: null,
-          finish_reason: reply.finishReason ?? "stop",
+          finish_reason: finishOf(reply),
         },
       ],
       usage: usageOf(reply),
@@ -120,7 +158,27 @@ export const openAIFormat: WireFormat<OpenAIChatBody> = {
       textFrames.add(frames.length);
       frames.push(chunk(reply, body, { delta: { content: text } }));
     }
-    frames.push(chunk(reply, body, { delta: {}, finish_reason: reply.finishReason ?? "stop" }));
+    // Each call as the real API streams it: its id, type and name with empty arguments, then the arguments in
+    // pieces that carry only the call's index.
+    reply.toolCalls.forEach((call, index) => {
+      frames.push(
+        chunk(reply, body, {
+          delta: {
+            tool_calls: [
+              { index, id: call.id, type: "function", function: { name: call.name, arguments: "" } },
+            ],
+          },
+        }),
+      );
+      const half = Math.ceil(call.arguments.length / 2);
+      for (const piece of [call.arguments.slice(0, half), call.arguments.slice(half)]) {
+        if (piece)
+          frames.push(
+            chunk(reply, body, { delta: { tool_calls: [{ index, function: { arguments: piece } }] } }),
+          );
+      }
+    });
+    frames.push(chunk(reply, body, { delta: {}, finish_reason: finishOf(reply) }));
     if (body.stream_options?.include_usage) frames.push(chunk(reply, body, null, usageOf(reply)));
     frames.push("data: [DONE]\n\n");
     return { frames, textFrames };

@@ -28,6 +28,12 @@ export interface FakeAnswer {
   cutAfter?: number;
   /** The provider's own finish reason, e.g. "length" (OpenAI) or "max_tokens" (Anthropic). */
   finishReason?: string;
+  /**
+   * Tools the model calls, in this order, after the text (which is empty by default then): the answer is a tool
+   * round, with the provider's own finish reason for it ("tool_calls", "tool_use") unless `finishReason` says
+   * otherwise. `arguments` is sent as given when it is a string (so tests can send broken JSON), else as JSON.
+   */
+  toolCalls?: FakeToolCall[];
   /** Reported usage; by default input is about a token per four characters of the prompt, output one per chunk. */
   usage?: { input: number; output: number };
   /** Fail with this HTTP status instead, with the provider's real error body. */
@@ -38,6 +44,13 @@ export interface FakeAnswer {
   errorMessage?: string;
   /** The error body's type (OpenAI: also its code); the provider's usual one for the status by default. */
   errorType?: string;
+}
+
+/** One tool call of a scripted answer; its id is made up when not given. */
+export interface FakeToolCall {
+  id?: string;
+  name: string;
+  arguments?: unknown;
 }
 
 /** A request the fake received. */
@@ -89,6 +102,8 @@ export interface Reply {
   chunks: string[];
   finishReason: string | undefined;
   usage: { input: number; output: number };
+  /** Arguments as JSON text; empty when the answer calls no tool. */
+  toolCalls: { id: string; name: string; arguments: string }[];
 }
 
 /**
@@ -166,6 +181,11 @@ export class FakeProviderServer<Body> {
   /** Queues the default reply, its connection destroyed after `chunks` text chunks. */
   cutAfter(chunks: number): this {
     return this.answer({ cutAfter: chunks });
+  }
+
+  /** Queues an answer that calls these tools (in parallel when there are several), with `text` before them. */
+  callTools(toolCalls: FakeToolCall[], options: Omit<FakeAnswer, "toolCalls" | "status"> = {}): this {
+    return this.answer({ text: "", ...options, toolCalls });
   }
 
   /** Queues any answer. */
@@ -255,15 +275,25 @@ export class FakeProviderServer<Body> {
       return sendJson(res, answer.status, error, answer.headers);
     }
 
-    const text = answer.text ?? `Echo: ${format.lastUserText(body)}`;
+    const text = answer.text ?? (answer.toolCalls ? "" : `Echo: ${format.lastUserText(body)}`);
     const chunks = answer.chunks ?? text.split(/(?<= )/).filter(Boolean);
     this.counter += 1;
+    const id = String(this.counter).padStart(6, "0");
+    const toolCalls = (answer.toolCalls ?? []).map((call, i) => ({
+      id: call.id ?? `call_fake${id}_${i}`,
+      name: call.name,
+      arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {}),
+    }));
     const reply: Reply = {
-      id: String(this.counter).padStart(6, "0"),
+      id,
       text: answer.chunks ? answer.chunks.join("") : text,
       chunks,
       finishReason: answer.finishReason,
-      usage: answer.usage ?? { input: Math.ceil(format.promptChars(body) / 4), output: chunks.length },
+      usage: answer.usage ?? {
+        input: Math.ceil(format.promptChars(body) / 4),
+        output: chunks.length + toolCalls.length,
+      },
+      toolCalls,
     };
 
     if (!format.streamed(body)) {

@@ -155,6 +155,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
           outputTokens: 0,
           latencyMs: 0,
           finishReason: null,
+          toolCalls: [],
           createdAt: ex.user.createdAt,
         },
         {
@@ -169,8 +170,46 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
           outputTokens: 7,
           latencyMs: 42,
           finishReason: "stop",
+          toolCalls: [],
           createdAt: ex.reply.createdAt,
         },
+      ]);
+    });
+
+    it("keeps a reply's tool calls with their outcomes, as given, in every read of the message", async () => {
+      const store = await fresh();
+      const k = key({ userId: "u1" });
+      const toolCalls = [
+        {
+          id: "call_1",
+          name: "time__now",
+          arguments: '{"zone":"Europe/Paris"}',
+          ok: true,
+          output: '"12:00 ✓"',
+        },
+        {
+          id: "call_2",
+          name: "calc__evaluate",
+          arguments: '{"expression": ',
+          ok: false,
+          error: "The arguments are not valid JSON.",
+        },
+      ];
+      const ex = exchange(k, "what time is it?", "noon");
+      ex.reply.toolCalls = toolCalls;
+      expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
+      expect((await store.getMessage("acct_A", "agt_A", ex.reply.id))?.toolCalls).toEqual(toolCalls);
+      expect((await store.getMessage("acct_A", "agt_A", ex.user.id))?.toolCalls).toEqual([]);
+      const listed = await store.listMessages("acct_A", "agt_A", {}, page());
+      expect(listed.items.map((m) => m.toolCalls)).toEqual([toolCalls, []]);
+      const { turns } = await store.listTurns(k, { limit: 10, cursor: null });
+      expect(turns[1]!.toolCalls).toEqual(toolCalls);
+      const exported = await store.exportUser("acct_A", "u1", null, 10);
+      expect(exported.turns[1]!.toolCalls).toEqual(toolCalls);
+      // The prompt's history is the turns' text only.
+      expect(await store.recentTurns(k, ALL)).toEqual([
+        { role: "user", text: "what time is it?" },
+        { role: "assistant", text: "noon" },
       ]);
     });
 

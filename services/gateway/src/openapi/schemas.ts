@@ -78,6 +78,16 @@ export const GenerationSettings = z
       .meta({
         description: `The most tokens a reply may have, ${GENERATION_BOUNDS.maxTokens.min} to ${GENERATION_BOUNDS.maxTokens.max}. Unset or \`null\`: ${GENERATION_BOUNDS.maxTokens.default}.`,
       }),
+    maxToolSteps: z
+      .number()
+      .int()
+      .min(GENERATION_BOUNDS.maxToolSteps.min)
+      .max(GENERATION_BOUNDS.maxToolSteps.max)
+      .nullable()
+      .optional()
+      .meta({
+        description: `The most rounds of tool calls in one turn, ${GENERATION_BOUNDS.maxToolSteps.min} to ${GENERATION_BOUNDS.maxToolSteps.max} (0 offers the model no tools). After the last round the model answers without tools, so the turn ends in text. Unset or \`null\`: ${GENERATION_BOUNDS.maxToolSteps.default}.`,
+      }),
     fallbacks: z
       .array(
         z.strictObject({
@@ -104,7 +114,7 @@ export const GenerationSettings = z
   })
   .meta({
     description:
-      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation, `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.",
+      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation, `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of tool calls in a turn; other keys are kept as given.",
   });
 
 const spec = createAgentBody.shape;
@@ -188,6 +198,41 @@ const conversationEcho = (what: string) =>
 /** Why generation stopped (the conversation service's `FinishReason`). */
 const FINISH_REASONS = ["stop", "length", "content_filter", "other"] as const;
 
+const toolCallFields = {
+  id: z.string().meta({ description: "The call's id, as the model provider gave it." }),
+  name: z.string().meta({ description: "The tool as the model called it: `<plugin>__<tool>`." }),
+  arguments: z.json().meta({
+    description:
+      "The arguments the model gave, as JSON; text the model wrote that is not JSON stays a string.",
+  }),
+};
+
+export const ToolCallStarted = z
+  .object(toolCallFields)
+  .meta({ description: "Data of `tool.call`: the model called a tool of the agent's plugins; it runs now." });
+
+export const ToolCall = z
+  .object({
+    ...toolCallFields,
+    ok: z.boolean().meta({
+      description: "Whether the tool answered; `false` when it failed, timed out or did not exist.",
+    }),
+    output: z.json().optional().meta({ description: "The tool's answer, when `ok`." }),
+    error: z.string().optional().meta({
+      description:
+        "Why the call failed, when not `ok`: what the model was told (it then answers without it).",
+    }),
+  })
+  .meta({
+    description:
+      "One tool call the model made during the turn, with its outcome; the data of `tool.result` and an item of a reply's `toolCalls`.",
+  });
+
+const toolCalls = z.array(ToolCall).optional().meta({
+  description:
+    "The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent when it called none.",
+});
+
 export const Reply = z
   .object({
     id: id("msg", "The reply's id"),
@@ -208,6 +253,7 @@ export const Reply = z
       .min(0)
       .meta({ description: "Milliseconds from receipt to the complete reply." }),
     createdAt: timestamp("When the reply was complete."),
+    toolCalls,
   })
   .meta({ description: "The agent's complete reply to one message." });
 
@@ -248,6 +294,20 @@ export const STREAM_EVENTS = [
     dataSchemaId: "MessageDelta",
     terminal: false,
     description: "The next piece of the reply's text; the pieces joined are the reply's text.",
+  },
+  {
+    event: "tool.call",
+    eventSchemaId: "ToolCallEvent",
+    dataSchemaId: "ToolCallStarted",
+    terminal: false,
+    description: "The model called a tool; its `tool.result` follows (calls made together run concurrently).",
+  },
+  {
+    event: "tool.result",
+    eventSchemaId: "ToolResultEvent",
+    dataSchemaId: "ToolCall",
+    terminal: false,
+    description: "A tool call's outcome, given to the model, which then goes on answering.",
   },
   {
     event: "message.completed",
@@ -299,7 +359,7 @@ function streamEventSchemas(): Record<string, JsonSchema> {
   }
   out[STREAM_EVENT_SCHEMA_ID] = {
     description:
-      "One server-sent event of a streamed reply: `message.started`, any number of `message.delta`, then exactly one of `message.completed` or `error` (`x-terminal`), after which the stream closes.",
+      "One server-sent event of a streamed reply: `message.started`, any number of `message.delta`, `tool.call` and `tool.result`, then exactly one of `message.completed` or `error` (`x-terminal`), after which the stream closes.",
     oneOf: STREAM_EVENTS.map((event) => schemaRef(event.eventSchemaId)),
     discriminator: {
       propertyName: "event",
@@ -357,6 +417,9 @@ export const HistoryMessage = z
       .optional()
       .meta({ description: `Milliseconds from receipt to the complete reply. ${assistantOnly}` }),
     createdAt: timestamp("When the message was received, or the reply was complete."),
+    toolCalls: toolCalls.meta({
+      description: `The tools the model called while writing the reply, with their outcomes, as in the send reply; absent when it called none. ${assistantOnly}`,
+    }),
   })
   .meta({
     description:
@@ -865,6 +928,8 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["MessageResponse", MessageResponse],
     ["MessageStarted", MessageStarted],
     ["MessageDelta", MessageDelta],
+    ["ToolCallStarted", ToolCallStarted],
+    ["ToolCall", ToolCall],
     ["StreamError", StreamError],
     ["HistoryMessage", HistoryMessage],
     ["Conversation", Conversation],

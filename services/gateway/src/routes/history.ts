@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
+import { presentToolCall } from "@agentry/events";
 import {
   type Conversation,
   type ExportUserResponse,
@@ -19,7 +20,7 @@ import {
   userPath,
 } from "../validation/history.js";
 import { parseOrThrow } from "../validation/issues.js";
-import { callerGone } from "./messages.js";
+import { callerGone, toolCallView } from "./messages.js";
 import type { HandlerInput, Route } from "./table.js";
 
 /** A stored message as every history route presents it (decisions.md, "Conversation history"). */
@@ -49,6 +50,9 @@ export function presentMessage(turn: Turn) {
     },
     latencyMs: turn.latencyMs,
     createdAt,
+    ...(turn.toolCalls.length > 0
+      ? { toolCalls: turn.toolCalls.map((call) => presentToolCall(toolCallView(call))) }
+      : {}),
   };
 }
 

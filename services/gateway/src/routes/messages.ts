@@ -1,7 +1,13 @@
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { presentReply as presentReplyView, type ReplyJson } from "@agentry/events";
-import { type Agent, AgentStatus, type Reply, type SendMessageRequest } from "@agentry/proto";
+import {
+  presentReply as presentReplyView,
+  presentToolCall,
+  type ReplyJson,
+  type ToolCallView,
+  toolCallStarted,
+} from "@agentry/events";
+import { type Agent, AgentStatus, type Reply, type SendMessageRequest, type ToolCall } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
@@ -36,7 +42,20 @@ export function presentReply(reply: Reply): ReplyJson {
     },
     latencyMs: reply.latencyMs,
     createdAt: reply.createTime ? timestampDate(reply.createTime).toISOString() : new Date().toISOString(),
+    toolCalls: reply.toolCalls.map(toolCallView),
   });
+}
+
+/** A tool call of the RPCs as the presentation takes it. */
+export function toolCallView(call: ToolCall): ToolCallView {
+  return {
+    id: call.id,
+    name: call.name,
+    arguments: call.argumentsJson,
+    ok: call.ok,
+    output: call.outputJson,
+    error: call.error,
+  };
 }
 
 /**
@@ -158,6 +177,10 @@ async function streamReply(
         });
       } else if (event.case === "delta") {
         stream.send("message.delta", { text: event.value.text });
+      } else if (event.case === "toolCall") {
+        stream.send("tool.call", toolCallStarted(toolCallView(event.value)));
+      } else if (event.case === "toolResult") {
+        stream.send("tool.result", presentToolCall(toolCallView(event.value)));
       } else if (event.case === "completed") {
         completed = event.value.fallback ? "by a fallback" : "by the agent's model";
         stream.send("message.completed", presentReply(event.value));

@@ -61,6 +61,10 @@ __all__ = [
     "Scope",
     "StatusReason",
     "StreamError",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolCallStarted",
+    "ToolResultEvent",
     "Usage",
     "UsageBucket",
     "UsageGroup",
@@ -180,7 +184,8 @@ class Agent:
     """
     settings: AgentSettings
     """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
-    `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
+    `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
+    tool calls in a turn; other keys are kept as given.
     """
     model_provider: Optional[ModelProvider]
     """The AI model provider; `null`: the server's default, resolved when a message is sent."""
@@ -290,7 +295,8 @@ class AgentDraft:
     """
     settings: AgentSettings
     """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
-    `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as given.
+    `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
+    tool calls in a turn; other keys are kept as given.
     """
     model_provider: Optional[ModelProvider]
     """The AI model provider; `null`: the server's default, resolved when a message is sent."""
@@ -345,6 +351,10 @@ class AgentSettings:
     """Sampling temperature, 0 to 2. Unset or `null`: the provider's default."""
     max_tokens: Optional[int] = None
     """The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024."""
+    max_tool_steps: Optional[int] = None
+    """The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last round the
+    model answers without tools, so the turn ends in text. Unset or `null`: 5.
+    """
     fallbacks: Optional[List[AgentSettingsFallbacksItem]] = None
     """Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
     fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
@@ -357,10 +367,11 @@ class AgentSettings:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentSettings:
         """Reads the JSON object the API sends."""
-        known = {"temperature", "maxTokens", "fallbacks"}
+        known = {"temperature", "maxTokens", "maxToolSteps", "fallbacks"}
         return cls(
             temperature=data.get("temperature"),
             max_tokens=data.get("maxTokens"),
+            max_tool_steps=data.get("maxToolSteps"),
             fallbacks=None if data.get("fallbacks") is None else [AgentSettingsFallbacksItem.from_dict(x0) for x0 in data["fallbacks"]],
             extra={key: value for key, value in data.items() if key not in known},
         )
@@ -372,6 +383,8 @@ class AgentSettings:
             out["temperature"] = self.temperature
         if self.max_tokens is not None:
             out["maxTokens"] = self.max_tokens
+        if self.max_tool_steps is not None:
+            out["maxToolSteps"] = self.max_tool_steps
         if self.fallbacks is not None:
             out["fallbacks"] = [x0.to_dict() for x0 in self.fallbacks]
         return out
@@ -381,10 +394,12 @@ AgentSettingsParam = Mapping[str, Any]
 """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other keys
 are kept as given. Keys are the API's JSON names. Any keys; those with a meaning: `temperature` (Sampling
 temperature, 0 to 2. Unset or `null`: the provider's default.), `maxTokens` (The most tokens a reply may have,
-1 to 8192. Unset or `null`: 1024.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's own
-fails with a 503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and `model`
-name the one that answered, and usage counts it. When every one fails, the agent's own failure is the answer.
-The agent's `status` reflects its own model only.).
+1 to 8192. Unset or `null`: 1024.), `maxToolSteps` (The most rounds of tool calls in one turn, 0 to 20 (0
+offers the model no tools). After the last round the model answers without tools, so the turn ends in text.
+Unset or `null`: 5.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's own fails with a
+503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and `model` name the one
+that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The agent's
+`status` reflects its own model only.).
 """
 
 
@@ -1204,6 +1219,10 @@ class HistoryMessage:
     """Tokens used by the call. Assistant messages only."""
     latency_ms: Optional[int] = None
     """Milliseconds from receipt to the complete reply. Assistant messages only."""
+    tool_calls: Optional[List[ToolCall]] = None
+    """The tools the model called while writing the reply, with their outcomes, as in the send reply; absent when
+    it called none. Assistant messages only.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HistoryMessage:
@@ -1222,6 +1241,7 @@ class HistoryMessage:
             usage=None if data.get("usage") is None else HistoryMessageUsage.from_dict(data["usage"]),
             latency_ms=data.get("latencyMs"),
             created_at=data["createdAt"],
+            tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -1245,6 +1265,8 @@ class HistoryMessage:
         if self.latency_ms is not None:
             out["latencyMs"] = self.latency_ms
         out["createdAt"] = self.created_at
+        if self.tool_calls is not None:
+            out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
         return out
 
 
@@ -1465,6 +1487,10 @@ class Reply:
     """Milliseconds from receipt to the complete reply."""
     created_at: str
     """When the reply was complete."""
+    tool_calls: Optional[List[ToolCall]] = None
+    """The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
+    when it called none.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Reply:
@@ -1481,6 +1507,7 @@ class Reply:
             usage=Usage.from_dict(data["usage"]),
             latency_ms=data["latencyMs"],
             created_at=data["createdAt"],
+            tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -1497,6 +1524,8 @@ class Reply:
         out["usage"] = self.usage.to_dict()
         out["latencyMs"] = self.latency_ms
         out["createdAt"] = self.created_at
+        if self.tool_calls is not None:
+            out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
         return out
 
 
@@ -1551,6 +1580,84 @@ class StreamError:
         out: Dict[str, Any] = {}
         out["code"] = self.code
         out["message"] = self.message
+        return out
+
+
+@dataclass
+class ToolCall:
+    """One tool call the model made during the turn, with its outcome; the data of `tool.result` and an item of a
+    reply's `toolCalls`.
+    """
+
+    id: str
+    """The call's id, as the model provider gave it."""
+    name: str
+    """The tool as the model called it: `<plugin>__<tool>`."""
+    arguments: Any
+    """Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+    numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+    """
+    ok: bool
+    """Whether the tool answered; `false` when it failed, timed out or did not exist."""
+    output: Optional[Any] = None
+    """The tool's answer, when `ok`."""
+    error: Optional[str] = None
+    """Why the call failed, when not `ok`: what the model was told (it then answers without it)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=data["arguments"],
+            ok=data["ok"],
+            output=data.get("output"),
+            error=data.get("error"),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["name"] = self.name
+        out["arguments"] = self.arguments
+        out["ok"] = self.ok
+        if self.output is not None:
+            out["output"] = self.output
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class ToolCallStarted:
+    """Data of `tool.call`: the model called a tool of the agent's plugins; it runs now."""
+
+    id: str
+    """The call's id, as the model provider gave it."""
+    name: str
+    """The tool as the model called it: `<plugin>__<tool>`."""
+    arguments: Any
+    """Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character (U+0000);
+    numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308) is refused.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCallStarted:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=data["arguments"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["name"] = self.name
+        out["arguments"] = self.arguments
         return out
 
 
@@ -1958,6 +2065,35 @@ class MessageDeltaEvent:
 
 
 @dataclass
+class ToolCallEvent:
+    """`tool.call`: The model called a tool; its `tool.result` follows (calls made together run concurrently).
+    """
+
+    id: str
+    """The event's `id:` field: its sequence number in the stream, from 1."""
+    data: ToolCallStarted
+    type: Literal["tool.call"] = "tool.call"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The event as `{"type", "id", "data"}`, its data with the API's field names."""
+        return {"type": self.type, "id": self.id, "data": self.data.to_dict()}
+
+
+@dataclass
+class ToolResultEvent:
+    """`tool.result`: A tool call's outcome, given to the model, which then goes on answering."""
+
+    id: str
+    """The event's `id:` field: its sequence number in the stream, from 1."""
+    data: ToolCall
+    type: Literal["tool.result"] = "tool.result"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The event as `{"type", "id", "data"}`, its data with the API's field names."""
+        return {"type": self.type, "id": self.id, "data": self.data.to_dict()}
+
+
+@dataclass
 class MessageCompletedEvent:
     """`message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the
     stream.
@@ -1973,12 +2109,14 @@ class MessageCompletedEvent:
         return {"type": self.type, "id": self.id, "data": self.data.to_dict()}
 
 
-MessageStreamEvent = Union[MessageStartedEvent, MessageDeltaEvent, MessageCompletedEvent]
+MessageStreamEvent = Union[MessageStartedEvent, MessageDeltaEvent, ToolCallEvent, ToolResultEvent, MessageCompletedEvent]
 """One event of a streamed message; `type` tells which."""
 
 MESSAGE_STREAM_EVENTS: Dict[str, Callable[[str, Any], MessageStreamEvent]] = {
     "message.started": lambda id, data: MessageStartedEvent(id=id, data=MessageStarted.from_dict(data)),
     "message.delta": lambda id, data: MessageDeltaEvent(id=id, data=MessageDelta.from_dict(data)),
+    "tool.call": lambda id, data: ToolCallEvent(id=id, data=ToolCallStarted.from_dict(data)),
+    "tool.result": lambda id, data: ToolResultEvent(id=id, data=ToolCall.from_dict(data)),
     "message.completed": lambda id, data: MessageCompletedEvent(id=id, data=Reply.from_dict(data)),
 }
 """Builds each event from its `id:` field and parsed `data:`, by its `event:` name."""

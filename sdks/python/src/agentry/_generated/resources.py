@@ -104,11 +104,14 @@ class Messages:
 
         Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`:
         send the same `userId` for the same user; calls without them share one default conversation. `context`
-        applies to this message only. An agent in `error` is still called (a success takes it out of `error`);
-        an `inactive` one refuses messages.
+        applies to this message only. The model may call the tools of the agent's enabled plugins, up to
+        `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+        `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it
+        out of `error`); an `inactive` one refuses messages.
 
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
-        any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
+        any number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+        `tool.result` between them), then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
         `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
         its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
@@ -180,11 +183,14 @@ class Messages:
 
         Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`:
         send the same `userId` for the same user; calls without them share one default conversation. `context`
-        applies to this message only. An agent in `error` is still called (a success takes it out of `error`);
-        an `inactive` one refuses messages.
+        applies to this message only. The model may call the tools of the agent's enabled plugins, up to
+        `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+        `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it
+        out of `error`); an `inactive` one refuses messages.
 
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
-        any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
+        any number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+        `tool.result` between them), then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
         `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
         its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
@@ -199,6 +205,8 @@ class Messages:
 
         - `message.started`: First event: the provider accepted the message.
         - `message.delta`: The next piece of the reply's text; the pieces joined are the reply's text.
+        - `tool.call`: The model called a tool; its `tool.result` follows (calls made together run concurrently).
+        - `tool.result`: A tool call's outcome, given to the model, which then goes on answering.
         - `message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the stream.
         - `error` (raised, not yielded): The reply failed after the stream started. Ends the stream.
 
@@ -1859,11 +1867,14 @@ class AsyncMessages:
 
         Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`:
         send the same `userId` for the same user; calls without them share one default conversation. `context`
-        applies to this message only. An agent in `error` is still called (a success takes it out of `error`);
-        an `inactive` one refuses messages.
+        applies to this message only. The model may call the tools of the agent's enabled plugins, up to
+        `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+        `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it
+        out of `error`); an `inactive` one refuses messages.
 
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
-        any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
+        any number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+        `tool.result` between them), then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
         `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
         its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
@@ -1935,11 +1946,14 @@ class AsyncMessages:
 
         Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`:
         send the same `userId` for the same user; calls without them share one default conversation. `context`
-        applies to this message only. An agent in `error` is still called (a success takes it out of `error`);
-        an `inactive` one refuses messages.
+        applies to this message only. The model may call the tools of the agent's enabled plugins, up to
+        `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+        `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it
+        out of `error`); an `inactive` one refuses messages.
 
         With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
-        any number of `message.delta`, then exactly one of `message.completed` or `error`, after which the
+        any number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+        `tool.result` between them), then exactly one of `message.completed` or `error`, after which the
         stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
         `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
         its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
@@ -1954,6 +1968,8 @@ class AsyncMessages:
 
         - `message.started`: First event: the provider accepted the message.
         - `message.delta`: The next piece of the reply's text; the pieces joined are the reply's text.
+        - `tool.call`: The model called a tool; its `tool.result` follows (calls made together run concurrently).
+        - `tool.result`: A tool call's outcome, given to the model, which then goes on answering.
         - `message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the stream.
         - `error` (raised, not yielded): The reply failed after the stream started. Ends the stream.
 

@@ -159,8 +159,8 @@ module Agentry
 
       # @!attribute [r] settings
       #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
-      #   `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as
-      #   given.
+      #   `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the
+      #   rounds of tool calls in a turn; other keys are kept as given.
       #   @return [AgentSettings]
       field :settings, "settings", "AgentSettings", required: true
 
@@ -258,8 +258,8 @@ module Agentry
 
       # @!attribute [r] settings
       #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
-      #   `fallbacks` names the models that answer when the agent's own cannot; other keys are kept as
-      #   given.
+      #   `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the
+      #   rounds of tool calls in a turn; other keys are kept as given.
       #   @return [AgentSettings]
       field :settings, "settings", "AgentSettings", required: true
 
@@ -298,6 +298,12 @@ module Agentry
       #   The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
       #   @return [Integer, nil]
       field :max_tokens, "maxTokens", [:nullable, :integer]
+
+      # @!attribute [r] max_tool_steps
+      #   The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last
+      #   round the model answers without tools, so the turn ends in text. Unset or `null`: 5.
+      #   @return [Integer, nil]
+      field :max_tool_steps, "maxToolSteps", [:nullable, :integer]
 
       # @!attribute [r] fallbacks
       #   Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a
@@ -909,6 +915,12 @@ module Agentry
       #   When the message was received, or the reply was complete.
       #   @return [Time]
       field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] tool_calls
+      #   The tools the model called while writing the reply, with their outcomes, as in the send reply;
+      #   absent when it called none. Assistant messages only.
+      #   @return [Array<ToolCall>]
+      field :tool_calls, "toolCalls", [:array, "ToolCall"]
     end
 
     # Tokens used by the call. Assistant messages only.
@@ -1074,6 +1086,12 @@ module Agentry
       #   When the reply was complete.
       #   @return [Time]
       field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] tool_calls
+      #   The tools of the agent's plugins the model called during the turn, in order, with their outcomes;
+      #   absent when it called none.
+      #   @return [Array<ToolCall>]
+      field :tool_calls, "toolCalls", [:array, "ToolCall"]
     end
 
     # Why the agent is in `error`: the provider call that failed for a reason that will not fix itself.
@@ -1109,6 +1127,62 @@ module Agentry
       # @!attribute [r] message
       #   @return [String]
       field :message, "message", :string, required: true
+    end
+
+    # One tool call the model made during the turn, with its outcome; the data of `tool.result` and an
+    # item of a reply's `toolCalls`.
+    class ToolCall < Agentry::Model
+      # @!attribute [r] id
+      #   The call's id, as the model provider gave it.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] name
+      #   The tool as the model called it: `<plugin>__<tool>`.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] arguments
+      #   Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character
+      #   (U+0000); numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308)
+      #   is refused.
+      #   @return [Object]
+      field :arguments, "arguments", :json, required: true
+
+      # @!attribute [r] ok
+      #   Whether the tool answered; `false` when it failed, timed out or did not exist.
+      #   @return [Boolean]
+      field :ok, "ok", :boolean, required: true
+
+      # @!attribute [r] output
+      #   The tool's answer, when `ok`.
+      #   @return [Object]
+      field :output, "output", :json
+
+      # @!attribute [r] error
+      #   Why the call failed, when not `ok`: what the model was told (it then answers without it).
+      #   @return [String]
+      field :error, "error", :string
+    end
+
+    # Data of `tool.call`: the model called a tool of the agent's plugins; it runs now.
+    class ToolCallStarted < Agentry::Model
+      # @!attribute [r] id
+      #   The call's id, as the model provider gave it.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] name
+      #   The tool as the model called it: `<plugin>__<tool>`.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] arguments
+      #   Any JSON value. No string in it, and no object key, at any depth, may contain the NUL character
+      #   (U+0000); numbers are kept as double-precision floats, so one beyond their range (about ±1.8e308)
+      #   is refused.
+      #   @return [Object]
+      field :arguments, "arguments", :json, required: true
     end
 
     # Tokens used, as the provider reported them; zeros when it did not.

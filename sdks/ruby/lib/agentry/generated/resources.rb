@@ -448,6 +448,8 @@ module Agentry
         SEND_MESSAGE_EVENTS = {
           "message.started" => "MessageStarted",
           "message.delta" => "MessageDelta",
+          "tool.call" => "ToolCallStarted",
+          "tool.result" => "ToolCall",
           "message.completed" => "Reply",
           "error" => "StreamError"
         }.freeze
@@ -456,11 +458,14 @@ module Agentry
         #
         # Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and
         # `roomId`: send the same `userId` for the same user; calls without them share one default
-        # conversation. `context` applies to this message only. An agent in `error` is still called (a success
-        # takes it out of `error`); an `inactive` one refuses messages.
+        # conversation. `context` applies to this message only. The model may call the tools of the agent's
+        # enabled plugins, up to `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with
+        # their outcomes, and its `usage` counts every model call of the turn. An agent in `error` is still
+        # called (a success takes it out of `error`); an `inactive` one refuses messages.
         #
         # With `stream: true` the reply arrives as server-sent events (`text/event-stream`):
-        # `message.started`, any number of `message.delta`, then exactly one of `message.completed` or
+        # `message.started`, any number of `message.delta` (and, when the model calls tools of the agent's
+        # plugins, `tool.call` and `tool.result` between them), then exactly one of `message.completed` or
         # `error`, after which the stream closes. Each event has an `id:` (its sequence number, from 1), an
         # `event:` name and JSON `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each
         # event and the JSON of its data. A `: ping` comment line is sent after every 15 seconds of silence.
@@ -519,11 +524,14 @@ module Agentry
         #
         # Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and
         # `roomId`: send the same `userId` for the same user; calls without them share one default
-        # conversation. `context` applies to this message only. An agent in `error` is still called (a success
-        # takes it out of `error`); an `inactive` one refuses messages.
+        # conversation. `context` applies to this message only. The model may call the tools of the agent's
+        # enabled plugins, up to `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with
+        # their outcomes, and its `usage` counts every model call of the turn. An agent in `error` is still
+        # called (a success takes it out of `error`); an `inactive` one refuses messages.
         #
         # With `stream: true` the reply arrives as server-sent events (`text/event-stream`):
-        # `message.started`, any number of `message.delta`, then exactly one of `message.completed` or
+        # `message.started`, any number of `message.delta` (and, when the model calls tools of the agent's
+        # plugins, `tool.call` and `tool.result` between them), then exactly one of `message.completed` or
         # `error`, after which the stream closes. Each event has an `id:` (its sequence number, from 1), an
         # `event:` name and JSON `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each
         # event and the JSON of its data. A `: ping` comment line is sent after every 15 seconds of silence.
@@ -541,6 +549,10 @@ module Agentry
         # - `message.started` (data: Models::MessageStarted): First event: the provider accepted the message.
         # - `message.delta` (data: Models::MessageDelta): The next piece of the reply's text; the pieces
         #   joined are the reply's text.
+        # - `tool.call` (data: Models::ToolCallStarted): The model called a tool; its `tool.result` follows
+        #   (calls made together run concurrently).
+        # - `tool.result` (data: Models::ToolCall): A tool call's outcome, given to the model, which then goes
+        #   on answering.
         # - `message.completed` (data: Models::Reply): The complete reply, the same object as the non-stream
         #   response's `data`. Ends the stream.
         # - `error` (data: Models::StreamError): The reply failed after the stream started. Ends the stream.

@@ -2,6 +2,10 @@ import { availableParallelism } from "node:os";
 import type { Logger } from "@agentry/logging";
 import type {
   ChatHistoryItem,
+  ChatModelFunctionCall,
+  ChatModelFunctions,
+  ChatModelResponse,
+  GbnfJsonSchema,
   Llama,
   LlamaChat,
   LlamaContext,
@@ -10,7 +14,7 @@ import type {
   LlamaModel,
 } from "node-llama-cpp";
 import { type EnsureModelOptions, ensureModel, type ModelLocation } from "../../models/resolve.js";
-import type { FinishReason, ProviderRequest } from "../types.js";
+import type { FinishReason, ModelToolCall, ProviderRequest } from "../types.js";
 
 export type LocalGpu = "auto" | false;
 
@@ -54,6 +58,8 @@ export interface Generation {
   finishReason: FinishReason;
   inputTokens: number;
   outputTokens: number;
+  /** The functions the model called (node-llama-cpp's function calling), when the request offered tools. */
+  toolCalls: ModelToolCall[];
 }
 
 /**
@@ -91,8 +97,9 @@ export class LocalEngine {
     onTokens?: (generated: number) => void,
   ): Promise<Generation> {
     const history = chatHistory(request);
+    const functions = chatFunctions(request);
     const inputTokens = loaded.chat.chatWrapper
-      .generateContextState({ chatHistory: history })
+      .generateContextState({ chatHistory: history, ...(functions ? { availableFunctions: functions } : {}) })
       .contextText.tokenize(loaded.model.tokenizer).length;
     let outputTokens = 0;
     const temperature = request.temperature ?? LOCAL_DEFAULT_TEMPERATURE;
@@ -100,6 +107,8 @@ export class LocalEngine {
       maxTokens: request.maxTokens,
       temperature,
       ...(temperature > 0 ? { topP: LOCAL_DEFAULT_TOP_P } : {}),
+      // The model's chat template says how it calls functions; a grammar keeps the calls' parameters valid.
+      ...(functions ? { functions, documentFunctionParams: true } : {}),
       signal,
       stopOnAbortSignal: false,
       onTextChunk: (text) => {
@@ -110,11 +119,17 @@ export class LocalEngine {
         onTokens?.(outputTokens);
       },
     });
+    const stamp = Date.now().toString(36);
     return {
       text: result.response,
       finishReason: result.metadata.stopReason === "maxTokens" ? "length" : "stop",
       inputTokens,
       outputTokens,
+      toolCalls: (result.functionCalls ?? []).map((call, i) => ({
+        id: `call_${stamp}_${i}`,
+        name: call.functionName,
+        arguments: JSON.stringify(call.params ?? {}),
+      })),
     };
   }
 
@@ -249,17 +264,100 @@ async function startRuntime(gpu: LocalGpu, logger: Logger): Promise<Llama> {
   return getLlama({ ...common, gpu: false });
 }
 
-/** The request as node-llama-cpp's chat history, ending with the empty model turn to be generated. */
+/**
+ * The request as node-llama-cpp's chat history, ending with the model turn to be generated: an empty one, or,
+ * after a round of tool calls, the model turn that made them, their results in place, for the model to continue.
+ */
 export function chatHistory(request: ProviderRequest): ChatHistoryItem[] {
   const items: ChatHistoryItem[] = [];
   if (request.system) items.push({ type: "system", text: request.system });
+  const calls = new Map<string, ChatModelFunctionCall>();
+  let continuing = false;
   for (const message of request.messages) {
-    items.push(
-      message.role === "user"
-        ? { type: "user", text: message.text }
-        : { type: "model", response: [message.text] },
+    continuing = false;
+    if (message.role === "user") {
+      items.push({ type: "user", text: message.text });
+    } else if (message.role === "tool") {
+      for (const result of message.results) {
+        const call = calls.get(result.callId);
+        if (call) call.result = result.isError ? { error: result.content } : parseOr(result.content);
+      }
+      continuing = items.at(-1)?.type === "model";
+    } else {
+      const response: ChatModelResponse["response"] = message.text ? [message.text] : [];
+      if ("toolCalls" in message) {
+        for (const toolCall of message.toolCalls) {
+          const call: ChatModelFunctionCall = {
+            type: "functionCall",
+            name: toolCall.name,
+            params: parseOr(toolCall.arguments),
+            result: undefined,
+          };
+          calls.set(toolCall.id, call);
+          response.push(call);
+        }
+      }
+      // The rounds of one turn are one model turn that goes on after each round's results.
+      const last = items.at(-1);
+      if ("toolCalls" in message && last?.type === "model" && calls.size > message.toolCalls.length) {
+        last.response.push(...response);
+      } else {
+        items.push({ type: "model", response });
+      }
+    }
+  }
+  if (!continuing) items.push({ type: "model", response: [] });
+  return items;
+}
+
+/** The request's tools as node-llama-cpp functions, unless there are none to call. */
+function chatFunctions(request: ProviderRequest): ChatModelFunctions | undefined {
+  if (!request.tools?.length || request.toolChoice === "none") return undefined;
+  const functions: Record<string, { description: string; params: GbnfJsonSchema }> = {};
+  for (const tool of request.tools) {
+    functions[tool.name] = { description: tool.description, params: grammarSchema(tool.inputSchema) };
+  }
+  return functions;
+}
+
+const GRAMMAR_FORMATS = new Set(["date-time", "time", "date"]);
+
+/**
+ * The part of a JSON Schema that node-llama-cpp turns into a grammar (types, properties, required, items, enum,
+ * const, oneOf/anyOf, lengths): other keywords (numeric bounds, patterns, formats it does not know) are left to
+ * the tool's own validation, which reports them to the model.
+ */
+export function grammarSchema(schema: unknown): GbnfJsonSchema {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return {} as GbnfJsonSchema;
+  const source = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of ["type", "enum", "const", "description", "required", "minLength", "maxLength"]) {
+    if (source[key] !== undefined) out[key] = source[key];
+  }
+  for (const key of ["minItems", "maxItems"]) if (source[key] !== undefined) out[key] = source[key];
+  if (typeof source.format === "string" && GRAMMAR_FORMATS.has(source.format)) out.format = source.format;
+  if (typeof source.properties === "object" && source.properties !== null) {
+    out.properties = Object.fromEntries(
+      Object.entries(source.properties as Record<string, unknown>).map(([name, value]) => [
+        name,
+        grammarSchema(value),
+      ]),
     );
   }
-  items.push({ type: "model", response: [] });
-  return items;
+  if (typeof source.additionalProperties === "boolean")
+    out.additionalProperties = source.additionalProperties;
+  else if (source.additionalProperties) out.additionalProperties = grammarSchema(source.additionalProperties);
+  if (source.items !== undefined) out.items = grammarSchema(source.items);
+  for (const key of ["oneOf", "anyOf"]) {
+    if (Array.isArray(source[key])) out.oneOf = (source[key] as unknown[]).map(grammarSchema);
+  }
+  return out as GbnfJsonSchema;
+}
+
+function parseOr(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }

@@ -1,0 +1,148 @@
+import { CallDeadline, type DeadlineLimits } from "./deadline.js";
+import { incompleteError } from "./providers/errors.js";
+import type { ModelMessage, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
+import type { ToolCallRecord, TurnTools } from "./tools.js";
+
+/** What a turn with tools shows as it goes: the text of later rounds, each call as it starts, each outcome. */
+export type ToolLoopEvent =
+  | { type: "delta"; text: string }
+  | { type: "tool.call"; id: string; name: string; arguments: string }
+  | { type: "tool.result"; call: ToolCallRecord };
+
+export interface ToolLoopInput {
+  tools: TurnTools;
+  /** The provider that answered the first call; every later round goes to it. */
+  provider: ModelProvider;
+  /** The first call's request, the tools included. */
+  request: ProviderRequest;
+  /** The first call's answer, which asked for tools. */
+  first: ProviderResult;
+  /** `settings.maxToolSteps`: rounds of tool calls; the call after the last round may call none. */
+  maxSteps: number;
+  /** The caller's signal: its abort cancels the running tools and the provider call. */
+  signal: AbortSignal;
+  /** Epoch milliseconds by which the turn must be over: no tool runs past it. */
+  turnDeadline: number;
+  /** Each later provider call's limits, as the first call had them. */
+  limits: DeadlineLimits;
+  /** Streamed rounds yield their text as it comes; otherwise each round's text is yielded whole. */
+  stream: boolean;
+  /** Told of each round's text as it comes. */
+  onText?: () => void;
+  /** Told of each later provider call's usage once it has answered, so a turn that fails later still counts it. */
+  onUsage?: (usage: ProviderResult["usage"]) => void;
+}
+
+/**
+ * The rounds of a turn after the model's first answer asked for tools (decisions.md, "Plugins and tools"): run the
+ * calls (concurrently), give the model their outcomes, and call it again, up to `maxSteps` rounds; the call after
+ * the last round lists the tools but lets the model call none, so the turn ends in text. Returns the last answer
+ * with the text of every round, the usage of every call summed and every call's record.
+ */
+export async function* toolRounds(
+  input: ToolLoopInput,
+): AsyncGenerator<ToolLoopEvent, { result: ProviderResult; toolCalls: ToolCallRecord[] }> {
+  const { tools, provider, signal } = input;
+  const messages: ModelMessage[] = [...input.request.messages];
+  const records: ToolCallRecord[] = [];
+  let result = input.first;
+  let text = result.text;
+  const usage = { ...result.usage };
+  for (let step = 1; step <= input.maxSteps && result.toolCalls?.length; step += 1) {
+    const calls = result.toolCalls;
+    for (const call of calls)
+      yield { type: "tool.call", id: call.id, name: call.name, arguments: call.arguments };
+    const outcomes: ToolCallRecord[] = new Array(calls.length);
+    const running = new Map(
+      calls.map((call, i) => [
+        i,
+        tools.run(call, signal, input.turnDeadline).then((outcome) => ({ i, outcome })),
+      ]),
+    );
+    // Outcomes are told as they come; the model gets them in the order of its calls.
+    while (running.size > 0) {
+      const { i, outcome } = await Promise.race(running.values());
+      running.delete(i);
+      outcomes[i] = outcome;
+      yield { type: "tool.result", call: outcome };
+    }
+    records.push(...outcomes);
+    messages.push(
+      { role: "assistant", text: result.text, toolCalls: calls },
+      {
+        role: "tool",
+        results: outcomes.map((outcome) => ({
+          callId: outcome.id,
+          name: outcome.name,
+          content: outcome.ok ? (outcome.output ?? "null") : (outcome.error ?? "The tool failed."),
+          isError: !outcome.ok,
+        })),
+      },
+    );
+    const request: ProviderRequest = {
+      ...input.request,
+      messages: [...messages],
+      toolChoice: step < input.maxSteps ? "auto" : "none",
+    };
+    result = yield* round(provider, request, signal, input);
+    input.onUsage?.(result.usage);
+    text += result.text;
+    usage.inputTokens += result.usage.inputTokens;
+    usage.outputTokens += result.usage.outputTokens;
+  }
+  // Calls the model made after its last round (told it could make none) are not run.
+  const { toolCalls: _, ...last } = result;
+  return { result: { ...last, text, usage }, toolCalls: records };
+}
+
+/** The value a generator returns, its events passed over (a turn that is not streamed shows none). */
+export async function drained<R>(generator: AsyncGenerator<unknown, R>): Promise<R> {
+  for (;;) {
+    const next = await generator.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** One more provider call, under a deadline of its own as every call has. */
+async function* round(
+  provider: ModelProvider,
+  request: ProviderRequest,
+  signal: AbortSignal,
+  { limits, stream, onText }: Pick<ToolLoopInput, "limits" | "stream" | "onText">,
+): AsyncGenerator<ToolLoopEvent, ProviderResult> {
+  const deadline = new CallDeadline(signal, limits);
+  try {
+    if (!stream) {
+      const result = await provider.complete(request, deadline.signal);
+      if (result.text) {
+        onText?.();
+        yield { type: "delta", text: result.text };
+      }
+      return result;
+    }
+    let text = "";
+    let result: ProviderResult | undefined;
+    // Read to the end, not left at `done`: the connection then serves the next call.
+    for await (const event of await provider.stream(request, deadline.signal)) {
+      if (event.type === "done") {
+        const { type: _, ...done } = event;
+        result = { text, ...done };
+        continue;
+      }
+      if (event.type === "tool") {
+        deadline.firstToken();
+        continue;
+      }
+      deadline.firstToken();
+      onText?.();
+      text += event.text;
+      yield { type: "delta", text: event.text };
+    }
+    if (!result) throw deadline.abortError(provider.name) ?? incompleteError(provider.name);
+    return result;
+  } catch (error) {
+    throw deadline.abortError(provider.name) ?? error;
+  } finally {
+    deadline.dispose();
+  }
+}
