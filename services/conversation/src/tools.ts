@@ -104,7 +104,9 @@ export class TurnTools {
       if (seen.has(plugin.name)) continue;
       seen.add(plugin.name);
       const secrets = Object.fromEntries(
-        plugin.secrets.filter((name) => name in revealed).map((name) => [name, revealed[name]!]),
+        secretNamesOf(plugin, config)
+          .filter((name) => name in revealed)
+          .map((name) => [name, revealed[name]!]),
       );
       const tools = await toolsOf(plugin, { accountId, agentId, config, secrets, signal, host }, log);
       for (const tool of tools) {
@@ -209,15 +211,20 @@ export function modelToolName(plugin: string, tool: string): string {
   return `${name.slice(0, 55)}_${hash}`;
 }
 
+/** The secrets a plugin reads with an agent's config: those its config names (`secretsFor`), else its own list. */
+function secretNamesOf(plugin: Plugin, config: unknown): readonly string[] {
+  return plugin.secretsFor ? plugin.secretsFor(config) : plugin.secrets;
+}
+
 async function revealSecrets(
   runtime: PluginRuntime,
   accountId: string,
   agentId: string,
-  active: readonly { plugin: Plugin }[],
+  active: readonly { plugin: Plugin; config: unknown }[],
   signal: AbortSignal,
   log: Logger,
 ): Promise<Record<string, string>> {
-  const names = [...new Set(active.flatMap(({ plugin }) => plugin.secrets))].sort();
+  const names = [...new Set(active.flatMap(({ plugin, config }) => secretNamesOf(plugin, config)))].sort();
   if (names.length === 0) return {};
   try {
     const { values } = await runtime.service.revealSecrets(
