@@ -119,32 +119,36 @@ export function AgentsPage() {
                     {agent.model ? ` / ${agent.model}` : ""}
                   </td>
                   <td class="small">{formatTime(agent.createdAt)}</td>
-                  <td class="actions">
-                    <button type="button" disabled={toggle.busy} onClick={() => toggle.run(agent)}>
-                      {agent.status === "inactive" ? "Activate" : "Deactivate"}
-                      <span class="visually-hidden"> {agent.name}</span>
-                    </button>
-                    <button type="button" onClick={() => navigate(`/chat?agent=${agent.id}`)}>
-                      Chat<span class="visually-hidden"> with {agent.name}</span>
-                    </button>
-                    <a class="button" href={`/v1/agents/${agent.id}/character`} download>
-                      Export<span class="visually-hidden"> {agent.name}</span>
-                    </a>
-                    <ConfirmButton
-                      label={
-                        <>
-                          Delete<span class="visually-hidden"> {agent.name}</span>
-                        </>
-                      }
-                      title={`Delete ${agent.name}?`}
-                      message={<p>Its history, usage and logs are deleted with it. This cannot be undone.</p>}
-                      confirmLabel="Delete agent"
-                      onConfirm={async () => {
-                        await api("DELETE", `/v1/agents/${agent.id}`);
-                        setNotice(`Deleted ${agent.name}.`);
-                        await load.run();
-                      }}
-                    />
+                  <td>
+                    <div class="actions">
+                      <button type="button" disabled={toggle.busy} onClick={() => toggle.run(agent)}>
+                        {agent.status === "inactive" ? "Activate" : "Deactivate"}
+                        <span class="visually-hidden"> {agent.name}</span>
+                      </button>
+                      <button type="button" onClick={() => navigate(`/chat?agent=${agent.id}`)}>
+                        Chat<span class="visually-hidden"> with {agent.name}</span>
+                      </button>
+                      <a class="button" href={`/v1/agents/${agent.id}/character`} download>
+                        Export<span class="visually-hidden"> {agent.name}</span>
+                      </a>
+                      <ConfirmButton
+                        label={
+                          <>
+                            Delete<span class="visually-hidden"> {agent.name}</span>
+                          </>
+                        }
+                        title={`Delete ${agent.name}?`}
+                        message={
+                          <p>Its history, usage and logs are deleted with it. This cannot be undone.</p>
+                        }
+                        confirmLabel="Delete agent"
+                        onConfirm={async () => {
+                          await api("DELETE", `/v1/agents/${agent.id}`);
+                          setNotice(`Deleted ${agent.name}.`);
+                          await load.run();
+                        }}
+                      />
+                    </div>
                   </td>
                 </tr>
               ))}

@@ -34,6 +34,9 @@ const METRICS = {
 type Metric = keyof typeof METRICS;
 type GroupBy = "" | "agentId" | "model" | "apiKeyId";
 
+const milliseconds = (value: number | null | undefined) =>
+  value === null || value === undefined ? "—" : `${Math.round(value)} ms`;
+
 const dayInput = (date: Date) => date.toISOString().slice(0, 10);
 
 /** The chart's series: one per group (agent, model or key), or one for everything. */
@@ -165,8 +168,8 @@ export function UsagePage() {
                   <td>{row.errors}</td>
                   <td>{row.inputTokens}</td>
                   <td>{row.outputTokens}</td>
-                  <td>{row.latencyMs?.p50 ?? "—"}</td>
-                  <td>{row.latencyMs?.p95 ?? "—"}</td>
+                  <td>{milliseconds(row.latencyMs?.p50)}</td>
+                  <td>{milliseconds(row.latencyMs?.p95)}</td>
                 </tr>
               ))}
             </tbody>
