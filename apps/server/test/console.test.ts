@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "@agentry/core";
 import { Tier } from "@agentry/proto";
+import { startDeployable } from "@agentry/testing";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
@@ -267,6 +268,26 @@ describe("console sessions over plain http", () => {
       expect(await cookieOf({ "x-forwarded-proto": "https" })).toContain("secure");
     } finally {
       await plain.close();
+    }
+  });
+});
+
+describe("the split gateway", () => {
+  it("serves the console's build at /console by default, as the all-in-one server does", async () => {
+    // Its services are never called for the console's files; nothing listens at these addresses.
+    const gateway = await startDeployable("services/gateway", {
+      PORT: "0",
+      REGISTRY_URL: "http://127.0.0.1:9",
+      CONVERSATION_URL: "http://127.0.0.1:9",
+      WEBHOOKS_URL: "http://127.0.0.1:9",
+    });
+    try {
+      const page = await fetch(`${gateway.url}/console/`);
+      expect(page.status).toBe(200);
+      // The build pnpm install makes (apps/console/dist): its page loads its script from /console/assets/.
+      expect(await page.text()).toMatch(/<script type="module"[^>]+src="\/console\/assets\/[^"]+\.js"/);
+    } finally {
+      await gateway.stop("SIGKILL");
     }
   });
 });
