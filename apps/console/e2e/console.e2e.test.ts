@@ -276,11 +276,26 @@ describe("the web console in Chromium", () => {
     await screenshot(page, "06-history");
     await expectAccessible("history");
 
+    // A user's data: exported as NDJSON, then erased in every agent.
+    await page.getByLabel("User id").fill("reader");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Export" }).click(),
+    ]);
+    const lines = (await readFile((await download.path())!, "utf8")).trim().split("\n");
+    expect(lines).toHaveLength(30);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ agentId, userId: "reader" });
+
     await page.getByRole("button", { name: "Delete conversation" }).first().click();
     await page.getByRole("dialog").getByRole("button", { name: "Delete conversation" }).click();
     await page.getByText("No conversations yet.").waitFor();
     const left = await api("GET", `/v1/agents/${agentId}/messages?userId=reader`, adminKey);
     expect(left.body!.data).toEqual([]);
+
+    await page.getByLabel("User id").fill("ada-user");
+    await page.getByRole("button", { name: "Erase" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Erase user data" }).click();
+    await page.getByText(/Erased [1-9]\d* message\(s\) of ada-user\./).waitFor();
   });
 
   it("charts usage by day and by hour, grouped by agent", async () => {

@@ -228,6 +228,30 @@ describe("console sessions", () => {
     );
   });
 
+  it("holds on another gateway over the same store, as after a restart", async () => {
+    const tenant = await h.tenant();
+    const session = await signIn(tenant);
+    const other = await startHarness({ DATA_DIR: h.dataDir });
+    try {
+      const res = await other.request<{ data: unknown[] }>("GET", "/v1/agents", {
+        headers: { cookie: session.cookie },
+      });
+      expect(res.status).toBe(200);
+      const out = await fetch(`${other.url}/console/session`, {
+        method: "DELETE",
+        headers: { cookie: session.cookie, "x-csrf-token": session.csrf },
+      });
+      expect(out.status).toBe(200);
+      // Signed out on the other gateway: refused here too once this gateway's cache entry lapses (750 ms).
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect((await h.request("GET", "/v1/agents", { headers: { cookie: session.cookie } })).status).toBe(
+        401,
+      );
+    } finally {
+      await other.close();
+    }
+  });
+
   it("spends from the account's rate limits, as a key does, and reports them in the headers", async () => {
     const tenant = await h.tenant({ tier: Tier.STANDARD });
     const session = await signIn(tenant);
