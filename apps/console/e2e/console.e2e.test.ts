@@ -138,7 +138,9 @@ describe("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Add to goals" }).click();
     await page.getByLabel("Goals 1", { exact: true }).fill("Help with arithmetic.");
     await page.getByLabel("Model provider").selectOption("openai");
-    await page.getByLabel("Personality (JSON)").fill('{"tone": "precise"}');
+    await page.getByRole("button", { name: "Add to personality" }).click();
+    await page.getByLabel("Personality key 1").fill("tone");
+    await page.getByLabel("Personality value 1").fill("precise");
     await page.getByRole("button", { name: "Create agent" }).click();
     await page.getByRole("heading", { level: 1, name: "Edit agent" }).waitFor();
     await page.getByText("Created Ada.").waitFor();

@@ -11,7 +11,11 @@ describe("the agent form's request body", () => {
     bio: ["Counts", " "],
     knowledge: [],
     goals: ["Help"],
-    personality: '{"tone":"dry"}',
+    personality: [
+      { key: "tone", value: "dry" },
+      { key: "adjectives", value: '["curious", "precise"]' },
+      { key: " ", value: "ignored" },
+    ],
     clients: "[]",
     settings: "{}",
     plugins: "[]",
@@ -26,7 +30,7 @@ describe("the agent form's request body", () => {
       bio: ["Counts"],
       knowledge: [],
       goals: ["Help"],
-      personality: { tone: "dry" },
+      personality: { tone: "dry", adjectives: ["curious", "precise"] },
       clients: [],
       settings: {},
       plugins: [],
@@ -44,6 +48,14 @@ describe("the agent form's request body", () => {
       model: null,
     });
     expect(bodyOf(original, original)).toEqual({});
+  });
+
+  it("refuses a personality key given twice", () => {
+    const twice = [
+      { key: "tone", value: "dry" },
+      { key: "tone ", value: "warm" },
+    ];
+    expect(() => bodyOf({ ...draft, personality: twice }, null)).toThrow('the key "tone" is given twice');
   });
 
   it("names a JSON field that does not parse", () => {

@@ -4,13 +4,14 @@ import { api } from "../api";
 import { navigate } from "../router";
 import { ErrorMessage, Field, Link, useAction } from "../widgets/common";
 import { ListEditor } from "../widgets/list-editor";
+import { type Entry, entriesOf, RecordEditor, recordOf } from "../widgets/record-editor";
 
 interface Draft {
   name: string;
   bio: string[];
   knowledge: string[];
   goals: string[];
-  personality: string;
+  personality: Entry[];
   clients: string;
   settings: string;
   plugins: string;
@@ -24,7 +25,7 @@ const EMPTY: Draft = {
   bio: [],
   knowledge: [],
   goals: [],
-  personality: "{}",
+  personality: [],
   clients: "[]",
   settings: "{}",
   plugins: "[]",
@@ -41,7 +42,7 @@ function draftOf(agent: Agent): Draft {
     bio: agent.bio,
     knowledge: agent.knowledge,
     goals: agent.goals,
-    personality: pretty(agent.personality),
+    personality: entriesOf(agent.personality),
     clients: pretty(agent.clients),
     settings: pretty(agent.settings),
     plugins: pretty(agent.plugins),
@@ -51,7 +52,7 @@ function draftOf(agent: Agent): Draft {
   };
 }
 
-const JSON_FIELDS = ["personality", "settings", "clients", "plugins"] as const;
+const JSON_FIELDS = ["settings", "clients", "plugins"] as const;
 
 /** The request body of a draft; on edit, only what changed. A JSON field that does not parse is named. */
 export function bodyOf(draft: Draft, original: Draft | null): Record<string, unknown> {
@@ -60,6 +61,7 @@ export function bodyOf(draft: Draft, original: Draft | null): Record<string, unk
     bio: draft.bio.filter((item) => item.trim() !== ""),
     knowledge: draft.knowledge.filter((item) => item.trim() !== ""),
     goals: draft.goals.filter((item) => item.trim() !== ""),
+    personality: recordOf(draft.personality, "Personality"),
   };
   for (const field of JSON_FIELDS) {
     try {
@@ -195,12 +197,17 @@ export function AgentForm({ agentId }: { agentId?: string }) {
       <ListEditor label="Bio" items={draft.bio} onChange={(items) => set("bio", items)} />
       <ListEditor label="Knowledge" items={draft.knowledge} onChange={(items) => set("knowledge", items)} />
       <ListEditor label="Goals" items={draft.goals} onChange={(items) => set("goals", items)} />
+      <RecordEditor
+        label="Personality"
+        entries={draft.personality}
+        onChange={(entries) => set("personality", entries)}
+      />
       {JSON_FIELDS.map((field) => (
         <Field key={field} label={`${field[0]!.toUpperCase()}${field.slice(1)} (JSON)`} id={`${id}-${field}`}>
           <textarea
             id={`${id}-${field}`}
             class="mono"
-            rows={field === "personality" || field === "settings" ? 6 : 3}
+            rows={field === "settings" ? 6 : 3}
             value={draft[field]}
             spellcheck={false}
             onInput={(e) => set(field, e.currentTarget.value)}
