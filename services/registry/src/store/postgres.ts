@@ -335,6 +335,11 @@ function statements(s: string) {
         AND (status IS NULL OR (resource_id IS NOT NULL AND sealed IS NULL))`,
     releaseIdempotencyKey: `DELETE FROM ${s}.idempotency_keys
       WHERE account_id = $1 AND key_hash = $2 AND status IS NULL`,
+    deleteExpiredConsoleLinks: `DELETE FROM ${s}.console_links WHERE sha256 IN (
+        SELECT sha256 FROM ${s}.console_links WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    deleteExpiredConsoleSessions: `DELETE FROM ${s}.console_sessions WHERE sha256 IN (
+        SELECT sha256 FROM ${s}.console_sessions WHERE expires_at <= $1 OR ended_at IS NOT NULL
+        LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     deleteExpiredIdempotencyKeys: `DELETE FROM ${s}.idempotency_keys WHERE (account_id, key_hash) IN (
         SELECT account_id, key_hash FROM ${s}.idempotency_keys WHERE expires_at <= $1
         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
@@ -719,6 +724,14 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async releaseIdempotentRequest(accountId: string, keyHash: string): Promise<void> {
     await this.db.query(this.sql.releaseIdempotencyKey, [accountId, keyHash]);
+  }
+
+  async deleteExpiredConsoleSessions(limit: number): Promise<number> {
+    const at = now();
+    return this.db.transaction(async (client) => {
+      const links = (await client.query(this.sql.deleteExpiredConsoleLinks, [at, limit])).rowCount ?? 0;
+      return links + ((await client.query(this.sql.deleteExpiredConsoleSessions, [at, limit])).rowCount ?? 0);
+    });
   }
 
   async deleteExpiredIdempotencyKeys(limit: number): Promise<number> {

@@ -373,6 +373,14 @@ function prepareStatements(db: Database.Database) {
     endConsoleSession: prepare<[string, string]>(
       "UPDATE console_sessions SET ended_at = coalesce(ended_at, ?) WHERE sha256 = ?",
     ),
+    deleteExpiredConsoleLinks: prepare<[string, number]>(
+      `DELETE FROM console_links WHERE sha256 IN (
+         SELECT sha256 FROM console_links WHERE expires_at <= ? LIMIT ?)`,
+    ),
+    deleteExpiredConsoleSessions: prepare<[string, number]>(
+      `DELETE FROM console_sessions WHERE sha256 IN (
+         SELECT sha256 FROM console_sessions WHERE expires_at <= ? OR ended_at IS NOT NULL LIMIT ?)`,
+    ),
     touchApiKey: prepare<[{ id: string; at: string }]>(
       "UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)",
     ),
@@ -747,6 +755,13 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
     async useConsoleSession(sha256) {
       return useConsoleSession.immediate(sha256);
+    },
+    async deleteExpiredConsoleSessions(limit) {
+      const at = now();
+      return (
+        sql.deleteExpiredConsoleLinks.run(at, limit).changes +
+        sql.deleteExpiredConsoleSessions.run(at, limit).changes
+      );
     },
     async endConsoleSession(sha256) {
       return sql.endConsoleSession.run(now(), sha256).changes > 0;

@@ -230,6 +230,11 @@ export interface RegistryStore {
   ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | null>;
   /** Signs the session out (once; ending again keeps the first time). False when there is no such session. */
   endConsoleSession(sha256: string): Promise<boolean>;
+  /**
+   * Removes up to `limit` sign-in links past their expiry and up to `limit` sessions past their absolute expiry or
+   * signed out; how many it removed. (Reads already refuse them; this only keeps the tables small.)
+   */
+  deleteExpiredConsoleSessions(limit: number): Promise<number>;
 
   /** Outbox events the channel's consumer has not yet been given, oldest first. */
   unpublishedEvents(channel: OutboxChannel, limit: number): Promise<OutboxEvent[]>;

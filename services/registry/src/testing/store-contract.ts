@@ -796,6 +796,36 @@ export function registryStoreContract(
         expect(sessionUsable((await store.useConsoleSession(sha("a")))!.session, Date.now())).toBe(false);
       });
 
+      it("removes expired links and sessions that expired or were signed out, and nothing else", async () => {
+        await store.createConsoleLink({
+          accountId: account.id,
+          sha256: sha("2"),
+          expiresAt: "2026-05-01T01:00:00Z",
+        });
+        await store.redeemConsoleLink(sha("1"), session("a", { expiresAt: "2026-05-01T00:30:00Z" }));
+        await store.createConsoleLink({
+          accountId: account.id,
+          sha256: sha("3"),
+          expiresAt: "2026-05-01T00:10:00Z",
+        });
+        await store.redeemConsoleLink(sha("3"), session("b", { expiresAt: "2026-05-01T12:00:00Z" }));
+        await store.createConsoleLink({
+          accountId: account.id,
+          sha256: sha("4"),
+          expiresAt: "2026-05-01T00:10:00Z",
+        });
+        await store.redeemConsoleLink(sha("4"), session("c", { expiresAt: "2026-05-01T12:00:00Z" }));
+        await store.endConsoleSession(sha("c"));
+        vi.setSystemTime(new Date("2026-05-01T00:45:00Z"));
+        // Links 1, 3 and 4 have expired (used or not), session a has expired and c was signed out.
+        expect(await store.deleteExpiredConsoleSessions(100)).toBe(5);
+        expect(await store.deleteExpiredConsoleSessions(100)).toBe(0);
+        expect(await store.useConsoleSession(sha("a"))).toBeNull();
+        expect(await store.useConsoleSession(sha("c"))).toBeNull();
+        expect((await store.useConsoleSession(sha("b")))?.session.endedAt).toBeNull();
+        expect(await store.redeemConsoleLink(sha("2"), session("d"))).not.toBeNull();
+      });
+
       it("signs a session out once, keeping the first time", async () => {
         await store.redeemConsoleLink(sha("1"), session("a"));
         expect(await store.endConsoleSession(sha("a"))).toBe(true);
