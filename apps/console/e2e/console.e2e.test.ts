@@ -40,6 +40,8 @@ async function expectAccessible(name: string) {
 }
 
 let adminKey = "";
+/** Uncaught errors and Content-Security-Policy refusals in any page: there must be none. */
+const pageProblems: string[] = [];
 
 beforeAll(async () => {
   server = await startServer();
@@ -67,8 +69,18 @@ beforeAll(async () => {
     .at(-1)!;
   browser = await launchBrowser();
   context = await newContext(browser);
+  context.on("page", (opened) => watch(opened));
   page = await context.newPage();
 }, 120_000);
+
+function watch(watched: Page) {
+  watched.on("pageerror", (error) => pageProblems.push(`uncaught: ${error.message}`));
+  watched.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) {
+      pageProblems.push(`CSP: ${message.text()}`);
+    }
+  });
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -355,6 +367,7 @@ describe("the web console in Chromium", () => {
       { width: 1440, height: 900, dark: true, name: "dark" },
     ]) {
       const other = await newContext(browser, options);
+      other.on("page", (opened) => watch(opened));
       await other.addCookies(cookies);
       const small = await other.newPage();
       for (const path of ["/agents", "/chat", "/history", "/usage", "/webhooks", "/settings/api-keys"]) {
@@ -392,5 +405,9 @@ describe("the web console in Chromium", () => {
     expect(res.status).toBe(401);
     await page.goto(`${server.url}/console/agents`);
     await page.getByRole("heading", { name: "Sign in to the Agentry console" }).waitFor();
+  });
+
+  it("met no uncaught error and no Content-Security-Policy refusal in any page", () => {
+    expect(pageProblems).toEqual([]);
   });
 });
