@@ -1166,6 +1166,12 @@ describe("service routes and route-level errors", () => {
     });
     const json = { "content-type": "application/json" };
     expect((await call("signInToConsole", { key: null, body: {} })).status).toBe(400);
+    const notJson = { "content-type": "text/plain" };
+    expect((await call("signInToConsole", { key: null, rawBody: "token", headers: notJson })).status).toBe(
+      415,
+    );
+    const huge = JSON.stringify({ token: "x".repeat(BODY_LIMIT_BYTES) });
+    expect((await call("signInToConsole", { key: null, rawBody: huge, headers: json })).status).toBe(413);
     expect((await call("signInToConsole", { key: null, body: { token: "x".repeat(43) } })).status).toBe(401);
     const signedIn = await fetched("signInToConsole", "/console/session", {
       method: "POST",

@@ -64,6 +64,8 @@ export function consolePaths(
           }),
           "400": errorResponse(["INVALID_REQUEST"], "never"),
           "401": errorResponse(["UNAUTHORIZED"], "never"),
+          "413": errorResponse(["PAYLOAD_TOO_LARGE"], "never"),
+          "415": errorResponse(["UNSUPPORTED_MEDIA_TYPE"], "never"),
         },
       },
       get: {
