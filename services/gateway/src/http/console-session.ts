@@ -3,8 +3,7 @@ import { FULL_ACCESS, grantedScopes, sha256Hex } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { Account, AccountService, ConsoleSession } from "@agentry/proto";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { CallOptions, Client } from "@connectrpc/connect";
-import { ConnectError } from "@connectrpc/connect";
+import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState, Principal } from "../context.js";
@@ -154,7 +153,7 @@ export class ConsoleSessions {
 function unauthorized(error: unknown, message: string): unknown {
   const refused =
     error instanceof ConnectError
-      ? error.code === 16
+      ? error.code === Code.Unauthenticated
       : error instanceof AppError && error.code === "UNAUTHORIZED";
   return refused ? new AppError("UNAUTHORIZED", message) : error;
 }
@@ -239,6 +238,8 @@ function rpcOptions(gateway: GatewayContext, ctx: Context): CallOptions {
  */
 export function consoleSessionRoutes(router: Router<GatewayState>, gateway: GatewayContext): void {
   router.post(SESSION_PATH, async (ctx) => {
+    // Only JSON is read, which another site's form cannot send and its scripts cannot without a CORS preflight
+    // this gateway never grants: no other site can sign a browser in to an account of its choosing.
     const body = await readJsonBody(ctx);
     const token = typeof body === "object" && body !== null ? (body as { token?: unknown }).token : undefined;
     if (typeof token !== "string") {
