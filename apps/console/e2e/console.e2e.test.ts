@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   accessibilityViolations,
   launchBrowser,
+  layoutShift,
   newContext,
   type RunningServer,
   screenshot,
@@ -377,6 +378,8 @@ describe("the web console in Chromium", () => {
         const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         expect(overflow, `${options.name} ${path} scrolls sideways`).toBeLessThanOrEqual(1);
         expect(await accessibilityViolations(small), `${options.name} ${path}`).toEqual([]);
+        // Loading shifts nothing already shown ("good" is under 0.1).
+        expect(await layoutShift(small), `${options.name} ${path} layout shift`).toBeLessThan(0.1);
         if (path === "/agents" || path === "/chat")
           await screenshot(small, `09-${options.name}${path.replace(/\//g, "-")}`);
       }

@@ -45,16 +45,16 @@ function page(path: string): { title: string; body: JSX.Element } {
 function RateLimitState() {
   const [state, setState] = useState<RateLimit | null>(rateLimit.value);
   useEffect(() => rateLimit.subscribe(setState), []);
-  if (!state) return null;
-  const low = state.remaining <= Math.max(1, Math.floor(state.limit / 10));
+  // Rendered before the first answer too, invisible, so that its arrival moves nothing on the page.
+  const low = state !== null && state.remaining <= Math.max(1, Math.floor(state.limit / 10));
   return (
     <p
-      class={`rate ${low ? "low" : ""}`}
+      class={`rate ${low ? "low" : ""} ${state ? "" : "pending"}`}
       aria-live="polite"
       title="Requests left in the current rate-limit window"
     >
       <span class="visually-hidden">Rate limit: </span>
-      {state.remaining}/{state.limit} requests left
+      {state ? `${state.remaining}/${state.limit}` : "0/0"} requests left
     </p>
   );
 }
