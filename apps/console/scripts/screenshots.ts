@@ -12,8 +12,20 @@ const server = await startServer();
 const receiver = await startReceiver();
 try {
   await server.cli(["accounts", "create", "acme", "--tier", "pro"]);
-  const key = (await server.cli(["keys", "create", "--account", "acme", "--name", "laptop"])).trim().split("\n").at(-1)!;
-  await server.cli(["keys", "create", "--account", "acme", "--name", "ci", "--scopes", "agents:read,messages:send"]);
+  const key = (await server.cli(["keys", "create", "--account", "acme", "--name", "laptop"]))
+    .trim()
+    .split("\n")
+    .at(-1)!;
+  await server.cli([
+    "keys",
+    "create",
+    "--account",
+    "acme",
+    "--name",
+    "ci",
+    "--scopes",
+    "agents:read,messages:send",
+  ]);
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${server.url}${path}`, {
       method,
@@ -28,7 +40,11 @@ try {
     goals: ["Explain each step."],
     modelProvider: "openai",
   });
-  await call("POST", "/v1/agents", { name: "Support bot", bio: ["Answers questions about orders."], modelProvider: "openai" });
+  await call("POST", "/v1/agents", {
+    name: "Support bot",
+    bio: ["Answers questions about orders."],
+    modelProvider: "openai",
+  });
   const idle = await call("POST", "/v1/agents", { name: "Archivist", modelProvider: "openai" });
   await call("PATCH", `/v1/agents/${idle.data.id}`, { status: "inactive" });
   for (const text of ["What is 12 × 12?", "And 13 × 13?", "Why does that work?"]) {
