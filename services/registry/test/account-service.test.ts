@@ -261,6 +261,34 @@ describe("console sign-in links and sessions", () => {
     await h.accounts.endConsoleSession({ sessionSha256: sha("f") });
   });
 
+  it("refuses a session idle for longer than its idle timeout, and one past its absolute expiry", async () => {
+    const account = await linkedAccount();
+    await h.accounts.createConsoleLink({
+      accountId: account.id,
+      tokenSha256: sha("2"),
+      expireTime: inMs(600_000),
+    });
+    await h.accounts.redeemConsoleLink({
+      tokenSha256: sha("1"),
+      sessionSha256: sha("a"),
+      expireTime: inMs(3_600_000),
+      idleTimeoutSeconds: 1,
+    });
+    await h.accounts.redeemConsoleLink({
+      tokenSha256: sha("2"),
+      sessionSha256: sha("b"),
+      expireTime: inMs(1_000),
+      idleTimeoutSeconds: 3600,
+    });
+    await h.accounts.verifyConsoleSession({ sessionSha256: sha("a") });
+    await h.accounts.verifyConsoleSession({ sessionSha256: sha("b") });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    for (const session of ["a", "b"]) {
+      const refused = await failure(h.accounts.verifyConsoleSession({ sessionSha256: sha(session) }));
+      expect(refused.rpc.code).toBe(Code.Unauthenticated);
+    }
+  });
+
   it("refuses a used or unknown link with UNAUTHENTICATED", async () => {
     await linkedAccount();
     const redeem = (token: string, session: string) =>
