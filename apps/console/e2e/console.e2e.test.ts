@@ -396,6 +396,18 @@ describe("the web console in Chromium", () => {
     await page.keyboard.press("Tab");
     await page.keyboard.press("Enter");
     await page.getByRole("heading", { level: 1, name: "Chat" }).waitFor();
+
+    // A confirmation opens from the keyboard with focus inside it, and Escape cancels it.
+    await go("/agents");
+    const row = page.getByRole("row").filter({ hasText: "Eliza" });
+    await row.getByRole("button", { name: /Delete/ }).focus();
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog", { name: "Delete Eliza?" });
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.closest("dialog") !== null)).toBe(true);
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "hidden" });
+    await row.waitFor();
   });
 
   it("signs out, after which the session no longer works", async () => {
