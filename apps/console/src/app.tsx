@@ -54,7 +54,7 @@ function RateLimitState() {
       title="Requests left in the current rate-limit window"
     >
       <span class="visually-hidden">Rate limit: </span>
-      {state ? `${state.remaining}/${state.limit}` : "0/0"} requests left
+      <span class="count">{state ? `${state.remaining}/${state.limit}` : "0/0"}</span> requests left
     </p>
   );
 }
