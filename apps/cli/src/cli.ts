@@ -4,6 +4,7 @@ import type { RegistryStore } from "@agentry/registry";
 import type { Command, CommandContext } from "./command.js";
 import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
 import { agentsExport, agentsImport } from "./commands/agents.js";
+import { consoleLink } from "./commands/console.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";
 import { usage } from "./commands/usage.js";
 import { type CliConfig, loadConfig } from "./config.js";
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   keysRevoke,
   agentsImport,
   agentsExport,
+  consoleLink,
   usage,
 ];
 
@@ -69,6 +71,7 @@ Run '${PROGRAM} <group> <command> --help' for a command's options.
 Environment:
   DATA_DIR       Directory of the stores (default ./data, relative to the current directory)
   DATABASE_URL   The services' Postgres database, when they use one instead of DATA_DIR
+  PUBLIC_BASE_URL  Where the service is reached, for console sign-in links (default http://localhost:$PORT)
 
 Exit codes: 0 success, 1 the command failed, 2 the command line is wrong.
 `;
@@ -200,6 +203,7 @@ async function execute(command: Command, args: string[], io: CliIo): Promise<num
       return conversations;
     },
     now: () => new Date(),
+    publicBaseUrl: () => config().publicBaseUrl,
     // pnpm runs the CLI in its package directory and says in INIT_CWD where the user ran it.
     path: (file) => path.resolve(io.env.INIT_CWD ?? io.cwd ?? process.cwd(), file),
   };

@@ -13,6 +13,8 @@ export interface CommandContext {
   /** The conversation store (history and usage), opened on first use and closed by the CLI, as `store`. */
   conversations(): Promise<ConversationStore>;
   now(): Date;
+  /** The service's public origin, for links the command prints. */
+  publicBaseUrl(): string;
   /** A path given on the command line, absolute: relative ones are relative to where the user ran the CLI. */
   path(file: string): string;
 }

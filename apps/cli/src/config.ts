@@ -5,6 +5,9 @@ const schema = z.object({
   DATA_DIR: env.dataDir(),
   /** The registry's Postgres database, as the services use it; unset or empty: the SQLite file in DATA_DIR. */
   DATABASE_URL: env.databaseUrl(),
+  /** Where callers reach the service, as the gateway reads it: console sign-in links point there. */
+  PUBLIC_BASE_URL: env.publicBaseUrl(),
+  PORT: env.port(8080),
   // pnpm sets INIT_CWD to where the user ran `pnpm cli`, while the script itself runs in the package directory.
   INIT_CWD: z.string().min(1).optional(),
 });
@@ -14,6 +17,8 @@ export interface CliConfig {
   dataDir: string;
   /** The registry's Postgres database; absent: SQLite in `dataDir`. */
   databaseUrl?: string;
+  /** The service's public origin (PUBLIC_BASE_URL, else http://localhost:PORT), without a trailing slash. */
+  publicBaseUrl: string;
 }
 
 /** Reads the environment once; a relative DATA_DIR means relative to where the user ran the command. */
@@ -26,5 +31,6 @@ export function loadConfig(
   return {
     dataDir: path.resolve(parsed.DATA_DIR),
     ...(parsed.DATABASE_URL ? { databaseUrl: parsed.DATABASE_URL } : {}),
+    publicBaseUrl: parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`,
   };
 }

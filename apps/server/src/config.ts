@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { env, parseEnv, z } from "@agentry/config";
 import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
 import { type GatewayConfig, loadGatewayConfig } from "@agentry/gateway";
@@ -10,6 +11,12 @@ const storeEnvSchema = z.object({
   /** Agent secrets are sealed with it; unset, the embedded registry generates one into DATA_DIR (secrets.key). */
   SECRETS_KEY: env.optional(env.sealingKey()),
 });
+
+/**
+ * The web console's build (apps/console/dist, made by `pnpm install` and `pnpm start`), found by its place in the
+ * repository: this file and the bundle made of it both sit two levels under apps/server.
+ */
+const CONSOLE_BUILD = fileURLToPath(new URL("../../console/dist", import.meta.url));
 
 export interface ServerConfig {
   gateway: GatewayConfig;
@@ -30,7 +37,7 @@ export interface ServerConfig {
  * conversation service unless CONVERSATION_URL is set, the webhooks service unless WEBHOOKS_URL is set.
  */
 export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const gateway = loadGatewayConfig(source);
+  const gateway = loadGatewayConfig({ ...source, CONSOLE_DIR: source.CONSOLE_DIR ?? CONSOLE_BUILD });
   const stores = parseEnv(storeEnvSchema, source);
   return {
     gateway,

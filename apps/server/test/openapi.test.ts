@@ -1,8 +1,11 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ACCEPTED_MODEL_PROVIDERS } from "@agentry/characters";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
-import type { Scope } from "@agentry/core";
+import { type Scope, sha256Hex } from "@agentry/core";
 import { ROUTES } from "@agentry/gateway";
 import {
   BODY_LIMIT_BYTES,
@@ -15,6 +18,7 @@ import {
   REGENERATE_COMMAND,
 } from "@agentry/gateway/openapi";
 import { definePlugin, defineTool } from "@agentry/plugin-kit";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Router } from "@koa/router";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
@@ -66,10 +70,17 @@ let h: Harness;
 let tenant: Tenant;
 let doc: OpenApiDocument;
 
+let consoleDir: string;
+
 beforeAll(async () => {
   openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
+  consoleDir = await mkdtemp(join(tmpdir(), "agentry-console-"));
+  await mkdir(join(consoleDir, "assets"));
+  await writeFile(join(consoleDir, "index.html"), "<!doctype html><title>console</title>");
+  await writeFile(join(consoleDir, "assets", "main.js"), "export {};");
   h = await startHarness(
     {
+      CONSOLE_DIR: consoleDir,
       OPENAI_BASE_URL: openai.baseURL,
       OPENAI_API_KEY: "sk-test-openai",
       DEFAULT_MODEL_PROVIDER: "openai",
@@ -84,6 +95,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
   await openai.close();
+  await rm(consoleDir, { recursive: true, force: true });
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1264,6 +1276,51 @@ describe("service routes and route-level errors", () => {
     expect((await call("getDocsAsset", { params: { file: "..%2Fpackage.json" }, key: null })).status).toBe(
       404,
     );
+  });
+
+  it("serves the web console and its session routes as documented", async () => {
+    const fetched = async (operationId: string, path: string, init: RequestInit = {}) => {
+      const res = await fetch(`${h.url}${path}`, { redirect: "manual", ...init });
+      const text = await res.text();
+      const json = (res.headers.get("content-type") ?? "").startsWith("application/json");
+      const received = { status: res.status, headers: res.headers, body: json ? JSON.parse(text) : text };
+      expectDocumented(operationId, received);
+      return { ...received, cookies: res.headers.getSetCookie() };
+    };
+    expect((await fetched("getConsole", "/console")).status).toBe(302);
+    expect((await fetched("getConsole", "/console/")).status).toBe(200);
+    expect((await fetched("getConsolePage", "/console/agents")).status).toBe(200);
+    expect((await fetched("getConsolePage", "/console/assets/main.js")).status).toBe(200);
+    expect((await fetched("getConsolePage", "/console/assets/missing.js")).status).toBe(404);
+
+    const token = randomBytes(32).toString("base64url");
+    await h.gateway.context.accounts.createConsoleLink({
+      accountId: tenant.accountId,
+      tokenSha256: sha256Hex(token),
+      expireTime: timestampFromMs(Date.now() + 60_000),
+    });
+    const json = { "content-type": "application/json" };
+    expect((await call("signInToConsole", { key: null, body: {} })).status).toBe(400);
+    const notJson = { "content-type": "text/plain" };
+    expect((await call("signInToConsole", { key: null, rawBody: "token", headers: notJson })).status).toBe(
+      415,
+    );
+    const huge = JSON.stringify({ token: "x".repeat(BODY_LIMIT_BYTES) });
+    expect((await call("signInToConsole", { key: null, rawBody: huge, headers: json })).status).toBe(413);
+    expect((await call("signInToConsole", { key: null, body: { token: "x".repeat(43) } })).status).toBe(401);
+    const signedIn = await fetched("signInToConsole", "/console/session", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ token }),
+    });
+    expect(signedIn.status).toBe(201);
+    const cookie = signedIn.cookies.map((c) => c.split(";")[0]).join("; ");
+    const csrf = /agentry_csrf=([^;]+)/.exec(cookie)![1]!;
+    expect((await call("getConsoleSession", { key: null })).status).toBe(401);
+    expect((await call("getConsoleSession", { key: null, headers: { cookie } })).status).toBe(200);
+    expect((await call("signOutOfConsole", { key: null, headers: { cookie } })).status).toBe(403);
+    const out = await call("signOutOfConsole", { key: null, headers: { cookie, "x-csrf-token": csrf } });
+    expect(out.status).toBe(200);
   });
 
   it("answers an unknown route and a wrong method with the documented responses", async () => {

@@ -11,6 +11,7 @@ const PREFIX = {
   event: "evt",
   webhook: "whk",
   delivery: "dlv",
+  session: "ses",
 } as const;
 
 export type IdKind = keyof typeof PREFIX;

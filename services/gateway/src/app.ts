@@ -2,6 +2,8 @@ import { Router } from "@koa/router";
 import Koa, { type Middleware, type ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { requireScope } from "./http/auth.js";
+import { authenticateRequest, consoleSessionRoutes } from "./http/console-session.js";
+import { consoleRoutes } from "./http/console-static.js";
 import { requestFrame } from "./http/frame.js";
 import { idempotency } from "./http/idempotency.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
@@ -67,6 +69,8 @@ export function buildApp(
       buildOpenApiDocument({ routes: ROUTES, publicBaseUrl: gateway.config.PUBLIC_BASE_URL, providers }),
   );
   characterSchemaRoute(router);
+  consoleSessionRoutes(router, gateway);
+  consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of ROUTES) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);
   }
@@ -96,12 +100,9 @@ function serveRoute(
   const run = (ctx: ParameterizedContext<GatewayState>) => route.handle(input(ctx));
   const handle = keyed ? (ctx: ParameterizedContext<GatewayState>) => keyed(ctx, () => run(ctx)) : run;
   return async (ctx) => {
-    const principal = await gateway.auth.authenticate(
-      ctx.get("authorization"),
-      rpcOptions(gateway, ctx.state),
-    );
+    const principal = await authenticateRequest(gateway, ctx, rpcOptions(gateway, ctx.state));
     if (route.scope) requireScope(principal, route.scope);
-    gateway.keyUsage.record(principal.keyId);
+    if (principal.keyId !== "") gateway.keyUsage.record(principal.keyId);
     ctx.state.principal = principal;
     return limits ? limits(ctx, () => handle(ctx)) : handle(ctx);
   };

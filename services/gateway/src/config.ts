@@ -26,6 +26,19 @@ export const gatewayEnvSchema = z
     /** Deadline of a message call, streamed or not; the provider's own timeouts are shorter. */
     MESSAGE_TIMEOUT_MS: env.milliseconds(120_000),
     SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(),
+    /** The web console's built files, served at /console; the composition root points it at apps/console/dist. */
+    CONSOLE_DIR: z.string().min(1).optional(),
+    /** A console session ends after this long without a request... */
+    CONSOLE_SESSION_IDLE_MS: env.milliseconds(30 * 60_000).pipe(z.number().min(60_000)),
+    /** ...and this long after sign-in, however active. */
+    CONSOLE_SESSION_MAX_MS: env.milliseconds(12 * 3600_000).pipe(
+      z
+        .number()
+        .min(60_000)
+        .max(30 * 24 * 3600_000),
+    ),
+    /** Behind a proxy that sets X-Forwarded-Proto, trust it to say whether the caller came over https. */
+    TRUST_PROXY: env.flag("false"),
     LOG_LEVEL: env.logLevel(),
     LOG_FORMAT: env.logFormat(),
     ...metricsEnv,

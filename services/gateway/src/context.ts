@@ -13,13 +13,17 @@ import type {
 import type { Client } from "@connectrpc/connect";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
+import type { ConsoleSessions } from "./http/console-session.js";
 import type { IdempotentRequest } from "./http/idempotency.js";
 import type { KeyUsageRecorder } from "./http/key-usage.js";
 import type { ProviderCatalog } from "./providers.js";
 
-/** The caller, as established by its API key. */
+/** The caller, as established by its API key or by a console session. */
 export interface Principal {
+  /** The key the request came with; empty for a console session. */
   keyId: string;
+  /** The console session the request came with, when it came with one instead of a key. */
+  sessionId?: string;
   accountId: string;
   /** Every scope the key holds in this version. */
   scopes: ReadonlySet<Scope>;
@@ -53,6 +57,8 @@ export interface GatewayContext {
   /** The model providers the conversation service serves, cached; agents are checked against them. */
   providers: ProviderCatalog;
   auth: Authenticator;
+  /** Console sessions: signed in by link, carried by a cookie. */
+  sessions: ConsoleSessions;
   /** Batches API key last-use times. */
   keyUsage: KeyUsageRecorder;
   /** This process's Prometheus metrics; absent when METRICS_PORT is unset (nothing is then collected). */

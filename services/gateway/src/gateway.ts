@@ -17,6 +17,7 @@ import { buildApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { Authenticator } from "./http/auth.js";
+import { ConsoleSessions } from "./http/console-session.js";
 import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
 import { observedLimiter } from "./http/observe.js";
@@ -100,6 +101,11 @@ export function buildGateway(options: GatewayOptions): Gateway {
     catalogue: options.catalogue,
     providers,
     auth: new Authenticator(accounts, config.AUTH_CACHE_TTL_MS),
+    sessions: new ConsoleSessions(
+      accounts,
+      { idleMs: config.CONSOLE_SESSION_IDLE_MS, absoluteMs: config.CONSOLE_SESSION_MAX_MS },
+      config.AUTH_CACHE_TTL_MS,
+    ),
     keyUsage,
     ...(metrics ? { metrics } : {}),
     dependencies: async () => {

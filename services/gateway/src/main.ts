@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { ConfigError, exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
@@ -13,8 +14,14 @@ import { runGateway } from "./run.js";
  * processes (REGISTRY_URL, CONVERSATION_URL, WEBHOOKS_URL, all three required). `pnpm start` runs them all in one
  * process instead (apps/server). On SIGTERM or SIGINT it stops accepting, finishes what is in flight and exits 0.
  */
+/**
+ * The web console's build in this repository (apps/console/dist), found by its place: this file and its bundle both
+ * sit two levels under services/gateway. An image that ships the console elsewhere sets CONSOLE_DIR.
+ */
+const CONSOLE_BUILD = fileURLToPath(new URL("../../../apps/console/dist", import.meta.url));
+
 async function main(): Promise<void> {
-  const config = loadGatewayConfig();
+  const config = loadGatewayConfig({ ...process.env, CONSOLE_DIR: process.env.CONSOLE_DIR ?? CONSOLE_BUILD });
   const missing = (["REGISTRY_URL", "CONVERSATION_URL", "WEBHOOKS_URL"] as const).filter(
     (name) => !config[name],
   );

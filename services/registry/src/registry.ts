@@ -133,8 +133,8 @@ const SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 const SWEEP_BATCH = 1000;
 
 /**
- * Removes expired Idempotency-Key records in the background (lookups already ignore them; this only keeps the
- * table small). Every registry instance sweeps; batches skip rows another is removing.
+ * Removes expired Idempotency-Key records, console sign-in links and console sessions in the background (lookups
+ * already ignore them; this only keeps the tables small). Every registry instance sweeps; batches skip rows another is removing.
  */
 function sweepIdempotencyKeys(store: RegistryStore, logger: Logger): Repetition {
   return repeatEvery(SWEEP_INTERVAL_MS, async () => {
@@ -142,6 +142,11 @@ function sweepIdempotencyKeys(store: RegistryStore, logger: Logger): Repetition 
       await removeInBatches((limit) => store.deleteExpiredIdempotencyKeys(limit), SWEEP_BATCH);
     } catch (error) {
       logger.warn({ err: error }, "could not remove expired idempotency keys; trying again later");
+    }
+    try {
+      await removeInBatches((limit) => store.deleteExpiredConsoleSessions(limit), SWEEP_BATCH);
+    } catch (error) {
+      logger.warn({ err: error }, "could not remove expired console sessions; trying again later");
     }
   });
 }

@@ -225,3 +225,128 @@ describe("api keys", () => {
     expect((await failure(h.accounts.listApiKeys({ accountId: "acct_nobody" }))).app.code).toBe("NOT_FOUND");
   });
 });
+
+describe("console sign-in links and sessions", () => {
+  const sha = (c: string) => c.repeat(64);
+  const inMs = (ms: number) => timestampFromDate(new Date(Date.now() + ms));
+
+  async function linkedAccount() {
+    const { account } = await h.accounts.createAccount({ name: `console-${Date.now()}` });
+    await h.accounts.createConsoleLink({
+      accountId: account!.id,
+      tokenSha256: sha("1"),
+      expireTime: inMs(600_000),
+    });
+    return account!;
+  }
+
+  it("redeems a link for a session that verifies, until it is ended", async () => {
+    const account = await linkedAccount();
+    const { session, account: owner } = await h.accounts.redeemConsoleLink({
+      tokenSha256: sha("1"),
+      sessionSha256: sha("a"),
+      expireTime: inMs(3_600_000),
+      idleTimeoutSeconds: 1800,
+    });
+    expect(owner?.id).toBe(account.id);
+    expect(owner?.limits).toMatchObject(FULL_STANDARD);
+    expect(session).toMatchObject({ accountId: account.id, idleTimeoutSeconds: 1800 });
+    const verified = await h.accounts.verifyConsoleSession({ sessionSha256: sha("a") });
+    expect(verified.session?.id).toBe(session?.id);
+    await h.accounts.endConsoleSession({ sessionSha256: sha("a") });
+    const ended = await failure(h.accounts.verifyConsoleSession({ sessionSha256: sha("a") }));
+    expect(ended.rpc.code).toBe(Code.Unauthenticated);
+    // Ending again, or a session that never was, succeeds.
+    await h.accounts.endConsoleSession({ sessionSha256: sha("a") });
+    await h.accounts.endConsoleSession({ sessionSha256: sha("f") });
+  });
+
+  it("refuses a session idle for longer than its idle timeout, and one past its absolute expiry", async () => {
+    const account = await linkedAccount();
+    await h.accounts.createConsoleLink({
+      accountId: account.id,
+      tokenSha256: sha("2"),
+      expireTime: inMs(600_000),
+    });
+    await h.accounts.redeemConsoleLink({
+      tokenSha256: sha("1"),
+      sessionSha256: sha("a"),
+      expireTime: inMs(3_600_000),
+      idleTimeoutSeconds: 1,
+    });
+    await h.accounts.redeemConsoleLink({
+      tokenSha256: sha("2"),
+      sessionSha256: sha("b"),
+      expireTime: inMs(1_000),
+      idleTimeoutSeconds: 3600,
+    });
+    await h.accounts.verifyConsoleSession({ sessionSha256: sha("a") });
+    await h.accounts.verifyConsoleSession({ sessionSha256: sha("b") });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    for (const session of ["a", "b"]) {
+      const refused = await failure(h.accounts.verifyConsoleSession({ sessionSha256: sha(session) }));
+      expect(refused.rpc.code).toBe(Code.Unauthenticated);
+    }
+  });
+
+  it("refuses a used or unknown link with UNAUTHENTICATED", async () => {
+    await linkedAccount();
+    const redeem = (token: string, session: string) =>
+      h.accounts.redeemConsoleLink({
+        tokenSha256: sha(token),
+        sessionSha256: sha(session),
+        expireTime: inMs(3_600_000),
+        idleTimeoutSeconds: 60,
+      });
+    await redeem("1", "a");
+    expect((await failure(redeem("1", "b"))).rpc.code).toBe(Code.Unauthenticated);
+    expect((await failure(redeem("2", "c"))).rpc.code).toBe(Code.Unauthenticated);
+    expect((await failure(h.accounts.verifyConsoleSession({ sessionSha256: sha("b") }))).rpc.code).toBe(
+      Code.Unauthenticated,
+    );
+  });
+
+  it("checks its arguments: hex SHA-256s, a future expiry at most 30 days ahead, a positive idle timeout", async () => {
+    const account = await linkedAccount();
+    const invalid = async (call: Promise<unknown>, field: string) => {
+      const { app } = await failure(call);
+      expect(app.code).toBe("INVALID_REQUEST");
+      expect(app.details?.[0]?.field).toBe(field);
+    };
+    await invalid(
+      h.accounts.createConsoleLink({ accountId: account.id, tokenSha256: "nope", expireTime: inMs(60_000) }),
+      "token_sha256",
+    );
+    await invalid(
+      h.accounts.createConsoleLink({
+        accountId: account.id,
+        tokenSha256: sha("2"),
+        expireTime: inMs(-1_000),
+      }),
+      "expire_time",
+    );
+    const session = { tokenSha256: sha("1"), sessionSha256: sha("a"), idleTimeoutSeconds: 60 };
+    await invalid(
+      h.accounts.redeemConsoleLink({ ...session, expireTime: inMs(31 * 86_400_000) }),
+      "expire_time",
+    );
+    await invalid(
+      h.accounts.redeemConsoleLink({ ...session, expireTime: inMs(60_000), idleTimeoutSeconds: 0 }),
+      "idle_timeout_seconds",
+    );
+    await invalid(
+      h.accounts.redeemConsoleLink({ ...session, sessionSha256: "A".repeat(64), expireTime: inMs(60_000) }),
+      "session_sha256",
+    );
+    const missing = await failure(
+      h.accounts.createConsoleLink({
+        accountId: "acct_01JAAAAAAAAAAAAAAAAAAAAAAA",
+        tokenSha256: sha("3"),
+        expireTime: inMs(60_000),
+      }),
+    );
+    expect(missing.rpc.code).toBe(Code.NotFound);
+    // None of the refused calls used the link up.
+    await h.accounts.redeemConsoleLink({ ...session, expireTime: inMs(60_000) });
+  });
+});

@@ -11,6 +11,7 @@ import {
 } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
+  type Account,
   type AccountService,
   type ApiKey,
   type Limits as LimitsMessage,
@@ -104,8 +105,7 @@ export class Authenticator {
           accountId: account.id,
           scopes: new Set(heldScopes(key)),
           fullAccess: key.fullAccess,
-          tier: TIERS[account.tier],
-          limits: toLimits(account.limits),
+          ...accountPlan(account),
         };
       }),
     };
@@ -128,6 +128,11 @@ export class Authenticator {
  */
 export function heldScopes(key: ApiKey): Scope[] {
   return grantedScopes(key.fullAccess ? FULL_ACCESS : key.scopes.filter(isScope));
+}
+
+/** The tier and the limits in force of the caller's account, as the registry reports them. */
+export function accountPlan(account: Account): Pick<Principal, "tier" | "limits"> {
+  return { tier: TIERS[account.tier], limits: toLimits(account.limits) };
 }
 
 function toLimits(message: LimitsMessage | undefined): Limits {

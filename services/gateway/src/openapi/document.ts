@@ -12,6 +12,7 @@ import { IDEMPOTENCY_KEY_SCHEMA_PATTERN } from "../http/idempotency.js";
 import type { ServedProviders } from "../providers.js";
 import type { Route } from "../routes/table.js";
 import { characterSchemaPath } from "./characters.js";
+import { consolePaths } from "./console.js";
 import { type JsonSchema, schemaRef } from "./convert.js";
 import { AUTHENTICATED_ERRORS, OPERATION_DOCS, type OperationDoc, PATH_PARAMETERS } from "./operations.js";
 import {
@@ -42,7 +43,8 @@ const SECURITY_SCHEME = "bearerAuth";
 
 /** `/v1/agents/:agentId` → `/v1/agents/{agentId}`. */
 export function openApiPath(routerPath: string): string {
-  return routerPath.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+  // `:name` is one segment, `*name` the rest of the path (the console's files); both are `{name}` here.
+  return routerPath.replace(/[:*]([A-Za-z0-9_]+)/g, "{$1}");
 }
 
 const LIMIT_ROWS: { name: LimitName; what: string }[] = [
@@ -420,6 +422,7 @@ function serviceOperations(
       },
     },
     ...characterSchemaPath(plain),
+    ...consolePaths(plain),
     [DOCS_PATH]: {
       get: {
         operationId: "getDocs",

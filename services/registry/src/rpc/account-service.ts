@@ -12,11 +12,13 @@ import {
 import { AppError } from "@agentry/errors";
 import type { AccountService } from "@agentry/proto";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { sessionUsable } from "../store/console-sessions.js";
 import type { AccountRecord } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import {
   accountToProto,
   apiKeyToProto,
+  consoleSessionToProto,
   fromTimestamp,
   invalid,
   limitsFromProto,
@@ -28,6 +30,17 @@ function accountNotFound(what: string): AppError {
 }
 
 const INVALID_KEY = "The API key is invalid, revoked or expired.";
+const INVALID_LINK = "The sign-in link is invalid, used or expired: ask for a new one.";
+const INVALID_SESSION = "The console session has ended: sign in again.";
+/** The longest a console session may last, whatever the caller asks. */
+const MAX_SESSION_MS = 30 * 24 * 3600_000;
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+function checkSha256(field: string, value: string): string {
+  if (!SHA256_HEX.test(value)) throw invalid(field, "must be a lowercase hex SHA-256");
+  return value;
+}
 
 function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -140,6 +153,51 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
       const alreadyRevoked = key.revokedAt !== null && key.revokedAt < started;
       if (!alreadyRevoked) logger.info({ keyId: key.id, accountId: key.accountId }, "api key revoked");
       return { apiKey: apiKeyToProto(key), alreadyRevoked };
+    },
+
+    async createConsoleLink(request) {
+      const sha256 = checkSha256("token_sha256", request.tokenSha256);
+      if (!request.expireTime) throw invalid("expire_time", "is required");
+      const expiresAt = fromTimestamp(request.expireTime);
+      if (Date.parse(expiresAt) <= Date.now()) throw invalid("expire_time", "must be in the future");
+      await store.createConsoleLink({ accountId: request.accountId, sha256, expiresAt });
+      logger.info({ accountId: request.accountId }, "console sign-in link created");
+      return {};
+    },
+
+    async redeemConsoleLink(request) {
+      const linkSha256 = checkSha256("token_sha256", request.tokenSha256);
+      const sha256 = checkSha256("session_sha256", request.sessionSha256);
+      if (!request.expireTime) throw invalid("expire_time", "is required");
+      const expiresAt = fromTimestamp(request.expireTime);
+      const lifetimeMs = Date.parse(expiresAt) - Date.now();
+      if (lifetimeMs <= 0 || lifetimeMs > MAX_SESSION_MS) {
+        throw invalid("expire_time", "must be in the future, at most 30 days ahead");
+      }
+      if (request.idleTimeoutSeconds < 1) throw invalid("idle_timeout_seconds", "must be positive");
+      const redeemed = await store.redeemConsoleLink(linkSha256, {
+        sha256,
+        expiresAt,
+        idleTimeoutMs: request.idleTimeoutSeconds * 1000,
+      });
+      if (!redeemed) throw new AppError("UNAUTHORIZED", INVALID_LINK);
+      logger.info(
+        { sessionId: redeemed.session.id, accountId: redeemed.account.id },
+        "console session started",
+      );
+      return { session: consoleSessionToProto(redeemed.session), account: accountToProto(redeemed.account) };
+    },
+
+    async verifyConsoleSession(request) {
+      const found = await store.useConsoleSession(request.sessionSha256);
+      if (!found || !sessionUsable(found.session, Date.now()))
+        throw new AppError("UNAUTHORIZED", INVALID_SESSION);
+      return { session: consoleSessionToProto(found.session), account: accountToProto(found.account) };
+    },
+
+    async endConsoleSession(request) {
+      if (await store.endConsoleSession(request.sessionSha256)) logger.info("console session ended");
+      return {};
     },
 
     async verifyApiKey(request) {

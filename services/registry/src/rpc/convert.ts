@@ -11,6 +11,8 @@ import {
   AgentStatus,
   type ApiKey,
   ApiKeySchema,
+  type ConsoleSession,
+  ConsoleSessionSchema,
   type Limits as LimitsMessage,
   LimitsSchema,
   SortOrder,
@@ -31,6 +33,7 @@ import type {
   AgentFields,
   AgentRecord,
   ApiKeyRecord,
+  ConsoleSessionRecord,
   JsonValue,
   ListAgentsQuery,
   AgentSortField as SortField,
@@ -258,6 +261,17 @@ export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
     lastUsedTime: optionalTimestamp(key.lastUsedAt),
     expireTime: optionalTimestamp(key.expiresAt),
     revokeTime: optionalTimestamp(key.revokedAt),
+  });
+}
+
+export function consoleSessionToProto(session: ConsoleSessionRecord): ConsoleSession {
+  return create(ConsoleSessionSchema, {
+    id: session.id,
+    accountId: session.accountId,
+    createTime: toTimestamp(session.createdAt),
+    expireTime: toTimestamp(session.expiresAt),
+    idleTimeoutSeconds: Math.floor(session.idleTimeoutMs / 1000),
+    lastSeenTime: toTimestamp(session.lastSeenAt),
   });
 }
 

@@ -201,6 +201,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         FROM ${s}.agents, jsonb_array_elements_text(agents.knowledge) WITH ORDINALITY AS entry (value, n);
     `,
   },
+  {
+    version: 7,
+    name: "console sessions",
+    // Sign-in links and sessions of the web console, each stored by the SHA-256 of its secret.
+    sql: (s) => `
+      CREATE TABLE ${s}.console_links (
+        sha256 text PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES ${s}.accounts (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        used_at timestamptz
+      );
+      CREATE TABLE ${s}.console_sessions (
+        sha256 text PRIMARY KEY,
+        id text COLLATE "C" NOT NULL UNIQUE,
+        account_id text COLLATE "C" NOT NULL REFERENCES ${s}.accounts (id) ON DELETE CASCADE,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        idle_timeout_ms bigint NOT NULL,
+        last_seen_at timestamptz NOT NULL,
+        ended_at timestamptz
+      );
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */

@@ -26,6 +26,7 @@ import { type Limits, newId, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentry/pg";
 import type pg from "pg";
+import { linkRedeemable, sessionUsable } from "./console-sessions.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { claimedRecord, decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
 import { tsQuery } from "./knowledge.js";
@@ -43,12 +44,15 @@ import type {
   AgentSortField,
   AgentStatus,
   ApiKeyRecord,
+  ConsoleLinkRecord,
+  ConsoleSessionRecord,
   IdempotencyBegin,
   JsonObject,
   JsonValue,
   KnowledgeHit,
   ListAgentsQuery,
   NewApiKey,
+  NewConsoleSession,
   NewOutboxEvent,
   OutboxChannel,
   OutboxEvent,
@@ -151,6 +155,44 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     lastUsedAt: isoOrNull(row.last_used_at),
     expiresAt: isoOrNull(row.expires_at),
     revokedAt: isoOrNull(row.revoked_at),
+  };
+}
+
+interface ConsoleLinkRow {
+  account_id: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+interface ConsoleSessionRow {
+  id: string;
+  account_id: string;
+  created_at: Date;
+  expires_at: Date;
+  idle_timeout_ms: string;
+  last_seen_at: Date;
+  ended_at: Date | null;
+}
+
+function toConsoleLink(row: ConsoleLinkRow): ConsoleLinkRecord {
+  return {
+    accountId: row.account_id,
+    createdAt: iso(row.created_at),
+    expiresAt: iso(row.expires_at),
+    usedAt: isoOrNull(row.used_at),
+  };
+}
+
+function toConsoleSession(row: ConsoleSessionRow): ConsoleSessionRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    createdAt: iso(row.created_at),
+    expiresAt: iso(row.expires_at),
+    idleTimeoutMs: Number(row.idle_timeout_ms),
+    lastSeenAt: iso(row.last_seen_at),
+    endedAt: isoOrNull(row.ended_at),
   };
 }
 
@@ -267,6 +309,18 @@ function statements(s: string) {
       FROM unnest($1::text[], $2::timestamptz[]) AS t (id, at)
       WHERE k.id = t.id AND (k.last_used_at IS NULL OR k.last_used_at < t.at)`,
 
+    insertConsoleLink: `INSERT INTO ${s}.console_links (sha256, account_id, created_at, expires_at)
+      SELECT $1::text, id, $3::timestamptz, $4::timestamptz FROM ${s}.accounts WHERE id = $2 RETURNING sha256`,
+    consoleLinkForUpdate: `SELECT * FROM ${s}.console_links WHERE sha256 = $1 FOR UPDATE`,
+    useConsoleLink: `UPDATE ${s}.console_links SET used_at = $2 WHERE sha256 = $1`,
+    insertConsoleSession: `INSERT INTO ${s}.console_sessions
+        (sha256, id, account_id, created_at, expires_at, idle_timeout_ms, last_seen_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $4)`,
+    consoleSessionForUpdate: `SELECT * FROM ${s}.console_sessions WHERE sha256 = $1 FOR UPDATE`,
+    touchConsoleSession: `UPDATE ${s}.console_sessions SET last_seen_at = $2 WHERE sha256 = $1`,
+    endConsoleSession: `UPDATE ${s}.console_sessions SET ended_at = COALESCE(ended_at, $2) WHERE sha256 = $1
+      RETURNING sha256`,
+
     insertEvent: `INSERT INTO ${s}.outbox (event_id, type, account_id, agent_id, payload, created_at)
       VALUES ($1, $2, $3, $4, $5, $6)`,
     // One statement per channel, each reading its own column (and partial index).
@@ -303,6 +357,11 @@ function statements(s: string) {
         AND (status IS NULL OR (resource_id IS NOT NULL AND sealed IS NULL))`,
     releaseIdempotencyKey: `DELETE FROM ${s}.idempotency_keys
       WHERE account_id = $1 AND key_hash = $2 AND status IS NULL`,
+    deleteExpiredConsoleLinks: `DELETE FROM ${s}.console_links WHERE sha256 IN (
+        SELECT sha256 FROM ${s}.console_links WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    deleteExpiredConsoleSessions: `DELETE FROM ${s}.console_sessions WHERE sha256 IN (
+        SELECT sha256 FROM ${s}.console_sessions WHERE expires_at <= $1 OR ended_at IS NOT NULL
+        LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     deleteExpiredIdempotencyKeys: `DELETE FROM ${s}.idempotency_keys WHERE (account_id, key_hash) IN (
         SELECT account_id, key_hash FROM ${s}.idempotency_keys WHERE expires_at <= $1
         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
@@ -580,6 +639,70 @@ export class PostgresRegistryStore implements RegistryStore {
     });
   }
 
+  async createConsoleLink(input: { accountId: string; sha256: string; expiresAt: string }): Promise<void> {
+    const rows = await this.db.query(this.sql.insertConsoleLink, [
+      input.sha256,
+      input.accountId,
+      now(),
+      new Date(input.expiresAt).toISOString(),
+    ]);
+    if (rows.length === 0) throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
+  }
+
+  async redeemConsoleLink(
+    linkSha256: string,
+    input: NewConsoleSession,
+  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | null> {
+    return this.db.transaction(async (client) => {
+      const row = (await client.query<ConsoleLinkRow>(this.sql.consoleLinkForUpdate, [linkSha256])).rows[0];
+      const at = now();
+      if (!row || !linkRedeemable(toConsoleLink(row), Date.parse(at))) return null;
+      const account = (await client.query<AccountRow>(this.sql.accountById, [row.account_id])).rows[0];
+      if (!account) return null;
+      await client.query(this.sql.useConsoleLink, [linkSha256, at]);
+      const session: ConsoleSessionRecord = {
+        id: newId("session"),
+        accountId: row.account_id,
+        createdAt: at,
+        expiresAt: new Date(input.expiresAt).toISOString(),
+        idleTimeoutMs: input.idleTimeoutMs,
+        lastSeenAt: at,
+        endedAt: null,
+      };
+      await client.query(this.sql.insertConsoleSession, [
+        input.sha256,
+        session.id,
+        session.accountId,
+        session.createdAt,
+        session.expiresAt,
+        session.idleTimeoutMs,
+      ]);
+      return { session, account: toAccount(account) };
+    });
+  }
+
+  async useConsoleSession(
+    sha256: string,
+  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | null> {
+    return this.db.transaction(async (client) => {
+      const row = (await client.query<ConsoleSessionRow>(this.sql.consoleSessionForUpdate, [sha256])).rows[0];
+      if (!row) return null;
+      const account = (await client.query<AccountRow>(this.sql.accountById, [row.account_id])).rows[0];
+      if (!account) return null;
+      const session = toConsoleSession(row);
+      const at = now();
+      if (sessionUsable(session, Date.parse(at))) {
+        await client.query(this.sql.touchConsoleSession, [sha256, at]);
+        session.lastSeenAt = at;
+      }
+      return { session, account: toAccount(account) };
+    });
+  }
+
+  async endConsoleSession(sha256: string): Promise<boolean> {
+    return (await this.db.query(this.sql.endConsoleSession, [sha256, now()])).length > 0;
+  }
+
   async beginIdempotentRequest(claim: IdempotencyClaim): Promise<IdempotencyBegin> {
     return this.db.transaction(async (client) => {
       const read = async () =>
@@ -624,6 +747,14 @@ export class PostgresRegistryStore implements RegistryStore {
 
   async releaseIdempotentRequest(accountId: string, keyHash: string): Promise<void> {
     await this.db.query(this.sql.releaseIdempotencyKey, [accountId, keyHash]);
+  }
+
+  async deleteExpiredConsoleSessions(limit: number): Promise<number> {
+    const at = now();
+    return this.db.transaction(async (client) => {
+      const links = (await client.query(this.sql.deleteExpiredConsoleLinks, [at, limit])).rowCount ?? 0;
+      return links + ((await client.query(this.sql.deleteExpiredConsoleSessions, [at, limit])).rowCount ?? 0);
+    });
   }
 
   async deleteExpiredIdempotencyKeys(limit: number): Promise<number> {

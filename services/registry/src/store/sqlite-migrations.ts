@@ -208,6 +208,30 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
         SELECT agents.id, entry.key, entry.value FROM agents, json_each(agents.knowledge) AS entry;
     `,
   },
+  {
+    version: 7,
+    name: "console sessions",
+    // Sign-in links and sessions of the web console, each stored by the SHA-256 of its secret.
+    sql: `
+      CREATE TABLE console_links (
+        sha256 TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        used_at TEXT
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE console_sessions (
+        sha256 TEXT PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        idle_timeout_ms INTEGER NOT NULL,
+        last_seen_at TEXT NOT NULL,
+        ended_at TEXT
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "registry", migrations: MIGRATIONS };

@@ -3,6 +3,7 @@ import { type Limits, newId, SizedLru, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
+import { linkRedeemable, sessionUsable } from "./console-sessions.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import { decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
 import { fts5Query } from "./knowledge.js";
@@ -20,10 +21,13 @@ import type {
   AgentSortField,
   AgentStatus,
   ApiKeyRecord,
+  ConsoleLinkRecord,
+  ConsoleSessionRecord,
   IdempotencyBegin,
   JsonObject,
   ListAgentsQuery,
   NewApiKey,
+  NewConsoleSession,
   NewOutboxEvent,
   OutboxChannel,
   OutboxEvent,
@@ -52,6 +56,23 @@ interface ApiKeyRow {
   last_used_at: string | null;
   expires_at: string | null;
   revoked_at: string | null;
+}
+
+interface ConsoleLinkRow {
+  account_id: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+interface ConsoleSessionRow {
+  id: string;
+  account_id: string;
+  created_at: string;
+  expires_at: string;
+  idle_timeout_ms: number;
+  last_seen_at: string;
+  ended_at: string | null;
 }
 
 interface AgentRow {
@@ -167,6 +188,27 @@ function toAccount(row: AccountRow): AccountRecord {
     tier: row.tier,
     limitOverrides: JSON.parse(row.limit_overrides) as Partial<Limits>,
     createdAt: row.created_at,
+  };
+}
+
+function toConsoleLink(row: ConsoleLinkRow): ConsoleLinkRecord {
+  return {
+    accountId: row.account_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    usedAt: row.used_at,
+  };
+}
+
+function toConsoleSession(row: ConsoleSessionRow): ConsoleSessionRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    idleTimeoutMs: row.idle_timeout_ms,
+    lastSeenAt: row.last_seen_at,
+    endedAt: row.ended_at,
   };
 }
 
@@ -335,6 +377,30 @@ function prepareStatements(db: Database.Database) {
     ),
     revokeApiKey: prepare<[string, string]>(
       "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+    ),
+    insertConsoleLink: prepare<[string, string, string, string]>(
+      "INSERT INTO console_links (sha256, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+    ),
+    consoleLink: prepare<[string], ConsoleLinkRow>("SELECT * FROM console_links WHERE sha256 = ?"),
+    useConsoleLink: prepare<[string, string]>("UPDATE console_links SET used_at = ? WHERE sha256 = ?"),
+    insertConsoleSession: prepare<[string, string, string, string, string, number, string]>(
+      `INSERT INTO console_sessions (sha256, id, account_id, created_at, expires_at, idle_timeout_ms, last_seen_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    consoleSession: prepare<[string], ConsoleSessionRow>("SELECT * FROM console_sessions WHERE sha256 = ?"),
+    touchConsoleSession: prepare<[string, string]>(
+      "UPDATE console_sessions SET last_seen_at = ? WHERE sha256 = ?",
+    ),
+    endConsoleSession: prepare<[string, string]>(
+      "UPDATE console_sessions SET ended_at = coalesce(ended_at, ?) WHERE sha256 = ?",
+    ),
+    deleteExpiredConsoleLinks: prepare<[string, number]>(
+      `DELETE FROM console_links WHERE sha256 IN (
+         SELECT sha256 FROM console_links WHERE expires_at <= ? LIMIT ?)`,
+    ),
+    deleteExpiredConsoleSessions: prepare<[string, number]>(
+      `DELETE FROM console_sessions WHERE sha256 IN (
+         SELECT sha256 FROM console_sessions WHERE expires_at <= ? OR ended_at IS NOT NULL LIMIT ?)`,
     ),
     touchApiKey: prepare<[{ id: string; at: string }]>(
       "UPDATE api_keys SET last_used_at = @at WHERE id = @id AND (last_used_at IS NULL OR last_used_at < @at)",
@@ -566,6 +632,48 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     }
   });
 
+  const redeemConsoleLink = db.transaction((linkSha256: string, input: NewConsoleSession) => {
+    const row = sql.consoleLink.get(linkSha256);
+    const at = now();
+    if (!row || !linkRedeemable(toConsoleLink(row), Date.parse(at))) return null;
+    const account = sql.accountById.get(row.account_id);
+    if (!account) return null;
+    sql.useConsoleLink.run(at, linkSha256);
+    const session: ConsoleSessionRecord = {
+      id: newId("session"),
+      accountId: row.account_id,
+      createdAt: at,
+      expiresAt: new Date(input.expiresAt).toISOString(),
+      idleTimeoutMs: input.idleTimeoutMs,
+      lastSeenAt: at,
+      endedAt: null,
+    };
+    sql.insertConsoleSession.run(
+      input.sha256,
+      session.id,
+      session.accountId,
+      session.createdAt,
+      session.expiresAt,
+      session.idleTimeoutMs,
+      session.lastSeenAt,
+    );
+    return { session, account: toAccount(account) };
+  });
+
+  const useConsoleSession = db.transaction((sha256: string) => {
+    const row = sql.consoleSession.get(sha256);
+    if (!row) return null;
+    const account = sql.accountById.get(row.account_id);
+    if (!account) return null;
+    const session = toConsoleSession(row);
+    const at = now();
+    if (sessionUsable(session, Date.parse(at))) {
+      sql.touchConsoleSession.run(at, sha256);
+      session.lastSeenAt = at;
+    }
+    return { session, account: toAccount(account) };
+  });
+
   const markPublished = db.transaction((channel: OutboxChannel, seqs: number[]) => {
     const at = now();
     for (const seq of seqs) sql.markPublished[channel].run(at, seq);
@@ -651,6 +759,34 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
     async touchApiKeys(lastUsed) {
       if (lastUsed.size > 0) touchApiKeys.immediate(lastUsed);
+    },
+
+    async createConsoleLink(input) {
+      if (!sql.accountById.get(input.accountId)) {
+        throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
+      }
+      sql.insertConsoleLink.run(
+        input.sha256,
+        input.accountId,
+        now(),
+        new Date(input.expiresAt).toISOString(),
+      );
+    },
+    async redeemConsoleLink(linkSha256, session) {
+      return redeemConsoleLink.immediate(linkSha256, session);
+    },
+    async useConsoleSession(sha256) {
+      return useConsoleSession.immediate(sha256);
+    },
+    async deleteExpiredConsoleSessions(limit) {
+      const at = now();
+      return (
+        sql.deleteExpiredConsoleLinks.run(at, limit).changes +
+        sql.deleteExpiredConsoleSessions.run(at, limit).changes
+      );
+    },
+    async endConsoleSession(sha256) {
+      return sql.endConsoleSession.run(now(), sha256).changes > 0;
     },
 
     async beginIdempotentRequest(claim) {

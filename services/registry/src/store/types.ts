@@ -111,6 +111,35 @@ export interface NewApiKey {
   prefix: string;
 }
 
+/** A one-time sign-in link of the web console; only its token's SHA-256 is stored. */
+export interface ConsoleLinkRecord {
+  accountId: string;
+  createdAt: string;
+  expiresAt: string;
+  usedAt: string | null;
+}
+
+/** A signed-in console session; only its secret's SHA-256 is stored. */
+export interface ConsoleSessionRecord {
+  /** `ses_` and a ULID. */
+  id: string;
+  accountId: string;
+  createdAt: string;
+  /** The absolute timeout: the session ends then however active it is. */
+  expiresAt: string;
+  /** The idle timeout: the session ends once this long has passed since `lastSeenAt`. */
+  idleTimeoutMs: number;
+  lastSeenAt: string;
+  endedAt: string | null;
+}
+
+export interface NewConsoleSession {
+  /** Lowercase hex SHA-256 of the session's secret. */
+  sha256: string;
+  expiresAt: string;
+  idleTimeoutMs: number;
+}
+
 /**
  * A domain event written in the same transaction as the change it describes (the outbox). Which events a change
  * writes, and what their payloads hold, is in `events.ts`.
@@ -195,6 +224,31 @@ export interface RegistryStore {
   findApiKeyBySha256(sha256: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null>;
   /** Records last use times in one write; later times win. */
   touchApiKeys(lastUsed: ReadonlyMap<string, string>): Promise<void>;
+
+  /** Stores a sign-in link by its token's SHA-256. Throws AppError NOT_FOUND when the account does not exist. */
+  createConsoleLink(input: { accountId: string; sha256: string; expiresAt: string }): Promise<void>;
+  /**
+   * In one transaction: when the link is redeemable (`linkRedeemable` of `console-sessions.ts`), marks it used and
+   * creates the session. Null when the link is unknown, used or expired, so of simultaneous redemptions one wins.
+   */
+  redeemConsoleLink(
+    linkSha256: string,
+    session: NewConsoleSession,
+  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | null>;
+  /**
+   * The session with this SHA-256 and its account, with the use recorded (`lastSeenAt` set to now) when it is
+   * usable (`sessionUsable`); an unusable one is returned as it was, and callers refuse it.
+   */
+  useConsoleSession(
+    sha256: string,
+  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | null>;
+  /** Signs the session out (once; ending again keeps the first time). False when there is no such session. */
+  endConsoleSession(sha256: string): Promise<boolean>;
+  /**
+   * Removes up to `limit` sign-in links past their expiry and up to `limit` sessions past their absolute expiry or
+   * signed out; how many it removed. (Reads already refuse them; this only keeps the tables small.)
+   */
+  deleteExpiredConsoleSessions(limit: number): Promise<number>;
 
   /** Outbox events the channel's consumer has not yet been given, oldest first. */
   unpublishedEvents(channel: OutboxChannel, limit: number): Promise<OutboxEvent[]>;

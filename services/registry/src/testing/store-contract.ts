@@ -1,6 +1,7 @@
 import { FULL_ACCESS, isId, type Limits, newId, SCOPES, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { sessionUsable } from "../store/console-sessions.js";
 import type {
   AccountRecord,
   AgentFields,
@@ -819,6 +820,140 @@ export function registryStoreContract(
           "2026-01-01T10:00:00.000Z",
           "2026-01-01T12:00:00.000Z",
         ]);
+      });
+    });
+
+    describe("console sign-in links and sessions", () => {
+      let account: AccountRecord;
+      const sha = (c: string) => c.repeat(64);
+      const session = (c: string, overrides: { expiresAt?: string; idleTimeoutMs?: number } = {}) => ({
+        sha256: sha(c),
+        expiresAt: overrides.expiresAt ?? "2026-05-01T12:00:00.000Z",
+        idleTimeoutMs: overrides.idleTimeoutMs ?? 30 * 60_000,
+      });
+      beforeEach(async () => {
+        vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-05-01T00:00:00Z") });
+        account = await newAccount();
+        await store.createConsoleLink({
+          accountId: account.id,
+          sha256: sha("1"),
+          expiresAt: "2026-05-01T00:10:00Z",
+        });
+      });
+      afterEach(() => {
+        vi.useRealTimers();
+      });
+
+      it("redeems a link once, into a session of the link's account", async () => {
+        const redeemed = await store.redeemConsoleLink(sha("1"), session("a"));
+        expect(redeemed).toEqual({
+          account,
+          session: {
+            id: expect.stringMatching(/^ses_[0-9A-Z]{26}$/),
+            accountId: account.id,
+            createdAt: "2026-05-01T00:00:00.000Z",
+            expiresAt: "2026-05-01T12:00:00.000Z",
+            idleTimeoutMs: 30 * 60_000,
+            lastSeenAt: "2026-05-01T00:00:00.000Z",
+            endedAt: null,
+          },
+        });
+        expect(await store.redeemConsoleLink(sha("1"), session("b"))).toBeNull();
+        expect(await store.useConsoleSession(sha("b"))).toBeNull();
+      });
+
+      it("refuses an unknown link and one past its expiry", async () => {
+        expect(await store.redeemConsoleLink(sha("2"), session("a"))).toBeNull();
+        vi.setSystemTime(new Date("2026-05-01T00:10:00Z"));
+        expect(await store.redeemConsoleLink(sha("1"), session("a"))).toBeNull();
+      });
+
+      it("refuses a link for an unknown account", async () => {
+        await expect(
+          store.createConsoleLink({
+            accountId: newId("account"),
+            sha256: sha("3"),
+            expiresAt: "2026-05-02T00:00:00Z",
+          }),
+        ).rejects.toMatchObject({ code: "NOT_FOUND" });
+      });
+
+      it("redeems a link exactly once among simultaneous redemptions", async () => {
+        const results = await Promise.all(
+          ["a", "b", "c", "d"].map((c) => store.redeemConsoleLink(sha("1"), session(c))),
+        );
+        expect(results.filter((result) => result !== null)).toHaveLength(1);
+      });
+
+      it("records each use of a usable session, and none once it is idle too long", async () => {
+        const { session: started } = (await store.redeemConsoleLink(
+          sha("1"),
+          session("a", { idleTimeoutMs: 60_000 }),
+        ))!;
+        vi.setSystemTime(new Date("2026-05-01T00:00:59Z"));
+        const used = await store.useConsoleSession(sha("a"));
+        expect(used?.account).toEqual(account);
+        expect(used?.session).toEqual({ ...started, lastSeenAt: "2026-05-01T00:00:59.000Z" });
+        expect(sessionUsable(used!.session, Date.now())).toBe(true);
+        vi.setSystemTime(new Date("2026-05-01T00:01:59Z"));
+        const idle = await store.useConsoleSession(sha("a"));
+        expect(idle?.session.lastSeenAt).toBe("2026-05-01T00:00:59.000Z");
+        expect(sessionUsable(idle!.session, Date.now())).toBe(false);
+      });
+
+      it("ends a session at its absolute expiry, however active", async () => {
+        await store.redeemConsoleLink(
+          sha("1"),
+          session("a", { expiresAt: "2026-05-01T00:02:00Z", idleTimeoutMs: 60_000 }),
+        );
+        for (const at of ["00:00:50", "00:01:40"]) {
+          vi.setSystemTime(new Date(`2026-05-01T${at}Z`));
+          expect(sessionUsable((await store.useConsoleSession(sha("a")))!.session, Date.now())).toBe(true);
+        }
+        vi.setSystemTime(new Date("2026-05-01T00:02:00Z"));
+        expect(sessionUsable((await store.useConsoleSession(sha("a")))!.session, Date.now())).toBe(false);
+      });
+
+      it("removes expired links and sessions that expired or were signed out, and nothing else", async () => {
+        await store.createConsoleLink({
+          accountId: account.id,
+          sha256: sha("2"),
+          expiresAt: "2026-05-01T01:00:00Z",
+        });
+        await store.redeemConsoleLink(sha("1"), session("a", { expiresAt: "2026-05-01T00:30:00Z" }));
+        await store.createConsoleLink({
+          accountId: account.id,
+          sha256: sha("3"),
+          expiresAt: "2026-05-01T00:10:00Z",
+        });
+        await store.redeemConsoleLink(sha("3"), session("b", { expiresAt: "2026-05-01T12:00:00Z" }));
+        await store.createConsoleLink({
+          accountId: account.id,
+          sha256: sha("4"),
+          expiresAt: "2026-05-01T00:10:00Z",
+        });
+        await store.redeemConsoleLink(sha("4"), session("c", { expiresAt: "2026-05-01T12:00:00Z" }));
+        await store.endConsoleSession(sha("c"));
+        vi.setSystemTime(new Date("2026-05-01T00:45:00Z"));
+        // Links 1, 3 and 4 have expired (used or not), session a has expired and c was signed out.
+        expect(await store.deleteExpiredConsoleSessions(100)).toBe(5);
+        expect(await store.deleteExpiredConsoleSessions(100)).toBe(0);
+        expect(await store.useConsoleSession(sha("a"))).toBeNull();
+        expect(await store.useConsoleSession(sha("c"))).toBeNull();
+        expect((await store.useConsoleSession(sha("b")))?.session.endedAt).toBeNull();
+        expect(await store.redeemConsoleLink(sha("2"), session("d"))).not.toBeNull();
+      });
+
+      it("signs a session out once, keeping the first time", async () => {
+        await store.redeemConsoleLink(sha("1"), session("a"));
+        expect(await store.endConsoleSession(sha("a"))).toBe(true);
+        const ended = (await store.useConsoleSession(sha("a")))!.session;
+        expect(ended.endedAt).toBe("2026-05-01T00:00:00.000Z");
+        expect(sessionUsable(ended, Date.now())).toBe(false);
+        vi.setSystemTime(new Date("2026-05-01T00:05:00Z"));
+        expect(await store.endConsoleSession(sha("a"))).toBe(true);
+        expect((await store.useConsoleSession(sha("a")))!.session.endedAt).toBe("2026-05-01T00:00:00.000Z");
+        expect(await store.endConsoleSession(sha("f"))).toBe(false);
       });
     });
 

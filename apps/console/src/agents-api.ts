@@ -1,0 +1,83 @@
+import { api } from "./api";
+
+export type AgentStatus = "active" | "inactive" | "error";
+
+export interface Agent {
+  id: string;
+  name: string;
+  bio: string[];
+  personality: Record<string, unknown>;
+  knowledge: string[];
+  goals: string[];
+  clients: unknown[];
+  settings: Record<string, unknown>;
+  modelProvider: string | null;
+  model: string | null;
+  plugins: unknown[];
+  status: AgentStatus;
+  statusReason: { code: string; message: string; at: string } | null;
+  createdAt: string;
+  updatedAt: string;
+  apiEndpoint: string;
+}
+
+/** Every agent of the account, for pickers (pages of 100, at most 1,000 agents). */
+export async function allAgents(): Promise<Agent[]> {
+  const agents: Agent[] = [];
+  for (let page = 1; page <= 10; page++) {
+    const { data, pagination } = await api<Agent[]>("GET", "/v1/agents", {
+      query: { page, limit: 100, sortBy: "name", order: "asc" },
+    });
+    agents.push(...data);
+    if (!pagination?.hasMore) break;
+  }
+  return agents;
+}
+
+export interface ProviderChoices {
+  providers: string[];
+  /** Models a provider is limited to, where it is. */
+  models: Record<string, string[]>;
+}
+
+function enumOf(schema: unknown): string[] {
+  if (typeof schema !== "object" || schema === null) return [];
+  const record = schema as Record<string, unknown>;
+  if (Array.isArray(record.enum)) return record.enum.filter((v): v is string => typeof v === "string");
+  for (const key of ["anyOf", "oneOf"]) {
+    const options = record[key];
+    if (Array.isArray(options)) return options.flatMap(enumOf);
+  }
+  return [];
+}
+
+/** The names a `^…(?:a|b)…$` pattern of the document accepts. */
+export function namesOfPattern(pattern: string): string[] {
+  const inner = /\(\?:(.*)\)\[[^\]]*\]\*\$$/.exec(pattern)?.[1];
+  if (!inner) return [];
+  return inner.split(/(?<!\\)\|/).map((name) => name.replace(/\\(.)/g, "$1"));
+}
+
+/**
+ * The providers (and models) this deployment serves, read from the OpenAPI document it publishes at
+ * `/v1/openapi.json`: its agent request schema lists them.
+ */
+export async function providerChoices(): Promise<ProviderChoices> {
+  const response = await fetch("/v1/openapi.json", { headers: { accept: "application/json" } });
+  if (!response.ok) return { providers: [], models: {} };
+  const doc = (await response.json()) as {
+    components?: { schemas?: Record<string, { properties?: Record<string, unknown>; allOf?: unknown[] }> };
+  };
+  const schema = doc.components?.schemas?.CreateAgentRequest;
+  const providers = enumOf(schema?.properties?.modelProvider);
+  const models: Record<string, string[]> = {};
+  for (const rule of (schema?.allOf ?? []) as {
+    if?: { properties?: { modelProvider?: { const?: string } } };
+    then?: { properties?: { model?: { pattern?: string } } };
+  }[]) {
+    const name = rule.if?.properties?.modelProvider?.const;
+    const pattern = rule.then?.properties?.model?.pattern;
+    if (name && pattern) models[name] = namesOfPattern(pattern);
+  }
+  return { providers, models };
+}

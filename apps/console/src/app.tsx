@@ -1,0 +1,152 @@
+import type { JSX } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { type ConsoleSession, type RateLimit, rateLimit, session, signedOut } from "./api";
+import { AgentForm } from "./pages/agent-form";
+import { AgentsPage } from "./pages/agents";
+import { ChatPage } from "./pages/chat";
+import { HistoryPage } from "./pages/history";
+import { KeysPage } from "./pages/keys";
+import { SignInPage } from "./pages/sign-in";
+import { UsagePage } from "./pages/usage";
+import { WebhooksPage } from "./pages/webhooks";
+import { navigate, useRoute } from "./router";
+import { ErrorMessage, Link } from "./widgets/common";
+
+const NAV: { to: string; label: string }[] = [
+  { to: "/agents", label: "Agents" },
+  { to: "/chat", label: "Chat" },
+  { to: "/history", label: "History" },
+  { to: "/usage", label: "Usage" },
+  { to: "/webhooks", label: "Webhooks" },
+  { to: "/settings/api-keys", label: "API keys" },
+];
+
+function page(path: string): { title: string; body: JSX.Element } {
+  const edit = /^\/agents\/(agt_[0-9A-Z]+)\/edit$/.exec(path);
+  if (edit) return { title: "Edit agent", body: <AgentForm agentId={edit[1]!} /> };
+  switch (path) {
+    case "/agents/new":
+      return { title: "New agent", body: <AgentForm /> };
+    case "/chat":
+      return { title: "Chat", body: <ChatPage /> };
+    case "/history":
+      return { title: "History", body: <HistoryPage /> };
+    case "/usage":
+      return { title: "Usage", body: <UsagePage /> };
+    case "/webhooks":
+      return { title: "Webhooks", body: <WebhooksPage /> };
+    case "/settings/api-keys":
+      return { title: "API keys", body: <KeysPage /> };
+    default:
+      return { title: "Agents", body: <AgentsPage /> };
+  }
+}
+
+function RateLimitState() {
+  const [state, setState] = useState<RateLimit | null>(rateLimit.value);
+  useEffect(() => rateLimit.subscribe(setState), []);
+  // Rendered before the first answer too, invisible, so that its arrival moves nothing on the page.
+  const low = state !== null && state.remaining <= Math.max(1, Math.floor(state.limit / 10));
+  return (
+    <p
+      class={`rate ${low ? "low" : ""} ${state ? "" : "pending"}`}
+      aria-live="polite"
+      title="Requests left in the current rate-limit window"
+    >
+      <span class="visually-hidden">Rate limit: </span>
+      <span class="count">{state ? `${state.remaining}/${state.limit}` : "0/0"}</span> requests left
+    </p>
+  );
+}
+
+export function App() {
+  const route = useRoute();
+  const [current, setCurrent] = useState<ConsoleSession | null | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    if (route.path === "/sign-in") return;
+    session.current().then(
+      ({ data }) => setCurrent(data),
+      () => setCurrent(null),
+    );
+  }, [route.path === "/sign-in"]);
+  useEffect(
+    () =>
+      signedOut.subscribe((out) => {
+        if (out) setCurrent(null);
+      }),
+    [],
+  );
+
+  const { title, body } = page(route.path);
+  useEffect(() => {
+    document.title = `${current === null || route.path === "/sign-in" ? "Sign in" : title} · Agentry console`;
+  }, [title, current, route.path]);
+
+  if (route.path === "/sign-in") {
+    return (
+      <SignInPage
+        onSignedIn={(signedIn) => {
+          signedOut.set(false);
+          setCurrent(signedIn);
+          navigate("/agents", { replace: true });
+        }}
+      />
+    );
+  }
+  if (current === undefined) return <main class="loading" aria-busy="true" />;
+  if (current === null) return <SignInPage onSignedIn={setCurrent} />;
+
+  const signOut = async () => {
+    setError(null);
+    try {
+      await session.signOut();
+      setCurrent(null);
+      navigate("/sign-in", { replace: true });
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Agentry</span>
+        <nav aria-label="Console">
+          <ul>
+            {NAV.map((item) => (
+              <li key={item.to}>
+                <Link
+                  to={item.to}
+                  aria-current={
+                    route.path === item.to || (item.to === "/agents" && title.includes("agent"))
+                      ? "page"
+                      : undefined
+                  }
+                >
+                  {item.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="account">
+          <RateLimitState />
+          <span class="muted">{current.account.name}</span>
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <ErrorMessage error={error} />
+      <main id="main" tabIndex={-1}>
+        <h1>{title}</h1>
+        {body}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,235 @@
+import { useEffect, useId, useRef, useState } from "preact/hooks";
+import type { Agent, AgentStatus } from "../agents-api";
+import { api, type Pagination } from "../api";
+import { navigate } from "../router";
+import { ConfirmButton, ErrorMessage, formatTime, Link, TableScroll, useAction } from "../widgets/common";
+
+const PAGE_SIZE = 10;
+
+/** Agents: the list with the API's status filter, sort and pages; status toggle, export, delete; import. */
+export function AgentsPage() {
+  const id = useId();
+  const [status, setStatus] = useState<"" | AgentStatus>("");
+  const [sort, setSort] = useState("createdAt:desc");
+  const [page, setPage] = useState(1);
+  const [agents, setAgents] = useState<Agent[] | null>(null);
+  const [pagination, setPagination] = useState<Pagination | null>(null);
+  const [notice, setNotice] = useState("");
+  const load = useAction(async () => {
+    const [sortBy, order] = sort.split(":");
+    const result = await api<Agent[]>("GET", "/v1/agents", {
+      query: { page, limit: PAGE_SIZE, status, sortBy, order },
+    });
+    setAgents(result.data);
+    setPagination(result.pagination ?? null);
+  });
+  useEffect(() => {
+    void load.run();
+  }, [status, sort, page]);
+
+  const toggle = useAction(async (agent: Agent) => {
+    const next = agent.status === "inactive" ? "active" : "inactive";
+    await api("PATCH", `/v1/agents/${agent.id}`, { body: { status: next } });
+    setNotice(`${agent.name} is now ${next}.`);
+    await load.run();
+  });
+
+  return (
+    <>
+      <div class="toolbar">
+        <Link to="/agents/new" class="button primary">
+          New agent
+        </Link>
+        <ImportCharacter
+          onImported={(agent, warnings) => {
+            setNotice(
+              `Imported ${agent.name}.${warnings.length ? ` ${warnings.length} warning(s): ${warnings.map((w) => `${w.field} ${w.issue}`).join("; ")}` : ""}`,
+            );
+            void load.run();
+          }}
+        />
+      </div>
+      <p aria-live="polite" class="notice">
+        {notice}
+      </p>
+      <div class="filters">
+        <label for={`${id}-status`}>Status</label>
+        <select
+          id={`${id}-status`}
+          value={status}
+          onChange={(e) => {
+            setStatus(e.currentTarget.value as AgentStatus | "");
+            setPage(1);
+          }}
+        >
+          <option value="">Any</option>
+          <option value="active">Active</option>
+          <option value="inactive">Inactive</option>
+          <option value="error">Error</option>
+        </select>
+        <label for={`${id}-sort`}>Sort by</label>
+        <select
+          id={`${id}-sort`}
+          value={sort}
+          onChange={(e) => {
+            setSort(e.currentTarget.value);
+            setPage(1);
+          }}
+        >
+          <option value="createdAt:desc">Newest first</option>
+          <option value="createdAt:asc">Oldest first</option>
+          <option value="name:asc">Name A–Z</option>
+          <option value="name:desc">Name Z–A</option>
+          <option value="status:asc">Status</option>
+        </select>
+      </div>
+      <ErrorMessage error={load.error ?? toggle.error} />
+      {agents === null ? (
+        <p aria-busy="true">Loading…</p>
+      ) : agents.length === 0 ? (
+        <p>No agents{status ? ` with status ${status}` : ""} yet.</p>
+      ) : (
+        <TableScroll label="Agents">
+          <table>
+            <caption class="visually-hidden">Agents</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Model</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {agents.map((agent) => (
+                <tr key={agent.id}>
+                  <td>
+                    <Link to={`/agents/${agent.id}/edit`}>{agent.name}</Link>
+                    <div class="muted small mono">{agent.id}</div>
+                  </td>
+                  <td>
+                    <span class={`badge ${agent.status}`}>{agent.status}</span>
+                    {agent.statusReason ? <div class="small">{agent.statusReason.message}</div> : null}
+                  </td>
+                  <td class="small">
+                    {agent.modelProvider ?? "default"}
+                    {agent.model ? ` / ${agent.model}` : ""}
+                  </td>
+                  <td class="small">{formatTime(agent.createdAt)}</td>
+                  <td>
+                    <div class="actions">
+                      <button type="button" disabled={toggle.busy} onClick={() => toggle.run(agent)}>
+                        {agent.status === "inactive" ? "Activate" : "Deactivate"}
+                        <span class="visually-hidden"> {agent.name}</span>
+                      </button>
+                      <button type="button" onClick={() => navigate(`/chat?agent=${agent.id}`)}>
+                        Chat<span class="visually-hidden"> with {agent.name}</span>
+                      </button>
+                      <a class="button" href={`/v1/agents/${agent.id}/character`} download>
+                        Export<span class="visually-hidden"> {agent.name}</span>
+                      </a>
+                      <ConfirmButton
+                        label={
+                          <>
+                            Delete<span class="visually-hidden"> {agent.name}</span>
+                          </>
+                        }
+                        title={`Delete ${agent.name}?`}
+                        message={
+                          <p>Its history, usage and logs are deleted with it. This cannot be undone.</p>
+                        }
+                        confirmLabel="Delete agent"
+                        onConfirm={async () => {
+                          await api("DELETE", `/v1/agents/${agent.id}`);
+                          setNotice(`Deleted ${agent.name}.`);
+                          await load.run();
+                        }}
+                      />
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+      {pagination && (pagination.totalPages ?? 1) > 1 ? (
+        <nav class="pages" aria-label="Pages of agents">
+          <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+            Previous page
+          </button>
+          <span>
+            Page {pagination.page} of {pagination.totalPages} ({pagination.total} agents)
+          </span>
+          <button type="button" disabled={!pagination.hasMore} onClick={() => setPage(page + 1)}>
+            Next page
+          </button>
+        </nav>
+      ) : pagination ? (
+        <p class="muted small">{pagination.total} agent(s)</p>
+      ) : null}
+    </>
+  );
+}
+
+/** Imports an elizaOS character file, chosen or dropped, through `POST /v1/agents/import`. */
+function ImportCharacter({
+  onImported,
+}: {
+  onImported: (agent: Agent, warnings: { field: string; issue: string }[]) => void;
+}) {
+  const id = useId();
+  const input = useRef<HTMLInputElement>(null);
+  const [dragging, setDragging] = useState(false);
+  const upload = useAction(async (file: File) => {
+    let character: unknown;
+    try {
+      character = JSON.parse(await file.text());
+    } catch {
+      throw new Error(`${file.name} is not a JSON file.`);
+    }
+    const { data } = await api<Agent & { warnings?: { field: string; issue: string }[] }>(
+      "POST",
+      "/v1/agents/import",
+      { body: character },
+    );
+    onImported(data, data.warnings ?? []);
+  });
+  const take = (files: FileList | null | undefined) => {
+    const file = files?.[0];
+    if (file) void upload.run(file);
+  };
+  return (
+    <fieldset
+      class={`drop ${dragging ? "dragging" : ""}`}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        take(e.dataTransfer?.files);
+      }}
+    >
+      <legend>Import an elizaOS character</legend>
+      <label for={`${id}-file`}>Character file (choose or drop one here)</label>
+      <input
+        id={`${id}-file`}
+        ref={input}
+        type="file"
+        accept=".json,application/json"
+        onChange={(e) => {
+          take(e.currentTarget.files);
+          e.currentTarget.value = "";
+        }}
+      />
+      {upload.busy ? <span aria-live="polite">Importing…</span> : null}
+      <ErrorMessage error={upload.error} />
+    </fieldset>
+  );
+}

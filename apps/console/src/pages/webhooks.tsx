@@ -1,0 +1,312 @@
+import { useEffect, useId, useState } from "preact/hooks";
+import { api } from "../api";
+import {
+  ConfirmButton,
+  ErrorMessage,
+  Field,
+  formatTime,
+  SecretOnce,
+  TableScroll,
+  useAction,
+} from "../widgets/common";
+import { useCursorPages } from "./history";
+
+interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  description: string;
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+}
+
+interface Delivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  status: "pending" | "succeeded" | "failed";
+  responseStatus: number | null;
+  durationMs: number | null;
+  error: string | null;
+  createdAt: string;
+}
+
+export const EVENT_TYPES = [
+  "agent.created",
+  "agent.updated",
+  "agent.status_changed",
+  "agent.deleted",
+  "message.completed",
+  "message.failed",
+];
+
+/** Webhooks: endpoints (the secret shown once), test events, deliveries with their status, redelivery. */
+export function WebhooksPage() {
+  const [webhooks, setWebhooks] = useState<Webhook[] | null>(null);
+  const [secret, setSecret] = useState<{ label: string; secret: string } | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const [notice, setNotice] = useState("");
+  const load = useAction(async () => {
+    setWebhooks((await api<Webhook[]>("GET", "/v1/webhooks")).data);
+  });
+  useEffect(() => {
+    void load.run();
+  }, []);
+  const act = useAction(async (run: () => Promise<void>) => run());
+
+  return (
+    <>
+      {secret ? (
+        <SecretOnce label={secret.label} secret={secret.secret} onDone={() => setSecret(null)} />
+      ) : (
+        <CreateWebhook
+          onCreated={(webhook, value) => {
+            setSecret({ label: `Signing secret of ${webhook.url}`, secret: value });
+            void load.run();
+          }}
+        />
+      )}
+      <h2>Endpoints</h2>
+      <p aria-live="polite" class="notice">
+        {notice}
+      </p>
+      <ErrorMessage error={load.error ?? act.error} />
+      {webhooks === null ? (
+        <p aria-busy="true">Loading…</p>
+      ) : webhooks.length === 0 ? (
+        <p>No endpoints yet.</p>
+      ) : (
+        <ul class="webhooks">
+          {webhooks.map((webhook) => (
+            <li key={webhook.id} class="card">
+              <div class="row wrap">
+                <code class="grow break">{webhook.url}</code>
+                <span class={`badge ${webhook.enabled ? "active" : "inactive"}`}>
+                  {webhook.enabled ? "enabled" : "disabled"}
+                </span>
+              </div>
+              <p class="small">
+                {webhook.description ? `${webhook.description} · ` : ""}
+                Events: {webhook.events.join(", ")}
+                {webhook.disabledReason ? ` · ${webhook.disabledReason}` : ""}
+              </p>
+              <div class="actions">
+                <button
+                  type="button"
+                  onClick={() =>
+                    act.run(async () => {
+                      await api("POST", `/v1/webhooks/${webhook.id}/test`);
+                      setNotice(`Sent a webhook.test event to ${webhook.url}.`);
+                      setOpen(webhook.id);
+                    })
+                  }
+                >
+                  Send test event
+                </button>
+                <button
+                  type="button"
+                  aria-expanded={open === webhook.id}
+                  onClick={() => setOpen(open === webhook.id ? null : webhook.id)}
+                >
+                  Deliveries
+                </button>
+                <button
+                  type="button"
+                  onClick={() =>
+                    act.run(async () => {
+                      await api("PATCH", `/v1/webhooks/${webhook.id}`, {
+                        body: { enabled: !webhook.enabled },
+                      });
+                      await load.run();
+                    })
+                  }
+                >
+                  {webhook.enabled ? "Disable" : "Enable"}
+                </button>
+                <button
+                  type="button"
+                  onClick={() =>
+                    act.run(async () => {
+                      const { data } = await api<{ secret: string }>(
+                        "POST",
+                        `/v1/webhooks/${webhook.id}/rotate-secret`,
+                      );
+                      setSecret({ label: `New signing secret of ${webhook.url}`, secret: data.secret });
+                    })
+                  }
+                >
+                  Rotate secret
+                </button>
+                <ConfirmButton
+                  label="Delete"
+                  title="Delete this endpoint?"
+                  message={<p>Events stop going to {webhook.url}.</p>}
+                  confirmLabel="Delete endpoint"
+                  onConfirm={async () => {
+                    await api("DELETE", `/v1/webhooks/${webhook.id}`);
+                    await load.run();
+                  }}
+                />
+              </div>
+              {open === webhook.id ? <Deliveries webhookId={webhook.id} /> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: string) => void }) {
+  const id = useId();
+  const [url, setUrl] = useState("");
+  const [description, setDescription] = useState("");
+  const [all, setAll] = useState(true);
+  const [events, setEvents] = useState<string[]>([]);
+  const create = useAction(async () => {
+    const { data } = await api<Webhook & { secret: string }>("POST", "/v1/webhooks", {
+      body: {
+        url: url.trim(),
+        events: all ? ["*"] : events,
+        ...(description.trim() ? { description: description.trim() } : {}),
+      },
+    });
+    setUrl("");
+    setDescription("");
+    onCreated(data, data.secret);
+  });
+  return (
+    <form
+      class="card"
+      aria-labelledby={`${id}-title`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        void create.run();
+      }}
+    >
+      <h2 id={`${id}-title`}>Add an endpoint</h2>
+      <Field label="URL" id={`${id}-url`} hint="An https address reachable from the service.">
+        <input
+          id={`${id}-url`}
+          type="url"
+          required
+          placeholder="https://example.com/hooks/agentry"
+          aria-describedby={`${id}-url-hint`}
+          value={url}
+          onInput={(e) => setUrl(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Description (optional)" id={`${id}-description`}>
+        <input
+          id={`${id}-description`}
+          value={description}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+        />
+      </Field>
+      <fieldset>
+        <legend>Events</legend>
+        <label class="check">
+          <input type="checkbox" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} />
+          Every event type (including ones added later)
+        </label>
+        {all ? null : (
+          <div class="checks">
+            {EVENT_TYPES.map((type) => (
+              <label key={type} class="check">
+                <input
+                  type="checkbox"
+                  checked={events.includes(type)}
+                  onChange={(e) =>
+                    setEvents(e.currentTarget.checked ? [...events, type] : events.filter((t) => t !== type))
+                  }
+                />
+                <code>{type}</code>
+              </label>
+            ))}
+          </div>
+        )}
+      </fieldset>
+      <ErrorMessage error={create.error} />
+      <button type="submit" class="primary" disabled={create.busy}>
+        Add endpoint
+      </button>
+    </form>
+  );
+}
+
+function Deliveries({ webhookId }: { webhookId: string }) {
+  const pages = useCursorPages<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, {});
+  const redeliver = useAction(async (delivery: Delivery) => {
+    await api("POST", `/v1/webhooks/${webhookId}/deliveries/${delivery.id}/redeliver`);
+    await pages.load.run(true);
+  });
+  useEffect(() => {
+    void pages.load.run(true);
+  }, [webhookId]);
+  return (
+    <section aria-label="Deliveries">
+      <div class="row">
+        <h3 class="grow">Deliveries</h3>
+        <button type="button" onClick={() => pages.load.run(true)}>
+          Refresh
+        </button>
+      </div>
+      <ErrorMessage error={pages.load.error ?? redeliver.error} />
+      {pages.items.length === 0 ? (
+        <p class="muted">No deliveries yet.</p>
+      ) : (
+        <TableScroll label="Delivery attempts">
+          <table>
+            <caption class="visually-hidden">Delivery attempts</caption>
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Attempt</th>
+                <th scope="col">Status</th>
+                <th scope="col">Response</th>
+                <th scope="col">When</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {pages.items.map((delivery) => (
+                <tr key={delivery.id}>
+                  <td>
+                    <code>{delivery.eventType}</code>
+                  </td>
+                  <td>{delivery.attempt}</td>
+                  <td>
+                    <span class={`badge ${delivery.status}`}>{delivery.status}</span>
+                  </td>
+                  <td class="small">
+                    {delivery.responseStatus ?? delivery.error ?? "—"}
+                    {delivery.durationMs !== null ? ` · ${delivery.durationMs} ms` : ""}
+                  </td>
+                  <td class="small">{formatTime(delivery.createdAt)}</td>
+                  <td>
+                    <button type="button" disabled={redeliver.busy} onClick={() => redeliver.run(delivery)}>
+                      Redeliver
+                      <span class="visually-hidden">
+                        {" "}
+                        {delivery.eventType} attempt {delivery.attempt}
+                      </span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+      {pages.hasMore ? (
+        <button type="button" onClick={() => pages.load.run(false)}>
+          Older deliveries
+        </button>
+      ) : null}
+    </section>
+  );
+}

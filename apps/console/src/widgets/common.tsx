@@ -1,0 +1,215 @@
+import type { ComponentChildren } from "preact";
+import { useEffect, useId, useRef, useState } from "preact/hooks";
+import { ApiError } from "../api";
+import { BASE, onLinkClick } from "../router";
+
+export function Link({
+  to,
+  children,
+  class: className,
+  "aria-current": current,
+}: {
+  to: string;
+  children: ComponentChildren;
+  class?: string;
+  "aria-current"?: "page";
+}) {
+  return (
+    <a
+      href={`${BASE}${to}`}
+      class={className}
+      aria-current={current}
+      onClick={(event) => onLinkClick(event as unknown as MouseEvent, to)}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** An error as the API worded it, with its field issues and request id, announced to screen readers. */
+export function ErrorMessage({ error }: { error: unknown }) {
+  if (error === null || error === undefined) return null;
+  const api = error instanceof ApiError ? error : null;
+  const message = api ? api.message : error instanceof Error ? error.message : String(error);
+  return (
+    <div class="error" role="alert">
+      {api && api.code !== "NETWORK_ERROR" ? <strong>{api.code}: </strong> : null}
+      {message}
+      {api && api.details.length > 0 ? (
+        <ul>
+          {api.details.map((detail) => (
+            <li key={`${detail.field}:${detail.issue}`}>
+              <code>{detail.field}</code> {detail.issue}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {api?.requestId ? <small class="muted"> (request {api.requestId})</small> : null}
+    </div>
+  );
+}
+
+/** Runs an async action, keeping its error and whether it is running. */
+export function useAction<A extends unknown[]>(action: (...args: A) => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = async (...args: A) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action(...args);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error, setError };
+}
+
+/**
+ * A confirmation dialog (the native `<dialog>`, modal: focus moves into it, Escape cancels, focus returns to the
+ * button that opened it).
+ */
+export function ConfirmButton({
+  label,
+  title,
+  message,
+  confirmLabel,
+  onConfirm,
+  class: className = "danger",
+  disabled,
+}: {
+  label: ComponentChildren;
+  title: string;
+  message: ComponentChildren;
+  confirmLabel: string;
+  onConfirm: () => Promise<void> | void;
+  class?: string;
+  disabled?: boolean;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const confirm = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+      dialog.current?.close();
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class={className} disabled={disabled} onClick={() => dialog.current?.showModal()}>
+        {label}
+      </button>
+      <dialog ref={dialog} aria-labelledby={titleId} class="dialog">
+        <h2 id={titleId}>{title}</h2>
+        <div>{message}</div>
+        <ErrorMessage error={error} />
+        <div class="actions">
+          <button type="button" onClick={() => dialog.current?.close()}>
+            Cancel
+          </button>
+          <button type="button" class="danger" disabled={busy} onClick={confirm}>
+            {confirmLabel}
+          </button>
+        </div>
+      </dialog>
+    </>
+  );
+}
+
+/** A secret shown this once, with a copy button and the warning that it cannot be shown again. */
+export function SecretOnce({ label, secret, onDone }: { label: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const id = useId();
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => field.current?.focus(), []);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+    } catch {
+      field.current?.select();
+      document.execCommand("copy");
+    }
+    setCopied(true);
+  };
+  return (
+    <section class="secret" aria-labelledby={`${id}-title`}>
+      <h3 id={`${id}-title`}>{label}</h3>
+      <p class="warning" role="note">
+        Copy it now: it is shown only this once and cannot be shown again.
+      </p>
+      <div class="row">
+        <label for={id} class="visually-hidden">
+          {label}
+        </label>
+        <input
+          id={id}
+          ref={field}
+          readOnly
+          value={secret}
+          class="mono grow"
+          onFocus={(e) => e.currentTarget.select()}
+        />
+        <button type="button" onClick={copy}>
+          {copied ? "Copied" : "Copy"}
+        </button>
+      </div>
+      <span aria-live="polite" class="visually-hidden">
+        {copied ? "Copied to the clipboard" : ""}
+      </span>
+      <button type="button" onClick={onDone}>
+        I have stored it
+      </button>
+    </section>
+  );
+}
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+/** A labelled form field. */
+export function Field({
+  label,
+  hint,
+  children,
+  id,
+}: {
+  label: string;
+  hint?: string;
+  children: ComponentChildren;
+  id: string;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {hint ? (
+        <small class="muted" id={`${id}-hint`}>
+          {hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+/** A table that may scroll sideways on a narrow screen: a labelled region that takes focus to scroll by keyboard. */
+export function TableScroll({ label, children }: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls must take focus to scroll from the keyboard
+    <section class="table-wrap" tabIndex={0} aria-label={label}>
+      {children}
+    </section>
+  );
+}
