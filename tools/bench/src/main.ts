@@ -324,13 +324,15 @@ async function main(): Promise<void> {
 
     report.loadAfter = loadavg();
     report.cpuCheckAfter = cpuCheckMs();
+    const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(" ");
+    const conditions = `${machine}; load average ${load(report.loadBefore)} before, ${load(report.loadAfter)} after`;
     // The account-size and scaled-out measures have sections of their own, so that running them alone leaves
     // the rest.
     const ownSections = ["account-size", "scaled-out"].filter((name) => only.has(name)).length;
     const sections = [
       ...(only.size > ownSections ? [renderReport(report)] : []),
-      ...(accounts ? [renderAccountSize(accounts, machine, settings)] : []),
-      ...(scaled ? [renderScaledOut(scaled, machine, settings)] : []),
+      ...(accounts ? [renderAccountSize(accounts, conditions, settings)] : []),
+      ...(scaled ? [renderScaledOut(scaled, conditions, settings)] : []),
     ];
     for (const section of sections) {
       log("");
