@@ -13,6 +13,7 @@ import {
   type ProvidersConfig,
 } from "./providers/resolve.js";
 import { conversationRoutes } from "./routes.js";
+import { DEFAULT_STREAM_RETENTION_MS, MessageRuns } from "./runs.js";
 import { openConversationStore } from "./store/open.js";
 import type { ConversationStore, OutboxEvent } from "./store/types.js";
 
@@ -38,6 +39,8 @@ export interface BuildConversationOptions {
   webhooks?: { publish: PublishEvents };
   /** How often the outbox is read besides right after each event; 1 s when unset. */
   outboxIntervalMs?: number;
+  /** STREAM_RETENTION: how long a message's events are kept after it ends; 1 h when unset. */
+  streamRetentionMs?: number;
 }
 
 export interface Conversation {
@@ -49,8 +52,9 @@ export interface Conversation {
   /** Whether the store answers: what readiness reports. */
   ready(): Promise<boolean>;
   /**
-   * Stops the relay (events it has not published wait in the outbox for the next start), closes the store and
-   * frees the local model. Stop serving first.
+   * Cancels the messages still generated here (their logs end as failed), stops the relay (events it has not
+   * published wait in the outbox for the next start), closes the store and frees the local model. Stop serving
+   * first.
    */
   close(): Promise<void>;
 }
@@ -70,7 +74,11 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       timeoutMs: options.providers.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS,
       firstTokenTimeoutMs: options.providers.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
     },
+    runs: new MessageRuns(() => ctx, {
+      retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
+    }),
   };
+  ctx.runs.start();
   const relay = options.webhooks
     ? new OutboxRelay<OutboxEvent>({
         source: {
@@ -111,6 +119,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
         () => false,
       ),
     async close() {
+      await ctx.runs.close();
       await relay?.stop();
       await store.close();
       await ctx.providers.close();

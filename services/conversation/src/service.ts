@@ -32,6 +32,8 @@ export interface MessageInput {
   requestId?: string | undefined;
   /** The API key the message was sent with, for usage by key. */
   apiKeyId?: string | undefined;
+  /** The ids of the message and of its reply, when the caller needs the reply's before the call (runs.ts). */
+  ids?: { message: string; reply: string } | undefined;
 }
 
 /** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
@@ -194,8 +196,8 @@ function invalid(field: string, issue: string): AppError {
 /** One model call from receipt to outcome: its plan, its timing, and its record in the store and the log. */
 class Call {
   // The message's id first: ids are time-ordered, and the message comes before its reply.
-  private readonly messageId = newId("message");
-  readonly id = newId("message");
+  private readonly messageId: string;
+  readonly id: string;
   readonly key: ConversationKey;
   private logger: Logger | undefined;
   /** From receiving the message to the reply's first text; null until the text begins. */
@@ -219,6 +221,8 @@ class Call {
     private readonly stream: boolean,
   ) {
     this.key = conversationKey(input);
+    this.messageId = input.ids?.message ?? newId("message");
+    this.id = input.ids?.reply ?? newId("message");
   }
 
   /** The call's logger, made when first used: an answered call logs once, after its reply has left. */
