@@ -328,7 +328,7 @@ class LiveRun {
 
   constructor(
     private readonly ctx: ConversationContext,
-    private readonly record: RunRecord,
+    record: RunRecord,
     private readonly controller: AbortController,
     private readonly flushMs: number,
     private readonly retentionMs: number,

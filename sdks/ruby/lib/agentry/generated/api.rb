@@ -19,6 +19,7 @@ module Agentry
     "AGENT_NOT_FOUND" => 404,
     "CONVERSATION_NOT_FOUND" => 404,
     "MESSAGE_NOT_FOUND" => 404,
+    "STREAM_NOT_FOUND" => 404,
     "WEBHOOK_NOT_FOUND" => 404,
     "DELIVERY_NOT_FOUND" => 404,
     "NOT_FOUND" => 404,
