@@ -2,7 +2,7 @@ import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@
 import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
-import { parseEventStream, type SseEvent } from "./sse.js";
+import { readEvents, type SseEvent } from "./sse.js";
 
 let openai: FakeProviderServer<OpenAIChatBody>;
 let h: Harness;
@@ -32,35 +32,6 @@ async function newAgent(on: Harness = h, key = tenant.key): Promise<string> {
   });
   expect(res.status).toBe(201);
   return res.body.data.id;
-}
-
-/**
- * Reads a stream's events as they come; stops (dropping the connection) after `cutAfter` events when given.
- * Answers the events read, parsed.
- */
-export async function readEvents(
-  url: string,
-  init: RequestInit & { cutAfter?: number },
-): Promise<{ status: number; events: SseEvent[]; body: string }> {
-  const controller = new AbortController();
-  const res = await fetch(url, { ...init, signal: controller.signal });
-  if (!res.headers.get("content-type")?.startsWith("text/event-stream")) {
-    return { status: res.status, events: [], body: await res.text() };
-  }
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    text += value;
-    const complete = text.slice(0, text.lastIndexOf("\n\n") + 2);
-    const { events } = parseEventStream(complete);
-    if (init.cutAfter !== undefined && events.length >= init.cutAfter) {
-      controller.abort();
-      return { status: res.status, events: events.slice(0, init.cutAfter), body: complete };
-    }
-  }
-  return { status: res.status, events: parseEventStream(text).events, body: text };
 }
 
 function post(
