@@ -167,7 +167,9 @@ describe("two gateways sharing Redis", () => {
     const deltas = all.filter((event) => event.event === "message.delta");
     expect(deltas.map((event) => (event.data as { text: string }).text).join("")).toBe(text);
     // Read again from the start through the gateway that generated it: the same events.
-    const replay = await readEvents(`${a.url}/v1/agents/${agentId}/messages/${messageId}/events`, { headers });
+    const replay = await readEvents(`${a.url}/v1/agents/${agentId}/messages/${messageId}/events`, {
+      headers,
+    });
     expect(replay.events).toEqual(all);
   });
 
