@@ -41,6 +41,8 @@ export interface BuildConversationOptions {
   outboxIntervalMs?: number;
   /** STREAM_RETENTION: how long a message's events are kept after it ends; 1 h when unset. */
   streamRetentionMs?: number;
+  /** false: streams keep no event log, so they cannot be resumed (the benchmark's baseline). Default true. */
+  keepStreams?: boolean;
 }
 
 export interface Conversation {
@@ -76,6 +78,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     },
     runs: new MessageRuns(() => ctx, {
       retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
+      ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
     }),
   };
   ctx.runs.start();

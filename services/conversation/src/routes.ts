@@ -96,8 +96,12 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         request: StreamMessageRequest,
         call: HandlerContext,
       ): AsyncIterable<StreamMessageResponse> {
-        const signal = request.continueOnDisconnect ? undefined : call.signal;
-        return mapAsyncIterable(ctx.runs.stream(messageInput(request, call), signal), {
+        const events = ctx.runs.stream(
+          messageInput(request, call),
+          call.signal,
+          request.continueOnDisconnect,
+        );
+        return mapAsyncIterable(events, {
           map: toStreamResponse,
         });
       },

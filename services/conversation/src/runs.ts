@@ -16,7 +16,7 @@ import {
   type StreamEvent,
   streamMessage,
 } from "./service.js";
-import type { RunEvent, RunRecord } from "./store/types.js";
+import type { RunEvent, RunRecord, RunWrite } from "./store/types.js";
 
 /** STREAM_RETENTION when unset: how long a message's events are kept after it ends. */
 export const DEFAULT_STREAM_RETENTION_MS = 60 * 60 * 1000;
@@ -53,6 +53,8 @@ export interface BackgroundState {
 export interface RunsOptions {
   /** STREAM_RETENTION in milliseconds. */
   retentionMs: number;
+  /** false: streams keep no log (they cannot be resumed); the benchmark's baseline. Default true. */
+  keepStreams?: boolean;
   flushMs?: number;
   pollMs?: number;
 }
@@ -65,8 +67,9 @@ const ABANDONED = new AppError(
 /**
  * The event logs of streamed and background messages ("runs"). The process that generates a message keeps its
  * events in memory while it runs (its own followers read them there, woken at each event) and writes them to the
- * store in batches, at most FLUSH_MS after each first unwritten event and at once with the terminal event, so the
- * store sees no write per delta and nothing is written between the provider's first text and the caller. A
+ * store in batches shared by all its runs (GroupWriter): one transaction at most FLUSH_MS after the first write
+ * waiting, so the store sees no write per delta, one commit for any number of streams, and nothing is written
+ * between the provider's text and the caller. A
  * follower on another process reads the store every POLL_MS until the terminal event: polling needs nothing
  * besides the store both store kinds already are, and its cost is one indexed read per follower and interval,
  * paid only by callers that resume elsewhere.
@@ -77,8 +80,8 @@ const ABANDONED = new AppError(
  */
 export class MessageRuns {
   private readonly live = new Map<string, LiveRun>();
-  private readonly flushMs: number;
   private readonly pollMs: number;
+  private readonly writer: GroupWriter;
   private sweep: Repetition | undefined;
 
   /** `context` gives the service's context, of which the runs are part. */
@@ -86,8 +89,8 @@ export class MessageRuns {
     private readonly context: () => ConversationContext,
     private readonly options: RunsOptions,
   ) {
-    this.flushMs = options.flushMs ?? FLUSH_MS;
     this.pollMs = options.pollMs ?? POLL_MS;
+    this.writer = new GroupWriter(context, options.flushMs ?? FLUSH_MS);
   }
 
   private get ctx(): ConversationContext {
@@ -100,22 +103,35 @@ export class MessageRuns {
   }
 
   /**
-   * A streamed reply: its events, numbered, as they come. With `signal` the message is cancelled when it aborts or
-   * when the caller stops reading before the end; without, it is generated to its end whatever the caller does. A
-   * failure is thrown (the error the service ended the message with), after the events that came before it.
+   * A streamed reply: its events, numbered, as they come. The message is cancelled when `signal` (the caller's)
+   * aborts or the caller stops reading before the end, unless `continued`: then it is generated to its end
+   * whatever the caller does. A failure is thrown (the error the service ended the message with), after the events
+   * that came before it.
    */
-  async *stream(input: MessageInput, signal: AbortSignal | undefined): AsyncGenerator<LoggedEvent> {
+  async *stream(input: MessageInput, signal: AbortSignal, continued = false): AsyncGenerator<LoggedEvent> {
     conversationKey(input);
-    const run = this.begin(input, false, signal);
+    if (this.options.keepStreams === false) {
+      let seq = 0;
+      const generating = continued ? new AbortController().signal : signal;
+      for await (const event of streamMessage(this.ctx, input, generating)) {
+        seq += 1;
+        yield { seq, event };
+      }
+      return;
+    }
+    const run = this.begin(input, false, continued ? undefined : signal);
+    // Once the caller is gone the reply is no longer paced by its reading.
+    if (signal.aborted) run.unpace();
+    else signal.addEventListener("abort", () => run.unpace(), { once: true });
     let ended = false;
     try {
-      for await (const logged of run.follow(0, false)) {
+      for await (const logged of run.lead()) {
         if (logged.event.type === "failed") throw run.error ?? failure(logged.event);
         yield logged;
       }
       ended = true;
     } finally {
-      if (!ended && signal) run.cancel();
+      if (!ended && !continued) run.cancel();
     }
   }
 
@@ -126,7 +142,11 @@ export class MessageRuns {
   async startBackground(input: MessageInput): Promise<string> {
     conversationKey(input);
     const run = this.begin(input, true, undefined);
-    await run.recorded;
+    if (!(await run.recorded)) {
+      throw new AppError("AGENT_UNAVAILABLE", "The message could not be recorded; retry shortly.", {
+        retryAfterSeconds: 1,
+      });
+    }
     return run.id;
   }
 
@@ -187,6 +207,7 @@ export class MessageRuns {
     const running = [...this.live.values()];
     for (const run of running) run.cancel();
     await Promise.all(running.map((run) => run.done));
+    await this.writer.drain();
   }
 
   private begin(input: MessageInput, background: boolean, signal: AbortSignal | undefined): LiveRun {
@@ -217,11 +238,11 @@ export class MessageRuns {
       endedAt: null,
       expiresAt: null,
     };
-    const run = new LiveRun(this.ctx, record, controller, this.flushMs, this.options.retentionMs);
+    const run = new LiveRun(this.ctx, this.writer, record, controller, this.options.retentionMs);
     this.live.set(run.id, run);
     const generate = () => run.drive(streamMessage(this.ctx, { ...input, ids }, controller.signal));
     // A background message is generated only once it is recorded: its caller is told of it only then.
-    const driving = background ? run.recorded.then(generate, () => undefined) : generate();
+    const driving = background ? run.recorded.then((ok) => (ok ? generate() : undefined)) : generate();
     void driving.finally(() => {
       this.live.delete(run.id);
     });
@@ -306,13 +327,66 @@ export class MessageRuns {
   }
 }
 
+/**
+ * Commits the writes of every log of this process together: at most `flushMs` after the first write waiting, in
+ * one transaction (one commit, one fsync on SQLite, however many streams are running), never on the path from a
+ * provider's text to the caller. A write is a thunk, read when its batch is committed, so that a run's events
+ * written meanwhile go with it.
+ */
+class GroupWriter {
+  private pending: (() => RunWrite | null)[] = [];
+  private committed: ((ok: boolean) => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly context: () => ConversationContext,
+    private readonly flushMs: number,
+  ) {}
+
+  /** Queues a write; answers whether its batch was committed. */
+  submit(write: () => RunWrite | null): Promise<boolean> {
+    this.pending.push(write);
+    const done = new Promise<boolean>((resolve) => this.committed.push(resolve));
+    this.timer ??= setTimeout(() => this.flush(), this.flushMs);
+    return done;
+  }
+
+  /** Commits what waits, and resolves once every batch is committed. */
+  async drain(): Promise<void> {
+    clearTimeout(this.timer);
+    this.flush();
+    await this.writing;
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const thunks = this.pending;
+    const committed = this.committed;
+    if (thunks.length === 0) return;
+    this.pending = [];
+    this.committed = [];
+    this.writing = this.writing.then(async () => {
+      const writes = thunks.map((thunk) => thunk()).filter((write) => write !== null);
+      let ok = true;
+      try {
+        await this.context().store.writeRuns(writes);
+      } catch (error) {
+        ok = false;
+        this.context().logger.warn({ err: error, writes: writes.length }, "could not write message logs");
+      }
+      for (const resolve of committed) resolve(ok);
+    });
+  }
+}
+
 /** One message generated by this process: its events in memory, written to the store in batches. */
 class LiveRun {
   readonly id: string;
   readonly accountId: string;
   readonly agentId: string;
-  /** Resolves once the run is in the store (or could not be written, which is logged). */
-  readonly recorded: Promise<void>;
+  /** Whether the run is in the store (its first batch committed). */
+  readonly recorded: Promise<boolean>;
   /** Resolves once the run has ended and its end is written. */
   done: Promise<void> = Promise.resolve();
   /** Every event so far; event n is at index n - 1. */
@@ -321,26 +395,42 @@ class LiveRun {
   error: AppError | undefined;
   private ended = false;
   private unwritten: RunEvent[] = [];
-  private writes: Promise<unknown>;
-  private timer: NodeJS.Timeout | undefined;
+  private queued = false;
+  private endWritten: Promise<boolean> = Promise.resolve(true);
   private wake: (() => void) | null = null;
   private changed: Promise<void> | null = null;
+  /**
+   * While the caller that started the stream reads it, the provider's reply is read no faster than that caller
+   * takes it (as without the log), so that the reply's end (storing it: a commit) comes after the caller has the
+   * text before it, not between the two. "reading": the caller has events to take (the reply waits, `behind`
+   * resolving it); "waiting": it has taken them all; "off", for good, once the caller has gone or the reply was
+   * cancelled.
+   */
+  private pace: "reading" | "waiting" | "off" = "off";
+  private behind: (() => void) | null = null;
 
   constructor(
-    private readonly ctx: ConversationContext,
+    ctx: ConversationContext,
+    private readonly writer: GroupWriter,
     record: RunRecord,
     private readonly controller: AbortController,
-    private readonly flushMs: number,
     private readonly retentionMs: number,
   ) {
     this.id = record.id;
     this.accountId = record.accountId;
     this.agentId = record.agentId;
-    this.recorded = ctx.store.startRun(record).catch((error: unknown) => {
-      ctx.logger.warn({ err: error, messageId: record.id }, "could not record the message's event log");
-      if (record.background) throw error;
-    });
-    this.writes = this.recorded.catch(() => undefined);
+    // A cancelled reply is read on to its end at once.
+    controller.signal.addEventListener("abort", () => this.unpace(), { once: true });
+    // A background message is committed at once, durably: its caller is answered only then.
+    this.recorded = record.background
+      ? ctx.store.startRun(record).then(
+          () => true,
+          (error: unknown) => {
+            ctx.logger.warn({ err: error, messageId: record.id }, "could not record a background message");
+            return false;
+          },
+        )
+      : writer.submit(() => ({ kind: "start", run: record }));
   }
 
   cancel(): void {
@@ -353,7 +443,14 @@ class LiveRun {
       resolveDone = resolve;
     });
     try {
-      for await (const event of events) this.push(event);
+      for await (const event of events) {
+        this.push(event);
+        if (this.pace === "reading") {
+          await new Promise<void>((resolve) => {
+            this.behind = resolve;
+          });
+        }
+      }
     } catch (thrown) {
       const error =
         thrown instanceof AppError
@@ -362,7 +459,7 @@ class LiveRun {
       this.error = error;
       this.push({ type: "failed", code: error.code, message: error.message });
     } finally {
-      await this.writes;
+      await this.endWritten;
       resolveDone();
     }
   }
@@ -384,54 +481,84 @@ class LiveRun {
     }
   }
 
+  /** The caller that started the stream reads it through this; the reply is paced by its reading. */
+  async *lead(): AsyncGenerator<LoggedEvent> {
+    let next = 0;
+    if (this.pace === "off" && !this.controller.signal.aborted) this.pace = "reading";
+    try {
+      for (;;) {
+        while (next < this.events.length) {
+          const logged = this.events[next]!;
+          next += 1;
+          yield logged;
+        }
+        if (this.ended) return;
+        this.changed ??= new Promise((resolve) => {
+          this.wake = resolve;
+        });
+        this.caughtUp();
+        await this.changed;
+      }
+    } finally {
+      this.unpace();
+    }
+  }
+
+  /** The reply is read from the provider as fast as it comes, from now on: its caller has gone. */
+  unpace(): void {
+    this.pace = "off";
+    this.release();
+  }
+
+  private caughtUp(): void {
+    if (this.pace === "reading") this.pace = "waiting";
+    this.release();
+  }
+
+  private release(): void {
+    const behind = this.behind;
+    this.behind = null;
+    behind?.();
+  }
+
   private push(event: LogEvent): void {
     const seq = this.events.length + 1;
     this.events.push({ seq, event });
-    this.unwritten.push(encodeEvent(seq, event));
+    const encoded = encodeEvent(seq, event);
+    this.unwritten.push(encoded);
     const wake = this.wake;
     this.changed = null;
     this.wake = null;
+    // The caller, woken, has this event to take before it has caught up again.
+    if (this.pace === "waiting") this.pace = "reading";
     if (terminal(event)) {
       this.ended = true;
-      clearTimeout(this.timer);
-      this.end(event);
-    } else {
-      this.timer ??= setTimeout(() => this.flush(), this.flushMs);
+      const endedAt = new Date();
+      const failed = event.type === "failed";
+      const end = {
+        status: failed ? ("failed" as const) : ("completed" as const),
+        errorCode: failed ? event.code : null,
+        errorMessage: failed ? event.message : null,
+        result: encoded.data,
+        endedAt: endedAt.toISOString(),
+        expiresAt: new Date(endedAt.getTime() + this.retentionMs).toISOString(),
+      };
+      this.endWritten = this.writer.submit(() => ({ kind: "end", runId: this.id, events: this.take(), end }));
+    } else if (!this.queued) {
+      this.queued = true;
+      this.writer.submit(() => {
+        this.queued = false;
+        const events = this.take();
+        return events.length > 0 ? { kind: "events", runId: this.id, events } : null;
+      });
     }
     wake?.();
   }
 
-  private flush(): void {
-    this.timer = undefined;
-    const batch = this.unwritten;
-    if (batch.length === 0) return;
+  private take(): RunEvent[] {
+    const events = this.unwritten;
     this.unwritten = [];
-    this.writes = this.writes.then(() =>
-      this.ctx.store.appendRunEvents(this.id, batch).catch((error: unknown) => {
-        this.ctx.logger.warn({ err: error, messageId: this.id }, "could not write message events");
-      }),
-    );
-  }
-
-  private end(event: LogEvent): void {
-    const batch = this.unwritten;
-    this.unwritten = [];
-    const endedAt = new Date();
-    const failed = event.type === "failed";
-    this.writes = this.writes.then(() =>
-      this.ctx.store
-        .endRun(this.id, batch, {
-          status: failed ? "failed" : "completed",
-          errorCode: failed ? event.code : null,
-          errorMessage: failed ? event.message : null,
-          result: batch.at(-1)?.data ?? null,
-          endedAt: endedAt.toISOString(),
-          expiresAt: new Date(endedAt.getTime() + this.retentionMs).toISOString(),
-        })
-        .catch((error: unknown) => {
-          this.ctx.logger.warn({ err: error, messageId: this.id }, "could not end the message's event log");
-        }),
-    );
+    return events;
   }
 }
 

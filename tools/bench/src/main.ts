@@ -22,6 +22,7 @@ import { cpuCheckMs, describeMachine, type Report, renderReport, writeSection } 
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
+import { streamLog } from "./scenarios/stream-log.js";
 import { usageQueries } from "./scenarios/usage.js";
 import { webhooks } from "./scenarios/webhooks.js";
 import type { Target } from "./workers/latency.js";
@@ -39,6 +40,7 @@ const SCENARIOS = [
   "recording",
   "webhooks",
   "idempotency",
+  "stream-log",
   "cold-start",
 ];
 const USAGE =
@@ -302,6 +304,7 @@ async function main(): Promise<void> {
     if (only.has("recording")) report.recording = await usageRecording(bench);
     if (only.has("webhooks")) report.webhooks = await webhooks(bench, providerEnv);
     if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
+    if (only.has("stream-log")) report.streamLog = await streamLog(bench, provider.url);
     await bench.stop();
     if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
 

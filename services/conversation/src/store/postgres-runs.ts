@@ -1,6 +1,6 @@
 import { type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
-import type { RunEnd, RunEvent, RunRecord, RunStatus } from "./types.js";
+import type { RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
 interface PgRunRow {
   id: string;
@@ -33,23 +33,24 @@ export class PostgresRuns {
     this.sql = statements(schema);
   }
 
+  async write(writes: readonly RunWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    await this.db.transaction(async (client) => {
+      // The event logs' batches need not wait for the WAL's flush (a crash of the database may lose the last
+      // ones, never anything else): the service commits one while replies stream.
+      await client.query("SET LOCAL synchronous_commit TO OFF");
+      for (const write of writes) {
+        if (write.kind === "start") await run(client, this.sql.insert, runValues(write.run));
+        else if (write.kind === "events") {
+          if (write.events.length > 0)
+            await run(client, this.sql.insertEvents, eventValues(write.runId, write.events));
+        } else await this.endWith(client, write.runId, write.events, write.end);
+      }
+    });
+  }
+
   async start(record: RunRecord): Promise<void> {
-    await this.db.query(this.sql.insert, [
-      record.id,
-      record.accountId,
-      record.agentId,
-      record.userId,
-      record.roomId,
-      record.background,
-      record.status,
-      record.errorCode,
-      record.errorMessage,
-      record.result,
-      record.createdAt,
-      record.deadlineAt,
-      record.endedAt,
-      record.expiresAt,
-    ]);
+    await this.db.query(this.sql.insert, runValues(record));
   }
 
   async append(runId: string, events: readonly RunEvent[]): Promise<void> {
@@ -58,20 +59,27 @@ export class PostgresRuns {
   }
 
   async finish(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
-    return this.db.transaction(async (client) => {
-      const ended = await run(client, this.sql.end, [
-        end.status,
-        end.errorCode,
-        end.errorMessage,
-        end.result,
-        end.endedAt,
-        end.expiresAt,
-        runId,
-      ]);
-      if ((ended.rowCount ?? 0) === 0) return false;
-      if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
-      return true;
-    });
+    return this.db.transaction((client) => this.endWith(client, runId, events, end));
+  }
+
+  private async endWith(
+    client: pg.PoolClient,
+    runId: string,
+    events: readonly RunEvent[],
+    end: RunEnd,
+  ): Promise<boolean> {
+    const ended = await run(client, this.sql.end, [
+      end.status,
+      end.errorCode,
+      end.errorMessage,
+      end.result,
+      end.endedAt,
+      end.expiresAt,
+      runId,
+    ]);
+    if ((ended.rowCount ?? 0) === 0) return false;
+    if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
+    return true;
   }
 
   async get(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {
@@ -102,6 +110,25 @@ export class PostgresRuns {
   async deleteUserRuns(client: pg.PoolClient, accountId: string, userId: string): Promise<void> {
     await run(client, this.sql.deleteUserRuns, [accountId, userId]);
   }
+}
+
+function runValues(record: RunRecord): unknown[] {
+  return [
+    record.id,
+    record.accountId,
+    record.agentId,
+    record.userId,
+    record.roomId,
+    record.background,
+    record.status,
+    record.errorCode,
+    record.errorMessage,
+    record.result,
+    record.createdAt,
+    record.deadlineAt,
+    record.endedAt,
+    record.expiresAt,
+  ];
 }
 
 /** The events as three arrays, unnested in order by one statement. */

@@ -94,6 +94,7 @@ import type {
   RunEnd,
   RunEvent,
   RunRecord,
+  RunWrite,
   TurnPage,
   TurnRecord,
 } from "./types.js";
@@ -640,6 +641,10 @@ export class PostgresConversationStore implements ConversationStore {
 
   async endRun(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
     return this.runs.finish(runId, events, end);
+  }
+
+  async writeRuns(writes: readonly RunWrite[]): Promise<void> {
+    await this.runs.write(writes);
   }
 
   async getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {

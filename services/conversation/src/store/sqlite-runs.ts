@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { RunEnd, RunEvent, RunRecord, RunStatus } from "./types.js";
+import type { RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
 interface SqliteRunRow {
   id: string;
@@ -25,23 +25,20 @@ export class SqliteRuns {
     (runId: string, events: readonly RunEvent[], end: RunEnd) => boolean
   >;
   private readonly removeExpired: Database.Transaction<(now: string, limit: number) => number>;
+  private readonly writeMany: Database.Transaction<(writes: readonly RunWrite[]) => void>;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     const s = prepare(db);
     this.s = s;
-    this.end = db.transaction((runId: string, events: readonly RunEvent[], end: RunEnd) => {
-      const ended = s.end.run(
-        end.status,
-        end.errorCode,
-        end.errorMessage,
-        end.result,
-        end.endedAt,
-        end.expiresAt,
-        runId,
-      ).changes;
-      if (ended === 0) return false;
-      for (const event of events) s.insertEvent.run(runId, event.seq, event.type, event.data);
-      return true;
+    this.end = db.transaction((runId: string, events: readonly RunEvent[], end: RunEnd) =>
+      this.endOne(runId, events, end),
+    );
+    this.writeMany = db.transaction((writes: readonly RunWrite[]) => {
+      for (const write of writes) {
+        if (write.kind === "start") this.start(write.run);
+        else if (write.kind === "events") this.append(write.runId, write.events);
+        else this.endOne(write.runId, write.events, write.end);
+      }
     });
     this.removeExpired = db.transaction((now: string, limit: number) => {
       const ids = s.expired.all(now, limit).map((row) => row.id);
@@ -50,6 +47,22 @@ export class SqliteRuns {
       s.deleteRuns.run(list);
       return ids.length;
     });
+  }
+
+  /** Ends a run still pending, with its last events; false when it was not pending. */
+  private endOne(runId: string, events: readonly RunEvent[], end: RunEnd): boolean {
+    const ended = this.s.end.run(
+      end.status,
+      end.errorCode,
+      end.errorMessage,
+      end.result,
+      end.endedAt,
+      end.expiresAt,
+      runId,
+    ).changes;
+    if (ended === 0) return false;
+    for (const event of events) this.s.insertEvent.run(runId, event.seq, event.type, event.data);
+    return true;
   }
 
   start(run: RunRecord): void {
@@ -77,6 +90,21 @@ export class SqliteRuns {
 
   finish(runId: string, events: readonly RunEvent[], end: RunEnd): boolean {
     return this.end.immediate(runId, events, end);
+  }
+
+  /**
+   * A batch of the event logs, committed without waiting for the disk (synchronous=NORMAL in WAL mode: an operating
+   * system crash or a power cut may lose the last batches, never corrupt the file, and every later commit of the
+   * connection, at FULL, makes them durable too). The batches are written while replies stream; an fsync each
+   * would stall every stream of the process meanwhile.
+   */
+  write(writes: readonly RunWrite[]): void {
+    this.db.pragma("synchronous = NORMAL");
+    try {
+      this.writeMany.immediate(writes);
+    } finally {
+      this.db.pragma("synchronous = FULL");
+    }
   }
 
   get(accountId: string, agentId: string, runId: string): RunRecord | null {

@@ -61,6 +61,7 @@ import type {
   RunEnd,
   RunEvent,
   RunRecord,
+  RunWrite,
   TurnPage,
   TurnRecord,
   TurnRole,
@@ -422,6 +423,10 @@ export class SqliteConversationStore implements ConversationStore {
 
   async endRun(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
     return this.runs.finish(runId, events, end);
+  }
+
+  async writeRuns(writes: readonly RunWrite[]): Promise<void> {
+    if (writes.length > 0) this.runs.write(writes);
   }
 
   async getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {

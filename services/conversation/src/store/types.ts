@@ -219,6 +219,12 @@ export interface RunEnd {
   expiresAt: string;
 }
 
+/** One write of a message log, as the service batches them (runs.ts). */
+export type RunWrite =
+  | { kind: "start"; run: RunRecord }
+  | { kind: "events"; runId: string; events: readonly RunEvent[] }
+  | { kind: "end"; runId: string; events: readonly RunEvent[]; end: RunEnd };
+
 export interface PurgeResult {
   turns: number;
   calls: number;
@@ -326,6 +332,12 @@ export interface ConversationStore {
    * (false: it had been ended already, e.g. as abandoned, and nothing was written).
    */
   endRun(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean>;
+  /**
+   * Performs writes of many runs in order, in one transaction: one commit for every log written meanwhile. An end
+   * of a run no longer pending writes nothing, as `endRun`. The commit does not wait for the disk: a crash of the
+   * machine (or of Postgres) may lose the last batches, never anything else.
+   */
+  writeRuns(writes: readonly RunWrite[]): Promise<void>;
   /** One of an agent's runs, expired or not, or null. */
   getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null>;
   /** The events of a run after `after`, in order, at most `limit`. */

@@ -1410,6 +1410,39 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.runEvents(run.id, 6, 100)).toEqual([]);
     });
 
+    it("writes the starts, events and ends of many runs in order in one batch", async () => {
+      const store = await fresh();
+      const first = pendingRun({ background: false });
+      const second = pendingRun();
+      const end = {
+        status: "completed" as const,
+        errorCode: null,
+        errorMessage: null,
+        result: "{}",
+        endedAt: tick(),
+        expiresAt: tick(),
+      };
+      await store.writeRuns([
+        { kind: "start", run: first },
+        { kind: "start", run: second },
+        { kind: "events", runId: first.id, events: runEvents(1, 2) },
+        { kind: "events", runId: second.id, events: runEvents(1, 1) },
+        { kind: "end", runId: first.id, events: runEvents(3, 1), end },
+      ]);
+      expect(await store.getRun("acct_A", "agt_A", first.id)).toEqual({ ...first, ...end });
+      expect(await store.runEvents(first.id, 0, 10)).toEqual(runEvents(1, 3));
+      expect(await store.getRun("acct_A", "agt_A", second.id)).toEqual(second);
+      await store.writeRuns([
+        { kind: "events", runId: second.id, events: runEvents(2, 1) },
+        // An end of a run already ended writes nothing, its events neither.
+        { kind: "end", runId: first.id, events: runEvents(4, 1), end: { ...end, status: "failed" } },
+      ]);
+      expect(await store.runEvents(second.id, 0, 10)).toEqual(runEvents(1, 2));
+      expect(await store.runEvents(first.id, 0, 10)).toEqual(runEvents(1, 3));
+      expect((await store.getRun("acct_A", "agt_A", first.id))?.status).toBe("completed");
+      await store.writeRuns([]);
+    });
+
     it("finds pending runs past their deadline, and removes expired runs with their events in batches", async () => {
       const store = await fresh();
       const late = pendingRun({ deadlineAt: "2026-01-01T00:00:00.000Z" });
