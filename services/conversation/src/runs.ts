@@ -337,6 +337,7 @@ class GroupWriter {
   private pending: (() => RunWrite | null)[] = [];
   private committed: ((ok: boolean) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -344,23 +345,34 @@ class GroupWriter {
     private readonly flushMs: number,
   ) {}
 
-  /** Queues a write; answers whether its batch was committed. */
-  submit(write: () => RunWrite | null): Promise<boolean> {
+  /**
+   * Queues a write; answers whether its batch was committed. `soon`: in the next turn of the event loop rather than
+   * after `flushMs` (a new log, so that another process can find it at once; its provider call is under way).
+   */
+  submit(write: () => RunWrite | null, soon = false): Promise<boolean> {
     this.pending.push(write);
     const done = new Promise<boolean>((resolve) => this.committed.push(resolve));
-    this.timer ??= setTimeout(() => this.flush(), this.flushMs);
+    if (soon && !this.immediate) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.immediate = setImmediate(() => this.flush());
+    } else if (!this.immediate) {
+      this.timer ??= setTimeout(() => this.flush(), this.flushMs);
+    }
     return done;
   }
 
   /** Commits what waits, and resolves once every batch is committed. */
   async drain(): Promise<void> {
-    clearTimeout(this.timer);
     this.flush();
     await this.writing;
   }
 
   private flush(): void {
+    clearTimeout(this.timer);
+    clearImmediate(this.immediate);
     this.timer = undefined;
+    this.immediate = undefined;
     const thunks = this.pending;
     const committed = this.committed;
     if (thunks.length === 0) return;
@@ -430,7 +442,7 @@ class LiveRun {
             return false;
           },
         )
-      : writer.submit(() => ({ kind: "start", run: record }));
+      : writer.submit(() => ({ kind: "start", run: record }), true);
   }
 
   cancel(): void {
