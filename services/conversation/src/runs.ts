@@ -175,6 +175,9 @@ export class MessageRuns {
 
   /** A background message's state, or null when the agent has none by that id (or its log expired). */
   async background(accountId: string, agentId: string, id: string): Promise<BackgroundState | null> {
+    // Generated here: its state as it is now, which the store may not have yet.
+    const local = this.live.get(id);
+    if (local && local.accountId === accountId && local.agentId === agentId) return local.state();
     let record = await this.ctx.store.getRun(accountId, agentId, id);
     if (!record?.background || expired(record)) return null;
     if (record.status === "pending" && abandoned(record) && !this.live.has(id)) {
@@ -424,7 +427,7 @@ class LiveRun {
   constructor(
     ctx: ConversationContext,
     private readonly writer: GroupWriter,
-    record: RunRecord,
+    private readonly record: RunRecord,
     private readonly controller: AbortController,
     private readonly retentionMs: number,
   ) {
@@ -447,6 +450,21 @@ class LiveRun {
 
   cancel(): void {
     if (!this.ended) this.controller.abort();
+  }
+
+  /** Its state as a background message (null when it is a stream's), from memory. */
+  state(): BackgroundState | null {
+    if (!this.record.background) return null;
+    const last = this.events.at(-1)?.event;
+    return {
+      id: this.id,
+      agentId: this.agentId,
+      userId: this.record.userId ?? undefined,
+      roomId: this.record.roomId ?? undefined,
+      status: last?.type === "completed" ? "completed" : last?.type === "failed" ? "failed" : "pending",
+      reply: last?.type === "completed" ? last.reply : null,
+      error: last?.type === "failed" ? { code: last.code, message: last.message } : null,
+    };
   }
 
   async drive(events: AsyncGenerator<StreamEvent>): Promise<void> {
@@ -555,7 +573,11 @@ class LiveRun {
         endedAt: endedAt.toISOString(),
         expiresAt: new Date(endedAt.getTime() + this.retentionMs).toISOString(),
       };
-      this.endWritten = this.writer.submit(() => ({ kind: "end", runId: this.id, events: this.take(), end }));
+      // Soon: other processes read its end from the store.
+      this.endWritten = this.writer.submit(
+        () => ({ kind: "end", runId: this.id, events: this.take(), end }),
+        true,
+      );
     } else if (!this.queued) {
       this.queued = true;
       this.writer.submit(() => {
