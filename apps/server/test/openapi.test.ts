@@ -443,6 +443,8 @@ describe("agents", () => {
       ["updateAgent", { settings: { temperature: -0.1 } }, false],
       ["updateAgent", { nope: 1 }, false],
       ["sendMessage", {}, false],
+      ["sendMessage", { text: "x", background: true, stream: true }, false],
+      ["sendMessage", { text: "x", onDisconnect: "later" }, false],
       ["sendMessage", { text: "" }, false],
       ["sendMessage", { text: "x".repeat(100_001) }, false],
       ["sendMessage", { text: "x", stream: "yes" }, false],

@@ -902,6 +902,11 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
 
   const input = convertRegistry(requests, "input");
   input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();
+  // The refinement of sendMessageBody, which the conversion cannot state: not both background and stream.
+  input.SendMessageRequest!.not = {
+    required: ["background", "stream"],
+    properties: { background: { const: true }, stream: { const: true } },
+  };
   const settings = convertSchema(GenerationSettings, "input");
   for (const request of ["CreateAgentRequest", "UpdateAgentRequest"]) {
     const properties = input[request]!.properties as Record<string, JsonSchema>;
