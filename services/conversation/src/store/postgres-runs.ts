@@ -171,8 +171,10 @@ function statements(s: string) {
     ),
     insertEvents: prepared(
       "insertRunEvents",
+      // Only while the run is there: a run purged (or erased) while it streams fails no batch.
       `INSERT INTO ${s}.message_run_events (run_id, seq, type, data)
-       SELECT $1, seq, type, data FROM unnest($2::integer[], $3::text[], $4::text[]) AS e (seq, type, data)`,
+       SELECT $1, seq, type, data FROM unnest($2::integer[], $3::text[], $4::text[]) AS e (seq, type, data)
+       WHERE EXISTS (SELECT 1 FROM ${s}.message_runs WHERE id = $1)`,
     ),
     end: prepared(
       "endRun",

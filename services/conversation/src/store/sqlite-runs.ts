@@ -61,7 +61,8 @@ export class SqliteRuns {
       runId,
     ).changes;
     if (ended === 0) return false;
-    for (const event of events) this.s.insertEvent.run(runId, event.seq, event.type, event.data);
+    for (const event of events)
+      this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
     return true;
   }
 
@@ -85,7 +86,8 @@ export class SqliteRuns {
   }
 
   append(runId: string, events: readonly RunEvent[]): void {
-    for (const event of events) this.s.insertEvent.run(runId, event.seq, event.type, event.data);
+    for (const event of events)
+      this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
   }
 
   finish(runId: string, events: readonly RunEvent[], end: RunEnd): boolean {
@@ -167,8 +169,10 @@ function prepare(db: Database.Database) {
        VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @background, @status, @error_code,
          @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at)`,
     ),
-    insertEvent: db.prepare<[string, number, string, string]>(
-      "INSERT INTO message_run_events (run_id, seq, type, data) VALUES (?, ?, ?, ?)",
+    // Only while the run is there: a run purged (or erased) while it streams writes no orphans.
+    insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
+      `INSERT INTO message_run_events (run_id, seq, type, data)
+       SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run)`,
     ),
     end: db.prepare<[string, string | null, string | null, string | null, string, string, string]>(
       `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,

@@ -1494,6 +1494,13 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.runEvents(erased.id, 0, 10)).toEqual([]);
       expect(await store.getRun("acct_A", "agt_A", kept.id)).toEqual(kept);
       expect(await store.runEvents(kept.id, 0, 10)).toHaveLength(2);
+      // A run purged while it streams: its later events are dropped, and the batch they are in still commits.
+      await store.writeRuns([
+        { kind: "events", runId: purged.id, events: runEvents(3, 1) },
+        { kind: "events", runId: kept.id, events: runEvents(3, 1) },
+      ]);
+      expect(await store.runEvents(purged.id, 0, 10)).toEqual([]);
+      expect(await store.runEvents(kept.id, 0, 10)).toHaveLength(3);
     });
   });
 }
