@@ -20,7 +20,7 @@ import type { RunEvent, RunRecord, RunWrite } from "./store/types.js";
 
 /** STREAM_RETENTION when unset: how long a message's events are kept after it ends. */
 export const DEFAULT_STREAM_RETENTION_MS = 60 * 60 * 1000;
-/** How long after its first unwritten event a running message's events are written, in one batch. */
+/** The longest a log's write waits to be committed with the others of the process, in one transaction. */
 const FLUSH_MS = 50;
 /** How often a follower on another process than the generating one reads the log for new events. */
 const POLL_MS = 100;
@@ -69,10 +69,9 @@ const ABANDONED = new AppError(
  * events in memory while it runs (its own followers read them there, woken at each event) and writes them to the
  * store in batches shared by all its runs (GroupWriter): one transaction at most FLUSH_MS after the first write
  * waiting, so the store sees no write per delta, one commit for any number of streams, and nothing is written
- * between the provider's text and the caller. A
- * follower on another process reads the store every POLL_MS until the terminal event: polling needs nothing
- * besides the store both store kinds already are, and its cost is one indexed read per follower and interval,
- * paid only by callers that resume elsewhere.
+ * between the provider's text and the caller. A follower on another process reads the store every POLL_MS until
+ * the terminal event: polling needs nothing besides the store both store kinds already are, and its cost is one
+ * indexed read per follower and interval, paid only by callers that resume elsewhere.
  *
  * A run still pending past its deadline (its time limits, fallbacks included, plus a margin) was abandoned by a
  * process that stopped: it is ended as failed (AGENT_UNAVAILABLE) by whoever finds it, a reader or the sweep.
