@@ -133,6 +133,15 @@ const (
 	ScopePluginsManage  Scope = "plugins:manage"
 )
 
+// SendMessageRequestOnDisconnect is one of a fixed set of strings.
+type SendMessageRequestOnDisconnect string
+
+// The values of SendMessageRequestOnDisconnect.
+const (
+	SendMessageRequestOnDisconnectCancel   SendMessageRequestOnDisconnect = "cancel"
+	SendMessageRequestOnDisconnectContinue SendMessageRequestOnDisconnect = "continue"
+)
+
 // SortBy is one of a fixed set of strings.
 type SortBy string
 
@@ -193,6 +202,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeConversationNotFound:
 		return 404, true
 	case ErrorCodeMessageNotFound:
+		return 404, true
+	case ErrorCodeStreamNotFound:
 		return 404, true
 	case ErrorCodeWebhookNotFound:
 		return 404, true
@@ -1029,6 +1040,14 @@ type SendMessageParams struct {
 
 	// Extra context for this message only: the model receives it as system context; it is never stored.
 	Context map[string]any `json:"context,omitzero"`
+
+	// `true` answers 202 with the reply's id at once and generates the reply whatever happens to the caller;
+	// `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
+	Background *bool `json:"background,omitzero"`
+
+	// What a stream does when the caller goes away: `cancel` stops generating (nothing is stored); `continue`
+	// generates the whole reply and stores it, and the stream can be resumed. Default `cancel`.
+	OnDisconnect *SendMessageRequestOnDisconnect `json:"onDisconnect,omitzero"`
 }
 
 // StatusReason is: Why the agent is in `error`: the provider call that failed for a reason that will not fix

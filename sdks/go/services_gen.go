@@ -392,6 +392,16 @@ type AgentMessageService struct {
 // (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response. Only a complete
 // reply is stored.
 //
+// Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+// /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect: "continue"` the
+// reply is generated to its end and stored even when the caller goes away (it still holds a concurrency slot
+// until then); the default, `cancel`, stops it.
+//
+// With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the reply
+// is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}` tells
+// whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a concurrency
+// slot until it ends.
+//
 // Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
 // `concurrentMessages`.
 //
@@ -557,6 +567,9 @@ func (s *AgentMessageService) ListAll(ctx context.Context, agentID string, param
 // Get gets a message.
 //
 // One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).
+// For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends), a
+// `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`); afterwards its
+// reply, if completed, is read as any stored message.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 //

@@ -2,10 +2,13 @@ package agentry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,16 +35,28 @@ var errIdleTimeout = errors.New("stream idle timeout")
 // A failure before the stream starts (404, 409, 429, ...) is retried like any call's, then reported by Err. A
 // failure after it started arrives as the stream's error event and is reported by Err as the [*APIError] its
 // code would have been as a response (AGENT_UNAVAILABLE: status 503, ErrInternalServer); a started stream is
-// never retried. A stream that ends without its message.completed event fails with a [*ConnectionError], and
-// so does one silent for longer than the client's timeout (the service sends a keep-alive every 15 s).
-// Cancelling the context or calling Close ends the stream and closes its connection; the service then stops
-// the model call.
+// never sent again. A connection that drops, or stays silent for longer than the client's timeout (the service
+// sends a keep-alive every 15 s), after the stream started is resumed where it stopped (Last-Event-ID), up to
+// [MaxReconnects] times in a row, unseen by the caller: Next yields every event once, in order. Only then does
+// the stream fail with a [*ConnectionError]. So that the service goes on generating meanwhile, Stream sends
+// onDisconnect "continue" unless the params say otherwise. Cancelling the context or calling Close ends the
+// stream and closes its connection.
 type MessageStream struct {
 	resp      *http.Response
 	attempt   *attempt
 	reader    *sseReader
 	idle      time.Duration
 	idleTimer *time.Timer
+
+	// What resuming needs: the call, and how far it got.
+	ctx        context.Context
+	client     *Client
+	cfg        config
+	req        *request
+	messageID  string
+	lastID     int
+	resumed    bool
+	reconnects int
 
 	current MessageStreamEvent
 	err     error
@@ -53,8 +68,18 @@ type MessageStream struct {
 	closeOnce sync.Once
 }
 
+// MaxReconnects is how many times in a row a dropped stream is resumed before it fails.
+const MaxReconnects = 3
+
+// reconnectDelay is the wait before the first resumption; each next one waits twice as long.
+const reconnectDelay = 200 * time.Millisecond
+
 func newMessageStream(ctx context.Context, c *Client, req *request, opts []Option) *MessageStream {
 	cfg, err := c.callConfig(opts)
+	if err != nil {
+		return &MessageStream{err: err, done: true}
+	}
+	req, err = continuing(req)
 	if err != nil {
 		return &MessageStream{err: err, done: true}
 	}
@@ -62,11 +87,65 @@ func newMessageStream(ctx context.Context, c *Client, req *request, opts []Optio
 	if err != nil {
 		return &MessageStream{err: err, done: true}
 	}
-	s := &MessageStream{resp: resp, attempt: a, idle: cfg.timeout}
-	s.idleTimer = time.AfterFunc(cfg.timeout, func() { a.cancel(errIdleTimeout) })
-	s.idleTimer.Stop()
-	s.reader = newSSEReader(&activityReader{r: resp.Body, onRead: func() { s.idleTimer.Reset(s.idle) }})
+	s := &MessageStream{idle: cfg.timeout, ctx: ctx, client: c, cfg: cfg, req: req}
+	s.attach(resp, a)
 	return s
+}
+
+// continuing asks the service to go on generating when the connection drops, unless the caller chose.
+func continuing(req *request) (*request, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(req.body, &fields); err != nil {
+		return nil, fmt.Errorf("agentry: encoding the request: %w", err)
+	}
+	if _, chosen := fields["onDisconnect"]; chosen {
+		return req, nil
+	}
+	body, err := appendField(req.body, "onDisconnect", "continue")
+	if err != nil {
+		return nil, fmt.Errorf("agentry: encoding the request: %w", err)
+	}
+	copied := *req
+	copied.body = body
+	return &copied, nil
+}
+
+// attach makes an opened response the stream's current connection.
+func (s *MessageStream) attach(resp *http.Response, a *attempt) {
+	s.resp, s.attempt = resp, a
+	timer := time.AfterFunc(s.idle, func() { a.cancel(errIdleTimeout) })
+	timer.Stop()
+	s.idleTimer = timer
+	s.reader = newSSEReader(&activityReader{r: resp.Body, onRead: func() { timer.Reset(s.idle) }})
+}
+
+// resume opens the message's events after the last one received, on a new connection.
+func (s *MessageStream) resume() error {
+	s.reconnects++
+	s.resumed = true
+	s.closeConnection()
+	select {
+	case <-time.After(reconnectDelay << (s.reconnects - 1)):
+	case <-s.ctx.Done():
+		return canceled(s.ctx)
+	}
+	cfg := s.cfg
+	cfg.headers = s.cfg.headers.Clone()
+	if cfg.headers == nil {
+		cfg.headers = http.Header{}
+	}
+	cfg.headers.Set("Last-Event-ID", strconv.Itoa(s.lastID))
+	cfg.bodyFields = nil
+	req := &request{method: http.MethodGet, path: s.req.path + "/" + url.PathEscape(s.messageID) + "/events"}
+	resp, a, err := s.client.openStream(s.ctx, cfg, req, mediaEventStream)
+	if err != nil {
+		return err
+	}
+	s.attach(resp, a)
+	if s.closed.Load() {
+		s.closeConnection()
+	}
+	return nil
 }
 
 // failedStream is a stream that could not be sent at all.
@@ -80,11 +159,18 @@ func (s *MessageStream) Next() bool {
 	}
 	// The silence timer runs only while waiting for the server, not while the caller handles an event.
 	s.idleTimer.Reset(s.idle)
-	defer s.idleTimer.Stop()
+	defer func() { s.idleTimer.Stop() }()
 	for {
 		raw, err := s.reader.next()
 		if err != nil {
-			s.finish(s.failureOf(err))
+			failure := s.failureOf(err)
+			var dropped *ConnectionError
+			if errors.As(failure, &dropped) && s.messageID != "" && s.reconnects < MaxReconnects {
+				if failure = s.resume(); failure == nil {
+					continue
+				}
+			}
+			s.finish(failure)
 			return false
 		}
 		if raw.event == "error" {
@@ -106,7 +192,19 @@ func (s *MessageStream) Next() bool {
 			// Event types added in later API versions are skipped, so an older SDK keeps working.
 			continue
 		}
+		// A resumed connection starts after the last event seen; an event seen already is never yielded twice.
+		if n, err := strconv.Atoi(raw.id); err == nil && n > 0 {
+			if s.resumed && n <= s.lastID {
+				continue
+			}
+			s.lastID = max(s.lastID, n)
+		}
+		s.reconnects = 0
 		switch e := event.(type) {
+		case *MessageStartedEvent:
+			if s.messageID == "" {
+				s.messageID = e.Data.ID
+			}
 		case *MessageDeltaEvent:
 			s.text.WriteString(e.Data.Text)
 		case *MessageCompletedEvent:
@@ -127,7 +225,8 @@ func (s *MessageStream) Current() MessageStreamEvent { return s.current }
 func (s *MessageStream) Err() error { return s.err }
 
 // Close ends the stream and closes its connection. It is safe to call more than once, and from another
-// goroutine while Next waits.
+// goroutine while Next waits. The reply is still generated and stored unless the stream was sent with
+// onDisconnect "cancel".
 func (s *MessageStream) Close() error {
 	s.closed.Store(true)
 	s.release()
@@ -187,12 +286,14 @@ func (s *MessageStream) finish(err error) {
 }
 
 func (s *MessageStream) release() {
-	s.closeOnce.Do(func() {
-		if s.attempt == nil {
-			return
-		}
-		s.idleTimer.Stop()
-		s.attempt.stop()
-		s.resp.Body.Close()
-	})
+	s.closeOnce.Do(s.closeConnection)
+}
+
+func (s *MessageStream) closeConnection() {
+	if s.attempt == nil {
+		return
+	}
+	s.idleTimer.Stop()
+	s.attempt.stop()
+	s.resp.Body.Close()
 }

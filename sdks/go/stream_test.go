@@ -80,7 +80,7 @@ func TestStream(t *testing.T) {
 			t.Errorf("helpers: %+v %v %q %v", reply, err, whole, textErr)
 		}
 		sent := s.request(0)
-		if sent.body != `{"text":"hi","userId":"u","stream":true}` || sent.header.Get("Accept") != "text/event-stream" {
+		if sent.body != `{"text":"hi","userId":"u","stream":true,"onDisconnect":"continue"}` || sent.header.Get("Accept") != "text/event-stream" {
 			t.Errorf("request: %s %v", sent.body, sent.header)
 		}
 	})
@@ -139,8 +139,41 @@ func TestStream(t *testing.T) {
 		stream := s.client(t).Agents.Messages.Stream(ctx, "agt_1", params)
 		collect(stream)
 		var connErr *agentry.ConnectionError
-		if !errors.As(stream.Err(), &connErr) || connErr.Timeout || s.count() != 1 {
+		// Resumed after its last event each time, until the resumptions were spent.
+		if !errors.As(stream.Err(), &connErr) || connErr.Timeout || s.count() != 1+agentry.MaxReconnects {
 			t.Errorf("%v after %d requests", stream.Err(), s.count())
+		}
+		resumed := s.request(1)
+		if resumed.method != http.MethodGet || resumed.path != "/v1/agents/agt_1/messages/msg_1/events" ||
+			resumed.header.Get("Last-Event-ID") != "2" || resumed.header.Get("Idempotency-Key") != "" {
+			t.Errorf("resumption: %+v", resumed)
+		}
+	})
+
+	t.Run("a dropped stream is resumed after its last event, unseen by the caller", func(t *testing.T) {
+		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			if n == 1 {
+				sse(w, startedEvent, deltaEvent(2, "Hello"))
+				panic(http.ErrAbortHandler)
+			}
+			sse(w, deltaEvent(2, "Hello"), deltaEvent(3, " there."), completedEvent)
+		})
+		stream := s.client(t).Agents.Messages.Stream(ctx, "agt_1", params)
+		got := collect(stream)
+		if stream.Err() != nil || strings.Join(got, ",") != "1 message.started,2 message.delta,3 message.delta,4 message.completed" {
+			t.Errorf("%v: %v", got, stream.Err())
+		}
+		if text, err := stream.Text(); text != "Hello there." || err != nil {
+			t.Errorf("text %q %v", text, err)
+		}
+		if s.count() != 2 || s.request(1).header.Get("Last-Event-ID") != "2" {
+			t.Errorf("%d requests, %+v", s.count(), s.request(1))
+		}
+		cancelling := agentry.SendMessageParams{Text: "hi", OnDisconnect: agentry.Ptr(agentry.SendMessageRequestOnDisconnectCancel)}
+		s = newServer(t, func(w http.ResponseWriter, r *http.Request, n int) { sse(w, startedEvent, completedEvent) })
+		if _, err := s.client(t).Agents.Messages.Stream(ctx, "agt_1", cancelling).FinalMessage(); err != nil ||
+			s.request(0).body != `{"text":"hi","onDisconnect":"cancel","stream":true}` {
+			t.Errorf("%v %s", err, s.request(0).body)
 		}
 	})
 

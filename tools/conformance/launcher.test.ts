@@ -164,6 +164,29 @@ describe("the conformance launcher", () => {
     expect(((await again.json()) as { data: { text: string } }).data.text).toBe("Echo: once");
   });
 
+  it("cuts a stream after its first events with afterEvents", async () => {
+    const agent = (
+      (await (await create({ name: "streamer" }, "launcher-drop-5")).json()) as { data: { id: string } }
+    ).data;
+    await control("POST", "/provider/answer", { text: "one two three four", chunkDelayMs: 30 });
+    expect(
+      await control("POST", "/gateway/drop-response", {
+        method: "POST",
+        path: "/v1/agents/*/messages",
+        afterEvents: 2,
+      }),
+    ).toEqual({ status: 200, body: { armed: 1 } });
+    const res = await fetch(`${launcher.info.baseURL}/agents/${agent.id}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${launcher.info.keys.retry}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: "count", stream: true, onDisconnect: "continue" }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text().catch(() => null);
+    // The body breaks after the second event, or ends there: either way, no more than two events arrive.
+    if (text !== null) expect(text.match(/^id: /gm)).toHaveLength(2);
+  });
+
   it("refuses a drop-response rule it cannot follow", async () => {
     for (const rule of [
       { method: "POST" },
@@ -172,6 +195,7 @@ describe("the conformance launcher", () => {
       { method: "POST", path: "/v1/agents?dryRun=true" },
       { method: "POST", path: "/v1/agents", count: 0 },
       { method: "POST", path: "/v1/agents", times: 1 },
+      { method: "POST", path: "/v1/agents/*/messages", afterEvents: 0 },
     ]) {
       expect((await control("POST", "/gateway/drop-response", rule)).status, JSON.stringify(rule)).toBe(400);
     }

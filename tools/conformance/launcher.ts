@@ -125,6 +125,8 @@ interface DropRule {
   method: string;
   path: string;
   count: number;
+  /** For a stream: the events sent before the connection is destroyed; unset: the whole response is lost. */
+  afterEvents?: number;
 }
 
 function pathMatches(pattern: string, path: string): boolean {
@@ -136,7 +138,7 @@ function pathMatches(pattern: string, path: string): boolean {
   );
 }
 
-const DROP_FIELDS = new Set(["count", "method", "path"]);
+const DROP_FIELDS = new Set(["count", "method", "path", "afterEvents"]);
 /** The newest requests the log keeps; a runner reads only the few of its own step. */
 const LOG_LIMIT = 2_000;
 
@@ -329,7 +331,10 @@ class Traffic {
       entry.replayed = replayedHeader(headers) ?? String(res.getHeader("idempotent-replayed")) === "true";
     };
     const rule = this.#takeDrop(entry.method, entry.path.split("?")[0] ?? "");
-    if (rule) {
+    if (rule?.afterEvents !== undefined) {
+      entry.dropped = true;
+      cutStream(res, rule.afterEvents);
+    } else if (rule) {
       entry.dropped = true;
       loseResponse(res, answered);
       return;
@@ -391,6 +396,23 @@ function loseResponse(res: ServerResponse, answered: (status: number, headers: u
   } as ServerResponse["end"];
 }
 
+/**
+ * Sends a stream's first `events` server-sent events (a `: ping` comment is not one), then destroys the
+ * connection: to the client, a stream that broke in the middle, while the service goes on.
+ */
+function cutStream(res: ServerResponse, events: number): void {
+  let sent = 0;
+  const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (sent >= events) return false;
+    const text = typeof chunk === "string" ? chunk : Buffer.isBuffer(chunk) ? chunk.toString("utf8") : "";
+    const written = write(chunk, ...rest);
+    if (!text.startsWith(":")) sent += text.split("\n\n").length - 1;
+    if (sent >= events) res.socket?.end(() => res.socket?.destroy());
+    return written;
+  }) as ServerResponse["write"];
+}
+
 async function control(
   req: IncomingMessage,
   res: ServerResponse,
@@ -421,12 +443,20 @@ async function control(
       sendJson(res, 400, { error: problem });
       return;
     }
-    const rule = body as { count?: number; method: string; path: string };
+    const rule = body as { count?: number; method: string; path: string; afterEvents?: number };
     const count = rule.count ?? 1;
     const method = rule.method.toUpperCase();
-    const existing = traffic.drops.find((drop) => drop.method === method && drop.path === rule.path);
+    const existing = traffic.drops.find(
+      (drop) => drop.method === method && drop.path === rule.path && drop.afterEvents === rule.afterEvents,
+    );
     if (existing) existing.count += count;
-    else traffic.drops.push({ method, path: rule.path, count });
+    else
+      traffic.drops.push({
+        method,
+        path: rule.path,
+        count,
+        ...(rule.afterEvents === undefined ? {} : { afterEvents: rule.afterEvents }),
+      });
     sendJson(res, 200, { armed: existing ? existing.count : count });
     return;
   }
@@ -476,6 +506,11 @@ function dropRuleProblem(body: unknown): string | undefined {
     return "path must be a path under /v1/, without a query";
   if (rule.count !== undefined && (!Number.isInteger(rule.count) || (rule.count as number) < 1))
     return "count must be an integer of at least 1";
+  if (
+    rule.afterEvents !== undefined &&
+    (!Number.isInteger(rule.afterEvents) || (rule.afterEvents as number) < 1)
+  )
+    return "afterEvents must be an integer of at least 1";
   return undefined;
 }
 

@@ -111,6 +111,7 @@ export async function composeServer(
       logger: logger.child({ component: "conversation" }),
       providers: config.conversation.providers,
       contextTokenBudget: config.conversation.contextTokenBudget,
+      streamRetentionMs: config.conversation.streamRetentionMs,
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
       plugins: {

@@ -7,6 +7,7 @@ import { startTestRedis, type TestRedis } from "@agentry/limits/testing";
 import { openRegistryStore } from "@agentry/registry";
 import { type DeployableProcess as ServiceProcess, startDeployable } from "@agentry/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readEvents } from "./sse.js";
 
 /**
  * Two gateway processes sharing one Redis and one data directory: limits, quotas, revocations and
@@ -139,6 +140,59 @@ describe("two gateways sharing Redis", () => {
       pagination: { total: number };
     };
     expect(listed.pagination.total).toBe(1);
+  });
+
+  it("resume a stream cut on one gateway on the other, live, into exactly the original events", async () => {
+    const { key } = await tenant(HIGH);
+    const agent = (await (await call(a, key, "POST", "/v1/agents", { name: "resumed" })).json()) as {
+      data: { id: string };
+    };
+    const agentId = agent.data.id;
+    const text = "one two three four five six seven eight nine ten";
+    openai.reply(text, { chunkDelayMs: 40 });
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const first = await readEvents(`${a.url}/v1/agents/${agentId}/messages`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ text: "count", stream: true, onDisconnect: "continue" }),
+      cutAfter: 3,
+    });
+    const messageId = (first.events[0]!.data as { id: string }).id;
+    const rest = await readEvents(`${b.url}/v1/agents/${agentId}/messages/${messageId}/events`, {
+      headers: { ...headers, "last-event-id": "3" },
+    });
+    const all = [...first.events, ...rest.events];
+    expect(all.map((event) => event.id)).toEqual(all.map((_, i) => String(i + 1)));
+    expect(all.at(-1)).toMatchObject({ event: "message.completed", data: { id: messageId, text } });
+    const deltas = all.filter((event) => event.event === "message.delta");
+    expect(deltas.map((event) => (event.data as { text: string }).text).join("")).toBe(text);
+    // Read again from the start through the gateway that generated it: the same events.
+    const replay = await readEvents(`${a.url}/v1/agents/${agentId}/messages/${messageId}/events`, {
+      headers,
+    });
+    expect(replay.events).toEqual(all);
+  });
+
+  it("answer a background message sent through one gateway on the other", async () => {
+    const { key } = await tenant(HIGH);
+    const agent = (await (await call(b, key, "POST", "/v1/agents", { name: "background" })).json()) as {
+      data: { id: string };
+    };
+    openai.reply("worked on it", { delayMs: 200 });
+    const accepted = await call(b, key, "POST", `/v1/agents/${agent.data.id}/messages`, {
+      text: "work",
+      background: true,
+    });
+    expect(accepted.status).toBe(202);
+    const { id } = ((await accepted.json()) as { data: { id: string } }).data;
+    let state: { status: string; text?: string } = { status: "pending" };
+    for (let i = 0; i < 100 && state.status === "pending"; i += 1) {
+      const read = await call(a, key, "GET", `/v1/agents/${agent.data.id}/messages/${id}`);
+      expect(read.status).toBe(200);
+      state = ((await read.json()) as { data: typeof state }).data;
+      if (state.status === "pending") await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(state).toMatchObject({ status: "completed", text: "worked on it" });
   });
 
   it("refuse a key revoked through one of them on both within a second", async () => {

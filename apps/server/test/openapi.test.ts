@@ -487,6 +487,8 @@ describe("agents", () => {
       ["updateAgent", { settings: { temperature: -0.1 } }, false],
       ["updateAgent", { nope: 1 }, false],
       ["sendMessage", {}, false],
+      ["sendMessage", { text: "x", background: true, stream: true }, false],
+      ["sendMessage", { text: "x", onDisconnect: "later" }, false],
       ["sendMessage", { text: "" }, false],
       ["sendMessage", { text: "x".repeat(100_001) }, false],
       ["sendMessage", { text: "x", stream: "yes" }, false],
@@ -739,6 +741,46 @@ describe("messages", () => {
       3,
       undefined,
     ]);
+  });
+
+  it("resumes a stream with the documented events, and refuses a bad after and an unknown stream", async () => {
+    const agentId = await newAgent();
+    openai.reply("one two three", { chunkDelayMs: 2 });
+    const { events } = await stream(agentId, { text: "count" });
+    const messageId = (events[0]!.data as { id: string }).id;
+    const res = await fetch(`${h.url}/v1/agents/${agentId}/messages/${messageId}/events?after=1`, {
+      headers: { authorization: `Bearer ${tenant.key}` },
+    });
+    const resumed = parseEventStream(await res.text()).events;
+    expectDocumented("resumeMessageEvents", { status: res.status, headers: res.headers, body: null });
+    expect(resumed).toEqual(events.slice(1));
+    expectEventsDocumented(resumed);
+    const params = { agentId, messageId };
+    expect((await call("resumeMessageEvents", { params, query: "after=-1" })).status).toBe(400);
+    const unknown = { agentId, messageId: "msg_01J00000000000000000000000" };
+    expect((await call("resumeMessageEvents", { params: unknown })).status).toBe(404);
+    expect(
+      (await call("resumeMessageEvents", { params: { ...params, agentId: MISSING_AGENT } })).status,
+    ).toBe(404);
+  });
+
+  it("accepts a background message with 202, then reads it as a documented BackgroundMessage", async () => {
+    const agentId = await newAgent();
+    openai.reply("later");
+    const accepted = await call("sendMessage", {
+      params: { agentId },
+      body: { text: "Hi", background: true },
+    });
+    expect(accepted.status).toBe(202);
+    const messageId = (accepted.body as { data: { id: string } }).data.id;
+    const schema = { $ref: "#/components/schemas/BackgroundMessageResponse" };
+    for (;;) {
+      const read = await h.request("GET", `/v1/agents/${agentId}/messages/${messageId}`, { key: tenant.key });
+      expect(read.status).toBe(200);
+      expect(checker.errors(schema, read.body)).toBeNull();
+      if ((read.body as { data: { status: string } }).data.status !== "pending") break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   });
 });
 

@@ -34,3 +34,32 @@ export function parseEventStream(text: string): { events: SseEvent[]; comments: 
   }
   return { events, comments };
 }
+
+/**
+ * Reads a stream's events as they come; stops (dropping the connection) after `cutAfter` events when given.
+ * Answers the events read, parsed.
+ */
+export async function readEvents(
+  url: string,
+  init: RequestInit & { cutAfter?: number },
+): Promise<{ status: number; events: SseEvent[]; body: string }> {
+  const controller = new AbortController();
+  const res = await fetch(url, { ...init, signal: controller.signal });
+  if (!res.headers.get("content-type")?.startsWith("text/event-stream")) {
+    return { status: res.status, events: [], body: await res.text() };
+  }
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += value;
+    const complete = text.slice(0, text.lastIndexOf("\n\n") + 2);
+    const { events } = parseEventStream(complete);
+    if (init.cutAfter !== undefined && events.length >= init.cutAfter) {
+      controller.abort();
+      return { status: res.status, events: events.slice(0, init.cutAfter), body: complete };
+    }
+  }
+  return { status: res.status, events: parseEventStream(text).events, body: text };
+}

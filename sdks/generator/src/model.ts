@@ -591,9 +591,10 @@ class ModelBuilder {
     const responses = asObject(op.responses, `${operationId}: responses`);
     // The main answer is the one no query value asks for; the others are its alternatives.
     const successStatus = Object.entries(responses)
-      .filter(
-        ([, raw]) => this.#deref(asObject(raw, `${operationId}: response`))["x-when-query"] === undefined,
-      )
+      .filter(([, raw]) => {
+        const response = this.#deref(asObject(raw, `${operationId}: response`));
+        return response["x-when-query"] === undefined && response["x-when-body"] === undefined;
+      })
       .map(([status]) => Number(status))
       .find((status) => status >= 200 && status < 300);
     if (successStatus === undefined) throw new ModelError(`${operationId}: no success response`);
@@ -613,8 +614,12 @@ class ModelBuilder {
     const { data, field, dataAs } = bare
       ? { data: this.#type(bodySchema, envelopeName), field: undefined, dataAs: undefined }
       : this.#resultOf(envelopeName, envelope, paged, operationId);
+    // An answer a body value asks for (`x-when-body`, a background send) is left to the SDKs' hand-written code.
     const alternatives: AlternativeResponse[] = Object.entries(responses)
       .filter(([status]) => Number(status) >= 200 && Number(status) < 300 && Number(status) !== successStatus)
+      .filter(
+        ([, raw]) => this.#deref(asObject(raw, `${operationId}: response`))["x-when-body"] === undefined,
+      )
       .map(([status, raw]) => {
         const response = this.#deref(asObject(raw, `${operationId}: ${status}`));
         const when = response["x-when-query"];

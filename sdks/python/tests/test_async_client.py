@@ -84,6 +84,18 @@ async def test_a_stream_yields_typed_events_and_closes_its_response() -> None:
     assert body.closed
 
 
+async def test_a_dropped_async_stream_is_resumed_after_its_last_event() -> None:
+    started = {"id": REPLY["id"], "agentId": AGENT["id"], "userId": None, "roomId": None}
+    server = Server([
+        sse(event(1, "message.started", started), httpx.ReadError("reset")),
+        sse(event(2, "message.delta", {"text": "ab"}), event(3, "message.completed", REPLY)),
+    ])
+    stream = server.async_client().agents.messages.stream(AGENT["id"], text="hi")
+    assert [e.id async for e in stream] == ["1", "2", "3"]
+    assert await stream.text() == "ab"
+    assert server.requests[1].headers["last-event-id"] == "1"
+
+
 async def test_stream_failures_before_and_after_it_starts() -> None:
     server = Server([error(409, "AGENT_INACTIVE")])
     with pytest.raises(ConflictError):

@@ -35,6 +35,8 @@ from agentry.types import (
     PluginConfig,
 )
 
+from agentry._streaming import MAX_RECONNECTS
+
 from .helpers import AGENT, BASE_URL, REPLY, Chunks, Server, error, event, ok, sse
 
 
@@ -342,7 +344,7 @@ class TestStreams:
         assert server.requests == []
         with stream:
             events = list(stream)
-        assert server.body() == {"text": "hi", "userId": "u1", "stream": True}
+        assert server.body() == {"text": "hi", "userId": "u1", "stream": True, "onDisconnect": "continue"}
         assert server.requests[0].headers["accept"] == "text/event-stream"
         assert [type(e) for e in events] == [MessageStartedEvent, MessageDeltaEvent, MessageDeltaEvent,
                                              MessageCompletedEvent]
@@ -396,6 +398,34 @@ class TestStreams:
         server = Server([sse(event(1, "message.delta", {"text": "a"}), httpx.ReadTimeout("silent"))])
         with pytest.raises(APITimeoutError, match="sent nothing for 2 s"):
             server.client(timeout=2).agents.messages.stream(AGENT["id"], text="hi").text()
+
+    def test_a_dropped_stream_is_resumed_after_its_last_event_unseen_by_the_loop(self) -> None:
+        server = Server([
+            sse(event(1, "message.started", self.STARTED), event(2, "message.delta", {"text": "Hel"}),
+                httpx.ReadError("reset")),
+            sse(event(2, "message.delta", {"text": "Hel"}), event(3, "message.delta", {"text": "lo"}),
+                event(4, "message.completed", REPLY)),
+        ])
+        stream = server.client().agents.messages.stream(AGENT["id"], text="hi", idempotency_key="story-2")
+        assert [e.id for e in stream] == ["1", "2", "3", "4"]
+        assert stream.text() == "Hello"
+        resumed = server.requests[1]
+        assert resumed.method == "GET"
+        assert resumed.url.path == f"/v1/agents/{AGENT['id']}/messages/{REPLY['id']}/events"
+        assert resumed.headers["last-event-id"] == "2"
+        assert "idempotency-key" not in resumed.headers
+
+    def test_a_stream_is_resumed_a_few_times_then_fails_and_a_refused_resumption_is_raised(self) -> None:
+        dropped = sse(event(1, "message.started", self.STARTED), httpx.ReadError("reset"))
+        server = Server([dropped, lambda request: sse(httpx.ReadError("reset"))])
+        with pytest.raises(APIConnectionError, match="broke"):
+            server.client(max_retries=0).agents.messages.stream(AGENT["id"], text="hi").text()
+        assert len(server.requests) == 1 + MAX_RECONNECTS
+        server = Server([sse(event(1, "message.started", self.STARTED), httpx.ReadError("reset")),
+                         error(404, "STREAM_NOT_FOUND")])
+        with pytest.raises(NotFoundError):
+            server.client(max_retries=0).agents.messages.stream(AGENT["id"], text="hi", on_disconnect="cancel").text()
+        assert server.body(0)["onDisconnect"] == "cancel"
 
     def test_leaving_early_closes_the_connection(self) -> None:
         body = Chunks([

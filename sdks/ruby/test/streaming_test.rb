@@ -32,7 +32,7 @@ class StreamingTest < Minitest::Test
     assert_instance_of Agentry::Models::Reply, events[3].data
     request = server.requests[0]
     assert_equal "text/event-stream", request.headers["accept"]
-    assert_equal({ "text" => "hi", "userId" => "u1", "stream" => true }, request.body)
+    assert_equal({ "text" => "hi", "userId" => "u1", "stream" => true, "onDisconnect" => "continue" }, request.body)
   end
 
   def test_sends_nothing_until_it_is_read
@@ -131,7 +131,30 @@ class StreamingTest < Minitest::Test
     server = serve(FakeServer.sse(reply_frames.first(2), cut: true))
     error = assert_raises(Agentry::APIConnectionError) { messages(server).stream("agt_1", text: "hi").to_a }
     refute_kind_of Agentry::APITimeoutError, error
-    assert_equal 1, server.requests.size
+    # Resumed after its last event each time, until the resumptions were spent.
+    assert_equal 1 + Agentry::MessageStream::MAX_RECONNECTS, server.requests.size
+    resumed = server.requests[1]
+    assert_equal "GET", resumed.method
+    assert_equal "/v1/agents/agt_1/messages/msg_1/events", resumed.path
+    assert_equal "2", resumed.headers["last-event-id"]
+    assert_nil resumed.headers["idempotency-key"]
+  end
+
+  def test_resumes_a_dropped_stream_after_its_last_event_unseen_by_the_loop
+    frames = reply_frames
+    server = serve(FakeServer.sse(frames.first(2), cut: true), FakeServer.sse(frames.drop(1)))
+    stream = messages(server).stream("agt_1", text: "hi")
+    assert_equal %w[1 2 3 4], stream.map(&:id)
+    assert_equal "Hello there.", stream.text
+    assert_equal 2, server.requests.size
+    assert_equal "2", server.requests[1].headers["last-event-id"]
+
+    server = serve(FakeServer.sse(frames.first(1), cut: true), FakeServer.api_error(404, "STREAM_NOT_FOUND"))
+    error = assert_raises(Agentry::NotFoundError) do
+      messages(server, max_retries: 0).stream("agt_1", text: "hi", on_disconnect: "cancel").text
+    end
+    assert_equal "STREAM_NOT_FOUND", error.code
+    assert_equal "cancel", server.requests[0].body["onDisconnect"]
   end
 
   def test_fails_before_it_starts_like_any_request_retried_under_one_key

@@ -10,6 +10,28 @@ import {
 import { readServerSentEvents, type ServerSentEvent } from "./sse.js";
 import type { MessageReply, MessageStarted, MessageStreamEvent } from "./types.js";
 
+/** How many times in a row a dropped stream is resumed before it fails. */
+export const MAX_RECONNECTS = 3;
+/** The wait before the first resumption; each next one waits twice as long. */
+const RECONNECT_DELAY_MS = 200;
+
+/** @internal Opens a message's events after the event `after` (`Last-Event-ID`). */
+export type ResumeStream = (messageId: string, after: string, signal: AbortSignal) => Promise<OpenedStream>;
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
 /**
  * A reply streamed as it is written. The request is sent at once; iterate the stream for its events, or await
  * `text()` / `finalMessage()` for the outcome (after iterating too).
@@ -23,14 +45,22 @@ import type { MessageReply, MessageStarted, MessageStreamEvent } from "./types.j
  * ```
  *
  * A stream that fails after it started (its `error` event) throws from the loop the same error class a failed
- * request would (`InternalServerError` for `AGENT_UNAVAILABLE` or `MODEL_ERROR`, ...). It is never retried once
- * the response has begun. Aborting (`abort()` or the `signal` option) ends the loop quietly; `text()` and
- * `finalMessage()` then reject with `APIUserAbortError`. A stream silent for longer than the client's `timeout`
- * (the server sends a comment every 15 s) fails with `APITimeoutError`.
+ * request would (`InternalServerError` for `AGENT_UNAVAILABLE` or `MODEL_ERROR`, ...). It is never sent again once
+ * the response has begun; a connection that drops (or stays silent for longer than the client's `timeout`: the
+ * server sends a comment every 15 s) is resumed where it stopped, with `Last-Event-ID`, up to
+ * `MAX_RECONNECTS` times in a row, unseen by the loop: it yields each event once, in order. Only once those fail
+ * does it throw `APIConnectionError` (or `APITimeoutError`). Aborting (`abort()` or the `signal` option) ends the
+ * loop quietly; `text()` and `finalMessage()` then reject with `APIUserAbortError`.
  */
 export class MessageStream implements AsyncIterable<MessageStreamEvent> {
   /** Aborting this controller ends the stream, as `abort()` does. */
   readonly controller = new AbortController();
+  /** The current connection's: aborted when it goes silent, so that it is resumed on a new one. */
+  #connection: AbortController;
+  readonly #resume: ResumeStream | undefined;
+  #messageId: string | undefined;
+  #lastId = 0;
+  #resumed = false;
   readonly #opened: Promise<OpenedStream>;
   readonly #timeoutMs: number;
   readonly #done: Promise<void>;
@@ -44,13 +74,16 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
   #final: MessageReply | undefined;
   #unlink: () => void = () => {};
 
-  /** @internal */
+  /** @internal `resume` opens the message's events after an event id, to resume a dropped connection. */
   constructor(
     open: (signal: AbortSignal) => Promise<OpenedStream>,
     signal: AbortSignal | undefined,
     timeoutMs: number,
+    resume?: ResumeStream,
   ) {
     this.#timeoutMs = timeoutMs;
+    this.#resume = resume;
+    this.#connection = this.#newConnection();
     if (signal?.aborted) this.controller.abort();
     else if (signal) {
       const onAbort = () => this.controller.abort();
@@ -64,7 +97,7 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
     });
     // Failures are reported to whoever consumes the stream, never as unhandled rejections.
     this.#done.catch(() => {});
-    this.#opened = open(this.controller.signal);
+    this.#opened = open(this.#connection.signal);
     this.#opened.catch(() => {});
   }
 
@@ -111,33 +144,67 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
     await this.#done;
   }
 
+  /** A controller for the next connection, aborted with the stream. */
+  #newConnection(): AbortController {
+    const connection = new AbortController();
+    if (this.controller.signal.aborted) connection.abort();
+    else {
+      const onAbort = () => connection.abort();
+      this.controller.signal.addEventListener("abort", onAbort, { once: true });
+      connection.signal.addEventListener(
+        "abort",
+        () => this.controller.signal.removeEventListener("abort", onAbort),
+        { once: true },
+      );
+    }
+    return connection;
+  }
+
   async *#iterate(): AsyncGenerator<MessageStreamEvent> {
     let opened: OpenedStream | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
     const armIdleTimer = () => {
       clearTimeout(idle);
+      const connection = this.#connection;
       idle = setTimeout(() => {
         this.#idleTimedOut = true;
-        this.controller.abort();
+        connection.abort();
       }, this.#timeoutMs);
     };
     try {
       opened = await this.#opened;
       this.#response = opened.response;
-      armIdleTimer();
-      const body = opened.response.body;
-      if (!body) throw new APIConnectionError("The stream ended before the reply was complete.");
-      for await (const message of readServerSentEvents(body, armIdleTimer)) {
-        const event = this.#accept(message, opened.response.headers);
-        if (event) {
-          // Time spent by the loop's body is not the server's silence.
-          clearTimeout(idle);
-          yield event;
+      for (let reconnects = 0; ; ) {
+        try {
           armIdleTimer();
+          const body = opened.response.body;
+          if (!body) throw new APIConnectionError("The stream ended before the reply was complete.");
+          for await (const message of readServerSentEvents(body, armIdleTimer)) {
+            const event = this.#accept(message, opened.response.headers);
+            if (event) {
+              // Time spent by the loop's body is not the server's silence.
+              clearTimeout(idle);
+              reconnects = 0;
+              yield event;
+              armIdleTimer();
+            }
+            if (this.#final) break;
+          }
+          if (!this.#final) throw new APIConnectionError("The stream ended before the reply was complete.");
+          break;
+        } catch (error) {
+          clearTimeout(idle);
+          if (!this.#resumable(error) || reconnects >= MAX_RECONNECTS) throw error;
+          reconnects += 1;
+          this.#resumed = true;
+          opened.release();
+          this.#idleTimedOut = false;
+          this.#connection.abort();
+          this.#connection = this.#newConnection();
+          await pause(RECONNECT_DELAY_MS * 2 ** (reconnects - 1), this.controller.signal);
+          opened = await this.#resume!(this.#messageId!, String(this.#lastId), this.#connection.signal);
         }
-        if (this.#final) break;
       }
-      if (!this.#final) throw new APIConnectionError("The stream ended before the reply was complete.");
       this.#settle();
     } catch (error) {
       const failure = this.#failureOf(error);
@@ -157,6 +224,17 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
     }
   }
 
+  /**
+   * Whether a failure is a dropped or silent connection that the events route can resume: the stream has started
+   * (its message id is known), the caller did not abort, and it is not the server's answer (an `error` event, or
+   * a refused resumption).
+   */
+  #resumable(error: unknown): boolean {
+    if (!this.#resume || this.#messageId === undefined || this.controller.signal.aborted) return false;
+    if (error instanceof APIError && !(error instanceof APIConnectionError)) return false;
+    return true;
+  }
+
   /** Turns one server-sent event into the event to yield; throws the error of an `error` event. */
   #accept(message: ServerSentEvent, headers: Headers): MessageStreamEvent | undefined {
     const type = message.event;
@@ -168,6 +246,12 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
       type !== "error"
     )
       return undefined;
+    // A resumed connection starts after the last event seen; an event seen already is never yielded twice.
+    const seq = Number(message.id);
+    if (Number.isSafeInteger(seq) && seq > 0) {
+      if (this.#resumed && seq <= this.#lastId) return undefined;
+      this.#lastId = Math.max(this.#lastId, seq);
+    }
     let data: unknown;
     try {
       data = JSON.parse(message.data);
@@ -187,6 +271,7 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
       this.#final = data as MessageReply;
       return { type, id, data: this.#final };
     }
+    this.#messageId ??= (data as MessageStarted).id;
     return { type, id, data: data as MessageStarted };
   }
 

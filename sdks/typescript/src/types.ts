@@ -132,6 +132,39 @@ export interface MessageSendParams {
   context?: Record<string, unknown>;
 }
 
+/** What `stream` takes besides the message. */
+export interface MessageStreamParams extends MessageSendParams {
+  /**
+   * What the service does when the connection goes away before the reply is complete. `continue` (the SDK's
+   * default) generates the whole reply and stores it, so that a dropped stream can be resumed; `cancel` stops it,
+   * so that `abort()` also stops the model (a dropped stream then ends with an error instead of resuming).
+   */
+  onDisconnect?: "cancel" | "continue";
+}
+
+/** A message accepted to be answered in the background. */
+export interface BackgroundMessageAccepted {
+  /** The id the reply will carry: what `getBackground` takes. */
+  id: string;
+  status: "pending";
+}
+
+/**
+ * A background message while the service keeps its state (`STREAM_RETENTION` after it ends, 1 hour by default):
+ * only the ids while `pending`, the whole reply once `completed`, the error once `failed`.
+ */
+export type BackgroundMessage =
+  | { id: string; agentId: string; userId: string | null; roomId: string | null; status: "pending" }
+  | (MessageReply & { status: "completed" })
+  | {
+      id: string;
+      agentId: string;
+      userId: string | null;
+      roomId: string | null;
+      status: "failed";
+      error: { code: string; message: string };
+    };
+
 /** Tokens spent by one reply. */
 export interface Usage {
   inputTokens: number;

@@ -7,8 +7,10 @@ import {
   ConflictError,
   InternalServerError,
   type MessageStreamEvent,
+  NotFoundError,
   RateLimitError,
 } from "../src/index.js";
+import { MAX_RECONNECTS } from "../src/streaming.js";
 import {
   AGENT_ID,
   abortError,
@@ -70,7 +72,7 @@ describe("messages.stream", () => {
       { type: "message.delta", id: "3", data: { text: " world" } },
       { type: "message.completed", id: "4", data: completed },
     ]);
-    expect(requests[0]!.body).toEqual({ text: "Hi", userId: "u1", stream: true });
+    expect(requests[0]!.body).toEqual({ text: "Hi", userId: "u1", onDisconnect: "continue", stream: true });
     expect(requests[0]!.headers.get("accept")).toBe("text/event-stream");
     expect(stream.requestId).toBe("req_stream");
     expect(await stream.text()).toBe("Hello world");
@@ -253,7 +255,13 @@ describe("messages.stream", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APITimeoutError);
     expect((error as Error).message).toMatch(/sent nothing for 50 ms/);
-    expect(silent.requests).toHaveLength(1);
+    // Each silence was resumed after the last event, until the resumptions were spent.
+    expect(silent.requests).toHaveLength(1 + MAX_RECONNECTS);
+    for (const resumed of silent.requests.slice(1)) {
+      expect(resumed.method).toBe("GET");
+      expect(resumed.url.pathname).toBe(`/v1/agents/${AGENT_ID}/messages/msg_1/events`);
+      expect(resumed.headers.get("last-event-id")).toBe("1");
+    }
 
     const { fetch } = mockFetch(() => sse(replyFrames(["a", "b"], reply({ text: "ab" }))));
     const stream = clientWith(fetch, { timeout: 100 }).agents.messages.stream(AGENT_ID, { text: "x" });
@@ -261,6 +269,55 @@ describe("messages.stream", () => {
       if (event.type === "message.delta") await new Promise((resolve) => setTimeout(resolve, 150));
     }
     expect(await stream.text()).toBe("ab");
+  });
+
+  it("resumes a dropped stream after the last event, invisibly: each event once, in order", async () => {
+    const frames = replyFrames(["a", "b", "c", "d"], reply({ text: "abcd" }));
+    // The first connection breaks after the second delta; the resumption sends from the third event again (one
+    // already seen, which is skipped) to the end.
+    const dropped = (request: SeenRequest) => {
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const text of frames.slice(0, 4)) controller.enqueue(encoder.encode(text));
+          setTimeout(() => controller.error(new TypeError("terminated")), 5);
+        },
+      });
+      void request;
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    };
+    const { fetch, requests } = mockFetch(dropped, () => sse(frames.slice(3)));
+    const stream = clientWith(fetch).agents.messages.stream(AGENT_ID, { text: "x" });
+    const events = await collect(stream);
+    expect(events.map((event) => event.id)).toEqual(["1", "2", "3", "4", "5", "6"]);
+    expect(await stream.text()).toBe("abcd");
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.method).toBe("GET");
+    expect(requests[1]!.url.pathname).toBe(`/v1/agents/${AGENT_ID}/messages/msg_1/events`);
+    expect(requests[1]!.headers.get("last-event-id")).toBe("3");
+    expect(requests[1]!.headers.get("idempotency-key")).toBeNull();
+  });
+
+  it("does not resume a stream that broke before it started, and fails when the resumption is refused", async () => {
+    const broken = () => sse([": ping\n\n"]);
+    const early = mockFetch(broken);
+    const error = await clientWith(early.fetch, { maxRetries: 0 })
+      .agents.messages.stream(AGENT_ID, { text: "x" })
+      .text()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APIConnectionError);
+    expect(early.requests).toHaveLength(1);
+
+    const cut = mockFetch(
+      () => sse(replyFrames(["a", "b"]).slice(0, 2)),
+      () => apiError(404, "STREAM_NOT_FOUND"),
+    );
+    const refused = await clientWith(cut.fetch, { maxRetries: 0 })
+      .agents.messages.stream(AGENT_ID, { text: "x" })
+      .text()
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(NotFoundError);
+    expect(refused).toMatchObject({ code: "STREAM_NOT_FOUND" });
   });
 
   it("never reports an unconsumed failure as an unhandled rejection", async () => {

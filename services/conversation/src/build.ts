@@ -13,6 +13,7 @@ import {
   type ProvidersConfig,
 } from "./providers/resolve.js";
 import { conversationRoutes } from "./routes.js";
+import { DEFAULT_STREAM_RETENTION_MS, MessageRuns } from "./runs.js";
 import { openConversationStore } from "./store/open.js";
 import type { ConversationStore, OutboxEvent } from "./store/types.js";
 import type { PluginRuntime } from "./tools.js";
@@ -49,6 +50,10 @@ export interface BuildConversationOptions {
   plugins?: PluginRuntime;
   /** The longest a turn may take, tool calls included, when the caller sets no deadline; 120 s when unset. */
   turnTimeoutMs?: number;
+  /** STREAM_RETENTION: how long a message's events are kept after it ends; 1 h when unset. */
+  streamRetentionMs?: number;
+  /** false: streams keep no event log, so they cannot be resumed (the benchmark's baseline). Default true. */
+  keepStreams?: boolean;
 }
 
 export interface Conversation {
@@ -60,8 +65,9 @@ export interface Conversation {
   /** Whether the store answers: what readiness reports. */
   ready(): Promise<boolean>;
   /**
-   * Stops the relay (events it has not published wait in the outbox for the next start), closes the store and
-   * frees the local model. Stop serving first.
+   * Cancels the messages still generated here (their logs end as failed), stops the relay (events it has not
+   * published wait in the outbox for the next start), closes the store and frees the local model. Stop serving
+   * first.
    */
   close(): Promise<void>;
 }
@@ -83,7 +89,12 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       turnTimeoutMs: options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS,
     },
     ...(options.plugins ? { plugins: options.plugins } : {}),
+    runs: new MessageRuns(() => ctx, {
+      retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
+      ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
+    }),
   };
+  ctx.runs.start();
   const relay = options.webhooks
     ? new OutboxRelay<OutboxEvent>({
         source: {
@@ -124,6 +135,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
         () => false,
       ),
     async close() {
+      await ctx.runs.close();
       await relay?.stop();
       await store.close();
       await ctx.providers.close();

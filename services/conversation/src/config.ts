@@ -50,6 +50,13 @@ const variables = z.object({
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
+  /** How long a stream's events stay resumable after it ends: seconds, or a number with s, m or h; 1h. */
+  STREAM_RETENTION: z
+    .string()
+    .regex(/^\d+(s|m|h)?$/, "must be a duration: seconds, or a number with s, m or h (e.g. 90s, 30m, 1h)")
+    .default("1h")
+    .transform(durationMs)
+    .refine((ms) => ms >= 1000, "must be at least 1s"),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(),
   /**
    * The webhooks service (HTTP/2), which message events are published to. Unset, the standalone service writes
@@ -90,6 +97,15 @@ const schema = variables.superRefine((value, ctx) => {
   }
 });
 
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** "90", "90s", "30m", "1h" in milliseconds (a bare number is seconds). */
+function durationMs(value: string): number {
+  const unit = value.at(-1) as keyof typeof UNIT_MS | string;
+  if (unit in UNIT_MS) return Number(value.slice(0, -1)) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  return Number(value) * 1000;
+}
+
 export interface ConversationConfig {
   port: number;
   host: string;
@@ -98,6 +114,8 @@ export interface ConversationConfig {
   databaseUrl?: string;
   providers: ProvidersConfig;
   contextTokenBudget: number;
+  /** STREAM_RETENTION in milliseconds. */
+  streamRetentionMs: number;
   shutdownTimeoutMs: number;
   /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
   webhooksUrl?: string;
@@ -154,6 +172,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
       firstTokenTimeoutMs: value.PROVIDER_FIRST_TOKEN_TIMEOUT_MS,
     },
     contextTokenBudget: value.CONTEXT_TOKEN_BUDGET,
+    streamRetentionMs: value.STREAM_RETENTION,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
     ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),

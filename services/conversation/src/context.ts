@@ -1,5 +1,6 @@
 import type { Logger } from "@agentry/logging";
 import type { ProviderSet } from "./providers/resolve.js";
+import type { MessageRuns } from "./runs.js";
 import type { ConversationStore } from "./store/types.js";
 import type { PluginRuntime } from "./tools.js";
 
@@ -30,4 +31,6 @@ export interface ConversationContext {
    * told after each commit that wrote one, so the relay publishes it at once. Unset, sends write no events.
    */
   events?: { written(): void };
+  /** The event logs of streamed and background messages. */
+  runs: MessageRuns;
 }

@@ -1,6 +1,7 @@
 import { mapAsyncIterable } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
+  type BackgroundMessageSchema,
   type Conversation,
   ConversationSchema,
   ConversationService,
@@ -31,6 +32,7 @@ import {
   type ListTurnsRequest,
   type ListTurnsResponse,
   ListTurnsResponseSchema,
+  MessageStatus,
   type PageCursor,
   type PurgeAgentRequest,
   type PurgeAgentResponse,
@@ -40,6 +42,9 @@ import {
   type SendMessageRequest,
   type SendMessageResponse,
   SendMessageResponseSchema,
+  type StartMessageRequest,
+  type StartMessageResponse,
+  StartMessageResponseSchema,
   type StreamMessageRequest,
   type StreamMessageResponse,
   StreamMessageResponseSchema,
@@ -52,18 +57,16 @@ import {
   type UsageFiguresSchema,
   UsageGranularity,
   type UsageGroupSchema,
+  type WatchMessageRequest,
+  type WatchMessageResponse,
+  WatchMessageResponseSchema,
 } from "@agentry/proto";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
-import {
-  type MessageInput,
-  type ReplyRecord,
-  type StreamEvent,
-  sendMessage,
-  streamMessage,
-} from "./service.js";
+import type { BackgroundState, LoggedEvent } from "./runs.js";
+import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
 import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
 import type { ToolCallRecord } from "./tools.js";
 import type {
@@ -96,9 +99,42 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         request: StreamMessageRequest,
         call: HandlerContext,
       ): AsyncIterable<StreamMessageResponse> {
-        return mapAsyncIterable(streamMessage(ctx, messageInput(request, call), call.signal), {
+        const events = ctx.runs.stream(
+          messageInput(request, call),
+          call.signal,
+          request.continueOnDisconnect,
+        );
+        return mapAsyncIterable(events, {
           map: toStreamResponse,
         });
+      },
+
+      async startMessage(request: StartMessageRequest, call: HandlerContext): Promise<StartMessageResponse> {
+        // The run outlives this call: its deadline is the turn's own, not the call's.
+        const messageId = await ctx.runs.startBackground({
+          ...messageInput(request, call),
+          deadline: undefined,
+        });
+        return create(StartMessageResponseSchema, { messageId });
+      },
+
+      async *watchMessage(
+        request: WatchMessageRequest,
+        call: HandlerContext,
+      ): AsyncIterable<WatchMessageResponse> {
+        const scope = agentScope(request);
+        if (!request.messageId) throw invalid("message_id", "is required");
+        if (request.after < 0n) throw invalid("after", "must be 0 or more");
+        const events = await ctx.runs.follow(
+          scope,
+          request.messageId,
+          Number(request.after),
+          request.endOnly,
+          call.signal,
+        );
+        // The log exists: said before any event may be due, so that the caller can answer at once.
+        yield create(WatchMessageResponseSchema, {});
+        for await (const logged of events) yield toWatchResponse(logged);
       },
 
       async listTurns(request: ListTurnsRequest): Promise<ListTurnsResponse> {
@@ -176,6 +212,10 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
 
       async getMessage(request: GetMessageRequest): Promise<GetMessageResponse> {
         const { accountId, agentId } = agentScope(request);
+        const background = await ctx.runs.background(accountId, agentId, request.messageId);
+        if (background) {
+          return create(GetMessageResponseSchema, { background: toBackgroundMessage(background) });
+        }
         const message = await ctx.store.getMessage(accountId, agentId, request.messageId);
         if (!message) {
           throw new AppError(
@@ -239,7 +279,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
 }
 
 function messageInput(
-  request: SendMessageRequest | StreamMessageRequest,
+  request: SendMessageRequest | StreamMessageRequest | StartMessageRequest,
   call: HandlerContext,
 ): MessageInput {
   return {
@@ -261,7 +301,46 @@ function deadlineOf(call: HandlerContext): number | undefined {
   return remaining === undefined ? undefined : Date.now() + remaining;
 }
 
-function toStreamResponse(event: StreamEvent): StreamMessageResponse {
+function toStreamResponse({ seq, event }: LoggedEvent): StreamMessageResponse {
+  const response = toStreamEvent(event as StreamEvent);
+  response.sequence = BigInt(seq);
+  return response;
+}
+
+function toWatchResponse({ seq, event }: LoggedEvent): WatchMessageResponse {
+  const sequence = BigInt(seq);
+  if (event.type === "failed") {
+    return create(WatchMessageResponseSchema, {
+      sequence,
+      event: { case: "failed", value: { code: event.code, message: event.message } },
+    });
+  }
+  // The same events as a stream's, in the same cases.
+  const { event: streamed } = toStreamEvent(event);
+  return create(WatchMessageResponseSchema, { sequence, event: streamed } as MessageInitShape<
+    typeof WatchMessageResponseSchema
+  >);
+}
+
+function toBackgroundMessage(state: BackgroundState): MessageInitShape<typeof BackgroundMessageSchema> {
+  return {
+    id: state.id,
+    agentId: state.agentId,
+    ...(state.userId === undefined ? {} : { userId: state.userId }),
+    ...(state.roomId === undefined ? {} : { roomId: state.roomId }),
+    status: BACKGROUND_STATUS[state.status],
+    ...(state.reply ? { reply: toReply(state.reply) } : {}),
+    ...(state.error ? { error: state.error } : {}),
+  };
+}
+
+const BACKGROUND_STATUS = {
+  pending: MessageStatus.PENDING,
+  completed: MessageStatus.COMPLETED,
+  failed: MessageStatus.FAILED,
+} as const;
+
+function toStreamEvent(event: StreamEvent): StreamMessageResponse {
   switch (event.type) {
     case "started":
       return create(StreamMessageResponseSchema, {

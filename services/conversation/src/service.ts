@@ -36,6 +36,8 @@ export interface MessageInput {
   apiKeyId?: string | undefined;
   /** Epoch milliseconds by which the caller wants the reply (its RPC deadline); tools never run past it. */
   deadline?: number | undefined;
+  /** The ids of the message and of its reply, when the caller needs the reply's before the call (runs.ts). */
+  ids?: { message: string; reply: string } | undefined;
 }
 
 /** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
@@ -203,8 +205,8 @@ function invalid(field: string, issue: string): AppError {
 /** One model call from receipt to outcome: its plan, its timing, and its record in the store and the log. */
 class Call {
   // The message's id first: ids are time-ordered, and the message comes before its reply.
-  private readonly messageId = newId("message");
-  readonly id = newId("message");
+  private readonly messageId: string;
+  readonly id: string;
   readonly key: ConversationKey;
   private logger: Logger | undefined;
   /** From receiving the message to the reply's first text; null until the text begins. */
@@ -234,6 +236,8 @@ class Call {
     private readonly stream: boolean,
   ) {
     this.key = conversationKey(input);
+    this.messageId = input.ids?.message ?? newId("message");
+    this.id = input.ids?.reply ?? newId("message");
   }
 
   /** The call's logger, made when first used: an answered call logs once, after its reply has left. */

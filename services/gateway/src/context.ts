@@ -39,6 +39,11 @@ export interface GatewayState {
   principal?: Principal;
   /** Set when the request runs under an Idempotency-Key it has claimed. */
   idempotency?: IdempotentRequest;
+  /**
+   * Set while the request holds one of the agent's concurrency slots: keeps the slot beyond the response, until
+   * `work` settles (a background message, which counts until it ends).
+   */
+  holdSlotUntil?: (work: Promise<unknown>) => void;
 }
 
 /** Everything the gateway's handlers use, built once by the composition root (`compose.ts`). */

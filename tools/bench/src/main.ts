@@ -32,6 +32,7 @@ import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
 import { scaledOut } from "./scenarios/scaled-out.js";
+import { streamLog } from "./scenarios/stream-log.js";
 import { toolTurns } from "./scenarios/tools.js";
 import { usageQueries } from "./scenarios/usage.js";
 import { webhooks } from "./scenarios/webhooks.js";
@@ -53,6 +54,7 @@ const SCENARIOS = [
   "idempotency",
   "account-size",
   "scaled-out",
+  "stream-log",
   "cold-start",
 ];
 const USAGE =
@@ -319,6 +321,7 @@ async function main(): Promise<void> {
     if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
     const accounts = only.has("account-size") ? await accountSize(bench, providerEnv) : undefined;
     const scaled = only.has("scaled-out") ? await scaledOut(bench, providerEnv) : undefined;
+    if (only.has("stream-log")) report.streamLog = await streamLog(bench, provider.url);
     await bench.stop();
     if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
+import time
 from types import TracebackType
 from typing import Any, AsyncIterator, Iterator, Optional, Type
 
@@ -21,6 +24,7 @@ from ._generated.models import (
     MESSAGE_STREAM_EVENTS,
     MessageCompletedEvent,
     MessageDeltaEvent,
+    MessageStartedEvent,
     MessageStreamEvent,
     Reply,
 )
@@ -31,6 +35,31 @@ from ._types import RequestOptions
 # code has as an HTTP response.
 _ERROR_EVENT = "error"
 
+MAX_RECONNECTS = 3
+"""How many times in a row a dropped stream is resumed before it fails."""
+_RECONNECT_DELAY = 0.2
+"""Seconds before the first resumption; each next one waits twice as long."""
+
+
+def _continuing(spec: RequestSpec) -> RequestSpec:
+    """The send, asking the service to go on generating when the connection drops (unless the caller chose)."""
+    if spec.body is None or "onDisconnect" in spec.body:
+        return spec
+    return dataclasses.replace(spec, body={**spec.body, "onDisconnect": "continue"})
+
+
+def _resumption(spec: RequestSpec, options: RequestOptions, message_id: str, after: int
+                ) -> "tuple[RequestSpec, RequestOptions]":
+    """The request that resumes a message's stream after the event ``after`` (``Last-Event-ID``)."""
+    headers = {**dict(options.extra_headers or {}), "Last-Event-ID": str(after)}
+    resumed = RequestSpec("GET", f"{spec.path}/{message_id}/events")
+    return resumed, dataclasses.replace(options, extra_headers=headers, extra_body=None, idempotency_key=None)
+
+
+def _resumable(exc: BaseException) -> bool:
+    """A dropped or silent connection, not the service's answer (an ``error`` event, a refused resumption)."""
+    return isinstance(exc, (httpx.TransportError, httpx.StreamError)) or type(exc) is APIConnectionError
+
 
 class _Reading:
     """What the events received so far add up to; shared by the sync and async streams."""
@@ -39,6 +68,9 @@ class _Reading:
         self.text = ""
         self.final: Optional[Reply] = None
         self.error: Optional[APIError] = None
+        self.message_id: Optional[str] = None
+        self.last_id = 0
+        self.resumed = False
 
     def accept(self, message: ServerSentEvent, headers: httpx.Headers) -> Optional[MessageStreamEvent]:
         """The event to yield for a server-sent event; raises the error of an ``error`` event."""
@@ -47,6 +79,12 @@ class _Reading:
         if name != _ERROR_EVENT and factory is None:
             # Event types added in later API versions are skipped, so an older SDK keeps working.
             return None
+        # A resumed connection starts after the last event seen; an event seen already is never yielded twice.
+        if message.id is not None and message.id.isdigit():
+            seq = int(message.id)
+            if self.resumed and seq <= self.last_id:
+                return None
+            self.last_id = max(self.last_id, seq)
         try:
             data: Any = json.loads(message.data)
         except ValueError:
@@ -58,6 +96,8 @@ class _Reading:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise APIError(f"The '{name}' event's data is not as documented: {exc!r}.", headers=headers,
                            body=data) from exc
+        if isinstance(event, MessageStartedEvent) and self.message_id is None:
+            self.message_id = event.data.id
         if isinstance(event, MessageDeltaEvent):
             self.text += event.data.text
         elif isinstance(event, MessageCompletedEvent):
@@ -86,12 +126,14 @@ class MessageStream:
 
     The request is sent when you first iterate (or enter the ``with`` block), and failures before the stream
     starts (404, 409, 429, ...) are raised then, after the same retries as ``send``. Once started, a stream is
-    never retried. An ``error`` event raises the error class its code has as an HTTP response (e.g.
-    ``InternalServerError`` for ``AGENT_UNAVAILABLE``). A stream that sends nothing for the client's ``timeout``
-    raises ``APITimeoutError``; one that ends without ``message.completed``, ``APIConnectionError``.
+    never sent again: a connection that drops, or sends nothing for the client's ``timeout``, is resumed where it
+    stopped (``Last-Event-ID``), up to ``MAX_RECONNECTS`` times in a row, unseen by the loop, which gets every
+    event once, in order. The send asks for ``on_disconnect="continue"`` unless given another value, so that the
+    service goes on generating meanwhile. An ``error`` event raises the error class its code has as an HTTP
+    response (e.g. ``InternalServerError`` for ``AGENT_UNAVAILABLE``); a stream that cannot be resumed raises
+    ``APIConnectionError`` (``APITimeoutError`` after silence).
 
-    Use it in a ``with`` block (or call ``close()``) so the connection is closed even if you stop early; the
-    service then stops the model call::
+    Use it in a ``with`` block (or call ``close()``) so the connection is closed even if you stop early::
 
         with client.agents.messages.stream(agent_id, text="Tell me a story") as stream:
             for event in stream:
@@ -102,7 +144,7 @@ class MessageStream:
 
     def __init__(self, transport: SyncTransport, spec: RequestSpec, options: RequestOptions) -> None:
         self._transport = transport
-        self._spec = spec
+        self._spec = _continuing(spec)
         self._options = options
         self._response: Optional[httpx.Response] = None
         self._reading = _Reading()
@@ -132,7 +174,7 @@ class MessageStream:
         self.close()
 
     def close(self) -> None:
-        """Closes the connection; the service then stops the model call. Safe to call more than once."""
+        """Closes the connection. Safe to call more than once."""
         self._closed = True
         if self._response is not None:
             self._response.close()
@@ -173,16 +215,32 @@ class MessageStream:
 
     def _iterate(self) -> Iterator[MessageStreamEvent]:
         timeout = self._transport._timeout(self._options)
+        reading = self._reading
         try:
             response = self._open()
-            for message in iter_events(response.iter_bytes()):
-                event = self._reading.accept(message, response.headers)
-                if event is not None:
-                    yield event
-                if self._reading.final is not None:
+            reconnects = 0
+            while True:
+                try:
+                    for message in iter_events(response.iter_bytes()):
+                        event = reading.accept(message, response.headers)
+                        if event is not None:
+                            reconnects = 0
+                            yield event
+                        if reading.final is not None:
+                            break
+                    if reading.final is None:
+                        raise APIConnectionError("The stream ended before the reply was complete.")
                     break
-            if self._reading.final is None:
-                raise APIConnectionError("The stream ended before the reply was complete.")
+                except (APIError, httpx.TransportError, httpx.StreamError) as exc:
+                    if (self._closed or reading.message_id is None or not _resumable(exc)
+                            or reconnects >= MAX_RECONNECTS):
+                        raise
+                    reconnects += 1
+                    reading.resumed = True
+                    response.close()
+                    time.sleep(_RECONNECT_DELAY * 2 ** (reconnects - 1))
+                    spec, options = _resumption(self._spec, self._options, reading.message_id, reading.last_id)
+                    response = self._response = self._transport.open_stream(spec, options)
         except (APIError, httpx.TransportError, httpx.StreamError) as exc:
             if self._closed and not isinstance(exc, APIError):
                 # Closed by the caller while reading: a quiet end, as breaking out of the loop is.
@@ -208,7 +266,7 @@ class AsyncMessageStream:
 
     def __init__(self, transport: AsyncTransport, spec: RequestSpec, options: RequestOptions) -> None:
         self._transport = transport
-        self._spec = spec
+        self._spec = _continuing(spec)
         self._options = options
         self._response: Optional[httpx.Response] = None
         self._reading = _Reading()
@@ -238,7 +296,7 @@ class AsyncMessageStream:
         await self.close()
 
     async def close(self) -> None:
-        """Closes the connection; the service then stops the model call. Safe to call more than once."""
+        """Closes the connection. Safe to call more than once."""
         self._closed = True
         if self._response is not None:
             await self._response.aclose()
@@ -279,16 +337,32 @@ class AsyncMessageStream:
 
     async def _iterate(self) -> AsyncIterator[MessageStreamEvent]:
         timeout = self._transport._timeout(self._options)
+        reading = self._reading
         try:
             response = await self._open()
-            async for message in aiter_events(response.aiter_bytes()):
-                event = self._reading.accept(message, response.headers)
-                if event is not None:
-                    yield event
-                if self._reading.final is not None:
+            reconnects = 0
+            while True:
+                try:
+                    async for message in aiter_events(response.aiter_bytes()):
+                        event = reading.accept(message, response.headers)
+                        if event is not None:
+                            reconnects = 0
+                            yield event
+                        if reading.final is not None:
+                            break
+                    if reading.final is None:
+                        raise APIConnectionError("The stream ended before the reply was complete.")
                     break
-            if self._reading.final is None:
-                raise APIConnectionError("The stream ended before the reply was complete.")
+                except (APIError, httpx.TransportError, httpx.StreamError) as exc:
+                    if (self._closed or reading.message_id is None or not _resumable(exc)
+                            or reconnects >= MAX_RECONNECTS):
+                        raise
+                    reconnects += 1
+                    reading.resumed = True
+                    await response.aclose()
+                    await asyncio.sleep(_RECONNECT_DELAY * 2 ** (reconnects - 1))
+                    spec, options = _resumption(self._spec, self._options, reading.message_id, reading.last_id)
+                    response = self._response = await self._transport.open_stream(spec, options)
         except (APIError, httpx.TransportError, httpx.StreamError) as exc:
             if self._closed and not isinstance(exc, APIError):
                 return

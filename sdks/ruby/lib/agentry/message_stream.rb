@@ -30,11 +30,13 @@ module Agentry
   #
   # A failure before the stream starts (404, 409, 429, ...) is raised like any call's error, after the retries
   # that are safe. A failure after it started (the +error+ event) raises the error class its code has as an HTTP
-  # status, e.g. InternalServerError with code +AGENT_UNAVAILABLE+, and is never retried; a stream that ends
-  # without its +message.completed+ event raises APIConnectionError. Leaving the loop early (+break+, an
-  # exception, or #close) closes the connection and the service stops the model call; #text and #final_message
-  # then raise APIUserAbortError. A stream silent for longer than the client's +timeout+ (the service sends a
-  # keep-alive comment every 15 s) raises APITimeoutError.
+  # status, e.g. InternalServerError with code +AGENT_UNAVAILABLE+, and is never retried. A connection that
+  # drops, or stays silent for longer than the client's +timeout+ (the service sends a keep-alive comment every
+  # 15 s), after the stream started is resumed where it stopped (+Last-Event-ID+), up to MAX_RECONNECTS times in
+  # a row, unseen by the loop, which gets every event once, in order; then it raises APIConnectionError
+  # (APITimeoutError after silence). So that the service goes on generating meanwhile, the send asks for
+  # <tt>on_disconnect: "continue"</tt> unless given another value. Leaving the loop early (+break+, an exception,
+  # or #close) closes the connection; #text and #final_message then raise APIUserAbortError.
   class MessageStream
     include Enumerable
 
@@ -42,6 +44,10 @@ module Agentry
     DELTA_EVENT = "message.delta"
     COMPLETED_EVENT = "message.completed"
     ERROR_EVENT = "error"
+    # How many times in a row a dropped stream is resumed before it fails.
+    MAX_RECONNECTS = 3
+    # Seconds before the first resumption; each next one waits twice as long.
+    RECONNECT_DELAY = 0.2
 
     # The request id (+X-Request-Id+) once the response has arrived.
     attr_reader :request_id
@@ -49,10 +55,16 @@ module Agentry
     # @api private
     # +events+: each event name the API documents, with the type of its data (see Agentry::Model::Types).
     # +open+ starts the request and yields the response and its connection (Transport#stream).
-    def initialize(events:, timeout:, &open)
+    # +resume+ opens the message's events after an event id (the message's id and the event's), as +open+ does.
+    def initialize(events:, timeout:, resume: nil, &open)
       @events = events
       @timeout = timeout
       @open = open
+      @resume = resume
+      @message_id = nil
+      @last_id = 0
+      @resumed = false
+      @in_caller = false
       @text = +""
       @final = nil
       @failure = nil
@@ -91,7 +103,8 @@ module Agentry
     end
 
     # Ends the stream and closes its connection, from inside the loop or from another thread; the loop then ends
-    # quietly.
+    # quietly. The reply is still generated and stored unless the stream was sent with <tt>on_disconnect:
+    # "cancel"</tt>.
     def close
       @closed = true
       @consumed = true
@@ -109,10 +122,33 @@ module Agentry
       raise APIUserAbortError if @final.nil?
     end
 
-    def read
+    # Reads the connections of the stream: the first, then each resumption of a dropped one.
+    def read(&block)
+      reconnects = 0
+      opener = @open
+      begin
+        read_connection(opener) do |event|
+          reconnects = 0
+          block.call(event)
+        end
+      rescue APIConnectionError
+        raise if @in_caller || @closed || @resume.nil? || @message_id.nil? || reconnects >= MAX_RECONNECTS
+
+        reconnects += 1
+        @resumed = true
+        @failure = nil
+        sleep(RECONNECT_DELAY * (2**(reconnects - 1)))
+        message_id = @message_id
+        after = @last_id
+        opener = proc { |&consumer| @resume.call(message_id, after, &consumer) }
+        retry
+      end
+    end
+
+    def read_connection(opener)
       in_caller = false
       catch(:stop) do
-        @open.call do |response, http|
+        opener.call do |response, http|
           @http = http
           @request_id = response["x-request-id"]
           headers = response.each_header.to_h
@@ -124,9 +160,9 @@ module Agentry
               # Closed from another thread: nothing more reaches the loop.
               throw :stop if @closed
 
-              in_caller = true
+              in_caller = @in_caller = true
               yield event
-              in_caller = false
+              in_caller = @in_caller = false
               throw :stop if @closed || @final
             end
           end
@@ -161,6 +197,14 @@ module Agentry
       type = message.event
       return nil unless @events.key?(type)
 
+      # A resumed connection starts after the last event seen; an event seen already is never yielded twice.
+      if message.id.to_s.match?(/\A[0-9]+\z/)
+        seq = message.id.to_i
+        return nil if @resumed && seq <= @last_id
+
+        @last_id = [@last_id, seq].max
+      end
+
       begin
         data = JSON.parse(message.data)
       rescue JSON::ParserError
@@ -177,6 +221,7 @@ module Agentry
       end
       decoded = Model::Types.decode(@events[type], data)
       @final = decoded if type == COMPLETED_EVENT
+      @message_id ||= data["id"] if type == "message.started" && data.is_a?(Hash)
       StreamEvent.new(type: type, id: message.id || "", data: decoded)
     end
   end

@@ -102,7 +102,13 @@ module Agentry
     # returns the completed reply (+nil+ when the block left early or closed the stream).
     def api_stream(method, path, events:, body: nil, options: nil, &block)
       timeout = (options && options[:timeout]) || @transport.timeout
-      stream = MessageStream.new(events: events, timeout: timeout) do |&consumer|
+      # So that a dropped stream can be resumed, the service goes on generating unless the caller chose.
+      body = { "onDisconnect" => "continue" }.merge(body) if body.is_a?(Hash) && !body.key?("onDisconnect")
+      resume = lambda do |message_id, after, &consumer|
+        @transport.stream(:get, "#{path}/#{path_segment(:message_id, message_id)}/events",
+                          options: resume_options(options, after), &consumer)
+      end
+      stream = MessageStream.new(events: events, timeout: timeout, resume: resume) do |&consumer|
         @transport.stream(method, path, body: wire_body(body), options: options, &consumer)
       end
       return stream unless block
@@ -135,6 +141,12 @@ module Agentry
       raise Error, "#{name}: #{value} does not hold a JSON object" unless parsed.is_a?(Hash)
 
       parsed
+    end
+
+    # The options of a stream's resumption: the call's own, asking for the events after +after+.
+    def resume_options(options, after)
+      own = (options || {}).reject { |name, _| %i[extra_body idempotency_key].include?(name) }
+      own.merge(headers: (own[:headers] || {}).merge("Last-Event-ID" => after.to_s))
     end
 
     def wire_body(body)

@@ -1,4 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
+import { AgentryError } from "../errors.js";
 import {
   type CursorEnvelope,
   type CursorPagePromise,
@@ -7,7 +8,15 @@ import {
   PagePromise,
 } from "../pagination.js";
 import { MessageStream } from "../streaming.js";
-import type { HistoryMessage, MessageListParams, MessageReply, MessageSendParams } from "../types.js";
+import type {
+  BackgroundMessage,
+  BackgroundMessageAccepted,
+  HistoryMessage,
+  MessageListParams,
+  MessageReply,
+  MessageSendParams,
+  MessageStreamParams,
+} from "../types.js";
 import { idSegment } from "./path.js";
 
 /**
@@ -52,7 +61,9 @@ export class Messages {
    * Sends a message and streams the reply as it is written: `message.started`, `message.delta`s,
    * `message.completed`. The request goes out at once; failures before the stream starts (404, 409, 429, ...)
    * are thrown when you consume it, and are retried as for `send` (a retry of a stream that completed meanwhile
-   * gets its events again). Once started, a stream is never retried.
+   * gets its events again). Once started, a stream is never sent again: a connection that drops is resumed where
+   * it stopped (`Last-Event-ID`), unseen by the loop, because the service goes on generating the reply
+   * (`onDisconnect: "continue"`, this method's default).
    *
    * ```ts
    * const stream = client.agents.messages.stream(agentId, { text: "Tell me a story" });
@@ -61,17 +72,83 @@ export class Messages {
    * }
    * ```
    */
-  stream(agentId: string, params: MessageSendParams, options: RequestOptions = {}): MessageStream {
+  stream(agentId: string, params: MessageStreamParams, options: RequestOptions = {}): MessageStream {
     const path = `/agents/${idSegment("agentId", agentId)}/messages`;
+    const { idempotencyKey: _, ...readOptions } = options;
     return new MessageStream(
       (signal) =>
         this.#transport.stream(
-          { method: "POST", path, body: { ...params, stream: true } },
+          { method: "POST", path, body: { onDisconnect: "continue", ...params, stream: true } },
           { ...options, signal },
         ),
       options.signal,
       options.timeout ?? this.#timeout,
+      (messageId, after, signal) =>
+        this.#transport.stream(
+          { method: "GET", path: `${path}/${idSegment("messageId", messageId)}/events` },
+          { ...readOptions, headers: { ...options.headers, "Last-Event-ID": after }, signal },
+        ),
     );
+  }
+
+  /**
+   * Sends a message to be answered in the background: the service answers at once (202) with the reply's id, and
+   * generates the reply whatever happens to this process. Read it with `getBackground`. Retried like `send`.
+   *
+   * ```ts
+   * const { id } = await client.agents.messages.sendBackground(agentId, { text: "Summarise the quarter" });
+   * let message = await client.agents.messages.getBackground(agentId, id);
+   * while (message.status === "pending") {
+   *   await new Promise((resolve) => setTimeout(resolve, 1000));
+   *   message = await client.agents.messages.getBackground(agentId, id);
+   * }
+   * ```
+   *
+   * @throws {ConflictError} `AGENT_INACTIVE`: the agent is inactive
+   * @throws {NotFoundError} `AGENT_NOT_FOUND`
+   */
+  async sendBackground(
+    agentId: string,
+    params: MessageSendParams,
+    options?: RequestOptions,
+  ): Promise<BackgroundMessageAccepted> {
+    const body = (await this.#transport.json(
+      {
+        method: "POST",
+        path: `/agents/${idSegment("agentId", agentId)}/messages`,
+        body: { ...params, background: true },
+      },
+      options,
+    )) as { data: BackgroundMessageAccepted };
+    return body.data;
+  }
+
+  /**
+   * Reads a background message: `pending`, `completed` (with the whole reply) or `failed` (with the error), while
+   * the service keeps it (`STREAM_RETENTION` after it ends); after that, `get` reads a completed reply.
+   *
+   * @throws {NotFoundError} `MESSAGE_NOT_FOUND`, `AGENT_NOT_FOUND`
+   * @throws {PermissionDeniedError} without the `history:read` scope
+   */
+  async getBackground(
+    agentId: string,
+    messageId: string,
+    options?: RequestOptions,
+  ): Promise<BackgroundMessage> {
+    const body = (await this.#transport.json(
+      {
+        method: "GET",
+        path: `/agents/${idSegment("agentId", agentId)}/messages/${idSegment("messageId", messageId)}`,
+      },
+      options,
+    )) as { data: BackgroundMessage | HistoryMessage };
+    if (!("status" in body.data)) {
+      // Kept longer than its state: a completed background message is then a stored reply.
+      throw new AgentryError(
+        `Message ${messageId} is not a background message whose state is kept; use get().`,
+      );
+    }
+    return body.data;
   }
 
   /**

@@ -167,6 +167,42 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // The turn's tool calls with their outcomes, as written (json, not jsonb); NULL when the model called none.
     sql: (s) => `ALTER TABLE ${s}.turns ADD COLUMN tool_calls json;`,
   },
+  {
+    version: 6,
+    name: "event logs of streamed and background messages",
+    // A run is one streamed or background message; its events are numbered from 1. Both go when it expires.
+    sql: (s) => `
+      CREATE TABLE ${s}.message_runs (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        user_id text,
+        room_id text,
+        background boolean NOT NULL,
+        status text NOT NULL CHECK (status IN ('pending', 'completed', 'failed')),
+        error_code text,
+        error_message text,
+        result text,
+        created_at timestamptz NOT NULL,
+        deadline_at timestamptz NOT NULL,
+        ended_at timestamptz,
+        expires_at timestamptz
+      );
+      -- The sweeps: expired runs, and pending ones past their deadline.
+      CREATE INDEX message_runs_by_expiry ON ${s}.message_runs (expires_at) WHERE expires_at IS NOT NULL;
+      CREATE INDEX message_runs_pending ON ${s}.message_runs (deadline_at) WHERE status = 'pending';
+      -- An agent's runs, which its purge deletes, and a user's, which an erasure deletes.
+      CREATE INDEX message_runs_by_agent ON ${s}.message_runs (account_id, agent_id);
+      CREATE INDEX message_runs_by_user ON ${s}.message_runs (account_id, user_id);
+      CREATE TABLE ${s}.message_run_events (
+        run_id text COLLATE "C" NOT NULL REFERENCES ${s}.message_runs (id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        type text NOT NULL,
+        data text NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

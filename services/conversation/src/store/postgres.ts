@@ -55,6 +55,7 @@ import {
   ZERO_BIN,
 } from "../usage.js";
 import { migrationTarget } from "./postgres-migrations.js";
+import { PostgresRuns } from "./postgres-runs.js";
 import {
   conversationPosition,
   conversationsPage,
@@ -91,6 +92,10 @@ import type {
   Page,
   PageRequest,
   PurgeResult,
+  RunEnd,
+  RunEvent,
+  RunRecord,
+  RunWrite,
   TurnPage,
   TurnRecord,
 } from "./types.js";
@@ -390,6 +395,7 @@ type Statements = ReturnType<typeof statements>;
 
 export class PostgresConversationStore implements ConversationStore {
   private readonly sql: Statements;
+  private readonly runs: PostgresRuns;
   private closed = false;
 
   /** Use `openPostgresConversationStore`, which also migrates the schema. */
@@ -398,6 +404,7 @@ export class PostgresConversationStore implements ConversationStore {
     schema: string,
   ) {
     this.sql = statements(schema);
+    this.runs = new PostgresRuns(db, schema);
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
@@ -507,6 +514,7 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.deleteEmptyUsage, [accountId]);
       await client.query(this.sql.deleteAgentUsage, [accountId, agentId]);
       await client.query(this.sql.deleteAgentEvents, [accountId, agentId]);
+      await this.runs.deleteAgentRuns(client, accountId, agentId);
       return { turns, calls };
     });
   }
@@ -601,6 +609,7 @@ export class PostgresConversationStore implements ConversationStore {
       const turns = (await client.query(this.sql.deleteUserTurns, [accountId, userId])).rowCount ?? 0;
       await client.query(this.sql.deleteUserConversations, [accountId, userId]);
       await client.query(this.sql.forgetUserCalls, [accountId, userId]);
+      await this.runs.deleteUserRuns(client, accountId, userId);
       // The blank user's counts are unattributed already.
       if (userId !== "") {
         await client.query(this.sql.lockUserUsage, [accountId, userId]);
@@ -622,6 +631,38 @@ export class PostgresConversationStore implements ConversationStore {
       plan,
       rows.map((row) => toUsageRow(row, row.bucket_start)),
     );
+  }
+
+  async startRun(record: RunRecord): Promise<void> {
+    await this.runs.start(record);
+  }
+
+  async appendRunEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
+    await this.runs.append(runId, events);
+  }
+
+  async endRun(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
+    return this.runs.finish(runId, events, end);
+  }
+
+  async writeRuns(writes: readonly RunWrite[]): Promise<void> {
+    await this.runs.write(writes);
+  }
+
+  async getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {
+    return this.runs.get(accountId, agentId, runId);
+  }
+
+  async runEvents(runId: string, after: number, limit: number): Promise<RunEvent[]> {
+    return this.runs.events(runId, after, limit);
+  }
+
+  async abandonedRuns(now: string, limit: number): Promise<string[]> {
+    return this.runs.abandoned(now, limit);
+  }
+
+  async removeExpiredRuns(now: string, limit: number): Promise<number> {
+    return this.runs.removeExpired(now, limit);
   }
 
   async ping(): Promise<void> {

@@ -154,6 +154,42 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     // The JSON text of the turn's tool calls with their outcomes; NULL when the model called none.
     sql: "ALTER TABLE turns ADD COLUMN tool_calls TEXT;",
   },
+  {
+    version: 6,
+    name: "event logs of streamed and background messages",
+    // A run is one streamed or background message; its events are numbered from 1. Both go when it expires.
+    sql: `
+      CREATE TABLE message_runs (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        user_id TEXT,
+        room_id TEXT,
+        background INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'completed', 'failed')),
+        error_code TEXT,
+        error_message TEXT,
+        result TEXT,
+        created_at TEXT NOT NULL,
+        deadline_at TEXT NOT NULL,
+        ended_at TEXT,
+        expires_at TEXT
+      ) STRICT;
+      -- The sweeps: expired runs, and pending ones past their deadline.
+      CREATE INDEX message_runs_by_expiry ON message_runs (expires_at) WHERE expires_at IS NOT NULL;
+      CREATE INDEX message_runs_pending ON message_runs (deadline_at) WHERE status = 'pending';
+      -- An agent's runs, which its purge deletes, and a user's, which an erasure deletes.
+      CREATE INDEX message_runs_by_agent ON message_runs (account_id, agent_id);
+      CREATE INDEX message_runs_by_user ON message_runs (account_id, user_id);
+      CREATE TABLE message_run_events (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

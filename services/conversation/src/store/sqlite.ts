@@ -44,6 +44,7 @@ import {
   turnPage,
 } from "./rows.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
+import { SqliteRuns } from "./sqlite-runs.js";
 import type {
   CallRecord,
   ConversationKey,
@@ -58,6 +59,10 @@ import type {
   Page,
   PageRequest,
   PurgeResult,
+  RunEnd,
+  RunEvent,
+  RunRecord,
+  RunWrite,
   TurnPage,
   TurnRecord,
   TurnRole,
@@ -121,6 +126,7 @@ export class SqliteConversationStore implements ConversationStore {
   /** The history windows of recently used conversations (see HistoryCache). */
   private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
   private readonly othersCommitted: () => boolean;
+  private readonly runs: SqliteRuns;
 
   /** Opens (creating when missing) the database file and brings its schema up to date. */
   constructor(file: string) {
@@ -128,6 +134,8 @@ export class SqliteConversationStore implements ConversationStore {
     this.othersCommitted = watchOtherConnections(this.db);
     const s = prepare(this.db);
     this.statements = s;
+    const runs = new SqliteRuns(this.db);
+    this.runs = runs;
     this.save = this.db.transaction(
       ({ key, user, reply }: NewExchange, call: CallRecord, events: readonly NewOutboxEvent[]) => {
         if (this.purged(key.accountId, key.agentId)) return false;
@@ -196,6 +204,7 @@ export class SqliteConversationStore implements ConversationStore {
       s.deleteEmptyUsage.run(accountId);
       s.deleteAgentUsage.run(accountId, agentId);
       s.deleteAgentEvents.run(agentId, accountId);
+      runs.deleteAgentRuns(accountId, agentId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(
@@ -208,6 +217,7 @@ export class SqliteConversationStore implements ConversationStore {
       const turns = s.deleteUserTurns.run(accountId, userId).changes;
       s.deleteUserConversations.run(accountId, userId);
       s.forgetUserCalls.run(accountId, userId);
+      runs.deleteUserRuns(accountId, userId);
       // The blank user's counts are unattributed already.
       if (userId !== "") {
         s.unattributeUsage.run(accountId, userId);
@@ -404,6 +414,38 @@ export class SqliteConversationStore implements ConversationStore {
       plan,
       rows.map((row) => toUsageRow(row, Date.parse(row.bucket_start))),
     );
+  }
+
+  async startRun(run: RunRecord): Promise<void> {
+    this.runs.start(run);
+  }
+
+  async appendRunEvents(runId: string, events: readonly RunEvent[]): Promise<void> {
+    this.runs.append(runId, events);
+  }
+
+  async endRun(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
+    return this.runs.finish(runId, events, end);
+  }
+
+  async writeRuns(writes: readonly RunWrite[]): Promise<void> {
+    if (writes.length > 0) this.runs.write(writes);
+  }
+
+  async getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {
+    return this.runs.get(accountId, agentId, runId);
+  }
+
+  async runEvents(runId: string, after: number, limit: number): Promise<RunEvent[]> {
+    return this.runs.events(runId, after, limit);
+  }
+
+  async abandonedRuns(now: string, limit: number): Promise<string[]> {
+    return this.runs.abandoned(now, limit);
+  }
+
+  async removeExpiredRuns(now: string, limit: number): Promise<number> {
+    return this.runs.removeExpiredRuns(now, limit);
   }
 
   /** Reads a pragma of this connection (some, like synchronous, are per connection), for diagnostics. */

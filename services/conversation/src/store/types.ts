@@ -173,6 +173,63 @@ export interface OutboxEvent extends NewOutboxEvent {
   seq: number;
 }
 
+/** Where a message with an event log stands (runs.ts): the reply is being generated, was stored, or failed. */
+export type RunStatus = "pending" | "completed" | "failed";
+
+/**
+ * The log of one streamed or background message (runs.ts): its state, and (apart) its numbered events. Kept until
+ * `expiresAt`, set when it ends; a pending run past `deadlineAt` was abandoned by a process that stopped.
+ */
+export interface RunRecord {
+  /** The reply's id. */
+  id: string;
+  accountId: string;
+  agentId: string;
+  /** Echoed as the message gave them; null when it had none. */
+  userId: string | null;
+  roomId: string | null;
+  /** Whether it was sent in the background (then its state is read by id, besides its events). */
+  background: boolean;
+  status: RunStatus;
+  /** The public error of a failed run. */
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** The data of its terminal event (runs.ts), once ended. */
+  result: string | null;
+  /** ISO 8601 with milliseconds, UTC. */
+  createdAt: string;
+  /** When a run still pending is known to have been abandoned. */
+  deadlineAt: string;
+  /** When it ended; null while pending. */
+  endedAt: string | null;
+  /** When it is forgotten; null while pending. */
+  expiresAt: string | null;
+}
+
+/** One event of a run's log. `data` is the event's JSON text (runs.ts says what each type holds). */
+export interface RunEvent {
+  /** From 1, without gaps. */
+  seq: number;
+  type: "started" | "delta" | "tool.call" | "tool.result" | "completed" | "failed";
+  data: string;
+}
+
+/** How a run ended. */
+export interface RunEnd {
+  status: Exclude<RunStatus, "pending">;
+  errorCode: string | null;
+  errorMessage: string | null;
+  result: string | null;
+  endedAt: string;
+  expiresAt: string;
+}
+
+/** One write of a message log, as the service batches them (runs.ts). */
+export type RunWrite =
+  | { kind: "start"; run: RunRecord }
+  | { kind: "events"; runId: string; events: readonly RunEvent[] }
+  | { kind: "end"; runId: string; events: readonly RunEvent[]; end: RunEnd };
+
 export interface PurgeResult {
   turns: number;
   calls: number;
@@ -271,6 +328,29 @@ export interface ConversationStore {
    * range, grouped as asked. Throws AppError INVALID_REQUEST, naming the field, for a question `planUsage` refuses.
    */
   getUsage(request: UsageRequest): Promise<UsageReport>;
+  /** Records a new run, pending. */
+  startRun(run: RunRecord): Promise<void>;
+  /** Appends events to a run's log (the next ones after those it has, in order). */
+  appendRunEvents(runId: string, events: readonly RunEvent[]): Promise<void>;
+  /**
+   * Appends a run's last events and ends it, in one transaction, if it is still pending; returns whether it was
+   * (false: it had been ended already, e.g. as abandoned, and nothing was written).
+   */
+  endRun(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean>;
+  /**
+   * Performs writes of many runs in order, in one transaction: one commit for every log written meanwhile. An end
+   * of a run no longer pending writes nothing, as `endRun`. The commit does not wait for the disk: a crash of the
+   * machine (or of Postgres) may lose the last batches, never anything else.
+   */
+  writeRuns(writes: readonly RunWrite[]): Promise<void>;
+  /** One of an agent's runs, expired or not, or null. */
+  getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null>;
+  /** The events of a run after `after`, in order, at most `limit`. */
+  runEvents(runId: string, after: number, limit: number): Promise<RunEvent[]>;
+  /** Ids of runs still pending past their deadline at `now`, at most `limit`. */
+  abandonedRuns(now: string, limit: number): Promise<string[]>;
+  /** Deletes at most `limit` runs expired at `now`, with their events; returns how many. */
+  removeExpiredRuns(now: string, limit: number): Promise<number>;
   /** Resolves when the database answers a trivial query: what readiness reports. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

@@ -9,6 +9,8 @@ import type {
   NewExchange,
   NewOutboxEvent,
   PageRequest,
+  RunEvent,
+  RunRecord,
 } from "../store/types.js";
 import {
   PERCENTILE_RELATIVE_ACCURACY,
@@ -741,6 +743,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
     });
 
     usageContract(fresh);
+    runsContract(fresh);
   });
 }
 
@@ -1375,6 +1378,168 @@ function usageContract(fresh: () => Promise<ConversationStore>): void {
       expect(await invalidField(usage({ groupBy: ["agentId", "roomId"] }))).toBe("groupBy");
       expect(await invalidField(usage({ granularity: "week" as "day" }))).toBe("granularity");
       expect(await invalidField(usage({ from: new Date(Number.NaN) }))).toBe("from");
+    });
+  });
+}
+
+function pendingRun(overrides: Partial<RunRecord> = {}): RunRecord {
+  const createdAt = tick();
+  return {
+    id: newId("message"),
+    accountId: "acct_A",
+    agentId: "agt_A",
+    userId: "u1",
+    roomId: null,
+    background: true,
+    status: "pending",
+    errorCode: null,
+    errorMessage: null,
+    result: null,
+    createdAt,
+    deadlineAt: new Date(Date.parse(createdAt) + 60_000).toISOString(),
+    endedAt: null,
+    expiresAt: null,
+    ...overrides,
+  };
+}
+
+function runEvents(from: number, count: number): RunEvent[] {
+  return Array.from({ length: count }, (_, i) => ({
+    seq: from + i,
+    type: "delta" as const,
+    data: JSON.stringify({ text: `Grüße 👋 ${from + i}` }),
+  }));
+}
+
+function runsContract(fresh: () => Promise<ConversationStore>): void {
+  describe("message runs", () => {
+    it("keeps a run's state and its numbered events, read after any number, scoped to its agent", async () => {
+      const store = await fresh();
+      const run = pendingRun();
+      await store.startRun(run);
+      expect(await store.getRun("acct_A", "agt_A", run.id)).toEqual(run);
+      expect(await store.getRun("acct_B", "agt_A", run.id)).toBeNull();
+      expect(await store.getRun("acct_A", "agt_B", run.id)).toBeNull();
+      await store.appendRunEvents(run.id, [{ seq: 1, type: "started", data: "{}" }]);
+      await store.appendRunEvents(run.id, runEvents(2, 4));
+      expect(await store.runEvents(run.id, 0, 100)).toEqual([
+        { seq: 1, type: "started", data: "{}" },
+        ...runEvents(2, 4),
+      ]);
+      expect(await store.runEvents(run.id, 3, 100)).toEqual(runEvents(4, 2));
+      expect(await store.runEvents(run.id, 1, 2)).toEqual(runEvents(2, 2));
+      expect(await store.runEvents(run.id, 5, 100)).toEqual([]);
+      const end = {
+        status: "completed" as const,
+        errorCode: null,
+        errorMessage: null,
+        result: '{"text":"done"}',
+        endedAt: tick(),
+        expiresAt: tick(),
+      };
+      const completed = { seq: 6, type: "completed" as const, data: '{"text":"done"}' };
+      expect(await store.endRun(run.id, [completed], end)).toBe(true);
+      expect(await store.getRun("acct_A", "agt_A", run.id)).toEqual({ ...run, ...end });
+      expect((await store.runEvents(run.id, 5, 100)).map((e) => e.type)).toEqual(["completed"]);
+      // Ended once: a second end (an abandoned run's sweep racing its end) writes nothing.
+      const failed = { seq: 7, type: "failed" as const, data: "{}" };
+      const again = { ...end, status: "failed" as const, errorCode: "AGENT_UNAVAILABLE", errorMessage: "x" };
+      expect(await store.endRun(run.id, [failed], again)).toBe(false);
+      expect((await store.getRun("acct_A", "agt_A", run.id))?.status).toBe("completed");
+      expect(await store.runEvents(run.id, 6, 100)).toEqual([]);
+    });
+
+    it("writes the starts, events and ends of many runs in order in one batch", async () => {
+      const store = await fresh();
+      const first = pendingRun({ background: false });
+      const second = pendingRun();
+      const end = {
+        status: "completed" as const,
+        errorCode: null,
+        errorMessage: null,
+        result: "{}",
+        endedAt: tick(),
+        expiresAt: tick(),
+      };
+      await store.writeRuns([
+        { kind: "start", run: first },
+        { kind: "start", run: second },
+        { kind: "events", runId: first.id, events: runEvents(1, 2) },
+        { kind: "events", runId: second.id, events: runEvents(1, 1) },
+        { kind: "end", runId: first.id, events: runEvents(3, 1), end },
+      ]);
+      expect(await store.getRun("acct_A", "agt_A", first.id)).toEqual({ ...first, ...end });
+      expect(await store.runEvents(first.id, 0, 10)).toEqual(runEvents(1, 3));
+      expect(await store.getRun("acct_A", "agt_A", second.id)).toEqual(second);
+      await store.writeRuns([
+        { kind: "events", runId: second.id, events: runEvents(2, 1) },
+        // An end of a run already ended writes nothing, its events neither.
+        { kind: "end", runId: first.id, events: runEvents(4, 1), end: { ...end, status: "failed" } },
+      ]);
+      expect(await store.runEvents(second.id, 0, 10)).toEqual(runEvents(1, 2));
+      expect(await store.runEvents(first.id, 0, 10)).toEqual(runEvents(1, 3));
+      expect((await store.getRun("acct_A", "agt_A", first.id))?.status).toBe("completed");
+      await store.writeRuns([]);
+    });
+
+    it("finds pending runs past their deadline, and removes expired runs with their events in batches", async () => {
+      const store = await fresh();
+      const late = pendingRun({ deadlineAt: "2026-01-01T00:00:00.000Z" });
+      const onTime = pendingRun({ deadlineAt: "2999-01-01T00:00:00.000Z" });
+      await store.startRun(late);
+      await store.startRun(onTime);
+      expect(await store.abandonedRuns("2026-06-01T00:00:00.000Z", 10)).toEqual([late.id]);
+      const ended = (expiresAt: string) => ({
+        status: "failed" as const,
+        errorCode: "AGENT_UNAVAILABLE",
+        errorMessage: "The message was interrupted.",
+        result: null,
+        endedAt: "2026-01-01T00:00:00.000Z",
+        expiresAt,
+      });
+      const expired = [pendingRun(), pendingRun(), pendingRun()];
+      for (const run of expired) {
+        await store.startRun(run);
+        await store.appendRunEvents(run.id, runEvents(1, 3));
+        await store.endRun(run.id, [], ended("2026-02-01T00:00:00.000Z"));
+      }
+      expect(await store.endRun(late.id, [], ended("2999-01-01T00:00:00.000Z"))).toBe(true);
+      expect(await store.abandonedRuns("2026-06-01T00:00:00.000Z", 10)).toEqual([]);
+      expect(await store.removeExpiredRuns("2026-06-01T00:00:00.000Z", 2)).toBe(2);
+      expect(await store.removeExpiredRuns("2026-06-01T00:00:00.000Z", 2)).toBe(1);
+      expect(await store.removeExpiredRuns("2026-06-01T00:00:00.000Z", 2)).toBe(0);
+      for (const run of expired) {
+        expect(await store.getRun("acct_A", "agt_A", run.id)).toBeNull();
+        expect(await store.runEvents(run.id, 0, 100)).toEqual([]);
+      }
+      expect((await store.getRun("acct_A", "agt_A", late.id))?.status).toBe("failed");
+      expect((await store.getRun("acct_A", "agt_A", onTime.id))?.status).toBe("pending");
+    });
+
+    it("forgets an agent's runs when it is purged, and a user's when the user is erased", async () => {
+      const store = await fresh();
+      const purged = pendingRun({ agentId: "agt_P" });
+      const erased = pendingRun({ userId: "u_gone" });
+      const kept = pendingRun({ userId: "u_kept" });
+      for (const run of [purged, erased, kept]) {
+        await store.startRun(run);
+        await store.appendRunEvents(run.id, runEvents(1, 2));
+      }
+      await store.purgeAgent("acct_A", "agt_P");
+      await store.eraseUser("acct_A", "u_gone");
+      expect(await store.getRun("acct_A", "agt_P", purged.id)).toBeNull();
+      expect(await store.runEvents(purged.id, 0, 10)).toEqual([]);
+      expect(await store.getRun("acct_A", "agt_A", erased.id)).toBeNull();
+      expect(await store.runEvents(erased.id, 0, 10)).toEqual([]);
+      expect(await store.getRun("acct_A", "agt_A", kept.id)).toEqual(kept);
+      expect(await store.runEvents(kept.id, 0, 10)).toHaveLength(2);
+      // A run purged while it streams: its later events are dropped, and the batch they are in still commits.
+      await store.writeRuns([
+        { kind: "events", runId: purged.id, events: runEvents(3, 1) },
+        { kind: "events", runId: kept.id, events: runEvents(3, 1) },
+      ]);
+      expect(await store.runEvents(purged.id, 0, 10)).toEqual([]);
+      expect(await store.runEvents(kept.id, 0, 10)).toHaveLength(3);
     });
   });
 }

@@ -65,8 +65,8 @@ function limitNameOf(key: string): LimitName {
 /**
  * Enforces rate limits and, for messages, the per-agent concurrency limit, then reports the tightest bucket in
  * `X-RateLimit-*` on every response that follows, errors included. A refused request is 429 with
- * `Retry-After`. A concurrency slot is a lease renewed while the request (or its stream) runs and released when
- * it ends; a gateway that dies frees its slots when their leases lapse.
+ * `Retry-After`. A concurrency slot is a lease renewed while the request (or its stream, or the background message
+ * it started) runs and released when it ends; a gateway that dies frees its slots when their leases lapse.
  */
 export function limitsMiddleware(options: LimitsOptions) {
   const { limiter, leaseMs } = options;
@@ -112,9 +112,7 @@ export function limitsMiddleware(options: LimitsOptions) {
         Math.max(1000, Math.floor(leaseMs / 3)),
       );
       renewal.unref();
-      try {
-        await next();
-      } finally {
+      const release = async () => {
         clearInterval(renewal);
         await slot.lease.release().catch((error: unknown) => {
           options.logger.warn(
@@ -122,6 +120,17 @@ export function limitsMiddleware(options: LimitsOptions) {
             "could not release a concurrency slot; it frees itself when its lease lapses",
           );
         });
+      };
+      let held: Promise<unknown> | undefined;
+      ctx.state.holdSlotUntil = (work) => {
+        held = work;
+      };
+      try {
+        await next();
+      } finally {
+        ctx.state.holdSlotUntil = undefined;
+        if (held) void held.catch(() => undefined).then(release);
+        else await release();
       }
     };
 }

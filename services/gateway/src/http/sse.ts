@@ -5,7 +5,7 @@ export const PING_INTERVAL_MS = 15_000;
 
 /**
  * Writes a `text/event-stream` response: numbered events (`id:` is the event's sequence number in the stream,
- * from 1), `: ping` comments after each 15 s of silence, and headers that stop proxies from buffering.
+ * from 1, which `Last-Event-ID` resumes after), `: ping` comments after each 15 s of silence, and headers that stop proxies from buffering.
  */
 export class EventStream {
   private seq = 0;
@@ -32,9 +32,10 @@ export class EventStream {
     this.timer.unref();
   }
 
-  send(event: string, data: unknown): void {
+  /** `id`: the event's number in the message's event log, which a resumed stream goes on from; else the next. */
+  send(event: string, data: unknown, id?: number): void {
     if (this.res.writableEnded || this.res.destroyed) return;
-    this.seq += 1;
+    this.seq = id ?? this.seq + 1;
     const frame = `id: ${this.seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
     this.res.write(frame);
     this.record?.(event, frame);

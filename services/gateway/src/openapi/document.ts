@@ -277,9 +277,11 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
     ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } }
     : {};
 
-  const successContent: JsonSchema = doc.ndjson
-    ? { "application/x-ndjson": ndjsonContent(doc.success.schema) }
-    : { "application/json": { schema: schemaRef(doc.success.schema) } };
+  const successContent: JsonSchema = doc.eventsOnly
+    ? { "text/event-stream": sseContent() }
+    : doc.ndjson
+      ? { "application/x-ndjson": ndjsonContent(doc.success.schema) }
+      : { "application/json": { schema: schemaRef(doc.success.schema) } };
   if (doc.stream) successContent["text/event-stream"] = sseContent();
   const successes = Object.fromEntries(
     (doc.otherSuccess ?? []).map((other) => [
@@ -289,6 +291,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
         headers: { ...responseHeaders("always"), ...replayed, ...other.headers },
         content: { "application/json": { schema: schemaRef(other.schema) } },
         ...(other.whenQuery ? { "x-when-query": other.whenQuery } : {}),
+        ...(other.whenBody ? { "x-when-body": other.whenBody } : {}),
       },
     ]),
   );

@@ -9,9 +9,10 @@ import { SECRET_NAME_PATTERN } from "../validation/plugins.js";
 import { accountUsageQuery, agentUsageQuery, USAGE_DIMENSIONS } from "../validation/usage.js";
 import { CHARACTER_OPERATION_DOCS } from "./characters.js";
 import type { JsonSchema } from "./convert.js";
+import { STREAM_EVENT_SCHEMA_ID } from "./schemas.js";
 
 export interface SuccessDoc {
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   /** The component schema of the JSON body. */
   schema: string;
   description: string;
@@ -22,6 +23,11 @@ export interface SuccessDoc {
    * can type the answer of each form of the request.
    */
   whenQuery?: Record<string, boolean | string>;
+  /**
+   * For an other success: the body values that ask for it (`x-when-body`). The generated SDKs leave such answers
+   * to their hand-written code.
+   */
+  whenBody?: Record<string, boolean | string>;
 }
 
 import { listDeliveriesQuery } from "../validation/webhooks.js";
@@ -61,6 +67,8 @@ export interface OperationDoc {
   pagination?: "page" | "cursor";
   /** Answers `text/event-stream` when the body says `stream: true`. */
   stream?: boolean;
+  /** Answers `text/event-stream` only, its events described by `MessageStreamEvent`. */
+  eventsOnly?: boolean;
   /** Answers `application/x-ndjson`, one `success.schema` per line, instead of JSON. */
   ndjson?: boolean;
   /**
@@ -176,7 +184,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     operationId: "sendMessage",
     tag: "Messages",
     summary: "Send a message to an agent",
-    description: `Sends a text message and returns the agent's reply. Context is kept per agent, \`userId\` and \`roomId\`: send the same \`userId\` for the same user; calls without them share one default conversation. \`context\` applies to this message only. The model may call the tools of the agent's enabled plugins, up to \`settings.maxToolSteps\` rounds; the reply's \`toolCalls\` lists the calls with their outcomes, and its \`usage\` counts every model call of the turn. An agent in \`error\` is still called (a success takes it out of \`error\`); an \`inactive\` one refuses messages.\n\nWith \`stream: true\` the reply arrives as server-sent events (\`text/event-stream\`): \`message.started\`, any number of \`message.delta\` (and, when the model calls tools of the agent's plugins, \`tool.call\` and \`tool.result\` between them), then exactly one of \`message.completed\` or \`error\`, after which the stream closes. Each event has an \`id:\` (its sequence number, from 1), an \`event:\` name and JSON \`data:\`; the \`text/event-stream\` schema, \`MessageStreamEvent\`, describes each event and the JSON of its data. A \`: ping\` comment line is sent after every ${PING_INTERVAL_MS / 1000} seconds of silence. Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response. Only a complete reply is stored.`,
+    description: `Sends a text message and returns the agent's reply. Context is kept per agent, \`userId\` and \`roomId\`: send the same \`userId\` for the same user; calls without them share one default conversation. \`context\` applies to this message only. The model may call the tools of the agent's enabled plugins, up to \`settings.maxToolSteps\` rounds; the reply's \`toolCalls\` lists the calls with their outcomes, and its \`usage\` counts every model call of the turn. An agent in \`error\` is still called (a success takes it out of \`error\`); an \`inactive\` one refuses messages.\n\nWith \`stream: true\` the reply arrives as server-sent events (\`text/event-stream\`): \`message.started\`, any number of \`message.delta\` (and, when the model calls tools of the agent's plugins, \`tool.call\` and \`tool.result\` between them), then exactly one of \`message.completed\` or \`error\`, after which the stream closes. Each event has an \`id:\` (its sequence number, from 1), an \`event:\` name and JSON \`data:\`; the \`text/event-stream\` schema, \`MessageStreamEvent\`, describes each event and the JSON of its data. A \`: ping\` comment line is sent after every ${PING_INTERVAL_MS / 1000} seconds of silence. Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response. Only a complete reply is stored.\n\nEvery stream can be resumed for \`STREAM_RETENTION\` (1 hour by default) after it ends, at \`GET /v1/agents/{agentId}/messages/{messageId}/events\` with \`Last-Event-ID\`. With \`onDisconnect: "continue"\` the reply is generated to its end and stored even when the caller goes away (it still holds a concurrency slot until then); the default, \`cancel\`, stops it.\n\nWith \`background: true\` the answer is \`202\` with the reply's id and \`status: "pending"\` at once; the reply is generated whatever happens to the caller, and \`GET /v1/agents/{agentId}/messages/{messageId}\` tells whether it is \`pending\`, \`completed\` (with the reply) or \`failed\` (with the error). It holds a concurrency slot until it ends.`,
     requestBody: "SendMessageRequest",
     success: {
       status: 200,
@@ -184,6 +192,14 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       description:
         "The agent's reply; with `stream: true`, a stream of server-sent events, each one a `MessageStreamEvent`.",
     },
+    otherSuccess: [
+      {
+        status: 202,
+        schema: "BackgroundMessageAcceptedResponse",
+        description: "With `background: true`: the message is accepted, and its reply is being generated.",
+        whenBody: { background: true },
+      },
+    ],
     errors: [
       "INVALID_REQUEST",
       "AGENT_NOT_FOUND",
@@ -232,9 +248,42 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     tag: "History",
     summary: "Get a message",
     description:
-      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).",
-    success: { status: 200, schema: "HistoryMessageResponse", description: "The message." },
+      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`); afterwards its reply, if completed, is read as any stored message.",
+    success: {
+      status: 200,
+      schema: "HistoryMessageResponse",
+      description:
+        "The message; for a background message while its events are kept, `data` is a `BackgroundMessage` instead.",
+    },
     errors: ["AGENT_NOT_FOUND", "MESSAGE_NOT_FOUND"],
+  },
+  "GET /v1/agents/:agentId/messages/:messageId/events": {
+    operationId: "resumeMessageEvents",
+    tag: "Messages",
+    summary: "Resume a message's stream",
+    description:
+      "The server-sent events of a streamed or background message after the one named by `Last-Event-ID` (the `id:` of the last event received) or, without that header, by `after`; from the first event when neither is given. Events are replayed exactly as first sent (same `id:`, `event:` and data), then live ones follow while the reply is generated, whichever gateway serves the request; the stream ends with its terminal event (`message.completed` or `error`). A message whose reply ended more than `STREAM_RETENTION` (1 hour by default) ago, or that is unknown, is `404 STREAM_NOT_FOUND`. The SDKs resume a dropped stream this way by themselves.",
+    queryParameters: () => [
+      {
+        name: "after",
+        required: false,
+        schema: {
+          type: "string",
+          pattern: "^\\d{1,15}$",
+          description:
+            "The id of the last event received (as `Last-Event-ID`, which takes precedence): the events after it are sent. `0` or unset: all of them.",
+          examples: ["3"],
+        },
+      },
+    ],
+    success: {
+      status: 200,
+      schema: STREAM_EVENT_SCHEMA_ID,
+      description: "The events after the one named, then the live ones, each one a `MessageStreamEvent`.",
+    },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "STREAM_NOT_FOUND"],
+    eventsOnly: true,
+    sdkExclude: true,
   },
   "GET /v1/users/:userId/export": {
     sdk: { resource: ["users"], method: "export" },

@@ -259,6 +259,48 @@ export const Reply = z
 
 const MessageResponse = success(Reply);
 
+const BackgroundMessageAccepted = z
+  .object({
+    id: id("msg", "The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`"),
+    status: z.literal("pending").meta({ description: "Always `pending`: the reply is being generated." }),
+  })
+  .meta({
+    description: "A background message, accepted: its reply is generated whatever happens to the caller.",
+  });
+
+const ErrorSummary = z
+  .object({
+    code: z.enum(ERROR_CODES).meta({ description: "An error code, as in the error envelope." }),
+    message: z.string().meta({ description: "What went wrong, for a person." }),
+  })
+  .meta({ description: "Why a background message got no reply." });
+
+/**
+ * A background message as `GET .../messages/{messageId}` answers it while its events are kept: the reply object
+ * with `status`; only the ids while pending, the whole reply once completed, the error once failed.
+ */
+export const BackgroundMessage = z
+  .object({
+    id: id("msg", "The reply's id"),
+    agentId: id("agt", "The agent that answers"),
+    userId: conversationEcho("userId"),
+    roomId: conversationEcho("roomId"),
+    status: z.enum(["pending", "completed", "failed"]).meta({
+      description:
+        "`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is here; `failed`: see `error`.",
+    }),
+    ...Object.fromEntries(
+      Object.entries(Reply.shape)
+        .filter(([name]) => !["id", "agentId", "userId", "roomId"].includes(name))
+        .map(([name, schema]) => [name, (schema as z.ZodType).optional()]),
+    ),
+    error: ErrorSummary.optional().meta({ description: "Why it failed; `failed` only." }),
+  })
+  .meta({
+    description:
+      "A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends): the reply object with `status` added. Later a completed reply is read as any stored message.",
+  });
+
 export const MessageStarted = z
   .object({
     id: id("msg", "The id the completed reply will carry"),
@@ -935,6 +977,10 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["Conversation", Conversation],
     ["CursorPagination", CursorPagination],
     ["HistoryMessageResponse", success(HistoryMessage)],
+    ["BackgroundMessageAccepted", BackgroundMessageAccepted],
+    ["BackgroundMessageAcceptedResponse", success(BackgroundMessageAccepted)],
+    ["BackgroundMessage", BackgroundMessage],
+    ["BackgroundMessageResponse", success(BackgroundMessage)],
     ["HistoryMessageListResponse", cursorList(HistoryMessage)],
     ["ConversationListResponse", cursorList(Conversation)],
     ["ConversationDeleted", ConversationDeleted],
@@ -976,6 +1022,11 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
 
   const input = convertRegistry(requests, "input");
   input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();
+  // The refinement of sendMessageBody, which the conversion cannot state: not both background and stream.
+  input.SendMessageRequest!.not = {
+    required: ["background", "stream"],
+    properties: { background: { const: true }, stream: { const: true } },
+  };
   const settings = convertSchema(GenerationSettings, "input");
   for (const request of ["CreateAgentRequest", "UpdateAgentRequest"]) {
     const properties = input[request]!.properties as Record<string, JsonSchema>;

@@ -3,9 +3,11 @@ import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { presentToolCall } from "@agentry/events";
 import {
+  type BackgroundMessage,
   type Conversation,
   type ExportUserResponse,
   HistoryOrder,
+  MessageStatus,
   type PageCursor,
   type Turn,
   TurnRole,
@@ -20,7 +22,7 @@ import {
   userPath,
 } from "../validation/history.js";
 import { parseOrThrow } from "../validation/issues.js";
-import { callerGone, toolCallView } from "./messages.js";
+import { callerGone, presentReply, toolCallView } from "./messages.js";
 import type { HandlerInput, Route } from "./table.js";
 
 /** A stored message as every history route presents it (decisions.md, "Conversation history"). */
@@ -157,11 +159,38 @@ async function getMessage(input: HandlerInput): Promise<void> {
   if (!isId("message", messageId)) {
     throw new AppError("MESSAGE_NOT_FOUND", `Message ${JSON.stringify(messageId)} does not exist.`);
   }
-  const { message } = await gateway.conversations.getMessage(
+  const { message, background } = await gateway.conversations.getMessage(
     { accountId: principal.accountId, agentId, messageId },
     rpc,
   );
-  ctx.body = { success: true, data: presentMessage(message!) };
+  ctx.body = {
+    success: true,
+    data: background ? presentBackgroundMessage(background) : presentMessage(message!),
+  };
+}
+
+/**
+ * A background message (decisions.md, "Idempotency, background messages, ..."): the reply object with its
+ * `status`; only the ids while pending, the whole reply once completed, the error once failed.
+ */
+export function presentBackgroundMessage(message: BackgroundMessage) {
+  if (message.status === MessageStatus.COMPLETED && message.reply) {
+    return { ...presentReply(message.reply), status: "completed" as const };
+  }
+  const ids = {
+    id: message.id,
+    agentId: message.agentId,
+    userId: message.userId ?? null,
+    roomId: message.roomId ?? null,
+  };
+  if (message.status === MessageStatus.FAILED) {
+    return {
+      ...ids,
+      status: "failed" as const,
+      error: { code: message.error?.code ?? "INTERNAL_ERROR", message: message.error?.message ?? "" },
+    };
+  }
+  return { ...ids, status: "pending" as const };
 }
 
 async function deleteConversation(input: HandlerInput): Promise<void> {

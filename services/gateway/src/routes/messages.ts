@@ -1,5 +1,5 @@
-import { isId } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { FALLBACK_MAX_ITEMS, isId } from "@agentry/core";
+import { AppError, type ErrorCode } from "@agentry/errors";
 import {
   presentReply as presentReplyView,
   presentToolCall,
@@ -7,7 +7,14 @@ import {
   type ToolCallView,
   toolCallStarted,
 } from "@agentry/events";
-import { type Agent, AgentStatus, type Reply, type SendMessageRequest, type ToolCall } from "@agentry/proto";
+import {
+  type Agent,
+  AgentStatus,
+  type Reply,
+  type SendMessageRequest,
+  type StreamMessageResponse,
+  type ToolCall,
+} from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
@@ -15,7 +22,7 @@ import { readJsonBody } from "../http/body.js";
 import { toAppError } from "../http/errors.js";
 import { EventStream } from "../http/sse.js";
 import { parseOrThrow } from "../validation/issues.js";
-import { type SendMessageBody, sendMessageBody } from "../validation/messages.js";
+import { sendMessageBody } from "../validation/messages.js";
 import type { HandlerInput, Route } from "./table.js";
 
 /** The fields SendMessage and StreamMessage share. */
@@ -118,11 +125,15 @@ async function sendMessage(input: HandlerInput): Promise<void> {
     // Usage is attributed to the key the message was sent with.
     apiKeyId: principal.keyId,
   };
+  if (body.background === true) return startBackground(input, agent, request);
   const abort = callerGone(input);
   const options = { ...rpc, timeoutMs: gateway.config.MESSAGE_TIMEOUT_MS, signal: abort.signal };
 
   // Returned, not awaited: this function's frame need not stay open for as long as the stream runs.
-  if (body.stream === true) return streamReply(input, agent, request, options, body);
+  if (body.stream === true) {
+    const continued = body.onDisconnect === "continue";
+    return streamReply(input, agent, { ...request, continueOnDisconnect: continued }, options);
+  }
   try {
     const { reply } = await gateway.conversations.sendMessage(request, options);
     // A fallback's answer says nothing of the agent's own model.
@@ -136,16 +147,62 @@ async function sendMessage(input: HandlerInput): Promise<void> {
 }
 
 /**
+ * Accepts a background message: 202 with its reply's id once the conversation service has recorded it. The
+ * agent's concurrency slot is held until the message ends, which this gateway follows (and reports on the
+ * agent's health) after the response.
+ */
+async function startBackground(input: HandlerInput, agent: Agent, request: MessageRequest): Promise<void> {
+  const { ctx, gateway, rpc } = input;
+  const { messageId } = await gateway.conversations.startMessage(request, rpc);
+  ctx.status = 202;
+  ctx.body = { success: true, data: { id: messageId, status: "pending" } };
+  ctx.state.holdSlotUntil?.(awaitEnd(input, agent, messageId));
+}
+
+/** How long a follower of a message may wait for its end: every model in line may take the whole time limit. */
+function followTimeoutMs(input: HandlerInput): number {
+  return (1 + FALLBACK_MAX_ITEMS) * input.gateway.config.MESSAGE_TIMEOUT_MS + 60_000;
+}
+
+/**
+ * Waits for the end of a message that goes on without its caller (in the background, or a stream continued
+ * after its caller left), then records it on the agent's health. Never throws.
+ */
+async function awaitEnd(input: HandlerInput, agent: Agent, messageId: string): Promise<void> {
+  const { gateway, principal, rpc } = input;
+  try {
+    const events = gateway.conversations.watchMessage(
+      { accountId: principal.accountId, agentId: agent.id, messageId, after: 0n, endOnly: true },
+      { headers: rpc.headers, timeoutMs: followTimeoutMs(input) },
+    );
+    for await (const { event } of events) {
+      if (event.case === "completed") {
+        if (!event.value.fallback) await reportHealth(input, agent, null);
+      } else if (event.case === "failed") {
+        await reportHealth(input, agent, new AppError(event.value.code as ErrorCode, event.value.message));
+      }
+    }
+  } catch (error) {
+    gateway.logger.warn(
+      { err: error, agentId: agent.id, messageId },
+      "could not follow a message to its end",
+    );
+  }
+}
+
+/**
  * Streams the reply as server-sent events. Until the conversation service has accepted the call (its `started`
  * event) nothing is written, so an early failure is an ordinary JSON error; after it, a failure is the stream's
- * one terminal `error` event. A caller that disconnects aborts the call upstream; no half reply is stored.
+ * one terminal `error` event. Each event's `id:` is its number in the message's event log, which the events route
+ * resumes after. A caller that disconnects aborts the call upstream, so no half reply is stored, unless the
+ * request asked to continue: then the reply is generated to its end, and the agent's concurrency slot is held
+ * until it is.
  */
 async function streamReply(
   input: HandlerInput,
   agent: Agent,
-  request: MessageRequest,
+  request: MessageRequest & { continueOnDisconnect: boolean },
   options: CallOptions & { signal: AbortSignal },
-  body: SendMessageBody,
 ): Promise<void> {
   const { ctx, gateway } = input;
   const events = gateway.conversations.streamMessage(request, options)[Symbol.asyncIterator]();
@@ -165,38 +222,140 @@ async function streamReply(
   stream.open();
   const streamClosed = gateway.metrics?.streamOpened("sse");
   let completed: "by the agent's model" | "by a fallback" | null = null;
+  let messageId: string | null = null;
   try {
     for (let next = first; !next.done; next = await events.next()) {
-      const event = next.value.event;
-      if (event.case === "started") {
-        stream.send("message.started", {
-          id: event.value.messageId,
-          agentId: event.value.agentId,
-          userId: body.userId ?? null,
-          roomId: body.roomId ?? null,
-        });
-      } else if (event.case === "delta") {
-        stream.send("message.delta", { text: event.value.text });
-      } else if (event.case === "toolCall") {
-        stream.send("tool.call", toolCallStarted(toolCallView(event.value)));
-      } else if (event.case === "toolResult") {
-        stream.send("tool.result", presentToolCall(toolCallView(event.value)));
-      } else if (event.case === "completed") {
+      const { event, sequence } = next.value;
+      if (event.case === "started") messageId = event.value.messageId;
+      if (event.case === "completed")
         completed = event.value.fallback ? "by a fallback" : "by the agent's model";
-        stream.send("message.completed", presentReply(event.value));
-      }
+      sendEvent(stream, event, Number(sequence));
     }
     if (!completed) throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
     if (completed === "by the agent's model") await reportHealth(input, agent, null);
   } catch (error) {
     const failure = toAppError(error);
-    if (options.signal.aborted) {
+    if (options.signal.aborted && request.continueOnDisconnect && messageId) {
+      gateway.logger.info({ agentId: agent.id, messageId }, "caller disconnected; the reply goes on");
+      ctx.state.holdSlotUntil?.(awaitEnd(input, agent, messageId));
+    } else if (options.signal.aborted) {
       gateway.logger.info({ agentId: agent.id }, "caller disconnected; the model call was cancelled");
     } else {
       if (failure.code === "INTERNAL_ERROR")
         gateway.logger.error({ err: failure.cause ?? failure }, "stream failed");
       stream.send("error", { code: failure.code, message: failure.message });
       await reportHealth(input, agent, failure);
+    }
+  } finally {
+    stream.close();
+    streamClosed?.();
+  }
+}
+
+type LoggedEvent =
+  | StreamMessageResponse["event"]
+  | { case: "failed"; value: { code: string; message: string } };
+
+/** One event of a message's log as the stream sends it; a resumed stream sends it exactly so again. */
+function sendEvent(stream: EventStream, event: LoggedEvent, id: number): void {
+  switch (event.case) {
+    case "started":
+      stream.send(
+        "message.started",
+        {
+          id: event.value.messageId,
+          agentId: event.value.agentId,
+          userId: event.value.userId ?? null,
+          roomId: event.value.roomId ?? null,
+        },
+        id,
+      );
+      break;
+    case "delta":
+      stream.send("message.delta", { text: event.value.text }, id);
+      break;
+    case "toolCall":
+      stream.send("tool.call", toolCallStarted(toolCallView(event.value)), id);
+      break;
+    case "toolResult":
+      stream.send("tool.result", presentToolCall(toolCallView(event.value)), id);
+      break;
+    case "completed":
+      stream.send("message.completed", presentReply(event.value), id);
+      break;
+    case "failed":
+      stream.send("error", { code: event.value.code, message: event.value.message }, id);
+      break;
+  }
+}
+
+/** The number after which a resumed stream starts: `Last-Event-ID`, else `?after=`, else 0 (from the start). */
+function resumeAfter(input: HandlerInput): number {
+  const { ctx } = input;
+  // The header wins: a browser's EventSource sends it when it reconnects to the URL it opened, `after` and all.
+  const header = ctx.get("last-event-id");
+  if (header !== "") return eventNumber(header, "Last-Event-ID");
+  const query = ctx.query.after;
+  if (query === undefined) return 0;
+  return eventNumber(Array.isArray(query) ? "" : query, "after");
+}
+
+function eventNumber(value: string, field: string): number {
+  if (!/^\d{1,15}$/.test(value)) {
+    throw new AppError("INVALID_REQUEST", `${field} must be an event id: a whole number, 0 or more.`, {
+      details: [{ field, issue: "must be a whole number, 0 or more" }],
+    });
+  }
+  return Number(value);
+}
+
+/**
+ * Replays a message's events after the one asked, then follows its live events until its terminal event
+ * (`message.completed` or `error`), whichever gateway and conversation replica generate it. An unknown message,
+ * or one whose events are no longer kept, is 404 STREAM_NOT_FOUND, answered before the stream opens.
+ */
+async function resumeStream(input: HandlerInput): Promise<void> {
+  const { ctx, gateway, principal, rpc } = input;
+  const agentId = ctx.params.agentId ?? "";
+  if (!isId("agent", agentId))
+    throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
+  const messageId = ctx.params.messageId ?? "";
+  const after = resumeAfter(input);
+  if (!isId("message", messageId)) {
+    throw new AppError("STREAM_NOT_FOUND", `No events are kept for message ${JSON.stringify(messageId)}.`);
+  }
+  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+  if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
+
+  const abort = callerGone(input);
+  const events = gateway.conversations
+    .watchMessage(
+      { accountId: principal.accountId, agentId, messageId, after: BigInt(after), endOnly: false },
+      { headers: rpc.headers, timeoutMs: followTimeoutMs(input), signal: abort.signal },
+    )
+    [Symbol.asyncIterator]();
+  // The first answer carries no event: it says the log exists (or the call fails, as JSON).
+  try {
+    await events.next();
+  } catch (error) {
+    throw toAppError(error);
+  }
+
+  ctx.respond = false;
+  ctx.status = 200;
+  const stream = new EventStream(ctx.res);
+  stream.open();
+  const streamClosed = gateway.metrics?.streamOpened("sse");
+  try {
+    for (let next = await events.next(); !next.done; next = await events.next()) {
+      sendEvent(stream, next.value.event, Number(next.value.sequence));
+    }
+  } catch (error) {
+    if (!abort.signal.aborted) {
+      const failure = toAppError(error);
+      if (failure.code === "INTERNAL_ERROR")
+        gateway.logger.error({ err: failure.cause ?? failure }, "resumed stream failed");
+      stream.send("error", { code: failure.code, message: failure.message });
     }
   } finally {
     stream.close();
@@ -212,5 +371,13 @@ export const messageRoutes: Route[] = [
     limit: "messagesPerMinute",
     concurrency: true,
     handle: sendMessage,
+  },
+  {
+    method: "GET",
+    path: "/v1/agents/:agentId/messages/:messageId/events",
+    // Resuming a stream is part of sending: the key that sent the message can follow its reply.
+    scope: "messages:send",
+    limit: "getPerMinute",
+    handle: resumeStream,
   },
 ];

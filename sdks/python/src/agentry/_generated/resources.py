@@ -93,6 +93,8 @@ class Messages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
+        background: Union[bool, NotGiven] = NOT_GIVEN,
+        on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -118,6 +120,16 @@ class Messages:
         before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
         error response. Only a complete reply is stored.
 
+        Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        holds a concurrency slot until then); the default, `cancel`, stops it.
+
+        With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        reply is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}`
+        tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
+        concurrency slot until it ends.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -130,6 +142,11 @@ class Messages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
+            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
+                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
+            on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
+                stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
+                `cancel`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -157,6 +174,8 @@ class Messages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
+                "background": background,
+                "onDisconnect": on_disconnect,
             },
             options.extra_body,
         )
@@ -172,6 +191,8 @@ class Messages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
+        background: Union[bool, NotGiven] = NOT_GIVEN,
+        on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -197,6 +218,16 @@ class Messages:
         before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
         error response. Only a complete reply is stored.
 
+        Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        holds a concurrency slot until then); the default, `cancel`, stops it.
+
+        With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        reply is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}`
+        tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
+        concurrency slot until it ends.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -219,6 +250,11 @@ class Messages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
+            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
+                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
+            on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
+                stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
+                `cancel`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -246,6 +282,8 @@ class Messages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
+                "background": background,
+                "onDisconnect": on_disconnect,
                 "stream": True,
             },
             options.extra_body,
@@ -340,7 +378,9 @@ class Messages:
         """Get a message.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with).
+        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
+        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
+        afterwards its reply, if completed, is read as any stored message.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -1856,6 +1896,8 @@ class AsyncMessages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
+        background: Union[bool, NotGiven] = NOT_GIVEN,
+        on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -1881,6 +1923,16 @@ class AsyncMessages:
         before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
         error response. Only a complete reply is stored.
 
+        Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        holds a concurrency slot until then); the default, `cancel`, stops it.
+
+        With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        reply is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}`
+        tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
+        concurrency slot until it ends.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -1893,6 +1945,11 @@ class AsyncMessages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
+            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
+                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
+            on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
+                stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
+                `cancel`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -1920,6 +1977,8 @@ class AsyncMessages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
+                "background": background,
+                "onDisconnect": on_disconnect,
             },
             options.extra_body,
         )
@@ -1935,6 +1994,8 @@ class AsyncMessages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
+        background: Union[bool, NotGiven] = NOT_GIVEN,
+        on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -1960,6 +2021,16 @@ class AsyncMessages:
         before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
         error response. Only a complete reply is stored.
 
+        Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        holds a concurrency slot until then); the default, `cancel`, stops it.
+
+        With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        reply is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}`
+        tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
+        concurrency slot until it ends.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -1982,6 +2053,11 @@ class AsyncMessages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
+            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
+                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
+            on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
+                stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
+                `cancel`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -2009,6 +2085,8 @@ class AsyncMessages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
+                "background": background,
+                "onDisconnect": on_disconnect,
                 "stream": True,
             },
             options.extra_body,
@@ -2103,7 +2181,9 @@ class AsyncMessages:
         """Get a message.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with).
+        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
+        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
+        afterwards its reply, if completed, is read as any stored message.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 

@@ -472,6 +472,16 @@ module Agentry
         # Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is
         # an ordinary JSON error response. Only a complete reply is stored.
         #
+        # Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        # /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        # "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        # holds a concurrency slot until then); the default, `cancel`, stops it.
+        #
+        # With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        # reply is generated whatever happens to the caller, and `GET
+        # /v1/agents/{agentId}/messages/{messageId}` tells whether it is `pending`, `completed` (with the
+        # reply) or `failed` (with the error). It holds a concurrency slot until it ends.
+        #
         # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         # `concurrentMessages`.
         #
@@ -489,6 +499,12 @@ module Agentry
         #   room of its own.
         # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
         #   receives it as system context; it is never stored.
+        # @param background [Boolean] `true` answers 202 with the reply's id at once and generates the reply
+        #   whatever happens to the caller; `GET .../messages/{messageId}` tells how it stands. Not with
+        #   `stream`. Default `false`.
+        # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
+        #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
+        #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
         #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
         #   new random one.
@@ -505,12 +521,23 @@ module Agentry
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
-        def create(agent_id, text:, user_id: nil, room_id: nil, context: nil, request_options: nil)
+        def create(
+          agent_id,
+          text:,
+          user_id: nil,
+          room_id: nil,
+          context: nil,
+          background: nil,
+          on_disconnect: nil,
+          request_options: nil
+        )
           body = {}
           body["text"] = text
           body["userId"] = user_id unless user_id.nil?
           body["roomId"] = room_id unless room_id.nil?
           body["context"] = context unless context.nil?
+          body["background"] = background unless background.nil?
+          body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
           api_request(
             :post,
             "/agents/#{path_segment(:agent_id, agent_id)}/messages",
@@ -537,6 +564,16 @@ module Agentry
         # event and the JSON of its data. A `: ping` comment line is sent after every 15 seconds of silence.
         # Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is
         # an ordinary JSON error response. Only a complete reply is stored.
+        #
+        # Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        # /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        # "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        # holds a concurrency slot until then); the default, `cancel`, stops it.
+        #
+        # With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        # reply is generated whatever happens to the caller, and `GET
+        # /v1/agents/{agentId}/messages/{messageId}` tells whether it is `pending`, `completed` (with the
+        # reply) or `failed` (with the error). It holds a concurrency slot until it ends.
         #
         # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         # `concurrentMessages`.
@@ -571,6 +608,12 @@ module Agentry
         #   room of its own.
         # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
         #   receives it as system context; it is never stored.
+        # @param background [Boolean] `true` answers 202 with the reply's id at once and generates the reply
+        #   whatever happens to the caller; `GET .../messages/{messageId}` tells how it stands. Not with
+        #   `stream`. Default `false`.
+        # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
+        #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
+        #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
         #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
         #   new random one.
@@ -588,12 +631,24 @@ module Agentry
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
-        def stream(agent_id, text:, user_id: nil, room_id: nil, context: nil, request_options: nil, &block)
+        def stream(
+          agent_id,
+          text:,
+          user_id: nil,
+          room_id: nil,
+          context: nil,
+          background: nil,
+          on_disconnect: nil,
+          request_options: nil,
+          &block
+        )
           body = {}
           body["text"] = text
           body["userId"] = user_id unless user_id.nil?
           body["roomId"] = room_id unless room_id.nil?
           body["context"] = context unless context.nil?
+          body["background"] = background unless background.nil?
+          body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
           body["stream"] = true
           api_stream(
             :post,
@@ -681,7 +736,9 @@ module Agentry
         # Get a message.
         #
         # One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        # with).
+        # with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION`
+        # after it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or
+        # `failed`); afterwards its reply, if completed, is read as any stored message.
         #
         # Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
         #

@@ -1,0 +1,208 @@
+import { type PgDatabase, run } from "@agentry/pg";
+import type pg from "pg";
+import type { RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
+
+interface PgRunRow {
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string | null;
+  room_id: string | null;
+  background: boolean;
+  status: RunStatus;
+  error_code: string | null;
+  error_message: string | null;
+  result: string | null;
+  created_at: Date;
+  deadline_at: Date;
+  ended_at: Date | null;
+  expires_at: Date | null;
+}
+
+/**
+ * The message runs of the Postgres store (its tables of migration 5). A run's events cascade with it. Events are
+ * appended by the one process that generates the run, in order, so their numbers need no lock.
+ */
+export class PostgresRuns {
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(
+    private readonly db: PgDatabase,
+    schema: string,
+  ) {
+    this.sql = statements(schema);
+  }
+
+  async write(writes: readonly RunWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    await this.db.transaction(async (client) => {
+      // The event logs' batches need not wait for the WAL's flush (a crash of the database may lose the last
+      // ones, never anything else): the service commits one while replies stream.
+      await client.query("SET LOCAL synchronous_commit TO OFF");
+      for (const write of writes) {
+        if (write.kind === "start") await run(client, this.sql.insert, runValues(write.run));
+        else if (write.kind === "events") {
+          if (write.events.length > 0)
+            await run(client, this.sql.insertEvents, eventValues(write.runId, write.events));
+        } else await this.endWith(client, write.runId, write.events, write.end);
+      }
+    });
+  }
+
+  async start(record: RunRecord): Promise<void> {
+    await this.db.query(this.sql.insert, runValues(record));
+  }
+
+  async append(runId: string, events: readonly RunEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.db.query(this.sql.insertEvents, eventValues(runId, events));
+  }
+
+  async finish(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
+    return this.db.transaction((client) => this.endWith(client, runId, events, end));
+  }
+
+  private async endWith(
+    client: pg.PoolClient,
+    runId: string,
+    events: readonly RunEvent[],
+    end: RunEnd,
+  ): Promise<boolean> {
+    const ended = await run(client, this.sql.end, [
+      end.status,
+      end.errorCode,
+      end.errorMessage,
+      end.result,
+      end.endedAt,
+      end.expiresAt,
+      runId,
+    ]);
+    if ((ended.rowCount ?? 0) === 0) return false;
+    if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
+    return true;
+  }
+
+  async get(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {
+    const [row] = await this.db.query<PgRunRow>(this.sql.get, [runId, accountId, agentId]);
+    return row ? toRun(row) : null;
+  }
+
+  async events(runId: string, after: number, limit: number): Promise<RunEvent[]> {
+    return this.db.query<RunEvent>(this.sql.events, [runId, after, limit]);
+  }
+
+  async abandoned(now: string, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(this.sql.abandoned, [now, limit]);
+    return rows.map((row) => row.id);
+  }
+
+  async removeExpired(now: string, limit: number): Promise<number> {
+    const rows = await this.db.query<{ id: string }>(this.sql.removeExpired, [now, limit]);
+    return rows.length;
+  }
+
+  /** Within a purge's transaction. */
+  async deleteAgentRuns(client: pg.PoolClient, accountId: string, agentId: string): Promise<void> {
+    await run(client, this.sql.deleteAgentRuns, [accountId, agentId]);
+  }
+
+  /** Within an erasure's transaction. */
+  async deleteUserRuns(client: pg.PoolClient, accountId: string, userId: string): Promise<void> {
+    await run(client, this.sql.deleteUserRuns, [accountId, userId]);
+  }
+}
+
+function runValues(record: RunRecord): unknown[] {
+  return [
+    record.id,
+    record.accountId,
+    record.agentId,
+    record.userId,
+    record.roomId,
+    record.background,
+    record.status,
+    record.errorCode,
+    record.errorMessage,
+    record.result,
+    record.createdAt,
+    record.deadlineAt,
+    record.endedAt,
+    record.expiresAt,
+  ];
+}
+
+/** The events as three arrays, unnested in order by one statement. */
+function eventValues(runId: string, events: readonly RunEvent[]): unknown[] {
+  return [
+    runId,
+    events.map((event) => event.seq),
+    events.map((event) => event.type),
+    events.map((event) => event.data),
+  ];
+}
+
+function toRun(row: PgRunRow): RunRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    background: row.background,
+    status: row.status,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    result: row.result,
+    createdAt: row.created_at.toISOString(),
+    deadlineAt: row.deadline_at.toISOString(),
+    endedAt: row.ended_at?.toISOString() ?? null,
+    expiresAt: row.expires_at?.toISOString() ?? null,
+  };
+}
+
+function statements(s: string) {
+  const prepared = (name: string, text: string) => ({ name: `${s}.${name}`, text });
+  return {
+    insert: prepared(
+      "insertRun",
+      `INSERT INTO ${s}.message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
+         error_message, result, created_at, deadline_at, ended_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    ),
+    insertEvents: prepared(
+      "insertRunEvents",
+      // Only while the run is there: a run purged (or erased) while it streams fails no batch.
+      `INSERT INTO ${s}.message_run_events (run_id, seq, type, data)
+       SELECT $1, seq, type, data FROM unnest($2::integer[], $3::text[], $4::text[]) AS e (seq, type, data)
+       WHERE EXISTS (SELECT 1 FROM ${s}.message_runs WHERE id = $1)`,
+    ),
+    end: prepared(
+      "endRun",
+      `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
+         expires_at = $6
+       WHERE id = $7 AND status = 'pending'`,
+    ),
+    get: prepared(
+      "getRun",
+      `SELECT * FROM ${s}.message_runs WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
+    ),
+    events: prepared(
+      "runEvents",
+      `SELECT seq, type, data FROM ${s}.message_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    ),
+    abandoned: prepared(
+      "abandonedRuns",
+      `SELECT id FROM ${s}.message_runs WHERE status = 'pending' AND deadline_at < $1 ORDER BY deadline_at LIMIT $2`,
+    ),
+    removeExpired: prepared(
+      "removeExpiredRuns",
+      `DELETE FROM ${s}.message_runs WHERE id IN (
+         SELECT id FROM ${s}.message_runs WHERE expires_at IS NOT NULL AND expires_at < $1
+         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+    ),
+    deleteAgentRuns: `DELETE FROM ${s}.message_runs WHERE account_id = $1 AND agent_id = $2`,
+    // The blank user is the default conversation's; an erasure of "" takes the runs without a user id too.
+    deleteUserRuns: `DELETE FROM ${s}.message_runs WHERE account_id = $1 AND coalesce(user_id, '') = $2`,
+  };
+}

@@ -1,0 +1,208 @@
+import type Database from "better-sqlite3";
+import type { RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
+
+interface SqliteRunRow {
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string | null;
+  room_id: string | null;
+  background: number;
+  status: RunStatus;
+  error_code: string | null;
+  error_message: string | null;
+  result: string | null;
+  created_at: string;
+  deadline_at: string;
+  ended_at: string | null;
+  expires_at: string | null;
+}
+
+/** The message runs of the SQLite store (its tables of migration 5): statements and their one transaction. */
+export class SqliteRuns {
+  private readonly s: ReturnType<typeof prepare>;
+  private readonly end: Database.Transaction<
+    (runId: string, events: readonly RunEvent[], end: RunEnd) => boolean
+  >;
+  private readonly removeExpired: Database.Transaction<(now: string, limit: number) => number>;
+  private readonly writeMany: Database.Transaction<(writes: readonly RunWrite[]) => void>;
+
+  constructor(private readonly db: Database.Database) {
+    const s = prepare(db);
+    this.s = s;
+    this.end = db.transaction((runId: string, events: readonly RunEvent[], end: RunEnd) =>
+      this.endOne(runId, events, end),
+    );
+    this.writeMany = db.transaction((writes: readonly RunWrite[]) => {
+      for (const write of writes) {
+        if (write.kind === "start") this.start(write.run);
+        else if (write.kind === "events") this.append(write.runId, write.events);
+        else this.endOne(write.runId, write.events, write.end);
+      }
+    });
+    this.removeExpired = db.transaction((now: string, limit: number) => {
+      const ids = s.expired.all(now, limit).map((row) => row.id);
+      const list = JSON.stringify(ids);
+      s.deleteEvents.run(list);
+      s.deleteRuns.run(list);
+      return ids.length;
+    });
+  }
+
+  /** Ends a run still pending, with its last events; false when it was not pending. */
+  private endOne(runId: string, events: readonly RunEvent[], end: RunEnd): boolean {
+    const ended = this.s.end.run(
+      end.status,
+      end.errorCode,
+      end.errorMessage,
+      end.result,
+      end.endedAt,
+      end.expiresAt,
+      runId,
+    ).changes;
+    if (ended === 0) return false;
+    for (const event of events)
+      this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
+    return true;
+  }
+
+  start(run: RunRecord): void {
+    this.s.insert.run({
+      id: run.id,
+      account_id: run.accountId,
+      agent_id: run.agentId,
+      user_id: run.userId,
+      room_id: run.roomId,
+      background: run.background ? 1 : 0,
+      status: run.status,
+      error_code: run.errorCode,
+      error_message: run.errorMessage,
+      result: run.result,
+      created_at: run.createdAt,
+      deadline_at: run.deadlineAt,
+      ended_at: run.endedAt,
+      expires_at: run.expiresAt,
+    });
+  }
+
+  append(runId: string, events: readonly RunEvent[]): void {
+    for (const event of events)
+      this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
+  }
+
+  finish(runId: string, events: readonly RunEvent[], end: RunEnd): boolean {
+    return this.end.immediate(runId, events, end);
+  }
+
+  /**
+   * A batch of the event logs, committed without waiting for the disk (synchronous=NORMAL in WAL mode: an operating
+   * system crash or a power cut may lose the last batches, never corrupt the file, and every later commit of the
+   * connection, at FULL, makes them durable too). The batches are written while replies stream; an fsync each
+   * would stall every stream of the process meanwhile.
+   */
+  write(writes: readonly RunWrite[]): void {
+    this.db.pragma("synchronous = NORMAL");
+    try {
+      this.writeMany.immediate(writes);
+    } finally {
+      this.db.pragma("synchronous = FULL");
+    }
+  }
+
+  get(accountId: string, agentId: string, runId: string): RunRecord | null {
+    const row = this.s.get.get(runId, accountId, agentId);
+    return row ? toRun(row) : null;
+  }
+
+  events(runId: string, after: number, limit: number): RunEvent[] {
+    return this.s.events.all(runId, after, limit);
+  }
+
+  abandoned(now: string, limit: number): string[] {
+    return this.s.abandoned.all(now, limit).map((row) => row.id);
+  }
+
+  removeExpiredRuns(now: string, limit: number): number {
+    return this.removeExpired.immediate(now, limit);
+  }
+
+  /** Within a purge's transaction. */
+  deleteAgentRuns(accountId: string, agentId: string): void {
+    this.s.deleteAgentEvents.run(accountId, agentId);
+    this.s.deleteAgentRuns.run(accountId, agentId);
+  }
+
+  /** Within an erasure's transaction. */
+  deleteUserRuns(accountId: string, userId: string): void {
+    this.s.deleteUserEvents.run(accountId, userId);
+    this.s.deleteUserRuns.run(accountId, userId);
+  }
+}
+
+function toRun(row: SqliteRunRow): RunRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    roomId: row.room_id,
+    background: row.background === 1,
+    status: row.status,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    result: row.result,
+    createdAt: row.created_at,
+    deadlineAt: row.deadline_at,
+    endedAt: row.ended_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+function prepare(db: Database.Database) {
+  const ofAgent = "SELECT id FROM message_runs WHERE account_id = ? AND agent_id = ?";
+  // The blank user is the default conversation's; an erasure of "" takes the runs without a user id too.
+  const ofUser = "SELECT id FROM message_runs WHERE account_id = ? AND coalesce(user_id, '') = ?";
+  return {
+    insert: db.prepare<[SqliteRunRow]>(
+      `INSERT INTO message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
+         error_message, result, created_at, deadline_at, ended_at, expires_at)
+       VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @background, @status, @error_code,
+         @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at)`,
+    ),
+    // Only while the run is there: a run purged (or erased) while it streams writes no orphans.
+    insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
+      `INSERT INTO message_run_events (run_id, seq, type, data)
+       SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run)`,
+    ),
+    end: db.prepare<[string, string | null, string | null, string | null, string, string, string]>(
+      `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
+         expires_at = ?
+       WHERE id = ? AND status = 'pending'`,
+    ),
+    get: db.prepare<[string, string, string], SqliteRunRow>(
+      "SELECT * FROM message_runs WHERE id = ? AND account_id = ? AND agent_id = ?",
+    ),
+    events: db.prepare<[string, number, number], RunEvent>(
+      "SELECT seq, type, data FROM message_run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    ),
+    abandoned: db.prepare<[string, number], { id: string }>(
+      "SELECT id FROM message_runs WHERE status = 'pending' AND deadline_at < ? ORDER BY deadline_at LIMIT ?",
+    ),
+    expired: db.prepare<[string, number], { id: string }>(
+      "SELECT id FROM message_runs WHERE expires_at IS NOT NULL AND expires_at < ? ORDER BY expires_at LIMIT ?",
+    ),
+    // The ids as one JSON array: one statement, however many.
+    deleteEvents: db.prepare<[string]>(
+      "DELETE FROM message_run_events WHERE run_id IN (SELECT value FROM json_each(?))",
+    ),
+    deleteRuns: db.prepare<[string]>("DELETE FROM message_runs WHERE id IN (SELECT value FROM json_each(?))"),
+    deleteAgentEvents: db.prepare<[string, string]>(
+      `DELETE FROM message_run_events WHERE run_id IN (${ofAgent})`,
+    ),
+    deleteAgentRuns: db.prepare<[string, string]>(`DELETE FROM message_runs WHERE id IN (${ofAgent})`),
+    deleteUserEvents: db.prepare<[string, string]>(
+      `DELETE FROM message_run_events WHERE run_id IN (${ofUser})`,
+    ),
+    deleteUserRuns: db.prepare<[string, string]>(`DELETE FROM message_runs WHERE id IN (${ofUser})`),
+  };
+}
