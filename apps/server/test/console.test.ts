@@ -141,6 +141,11 @@ describe("console sessions", () => {
     const token = await linkFor(tenant.accountId);
     const redeem = (value: unknown) =>
       h.request<ErrorBody>("POST", "/console/session", { body: { token: value } });
+    const extra = await h.request<ErrorBody>("POST", "/console/session", { body: { token, remember: true } });
+    expect(extra.status).toBe(400);
+    expect(extra.body.error.details).toEqual([
+      { field: "remember", issue: "is not a field of this request" },
+    ]);
     expect((await redeem(token)).status).toBe(201);
     const again = await redeem(token);
     expect(again.status).toBe(401);

@@ -18,6 +18,7 @@ import {
   REGENERATE_COMMAND,
 } from "@agentry/gateway/openapi";
 import { definePlugin, defineTool } from "@agentry/plugin-kit";
+import { builtinPlugins } from "@agentry/plugins";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { Router } from "@koa/router";
 import { Validator } from "@seriousme/openapi-schema-validator";
@@ -87,7 +88,7 @@ beforeAll(async () => {
       ALLOW_PRIVATE_NETWORKS: "true",
     },
     undefined,
-    { plugins: [labPlugin] },
+    { plugins: [...builtinPlugins, labPlugin] },
   );
   tenant = await h.tenant();
   doc = (await (await fetch(`${h.url}/v1/openapi.json`)).json()) as OpenApiDocument;
@@ -1107,6 +1108,7 @@ describe("plugins", () => {
       "calculator",
       "http",
       "knowledge",
+      "lab",
       "mcp",
       "time",
     ]);

@@ -247,6 +247,12 @@ export function consoleSessionRoutes(router: Router<GatewayState>, gateway: Gate
         details: [{ field: "token", issue: "is required and must be a string" }],
       });
     }
+    const unknown = Object.keys(body as object).filter((field) => field !== "token");
+    if (unknown.length > 0) {
+      throw new AppError("INVALID_REQUEST", 'Send the sign-in link\'s token alone, as {"token": "..."}.', {
+        details: unknown.map((field) => ({ field, issue: "is not a field of this request" })),
+      });
+    }
     const { secret, session, account } = await gateway.sessions.signIn(token, rpcOptions(gateway, ctx));
     setSessionCookies(gateway, ctx, secret, timestampDate(session.expireTime!));
     ctx.set("Cache-Control", "no-store");

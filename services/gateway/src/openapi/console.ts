@@ -54,6 +54,7 @@ export function consolePaths(
                 properties: {
                   token: { type: "string", description: "The token of the link's `#token=` part." },
                 },
+                additionalProperties: false,
               },
             },
           },
