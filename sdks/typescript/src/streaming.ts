@@ -8,7 +8,7 @@ import {
   errorFromStreamEvent,
 } from "./errors.js";
 import { readServerSentEvents, type ServerSentEvent } from "./sse.js";
-import type { MessageReply, MessageStarted, MessageStreamEvent } from "./types.js";
+import type { MessageReply, MessageStarted, MessageStreamEvent, ToolCall, ToolCallStarted } from "./types.js";
 
 /**
  * A reply streamed as it is written. The request is sent at once; iterate the stream for its events, or await
@@ -164,6 +164,8 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
     if (
       type !== "message.started" &&
       type !== "message.delta" &&
+      type !== "tool.call" &&
+      type !== "tool.result" &&
       type !== "message.completed" &&
       type !== "error"
     )
@@ -183,6 +185,8 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
       this.#text += delta.text;
       return { type, id, data: { text: delta.text } };
     }
+    if (type === "tool.call") return { type, id, data: data as ToolCallStarted };
+    if (type === "tool.result") return { type, id, data: data as ToolCall };
     if (type === "message.completed") {
       this.#final = data as MessageReply;
       return { type, id, data: this.#final };
