@@ -34,7 +34,8 @@ const (
 type Client struct {
 	// Agents creates, lists, reads, updates and deletes agents, and imports and exports them as elizaOS character
 	// files; Agents.Messages talks to them and reads their stored messages, Agents.Conversations lists and deletes
-	// their conversations, Agents.Usage reads their usage.
+	// their conversations, Agents.Usage reads their usage, Agents.Secrets sets, lists and deletes the secrets their
+	// plugins read (scope plugins:manage).
 	Agents *AgentService
 	// Users exports a user's messages (scope history:read) and erases the user's conversations and messages in
 	// every agent of the account (scope history:delete).
@@ -47,6 +48,9 @@ type Client struct {
 	// WebhookEndpoints manages the endpoints that receive the account's events, their secrets and, in
 	// WebhookEndpoints.Deliveries, their delivery logs (scope webhooks:manage).
 	WebhookEndpoints *WebhookEndpointService
+	// Plugins lists the plugin catalogue: the plugins an agent may name in its Plugins, their config schemas,
+	// secrets and tools.
+	Plugins *PluginService
 	// Webhooks verifies webhook deliveries: VerifyWebhook and UnwrapWebhook, which need no client.
 	Webhooks *WebhookService
 

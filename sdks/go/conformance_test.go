@@ -536,6 +536,20 @@ var operations = map[string]operation{
 	"webhookEndpoints.deliveries.redeliver": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		return c.WebhookEndpoints.Deliveries.Redeliver(ctx, a["webhookId"].(string), a["deliveryId"].(string), withOwnKey(a, nil)...)
 	},
+	"plugins.list": func(ctx context.Context, c *agentry.Client, _ map[string]any) (any, error) {
+		return c.Plugins.List(ctx)
+	},
+	"agents.secrets.set": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		var params agentry.PutSecretParams
+		raw := typedFields(a["body"], &params)
+		return c.Agents.Secrets.Set(ctx, a["agentId"].(string), a["name"].(string), params, withOwnKey(a, raw)...)
+	},
+	"agents.secrets.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Agents.Secrets.List(ctx, a["agentId"].(string))
+	},
+	"agents.secrets.delete": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Agents.Secrets.Delete(ctx, a["agentId"].(string), a["name"].(string), withOwnKey(a, nil)...)
+	},
 }
 
 // queryParams decodes a scenario query (the API's names and JSON values) into an SDK parameter struct, whose
@@ -593,6 +607,10 @@ func streamOperation(ctx context.Context, c *agentry.Client, a map[string]any) (
 		case *agentry.MessageDeltaEvent:
 			data = event.Data
 			text.WriteString(event.Data.Text)
+		case *agentry.ToolCallEvent:
+			data = event.Data
+		case *agentry.ToolResultEvent:
+			data = event.Data
 		case *agentry.MessageCompletedEvent:
 			data = event.Data
 		}

@@ -978,11 +978,54 @@ type Percentiles struct {
 	P95 *float64 `json:"p95"`
 }
 
+// Plugin is a plugin this deployment installs.
+type Plugin struct {
+	// The plugin's name, as an agent's `plugins` names it.
+	Name string `json:"name"`
+
+	// The plugin's version.
+	Version string `json:"version"`
+
+	// What the plugin does.
+	Description string `json:"description"`
+
+	// The JSON Schema (draft 2020-12) of the plugin's `config`; `{}` parses when the plugin has a default
+	// config.
+	ConfigSchema map[string]any `json:"configSchema"`
+
+	// Names of the agent secrets the plugin reads (`PUT /v1/agents/{agentId}/secrets/{name}`). A plugin whose
+	// config names a secret (the `mcp` plugin's `authSecret`) reads that one too.
+	Secrets []string `json:"secrets"`
+
+	// The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of the MCP
+	// server it connects to) lists none here.
+	Tools []PluginToolsItem `json:"tools"`
+}
+
 // PluginConfig is the object form of AgentPlugin.
 type PluginConfig struct {
 	Name    string         `json:"name"`
 	Enabled *bool          `json:"enabled,omitzero"`
 	Config  map[string]any `json:"config,omitzero"`
+}
+
+// PluginToolsItem is the tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`:
+// those of the MCP server it connects to) lists none here.
+type PluginToolsItem struct {
+	// The tool's name, as the model calls it.
+	Name string `json:"name"`
+
+	// What the tool does, as the model reads it.
+	Description string `json:"description"`
+
+	// The JSON Schema of the tool's arguments.
+	InputSchema map[string]any `json:"inputSchema"`
+}
+
+// PutSecretParams is the request body of Agents.Secrets.Set.
+type PutSecretParams struct {
+	// The secret's value, 1 to 4096 characters. Stored encrypted; never returned, logged or exported.
+	Value string `json:"value"`
 }
 
 // Reply is the agent's complete reply to one message.
@@ -1024,6 +1067,23 @@ type Reply struct {
 	// The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
 	// when it called none.
 	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
+}
+
+// Secret is an agent's secret: its name and when it was set. Its value is never shown.
+type Secret struct {
+	// The secret's name.
+	Name string `json:"name"`
+
+	// When its value was last set.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// SecretDeletedResponseData is what Agents.Secrets.Delete returns: the secret was deleted.
+type SecretDeletedResponseData struct {
+	// The deleted secret's name.
+	Name string `json:"name"`
+	// Always true.
+	Deleted bool `json:"deleted"`
 }
 
 // SendMessageParams is the request body of Agents.Messages.Send.

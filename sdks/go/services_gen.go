@@ -13,10 +13,11 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
+	c.Plugins = &PluginService{client: c}
 	c.APIKeys = &APIKeyService{client: c}
 }
 
@@ -33,6 +34,9 @@ type AgentService struct {
 	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
 	// `usage:read`).
 	Usage *AgentUsageService
+	// Secrets is client.Agents.Secrets: The plugin catalogue (any key) and agents' secrets, which plugins read
+	// (scope `plugins:manage`).
+	Secrets *AgentSecretService
 }
 
 // Create creates an agent.
@@ -1299,6 +1303,138 @@ func (s *WebhookEndpointDeliveryService) Redeliver(ctx context.Context, webhookI
 		return nil, err
 	}
 	return &out.Data, nil
+}
+
+// PluginService is client.Plugins: The plugin catalogue (any key) and agents' secrets, which plugins read
+// (scope `plugins:manage`). Methods: List.
+type PluginService struct {
+	client *Client
+}
+
+// List lists the plugin catalogue.
+//
+// The plugins this deployment installs, sorted by name: each with its version, the JSON Schema of the
+// `config` an agent gives it, the names of the secrets it reads and its tools. An agent uses a plugin by
+// naming it in `plugins`; during a turn the model may call the tools of the agent's enabled plugins.
+//
+// Any valid API key, whatever its scopes. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *PluginService) List(ctx context.Context, opts ...Option) ([]Plugin, error) {
+	var out struct {
+		Data []Plugin `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/plugins"}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// AgentSecretService is client.Agents.Secrets: The plugin catalogue (any key) and agents' secrets, which
+// plugins read (scope `plugins:manage`). Methods: Set, Delete, List.
+type AgentSecretService struct {
+	client *Client
+}
+
+// Set sets an agent's secret.
+//
+// Sets one secret of the agent, replacing its value if it exists: a credential its plugins read (the `mcp`
+// plugin's `authSecret`, for example). The value is stored encrypted (AES-256-GCM under the deployment's
+// `SECRETS_KEY`) and is never returned, logged or exported; the answer names the secret and when it was set.
+// Deleting the agent deletes its secrets.
+//
+// Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentSecretService) Set(ctx context.Context, agentID string, name string, params PutSecretParams, opts ...Option) (*Secret, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	nameSegment, err := pathSegment("name", name)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Secret `json:"data"`
+	}
+	req := &request{method: http.MethodPut, path: "/agents/" + agentIDSegment + "/secrets/" + nameSegment, body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes an agent's secret.
+//
+// Deletes one secret of the agent; a plugin that reads it then runs without it.
+//
+// Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// SECRET_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentSecretService) Delete(ctx context.Context, agentID string, name string, opts ...Option) (*SecretDeletedResponseData, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	nameSegment, err := pathSegment("name", name)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data SecretDeletedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/secrets/" + nameSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// List lists an agent's secrets.
+//
+// The names of the agent's secrets and when each was set, sorted by name; never their values.
+//
+// Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentSecretService) List(ctx context.Context, agentID string, opts ...Option) ([]Secret, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data []Secret `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/secrets"}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
 }
 
 // APIKeyService is client.APIKeys: Manage the account's API keys (scope `keys:manage`). Methods: Create,

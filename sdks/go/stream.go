@@ -217,8 +217,8 @@ func (s *MessageStream) Next() bool {
 	}
 }
 
-// Current returns the event Next advanced to: a *MessageStartedEvent, *MessageDeltaEvent or
-// *MessageCompletedEvent.
+// Current returns the event Next advanced to: a *MessageStartedEvent, *MessageDeltaEvent, *ToolCallEvent,
+// *ToolResultEvent (when the model calls tools of the agent's plugins) or *MessageCompletedEvent.
 func (s *MessageStream) Current() MessageStreamEvent { return s.current }
 
 // Err returns the failure that ended the stream, or nil when it completed or was closed.

@@ -91,6 +91,7 @@ const ANSWER_FIELDS = new Set<keyof FakeAnswer>([
   "status",
   "headers",
   "errorMessage",
+  "toolCalls",
 ]);
 
 /** One request under `/v1/` as the launcher saw it, for `GET {controlURL}/requests?after=n`. */

@@ -22,6 +22,8 @@ const USAGE = "Sends, tokens, errors and latency by hour or day, grouped as aske
 
 const WEBHOOKS =
   "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).";
+const PLUGINS =
+  "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).";
 
 describe("model", () => {
   it("has the SDK operations, without the excluded ones, on paths without /v1", () => {
@@ -51,6 +53,10 @@ describe("model", () => {
       "POST /webhooks/{webhookId}/test webhookEndpoints.sendTestEvent",
       "GET /webhooks/{webhookId}/deliveries webhookEndpoints.deliveries.list",
       "POST /webhooks/{webhookId}/deliveries/{deliveryId}/redeliver webhookEndpoints.deliveries.redeliver",
+      "GET /plugins plugins.list",
+      "PUT /agents/{agentId}/secrets/{name} agents.secrets.set",
+      "DELETE /agents/{agentId}/secrets/{name} agents.secrets.delete",
+      "GET /agents/{agentId}/secrets agents.secrets.list",
       "POST /api-keys apiKeys.create",
       "GET /api-keys apiKeys.list",
       "DELETE /api-keys/{keyId} apiKeys.revoke",
@@ -65,6 +71,7 @@ describe("model", () => {
           ["agents", "messages"],
           ["agents", "conversations"],
           ["agents", "usage"],
+          ["agents", "secrets"],
         ],
       },
       {
@@ -82,6 +89,8 @@ describe("model", () => {
         children: [["webhookEndpoints", "deliveries"]],
       },
       { path: ["webhookEndpoints", "deliveries"], description: WEBHOOKS, children: [] },
+      { path: ["plugins"], description: PLUGINS, children: [] },
+      { path: ["agents", "secrets"], description: PLUGINS, children: [] },
       {
         path: ["apiKeys"],
         description: "Manage the account's API keys (scope `keys:manage`).",

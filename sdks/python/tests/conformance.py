@@ -335,6 +335,10 @@ def run_sync(client: Agentry, call: str, args: Mapping[str, Any]) -> Outcome:
         "webhookEndpoints.deliveries.list": lambda: _first_page(listed(deliveries.list, args["webhookId"])),
         "webhookEndpoints.deliveries.listAll": lambda: list(listed(deliveries.list, args["webhookId"])),
         "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"], **own),
+        "plugins.list": lambda: client.plugins.list(),
+        "agents.secrets.set": lambda: agents.secrets.set(args["agentId"], args["name"], value=body["value"], **own),
+        "agents.secrets.list": lambda: agents.secrets.list(args["agentId"]),
+        "agents.secrets.delete": lambda: agents.secrets.delete(args["agentId"], args["name"], **own),
     }
     if call not in operations:
         raise AssertionError(f"unknown operation {call}")
@@ -448,6 +452,10 @@ async def run_async(client: AsyncAgentry, call: str, args: Mapping[str, Any]) ->
         "webhookEndpoints.deliveries.list": lambda: page_of(listed(deliveries.list, args["webhookId"])),
         "webhookEndpoints.deliveries.listAll": lambda: every(listed(deliveries.list, args["webhookId"])),
         "webhookEndpoints.deliveries.redeliver": lambda: deliveries.redeliver(args["webhookId"], args["deliveryId"], **own),
+        "plugins.list": lambda: client.plugins.list(),
+        "agents.secrets.set": lambda: agents.secrets.set(args["agentId"], args["name"], value=body["value"], **own),
+        "agents.secrets.list": lambda: agents.secrets.list(args["agentId"]),
+        "agents.secrets.delete": lambda: agents.secrets.delete(args["agentId"], args["name"], **own),
     }
     if call not in operations:
         raise AssertionError(f"unknown operation {call}")

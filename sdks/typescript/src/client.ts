@@ -2,6 +2,7 @@ import { checkNumber, type Fetch, readEnv, Transport } from "./core.js";
 import { AgentryError } from "./errors.js";
 import { Agents } from "./resources/agents.js";
 import { ApiKeys } from "./resources/api-keys.js";
+import { Plugins } from "./resources/plugins.js";
 import { AccountUsage } from "./resources/usage.js";
 import { Users } from "./resources/users.js";
 import { WebhookEndpoints } from "./resources/webhook-endpoints.js";
@@ -63,6 +64,8 @@ export class Agentry {
   readonly usage: AccountUsage;
   /** Where the service sends its events, and their delivery logs (scope `webhooks:manage`). */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** The plugin catalogue: what an agent's `plugins` may name. */
+  readonly plugins: Plugins;
   /** Verification of webhook deliveries; the same as the `webhooks` export, which needs no client. */
   readonly webhooks: Webhooks = webhooks;
   /** The API's address in use, without a trailing slash. */
@@ -120,6 +123,7 @@ export class Agentry {
     this.users = new Users(this.#transport);
     this.usage = new AccountUsage(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);
+    this.plugins = new Plugins(this.#transport);
   }
 
   /**

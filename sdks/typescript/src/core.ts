@@ -31,7 +31,7 @@ export interface RequestOptions {
   /** Extra HTTP headers. */
   headers?: Record<string, string> | undefined;
   /**
-   * The `Idempotency-Key` of a write (POST, PATCH, DELETE), sent on every attempt of this call; reads ignore it.
+   * The `Idempotency-Key` of a write (POST, PUT, PATCH, DELETE), sent on every attempt of this call; reads ignore it.
    * Without it each write gets a new random key, the same on each of its retries. Give your own to make a call
    * you repeat yourself (after a crash, from a queue) run once: the service answers the same key and request
    * with the first answer for 24 hours, and the same key with another request with a `BadRequestError` (422
@@ -53,7 +53,7 @@ export interface TransportConfig {
 
 /** @internal One REST operation to perform. */
 export interface RequestSpec {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Relative to the base URL, e.g. `/agents`. */
   path: string;
   query?: Record<string, string | number | boolean | undefined> | undefined;

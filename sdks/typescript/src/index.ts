@@ -29,6 +29,8 @@ export { Agents } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
 export { Conversations } from "./resources/conversations.js";
 export { Messages } from "./resources/messages.js";
+export { Plugins } from "./resources/plugins.js";
+export { AgentSecrets } from "./resources/secrets.js";
 export { AccountUsage, AgentUsage } from "./resources/usage.js";
 export { Users } from "./resources/users.js";
 export { WebhookDeliveries, WebhookEndpoints } from "./resources/webhook-endpoints.js";

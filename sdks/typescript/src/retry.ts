@@ -14,7 +14,7 @@ const PERMANENT_CODES = new Set(["AGENT_INACTIVE", "INSUFFICIENT_QUOTA"]);
 
 /**
  * Whether a failed attempt is worth retrying. Every call may be sent again: reads change nothing, and every
- * write (POST, PATCH, DELETE) carries an `Idempotency-Key`, the same on each attempt, so the service runs it once
+ * write (POST, PUT, PATCH, DELETE) carries an `Idempotency-Key`, the same on each attempt, so the service runs it once
  * and answers a repeat with the first answer.
  *
  * - Connection failures and timeouts are retried: the request may not have arrived, and if it did, the retry

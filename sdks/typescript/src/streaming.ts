@@ -8,7 +8,7 @@ import {
   errorFromStreamEvent,
 } from "./errors.js";
 import { readServerSentEvents, type ServerSentEvent } from "./sse.js";
-import type { MessageReply, MessageStarted, MessageStreamEvent } from "./types.js";
+import type { MessageReply, MessageStarted, MessageStreamEvent, ToolCall, ToolCallStarted } from "./types.js";
 
 /** How many times in a row a dropped stream is resumed before it fails. */
 export const MAX_RECONNECTS = 3;
@@ -242,6 +242,8 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
     if (
       type !== "message.started" &&
       type !== "message.delta" &&
+      type !== "tool.call" &&
+      type !== "tool.result" &&
       type !== "message.completed" &&
       type !== "error"
     )
@@ -267,6 +269,8 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
       this.#text += delta.text;
       return { type, id, data: { text: delta.text } };
     }
+    if (type === "tool.call") return { type, id, data: data as ToolCallStarted };
+    if (type === "tool.result") return { type, id, data: data as ToolCall };
     if (type === "message.completed") {
       this.#final = data as MessageReply;
       return { type, id, data: this.#final };

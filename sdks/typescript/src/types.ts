@@ -186,7 +186,38 @@ export interface MessageReply {
   usage: Usage;
   latencyMs: number;
   createdAt: string;
+  /** The tools of the agent's plugins the model called during the turn, in order; absent when it called none. */
+  toolCalls?: ToolCall[];
 }
+
+/** The data of `tool.call`: the model called a tool of the agent's plugins, which runs now. */
+export interface ToolCallStarted {
+  /** The call's id, as the model provider gave it. */
+  id: string;
+  /** The tool as the model called it: `<plugin>__<tool>`, e.g. `calculator__calculate`. */
+  name: string;
+  /** The arguments the model gave, as JSON. */
+  arguments: unknown;
+}
+
+/**
+ * One tool call of a turn with its outcome: the data of `tool.result` and an item of `toolCalls`. `ok` tells
+ * which of `output` and `error` it carries.
+ */
+export type ToolCall = ToolCallStarted &
+  (
+    | {
+        ok: true;
+        /** The tool's answer. */
+        output: unknown;
+      }
+    | {
+        /** The tool failed, timed out or does not exist; the model was told why and answered without it. */
+        ok: false;
+        /** What the model was told. */
+        error: string;
+      }
+  );
 
 /** The data of `message.started`: the ids of the reply being streamed. */
 export interface MessageStarted {
@@ -222,6 +253,20 @@ export interface MessageDeltaEvent {
   data: MessageDelta;
 }
 
+/** `tool.call`: the model called a tool of the agent's plugins; its `tool.result` follows. */
+export interface ToolCallEvent {
+  type: "tool.call";
+  id: string;
+  data: ToolCallStarted;
+}
+
+/** `tool.result`: a tool call's outcome, given to the model, which then goes on answering. */
+export interface ToolResultEvent {
+  type: "tool.result";
+  id: string;
+  data: ToolCall;
+}
+
 /** `message.completed`: the whole reply, as the non-streaming call returns it. Always the last event. */
 export interface MessageCompletedEvent {
   type: "message.completed";
@@ -230,10 +275,16 @@ export interface MessageCompletedEvent {
 }
 
 /**
- * The events a message stream yields, in order: one `message.started`, any number of `message.delta`, one
+ * The events a message stream yields, in order: one `message.started`, any number of `message.delta` (with
+ * `tool.call` and `tool.result` between them when the model calls tools of the agent's plugins), one
  * `message.completed`. A stream that fails instead ends with an `error` event, which the iterator throws.
  */
-export type MessageStreamEvent = MessageStartedEvent | MessageDeltaEvent | MessageCompletedEvent;
+export type MessageStreamEvent =
+  | MessageStartedEvent
+  | MessageDeltaEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | MessageCompletedEvent;
 
 /** A permission an API key can hold. */
 export type ApiKeyScope =
@@ -418,6 +469,8 @@ export interface AssistantHistoryMessage extends HistoryMessageBase {
   usage: Usage;
   /** Milliseconds from receipt to the complete reply. */
   latencyMs: number;
+  /** The tools the model called during the turn, in order; absent when it called none. */
+  toolCalls?: ToolCall[];
 }
 
 /** A stored message of a conversation; `role` tells which side wrote it (and narrows the type). */
@@ -725,4 +778,42 @@ export interface WebhookDelivery {
 export interface WebhookDeliveryListParams extends CursorListParams {
   /** `desc` (default): newest first; `asc`: oldest first. */
   order?: "asc" | "desc";
+}
+
+/** A tool a plugin gives an agent. */
+export interface PluginTool {
+  /** The tool's name within its plugin; the model calls it as `<plugin>__<tool>`. */
+  name: string;
+  /** What the tool does, as the model reads it. */
+  description: string;
+  /** The JSON Schema of the tool's arguments. */
+  inputSchema: Record<string, unknown>;
+}
+
+/** A plugin of the catalogue: what an agent may name in its `plugins`. */
+export interface Plugin {
+  /** The name an agent's `plugins` item uses. */
+  name: string;
+  version: string;
+  description: string;
+  /** The JSON Schema (draft 2020-12) of the `config` an agent gives the plugin. */
+  configSchema: Record<string, unknown>;
+  /** Names of the agent secrets the plugin reads (a config may name more, as the `mcp` plugin's `authSecret`). */
+  secrets: string[];
+  /** Its tools; empty for a plugin whose tools come from its config (`mcp`: those of its server). */
+  tools: PluginTool[];
+}
+
+/** An agent's secret, as the API shows it: never its value. */
+export interface Secret {
+  /** 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-`. */
+  name: string;
+  /** When the value was last set. */
+  updatedAt: string;
+}
+
+/** The answer to a secret's delete. */
+export interface SecretDeleted {
+  name: string;
+  deleted: true;
 }

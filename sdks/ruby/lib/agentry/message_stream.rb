@@ -4,8 +4,9 @@ require "json"
 
 module Agentry
   # One event of a streamed reply: +type+ (<tt>"message.started"</tt>, <tt>"message.delta"</tt>,
-  # <tt>"message.completed"</tt>), +id+ (the SSE +id:+ field, its sequence number as a String) and +data+, a model
-  # (Models::MessageStarted, Models::MessageDelta, Models::Reply). Works with pattern matching:
+  # <tt>"tool.call"</tt>, <tt>"tool.result"</tt>, <tt>"message.completed"</tt>), +id+ (the SSE +id:+ field, its
+  # sequence number as a String) and +data+, a model (Models::MessageStarted, Models::MessageDelta,
+  # Models::ToolCallStarted, Models::ToolCall, Models::Reply). Works with pattern matching:
   #
   #   case event
   #   in {type: "message.delta", data: {text:}} then print text

@@ -198,7 +198,6 @@ module Conformance
     # History, usage, character files and webhook endpoints.
     def history_operation(call, client, args)
       agents = client.agents
-      endpoints = client.webhook_endpoints
       case call
       when "agents.messages.list" then first_page(invoke(agents.messages, :list, [args["agentId"]], args["query"]))
       when "agents.messages.listAll" then invoke(agents.messages, :list, [args["agentId"]], args["query"]).to_a
@@ -215,11 +214,12 @@ module Conformance
       when "agents.importCharacter"
         agents.import_character(args["body"], dry_run: args["dryRun"] == true, request_options: own)
       when "agents.exportCharacter" then agents.export_character(args["agentId"])
-      else endpoint_operation(call, endpoints, args)
+      else endpoint_operation(call, client, args)
       end
     end
 
-    def endpoint_operation(call, endpoints, args)
+    def endpoint_operation(call, client, args)
+      endpoints = client.webhook_endpoints
       case call
       when "webhookEndpoints.create" then invoke(endpoints, :create, [], args["body"])
       when "webhookEndpoints.list" then endpoints.list
@@ -234,6 +234,18 @@ module Conformance
         invoke(endpoints.deliveries, :list, [args["webhookId"]], args["query"]).to_a
       when "webhookEndpoints.deliveries.redeliver"
         endpoints.deliveries.redeliver(args["webhookId"], args["deliveryId"], request_options: own)
+      else plugin_operation(call, client, args)
+      end
+    end
+
+    # The plugin catalogue and agents' secrets.
+    def plugin_operation(call, client, args)
+      secrets = client.agents.secrets
+      case call
+      when "plugins.list" then client.plugins.list
+      when "agents.secrets.set" then invoke(secrets, :set, [args["agentId"], args["name"]], args["body"])
+      when "agents.secrets.list" then secrets.list(args["agentId"])
+      when "agents.secrets.delete" then secrets.delete(args["agentId"], args["name"], request_options: own)
       else raise Failure, "unknown operation #{call}"
       end
     end

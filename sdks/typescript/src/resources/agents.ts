@@ -19,6 +19,7 @@ import type {
 import { Conversations } from "./conversations.js";
 import { Messages } from "./messages.js";
 import { idSegment } from "./path.js";
+import { AgentSecrets } from "./secrets.js";
 import { AgentUsage } from "./usage.js";
 
 interface DataEnvelope<T> {
@@ -32,7 +33,8 @@ interface ListEnvelope<T> {
 
 /**
  * Agents: create, list, read, update and delete, import and export as character files; `messages` talks to them
- * and reads their history, `conversations` and `usage` tell what they did.
+ * and reads their history, `conversations` and `usage` tell what they did, `secrets` holds what their plugins
+ * read.
  */
 export class Agents {
   /** Messages to an agent, answered at once or streamed, and the stored ones. */
@@ -41,6 +43,8 @@ export class Agents {
   readonly conversations: Conversations;
   /** An agent's usage figures. */
   readonly usage: AgentUsage;
+  /** An agent's secrets, which its plugins read (scope `plugins:manage`). */
+  readonly secrets: AgentSecrets;
   readonly #transport: Transport;
 
   /** @internal */
@@ -49,6 +53,7 @@ export class Agents {
     this.messages = new Messages(transport);
     this.conversations = new Conversations(transport);
     this.usage = new AgentUsage(transport);
+    this.secrets = new AgentSecrets(transport);
   }
 
   /**

@@ -118,6 +118,11 @@ const OPERATIONS: Record<string, (client: Agentry, args: Args) => Promise<unknow
     c.webhookEndpoints.deliveries.listAll(a.webhookId as string, a.query as Loose),
   "webhookEndpoints.deliveries.redeliver": (c, a) =>
     c.webhookEndpoints.deliveries.redeliver(a.webhookId as string, a.deliveryId as string, o(a)),
+  "plugins.list": (c) => c.plugins.list(),
+  "agents.secrets.set": (c, a) =>
+    c.agents.secrets.set(a.agentId as string, a.name as string, a.body as { value: string }, o(a)),
+  "agents.secrets.list": (c, a) => c.agents.secrets.list(a.agentId as string),
+  "agents.secrets.delete": (c, a) => c.agents.secrets.delete(a.agentId as string, a.name as string, o(a)),
 };
 
 /** A first page in the scenario's page form. */

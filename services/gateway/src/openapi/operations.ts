@@ -454,8 +454,6 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: ["NOT_FOUND"],
   },
   "GET /v1/plugins": {
-    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
-    sdkExclude: true,
     sdk: { resource: ["plugins"], method: "list" },
     operationId: "listPlugins",
     tag: "Plugins",
@@ -466,8 +464,6 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: [],
   },
   "PUT /v1/agents/:agentId/secrets/:name": {
-    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
-    sdkExclude: true,
     sdk: { resource: ["agents", "secrets"], method: "set" },
     operationId: "putAgentSecret",
     tag: "Plugins",
@@ -479,8 +475,6 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
   },
   "GET /v1/agents/:agentId/secrets": {
-    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
-    sdkExclude: true,
     sdk: { resource: ["agents", "secrets"], method: "list" },
     operationId: "listAgentSecrets",
     tag: "Plugins",
@@ -491,8 +485,6 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: ["AGENT_NOT_FOUND"],
   },
   "DELETE /v1/agents/:agentId/secrets/:name": {
-    // Not in the generated SDKs until their hand-written clients carry the plugins and secrets resources.
-    sdkExclude: true,
     sdk: { resource: ["agents", "secrets"], method: "delete" },
     operationId: "deleteAgentSecret",
     tag: "Plugins",

@@ -55,10 +55,14 @@ __all__ = [
     "ModelProvider",
     "Pagination",
     "Percentiles",
+    "Plugin",
     "PluginConfig",
     "PluginConfigParam",
+    "PluginToolsItem",
     "Reply",
     "Scope",
+    "Secret",
+    "SecretDeletedResponseData",
     "StatusReason",
     "StreamError",
     "ToolCall",
@@ -1414,6 +1418,53 @@ class Percentiles:
 
 
 @dataclass
+class Plugin:
+    """A plugin this deployment installs."""
+
+    name: str
+    """The plugin's name, as an agent's `plugins` names it."""
+    version: str
+    """The plugin's version."""
+    description: str
+    """What the plugin does."""
+    config_schema: Dict[str, Any]
+    """The JSON Schema (draft 2020-12) of the plugin's `config`; `{}` parses when the plugin has a default
+    config.
+    """
+    secrets: List[str]
+    """Names of the agent secrets the plugin reads (`PUT /v1/agents/{agentId}/secrets/{name}`). A plugin whose
+    config names a secret (the `mcp` plugin's `authSecret`) reads that one too.
+    """
+    tools: List[PluginToolsItem]
+    """The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of the MCP
+    server it connects to) lists none here.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plugin:
+        """Reads the JSON object the API sends."""
+        return cls(
+            name=data["name"],
+            version=data["version"],
+            description=data["description"],
+            config_schema=dict(data["configSchema"]),
+            secrets=list(data["secrets"]),
+            tools=[PluginToolsItem.from_dict(x0) for x0 in data["tools"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["name"] = self.name
+        out["version"] = self.version
+        out["description"] = self.description
+        out["configSchema"] = dict(self.config_schema)
+        out["secrets"] = list(self.secrets)
+        out["tools"] = [x0.to_dict() for x0 in self.tools]
+        return out
+
+
+@dataclass
 class PluginConfig:
     """Plugin configurations: a plugin name (enabled, with its default config), or an object `{name, enabled?,
     config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must satisfy that
@@ -1458,6 +1509,37 @@ class PluginConfigParam(_PluginConfigParamRequired, total=False):
 
     enabled: bool
     config: Mapping[str, Any]
+
+
+@dataclass
+class PluginToolsItem:
+    """The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of the MCP
+    server it connects to) lists none here.
+    """
+
+    name: str
+    """The tool's name, as the model calls it."""
+    description: str
+    """What the tool does, as the model reads it."""
+    input_schema: Dict[str, Any]
+    """The JSON Schema of the tool's arguments."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PluginToolsItem:
+        """Reads the JSON object the API sends."""
+        return cls(
+            name=data["name"],
+            description=data["description"],
+            input_schema=dict(data["inputSchema"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["name"] = self.name
+        out["description"] = self.description
+        out["inputSchema"] = dict(self.input_schema)
+        return out
 
 
 @dataclass
@@ -1527,6 +1609,53 @@ class Reply:
         out["createdAt"] = self.created_at
         if self.tool_calls is not None:
             out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
+        return out
+
+
+@dataclass
+class Secret:
+    """An agent's secret: its name and when it was set. Its value is never shown."""
+
+    name: str
+    """The secret's name."""
+    updated_at: str
+    """When its value was last set."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Secret:
+        """Reads the JSON object the API sends."""
+        return cls(
+            name=data["name"],
+            updated_at=data["updatedAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["name"] = self.name
+        out["updatedAt"] = self.updated_at
+        return out
+
+
+@dataclass
+class SecretDeletedResponseData:
+    name: str
+    """The deleted secret's name."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SecretDeletedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            name=data["name"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["name"] = self.name
+        out["deleted"] = self.deleted
         return out
 
 

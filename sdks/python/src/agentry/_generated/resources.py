@@ -44,10 +44,13 @@ from .models import (
     ExportedCharacterFile,
     HistoryMessage,
     ModelProvider,
+    Plugin,
     PluginConfig,
     PluginConfigParam,
     Reply,
     Scope,
+    Secret,
+    SecretDeletedResponseData,
     UsageReport,
     UserErased,
     Webhook,
@@ -65,13 +68,17 @@ __all__ = [
     "AsyncConversations",
     "AsyncDeliveries",
     "AsyncMessages",
+    "AsyncPlugins",
     "AsyncResources",
+    "AsyncSecrets",
     "AsyncUsage",
     "AsyncUsers",
     "AsyncWebhookEndpoints",
     "Conversations",
     "Deliveries",
     "Messages",
+    "Plugins",
+    "Secrets",
     "SyncResources",
     "Usage",
     "Users",
@@ -711,6 +718,153 @@ class Deliveries:
         return Delivery.from_dict(envelope["data"])
 
 
+class Secrets:
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def set(
+        self,
+        agent_id: str,
+        name: str,
+        *,
+        value: str,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Secret:
+        """Set an agent's secret.
+
+        Sets one secret of the agent, replacing its value if it exists: a credential its plugins read (the
+        `mcp` plugin's `authSecret`, for example). The value is stored encrypted (AES-256-GCM under the
+        deployment's `SECRETS_KEY`) and is never returned, logged or exported; the answer names the secret and
+        when it was set. Deleting the agent deletes its secrets.
+
+        Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            name: The secret's name: 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-` (otherwise `400
+                INVALID_REQUEST`).
+            value: The secret's value, 1 to 4096 characters. Stored encrypted; never returned, logged or exported.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "value": value,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PUT", f"/agents/{path_segment('agent_id', agent_id)}/secrets/{path_segment('name', name)}", body=body)
+        envelope = self._transport.request(spec, options)
+        return Secret.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        agent_id: str,
+        name: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> SecretDeletedResponseData:
+        """Delete an agent's secret.
+
+        Deletes one secret of the agent; a plugin that reads it then runs without it.
+
+        Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            name: The secret's name: 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-` (otherwise `400
+                INVALID_REQUEST`).
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SECRET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/secrets/{path_segment('name', name)}")
+        envelope = self._transport.request(spec, options)
+        return SecretDeletedResponseData.from_dict(envelope["data"])
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Secret]:
+        """List an agent's secrets.
+
+        The names of the agent's secrets and when each was set, sorted by name; never their values.
+
+        Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/secrets")
+        envelope = self._transport.request(spec, options)
+        return [Secret.from_dict(x0) for x0 in envelope["data"]]
+
+
 class Agents:
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
@@ -722,12 +876,15 @@ class Agents:
     """
     usage: AgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+    secrets: Secrets
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
         self.messages = Messages(transport)
         self.conversations = Conversations(transport)
         self.usage = AgentsUsage(transport)
+        self.secrets = Secrets(transport)
 
     def create(
         self,
@@ -1712,6 +1869,46 @@ class WebhookEndpoints:
         return Delivery.from_dict(envelope["data"])
 
 
+class Plugins:
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Plugin]:
+        """List the plugin catalogue.
+
+        The plugins this deployment installs, sorted by name: each with its version, the JSON Schema of the
+        `config` an agent gives it, the names of the secrets it reads and its tools. An agent uses a plugin by
+        naming it in `plugins`; during a turn the model may call the tools of the agent's enabled plugins.
+
+        Any valid API key, whatever its scopes. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/plugins")
+        envelope = self._transport.request(spec, options)
+        return [Plugin.from_dict(x0) for x0 in envelope["data"]]
+
+
 class ApiKeys:
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -1871,6 +2068,8 @@ class SyncResources:
     """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
     (scope `webhooks:manage`).
     """
+    plugins: Plugins
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: ApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -1879,6 +2078,7 @@ class SyncResources:
         self.users = Users(transport)
         self.usage = Usage(transport)
         self.webhook_endpoints = WebhookEndpoints(transport)
+        self.plugins = Plugins(transport)
         self.api_keys = ApiKeys(transport)
 
 
@@ -2514,6 +2714,153 @@ class AsyncDeliveries:
         return Delivery.from_dict(envelope["data"])
 
 
+class AsyncSecrets:
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def set(
+        self,
+        agent_id: str,
+        name: str,
+        *,
+        value: str,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Secret:
+        """Set an agent's secret.
+
+        Sets one secret of the agent, replacing its value if it exists: a credential its plugins read (the
+        `mcp` plugin's `authSecret`, for example). The value is stored encrypted (AES-256-GCM under the
+        deployment's `SECRETS_KEY`) and is never returned, logged or exported; the answer names the secret and
+        when it was set. Deleting the agent deletes its secrets.
+
+        Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            name: The secret's name: 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-` (otherwise `400
+                INVALID_REQUEST`).
+            value: The secret's value, 1 to 4096 characters. Stored encrypted; never returned, logged or exported.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "value": value,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PUT", f"/agents/{path_segment('agent_id', agent_id)}/secrets/{path_segment('name', name)}", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Secret.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        agent_id: str,
+        name: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> SecretDeletedResponseData:
+        """Delete an agent's secret.
+
+        Deletes one secret of the agent; a plugin that reads it then runs without it.
+
+        Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            name: The secret's name: 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-` (otherwise `400
+                INVALID_REQUEST`).
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SECRET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/secrets/{path_segment('name', name)}")
+        envelope = await self._transport.request(spec, options)
+        return SecretDeletedResponseData.from_dict(envelope["data"])
+
+    async def list(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Secret]:
+        """List an agent's secrets.
+
+        The names of the agent's secrets and when each was set, sorted by name; never their values.
+
+        Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/secrets")
+        envelope = await self._transport.request(spec, options)
+        return [Secret.from_dict(x0) for x0 in envelope["data"]]
+
+
 class AsyncAgents:
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
@@ -2525,12 +2872,15 @@ class AsyncAgents:
     """
     usage: AsyncAgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
+    secrets: AsyncSecrets
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
         self.messages = AsyncMessages(transport)
         self.conversations = AsyncConversations(transport)
         self.usage = AsyncAgentsUsage(transport)
+        self.secrets = AsyncSecrets(transport)
 
     async def create(
         self,
@@ -3515,6 +3865,46 @@ class AsyncWebhookEndpoints:
         return Delivery.from_dict(envelope["data"])
 
 
+class AsyncPlugins:
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def list(
+        self,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Plugin]:
+        """List the plugin catalogue.
+
+        The plugins this deployment installs, sorted by name: each with its version, the JSON Schema of the
+        `config` an agent gives it, the names of the secrets it reads and its tools. An agent uses a plugin by
+        naming it in `plugins`; during a turn the model may call the tools of the agent's enabled plugins.
+
+        Any valid API key, whatever its scopes. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/plugins")
+        envelope = await self._transport.request(spec, options)
+        return [Plugin.from_dict(x0) for x0 in envelope["data"]]
+
+
 class AsyncApiKeys:
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -3674,6 +4064,8 @@ class AsyncResources:
     """Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs
     (scope `webhooks:manage`).
     """
+    plugins: AsyncPlugins
+    """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: AsyncApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
 
@@ -3682,4 +4074,5 @@ class AsyncResources:
         self.users = AsyncUsers(transport)
         self.usage = AsyncUsage(transport)
         self.webhook_endpoints = AsyncWebhookEndpoints(transport)
+        self.plugins = AsyncPlugins(transport)
         self.api_keys = AsyncApiKeys(transport)

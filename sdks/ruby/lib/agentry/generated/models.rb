@@ -1010,6 +1010,42 @@ module Agentry
       field :p95, "p95", [:nullable, :number], required: true
     end
 
+    # A plugin this deployment installs.
+    class Plugin < Agentry::Model
+      # @!attribute [r] name
+      #   The plugin's name, as an agent's `plugins` names it.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] version
+      #   The plugin's version.
+      #   @return [String]
+      field :version, "version", :string, required: true
+
+      # @!attribute [r] description
+      #   What the plugin does.
+      #   @return [String]
+      field :description, "description", :string, required: true
+
+      # @!attribute [r] config_schema
+      #   The JSON Schema (draft 2020-12) of the plugin's `config`; `{}` parses when the plugin has a
+      #   default config.
+      #   @return [Hash{Symbol => Object}]
+      field :config_schema, "configSchema", :json, required: true
+
+      # @!attribute [r] secrets
+      #   Names of the agent secrets the plugin reads (`PUT /v1/agents/{agentId}/secrets/{name}`). A plugin
+      #   whose config names a secret (the `mcp` plugin's `authSecret`) reads that one too.
+      #   @return [Array<String>]
+      field :secrets, "secrets", [:array, :string], required: true
+
+      # @!attribute [r] tools
+      #   The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of
+      #   the MCP server it connects to) lists none here.
+      #   @return [Array<PluginToolsItem>]
+      field :tools, "tools", [:array, "PluginToolsItem"], required: true
+    end
+
     # Plugin configurations: a plugin name (enabled, with its default config), or an object `{name,
     # enabled?, config?}`. An enabled plugin must be one `GET /v1/plugins` lists and its `config` must
     # satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
@@ -1026,6 +1062,25 @@ module Agentry
       # @!attribute [r] config
       #   @return [Hash{Symbol => Object}]
       field :config, "config", :json
+    end
+
+    # The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of the
+    # MCP server it connects to) lists none here.
+    class PluginToolsItem < Agentry::Model
+      # @!attribute [r] name
+      #   The tool's name, as the model calls it.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] description
+      #   What the tool does, as the model reads it.
+      #   @return [String]
+      field :description, "description", :string, required: true
+
+      # @!attribute [r] input_schema
+      #   The JSON Schema of the tool's arguments.
+      #   @return [Hash{Symbol => Object}]
+      field :input_schema, "inputSchema", :json, required: true
     end
 
     # The agent's complete reply to one message.
@@ -1092,6 +1147,31 @@ module Agentry
       #   absent when it called none.
       #   @return [Array<ToolCall>]
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
+    end
+
+    # An agent's secret: its name and when it was set. Its value is never shown.
+    class Secret < Agentry::Model
+      # @!attribute [r] name
+      #   The secret's name.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] updated_at
+      #   When its value was last set.
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+    end
+
+    # The SecretDeletedResponseData object.
+    class SecretDeletedResponseData < Agentry::Model
+      # @!attribute [r] name
+      #   The deleted secret's name.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
     end
 
     # Why the agent is in `error`: the provider call that failed for a reason that will not fix itself.

@@ -34,6 +34,12 @@ module Agentry
         @webhook_endpoints ||= WebhookEndpoints.new(@transport)
       end
 
+      # The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).
+      # @return [Plugins]
+      def plugins
+        @plugins ||= Plugins.new(@transport)
+      end
+
       # Manage the account's API keys (scope `keys:manage`).
       # @return [ApiKeys]
       def api_keys
@@ -60,6 +66,12 @@ module Agentry
       # @return [Agents::Usage]
       def usage
         @usage ||= Usage.new(@transport)
+      end
+
+      # The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).
+      # @return [Agents::Secrets]
+      def secrets
+        @secrets ||= Secrets.new(@transport)
       end
 
       # Create an agent.
@@ -930,6 +942,122 @@ module Agentry
           )
         end
       end
+
+      # The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).
+      class Secrets < Agentry::Resource
+        # Set an agent's secret.
+        #
+        # Sets one secret of the agent, replacing its value if it exists: a credential its plugins read (the
+        # `mcp` plugin's `authSecret`, for example). The value is stored encrypted (AES-256-GCM under the
+        # deployment's `SECRETS_KEY`) and is never returned, logged or exported; the answer names the secret
+        # and when it was set. Deleting the agent deletes its secrets.
+        #
+        # Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param name [String] The secret's name: 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-`
+        #   (otherwise `400 INVALID_REQUEST`).
+        # @param value [String] The secret's value, 1 to 4096 characters. Stored encrypted; never returned,
+        #   logged or exported.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::Secret]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def set(agent_id, name, value:, request_options: nil)
+          body = {}
+          body["value"] = value
+          api_request(
+            :put,
+            "/agents/#{path_segment(:agent_id, agent_id)}/secrets/#{path_segment(:name, name)}",
+            type: "Secret",
+            body: body,
+            options: request_options
+          )
+        end
+
+        # Delete an agent's secret.
+        #
+        # Deletes one secret of the agent; a plugin that reads it then runs without it.
+        #
+        # Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param name [String] The secret's name: 1 to 64 characters of `A-Z`, `a-z`, `0-9`, `_` and `-`
+        #   (otherwise `400 INVALID_REQUEST`).
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::SecretDeletedResponseData]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `SECRET_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def delete(agent_id, name, request_options: nil)
+          api_request(
+            :delete,
+            "/agents/#{path_segment(:agent_id, agent_id)}/secrets/#{path_segment(:name, name)}",
+            type: "SecretDeletedResponseData",
+            options: request_options
+          )
+        end
+
+        # List an agent's secrets.
+        #
+        # The names of the agent's secrets and when each was set, sorted by name; never their values.
+        #
+        # Requires the `plugins:manage` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Array<Models::Secret>]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(agent_id, request_options: nil)
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/secrets",
+            type: [:array, "Secret"],
+            options: request_options
+          )
+        end
+      end
     end
 
     # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
@@ -1436,6 +1564,32 @@ module Agentry
             options: request_options
           )
         end
+      end
+    end
+
+    # The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).
+    class Plugins < Agentry::Resource
+      # List the plugin catalogue.
+      #
+      # The plugins this deployment installs, sorted by name: each with its version, the JSON Schema of the
+      # `config` an agent gives it, the names of the secrets it reads and its tools. An agent uses a plugin
+      # by naming it in `plugins`; during a turn the model may call the tools of the agent's enabled
+      # plugins.
+      #
+      # Any valid API key, whatever its scopes. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Array<Models::Plugin>]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def list(request_options: nil)
+        api_request(:get, "/plugins", type: [:array, "Plugin"], options: request_options)
       end
     end
 
