@@ -82,7 +82,7 @@ beforeAll(async () => {
   collector = await new OtlpCollector().start();
   openai = await startFakeOpenAI();
   const env = { ...observed, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
-  [registry, conversation, webhooks] = await Promise.all([
+  [registry, webhooks] = await Promise.all([
     startDeployable("services/registry", {
       ...env,
       DATA_DIR: join(dataDir, "registry"),
@@ -90,16 +90,19 @@ beforeAll(async () => {
       SECRETS_KEY: Buffer.alloc(32, 1).toString("base64"),
       LOG_LEVEL: "debug",
     }),
-    startDeployable("services/conversation", {
-      ...env,
-      DATA_DIR: join(dataDir, "conversation"),
-      CONVERSATION_PORT: "0",
-      DEFAULT_MODEL_PROVIDER: "openai",
-      OPENAI_BASE_URL: openai.baseURL,
-      OPENAI_API_KEY: "sk-test",
-    }),
     startDeployable("services/webhooks", { ...env, DATA_DIR: join(dataDir, "webhooks"), WEBHOOKS_PORT: "0" }),
   ]);
+  // It reads agents' plugin secrets from the registry for their turns' tools.
+  conversation = await startDeployable("services/conversation", {
+    ...env,
+    DATA_DIR: join(dataDir, "conversation"),
+    CONVERSATION_PORT: "0",
+    DEFAULT_MODEL_PROVIDER: "openai",
+    OPENAI_BASE_URL: openai.baseURL,
+    OPENAI_API_KEY: "sk-test",
+    REGISTRY_URL: registry.url,
+    LOG_LEVEL: "debug",
+  });
   gateway = await startDeployable("services/gateway", {
     ...env,
     PORT: "0",
@@ -149,6 +152,41 @@ describe("request ids across the services", () => {
       const ofMessage = conversation.lines.filter((line) => line.messageId === messageId);
       expect(ofMessage.every((line) => line.requestId === id)).toBe(true);
     }
+  });
+});
+
+describe("agent secrets", () => {
+  it("reach no span, log line or metric of any process, though a turn reads one", async () => {
+    const secret = "s3cret-observed-7f3a9b1c";
+    const created = await call("POST", "/v1/agents", "obs-secret-1", {
+      name: "Secretive",
+      // Nothing listens there: the turn reads the secret, and the plugin's listing fails, saying so in the logs.
+      plugins: [{ name: "mcp", config: { url: "https://mcp.invalid/mcp", authSecret: "mcp_token" } }],
+    });
+    expect(created.status).toBe(201);
+    const secretive = ((await created.json()) as { data: { id: string } }).data.id;
+    const put = await fetch(`${gateway.url}/v1/agents/${secretive}/secrets/mcp_token`, {
+      method: "PUT",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "x-request-id": "obs-secret-2",
+      },
+      body: JSON.stringify({ value: secret }),
+    });
+    expect(put.status).toBe(200);
+    const sent = await call("POST", `/v1/agents/${secretive}/messages`, "obs-secret-3", { text: "Hi" });
+    expect(sent.status).toBe(200);
+    await collector.waitFor((span) => span.attributes["agentry.request_id"] === "obs-secret-3");
+    await settle();
+    // The turn did read it: the registry revealed it to the conversation service.
+    expect(collector.spans.some((span) => span.name.includes("RevealSecrets"))).toBe(true);
+    const everything = [
+      JSON.stringify(collector.spans),
+      ...[gateway, registry, conversation, webhooks].map((service) => JSON.stringify(service.lines)),
+      ...(await Promise.all([gateway, registry, conversation].map(scrapeOf))),
+    ];
+    for (const text of everything) expect(text).not.toContain(secret);
   });
 });
 
