@@ -85,7 +85,9 @@ export function AgentsPage() {
       </div>
       <ErrorMessage error={load.error ?? toggle.error} />
       {agents === null ? (
-        <p aria-busy="true">Loading…</p>
+        load.error ? null : (
+          <p aria-busy="true">Loading…</p>
+        )
       ) : agents.length === 0 ? (
         <p>No agents{status ? ` with status ${status}` : ""} yet.</p>
       ) : (

@@ -140,7 +140,7 @@ export function UsagePage() {
           series={chart.series}
           summary={`${METRICS[metric].label} per ${granularity} from ${from} to ${to}${groupBy ? `, by ${groupBy}` : ""}`}
         />
-      ) : (
+      ) : load.error ? null : (
         <p aria-busy="true">Loading…</p>
       )}
       {usage ? (

@@ -74,7 +74,9 @@ export function WebhooksPage() {
       </p>
       <ErrorMessage error={load.error ?? act.error} />
       {webhooks === null ? (
-        <p aria-busy="true">Loading…</p>
+        load.error ? null : (
+          <p aria-busy="true">Loading…</p>
+        )
       ) : webhooks.length === 0 ? (
         <p>No endpoints yet.</p>
       ) : (
