@@ -277,9 +277,14 @@ describe("a gateway drained by SIGTERM", () => {
   it("finishes what is in flight, closes those connections after their response, and exits 0 at once", async () => {
     const gateway = await t.addGateway();
     const { key } = await t.tenant(HIGH);
-    const agentId = (
-      (await call(gateway, key, "POST", "/v1/agents", { name: "drained" })).body.data as { id: string }
-    ).id;
+    // The services were restarted by the test before: a new gateway may meet a 503 while it first reaches them.
+    let created = await call(gateway, key, "POST", "/v1/agents", { name: "drained" });
+    for (const started = Date.now(); created.status === 503 && Date.now() - started < 10_000; ) {
+      await sleep(100);
+      created = await call(gateway, key, "POST", "/v1/agents", { name: "drained" });
+    }
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const agentId = (created.body.data as { id: string }).id;
     t.openai.reset();
     t.openai.reply("a slow answer", { delayMs: 1_500 });
     t.openai.reply("a slow stream of words", { chunkDelayMs: 300 });

@@ -52,7 +52,11 @@ export function consolePaths(
                 type: "object",
                 required: ["token"],
                 properties: {
-                  token: { type: "string", description: "The token of the link's `#token=` part." },
+                  token: {
+                    type: "string",
+                    pattern: "^[A-Za-z0-9_-]{43}$",
+                    description: "The token of the link's `#token=` part: 32 random bytes in base64url.",
+                  },
                 },
                 additionalProperties: false,
               },
