@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { startTestRedis } from "@agentry/limits/testing";
 import { startTestPostgres } from "@agentry/testing-pg";
@@ -57,11 +58,16 @@ export async function scaledOut(bench: Bench, providerEnv: Record<string, string
         METRICS_PORT: metricsPorts.shift()!,
         ...env,
       });
-    const registry = service("registry", { REGISTRY_PORT: registryPort, ...urls });
+    const registry = service("registry", {
+      REGISTRY_PORT: registryPort,
+      ...urls,
+      SECRETS_KEY: randomBytes(32).toString("base64"),
+    });
     const conversation = service("conversation", {
       ...providerEnv,
       CONVERSATION_PORT: conversationPort,
       WEBHOOKS_URL: urls.WEBHOOKS_URL,
+      REGISTRY_URL: urls.REGISTRY_URL,
     });
     const webhooks = service("webhooks", { WEBHOOKS_PORT: webhooksPort });
     const gateways: { process: Running; url: string }[] = [];
