@@ -28,6 +28,7 @@ export {
 } from "./api-keys.js";
 export { type IdKind, isId, newId, timeOfId } from "./ids.js";
 export { type MapSteps, mapAsyncIterable } from "./iterate.js";
+export { commonJsExports } from "./modules.js";
 export { type Repetition, removeInBatches, repeatEvery } from "./periodic.js";
 export {
   effectiveLimits,

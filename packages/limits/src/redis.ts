@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { commonJsExports } from "@agentry/core";
 import type { Availability } from "@agentry/logging";
 import type { createClient } from "redis";
 import { LimiterUnavailableError } from "./errors.js";
@@ -57,11 +58,9 @@ export class RedisLimiter implements Limiter {
     const onError = (error: Error) => availability?.failed(error);
     // Connects in the background (retrying forever), so a gateway can start before its Redis does.
     this.connected = import("redis")
-      .then((loaded) => {
+      .then(commonJsExports)
+      .then(({ createClient }) => {
         if (this.closed) return;
-        // Node gives a CommonJS module's named exports; a bundle's chunk of it has only `default`.
-        const { createClient } =
-          "createClient" in loaded ? loaded : (loaded as { default: typeof loaded }).default;
         const client: Client = createClient({
           url: options.url,
           // Without a connection, fail at once rather than queue requests behind an outage.

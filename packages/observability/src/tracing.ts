@@ -1,3 +1,4 @@
+import { commonJsExports } from "@agentry/core";
 import {
   type Attributes,
   context,
@@ -37,14 +38,6 @@ export interface TracingOptions {
  * Unset, nothing is loaded and nothing is wrapped: the SDK is imported only when tracing is on, so a process
  * without it pays neither start-up time nor per-request cost.
  */
-/**
- * The exports of a CommonJS package loaded with `import()`: Node gives them as named exports (and as `default`),
- * a bundle (`pnpm build`) only as `default`.
- */
-function commonJsExports<T extends object>(module: T): T {
-  const whole = (module as { default?: unknown }).default;
-  return whole !== null && typeof whole === "object" ? (whole as T) : module;
-}
 
 export async function initTracing(options: TracingOptions): Promise<Tracing> {
   const env = options.env ?? process.env;
