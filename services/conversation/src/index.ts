@@ -53,7 +53,6 @@ export type {
 export {
   MAX_TOOL_OUTPUT,
   modelToolName,
-  noOutboundFetch,
   type PluginRuntime,
   type ToolCallRecord,
 } from "./tools.js";

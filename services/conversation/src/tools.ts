@@ -33,10 +33,6 @@ export interface ToolCallRecord {
   error?: string;
 }
 
-/** Outbound HTTP where the deployment gives the tools none: every call is refused, saying so. */
-export const noOutboundFetch: GuardedFetch = () =>
-  Promise.reject(new Error("Outbound HTTP is not available to plugins in this deployment."));
-
 /** The most characters of a tool's answer given to the model; a longer answer is the call's failure. */
 export const MAX_TOOL_OUTPUT = 100_000;
 /** How long a plugin may take to list a turn's tools (an MCP server's list), and the registry to reveal secrets. */
