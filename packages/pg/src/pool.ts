@@ -30,7 +30,20 @@ export function createPool(options: PoolOptions): pg.Pool {
     application_name: options.applicationName,
   });
   pool.on("error", (error) => options.onConnectionError?.(error));
+  // pg-pool takes its own error listener off a client as it hands the client out, and a caller awaiting
+  // `pool.connect()` attaches one only a microtask later. An error message read in between (a restarting server's
+  // 57P01 in the same packet as the previous holder's last answer) would find no listener and end the process.
+  // This one covers every client from the moment it leaves the pool until it is back.
+  pool.on("acquire", (client) => client.on("error", noteHeldClientError));
+  pool.on("release", (_error, client) => client.off("error", noteHeldClientError));
   return pool;
+}
+
+/** The error each client out of the pool has met, if any: such a client is released with it, and so discarded. */
+const heldClientErrors = new WeakMap<pg.PoolClient, Error>();
+
+function noteHeldClientError(this: pg.PoolClient, error: Error): void {
+  if (!heldClientErrors.has(this)) heldClientErrors.set(this, error);
 }
 
 /** Serialization failure and deadlock: the transaction may simply be run again. */
@@ -39,7 +52,7 @@ const RETRYABLE = new Set(["40001", "40P01"]);
 /**
  * Runs `work` in one transaction on one connection, retried whole (up to three attempts) after a deadlock or a
  * serialization failure. A connection that broke, or cannot even roll back, is discarded rather than returned to the
- * pool.
+ * pool. `pool` comes from `createPool`, whose listener notes the errors of the connections it hands out.
  */
 export async function inTransaction<T>(
   pool: pg.Pool,
@@ -63,29 +76,27 @@ async function transactionOnce<T>(
   begin: string,
 ): Promise<T> {
   const client = await pool.connect();
-  // pg-pool takes its own error listener off a client it hands out. The server ends sessions between statements
-  // (57P01 when it restarts) and the socket can close at any moment: with no listener, the client's 'error' event
-  // would end the process. Kept for as long as the client is held; the client is then released with the error,
-  // which makes the pool discard it.
-  let broken: Error | undefined;
-  const onError = (error: Error) => {
-    broken ??= error;
-  };
-  client.on("error", onError);
+  // The server ends sessions between statements (57P01 when it restarts) and the socket can close at any moment;
+  // the pool's listener (createPool) notes it. A client that broke is released with its error, which makes the
+  // pool discard it.
+  const broken = () => heldClientErrors.get(client);
   try {
+    const early = broken();
+    if (early) throw early;
     await client.query(begin);
     const result = await work(client);
     await client.query("COMMIT");
     return result;
   } catch (error) {
-    if (broken === undefined) {
+    if (broken() === undefined) {
       await client.query("ROLLBACK").catch((rollbackError: Error) => {
-        broken = rollbackError;
+        heldClientErrors.set(client, rollbackError);
       });
     }
     throw error;
   } finally {
-    client.off("error", onError);
-    client.release(broken);
+    const error = broken();
+    heldClientErrors.delete(client);
+    client.release(error);
   }
 }

@@ -97,4 +97,34 @@ describe("inTransaction", () => {
       await pool.end();
     }
   });
+
+  it("survives a connection ending while the pool hands it to a waiting transaction", async () => {
+    const pool = createPool({ connectionString: db.url, applicationName: "pool-test", poolSize: 1 });
+    try {
+      const holder = await pool.connect();
+      const { rows } = await holder.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+      const waiting = inTransaction(pool, (client) => client.query("SELECT 5 AS n"));
+      // Releasing hands the one connection to the waiting transaction at once, which can listen for errors only
+      // a microtask later. The server's 57P01 can be read in that gap (it came in one packet with the holder's
+      // last answer): emitted here, as the driver would, it must not be an unhandled 'error' event.
+      holder.release();
+      const ended = Object.assign(new Error("terminating connection due to administrator command"), {
+        code: "57P01",
+      });
+      expect(() => holder.emit("error", ended)).not.toThrow();
+      const failure = await waiting.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBe(ended);
+      expect(isDatabaseUnavailable(failure)).toBe(true);
+      // The connection was discarded; the next transaction gets a new one.
+      const next = await inTransaction(pool, async (client) => {
+        return (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      });
+      expect(next).not.toBe(rows[0]!.pid);
+    } finally {
+      await pool.end();
+    }
+  });
 });
