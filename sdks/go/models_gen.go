@@ -8,6 +8,15 @@ import (
 	"time"
 )
 
+// AgentSettingsToolChoice is one of a fixed set of strings.
+type AgentSettingsToolChoice string
+
+// The values of AgentSettingsToolChoice.
+const (
+	AgentSettingsToolChoiceAuto     AgentSettingsToolChoice = "auto"
+	AgentSettingsToolChoiceRequired AgentSettingsToolChoice = "required"
+)
+
 // AgentStatus is: `active` (new agents), `inactive` (refuses messages), or `error` (set by the service after
 // a lasting provider failure; cleared by an update of `status`, `modelProvider`, `model` or `settings`, or by
 // the next successful message).
@@ -260,7 +269,7 @@ type Agent struct {
 
 	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
 	// `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
-	// tool calls in a turn; other keys are kept as given.
+	// tool calls in a turn and `toolChoice` whether the first must call one; other keys are kept as given.
 	Settings AgentSettings `json:"settings"`
 
 	// The AI model provider; `null`: the server's default, resolved when a message is sent.
@@ -321,7 +330,7 @@ type AgentDraft struct {
 
 	// Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
 	// `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
-	// tool calls in a turn; other keys are kept as given.
+	// tool calls in a turn and `toolChoice` whether the first must call one; other keys are kept as given.
 	Settings AgentSettings `json:"settings"`
 
 	// The AI model provider; `null`: the server's default, resolved when a message is sent.
@@ -350,6 +359,12 @@ type AgentSettings struct {
 	// model answers without tools, so the turn ends in text. Unset or `null`: 5.
 	MaxToolSteps Nullable[int] `json:"maxToolSteps,omitzero"`
 
+	// `required`: the model must call one of the agent's tools in the turn's first round (OpenAI's `tool_choice:
+	// required`, Anthropic's `tool_choice: any`, and for the local model a call its grammar forces); later
+	// rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers no tools. Unset or
+	// `null`: `auto`.
+	ToolChoice Nullable[AgentSettingsToolChoice] `json:"toolChoice,omitzero"`
+
 	// Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
 	// fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
 	// counts it. When every one fails, the agent's own failure is the answer. The agent's `status` reflects its
@@ -363,13 +378,13 @@ type AgentSettings struct {
 // MarshalJSON encodes the fields, then the keys of Extra.
 func (v AgentSettings) MarshalJSON() ([]byte, error) {
 	type fields AgentSettings
-	return marshalWithExtra(fields(v), v.Extra, "temperature", "maxTokens", "maxToolSteps", "fallbacks")
+	return marshalWithExtra(fields(v), v.Extra, "temperature", "maxTokens", "maxToolSteps", "toolChoice", "fallbacks")
 }
 
 // UnmarshalJSON decodes the fields and keeps the other keys in Extra.
 func (v *AgentSettings) UnmarshalJSON(data []byte) error {
 	type fields AgentSettings
-	extra, err := unmarshalWithExtra(data, (*fields)(v), "temperature", "maxTokens", "maxToolSteps", "fallbacks")
+	extra, err := unmarshalWithExtra(data, (*fields)(v), "temperature", "maxTokens", "maxToolSteps", "toolChoice", "fallbacks")
 	v.Extra = extra
 	return err
 }

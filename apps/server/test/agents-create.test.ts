@@ -161,13 +161,24 @@ describe("POST /v1/agents errors", () => {
   });
 
   it("bounds the generation settings", async () => {
-    const error = await invalid({ name: "A", settings: { temperature: 3, maxTokens: 0, other: "kept" } });
-    expect(error.details?.map((d) => d.field).sort()).toEqual(["settings.maxTokens", "settings.temperature"]);
-    const ok = await h.request("POST", "/v1/agents", {
+    const error = await invalid({
+      name: "A",
+      settings: { temperature: 3, maxTokens: 0, toolChoice: "always", other: "kept" },
+    });
+    expect(error.details?.map((d) => d.field).sort()).toEqual([
+      "settings.maxTokens",
+      "settings.temperature",
+      "settings.toolChoice",
+    ]);
+    const ok = await h.request<{ data: { settings: Record<string, unknown> } }>("POST", "/v1/agents", {
       key: tenant.key,
-      body: { name: "A", settings: { temperature: 2, maxTokens: 8192, other: "kept" } },
+      body: {
+        name: "A",
+        settings: { temperature: 2, maxTokens: 8192, toolChoice: "required", other: "kept" },
+      },
     });
     expect(ok.status).toBe(201);
+    expect(ok.body.data.settings.toolChoice).toBe("required");
   });
 
   it("refuses a body that is not an object", async () => {

@@ -42,6 +42,7 @@ export function exceedsCharacters(text: string, max: number): boolean {
  * - `settings.temperature`: number from 0 to 2 inclusive; unset leaves the provider's default.
  * - `settings.maxTokens`: integer from 1 to 8192 inclusive, the most tokens a reply may have; default 1024.
  * - `settings.fallbacks`: the models to answer with when the agent's own fails (`fallbackIssues`).
+ * - `settings.maxToolSteps`: rounds of tool calls in one turn; `settings.toolChoice`: whether the first must call one.
  * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.
  */
 export const GENERATION_BOUNDS = {
@@ -50,6 +51,13 @@ export const GENERATION_BOUNDS = {
   /** Rounds of tool calls in one turn (decisions.md, "Plugins and tools"); 0 offers the model no tools. */
   maxToolSteps: { min: 0, max: 20, default: 5 },
 } as const;
+
+/**
+ * `settings.toolChoice`: `auto` (the default) lets the model decide whether to call a tool; `required` makes it
+ * call one in the turn's first round, when the agent has tools to offer. The rounds after it are `auto`.
+ */
+export const TOOL_CHOICES = ["auto", "required"] as const;
+export type ToolChoice = (typeof TOOL_CHOICES)[number];
 
 /** The problems of an agent's generation settings, as error `details` items; empty when they are within bounds. */
 export function generationSettingsIssues(
@@ -81,6 +89,10 @@ export function generationSettingsIssues(
     ) {
       issues.push({ field: "settings.maxToolSteps", issue: `must be an integer from ${min} to ${max}` });
     }
+  }
+  const toolChoice = settings?.toolChoice;
+  if (toolChoice != null && !(TOOL_CHOICES as readonly unknown[]).includes(toolChoice)) {
+    issues.push({ field: "settings.toolChoice", issue: `must be one of ${TOOL_CHOICES.join(", ")}` });
   }
   issues.push(...fallbackIssues(settings?.fallbacks));
   return issues;

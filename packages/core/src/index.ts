@@ -12,6 +12,8 @@ export {
   type ProviderName,
   publicSettings,
   SECRETS_SETTING,
+  TOOL_CHOICES,
+  type ToolChoice,
   updatedSettings,
 } from "./agents.js";
 export {

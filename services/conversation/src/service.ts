@@ -16,7 +16,7 @@ import { MAX_HISTORY_TURNS } from "./history.js";
 import { buildPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
 import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
-import { generationSettings, maxToolSteps } from "./settings.js";
+import { generationSettings, maxToolSteps, toolChoice } from "./settings.js";
 import type { CallOutcome, ConversationKey } from "./store/types.js";
 import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
@@ -290,7 +290,11 @@ class Call {
             this.log,
           )
         : undefined;
-    this.prompt = { ...prompt, ...settings, ...(this.tools ? { tools: this.tools.specs } : {}) };
+    this.prompt = {
+      ...prompt,
+      ...settings,
+      ...(this.tools ? { tools: this.tools.specs, toolChoice: toolChoice(spec?.settings) } : {}),
+    };
     return { provider, request: { model, ...this.prompt } };
   }
 

@@ -1,4 +1,4 @@
-import { GENERATION_BOUNDS, generationSettingsIssues } from "@agentry/core";
+import { GENERATION_BOUNDS, generationSettingsIssues, type ToolChoice } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 
@@ -11,6 +11,11 @@ export interface GenerationSettings {
 export function maxToolSteps(settings: JsonObject | undefined): number {
   const steps = settings?.maxToolSteps;
   return typeof steps === "number" ? steps : GENERATION_BOUNDS.maxToolSteps.default;
+}
+
+/** Whether the turn's first round must call a tool (`settings.toolChoice`), once `generationSettings` has checked it. */
+export function toolChoice(settings: JsonObject | undefined): ToolChoice {
+  return settings?.toolChoice === "required" ? "required" : "auto";
 }
 
 /** The generation settings of an agent; INVALID_REQUEST naming each field out of bounds. */

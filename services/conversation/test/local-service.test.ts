@@ -1,4 +1,7 @@
-import type { StreamMessageResponse } from "@agentry/proto";
+import { Catalogue } from "@agentry/plugin-kit";
+import { builtinPlugins } from "@agentry/plugins";
+import { PluginService, type SendMessageResponse, type StreamMessageResponse } from "@agentry/proto";
+import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LONG_ANSWER, testModelPath } from "./fixtures/local-model.js";
 import { ACCOUNT, agent, failure, type Harness, startHarness } from "./harness.js";
@@ -11,6 +14,15 @@ let h: Harness;
 beforeAll(async () => {
   const modelPath = await testModelPath();
   h = await startHarness({
+    // The built-in plugins; the calculator's tool runs offline.
+    plugins: {
+      catalogue: new Catalogue(builtinPlugins),
+      service: createClient(
+        PluginService,
+        createRouterTransport(() => {}),
+      ),
+      fetch: () => Promise.reject(new Error("no network in tests")),
+    },
     providers: () => ({
       local: { modelPath, threads: 1, maxQueue: 1, gpu: false, contextSize: 2048 },
       timeoutMs: 60_000,
@@ -100,6 +112,40 @@ describe("the local model as the zero-configuration default", () => {
     expect(second.reply!.text).toContain("Zoe");
     expect(stranger.reply!.text).not.toContain("Zoe");
   });
+
+  it.each([false, true])(
+    "calls a plugin's tool when toolChoice requires it, then answers in text (stream: %s)",
+    async (stream) => {
+      const a = agent({
+        plugins: ["calculator"],
+        settings: { toolChoice: "required", maxTokens: 24 },
+      });
+      const input = { accountId: ACCOUNT, agent: a, text: "What is 1234 * 5678?", userId: `tools-${stream}` };
+      let reply: SendMessageResponse["reply"];
+      if (stream) {
+        const { events, error } = await drain(h.client.streamMessage(input));
+        expect(error).toBeUndefined();
+        const cases = events.map((e) => e.event.case);
+        expect(cases.slice(0, 3)).toEqual(["started", "toolCall", "toolResult"]);
+        expect(cases.at(-1)).toBe("completed");
+        const completed = events.at(-1)!.event;
+        if (completed.case !== "completed") throw new Error("no completed event");
+        reply = completed.value;
+      } else {
+        reply = (await h.client.sendMessage(input)).reply;
+      }
+      // The real model made the call: the grammar admits only the offered tool and arguments of its schema.
+      expect(reply?.toolCalls).toHaveLength(1);
+      const [call] = reply!.toolCalls;
+      expect(call!.name).toBe("calculator__calculate");
+      expect(typeof (JSON.parse(call!.argumentsJson) as { expression?: unknown }).expression).toBe("string");
+      // What the expression was is the model's choice; its outcome went back to the model, which then answered.
+      expect(call!.ok ? call!.outputJson : call!.error).not.toBe("");
+      expect(reply!.text.trim().length).toBeGreaterThan(0);
+      expect(reply!.usage!.outputTokens).toBeGreaterThan(reply!.text.length > 0 ? 1 : 0);
+    },
+    120_000,
+  );
 
   it("queues concurrent messages, one generation at a time in arrival order", async () => {
     const a = agent({ settings: { maxTokens: 16 } });

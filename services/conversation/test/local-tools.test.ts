@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { silentLogger } from "@agentry/logging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalProvider, type LocalProvider } from "../src/index.js";
-import { chatHistory, grammarSchema } from "../src/providers/local/engine.js";
+import { callInstructions, chatHistory, grammarSchema, parseCall } from "../src/providers/local/engine.js";
 import type { ProviderRequest } from "../src/providers/types.js";
 import { testModelPath } from "./fixtures/local-model.js";
 
@@ -15,7 +15,7 @@ const timeTool = {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     type: "object",
     properties: {
-      zone: { type: "string", minLength: 1, pattern: "^[A-Za-z/_]+$" },
+      zone: { type: "string", minLength: 1, pattern: "^[A-Za-z/_]+$", description: "an IANA time zone" },
       hours: { type: "integer", minimum: 0 },
     },
     required: ["zone"],
@@ -79,9 +79,42 @@ describe("the local model's chat history with tools", () => {
   it("gives the grammar only the JSON Schema it can follow", () => {
     expect(grammarSchema(timeTool.inputSchema)).toEqual({
       type: "object",
-      properties: { zone: { type: "string", minLength: 1 }, hours: { type: "integer" } },
+      properties: {
+        zone: { type: "string", minLength: 1, description: "an IANA time zone" },
+        hours: { type: "integer" },
+      },
       required: ["zone"],
       additionalProperties: false,
+    });
+    // A forced call bounds the strings the schema leaves unbounded, so a model repeating itself ends the string.
+    expect(grammarSchema(timeTool.inputSchema, { maxStringLength: 200 })).toMatchObject({
+      properties: { zone: { maxLength: 200 } },
+    });
+    expect(grammarSchema({ type: "string", maxLength: 8 }, { maxStringLength: 200 })).toEqual({
+      type: "string",
+      maxLength: 8,
+    });
+  });
+});
+
+describe("a forced call's text", () => {
+  it("lists the tools in the system prompt after the agent's own", () => {
+    const text = callInstructions("You are Ada.", [timeTool]);
+    expect(text.startsWith("You are Ada.\n\n")).toBe(true);
+    expect(text).toContain(
+      "- time__now(zone: string (an IANA time zone), hours?: integer): The current time in a time zone.",
+    );
+  });
+
+  it("reads the call, and keeps the tool of one cut off by the token limit with arguments it refuses", () => {
+    expect(parseCall('{"name": "time__now", "arguments": {"zone": "Asia/Tokyo"}}', [timeTool])).toEqual({
+      name: "time__now",
+      arguments: '{"zone":"Asia/Tokyo"}',
+    });
+    const cut = parseCall('{"name": "time__now", "arguments": {"zone": "Asia/Tok', [timeTool]);
+    expect(cut.name).toBe("time__now");
+    expect(JSON.parse(cut.arguments)).toEqual({
+      unreadable: '{"name": "time__now", "arguments": {"zone": "Asia/Tok',
     });
   });
 });
@@ -123,6 +156,42 @@ describe("the local model with tools", () => {
       expect(() => JSON.parse(call.arguments)).not.toThrow();
     }
     if (!result.toolCalls?.length) expect(result.text.length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("makes the one call toolChoice required asks for, with arguments the tool's schema admits", async () => {
+    const sumTool = {
+      name: "calculator__evaluate",
+      description: "Evaluates an arithmetic expression exactly.",
+      inputSchema: {
+        type: "object",
+        properties: { expression: { type: "string" } },
+        required: ["expression"],
+      },
+    };
+    for (const [question, expected] of [
+      ["What time is it in Tokyo?", "time__now"],
+      ["What is 1234 * 5678?", "calculator__evaluate"],
+    ] as const) {
+      const result = await provider.complete(
+        {
+          model: provider.defaultModel,
+          system: "You are Ada.",
+          messages: [{ role: "user", text: question }],
+          maxTokens: 64,
+          tools: [timeTool, sumTool],
+          toolChoice: "required",
+        },
+        new AbortController().signal,
+      );
+      expect(result.text).toBe("");
+      expect(result.toolCalls).toHaveLength(1);
+      const [call] = result.toolCalls!;
+      // The grammar admits only the offered tools and their arguments; which one is the model's choice.
+      expect(call!.name).toBe(expected);
+      const args = JSON.parse(call!.arguments) as Record<string, unknown>;
+      expect(typeof args[expected === "time__now" ? "zone" : "expression"]).toBe("string");
+      expect(result.usage.outputTokens).toBeGreaterThan(3);
+    }
   }, 60_000);
 
   it("answers in text after a round of tool calls", async () => {

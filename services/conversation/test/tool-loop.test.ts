@@ -4,7 +4,7 @@ import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { PluginRuntime } from "../src/index.js";
-import { ACCOUNT, agent, type Harness, startHarness } from "./harness.js";
+import { ACCOUNT, agent, failure, type Harness, startHarness } from "./harness.js";
 
 /** What the test plugins saw, for the tests to assert on. */
 const seen = {
@@ -324,6 +324,37 @@ describe("a turn with tools", () => {
     expect(h.openai.requests.map((r) => r.body.tool_choice)).toEqual(["auto", "auto", "none"]);
     expect(reply.toolCalls.map((c) => c.id)).toEqual(["c1", "c2"]);
     expect(reply.text).toBe("Enough.");
+  });
+
+  it.each(modes)(
+    "%s (stream: %s): toolChoice required makes the first round call a tool, and later rounds free",
+    async (provider, stream) => {
+      const fake = fakeOf(provider);
+      const a = agent({ modelProvider: provider, plugins: ["lab"], settings: { toolChoice: "required" } });
+      fake.callTools([{ id: "r1", name: "lab__add", arguments: { a: 1, b: 2 } }]);
+      fake.answer({ chunks: ["Three."] });
+
+      const { reply } = await send(stream, a, "Add one and two");
+
+      expect(reply.toolCalls.map((c) => c.id)).toEqual(["r1"]);
+      const choices = fake.requests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice);
+      expect(choices).toEqual(
+        provider === "openai" ? ["required", "auto"] : [{ type: "any" }, { type: "auto" }],
+      );
+    },
+  );
+
+  it("refuses a toolChoice other than auto or required", async () => {
+    const error = await failure(
+      h.client.sendMessage({
+        accountId: ACCOUNT,
+        agent: agent({ modelProvider: "openai", plugins: ["lab"], settings: { toolChoice: "always" } }),
+        text: "Hi",
+      }),
+    );
+    expect(error.code).toBe("INVALID_REQUEST");
+    expect(error.message).toContain("settings.toolChoice must be one of auto, required");
+    expect(h.openai.requests).toHaveLength(0);
   });
 
   it("offers no tools with maxToolSteps 0, or to an agent whose plugins are disabled or not installed", async () => {

@@ -7,6 +7,7 @@ import type {
   MessageParam,
   RawMessageStreamEvent,
   Tool,
+  ToolChoice,
 } from "@anthropic-ai/sdk/resources/messages";
 import type { EventSourceMessage } from "eventsource-parser";
 import { incompleteError, type UpstreamHeaders } from "./errors.js";
@@ -215,8 +216,15 @@ function params(request: ProviderRequest) {
     ...(request.system ? { system: request.system } : {}),
     messages,
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-    ...(tools && tools.length > 0 ? { tools, tool_choice: { type: request.toolChoice ?? "auto" } } : {}),
+    ...(tools && tools.length > 0 ? { tools, tool_choice: anthropicToolChoice(request.toolChoice) } : {}),
   };
+}
+
+/** Anthropic's name for each choice: a call it must make is `any` (of the tools). */
+function anthropicToolChoice(choice: ProviderRequest["toolChoice"]): ToolChoice {
+  if (choice === "required") return { type: "any" };
+  if (choice === "none") return { type: "none" };
+  return { type: "auto" };
 }
 
 /** A call's arguments as the object Anthropic takes back: `{}` for text that is not a JSON object. */

@@ -55,8 +55,11 @@ export interface ProviderRequest {
   temperature?: number;
   /** The tools the model may call; unset or empty, none. */
   tools?: ModelTool[];
-  /** `none`: the tools are listed (earlier rounds used them) but the model must answer in text. Default `auto`. */
-  toolChoice?: "auto" | "none";
+  /**
+   * `none`: the tools are listed (earlier rounds used them) but the model must answer in text; `required`: the model
+   * must call one of them (`settings.toolChoice`, the first round only). Default `auto`.
+   */
+  toolChoice?: "auto" | "none" | "required";
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   GENERATION_BOUNDS,
   PROVIDER_NAMES,
   SCOPES,
+  TOOL_CHOICES,
 } from "@agentry/core";
 import { ERROR_CODES } from "@agentry/errors";
 import { PUBLISHED_EVENT_TYPES, TEST_EVENT_TYPE } from "@agentry/events";
@@ -88,6 +89,10 @@ export const GenerationSettings = z
       .meta({
         description: `The most rounds of tool calls in one turn, ${GENERATION_BOUNDS.maxToolSteps.min} to ${GENERATION_BOUNDS.maxToolSteps.max} (0 offers the model no tools). After the last round the model answers without tools, so the turn ends in text. Unset or \`null\`: ${GENERATION_BOUNDS.maxToolSteps.default}.`,
       }),
+    toolChoice: z.enum(TOOL_CHOICES).nullable().optional().meta({
+      description:
+        "`required`: the model must call one of the agent's tools in the turn's first round (OpenAI's `tool_choice: required`, Anthropic's `tool_choice: any`, and for the local model a call its grammar forces); later rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers no tools. Unset or `null`: `auto`.",
+    }),
     fallbacks: z
       .array(
         z.strictObject({
@@ -114,7 +119,7 @@ export const GenerationSettings = z
   })
   .meta({
     description:
-      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation, `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of tool calls in a turn; other keys are kept as given.",
+      "Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation, `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of tool calls in a turn and `toolChoice` whether the first must call one; other keys are kept as given.",
   });
 
 const spec = createAgentBody.shape;

@@ -190,7 +190,7 @@ class Agent:
     settings: AgentSettings
     """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
     `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
-    tool calls in a turn; other keys are kept as given.
+    tool calls in a turn and `toolChoice` whether the first must call one; other keys are kept as given.
     """
     model_provider: Optional[ModelProvider]
     """The AI model provider; `null`: the server's default, resolved when a message is sent."""
@@ -301,7 +301,7 @@ class AgentDraft:
     settings: AgentSettings
     """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
     `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the rounds of
-    tool calls in a turn; other keys are kept as given.
+    tool calls in a turn and `toolChoice` whether the first must call one; other keys are kept as given.
     """
     model_provider: Optional[ModelProvider]
     """The AI model provider; `null`: the server's default, resolved when a message is sent."""
@@ -360,6 +360,12 @@ class AgentSettings:
     """The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last round the
     model answers without tools, so the turn ends in text. Unset or `null`: 5.
     """
+    tool_choice: Optional[Literal["auto", "required"]] = None
+    """`required`: the model must call one of the agent's tools in the turn's first round (OpenAI's `tool_choice:
+    required`, Anthropic's `tool_choice: any`, and for the local model a call its grammar forces); later
+    rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers no tools. Unset or
+    `null`: `auto`.
+    """
     fallbacks: Optional[List[AgentSettingsFallbacksItem]] = None
     """Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a fallback
     fails with 502 or 503); the reply's `modelProvider` and `model` name the one that answered, and usage
@@ -372,11 +378,12 @@ class AgentSettings:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AgentSettings:
         """Reads the JSON object the API sends."""
-        known = {"temperature", "maxTokens", "maxToolSteps", "fallbacks"}
+        known = {"temperature", "maxTokens", "maxToolSteps", "toolChoice", "fallbacks"}
         return cls(
             temperature=data.get("temperature"),
             max_tokens=data.get("maxTokens"),
             max_tool_steps=data.get("maxToolSteps"),
+            tool_choice=data.get("toolChoice"),
             fallbacks=None if data.get("fallbacks") is None else [AgentSettingsFallbacksItem.from_dict(x0) for x0 in data["fallbacks"]],
             extra={key: value for key, value in data.items() if key not in known},
         )
@@ -390,6 +397,8 @@ class AgentSettings:
             out["maxTokens"] = self.max_tokens
         if self.max_tool_steps is not None:
             out["maxToolSteps"] = self.max_tool_steps
+        if self.tool_choice is not None:
+            out["toolChoice"] = self.tool_choice
         if self.fallbacks is not None:
             out["fallbacks"] = [x0.to_dict() for x0 in self.fallbacks]
         return out
@@ -401,10 +410,13 @@ are kept as given. Keys are the API's JSON names. Any keys; those with a meaning
 temperature, 0 to 2. Unset or `null`: the provider's default.), `maxTokens` (The most tokens a reply may have,
 1 to 8192. Unset or `null`: 1024.), `maxToolSteps` (The most rounds of tool calls in one turn, 0 to 20 (0
 offers the model no tools). After the last round the model answers without tools, so the turn ends in text.
-Unset or `null`: 5.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's own fails with a
-503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and `model` name the one
-that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The agent's
-`status` reflects its own model only.).
+Unset or `null`: 5.), `toolChoice` (`required`: the model must call one of the agent's tools in the turn's
+first round (OpenAI's `tool_choice: required`, Anthropic's `tool_choice: any`, and for the local model a call
+its grammar forces); later rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers
+no tools. Unset or `null`: `auto`.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's
+own fails with a 503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and
+`model` name the one that answered, and usage counts it. When every one fails, the agent's own failure is the
+answer. The agent's `status` reflects its own model only.).
 """
 
 

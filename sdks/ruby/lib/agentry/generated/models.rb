@@ -160,7 +160,8 @@ module Agentry
       # @!attribute [r] settings
       #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
       #   `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the
-      #   rounds of tool calls in a turn; other keys are kept as given.
+      #   rounds of tool calls in a turn and `toolChoice` whether the first must call one; other keys are
+      #   kept as given.
       #   @return [AgentSettings]
       field :settings, "settings", "AgentSettings", required: true
 
@@ -259,7 +260,8 @@ module Agentry
       # @!attribute [r] settings
       #   Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation,
       #   `fallbacks` names the models that answer when the agent's own cannot, `maxToolSteps` bounds the
-      #   rounds of tool calls in a turn; other keys are kept as given.
+      #   rounds of tool calls in a turn and `toolChoice` whether the first must call one; other keys are
+      #   kept as given.
       #   @return [AgentSettings]
       field :settings, "settings", "AgentSettings", required: true
 
@@ -304,6 +306,14 @@ module Agentry
       #   round the model answers without tools, so the turn ends in text. Unset or `null`: 5.
       #   @return [Integer, nil]
       field :max_tool_steps, "maxToolSteps", [:nullable, :integer]
+
+      # @!attribute [r] tool_choice
+      #   `required`: the model must call one of the agent's tools in the turn's first round (OpenAI's
+      #   `tool_choice: required`, Anthropic's `tool_choice: any`, and for the local model a call its
+      #   grammar forces); later rounds are `auto`. `auto`: the model decides. Has no effect when the agent
+      #   offers no tools. Unset or `null`: `auto`. One of `auto`, `required`.
+      #   @return [String, nil]
+      field :tool_choice, "toolChoice", [:nullable, :string]
 
       # @!attribute [r] fallbacks
       #   Up to 3 models to answer with, in order, when the agent's own fails with a 503-class error (or a

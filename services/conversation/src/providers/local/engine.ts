@@ -10,11 +10,12 @@ import type {
   LlamaChat,
   LlamaContext,
   LlamaContextSequence,
+  LlamaGrammar,
   LlamaLogLevel,
   LlamaModel,
 } from "node-llama-cpp";
 import { type EnsureModelOptions, ensureModel, type ModelLocation } from "../../models/resolve.js";
-import type { FinishReason, ModelToolCall, ProviderRequest } from "../types.js";
+import type { FinishReason, ModelTool, ModelToolCall, ProviderRequest } from "../types.js";
 
 export type LocalGpu = "auto" | false;
 
@@ -39,6 +40,14 @@ export const LOCAL_DEFAULT_TEMPERATURE = 0.2;
 export const LOCAL_DEFAULT_TOP_P = 0.9;
 
 const MAX_CONTEXT_SIZE = 8192;
+/** The most tokens a forced call's JSON may take; a call cut off there is reported to the model as unreadable. */
+const MAX_CALL_TOKENS = 512;
+const MAX_CACHED_GRAMMARS = 32;
+/**
+ * The longest string a forced call's arguments may hold where the tool's schema sets no bound: a small model
+ * under greedy sampling can repeat itself inside a string until the token limit, and a bound closes the string.
+ */
+const MAX_CALL_STRING_LENGTH = 200;
 
 /** The loaded model: one context with one sequence, which generations take turns on. */
 export interface LoadedModel {
@@ -70,6 +79,8 @@ export interface Generation {
 export class LocalEngine {
   private loading: Promise<LoadedModel> | undefined;
   private closed = false;
+  /** Grammars of forced calls by their schema, the oldest dropped first. */
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
   constructor(private readonly options: LocalEngineOptions) {}
 
@@ -96,6 +107,9 @@ export class LocalEngine {
     onText: (text: string) => void,
     onTokens?: (generated: number) => void,
   ): Promise<Generation> {
+    if (request.toolChoice === "required" && request.tools?.length) {
+      return this.generateCall(loaded, request, signal, onTokens);
+    }
     const history = chatHistory(request);
     const functions = chatFunctions(request);
     const inputTokens = loaded.chat.chatWrapper
@@ -131,6 +145,71 @@ export class LocalEngine {
         arguments: JSON.stringify(call.params ?? {}),
       })),
     };
+  }
+
+  /**
+   * A call the model must make (`toolChoice: required`). node-llama-cpp's function calling leaves the choice to
+   * the model, and a small one rarely takes it; here a grammar admits nothing but one call, `{"name", "arguments"}`,
+   * with the arguments as the chosen tool's schema has them, and greedy sampling picks the likeliest.
+   */
+  private async generateCall(
+    loaded: LoadedModel,
+    request: ProviderRequest,
+    signal: AbortSignal,
+    onTokens?: (generated: number) => void,
+  ): Promise<Generation> {
+    const tools = request.tools ?? [];
+    const history = chatHistory({ ...request, system: callInstructions(request.system, tools) });
+    const inputTokens = loaded.chat.chatWrapper
+      .generateContextState({ chatHistory: history })
+      .contextText.tokenize(loaded.model.tokenizer).length;
+    let outputTokens = 0;
+    const result = await loaded.chat.generateResponse(history, {
+      grammar: await this.callGrammar(loaded, tools),
+      // The call is not the reply: the reply's own bound (settings.maxTokens) would cut it off.
+      maxTokens: MAX_CALL_TOKENS,
+      temperature: 0,
+      signal,
+      stopOnAbortSignal: false,
+      onToken: (tokens) => {
+        outputTokens += tokens.length;
+        onTokens?.(outputTokens);
+      },
+    });
+    return {
+      text: "",
+      finishReason: "stop",
+      inputTokens,
+      outputTokens,
+      toolCalls: [{ id: `call_${Date.now().toString(36)}_0`, ...parseCall(result.response, tools) }],
+    };
+  }
+
+  /** The grammar of one call to one of `tools`, made once per set of tools. */
+  private callGrammar(loaded: LoadedModel, tools: readonly ModelTool[]): Promise<LlamaGrammar> {
+    const schema: { readonly oneOf: readonly GbnfJsonSchema[] } = {
+      oneOf: tools.map(
+        (tool): GbnfJsonSchema => ({
+          type: "object",
+          properties: {
+            name: { const: tool.name },
+            arguments: grammarSchema(tool.inputSchema, { maxStringLength: MAX_CALL_STRING_LENGTH }),
+          },
+          required: ["name", "arguments"],
+        }),
+      ),
+    };
+    const key = JSON.stringify(schema);
+    let grammar = this.grammars.get(key);
+    if (!grammar) {
+      grammar = loaded.model.llama.createGrammarForJsonSchema(schema);
+      grammar.catch(() => this.grammars.delete(key));
+      if (this.grammars.size >= MAX_CACHED_GRAMMARS) {
+        this.grammars.delete(this.grammars.keys().next().value as string);
+      }
+      this.grammars.set(key, grammar);
+    }
+    return grammar;
   }
 
   /** Frees the model and its context. The llama.cpp runtime itself stays for the life of the process. */
@@ -310,6 +389,52 @@ export function chatHistory(request: ProviderRequest): ChatHistoryItem[] {
   return items;
 }
 
+/** The system prompt with the tools listed and the form of the one call the model is to make. */
+export function callInstructions(system: string | undefined, tools: readonly ModelTool[]): string {
+  return [
+    ...(system ? [system, ""] : []),
+    'Call one of these tools to answer. Answer with one JSON object such as {"name": "tool_name", "arguments": {"key": "value"}}.',
+    "Tools:",
+    ...tools.map((tool) => `- ${tool.name}(${signature(tool.inputSchema)}): ${tool.description}`),
+  ].join("\n");
+}
+
+/**
+ * A tool's arguments as a small model reads them best, `zone: string, hours?: integer`: names, types and
+ * descriptions, without the schema's patterns and bounds (which such a model copies instead of following).
+ */
+function signature(schema: unknown): string {
+  const { properties, required } = (schema ?? {}) as { properties?: unknown; required?: unknown };
+  if (typeof properties !== "object" || properties === null) return "";
+  const needed = new Set(Array.isArray(required) ? required : []);
+  return Object.entries(properties as Record<string, { type?: unknown; description?: unknown }>)
+    .map(([name, property]) => {
+      const type = Array.isArray(property?.type)
+        ? property.type.join(" | ")
+        : String(property?.type ?? "any");
+      const note = typeof property?.description === "string" ? ` (${property.description})` : "";
+      return `${name}${needed.has(name) ? "" : "?"}: ${type}${note}`;
+    })
+    .join(", ");
+}
+
+/**
+ * The call in a forced answer. The grammar makes it one of the tools' with valid arguments; an answer cut off by
+ * the token limit keeps the tool's name and arguments the tool refuses, so the model is told and goes on.
+ */
+export function parseCall(text: string, tools: readonly ModelTool[]): { name: string; arguments: string } {
+  try {
+    const call = JSON.parse(text) as { name?: unknown; arguments?: unknown };
+    if (typeof call.name === "string")
+      return { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) };
+  } catch {
+    // Cut off: fall through.
+  }
+  const named = /"name"\s*:\s*"([^"]*)"/.exec(text)?.[1];
+  const name = tools.find((tool) => tool.name === named)?.name ?? tools[0]?.name ?? "";
+  return { name, arguments: JSON.stringify({ unreadable: text.slice(0, 200) }) };
+}
+
 /** The request's tools as node-llama-cpp functions, unless there are none to call. */
 function chatFunctions(request: ProviderRequest): ChatModelFunctions | undefined {
   if (!request.tools?.length || request.toolChoice === "none") return undefined;
@@ -327,7 +452,7 @@ const GRAMMAR_FORMATS = new Set(["date-time", "time", "date"]);
  * const, oneOf/anyOf, lengths): other keywords (numeric bounds, patterns, formats it does not know) are left to
  * the tool's own validation, which reports them to the model.
  */
-export function grammarSchema(schema: unknown): GbnfJsonSchema {
+export function grammarSchema(schema: unknown, options: { maxStringLength?: number } = {}): GbnfJsonSchema {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return {} as GbnfJsonSchema;
   const source = schema as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -336,20 +461,26 @@ export function grammarSchema(schema: unknown): GbnfJsonSchema {
   }
   for (const key of ["minItems", "maxItems"]) if (source[key] !== undefined) out[key] = source[key];
   if (typeof source.format === "string" && GRAMMAR_FORMATS.has(source.format)) out.format = source.format;
+  if (options.maxStringLength !== undefined && source.type === "string" && out.format === undefined) {
+    const bound = typeof source.maxLength === "number" ? source.maxLength : Number.POSITIVE_INFINITY;
+    out.maxLength = Math.min(bound, options.maxStringLength);
+  }
   if (typeof source.properties === "object" && source.properties !== null) {
     out.properties = Object.fromEntries(
       Object.entries(source.properties as Record<string, unknown>).map(([name, value]) => [
         name,
-        grammarSchema(value),
+        grammarSchema(value, options),
       ]),
     );
   }
   if (typeof source.additionalProperties === "boolean")
     out.additionalProperties = source.additionalProperties;
-  else if (source.additionalProperties) out.additionalProperties = grammarSchema(source.additionalProperties);
-  if (source.items !== undefined) out.items = grammarSchema(source.items);
+  else if (source.additionalProperties)
+    out.additionalProperties = grammarSchema(source.additionalProperties, options);
+  if (source.items !== undefined) out.items = grammarSchema(source.items, options);
   for (const key of ["oneOf", "anyOf"]) {
-    if (Array.isArray(source[key])) out.oneOf = (source[key] as unknown[]).map(grammarSchema);
+    if (Array.isArray(source[key]))
+      out.oneOf = (source[key] as unknown[]).map((item) => grammarSchema(item, options));
   }
   return out as GbnfJsonSchema;
 }
