@@ -41,6 +41,14 @@ export {
   TIERS,
   type Tier,
 } from "./plans.js";
-export { openSealed, type Sealed, sealBytes } from "./seal.js";
+export {
+  MalformedSealedText,
+  openSealed,
+  openSealedText,
+  SEALED_TEXT_PREFIX,
+  type Sealed,
+  sealBytes,
+  sealText,
+} from "./seal.js";
 export { SizedLru } from "./sized-lru.js";
 export { WEBHOOK_BOUNDS } from "./webhooks.js";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { openSealed, sealBytes } from "./seal.js";
+import { MalformedSealedText, openSealed, openSealedText, sealBytes, sealText } from "./seal.js";
 
 describe("sealBytes", () => {
   const key = randomBytes(32);
@@ -20,5 +20,24 @@ describe("sealBytes", () => {
     const tampered = { ...sealed, ciphertext: Buffer.from(sealed.ciphertext) };
     tampered.ciphertext[0]! ^= 1;
     expect(() => openSealed(key, tampered, "owner")).toThrow();
+  });
+});
+
+describe("sealText", () => {
+  it("keeps the sealed form v1.<iv>.<ciphertext>.<tag> and opens it only with its key and aad", () => {
+    const key = randomBytes(32);
+    const stored = sealText(key, "whsec_value", "ep_1");
+    expect(stored).toMatch(/^v1\.[A-Za-z0-9+/=]+\.[A-Za-z0-9+/=]*\.[A-Za-z0-9+/=]+$/);
+    expect(stored).not.toContain("whsec_value");
+    expect(openSealedText(key, stored, "ep_1")).toBe("whsec_value");
+    expect(() => openSealedText(key, stored, "ep_2")).toThrow();
+    expect(() => openSealedText(randomBytes(32), stored, "ep_1")).toThrow();
+  });
+
+  it("refuses what is not in the form", () => {
+    const key = randomBytes(32);
+    for (const bad of ["whsec_plain", "v2.a.b.c", "v1.a.b", "v1.a.b.c.d"]) {
+      expect(() => openSealedText(key, bad)).toThrow(MalformedSealedText);
+    }
   });
 });

@@ -29,3 +29,40 @@ export function openSealed(key: Buffer, sealed: Sealed, aad?: string): Buffer {
   decipher.setAuthTag(sealed.tag);
   return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
 }
+
+/** The prefix of `sealText`'s form; a stored value without it was not sealed. */
+export const SEALED_TEXT_PREFIX = "v1.";
+
+/**
+ * Text sealed as `sealBytes` does, in the form stores keep it: `v1.<iv>.<ciphertext>.<tag>`, each part base64.
+ */
+export function sealText(key: Buffer, plaintext: string, aad?: string): string {
+  const { iv, ciphertext, tag } = sealBytes(key, plaintext, aad);
+  return SEALED_TEXT_PREFIX + [iv, ciphertext, tag].map((part) => part.toString("base64")).join(".");
+}
+
+/**
+ * The text of `sealText`'s form. Throws `MalformedSealedText` when it is not one, and the decipher's error when
+ * the key, the aad or any byte is not the sealer's.
+ */
+export function openSealedText(key: Buffer, stored: string, aad?: string): string {
+  const [version, iv, ciphertext, tag, ...rest] = stored.split(".");
+  if (`${version}.` !== SEALED_TEXT_PREFIX || !iv || ciphertext === undefined || !tag || rest.length > 0) {
+    throw new MalformedSealedText();
+  }
+  return openSealed(
+    key,
+    {
+      iv: Buffer.from(iv, "base64"),
+      ciphertext: Buffer.from(ciphertext, "base64"),
+      tag: Buffer.from(tag, "base64"),
+    },
+    aad,
+  ).toString("utf8");
+}
+
+export class MalformedSealedText extends Error {
+  constructor() {
+    super("the stored value is not in the sealed form v1.<iv>.<ciphertext>.<tag>");
+  }
+}

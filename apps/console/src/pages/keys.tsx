@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { api } from "../api";
 import {
+  AllOrSome,
   ConfirmButton,
   ErrorMessage,
   Field,
@@ -161,31 +162,15 @@ function CreateKey({ onCreated }: { onCreated: (key: string, name: string) => vo
           onInput={(e) => setName(e.currentTarget.value)}
         />
       </Field>
-      <fieldset>
-        <legend>Scopes</legend>
-        <label class="check">
-          <input type="checkbox" checked={full} onChange={(e) => setFull(e.currentTarget.checked)} />
-          Full access (every scope, including ones added later)
-        </label>
-        {full ? null : (
-          <div class="checks">
-            {SCOPES.map((scope) => (
-              <label key={scope} class="check">
-                <input
-                  type="checkbox"
-                  checked={scopes.includes(scope)}
-                  onChange={(e) =>
-                    setScopes(
-                      e.currentTarget.checked ? [...scopes, scope] : scopes.filter((s) => s !== scope),
-                    )
-                  }
-                />
-                <code>{scope}</code>
-              </label>
-            ))}
-          </div>
-        )}
-      </fieldset>
+      <AllOrSome
+        legend="Scopes"
+        allLabel="Full access (every scope, including ones added later)"
+        options={SCOPES}
+        all={full}
+        chosen={scopes}
+        onAll={setFull}
+        onChosen={setScopes}
+      />
       <Field
         label="Expires on (optional)"
         id={`${id}-expires`}

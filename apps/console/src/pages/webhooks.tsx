@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { api } from "../api";
 import {
+  AllOrSome,
   ConfirmButton,
   ErrorMessage,
   Field,
@@ -207,29 +208,15 @@ function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: st
           onInput={(e) => setDescription(e.currentTarget.value)}
         />
       </Field>
-      <fieldset>
-        <legend>Events</legend>
-        <label class="check">
-          <input type="checkbox" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} />
-          Every event type (including ones added later)
-        </label>
-        {all ? null : (
-          <div class="checks">
-            {EVENT_TYPES.map((type) => (
-              <label key={type} class="check">
-                <input
-                  type="checkbox"
-                  checked={events.includes(type)}
-                  onChange={(e) =>
-                    setEvents(e.currentTarget.checked ? [...events, type] : events.filter((t) => t !== type))
-                  }
-                />
-                <code>{type}</code>
-              </label>
-            ))}
-          </div>
-        )}
-      </fieldset>
+      <AllOrSome
+        legend="Events"
+        allLabel="Every event type (including ones added later)"
+        options={EVENT_TYPES}
+        all={all}
+        chosen={events}
+        onAll={setAll}
+        onChosen={setEvents}
+      />
       <ErrorMessage error={create.error} />
       <button type="submit" class="primary" disabled={create.busy}>
         Add endpoint

@@ -213,3 +213,55 @@ export function TableScroll({ label, children }: { label: string; children: Comp
     </section>
   );
 }
+
+/**
+ * A set chosen as "every one" (including those added later) or as some of `options`: the first box, and when
+ * it is cleared, one box per option.
+ */
+export function AllOrSome({
+  legend,
+  allLabel,
+  options,
+  all,
+  chosen,
+  onAll,
+  onChosen,
+}: {
+  legend: string;
+  allLabel: string;
+  options: readonly string[];
+  all: boolean;
+  chosen: readonly string[];
+  onAll: (all: boolean) => void;
+  onChosen: (chosen: string[]) => void;
+}) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      <label class="check">
+        <input type="checkbox" checked={all} onChange={(e) => onAll(e.currentTarget.checked)} />
+        {allLabel}
+      </label>
+      {all ? null : (
+        <div class="checks">
+          {options.map((option) => (
+            <label key={option} class="check">
+              <input
+                type="checkbox"
+                checked={chosen.includes(option)}
+                onChange={(e) =>
+                  onChosen(
+                    e.currentTarget.checked
+                      ? [...chosen, option]
+                      : chosen.filter((other) => other !== option),
+                  )
+                }
+              />
+              <code>{option}</code>
+            </label>
+          ))}
+        </div>
+      )}
+    </fieldset>
+  );
+}

@@ -1,4 +1,4 @@
-import { openSealed, sealBytes } from "@agentry/core";
+import { openSealedText, SEALED_TEXT_PREFIX, sealText } from "@agentry/core";
 
 /**
  * How endpoint secrets are kept. They must be kept whole, since deliveries are signed with them. With a key
@@ -23,20 +23,13 @@ export class SecretBox {
 
   /** The stored form of a secret: `v1.<iv>.<ciphertext>.<tag>` (base64) with a key, the secret itself without. */
   seal(endpointId: string, secret: string): string {
-    if (!this.key) return secret;
-    const { iv, ciphertext, tag } = sealBytes(this.key, secret, endpointId);
-    return ["v1", ...[iv, ciphertext, tag].map((part) => part.toString("base64"))].join(".");
+    return this.key ? sealText(this.key, secret, endpointId) : secret;
   }
 
   /** The secret of a stored form; throws when it is sealed and this box has no key, or the wrong one. */
   open(endpointId: string, stored: string): string {
-    if (!stored.startsWith("v1.")) return stored;
+    if (!stored.startsWith(SEALED_TEXT_PREFIX)) return stored;
     if (!this.key) throw new Error("the secret is encrypted and WEBHOOK_SECRETS_KEY is not configured");
-    const [iv, ciphertext, tag] = stored
-      .split(".")
-      .slice(1)
-      .map((part) => Buffer.from(part, "base64"));
-    if (!iv || !ciphertext || !tag) throw new Error("the stored secret is malformed");
-    return openSealed(this.key, { iv, ciphertext, tag }, endpointId).toString("utf8");
+    return openSealedText(this.key, stored, endpointId);
   }
 }
