@@ -4,10 +4,10 @@ import { AppError, fromConnectError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
 import { AccountSchema, AccountService, ListAccountsResponseSchema } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRpcServer, type RpcServer } from "../src/index.js";
+import { createRpcServer, type RpcServer, remoteService } from "../src/index.js";
 
 let server: RpcServer | undefined;
 afterEach(async () => {
@@ -147,5 +147,24 @@ describe("createRpcServer", () => {
     await server!.shutdown();
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(fromConnectError(await call).code).toBe("AGENT_UNAVAILABLE");
+  });
+});
+
+describe("a remote service's answers", () => {
+  it("come uncompressed, where a client asking for gzip gets a large one gzipped", async () => {
+    const names = Array.from({ length: 200 }, (_, i) => `account-with-a-long-name-${i}`);
+    const url = await start({ listAccounts: async () => names });
+    const encodings: (string | null)[] = [];
+    const capture: Interceptor = (next) => async (request) => {
+      const response = await next(request);
+      encodings.push(response.header.get("content-encoding"));
+      return response;
+    };
+    const ours = remoteService({ url, name: "accounts", logger: silentLogger(), interceptors: [capture] });
+    const answer = await createClient(AccountService, ours.transport).listAccounts({});
+    expect(answer.accounts).toHaveLength(200);
+    const gzipping = createConnectTransport({ baseUrl: url, httpVersion: "2", interceptors: [capture] });
+    await createClient(AccountService, gzipping).listAccounts({});
+    expect(encodings).toEqual([null, "gzip"]);
   });
 });

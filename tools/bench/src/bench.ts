@@ -79,9 +79,15 @@ export class Bench {
 
   /** Starts a process whose output goes to `<dir>/<name>.log`; every one is stopped when the run ends. */
   launch(name: string, command: string, args: string[], env: Record<string, string>): Running {
-    const process = start(command, args, env, join(this.dir, `${name}.log`));
-    this.running.push(process);
-    return process;
+    // BENCH_PROFILE=<dir>: every service writes a V8 CPU profile there when it stops, named after it.
+    const profile = process.env.BENCH_PROFILE;
+    const profiled =
+      profile && command === "node" && args[0]?.endsWith("main.mjs")
+        ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=${name}.cpuprofile`, ...args]
+        : args;
+    const running = start(command, profiled, env, join(this.dir, `${name}.log`));
+    this.running.push(running);
+    return running;
   }
 
   /** Runs a small node:http script of src/servers (the baselines) and waits for its "listening <port>" line. */

@@ -47,7 +47,10 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts a process with its output appended to `logFile`; it is killed (SIGKILL) by `stop`. */
+/**
+ * Starts a process with its output appended to `logFile`; it is killed (SIGKILL) by `stop`, or, when the run
+ * profiles (BENCH_PROFILE), stopped by SIGTERM so that it writes its profile as it exits (SIGKILL after 15 s).
+ */
 export function start(
   command: string,
   args: string[],
@@ -67,8 +70,16 @@ export function start(
     pid: child.pid!,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, "exit");
+      if (process.env.BENCH_PROFILE) {
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+        await exited;
+        clearTimeout(timer);
+        return;
+      }
       child.kill("SIGKILL");
-      await once(child, "exit");
+      await exited;
     },
   };
 }

@@ -63,7 +63,8 @@ const USAGE =
   "                  [--webhook-events N] [--only " +
   SCENARIOS.join(",") +
   "] [--no-write]\n" +
-  "                  (BENCH_KEEP=1 keeps the run's logs; TEST_DATABASE_URL adds the usage query on Postgres)";
+  "                  (BENCH_KEEP=1 keeps the run's logs; BENCH_PROFILE=<dir> writes each service's CPU profile there;\n" +
+  "                  TEST_DATABASE_URL adds the usage query on Postgres)";
 
 const { values: args } = parseArgs({
   options: {
