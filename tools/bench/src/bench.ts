@@ -120,15 +120,25 @@ export class Bench {
     return { process: gateway, url };
   }
 
-  /** Autocannon against `url` from its own process; the CPU time of `servers` is charged to it. */
-  async load(url: string, headers: Record<string, string>, servers: Running[]): Promise<LoadResult> {
+  /**
+   * Autocannon against `url` from its own process; the CPU time of `servers` is charged to it. With `post`, each
+   * request is a POST of that JSON body (`[<id>]` in it replaced by a new id per request), from `connections`
+   * connections when given.
+   */
+  async load(
+    url: string,
+    headers: Record<string, string>,
+    servers: Running[],
+    post?: { body: string; connections?: number },
+  ): Promise<LoadResult> {
     const cpu = async () =>
       (await Promise.all(servers.map((s) => cpuSecondsOf(s.pid)))).reduce((a, b) => a + b, 0);
     const before = await cpu();
     const result = await runWorker<Omit<LoadResult, "cpuMicros">>("load", {
       url,
       headers,
-      connections: this.settings.connections,
+      ...(post ? { method: "POST", body: post.body } : {}),
+      connections: post?.connections ?? this.settings.connections,
       seconds: this.settings.seconds,
       warmupSeconds: 2,
     });

@@ -28,6 +28,7 @@ import {
   writeSection,
 } from "./report.js";
 import { accountSize } from "./scenarios/account-size.js";
+import { creates } from "./scenarios/creates.js";
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
@@ -52,6 +53,7 @@ const SCENARIOS = [
   "tools",
   "webhooks",
   "idempotency",
+  "creates",
   "account-size",
   "scaled-out",
   "stream-log",
@@ -320,6 +322,7 @@ async function main(): Promise<void> {
     if (only.has("tools")) report.tools = await toolTurns(bench);
     if (only.has("webhooks")) report.webhooks = await webhooks(bench, providerEnv);
     if (only.has("idempotency")) report.idempotency = await idempotency(bench, providerEnv);
+    if (only.has("creates")) report.creates = await creates(bench, providerEnv);
     const accounts = only.has("account-size") ? await accountSize(bench, providerEnv) : undefined;
     const scaled = only.has("scaled-out") ? await scaledOut(bench, providerEnv) : undefined;
     if (only.has("stream-log")) report.streamLog = await streamLog(bench, provider.url);

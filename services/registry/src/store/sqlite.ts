@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { type Limits, newId, SizedLru, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
+import { GroupCommit, openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { linkRedeemable, sessionUsable } from "./console-sessions.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
@@ -478,14 +478,16 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     if (row) agentRows.set(id, row, rowChars(row));
     return row;
   };
-  /** Runs a write of one agent; its cached row goes, whatever the outcome. */
-  const changingAgent = <T>(id: string, write: () => T): T => {
+  /** Runs a write of one agent; its cached row goes once it is done, whatever the outcome. */
+  const changingAgent = async <T>(id: string, write: () => Promise<T>): Promise<T> => {
     try {
-      return write();
+      return await write();
     } finally {
       agentRows.delete(id);
     }
   };
+  // The writes of concurrent requests share a commit (and its wait for the disk); each is answered after it.
+  const group = new GroupCommit(db);
 
   const emit = (events: readonly NewOutboxEvent[]) => {
     for (const event of events) {
@@ -686,7 +688,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
 
   return {
     async createAgent(accountId, fields, options) {
-      return createAgent.immediate(accountId, fields, options?.idempotencyKeyHash);
+      return group.run(() => createAgent(accountId, fields, options?.idempotencyKeyHash));
     },
     async getAgent(accountId, id) {
       const row = readAgentRow(accountId, id);
@@ -697,13 +699,13 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       return listAgents.deferred(accountId, query);
     },
     async updateAgent(accountId, id, patch) {
-      return changingAgent(id, () => updateAgent.immediate(accountId, id, patch));
+      return changingAgent(id, () => group.run(() => updateAgent(accountId, id, patch)));
     },
     async reportAgentHealth(accountId, id, failure) {
-      return changingAgent(id, () => reportAgentHealth.immediate(accountId, id, failure));
+      return changingAgent(id, () => group.run(() => reportAgentHealth(accountId, id, failure)));
     },
     async deleteAgent(accountId, id) {
-      return changingAgent(id, () => deleteAgent.immediate(accountId, id));
+      return changingAgent(id, () => group.run(() => deleteAgent(accountId, id)));
     },
 
     async createAccount(input) {
@@ -746,19 +748,19 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
 
     async createApiKey(input) {
-      return createApiKey.immediate(input);
+      return group.run(() => createApiKey(input));
     },
     async listApiKeys(accountId) {
       return sql.apiKeys.all(accountId).map(toApiKey);
     },
     async revokeApiKey(id, accountId) {
-      return revokeApiKey.immediate(id, accountId);
+      return group.run(() => revokeApiKey(id, accountId));
     },
     async findApiKeyBySha256(sha256) {
       return findApiKey.deferred(sha256);
     },
     async touchApiKeys(lastUsed) {
-      if (lastUsed.size > 0) touchApiKeys.immediate(lastUsed);
+      if (lastUsed.size > 0) await group.run(() => touchApiKeys(lastUsed));
     },
 
     async createConsoleLink(input) {
@@ -790,13 +792,21 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
 
     async beginIdempotentRequest(claim) {
-      return beginIdempotentRequest.immediate(claim);
+      return group.run(() => beginIdempotentRequest(claim));
     },
     async completeIdempotentRequest(accountId, keyHash, response) {
-      sql.completeIdempotencyKey.run(response.status, Buffer.from(response.sealed), null, accountId, keyHash);
+      await group.run(() =>
+        sql.completeIdempotencyKey.run(
+          response.status,
+          Buffer.from(response.sealed),
+          null,
+          accountId,
+          keyHash,
+        ),
+      );
     },
     async releaseIdempotentRequest(accountId, keyHash) {
-      sql.releaseIdempotencyKey.run(accountId, keyHash);
+      await group.run(() => sql.releaseIdempotencyKey.run(accountId, keyHash));
     },
     async deleteExpiredIdempotencyKeys(limit) {
       return sql.deleteExpiredIdempotencyKeys.run(Date.now(), limit).changes;
@@ -827,7 +837,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
         sql.putSecret.run(agentId, name, sealed, updatedAt);
         return { name, updatedAt };
       });
-      return put.immediate();
+      return group.run(put);
     },
     async listAgentSecrets(accountId, agentId) {
       const list = db.transaction(() => {
@@ -841,7 +851,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
         if (!sql.agentExists.get(accountId, agentId)) return null;
         return sql.deleteSecret.run(agentId, name).changes > 0;
       });
-      return remove.immediate();
+      return group.run(remove);
     },
     async sealedAgentSecrets(accountId, agentId, names) {
       const read = db.transaction(() => {
@@ -863,6 +873,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
 
     async close() {
+      group.flushNow();
       if (db.open) db.close();
     },
   };
