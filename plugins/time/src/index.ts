@@ -1,12 +1,25 @@
 import { definePlugin, defineTool } from "@agentry/plugin-kit";
-import { Temporal } from "temporal-polyfill";
+import type { Temporal } from "temporal-polyfill";
 import { z } from "zod";
+
+type TemporalApi = typeof import("temporal-polyfill").Temporal;
+let loading: Promise<TemporalApi> | undefined;
+
+/**
+ * The Temporal polyfill, loaded by the first tool call rather than when the service starts (loading it takes
+ * about 20 ms, and most processes never run a time tool).
+ */
+function temporal(): Promise<TemporalApi> {
+  loading ??= import("temporal-polyfill").then((module) => module.Temporal);
+  return loading;
+}
 
 /** Whether the runtime knows the IANA time zone (`Europe/Paris`, `UTC`); names are matched case-insensitively. */
 export function isTimeZone(name: string): boolean {
+  if (!/^[A-Za-z]/.test(name)) return false;
   try {
-    Temporal.Now.zonedDateTimeISO(name);
-    return /^[A-Za-z]/.test(name);
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
   } catch {
     return false;
   }
@@ -37,7 +50,7 @@ const duration = z
 /** A moment as a tool takes it: a date, a date-time in the zone, a date-time with an offset or `Z`, or a zoned one. */
 type Moment = { kind: "date"; date: Temporal.PlainDate } | { kind: "zoned"; value: Temporal.ZonedDateTime };
 
-function parseMoment(text: string, zone: string): Moment {
+function parseMoment(Temporal: TemporalApi, text: string, zone: string): Moment {
   try {
     if (text.includes("[")) return { kind: "zoned", value: Temporal.ZonedDateTime.from(text) };
     if (!text.includes("T") && !text.includes(" "))
@@ -91,6 +104,7 @@ export const timePlugin = definePlugin<TimeConfig>({
       timeoutMs: 1_000,
       run: async (input, context) => {
         const zone = input.timeZone ?? context.config.timeZone;
+        const Temporal = await temporal();
         const instant = Temporal.Instant.fromEpochMilliseconds(context.host.now().getTime());
         return describeZoned(instant.toZonedDateTimeISO(zone));
       },
@@ -107,7 +121,8 @@ export const timePlugin = definePlugin<TimeConfig>({
       }),
       timeoutMs: 1_000,
       run: async (input, context) => {
-        const moment = parseMoment(input.date, input.timeZone ?? context.config.timeZone);
+        const Temporal = await temporal();
+        const moment = parseMoment(Temporal, input.date, input.timeZone ?? context.config.timeZone);
         const amount = Temporal.Duration.from(input.duration);
         const timeOnly = amount.hours || amount.minutes || amount.seconds;
         if (moment.kind === "date" && !timeOnly) return describeDate(moment.date.add(amount));
@@ -135,8 +150,9 @@ export const timePlugin = definePlugin<TimeConfig>({
       timeoutMs: 1_000,
       run: async (input, context) => {
         const zone = input.timeZone ?? context.config.timeZone;
-        const from = parseMoment(input.from, zone);
-        const to = parseMoment(input.to, zone);
+        const Temporal = await temporal();
+        const from = parseMoment(Temporal, input.from, zone);
+        const to = parseMoment(Temporal, input.to, zone);
         const zoned = (moment: Moment) =>
           moment.kind === "zoned" ? moment.value : moment.date.toZonedDateTime({ timeZone: zone });
         if (from.kind === "date" && to.kind === "date") {
