@@ -196,6 +196,30 @@ describe("message events", () => {
     expect(completed.bodies()[0]).toContain(`"data":${JSON.stringify(sent.body.data)}`);
   });
 
+  it("erasing a user removes their message.completed events and delivery log from the webhooks service", async () => {
+    const tenant = await h.tenant();
+    const completed = await subscribe(tenant, ["message.completed"]);
+    const endpoint = (await api<{ id: string }[]>(tenant, "GET", "/v1/webhooks")).body.data[0]!.id;
+    const agent = (await api<{ id: string }>(tenant, "POST", "/v1/agents", { name: "Eve" })).body.data.id;
+    for (const userId of ["gone", "stays"]) {
+      openai.reply(`Hello ${userId}.`);
+      expect((await api(tenant, "POST", `/v1/agents/${agent}/messages`, { text: "Hi", userId })).status).toBe(
+        200,
+      );
+    }
+    await expect.poll(() => completed.events().length, { timeout: 15_000 }).toBe(2);
+    const logged = async () => {
+      const page = await api<{ eventId: string }[]>(tenant, "GET", `/v1/webhooks/${endpoint}/deliveries`);
+      return page.body.data.map((delivery) => delivery.eventId).sort();
+    };
+    const byUser = Object.fromEntries(completed.events().map((e) => [e.data.userId as string, e.id]));
+    await expect.poll(logged).toEqual([byUser.gone, byUser.stays].sort());
+
+    const erased = await api(tenant, "DELETE", "/v1/users/gone");
+    expect(erased.status).toBe(200);
+    expect(await logged()).toEqual([byUser.stays]);
+  });
+
   it("message.failed names the message and the error the caller got when the provider fails", async () => {
     const tenant = await h.tenant();
     const failed = await subscribe(tenant, ["message.failed"]);

@@ -368,6 +368,9 @@ function statements(s: string) {
       LIMIT $4`,
     deleteUserTurns: `DELETE FROM ${s}.turns WHERE account_id = $1 AND user_id = $2`,
     deleteUserConversations: `DELETE FROM ${s}.conversations WHERE account_id = $1 AND user_id = $2`,
+    // The user's replies waiting in the outbox (message.failed events carry no user's words).
+    deleteUserEvents: `DELETE FROM ${s}.outbox WHERE account_id = $1 AND type = 'message.completed'
+      AND data->>'userId' = $2`,
     // The calls stay (usage keeps its counts) without the user's id.
     forgetUserCalls: `UPDATE ${s}.calls SET user_id = '' WHERE account_id = $1 AND user_id = $2`,
     turns: `${s}.turns`,
@@ -608,6 +611,7 @@ export class PostgresConversationStore implements ConversationStore {
     return this.db.transaction(async (client) => {
       const turns = (await client.query(this.sql.deleteUserTurns, [accountId, userId])).rowCount ?? 0;
       await client.query(this.sql.deleteUserConversations, [accountId, userId]);
+      await client.query(this.sql.deleteUserEvents, [accountId, userId]);
       await client.query(this.sql.forgetUserCalls, [accountId, userId]);
       await this.runs.deleteUserRuns(client, accountId, userId);
       // The blank user's counts are unattributed already.

@@ -216,6 +216,7 @@ export class SqliteConversationStore implements ConversationStore {
     this.erase = this.db.transaction((accountId: string, userId: string) => {
       const turns = s.deleteUserTurns.run(accountId, userId).changes;
       s.deleteUserConversations.run(accountId, userId);
+      s.deleteUserEvents.run(accountId, userId);
       s.forgetUserCalls.run(accountId, userId);
       runs.deleteUserRuns(accountId, userId);
       // The blank user's counts are unattributed already.
@@ -591,6 +592,11 @@ function prepare(db: Database.Database) {
       "SELECT * FROM turns WHERE account_id = ? AND user_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?",
     ),
     deleteUserTurns: db.prepare<[string, string]>("DELETE FROM turns WHERE account_id = ? AND user_id = ?"),
+    // The user's replies waiting in the outbox (message.failed events carry no user's words).
+    deleteUserEvents: db.prepare<[string, string]>(
+      `DELETE FROM outbox WHERE account_id = ? AND type = 'message.completed'
+         AND json_extract(data, '$.userId') = ?`,
+    ),
     deleteUserConversations: db.prepare<[string, string]>(
       "DELETE FROM conversations WHERE account_id = ? AND user_id = ?",
     ),

@@ -728,8 +728,20 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       await storeExchange(store, key({ userId: "u2" }), "keep", "keep'");
       await storeExchange(store, key({ accountId: "acct_B", userId: "u1" }), "other", "other'");
       await store.recordCall(call(u1a, { outcome: "failed", errorCode: "MODEL_ERROR" }));
+      // Replies still waiting for the webhooks relay: the user's go with the rest of their words.
+      const waiting = [
+        outboxEvent(u1a),
+        outboxEvent(key({ userId: "u2" })),
+        outboxEvent(key({ accountId: "acct_B", userId: "u1" })),
+      ];
+      const held = exchange(u1b, "q3", "a3");
+      expect(await store.saveExchange(held, call(u1b, { id: held.reply.id }), waiting)).toBe(true);
 
-      expect(await store.eraseUser("acct_A", "u1")).toBe(4);
+      expect(await store.eraseUser("acct_A", "u1")).toBe(6);
+      expect((await store.pendingEvents(10)).map((event) => event.id)).toEqual([
+        waiting[1]!.id,
+        waiting[2]!.id,
+      ]);
       expect(await history(store, u1a)).toEqual([]);
       expect(await history(store, u1b)).toEqual([]);
       expect((await store.exportUser("acct_A", "u1", null, 100)).turns).toEqual([]);

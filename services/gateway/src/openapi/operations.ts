@@ -305,7 +305,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     tag: "History",
     summary: "Erase a user",
     description:
-      "Erases the user's conversations and messages in every agent of the account, in one transaction, and removes the user id from the usage records, whose counts stay, unattributed. Nothing of them can be read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages, answers the same with `messagesDeleted: 0`.",
+      "Erases the user's conversations and messages in every agent of the account, in one transaction, and removes the user id from the usage records, whose counts stay, unattributed; then the user's `message.completed` webhook events and their delivery log. Nothing of them can be read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages, answers the same with `messagesDeleted: 0`.",
     success: { status: 200, schema: "UserErasedResponse", description: "The user was erased." },
     errors: ["INVALID_REQUEST"],
   },

@@ -220,6 +220,8 @@ async function eraseUser(input: HandlerInput): Promise<void> {
     { accountId: principal.accountId, userId },
     rpc,
   );
+  // Then the user's replies the webhooks service was handed, and their delivery log.
+  await gateway.webhooks.eraseUserEvents({ accountId: principal.accountId, userId }, rpc);
   ctx.body = { success: true, data: { userId, deleted: true, messagesDeleted: deletedMessages } };
 }
 

@@ -229,5 +229,8 @@ export function webhookService(ctx: WebhooksContext): ServiceImpl<typeof Webhook
       if (deliveries > 0) ctx.scheduled();
       return { accepted, deliveries };
     },
+    async eraseUserEvents(request) {
+      return { deletedEvents: await store.eraseUserEvents(request.accountId, request.userId) };
+    },
   };
 }

@@ -192,6 +192,8 @@ function statements(s: string) {
         AND NOT EXISTS (SELECT 1 FROM ${s}.deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
       ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     deleteEventDeliveries: `DELETE FROM ${s}.deliveries WHERE event_id = ANY($1::text[])`,
+    userEvents: `SELECT id FROM ${s}.events WHERE account_id = $1 AND type = 'message.completed'
+        AND data->>'userId' = $2 FOR UPDATE`,
     // As text: the driver would parse json, and every attempt must send the text as published.
     event: `SELECT id, account_id, type, data::text AS data, created_at FROM ${s}.events WHERE id = $1`,
     // Attempt numbers: one more than the endpoint's last attempt of the event; the endpoint's row is locked.
@@ -448,6 +450,18 @@ export class PostgresWebhookStore implements WebhookStore {
   async deleteExpiredEvents(before: Date, limit: number): Promise<number> {
     return this.db.transaction(async (client) => {
       const ids = (await client.query<{ id: string }>(this.sql.expiredEvents, [before, limit])).rows.map(
+        (r) => r.id,
+      );
+      if (ids.length === 0) return 0;
+      await client.query(this.sql.deleteEventDeliveries, [ids]);
+      await client.query(this.sql.deleteEvents, [ids]);
+      return ids.length;
+    });
+  }
+
+  async eraseUserEvents(accountId: string, userId: string): Promise<number> {
+    return this.db.transaction(async (client) => {
+      const ids = (await client.query<{ id: string }>(this.sql.userEvents, [accountId, userId])).rows.map(
         (r) => r.id,
       );
       if (ids.length === 0) return 0;

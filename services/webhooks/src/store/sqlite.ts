@@ -236,6 +236,10 @@ function prepareStatements(db: Database.Database) {
        ORDER BY received_at LIMIT ?`,
     ).pluck(),
     deleteEventDeliveries: prepare<[string]>("DELETE FROM deliveries WHERE event_id = ?"),
+    userEvents: prepare<[string, string], string>(
+      `SELECT id FROM events WHERE account_id = ? AND type = 'message.completed'
+         AND json_extract(data, '$.userId') = ?`,
+    ).pluck(),
     deleteEvent: prepare<[string]>("DELETE FROM events WHERE id = ?"),
   };
 }
@@ -387,6 +391,15 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     return ids.length;
   });
 
+  const eraseUserEvents = db.transaction((accountId: string, userId: string) => {
+    const ids = sql.userEvents.all(accountId, userId);
+    for (const id of ids) {
+      sql.deleteEventDeliveries.run(id);
+      sql.deleteEvent.run(id);
+    }
+    return ids.length;
+  });
+
   const sendTestEvent = db.transaction((accountId: string, endpointId: string, event: EventRecord) => {
     const row = sql.endpoint.get(accountId, endpointId);
     if (!row) throw webhookNotFound(endpointId);
@@ -528,6 +541,9 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     },
     async deleteExpiredEvents(before, limit) {
       return deleteExpiredEvents.immediate(before, limit);
+    },
+    async eraseUserEvents(accountId, userId) {
+      return eraseUserEvents.immediate(accountId, userId);
     },
     async sendTestEvent(accountId, endpointId, event) {
       return sendTestEvent.immediate(accountId, endpointId, event);

@@ -161,6 +161,11 @@ export interface WebhookStore {
    */
   deleteExpiredEvents(before: Date, limit: number): Promise<number>;
   /**
+   * Removes the account's `message.completed` events of a user (their data is the reply, with its `userId`) and
+   * all their attempts, pending or not; how many events it removed.
+   */
+  eraseUserEvents(accountId: string, userId: string): Promise<number>;
+  /**
    * Stores a `webhook.test` event and schedules its first attempt at this endpoint alone. Throws
    * WEBHOOK_NOT_FOUND, or INVALID_REQUEST (field `enabled`) when the endpoint is disabled.
    */

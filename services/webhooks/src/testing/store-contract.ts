@@ -259,6 +259,36 @@ export function webhookStoreContract(
         expect(await store.deleteExpiredEvents(cutoff, 100)).toBe(0);
       });
 
+      it("erases a user's message.completed events with their log, delivered or pending, and nothing else", async () => {
+        const [account, other] = [newId("account"), newId("account")];
+        const endpoint = await createEndpoint(account);
+        await createEndpoint(other);
+        const reply = (userId: string | null) => ({ id: newId("message"), userId, text: "a user's words" });
+        const delivered = event(account, "message.completed", reply("u1"));
+        await store.publishEvents([delivered]);
+        const [taken] = await claim();
+        await complete(taken!, ok(), "w1", false);
+        const pending = event(account, "message.completed", reply("u1"));
+        const kept = [
+          event(account, "message.completed", reply("u2")),
+          event(account, "message.completed", reply(null)),
+          event(account, "message.failed", { agentId: "agt_1", messageId: "msg_1", code: "MODEL_ERROR" }),
+          event(other, "message.completed", reply("u1")),
+        ];
+        await store.publishEvents([pending, ...kept]);
+
+        expect(await store.eraseUserEvents(account, "u1")).toBe(2);
+        const left = (await log(account, endpoint.id)).map((entry) => entry.eventId);
+        expect(left.sort()).toEqual(
+          kept
+            .slice(0, 3)
+            .map((e) => e.id)
+            .sort(),
+        );
+        expect(await log(other, (await store.listEndpoints(other))[0]!.id)).toHaveLength(1);
+        expect(await store.eraseUserEvents(account, "u1")).toBe(0);
+      });
+
       it("removes at most `limit` events at a time, oldest first", async () => {
         const account = newId("account");
         await createEndpoint(account);

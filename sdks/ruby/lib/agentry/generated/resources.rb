@@ -1107,9 +1107,10 @@ module Agentry
       # Erase a user.
       #
       # Erases the user's conversations and messages in every agent of the account, in one transaction, and
-      # removes the user id from the usage records, whose counts stay, unattributed. Nothing of them can be
-      # read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages,
-      # answers the same with `messagesDeleted: 0`.
+      # removes the user id from the usage records, whose counts stay, unattributed; then the user's
+      # `message.completed` webhook events and their delivery log. Nothing of them can be read afterwards,
+      # nor reaches a later prompt. Idempotent: erasing again, or a user with no messages, answers the same
+      # with `messagesDeleted: 0`.
       #
       # Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
       #
