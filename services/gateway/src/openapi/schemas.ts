@@ -303,8 +303,49 @@ export const BackgroundMessage = z
   })
   .meta({
     description:
-      "A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends): the reply object with `status` added. Later a completed reply is read as any stored message.",
+      "A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends): the reply object with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. Later a completed reply is read as any stored message.",
   });
+
+/** The fields of `Reply` that a completed background message has and the other states lack. */
+const REPLY_ONLY_FIELDS = [
+  "text",
+  "model",
+  "modelProvider",
+  "finishReason",
+  "usage",
+  "latencyMs",
+  "createdAt",
+];
+
+/**
+ * What BackgroundMessage's description says of each `status`, as JSON Schema's if/then (which the conversion
+ * cannot state), so that a validator holds every answer to it.
+ */
+function backgroundStates(): JsonSchema[] {
+  // `false`: the field is absent; `true`: present, as `properties` above describes it.
+  const fields = (present: boolean) => Object.fromEntries(REPLY_ONLY_FIELDS.map((field) => [field, present]));
+  const when = (status: string, then: JsonSchema) => ({
+    if: { properties: { status: { const: status } }, required: ["status"] },
+    then,
+  });
+  return [
+    when("pending", { properties: { ...fields(false), error: false } }),
+    when("completed", { properties: { ...fields(true), error: false }, required: REPLY_ONLY_FIELDS }),
+    when("failed", { properties: { ...fields(false), error: true }, required: ["error"] }),
+  ];
+}
+
+/**
+ * `GET .../messages/{messageId}`: a stored message, or a background message while its events are kept. Exactly
+ * one matches any answer: a stored message has `role` and `conversationId` and no `status`; a background message
+ * has `status` and neither of the others.
+ */
+function messageByIdResponse() {
+  return success(z.xor([HistoryMessage, BackgroundMessage])).meta({
+    description:
+      "A stored message (`HistoryMessage`), or, for a message sent with `background: true` while its events are kept, a `BackgroundMessage` (it has `status`; a stored message has `role` instead).",
+  });
+}
 
 export const MessageStarted = z
   .object({
@@ -986,6 +1027,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["BackgroundMessageAcceptedResponse", success(BackgroundMessageAccepted)],
     ["BackgroundMessage", BackgroundMessage],
     ["BackgroundMessageResponse", success(BackgroundMessage)],
+    ["MessageByIdResponse", messageByIdResponse()],
     ["HistoryMessageListResponse", cursorList(HistoryMessage)],
     ["ConversationListResponse", cursorList(Conversation)],
     ["ConversationDeleted", ConversationDeleted],
@@ -1042,6 +1084,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     narrowCharacterFile(input.CharacterFile!, served);
   }
   const output = { ...convertRegistry(responses, "output"), ...streamEventSchemas() };
+  output.BackgroundMessage!.allOf = backgroundStates();
   for (const id of Object.keys(input)) {
     if (id in output) throw new Error(`schema id ${id} is both a request and a response`);
   }
