@@ -1301,11 +1301,12 @@ function referenceFile(model: ApiModel, names: Names): string {
           ...[...bodyArguments(op, names), ...queryArguments(op, names)].map((a) =>
             a.required ? `${a.name}=` : `${a.name}=…`,
           ),
+          ...(method.wait ? WAIT_PARAMETERS.map(([name]) => `${name}=…`) : []),
         ];
         out.push(
           `### \`client.${attribute}.${method.name}(${args.join(", ")})\` → \`${returnType(method, names, false)}\``,
           "",
-          `\`${op.method} /v1${op.path}\`. ${op.summary ?? ""}${method.stream ? ", streamed." : "."}`,
+          `\`${op.method} /v1${op.path}\`. ${specialDoc(method, names)?.[0] ?? `${op.summary ?? ""}${method.stream ? ", streamed." : "."}`}`,
           "",
         );
         const rows = [
@@ -1331,6 +1332,9 @@ function referenceFile(model: ApiModel, names: Names): string {
             a.required ? "yes" : "",
             a.description ?? "",
           ]),
+          ...(method.wait
+            ? WAIT_PARAMETERS.map(([name, annotation, text]) => [name, annotation.split(" = ")[0]!, "", text])
+            : []),
         ];
         if (rows.length > 0) {
           out.push("| argument | type | required | description |", "| --- | --- | --- | --- |");

@@ -16,6 +16,11 @@ MAX_POLL_INTERVAL = 5.0
 # How long a wait lasts before it gives up: longer than a turn with its fallbacks may take.
 DEFAULT_MAX_WAIT = 600.0
 
+# The clock and the pauses, replaceable in tests.
+_monotonic = time.monotonic
+_sleep = time.sleep
+_async_sleep = asyncio.sleep
+
 
 def is_pending(answer: Any, pending: Mapping[str, str]) -> bool:
     """Whether the answer still has every attribute value of ``pending`` (``{"status": "pending"}``)."""
@@ -39,16 +44,16 @@ def poll_until_done(
     """Calls ``read`` until its answer is not pending, pausing ``poll_interval`` seconds at first, then twice as long
     each time (at most ``MAX_POLL_INTERVAL``); raises ``APITimeoutError`` once ``max_wait`` seconds have passed."""
     _check(poll_interval, max_wait)
-    deadline = time.monotonic() + max_wait
+    deadline = _monotonic() + max_wait
     pause = poll_interval
     while True:
         answer = read()
         if not is_pending(answer, pending):
             return answer
-        left = deadline - time.monotonic()
+        left = deadline - _monotonic()
         if left <= 0:
             raise _timed_out(max_wait)
-        time.sleep(min(pause, left))
+        _sleep(min(pause, left))
         pause = min(pause * 2, max(MAX_POLL_INTERVAL, poll_interval))
 
 
@@ -57,16 +62,16 @@ async def async_poll_until_done(
 ) -> T:
     """``poll_until_done`` for the async client."""
     _check(poll_interval, max_wait)
-    deadline = time.monotonic() + max_wait
+    deadline = _monotonic() + max_wait
     pause = poll_interval
     while True:
         answer = await read()
         if not is_pending(answer, pending):
             return answer
-        left = deadline - time.monotonic()
+        left = deadline - _monotonic()
         if left <= 0:
             raise _timed_out(max_wait)
-        await asyncio.sleep(min(pause, left))
+        await _async_sleep(min(pause, left))
         pause = min(pause * 2, max(MAX_POLL_INTERVAL, poll_interval))
 
 
