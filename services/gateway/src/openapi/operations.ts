@@ -24,8 +24,8 @@ export interface SuccessDoc {
    */
   whenQuery?: Record<string, boolean | string>;
   /**
-   * For an other success: the body values that ask for it (`x-when-body`). The generated SDKs leave such answers
-   * to their hand-written code.
+   * For an other success: the body values that ask for it (`x-when-body`). The generated SDKs give such an answer
+   * a method of its own (`sdkMethod`), which sends those values itself.
    */
   whenBody?: Record<string, boolean | string>;
   /** For an answer asked for by body values: the SDK method that sends them itself (`x-sdk-method`). */
