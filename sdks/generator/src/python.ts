@@ -947,7 +947,7 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
       .map((name) => (op.pathParameters.some((p) => identifier(p.name) === name) ? name : `${name}=${name}`));
     const read = `self.${identifier(method.variant.name)}(${passed.join(", ")})`;
     const pending = `{${Object.entries(method.variant.wait!.pending)
-      .map(([field, value]) => `${JSON.stringify(field)}: ${JSON.stringify(value)}`)
+      .map(([field, value]) => `${JSON.stringify(identifier(field))}: ${JSON.stringify(value)}`)
       .join(", ")}}`;
     return [
       `    ${asyncCall ? "async def" : "def"} ${method.name}(`,
