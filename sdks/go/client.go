@@ -82,6 +82,9 @@ type config struct {
 	bodyFields    map[string]any
 	// idempotencyKey is one call's own Idempotency-Key (WithIdempotencyKey); empty: a new one per write.
 	idempotencyKey string
+	// pollInterval and maxWait pace a wait for a background message; zero: DefaultPollInterval, DefaultMaxWait.
+	pollInterval time.Duration
+	maxWait      time.Duration
 	// problems collects invalid option values, reported by NewClient or by the call they were given to.
 	problems []string
 }

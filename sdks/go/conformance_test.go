@@ -446,6 +446,18 @@ var operations = map[string]operation{
 	"agents.messages.get": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		return c.Agents.Messages.Get(ctx, a["agentId"].(string), a["messageId"].(string))
 	},
+	"agents.messages.sendBackground": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		var params agentry.SendMessageParams
+		raw := typedFields(a["body"], &params)
+		return c.Agents.Messages.SendBackground(ctx, a["agentId"].(string), params, withOwnKey(a, raw)...)
+	},
+	"agents.messages.getBackground": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Agents.Messages.GetBackground(ctx, a["agentId"].(string), a["messageId"].(string))
+	},
+	"agents.messages.waitForBackground": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
+		return c.Agents.Messages.WaitForBackground(ctx, a["agentId"].(string), a["messageId"].(string),
+			agentry.WithPollInterval(50*time.Millisecond), agentry.WithMaxWait(30*time.Second))
+	},
 	"agents.conversations.list": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		params, err := queryParams[agentry.ListConversationsParams](a["query"])
 		if err != nil {
@@ -734,6 +746,9 @@ func errorForm(t *testing.T, err error) map[string]any {
 		}
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		form["type"] = "APIUserAbortError"
+	case errors.Is(err, agentry.ErrOtherAnswerType):
+		// The SDK refused the answer itself: the scenario's base error.
+		form["type"] = "AgentryError"
 	default:
 		t.Fatalf("not an error of the SDK: %T %v", err, err)
 	}

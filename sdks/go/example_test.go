@@ -63,6 +63,30 @@ func ExampleAgentMessageService_Stream() {
 	}
 }
 
+func ExampleAgentMessageService_WaitForBackground() {
+	client, err := agentry.NewClient()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	agentID := "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1"
+	accepted, err := client.Agents.Messages.SendBackground(ctx, agentID,
+		agentry.SendMessageParams{Text: "Summarise the quarter"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	message, err := client.Agents.Messages.WaitForBackground(ctx, agentID, accepted.ID,
+		agentry.WithMaxWait(2*time.Minute))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if message.Status == agentry.BackgroundMessageStatusCompleted {
+		fmt.Println(*message.Text)
+	} else {
+		fmt.Println(message.Error.Code, message.Error.Message)
+	}
+}
+
 func ExampleAgentService_Update() {
 	client, err := agentry.NewClient()
 	if err != nil {

@@ -29,6 +29,16 @@ const (
 	AgentStatusError    AgentStatus = "error"
 )
 
+// BackgroundMessageStatus is one of a fixed set of strings.
+type BackgroundMessageStatus string
+
+// The values of BackgroundMessageStatus.
+const (
+	BackgroundMessageStatusPending   BackgroundMessageStatus = "pending"
+	BackgroundMessageStatusCompleted BackgroundMessageStatus = "completed"
+	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
+)
+
 // DeliveryEventType is one of a fixed set of strings.
 type DeliveryEventType string
 
@@ -466,6 +476,78 @@ type APIKeyRevoked struct {
 	ID string `json:"id"`
 	// Always true.
 	Revoked bool `json:"revoked"`
+}
+
+// BackgroundMessage is a message sent with `background: true`, while its events are kept (`STREAM_RETENTION`
+// after it ends): the reply object with `status` added. One object with optional fields rather than a union
+// of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field
+// of `Reply` as well; `failed` has the ids and `error`. Later a completed reply is read as any stored
+// message.
+type BackgroundMessage struct {
+	// The reply's id: `msg_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The agent that answers: `agt_` and a ULID. Treat it as opaque.
+	AgentID string `json:"agentId"`
+
+	// The request's `userId`, echoed; `null` when it carried none.
+	UserID *string `json:"userId"`
+
+	// The request's `roomId`, echoed; `null` when it carried none.
+	RoomID *string `json:"roomId"`
+
+	// `pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
+	// here; `failed`: see `error`.
+	Status BackgroundMessageStatus `json:"status"`
+
+	// The reply text.
+	Text *string `json:"text,omitzero"`
+
+	// The model that answered, as the provider names it.
+	Model *string `json:"model,omitzero"`
+
+	// The provider that answered.
+	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
+
+	// Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
+	// provider withheld content) or `other`.
+	FinishReason *FinishReason `json:"finishReason,omitzero"`
+
+	// Tokens used, as the provider reported them; zeros when it did not.
+	Usage *Usage `json:"usage,omitzero"`
+
+	// Milliseconds from receipt to the complete reply.
+	LatencyMs *int `json:"latencyMs,omitzero"`
+
+	// When the reply was complete.
+	CreatedAt *time.Time `json:"createdAt,omitzero"`
+
+	// The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
+	// when it called none.
+	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
+
+	// Why it failed; `failed` only.
+	Error *BackgroundMessageError `json:"error,omitzero"`
+}
+
+// BackgroundMessageAccepted is a background message, accepted: its reply is generated whatever happens to the
+// caller.
+type BackgroundMessageAccepted struct {
+	// The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a ULID. Treat
+	// it as opaque.
+	ID string `json:"id"`
+
+	// Always `pending`: the reply is being generated. Always "pending".
+	Status string `json:"status"`
+}
+
+// BackgroundMessageError is: Why it failed; `failed` only.
+type BackgroundMessageError struct {
+	// An error code, as in the error envelope.
+	Code ErrorCode `json:"code"`
+
+	// What went wrong, for a person.
+	Message string `json:"message"`
 }
 
 // CharacterAgentSettings is the agent's own `settings.model` and `settings.agentry`, which the file uses for
@@ -1115,10 +1197,6 @@ type SendMessageParams struct {
 
 	// Extra context for this message only: the model receives it as system context; it is never stored.
 	Context map[string]any `json:"context,omitzero"`
-
-	// `true` answers 202 with the reply's id at once and generates the reply whatever happens to the caller;
-	// `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
-	Background *bool `json:"background,omitzero"`
 
 	// What a stream does when the caller goes away: `cancel` stops generating (nothing is stored); `continue`
 	// generates the whole reply and stores it, and the stream can be resumed. Default `cancel`.

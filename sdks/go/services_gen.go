@@ -4,6 +4,7 @@ package agentry
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"net/http"
 	"net/url"
@@ -373,7 +374,7 @@ func (s *AgentService) ExportCharacter(ctx context.Context, agentID string, opts
 }
 
 // AgentMessageService is client.Agents.Messages: Talk to an agent, with or without streaming. Methods: Send,
-// Stream, List, ListAll, Get.
+// Stream, SendBackground, List, ListAll, Get, GetBackground, WaitForBackground.
 type AgentMessageService struct {
 	client *Client
 }
@@ -452,6 +453,66 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 	}
 	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/messages", body: body}
 	return newMessageStream(ctx, s.client, req, opts)
+}
+
+// SendBackground sends the request of Send with background: true, and returns the 202 answer: the message is
+// accepted, and its reply is being generated.
+//
+// Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`: send
+// the same `userId` for the same user; calls without them share one default conversation. `context` applies
+// to this message only. The model may call the tools of the agent's enabled plugins, up to
+// `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+// `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it out of
+// `error`); an `inactive` one refuses messages.
+//
+// With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`, any
+// number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+// `tool.result` between them), then exactly one of `message.completed` or `error`, after which the stream
+// closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON `data:`; the
+// `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of its data. A `: ping`
+// comment line is sent after every 15 seconds of silence. Anything that fails before the stream starts
+// (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response. Only a complete
+// reply is stored.
+//
+// Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+// /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect: "continue"` the
+// reply is generated to its end and stored even when the caller goes away (it still holds a concurrency slot
+// until then); the default, `cancel`, stops it.
+//
+// With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the reply
+// is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}` tells
+// whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a concurrency
+// slot until it ends.
+//
+// Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
+// `concurrentMessages`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502 MODEL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *AgentMessageService) SendBackground(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*BackgroundMessageAccepted, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params, "background", true)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data BackgroundMessageAccepted `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/messages", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
 }
 
 // ListMessagesParams are the query parameters of Agents.Messages.List; leave a field nil for the server's
@@ -598,6 +659,51 @@ func (s *AgentMessageService) Get(ctx context.Context, agentID string, messageID
 		return nil, err
 	}
 	return &out.Data, nil
+}
+
+// GetBackground sends the request of Get and returns the answer as a [BackgroundMessage]. An answer that is
+// not one (it has no status) is an error matching [ErrOtherAnswerType]: read it with Get.
+//
+// One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).
+// For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends), a
+// `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`); afterwards its
+// reply, if completed, is read as any stored message.
+//
+// Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or MESSAGE_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentMessageService) GetBackground(ctx context.Context, agentID string, messageID string, opts ...Option) (*BackgroundMessage, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	messageIDSegment, err := pathSegment("messageID", messageID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data json.RawMessage `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/messages/" + messageIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return decodeVariant[BackgroundMessage](out.Data, "status", "Get")
+}
+
+// WaitForBackground reads the answer with GetBackground while status is "pending", and returns the first that
+// is no longer so. It pauses [WithPollInterval] before the first read again (DefaultPollInterval, half a
+// second), then twice as long each time, at most MaxPollInterval (5 s); after [WithMaxWait] in all
+// (DefaultMaxWait, 10 minutes) it gives up with a [*ConnectionError] matching [ErrTimeout] (the message goes
+// on: read it again later). Each read is retried like any call; the context's deadline or cancellation ends
+// the wait too.
+func (s *AgentMessageService) WaitForBackground(ctx context.Context, agentID string, messageID string, opts ...Option) (*BackgroundMessage, error) {
+	return pollUntilDone(ctx, s.client, opts, func(ctx context.Context) (*BackgroundMessage, error) {
+		return s.GetBackground(ctx, agentID, messageID, opts...)
+	}, func(answer *BackgroundMessage) bool { return string(answer.Status) == "pending" })
 }
 
 // AgentConversationService is client.Agents.Conversations: Read and delete stored conversations and messages;

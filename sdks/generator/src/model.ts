@@ -166,6 +166,44 @@ export interface AlternativeResponse {
   whenQuery: Record<string, string | boolean>;
 }
 
+/**
+ * An answer a body value asks for (`x-when-body`), which SDKs offer as a method of its own (the response's
+ * `x-sdk-method`) that sends that value itself: `sendBackground` sends `background: true` and returns the 202
+ * answer. The value is then no argument of the operation's other methods (see `hiddenBodyFields`).
+ */
+export interface BodyForm {
+  /** The method's name on the resource: `sendBackground`. */
+  name: string;
+  status: number;
+  data: TypeRef;
+  /** As `Operation.response.field` and `dataAs`. */
+  field: "data" | undefined;
+  dataAs: string | undefined;
+  description: string | undefined;
+  /** The body values the method sends: `{background: true}`. */
+  whenBody: Record<string, string | boolean>;
+}
+
+/**
+ * Another object type the main answer may have, told apart by the answer itself rather than by the request
+ * (`x-sdk-variants`): a message read by id is a stored message, or a background message while its state is kept.
+ * SDKs keep the main method's type and add a method (`getBackground`) that returns this type, and fails when the
+ * answer is not of it.
+ */
+export interface AnswerVariant {
+  /** The method's name on the resource: `getBackground`. */
+  name: string;
+  /** A named object type. */
+  data: TypeRef & { kind: "ref" };
+  /** A required field of this type that the main answer's type lacks: an answer with it is of this type. */
+  marker: string;
+  /**
+   * A method that reads the answer again, with growing pauses, while it has the `pending` values, and returns the
+   * first that has not (`waitForBackground`, until `status` is no longer `pending`).
+   */
+  wait: { name: string; pending: Record<string, string> } | undefined;
+}
+
 /** One REST operation. */
 export interface Operation {
   /** As in the document: `createAgent`. */
@@ -226,6 +264,10 @@ export interface Operation {
   };
   /** Other success answers, each asked for by query values. */
   alternatives: AlternativeResponse[];
+  /** Other success answers, each asked for by body values, and each a method of its own. */
+  bodyForms: BodyForm[];
+  /** Other types of the main answer, each read by a method of its own. */
+  variants: AnswerVariant[];
   /**
    * The success response is `application/x-ndjson`, one `response.data` per line, streamed: SDKs return a stream
    * of items read as they arrive.
@@ -291,6 +333,17 @@ type JsonObject = { [key: string]: Json };
 export class ModelError extends Error {}
 
 /**
+ * Body fields that are no argument of an operation's methods because a method sets them itself: the streaming
+ * parameter (`stream`, set by the stream method) and the values of its body forms (`background`).
+ */
+export function hiddenBodyFields(op: Operation): string[] {
+  return [
+    ...(op.streaming !== undefined ? [op.streaming.parameter] : []),
+    ...op.bodyForms.flatMap((form) => Object.keys(form.whenBody)),
+  ];
+}
+
+/**
  * Names of inline object schemas, hoisted into named types: `<Schema>.<field>` (`[]` for an array's items, `|<n>`
  * for the n-th variant of a union). Several places may map to one name when their schemas are the same; a name
  * given to two different schemas is an error. Unlisted inline objects are named `<Schema><Field>`.
@@ -307,6 +360,7 @@ const INLINE_TYPE_NAMES: Record<string, string> = {
   "UpdateAgentRequest.plugins[]|1": "PluginConfig",
   "Agent.statusReason": "StatusReason",
   "Reply.usage": "Usage",
+  "BackgroundMessage.usage": "Usage",
   "ApiKeyResponse.data": "ApiKeyCreated",
   "ApiKeyRevokedResponse.data": "ApiKeyRevoked",
   "WebhookCreatedResponse.data": "WebhookCreated",
@@ -611,10 +665,55 @@ class ModelBuilder {
     const envelope = this.#deref(bodySchema);
     const envelopeName = refName(bodySchema.$ref ?? null);
     const envelopeProps = asObject(envelope.properties, `${operationId}: envelope properties`);
+    const variantNames = success["x-sdk-variants"];
     const { data, field, dataAs } = bare
       ? { data: this.#type(bodySchema, envelopeName), field: undefined, dataAs: undefined }
-      : this.#resultOf(envelopeName, envelope, paged, operationId);
-    // An answer a body value asks for (`x-when-body`, a background send) is left to the SDKs' hand-written code.
+      : variantNames !== undefined
+        ? this.#mainOfVariants(
+            envelope,
+            asObject(variantNames, `${operationId}: x-sdk-variants`),
+            operationId,
+          )
+        : this.#resultOf(envelopeName, envelope, paged, operationId);
+    const variants =
+      variantNames === undefined ? [] : this.#variants(variantNames, envelope, data, operationId);
+    // An answer a body value asks for (`x-when-body`, a background send) is a method of its own.
+    const bodyForms: BodyForm[] = Object.entries(responses)
+      .filter(([status]) => Number(status) >= 200 && Number(status) < 300 && Number(status) !== successStatus)
+      .flatMap(([status, raw]) => {
+        const response = this.#deref(asObject(raw, `${operationId}: ${status}`));
+        const when = response["x-when-body"];
+        if (when === undefined) return [];
+        if (!isObject(when) || body === undefined) {
+          throw new ModelError(`${operationId}: x-when-body must name fields of the request body`);
+        }
+        const fields = names(this.#schema(body.type).properties);
+        const whenBody: Record<string, string | boolean> = {};
+        for (const [key, value] of Object.entries(when)) {
+          if ((typeof value !== "string" && typeof value !== "boolean") || !fields.includes(key)) {
+            throw new ModelError(
+              `${operationId}: x-when-body: ${key} must be a body field set to a string or boolean`,
+            );
+          }
+          whenBody[key] = value;
+        }
+        const json = asObject(
+          asObject(
+            asObject(response.content, `${operationId}: ${status} content`)["application/json"],
+            "JSON",
+          ).schema,
+          `${operationId}: ${status} schema`,
+        );
+        return [
+          {
+            name: asString(response["x-sdk-method"], `${operationId}: the ${status} answer's x-sdk-method`),
+            status: Number(status),
+            ...this.#resultOf(refName(json.$ref ?? null), this.#deref(json), false, operationId),
+            description: optionalString(response.description),
+            whenBody,
+          },
+        ];
+      });
     const alternatives: AlternativeResponse[] = Object.entries(responses)
       .filter(([status]) => Number(status) >= 200 && Number(status) < 300 && Number(status) !== successStatus)
       .filter(
@@ -764,6 +863,8 @@ class ModelBuilder {
         description: optionalString(success.description),
       },
       alternatives,
+      bodyForms,
+      variants,
       ndjson,
       pagination,
       cursorPagination,
@@ -771,6 +872,68 @@ class ModelBuilder {
       errors,
       idempotencyKey,
     };
+  }
+
+  /** The `$ref`ed object types of a `data` that is one of several (`oneOf`). */
+  #dataVariants(envelope: JsonObject, operationId: string): string[] {
+    const data = asObject(asObject(envelope.properties, `${operationId}: envelope properties`).data, "data");
+    const branches = unionOf(data);
+    if (branches === undefined) throw new ModelError(`${operationId}: x-sdk-variants needs a oneOf data`);
+    return branches.map((branch) => {
+      const name = refName(branch.$ref ?? null);
+      if (name === "") throw new ModelError(`${operationId}: each variant of data must be a $ref`);
+      return name;
+    });
+  }
+
+  /** The main answer of an operation with `x-sdk-variants`: the one type of its `data` that names no method. */
+  #mainOfVariants(
+    envelope: JsonObject,
+    named: JsonObject,
+    operationId: string,
+  ): { data: TypeRef; field: "data"; dataAs: undefined } {
+    const main = this.#dataVariants(envelope, operationId).filter((name) => !(name in named));
+    if (main.length !== 1)
+      throw new ModelError(`${operationId}: exactly one variant of data must name no method`);
+    return {
+      data: this.#type({ $ref: `#/components/schemas/${main[0]}` }, main[0]!),
+      field: "data",
+      dataAs: undefined,
+    };
+  }
+
+  #variants(raw: Json, envelope: JsonObject, main: TypeRef, operationId: string): AnswerVariant[] {
+    const spec = asObject(raw, `${operationId}: x-sdk-variants`);
+    const all = this.#dataVariants(envelope, operationId);
+    if (main.kind !== "ref") throw new ModelError(`${operationId}: the main variant must be a named type`);
+    const mainFields = names(this.#deref(this.#schema(main.name)).properties);
+    return Object.entries(spec).map(([typeName, rawVariant]) => {
+      const where = `${operationId}: x-sdk-variants.${typeName}`;
+      if (!all.includes(typeName)) throw new ModelError(`${where}: not a variant of data`);
+      const variant = asObject(rawVariant, where);
+      const schema = this.#deref(this.#schema(typeName));
+      const required = Array.isArray(schema.required)
+        ? asStrings(schema.required, `${typeName}.required`)
+        : [];
+      const marker = required.find((field) => !mainFields.includes(field));
+      if (marker === undefined)
+        throw new ModelError(`${where}: no required field tells it from ${main.name}`);
+      const data = this.#type({ $ref: `#/components/schemas/${typeName}` }, typeName);
+      if (data.kind !== "ref") throw new ModelError(`${where}: must be an object type`);
+      let wait: AnswerVariant["wait"];
+      if (variant.wait !== undefined) {
+        const raw = asObject(variant.wait, `${where}.wait`);
+        const pending: Record<string, string> = {};
+        for (const [key, value] of Object.entries(asObject(raw.pending, `${where}.wait.pending`))) {
+          if (typeof value !== "string" || !required.includes(key)) {
+            throw new ModelError(`${where}.wait.pending: ${key} must be a required field of ${typeName}`);
+          }
+          pending[key] = value;
+        }
+        wait = { name: asString(raw.method, `${where}.wait.method`), pending };
+      }
+      return { name: asString(variant.method, `${where}.method`), data, marker, wait };
+    });
   }
 
   /**
@@ -1060,6 +1223,11 @@ function makeNullable(inner: TypeRef): TypeRef {
 
 function stripNullable(type: TypeRef): TypeRef {
   return type.kind === "nullable" ? type.inner : type;
+}
+
+/** The property names of an object schema's `properties`. */
+function names(properties: Json | undefined): string[] {
+  return isObject(properties ?? null) ? Object.keys(properties as JsonObject) : [];
 }
 
 function refName(ref: Json): string {

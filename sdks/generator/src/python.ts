@@ -5,15 +5,18 @@
  * errors, pagination, streaming) is hand-written beside them in `sdks/python/src/agentry/`.
  */
 import type { Emitter, GeneratedFile } from "./emitter.js";
-import type {
-  ApiModel,
-  Field,
-  ObjectType,
-  Operation,
-  Parameter,
-  Resource,
-  SseEvent,
-  TypeRef,
+import {
+  type AnswerVariant,
+  type ApiModel,
+  type BodyForm,
+  type Field,
+  hiddenBodyFields,
+  type ObjectType,
+  type Operation,
+  type Parameter,
+  type Resource,
+  type SseEvent,
+  type TypeRef,
 } from "./model.js";
 import { constantCase, pascalCase, snakeCase, wrap } from "./text.js";
 
@@ -609,7 +612,7 @@ function bodyArguments(op: Operation, names: Names): Argument[] {
   if (op.body === undefined) return [];
   const type = names.type(op.body.type);
   return orderedFields(type)
-    .filter((f) => f.name !== op.streaming?.parameter)
+    .filter((f) => !hiddenBodyFields(op).includes(f.name))
     .map((f) => ({
       name: identifier(f.name),
       wire: f.name,
@@ -634,18 +637,55 @@ function queryArguments(op: Operation, names: Names): Argument[] {
   }));
 }
 
-/** The methods an operation becomes: itself, and for a streaming operation a `stream` method beside it. */
+/**
+ * The methods an operation becomes: itself; for a streaming operation a `stream` method beside it; one per body
+ * form (`send_background`); per answer variant one that reads it (`get_background`) and one that waits for it
+ * (`wait_for_background`).
+ */
 interface Method {
   op: Operation;
   name: string;
   stream: boolean;
+  form?: BodyForm;
+  variant?: AnswerVariant;
+  /** The method waits for the variant's answer to be no longer pending. */
+  wait?: boolean;
 }
 
 function methodsOf(op: Operation): Method[] {
   const methods: Method[] = [{ op, name: identifier(op.name), stream: false }];
   if (op.streaming !== undefined) methods.push({ op, name: "stream", stream: true });
+  for (const form of op.bodyForms) methods.push({ op, name: identifier(form.name), stream: false, form });
+  for (const variant of op.variants) {
+    methods.push({ op, name: identifier(variant.name), stream: false, variant });
+    if (variant.wait !== undefined) {
+      methods.push({ op, name: identifier(variant.wait.name), stream: false, variant, wait: true });
+    }
+  }
   return methods;
 }
+
+/** The answer a method returns: its form's, its variant's, or the operation's. */
+function answerOf(method: Method): { data: TypeRef; field: "data" | undefined; dataAs: string | undefined } {
+  return (
+    method.form ??
+    (method.variant ? { ...method.variant, field: "data", dataAs: undefined } : method.op.response)
+  );
+}
+
+/** Arguments of a wait method beside the read's: the first pause and the longest wait, in seconds. */
+const WAIT_PARAMETERS: [string, string, string][] = [
+  [
+    "poll_interval",
+    "float = DEFAULT_POLL_INTERVAL",
+    "Seconds before the first read again; each next pause is twice as long, at most 5 seconds. Default 0.5.",
+  ],
+  [
+    "max_wait",
+    "float = DEFAULT_MAX_WAIT",
+    "Seconds to wait in all before raising `APITimeoutError` (the message goes on; read it again later). Default 600.",
+  ],
+];
 
 /**
  * `Messages`, `AsyncMessages`: a resource's class, named after its last segment, or after its whole path where
@@ -669,10 +709,47 @@ function returnType(method: Method, names: Names, async: boolean): string {
   }
   if (op.ndjson)
     return `${async ? "AsyncNDJSONStream" : "NDJSONStream"}[${outputType(op.response.data, names)}]`;
+  if (method.form !== undefined || method.variant !== undefined)
+    return outputType(answerOf(method).data, names);
   if (op.alternatives.length > 0) {
     return `Union[${[op.response, ...op.alternatives].map((r) => outputType(r.data, names)).join(", ")}]`;
   }
   return outputType(op.response.data, names);
+}
+
+/** The opening paragraphs of a body form's, a variant's or a wait method's docstring. */
+function specialDoc(method: Method, names: Names): string[] | undefined {
+  const { op } = method;
+  const main = identifier(op.name);
+  if (method.form !== undefined) {
+    const what = (method.form.description ?? "").replace(/^With `[^`]*`: /, "");
+    return [
+      `${op.summary ?? op.operationId}, sending ${whenText(method.form.whenBody)}: ${what.charAt(0).toLowerCase()}${what.slice(1)}`,
+      `Returns the \`${status(method.form.status)}\` answer, a \`${outputType(method.form.data, names)}\`. Otherwise as \`${main}\`:`,
+      ...(op.description ? [op.description] : []),
+    ];
+  }
+  const variant = method.variant;
+  if (variant === undefined) return undefined;
+  const type = outputType(variant.data, names);
+  if (!method.wait) {
+    return [
+      `${op.summary ?? op.operationId}, as a \`${type}\`.`,
+      `Raises \`AgentryError\` when the answer is not one (it has no \`${identifier(variant.marker)}\`): read that with \`${main}\`.`,
+      ...(op.description ? [op.description] : []),
+    ];
+  }
+  const pending = Object.entries(variant.wait!.pending)
+    .map(([field, value]) => `\`${identifier(field)}\` is \`${JSON.stringify(value)}\``)
+    .join(" and ");
+  return [
+    `Wait until a \`${type}\` is no longer pending, and return it.`,
+    `Reads it with \`${identifier(variant.name)}\` while ${pending}, pausing \`poll_interval\` seconds at first and twice as long each time (at most 5 seconds). Each read is retried like any call.`,
+  ];
+}
+
+function status(code: number): string {
+  return String(code);
 }
 
 function methodDoc(method: Method, names: Names, async: boolean): string[] {
@@ -680,8 +757,9 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
   const summary = method.stream
     ? `${op.summary ?? op.operationId}, and stream the reply as it is written.`
     : `${op.summary ?? op.operationId}.`;
-  const paragraphs: string[] = [summary];
-  if (op.description) paragraphs.push(op.description);
+  const special = specialDoc(method, names);
+  const paragraphs: string[] = special ?? [summary];
+  if (special === undefined && op.description) paragraphs.push(op.description);
   if (method.stream && op.streaming) {
     const events = op.streaming.events
       .map(
@@ -710,6 +788,16 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
       `With ${whenText(alternative.whenQuery)} it returns a \`${outputType(alternative.data, names)}\` instead.`,
     );
   }
+  if (special === undefined) {
+    for (const form of op.bodyForms) {
+      paragraphs.push(`For the answer to ${whenText(form.whenBody)}, call \`${identifier(form.name)}\`.`);
+    }
+    for (const variant of op.variants) {
+      paragraphs.push(
+        `An answer with \`${identifier(variant.marker)}\` is a \`${outputType(variant.data, names)}\`: read it with \`${identifier(variant.name)}\`${variant.wait ? `, or wait for it with \`${identifier(variant.wait.name)}\`` : ""}.`,
+      );
+    }
+  }
   const lines = paragraphs.flatMap((p, i) => [...(i > 0 ? [""] : []), ...wrap(escapeDoc(p), WIDTH - 8)]);
   const args: [string, string | undefined][] = [
     ...op.pathParameters.map((p): [string, string | undefined] => [identifier(p.name), p.description]),
@@ -723,6 +811,9 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
       : []),
     ...bodyArguments(op, names).map((a): [string, string | undefined] => [a.name, a.description]),
     ...queryArguments(op, names).map((a): [string, string | undefined] => [a.name, a.description]),
+    ...(method.wait
+      ? WAIT_PARAMETERS.map(([name, , text]): [string, string | undefined] => [name, text])
+      : []),
     ...optionParameters(op).map(([name, , text]): [string, string | undefined] => [name, text]),
   ];
   lines.push(...section("Args", args, WIDTH));
@@ -732,7 +823,12 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
     const codes = error.codes.map((c) => `\`${c}\``).join(", ");
     raises.set(cls, [...(raises.get(cls) ?? []), `${error.status}${codes ? ` ${codes}` : ""}`]);
   }
-  raises.set("APIConnectionError", ["no response (`APITimeoutError` when it timed out)"]);
+  raises.set("APIConnectionError", [
+    method.wait
+      ? "no response (`APITimeoutError` when it timed out, or when still pending after `max_wait`)"
+      : "no response (`APITimeoutError` when it timed out)",
+  ]);
+  if (method.variant !== undefined) raises.set("AgentryError", ["an answer of another type"]);
   const raiseEntries = [...raises].map(([cls, what]): [string, string] => [cls, `${what.join("; ")}.`]);
   if (method.stream || op.ndjson) {
     lines.push("", "Raises (when the stream is used):");
@@ -747,7 +843,12 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
  * The parameters of a method after `self`; `literal` types the query arguments named there as those values, for
  * an overload (the main answer's overload gives `false` and leaves the argument optional).
  */
-function signatureOf(op: Operation, names: Names, literal?: Record<string, string | boolean>): string[] {
+function signatureOf(
+  op: Operation,
+  names: Names,
+  literal?: Record<string, string | boolean>,
+  wait = false,
+): string[] {
   const body = bodyArguments(op, names);
   const query = queryArguments(op, names);
   const signature: string[] = ["self"];
@@ -776,6 +877,7 @@ function signatureOf(op: Operation, names: Names, literal?: Record<string, strin
         : a.annotation;
     signature.push(`${a.name}: Union[${inner}, NotGiven] = NOT_GIVEN`);
   }
+  if (wait) for (const [name, annotation] of WAIT_PARAMETERS) signature.push(`${name}: ${annotation}`);
   for (const [name, annotation] of optionParameters(op)) signature.push(`${name}: ${annotation} = None`);
   return signature;
 }
@@ -830,12 +932,35 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
   const { op } = method;
   const body = bodyArguments(op, names);
   const query = queryArguments(op, names);
-  const signature = signatureOf(op, names);
+  const signature = signatureOf(op, names, undefined, method.wait === true);
 
   const returns = returnType(method, names, async);
   const asyncCall = async && !returnsIterable(method);
+  const plain = method.form === undefined && method.variant === undefined;
+  if (method.wait && method.variant) {
+    // The read's own arguments, passed on as they came.
+    const passed = signature
+      .slice(1)
+      .filter((part) => part !== "*")
+      .map((part) => part.split(":")[0]!)
+      .filter((name) => !WAIT_PARAMETERS.some(([wait]) => wait === name))
+      .map((name) => (op.pathParameters.some((p) => identifier(p.name) === name) ? name : `${name}=${name}`));
+    const read = `self.${identifier(method.variant.name)}(${passed.join(", ")})`;
+    const pending = `{${Object.entries(method.variant.wait!.pending)
+      .map(([field, value]) => `${JSON.stringify(identifier(field))}: ${JSON.stringify(value)}`)
+      .join(", ")}}`;
+    return [
+      `    ${asyncCall ? "async def" : "def"} ${method.name}(`,
+      ...signature.map((part) => `        ${part},`),
+      `    ) -> ${returns}:`,
+      ...methodDoc(method, names, async),
+      async
+        ? `        return await async_poll_until_done(lambda: ${read}, ${pending}, poll_interval, max_wait)`
+        : `        return poll_until_done(lambda: ${read}, ${pending}, poll_interval, max_wait)`,
+    ];
+  }
   const lines = [
-    ...(op.alternatives.length > 0 ? overloadLines(method, names, async) : []),
+    ...(op.alternatives.length > 0 && plain ? overloadLines(method, names, async) : []),
     `    ${asyncCall ? "async def" : "def"} ${method.name}(`,
     ...signature.map((part) => `        ${part},`),
     `    ) -> ${returns}:`,
@@ -864,6 +989,9 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     const fields = body.map((a) => `            ${JSON.stringify(a.wire)}: ${a.name},`);
     if (op.streaming !== undefined && method.stream) {
       fields.push(`            ${JSON.stringify(op.streaming.parameter)}: True,`);
+    }
+    for (const [name, value] of Object.entries(method.form?.whenBody ?? {})) {
+      fields.push(`            ${JSON.stringify(name)}: ${literalOf(value)},`);
     }
     lines.push(
       "        body = build_body(",
@@ -942,6 +1070,16 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
       ? "envelope"
       : `{**envelope, ${JSON.stringify(answer.dataAs)}: envelope["data"]}`;
   };
+  if (method.variant !== undefined) {
+    const { variant } = method;
+    const data = `variant_data(envelope["data"], ${JSON.stringify(variant.marker)}, ${JSON.stringify(outputType(variant.data, names))}, ${JSON.stringify(identifier(op.name))})`;
+    lines.push(`        return ${decode(variant.data, data, 0)}`);
+    return lines;
+  }
+  if (method.form !== undefined) {
+    lines.push(`        return ${decode(method.form.data, read(method.form), 0)}`);
+    return lines;
+  }
   for (const alternative of op.alternatives) {
     lines.push(
       `        if ${whenTest(alternative.whenQuery)}:`,
@@ -992,7 +1130,10 @@ function resourcesFile(model: ApiModel, names: Names): string {
     else if (op.cursorPagination) collect(op.cursorPagination.item);
     else collect(op.response.data);
     for (const alternative of op.alternatives) collect(alternative.data);
+    for (const form of op.bodyForms) collect(form.data);
+    for (const variant of op.variants) collect(variant.data);
   }
+  const polls = model.operations.some((op) => op.variants.some((variant) => variant.wait !== undefined));
   for (const name of names.bodyTypes) used.delete(name);
 
   const out: string[] = [
@@ -1017,6 +1158,17 @@ function resourcesFile(model: ApiModel, names: Names): string {
     "    fetch_sync_cursor_page,",
     "    fetch_sync_page,",
     ")",
+    ...(polls
+      ? [
+          "from .._polling import (",
+          "    DEFAULT_MAX_WAIT,",
+          "    DEFAULT_POLL_INTERVAL,",
+          "    async_poll_until_done,",
+          "    poll_until_done,",
+          "    variant_data,",
+          ")",
+        ]
+      : []),
     "from .._streaming import AsyncMessageStream, MessageStream",
     "from .._types import NOT_GIVEN, NotGiven",
     "from .._utils import build_body, json_object_argument, path_segment",
@@ -1149,11 +1301,12 @@ function referenceFile(model: ApiModel, names: Names): string {
           ...[...bodyArguments(op, names), ...queryArguments(op, names)].map((a) =>
             a.required ? `${a.name}=` : `${a.name}=…`,
           ),
+          ...(method.wait ? WAIT_PARAMETERS.map(([name]) => `${name}=…`) : []),
         ];
         out.push(
           `### \`client.${attribute}.${method.name}(${args.join(", ")})\` → \`${returnType(method, names, false)}\``,
           "",
-          `\`${op.method} /v1${op.path}\`. ${op.summary ?? ""}${method.stream ? ", streamed." : "."}`,
+          `\`${op.method} /v1${op.path}\`. ${specialDoc(method, names)?.[0] ?? `${op.summary ?? ""}${method.stream ? ", streamed." : "."}`}`,
           "",
         );
         const rows = [
@@ -1179,6 +1332,9 @@ function referenceFile(model: ApiModel, names: Names): string {
             a.required ? "yes" : "",
             a.description ?? "",
           ]),
+          ...(method.wait
+            ? WAIT_PARAMETERS.map(([name, annotation, text]) => [name, annotation.split(" = ")[0]!, "", text])
+            : []),
         ];
         if (rows.length > 0) {
           out.push("| argument | type | required | description |", "| --- | --- | --- | --- |");

@@ -6,7 +6,9 @@
  */
 import type { Emitter, GeneratedFile } from "./emitter.js";
 import type {
+  AnswerVariant,
   ApiModel,
+  BodyForm,
   EnumType,
   Field,
   ObjectType,
@@ -15,6 +17,7 @@ import type {
   Resource,
   TypeRef,
 } from "./model.js";
+import { hiddenBodyFields } from "./model.js";
 import { constantCase, pascalCase, snakeCase, wrap } from "./text.js";
 
 const OUTPUT_DIR = "ruby/lib/agentry/generated";
@@ -222,6 +225,11 @@ function resourceClass(model: ApiModel, resource: Resource): string[] {
   for (const op of operations) {
     members.push(operationMethod(model, op, false));
     if (op.streaming !== undefined) members.push(operationMethod(model, op, true));
+    for (const form of op.bodyForms) members.push(operationMethod(model, op, false, { form }));
+    for (const variant of op.variants) {
+      members.push(operationMethod(model, op, false, { variant }));
+      if (variant.wait !== undefined) members.push(waitMethod(op, variant));
+    }
   }
   for (const childPath of resource.children) {
     const child = model.resources.find((r) => r.path.join(".") === childPath.join("."));
@@ -261,13 +269,88 @@ interface Keyword {
   serverDefault: string | number | boolean | undefined;
 }
 
-function operationMethod(model: ApiModel, op: Operation, streaming: boolean): string[] {
+/** The Ruby name of a method of the model: `send` is `create`, and `sendBackground` `create_background`. */
+function rubyMethodName(op: Operation, name: string): string {
+  const renamed = METHOD_NAMES[op.name];
+  if (renamed !== undefined && name.startsWith(op.name))
+    return snakeCase(renamed + name.slice(op.name.length));
+  return METHOD_NAMES[name] ?? snakeCase(name);
+}
+
+/** What a method is beside the operation's own: one of its body forms, or a reader of an answer variant. */
+interface Special {
+  form?: BodyForm;
+  variant?: AnswerVariant;
+}
+
+/** The method that waits while an answer variant is pending (`wait_for_background`). */
+function waitMethod(op: Operation, variant: AnswerVariant): string[] {
+  const wait = variant.wait!;
+  const read = rubyMethodName(op, variant.name);
+  const positional = op.pathParameters.map((param) => identifier(snakeCase(param.name), op.operationId));
+  const pending = Object.entries(wait.pending)
+    .map(([field, value]) => `${snakeCase(field)}: ${str(value)}`)
+    .join(", ");
+  const described = Object.entries(wait.pending)
+    .map(([field, value]) => `\`${snakeCase(field)}\` is ${str(value)}`)
+    .join(" and ");
+  const out = comment(
+    `Waits until the ${yardType(variant.data, "")} is no longer pending, and returns it: reads it with \`${read}\` while ${described}, pausing \`poll_interval\` seconds at first and twice as long each time (at most 5 seconds). Each read is retried like any call.`,
+    0,
+  );
+  out.push("#");
+  for (const param of op.pathParameters) {
+    out.push(...tag(`@param ${snakeCase(param.name)} [String] ${param.description ?? ""}`.trimEnd()));
+  }
+  out.push(
+    ...tag("@param poll_interval [Numeric] seconds before the first read again. Default 0.5."),
+    ...tag(
+      "@param max_wait [Numeric] seconds to wait in all before raising Agentry::APITimeoutError (the message goes on; read it again later). Default 600.",
+    ),
+    ...tag(
+      "@param request_options [Hash, nil] each read's `timeout:` (seconds), `max_retries:` and extra `headers:`.",
+    ),
+    `# @return [${yardType(variant.data, "")}]`,
+    "# @raise [Agentry::APITimeoutError] still pending after `max_wait`",
+  );
+  out.push(
+    ...wrapSignature(
+      `def ${rubyMethodName(op, wait.name)}(`,
+      [
+        ...positional,
+        "poll_interval: Agentry::Polling::DEFAULT_POLL_INTERVAL",
+        "max_wait: Agentry::Polling::DEFAULT_MAX_WAIT",
+        "request_options: nil",
+      ],
+      ")",
+    ),
+  );
+  const call = wrapSignature(
+    "Agentry::Polling.until_done(",
+    [`pending: { ${pending} }`, "poll_interval: poll_interval", "max_wait: max_wait"],
+    ") do",
+  );
+  out.push(
+    ...indent(call, 2),
+    `    ${read}(${[...positional, "request_options: request_options"].join(", ")})`,
+    "  end",
+    "end",
+  );
+  return out;
+}
+
+function operationMethod(
+  model: ApiModel,
+  op: Operation,
+  streaming: boolean,
+  special: Special = {},
+): string[] {
   const where = op.operationId;
   const bodyType =
     op.body === undefined ? undefined : model.types.find((type) => type.name === op.body?.type);
   if (op.body !== undefined && bodyType === undefined)
     throw new Error(`ruby: ${where}: no type ${op.body.type}`);
-  const bodyFields = (bodyType?.fields ?? []).filter((field) => field.name !== op.streaming?.parameter);
+  const bodyFields = (bodyType?.fields ?? []).filter((field) => !hiddenBodyFields(op).includes(field.name));
   const keywords: Keyword[] = [
     ...bodyFields.map((field) => ({
       ruby: identifier(snakeCase(field.name), `${where}.${field.name}`),
@@ -300,8 +383,9 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
   const names = [...positional, ...keywords.map((keyword) => keyword.ruby)];
   if (new Set(names).size !== names.length) throw new Error(`ruby: ${where} has clashing argument names`);
 
-  const methodName = streaming ? STREAM_METHOD : (METHOD_NAMES[op.name] ?? snakeCase(op.name));
-  const out = methodDoc(op, streaming, op.pathParameters, keywords);
+  const { form, variant } = special;
+  const methodName = streaming ? STREAM_METHOD : rubyMethodName(op, form?.name ?? variant?.name ?? op.name);
+  const out = methodDoc(op, streaming, op.pathParameters, keywords, special);
   const signature = [
     ...positional,
     ...keywords.map((k) =>
@@ -326,6 +410,9 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
       body.push(`body[${str(k.wire)}] = ${k.ruby}${condition}`);
     }
     if (streaming && op.streaming !== undefined) body.push(`body[${str(op.streaming.parameter)}] = true`);
+    for (const [name, value] of Object.entries(form?.whenBody ?? {})) {
+      body.push(`body[${str(name)}] = ${typeof value === "boolean" ? String(value) : str(value)}`);
+    }
   }
   if (queryKeywords.length > 0) {
     body.push(
@@ -388,6 +475,21 @@ function operationMethod(model: ApiModel, op: Operation, streaming: boolean): st
     );
     body.push("  options: request_options");
     body.push(")");
+  } else if (variant !== undefined) {
+    const args = [
+      method,
+      path,
+      `type: ${rubyType(variant.data)}`,
+      `marker: ${str(variant.marker)}`,
+      `main_method: ${str(rubyMethodName(op, op.name))}`,
+      "options: request_options",
+    ];
+    body.push(...wrapSignature("api_variant_request(", args, ")"));
+  } else if (form !== undefined) {
+    const args = [method, path, `type: ${rubyType(form.data)}`, "body: body", "options: request_options"];
+    if (form.field === undefined) args.push("field: nil");
+    if (form.dataAs !== undefined) args.push(`data_as: ${str(form.dataAs)}`);
+    body.push(...wrapSignature("api_request(", args, ")"));
   } else {
     let type = rubyType(op.response.data);
     for (const alternative of [...op.alternatives].reverse()) {
@@ -430,14 +532,55 @@ function methodDoc(
   streaming: boolean,
   pathParameters: Parameter[],
   keywords: Keyword[],
+  special: Special = {},
 ): string[] {
   const out: string[] = [];
   const summary = op.summary ?? op.operationId;
-  out.push(
-    ...comment(streaming ? `${summary}, streaming the reply as server-sent events.` : `${summary}.`, 0),
-  );
+  const main = rubyMethodName(op, op.name);
+  if (special.form !== undefined) {
+    const sent = Object.entries(special.form.whenBody)
+      .map(([name, value]) => `\`${name}: ${String(value)}\``)
+      .join(" and ");
+    const what = (special.form.description ?? "").replace(/^With `[^`]*`: /, "");
+    out.push(
+      ...comment(`${summary}, sending ${sent}: ${what.charAt(0).toLowerCase()}${what.slice(1)}`, 0),
+      "#",
+      ...comment(`Returns the ${special.form.status} answer. Otherwise as \`${main}\`:`, 0),
+    );
+  } else if (special.variant !== undefined) {
+    out.push(
+      ...comment(`${summary}, as a ${yardType(special.variant.data, "")}.`, 0),
+      "#",
+      ...comment(
+        `Raises Agentry::Error when the answer is not one (it has no \`${snakeCase(special.variant.marker)}\`): read that with \`${main}\`.`,
+        0,
+      ),
+    );
+  } else {
+    out.push(
+      ...comment(streaming ? `${summary}, streaming the reply as server-sent events.` : `${summary}.`, 0),
+    );
+  }
   if (op.description !== undefined) {
     out.push("#", ...comment(op.description, 0));
+  }
+  if (special.form === undefined && special.variant === undefined && !streaming) {
+    for (const form of op.bodyForms) {
+      const sent = Object.entries(form.whenBody)
+        .map(([name, value]) => `\`${name}: ${String(value)}\``)
+        .join(" and ");
+      out.push("#", ...comment(`For the answer to ${sent}, call \`${rubyMethodName(op, form.name)}\`.`, 0));
+    }
+    for (const variant of op.variants) {
+      const wait = variant.wait ? `, or wait for it with \`${rubyMethodName(op, variant.wait.name)}\`` : "";
+      out.push(
+        "#",
+        ...comment(
+          `An answer with \`${snakeCase(variant.marker)}\` is a ${yardType(variant.data, "")}: read it with \`${rubyMethodName(op, variant.name)}\`${wait}.`,
+          0,
+        ),
+      );
+    }
   }
   if (streaming) {
     out.push("#");
@@ -520,6 +663,8 @@ function methodDoc(
     out.push(
       `# @return [Agentry::CursorPage<${yardType(op.cursorPagination.item, "")}>] the first page asked for; enumerating it walks every page`,
     );
+  } else if (special.form !== undefined || special.variant !== undefined) {
+    out.push(`# @return [${yardType((special.form ?? special.variant)!.data, "")}]`);
   } else {
     const types = [op.response, ...op.alternatives].map((r) => yardType(r.data, ""));
     out.push(`# @return [${types.join(", ")}]`);
@@ -528,6 +673,7 @@ function methodDoc(
     const codes = error.codes.length > 0 ? ` ${error.codes.map((code) => `\`${code}\``).join(", ")}` : "";
     out.push(...tag(`@raise [Agentry::${errorClass(error.status)}] ${error.status}${codes}`));
   }
+  if (special.variant !== undefined) out.push("# @raise [Agentry::Error] an answer of another type");
   return out;
 }
 

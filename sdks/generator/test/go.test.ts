@@ -61,9 +61,33 @@ describe("go emitter", () => {
     expect(docs("func (s *AgentService) Delete(")).toContain("WithIdempotencyKey");
     expect(docs("func (s *AgentService) Get(")).toContain("// Retried on 408, 409 (not AGENT_INACTIVE)");
     expect(docs("func (s *AgentService) Get(")).not.toContain("Idempotency-Key");
+    // The stream and the background send are methods of their own.
     expect(services.match(/Sent with an Idempotency-Key/g)?.length).toBe(
-      model.operations.filter((op) => op.idempotencyKey).length + 1,
+      model.operations.filter((op) => op.idempotencyKey).length + 2,
     );
+  });
+
+  it("sends in the background, reads a background message, and waits for it", () => {
+    const services = file("go/services_gen.go");
+    for (const method of [
+      "func (s *AgentMessageService) SendBackground(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*BackgroundMessageAccepted, error)",
+      "func (s *AgentMessageService) Get(ctx context.Context, agentID string, messageID string, opts ...Option) (*HistoryMessage, error)",
+      "func (s *AgentMessageService) GetBackground(ctx context.Context, agentID string, messageID string, opts ...Option) (*BackgroundMessage, error)",
+      "func (s *AgentMessageService) WaitForBackground(ctx context.Context, agentID string, messageID string, opts ...Option) (*BackgroundMessage, error)",
+    ]) {
+      expect(services).toContain(method);
+    }
+    expect(services).toContain('\tbody, err := marshalBody(params, "background", true)');
+    expect(services).toContain('\treturn decodeVariant[BackgroundMessage](out.Data, "status", "Get")');
+    expect(services).toContain(
+      '\t}, func(answer *BackgroundMessage) bool { return string(answer.Status) == "pending" })',
+    );
+    // Send and Stream no longer take the field that asks for the other answer.
+    const models = file("go/models_gen.go");
+    const params = models.slice(models.indexOf("type SendMessageParams struct"));
+    expect(params.slice(0, params.indexOf("\n}\n"))).not.toContain("Background");
+    expect(models).toContain('\tStatus BackgroundMessageStatus `json:"status"`');
+    expect(models).toContain('\tUsage *Usage `json:"usage,omitzero"`');
   });
 
   it("pages cursor lists, streams NDJSON, and gives each answer of an import a method of its own", () => {

@@ -1,6 +1,14 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { buildModel, loadModel, ModelError, OPENAPI_PATH, type TypeRef, typeNamed } from "../src/model.js";
+import {
+  buildModel,
+  hiddenBodyFields,
+  loadModel,
+  ModelError,
+  OPENAPI_PATH,
+  type TypeRef,
+  typeNamed,
+} from "../src/model.js";
 import { camelCase, constantCase, pascalCase, snakeCase, words, wrap } from "../src/text.js";
 
 const model = loadModel();
@@ -257,6 +265,57 @@ describe("model", () => {
     const unasked = document();
     delete unasked.paths["/v1/agents/import"]!.post!.responses["200"]!["x-when-query"];
     expect(() => buildModel(unasked as never)).toThrow(ModelError);
+  });
+
+  it("gives the background send a method of its own, and reads a message by id as either of its types", () => {
+    const send = op("sendMessage");
+    expect(send.bodyForms).toEqual([
+      expect.objectContaining({
+        name: "sendBackground",
+        status: 202,
+        data: { kind: "ref", name: "BackgroundMessageAccepted" },
+        field: "data",
+        whenBody: { background: true },
+      }),
+    ]);
+    expect(hiddenBodyFields(send)).toEqual(["stream", "background"]);
+    const get = op("getMessage");
+    expect(get.response.data).toEqual({ kind: "ref", name: "HistoryMessage" });
+    expect(get.variants).toEqual([
+      {
+        name: "getBackground",
+        data: { kind: "ref", name: "BackgroundMessage" },
+        marker: "status",
+        wait: { name: "waitForBackground", pending: { status: "pending" } },
+      },
+    ]);
+    expect(field("BackgroundMessage", "status")).toMatchObject({ required: true });
+    expect(field("BackgroundMessage", "text")).toMatchObject({ required: false });
+    expect(field("BackgroundMessage", "usage").type).toEqual({ kind: "ref", name: "Usage" });
+
+    type Doc = {
+      paths: Record<string, Record<string, { responses: Record<string, Record<string, unknown>> }>>;
+    };
+    const document = () => JSON.parse(JSON.stringify(loadModelDocument())) as Doc;
+    const responses = (doc: Doc, path: string, method: string) => doc.paths[path]![method]!.responses;
+    const unnamed = document();
+    delete responses(unnamed, "/v1/agents/{agentId}/messages", "post")["202"]!["x-sdk-method"];
+    expect(() => buildModel(unnamed as never)).toThrow(/x-sdk-method/);
+    const notABodyField = document();
+    responses(notABodyField, "/v1/agents/{agentId}/messages", "post")["202"]!["x-when-body"] = {
+      later: true,
+    };
+    expect(() => buildModel(notABodyField as never)).toThrow(/x-when-body/);
+    const bothNamed = document();
+    const variants = responses(bothNamed, "/v1/agents/{agentId}/messages/{messageId}", "get")["200"]!;
+    (variants["x-sdk-variants"] as Record<string, unknown>).HistoryMessage = { method: "getStored" };
+    expect(() => buildModel(bothNamed as never)).toThrow(/exactly one variant/);
+    const pendingUnknown = document();
+    const spec = responses(pendingUnknown, "/v1/agents/{agentId}/messages/{messageId}", "get")["200"]!;
+    (
+      spec["x-sdk-variants"] as { BackgroundMessage: { wait: { pending: unknown } } }
+    ).BackgroundMessage.wait.pending = { state: "pending" };
+    expect(() => buildModel(pendingUnknown as never)).toThrow(/wait.pending/);
   });
 
   it("has parameters, bodies, scopes and errors", () => {

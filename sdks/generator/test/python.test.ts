@@ -71,8 +71,37 @@ describe("python emitter", () => {
       "        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)",
     );
     expect(resources.match(/ {8}idempotency_key: Optional\[str\] = None,/g)?.length).toBe(
-      // Sync and async; the streaming send has a method of its own, and the import an overload per answer.
-      2 * (model.operations.filter((op) => op.idempotencyKey).length + 1 + 2),
+      // Sync and async; the streaming and the background send have methods of their own, and the import an
+      // overload per answer.
+      2 * (model.operations.filter((op) => op.idempotencyKey).length + 2 + 2),
+    );
+  });
+
+  it("sends in the background, reads a background message, and waits for it, sync and async", () => {
+    const messages = resources.slice(
+      resources.indexOf("class Messages:"),
+      resources.indexOf("class Conversations:"),
+    );
+    expect(messages).toContain("    def send_background(\n");
+    expect(messages).toContain("    ) -> BackgroundMessageAccepted:\n");
+    expect(messages).toContain('                "background": True,\n');
+    // send and stream take no `background`: the other answer has a method of its own.
+    expect(messages).not.toContain("background: Union[");
+    expect(messages).toContain("    def get(\n");
+    expect(messages).toContain(
+      '        return BackgroundMessage.from_dict(variant_data(envelope["data"], "status", "BackgroundMessage", "get"))',
+    );
+    expect(messages).toContain(
+      "        poll_interval: float = DEFAULT_POLL_INTERVAL,\n        max_wait: float = DEFAULT_MAX_WAIT,\n",
+    );
+    expect(messages).toContain(
+      '        return poll_until_done(lambda: self.get_background(agent_id, message_id, extra_headers=extra_headers, extra_query=extra_query, timeout=timeout, max_retries=max_retries), {"status": "pending"}, poll_interval, max_wait)',
+    );
+    const asyncMessages = resources.slice(resources.indexOf("class AsyncMessages:"));
+    expect(asyncMessages).toContain("    async def send_background(\n");
+    expect(asyncMessages).toContain("    async def get_background(\n");
+    expect(asyncMessages).toContain(
+      "        return await async_poll_until_done(lambda: self.get_background(",
     );
   });
 

@@ -48,7 +48,7 @@ describe("ruby emitter", () => {
       "def get(agent_id, request_options: nil)",
       "model_provider: Agentry::OMIT,",
       'body["modelProvider"] = model_provider unless model_provider.equal?(Agentry::OMIT)',
-      "def create(\n          agent_id,\n          text:,\n          user_id: nil,\n          room_id: nil,\n          context: nil,\n          background: nil,\n          on_disconnect: nil,\n          request_options: nil\n        )",
+      "def create(\n          agent_id,\n          text:,\n          user_id: nil,\n          room_id: nil,\n          context: nil,\n          on_disconnect: nil,\n          request_options: nil\n        )",
       "          on_disconnect: nil,\n          request_options: nil,\n          &block\n        )",
       'body["stream"] = true',
       "def revoke(key_id, request_options: nil)",
@@ -60,11 +60,12 @@ describe("ruby emitter", () => {
       'api_request(:post, "/agents", type: "Agent", body: body, options: request_options)',
     );
     expect(resources).not.toContain("safety");
+    // The stream and the background send are methods of their own.
     expect(
       resources.match(/`idempotency_key:`, the `Idempotency-Key` sent on each of its attempts/g)?.length,
-    ).toBe(model.operations.filter((op) => op.idempotencyKey).length + 1);
+    ).toBe(model.operations.filter((op) => op.idempotencyKey).length + 2);
     expect(resources.match(/# Sent with an `Idempotency-Key`/g)?.length).toBe(
-      model.operations.filter((op) => op.idempotencyKey).length + 1,
+      model.operations.filter((op) => op.idempotencyKey).length + 2,
     );
     // `send` would hide Object#send.
     expect(resources).not.toMatch(/def send\b/);
@@ -102,5 +103,19 @@ describe("ruby emitter", () => {
       expect(resources).toContain(line);
     }
     expect(file("models.rb")).toContain('field :agent, "agent", "AgentDraft", required: true');
+  });
+
+  it("sends in the background, reads a background message, and waits for it", () => {
+    const resources = file("resources.rb");
+    expect(resources).toContain("def create_background(\n          agent_id,\n          text:,");
+    expect(resources).toContain('body["background"] = true');
+    expect(resources).not.toContain("background: nil");
+    expect(resources).toContain('            type: "BackgroundMessageAccepted",\n            body: body,');
+    expect(resources).toContain(
+      '            type: "BackgroundMessage",\n            marker: "status",\n            main_method: "get",',
+    );
+    expect(resources).toContain(
+      '          Agentry::Polling.until_done(\n            pending: { status: "pending" },\n            poll_interval: poll_interval,\n            max_wait: max_wait\n          ) do\n            get_background(agent_id, message_id, request_options: request_options)\n          end',
+    );
   });
 });

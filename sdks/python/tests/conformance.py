@@ -311,6 +311,13 @@ def run_sync(client: Agentry, call: str, args: Mapping[str, Any]) -> Outcome:
         "agents.messages.list": lambda: _first_page(listed(messages.list, args["agentId"])),
         "agents.messages.listAll": lambda: list(listed(messages.list, args["agentId"])),
         "agents.messages.get": lambda: messages.get(args["agentId"], args["messageId"]),
+        "agents.messages.sendBackground": lambda: messages.send_background(
+            args["agentId"], **keyword_arguments(messages.send_background, body), **own
+        ),
+        "agents.messages.getBackground": lambda: messages.get_background(args["agentId"], args["messageId"]),
+        "agents.messages.waitForBackground": lambda: messages.wait_for_background(
+            args["agentId"], args["messageId"], poll_interval=0.05, max_wait=30
+        ),
         "agents.conversations.list": lambda: _first_page(listed(history.list, args["agentId"])),
         "agents.conversations.listAll": lambda: list(listed(history.list, args["agentId"])),
         "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"], **own),
@@ -432,6 +439,13 @@ async def run_async(client: AsyncAgentry, call: str, args: Mapping[str, Any]) ->
         "agents.messages.list": lambda: page_of(listed(messages.list, args["agentId"])),
         "agents.messages.listAll": lambda: every(listed(messages.list, args["agentId"])),
         "agents.messages.get": lambda: messages.get(args["agentId"], args["messageId"]),
+        "agents.messages.sendBackground": lambda: messages.send_background(
+            args["agentId"], **keyword_arguments(messages.send_background, body), **own
+        ),
+        "agents.messages.getBackground": lambda: messages.get_background(args["agentId"], args["messageId"]),
+        "agents.messages.waitForBackground": lambda: messages.wait_for_background(
+            args["agentId"], args["messageId"], poll_interval=0.05, max_wait=30
+        ),
         "agents.conversations.list": lambda: page_of(listed(history.list, args["agentId"])),
         "agents.conversations.listAll": lambda: every(listed(history.list, args["agentId"])),
         "agents.conversations.delete": lambda: history.delete(args["agentId"], args["conversationId"], **own),

@@ -133,7 +133,8 @@ class ClientTest < Minitest::Test
                                  plugins: [{ name: "calendar", config: { region: "eu" } }])
     assert_equal personality, agent.personality
     assert_equal "dark", agent.settings[:theme]
-    assert_equal({ temperature: 0.2, max_tokens: nil, max_tool_steps: nil, fallbacks: nil, theme: "dark" }, agent.settings.to_h)
+    assert_equal({ temperature: 0.2, max_tokens: nil, max_tool_steps: nil, tool_choice: nil, fallbacks: nil,
+                   theme: "dark" }, agent.settings.to_h)
     assert_equal({ region: "eu" }, agent.plugins[0].config)
 
     sent_with_strings = client.agents.create(name: "Ada", personality: { "tone" => "warm" })

@@ -66,7 +66,8 @@ class ModelsTest < Minitest::Test
     assert_nil hash[:status_reason]
     assert_equal Time.utc(2026, 11, 20, 9, 31, 0.25r), hash[:updated_at]
     assert_equal({ type: "telegram", channel: "@ada" }, hash[:clients][1])
-    assert_equal({ temperature: 0.5, max_tokens: nil, max_tool_steps: nil, fallbacks: nil, theme: "dark" }, hash[:settings])
+    assert_equal({ temperature: 0.5, max_tokens: nil, max_tool_steps: nil, tool_choice: nil, fallbacks: nil,
+                   theme: "dark" }, hash[:settings])
     assert_equal({ tone: "dry" }, hash[:personality])
     usage = Agentry::Models::Reply.from_wire(TestHelpers::REPLY).to_h[:usage]
     assert_equal({ input_tokens: 42, output_tokens: 3, total_tokens: 45 }, usage)

@@ -4,6 +4,7 @@
  * `evt_`, `req_`).
  */
 
+import type { RequestOptions } from "./core.js";
 import type { FieldIssue } from "./errors.js";
 
 /** Any JSON value. */
@@ -147,6 +148,14 @@ export interface BackgroundMessageAccepted {
   /** The id the reply will carry: what `getBackground` takes. */
   id: string;
   status: "pending";
+}
+
+/** How `waitForBackground` paces its reads, beside the options of each read. */
+export interface BackgroundWaitOptions extends RequestOptions {
+  /** Milliseconds before the first read again; each next pause is twice as long, at most 5 s. Default 500. */
+  pollInterval?: number | undefined;
+  /** Milliseconds to wait in all before throwing `APITimeoutError` (the message goes on). Default 600 000. */
+  maxWait?: number | undefined;
 }
 
 /**

@@ -33,6 +33,17 @@ module Agentry
       Model::Types.decode(type, result)
     end
 
+    # Sends a JSON request whose +data+ may be of several types, and returns it as +type+ when it has the field
+    # +marker+, which the other types lack; otherwise raises Agentry::Error naming the method that reads it.
+    def api_variant_request(method, path, type:, marker:, main_method:, options: nil)
+      data = @transport.json(method, path, options: options)["data"]
+      unless data.is_a?(Hash) && data.key?(marker)
+        raise Error, "The answer is not a #{type} (it has no #{marker.inspect}); read it with #{main_method}."
+      end
+
+      Model::Types.decode(type, data)
+    end
+
     # Fetches the page +query[page_parameter]+ (the first when absent) of a numbered listing.
     def api_paginate(path, query:, pagination:, options:)
       fetch_page = lambda do |number|

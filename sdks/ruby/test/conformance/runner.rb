@@ -202,6 +202,11 @@ module Conformance
       when "agents.messages.list" then first_page(invoke(agents.messages, :list, [args["agentId"]], args["query"]))
       when "agents.messages.listAll" then invoke(agents.messages, :list, [args["agentId"]], args["query"]).to_a
       when "agents.messages.get" then agents.messages.get(args["agentId"], args["messageId"])
+      when "agents.messages.sendBackground"
+        invoke(agents.messages, :create_background, [args["agentId"]], args["body"])
+      when "agents.messages.getBackground" then agents.messages.get_background(args["agentId"], args["messageId"])
+      when "agents.messages.waitForBackground"
+        agents.messages.wait_for_background(args["agentId"], args["messageId"], poll_interval: 0.05, max_wait: 30)
       when "agents.conversations.list"
         first_page(invoke(agents.conversations, :list, [args["agentId"]], args["query"]))
       when "agents.conversations.listAll"
@@ -307,7 +312,8 @@ module Conformance
     def error_form(error)
       api = error.is_a?(Agentry::APIError) ? error : nil
       {
-        "type" => error.class.name.split("::").last,
+        # The base class is the scenario's AgentryError: the SDK refused an answer or an argument.
+        "type" => error.instance_of?(Agentry::Error) ? "AgentryError" : error.class.name.split("::").last,
         "status" => api&.status,
         "code" => api&.code,
         "message" => error.message,

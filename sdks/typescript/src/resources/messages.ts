@@ -1,5 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import { AgentryError } from "../errors.js";
+import { AgentryError, APITimeoutError, APIUserAbortError } from "../errors.js";
 import {
   type CursorEnvelope,
   type CursorPagePromise,
@@ -11,6 +11,7 @@ import { MessageStream } from "../streaming.js";
 import type {
   BackgroundMessage,
   BackgroundMessageAccepted,
+  BackgroundWaitOptions,
   HistoryMessage,
   MessageListParams,
   MessageReply,
@@ -18,6 +19,26 @@ import type {
   MessageStreamParams,
 } from "../types.js";
 import { idSegment } from "./path.js";
+
+/** The first pause of `waitForBackground`, the longest (each is twice the one before), and its whole wait, in ms. */
+const DEFAULT_POLL_INTERVAL = 500;
+const MAX_POLL_INTERVAL = 5_000;
+const DEFAULT_MAX_WAIT = 600_000;
+
+function pauseFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new APIUserAbortError("The wait was aborted."));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new APIUserAbortError("The wait was aborted."));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /**
  * Messages to an agent, and the agent's stored history of them. Context is kept per agent, `userId` and
@@ -97,11 +118,9 @@ export class Messages {
    *
    * ```ts
    * const { id } = await client.agents.messages.sendBackground(agentId, { text: "Summarise the quarter" });
-   * let message = await client.agents.messages.getBackground(agentId, id);
-   * while (message.status === "pending") {
-   *   await new Promise((resolve) => setTimeout(resolve, 1000));
-   *   message = await client.agents.messages.getBackground(agentId, id);
-   * }
+   * const message = await client.agents.messages.waitForBackground(agentId, id);
+   * if (message.status === "completed") console.log(message.text);
+   * else console.error(message.error.code);
    * ```
    *
    * @throws {ConflictError} `AGENT_INACTIVE`: the agent is inactive
@@ -149,6 +168,36 @@ export class Messages {
       );
     }
     return body.data;
+  }
+
+  /**
+   * Waits until a background message is no longer `pending`, and returns it, `completed` or `failed`: reads it
+   * with `getBackground`, pausing `pollInterval` ms at first (500) and twice as long each time, at most 5 s. Each
+   * read is retried like any call.
+   *
+   * @throws {APITimeoutError} still pending after `maxWait` ms (10 minutes by default); the message goes on
+   * @throws {APIUserAbortError} `signal` aborted the wait
+   * @throws {NotFoundError} `MESSAGE_NOT_FOUND`, `AGENT_NOT_FOUND`
+   */
+  async waitForBackground(
+    agentId: string,
+    messageId: string,
+    options: BackgroundWaitOptions = {},
+  ): Promise<BackgroundMessage> {
+    const { pollInterval = DEFAULT_POLL_INTERVAL, maxWait = DEFAULT_MAX_WAIT, ...readOptions } = options;
+    if (!(pollInterval > 0)) throw new AgentryError(`pollInterval must be above 0 ms, got ${pollInterval}.`);
+    if (!(maxWait > 0)) throw new AgentryError(`maxWait must be above 0 ms, got ${maxWait}.`);
+    const deadline = Date.now() + maxWait;
+    const longest = Math.max(MAX_POLL_INTERVAL, pollInterval);
+    let pause = pollInterval;
+    for (;;) {
+      const message = await this.getBackground(agentId, messageId, readOptions);
+      if (message.status !== "pending") return message;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new APITimeoutError(`Still pending after ${maxWait} ms; read it again later.`);
+      await pauseFor(Math.min(pause, left), options.signal);
+      pause = Math.min(pause * 2, longest);
+    }
   }
 
   /**

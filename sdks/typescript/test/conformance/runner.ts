@@ -87,6 +87,15 @@ const OPERATIONS: Record<string, (client: Agentry, args: Args) => Promise<unknow
   "agents.messages.list": (c, a) => pageForm(c.agents.messages.list(a.agentId as string, a.query as Loose)),
   "agents.messages.listAll": (c, a) => c.agents.messages.listAll(a.agentId as string, a.query as Loose),
   "agents.messages.get": (c, a) => c.agents.messages.get(a.agentId as string, a.messageId as string),
+  "agents.messages.sendBackground": (c, a) =>
+    c.agents.messages.sendBackground(a.agentId as string, a.body as Loose, o(a)),
+  "agents.messages.getBackground": (c, a) =>
+    c.agents.messages.getBackground(a.agentId as string, a.messageId as string),
+  "agents.messages.waitForBackground": (c, a) =>
+    c.agents.messages.waitForBackground(a.agentId as string, a.messageId as string, {
+      pollInterval: 50,
+      maxWait: 30_000,
+    }),
   "agents.conversations.list": (c, a) =>
     pageForm(c.agents.conversations.list(a.agentId as string, a.query as Loose)),
   "agents.conversations.listAll": (c, a) =>

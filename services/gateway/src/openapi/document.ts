@@ -292,6 +292,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
         content: { "application/json": { schema: schemaRef(other.schema) } },
         ...(other.whenQuery ? { "x-when-query": other.whenQuery } : {}),
         ...(other.whenBody ? { "x-when-body": other.whenBody } : {}),
+        ...(other.sdkMethod ? { "x-sdk-method": other.sdkMethod } : {}),
       },
     ]),
   );
@@ -350,6 +351,7 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
         description: doc.success.description,
         headers: { ...responseHeaders("always"), ...replayed, ...doc.success.headers },
         content: successContent,
+        ...(doc.success.sdkVariants ? { "x-sdk-variants": doc.success.sdkVariants } : {}),
       },
       ...successes,
       ...errorResponses(

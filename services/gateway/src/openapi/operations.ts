@@ -24,10 +24,21 @@ export interface SuccessDoc {
    */
   whenQuery?: Record<string, boolean | string>;
   /**
-   * For an other success: the body values that ask for it (`x-when-body`). The generated SDKs leave such answers
-   * to their hand-written code.
+   * For an other success: the body values that ask for it (`x-when-body`). The generated SDKs give such an answer
+   * a method of its own (`sdkMethod`), which sends those values itself.
    */
   whenBody?: Record<string, boolean | string>;
+  /** For an answer asked for by body values: the SDK method that sends them itself (`x-sdk-method`). */
+  sdkMethod?: string;
+  /**
+   * For a main answer that is one of several schemas (`oneOf`), told apart by their content rather than by the
+   * request: the SDK method that reads each other schema (`x-sdk-variants`), and, for a state that lasts, the
+   * method that waits while the answer still has the values of `pending`.
+   */
+  sdkVariants?: Record<
+    string,
+    { method: string; wait?: { method: string; pending: Record<string, string> } }
+  >;
 }
 
 import { listDeliveriesQuery } from "../validation/webhooks.js";
@@ -198,6 +209,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
         schema: "BackgroundMessageAcceptedResponse",
         description: "With `background: true`: the message is accepted, and its reply is being generated.",
         whenBody: { background: true },
+        sdkMethod: "sendBackground",
       },
     ],
     errors: [
@@ -251,9 +263,15 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`); afterwards its reply, if completed, is read as any stored message.",
     success: {
       status: 200,
-      schema: "HistoryMessageResponse",
+      schema: "MessageByIdResponse",
       description:
-        "The message; for a background message while its events are kept, `data` is a `BackgroundMessage` instead.",
+        "The message (`HistoryMessage`); for a background message while its events are kept, a `BackgroundMessage`.",
+      sdkVariants: {
+        BackgroundMessage: {
+          method: "getBackground",
+          wait: { method: "waitForBackground", pending: { status: "pending" } },
+        },
+      },
     },
     errors: ["AGENT_NOT_FOUND", "MESSAGE_NOT_FOUND"],
   },

@@ -280,6 +280,9 @@ const ErrorSummary = z
   })
   .meta({ description: "Why a background message got no reply." });
 
+/** The fields a background message has in every state; the other fields of `Reply` only once completed. */
+const BACKGROUND_IDS = ["id", "agentId", "userId", "roomId"];
+
 /**
  * A background message as `GET .../messages/{messageId}` answers it while its events are kept: the reply object
  * with `status`; only the ids while pending, the whole reply once completed, the error once failed.
@@ -296,15 +299,49 @@ export const BackgroundMessage = z
     }),
     ...Object.fromEntries(
       Object.entries(Reply.shape)
-        .filter(([name]) => !["id", "agentId", "userId", "roomId"].includes(name))
+        .filter(([name]) => !BACKGROUND_IDS.includes(name))
         .map(([name, schema]) => [name, (schema as z.ZodType).optional()]),
     ),
     error: ErrorSummary.optional().meta({ description: "Why it failed; `failed` only." }),
   })
   .meta({
     description:
-      "A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends): the reply object with `status` added. Later a completed reply is read as any stored message.",
+      "A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends): the reply object with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. Later a completed reply is read as any stored message.",
   });
+
+/**
+ * What BackgroundMessage's description says of each `status`, as JSON Schema's if/then (which the conversion
+ * cannot state), so that a validator holds every answer to it. `reply` is the converted `Reply`.
+ */
+function backgroundStates(reply: JsonSchema): JsonSchema[] {
+  const replyOnly = Object.keys(reply.properties as object).filter(
+    (field) => !BACKGROUND_IDS.includes(field),
+  );
+  const required = (reply.required as string[]).filter((field) => replyOnly.includes(field));
+  // `false`: the field is absent; `true`: it may be present, as `properties` describes it.
+  const fields = (present: boolean) => Object.fromEntries(replyOnly.map((field) => [field, present]));
+  const when = (status: string, then: JsonSchema) => ({
+    if: { properties: { status: { const: status } }, required: ["status"] },
+    then,
+  });
+  return [
+    when("pending", { properties: { ...fields(false), error: false } }),
+    when("completed", { properties: { ...fields(true), error: false }, required }),
+    when("failed", { properties: { ...fields(false), error: true }, required: ["error"] }),
+  ];
+}
+
+/**
+ * `GET .../messages/{messageId}`: a stored message, or a background message while its events are kept. Exactly
+ * one matches any answer: a stored message has `role` and `conversationId` and no `status`; a background message
+ * has `status` and neither of the others.
+ */
+function messageByIdResponse() {
+  return success(z.xor([HistoryMessage, BackgroundMessage])).meta({
+    description:
+      "A stored message (`HistoryMessage`), or, for a message sent with `background: true` while its events are kept, a `BackgroundMessage` (it has `status`; a stored message has `role` instead).",
+  });
+}
 
 export const MessageStarted = z
   .object({
@@ -986,6 +1023,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["BackgroundMessageAcceptedResponse", success(BackgroundMessageAccepted)],
     ["BackgroundMessage", BackgroundMessage],
     ["BackgroundMessageResponse", success(BackgroundMessage)],
+    ["MessageByIdResponse", messageByIdResponse()],
     ["HistoryMessageListResponse", cursorList(HistoryMessage)],
     ["ConversationListResponse", cursorList(Conversation)],
     ["ConversationDeleted", ConversationDeleted],
@@ -1042,6 +1080,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     narrowCharacterFile(input.CharacterFile!, served);
   }
   const output = { ...convertRegistry(responses, "output"), ...streamEventSchemas() };
+  output.BackgroundMessage!.allOf = backgroundStates(output.Reply!);
   for (const id of Object.keys(input)) {
     if (id in output) throw new Error(`schema id ${id} is both a request and a response`);
   }

@@ -23,6 +23,9 @@ __all__ = [
     "ApiKey",
     "ApiKeyCreated",
     "ApiKeyRevoked",
+    "BackgroundMessage",
+    "BackgroundMessageAccepted",
+    "BackgroundMessageError",
     "CharacterAgentSettings",
     "CharacterAgentrySettings",
     "CharacterImport",
@@ -589,6 +592,150 @@ class ApiKeyRevoked:
         out: Dict[str, Any] = {}
         out["id"] = self.id
         out["revoked"] = self.revoked
+        return out
+
+
+@dataclass
+class BackgroundMessage:
+    """A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends): the
+    reply object with `status` added. One object with optional fields rather than a union of three: `pending`
+    has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well;
+    `failed` has the ids and `error`. Later a completed reply is read as any stored message.
+    """
+
+    id: str
+    """The reply's id: `msg_` and a ULID. Treat it as opaque."""
+    agent_id: str
+    """The agent that answers: `agt_` and a ULID. Treat it as opaque."""
+    user_id: Optional[str]
+    """The request's `userId`, echoed; `null` when it carried none."""
+    room_id: Optional[str]
+    """The request's `roomId`, echoed; `null` when it carried none."""
+    status: Literal["pending", "completed", "failed"]
+    """`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
+    here; `failed`: see `error`.
+    """
+    text: Optional[str] = None
+    """The reply text."""
+    model: Optional[str] = None
+    """The model that answered, as the provider names it."""
+    model_provider: Optional[ModelProvider] = None
+    """The provider that answered."""
+    finish_reason: Optional[FinishReason] = None
+    """Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
+    provider withheld content) or `other`.
+    """
+    usage: Optional[Usage] = None
+    """Tokens used, as the provider reported them; zeros when it did not."""
+    latency_ms: Optional[int] = None
+    """Milliseconds from receipt to the complete reply."""
+    created_at: Optional[str] = None
+    """When the reply was complete."""
+    tool_calls: Optional[List[ToolCall]] = None
+    """The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
+    when it called none.
+    """
+    error: Optional[BackgroundMessageError] = None
+    """Why it failed; `failed` only."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessage:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            user_id=data["userId"],
+            room_id=data["roomId"],
+            status=data["status"],
+            text=data.get("text"),
+            model=data.get("model"),
+            model_provider=data.get("modelProvider"),
+            finish_reason=data.get("finishReason"),
+            usage=None if data.get("usage") is None else Usage.from_dict(data["usage"]),
+            latency_ms=data.get("latencyMs"),
+            created_at=data.get("createdAt"),
+            tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
+            error=None if data.get("error") is None else BackgroundMessageError.from_dict(data["error"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["userId"] = self.user_id
+        out["roomId"] = self.room_id
+        out["status"] = self.status
+        if self.text is not None:
+            out["text"] = self.text
+        if self.model is not None:
+            out["model"] = self.model
+        if self.model_provider is not None:
+            out["modelProvider"] = self.model_provider
+        if self.finish_reason is not None:
+            out["finishReason"] = self.finish_reason
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+        if self.latency_ms is not None:
+            out["latencyMs"] = self.latency_ms
+        if self.created_at is not None:
+            out["createdAt"] = self.created_at
+        if self.tool_calls is not None:
+            out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
+        if self.error is not None:
+            out["error"] = self.error.to_dict()
+        return out
+
+
+@dataclass
+class BackgroundMessageAccepted:
+    """A background message, accepted: its reply is generated whatever happens to the caller."""
+
+    id: str
+    """The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a ULID. Treat
+    it as opaque.
+    """
+    status: str
+    """Always `pending`: the reply is being generated."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessageAccepted:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            status=data["status"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["status"] = self.status
+        return out
+
+
+@dataclass
+class BackgroundMessageError:
+    """Why it failed; `failed` only."""
+
+    code: ErrorCode
+    """An error code, as in the error envelope."""
+    message: str
+    """What went wrong, for a person."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessageError:
+        """Reads the JSON object the API sends."""
+        return cls(
+            code=data["code"],
+            message=data["message"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["code"] = self.code
+        out["message"] = self.message
         return out
 
 

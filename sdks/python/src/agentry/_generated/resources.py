@@ -22,6 +22,13 @@ from .._pagination import (
     fetch_sync_cursor_page,
     fetch_sync_page,
 )
+from .._polling import (
+    DEFAULT_MAX_WAIT,
+    DEFAULT_POLL_INTERVAL,
+    async_poll_until_done,
+    poll_until_done,
+    variant_data,
+)
 from .._streaming import AsyncMessageStream, MessageStream
 from .._types import NOT_GIVEN, NotGiven
 from .._utils import build_body, json_object_argument, path_segment
@@ -34,6 +41,8 @@ from .models import (
     ApiKey,
     ApiKeyCreated,
     ApiKeyRevoked,
+    BackgroundMessage,
+    BackgroundMessageAccepted,
     CharacterImport,
     CharacterImportPreview,
     ClientIntegration,
@@ -100,7 +109,6 @@ class Messages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
-        background: Union[bool, NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
@@ -140,6 +148,8 @@ class Messages:
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
+        For the answer to `background=True`, call `send_background`.
+
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
@@ -149,8 +159,6 @@ class Messages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
-            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
-                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
@@ -181,7 +189,6 @@ class Messages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
-                "background": background,
                 "onDisconnect": on_disconnect,
             },
             options.extra_body,
@@ -198,7 +205,6 @@ class Messages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
-        background: Union[bool, NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
@@ -248,6 +254,8 @@ class Messages:
         - `message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the stream.
         - `error` (raised, not yielded): The reply failed after the stream started. Ends the stream.
 
+        For the answer to `background=True`, call `send_background`.
+
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
@@ -257,8 +265,6 @@ class Messages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
-            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
-                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
@@ -289,7 +295,6 @@ class Messages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
-                "background": background,
                 "onDisconnect": on_disconnect,
                 "stream": True,
             },
@@ -297,6 +302,104 @@ class Messages:
         )
         spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
         return MessageStream(self._transport, spec, options)
+
+    def send_background(
+        self,
+        agent_id: str,
+        *,
+        text: str,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
+        on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BackgroundMessageAccepted:
+        """Send a message to an agent, sending `background=True`: the message is accepted, and its reply is being
+        generated.
+
+        Returns the `202` answer, a `BackgroundMessageAccepted`. Otherwise as `send`:
+
+        Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`:
+        send the same `userId` for the same user; calls without them share one default conversation. `context`
+        applies to this message only. The model may call the tools of the agent's enabled plugins, up to
+        `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+        `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it
+        out of `error`); an `inactive` one refuses messages.
+
+        With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
+        any number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+        `tool.result` between them), then exactly one of `message.completed` or `error`, after which the
+        stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
+        `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
+        its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
+        before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
+        error response. Only a complete reply is stored.
+
+        Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        holds a concurrency slot until then); the default, `cancel`, stops it.
+
+        With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        reply is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}`
+        tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
+        concurrency slot until it ends.
+
+        Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
+        `concurrentMessages`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            text: The message text.
+            user_id: Identifies the user, for conversation continuity: send the same value for the same user.
+                Unset is a user of its own.
+            room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
+            context: Extra context for this message only: the model receives it as system context; it is never
+                stored.
+            on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
+                stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
+                `cancel`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "context": context,
+                "onDisconnect": on_disconnect,
+                "background": True,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
+        envelope = self._transport.request(spec, options)
+        return BackgroundMessageAccepted.from_dict(envelope["data"])
 
     def list(
         self,
@@ -391,6 +494,9 @@ class Messages:
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
+        An answer with `status` is a `BackgroundMessage`: read it with `get_background`, or wait for it with
+        `wait_for_background`.
+
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
@@ -413,6 +519,94 @@ class Messages:
         spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}")
         envelope = self._transport.request(spec, options)
         return HistoryMessage.from_dict(envelope["data"])
+
+    def get_background(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> BackgroundMessage:
+        """Get a message, as a `BackgroundMessage`.
+
+        Raises `AgentryError` when the answer is not one (it has no `status`): read that with `get`.
+
+        One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
+        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
+        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
+        afterwards its reply, if completed, is read as any stored message.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+            AgentryError: an answer of another type.
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}")
+        envelope = self._transport.request(spec, options)
+        return BackgroundMessage.from_dict(variant_data(envelope["data"], "status", "BackgroundMessage", "get"))
+
+    def wait_for_background(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        max_wait: float = DEFAULT_MAX_WAIT,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> BackgroundMessage:
+        """Wait until a `BackgroundMessage` is no longer pending, and return it.
+
+        Reads it with `get_background` while `status` is `"pending"`, pausing `poll_interval` seconds at first
+        and twice as long each time (at most 5 seconds). Each read is retried like any call.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            poll_interval: Seconds before the first read again; each next pause is twice as long, at most 5
+                seconds. Default 0.5.
+            max_wait: Seconds to wait in all before raising `APITimeoutError` (the message goes on; read it again
+                later). Default 600.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out, or when still pending after
+                `max_wait`).
+            AgentryError: an answer of another type.
+        """
+        return poll_until_done(lambda: self.get_background(agent_id, message_id, extra_headers=extra_headers, extra_query=extra_query, timeout=timeout, max_retries=max_retries), {"status": "pending"}, poll_interval, max_wait)
 
 
 class Conversations:
@@ -2097,7 +2291,6 @@ class AsyncMessages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
-        background: Union[bool, NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
@@ -2137,6 +2330,8 @@ class AsyncMessages:
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
+        For the answer to `background=True`, call `send_background`.
+
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
@@ -2146,8 +2341,6 @@ class AsyncMessages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
-            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
-                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
@@ -2178,7 +2371,6 @@ class AsyncMessages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
-                "background": background,
                 "onDisconnect": on_disconnect,
             },
             options.extra_body,
@@ -2195,7 +2387,6 @@ class AsyncMessages:
         user_id: Union[str, NotGiven] = NOT_GIVEN,
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
-        background: Union[bool, NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
@@ -2245,6 +2436,8 @@ class AsyncMessages:
         - `message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the stream.
         - `error` (raised, not yielded): The reply failed after the stream started. Ends the stream.
 
+        For the answer to `background=True`, call `send_background`.
+
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
@@ -2254,8 +2447,6 @@ class AsyncMessages:
             room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
             context: Extra context for this message only: the model receives it as system context; it is never
                 stored.
-            background: `true` answers 202 with the reply's id at once and generates the reply whatever happens to
-                the caller; `GET .../messages/{messageId}` tells how it stands. Not with `stream`. Default `false`.
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
@@ -2286,7 +2477,6 @@ class AsyncMessages:
                 "userId": user_id,
                 "roomId": room_id,
                 "context": context,
-                "background": background,
                 "onDisconnect": on_disconnect,
                 "stream": True,
             },
@@ -2294,6 +2484,104 @@ class AsyncMessages:
         )
         spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
         return AsyncMessageStream(self._transport, spec, options)
+
+    async def send_background(
+        self,
+        agent_id: str,
+        *,
+        text: str,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
+        on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BackgroundMessageAccepted:
+        """Send a message to an agent, sending `background=True`: the message is accepted, and its reply is being
+        generated.
+
+        Returns the `202` answer, a `BackgroundMessageAccepted`. Otherwise as `send`:
+
+        Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`:
+        send the same `userId` for the same user; calls without them share one default conversation. `context`
+        applies to this message only. The model may call the tools of the agent's enabled plugins, up to
+        `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with their outcomes, and its
+        `usage` counts every model call of the turn. An agent in `error` is still called (a success takes it
+        out of `error`); an `inactive` one refuses messages.
+
+        With `stream: true` the reply arrives as server-sent events (`text/event-stream`): `message.started`,
+        any number of `message.delta` (and, when the model calls tools of the agent's plugins, `tool.call` and
+        `tool.result` between them), then exactly one of `message.completed` or `error`, after which the
+        stream closes. Each event has an `id:` (its sequence number, from 1), an `event:` name and JSON
+        `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each event and the JSON of
+        its data. A `: ping` comment line is sent after every 15 seconds of silence. Anything that fails
+        before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON
+        error response. Only a complete reply is stored.
+
+        Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        holds a concurrency slot until then); the default, `cancel`, stops it.
+
+        With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        reply is generated whatever happens to the caller, and `GET /v1/agents/{agentId}/messages/{messageId}`
+        tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
+        concurrency slot until it ends.
+
+        Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
+        `concurrentMessages`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            text: The message text.
+            user_id: Identifies the user, for conversation continuity: send the same value for the same user.
+                Unset is a user of its own.
+            room_id: Identifies the conversation room, for multi-user conversations. Unset is a room of its own.
+            context: Extra context for this message only: the model receives it as system context; it is never
+                stored.
+            on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
+                stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
+                `cancel`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "context": context,
+                "onDisconnect": on_disconnect,
+                "background": True,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages", body=body)
+        envelope = await self._transport.request(spec, options)
+        return BackgroundMessageAccepted.from_dict(envelope["data"])
 
     def list(
         self,
@@ -2388,6 +2676,9 @@ class AsyncMessages:
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
+        An answer with `status` is a `BackgroundMessage`: read it with `get_background`, or wait for it with
+        `wait_for_background`.
+
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
@@ -2410,6 +2701,94 @@ class AsyncMessages:
         spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}")
         envelope = await self._transport.request(spec, options)
         return HistoryMessage.from_dict(envelope["data"])
+
+    async def get_background(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> BackgroundMessage:
+        """Get a message, as a `BackgroundMessage`.
+
+        Raises `AgentryError` when the answer is not one (it has no `status`): read that with `get`.
+
+        One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
+        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
+        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
+        afterwards its reply, if completed, is read as any stored message.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+            AgentryError: an answer of another type.
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}")
+        envelope = await self._transport.request(spec, options)
+        return BackgroundMessage.from_dict(variant_data(envelope["data"], "status", "BackgroundMessage", "get"))
+
+    async def wait_for_background(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
+        max_wait: float = DEFAULT_MAX_WAIT,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> BackgroundMessage:
+        """Wait until a `BackgroundMessage` is no longer pending, and return it.
+
+        Reads it with `get_background` while `status` is `"pending"`, pausing `poll_interval` seconds at first
+        and twice as long each time (at most 5 seconds). Each read is retried like any call.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            poll_interval: Seconds before the first read again; each next pause is twice as long, at most 5
+                seconds. Default 0.5.
+            max_wait: Seconds to wait in all before raising `APITimeoutError` (the message goes on; read it again
+                later). Default 600.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out, or when still pending after
+                `max_wait`).
+            AgentryError: an answer of another type.
+        """
+        return await async_poll_until_done(lambda: self.get_background(agent_id, message_id, extra_headers=extra_headers, extra_query=extra_query, timeout=timeout, max_retries=max_retries), {"status": "pending"}, poll_interval, max_wait)
 
 
 class AsyncConversations:

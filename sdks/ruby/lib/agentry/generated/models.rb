@@ -450,6 +450,119 @@ module Agentry
       field :revoked, "revoked", :boolean, required: true
     end
 
+    # A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it
+    # ends): the reply object with `status` added. One object with optional fields rather than a union of
+    # three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every
+    # field of `Reply` as well; `failed` has the ids and `error`. Later a completed reply is read as any
+    # stored message.
+    class BackgroundMessage < Agentry::Model
+      # @!attribute [r] id
+      #   The reply's id: `msg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent that answers: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The request's `userId`, echoed; `null` when it carried none.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The request's `roomId`, echoed; `null` when it carried none.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+
+      # @!attribute [r] status
+      #   `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
+      #   reply is here; `failed`: see `error`. One of `pending`, `completed`, `failed`.
+      #   @return [String]
+      field :status, "status", :string, required: true
+
+      # @!attribute [r] text
+      #   The reply text.
+      #   @return [String]
+      field :text, "text", :string
+
+      # @!attribute [r] model
+      #   The model that answered, as the provider names it.
+      #   @return [String]
+      field :model, "model", :string
+
+      # @!attribute [r] model_provider
+      #   The provider that answered. One of `openai`, `anthropic`, `local` (Models::ModelProvider).
+      #   @return [String]
+      field :model_provider, "modelProvider", :string
+
+      # @!attribute [r] finish_reason
+      #   Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter`
+      #   (the provider withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
+      #   (Models::FinishReason).
+      #   @return [String]
+      field :finish_reason, "finishReason", :string
+
+      # @!attribute [r] usage
+      #   Tokens used, as the provider reported them; zeros when it did not.
+      #   @return [Usage]
+      field :usage, "usage", "Usage"
+
+      # @!attribute [r] latency_ms
+      #   Milliseconds from receipt to the complete reply.
+      #   @return [Integer]
+      field :latency_ms, "latencyMs", :integer
+
+      # @!attribute [r] created_at
+      #   When the reply was complete.
+      #   @return [Time]
+      field :created_at, "createdAt", :time
+
+      # @!attribute [r] tool_calls
+      #   The tools of the agent's plugins the model called during the turn, in order, with their outcomes;
+      #   absent when it called none.
+      #   @return [Array<ToolCall>]
+      field :tool_calls, "toolCalls", [:array, "ToolCall"]
+
+      # @!attribute [r] error
+      #   Why it failed; `failed` only.
+      #   @return [BackgroundMessageError]
+      field :error, "error", "BackgroundMessageError"
+    end
+
+    # A background message, accepted: its reply is generated whatever happens to the caller.
+    class BackgroundMessageAccepted < Agentry::Model
+      # @!attribute [r] id
+      #   The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a
+      #   ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] status
+      #   Always `pending`: the reply is being generated.
+      #   @return ["pending"]
+      field :status, "status", :string, required: true
+    end
+
+    # Why it failed; `failed` only.
+    class BackgroundMessageError < Agentry::Model
+      # @!attribute [r] code
+      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
+      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
+      #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
+      #   `API_KEY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
+      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
+      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   @return [String]
+      field :code, "code", :string, required: true
+
+      # @!attribute [r] message
+      #   What went wrong, for a person.
+      #   @return [String]
+      field :message, "message", :string, required: true
+    end
+
     # The agent's own `settings.model` and `settings.agentry`, which the file uses for something else.
     class CharacterAgentSettings < Agentry::Model
       # @!attribute [r] model

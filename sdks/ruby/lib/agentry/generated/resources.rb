@@ -497,6 +497,8 @@ module Agentry
         # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         # `concurrentMessages`.
         #
+        # For the answer to `background: true`, call `create_background`.
+        #
         # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
         # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
         # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
@@ -511,9 +513,6 @@ module Agentry
         #   room of its own.
         # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
         #   receives it as system context; it is never stored.
-        # @param background [Boolean] `true` answers 202 with the reply's id at once and generates the reply
-        #   whatever happens to the caller; `GET .../messages/{messageId}` tells how it stands. Not with
-        #   `stream`. Default `false`.
         # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
         #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
         #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
@@ -539,7 +538,6 @@ module Agentry
           user_id: nil,
           room_id: nil,
           context: nil,
-          background: nil,
           on_disconnect: nil,
           request_options: nil
         )
@@ -548,7 +546,6 @@ module Agentry
           body["userId"] = user_id unless user_id.nil?
           body["roomId"] = room_id unless room_id.nil?
           body["context"] = context unless context.nil?
-          body["background"] = background unless background.nil?
           body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
           api_request(
             :post,
@@ -620,9 +617,6 @@ module Agentry
         #   room of its own.
         # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
         #   receives it as system context; it is never stored.
-        # @param background [Boolean] `true` answers 202 with the reply's id at once and generates the reply
-        #   whatever happens to the caller; `GET .../messages/{messageId}` tells how it stands. Not with
-        #   `stream`. Default `false`.
         # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
         #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
         #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
@@ -649,7 +643,6 @@ module Agentry
           user_id: nil,
           room_id: nil,
           context: nil,
-          background: nil,
           on_disconnect: nil,
           request_options: nil,
           &block
@@ -659,7 +652,6 @@ module Agentry
           body["userId"] = user_id unless user_id.nil?
           body["roomId"] = room_id unless room_id.nil?
           body["context"] = context unless context.nil?
-          body["background"] = background unless background.nil?
           body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
           body["stream"] = true
           api_stream(
@@ -669,6 +661,98 @@ module Agentry
             events: SEND_MESSAGE_EVENTS,
             options: request_options,
             &block
+          )
+        end
+
+        # Send a message to an agent, sending `background: true`: the message is accepted, and its reply is
+        # being generated.
+        #
+        # Returns the 202 answer. Otherwise as `create`:
+        #
+        # Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and
+        # `roomId`: send the same `userId` for the same user; calls without them share one default
+        # conversation. `context` applies to this message only. The model may call the tools of the agent's
+        # enabled plugins, up to `settings.maxToolSteps` rounds; the reply's `toolCalls` lists the calls with
+        # their outcomes, and its `usage` counts every model call of the turn. An agent in `error` is still
+        # called (a success takes it out of `error`); an `inactive` one refuses messages.
+        #
+        # With `stream: true` the reply arrives as server-sent events (`text/event-stream`):
+        # `message.started`, any number of `message.delta` (and, when the model calls tools of the agent's
+        # plugins, `tool.call` and `tool.result` between them), then exactly one of `message.completed` or
+        # `error`, after which the stream closes. Each event has an `id:` (its sequence number, from 1), an
+        # `event:` name and JSON `data:`; the `text/event-stream` schema, `MessageStreamEvent`, describes each
+        # event and the JSON of its data. A `: ping` comment line is sent after every 15 seconds of silence.
+        # Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is
+        # an ordinary JSON error response. Only a complete reply is stored.
+        #
+        # Every stream can be resumed for `STREAM_RETENTION` (1 hour by default) after it ends, at `GET
+        # /v1/agents/{agentId}/messages/{messageId}/events` with `Last-Event-ID`. With `onDisconnect:
+        # "continue"` the reply is generated to its end and stored even when the caller goes away (it still
+        # holds a concurrency slot until then); the default, `cancel`, stops it.
+        #
+        # With `background: true` the answer is `202` with the reply's id and `status: "pending"` at once; the
+        # reply is generated whatever happens to the caller, and `GET
+        # /v1/agents/{agentId}/messages/{messageId}` tells whether it is `pending`, `completed` (with the
+        # reply) or `failed` (with the error). It holds a concurrency slot until it ends.
+        #
+        # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
+        # `concurrentMessages`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param text [String] The message text.
+        # @param user_id [String] Identifies the user, for conversation continuity: send the same value for
+        #   the same user. Unset is a user of its own.
+        # @param room_id [String] Identifies the conversation room, for multi-user conversations. Unset is a
+        #   room of its own.
+        # @param context [Hash{String, Symbol => Object}] Extra context for this message only: the model
+        #   receives it as system context; it is never stored.
+        # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
+        #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
+        #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::BackgroundMessageAccepted]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 502 `MODEL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def create_background(
+          agent_id,
+          text:,
+          user_id: nil,
+          room_id: nil,
+          context: nil,
+          on_disconnect: nil,
+          request_options: nil
+        )
+          body = {}
+          body["text"] = text
+          body["userId"] = user_id unless user_id.nil?
+          body["roomId"] = room_id unless room_id.nil?
+          body["context"] = context unless context.nil?
+          body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
+          body["background"] = true
+          api_request(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/messages",
+            type: "BackgroundMessageAccepted",
+            body: body,
+            options: request_options
           )
         end
 
@@ -754,6 +838,9 @@ module Agentry
         #
         # Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
         #
+        # An answer with `status` is a Models::BackgroundMessage: read it with `get_background`, or wait for
+        # it with `wait_for_background`.
+        #
         # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
         # again has the same effect.
         #
@@ -777,6 +864,76 @@ module Agentry
             type: "HistoryMessage",
             options: request_options
           )
+        end
+
+        # Get a message, as a Models::BackgroundMessage.
+        #
+        # Raises Agentry::Error when the answer is not one (it has no `status`): read that with `get`.
+        #
+        # One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
+        # with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION`
+        # after it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or
+        # `failed`); afterwards its reply, if completed, is read as any stored message.
+        #
+        # Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param message_id [String] The message's id (`msg_…`), as a list or the send call gave it. An id of
+        #   another agent's or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::BackgroundMessage]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        # @raise [Agentry::Error] an answer of another type
+        def get_background(agent_id, message_id, request_options: nil)
+          api_variant_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/messages/#{path_segment(:message_id, message_id)}",
+            type: "BackgroundMessage",
+            marker: "status",
+            main_method: "get",
+            options: request_options
+          )
+        end
+
+        # Waits until the Models::BackgroundMessage is no longer pending, and returns it: reads it with
+        # `get_background` while `status` is "pending", pausing `poll_interval` seconds at first and twice as
+        # long each time (at most 5 seconds). Each read is retried like any call.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param message_id [String] The message's id (`msg_…`), as a list or the send call gave it. An id of
+        #   another agent's or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+        # @param poll_interval [Numeric] seconds before the first read again. Default 0.5.
+        # @param max_wait [Numeric] seconds to wait in all before raising Agentry::APITimeoutError (the
+        #   message goes on; read it again later). Default 600.
+        # @param request_options [Hash, nil] each read's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::BackgroundMessage]
+        # @raise [Agentry::APITimeoutError] still pending after `max_wait`
+        def wait_for_background(
+          agent_id,
+          message_id,
+          poll_interval: Agentry::Polling::DEFAULT_POLL_INTERVAL,
+          max_wait: Agentry::Polling::DEFAULT_MAX_WAIT,
+          request_options: nil
+        )
+          Agentry::Polling.until_done(
+            pending: { status: "pending" },
+            poll_interval: poll_interval,
+            max_wait: max_wait
+          ) do
+            get_background(agent_id, message_id, request_options: request_options)
+          end
         end
       end
 
