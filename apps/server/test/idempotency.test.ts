@@ -312,3 +312,124 @@ describe("Idempotency-Key on messages", () => {
     expect(openai.requests.length).toBe(calls);
   });
 });
+
+describe("Idempotency-Key when the gateway stops mid-send", () => {
+  async function newAgent(): Promise<string> {
+    const res = await post<{ data: { id: string } }>(
+      "/v1/agents",
+      { name: "Survivor", modelProvider: "openai", model: "gpt-4o-mini" },
+      newKey(),
+    );
+    return res.body.data.id;
+  }
+
+  /**
+   * What a gateway that stopped after the reply was stored, before it kept the response, leaves in the registry:
+   * the key claimed with the request's fingerprint, no response, and a lease that has run out.
+   */
+  function forgetResponse(key: string): void {
+    const db = new Database(join(h.dataDir, "registry.db"));
+    try {
+      const changed = db
+        .prepare<[number, string, string]>(
+          `UPDATE idempotency_keys SET status = NULL, sealed = NULL, resource_id = NULL, lease_until = ?
+           WHERE account_id = ? AND key_hash = ?`,
+        )
+        .run(Date.now() - 1000, tenant.accountId, createHash("sha256").update(key).digest("hex")).changes;
+      expect(changed).toBe(1);
+    } finally {
+      db.close();
+    }
+  }
+
+  async function messages(agentId: string): Promise<{ id: string }[]> {
+    const res = await h.request<{ data: { id: string }[] }>(
+      "GET",
+      `/v1/agents/${agentId}/messages?limit=100`,
+      {
+        key: tenant.key,
+      },
+    );
+    return res.body.data;
+  }
+
+  it("answers the retry of a message with the reply already generated, calling the model once", async () => {
+    const agentId = await newAgent();
+    const key = newKey();
+    openai.reply("Generated once.");
+    const first = await post<{ data: { id: string; text: string } }>(
+      `/v1/agents/${agentId}/messages`,
+      { text: "hello", userId: "u" },
+      key,
+    );
+    expect(first.status).toBe(200);
+    forgetResponse(key);
+    const retry = await post(`/v1/agents/${agentId}/messages`, { text: "hello", userId: "u" }, key);
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual(first.body);
+    expect(openai.requests).toHaveLength(1);
+    expect(await messages(agentId)).toHaveLength(2);
+    // The retry's response is kept now: the next one is a replay.
+    const replayed = await post(`/v1/agents/${agentId}/messages`, { text: "hello", userId: "u" }, key);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.body).toEqual(first.body);
+  });
+
+  it("re-sends a streamed reply's events to the retry, calling the model once", async () => {
+    const agentId = await newAgent();
+    const key = newKey();
+    openai.reply("one two three", { chunkDelayMs: 2 });
+    const stream = async () => {
+      const res = await fetch(`${h.url}/v1/agents/${agentId}/messages`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${tenant.key}`,
+          "content-type": "application/json",
+          "Idempotency-Key": key,
+        },
+        body: JSON.stringify({ text: "count", stream: true }),
+      });
+      return parseEventStream(await res.text()).events;
+    };
+    const first = await stream();
+    expect(first.at(-1)?.event).toBe("message.completed");
+    forgetResponse(key);
+    const retry = await stream();
+    expect(retry).toEqual(first);
+    expect(openai.requests).toHaveLength(1);
+    expect(await messages(agentId)).toHaveLength(2);
+  });
+
+  it("answers the retry of a background message with the first one's id", async () => {
+    const agentId = await newAgent();
+    const key = newKey();
+    openai.reply("Worked on once.", { delayMs: 100 });
+    const start = () =>
+      post<{ data: { id: string; status: string } }>(
+        `/v1/agents/${agentId}/messages`,
+        { text: "work", background: true },
+        key,
+      );
+    const first = await start();
+    expect(first.status).toBe(202);
+    forgetResponse(key);
+    // While it is generated, and after.
+    const during = await start();
+    expect(during.status).toBe(202);
+    expect(during.body.data.id).toBe(first.body.data.id);
+    for (;;) {
+      const state = await h.request<{ data: { status: string } }>(
+        "GET",
+        `/v1/agents/${agentId}/messages/${first.body.data.id}`,
+        { key: tenant.key },
+      );
+      if (state.body.data.status !== "pending") break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    forgetResponse(key);
+    const after = await start();
+    expect(after.body.data.id).toBe(first.body.data.id);
+    expect(openai.requests).toHaveLength(1);
+    expect(await messages(agentId)).toHaveLength(2);
+  });
+});

@@ -5,6 +5,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
 import type { ConversationContext } from "./context.js";
 import { publicEvent } from "./events.js";
+import { MessageKeys } from "./keys.js";
 import { observeProviders } from "./providers/observed.js";
 import {
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
@@ -93,6 +94,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
       ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
     }),
+    keys: new MessageKeys(() => ctx),
   };
   ctx.runs.start();
   const relay = options.webhooks

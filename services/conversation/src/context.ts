@@ -1,4 +1,5 @@
 import type { Logger } from "@agentry/logging";
+import type { MessageKeys } from "./keys.js";
 import type { ProviderSet } from "./providers/resolve.js";
 import type { MessageRuns } from "./runs.js";
 import type { ConversationStore } from "./store/types.js";
@@ -33,4 +34,6 @@ export interface ConversationContext {
   events?: { written(): void };
   /** The event logs of streamed and background messages. */
   runs: MessageRuns;
+  /** Messages sent with an Idempotency-Key, answered once. */
+  keys: MessageKeys;
 }

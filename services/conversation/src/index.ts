@@ -41,6 +41,7 @@ export type {
   ConversationStore,
   HistoryLimits,
   HistoryTurn,
+  KeyedExchange,
   MessageEventType,
   NewExchange,
   NewOutboxEvent,

@@ -91,7 +91,9 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
   return (router) => {
     router.service(ConversationService, {
       async sendMessage(request: SendMessageRequest, call: HandlerContext): Promise<SendMessageResponse> {
-        const reply = await sendMessage(ctx, messageInput(request, call), call.signal);
+        const reply = await ctx.keys.send(messageInput(request, call), (input) =>
+          sendMessage(ctx, input, call.signal),
+        );
         return create(SendMessageResponseSchema, { reply: toReply(reply) });
       },
 
@@ -99,7 +101,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         request: StreamMessageRequest,
         call: HandlerContext,
       ): AsyncIterable<StreamMessageResponse> {
-        const events = ctx.runs.stream(
+        const events = ctx.keys.stream(
           messageInput(request, call),
           call.signal,
           request.continueOnDisconnect,
@@ -111,7 +113,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
 
       async startMessage(request: StartMessageRequest, call: HandlerContext): Promise<StartMessageResponse> {
         // The run outlives this call: its deadline is the turn's own, not the call's.
-        const messageId = await ctx.runs.startBackground({
+        const messageId = await ctx.keys.start({
           ...messageInput(request, call),
           deadline: undefined,
         });
@@ -292,6 +294,7 @@ function messageInput(
     requestId: request.requestId ?? call.requestHeader.get("x-request-id") ?? undefined,
     apiKeyId: request.apiKeyId,
     deadline: deadlineOf(call),
+    idempotencyKeyHash: request.idempotencyKeyHash || undefined,
   };
 }
 

@@ -213,7 +213,7 @@ export class MessageRuns {
   }
 
   private begin(input: MessageInput, background: boolean, signal: AbortSignal | undefined): LiveRun {
-    const ids = { message: newId("message"), reply: newId("message") };
+    const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
     const controller = new AbortController();
     if (signal) {
       if (signal.aborted) controller.abort();
@@ -242,9 +242,10 @@ export class MessageRuns {
     };
     const run = new LiveRun(this.ctx, this.writer, record, controller, this.options.retentionMs);
     this.live.set(run.id, run);
+    if (input.idempotencyKeyHash) this.ctx.keys.generating(input, run.id, run.reply);
     const generate = () => run.drive(streamMessage(this.ctx, { ...input, ids }, controller.signal));
     // A background message is generated only once it is recorded: its caller is told of it only then.
-    const driving = background ? run.recorded.then((ok) => (ok ? generate() : undefined)) : generate();
+    const driving = background ? run.recorded.then((ok) => (ok ? generate() : run.unrecorded())) : generate();
     void driving.finally(() => {
       this.live.delete(run.id);
     });
@@ -323,6 +324,8 @@ export class MessageRuns {
       }
       const removed = await removeInBatches((limit) => this.ctx.store.removeExpiredRuns(now, limit), PAGE);
       if (removed > 0) this.ctx.logger.debug({ removed }, "expired message logs removed");
+      const keys = await removeInBatches((limit) => this.ctx.keys.removeExpired(now, limit), PAGE);
+      if (keys > 0) this.ctx.logger.debug({ removed: keys }, "expired idempotency keys of messages removed");
     } catch (error) {
       this.ctx.logger.warn({ err: error }, "could not sweep message logs");
     }
@@ -407,6 +410,9 @@ class LiveRun {
   private readonly events: LoggedEvent[] = [];
   /** The error the message ended with, for live followers to throw as it is. */
   error: AppError | undefined;
+  /** The reply it ends with, or its failure. */
+  readonly reply: Promise<ReplyRecord>;
+  private settleReply!: { resolve(reply: ReplyRecord): void; reject(error: AppError): void };
   private ended = false;
   private unwritten: RunEvent[] = [];
   private queued = false;
@@ -433,6 +439,10 @@ class LiveRun {
     this.id = record.id;
     this.accountId = record.accountId;
     this.agentId = record.agentId;
+    this.reply = new Promise<ReplyRecord>((resolve, reject) => {
+      this.settleReply = { resolve, reject };
+    });
+    this.reply.catch(() => undefined);
     // A cancelled reply is read on to its end at once.
     controller.signal.addEventListener("abort", () => this.unpace(), { once: true });
     // A background message is committed at once, durably: its caller is answered only then.
@@ -449,6 +459,11 @@ class LiveRun {
 
   cancel(): void {
     if (!this.ended) this.controller.abort();
+  }
+
+  /** A background message that could not be recorded: it is not generated. */
+  unrecorded(): void {
+    this.settleReply.reject(new AppError("AGENT_UNAVAILABLE", "The message could not be recorded."));
   }
 
   /** Its state as a background message (null when it is a stream's), from memory. */
@@ -562,6 +577,8 @@ class LiveRun {
     if (this.pace === "waiting") this.pace = "reading";
     if (terminal(event)) {
       this.ended = true;
+      if (event.type === "completed") this.settleReply.resolve(event.reply);
+      else if (event.type === "failed") this.settleReply.reject(this.error ?? failure(event));
       const endedAt = new Date();
       const failed = event.type === "failed";
       const end = {

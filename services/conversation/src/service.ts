@@ -21,6 +21,12 @@ import type { CallOutcome, ConversationKey } from "./store/types.js";
 import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
 
+/**
+ * How long a message's Idempotency-Key keeps its exchange (keys.ts): the key's own life, as the registry keeps it
+ * (decisions.md, "Idempotency, background messages, ...").
+ */
+export const MESSAGE_KEY_TTL_MS = 24 * 60 * 60 * 1000;
+
 /** One message to an agent, as the gateway passes it. */
 export interface MessageInput {
   accountId: string;
@@ -38,6 +44,8 @@ export interface MessageInput {
   deadline?: number | undefined;
   /** The ids of the message and of its reply, when the caller needs the reply's before the call (runs.ts). */
   ids?: { message: string; reply: string } | undefined;
+  /** The SHA-256 hex of the Idempotency-Key it was sent with, kept with its exchange (keys.ts). */
+  idempotencyKeyHash?: string | undefined;
 }
 
 /** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
@@ -464,6 +472,15 @@ class Call {
           createdAt: createdAt.toISOString(),
           toolCalls: reply.toolCalls,
         },
+        ...(this.input.idempotencyKeyHash
+          ? {
+              idempotencyKey: {
+                hash: this.input.idempotencyKeyHash,
+                fallback: reply.fallback,
+                expiresAt: new Date(createdAt.getTime() + MESSAGE_KEY_TTL_MS).toISOString(),
+              },
+            }
+          : {}),
       },
       this.record("completed", null, { model: result.model, inputTokens, outputTokens, createdAt }),
       this.ctx.events ? [messageCompleted(this.key.accountId, reply)] : [],

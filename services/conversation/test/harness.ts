@@ -13,6 +13,7 @@ import { type Client, createClient, createRouterTransport } from "@connectrpc/co
 import {
   buildConversation,
   type Conversation,
+  type ConversationStore,
   type PluginRuntime,
   type ProvidersConfig,
 } from "../src/index.js";
@@ -46,6 +47,8 @@ export interface HarnessOptions {
   dataDir?: string;
   /** The plugins agents' turns may use; none when unset. */
   plugins?: PluginRuntime;
+  /** A store to use instead of the SQLite file (closed with the service). */
+  store?: ConversationStore;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -68,6 +71,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.contextTokenBudget === undefined ? {} : { contextTokenBudget: options.contextTokenBudget }),
     ...(options.publish ? { webhooks: { publish: options.publish }, outboxIntervalMs: 20 } : {}),
     ...(options.plugins ? { plugins: options.plugins } : {}),
+    ...(options.store ? { store: options.store } : {}),
   });
   const client = createClient(
     ConversationService,

@@ -203,6 +203,31 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: "idempotency keys of exchanges",
+    // The exchange a message's Idempotency-Key (its SHA-256 hex) was stored with, kept for the key's life.
+    sql: (s) => `
+      CREATE TABLE ${s}.message_keys (
+        account_id text NOT NULL,
+        key_hash text COLLATE "C" NOT NULL,
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        conversation_id text NOT NULL,
+        message_id text NOT NULL,
+        reply_id text NOT NULL,
+        fallback boolean NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (account_id, key_hash)
+      );
+      -- The sweep; an agent's keys, which its purge deletes; a user's, which an erasure deletes; a conversation's.
+      CREATE INDEX message_keys_by_expiry ON ${s}.message_keys (expires_at);
+      CREATE INDEX message_keys_by_agent ON ${s}.message_keys (account_id, agent_id);
+      CREATE INDEX message_keys_by_user ON ${s}.message_keys (account_id, user_id);
+      CREATE INDEX message_keys_by_conversation ON ${s}.message_keys (conversation_id);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

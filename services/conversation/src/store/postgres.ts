@@ -85,6 +85,7 @@ import type {
   ConversationStore,
   HistoryLimits,
   HistoryTurn,
+  KeyedExchange,
   MessageFilter,
   NewExchange,
   NewOutboxEvent,
@@ -390,6 +391,27 @@ function statements(s: string) {
       ORDER BY seq LIMIT $1`,
     removeEvents: `DELETE FROM ${s}.outbox WHERE seq = ANY($1::bigint[])`,
     deleteAgentEvents: `DELETE FROM ${s}.outbox WHERE account_id = $1 AND agent_id = $2`,
+    // A key held by an exchange that expired passes to the new one; one still held stays with its exchange.
+    keepKey: prepared(
+      "keepKey",
+      `INSERT INTO ${s}.message_keys AS k (account_id, key_hash, agent_id, user_id, conversation_id, message_id,
+        reply_id, fallback, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      ON CONFLICT (account_id, key_hash) DO UPDATE SET
+        agent_id = excluded.agent_id, user_id = excluded.user_id, conversation_id = excluded.conversation_id,
+        message_id = excluded.message_id, reply_id = excluded.reply_id, fallback = excluded.fallback,
+        created_at = excluded.created_at, expires_at = excluded.expires_at
+      WHERE k.expires_at <= excluded.created_at`,
+    ),
+    keyedExchange: `SELECT agent_id, message_id, reply_id, fallback FROM ${s}.message_keys
+      WHERE account_id = $1 AND key_hash = $2 AND expires_at > $3`,
+    removeExpiredKeys: `DELETE FROM ${s}.message_keys WHERE (account_id, key_hash) IN (
+        SELECT account_id, key_hash FROM ${s}.message_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2
+        FOR UPDATE SKIP LOCKED)
+      RETURNING 1`,
+    deleteAgentKeys: `DELETE FROM ${s}.message_keys WHERE account_id = $1 AND agent_id = $2`,
+    deleteUserKeys: `DELETE FROM ${s}.message_keys WHERE account_id = $1 AND user_id = $2`,
+    deleteConversationKeys: `DELETE FROM ${s}.message_keys WHERE conversation_id = $1`,
     ...usageStatements(s, prepared),
   };
 }
@@ -420,7 +442,7 @@ export class PostgresConversationStore implements ConversationStore {
     call: CallRecord,
     events: readonly NewOutboxEvent[] = [],
   ): Promise<boolean> {
-    const { key, user, reply } = exchange;
+    const { key, user, reply, idempotencyKey } = exchange;
     return this.db.transaction(async (client) => {
       if (await this.purged(client, key.accountId, key.agentId)) return false;
       const touched = await run<{ id: string }>(client, this.sql.touchConversation, [
@@ -446,6 +468,20 @@ export class PostgresConversationStore implements ConversationStore {
         reply.finishReason,
         toolCallsColumn(reply.toolCalls),
       ]);
+      if (idempotencyKey) {
+        await run(client, this.sql.keepKey, [
+          key.accountId,
+          idempotencyKey.hash,
+          key.agentId,
+          key.userId,
+          touched.rows[0]!.id,
+          user.id,
+          reply.id,
+          idempotencyKey.fallback,
+          reply.createdAt,
+          idempotencyKey.expiresAt,
+        ]);
+      }
       await this.insertCall(client, call);
       await this.insertEvents(client, events);
       return true;
@@ -518,6 +554,7 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.deleteAgentUsage, [accountId, agentId]);
       await client.query(this.sql.deleteAgentEvents, [accountId, agentId]);
       await this.runs.deleteAgentRuns(client, accountId, agentId);
+      await client.query(this.sql.deleteAgentKeys, [accountId, agentId]);
       return { turns, calls };
     });
   }
@@ -588,6 +625,7 @@ export class PostgresConversationStore implements ConversationStore {
     return this.db.transaction(async (client) => {
       const deleted = await client.query(this.sql.deleteConversation, [conversationId, accountId, agentId]);
       if ((deleted.rowCount ?? 0) === 0) return null;
+      await client.query(this.sql.deleteConversationKeys, [conversationId]);
       return (await client.query(this.sql.deleteConversationTurns, [conversationId])).rowCount ?? 0;
     });
   }
@@ -614,6 +652,7 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.deleteUserEvents, [accountId, userId]);
       await client.query(this.sql.forgetUserCalls, [accountId, userId]);
       await this.runs.deleteUserRuns(client, accountId, userId);
+      await client.query(this.sql.deleteUserKeys, [accountId, userId]);
       // The blank user's counts are unattributed already.
       if (userId !== "") {
         await client.query(this.sql.lockUserUsage, [accountId, userId]);
@@ -667,6 +706,23 @@ export class PostgresConversationStore implements ConversationStore {
 
   async removeExpiredRuns(now: string, limit: number): Promise<number> {
     return this.runs.removeExpired(now, limit);
+  }
+
+  async keyedExchange(accountId: string, keyHash: string, now: string): Promise<KeyedExchange | null> {
+    const rows = await this.db.query<{
+      agent_id: string;
+      message_id: string;
+      reply_id: string;
+      fallback: boolean;
+    }>(this.sql.keyedExchange, [accountId, keyHash, now]);
+    const row = rows[0];
+    return row
+      ? { agentId: row.agent_id, messageId: row.message_id, replyId: row.reply_id, fallback: row.fallback }
+      : null;
+  }
+
+  async removeExpiredKeys(now: string, limit: number): Promise<number> {
+    return (await this.db.query(this.sql.removeExpiredKeys, [now, limit])).length;
   }
 
   async ping(): Promise<void> {

@@ -190,6 +190,31 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 7,
+    name: "idempotency keys of exchanges",
+    // The exchange a message's Idempotency-Key (its SHA-256 hex) was stored with, kept for the key's life.
+    sql: `
+      CREATE TABLE message_keys (
+        account_id TEXT NOT NULL,
+        key_hash TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        conversation_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        reply_id TEXT NOT NULL,
+        fallback INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (account_id, key_hash)
+      ) STRICT, WITHOUT ROWID;
+      -- The sweep; an agent's keys, which its purge deletes; a user's, which an erasure deletes; a conversation's.
+      CREATE INDEX message_keys_by_expiry ON message_keys (expires_at);
+      CREATE INDEX message_keys_by_agent ON message_keys (account_id, agent_id);
+      CREATE INDEX message_keys_by_user ON message_keys (account_id, user_id);
+      CREATE INDEX message_keys_by_conversation ON message_keys (conversation_id);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

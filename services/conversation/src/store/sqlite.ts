@@ -52,6 +52,7 @@ import type {
   ConversationStore,
   HistoryLimits,
   HistoryTurn,
+  KeyedExchange,
   MessageFilter,
   NewExchange,
   NewOutboxEvent,
@@ -84,6 +85,20 @@ interface SqliteOutboxRow {
   agent_id: string;
   data: string;
   created_at: string;
+}
+
+/** The parameters of a kept Idempotency-Key. */
+interface SqliteKeyRow {
+  account: string;
+  hash: string;
+  agent: string;
+  user: string;
+  conversation: string;
+  message: string;
+  reply: string;
+  fallback: number;
+  created: string;
+  expires: string;
 }
 
 const placeholder = () => "?";
@@ -137,7 +152,11 @@ export class SqliteConversationStore implements ConversationStore {
     const runs = new SqliteRuns(this.db);
     this.runs = runs;
     this.save = this.db.transaction(
-      ({ key, user, reply }: NewExchange, call: CallRecord, events: readonly NewOutboxEvent[]) => {
+      (
+        { key, user, reply, idempotencyKey }: NewExchange,
+        call: CallRecord,
+        events: readonly NewOutboxEvent[],
+      ) => {
         if (this.purged(key.accountId, key.agentId)) return false;
         const conversationId = s.touchConversation.get(
           newId("conversation"),
@@ -175,6 +194,20 @@ export class SqliteConversationStore implements ConversationStore {
           toolCallsColumn(reply.toolCalls),
           reply.createdAt,
         );
+        if (idempotencyKey) {
+          s.keepKey.run({
+            account: key.accountId,
+            hash: idempotencyKey.hash,
+            agent: key.agentId,
+            user: key.userId,
+            conversation: conversationId,
+            message: user.id,
+            reply: reply.id,
+            fallback: idempotencyKey.fallback ? 1 : 0,
+            created: reply.createdAt,
+            expires: idempotencyKey.expiresAt,
+          });
+        }
         s.insertCall.run(callRow(call));
         this.addUsage(call);
         for (const event of events) s.insertEvent.run(outboxRow(event));
@@ -205,11 +238,13 @@ export class SqliteConversationStore implements ConversationStore {
       s.deleteAgentUsage.run(accountId, agentId);
       s.deleteAgentEvents.run(agentId, accountId);
       runs.deleteAgentRuns(accountId, agentId);
+      s.deleteAgentKeys.run(accountId, agentId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(
       (accountId: string, agentId: string, conversationId: string) => {
         if (s.deleteConversation.run(conversationId, accountId, agentId).changes === 0) return null;
+        s.deleteConversationKeys.run(conversationId);
         return s.deleteConversationTurns.run(conversationId).changes;
       },
     );
@@ -219,6 +254,7 @@ export class SqliteConversationStore implements ConversationStore {
       s.deleteUserEvents.run(accountId, userId);
       s.forgetUserCalls.run(accountId, userId);
       runs.deleteUserRuns(accountId, userId);
+      s.deleteUserKeys.run(accountId, userId);
       // The blank user's counts are unattributed already.
       if (userId !== "") {
         s.unattributeUsage.run(accountId, userId);
@@ -449,6 +485,22 @@ export class SqliteConversationStore implements ConversationStore {
     return this.runs.removeExpiredRuns(now, limit);
   }
 
+  async keyedExchange(accountId: string, keyHash: string, now: string): Promise<KeyedExchange | null> {
+    const row = this.statements.keyedExchange.get(accountId, keyHash, now);
+    return row
+      ? {
+          agentId: row.agent_id,
+          messageId: row.message_id,
+          replyId: row.reply_id,
+          fallback: row.fallback === 1,
+        }
+      : null;
+  }
+
+  async removeExpiredKeys(now: string, limit: number): Promise<number> {
+    return this.statements.removeExpiredKeys.run(now, limit).changes;
+  }
+
   /** Reads a pragma of this connection (some, like synchronous, are per connection), for diagnostics. */
   pragma(name: string): unknown {
     return this.db.pragma(name, { simple: true });
@@ -636,6 +688,35 @@ function prepare(db: Database.Database) {
     deleteAgentEvents: db.prepare<[string, string]>(
       "DELETE FROM outbox WHERE agent_id = ? AND account_id = ?",
     ),
+    // A key held by an exchange that expired passes to the new one; one still held stays with its exchange.
+    keepKey: db.prepare<[SqliteKeyRow]>(
+      `INSERT INTO message_keys (account_id, key_hash, agent_id, user_id, conversation_id, message_id, reply_id,
+         fallback, created_at, expires_at)
+       VALUES (@account, @hash, @agent, @user, @conversation, @message, @reply, @fallback, @created, @expires)
+       ON CONFLICT (account_id, key_hash) DO UPDATE SET
+         agent_id = excluded.agent_id, user_id = excluded.user_id, conversation_id = excluded.conversation_id,
+         message_id = excluded.message_id, reply_id = excluded.reply_id, fallback = excluded.fallback,
+         created_at = excluded.created_at, expires_at = excluded.expires_at
+       WHERE message_keys.expires_at <= excluded.created_at`,
+    ),
+    keyedExchange: db.prepare<
+      [string, string, string],
+      { agent_id: string; message_id: string; reply_id: string; fallback: number }
+    >(
+      `SELECT agent_id, message_id, reply_id, fallback FROM message_keys
+       WHERE account_id = ? AND key_hash = ? AND expires_at > ?`,
+    ),
+    removeExpiredKeys: db.prepare<[string, number]>(
+      `DELETE FROM message_keys WHERE (account_id, key_hash) IN (
+         SELECT account_id, key_hash FROM message_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+    ),
+    deleteAgentKeys: db.prepare<[string, string]>(
+      "DELETE FROM message_keys WHERE account_id = ? AND agent_id = ?",
+    ),
+    deleteUserKeys: db.prepare<[string, string]>(
+      "DELETE FROM message_keys WHERE account_id = ? AND user_id = ?",
+    ),
+    deleteConversationKeys: db.prepare<[string]>("DELETE FROM message_keys WHERE conversation_id = ?"),
     ...usageStatements(db),
   };
 }

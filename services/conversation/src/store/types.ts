@@ -81,6 +81,21 @@ export interface NewExchange {
     /** Unset or empty when the model called no tool. */
     toolCalls?: ToolCallRecord[];
   };
+  /**
+   * The Idempotency-Key the message was sent with, kept with the exchange until `expiresAt` so that the message
+   * sent again with it is answered with this reply (keys.ts). `fallback`: whether a fallback model answered, which
+   * the stored turns do not say. A key another exchange of the account holds, unexpired, is left to it.
+   */
+  idempotencyKey?: { hash: string; fallback: boolean; expiresAt: string };
+}
+
+/** The exchange an Idempotency-Key of an account was stored with. */
+export interface KeyedExchange {
+  agentId: string;
+  /** The ids of the message and of its reply. */
+  messageId: string;
+  replyId: string;
+  fallback: boolean;
 }
 
 /** `completed`: a reply was stored. `failed`: an error was returned. `cancelled`: the caller went away first. */
@@ -351,6 +366,13 @@ export interface ConversationStore {
   abandonedRuns(now: string, limit: number): Promise<string[]>;
   /** Deletes at most `limit` runs expired at `now`, with their events; returns how many. */
   removeExpiredRuns(now: string, limit: number): Promise<number>;
+  /**
+   * The exchange stored with an Idempotency-Key (its SHA-256 hex) of the account, or null when there is none or
+   * it expired at `now`. Purging the agent, deleting the conversation and erasing the user remove it.
+   */
+  keyedExchange(accountId: string, keyHash: string, now: string): Promise<KeyedExchange | null>;
+  /** Deletes at most `limit` keys of exchanges expired at `now`; returns how many. */
+  removeExpiredKeys(now: string, limit: number): Promise<number>;
   /** Resolves when the database answers a trivial query: what readiness reports. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

@@ -756,6 +756,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
 
     usageContract(fresh);
     runsContract(fresh);
+    keysContract(fresh);
   });
 }
 
@@ -1552,6 +1553,88 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       ]);
       expect(await store.runEvents(purged.id, 0, 10)).toEqual([]);
       expect(await store.runEvents(kept.id, 0, 10)).toHaveLength(3);
+    });
+  });
+}
+
+function keysContract(fresh: () => Promise<ConversationStore>): void {
+  describe("idempotency keys of exchanges", () => {
+    const HASH = "a".repeat(64);
+    const OTHER = "b".repeat(64);
+    const keyed = (
+      k: ConversationKey,
+      hash: string,
+      expiresAt = "2999-01-01T00:00:00.000Z",
+      fallback = false,
+    ): NewExchange => ({
+      ...exchange(k, "question", "answer"),
+      idempotencyKey: { hash, fallback, expiresAt },
+    });
+    const save = async (store: ConversationStore, ex: NewExchange) =>
+      expect(await store.saveExchange(ex, call(ex.key, { id: ex.reply.id }))).toBe(true);
+    const NOW = "2026-06-01T00:00:00.000Z";
+
+    it("keeps an exchange's key with it, per account, until it expires", async () => {
+      const store = await fresh();
+      const first = keyed(key(), HASH, "2999-01-01T00:00:00.000Z", true);
+      await save(store, first);
+      expect(await store.keyedExchange("acct_A", HASH, NOW)).toEqual({
+        agentId: "agt_A",
+        messageId: first.user.id,
+        replyId: first.reply.id,
+        fallback: true,
+      });
+      expect(await store.keyedExchange("acct_B", HASH, NOW)).toBeNull();
+      expect(await store.keyedExchange("acct_A", OTHER, NOW)).toBeNull();
+      expect(await store.keyedExchange("acct_A", HASH, "2999-01-01T00:00:00.000Z")).toBeNull();
+      // Another account's exchange with the same key has its own.
+      const other = keyed(key({ accountId: "acct_B" }), HASH);
+      await save(store, other);
+      expect((await store.keyedExchange("acct_B", HASH, NOW))?.replyId).toBe(other.reply.id);
+      expect((await store.keyedExchange("acct_A", HASH, NOW))?.replyId).toBe(first.reply.id);
+    });
+
+    it("leaves a key held by an exchange to it, and passes an expired one to the next exchange", async () => {
+      const store = await fresh();
+      const first = keyed(key(), HASH, "2026-03-01T00:00:00.000Z");
+      await save(store, first);
+      // Stored too (a duplicate answered elsewhere meanwhile), without the key.
+      await save(store, keyed(key(), HASH));
+      expect((await store.keyedExchange("acct_A", HASH, "2026-02-01T00:00:00.000Z"))?.replyId).toBe(
+        first.reply.id,
+      );
+      clock = Math.max(clock, Date.parse("2026-03-02T00:00:00.000Z"));
+      const later = keyed(key(), HASH);
+      await save(store, later);
+      expect((await store.keyedExchange("acct_A", HASH, NOW))?.replyId).toBe(later.reply.id);
+    });
+
+    it("removes expired keys in batches, and the keys of a purged agent, an erased user, a deleted conversation", async () => {
+      const store = await fresh();
+      for (let i = 0; i < 3; i += 1) {
+        await save(store, keyed(key(), String(i).repeat(64), "2026-05-01T00:00:00.000Z"));
+      }
+      const lasting = keyed(key(), HASH);
+      await save(store, lasting);
+      expect(await store.removeExpiredKeys(NOW, 2)).toBe(2);
+      expect(await store.removeExpiredKeys(NOW, 2)).toBe(1);
+      expect(await store.removeExpiredKeys(NOW, 2)).toBe(0);
+      expect((await store.keyedExchange("acct_A", HASH, NOW))?.replyId).toBe(lasting.reply.id);
+
+      const purged = keyed(key({ agentId: "agt_P" }), "c".repeat(64));
+      const erased = keyed(key({ userId: "u_gone" }), "d".repeat(64));
+      const otherAccount = keyed(key({ accountId: "acct_B", userId: "u_gone" }), "d".repeat(64));
+      const dropped = keyed(key({ userId: "u_conv" }), "e".repeat(64));
+      for (const ex of [purged, erased, otherAccount, dropped]) await save(store, ex);
+      await store.purgeAgent("acct_A", "agt_P");
+      await store.eraseUser("acct_A", "u_gone");
+      const conversation = (await store.getMessage("acct_A", "agt_A", dropped.reply.id))!.conversationId;
+      expect(await store.deleteConversation("acct_A", "agt_A", conversation)).toBe(2);
+      expect(await store.keyedExchange("acct_A", "c".repeat(64), NOW)).toBeNull();
+      expect(await store.keyedExchange("acct_A", "d".repeat(64), NOW)).toBeNull();
+      expect(await store.keyedExchange("acct_A", "e".repeat(64), NOW)).toBeNull();
+      expect((await store.keyedExchange("acct_B", "d".repeat(64), NOW))?.replyId).toBe(otherAccount.reply.id);
+      expect((await store.keyedExchange("acct_A", HASH, NOW))?.replyId).toBe(lasting.reply.id);
     });
   });
 }

@@ -124,6 +124,8 @@ async function sendMessage(input: HandlerInput): Promise<void> {
     requestId: ctx.state.requestId,
     // Usage is attributed to the key the message was sent with.
     apiKeyId: principal.keyId,
+    // A message retried with its key after this gateway stopped mid-send is answered with the reply generated.
+    ...(ctx.state.idempotency ? { idempotencyKeyHash: ctx.state.idempotency.keyHash } : {}),
   };
   if (body.background === true) return startBackground(input, agent, request);
   const abort = callerGone(input);
