@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 
 interface Pending {
   work: () => unknown;
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -16,12 +17,18 @@ interface Pending {
  * A write that throws is rolled back to its savepoint and rejects alone; the others commit. A transaction that
  * cannot begin or commit (another process holding the lock past the busy timeout, a full disk) rejects every
  * write of the batch, none of which is then in the file.
+ *
+ * A write given `durable: false` is bookkeeping a power loss may take back (a lease, a last-used time): when a
+ * group holds only such writes it commits without waiting for the disk (`synchronous = NORMAL`, which in WAL mode
+ * still survives the process being killed); the next durable commit takes them to disk with it.
  */
 export class GroupCommit {
   private pending: Pending[] = [];
   private readonly batch: (items: readonly Pending[]) => { value?: unknown; error?: unknown }[];
+  private readonly db: Database.Database;
 
   constructor(db: Database.Database) {
+    this.db = db;
     const savepointed = db.transaction((work: () => unknown) => work());
     this.batch = db.transaction((items: readonly Pending[]) =>
       items.map((item) => {
@@ -37,9 +44,10 @@ export class GroupCommit {
   }
 
   /** Runs `work` (synchronous statements) in the next group's transaction; resolves once that has committed. */
-  run<T>(work: () => T): Promise<T> {
+  run<T>(work: () => T, options: { durable?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      const durable = options.durable ?? true;
+      this.pending.push({ work, durable, resolve: resolve as (value: unknown) => void, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -54,11 +62,15 @@ export class GroupCommit {
     if (items.length === 0) return;
     this.pending = [];
     let outcomes: { value?: unknown; error?: unknown }[];
+    const relaxed = !items.some((item) => item.durable);
     try {
+      if (relaxed) this.db.pragma("synchronous = NORMAL");
       outcomes = this.batch(items);
     } catch (error) {
       for (const item of items) item.reject(error);
       return;
+    } finally {
+      if (relaxed) this.db.pragma("synchronous = FULL");
     }
     outcomes.forEach((outcome, i) => {
       const item = items[i]!;

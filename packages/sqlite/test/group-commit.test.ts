@@ -92,4 +92,16 @@ describe("GroupCommit", () => {
     await write;
     expect(names()).toEqual(["kept"]);
   });
+
+  it("commits a group of bookkeeping alone without waiting for the disk, and any group with a durable write with it", async () => {
+    const group = new GroupCommit(db);
+    const level = () => db.pragma("synchronous", { simple: true }) as number;
+    const [FULL, NORMAL] = [2, 1];
+    expect(
+      await Promise.all([group.run(level, { durable: false }), group.run(level, { durable: false })]),
+    ).toEqual([NORMAL, NORMAL]);
+    expect(level()).toBe(FULL);
+    expect(await Promise.all([group.run(level, { durable: false }), group.run(level)])).toEqual([FULL, FULL]);
+    expect(level()).toBe(FULL);
+  });
 });

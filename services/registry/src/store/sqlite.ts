@@ -488,6 +488,13 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   };
   // The writes of concurrent requests share a commit (and its wait for the disk); each is answered after it.
   const group = new GroupCommit(db);
+  /**
+   * Writes a power loss may take back without much harm, committed without waiting for the disk when nothing
+   * else waits with them (they still survive the process being killed): a key's last use, and an Idempotency-Key's
+   * claim and stored answer. After a power loss a retry with the key runs its request again, except a create,
+   * which finds the agent its key was stored with in the create's own (durable) transaction.
+   */
+  const BOOKKEEPING = { durable: false };
 
   const emit = (events: readonly NewOutboxEvent[]) => {
     for (const event of events) {
@@ -760,7 +767,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       return findApiKey.deferred(sha256);
     },
     async touchApiKeys(lastUsed) {
-      if (lastUsed.size > 0) await group.run(() => touchApiKeys(lastUsed));
+      if (lastUsed.size > 0) await group.run(() => touchApiKeys(lastUsed), BOOKKEEPING);
     },
 
     async createConsoleLink(input) {
@@ -792,21 +799,23 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
 
     async beginIdempotentRequest(claim) {
-      return group.run(() => beginIdempotentRequest(claim));
+      return group.run(() => beginIdempotentRequest(claim), BOOKKEEPING);
     },
     async completeIdempotentRequest(accountId, keyHash, response) {
-      await group.run(() =>
-        sql.completeIdempotencyKey.run(
-          response.status,
-          Buffer.from(response.sealed),
-          null,
-          accountId,
-          keyHash,
-        ),
+      await group.run(
+        () =>
+          sql.completeIdempotencyKey.run(
+            response.status,
+            Buffer.from(response.sealed),
+            null,
+            accountId,
+            keyHash,
+          ),
+        BOOKKEEPING,
       );
     },
     async releaseIdempotentRequest(accountId, keyHash) {
-      await group.run(() => sql.releaseIdempotencyKey.run(accountId, keyHash));
+      await group.run(() => sql.releaseIdempotencyKey.run(accountId, keyHash), BOOKKEEPING);
     },
     async deleteExpiredIdempotencyKeys(limit) {
       return sql.deleteExpiredIdempotencyKeys.run(Date.now(), limit).changes;
