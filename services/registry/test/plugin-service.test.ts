@@ -69,13 +69,13 @@ describe("PluginService secrets", () => {
     const other = (await h.accounts.createAccount({ name: "other" })).account!.id;
     await h.plugins.putSecret({ accountId, agentId, name: "t", value: VALUE });
     for (const call of [
-      h.plugins.putSecret({ accountId: other, agentId, name: "t", value: "x" }),
-      h.plugins.listSecrets({ accountId: other, agentId }),
-      h.plugins.revealSecrets({ accountId: other, agentId, names: ["t"] }),
-      h.plugins.deleteSecret({ accountId: other, agentId, name: "t" }),
-      h.plugins.searchKnowledge({ accountId: other, agentId, query: "refund", limit: 5 }),
+      () => h.plugins.putSecret({ accountId: other, agentId, name: "t", value: "x" }),
+      () => h.plugins.listSecrets({ accountId: other, agentId }),
+      () => h.plugins.revealSecrets({ accountId: other, agentId, names: ["t"] }),
+      () => h.plugins.deleteSecret({ accountId: other, agentId, name: "t" }),
+      () => h.plugins.searchKnowledge({ accountId: other, agentId, query: "refund", limit: 5 }),
     ]) {
-      const error = await failure(call);
+      const error = await failure(call());
       expect(error.code).toBe(Code.NotFound);
       expect(error.rawMessage).not.toContain(VALUE);
     }
