@@ -294,8 +294,9 @@ function listKey(sortBy: AgentSortField, order: "asc" | "desc", filtered: boolea
 
 function prepareStatements(db: Database.Database) {
   const prepare = <P extends unknown[], R = unknown>(sql: string) => db.prepare<P, R>(sql);
-  // One statement per sort and per "filtered or not", so each can use its index (see the migrations).
-  const list = new Map<string, Database.Statement<[ListBind], AgentRow>>();
+  // One statement per sort and per "filtered or not", so each can use its index (see the migrations). They read
+  // the page's ids only: the rows come from the store's cache of agent rows, the missing ones in one more query.
+  const list = new Map<string, Database.Statement<[ListBind], string>>();
   for (const sortBy of Object.keys(SORT_COLUMN) as AgentSortField[]) {
     for (const order of ["asc", "desc"] as const) {
       for (const filtered of [false, true]) {
@@ -303,10 +304,10 @@ function prepareStatements(db: Database.Database) {
         const column = SORT_COLUMN[sortBy];
         list.set(
           listKey(sortBy, order, filtered),
-          prepare(
-            `SELECT * FROM agents WHERE ${where}
+          prepare<[ListBind], string>(
+            `SELECT id FROM agents WHERE ${where}
              ORDER BY ${column} ${order}, id ${order} LIMIT @limit OFFSET @offset`,
-          ),
+          ).pluck(),
         );
       }
     }
@@ -324,6 +325,9 @@ function prepareStatements(db: Database.Database) {
     ),
 
     agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
+    agentsByIds: prepare<[string, string], AgentRow>(
+      "SELECT * FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+    ),
     // Kept by triggers in every write's transaction (migration 5): a row or three, whatever the account's size.
     countAgents: prepare<[string], number>(
       "SELECT coalesce(sum(n), 0) FROM agent_counts WHERE account_id = ?",
@@ -478,6 +482,26 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     if (row) agentRows.set(id, row, rowChars(row));
     return row;
   };
+  /** The rows of `ids` in their order, from the cache where it has them and in one query for the others. */
+  const pageRows = (accountId: string, ids: readonly string[]): AgentRow[] => {
+    if (othersCommitted()) agentRows.clear();
+    const rows = ids.map((id) => {
+      const cached = agentRows.get(id);
+      return cached?.account_id === accountId ? cached : undefined;
+    });
+    const missing = ids.filter((_, i) => rows[i] === undefined);
+    if (missing.length > 0) {
+      const read = new Map<string, AgentRow>();
+      for (const row of sql.agentsByIds.all(accountId, JSON.stringify(missing))) {
+        read.set(row.id, row);
+        agentRows.set(row.id, row, rowChars(row));
+      }
+      ids.forEach((id, i) => {
+        rows[i] ??= read.get(id);
+      });
+    }
+    return rows.filter((row): row is AgentRow => row !== undefined);
+  };
   /** Runs a write of one agent; its cached row goes once it is done, whatever the outcome. */
   const changingAgent = async <T>(id: string, write: () => Promise<T>): Promise<T> => {
     try {
@@ -535,12 +559,12 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     const statement = sql.list.get(listKey(query.sortBy, query.order, status !== undefined));
     if (!statement) throw new Error(`unsupported sort ${query.sortBy} ${query.order}`);
     const offset = (query.page - 1) * query.limit;
-    const rows = statement.all({ accountId, status: status ?? null, limit: query.limit, offset });
+    const ids = statement.all({ accountId, status: status ?? null, limit: query.limit, offset });
     const total =
       (status === undefined
         ? sql.countAgents.get(accountId)
         : sql.countAgentsWithStatus.get(accountId, status)) ?? 0;
-    return { items: rows.map(toAgent), total };
+    return { items: pageRows(accountId, ids).map(toAgent), total };
   });
 
   const updateAgent = db.transaction((accountId: string, id: string, patch: AgentPatch) => {
