@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { cpus, release, totalmem, type } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import type { Settings } from "./bench.js";
 import { ROOT } from "./harness.js";
 import type { AccountSizeRow } from "./scenarios/account-size.js";
@@ -410,7 +412,10 @@ export function renderScaledOut(result: ScaledOutResult, machine: string, settin
   ].join("\n");
 }
 
-/** Replaces a section of docs/benchmarks.md (found by its heading, its first line), or appends it. */
+/**
+ * Replaces a section of docs/benchmarks.md (found by its heading, its first line), or appends it, and formats the
+ * file as the repository's formatter does (tables aligned), so that what a run wrote passes `biome check`.
+ */
 export async function writeSection(section: string): Promise<void> {
   const file = join(ROOT, "docs", "benchmarks.md");
   const current = await readFile(file, "utf8").catch(() => "# Benchmarks\n");
@@ -424,4 +429,7 @@ export async function writeSection(section: string): Promise<void> {
     next = `${current.slice(0, start)}${section}\n${after < 0 ? "" : current.slice(after)}`;
   }
   await writeFile(file, next);
+  await promisify(execFile)(join(ROOT, "node_modules", ".bin", "biome"), ["format", "--write", file], {
+    cwd: ROOT,
+  });
 }
