@@ -333,6 +333,12 @@ export class MessageRuns {
 }
 
 /**
+ * How soon a new log is written: a moment after the provider call has started, so that the commit does not sit
+ * between a fast provider's first text and the caller, and well before any caller could ask another process for it.
+ */
+const SOON_MS = 2;
+
+/**
  * Commits the writes of every log of this process together: at most `flushMs` after the first write waiting, in
  * one transaction (one commit, one fsync on SQLite, however many streams are running), never on the path from a
  * provider's text to the caller. A write is a thunk, read when its batch is committed, so that a run's events
@@ -342,7 +348,7 @@ class GroupWriter {
   private pending: (() => RunWrite | null)[] = [];
   private committed: ((ok: boolean) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
+  private immediate: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -351,8 +357,8 @@ class GroupWriter {
   ) {}
 
   /**
-   * Queues a write; answers whether its batch was committed. `soon`: in the next turn of the event loop rather than
-   * after `flushMs` (a new log, so that another process can find it at once; its provider call is under way).
+   * Queues a write; answers whether its batch was committed. `soon`: within `SOON_MS` rather than after `flushMs`
+   * (a new log, so that another process can find it at once; its provider call is under way).
    */
   submit(write: () => RunWrite | null, soon = false): Promise<boolean> {
     this.pending.push(write);
@@ -360,7 +366,7 @@ class GroupWriter {
     if (soon && !this.immediate) {
       clearTimeout(this.timer);
       this.timer = undefined;
-      this.immediate = setImmediate(() => this.flush());
+      this.immediate = setTimeout(() => this.flush(), SOON_MS);
     } else if (!this.immediate) {
       this.timer ??= setTimeout(() => this.flush(), this.flushMs);
     }
@@ -375,7 +381,7 @@ class GroupWriter {
 
   private flush(): void {
     clearTimeout(this.timer);
-    clearImmediate(this.immediate);
+    clearTimeout(this.immediate);
     this.timer = undefined;
     this.immediate = undefined;
     const thunks = this.pending;
