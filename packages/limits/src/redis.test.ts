@@ -215,6 +215,14 @@ describe("redis limiter on a server of its own", () => {
     expect(await l.take([bucket])).toMatchObject({ allowed: true, remaining: 57 });
   });
 
+  it("answers its first calls once connected, rather than failing them while it connects", async () => {
+    const l = limiter();
+    const bucket: Bucket = { key: "tier", limit: 1, windowMs: 1000 };
+    expect(l.available()).toBe(false);
+    expect((await l.take([bucket])).allowed).toBe(true);
+    expect((await l.acquireSlot("agent", 1, 1000)).acquired).toBe(true);
+  });
+
   it("starts before its Redis does, failing closed until it can connect", async () => {
     const port = await freePort();
     const l = limiter({ url: `redis://127.0.0.1:${port}`, maxReconnectDelayMs: 200 });

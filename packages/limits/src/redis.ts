@@ -47,6 +47,8 @@ export class RedisLimiter implements Limiter {
   private readonly connected: Promise<void>;
   private readonly availability: Availability | undefined;
   private closed = false;
+  /** Whether the client has ever been ready: until then a call waits for the first connection (briefly). */
+  private connectedOnce = false;
 
   constructor(options: RedisLimiterOptions) {
     this.prefix = options.keyPrefix ?? "agentry:limits:";
@@ -73,7 +75,10 @@ export class RedisLimiter implements Limiter {
         });
         // node-redis emits every connection failure as 'error'; an EventEmitter without a listener would crash.
         client.on("error", onError);
-        client.on("ready", () => availability?.recovered());
+        client.on("ready", () => {
+          this.connectedOnce = true;
+          availability?.recovered();
+        });
         this.client = client;
         return client.connect().then(() => {});
       })
@@ -159,6 +164,9 @@ export class RedisLimiter implements Limiter {
     if (this.closed)
       throw new LimiterUnavailableError(this.unavailableRetryAfterMs, new Error("limiter closed"));
     try {
+      // A process that has just started answers its first requests once Redis is reached, rather than failing
+      // them while it connects; after that an outage fails calls at once.
+      if (!this.connectedOnce) await withDeadline(this.connected, this.commandTimeoutMs).catch(() => {});
       const reply = await withDeadline(this.evaluate(script, keys, args), this.commandTimeoutMs);
       this.availability?.recovered();
       return reply;
