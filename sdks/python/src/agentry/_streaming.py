@@ -6,20 +6,12 @@ import asyncio
 import dataclasses
 import json
 import time
-from types import TracebackType
-from typing import Any, AsyncIterator, Iterator, Optional, Type
+from typing import Any, AsyncGenerator, Iterator, Optional
 
 import httpx
 
-from ._base_client import AsyncTransport, RequestSpec, SyncTransport, describe
-from ._exceptions import (
-    AgentryError,
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    APIUserAbortError,
-    error_from_stream_event,
-)
+from ._base_client import AsyncTransport, RequestSpec, SyncTransport
+from ._exceptions import APIConnectionError, APIError, APIUserAbortError, error_from_stream_event
 from ._generated.models import (
     MESSAGE_STREAM_EVENTS,
     MessageCompletedEvent,
@@ -29,6 +21,7 @@ from ._generated.models import (
     Reply,
 )
 from ._sse import ServerSentEvent, aiter_events, iter_events
+from ._stream_base import AsyncStream, SyncStream
 from ._types import RequestOptions
 
 # The event that ends a stream in failure; its data is an error code and message, raised as the error class the
@@ -48,17 +41,14 @@ def _continuing(spec: RequestSpec) -> RequestSpec:
     return dataclasses.replace(spec, body={**spec.body, "onDisconnect": "continue"})
 
 
-def _resumption(spec: RequestSpec, options: RequestOptions, message_id: str, after: int
-                ) -> "tuple[RequestSpec, RequestOptions]":
-    """The request that resumes a message's stream after the event ``after`` (``Last-Event-ID``)."""
-    headers = {**dict(options.extra_headers or {}), "Last-Event-ID": str(after)}
-    resumed = RequestSpec("GET", f"{spec.path}/{message_id}/events")
-    return resumed, dataclasses.replace(options, extra_headers=headers, extra_body=None, idempotency_key=None)
-
-
 def _resumable(exc: BaseException) -> bool:
     """A dropped or silent connection, not the service's answer (an ``error`` event, a refused resumption)."""
     return isinstance(exc, (httpx.TransportError, httpx.StreamError)) or type(exc) is APIConnectionError
+
+
+def _reconnect_delay(reconnects: int) -> float:
+    """Seconds to wait before the ``reconnects``-th resumption in a row."""
+    return _RECONNECT_DELAY * 2.0 ** (reconnects - 1)
 
 
 class _Reading:
@@ -67,7 +57,6 @@ class _Reading:
     def __init__(self) -> None:
         self.text = ""
         self.final: Optional[Reply] = None
-        self.error: Optional[APIError] = None
         self.message_id: Optional[str] = None
         self.last_id = 0
         self.resumed = False
@@ -104,24 +93,36 @@ class _Reading:
             self.final = event.data
         return event
 
-    def failure(self, exc: BaseException, timeout: float) -> APIError:
-        """The error to raise for an exception that ended the stream."""
-        if isinstance(exc, APIError):
-            return exc
-        if isinstance(exc, httpx.TimeoutException):
-            return APITimeoutError(f"The stream sent nothing for {timeout:g} s.")
-        return APIConnectionError(f"The stream broke: {describe(exc)}")
+    def resumes(self, exc: BaseException, closed: bool, reconnects: int) -> bool:
+        """Whether the stream is resumed after ``exc``, with ``reconnects`` resumptions since the last event."""
+        return not closed and self.message_id is not None and _resumable(exc) and reconnects < MAX_RECONNECTS
 
-    def outcome(self) -> Reply:
+    def resumption(self, spec: RequestSpec, options: RequestOptions) -> "tuple[RequestSpec, RequestOptions]":
+        """The request that resumes the message's stream after the last event seen (``Last-Event-ID``)."""
+        assert self.message_id is not None, "resumes() allows no resumption before message.started"
+        self.resumed = True
+        headers = {**dict(options.extra_headers or {}), "Last-Event-ID": str(self.last_id)}
+        resumed = RequestSpec("GET", f"{spec.path}/{self.message_id}/events")
+        return resumed, dataclasses.replace(options, extra_headers=headers, extra_body=None, idempotency_key=None)
+
+    def outcome(self, error: Optional[APIError]) -> Reply:
         """The completed reply, or the error that prevented it."""
-        if self.error is not None:
-            raise self.error
+        if error is not None:
+            raise error
         if self.final is None:
             raise APIUserAbortError()
         return self.final
 
+    def complete(self) -> None:
+        """Raises when the connection ended before the reply was complete."""
+        if self.final is None:
+            raise APIConnectionError("The stream ended before the reply was complete.")
 
-class MessageStream:
+
+_ITERATED_TWICE = "A MessageStream can be iterated once; use text() or final_message() after that."
+
+
+class MessageStream(SyncStream[MessageStreamEvent]):
     """A reply streamed as it is written, as an iterator of events.
 
     The request is sent when you first iterate (or enter the ``with`` block), and failures before the stream
@@ -142,49 +143,11 @@ class MessageStream:
         reply = stream.final_message()
     """
 
+    _iterated_twice = _ITERATED_TWICE
+
     def __init__(self, transport: SyncTransport, spec: RequestSpec, options: RequestOptions) -> None:
-        self._transport = transport
-        self._spec = _continuing(spec)
-        self._options = options
-        self._response: Optional[httpx.Response] = None
+        super().__init__(transport, _continuing(spec), options)
         self._reading = _Reading()
-        self._consumed = False
-        self._closed = False
-
-    @property
-    def response(self) -> Optional[httpx.Response]:
-        """The HTTP response once the stream has started."""
-        return self._response
-
-    @property
-    def request_id(self) -> Optional[str]:
-        """The request id (``X-Request-Id``) once the stream has started."""
-        return self._response.headers.get("x-request-id") if self._response is not None else None
-
-    def __enter__(self) -> "MessageStream":
-        self._open()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Closes the connection. Safe to call more than once."""
-        self._closed = True
-        if self._response is not None:
-            self._response.close()
-
-    def __iter__(self) -> Iterator[MessageStreamEvent]:
-        """The events, in order. A stream can be iterated once."""
-        if self._consumed:
-            raise AgentryError("A MessageStream can be iterated once; use text() or final_message() after that.")
-        self._consumed = True
-        return self._iterate()
 
     def text(self) -> str:
         """The whole reply text (the deltas joined), once the stream has completed."""
@@ -194,67 +157,39 @@ class MessageStream:
     def final_message(self) -> Reply:
         """The completed reply (the ``message.completed`` event's data), once the stream has completed."""
         self._drain()
-        return self._reading.outcome()
+        return self._reading.outcome(self._error)
 
     def _drain(self) -> None:
         if not self._consumed:
             for _ in self:
                 pass
-        self._reading.outcome()
+        self._reading.outcome(self._error)
 
-    def _open(self) -> httpx.Response:
-        if self._response is None:
-            if self._closed:
-                raise APIUserAbortError("The stream was closed before it started.")
-            try:
-                self._response = self._transport.open_stream(self._spec, self._options)
-            except APIError as error:
-                self._reading.error = error
-                raise
-        return self._response
-
-    def _iterate(self) -> Iterator[MessageStreamEvent]:
-        timeout = self._transport._timeout(self._options)
+    def _read(self, response: httpx.Response) -> Iterator[MessageStreamEvent]:
         reading = self._reading
-        try:
-            response = self._open()
-            reconnects = 0
-            while True:
-                try:
-                    for message in iter_events(response.iter_bytes()):
-                        event = reading.accept(message, response.headers)
-                        if event is not None:
-                            reconnects = 0
-                            yield event
-                        if reading.final is not None:
-                            break
-                    if reading.final is None:
-                        raise APIConnectionError("The stream ended before the reply was complete.")
-                    break
-                except (APIError, httpx.TransportError, httpx.StreamError) as exc:
-                    if (self._closed or reading.message_id is None or not _resumable(exc)
-                            or reconnects >= MAX_RECONNECTS):
-                        raise
-                    reconnects += 1
-                    reading.resumed = True
-                    response.close()
-                    time.sleep(_RECONNECT_DELAY * 2 ** (reconnects - 1))
-                    spec, options = _resumption(self._spec, self._options, reading.message_id, reading.last_id)
-                    response = self._response = self._transport.open_stream(spec, options)
-        except (APIError, httpx.TransportError, httpx.StreamError) as exc:
-            if self._closed and not isinstance(exc, APIError):
-                # Closed by the caller while reading: a quiet end, as breaking out of the loop is.
+        reconnects = 0
+        while True:
+            try:
+                for message in iter_events(response.iter_bytes()):
+                    event = reading.accept(message, response.headers)
+                    if event is not None:
+                        reconnects = 0
+                        yield event
+                    if reading.final is not None:
+                        break
+                reading.complete()
                 return
-            error = self._reading.failure(exc, timeout)
-            self._reading.error = error
-            if error is exc:
-                raise
-            raise error from exc
-        finally:
-            self.close()
+            except (APIError, httpx.TransportError, httpx.StreamError) as exc:
+                if not reading.resumes(exc, self._closed, reconnects):
+                    raise
+                reconnects += 1
+                response.close()
+                time.sleep(_reconnect_delay(reconnects))
+                spec, options = reading.resumption(self._spec, self._options)
+                response = self._response = self._transport.open_stream(spec, options)
 
 
-class AsyncMessageStream:
+class AsyncMessageStream(AsyncStream[MessageStreamEvent]):
     """A reply streamed as it is written, as an async iterator of events (see ``MessageStream``)::
 
         async with client.agents.messages.stream(agent_id, text="Tell me a story") as stream:
@@ -264,49 +199,11 @@ class AsyncMessageStream:
         reply = await stream.final_message()
     """
 
+    _iterated_twice = _ITERATED_TWICE
+
     def __init__(self, transport: AsyncTransport, spec: RequestSpec, options: RequestOptions) -> None:
-        self._transport = transport
-        self._spec = _continuing(spec)
-        self._options = options
-        self._response: Optional[httpx.Response] = None
+        super().__init__(transport, _continuing(spec), options)
         self._reading = _Reading()
-        self._consumed = False
-        self._closed = False
-
-    @property
-    def response(self) -> Optional[httpx.Response]:
-        """The HTTP response once the stream has started."""
-        return self._response
-
-    @property
-    def request_id(self) -> Optional[str]:
-        """The request id (``X-Request-Id``) once the stream has started."""
-        return self._response.headers.get("x-request-id") if self._response is not None else None
-
-    async def __aenter__(self) -> "AsyncMessageStream":
-        await self._open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: Optional[Type[BaseException]],
-        exc: Optional[BaseException],
-        traceback: Optional[TracebackType],
-    ) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Closes the connection. Safe to call more than once."""
-        self._closed = True
-        if self._response is not None:
-            await self._response.aclose()
-
-    def __aiter__(self) -> AsyncIterator[MessageStreamEvent]:
-        """The events, in order. A stream can be iterated once."""
-        if self._consumed:
-            raise AgentryError("A MessageStream can be iterated once; use text() or final_message() after that.")
-        self._consumed = True
-        return self._iterate()
 
     async def text(self) -> str:
         """The whole reply text (the deltas joined), once the stream has completed."""
@@ -316,60 +213,33 @@ class AsyncMessageStream:
     async def final_message(self) -> Reply:
         """The completed reply (the ``message.completed`` event's data), once the stream has completed."""
         await self._drain()
-        return self._reading.outcome()
+        return self._reading.outcome(self._error)
 
     async def _drain(self) -> None:
         if not self._consumed:
             async for _ in self:
                 pass
-        self._reading.outcome()
+        self._reading.outcome(self._error)
 
-    async def _open(self) -> httpx.Response:
-        if self._response is None:
-            if self._closed:
-                raise APIUserAbortError("The stream was closed before it started.")
-            try:
-                self._response = await self._transport.open_stream(self._spec, self._options)
-            except APIError as error:
-                self._reading.error = error
-                raise
-        return self._response
-
-    async def _iterate(self) -> AsyncIterator[MessageStreamEvent]:
-        timeout = self._transport._timeout(self._options)
+    async def _read(self, response: httpx.Response) -> AsyncGenerator[MessageStreamEvent, None]:
         reading = self._reading
-        try:
-            response = await self._open()
-            reconnects = 0
-            while True:
-                try:
-                    async for message in aiter_events(response.aiter_bytes()):
-                        event = reading.accept(message, response.headers)
-                        if event is not None:
-                            reconnects = 0
-                            yield event
-                        if reading.final is not None:
-                            break
-                    if reading.final is None:
-                        raise APIConnectionError("The stream ended before the reply was complete.")
-                    break
-                except (APIError, httpx.TransportError, httpx.StreamError) as exc:
-                    if (self._closed or reading.message_id is None or not _resumable(exc)
-                            or reconnects >= MAX_RECONNECTS):
-                        raise
-                    reconnects += 1
-                    reading.resumed = True
-                    await response.aclose()
-                    await asyncio.sleep(_RECONNECT_DELAY * 2 ** (reconnects - 1))
-                    spec, options = _resumption(self._spec, self._options, reading.message_id, reading.last_id)
-                    response = self._response = await self._transport.open_stream(spec, options)
-        except (APIError, httpx.TransportError, httpx.StreamError) as exc:
-            if self._closed and not isinstance(exc, APIError):
+        reconnects = 0
+        while True:
+            try:
+                async for message in aiter_events(response.aiter_bytes()):
+                    event = reading.accept(message, response.headers)
+                    if event is not None:
+                        reconnects = 0
+                        yield event
+                    if reading.final is not None:
+                        break
+                reading.complete()
                 return
-            error = self._reading.failure(exc, timeout)
-            self._reading.error = error
-            if error is exc:
-                raise
-            raise error from exc
-        finally:
-            await self.close()
+            except (APIError, httpx.TransportError, httpx.StreamError) as exc:
+                if not reading.resumes(exc, self._closed, reconnects):
+                    raise
+                reconnects += 1
+                await response.aclose()
+                await asyncio.sleep(_reconnect_delay(reconnects))
+                spec, options = reading.resumption(self._spec, self._options)
+                response = self._response = await self._transport.open_stream(spec, options)
