@@ -1018,7 +1018,6 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["HistoryMessage", HistoryMessage],
     ["Conversation", Conversation],
     ["CursorPagination", CursorPagination],
-    ["HistoryMessageResponse", success(HistoryMessage)],
     ["BackgroundMessageAccepted", BackgroundMessageAccepted],
     ["BackgroundMessageAcceptedResponse", success(BackgroundMessageAccepted)],
     ["BackgroundMessage", BackgroundMessage],
