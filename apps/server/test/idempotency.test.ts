@@ -1,4 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHash, createHmac, hkdfSync } from "node:crypto";
 import { join } from "node:path";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import Database from "better-sqlite3";
@@ -116,6 +116,21 @@ describe("Idempotency-Key on creates", () => {
     expect(again.body).toEqual(refused.body);
   });
 
+  it("replays a refusal of the body, and refuses the key to a valid body after it", async () => {
+    const key = newKey();
+    const refused = await post<ErrorBody>("/v1/agents", { name: "" }, key);
+    expect(refused.status).toBe(400);
+    const again = await post<ErrorBody>("/v1/agents", { name: "" }, key);
+    expect(again.status).toBe(400);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(refused.body);
+    const before = await agentCount();
+    const other = await post<ErrorBody>("/v1/agents", { name: "Valid" }, key);
+    expect(other.status).toBe(422);
+    expect(other.body.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    expect(await agentCount()).toBe(before);
+  });
+
   it("refuses a malformed key with 400 naming the header, and ignores the header on reads", async () => {
     for (const bad of ["", "a".repeat(256), "naïve", "tab\there"]) {
       const res = await h.request<ErrorBody>("POST", "/v1/agents", {
@@ -161,9 +176,56 @@ describe("Idempotency-Key on creates", () => {
 });
 
 describe("Idempotency-Key when the gateway stops mid-create", () => {
-  it("answers the retry with the agent the create stored with its key, and creates no second one", async () => {
-    // What a gateway that died after the create committed leaves: the key claimed, then completed with the
-    // agent in the create's transaction, and no response kept.
+  it("answers the retry with the agent as it was created, even once changed, and keeps it sealed", async () => {
+    // What a gateway that died after the create committed leaves: the agent and its key's record, stored in
+    // one transaction, and no response sent.
+    const key = newKey();
+    const body = JSON.stringify({ name: "Original", bio: ["Made once."] });
+    const keyHash = createHash("sha256").update(key).digest("hex");
+    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
+    const sealingKey = Buffer.from(
+      hkdfSync("sha256", key, tenant.accountId, "agentry idempotent response", 32),
+    );
+    const { agent } = await h.gateway.context.agents.createAgent({
+      accountId: tenant.accountId,
+      spec: { name: "Original", bio: ["Made once."] },
+      idempotency: { keyHash, fingerprint, sealingKey },
+    });
+    await h.request("PATCH", `/v1/agents/${agent!.id}`, { key: tenant.key, body: { name: "Changed since" } });
+    const before = await agentCount();
+
+    const retry = await h.request<{ data: { id: string; name: string; bio: string[] } }>(
+      "POST",
+      "/v1/agents",
+      {
+        key: tenant.key,
+        rawBody: body,
+        headers: { "content-type": "application/json", "Idempotency-Key": key },
+      },
+    );
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.data).toMatchObject({ id: agent!.id, name: "Original", bio: ["Made once."] });
+    expect(await agentCount()).toBe(before);
+
+    const db = new Database(join(h.dataDir, "registry.db"), { readonly: true });
+    try {
+      const row = db
+        .prepare<[string, string], { created: Buffer; resource_id: string }>(
+          "SELECT created, resource_id FROM idempotency_keys WHERE account_id = ? AND key_hash = ?",
+        )
+        .get(tenant.accountId, keyHash);
+      expect(row?.resource_id).toBe(agent!.id);
+      expect(row!.created.length).toBeGreaterThan(0);
+      expect(row!.created.toString("latin1")).not.toContain("Original");
+    } finally {
+      db.close();
+    }
+  });
+
+  it("answers a create kept by the earlier two-step form with the agent it made", async () => {
+    // What a gateway of an earlier release that died after the create committed leaves: the key claimed, then
+    // completed with the agent's id in the create's transaction, and no response kept.
     const key = newKey();
     const body = JSON.stringify({ name: "Survivor" });
     const keyHash = createHash("sha256").update(key).digest("hex");

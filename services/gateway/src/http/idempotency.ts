@@ -1,7 +1,20 @@
 import { createHmac, hkdfSync } from "node:crypto";
 import { openSealed, sealBytes, sha256Hex } from "@agentry/core";
-import { AppError, httpStatusOf } from "@agentry/errors";
-import { IdempotencyOutcome } from "@agentry/proto";
+import {
+  AppError,
+  type ErrorCode,
+  httpStatusOf,
+  idempotencyKeyInUse,
+  idempotencyKeyReused,
+} from "@agentry/errors";
+import {
+  type Agent,
+  type CreateAgentResponse,
+  type CreateIdempotencySchema,
+  IdempotencyOutcome,
+  type StoredResponse,
+} from "@agentry/proto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Middleware, ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "../context.js";
 import type { HandlerInput, Route } from "../routes/table.js";
@@ -23,10 +36,14 @@ const LEASE_MARGIN_MS = 10_000;
 
 /** What a route's handler needs to know of the key its request runs under. */
 export interface IdempotentRequest {
-  /** The SHA-256 of the key, which a create passes to the registry to complete the key with the resource. */
+  /** The SHA-256 of the key, which a message passes to the conversation service to keep its exchange with. */
   keyHash: string;
   /** Takes each event a streamed response sends, so that a completed stream is replayed whole. */
   recordEvent(event: string, frame: string): void;
+  /** For a route that claims its key in its create (`Route.claimsKeyInCreate`): what CreateAgent is given. */
+  create?: MessageInitShape<typeof CreateIdempotencySchema>;
+  /** Set by `createdUnderKey` once the create has answered: whether it answered the key's earlier create. */
+  created?: { replayed: boolean };
 }
 
 /** A response as it is kept under its key: sealed, so that only a holder of the key can read it. */
@@ -35,12 +52,19 @@ interface KeptResponse {
   body: string;
 }
 
+/** An answer to keep under a key: the response's status and content. */
+type Outcome = { status: number; response: KeptResponse } | null;
+
 /**
  * Idempotency-Key on every POST, PATCH and DELETE. The first request with a key runs; the same request again
  * answers the first one's response with `Idempotent-Replayed: true`; another request with the key is 422
  * IDEMPOTENCY_KEY_REUSED; the same one while the first still runs is 409 IDEMPOTENCY_KEY_IN_USE. A response whose
  * status says the request may succeed when retried (409, 429, 5xx) is not kept: the key is released, so the retry
  * runs. A streamed reply is kept once it completed.
+ *
+ * Most routes claim the key before their handler runs and keep its response after (IdempotencyService). An agent
+ * create claims it in the create's own transaction instead (`Route.claimsKeyInCreate`), where the agent is kept
+ * with it to answer a retry with: a create under a key costs no more transactions than one without.
  */
 export function idempotency(
   gateway: GatewayContext,
@@ -64,82 +88,176 @@ export function idempotency(
       );
     }
     const handlerInput = input(ctx);
-    const { principal, rpc } = handlerInput;
-    const keyHash = sha256Hex(key);
-    const begun = await gateway.idempotency.beginRequest(
-      {
-        accountId: principal.accountId,
-        keyHash,
-        fingerprint: await fingerprint(ctx, key),
-        leaseMs: BigInt(leaseMs),
-      },
-      rpc,
-    );
-    switch (begun.outcome) {
-      case IdempotencyOutcome.STORED:
-        return replay(handlerInput, route, begun.response!, sealingKey(key, principal.accountId));
-      case IdempotencyOutcome.IN_USE:
-        throw new AppError(
-          "IDEMPOTENCY_KEY_IN_USE",
-          `A request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has finished.`,
-          { retryAfterSeconds: 1 },
-        );
-      case IdempotencyOutcome.REUSED:
-        throw new AppError(
-          "IDEMPOTENCY_KEY_REUSED",
-          `This ${IDEMPOTENCY_HEADER} was used with a different request (method, path or body); use a new key for a new request.`,
-        );
-      case IdempotencyOutcome.STARTED:
-        break;
-      default:
-        throw new AppError("INTERNAL_ERROR", "Unknown idempotency outcome.");
-    }
-
-    const events: string[] = [];
-    let completedStream = false;
-    ctx.state.idempotency = {
-      keyHash,
-      recordEvent(event, frame) {
-        events.push(frame);
-        if (event === "message.completed") completedStream = true;
-      },
+    const keyed: KeyedRequest = {
+      gateway,
+      input: handlerInput,
+      keyHash: sha256Hex(key),
+      fingerprint: await fingerprint(ctx, key),
+      sealingKey: sealingKey(key, handlerInput.principal.accountId),
+      leaseMs: BigInt(leaseMs),
     };
-    let kept: { status: number; response: KeptResponse } | null = null;
-    try {
-      await next();
-      if (ctx.respond === false) {
-        if (completedStream) {
-          kept = {
-            status: 200,
-            response: { contentType: "text/event-stream; charset=utf-8", body: events.join("") },
-          };
-        }
-      } else {
-        kept = {
-          status: ctx.status,
-          response: { contentType: String(ctx.type || "application/json"), body: bodyText(ctx.body) },
+    return route.claimsKeyInCreate ? claimInCreate(keyed, next) : claimAround(keyed, next);
+  };
+}
+
+/** A request with a valid Idempotency-Key, as the two ways of claiming it need it. */
+interface KeyedRequest {
+  gateway: GatewayContext;
+  input: HandlerInput;
+  keyHash: string;
+  fingerprint: string;
+  /** What the response kept under the key is sealed with (`sealingKey`). */
+  sealingKey: Buffer;
+  leaseMs: bigint;
+}
+
+/**
+ * Claims the key for the request (IdempotencyService.BeginRequest): null once it is the request's, the key's
+ * answer when it has one; a key used by another request, or by one still running, is refused.
+ */
+async function claim({ gateway, input, keyHash, fingerprint, leaseMs }: KeyedRequest) {
+  const begun = await gateway.idempotency.beginRequest(
+    { accountId: input.principal.accountId, keyHash, fingerprint, leaseMs },
+    input.rpc,
+  );
+  switch (begun.outcome) {
+    case IdempotencyOutcome.STARTED:
+      return null;
+    case IdempotencyOutcome.STORED:
+      return begun.response!;
+    case IdempotencyOutcome.IN_USE:
+      throw idempotencyKeyInUse();
+    case IdempotencyOutcome.REUSED:
+      throw idempotencyKeyReused();
+    default:
+      throw new AppError("INTERNAL_ERROR", "Unknown idempotency outcome.");
+  }
+}
+
+/** Claims the key before the handler runs, and keeps the handler's answer under it after. */
+async function claimAround(keyed: KeyedRequest, next: () => Promise<unknown>): Promise<void> {
+  const { ctx } = keyed.input;
+  const earlier = await claim(keyed);
+  if (earlier) return replay(ctx, earlier, keyed.sealingKey);
+
+  const events: string[] = [];
+  let completedStream = false;
+  ctx.state.idempotency = {
+    keyHash: keyed.keyHash,
+    recordEvent(event, frame) {
+      events.push(frame);
+      if (event === "message.completed") completedStream = true;
+    },
+  };
+  let outcome: Outcome = null;
+  try {
+    await next();
+    if (ctx.respond === false) {
+      if (completedStream) {
+        outcome = {
+          status: 200,
+          response: { contentType: "text/event-stream; charset=utf-8", body: events.join("") },
         };
       }
-    } catch (thrown) {
-      const error = toAppError(thrown);
-      kept = {
-        status: httpStatusOf(error.code),
-        response: {
-          contentType: "application/json",
-          body: JSON.stringify(errorEnvelope(error, ctx.state.requestId)),
-        },
-      };
-      throw error;
-    } finally {
-      await settle(
-        gateway,
-        principal.accountId,
-        keyHash,
-        kept,
-        () => sealingKey(key, principal.accountId),
-        rpc,
-      );
+    } else {
+      outcome = answered(ctx);
     }
+  } catch (thrown) {
+    const error = toAppError(thrown);
+    outcome = failed(error, ctx);
+    throw error;
+  } finally {
+    await settle(keyed, outcome);
+  }
+}
+
+/**
+ * Runs the handler with the key for its create to claim (`createdUnderKey`). An answer given without the create
+ * having run (a refusal before it, a dry run) claims the key afterwards, and is kept under it as `claimAround`
+ * keeps one, unless the key has an answer already: that one is given instead, as it would have been before.
+ */
+async function claimInCreate(keyed: KeyedRequest, next: () => Promise<unknown>): Promise<void> {
+  const { ctx } = keyed.input;
+  const state: IdempotentRequest = {
+    keyHash: keyed.keyHash,
+    recordEvent: () => {},
+    create: { keyHash: keyed.keyHash, fingerprint: keyed.fingerprint, sealingKey: keyed.sealingKey },
+  };
+  ctx.state.idempotency = state;
+  let outcome: Outcome;
+  let error: AppError | undefined;
+  try {
+    await next();
+    if (state.created) {
+      if (state.created.replayed) ctx.set(REPLAYED_HEADER, "true");
+      return;
+    }
+    outcome = answered(ctx);
+  } catch (thrown) {
+    if (thrown instanceof KeptAnswer) return replay(ctx, thrown.stored, keyed.sealingKey);
+    error = toAppError(thrown);
+    if (state.created || KEY_REFUSALS.has(error.code)) throw error;
+    outcome = failed(error, ctx);
+  }
+  const earlier = await claimAfterwards(keyed, outcome);
+  if (earlier) return replay(ctx, earlier, keyed.sealingKey);
+  if (error) throw error;
+}
+
+const KEY_REFUSALS = new Set<ErrorCode>(["IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"]);
+
+/**
+ * Claims the key for an answer already given, and keeps the answer under it. The key's own answer, when it has
+ * one, is returned to be given instead; a key used by another request, or by one still running, is refused as
+ * `claimAround` refuses it. An answer a retry may change (`keeps`) leaves the key alone.
+ */
+async function claimAfterwards(keyed: KeyedRequest, outcome: Outcome): Promise<StoredResponse | null> {
+  if (!outcome || !keeps(outcome.status)) return null;
+  let earlier: StoredResponse | null;
+  try {
+    earlier = await claim(keyed);
+  } catch (thrown) {
+    if (thrown instanceof AppError && KEY_REFUSALS.has(thrown.code)) throw thrown;
+    keyed.gateway.logger.warn({ err: thrown }, "could not keep the answer of an idempotent request");
+    return null;
+  }
+  if (!earlier) await settle(keyed, outcome);
+  return earlier;
+}
+
+/**
+ * The agent a create under a key answers (CreateAgent given `IdempotentRequest.create`): the new one, or the one
+ * the key's request created, as it was created, the response then marked replayed. Another answer kept under the
+ * key (a refusal of the same request) is answered again in place of the handler's.
+ */
+export function createdUnderKey(ctx: Context, response: CreateAgentResponse): Agent {
+  const state = ctx.state.idempotency;
+  if (response.storedResponse) throw new KeptAnswer(response.storedResponse);
+  if (state) state.created = { replayed: response.replayed };
+  return response.agent!;
+}
+
+/** Carries a kept answer from a create up to the middleware, past the rest of the handler. */
+class KeptAnswer {
+  constructor(readonly stored: StoredResponse) {}
+}
+
+/** The handler's response as it would be kept. */
+function answered(ctx: Context): Outcome {
+  return {
+    status: ctx.status,
+    response: { contentType: String(ctx.type || "application/json"), body: bodyText(ctx.body) },
+  };
+}
+
+/** An error's response as it would be kept. */
+function failed(error: AppError, ctx: Context): Outcome {
+  return {
+    status: httpStatusOf(error.code),
+    response: {
+      contentType: "application/json",
+      body: JSON.stringify(errorEnvelope(error, ctx.state.requestId)),
+    },
   };
 }
 
@@ -148,22 +266,17 @@ function keeps(status: number): boolean {
   return status < 500 && status !== 409 && status !== 429;
 }
 
-async function settle(
-  gateway: GatewayContext,
-  accountId: string,
-  keyHash: string,
-  kept: { status: number; response: KeptResponse } | null,
-  sealing: () => Buffer,
-  rpc: HandlerInput["rpc"],
-): Promise<void> {
+async function settle(keyed: KeyedRequest, outcome: Outcome): Promise<void> {
+  const { gateway, input, keyHash } = keyed;
+  const { accountId } = input.principal;
   try {
-    if (kept && keeps(kept.status)) {
+    if (outcome && keeps(outcome.status)) {
       await gateway.idempotency.completeRequest(
-        { accountId, keyHash, status: kept.status, sealed: seal(kept.response, sealing()) },
-        rpc,
+        { accountId, keyHash, status: outcome.status, sealed: seal(outcome.response, keyed.sealingKey) },
+        input.rpc,
       );
     } else {
-      await gateway.idempotency.releaseRequest({ accountId, keyHash }, rpc);
+      await gateway.idempotency.releaseRequest({ accountId, keyHash }, input.rpc);
     }
   } catch (error) {
     // The claim runs out on its own; until then a retry is told the key is in use.
@@ -171,26 +284,17 @@ async function settle(
   }
 }
 
-async function replay(
-  input: HandlerInput,
-  route: Route,
-  stored: { status: number; sealed: Uint8Array; resourceId: string },
-  sealing: Buffer,
-): Promise<void> {
-  const { ctx } = input;
-  ctx.set(REPLAYED_HEADER, "true");
-  if (stored.sealed.length > 0) {
-    const kept = unseal(stored.sealed, sealing);
-    ctx.status = stored.status;
-    ctx.type = kept.contentType;
-    ctx.body = kept.body;
-    return;
-  }
-  // The create committed, and its process stopped before it kept the response: the resource as it is now.
-  if (!route.replayCreated || stored.resourceId === "") {
+/** Answers the response kept under the key again. */
+function replay(ctx: Context, stored: StoredResponse, sealing: Buffer): void {
+  // Only a create kept by a gateway of an earlier release has no content; the registry answers those itself.
+  if (stored.sealed.length === 0) {
     throw new AppError("INTERNAL_ERROR", "A stored idempotent response has no content.");
   }
-  await route.replayCreated(input, stored.resourceId);
+  const kept = unseal(stored.sealed, sealing);
+  ctx.set(REPLAYED_HEADER, "true");
+  ctx.status = stored.status;
+  ctx.type = kept.contentType;
+  ctx.body = kept.body;
 }
 
 /**

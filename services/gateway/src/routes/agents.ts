@@ -2,6 +2,7 @@ import { fallbackChoices, generationSettingsIssues, isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { readJsonBody } from "../http/body.js";
+import { createdUnderKey } from "../http/idempotency.js";
 import {
   createAgentBody,
   listAgentsQuery,
@@ -117,25 +118,15 @@ async function createAgent(input: HandlerInput): Promise<void> {
     { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
     { modelProvider: true, model: true },
   );
-  const { agent } = await gateway.agents.createAgent(
-    {
-      accountId: principal.accountId,
-      spec: toAgentSpec(body),
-      // The key's record is completed with the agent, in its transaction.
-      idempotencyKeyHash: ctx.state.idempotency?.keyHash ?? "",
-    },
-    rpc,
+  const agent = createdUnderKey(
+    ctx,
+    await gateway.agents.createAgent(
+      { accountId: principal.accountId, spec: toAgentSpec(body), idempotency: ctx.state.idempotency?.create },
+      rpc,
+    ),
   );
   ctx.status = 201;
-  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
-}
-
-/** A create replayed after its response was lost with its process: the agent as it is now. */
-async function replayCreatedAgent(input: HandlerInput, agentId: string): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
-  ctx.status = 201;
-  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+  ctx.body = { success: true, data: presentAgent(agent, gateway.config.PUBLIC_BASE_URL) };
 }
 
 async function listAgents(input: HandlerInput): Promise<void> {
@@ -210,7 +201,7 @@ export const agentRoutes: Route[] = [
     scope: "agents:write",
     limit: "createPerMinute",
     handle: createAgent,
-    replayCreated: replayCreatedAgent,
+    claimsKeyInCreate: true,
   },
   { method: "GET", path: "/v1/agents", scope: "agents:read", limit: "listPerMinute", handle: listAgents },
   {

@@ -15,6 +15,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Router } from "@koa/router";
 import type { GatewayState } from "../context.js";
 import { readJsonBody } from "../http/body.js";
+import { createdUnderKey } from "../http/idempotency.js";
 import { createAgentBody } from "../validation/agents.js";
 import { importCharacterQuery } from "../validation/characters.js";
 import { parseOrThrow } from "../validation/issues.js";
@@ -114,35 +115,19 @@ async function importAgent(input: HandlerInput): Promise<void> {
     model: agent.model ?? undefined,
   });
   if (!body.success) throw new Error(`an imported agent failed the create schema: ${body.error.message}`);
-  const { agent: created } = await gateway.agents.createAgent(
-    {
-      accountId: principal.accountId,
-      spec: toAgentSpec(body.data),
-      idempotencyKeyHash: ctx.state.idempotency?.keyHash ?? "",
-    },
-    rpc,
+  const created = createdUnderKey(
+    ctx,
+    await gateway.agents.createAgent(
+      {
+        accountId: principal.accountId,
+        spec: toAgentSpec(body.data),
+        idempotency: ctx.state.idempotency?.create,
+      },
+      rpc,
+    ),
   );
   ctx.status = 201;
-  ctx.body = { success: true, data: presentAgent(created!, gateway.config.PUBLIC_BASE_URL), warnings };
-}
-
-/**
- * An import replayed after its response was lost with its process: the agent as it is now, with the warnings
- * of the file, which is the one that was imported (the request's fingerprint says so).
- */
-async function replayImportedAgent(input: HandlerInput, agentId: string): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const result = importCharacter(await readJsonBody(ctx), {
-    inCatalogue: (name) => gateway.catalogue.has(name),
-  });
-  if (result.ok) disableMisconfiguredPlugins(gateway.catalogue, result.agent, result.warnings);
-  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
-  ctx.status = 201;
-  ctx.body = {
-    success: true,
-    data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL),
-    warnings: result.ok ? result.warnings : [],
-  };
+  ctx.body = { success: true, data: presentAgent(created, gateway.config.PUBLIC_BASE_URL), warnings };
 }
 
 /**
@@ -180,7 +165,7 @@ export const characterRoutes: Route[] = [
     scope: "agents:write",
     limit: "createPerMinute",
     handle: importAgent,
-    replayCreated: replayImportedAgent,
+    claimsKeyInCreate: true,
   },
   {
     method: "GET",

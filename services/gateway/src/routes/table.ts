@@ -23,9 +23,9 @@ export interface Route {
   concurrency?: boolean;
   handle(input: HandlerInput): Promise<void>;
   /**
-   * Answers a replay of a create whose process stopped after the resource was stored with its Idempotency-Key and
-   * before the response was kept: the resource, by id, as it is now. Only routes that pass the key's hash to the
-   * store with the create have it.
+   * Whether the handler claims the request's Idempotency-Key in the registry's create transaction (CreateAgent
+   * with `idempotency`, answered through `createdUnderKey`) rather than around the handler: one transaction for
+   * the key and the agent, and no second one to keep the response.
    */
-  replayCreated?(input: HandlerInput, resourceId: string): Promise<void>;
+  claimsKeyInCreate?: boolean;
 }

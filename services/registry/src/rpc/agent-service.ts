@@ -1,9 +1,15 @@
-import { AGENT_BOUNDS, exceedsCharacters } from "@agentry/core";
+import { AGENT_BOUNDS, exceedsCharacters, openSealedText, sealText } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { type AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
+import {
+  type AgentService,
+  AgentSpecSchema,
+  AgentStatus,
+  type CreateIdempotency,
+  type UpdateAgentRequest,
+} from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { AgentFields, AgentPatch, AgentRecord } from "../store/types.js";
+import type { AgentFields, AgentPatch, AgentRecord, CreateUnderKey } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import {
   agentToProto,
@@ -13,6 +19,7 @@ import {
   specFromProto,
   statusReasonFromProto,
 } from "./convert.js";
+import { keyHash, storedResponseToProto } from "./idempotency-service.js";
 
 function notFound(id: string): AppError {
   return new AppError("AGENT_NOT_FOUND", `Agent ${id} does not exist.`);
@@ -96,10 +103,41 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
   return patch;
 }
 
+const SEALING_KEY_BYTES = 32;
+
+/**
+ * A create's Idempotency-Key, claimed in the create's transaction. The agent is kept with the key's record sealed
+ * with the key the caller derived from the Idempotency-Key, which is used for this call only and never stored.
+ */
+function underKey(claim: CreateIdempotency): CreateUnderKey {
+  if (claim.fingerprint === "") throw invalid("idempotency.fingerprint", "is required");
+  if (claim.sealingKey.length !== SEALING_KEY_BYTES) {
+    throw invalid("idempotency.sealing_key", `must be ${SEALING_KEY_BYTES} bytes`);
+  }
+  const sealingKey = Buffer.from(claim.sealingKey);
+  return {
+    keyHash: keyHash(claim.keyHash),
+    fingerprint: claim.fingerprint,
+    seal: (agent) => Buffer.from(sealText(sealingKey, JSON.stringify(agent))),
+    open: (sealed) => JSON.parse(openSealedText(sealingKey, Buffer.from(sealed).toString())) as AgentRecord,
+  };
+}
+
 export function agentService({ store, logger, changed }: RegistryContext): ServiceImpl<typeof AgentService> {
   return {
     async createAgent(request) {
       const fields = checkFields(specFromProto(required(request.spec, "spec")));
+      if (request.idempotency) {
+        const created = await store.createAgentUnderKey(
+          request.accountId,
+          fields,
+          underKey(request.idempotency),
+        );
+        if (created.outcome === "stored") return { storedResponse: storedResponseToProto(created.response) };
+        if (created.outcome === "replayed") return { agent: agentToProto(created.agent), replayed: true };
+        logger.info({ agentId: created.agent.id, accountId: created.agent.accountId }, "agent created");
+        return { agent: agentToProto(created.agent) };
+      }
       const agent = await store.createAgent(
         request.accountId,
         fields,

@@ -1,7 +1,8 @@
 import { AppError } from "@agentry/errors";
-import { IdempotencyOutcome, type IdempotencyService } from "@agentry/proto";
+import { IdempotencyOutcome, type IdempotencyService, type StoredResponseSchema } from "@agentry/proto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { IdempotencyBegin } from "../store/types.js";
+import type { IdempotencyBegin, StoredIdempotentResponse } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import { invalid } from "./convert.js";
 
@@ -9,7 +10,8 @@ const KEY_HASH = /^[0-9a-f]{64}$/;
 /** The longest claim: longer than any request the gateway runs, so a lost one frees its key within the hour. */
 const MAX_LEASE_MS = 60 * 60 * 1000;
 
-function keyHash(value: string): string {
+/** A key's SHA-256 as the caller gives it, checked. */
+export function keyHash(value: string): string {
   if (!KEY_HASH.test(value)) throw invalid("key_hash", "must be a SHA-256 in lowercase hex");
   return value;
 }
@@ -20,6 +22,14 @@ const OUTCOMES: Record<IdempotencyBegin["outcome"], IdempotencyOutcome> = {
   in_use: IdempotencyOutcome.IN_USE,
   reused: IdempotencyOutcome.REUSED,
 };
+
+export function storedResponseToProto({
+  status,
+  sealed,
+  resourceId,
+}: StoredIdempotentResponse): MessageInitShape<typeof StoredResponseSchema> {
+  return { status, sealed: sealed ?? new Uint8Array(), resourceId: resourceId ?? "" };
+}
 
 /** The registry's IdempotencyService: Idempotency-Key records, kept by the store. */
 export function idempotencyService({ store }: RegistryContext): ServiceImpl<typeof IdempotencyService> {
@@ -37,11 +47,7 @@ export function idempotencyService({ store }: RegistryContext): ServiceImpl<type
         leaseMs,
       });
       if (begun.outcome !== "stored") return { outcome: OUTCOMES[begun.outcome] };
-      const { status, sealed, resourceId } = begun.response;
-      return {
-        outcome: IdempotencyOutcome.STORED,
-        response: { status, sealed: sealed ?? new Uint8Array(), resourceId: resourceId ?? "" },
-      };
+      return { outcome: IdempotencyOutcome.STORED, response: storedResponseToProto(begun.response) };
     },
 
     async completeRequest(request) {

@@ -4,6 +4,9 @@
  * writes what it says in the same transaction.
  */
 
+import { AppError, idempotencyKeyInUse, idempotencyKeyReused } from "@agentry/errors";
+import type { AgentRecord } from "./types.js";
+
 /** How long a key's record is kept: 24 hours from the request that first claimed it. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -26,6 +29,8 @@ export interface IdempotencyRecord {
   status: number | null;
   sealed: Uint8Array | null;
   resourceId: string | null;
+  /** The agent a create made under the key, sealed by the caller (`createdRecord`); null for any other request. */
+  created: Uint8Array | null;
 }
 
 /** The response a finished request left under its key. */
@@ -57,6 +62,28 @@ export function claimedRecord(claim: IdempotencyClaim, now: number): Idempotency
     status: null,
     sealed: null,
     resourceId: null,
+    created: null,
+  };
+}
+
+/**
+ * The record a create leaves when it claims its key in its own transaction (`RegistryStore.createAgentUnderKey`):
+ * finished at once, with the agent's id and the agent as created, sealed by the caller, to answer a retry with.
+ */
+export function createdRecord(
+  fingerprint: string,
+  agentId: string,
+  created: Uint8Array,
+  now: number,
+): IdempotencyRecord {
+  return {
+    fingerprint,
+    leaseUntil: null,
+    expiresAt: now + IDEMPOTENCY_TTL_MS,
+    status: 201,
+    sealed: null,
+    resourceId: agentId,
+    created,
   };
 }
 
@@ -87,4 +114,58 @@ export function decideClaim(
   if (record.leaseUntil !== null && record.leaseUntil > now)
     return { answer: { outcome: "in_use" }, write: null };
   return { answer: { outcome: "started" }, write: { ...record, leaseUntil: now + claim.leaseMs } };
+}
+
+/** A create's claim on its Idempotency-Key, made in the create's own transaction (`createAgentUnderKey`). */
+export interface CreateUnderKey {
+  /** The SHA-256 of the key, in lowercase hex. */
+  keyHash: string;
+  fingerprint: string;
+  /** The agent as kept with the key's record: sealed by the caller, who alone holds the key to open it. */
+  seal(agent: AgentRecord): Uint8Array;
+  open(sealed: Uint8Array): AgentRecord;
+}
+
+/** How a create under a key was answered. */
+export type KeyedCreate =
+  | { outcome: "created"; agent: AgentRecord }
+  /** The key's create had made this agent (as it was created); none was made now. */
+  | { outcome: "replayed"; agent: AgentRecord }
+  /** The key holds another answer of the same request (a refusal kept through `completeIdempotentRequest`). */
+  | { outcome: "stored"; response: StoredIdempotentResponse };
+
+/**
+ * Decides a create under a key given the key's record, as `decideClaim` decides a claim: "create" when the key is
+ * free (no record, an expired one, or a claim whose lease ran out), otherwise the answer, made without creating.
+ * A record of a create kept by a gateway of an earlier release (the agent's id, no sealed agent) answers the
+ * agent as it is now, read with `current`. Another request's key and a running claim are refused with AppError
+ * IDEMPOTENCY_KEY_REUSED and IDEMPOTENCY_KEY_IN_USE.
+ */
+export function decideCreate(
+  record: IdempotencyRecord | null,
+  key: CreateUnderKey,
+  now: number,
+  current: (agentId: string) => AgentRecord | null,
+): KeyedCreate | "create" {
+  const { answer } = decideClaim(
+    record,
+    { accountId: "", keyHash: key.keyHash, fingerprint: key.fingerprint, leaseMs: 0 },
+    now,
+  );
+  switch (answer.outcome) {
+    case "started":
+      return "create";
+    case "reused":
+      throw idempotencyKeyReused();
+    case "in_use":
+      throw idempotencyKeyInUse();
+  }
+  if (record?.created) return { outcome: "replayed", agent: key.open(record.created) };
+  const { response } = answer;
+  if (response.sealed === null && response.resourceId !== null) {
+    const agent = current(response.resourceId);
+    if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${response.resourceId} does not exist.`);
+    return { outcome: "replayed", agent };
+  }
+  return { outcome: "stored", response };
 }

@@ -225,6 +225,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: "agents kept with their keys",
+    // The agent a create made under an Idempotency-Key, sealed with a key derived from the Idempotency-Key, in the
+    // create's own transaction: a retry is answered with the agent as it was created.
+    sql: (s) => `
+      ALTER TABLE ${s}.idempotency_keys ADD COLUMN created bytea;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */

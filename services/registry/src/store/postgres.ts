@@ -23,12 +23,19 @@
  * Transactions run at READ COMMITTED; a deadlock or serialization failure is retried twice.
  */
 import { type Limits, newId, type Tier } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, idempotencyKeyInUse } from "@agentry/errors";
 import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentry/pg";
 import type pg from "pg";
 import { linkRedeemable, sessionUsable } from "./console-sessions.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
-import { claimedRecord, decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
+import {
+  claimedRecord,
+  createdRecord,
+  decideClaim,
+  decideCreate,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+} from "./idempotency.js";
 import { tsQuery } from "./knowledge.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
@@ -46,9 +53,11 @@ import type {
   ApiKeyRecord,
   ConsoleLinkRecord,
   ConsoleSessionRecord,
+  CreateUnderKey,
   IdempotencyBegin,
   JsonObject,
   JsonValue,
+  KeyedCreate,
   KnowledgeHit,
   ListAgentsQuery,
   NewApiKey,
@@ -249,7 +258,7 @@ function statements(s: string) {
     updateAccount: `UPDATE ${s}.accounts
       SET tier = COALESCE($2, tier), limit_overrides = COALESCE($3::jsonb, limit_overrides)
       WHERE id = $1 RETURNING *`,
-    lockAccount: `SELECT tier, limit_overrides FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
+    lockAccount: `SELECT id, tier, limit_overrides FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
 
     agent: `SELECT * FROM ${s}.agents WHERE account_id = $1 AND id = $2`,
     agentForUpdate: `SELECT * FROM ${s}.agents WHERE account_id = $1 AND id = $2 FOR UPDATE`,
@@ -341,14 +350,14 @@ function statements(s: string) {
       FROM unnest($1::bigint[], $2::text[]) AS t (seq, id)
       WHERE o.seq = t.seq RETURNING o.seq, o.event_id`,
 
-    idempotencyKeyForUpdate: `SELECT fingerprint, lease_until, expires_at, status, sealed, resource_id
+    idempotencyKeyForUpdate: `SELECT fingerprint, lease_until, expires_at, status, sealed, resource_id, created
       FROM ${s}.idempotency_keys WHERE account_id = $1 AND key_hash = $2 FOR UPDATE`,
     insertIdempotencyKey: `INSERT INTO ${s}.idempotency_keys
-        (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
       ON CONFLICT (account_id, key_hash) DO NOTHING RETURNING 1`,
     updateIdempotencyKey: `UPDATE ${s}.idempotency_keys SET fingerprint = $3, lease_until = $4, expires_at = $5,
-        status = $6, sealed = $7, resource_id = $8
+        status = $6, sealed = $7, resource_id = $8, created = $9
       WHERE account_id = $1 AND key_hash = $2`,
     // A record the create's transaction completed (its resource id, no response yet) takes the response later.
     completeIdempotencyKey: `UPDATE ${s}.idempotency_keys SET lease_until = NULL, status = $3,
@@ -375,6 +384,7 @@ interface IdempotencyRow {
   status: number | null;
   sealed: Buffer | null;
   resource_id: string | null;
+  created: Buffer | null;
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
@@ -385,11 +395,15 @@ function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
     status: row.status,
     sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
     resourceId: row.resource_id,
+    created: row.created === null ? null : new Uint8Array(row.created),
   };
 }
 
 /** A record's columns after the key, in statement order. */
-function idempotencyValues(claim: IdempotencyClaim, record: IdempotencyRecord): unknown[] {
+function idempotencyValues(
+  claim: Pick<IdempotencyClaim, "accountId" | "keyHash">,
+  record: IdempotencyRecord,
+): unknown[] {
   return [
     claim.accountId,
     claim.keyHash,
@@ -399,10 +413,14 @@ function idempotencyValues(claim: IdempotencyClaim, record: IdempotencyRecord): 
     record.status,
     record.sealed === null ? null : Buffer.from(record.sealed),
     record.resourceId,
+    record.created === null ? null : Buffer.from(record.created),
   ];
 }
 
 type Statements = ReturnType<typeof statements>;
+
+/** An account as a create reads it under its lock. */
+type LockedAccount = Pick<AccountRow, "id" | "tier" | "limit_overrides">;
 
 export class PostgresRegistryStore implements RegistryStore {
   private readonly sql: Statements;
@@ -422,22 +440,8 @@ export class PostgresRegistryStore implements RegistryStore {
     options?: { idempotencyKeyHash?: string },
   ): Promise<AgentRecord> {
     return this.db.transaction(async (client) => {
-      const account = (
-        await client.query<Pick<AccountRow, "tier" | "limit_overrides">>(this.sql.lockAccount, [accountId])
-      ).rows[0];
-      if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
-      // After the lock, in a statement of its own: it sees every create committed by an earlier lock holder.
-      const count = (await client.query<{ n: number }>(this.sql.countAgents, [accountId])).rows[0]?.n ?? 0;
-      assertAgentQuota({ tier: account.tier, limitOverrides: account.limit_overrides }, count);
-      const agent = newAgent(accountId, fields, now());
-      await client.query(this.sql.insertAgent, [
-        agent.id,
-        agent.accountId,
-        ...fieldValues(agent),
-        agent.createdAt,
-        agent.updatedAt,
-      ]);
-      await this.emit(client, agentCreated(agent));
+      const account = await this.lockAccount(client, accountId);
+      const agent = await this.insertAgent(client, account, fields);
       if (options?.idempotencyKeyHash) {
         await client.query(this.sql.completeIdempotencyKey, [
           accountId,
@@ -449,6 +453,68 @@ export class PostgresRegistryStore implements RegistryStore {
       }
       return agent;
     });
+  }
+
+  async createAgentUnderKey(
+    accountId: string,
+    fields: AgentFields,
+    key: CreateUnderKey,
+  ): Promise<KeyedCreate> {
+    return this.db.transaction(async (client) => {
+      // Every create takes the account's lock first, so simultaneous creates under one key are decided in turn.
+      const account = await this.lockAccount(client, accountId);
+      const row = (
+        await client.query<IdempotencyRow>(this.sql.idempotencyKeyForUpdate, [accountId, key.keyHash])
+      ).rows[0];
+      const at = Date.now();
+      // An agent a gateway of an earlier release created under the key, as it is now (`decideCreate`).
+      const current =
+        row?.resource_id && !row.created
+          ? ((await client.query<AgentRow>(this.sql.agent, [accountId, row.resource_id])).rows[0] ?? null)
+          : null;
+      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, key, at, () =>
+        current ? toAgent(current) : null,
+      );
+      if (decision !== "create") return decision;
+      const agent = await this.insertAgent(client, account, fields);
+      const values = idempotencyValues(
+        { accountId, keyHash: key.keyHash },
+        createdRecord(key.fingerprint, agent.id, key.seal(agent), at),
+      );
+      if (row) await client.query(this.sql.updateIdempotencyKey, values);
+      else if ((await client.query(this.sql.insertIdempotencyKey, values)).rowCount !== 1) {
+        // A claim made through IdempotencyService (which takes no account lock) got the key first.
+        throw idempotencyKeyInUse();
+      }
+      return { outcome: "created", agent };
+    });
+  }
+
+  /** Locks the account's row for the transaction: creates of one account are checked against its quota in turn. */
+  private async lockAccount(client: pg.PoolClient, accountId: string): Promise<LockedAccount> {
+    const account = (await client.query<LockedAccount>(this.sql.lockAccount, [accountId])).rows[0];
+    if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
+    return account;
+  }
+
+  private async insertAgent(
+    client: pg.PoolClient,
+    account: LockedAccount,
+    fields: AgentFields,
+  ): Promise<AgentRecord> {
+    // After the lock, in a statement of its own: it sees every create committed by an earlier lock holder.
+    const count = (await client.query<{ n: number }>(this.sql.countAgents, [account.id])).rows[0]?.n ?? 0;
+    assertAgentQuota({ tier: account.tier, limitOverrides: account.limit_overrides }, count);
+    const agent = newAgent(account.id, fields, now());
+    await client.query(this.sql.insertAgent, [
+      agent.id,
+      agent.accountId,
+      ...fieldValues(agent),
+      agent.createdAt,
+      agent.updatedAt,
+    ]);
+    await this.emit(client, agentCreated(agent));
+    return agent;
   }
 
   async getAgent(accountId: string, id: string): Promise<AgentRecord | null> {

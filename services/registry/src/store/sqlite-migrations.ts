@@ -232,6 +232,15 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 8,
+    name: "agents kept with their keys",
+    // The agent a create made under an Idempotency-Key, sealed with a key derived from the Idempotency-Key, in the
+    // create's own transaction: a retry is answered with the agent as it was created.
+    sql: `
+      ALTER TABLE idempotency_keys ADD COLUMN created BLOB;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "registry", migrations: MIGRATIONS };

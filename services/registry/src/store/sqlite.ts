@@ -5,7 +5,13 @@ import { GroupCommit, openSqliteDatabase, watchOtherConnections } from "@agentry
 import Database from "better-sqlite3";
 import { linkRedeemable, sessionUsable } from "./console-sessions.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
-import { decideClaim, type IdempotencyClaim, type IdempotencyRecord } from "./idempotency.js";
+import {
+  createdRecord,
+  decideClaim,
+  decideCreate,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+} from "./idempotency.js";
 import { fts5Query } from "./knowledge.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 import { applyAgentPatch } from "./patch.js";
@@ -23,8 +29,10 @@ import type {
   ApiKeyRecord,
   ConsoleLinkRecord,
   ConsoleSessionRecord,
+  CreateUnderKey,
   IdempotencyBegin,
   JsonObject,
+  KeyedCreate,
   ListAgentsQuery,
   NewApiKey,
   NewConsoleSession,
@@ -133,6 +141,7 @@ interface IdempotencyRow {
   status: number | null;
   sealed: Buffer | null;
   resource_id: string | null;
+  created: Buffer | null;
 }
 
 /** Named parameters of the idempotency key statement, one per column. */
@@ -145,6 +154,7 @@ interface IdempotencyBind {
   status: number | null;
   sealed: Buffer | null;
   resourceId: string | null;
+  created: Buffer | null;
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
@@ -155,10 +165,14 @@ function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
     status: row.status,
     sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
     resourceId: row.resource_id,
+    created: row.created === null ? null : new Uint8Array(row.created),
   };
 }
 
-function idempotencyBind(claim: IdempotencyClaim, record: IdempotencyRecord): IdempotencyBind {
+function idempotencyBind(
+  claim: Pick<IdempotencyClaim, "accountId" | "keyHash">,
+  record: IdempotencyRecord,
+): IdempotencyBind {
   return {
     accountId: claim.accountId,
     keyHash: claim.keyHash,
@@ -168,6 +182,7 @@ function idempotencyBind(claim: IdempotencyClaim, record: IdempotencyRecord): Id
     status: record.status,
     sealed: record.sealed === null ? null : Buffer.from(record.sealed),
     resourceId: record.resourceId,
+    created: record.created === null ? null : Buffer.from(record.created),
   };
 }
 
@@ -440,11 +455,12 @@ function prepareStatements(db: Database.Database) {
     ),
     writeIdempotencyKey: prepare<[IdempotencyBind]>(
       `INSERT INTO idempotency_keys
-         (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id)
-       VALUES (@accountId, @keyHash, @fingerprint, @leaseUntil, @expiresAt, @status, @sealed, @resourceId)
+         (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created)
+       VALUES (@accountId, @keyHash, @fingerprint, @leaseUntil, @expiresAt, @status, @sealed, @resourceId, @created)
        ON CONFLICT (account_id, key_hash) DO UPDATE SET
          fingerprint = excluded.fingerprint, lease_until = excluded.lease_until, expires_at = excluded.expires_at,
-         status = excluded.status, sealed = excluded.sealed, resource_id = excluded.resource_id`,
+         status = excluded.status, sealed = excluded.sealed, resource_id = excluded.resource_id,
+         created = excluded.created`,
     ),
     completeIdempotencyKey: prepare<[number, Buffer | null, string | null, string, string]>(
       `UPDATE idempotency_keys SET lease_until = NULL, status = ?, sealed = coalesce(?, sealed),
@@ -544,6 +560,22 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       if (idempotencyKeyHash)
         sql.completeIdempotencyKey.run(201, null, agent.id, accountId, idempotencyKeyHash);
       return agent;
+    },
+  );
+
+  const createAgentUnderKey = db.transaction(
+    (accountId: string, fields: AgentFields, key: CreateUnderKey): KeyedCreate => {
+      const row = sql.idempotencyKey.get(accountId, key.keyHash);
+      const now = Date.now();
+      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, key, now, (id) => {
+        const agent = readAgentRow(accountId, id);
+        return agent ? toAgent(agent) : null;
+      });
+      if (decision !== "create") return decision;
+      const agent = createAgent(accountId, fields, undefined);
+      const record = createdRecord(key.fingerprint, agent.id, key.seal(agent), now);
+      sql.writeIdempotencyKey.run(idempotencyBind({ accountId, keyHash: key.keyHash }, record));
+      return { outcome: "created", agent };
     },
   );
 
@@ -720,6 +752,9 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   return {
     async createAgent(accountId, fields, options) {
       return group.run(() => createAgent(accountId, fields, options?.idempotencyKeyHash));
+    },
+    async createAgentUnderKey(accountId, fields, key) {
+      return group.run(() => createAgentUnderKey(accountId, fields, key));
     },
     async getAgent(accountId, id) {
       const row = readAgentRow(accountId, id);

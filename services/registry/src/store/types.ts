@@ -1,7 +1,13 @@
 import type { Limits, Scope, ScopeGrant, Tier } from "@agentry/core";
-import type { IdempotencyBegin, IdempotencyClaim } from "./idempotency.js";
+import type { CreateUnderKey, IdempotencyBegin, IdempotencyClaim, KeyedCreate } from "./idempotency.js";
 
-export type { IdempotencyBegin, IdempotencyClaim, StoredIdempotentResponse } from "./idempotency.js";
+export type {
+  CreateUnderKey,
+  IdempotencyBegin,
+  IdempotencyClaim,
+  KeyedCreate,
+  StoredIdempotentResponse,
+} from "./idempotency.js";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -187,6 +193,12 @@ export interface RegistryStore {
     fields: AgentFields,
     options?: { idempotencyKeyHash?: string },
   ): Promise<AgentRecord>;
+  /**
+   * `createAgent` under an Idempotency-Key claimed in the same transaction (`decideCreate` of `idempotency.ts`):
+   * the agent and its key's finished record (`createdRecord`) are stored together or not at all, and of
+   * simultaneous creates under one key exactly one creates. A key that has a record answers without creating.
+   */
+  createAgentUnderKey(accountId: string, fields: AgentFields, key: CreateUnderKey): Promise<KeyedCreate>;
   getAgent(accountId: string, id: string): Promise<AgentRecord | null>;
   listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>>;
   /** Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. */

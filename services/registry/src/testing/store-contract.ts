@@ -6,6 +6,7 @@ import type {
   AccountRecord,
   AgentFields,
   AgentRecord,
+  CreateUnderKey,
   IdempotencyClaim,
   ListAgentsQuery,
   NewApiKey,
@@ -1084,6 +1085,117 @@ export function registryStoreContract(
         expect(await store.beginIdempotentRequest(mine)).toEqual({ outcome: "in_use" });
         await store.releaseIdempotentRequest(full.id, mine.keyHash);
         expect(await store.beginIdempotentRequest(mine)).toEqual({ outcome: "started" });
+      });
+
+      describe("a create that claims its key in its own transaction", () => {
+        // The store keeps what `seal` gives it; sealing itself is the caller's (a reversible stand-in here).
+        const underKey = (overrides: Partial<CreateUnderKey> = {}): CreateUnderKey => ({
+          keyHash: claim().keyHash,
+          fingerprint: claim().fingerprint,
+          seal: (agent) => new TextEncoder().encode(JSON.stringify(agent)).reverse(),
+          open: (bytes) => JSON.parse(new TextDecoder().decode(Uint8Array.from(bytes).reverse())),
+          ...overrides,
+        });
+        const agentCount = async (accountId: string) =>
+          (await store.listAgents(accountId, { page: 1, limit: 1, sortBy: "createdAt", order: "asc" })).total;
+
+        it("creates once; the same request again answers the agent as it was created, and creates none", async () => {
+          const first = await store.createAgentUnderKey(
+            account.id,
+            agentFields({ name: "Kept" }),
+            underKey(),
+          );
+          expect(first.outcome).toBe("created");
+          const created = (first as { agent: AgentRecord }).agent;
+          await store.updateAgent(account.id, created.id, { name: "Renamed" });
+          const again = await store.createAgentUnderKey(
+            account.id,
+            agentFields({ name: "Kept" }),
+            underKey(),
+          );
+          expect(again).toEqual({ outcome: "replayed", agent: created });
+          expect(await agentCount(account.id)).toBe(1);
+          // A claim through IdempotencyService finds the key finished, with the agent's id.
+          expect(await store.beginIdempotentRequest(claim())).toEqual({
+            outcome: "stored",
+            response: { status: 201, sealed: null, resourceId: created.id },
+          });
+        });
+
+        it("refuses the key of another request, and one claimed by a request still running", async () => {
+          await store.createAgentUnderKey(account.id, agentFields(), underKey());
+          const reused = await appError(
+            store.createAgentUnderKey(account.id, agentFields(), underKey({ fingerprint: "other" })),
+          );
+          expect(reused.code).toBe("IDEMPOTENCY_KEY_REUSED");
+          await store.beginIdempotentRequest(claim({ keyHash: "b".repeat(64) }));
+          const inUse = await appError(
+            store.createAgentUnderKey(account.id, agentFields(), underKey({ keyHash: "b".repeat(64) })),
+          );
+          expect(inUse.code).toBe("IDEMPOTENCY_KEY_IN_USE");
+          expect(await agentCount(account.id)).toBe(1);
+        });
+
+        it("answers a refusal kept under the key again, without creating", async () => {
+          await store.beginIdempotentRequest(claim());
+          await store.completeIdempotentRequest(account.id, claim().keyHash, { status: 400, sealed });
+          expect(await store.createAgentUnderKey(account.id, agentFields(), underKey())).toEqual({
+            outcome: "stored",
+            response: { status: 400, sealed, resourceId: null },
+          });
+          expect(await agentCount(account.id)).toBe(0);
+        });
+
+        it("takes over a claim whose lease ran out, and a record whose 24 hours are over", async () => {
+          vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-03-01T00:00:00Z") });
+          await store.beginIdempotentRequest(claim({ leaseMs: 1000 }));
+          vi.setSystemTime(new Date("2026-03-01T00:00:01Z"));
+          expect((await store.createAgentUnderKey(account.id, agentFields(), underKey())).outcome).toBe(
+            "created",
+          );
+          vi.setSystemTime(new Date("2026-03-02T00:00:01Z"));
+          const later = underKey({ fingerprint: "a new request" });
+          expect((await store.createAgentUnderKey(account.id, agentFields(), later)).outcome).toBe("created");
+          expect((await store.createAgentUnderKey(account.id, agentFields(), later)).outcome).toBe(
+            "replayed",
+          );
+        });
+
+        it("answers a create kept by the earlier two-step form with the agent as it is now", async () => {
+          await store.beginIdempotentRequest(claim());
+          const agent = await store.createAgent(account.id, agentFields(), {
+            idempotencyKeyHash: claim().keyHash,
+          });
+          const renamed = await store.updateAgent(account.id, agent.id, { name: "Renamed" });
+          expect(await store.createAgentUnderKey(account.id, agentFields(), underKey())).toEqual({
+            outcome: "replayed",
+            agent: renamed,
+          });
+        });
+
+        it("keeps neither the agent nor the key when the create fails", async () => {
+          const full = await newAccount("enterprise", { maxAgents: 0 });
+          const error = await appError(store.createAgentUnderKey(full.id, agentFields(), underKey()));
+          expect(error.code).toBe("INSUFFICIENT_QUOTA");
+          expect(await store.beginIdempotentRequest(claim({ accountId: full.id }))).toEqual({
+            outcome: "started",
+          });
+        });
+
+        it("creates exactly one agent of many simultaneous creates under one key", async () => {
+          const answers = await Promise.all(
+            Array.from({ length: 12 }, () =>
+              store.createAgentUnderKey(account.id, agentFields(), underKey()),
+            ),
+          );
+          const created = answers.filter((a) => a.outcome === "created");
+          expect(created).toHaveLength(1);
+          const agent = (created[0] as { agent: AgentRecord }).agent;
+          expect(answers.filter((a) => a.outcome === "replayed")).toEqual(
+            Array.from({ length: 11 }, () => ({ outcome: "replayed", agent })),
+          );
+          expect(await agentCount(account.id)).toBe(1);
+        });
       });
 
       it("starts exactly one of many simultaneous claims on a key", async () => {
