@@ -43,11 +43,13 @@ export {
 } from "./plans.js";
 export {
   MalformedSealedText,
+  openPacked,
   openSealed,
   openSealedText,
   SEALED_TEXT_PREFIX,
   type Sealed,
   sealBytes,
+  sealPacked,
   sealText,
 } from "./seal.js";
 export { SizedLru } from "./sized-lru.js";

@@ -1,6 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { MalformedSealedText, openSealed, openSealedText, sealBytes, sealText } from "./seal.js";
+import {
+  MalformedSealedText,
+  openPacked,
+  openSealed,
+  openSealedText,
+  sealBytes,
+  sealPacked,
+  sealText,
+} from "./seal.js";
 
 describe("sealBytes", () => {
   const key = randomBytes(32);
@@ -20,6 +28,19 @@ describe("sealBytes", () => {
     const tampered = { ...sealed, ciphertext: Buffer.from(sealed.ciphertext) };
     tampered.ciphertext[0]! ^= 1;
     expect(() => openSealed(key, tampered, "owner")).toThrow();
+  });
+});
+
+describe("sealPacked", () => {
+  it("keeps nonce, tag and ciphertext in one buffer, and opens it only with its key", () => {
+    const key = randomBytes(32);
+    const packed = sealPacked(key, "the agent as created");
+    expect(packed.length).toBe(12 + 16 + "the agent as created".length);
+    expect(packed.toString("latin1")).not.toContain("agent");
+    // A view into a larger buffer, as a store hands a column back.
+    const view = new Uint8Array(Buffer.concat([Buffer.from("xx"), packed])).subarray(2);
+    expect(openPacked(key, view).toString("utf8")).toBe("the agent as created");
+    expect(() => openPacked(randomBytes(32), packed)).toThrow();
   });
 });
 

@@ -8,6 +8,7 @@ export interface Sealed {
 }
 
 const IV_BYTES = 12;
+const TAG_BYTES = 16;
 
 /**
  * Seals bytes with AES-256-GCM under a 32-byte key and a fresh random nonce. `aad`, when given, is bound to the
@@ -28,6 +29,22 @@ export function openSealed(key: Buffer, sealed: Sealed, aad?: string): Buffer {
   if (aad !== undefined) decipher.setAAD(Buffer.from(aad));
   decipher.setAuthTag(sealed.tag);
   return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
+}
+
+/** Sealed bytes as one buffer, as stores keep them: nonce (12 bytes), tag (16 bytes), ciphertext. */
+export function sealPacked(key: Buffer, plaintext: Buffer | string): Buffer {
+  const { iv, tag, ciphertext } = sealBytes(key, plaintext);
+  return Buffer.concat([iv, tag, ciphertext]);
+}
+
+/** The plaintext of `sealPacked`'s form; throws as `openSealed` does. */
+export function openPacked(key: Buffer, packed: Uint8Array): Buffer {
+  const bytes = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength);
+  return openSealed(key, {
+    iv: bytes.subarray(0, IV_BYTES),
+    tag: bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES),
+    ciphertext: bytes.subarray(IV_BYTES + TAG_BYTES),
+  });
 }
 
 /** The prefix of `sealText`'s form; a stored value without it was not sealed. */

@@ -1,5 +1,5 @@
-import { createHmac, hkdfSync } from "node:crypto";
-import { openSealed, sealBytes, sha256Hex } from "@agentry/core";
+import { createHmac } from "node:crypto";
+import { openPacked, sealPacked, sha256Hex } from "@agentry/core";
 import {
   AppError,
   type ErrorCode,
@@ -321,24 +321,19 @@ function bodyText(body: unknown): string {
  * database alone.
  */
 function sealingKey(key: string, accountId: string): Buffer {
-  return Buffer.from(hkdfSync("sha256", key, accountId, "agentry idempotent response", 32));
+  // HKDF-SHA256 (RFC 5869) with the account as salt, for one block of output: the same key as
+  // `hkdfSync("sha256", key, accountId, SEALING_INFO, 32)`, in two HMACs without its per-call key objects.
+  const pseudorandom = createHmac("sha256", accountId).update(key).digest();
+  return createHmac("sha256", pseudorandom).update(SEALING_INFO).update(FIRST_BLOCK).digest();
 }
 
-// Stored as nonce (12 bytes), tag (16 bytes), ciphertext.
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
+const SEALING_INFO = "agentry idempotent response";
+const FIRST_BLOCK = Buffer.of(1);
 
 function seal(response: KeptResponse, key: Buffer): Uint8Array {
-  const { iv, tag, ciphertext } = sealBytes(key, JSON.stringify(response));
-  return Buffer.concat([iv, tag, ciphertext]);
+  return sealPacked(key, JSON.stringify(response));
 }
 
 function unseal(sealed: Uint8Array, key: Buffer): KeptResponse {
-  const bytes = Buffer.from(sealed);
-  const plain = openSealed(key, {
-    iv: bytes.subarray(0, IV_BYTES),
-    tag: bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES),
-    ciphertext: bytes.subarray(IV_BYTES + TAG_BYTES),
-  });
-  return JSON.parse(plain.toString("utf-8")) as KeptResponse;
+  return JSON.parse(openPacked(key, sealed).toString("utf-8")) as KeptResponse;
 }

@@ -1,4 +1,4 @@
-import { AGENT_BOUNDS, exceedsCharacters, openSealedText, sealText } from "@agentry/core";
+import { AGENT_BOUNDS, exceedsCharacters, openPacked, sealPacked } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
   type AgentService,
@@ -118,8 +118,8 @@ function underKey(claim: CreateIdempotency): CreateUnderKey {
   return {
     keyHash: keyHash(claim.keyHash),
     fingerprint: claim.fingerprint,
-    seal: (agent) => Buffer.from(sealText(sealingKey, JSON.stringify(agent))),
-    open: (sealed) => JSON.parse(openSealedText(sealingKey, Buffer.from(sealed).toString())) as AgentRecord,
+    seal: (agent) => sealPacked(sealingKey, JSON.stringify(agent)),
+    open: (sealed) => JSON.parse(openPacked(sealingKey, sealed).toString("utf-8")) as AgentRecord,
   };
 }
 

@@ -549,14 +549,19 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     }
   };
 
+  const insertAgent = (accountId: string, fields: AgentFields): AgentRecord => {
+    const account = sql.accountById.get(accountId);
+    if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
+    assertAgentQuota(toAccount(account), sql.countAgents.get(accountId) ?? 0);
+    const agent = newAgent(accountId, fields, now());
+    sql.insertAgent.run(agentBind(agent));
+    emit(agentCreated(agent));
+    return agent;
+  };
+
   const createAgent = db.transaction(
     (accountId: string, fields: AgentFields, idempotencyKeyHash: string | undefined): AgentRecord => {
-      const account = sql.accountById.get(accountId);
-      if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
-      assertAgentQuota(toAccount(account), sql.countAgents.get(accountId) ?? 0);
-      const agent = newAgent(accountId, fields, now());
-      sql.insertAgent.run(agentBind(agent));
-      emit(agentCreated(agent));
+      const agent = insertAgent(accountId, fields);
       if (idempotencyKeyHash)
         sql.completeIdempotencyKey.run(201, null, agent.id, accountId, idempotencyKeyHash);
       return agent;
@@ -572,7 +577,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
         return agent ? toAgent(agent) : null;
       });
       if (decision !== "create") return decision;
-      const agent = createAgent(accountId, fields, undefined);
+      const agent = insertAgent(accountId, fields);
       const record = createdRecord(key.fingerprint, agent.id, key.seal(agent), now);
       sql.writeIdempotencyKey.run(idempotencyBind({ accountId, keyHash: key.keyHash }, record));
       return { outcome: "created", agent };
