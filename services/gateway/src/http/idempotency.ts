@@ -63,8 +63,9 @@ type Outcome = { status: number; response: KeptResponse } | null;
  * runs. A streamed reply is kept once it completed.
  *
  * Most routes claim the key before their handler runs and keep its response after (IdempotencyService). An agent
- * create claims it in the create's own transaction instead (`Route.claimsKeyInCreate`), where the agent is kept
- * with it to answer a retry with: a create under a key costs no more transactions than one without.
+ * create claims it in the create's own transaction instead (`Route.claimsKeyInCreate`), which keeps the agent's id
+ * and creation time with it: a retry, the same request, is answered with the agent as it was created, and a
+ * create under a key costs no more transactions than one without.
  */
 export function idempotency(
   gateway: GatewayContext,
@@ -93,7 +94,7 @@ export function idempotency(
       input: handlerInput,
       keyHash: sha256Hex(key),
       fingerprint: await fingerprint(ctx, key),
-      sealingKey: sealingKey(key, handlerInput.principal.accountId),
+      sealing: () => sealingKey(key, handlerInput.principal.accountId),
       leaseMs: BigInt(leaseMs),
     };
     return route.claimsKeyInCreate ? claimInCreate(keyed, next) : claimAround(keyed, next);
@@ -106,8 +107,8 @@ interface KeyedRequest {
   input: HandlerInput;
   keyHash: string;
   fingerprint: string;
-  /** What the response kept under the key is sealed with (`sealingKey`). */
-  sealingKey: Buffer;
+  /** What a response kept under the key is sealed with (`sealingKey`), derived only when one is. */
+  sealing(): Buffer;
   leaseMs: bigint;
 }
 
@@ -138,7 +139,7 @@ async function claim({ gateway, input, keyHash, fingerprint, leaseMs }: KeyedReq
 async function claimAround(keyed: KeyedRequest, next: () => Promise<unknown>): Promise<void> {
   const { ctx } = keyed.input;
   const earlier = await claim(keyed);
-  if (earlier) return replay(ctx, earlier, keyed.sealingKey);
+  if (earlier) return replay(ctx, earlier, keyed.sealing());
 
   const events: string[] = [];
   let completedStream = false;
@@ -181,7 +182,7 @@ async function claimInCreate(keyed: KeyedRequest, next: () => Promise<unknown>):
   const state: IdempotentRequest = {
     keyHash: keyed.keyHash,
     recordEvent: () => {},
-    create: { keyHash: keyed.keyHash, fingerprint: keyed.fingerprint, sealingKey: keyed.sealingKey },
+    create: { keyHash: keyed.keyHash, fingerprint: keyed.fingerprint },
   };
   ctx.state.idempotency = state;
   let outcome: Outcome;
@@ -194,13 +195,13 @@ async function claimInCreate(keyed: KeyedRequest, next: () => Promise<unknown>):
     }
     outcome = answered(ctx);
   } catch (thrown) {
-    if (thrown instanceof KeptAnswer) return replay(ctx, thrown.stored, keyed.sealingKey);
+    if (thrown instanceof KeptAnswer) return replay(ctx, thrown.stored, keyed.sealing());
     error = toAppError(thrown);
     if (state.created || KEY_REFUSALS.has(error.code)) throw error;
     outcome = failed(error, ctx);
   }
   const earlier = await claimAfterwards(keyed, outcome);
-  if (earlier) return replay(ctx, earlier, keyed.sealingKey);
+  if (earlier) return replay(ctx, earlier, keyed.sealing());
   if (error) throw error;
 }
 
@@ -272,7 +273,7 @@ async function settle(keyed: KeyedRequest, outcome: Outcome): Promise<void> {
   try {
     if (outcome && keeps(outcome.status)) {
       await gateway.idempotency.completeRequest(
-        { accountId, keyHash, status: outcome.status, sealed: seal(outcome.response, keyed.sealingKey) },
+        { accountId, keyHash, status: outcome.status, sealed: seal(outcome.response, keyed.sealing()) },
         input.rpc,
       );
     } else {

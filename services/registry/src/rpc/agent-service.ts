@@ -1,4 +1,4 @@
-import { AGENT_BOUNDS, exceedsCharacters, openPacked, sealPacked } from "@agentry/core";
+import { AGENT_BOUNDS, exceedsCharacters } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
   type AgentService,
@@ -103,24 +103,10 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
   return patch;
 }
 
-const SEALING_KEY_BYTES = 32;
-
-/**
- * A create's Idempotency-Key, claimed in the create's transaction. The agent is kept with the key's record sealed
- * with the key the caller derived from the Idempotency-Key, which is used for this call only and never stored.
- */
+/** A create's Idempotency-Key, claimed in the create's transaction. */
 function underKey(claim: CreateIdempotency): CreateUnderKey {
   if (claim.fingerprint === "") throw invalid("idempotency.fingerprint", "is required");
-  if (claim.sealingKey.length !== SEALING_KEY_BYTES) {
-    throw invalid("idempotency.sealing_key", `must be ${SEALING_KEY_BYTES} bytes`);
-  }
-  const sealingKey = Buffer.from(claim.sealingKey);
-  return {
-    keyHash: keyHash(claim.keyHash),
-    fingerprint: claim.fingerprint,
-    seal: (agent) => sealPacked(sealingKey, JSON.stringify(agent)),
-    open: (sealed) => JSON.parse(openPacked(sealingKey, sealed).toString("utf-8")) as AgentRecord,
-  };
+  return { keyHash: keyHash(claim.keyHash), fingerprint: claim.fingerprint };
 }
 
 export function agentService({ store, logger, changed }: RegistryContext): ServiceImpl<typeof AgentService> {

@@ -5,7 +5,8 @@
  */
 
 import { AppError, idempotencyKeyInUse, idempotencyKeyReused } from "@agentry/errors";
-import type { AgentRecord } from "./types.js";
+import { newAgent } from "./status.js";
+import type { AgentFields, AgentRecord } from "./types.js";
 
 /** How long a key's record is kept: 24 hours from the request that first claimed it. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -29,8 +30,8 @@ export interface IdempotencyRecord {
   status: number | null;
   sealed: Uint8Array | null;
   resourceId: string | null;
-  /** The agent a create made under the key, sealed by the caller (`createdRecord`); null for any other request. */
-  created: Uint8Array | null;
+  /** When a create under the key made its agent (`createdRecord`), epoch milliseconds; null for any other request. */
+  createdAt: number | null;
 }
 
 /** The response a finished request left under its key. */
@@ -62,28 +63,24 @@ export function claimedRecord(claim: IdempotencyClaim, now: number): Idempotency
     status: null,
     sealed: null,
     resourceId: null,
-    created: null,
+    createdAt: null,
   };
 }
 
 /**
  * The record a create leaves when it claims its key in its own transaction (`RegistryStore.createAgentUnderKey`):
- * finished at once, with the agent's id and the agent as created, sealed by the caller, to answer a retry with.
+ * finished at once, with the agent's id and creation time. A retry is the same request, byte for byte, so its
+ * fields with these make the agent as it was created (`decideCreate`): nothing of the agent is kept with the key.
  */
-export function createdRecord(
-  fingerprint: string,
-  agentId: string,
-  created: Uint8Array,
-  now: number,
-): IdempotencyRecord {
+export function createdRecord(fingerprint: string, agent: AgentRecord, now: number): IdempotencyRecord {
   return {
     fingerprint,
     leaseUntil: null,
     expiresAt: now + IDEMPOTENCY_TTL_MS,
     status: 201,
     sealed: null,
-    resourceId: agentId,
-    created,
+    resourceId: agent.id,
+    createdAt: Date.parse(agent.createdAt),
   };
 }
 
@@ -121,9 +118,6 @@ export interface CreateUnderKey {
   /** The SHA-256 of the key, in lowercase hex. */
   keyHash: string;
   fingerprint: string;
-  /** The agent as kept with the key's record: sealed by the caller, who alone holds the key to open it. */
-  seal(agent: AgentRecord): Uint8Array;
-  open(sealed: Uint8Array): AgentRecord;
 }
 
 /** How a create under a key was answered. */
@@ -135,23 +129,22 @@ export type KeyedCreate =
   | { outcome: "stored"; response: StoredIdempotentResponse };
 
 /**
- * Decides a create under a key given the key's record, as `decideClaim` decides a claim: "create" when the key is
- * free (no record, an expired one, or a claim whose lease ran out), otherwise the answer, made without creating.
- * A record of a create kept by a gateway of an earlier release (the agent's id, no sealed agent) answers the
- * agent as it is now, read with `current`. Another request's key and a running claim are refused with AppError
- * IDEMPOTENCY_KEY_REUSED and IDEMPOTENCY_KEY_IN_USE.
+ * Decides a create of `fields` under a key given the key's record, as `decideClaim` decides a claim: "create" when
+ * the key is free (no record, an expired one, or a claim whose lease ran out), otherwise the answer, made without
+ * creating. The agent the key's create made is made again from `fields`, the same request's, with its id and
+ * creation time; one kept by a gateway of an earlier release (its id alone) is read as it is now with `current`.
+ * Another request's key and a running claim are refused with AppError IDEMPOTENCY_KEY_REUSED and
+ * IDEMPOTENCY_KEY_IN_USE.
  */
 export function decideCreate(
   record: IdempotencyRecord | null,
-  key: CreateUnderKey,
+  request: { accountId: string; fields: AgentFields; key: CreateUnderKey },
   now: number,
   current: (agentId: string) => AgentRecord | null,
 ): KeyedCreate | "create" {
-  const { answer } = decideClaim(
-    record,
-    { accountId: "", keyHash: key.keyHash, fingerprint: key.fingerprint, leaseMs: 0 },
-    now,
-  );
+  const { accountId, fields, key } = request;
+  const claim = { accountId, keyHash: key.keyHash, fingerprint: key.fingerprint, leaseMs: 0 };
+  const { answer } = decideClaim(record, claim, now);
   switch (answer.outcome) {
     case "started":
       return "create";
@@ -160,8 +153,11 @@ export function decideCreate(
     case "in_use":
       throw idempotencyKeyInUse();
   }
-  if (record?.created) return { outcome: "replayed", agent: key.open(record.created) };
   const { response } = answer;
+  if (record?.createdAt != null && response.resourceId !== null) {
+    const createdAt = new Date(record.createdAt).toISOString();
+    return { outcome: "replayed", agent: newAgent(accountId, fields, createdAt, response.resourceId) };
+  }
   if (response.sealed === null && response.resourceId !== null) {
     const agent = current(response.resourceId);
     if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${response.resourceId} does not exist.`);

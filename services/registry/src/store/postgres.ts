@@ -350,14 +350,14 @@ function statements(s: string) {
       FROM unnest($1::bigint[], $2::text[]) AS t (seq, id)
       WHERE o.seq = t.seq RETURNING o.seq, o.event_id`,
 
-    idempotencyKeyForUpdate: `SELECT fingerprint, lease_until, expires_at, status, sealed, resource_id, created
+    idempotencyKeyForUpdate: `SELECT fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at
       FROM ${s}.idempotency_keys WHERE account_id = $1 AND key_hash = $2 FOR UPDATE`,
     insertIdempotencyKey: `INSERT INTO ${s}.idempotency_keys
-        (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created)
+        (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
       ON CONFLICT (account_id, key_hash) DO NOTHING RETURNING 1`,
     updateIdempotencyKey: `UPDATE ${s}.idempotency_keys SET fingerprint = $3, lease_until = $4, expires_at = $5,
-        status = $6, sealed = $7, resource_id = $8, created = $9
+        status = $6, sealed = $7, resource_id = $8, created_at = $9
       WHERE account_id = $1 AND key_hash = $2`,
     // A record the create's transaction completed (its resource id, no response yet) takes the response later.
     completeIdempotencyKey: `UPDATE ${s}.idempotency_keys SET lease_until = NULL, status = $3,
@@ -384,7 +384,7 @@ interface IdempotencyRow {
   status: number | null;
   sealed: Buffer | null;
   resource_id: string | null;
-  created: Buffer | null;
+  created_at: string | null;
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
@@ -395,7 +395,7 @@ function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
     status: row.status,
     sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
     resourceId: row.resource_id,
-    created: row.created === null ? null : new Uint8Array(row.created),
+    createdAt: row.created_at === null ? null : Number(row.created_at),
   };
 }
 
@@ -413,7 +413,7 @@ function idempotencyValues(
     record.status,
     record.sealed === null ? null : Buffer.from(record.sealed),
     record.resourceId,
-    record.created === null ? null : Buffer.from(record.created),
+    record.createdAt,
   ];
 }
 
@@ -469,17 +469,18 @@ export class PostgresRegistryStore implements RegistryStore {
       const at = Date.now();
       // An agent a gateway of an earlier release created under the key, as it is now (`decideCreate`).
       const current =
-        row?.resource_id && !row.created
+        row?.resource_id && row.created_at === null
           ? ((await client.query<AgentRow>(this.sql.agent, [accountId, row.resource_id])).rows[0] ?? null)
           : null;
-      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, key, at, () =>
+      const request = { accountId, fields, key };
+      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, request, at, () =>
         current ? toAgent(current) : null,
       );
       if (decision !== "create") return decision;
       const agent = await this.insertAgent(client, account, fields);
       const values = idempotencyValues(
         { accountId, keyHash: key.keyHash },
-        createdRecord(key.fingerprint, agent.id, key.seal(agent), at),
+        createdRecord(key.fingerprint, agent, at),
       );
       if (row) await client.query(this.sql.updateIdempotencyKey, values);
       else if ((await client.query(this.sql.insertIdempotencyKey, values)).rowCount !== 1) {

@@ -234,11 +234,12 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
   },
   {
     version: 8,
-    name: "agents kept with their keys",
-    // The agent a create made under an Idempotency-Key, sealed with a key derived from the Idempotency-Key, in the
-    // create's own transaction: a retry is answered with the agent as it was created.
+    name: "creation times kept with keys",
+    // When a create under an Idempotency-Key made its agent (epoch milliseconds), kept with the agent's id in the
+    // create's own transaction: with the retry's fields, which are the first request's, they make the agent as it
+    // was created.
     sql: `
-      ALTER TABLE idempotency_keys ADD COLUMN created BLOB;
+      ALTER TABLE idempotency_keys ADD COLUMN created_at INTEGER;
     `,
   },
 ];

@@ -141,7 +141,7 @@ interface IdempotencyRow {
   status: number | null;
   sealed: Buffer | null;
   resource_id: string | null;
-  created: Buffer | null;
+  created_at: number | null;
 }
 
 /** Named parameters of the idempotency key statement, one per column. */
@@ -154,7 +154,7 @@ interface IdempotencyBind {
   status: number | null;
   sealed: Buffer | null;
   resourceId: string | null;
-  created: Buffer | null;
+  createdAt: number | null;
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
@@ -165,7 +165,7 @@ function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
     status: row.status,
     sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
     resourceId: row.resource_id,
-    created: row.created === null ? null : new Uint8Array(row.created),
+    createdAt: row.created_at,
   };
 }
 
@@ -182,7 +182,7 @@ function idempotencyBind(
     status: record.status,
     sealed: record.sealed === null ? null : Buffer.from(record.sealed),
     resourceId: record.resourceId,
-    created: record.created === null ? null : Buffer.from(record.created),
+    createdAt: record.createdAt,
   };
 }
 
@@ -455,12 +455,12 @@ function prepareStatements(db: Database.Database) {
     ),
     writeIdempotencyKey: prepare<[IdempotencyBind]>(
       `INSERT INTO idempotency_keys
-         (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created)
-       VALUES (@accountId, @keyHash, @fingerprint, @leaseUntil, @expiresAt, @status, @sealed, @resourceId, @created)
+         (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at)
+       VALUES (@accountId, @keyHash, @fingerprint, @leaseUntil, @expiresAt, @status, @sealed, @resourceId, @createdAt)
        ON CONFLICT (account_id, key_hash) DO UPDATE SET
          fingerprint = excluded.fingerprint, lease_until = excluded.lease_until, expires_at = excluded.expires_at,
          status = excluded.status, sealed = excluded.sealed, resource_id = excluded.resource_id,
-         created = excluded.created`,
+         created_at = excluded.created_at`,
     ),
     completeIdempotencyKey: prepare<[number, Buffer | null, string | null, string, string]>(
       `UPDATE idempotency_keys SET lease_until = NULL, status = ?, sealed = coalesce(?, sealed),
@@ -572,13 +572,14 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     (accountId: string, fields: AgentFields, key: CreateUnderKey): KeyedCreate => {
       const row = sql.idempotencyKey.get(accountId, key.keyHash);
       const now = Date.now();
-      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, key, now, (id) => {
+      const request = { accountId, fields, key };
+      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, request, now, (id) => {
         const agent = readAgentRow(accountId, id);
         return agent ? toAgent(agent) : null;
       });
       if (decision !== "create") return decision;
       const agent = insertAgent(accountId, fields);
-      const record = createdRecord(key.fingerprint, agent.id, key.seal(agent), now);
+      const record = createdRecord(key.fingerprint, agent, now);
       sql.writeIdempotencyKey.run(idempotencyBind({ accountId, keyHash: key.keyHash }, record));
       return { outcome: "created", agent };
     },

@@ -6,11 +6,16 @@ import type { AgentFields, AgentRecord, StatusReason } from "./types.js";
  * provider failure puts it in `error` with a reason, and its next successful message takes it out again.
  */
 
-/** A new agent of the account, at time `now`. */
-export function newAgent(accountId: string, fields: AgentFields, now: string): AgentRecord {
+/** A new agent of the account, at time `now`; `id` is given only to make again an agent created earlier. */
+export function newAgent(
+  accountId: string,
+  fields: AgentFields,
+  now: string,
+  id: string = newId("agent"),
+): AgentRecord {
   return {
     ...fields,
-    id: newId("agent"),
+    id,
     accountId,
     status: "active",
     statusReason: null,

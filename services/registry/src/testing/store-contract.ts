@@ -1088,12 +1088,9 @@ export function registryStoreContract(
       });
 
       describe("a create that claims its key in its own transaction", () => {
-        // The store keeps what `seal` gives it; sealing itself is the caller's (a reversible stand-in here).
         const underKey = (overrides: Partial<CreateUnderKey> = {}): CreateUnderKey => ({
           keyHash: claim().keyHash,
           fingerprint: claim().fingerprint,
-          seal: (agent) => new TextEncoder().encode(JSON.stringify(agent)).reverse(),
-          open: (bytes) => JSON.parse(new TextDecoder().decode(Uint8Array.from(bytes).reverse())),
           ...overrides,
         });
         const agentCount = async (accountId: string) =>
