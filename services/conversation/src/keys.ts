@@ -1,9 +1,8 @@
 import { newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { ConversationContext } from "./context.js";
-import type { FinishReason } from "./providers/types.js";
 import type { LoggedEvent } from "./runs.js";
-import { conversationKey, type MessageInput, type ReplyRecord } from "./service.js";
+import { conversationKey, type MessageInput, type ReplyRecord, replyOfTurn } from "./service.js";
 
 /** The SHA-256 hex the gateway passes for a key. */
 const KEY_HASH = /^[0-9a-f]{64}$/;
@@ -194,25 +193,8 @@ export class MessageKeys {
       text: message.text,
     };
     if (!sameRequest(stored, request)) throw reused();
-    return {
-      id: reply.id,
-      agentId: reply.agentId,
-      userId: input.userId,
-      roomId: input.roomId,
-      text: reply.text,
-      model: reply.model ?? "",
-      modelProvider: reply.provider ?? "",
-      finishReason: (reply.finishReason ?? "stop") as FinishReason,
-      usage: {
-        inputTokens: reply.inputTokens,
-        outputTokens: reply.outputTokens,
-        totalTokens: reply.inputTokens + reply.outputTokens,
-      },
-      latencyMs: reply.latencyMs,
-      createdAt: new Date(reply.createdAt),
-      fallback: keyed.fallback,
-      toolCalls: reply.toolCalls,
-    };
+    // As the send answered it: the ids echoed as given, the fallback as the key kept it.
+    return { ...replyOfTurn(reply), userId: input.userId, roomId: input.roomId, fallback: keyed.fallback };
   }
 
   /** A reply's stream again: its log's events while kept (and complete), otherwise built from the reply. */

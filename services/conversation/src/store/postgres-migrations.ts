@@ -228,6 +228,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX message_keys_by_conversation ON ${s}.message_keys (conversation_id);
     `,
   },
+  {
+    version: 8,
+    name: "background replies, and runs kept past their events",
+    // A background message's reply is read in that form by id for as long as it is stored, with whether a fallback
+    // wrote it. A failed background message's record outlives its events (kept_until after expires_at).
+    sql: (s) => `
+      ALTER TABLE ${s}.turns ADD COLUMN background boolean NOT NULL DEFAULT false;
+      ALTER TABLE ${s}.turns ADD COLUMN fallback boolean NOT NULL DEFAULT false;
+      ALTER TABLE ${s}.message_runs ADD COLUMN kept_until timestamptz;
+      UPDATE ${s}.message_runs SET kept_until = expires_at;
+      CREATE INDEX message_runs_by_keep ON ${s}.message_runs (kept_until) WHERE kept_until IS NOT NULL;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

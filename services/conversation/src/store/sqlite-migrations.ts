@@ -215,6 +215,19 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX message_keys_by_conversation ON message_keys (conversation_id);
     `,
   },
+  {
+    version: 8,
+    name: "background replies, and runs kept past their events",
+    // A background message's reply is read in that form by id for as long as it is stored, with whether a fallback
+    // wrote it. A failed background message's record outlives its events (kept_until after expires_at).
+    sql: `
+      ALTER TABLE turns ADD COLUMN background INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE turns ADD COLUMN fallback INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE message_runs ADD COLUMN kept_until TEXT;
+      UPDATE message_runs SET kept_until = expires_at;
+      CREATE INDEX message_runs_by_keep ON message_runs (kept_until) WHERE kept_until IS NOT NULL;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };
