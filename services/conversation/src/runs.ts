@@ -9,6 +9,7 @@ import {
 } from "@agentry/core";
 import { AppError, type ErrorCode } from "@agentry/errors";
 import type { ConversationContext } from "./context.js";
+import { runKey } from "./keys.js";
 import {
   conversationKey,
   MESSAGE_KEY_TTL_MS,
@@ -89,6 +90,8 @@ const ABANDONED = new AppError(
  */
 export class MessageRuns {
   private readonly live = new Map<string, LiveRun>();
+  /** The ids of the keyed JSON sends this process is answering (`recordSend`), which the sweep leaves alone. */
+  private readonly sends = new Set<string>();
   private readonly pollMs: number;
   private readonly writer: GroupWriter;
   private sweep: Repetition | undefined;
@@ -176,10 +179,73 @@ export class MessageRuns {
       return local.follow(after, endOnly);
     }
     const record = await this.ctx.store.getRun(scope.accountId, scope.agentId, id);
-    if (!record || expired(record)) {
+    if (!record?.logged || expired(record)) {
       throw new AppError("STREAM_NOT_FOUND", `No events are kept for message ${JSON.stringify(id)}.`);
     }
     return this.followStored(record, after, endOnly, signal);
+  }
+
+  /**
+   * Records a JSON send with an Idempotency-Key (keys.ts) as a run without events: pending from now (committed
+   * within SOON_MS, with the logs' next batch), then ended as `reply` settles. The message sent again to another
+   * process meanwhile finds it and waits for its end (`outcome`) rather than generating the reply again. Nothing
+   * is written on the way from the provider to the caller.
+   */
+  recordSend(input: MessageInput, reply: Promise<ReplyRecord>): void {
+    if (!input.ids) return;
+    const record = this.newRecord(input, input.ids.reply, { background: false, logged: false });
+    this.sends.add(record.id);
+    void this.writer.submit(() => ({ kind: "start", run: record }), true);
+    const ended = (end: RunEnd) => {
+      this.sends.delete(record.id);
+      void this.writer.submit(() => ({ kind: "end", runId: record.id, events: [], end }));
+    };
+    reply.then(
+      (done) =>
+        ended({
+          status: "completed",
+          errorCode: null,
+          errorMessage: null,
+          result: encodeEvent(0, { type: "completed", reply: done }).data,
+          ...endTimes(this.options.retentionMs, false, "completed"),
+        }),
+      (error: unknown) => {
+        const failed = error instanceof AppError ? error : new AppError("INTERNAL_ERROR", "Internal error.");
+        ended({
+          status: "failed",
+          errorCode: failed.code,
+          errorMessage: failed.message,
+          result: null,
+          ...endTimes(this.options.retentionMs, false, "failed"),
+        });
+      },
+    );
+  }
+
+  /**
+   * The reply a run ends with, wherever it is generated, once it has ended (read from its record, every POLL_MS,
+   * when another process generates it); its failure is thrown as the error it ended with.
+   */
+  async outcome(run: RunRecord): Promise<ReplyRecord> {
+    const local = this.live.get(run.id);
+    if (local) return local.reply;
+    let record = run;
+    for (;;) {
+      if (record.status === "completed" && record.result) return decodeReply(JSON.parse(record.result));
+      if (record.status !== "pending") {
+        throw new AppError(
+          (record.errorCode as ErrorCode | null) ?? ABANDONED.code,
+          record.errorMessage ?? ABANDONED.message,
+        );
+      }
+      if (abandoned(record) && !this.sends.has(record.id)) await this.abandon(record);
+      else await sleep(this.pollMs);
+      // Deleted meanwhile (its agent purged, its user erased): it will not end.
+      record = (await this.ctx.store.getRun(record.accountId, record.agentId, record.id)) ?? {
+        ...record,
+        status: "failed",
+      };
+    }
   }
 
   /**
@@ -232,16 +298,37 @@ export class MessageRuns {
       if (signal.aborted) controller.abort();
       else signal.addEventListener("abort", () => controller.abort(), { once: true });
     }
+    const record = this.newRecord(input, ids.reply, { background, logged: true });
+    const run = new LiveRun(this.ctx, this.writer, record, controller, this.options.retentionMs);
+    this.live.set(run.id, run);
+    if (input.idempotencyKeyHash) this.ctx.keys.generating(input, run.id, run.reply);
+    const generating = { ...input, ids, ...(background ? { background } : {}) };
+    const generate = () => run.drive(streamMessage(this.ctx, generating, controller.signal));
+    // A background message is generated only once it is recorded: its caller is told of it only then.
+    const driving = background ? run.recorded.then((ok) => (ok ? generate() : run.unrecorded())) : generate();
+    void driving.finally(() => {
+      this.live.delete(run.id);
+    });
+    return run;
+  }
+
+  /** A pending run's record, as its start writes it. */
+  private newRecord(
+    input: MessageInput,
+    id: string,
+    kind: Pick<RunRecord, "background" | "logged">,
+  ): RunRecord {
     const createdAt = new Date();
     // Every model in line may take its whole time limit.
     const models = 1 + Math.min(fallbackChoices(input.agent?.spec?.settings).length, FALLBACK_MAX_ITEMS);
-    const record: RunRecord = {
-      id: ids.reply,
+    return {
+      id,
       accountId: input.accountId,
       agentId: input.agent?.id ?? "",
       userId: input.userId ?? null,
       roomId: input.roomId ?? null,
-      background,
+      ...kind,
+      idempotencyKey: runKey(input),
       status: "pending",
       errorCode: null,
       errorMessage: null,
@@ -254,17 +341,6 @@ export class MessageRuns {
       expiresAt: null,
       keptUntil: null,
     };
-    const run = new LiveRun(this.ctx, this.writer, record, controller, this.options.retentionMs);
-    this.live.set(run.id, run);
-    if (input.idempotencyKeyHash) this.ctx.keys.generating(input, run.id, run.reply);
-    const generating = { ...input, ids, ...(background ? { background } : {}) };
-    const generate = () => run.drive(streamMessage(this.ctx, generating, controller.signal));
-    // A background message is generated only once it is recorded: its caller is told of it only then.
-    const driving = background ? run.recorded.then((ok) => (ok ? generate() : run.unrecorded())) : generate();
-    void driving.finally(() => {
-      this.live.delete(run.id);
-    });
-    return run;
   }
 
   private async *followStored(
@@ -333,7 +409,7 @@ export class MessageRuns {
     try {
       const now = new Date().toISOString();
       for (const run of await this.ctx.store.abandonedRuns(now, PAGE)) {
-        if (!this.live.has(run.id)) await this.abandon(run);
+        if (!this.live.has(run.id) && !this.sends.has(run.id)) await this.abandon(run);
       }
       const removed = await removeInBatches((limit) => this.ctx.store.removeExpiredRuns(now, limit), PAGE);
       if (removed > 0) this.ctx.logger.debug({ removed }, "expired message logs removed");

@@ -67,6 +67,8 @@ describe("message runs", () => {
       userId: null,
       roomId: null,
       background: true,
+      logged: true,
+      idempotencyKey: null,
       status: "pending",
       errorCode: null,
       errorMessage: null,

@@ -241,6 +241,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX message_runs_by_keep ON ${s}.message_runs (kept_until) WHERE kept_until IS NOT NULL;
     `,
   },
+  {
+    version: 9,
+    name: "idempotency keys of runs, runs without a log",
+    // The key (its SHA-256 hex) a run's message was sent with, and the SHA-256 hex of the message: a retry on
+    // another process finds the run still being generated. A keyed JSON send has a run without events (logged false).
+    sql: (s) => `
+      ALTER TABLE ${s}.message_runs ADD COLUMN logged boolean NOT NULL DEFAULT true;
+      ALTER TABLE ${s}.message_runs ADD COLUMN key_hash text COLLATE "C";
+      ALTER TABLE ${s}.message_runs ADD COLUMN key_request text;
+      CREATE INDEX message_runs_by_key ON ${s}.message_runs (account_id, key_hash, created_at)
+        WHERE key_hash IS NOT NULL AND status = 'pending';
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -18,10 +18,13 @@ interface PgRunRow {
   ended_at: Date | null;
   expires_at: Date | null;
   kept_until: Date | null;
+  logged: boolean;
+  key_hash: string | null;
+  key_request: string | null;
 }
 
 /**
- * The message runs of the Postgres store (its tables of migrations 6 and 8). A run's events cascade with it. Events are
+ * The message runs of the Postgres store (its tables of migrations 6, 8 and 9). A run's events cascade with it. Events are
  * appended by the one process that generates the run, in order, so their numbers need no lock.
  */
 export class PostgresRuns {
@@ -93,6 +96,11 @@ export class PostgresRuns {
     return this.db.query<RunEvent>(this.sql.events, [runId, after, limit]);
   }
 
+  async keyed(accountId: string, keyHash: string, now: string): Promise<RunRecord | null> {
+    const [row] = await this.db.query<PgRunRow>(this.sql.keyed, [accountId, keyHash, now]);
+    return row ? toRun(row) : null;
+  }
+
   async abandoned(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.db.query<{ id: string; background: boolean }>(this.sql.abandoned, [now, limit]);
   }
@@ -142,6 +150,9 @@ function runValues(record: RunRecord): unknown[] {
     record.endedAt,
     record.expiresAt,
     record.keptUntil,
+    record.logged,
+    record.idempotencyKey?.hash ?? null,
+    record.idempotencyKey?.request ?? null,
   ];
 }
 
@@ -163,6 +174,8 @@ function toRun(row: PgRunRow): RunRecord {
     userId: row.user_id,
     roomId: row.room_id,
     background: row.background,
+    logged: row.logged,
+    idempotencyKey: row.key_hash === null ? null : { hash: row.key_hash, request: row.key_request ?? "" },
     status: row.status,
     errorCode: row.error_code,
     errorMessage: row.error_message,
@@ -181,8 +194,9 @@ function statements(s: string) {
     insert: prepared(
       "insertRun",
       `INSERT INTO ${s}.message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
-         error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+         error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
+         key_request)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     ),
     insertEvents: prepared(
       "insertRunEvents",
@@ -204,6 +218,12 @@ function statements(s: string) {
     events: prepared(
       "runEvents",
       `SELECT seq, type, data FROM ${s}.message_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    ),
+    keyed: prepared(
+      "keyedRun",
+      `SELECT * FROM ${s}.message_runs
+       WHERE account_id = $1 AND key_hash = $2 AND status = 'pending' AND deadline_at > $3
+       ORDER BY created_at DESC LIMIT 1`,
     ),
     abandoned: prepared(
       "abandonedRuns",

@@ -703,6 +703,10 @@ export class PostgresConversationStore implements ConversationStore {
     return this.runs.events(runId, after, limit);
   }
 
+  async keyedRun(accountId: string, keyHash: string, now: string): Promise<RunRecord | null> {
+    return this.runs.keyed(accountId, keyHash, now);
+  }
+
   async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.runs.abandoned(now, limit);
   }

@@ -17,9 +17,12 @@ interface SqliteRunRow {
   ended_at: string | null;
   expires_at: string | null;
   kept_until: string | null;
+  logged: number;
+  key_hash: string | null;
+  key_request: string | null;
 }
 
-/** The message runs of the SQLite store (its tables of migrations 6 and 8): statements and their one transaction. */
+/** The message runs of the SQLite store (its tables of migrations 6, 8 and 9): statements and their one transaction. */
 export class SqliteRuns {
   private readonly s: ReturnType<typeof prepare>;
   private readonly end: Database.Transaction<
@@ -88,6 +91,9 @@ export class SqliteRuns {
       ended_at: run.endedAt,
       expires_at: run.expiresAt,
       kept_until: run.keptUntil,
+      logged: run.logged ? 1 : 0,
+      key_hash: run.idempotencyKey?.hash ?? null,
+      key_request: run.idempotencyKey?.request ?? null,
     });
   }
 
@@ -122,6 +128,11 @@ export class SqliteRuns {
 
   events(runId: string, after: number, limit: number): RunEvent[] {
     return this.s.events.all(runId, after, limit);
+  }
+
+  keyed(accountId: string, keyHash: string, now: string): RunRecord | null {
+    const row = this.s.keyed.get(accountId, keyHash, now);
+    return row ? toRun(row) : null;
   }
 
   abandoned(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
@@ -159,6 +170,8 @@ function toRun(row: SqliteRunRow): RunRecord {
     userId: row.user_id,
     roomId: row.room_id,
     background: row.background === 1,
+    logged: row.logged === 1,
+    idempotencyKey: row.key_hash === null ? null : { hash: row.key_hash, request: row.key_request ?? "" },
     status: row.status,
     errorCode: row.error_code,
     errorMessage: row.error_message,
@@ -183,9 +196,11 @@ function prepare(db: Database.Database) {
   return {
     insert: db.prepare<[SqliteRunRow]>(
       `INSERT INTO message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
-         error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until)
+         error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
+         key_request)
        VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @background, @status, @error_code,
-         @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at, @kept_until)`,
+         @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at, @kept_until, @logged, @key_hash,
+         @key_request)`,
     ),
     // Only while the run is there: a run purged (or erased) while it streams writes no orphans.
     insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
@@ -202,6 +217,11 @@ function prepare(db: Database.Database) {
     ),
     events: db.prepare<[string, number, number], RunEvent>(
       "SELECT seq, type, data FROM message_run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    ),
+    keyed: db.prepare<[string, string, string], SqliteRunRow>(
+      `SELECT * FROM message_runs
+       WHERE account_id = ? AND key_hash = ? AND status = 'pending' AND deadline_at > ?
+       ORDER BY created_at DESC LIMIT 1`,
     ),
     abandoned: db.prepare<[string, number], { id: string; background: number }>(
       `SELECT id, background FROM message_runs WHERE status = 'pending' AND deadline_at < ?

@@ -203,9 +203,9 @@ export interface OutboxEvent extends NewOutboxEvent {
 export type RunStatus = "pending" | "completed" | "failed";
 
 /**
- * The log of one streamed or background message (runs.ts): its state, and (apart) its numbered events. Its events
- * are kept until `expiresAt` and the record until `keptUntil`, both set when it ends; a pending run past
- * `deadlineAt` was abandoned by a process that stopped.
+ * The log of one streamed or background message (runs.ts), or the record of a JSON send with an Idempotency-Key:
+ * its state, and (apart) its numbered events. Its events are kept until `expiresAt` and the record until
+ * `keptUntil`, both set when it ends; a pending run past `deadlineAt` was abandoned by a process that stopped.
  */
 export interface RunRecord {
   /** The reply's id. */
@@ -217,6 +217,16 @@ export interface RunRecord {
   roomId: string | null;
   /** Whether it was sent in the background (then its state is read by id, besides its events). */
   background: boolean;
+  /**
+   * Whether it keeps an event log: a stream's or a background message's does; a JSON send's (one sent with an
+   * Idempotency-Key, keys.ts) is only its record, so that the message sent again to another process finds it.
+   */
+  logged: boolean;
+  /**
+   * The Idempotency-Key it was sent with (keys.ts): the key's SHA-256 hex, and `request`, the SHA-256 hex of what
+   * makes it the same message for that key; null when it was sent without one.
+   */
+  idempotencyKey: { hash: string; request: string } | null;
   status: RunStatus;
   /** The public error of a failed run. */
   errorCode: string | null;
@@ -377,6 +387,11 @@ export interface ConversationStore {
   getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null>;
   /** The events of a run after `after`, in order, at most `limit`. */
   runEvents(runId: string, after: number, limit: number): Promise<RunEvent[]>;
+  /**
+   * The newest run of the account sent with an Idempotency-Key (its SHA-256 hex) that is still pending and not past
+   * its deadline at `now`, or null.
+   */
+  keyedRun(accountId: string, keyHash: string, now: string): Promise<RunRecord | null>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**

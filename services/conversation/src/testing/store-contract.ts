@@ -1431,6 +1431,8 @@ function pendingRun(overrides: Partial<RunRecord> = {}): RunRecord {
     userId: "u1",
     roomId: null,
     background: true,
+    logged: true,
+    idempotencyKey: null,
     status: "pending",
     errorCode: null,
     errorMessage: null,
@@ -1560,6 +1562,46 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       }
       expect((await store.getRun("acct_A", "agt_A", late.id))?.status).toBe("failed");
       expect((await store.getRun("acct_A", "agt_A", onTime.id))?.status).toBe("pending");
+    });
+
+    it("finds the newest pending run of an account with an Idempotency-Key, not one past its deadline or ended", async () => {
+      const store = await fresh();
+      const HASH = "a".repeat(64);
+      const NOW = "2026-06-01T00:00:00.000Z";
+      const keyed = (overrides: Partial<RunRecord> = {}) =>
+        pendingRun({
+          idempotencyKey: { hash: HASH, request: "f".repeat(64) },
+          deadlineAt: "2999-01-01T00:00:00.000Z",
+          ...overrides,
+        });
+      const older = keyed();
+      const newer = keyed({ background: false, logged: false });
+      const late = keyed({ deadlineAt: "2026-01-01T00:00:00.000Z" });
+      const otherAccount = keyed({ accountId: "acct_B" });
+      const otherKey = keyed({ idempotencyKey: { hash: "b".repeat(64), request: "f".repeat(64) } });
+      for (const run of [older, newer, late, otherAccount, otherKey]) await store.startRun(run);
+      expect(await store.keyedRun("acct_A", HASH, NOW)).toEqual(newer);
+      expect(await store.keyedRun("acct_B", HASH, NOW)).toEqual(otherAccount);
+      expect(await store.keyedRun("acct_A", "c".repeat(64), NOW)).toBeNull();
+      const end = {
+        status: "completed" as const,
+        errorCode: null,
+        errorMessage: null,
+        result: "{}",
+        endedAt: tick(),
+        expiresAt: "2999-01-01T00:00:00.000Z",
+        keptUntil: "2999-01-01T00:00:00.000Z",
+      };
+      expect(await store.endRun(newer.id, [], end)).toBe(true);
+      expect(await store.keyedRun("acct_A", HASH, NOW)).toEqual(older);
+      expect(await store.endRun(older.id, [], { ...end, status: "failed" })).toBe(true);
+      // Only the one past its deadline is left pending: abandoned, not being generated.
+      expect(await store.keyedRun("acct_A", HASH, NOW)).toBeNull();
+      // The key is read back with the run as given.
+      expect((await store.getRun("acct_A", "agt_A", late.id))?.idempotencyKey).toEqual({
+        hash: HASH,
+        request: "f".repeat(64),
+      });
     });
 
     it("removes the events of an expired run kept longer, then the run once it is no longer kept", async () => {
