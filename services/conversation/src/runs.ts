@@ -87,6 +87,10 @@ const ABANDONED = new AppError(
  * Ended runs are kept for `retentionMs`, then removed; a failed background message's record (its state, without
  * its events) for FAILED_STATE_MS at least. A completed background message is read from its stored reply once its
  * run is gone (`storedBackground`).
+ *
+ * A JSON send with an Idempotency-Key has a run too, without events (`recordSend`): like every keyed run it
+ * records the key, so that the message sent again to another process meanwhile is answered from this run
+ * (keys.ts, `outcome`) instead of being generated again.
  */
 export class MessageRuns {
   private readonly live = new Map<string, LiveRun>();
