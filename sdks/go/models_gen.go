@@ -478,11 +478,11 @@ type APIKeyRevoked struct {
 	Revoked bool `json:"revoked"`
 }
 
-// BackgroundMessage is a message sent with `background: true`, while its events are kept (`STREAM_RETENTION`
-// after it ends): the reply object with `status` added. One object with optional fields rather than a union
-// of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field
-// of `Reply` as well; `failed` has the ids and `error`. Later a completed reply is read as any stored
-// message.
+// BackgroundMessage is a message sent with `background: true`: the reply object with `status` added. One
+// object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`,
+// `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A
+// completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended
+// (or `STREAM_RETENTION`, if longer).
 type BackgroundMessage struct {
 	// The reply's id: `msg_` and a ULID. Treat it as opaque.
 	ID string `json:"id"`

@@ -632,9 +632,9 @@ func (s *AgentMessageService) ListAll(ctx context.Context, agentID string, param
 // Get gets a message.
 //
 // One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).
-// For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends), a
-// `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`); afterwards its
-// reply, if completed, is read as any stored message.
+// For a message sent with `background: true`, a `BackgroundMessage`: the reply object with `status`
+// (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a
+// failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 //
@@ -665,9 +665,9 @@ func (s *AgentMessageService) Get(ctx context.Context, agentID string, messageID
 // not one (it has no status) is an error matching [ErrOtherAnswerType]: read it with Get.
 //
 // One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).
-// For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends), a
-// `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`); afterwards its
-// reply, if completed, is read as any stored message.
+// For a message sent with `background: true`, a `BackgroundMessage`: the reply object with `status`
+// (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a
+// failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 //

@@ -296,6 +296,54 @@ describe("background messages", () => {
     expect(agent.body.data.status).toBe("error");
   });
 
+  it("keeps a background message's outcome after STREAM_RETENTION, its events gone", async () => {
+    const short = await startHarness({
+      OPENAI_BASE_URL: openai.baseURL,
+      OPENAI_API_KEY: "sk-test-openai",
+      DEFAULT_MODEL_PROVIDER: "openai",
+      STREAM_RETENTION: "1s",
+    });
+    try {
+      const owner = await short.tenant();
+      const read = (agentId: string, id: string) =>
+        short.request<BackgroundBody>("GET", `/v1/agents/${agentId}/messages/${id}`, { key: owner.key });
+      const start = async (agentId: string) => {
+        const accepted = await short.request<BackgroundBody>("POST", `/v1/agents/${agentId}/messages`, {
+          key: owner.key,
+          body: { text: "work", background: true },
+        });
+        expect(accepted.status).toBe(202);
+        const id = accepted.body.data.id;
+        await eventually(
+          () => read(agentId, id),
+          (res) => res.body.data.status !== "pending",
+        );
+        return id;
+      };
+      const completedAgent = await newAgent(short, owner.key);
+      openai.reply("kept");
+      const completed = await start(completedAgent);
+      const failedAgent = await newAgent(short, owner.key);
+      openai.failWith(401);
+      const failed = await start(failedAgent);
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect((await resume(short, completedAgent, completed, { key: owner.key })).status).toBe(404);
+      expect((await resume(short, failedAgent, failed, { key: owner.key })).status).toBe(404);
+      expect((await read(completedAgent, completed)).body.data).toMatchObject({
+        id: completed,
+        status: "completed",
+        text: "kept",
+      });
+      expect((await read(failedAgent, failed)).body.data).toMatchObject({
+        id: failed,
+        status: "failed",
+        error: { code: "MODEL_ERROR" },
+      });
+    } finally {
+      await short.close();
+    }
+  });
+
   it("holds a concurrency slot until it ends", async () => {
     const limited = await h.tenant({ limits: { concurrentMessages: 1 } });
     const agentId = await newAgent(h, limited.key);

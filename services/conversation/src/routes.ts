@@ -65,7 +65,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
-import type { BackgroundState, LoggedEvent } from "./runs.js";
+import { type BackgroundState, type LoggedEvent, storedBackground } from "./runs.js";
 import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
 import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
 import type { ToolCallRecord } from "./tools.js";
@@ -225,6 +225,8 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
             `Message ${JSON.stringify(request.messageId)} does not exist.`,
           );
         }
+        const stored = storedBackground(message);
+        if (stored) return create(GetMessageResponseSchema, { background: toBackgroundMessage(stored) });
         return create(GetMessageResponseSchema, { message: toTurn(message) });
       },
 

@@ -9,14 +9,17 @@ import {
 } from "@agentry/core";
 import { AppError, type ErrorCode } from "@agentry/errors";
 import type { ConversationContext } from "./context.js";
+import { runKey } from "./keys.js";
 import {
   conversationKey,
+  MESSAGE_KEY_TTL_MS,
   type MessageInput,
   type ReplyRecord,
+  replyOfTurn,
   type StreamEvent,
   streamMessage,
 } from "./service.js";
-import type { RunEvent, RunRecord, RunWrite } from "./store/types.js";
+import type { RunEnd, RunEvent, RunRecord, RunWrite, TurnRecord } from "./store/types.js";
 
 /** STREAM_RETENTION when unset: how long a message's events are kept after it ends. */
 export const DEFAULT_STREAM_RETENTION_MS = 60 * 60 * 1000;
@@ -30,6 +33,12 @@ const PAGE = 500;
 const DEADLINE_MARGIN_MS = 30_000;
 /** How often abandoned and expired runs are looked for. */
 const SWEEP_MS = 60_000;
+/**
+ * How long at least a failed background message's state is kept after it ended, though its events go after the
+ * retention: as long as its Idempotency-Key would be, so that a caller that comes back for it within the day is
+ * told that it failed and why, not that there is no such message.
+ */
+const FAILED_STATE_MS = MESSAGE_KEY_TTL_MS;
 
 export type FailedEvent = { type: "failed"; code: ErrorCode; message: string };
 /** One event of a message's log: what a stream sends, or its failure. */
@@ -75,10 +84,18 @@ const ABANDONED = new AppError(
  *
  * A run still pending past its deadline (its time limits, fallbacks included, plus a margin) was abandoned by a
  * process that stopped: it is ended as failed (AGENT_UNAVAILABLE) by whoever finds it, a reader or the sweep.
- * Ended runs are kept for `retentionMs`, then removed.
+ * Ended runs are kept for `retentionMs`, then removed; a failed background message's record (its state, without
+ * its events) for FAILED_STATE_MS at least. A completed background message is read from its stored reply once its
+ * run is gone (`storedBackground`).
+ *
+ * A JSON send with an Idempotency-Key has a run too, without events (`recordSend`): like every keyed run it
+ * records the key, so that the message sent again to another process meanwhile is answered from this run
+ * (keys.ts, `outcome`) instead of being generated again.
  */
 export class MessageRuns {
   private readonly live = new Map<string, LiveRun>();
+  /** The ids of the keyed JSON sends this process is answering (`recordSend`), which the sweep leaves alone. */
+  private readonly sends = new Set<string>();
   private readonly pollMs: number;
   private readonly writer: GroupWriter;
   private sweep: Repetition | undefined;
@@ -166,21 +183,87 @@ export class MessageRuns {
       return local.follow(after, endOnly);
     }
     const record = await this.ctx.store.getRun(scope.accountId, scope.agentId, id);
-    if (!record || expired(record)) {
+    if (!record?.logged || expired(record)) {
       throw new AppError("STREAM_NOT_FOUND", `No events are kept for message ${JSON.stringify(id)}.`);
     }
     return this.followStored(record, after, endOnly, signal);
   }
 
-  /** A background message's state, or null when the agent has none by that id (or its log expired). */
+  /**
+   * Records a JSON send with an Idempotency-Key (keys.ts) as a run without events: pending from now (committed
+   * within SOON_MS, with the logs' next batch), then ended as `reply` settles. The message sent again to another
+   * process meanwhile finds it and waits for its end (`outcome`) rather than generating the reply again. Nothing
+   * is written on the way from the provider to the caller.
+   */
+  recordSend(input: MessageInput, reply: Promise<ReplyRecord>): void {
+    if (!input.ids) return;
+    const record = this.newRecord(input, input.ids.reply, { background: false, logged: false });
+    this.sends.add(record.id);
+    void this.writer.submit(() => ({ kind: "start", run: record }), true);
+    const ended = (end: RunEnd) => {
+      this.sends.delete(record.id);
+      void this.writer.submit(() => ({ kind: "end", runId: record.id, events: [], end }));
+    };
+    reply.then(
+      (done) =>
+        ended({
+          status: "completed",
+          errorCode: null,
+          errorMessage: null,
+          result: encodeEvent(0, { type: "completed", reply: done }).data,
+          ...endTimes(this.options.retentionMs, false, "completed"),
+        }),
+      (error: unknown) => {
+        const failed = error instanceof AppError ? error : new AppError("INTERNAL_ERROR", "Internal error.");
+        ended({
+          status: "failed",
+          errorCode: failed.code,
+          errorMessage: failed.message,
+          result: null,
+          ...endTimes(this.options.retentionMs, false, "failed"),
+        });
+      },
+    );
+  }
+
+  /**
+   * The reply a run ends with, wherever it is generated, once it has ended (read from its record, every POLL_MS,
+   * when another process generates it); its failure is thrown as the error it ended with.
+   */
+  async outcome(run: RunRecord): Promise<ReplyRecord> {
+    const local = this.live.get(run.id);
+    if (local) return local.reply;
+    let record = run;
+    for (;;) {
+      if (record.status === "completed" && record.result) return decodeReply(JSON.parse(record.result));
+      if (record.status !== "pending") {
+        throw new AppError(
+          (record.errorCode as ErrorCode | null) ?? ABANDONED.code,
+          record.errorMessage ?? ABANDONED.message,
+        );
+      }
+      if (abandoned(record) && !this.sends.has(record.id)) await this.abandon(record);
+      else await sleep(this.pollMs);
+      // Deleted meanwhile (its agent purged, its user erased): it will not end.
+      record = (await this.ctx.store.getRun(record.accountId, record.agentId, record.id)) ?? {
+        ...record,
+        status: "failed",
+      };
+    }
+  }
+
+  /**
+   * A background message's state while its run is kept, or null when the agent has none by that id (or its run is
+   * gone: a completed one is then read from its stored reply, `storedBackground`).
+   */
   async background(accountId: string, agentId: string, id: string): Promise<BackgroundState | null> {
     // Generated here: its state as it is now, which the store may not have yet.
     const local = this.live.get(id);
     if (local && local.accountId === accountId && local.agentId === agentId) return local.state();
     let record = await this.ctx.store.getRun(accountId, agentId, id);
-    if (!record?.background || expired(record)) return null;
+    if (!record?.background || forgotten(record)) return null;
     if (record.status === "pending" && abandoned(record) && !this.live.has(id)) {
-      await this.abandon(record.id);
+      await this.abandon(record);
       record = (await this.ctx.store.getRun(accountId, agentId, id)) ?? record;
     }
     const state: BackgroundState = {
@@ -219,16 +302,37 @@ export class MessageRuns {
       if (signal.aborted) controller.abort();
       else signal.addEventListener("abort", () => controller.abort(), { once: true });
     }
+    const record = this.newRecord(input, ids.reply, { background, logged: true });
+    const run = new LiveRun(this.ctx, this.writer, record, controller, this.options.retentionMs);
+    this.live.set(run.id, run);
+    if (input.idempotencyKeyHash) this.ctx.keys.generating(input, run.id, run.reply);
+    const generating = { ...input, ids, ...(background ? { background } : {}) };
+    const generate = () => run.drive(streamMessage(this.ctx, generating, controller.signal));
+    // A background message is generated only once it is recorded: its caller is told of it only then.
+    const driving = background ? run.recorded.then((ok) => (ok ? generate() : run.unrecorded())) : generate();
+    void driving.finally(() => {
+      this.live.delete(run.id);
+    });
+    return run;
+  }
+
+  /** A pending run's record, as its start writes it. */
+  private newRecord(
+    input: MessageInput,
+    id: string,
+    kind: Pick<RunRecord, "background" | "logged">,
+  ): RunRecord {
     const createdAt = new Date();
     // Every model in line may take its whole time limit.
     const models = 1 + Math.min(fallbackChoices(input.agent?.spec?.settings).length, FALLBACK_MAX_ITEMS);
-    const record: RunRecord = {
-      id: ids.reply,
+    return {
+      id,
       accountId: input.accountId,
       agentId: input.agent?.id ?? "",
       userId: input.userId ?? null,
       roomId: input.roomId ?? null,
-      background,
+      ...kind,
+      idempotencyKey: runKey(input),
       status: "pending",
       errorCode: null,
       errorMessage: null,
@@ -239,17 +343,8 @@ export class MessageRuns {
       ).toISOString(),
       endedAt: null,
       expiresAt: null,
+      keptUntil: null,
     };
-    const run = new LiveRun(this.ctx, this.writer, record, controller, this.options.retentionMs);
-    this.live.set(run.id, run);
-    if (input.idempotencyKeyHash) this.ctx.keys.generating(input, run.id, run.reply);
-    const generate = () => run.drive(streamMessage(this.ctx, { ...input, ids }, controller.signal));
-    // A background message is generated only once it is recorded: its caller is told of it only then.
-    const driving = background ? run.recorded.then((ok) => (ok ? generate() : run.unrecorded())) : generate();
-    void driving.finally(() => {
-      this.live.delete(run.id);
-    });
-    return run;
   }
 
   private async *followStored(
@@ -291,7 +386,7 @@ export class MessageRuns {
         }
         return;
       }
-      if (abandoned(record)) await this.abandon(record.id);
+      if (abandoned(record)) await this.abandon(record);
       else await sleep(this.pollMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
       record = (await this.ctx.store.getRun(record.accountId, record.agentId, record.id)) ?? {
@@ -302,25 +397,23 @@ export class MessageRuns {
   }
 
   /** Ends an abandoned run as failed, unless it has ended meanwhile. */
-  private async abandon(id: string): Promise<void> {
-    const now = new Date();
-    const ended = await this.ctx.store.endRun(id, [], {
+  private async abandon(run: Pick<RunRecord, "id" | "background">): Promise<void> {
+    const ended = await this.ctx.store.endRun(run.id, [], {
       status: "failed",
       errorCode: ABANDONED.code,
       errorMessage: ABANDONED.message,
       result: null,
-      endedAt: now.toISOString(),
-      expiresAt: new Date(now.getTime() + this.options.retentionMs).toISOString(),
+      ...endTimes(this.options.retentionMs, run.background, "failed"),
     });
     if (ended)
-      this.ctx.logger.warn({ messageId: id }, "message abandoned by a stopped process; marked failed");
+      this.ctx.logger.warn({ messageId: run.id }, "message abandoned by a stopped process; marked failed");
   }
 
   private async sweepOnce(): Promise<void> {
     try {
       const now = new Date().toISOString();
-      for (const id of await this.ctx.store.abandonedRuns(now, PAGE)) {
-        if (!this.live.has(id)) await this.abandon(id);
+      for (const run of await this.ctx.store.abandonedRuns(now, PAGE)) {
+        if (!this.live.has(run.id) && !this.sends.has(run.id)) await this.abandon(run);
       }
       const removed = await removeInBatches((limit) => this.ctx.store.removeExpiredRuns(now, limit), PAGE);
       if (removed > 0) this.ctx.logger.debug({ removed }, "expired message logs removed");
@@ -585,15 +678,14 @@ class LiveRun {
       this.ended = true;
       if (event.type === "completed") this.settleReply.resolve(event.reply);
       else if (event.type === "failed") this.settleReply.reject(this.error ?? failure(event));
-      const endedAt = new Date();
       const failed = event.type === "failed";
-      const end = {
-        status: failed ? ("failed" as const) : ("completed" as const),
+      const status = failed ? ("failed" as const) : ("completed" as const);
+      const end: RunEnd = {
+        status,
         errorCode: failed ? event.code : null,
         errorMessage: failed ? event.message : null,
         result: encoded.data,
-        endedAt: endedAt.toISOString(),
-        expiresAt: new Date(endedAt.getTime() + this.retentionMs).toISOString(),
+        ...endTimes(this.retentionMs, this.record.background, status),
       };
       // Soon: other processes read its end from the store.
       this.endWritten = this.writer.submit(
@@ -628,6 +720,48 @@ function failure(event: FailedEvent): AppError {
 
 function expired(record: RunRecord): boolean {
   return record.expiresAt !== null && Date.parse(record.expiresAt) <= Date.now();
+}
+
+function forgotten(record: RunRecord): boolean {
+  return record.keptUntil !== null && Date.parse(record.keptUntil) <= Date.now();
+}
+
+/**
+ * When a run ending now is over, its events expire and its record is forgotten: the events after `retentionMs`;
+ * the record with them, but a failed background message's after FAILED_STATE_MS if that is longer, its state
+ * being what its caller reads.
+ */
+function endTimes(
+  retentionMs: number,
+  background: boolean,
+  status: RunEnd["status"],
+): Pick<RunEnd, "endedAt" | "expiresAt" | "keptUntil"> {
+  const endedAt = Date.now();
+  const expiresAt = new Date(endedAt + retentionMs).toISOString();
+  const kept = background && status === "failed" ? Math.max(retentionMs, FAILED_STATE_MS) : retentionMs;
+  return {
+    endedAt: new Date(endedAt).toISOString(),
+    expiresAt,
+    keptUntil: new Date(endedAt + kept).toISOString(),
+  };
+}
+
+/**
+ * The state of a background message whose run is gone, from its stored reply (a completed one's reply is stored
+ * for as long as its conversation is); null for any other message.
+ */
+export function storedBackground(turn: TurnRecord): BackgroundState | null {
+  if (!turn.background) return null;
+  const reply = replyOfTurn(turn);
+  return {
+    id: turn.id,
+    agentId: turn.agentId,
+    userId: reply.userId,
+    roomId: reply.roomId,
+    status: "completed",
+    reply,
+    error: null,
+  };
 }
 
 function abandoned(record: RunRecord): boolean {

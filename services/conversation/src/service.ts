@@ -17,7 +17,7 @@ import { buildPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
 import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
 import { generationSettings, maxToolSteps, toolChoice } from "./settings.js";
-import type { CallOutcome, ConversationKey } from "./store/types.js";
+import type { CallOutcome, ConversationKey, TurnRecord } from "./store/types.js";
 import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
 
@@ -46,6 +46,8 @@ export interface MessageInput {
   ids?: { message: string; reply: string } | undefined;
   /** The SHA-256 hex of the Idempotency-Key it was sent with, kept with its exchange (keys.ts). */
   idempotencyKeyHash?: string | undefined;
+  /** Sent in the background: its stored reply is read by id in that form (runs.ts). */
+  background?: boolean | undefined;
 }
 
 /** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
@@ -185,6 +187,29 @@ export async function* streamMessage(
     }
     deadline?.dispose();
   }
+}
+
+/** A stored reply (an assistant turn) as its send answered it. */
+export function replyOfTurn(turn: TurnRecord): ReplyRecord {
+  return {
+    id: turn.id,
+    agentId: turn.agentId,
+    userId: turn.userId === "" ? undefined : turn.userId,
+    roomId: turn.roomId === "" ? undefined : turn.roomId,
+    text: turn.text,
+    model: turn.model ?? "",
+    modelProvider: turn.provider ?? "",
+    finishReason: (turn.finishReason ?? "stop") as FinishReason,
+    usage: {
+      inputTokens: turn.inputTokens,
+      outputTokens: turn.outputTokens,
+      totalTokens: turn.inputTokens + turn.outputTokens,
+    },
+    latencyMs: turn.latencyMs,
+    createdAt: new Date(turn.createdAt),
+    fallback: turn.fallback,
+    toolCalls: turn.toolCalls,
+  };
 }
 
 /** The conversation a message belongs to, after checking the message itself. */
@@ -471,6 +496,8 @@ class Call {
           finishReason: reply.finishReason,
           createdAt: createdAt.toISOString(),
           toolCalls: reply.toolCalls,
+          ...(this.input.background ? { background: true } : {}),
+          ...(reply.fallback ? { fallback: true } : {}),
         },
         ...(this.input.idempotencyKeyHash
           ? {

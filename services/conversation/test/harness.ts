@@ -49,6 +49,8 @@ export interface HarnessOptions {
   plugins?: PluginRuntime;
   /** A store to use instead of the SQLite file (closed with the service). */
   store?: ConversationStore;
+  /** STREAM_RETENTION in milliseconds; the service's default when unset. */
+  streamRetentionMs?: number;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -72,6 +74,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.publish ? { webhooks: { publish: options.publish }, outboxIntervalMs: 20 } : {}),
     ...(options.plugins ? { plugins: options.plugins } : {}),
     ...(options.store ? { store: options.store } : {}),
+    ...(options.streamRetentionMs === undefined ? {} : { streamRetentionMs: options.streamRetentionMs }),
   });
   const client = createClient(
     ConversationService,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { newId } from "@agentry/core";
 import { MessageStatus, type WatchMessageResponse } from "@agentry/proto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -66,6 +67,8 @@ describe("message runs", () => {
       userId: null,
       roomId: null,
       background: true,
+      logged: true,
+      idempotencyKey: null,
       status: "pending",
       errorCode: null,
       errorMessage: null,
@@ -74,6 +77,7 @@ describe("message runs", () => {
       deadlineAt: new Date(Date.now() - 1000).toISOString(),
       endedAt: null,
       expiresAt: null,
+      keptUntil: null,
     });
     await h.conversation.store.appendRunEvents(id, [
       { seq: 1, type: "started", data: JSON.stringify({ messageId: id, agentId: owner.id }) },
@@ -88,5 +92,119 @@ describe("message runs", () => {
       [2, "failed"],
     ]);
     expect((await watch(owner.id, id, 2n)).slice(1)).toEqual([]);
+  });
+});
+
+describe("background messages after their events expire", () => {
+  const RETENTION_MS = 150;
+  let short: Harness;
+  beforeAll(async () => {
+    short = await startHarness({ streamRetentionMs: RETENTION_MS });
+  });
+  afterAll(async () => {
+    await short.close();
+  });
+
+  const read = (agentId: string, messageId: string) =>
+    short.client.getMessage({ accountId: ACCOUNT, agentId, messageId });
+
+  /** Reads the message until it is no longer pending. */
+  async function ended(agentId: string, messageId: string) {
+    for (;;) {
+      const state = await read(agentId, messageId);
+      if (state.background?.status !== MessageStatus.PENDING) return state;
+      await sleep(10);
+    }
+  }
+
+  /** Waits out the retention, then sweeps as the service does each minute. */
+  async function expire(): Promise<void> {
+    await sleep(RETENTION_MS + 50);
+    while ((await short.conversation.store.removeExpiredRuns(new Date().toISOString(), 100)) > 0);
+  }
+
+  async function events(agentId: string, messageId: string) {
+    const all: WatchMessageResponse[] = [];
+    for await (const response of short.client.watchMessage({ accountId: ACCOUNT, agentId, messageId })) {
+      all.push(response);
+    }
+    return all;
+  }
+
+  it("answers a completed one as completed, with its whole reply, for as long as the reply is stored", async () => {
+    const owner = agent();
+    short.openai.reply("done in the background", { usage: { input: 9, output: 4 } });
+    const { messageId } = await short.client.startMessage({
+      accountId: ACCOUNT,
+      agent: owner,
+      text: "work",
+      userId: "u1",
+      roomId: "r1",
+    });
+    const live = await ended(owner.id, messageId);
+    expect(live.background?.status).toBe(MessageStatus.COMPLETED);
+    await expire();
+    expect(await short.conversation.store.getRun(ACCOUNT, owner.id, messageId)).toBeNull();
+    expect((await failure(events(owner.id, messageId))).code).toBe("STREAM_NOT_FOUND");
+    const later = await read(owner.id, messageId);
+    expect(later.message).toBeUndefined();
+    expect(later.background?.status).toBe(MessageStatus.COMPLETED);
+    // The reply as the run answered it, fields and all.
+    expect(later.background?.reply).toEqual(live.background?.reply);
+    expect(later.background).toMatchObject({ id: messageId, agentId: owner.id, userId: "u1", roomId: "r1" });
+
+    // A message sent otherwise is still read as a stored message.
+    const plain = await short.client.sendMessage({ accountId: ACCOUNT, agent: owner, text: "now" });
+    const stored = await read(owner.id, plain.reply!.id);
+    expect(stored.background).toBeUndefined();
+    expect(stored.message?.text).toBe(plain.reply?.text);
+
+    // It goes with its conversation.
+    const [conversation] = (
+      await short.client.listConversations({ accountId: ACCOUNT, agentId: owner.id, userId: "u1" })
+    ).conversations;
+    await short.client.deleteConversation({
+      accountId: ACCOUNT,
+      agentId: owner.id,
+      conversationId: conversation!.id,
+    });
+    expect((await failure(read(owner.id, messageId))).code).toBe("MESSAGE_NOT_FOUND");
+  });
+
+  it("answers a failed one as failed, with its error, for a day at least, its events gone", async () => {
+    const owner = agent();
+    short.openai.failWith(401, { message: "bad key" });
+    const { messageId } = await short.client.startMessage({
+      accountId: ACCOUNT,
+      agent: owner,
+      text: "work",
+      userId: "u_fail",
+    });
+    const live = await ended(owner.id, messageId);
+    expect(live.background?.status).toBe(MessageStatus.FAILED);
+    await expire();
+    expect((await failure(events(owner.id, messageId))).code).toBe("STREAM_NOT_FOUND");
+    expect(await short.conversation.store.runEvents(messageId, 0, 100)).toEqual([]);
+    const later = await read(owner.id, messageId);
+    expect(later.background?.status).toBe(MessageStatus.FAILED);
+    expect(later.background?.error).toEqual(live.background?.error);
+    expect(later.background?.error?.code).toBe("MODEL_ERROR");
+    const run = await short.conversation.store.getRun(ACCOUNT, owner.id, messageId);
+    expect(Date.parse(run!.keptUntil!) - Date.parse(run!.endedAt!)).toBe(24 * 60 * 60 * 1000);
+
+    // Its user erased: nothing of it is left.
+    await short.client.eraseUser({ accountId: ACCOUNT, userId: "u_fail" });
+    expect((await failure(read(owner.id, messageId))).code).toBe("MESSAGE_NOT_FOUND");
+  });
+
+  it("forgets a failed one with its agent", async () => {
+    const owner = agent();
+    short.openai.failWith(401, { message: "bad key" });
+    const { messageId } = await short.client.startMessage({ accountId: ACCOUNT, agent: owner, text: "work" });
+    await ended(owner.id, messageId);
+    await expire();
+    expect((await read(owner.id, messageId)).background?.status).toBe(MessageStatus.FAILED);
+    await short.client.purgeAgent({ accountId: ACCOUNT, agentId: owner.id });
+    expect((await failure(read(owner.id, messageId))).code).toBe("MESSAGE_NOT_FOUND");
   });
 });

@@ -228,6 +228,32 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX message_keys_by_conversation ON ${s}.message_keys (conversation_id);
     `,
   },
+  {
+    version: 8,
+    name: "background replies, and runs kept past their events",
+    // A background message's reply is read in that form by id for as long as it is stored, with whether a fallback
+    // wrote it. A failed background message's record outlives its events (kept_until after expires_at).
+    sql: (s) => `
+      ALTER TABLE ${s}.turns ADD COLUMN background boolean NOT NULL DEFAULT false;
+      ALTER TABLE ${s}.turns ADD COLUMN fallback boolean NOT NULL DEFAULT false;
+      ALTER TABLE ${s}.message_runs ADD COLUMN kept_until timestamptz;
+      UPDATE ${s}.message_runs SET kept_until = expires_at;
+      CREATE INDEX message_runs_by_keep ON ${s}.message_runs (kept_until) WHERE kept_until IS NOT NULL;
+    `,
+  },
+  {
+    version: 9,
+    name: "idempotency keys of runs, runs without a log",
+    // The key (its SHA-256 hex) a run's message was sent with, and the SHA-256 hex of the message: a retry on
+    // another process finds the run still being generated. A keyed JSON send has a run without events (logged false).
+    sql: (s) => `
+      ALTER TABLE ${s}.message_runs ADD COLUMN logged boolean NOT NULL DEFAULT true;
+      ALTER TABLE ${s}.message_runs ADD COLUMN key_hash text COLLATE "C";
+      ALTER TABLE ${s}.message_runs ADD COLUMN key_request text;
+      CREATE INDEX message_runs_by_key ON ${s}.message_runs (account_id, key_hash, created_at)
+        WHERE key_hash IS NOT NULL AND status = 'pending';
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -17,10 +17,14 @@ interface PgRunRow {
   deadline_at: Date;
   ended_at: Date | null;
   expires_at: Date | null;
+  kept_until: Date | null;
+  logged: boolean;
+  key_hash: string | null;
+  key_request: string | null;
 }
 
 /**
- * The message runs of the Postgres store (its tables of migration 5). A run's events cascade with it. Events are
+ * The message runs of the Postgres store (its tables of migrations 6, 8 and 9). A run's events cascade with it. Events are
  * appended by the one process that generates the run, in order, so their numbers need no lock.
  */
 export class PostgresRuns {
@@ -75,6 +79,7 @@ export class PostgresRuns {
       end.result,
       end.endedAt,
       end.expiresAt,
+      end.keptUntil,
       runId,
     ]);
     if ((ended.rowCount ?? 0) === 0) return false;
@@ -91,14 +96,20 @@ export class PostgresRuns {
     return this.db.query<RunEvent>(this.sql.events, [runId, after, limit]);
   }
 
-  async abandoned(now: string, limit: number): Promise<string[]> {
-    const rows = await this.db.query<{ id: string }>(this.sql.abandoned, [now, limit]);
-    return rows.map((row) => row.id);
+  async keyed(accountId: string, keyHash: string, now: string): Promise<RunRecord | null> {
+    const [row] = await this.db.query<PgRunRow>(this.sql.keyed, [accountId, keyHash, now]);
+    return row ? toRun(row) : null;
+  }
+
+  async abandoned(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
+    return this.db.query<{ id: string; background: boolean }>(this.sql.abandoned, [now, limit]);
   }
 
   async removeExpired(now: string, limit: number): Promise<number> {
-    const rows = await this.db.query<{ id: string }>(this.sql.removeExpired, [now, limit]);
-    return rows.length;
+    const removed = await this.db.query<{ id: string }>(this.sql.removeExpired, [now, limit]);
+    // Runs kept past their events (failed background messages): their events go now, their record later.
+    const emptied = await this.db.query<{ run_id: string }>(this.sql.removeExpiredEvents, [now, limit]);
+    return removed.length + new Set(emptied.map((row) => row.run_id)).size;
   }
 
   /** Within a purge's transaction. */
@@ -109,6 +120,16 @@ export class PostgresRuns {
   /** Within an erasure's transaction. */
   async deleteUserRuns(client: pg.PoolClient, accountId: string, userId: string): Promise<void> {
     await run(client, this.sql.deleteUserRuns, [accountId, userId]);
+  }
+
+  /** Within a conversation's deletion, before the conversation's row goes. */
+  async deleteConversationRuns(
+    client: pg.PoolClient,
+    accountId: string,
+    agentId: string,
+    conversationId: string,
+  ): Promise<void> {
+    await run(client, this.sql.deleteConversationRuns, [conversationId, accountId, agentId]);
   }
 }
 
@@ -128,6 +149,10 @@ function runValues(record: RunRecord): unknown[] {
     record.deadlineAt,
     record.endedAt,
     record.expiresAt,
+    record.keptUntil,
+    record.logged,
+    record.idempotencyKey?.hash ?? null,
+    record.idempotencyKey?.request ?? null,
   ];
 }
 
@@ -149,6 +174,8 @@ function toRun(row: PgRunRow): RunRecord {
     userId: row.user_id,
     roomId: row.room_id,
     background: row.background,
+    logged: row.logged,
+    idempotencyKey: row.key_hash === null ? null : { hash: row.key_hash, request: row.key_request ?? "" },
     status: row.status,
     errorCode: row.error_code,
     errorMessage: row.error_message,
@@ -157,6 +184,7 @@ function toRun(row: PgRunRow): RunRecord {
     deadlineAt: row.deadline_at.toISOString(),
     endedAt: row.ended_at?.toISOString() ?? null,
     expiresAt: row.expires_at?.toISOString() ?? null,
+    keptUntil: row.kept_until?.toISOString() ?? null,
   };
 }
 
@@ -166,8 +194,9 @@ function statements(s: string) {
     insert: prepared(
       "insertRun",
       `INSERT INTO ${s}.message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
-         error_message, result, created_at, deadline_at, ended_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+         error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
+         key_request)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     ),
     insertEvents: prepared(
       "insertRunEvents",
@@ -179,8 +208,8 @@ function statements(s: string) {
     end: prepared(
       "endRun",
       `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
-         expires_at = $6
-       WHERE id = $7 AND status = 'pending'`,
+         expires_at = $6, kept_until = $7
+       WHERE id = $8 AND status = 'pending'`,
     ),
     get: prepared(
       "getRun",
@@ -190,19 +219,39 @@ function statements(s: string) {
       "runEvents",
       `SELECT seq, type, data FROM ${s}.message_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
     ),
+    keyed: prepared(
+      "keyedRun",
+      `SELECT * FROM ${s}.message_runs
+       WHERE account_id = $1 AND key_hash = $2 AND status = 'pending' AND deadline_at > $3
+       ORDER BY created_at DESC LIMIT 1`,
+    ),
     abandoned: prepared(
       "abandonedRuns",
-      `SELECT id FROM ${s}.message_runs WHERE status = 'pending' AND deadline_at < $1 ORDER BY deadline_at LIMIT $2`,
+      `SELECT id, background FROM ${s}.message_runs WHERE status = 'pending' AND deadline_at < $1
+       ORDER BY deadline_at LIMIT $2`,
     ),
     removeExpired: prepared(
       "removeExpiredRuns",
       `DELETE FROM ${s}.message_runs WHERE id IN (
-         SELECT id FROM ${s}.message_runs WHERE expires_at IS NOT NULL AND expires_at < $1
-         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         SELECT id FROM ${s}.message_runs WHERE kept_until IS NOT NULL AND kept_until < $1
+         ORDER BY kept_until LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id`,
+    ),
+    // Runs kept past their events, with events left: the sweep ends once each has been emptied.
+    removeExpiredEvents: prepared(
+      "removeExpiredRunEvents",
+      `DELETE FROM ${s}.message_run_events WHERE run_id IN (
+         SELECT id FROM ${s}.message_runs r WHERE expires_at IS NOT NULL AND expires_at < $1
+           AND kept_until > expires_at AND EXISTS (SELECT 1 FROM ${s}.message_run_events e WHERE e.run_id = r.id)
+         ORDER BY expires_at LIMIT $2)
+       RETURNING run_id`,
     ),
     deleteAgentRuns: `DELETE FROM ${s}.message_runs WHERE account_id = $1 AND agent_id = $2`,
     // The blank user is the default conversation's; an erasure of "" takes the runs without a user id too.
     deleteUserRuns: `DELETE FROM ${s}.message_runs WHERE account_id = $1 AND coalesce(user_id, '') = $2`,
+    // A conversation's: its agent's runs with its user and room (none given: the blank one).
+    deleteConversationRuns: `DELETE FROM ${s}.message_runs r USING ${s}.conversations c
+      WHERE c.id = $1 AND c.account_id = $2 AND c.agent_id = $3 AND r.account_id = c.account_id AND r.agent_id = c.agent_id
+        AND coalesce(r.user_id, '') = c.user_id AND coalesce(r.room_id, '') = c.room_id`,
   };
 }

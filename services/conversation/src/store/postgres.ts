@@ -357,9 +357,9 @@ function statements(s: string) {
       "insertTurns",
       `INSERT INTO ${s}.turns
         (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens,
-        output_tokens, latency_ms, finish_reason, tool_calls, created_at)
-      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, $7),
-        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $15)`,
+        output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at)
+      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, false, false, $7),
+        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $19, $20, $15)`,
     ),
     conversationOf: `SELECT 1 FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     message: `SELECT * FROM ${s}.turns WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
@@ -467,6 +467,8 @@ export class PostgresConversationStore implements ConversationStore {
         touched.rows[0]!.id,
         reply.finishReason,
         toolCallsColumn(reply.toolCalls),
+        reply.background ?? false,
+        reply.fallback ?? false,
       ]);
       if (idempotencyKey) {
         await run(client, this.sql.keepKey, [
@@ -623,6 +625,7 @@ export class PostgresConversationStore implements ConversationStore {
     conversationId: string,
   ): Promise<number | null> {
     return this.db.transaction(async (client) => {
+      await this.runs.deleteConversationRuns(client, accountId, agentId, conversationId);
       const deleted = await client.query(this.sql.deleteConversation, [conversationId, accountId, agentId]);
       if ((deleted.rowCount ?? 0) === 0) return null;
       await client.query(this.sql.deleteConversationKeys, [conversationId]);
@@ -700,7 +703,11 @@ export class PostgresConversationStore implements ConversationStore {
     return this.runs.events(runId, after, limit);
   }
 
-  async abandonedRuns(now: string, limit: number): Promise<string[]> {
+  async keyedRun(accountId: string, keyHash: string, now: string): Promise<RunRecord | null> {
+    return this.runs.keyed(accountId, keyHash, now);
+  }
+
+  async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.runs.abandoned(now, limit);
   }
 

@@ -33,6 +33,9 @@ export interface TurnRow<Seq, Time> {
   finish_reason: string | null;
   /** JSON: the array of the turn's tool calls (SQLite: its text; Postgres: parsed by the driver); null for none. */
   tool_calls: string | ToolCallRecord[] | null;
+  /** SQLite: 0 or 1; Postgres: a boolean. */
+  background: number | boolean;
+  fallback: number | boolean;
   created_at: Time;
 }
 
@@ -93,6 +96,8 @@ export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnR
     latencyMs: row.latency_ms,
     finishReason: row.finish_reason,
     toolCalls: toolCallsOf(row.tool_calls),
+    background: Boolean(row.background),
+    fallback: Boolean(row.fallback),
     createdAt,
   };
 }

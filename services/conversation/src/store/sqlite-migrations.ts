@@ -215,6 +215,32 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX message_keys_by_conversation ON message_keys (conversation_id);
     `,
   },
+  {
+    version: 8,
+    name: "background replies, and runs kept past their events",
+    // A background message's reply is read in that form by id for as long as it is stored, with whether a fallback
+    // wrote it. A failed background message's record outlives its events (kept_until after expires_at).
+    sql: `
+      ALTER TABLE turns ADD COLUMN background INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE turns ADD COLUMN fallback INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE message_runs ADD COLUMN kept_until TEXT;
+      UPDATE message_runs SET kept_until = expires_at;
+      CREATE INDEX message_runs_by_keep ON message_runs (kept_until) WHERE kept_until IS NOT NULL;
+    `,
+  },
+  {
+    version: 9,
+    name: "idempotency keys of runs, runs without a log",
+    // The key (its SHA-256 hex) a run's message was sent with, and the SHA-256 hex of the message: a retry on
+    // another process finds the run still being generated. A keyed JSON send has a run without events (logged 0).
+    sql: `
+      ALTER TABLE message_runs ADD COLUMN logged INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE message_runs ADD COLUMN key_hash TEXT;
+      ALTER TABLE message_runs ADD COLUMN key_request TEXT;
+      CREATE INDEX message_runs_by_key ON message_runs (account_id, key_hash, created_at)
+        WHERE key_hash IS NOT NULL AND status = 'pending';
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

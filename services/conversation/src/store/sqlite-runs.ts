@@ -16,9 +16,13 @@ interface SqliteRunRow {
   deadline_at: string;
   ended_at: string | null;
   expires_at: string | null;
+  kept_until: string | null;
+  logged: number;
+  key_hash: string | null;
+  key_request: string | null;
 }
 
-/** The message runs of the SQLite store (its tables of migration 5): statements and their one transaction. */
+/** The message runs of the SQLite store (its tables of migrations 6, 8 and 9): statements and their one transaction. */
 export class SqliteRuns {
   private readonly s: ReturnType<typeof prepare>;
   private readonly end: Database.Transaction<
@@ -41,11 +45,14 @@ export class SqliteRuns {
       }
     });
     this.removeExpired = db.transaction((now: string, limit: number) => {
-      const ids = s.expired.all(now, limit).map((row) => row.id);
+      const ids = s.forgotten.all(now, limit).map((row) => row.id);
       const list = JSON.stringify(ids);
       s.deleteEvents.run(list);
       s.deleteRuns.run(list);
-      return ids.length;
+      // Runs kept past their events (failed background messages): their events go now, their record later.
+      const emptied = s.expiredWithEvents.all(now, limit).map((row) => row.id);
+      s.deleteEvents.run(JSON.stringify(emptied));
+      return ids.length + emptied.length;
     });
   }
 
@@ -58,6 +65,7 @@ export class SqliteRuns {
       end.result,
       end.endedAt,
       end.expiresAt,
+      end.keptUntil,
       runId,
     ).changes;
     if (ended === 0) return false;
@@ -82,6 +90,10 @@ export class SqliteRuns {
       deadline_at: run.deadlineAt,
       ended_at: run.endedAt,
       expires_at: run.expiresAt,
+      kept_until: run.keptUntil,
+      logged: run.logged ? 1 : 0,
+      key_hash: run.idempotencyKey?.hash ?? null,
+      key_request: run.idempotencyKey?.request ?? null,
     });
   }
 
@@ -118,8 +130,13 @@ export class SqliteRuns {
     return this.s.events.all(runId, after, limit);
   }
 
-  abandoned(now: string, limit: number): string[] {
-    return this.s.abandoned.all(now, limit).map((row) => row.id);
+  keyed(accountId: string, keyHash: string, now: string): RunRecord | null {
+    const row = this.s.keyed.get(accountId, keyHash, now);
+    return row ? toRun(row) : null;
+  }
+
+  abandoned(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
+    return this.s.abandoned.all(now, limit).map((row) => ({ id: row.id, background: row.background === 1 }));
   }
 
   removeExpiredRuns(now: string, limit: number): number {
@@ -137,6 +154,12 @@ export class SqliteRuns {
     this.s.deleteUserEvents.run(accountId, userId);
     this.s.deleteUserRuns.run(accountId, userId);
   }
+
+  /** Within a conversation's deletion, before the conversation's row goes. */
+  deleteConversationRuns(accountId: string, agentId: string, conversationId: string): void {
+    this.s.deleteConversationEvents.run(conversationId, accountId, agentId);
+    this.s.deleteConversationRuns.run(conversationId, accountId, agentId);
+  }
 }
 
 function toRun(row: SqliteRunRow): RunRecord {
@@ -147,6 +170,8 @@ function toRun(row: SqliteRunRow): RunRecord {
     userId: row.user_id,
     roomId: row.room_id,
     background: row.background === 1,
+    logged: row.logged === 1,
+    idempotencyKey: row.key_hash === null ? null : { hash: row.key_hash, request: row.key_request ?? "" },
     status: row.status,
     errorCode: row.error_code,
     errorMessage: row.error_message,
@@ -155,6 +180,7 @@ function toRun(row: SqliteRunRow): RunRecord {
     deadlineAt: row.deadline_at,
     endedAt: row.ended_at,
     expiresAt: row.expires_at,
+    keptUntil: row.kept_until,
   };
 }
 
@@ -162,21 +188,28 @@ function prepare(db: Database.Database) {
   const ofAgent = "SELECT id FROM message_runs WHERE account_id = ? AND agent_id = ?";
   // The blank user is the default conversation's; an erasure of "" takes the runs without a user id too.
   const ofUser = "SELECT id FROM message_runs WHERE account_id = ? AND coalesce(user_id, '') = ?";
+  // A conversation's: its agent's runs with its user and room (none given: the blank one).
+  const ofConversation = `SELECT r.id FROM conversations c JOIN message_runs r
+    ON r.account_id = c.account_id AND r.agent_id = c.agent_id
+      AND coalesce(r.user_id, '') = c.user_id AND coalesce(r.room_id, '') = c.room_id
+    WHERE c.id = ? AND c.account_id = ? AND c.agent_id = ?`;
   return {
     insert: db.prepare<[SqliteRunRow]>(
       `INSERT INTO message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
-         error_message, result, created_at, deadline_at, ended_at, expires_at)
+         error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
+         key_request)
        VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @background, @status, @error_code,
-         @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at)`,
+         @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at, @kept_until, @logged, @key_hash,
+         @key_request)`,
     ),
     // Only while the run is there: a run purged (or erased) while it streams writes no orphans.
     insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
       `INSERT INTO message_run_events (run_id, seq, type, data)
        SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run)`,
     ),
-    end: db.prepare<[string, string | null, string | null, string | null, string, string, string]>(
+    end: db.prepare<[string, string | null, string | null, string | null, string, string, string, string]>(
       `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
-         expires_at = ?
+         expires_at = ?, kept_until = ?
        WHERE id = ? AND status = 'pending'`,
     ),
     get: db.prepare<[string, string, string], SqliteRunRow>(
@@ -185,11 +218,23 @@ function prepare(db: Database.Database) {
     events: db.prepare<[string, number, number], RunEvent>(
       "SELECT seq, type, data FROM message_run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
     ),
-    abandoned: db.prepare<[string, number], { id: string }>(
-      "SELECT id FROM message_runs WHERE status = 'pending' AND deadline_at < ? ORDER BY deadline_at LIMIT ?",
+    keyed: db.prepare<[string, string, string], SqliteRunRow>(
+      `SELECT * FROM message_runs
+       WHERE account_id = ? AND key_hash = ? AND status = 'pending' AND deadline_at > ?
+       ORDER BY created_at DESC LIMIT 1`,
     ),
-    expired: db.prepare<[string, number], { id: string }>(
-      "SELECT id FROM message_runs WHERE expires_at IS NOT NULL AND expires_at < ? ORDER BY expires_at LIMIT ?",
+    abandoned: db.prepare<[string, number], { id: string; background: number }>(
+      `SELECT id, background FROM message_runs WHERE status = 'pending' AND deadline_at < ?
+       ORDER BY deadline_at LIMIT ?`,
+    ),
+    forgotten: db.prepare<[string, number], { id: string }>(
+      "SELECT id FROM message_runs WHERE kept_until IS NOT NULL AND kept_until < ? ORDER BY kept_until LIMIT ?",
+    ),
+    // Runs kept past their events, with events left: the sweep ends once each has been emptied.
+    expiredWithEvents: db.prepare<[string, number], { id: string }>(
+      `SELECT id FROM message_runs r WHERE expires_at IS NOT NULL AND expires_at < ? AND kept_until > expires_at
+         AND EXISTS (SELECT 1 FROM message_run_events e WHERE e.run_id = r.id)
+       ORDER BY expires_at LIMIT ?`,
     ),
     // The ids as one JSON array: one statement, however many.
     deleteEvents: db.prepare<[string]>(
@@ -204,5 +249,11 @@ function prepare(db: Database.Database) {
       `DELETE FROM message_run_events WHERE run_id IN (${ofUser})`,
     ),
     deleteUserRuns: db.prepare<[string, string]>(`DELETE FROM message_runs WHERE id IN (${ofUser})`),
+    deleteConversationEvents: db.prepare<[string, string, string]>(
+      `DELETE FROM message_run_events WHERE run_id IN (${ofConversation})`,
+    ),
+    deleteConversationRuns: db.prepare<[string, string, string]>(
+      `DELETE FROM message_runs WHERE id IN (${ofConversation})`,
+    ),
   };
 }

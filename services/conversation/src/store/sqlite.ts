@@ -177,6 +177,8 @@ export class SqliteConversationStore implements ConversationStore {
           0,
           null,
           null,
+          0,
+          0,
           user.createdAt,
         );
         s.insertTurn.run(
@@ -192,6 +194,8 @@ export class SqliteConversationStore implements ConversationStore {
           reply.latencyMs,
           reply.finishReason,
           toolCallsColumn(reply.toolCalls),
+          reply.background ? 1 : 0,
+          reply.fallback ? 1 : 0,
           reply.createdAt,
         );
         if (idempotencyKey) {
@@ -243,6 +247,7 @@ export class SqliteConversationStore implements ConversationStore {
     });
     this.dropConversation = this.db.transaction(
       (accountId: string, agentId: string, conversationId: string) => {
+        runs.deleteConversationRuns(accountId, agentId, conversationId);
         if (s.deleteConversation.run(conversationId, accountId, agentId).changes === 0) return null;
         s.deleteConversationKeys.run(conversationId);
         return s.deleteConversationTurns.run(conversationId).changes;
@@ -477,7 +482,11 @@ export class SqliteConversationStore implements ConversationStore {
     return this.runs.events(runId, after, limit);
   }
 
-  async abandonedRuns(now: string, limit: number): Promise<string[]> {
+  async keyedRun(accountId: string, keyHash: string, now: string): Promise<RunRecord | null> {
+    return this.runs.keyed(accountId, keyHash, now);
+  }
+
+  async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.runs.abandoned(now, limit);
   }
 
@@ -613,12 +622,14 @@ function prepare(db: Database.Database) {
         number,
         string | null,
         string | null,
+        number,
+        number,
         string,
       ]
     >(
       `INSERT INTO turns (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider,
-         input_tokens, output_tokens, latency_ms, finish_reason, tool_calls, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         input_tokens, output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // The conversation's id: the one it has, or, for its first exchange, the new one given.
     touchConversation: db

@@ -46,6 +46,13 @@ export interface TurnRecord extends ConversationKey {
   finishReason: string | null;
   /** The tools called while writing an assistant turn, with their outcomes; empty for user turns and for none. */
   toolCalls: ToolCallRecord[];
+  /**
+   * Whether the turn is the reply of a message sent in the background, which is read by id in that form for as long
+   * as it is stored (runs.ts); false for user turns.
+   */
+  background: boolean;
+  /** Whether a fallback model wrote the reply; false for user turns and for replies stored before it was kept. */
+  fallback: boolean;
   /** ISO 8601 with milliseconds, UTC: when the message arrived, or when the reply was complete. */
   createdAt: string;
 }
@@ -80,6 +87,10 @@ export interface NewExchange {
     createdAt: string;
     /** Unset or empty when the model called no tool. */
     toolCalls?: ToolCallRecord[];
+    /** Whether the message was sent in the background; unset: it was not. */
+    background?: boolean;
+    /** Whether a fallback model wrote the reply; unset: it did not. */
+    fallback?: boolean;
   };
   /**
    * The Idempotency-Key the message was sent with, kept with the exchange until `expiresAt` so that the message
@@ -192,8 +203,9 @@ export interface OutboxEvent extends NewOutboxEvent {
 export type RunStatus = "pending" | "completed" | "failed";
 
 /**
- * The log of one streamed or background message (runs.ts): its state, and (apart) its numbered events. Kept until
- * `expiresAt`, set when it ends; a pending run past `deadlineAt` was abandoned by a process that stopped.
+ * The log of one streamed or background message (runs.ts), or the record of a JSON send with an Idempotency-Key:
+ * its state, and (apart) its numbered events. Its events are kept until `expiresAt` and the record until
+ * `keptUntil`, both set when it ends; a pending run past `deadlineAt` was abandoned by a process that stopped.
  */
 export interface RunRecord {
   /** The reply's id. */
@@ -205,6 +217,16 @@ export interface RunRecord {
   roomId: string | null;
   /** Whether it was sent in the background (then its state is read by id, besides its events). */
   background: boolean;
+  /**
+   * Whether it keeps an event log: a stream's or a background message's does; a JSON send's (one sent with an
+   * Idempotency-Key, keys.ts) is only its record, so that the message sent again to another process finds it.
+   */
+  logged: boolean;
+  /**
+   * The Idempotency-Key it was sent with (keys.ts): the key's SHA-256 hex, and `request`, the SHA-256 hex of what
+   * makes it the same message for that key; null when it was sent without one.
+   */
+  idempotencyKey: { hash: string; request: string } | null;
   status: RunStatus;
   /** The public error of a failed run. */
   errorCode: string | null;
@@ -217,8 +239,10 @@ export interface RunRecord {
   deadlineAt: string;
   /** When it ended; null while pending. */
   endedAt: string | null;
-  /** When it is forgotten; null while pending. */
+  /** When its events are forgotten; null while pending. */
   expiresAt: string | null;
+  /** When the record itself is forgotten (with its events, if still there): `expiresAt` or later; null while pending. */
+  keptUntil: string | null;
 }
 
 /** One event of a run's log. `data` is the event's JSON text (runs.ts says what each type holds). */
@@ -237,6 +261,7 @@ export interface RunEnd {
   result: string | null;
   endedAt: string;
   expiresAt: string;
+  keptUntil: string;
 }
 
 /** One write of a message log, as the service batches them (runs.ts). */
@@ -318,8 +343,8 @@ export interface ConversationStore {
   /** One of an agent's messages, or null. */
   getMessage(accountId: string, agentId: string, messageId: string): Promise<TurnRecord | null>;
   /**
-   * Deletes one of an agent's conversations and its messages in one transaction, and returns how many messages
-   * went with it; null when the agent has no such conversation.
+   * Deletes one of an agent's conversations, its messages and the runs of its messages in one transaction, and
+   * returns how many messages went with it; null when the agent has no such conversation.
    */
   deleteConversation(accountId: string, agentId: string, conversationId: string): Promise<number | null>;
   /**
@@ -362,9 +387,18 @@ export interface ConversationStore {
   getRun(accountId: string, agentId: string, runId: string): Promise<RunRecord | null>;
   /** The events of a run after `after`, in order, at most `limit`. */
   runEvents(runId: string, after: number, limit: number): Promise<RunEvent[]>;
-  /** Ids of runs still pending past their deadline at `now`, at most `limit`. */
-  abandonedRuns(now: string, limit: number): Promise<string[]>;
-  /** Deletes at most `limit` runs expired at `now`, with their events; returns how many. */
+  /**
+   * The newest run of the account sent with an Idempotency-Key (its SHA-256 hex) that is still pending and not past
+   * its deadline at `now`, or null.
+   */
+  keyedRun(accountId: string, keyHash: string, now: string): Promise<RunRecord | null>;
+  /** Runs still pending past their deadline at `now`, at most `limit`. */
+  abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
+  /**
+   * Deletes at most `limit` runs kept until before `now`, with their events, and the events of at most `limit` runs
+   * expired at `now` whose record is kept longer; returns how many runs it deleted or emptied (none once there are
+   * no more).
+   */
   removeExpiredRuns(now: string, limit: number): Promise<number>;
   /**
    * The exchange stored with an Idempotency-Key (its SHA-256 hex) of the account, or null when there is none or

@@ -158,6 +158,8 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
           latencyMs: 0,
           finishReason: null,
           toolCalls: [],
+          background: false,
+          fallback: false,
           createdAt: ex.user.createdAt,
         },
         {
@@ -173,6 +175,8 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
           latencyMs: 42,
           finishReason: "stop",
           toolCalls: [],
+          background: false,
+          fallback: false,
           createdAt: ex.reply.createdAt,
         },
       ]);
@@ -655,6 +659,29 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       expect(await store.getMessage("acct_A", "agt_B", ex.reply.id)).toBeNull();
       expect(await store.getMessage("acct_B", "agt_A", ex.reply.id)).toBeNull();
       expect(await store.getMessage("acct_A", "agt_A", "msg_01JAAAAAAAAAAAAAAAAAAAAAAA")).toBeNull();
+    });
+
+    it("remembers that a reply was a background message's, and whether a fallback wrote it", async () => {
+      const store = await fresh();
+      const ex = exchange(key({ userId: "u1" }), "q", "a");
+      ex.reply.background = true;
+      ex.reply.fallback = true;
+      expect(await store.saveExchange(ex, call(ex.key, { id: ex.reply.id }))).toBe(true);
+      expect(await store.getMessage("acct_A", "agt_A", ex.reply.id)).toMatchObject({
+        background: true,
+        fallback: true,
+      });
+      expect(await store.getMessage("acct_A", "agt_A", ex.user.id)).toMatchObject({
+        background: false,
+        fallback: false,
+      });
+      const plain = await storeExchange(store, key({ userId: "u1" }), "q2", "a2");
+      expect(await store.getMessage("acct_A", "agt_A", plain.reply.id)).toMatchObject({
+        background: false,
+        fallback: false,
+      });
+      const listed = (await store.listMessages("acct_A", "agt_A", {}, page())).items;
+      expect(listed.filter((turn) => turn.background).map((turn) => turn.id)).toEqual([ex.reply.id]);
     });
 
     it("deletes one conversation with its messages, from every read and every later prompt", async () => {
@@ -1404,6 +1431,8 @@ function pendingRun(overrides: Partial<RunRecord> = {}): RunRecord {
     userId: "u1",
     roomId: null,
     background: true,
+    logged: true,
+    idempotencyKey: null,
     status: "pending",
     errorCode: null,
     errorMessage: null,
@@ -1412,6 +1441,7 @@ function pendingRun(overrides: Partial<RunRecord> = {}): RunRecord {
     deadlineAt: new Date(Date.parse(createdAt) + 60_000).toISOString(),
     endedAt: null,
     expiresAt: null,
+    keptUntil: null,
     ...overrides,
   };
 }
@@ -1449,6 +1479,7 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
         result: '{"text":"done"}',
         endedAt: tick(),
         expiresAt: tick(),
+        keptUntil: tick(),
       };
       const completed = { seq: 6, type: "completed" as const, data: '{"text":"done"}' };
       expect(await store.endRun(run.id, [completed], end)).toBe(true);
@@ -1473,6 +1504,7 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
         result: "{}",
         endedAt: tick(),
         expiresAt: tick(),
+        keptUntil: tick(),
       };
       await store.writeRuns([
         { kind: "start", run: first },
@@ -1501,14 +1533,17 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       const onTime = pendingRun({ deadlineAt: "2999-01-01T00:00:00.000Z" });
       await store.startRun(late);
       await store.startRun(onTime);
-      expect(await store.abandonedRuns("2026-06-01T00:00:00.000Z", 10)).toEqual([late.id]);
-      const ended = (expiresAt: string) => ({
+      expect(await store.abandonedRuns("2026-06-01T00:00:00.000Z", 10)).toEqual([
+        { id: late.id, background: true },
+      ]);
+      const ended = (expiresAt: string, keptUntil = expiresAt) => ({
         status: "failed" as const,
         errorCode: "AGENT_UNAVAILABLE",
         errorMessage: "The message was interrupted.",
         result: null,
         endedAt: "2026-01-01T00:00:00.000Z",
         expiresAt,
+        keptUntil,
       });
       const expired = [pendingRun(), pendingRun(), pendingRun()];
       for (const run of expired) {
@@ -1529,15 +1564,102 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect((await store.getRun("acct_A", "agt_A", onTime.id))?.status).toBe("pending");
     });
 
-    it("forgets an agent's runs when it is purged, and a user's when the user is erased", async () => {
+    it("finds the newest pending run of an account with an Idempotency-Key, not one past its deadline or ended", async () => {
+      const store = await fresh();
+      const HASH = "a".repeat(64);
+      const NOW = "2026-06-01T00:00:00.000Z";
+      const keyed = (overrides: Partial<RunRecord> = {}) =>
+        pendingRun({
+          idempotencyKey: { hash: HASH, request: "f".repeat(64) },
+          deadlineAt: "2999-01-01T00:00:00.000Z",
+          ...overrides,
+        });
+      const older = keyed();
+      const newer = keyed({ background: false, logged: false });
+      const late = keyed({ deadlineAt: "2026-01-01T00:00:00.000Z" });
+      const otherAccount = keyed({ accountId: "acct_B" });
+      const otherKey = keyed({ idempotencyKey: { hash: "b".repeat(64), request: "f".repeat(64) } });
+      for (const run of [older, newer, late, otherAccount, otherKey]) await store.startRun(run);
+      expect(await store.keyedRun("acct_A", HASH, NOW)).toEqual(newer);
+      expect(await store.keyedRun("acct_B", HASH, NOW)).toEqual(otherAccount);
+      expect(await store.keyedRun("acct_A", "c".repeat(64), NOW)).toBeNull();
+      const end = {
+        status: "completed" as const,
+        errorCode: null,
+        errorMessage: null,
+        result: "{}",
+        endedAt: tick(),
+        expiresAt: "2999-01-01T00:00:00.000Z",
+        keptUntil: "2999-01-01T00:00:00.000Z",
+      };
+      expect(await store.endRun(newer.id, [], end)).toBe(true);
+      expect(await store.keyedRun("acct_A", HASH, NOW)).toEqual(older);
+      expect(await store.endRun(older.id, [], { ...end, status: "failed" })).toBe(true);
+      // Only the one past its deadline is left pending: abandoned, not being generated.
+      expect(await store.keyedRun("acct_A", HASH, NOW)).toBeNull();
+      // The key is read back with the run as given.
+      expect((await store.getRun("acct_A", "agt_A", late.id))?.idempotencyKey).toEqual({
+        hash: HASH,
+        request: "f".repeat(64),
+      });
+    });
+
+    it("removes the events of an expired run kept longer, then the run once it is no longer kept", async () => {
+      const store = await fresh();
+      const kept = [pendingRun(), pendingRun(), pendingRun()];
+      const end = {
+        status: "failed" as const,
+        errorCode: "MODEL_ERROR",
+        errorMessage: "The model refused.",
+        result: null,
+        endedAt: "2026-01-01T00:00:00.000Z",
+        expiresAt: "2026-01-01T01:00:00.000Z",
+        keptUntil: "2026-01-02T00:00:00.000Z",
+      };
+      for (const run of kept) {
+        await store.startRun(run);
+        await store.appendRunEvents(run.id, runEvents(1, 3));
+        expect(await store.endRun(run.id, [], end)).toBe(true);
+      }
+      // Before either time: nothing goes.
+      expect(await store.removeExpiredRuns("2026-01-01T00:30:00.000Z", 10)).toBe(0);
+      // Past the events' time: the events go in batches, the records stay as they were.
+      expect(await store.removeExpiredRuns("2026-01-01T12:00:00.000Z", 2)).toBe(2);
+      expect(await store.removeExpiredRuns("2026-01-01T12:00:00.000Z", 2)).toBe(1);
+      expect(await store.removeExpiredRuns("2026-01-01T12:00:00.000Z", 2)).toBe(0);
+      for (const run of kept) {
+        expect(await store.runEvents(run.id, 0, 100)).toEqual([]);
+        expect(await store.getRun("acct_A", "agt_A", run.id)).toEqual({ ...run, ...end });
+      }
+      // Past the record's time: the records go.
+      expect(await store.removeExpiredRuns("2026-01-02T12:00:00.000Z", 10)).toBe(3);
+      for (const run of kept) expect(await store.getRun("acct_A", "agt_A", run.id)).toBeNull();
+    });
+
+    it("forgets an agent's runs when it is purged, a user's when the user is erased, a conversation's with it", async () => {
       const store = await fresh();
       const purged = pendingRun({ agentId: "agt_P" });
       const erased = pendingRun({ userId: "u_gone" });
       const kept = pendingRun({ userId: "u_kept" });
-      for (const run of [purged, erased, kept]) {
+      // The conversation of u_conv in room r1; the same user's other room, and another agent's, stay.
+      const dropped = pendingRun({ userId: "u_conv", roomId: "r1" });
+      const otherRoom = pendingRun({ userId: "u_conv", roomId: null });
+      const otherAgent = pendingRun({ agentId: "agt_B", userId: "u_conv", roomId: "r1" });
+      for (const run of [purged, erased, kept, dropped, otherRoom, otherAgent]) {
         await store.startRun(run);
         await store.appendRunEvents(run.id, runEvents(1, 2));
       }
+      await storeExchange(store, key({ userId: "u_conv", roomId: "r1" }), "q", "a");
+      const conversation = (await store.listConversations("acct_A", "agt_A", { userId: "u_conv" }, page()))
+        .items[0]!.id;
+      // Not the agent's conversation: nothing goes.
+      expect(await store.deleteConversation("acct_A", "agt_B", conversation)).toBeNull();
+      expect(await store.getRun("acct_A", "agt_A", dropped.id)).toEqual(dropped);
+      expect(await store.deleteConversation("acct_A", "agt_A", conversation)).toBe(2);
+      expect(await store.getRun("acct_A", "agt_A", dropped.id)).toBeNull();
+      expect(await store.runEvents(dropped.id, 0, 10)).toEqual([]);
+      expect(await store.getRun("acct_A", "agt_A", otherRoom.id)).toEqual(otherRoom);
+      expect(await store.getRun("acct_A", "agt_B", otherAgent.id)).toEqual(otherAgent);
       await store.purgeAgent("acct_A", "agt_P");
       await store.eraseUser("acct_A", "u_gone");
       expect(await store.getRun("acct_A", "agt_P", purged.id)).toBeNull();

@@ -597,10 +597,11 @@ class ApiKeyRevoked:
 
 @dataclass
 class BackgroundMessage:
-    """A message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after it ends): the
-    reply object with `status` added. One object with optional fields rather than a union of three: `pending`
-    has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well;
-    `failed` has the ids and `error`. Later a completed reply is read as any stored message.
+    """A message sent with `background: true`: the reply object with `status` added. One object with optional
+    fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`;
+    `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A completed one is
+    answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or
+    `STREAM_RETENTION`, if longer).
     """
 
     id: str

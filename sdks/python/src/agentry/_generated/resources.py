@@ -488,9 +488,10 @@ class Messages:
         """Get a message.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
-        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
-        afterwards its reply, if completed, is read as any stored message.
+        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
+        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
+        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
+        MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -535,9 +536,10 @@ class Messages:
         Raises `AgentryError` when the answer is not one (it has no `status`): read that with `get`.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
-        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
-        afterwards its reply, if completed, is read as any stored message.
+        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
+        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
+        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
+        MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -2670,9 +2672,10 @@ class AsyncMessages:
         """Get a message.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
-        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
-        afterwards its reply, if completed, is read as any stored message.
+        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
+        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
+        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
+        MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -2717,9 +2720,10 @@ class AsyncMessages:
         Raises `AgentryError` when the answer is not one (it has no `status`): read that with `get`.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, while its events are kept (`STREAM_RETENTION` after
-        it ends), a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`);
-        afterwards its reply, if completed, is read as any stored message.
+        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
+        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
+        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
+        MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
