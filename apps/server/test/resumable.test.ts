@@ -8,13 +8,18 @@ let openai: FakeProviderServer<OpenAIChatBody>;
 let h: Harness;
 let tenant: Tenant;
 
-beforeAll(async () => {
-  openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
-  h = await startHarness({
+/** A server answered by the fake OpenAI, with `env` on top. */
+const startServer = (env: Record<string, string> = {}) =>
+  startHarness({
     OPENAI_BASE_URL: openai.baseURL,
     OPENAI_API_KEY: "sk-test-openai",
     DEFAULT_MODEL_PROVIDER: "openai",
+    ...env,
   });
+
+beforeAll(async () => {
+  openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
+  h = await startServer();
   tenant = await h.tenant();
 });
 afterAll(async () => {
@@ -197,12 +202,7 @@ describe("resumable streams", () => {
   });
 
   it("forgets a stream's events after STREAM_RETENTION: then 404", async () => {
-    const short = await startHarness({
-      OPENAI_BASE_URL: openai.baseURL,
-      OPENAI_API_KEY: "sk-test-openai",
-      DEFAULT_MODEL_PROVIDER: "openai",
-      STREAM_RETENTION: "1s",
-    });
+    const short = await startServer({ STREAM_RETENTION: "1s" });
     try {
       const owner = await short.tenant();
       const agentId = await newAgent(short, owner.key);
@@ -297,12 +297,7 @@ describe("background messages", () => {
   });
 
   it("keeps a background message's outcome after STREAM_RETENTION, its events gone", async () => {
-    const short = await startHarness({
-      OPENAI_BASE_URL: openai.baseURL,
-      OPENAI_API_KEY: "sk-test-openai",
-      DEFAULT_MODEL_PROVIDER: "openai",
-      STREAM_RETENTION: "1s",
-    });
+    const short = await startServer({ STREAM_RETENTION: "1s" });
     try {
       const owner = await short.tenant();
       const read = (agentId: string, id: string) =>
