@@ -231,6 +231,29 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     }
   });
 
+  it("keeps the answer itself when the registry is of a release that creates without claiming the key", async () => {
+    const { agents } = h.gateway.context;
+    const createAgent = agents.createAgent;
+    // Such a registry ignores `idempotency` and leaves `keyClaimed` unset.
+    (agents as { createAgent: typeof createAgent }).createAgent = (request, options) =>
+      createAgent({ ...request, idempotency: undefined }, options);
+    try {
+      const key = newKey();
+      const first = await post<{ data: { id: string } }>("/v1/agents", { name: "Mixed releases" }, key);
+      expect(first.status).toBe(201);
+      // The answer was kept under the key after the create: the retry is told the first agent. (That registry
+      // still makes another one, which is why the deploy guide upgrades the registry first.)
+      const again = await post<{ data: { id: string } }>("/v1/agents", { name: "Mixed releases" }, key);
+      expect(again.status).toBe(201);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+      const other = await post<ErrorBody>("/v1/agents", { name: "Another request" }, key);
+      expect(other.status).toBe(422);
+    } finally {
+      (agents as { createAgent: typeof createAgent }).createAgent = createAgent;
+    }
+  });
+
   it("answers a create kept by the earlier two-step form with the agent it made", async () => {
     // What a gateway of an earlier release that died after the create committed leaves: the key claimed, then
     // completed with the agent's id in the create's transaction, and no response kept.

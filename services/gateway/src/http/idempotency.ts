@@ -234,7 +234,8 @@ async function claimAfterwards(keyed: KeyedRequest, outcome: Outcome): Promise<S
 export function createdUnderKey(ctx: Context, response: CreateAgentResponse): Agent {
   const state = ctx.state.idempotency;
   if (response.storedResponse) throw new KeptAnswer(response.storedResponse);
-  if (state) state.created = { replayed: response.replayed };
+  // A registry of an earlier release creates without the claim: the answer is then kept as one given without it.
+  if (state && response.keyClaimed) state.created = { replayed: response.replayed };
   return response.agent!;
 }
 

@@ -119,10 +119,14 @@ export function agentService({ store, logger, changed }: RegistryContext): Servi
           fields,
           underKey(request.idempotency),
         );
-        if (created.outcome === "stored") return { storedResponse: storedResponseToProto(created.response) };
-        if (created.outcome === "replayed") return { agent: agentToProto(created.agent), replayed: true };
-        logger.info({ agentId: created.agent.id, accountId: created.agent.accountId }, "agent created");
-        return { agent: agentToProto(created.agent) };
+        if (created.outcome === "stored") {
+          return { storedResponse: storedResponseToProto(created.response), keyClaimed: true };
+        }
+        const replayed = created.outcome === "replayed";
+        if (!replayed) {
+          logger.info({ agentId: created.agent.id, accountId: created.agent.accountId }, "agent created");
+        }
+        return { agent: agentToProto(created.agent), replayed, keyClaimed: true };
       }
       const agent = await store.createAgent(
         request.accountId,
