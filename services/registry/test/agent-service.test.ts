@@ -44,6 +44,41 @@ async function failure(
   throw new Error("expected the call to fail");
 }
 
+describe("CreateAgent under an Idempotency-Key", () => {
+  const claim = { keyHash: "c".repeat(64), fingerprint: "POST /v1/agents digest" };
+
+  it("creates once and answers the same request again with the agent as it was created", async () => {
+    const first = await h.agents.createAgent({ accountId, spec: spec({ name: "Once" }), idempotency: claim });
+    expect(first).toMatchObject({ replayed: false, keyClaimed: true });
+    await h.agents.updateAgent({
+      accountId,
+      id: first.agent!.id,
+      spec: spec({ name: "Renamed" }),
+      updateMask: create(FieldMaskSchema, { paths: ["name"] }),
+    });
+    const again = await h.agents.createAgent({ accountId, spec: spec({ name: "Once" }), idempotency: claim });
+    expect(again).toMatchObject({ replayed: true, keyClaimed: true });
+    expect(again.agent).toEqual(first.agent);
+    expect((await h.agents.listAgents({ accountId, page: 1, pageSize: 10 })).totalSize).toBe(1);
+  });
+
+  it("refuses another request's key with FAILED_PRECONDITION IDEMPOTENCY_KEY_REUSED, and a malformed claim", async () => {
+    await h.agents.createAgent({ accountId, spec: spec(), idempotency: claim });
+    const reused = await failure(
+      h.agents.createAgent({ accountId, spec: spec(), idempotency: { ...claim, fingerprint: "other" } }),
+    );
+    expect(reused.rpc.code).toBe(Code.FailedPrecondition);
+    expect(reused.app.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    for (const bad of [
+      { ...claim, keyHash: "C".repeat(64) },
+      { ...claim, fingerprint: "" },
+    ]) {
+      const refused = await failure(h.agents.createAgent({ accountId, spec: spec(), idempotency: bad }));
+      expect(refused.rpc.code).toBe(Code.InvalidArgument);
+    }
+  });
+});
+
 describe("CreateAgent and GetAgent", () => {
   it("stores every field of the spec and reads it back", async () => {
     const { agent } = await h.agents.createAgent({
