@@ -254,6 +254,28 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     }
   });
 
+  it("answers a retry refused before its create as refused, when the key's create made its agent", async () => {
+    // The key's create ran with this body; the deployment has changed since, and the gateway now refuses it.
+    const key = newKey();
+    const body = JSON.stringify({ name: "" });
+    const keyHash = createHash("sha256").update(key).digest("hex");
+    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
+    await h.gateway.context.agents.createAgent({
+      accountId: tenant.accountId,
+      spec: { name: "Made then" },
+      idempotency: { keyHash, fingerprint },
+    });
+    const before = await agentCount();
+    const retry = await h.request<ErrorBody>("POST", "/v1/agents", {
+      key: tenant.key,
+      rawBody: body,
+      headers: { "content-type": "application/json", "Idempotency-Key": key },
+    });
+    expect(retry.status).toBe(400);
+    expect(retry.body.error.code).toBe("INVALID_REQUEST");
+    expect(await agentCount()).toBe(before);
+  });
+
   it("answers a create kept by the earlier two-step form with the agent it made", async () => {
     // What a gateway of an earlier release that died after the create committed leaves: the key claimed, then
     // completed with the agent's id in the create's transaction, and no response kept.

@@ -228,7 +228,10 @@ export class MessageKeys {
       input.idempotencyKeyHash!,
       new Date().toISOString(),
     );
-    if (run && run.idempotencyKey?.request !== requestHash(request)) throw reused();
+    if (!run) return null;
+    if (run.idempotencyKey?.request !== requestHash(request)) throw reused();
+    // One of this process's, ended (a running one is in `running`): its exchange, when it stored one, answers.
+    if (this.ctx.runs.generatedHere(run.id)) return null;
     return run;
   }
 

@@ -94,7 +94,10 @@ const ABANDONED = new AppError(
  */
 export class MessageRuns {
   private readonly live = new Map<string, LiveRun>();
-  /** The ids of the keyed JSON sends this process is answering (`recordSend`), which the sweep leaves alone. */
+  /**
+   * The ids of the keyed JSON sends this process is answering (`recordSend`), until their end is stored; the sweep
+   * leaves them alone.
+   */
   private readonly sends = new Set<string>();
   private readonly pollMs: number;
   private readonly writer: GroupWriter;
@@ -200,10 +203,11 @@ export class MessageRuns {
     const record = this.newRecord(input, input.ids.reply, { background: false, logged: false });
     this.sends.add(record.id);
     void this.writer.submit(() => ({ kind: "start", run: record }), true);
-    const ended = (end: RunEnd) => {
-      this.sends.delete(record.id);
-      void this.writer.submit(() => ({ kind: "end", runId: record.id, events: [], end }));
-    };
+    // Its id stays in `sends` until its end is in the store, as a live run stays in `live`.
+    const ended = (end: RunEnd) =>
+      void this.writer
+        .submit(() => ({ kind: "end", runId: record.id, events: [], end }))
+        .finally(() => this.sends.delete(record.id));
     reply.then(
       (done) =>
         ended({
@@ -224,6 +228,14 @@ export class MessageRuns {
         });
       },
     );
+  }
+
+  /**
+   * Whether this process generates the run, or has and is still storing its end: a keyed message sent again finds
+   * such a run pending in the store, though its outcome is already decided here (`MessageKeys`).
+   */
+  generatedHere(id: string): boolean {
+    return this.live.has(id) || this.sends.has(id);
   }
 
   /**

@@ -83,6 +83,33 @@ describe.each(["sqlite", "postgres"] as const)("messages with an Idempotency-Key
     expect(b.reply).toEqual(a.reply);
   });
 
+  it("runs a message again under its key right after it failed with a retryable error, as JSON or a stream", async () => {
+    const owner = agent();
+    for (const again of ["json", "stream"] as const) {
+      const hash = keyHash();
+      // The failure comes once the send's run is in the store, and the retry before its end is.
+      h.openai.failWith(503, { delayMs: 20 });
+      await failure(send(owner, hash));
+      const before = h.openai.requests.length;
+      h.openai.reply(`generated again (${again})`);
+      if (again === "json") {
+        expect((await send(owner, hash)).reply?.text).toBe("generated again (json)");
+      } else {
+        const events = await streamed(
+          h.client.streamMessage({
+            accountId: ACCOUNT,
+            agent: owner,
+            text: "hello",
+            userId: "u1",
+            idempotencyKeyHash: hash,
+          }),
+        );
+        expect(events.at(-1)?.event.case).toBe("completed");
+      }
+      expect(h.openai.requests.length).toBe(before + 1);
+    }
+  });
+
   it("refuses the key with another message: IDEMPOTENCY_KEY_REUSED", async () => {
     const owner = agent();
     const hash = keyHash();

@@ -223,6 +223,9 @@ async function claimAfterwards(keyed: KeyedRequest, outcome: Outcome): Promise<S
     return null;
   }
   if (!earlier) await settle(keyed, outcome);
+  // The key's create made its agent, and this same request was refused before it got that far (the providers or
+  // plugins the deployment serves changed since): the refusal is answered as it is, and nothing more is kept.
+  if (earlier && earlier.sealed.length === 0) return null;
   return earlier;
 }
 
