@@ -203,10 +203,11 @@ export class MessageRuns {
     const record = this.newRecord(input, input.ids.reply, { background: false, logged: false });
     this.sends.add(record.id);
     void this.writer.submit(() => ({ kind: "start", run: record }), true);
-    // Its id stays in `sends` until its end is in the store, as a live run stays in `live`.
+    // Soon, as a live run's end: another process following this run reads its end from the store. Its id stays in
+    // `sends` until then, as a live run stays in `live`.
     const ended = (end: RunEnd) =>
       void this.writer
-        .submit(() => ({ kind: "end", runId: record.id, events: [], end }))
+        .submit(() => ({ kind: "end", runId: record.id, events: [], end }), true)
         .finally(() => this.sends.delete(record.id));
     reply.then(
       (done) =>
