@@ -1,4 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHash, createHmac, hkdfSync } from "node:crypto";
 import { join } from "node:path";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import Database from "better-sqlite3";
@@ -156,16 +156,17 @@ describe("Idempotency-Key on creates", () => {
     expect(first.status).toBe(201);
     const again = await post<{ data: { key: string } }>("/v1/api-keys", { name: "replayed" }, key);
     expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
     const db = new Database(join(h.dataDir, "registry.db"), { readonly: true });
     try {
       const rows = db
-        .prepare<[string], { key_hash: string; sealed: Buffer }>(
-          "SELECT key_hash, sealed FROM idempotency_keys WHERE account_id = ?",
+        .prepare<[string], { key_hash: string; secret: Buffer }>(
+          "SELECT key_hash, secret FROM idempotency_keys WHERE account_id = ?",
         )
         .all(tenant.accountId);
       const row = rows.find((r) => r.key_hash === createHash("sha256").update(key).digest("hex"));
       expect(row).toBeDefined();
-      const stored = row!.sealed.toString("latin1");
+      const stored = row!.secret.toString("latin1");
       expect(stored).not.toContain(first.body.data.key);
       expect(stored).not.toContain("replayed");
       expect(rows.some((r) => r.key_hash === key)).toBe(false);
@@ -274,6 +275,36 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     expect(retry.status).toBe(400);
     expect(retry.body.error.code).toBe("INVALID_REQUEST");
     expect(await agentCount()).toBe(before);
+  });
+
+  it("answers the retry of an API key create whose gateway stopped after the commit with the same key and secret", async () => {
+    const key = newKey();
+    const body = JSON.stringify({ name: "survives" });
+    const keyHash = createHash("sha256").update(key).digest("hex");
+    const fingerprint = createHmac("sha256", key).update(`POST /v1/api-keys\n${body}`).digest("hex");
+    const sealingKey = Buffer.from(
+      hkdfSync("sha256", key, tenant.accountId, "agentry idempotent response", 32),
+    );
+    const first = await h.gateway.context.accounts.createApiKey({
+      accountId: tenant.accountId,
+      name: "survives",
+      scopes: [],
+      idempotency: { keyHash, fingerprint, sealingKey },
+    });
+    const count = async () =>
+      (await h.request<{ data: unknown[] }>("GET", "/v1/api-keys", { key: tenant.key })).body.data.length;
+    const before = await count();
+    const retry = await h.request<{ data: { id: string; key: string } }>("POST", "/v1/api-keys", {
+      key: tenant.key,
+      rawBody: body,
+      headers: { "content-type": "application/json", "Idempotency-Key": key },
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.data).toMatchObject({ id: first.apiKey!.id, key: first.secret });
+    expect(await count()).toBe(before);
+    // The secret it answers works.
+    expect((await h.request("GET", "/v1/agents?limit=1", { key: retry.body.data.key })).status).toBe(200);
   });
 
   it("answers a create kept by the earlier two-step form with the agent it made", async () => {

@@ -7,13 +7,7 @@ import {
   idempotencyKeyInUse,
   idempotencyKeyReused,
 } from "@agentry/errors";
-import {
-  type Agent,
-  type CreateAgentResponse,
-  type CreateIdempotencySchema,
-  IdempotencyOutcome,
-  type StoredResponse,
-} from "@agentry/proto";
+import { type CreateIdempotencySchema, IdempotencyOutcome, type StoredResponse } from "@agentry/proto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Middleware, ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "../context.js";
@@ -40,8 +34,10 @@ export interface IdempotentRequest {
   keyHash: string;
   /** Takes each event a streamed response sends, so that a completed stream is replayed whole. */
   recordEvent(event: string, frame: string): void;
-  /** For a route that claims its key in its create (`Route.claimsKeyInCreate`): what CreateAgent is given. */
+  /** For a route that claims its key in its create (`Route.claimsKeyInCreate`): what the create is given. */
   create?: MessageInitShape<typeof CreateIdempotencySchema>;
+  /** The key a create's secret is kept sealed with under the key (`CreateIdempotency.sealing_key`). */
+  sealing?(): Buffer;
   /** Set by `createdUnderKey` once the create has answered: whether it answered the key's earlier create. */
   created?: { replayed: boolean };
 }
@@ -63,9 +59,9 @@ type Outcome = { status: number; response: KeptResponse } | null;
  * runs. A streamed reply is kept once it completed.
  *
  * Most routes claim the key before their handler runs and keep its response after (IdempotencyService). An agent
- * create claims it in the create's own transaction instead (`Route.claimsKeyInCreate`), which keeps the agent's id
- * and creation time with it: a retry, the same request, is answered with the agent as it was created, and a
- * create under a key costs no more transactions than one without.
+ * or API key create claims it in the create's own transaction instead (`Route.claimsKeyInCreate`), which keeps the
+ * new resource's id and creation time with it (and a new API key's secret, sealed): a retry, the same request, is
+ * answered with what was created, as it was, and a create under a key costs no more transactions than one without.
  */
 export function idempotency(
   gateway: GatewayContext,
@@ -183,6 +179,7 @@ async function claimInCreate(keyed: KeyedRequest, next: () => Promise<unknown>):
     keyHash: keyed.keyHash,
     recordEvent: () => {},
     create: { keyHash: keyed.keyHash, fingerprint: keyed.fingerprint },
+    sealing: keyed.sealing,
   };
   ctx.state.idempotency = state;
   let outcome: Outcome;
@@ -230,16 +227,23 @@ async function claimAfterwards(keyed: KeyedRequest, outcome: Outcome): Promise<S
 }
 
 /**
- * The agent a create under a key answers (CreateAgent given `IdempotentRequest.create`): the new one, or the one
- * the key's request created, as it was created, the response then marked replayed. Another answer kept under the
- * key (a refusal of the same request) is answered again in place of the handler's.
+ * What a create under a key answers (CreateAgent or CreateApiKey given `IdempotentRequest.create`): the new
+ * resource, or the one the key's request created, as it was created, the response then marked replayed. Another
+ * answer kept under the key (a refusal of the same request) is answered again in place of the handler's.
  */
-export function createdUnderKey(ctx: Context, response: CreateAgentResponse): Agent {
+export function createdUnderKey<R extends CreatedUnderKey>(ctx: Context, response: R): R {
   const state = ctx.state.idempotency;
   if (response.storedResponse) throw new KeptAnswer(response.storedResponse);
   // A registry of an earlier release creates without the claim: the answer is then kept as one given without it.
   if (state && response.keyClaimed) state.created = { replayed: response.replayed };
-  return response.agent!;
+  return response;
+}
+
+/** What the creates that claim an Idempotency-Key answer besides what they made. */
+interface CreatedUnderKey {
+  replayed: boolean;
+  storedResponse?: StoredResponse;
+  keyClaimed: boolean;
 }
 
 /** Carries a kept answer from a create up to the middleware, past the rest of the handler. */

@@ -118,7 +118,7 @@ async function createAgent(input: HandlerInput): Promise<void> {
     { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
     { modelProvider: true, model: true },
   );
-  const agent = createdUnderKey(
+  const { agent } = createdUnderKey(
     ctx,
     await gateway.agents.createAgent(
       { accountId: principal.accountId, spec: toAgentSpec(body), idempotency: ctx.state.idempotency?.create },
@@ -126,7 +126,7 @@ async function createAgent(input: HandlerInput): Promise<void> {
     ),
   );
   ctx.status = 201;
-  ctx.body = { success: true, data: presentAgent(agent, gateway.config.PUBLIC_BASE_URL) };
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
 }
 
 async function listAgents(input: HandlerInput): Promise<void> {

@@ -4,6 +4,7 @@ import type { ApiKey } from "@agentry/proto";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { heldScopes } from "../http/auth.js";
 import { readJsonBody } from "../http/body.js";
+import { createdUnderKey } from "../http/idempotency.js";
 import { createApiKeyBody } from "../validation/api-keys.js";
 import { parseOrThrow } from "../validation/issues.js";
 import type { HandlerInput, Route } from "./table.js";
@@ -34,14 +35,22 @@ async function createKey({ ctx, gateway, principal, rpc }: HandlerInput): Promis
       `A key can only grant scopes it holds itself; this one lacks: ${missing.join(", ")}.`,
     );
   }
-  const { apiKey, secret } = await gateway.accounts.createApiKey(
-    {
-      accountId: principal.accountId,
-      name: body.name ?? "",
-      scopes,
-      ...(body.expiresAt ? { expireTime: timestampFromMs(Date.parse(body.expiresAt)) } : {}),
-    },
-    rpc,
+  const keyed = ctx.state.idempotency;
+  const { apiKey, secret } = createdUnderKey(
+    ctx,
+    await gateway.accounts.createApiKey(
+      {
+        accountId: principal.accountId,
+        name: body.name ?? "",
+        scopes,
+        ...(body.expiresAt ? { expireTime: timestampFromMs(Date.parse(body.expiresAt)) } : {}),
+        // The registry keeps the new secret under the key sealed with this, to answer a retry with.
+        ...(keyed?.create && keyed.sealing
+          ? { idempotency: { ...keyed.create, sealingKey: keyed.sealing() } }
+          : {}),
+      },
+      rpc,
+    ),
   );
   ctx.status = 201;
   ctx.body = { success: true, data: { ...presentKey(apiKey!), key: secret } };
@@ -65,7 +74,7 @@ async function revokeKey({ ctx, gateway, principal, rpc }: HandlerInput): Promis
 
 /** API keys managed over REST with the `keys:manage` scope. */
 export const apiKeyRoutes: Route[] = [
-  { method: "POST", path: "/v1/api-keys", scope: "keys:manage", handle: createKey },
+  { method: "POST", path: "/v1/api-keys", scope: "keys:manage", handle: createKey, claimsKeyInCreate: true },
   { method: "GET", path: "/v1/api-keys", scope: "keys:manage", handle: listKeys },
   { method: "DELETE", path: "/v1/api-keys/:keyId", scope: "keys:manage", handle: revokeKey },
 ];

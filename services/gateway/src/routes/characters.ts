@@ -115,7 +115,7 @@ async function importAgent(input: HandlerInput): Promise<void> {
     model: agent.model ?? undefined,
   });
   if (!body.success) throw new Error(`an imported agent failed the create schema: ${body.error.message}`);
-  const created = createdUnderKey(
+  const { agent: created } = createdUnderKey(
     ctx,
     await gateway.agents.createAgent(
       {
@@ -127,7 +127,7 @@ async function importAgent(input: HandlerInput): Promise<void> {
     ),
   );
   ctx.status = 201;
-  ctx.body = { success: true, data: presentAgent(created, gateway.config.PUBLIC_BASE_URL), warnings };
+  ctx.body = { success: true, data: presentAgent(created!, gateway.config.PUBLIC_BASE_URL), warnings };
 }
 
 /**

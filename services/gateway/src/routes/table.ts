@@ -23,9 +23,9 @@ export interface Route {
   concurrency?: boolean;
   handle(input: HandlerInput): Promise<void>;
   /**
-   * Whether the handler claims the request's Idempotency-Key in the registry's create transaction (CreateAgent
-   * with `idempotency`, answered through `createdUnderKey`) rather than around the handler: one transaction for
-   * the key and the agent, and no second one to keep the response.
+   * Whether the handler claims the request's Idempotency-Key in the registry's create transaction (CreateAgent or
+   * CreateApiKey with `idempotency`, answered through `createdUnderKey`) rather than around the handler: one
+   * transaction for the key and what it creates, and no second one to keep the response.
    */
   claimsKeyInCreate?: boolean;
 }

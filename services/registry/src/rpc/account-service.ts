@@ -5,8 +5,10 @@ import {
   isScope,
   LIMIT_NAMES,
   type Limits,
+  openPacked,
   SCOPES,
   type ScopeGrant,
+  sealPacked,
   type Tier,
 } from "@agentry/core";
 import { AppError } from "@agentry/errors";
@@ -24,6 +26,7 @@ import {
   limitsFromProto,
   tierFromProto,
 } from "./convert.js";
+import { createClaim, createSealingKey, storedResponseToProto } from "./idempotency-service.js";
 
 function accountNotFound(what: string): AppError {
   return new AppError("NOT_FOUND", `Account ${what} does not exist.`);
@@ -119,14 +122,27 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
         if (Date.parse(expiresAt) <= Date.now()) throw invalid("expire_time", "must be in the future");
       }
       const { secret, sha256, prefix } = generateApiKey();
-      const key = await store.createApiKey({
-        accountId: request.accountId,
-        name: request.name,
-        scopes,
-        expiresAt,
-        sha256,
-        prefix,
-      });
+      const input = { accountId: request.accountId, name: request.name, scopes, expiresAt, sha256, prefix };
+      if (request.idempotency) {
+        // The secret is kept with the key's record, sealed with a key only the caller can derive again.
+        const claim = createClaim(request.idempotency);
+        const sealing = createSealingKey(request.idempotency);
+        const created = await store.createApiKeyUnderKey(input, {
+          ...claim,
+          secret: sealPacked(sealing, secret),
+        });
+        if (created.outcome === "stored") {
+          return { storedResponse: storedResponseToProto(created.response), keyClaimed: true };
+        }
+        const { apiKey } = created.created;
+        if (created.outcome === "created") {
+          logger.info({ keyId: apiKey.id, accountId: apiKey.accountId, scopes }, "api key created");
+          return { apiKey: apiKeyToProto(apiKey), secret, keyClaimed: true };
+        }
+        const kept = openPacked(sealing, created.created.secret).toString("utf-8");
+        return { apiKey: apiKeyToProto(apiKey), secret: kept, replayed: true, keyClaimed: true };
+      }
+      const key = await store.createApiKey(input);
       logger.info({ keyId: key.id, accountId: key.accountId, scopes }, "api key created");
       return { apiKey: apiKeyToProto(key), secret };
     },

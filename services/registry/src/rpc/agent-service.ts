@@ -1,15 +1,9 @@
 import { AGENT_BOUNDS, exceedsCharacters } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import {
-  type AgentService,
-  AgentSpecSchema,
-  AgentStatus,
-  type CreateIdempotency,
-  type UpdateAgentRequest,
-} from "@agentry/proto";
+import { type AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { AgentFields, AgentPatch, AgentRecord, CreateUnderKey } from "../store/types.js";
+import type { AgentFields, AgentPatch, AgentRecord } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import {
   agentToProto,
@@ -19,7 +13,7 @@ import {
   specFromProto,
   statusReasonFromProto,
 } from "./convert.js";
-import { keyHash, storedResponseToProto } from "./idempotency-service.js";
+import { createClaim, storedResponseToProto } from "./idempotency-service.js";
 
 function notFound(id: string): AppError {
   return new AppError("AGENT_NOT_FOUND", `Agent ${id} does not exist.`);
@@ -103,12 +97,6 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
   return patch;
 }
 
-/** A create's Idempotency-Key, claimed in the create's transaction. */
-function underKey(claim: CreateIdempotency): CreateUnderKey {
-  if (claim.fingerprint === "") throw invalid("idempotency.fingerprint", "is required");
-  return { keyHash: keyHash(claim.keyHash), fingerprint: claim.fingerprint };
-}
-
 export function agentService({ store, logger, changed }: RegistryContext): ServiceImpl<typeof AgentService> {
   return {
     async createAgent(request) {
@@ -117,16 +105,16 @@ export function agentService({ store, logger, changed }: RegistryContext): Servi
         const created = await store.createAgentUnderKey(
           request.accountId,
           fields,
-          underKey(request.idempotency),
+          createClaim(request.idempotency),
         );
         if (created.outcome === "stored") {
           return { storedResponse: storedResponseToProto(created.response), keyClaimed: true };
         }
         const replayed = created.outcome === "replayed";
         if (!replayed) {
-          logger.info({ agentId: created.agent.id, accountId: created.agent.accountId }, "agent created");
+          logger.info({ agentId: created.created.id, accountId: created.created.accountId }, "agent created");
         }
-        return { agent: agentToProto(created.agent), replayed, keyClaimed: true };
+        return { agent: agentToProto(created.created), replayed, keyClaimed: true };
       }
       const agent = await store.createAgent(
         request.accountId,

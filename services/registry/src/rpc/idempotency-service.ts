@@ -1,8 +1,13 @@
 import { AppError } from "@agentry/errors";
-import { IdempotencyOutcome, type IdempotencyService, type StoredResponseSchema } from "@agentry/proto";
+import {
+  type CreateIdempotency,
+  IdempotencyOutcome,
+  type IdempotencyService,
+  type StoredResponseSchema,
+} from "@agentry/proto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { IdempotencyBegin, StoredIdempotentResponse } from "../store/types.js";
+import type { CreateUnderKey, IdempotencyBegin, StoredIdempotentResponse } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import { invalid } from "./convert.js";
 
@@ -22,6 +27,22 @@ const OUTCOMES: Record<IdempotencyBegin["outcome"], IdempotencyOutcome> = {
   in_use: IdempotencyOutcome.IN_USE,
   reused: IdempotencyOutcome.REUSED,
 };
+
+/** A create's Idempotency-Key (CreateIdempotency), claimed in the create's transaction, checked. */
+export function createClaim(claim: CreateIdempotency): CreateUnderKey {
+  if (claim.fingerprint === "") throw invalid("idempotency.fingerprint", "is required");
+  return { keyHash: keyHash(claim.keyHash), fingerprint: claim.fingerprint };
+}
+
+const SEALING_KEY_BYTES = 32;
+
+/** The key a create's secret is kept sealed with under its Idempotency-Key (CreateIdempotency.sealing_key). */
+export function createSealingKey(claim: CreateIdempotency): Buffer {
+  if (claim.sealingKey.length !== SEALING_KEY_BYTES) {
+    throw invalid("idempotency.sealing_key", `must be ${SEALING_KEY_BYTES} bytes`);
+  }
+  return Buffer.from(claim.sealingKey);
+}
 
 export function storedResponseToProto({
   status,

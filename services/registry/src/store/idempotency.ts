@@ -6,7 +6,7 @@
 
 import { AppError, idempotencyKeyInUse, idempotencyKeyReused } from "@agentry/errors";
 import { newAgent } from "./status.js";
-import type { AgentFields, AgentRecord } from "./types.js";
+import type { AgentFields, AgentRecord, ApiKeyRecord } from "./types.js";
 
 /** How long a key's record is kept: 24 hours from the request that first claimed it. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -30,8 +30,10 @@ export interface IdempotencyRecord {
   status: number | null;
   sealed: Uint8Array | null;
   resourceId: string | null;
-  /** When a create under the key made its agent (`createdRecord`), epoch milliseconds; null for any other request. */
+  /** When a create under the key made its resource (`createdRecord`), epoch milliseconds; null for any other request. */
   createdAt: number | null;
+  /** A new API key's secret, sealed by the caller (`createdRecord`); null for any other request. */
+  secret: Uint8Array | null;
 }
 
 /** The response a finished request left under its key. */
@@ -64,23 +66,31 @@ export function claimedRecord(claim: IdempotencyClaim, now: number): Idempotency
     sealed: null,
     resourceId: null,
     createdAt: null,
+    secret: null,
   };
 }
 
 /**
- * The record a create leaves when it claims its key in its own transaction (`RegistryStore.createAgentUnderKey`):
- * finished at once, with the agent's id and creation time. A retry is the same request, byte for byte, so its
- * fields with these make the agent as it was created (`decideCreate`): nothing of the agent is kept with the key.
+ * The record a create leaves when it claims its key in its own transaction (`createAgentUnderKey`,
+ * `createApiKeyUnderKey`): finished at once, with the resource's id and creation time, and an API key's secret
+ * sealed by the caller. A retry is the same request, byte for byte, so its fields with these make an agent as it
+ * was created (`decideCreate`): nothing else of the resource is kept with the key.
  */
-export function createdRecord(fingerprint: string, agent: AgentRecord, now: number): IdempotencyRecord {
+export function createdRecord(
+  fingerprint: string,
+  created: { id: string; createdAt: string },
+  now: number,
+  secret: Uint8Array | null = null,
+): IdempotencyRecord {
   return {
     fingerprint,
     leaseUntil: null,
     expiresAt: now + IDEMPOTENCY_TTL_MS,
     status: 201,
     sealed: null,
-    resourceId: agent.id,
-    createdAt: Date.parse(agent.createdAt),
+    resourceId: created.id,
+    createdAt: Date.parse(created.createdAt),
+    secret,
   };
 }
 
@@ -113,7 +123,7 @@ export function decideClaim(
   return { answer: { outcome: "started" }, write: { ...record, leaseUntil: now + claim.leaseMs } };
 }
 
-/** A create's claim on its Idempotency-Key, made in the create's own transaction (`createAgentUnderKey`). */
+/** A create's claim on its Idempotency-Key, made in the create's own transaction. */
 export interface CreateUnderKey {
   /** The SHA-256 of the key, in lowercase hex. */
   keyHash: string;
@@ -121,30 +131,36 @@ export interface CreateUnderKey {
 }
 
 /** How a create under a key was answered. */
-export type KeyedCreate =
-  | { outcome: "created"; agent: AgentRecord }
-  /** The key's create had made this agent (as it was created); none was made now. */
-  | { outcome: "replayed"; agent: AgentRecord }
+export type KeyedCreate<T> =
+  | { outcome: "created"; created: T }
+  /** The key's create had made this (as it was created); nothing was made now. */
+  | { outcome: "replayed"; created: T }
   /** The key holds another answer of the same request (a refusal kept through `completeIdempotentRequest`). */
   | { outcome: "stored"; response: StoredIdempotentResponse };
 
+/** What the key's own create made, as its record keeps it (`createdRecord`, or an earlier release's id alone). */
+export interface MadeUnderKey {
+  resourceId: string;
+  /** Epoch milliseconds; null in a record of an earlier release. */
+  createdAt: number | null;
+  secret: Uint8Array | null;
+}
+
 /**
- * Decides a create of `fields` under a key given the key's record, as `decideClaim` decides a claim: "create" when
- * the key is free (no record, an expired one, or a claim whose lease ran out), otherwise the answer, made without
- * creating. The agent the key's create made is made again from `fields`, the same request's, with its id and
- * creation time; one kept by a gateway of an earlier release (its id alone) is read as it is now with `current`.
- * Another request's key and a running claim are refused with AppError IDEMPOTENCY_KEY_REUSED and
- * IDEMPOTENCY_KEY_IN_USE.
+ * Decides a create under a key given the key's record, as `decideClaim` decides a claim: "create" when the key is
+ * free (no record, an expired one, or a claim whose lease ran out), what the key's create made, or another answer
+ * kept under the key. Another request's key and a running claim are refused with AppError IDEMPOTENCY_KEY_REUSED
+ * and IDEMPOTENCY_KEY_IN_USE.
  */
 export function decideCreate(
   record: IdempotencyRecord | null,
-  request: { accountId: string; fields: AgentFields; key: CreateUnderKey },
+  claim: CreateUnderKey & { accountId: string },
   now: number,
-  current: (agentId: string) => AgentRecord | null,
-): KeyedCreate | "create" {
-  const { accountId, fields, key } = request;
-  const claim = { accountId, keyHash: key.keyHash, fingerprint: key.fingerprint, leaseMs: 0 };
-  const { answer } = decideClaim(record, claim, now);
+):
+  | "create"
+  | { outcome: "made"; made: MadeUnderKey }
+  | { outcome: "stored"; response: StoredIdempotentResponse } {
+  const { answer } = decideClaim(record, { ...claim, leaseMs: 0 }, now);
   switch (answer.outcome) {
     case "started":
       return "create";
@@ -154,14 +170,42 @@ export function decideCreate(
       throw idempotencyKeyInUse();
   }
   const { response } = answer;
-  if (record?.createdAt != null && response.resourceId !== null) {
-    const createdAt = new Date(record.createdAt).toISOString();
-    return { outcome: "replayed", agent: newAgent(accountId, fields, createdAt, response.resourceId) };
-  }
-  if (response.sealed === null && response.resourceId !== null) {
-    const agent = current(response.resourceId);
-    if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${response.resourceId} does not exist.`);
-    return { outcome: "replayed", agent };
+  if (response.resourceId !== null && (record?.createdAt != null || response.sealed === null)) {
+    const made = {
+      resourceId: response.resourceId,
+      createdAt: record?.createdAt ?? null,
+      secret: record?.secret ?? null,
+    };
+    return { outcome: "made", made };
   }
   return { outcome: "stored", response };
+}
+
+/**
+ * The agent a key's create made, as it was created: made again from `fields`, the same request's, with its id and
+ * creation time; one kept by a gateway of an earlier release (its id alone) is read as it is now with `current`.
+ */
+export function agentAsCreated(
+  made: MadeUnderKey,
+  accountId: string,
+  fields: AgentFields,
+  current: (agentId: string) => AgentRecord | null,
+): AgentRecord {
+  if (made.createdAt !== null) {
+    return newAgent(accountId, fields, new Date(made.createdAt).toISOString(), made.resourceId);
+  }
+  const agent = current(made.resourceId);
+  if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${made.resourceId} does not exist.`);
+  return agent;
+}
+
+/** The API key a key's create made, as it was created (never used, not revoked), read with `current`. */
+export function apiKeyAsCreated(
+  made: MadeUnderKey,
+  current: (id: string) => ApiKeyRecord | null,
+): ApiKeyRecord {
+  const key = current(made.resourceId);
+  // An API key is removed only with its account, and its records with it.
+  if (!key) throw new AppError("INTERNAL_ERROR", `API key ${made.resourceId} of an Idempotency-Key is gone.`);
+  return { ...key, lastUsedAt: null, revokedAt: null };
 }

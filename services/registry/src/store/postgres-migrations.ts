@@ -227,12 +227,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   {
     version: 8,
-    name: "creation times kept with keys",
-    // When a create under an Idempotency-Key made its agent (epoch milliseconds), kept with the agent's id in the
-    // create's own transaction: with the retry's fields, which are the first request's, they make the agent as it
-    // was created.
+    name: "creates kept with their keys",
+    // When a create under an Idempotency-Key made its resource (epoch milliseconds), kept with the resource's id in
+    // the create's own transaction: with the retry's fields, which are the first request's, they make an agent as
+    // it was created. A new API key's secret is kept too, sealed with a key only the caller can derive.
     sql: (s) => `
       ALTER TABLE ${s}.idempotency_keys ADD COLUMN created_at bigint;
+      ALTER TABLE ${s}.idempotency_keys ADD COLUMN secret bytea;
     `,
   },
 ];

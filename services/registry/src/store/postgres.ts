@@ -29,12 +29,15 @@ import type pg from "pg";
 import { linkRedeemable, sessionUsable } from "./console-sessions.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import {
+  agentAsCreated,
+  apiKeyAsCreated,
   claimedRecord,
   createdRecord,
   decideClaim,
   decideCreate,
   type IdempotencyClaim,
   type IdempotencyRecord,
+  type MadeUnderKey,
 } from "./idempotency.js";
 import { tsQuery } from "./knowledge.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
@@ -303,6 +306,7 @@ function statements(s: string) {
       SELECT $1::text, id, $3::text, $4::text, $5::text, $6::jsonb, $7::timestamptz, $8::timestamptz
       FROM ${s}.accounts WHERE id = $2
       RETURNING *`,
+    apiKey: `SELECT * FROM ${s}.api_keys WHERE id = $1`,
     apiKeys: `SELECT * FROM ${s}.api_keys WHERE account_id = $1 ORDER BY created_at, id`,
     // COALESCE keeps the first revocation time; the whole check-and-set is one statement.
     revokeApiKey: `UPDATE ${s}.api_keys SET revoked_at = COALESCE(revoked_at, $2)
@@ -350,14 +354,14 @@ function statements(s: string) {
       FROM unnest($1::bigint[], $2::text[]) AS t (seq, id)
       WHERE o.seq = t.seq RETURNING o.seq, o.event_id`,
 
-    idempotencyKeyForUpdate: `SELECT fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at
+    idempotencyKeyForUpdate: `SELECT fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at, secret
       FROM ${s}.idempotency_keys WHERE account_id = $1 AND key_hash = $2 FOR UPDATE`,
     insertIdempotencyKey: `INSERT INTO ${s}.idempotency_keys
-        (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at, secret)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
       ON CONFLICT (account_id, key_hash) DO NOTHING RETURNING 1`,
     updateIdempotencyKey: `UPDATE ${s}.idempotency_keys SET fingerprint = $3, lease_until = $4, expires_at = $5,
-        status = $6, sealed = $7, resource_id = $8, created_at = $9
+        status = $6, sealed = $7, resource_id = $8, created_at = $9, secret = $10
       WHERE account_id = $1 AND key_hash = $2`,
     // A record the create's transaction completed (its resource id, no response yet) takes the response later.
     completeIdempotencyKey: `UPDATE ${s}.idempotency_keys SET lease_until = NULL, status = $3,
@@ -385,6 +389,7 @@ interface IdempotencyRow {
   sealed: Buffer | null;
   resource_id: string | null;
   created_at: string | null;
+  secret: Buffer | null;
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
@@ -396,6 +401,7 @@ function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
     sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
     resourceId: row.resource_id,
     createdAt: row.created_at === null ? null : Number(row.created_at),
+    secret: row.secret === null ? null : new Uint8Array(row.secret),
   };
 }
 
@@ -414,6 +420,7 @@ function idempotencyValues(
     record.sealed === null ? null : Buffer.from(record.sealed),
     record.resourceId,
     record.createdAt,
+    record.secret === null ? null : Buffer.from(record.secret),
   ];
 }
 
@@ -459,36 +466,90 @@ export class PostgresRegistryStore implements RegistryStore {
     accountId: string,
     fields: AgentFields,
     key: CreateUnderKey,
-  ): Promise<KeyedCreate> {
+  ): Promise<KeyedCreate<AgentRecord>> {
     return this.db.transaction(async (client) => {
       // Every create takes the account's lock first, so simultaneous creates under one key are decided in turn.
       const account = await this.lockAccount(client, accountId);
-      const row = (
-        await client.query<IdempotencyRow>(this.sql.idempotencyKeyForUpdate, [accountId, key.keyHash])
-      ).rows[0];
-      const at = Date.now();
-      // An agent a gateway of an earlier release created under the key, as it is now (`decideCreate`).
-      const current =
-        row?.resource_id && row.created_at === null
-          ? ((await client.query<AgentRow>(this.sql.agent, [accountId, row.resource_id])).rows[0] ?? null)
-          : null;
-      const request = { accountId, fields, key };
-      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, request, at, () =>
-        current ? toAgent(current) : null,
+      return this.underKey(
+        client,
+        accountId,
+        key,
+        async () => {
+          const agent = await this.insertAgent(client, account, fields);
+          return { created: agent, record: agent };
+        },
+        async (made) => {
+          // An agent a gateway of an earlier release created under the key is read as it is now.
+          const current =
+            made.createdAt === null
+              ? ((await client.query<AgentRow>(this.sql.agent, [accountId, made.resourceId])).rows[0] ?? null)
+              : null;
+          return agentAsCreated(made, accountId, fields, () => (current ? toAgent(current) : null));
+        },
       );
-      if (decision !== "create") return decision;
-      const agent = await this.insertAgent(client, account, fields);
-      const values = idempotencyValues(
-        { accountId, keyHash: key.keyHash },
-        createdRecord(key.fingerprint, agent, at),
-      );
-      if (row) await client.query(this.sql.updateIdempotencyKey, values);
-      else if ((await client.query(this.sql.insertIdempotencyKey, values)).rowCount !== 1) {
-        // A claim made through IdempotencyService (which takes no account lock) got the key first.
-        throw idempotencyKeyInUse();
-      }
-      return { outcome: "created", agent };
     });
+  }
+
+  async createApiKeyUnderKey(
+    input: NewApiKey,
+    key: CreateUnderKey & { secret: Uint8Array },
+  ): Promise<KeyedCreate<{ apiKey: ApiKeyRecord; secret: Uint8Array }>> {
+    return this.db.transaction(async (client) => {
+      // The account's lock, as every create under a key takes it.
+      if ((await client.query(this.sql.lockAccount, [input.accountId])).rowCount === 0) {
+        throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
+      }
+      return this.underKey(
+        client,
+        input.accountId,
+        key,
+        async () => {
+          const apiKey = await this.insertApiKey(client, input);
+          return { created: { apiKey, secret: key.secret }, record: apiKey, secret: key.secret };
+        },
+        async (made) => {
+          const row = (await client.query<ApiKeyRow>(this.sql.apiKey, [made.resourceId])).rows[0];
+          return {
+            apiKey: apiKeyAsCreated(made, () => (row?.account_id === input.accountId ? toApiKey(row) : null)),
+            secret: made.secret ?? new Uint8Array(),
+          };
+        },
+      );
+    });
+  }
+
+  /**
+   * Decides a create under `key` in the transaction of `client`, which holds the account's lock (`decideCreate`),
+   * then runs `create` and writes the key's finished record with it, or answers what the key's own create made
+   * (`replay`) or kept.
+   */
+  private async underKey<T>(
+    client: pg.PoolClient,
+    accountId: string,
+    key: CreateUnderKey,
+    create: () => Promise<{ created: T; record: { id: string; createdAt: string }; secret?: Uint8Array }>,
+    replay: (made: MadeUnderKey) => Promise<T>,
+  ): Promise<KeyedCreate<T>> {
+    const row = (
+      await client.query<IdempotencyRow>(this.sql.idempotencyKeyForUpdate, [accountId, key.keyHash])
+    ).rows[0];
+    const at = Date.now();
+    const decision = decideCreate(row ? toIdempotencyRecord(row) : null, { ...key, accountId }, at);
+    if (decision !== "create") {
+      if (decision.outcome === "stored") return decision;
+      return { outcome: "replayed", created: await replay(decision.made) };
+    }
+    const { created, record, secret } = await create();
+    const values = idempotencyValues(
+      { accountId, keyHash: key.keyHash },
+      createdRecord(key.fingerprint, record, at, secret ?? null),
+    );
+    if (row) await client.query(this.sql.updateIdempotencyKey, values);
+    else if ((await client.query(this.sql.insertIdempotencyKey, values)).rowCount !== 1) {
+      // A claim made through IdempotencyService (which takes no account lock) got the key first.
+      throw idempotencyKeyInUse();
+    }
+    return { outcome: "created", created };
   }
 
   /** Locks the account's row for the transaction: creates of one account are checked against its quota in turn. */
@@ -651,17 +712,22 @@ export class PostgresRegistryStore implements RegistryStore {
   }
 
   async createApiKey(input: NewApiKey): Promise<ApiKeyRecord> {
-    const rows = await this.db.query<ApiKeyRow>(this.sql.insertApiKey, [
-      newId("key"),
-      input.accountId,
-      input.name,
-      input.sha256,
-      input.prefix,
-      JSON.stringify(scopesColumn(input.scopes)),
-      now(),
-      input.expiresAt,
-    ]);
-    const row = rows[0];
+    return this.db.transaction((client) => this.insertApiKey(client, input));
+  }
+
+  private async insertApiKey(client: pg.PoolClient, input: NewApiKey): Promise<ApiKeyRecord> {
+    const row = (
+      await client.query<ApiKeyRow>(this.sql.insertApiKey, [
+        newId("key"),
+        input.accountId,
+        input.name,
+        input.sha256,
+        input.prefix,
+        JSON.stringify(scopesColumn(input.scopes)),
+        now(),
+        input.expiresAt,
+      ])
+    ).rows[0];
     if (!row) throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
     return toApiKey(row);
   }

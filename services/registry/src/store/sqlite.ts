@@ -6,11 +6,14 @@ import Database from "better-sqlite3";
 import { linkRedeemable, sessionUsable } from "./console-sessions.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "./events.js";
 import {
+  agentAsCreated,
+  apiKeyAsCreated,
   createdRecord,
   decideClaim,
   decideCreate,
   type IdempotencyClaim,
   type IdempotencyRecord,
+  type MadeUnderKey,
 } from "./idempotency.js";
 import { fts5Query } from "./knowledge.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
@@ -142,6 +145,7 @@ interface IdempotencyRow {
   sealed: Buffer | null;
   resource_id: string | null;
   created_at: number | null;
+  secret: Buffer | null;
 }
 
 /** Named parameters of the idempotency key statement, one per column. */
@@ -155,6 +159,7 @@ interface IdempotencyBind {
   sealed: Buffer | null;
   resourceId: string | null;
   createdAt: number | null;
+  secret: Buffer | null;
 }
 
 function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
@@ -166,6 +171,7 @@ function toIdempotencyRecord(row: IdempotencyRow): IdempotencyRecord {
     sealed: row.sealed === null ? null : new Uint8Array(row.sealed),
     resourceId: row.resource_id,
     createdAt: row.created_at,
+    secret: row.secret === null ? null : new Uint8Array(row.secret),
   };
 }
 
@@ -183,6 +189,7 @@ function idempotencyBind(
     sealed: record.sealed === null ? null : Buffer.from(record.sealed),
     resourceId: record.resourceId,
     createdAt: record.createdAt,
+    secret: record.secret === null ? null : Buffer.from(record.secret),
   };
 }
 
@@ -455,12 +462,13 @@ function prepareStatements(db: Database.Database) {
     ),
     writeIdempotencyKey: prepare<[IdempotencyBind]>(
       `INSERT INTO idempotency_keys
-         (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at)
-       VALUES (@accountId, @keyHash, @fingerprint, @leaseUntil, @expiresAt, @status, @sealed, @resourceId, @createdAt)
+         (account_id, key_hash, fingerprint, lease_until, expires_at, status, sealed, resource_id, created_at, secret)
+       VALUES (@accountId, @keyHash, @fingerprint, @leaseUntil, @expiresAt, @status, @sealed, @resourceId, @createdAt,
+         @secret)
        ON CONFLICT (account_id, key_hash) DO UPDATE SET
          fingerprint = excluded.fingerprint, lease_until = excluded.lease_until, expires_at = excluded.expires_at,
          status = excluded.status, sealed = excluded.sealed, resource_id = excluded.resource_id,
-         created_at = excluded.created_at`,
+         created_at = excluded.created_at, secret = excluded.secret`,
     ),
     completeIdempotencyKey: prepare<[number, Buffer | null, string | null, string, string]>(
       `UPDATE idempotency_keys SET lease_until = NULL, status = ?, sealed = coalesce(?, sealed),
@@ -568,21 +576,44 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
   );
 
+  /**
+   * Decides a create under `key` (`decideCreate`), then runs `create` and writes the key's finished record with
+   * it, or answers what the key's own create made (`replay`) or kept.
+   */
+  const underKey = <T>(
+    accountId: string,
+    key: CreateUnderKey,
+    create: () => { created: T; record: { id: string; createdAt: string }; secret?: Uint8Array },
+    replay: (made: MadeUnderKey) => T,
+  ): KeyedCreate<T> => {
+    const row = sql.idempotencyKey.get(accountId, key.keyHash);
+    const at = Date.now();
+    const decision = decideCreate(row ? toIdempotencyRecord(row) : null, { ...key, accountId }, at);
+    if (decision === "create") {
+      const { created, record, secret } = create();
+      const finished = createdRecord(key.fingerprint, record, at, secret ?? null);
+      sql.writeIdempotencyKey.run(idempotencyBind({ accountId, keyHash: key.keyHash }, finished));
+      return { outcome: "created", created };
+    }
+    if (decision.outcome === "stored") return decision;
+    return { outcome: "replayed", created: replay(decision.made) };
+  };
+
   const createAgentUnderKey = db.transaction(
-    (accountId: string, fields: AgentFields, key: CreateUnderKey): KeyedCreate => {
-      const row = sql.idempotencyKey.get(accountId, key.keyHash);
-      const now = Date.now();
-      const request = { accountId, fields, key };
-      const decision = decideCreate(row ? toIdempotencyRecord(row) : null, request, now, (id) => {
-        const agent = readAgentRow(accountId, id);
-        return agent ? toAgent(agent) : null;
-      });
-      if (decision !== "create") return decision;
-      const agent = insertAgent(accountId, fields);
-      const record = createdRecord(key.fingerprint, agent, now);
-      sql.writeIdempotencyKey.run(idempotencyBind({ accountId, keyHash: key.keyHash }, record));
-      return { outcome: "created", agent };
-    },
+    (accountId: string, fields: AgentFields, key: CreateUnderKey): KeyedCreate<AgentRecord> =>
+      underKey(
+        accountId,
+        key,
+        () => {
+          const agent = insertAgent(accountId, fields);
+          return { created: agent, record: agent };
+        },
+        (made) =>
+          agentAsCreated(made, accountId, fields, (id) => {
+            const agent = readAgentRow(accountId, id);
+            return agent ? toAgent(agent) : null;
+          }),
+      ),
   );
 
   const beginIdempotentRequest = db.transaction((claim: IdempotencyClaim): IdempotencyBegin => {
@@ -652,7 +683,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     },
   );
 
-  const createApiKey = db.transaction((input: NewApiKey): ApiKeyRecord => {
+  const insertApiKey = (input: NewApiKey): ApiKeyRecord => {
     if (!sql.accountById.get(input.accountId)) {
       throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
     }
@@ -679,7 +710,28 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
       key.expiresAt,
     );
     return key;
-  });
+  };
+
+  const createApiKey = db.transaction(insertApiKey);
+
+  const createApiKeyUnderKey = db.transaction(
+    (input: NewApiKey, key: CreateUnderKey & { secret: Uint8Array }) =>
+      underKey(
+        input.accountId,
+        key,
+        () => {
+          const apiKey = insertApiKey(input);
+          return { created: { apiKey, secret: key.secret }, record: apiKey, secret: key.secret };
+        },
+        (made) => ({
+          apiKey: apiKeyAsCreated(made, (id) => {
+            const row = sql.apiKey.get(id);
+            return row?.account_id === input.accountId ? toApiKey(row) : null;
+          }),
+          secret: made.secret ?? new Uint8Array(),
+        }),
+      ),
+  );
 
   const revokeApiKey = db.transaction((id: string, accountId: string | undefined): ApiKeyRecord | null => {
     const row = sql.apiKey.get(id);
@@ -821,6 +873,9 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
 
     async createApiKey(input) {
       return group.run(() => createApiKey(input));
+    },
+    async createApiKeyUnderKey(input, key) {
+      return group.run(() => createApiKeyUnderKey(input, key));
     },
     async listApiKeys(accountId) {
       return sql.apiKeys.all(accountId).map(toApiKey);

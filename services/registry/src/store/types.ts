@@ -198,7 +198,11 @@ export interface RegistryStore {
    * the agent and its key's finished record (`createdRecord`) are stored together or not at all, and of
    * simultaneous creates under one key exactly one creates. A key that has a record answers without creating.
    */
-  createAgentUnderKey(accountId: string, fields: AgentFields, key: CreateUnderKey): Promise<KeyedCreate>;
+  createAgentUnderKey(
+    accountId: string,
+    fields: AgentFields,
+    key: CreateUnderKey,
+  ): Promise<KeyedCreate<AgentRecord>>;
   getAgent(accountId: string, id: string): Promise<AgentRecord | null>;
   listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>>;
   /** Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. */
@@ -228,6 +232,15 @@ export interface RegistryStore {
 
   /** Throws AppError NOT_FOUND when the account does not exist. */
   createApiKey(input: NewApiKey): Promise<ApiKeyRecord>;
+  /**
+   * `createApiKey` under an Idempotency-Key claimed in the same transaction, as `createAgentUnderKey`; `secret` is
+   * the new key's secret sealed by the caller, kept with the key's record. A replay answers the API key as it was
+   * created (`apiKeyAsCreated`) and the sealed secret kept with it.
+   */
+  createApiKeyUnderKey(
+    input: NewApiKey,
+    key: CreateUnderKey & { secret: Uint8Array },
+  ): Promise<KeyedCreate<{ apiKey: ApiKeyRecord; secret: Uint8Array }>>;
   /** Oldest first, revoked keys included. */
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /** Sets revokedAt (once; revoking again keeps the first time). With accountId, only that account's key. */

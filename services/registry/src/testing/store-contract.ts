@@ -6,6 +6,7 @@ import type {
   AccountRecord,
   AgentFields,
   AgentRecord,
+  ApiKeyRecord,
   CreateUnderKey,
   IdempotencyClaim,
   ListAgentsQuery,
@@ -713,6 +714,39 @@ export function registryStoreContract(
         return { sha256, input };
       };
 
+      describe("under an Idempotency-Key claimed in the create's transaction", () => {
+        const claim = { keyHash: "d".repeat(64), fingerprint: "POST /v1/api-keys {}" };
+        const sealed = new Uint8Array([7, 7, 7, 1]);
+
+        it("creates once; the same request again answers the key as created and its kept secret", async () => {
+          const first = await store.createApiKeyUnderKey(newKey().input, { ...claim, secret: sealed });
+          expect(first.outcome).toBe("created");
+          const { apiKey } = (first as { created: { apiKey: ApiKeyRecord } }).created;
+          await store.revokeApiKey(apiKey.id, account.id);
+          const again = await store.createApiKeyUnderKey(newKey().input, {
+            ...claim,
+            secret: new Uint8Array([9]),
+          });
+          expect(again).toEqual({ outcome: "replayed", created: { apiKey, secret: sealed } });
+          expect(await store.listApiKeys(account.id)).toHaveLength(1);
+          const reused = await appError(
+            store.createApiKeyUnderKey(newKey().input, { ...claim, fingerprint: "other", secret: sealed }),
+          );
+          expect(reused.code).toBe("IDEMPOTENCY_KEY_REUSED");
+        });
+
+        it("creates exactly one key of many simultaneous creates under one key", async () => {
+          const answers = await Promise.all(
+            Array.from({ length: 8 }, () =>
+              store.createApiKeyUnderKey(newKey().input, { ...claim, secret: sealed }),
+            ),
+          );
+          expect(answers.filter((a) => a.outcome === "created")).toHaveLength(1);
+          expect(answers.filter((a) => a.outcome === "replayed")).toHaveLength(7);
+          expect(await store.listApiKeys(account.id)).toHaveLength(1);
+        });
+      });
+
       it("stores a key and finds it with its account by SHA-256", async () => {
         const { sha256, input } = newKey({ expiresAt: "2030-01-02T03:04:05.678Z" });
         const key = await store.createApiKey(input);
@@ -1103,14 +1137,14 @@ export function registryStoreContract(
             underKey(),
           );
           expect(first.outcome).toBe("created");
-          const created = (first as { agent: AgentRecord }).agent;
+          const created = (first as { created: AgentRecord }).created;
           await store.updateAgent(account.id, created.id, { name: "Renamed" });
           const again = await store.createAgentUnderKey(
             account.id,
             agentFields({ name: "Kept" }),
             underKey(),
           );
-          expect(again).toEqual({ outcome: "replayed", agent: created });
+          expect(again).toEqual({ outcome: "replayed", created });
           expect(await agentCount(account.id)).toBe(1);
           // A claim through IdempotencyService finds the key finished, with the agent's id.
           expect(await store.beginIdempotentRequest(claim())).toEqual({
@@ -1166,7 +1200,7 @@ export function registryStoreContract(
           const renamed = await store.updateAgent(account.id, agent.id, { name: "Renamed" });
           expect(await store.createAgentUnderKey(account.id, agentFields(), underKey())).toEqual({
             outcome: "replayed",
-            agent: renamed,
+            created: renamed,
           });
         });
 
@@ -1187,9 +1221,9 @@ export function registryStoreContract(
           );
           const created = answers.filter((a) => a.outcome === "created");
           expect(created).toHaveLength(1);
-          const agent = (created[0] as { agent: AgentRecord }).agent;
+          const agent = (created[0] as { created: AgentRecord }).created;
           expect(answers.filter((a) => a.outcome === "replayed")).toEqual(
-            Array.from({ length: 11 }, () => ({ outcome: "replayed", agent })),
+            Array.from({ length: 11 }, () => ({ outcome: "replayed", created: agent })),
           );
           expect(await agentCount(account.id)).toBe(1);
         });
