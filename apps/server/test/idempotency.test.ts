@@ -17,6 +17,7 @@ beforeAll(async () => {
     OPENAI_BASE_URL: openai.baseURL,
     OPENAI_API_KEY: "sk-test-openai",
     DEFAULT_MODEL_PROVIDER: "openai",
+    ALLOW_PRIVATE_NETWORKS: "true",
   });
   tenant = await h.tenant();
 });
@@ -305,6 +306,46 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     expect(await count()).toBe(before);
     // The secret it answers works.
     expect((await h.request("GET", "/v1/agents?limit=1", { key: retry.body.data.key })).status).toBe(200);
+  });
+
+  it("answers the retry of a webhook endpoint create whose gateway stopped after it with that endpoint", async () => {
+    // What a gateway that died after the endpoint was made leaves: its claim on the key, which runs out, and the
+    // endpoint, which keeps the key's SHA-256.
+    const key = newKey();
+    const body = JSON.stringify({ url: "http://127.0.0.1:9/hook", events: ["agent.created"] });
+    const keyHash = createHash("sha256").update(key).digest("hex");
+    const fingerprint = createHmac("sha256", key).update(`POST /v1/webhooks\n${body}`).digest("hex");
+    await h.gateway.context.idempotency.beginRequest({
+      accountId: tenant.accountId,
+      keyHash,
+      fingerprint,
+      leaseMs: 1n,
+    });
+    const first = await h.gateway.context.webhooks.createWebhook({
+      accountId: tenant.accountId,
+      spec: { url: "http://127.0.0.1:9/hook", events: ["agent.created"] },
+      idempotencyKeyHash: keyHash,
+    });
+    const count = async () =>
+      (await h.request<{ data: unknown[] }>("GET", "/v1/webhooks", { key: tenant.key })).body.data.length;
+    const before = await count();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const retry = await h.request<{ data: { id: string; secret: string } }>("POST", "/v1/webhooks", {
+      key: tenant.key,
+      rawBody: body,
+      headers: { "content-type": "application/json", "Idempotency-Key": key },
+    });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.data).toMatchObject({ id: first.webhook!.id, secret: first.secret });
+    expect(await count()).toBe(before);
+    // Kept under the key now: the same request again is the same answer.
+    const again = await h.request("POST", "/v1/webhooks", {
+      key: tenant.key,
+      rawBody: body,
+      headers: { "content-type": "application/json", "Idempotency-Key": key },
+    });
+    expect(again.body).toEqual(retry.body);
   });
 
   it("answers a create kept by the earlier two-step form with the agent it made", async () => {

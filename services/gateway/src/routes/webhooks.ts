@@ -10,6 +10,7 @@ import {
 import { create } from "@bufbuild/protobuf";
 import { FieldMaskSchema, timestampDate } from "@bufbuild/protobuf/wkt";
 import { readJsonBody } from "../http/body.js";
+import { REPLAYED_HEADER } from "../http/idempotency.js";
 import { parseOrThrow } from "../validation/issues.js";
 import {
   createWebhookBody,
@@ -79,7 +80,7 @@ const MASK_PATHS: Record<keyof UpdateWebhookBody, string> = {
 
 async function createWebhook({ ctx, gateway, principal, rpc }: HandlerInput): Promise<void> {
   const body = parseOrThrow(createWebhookBody, await readJsonBody(ctx), "request body");
-  const { webhook, secret } = await gateway.webhooks.createWebhook(
+  const { webhook, secret, replayed } = await gateway.webhooks.createWebhook(
     {
       accountId: principal.accountId,
       spec: create(WebhookSpecSchema, {
@@ -88,9 +89,13 @@ async function createWebhook({ ctx, gateway, principal, rpc }: HandlerInput): Pr
         description: body.description ?? "",
         ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
       }),
+      // The endpoint keeps the key: run again after a gateway stopped before keeping the answer, the create
+      // answers the endpoint it made.
+      idempotencyKeyHash: ctx.state.idempotency?.keyHash ?? "",
     },
     rpc,
   );
+  if (replayed) ctx.set(REPLAYED_HEADER, "true");
   ctx.status = 201;
   ctx.body = { success: true, data: { ...presentWebhook(webhook!), secret } };
 }

@@ -111,11 +111,32 @@ export function eventsOf(request: PublishEventsRequest): EventRecord[] {
   return [...events.values()];
 }
 
+/** How long an Idempotency-Key is kept (decisions.md): an endpoint made under one is found again within it. */
+const IDEMPOTENCY_KEY_LIFE_MS = 24 * 60 * 60 * 1000;
+const KEY_HASH = /^[0-9a-f]{64}$/;
+
+function checkedKeyHash(value: string): string {
+  if (!KEY_HASH.test(value))
+    throw invalidRequest([{ field: "idempotency_key_hash", issue: "must be a SHA-256 in lowercase hex" }]);
+  return value;
+}
+
 export function webhookService(ctx: WebhooksContext): ServiceImpl<typeof WebhookService> {
   const { store, logger, secrets } = ctx;
   return {
     async createWebhook(request) {
       const accountId = accountOf(request);
+      const keyHash =
+        request.idempotencyKeyHash === "" ? undefined : checkedKeyHash(request.idempotencyKeyHash);
+      if (keyHash) {
+        // Made under this key by a create whose caller stopped before keeping its answer: that endpoint again.
+        const since = new Date(Date.now() - IDEMPOTENCY_KEY_LIFE_MS).toISOString();
+        const made = await store.endpointMadeUnderKey(accountId, keyHash, since);
+        if (made) {
+          const secret = secrets.open(made.endpoint.id, made.secret);
+          return { webhook: webhookToProto(made.endpoint), secret, replayed: true };
+        }
+      }
       const fields = await checkNewEndpoint(fieldsOf(request.spec), ctx.urls);
       const id = newId("webhook");
       const secret = generateSecret();
@@ -124,6 +145,7 @@ export function webhookService(ctx: WebhooksContext): ServiceImpl<typeof Webhook
         accountId,
         fields,
         secret: secrets.seal(id, secret),
+        ...(keyHash ? { idempotencyKeyHash: keyHash } : {}),
       });
       logger.info({ accountId, webhookId: id }, "webhook endpoint created");
       return { webhook: webhookToProto(endpoint), secret };

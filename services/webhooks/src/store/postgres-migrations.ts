@@ -73,6 +73,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX deliveries_by_event ON ${s}.deliveries (event_id);
     `,
   },
+  {
+    version: 3,
+    name: "endpoints made under an Idempotency-Key",
+    // The SHA-256 of the Idempotency-Key an endpoint was made under, so that the create run again under it (its
+    // caller stopped before keeping the answer) finds the endpoint instead of making a second one.
+    sql: (s) => `
+      ALTER TABLE ${s}.endpoints ADD COLUMN idempotency_key_hash text;
+      CREATE INDEX endpoints_by_idempotency_key ON ${s}.endpoints (account_id, idempotency_key_hash)
+        WHERE idempotency_key_hash IS NOT NULL;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the webhooks schema. */

@@ -165,8 +165,11 @@ function statements(s: string) {
     lockQuota: `SELECT pg_advisory_xact_lock(${QUOTA_LOCK_CLASS}, hashtext($1))`,
     countEndpoints: `SELECT count(*)::int AS n FROM ${s}.endpoints WHERE account_id = $1`,
     insertEndpoint: `INSERT INTO ${s}.endpoints
-        (id, account_id, url, events, description, enabled, secret, created_at, updated_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+        (id, account_id, url, events, description, enabled, secret, created_at, updated_at, idempotency_key_hash)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9) RETURNING *`,
+    endpointUnderKey: `SELECT * FROM ${s}.endpoints
+      WHERE account_id = $1 AND idempotency_key_hash = $2 AND created_at > $3
+      ORDER BY created_at DESC LIMIT 1`,
     updateEndpoint: `UPDATE ${s}.endpoints SET url = $2, events = $3, description = $4, enabled = $5,
         disabled_reason = $6, failing_since = $7, updated_at = $8
       WHERE id = $1 RETURNING *`,
@@ -315,12 +318,16 @@ export class PostgresWebhookStore implements WebhookStore {
     };
   }
 
-  async createEndpoint(input: {
-    id: string;
-    accountId: string;
-    fields: EndpointFields;
-    secret: string;
-  }): Promise<EndpointRecord> {
+  async endpointMadeUnderKey(
+    accountId: string,
+    keyHash: string,
+    since: string,
+  ): Promise<{ endpoint: EndpointRecord; secret: string } | null> {
+    const row = (await this.db.query<EndpointRow>(this.sql.endpointUnderKey, [accountId, keyHash, since]))[0];
+    return row ? { endpoint: toEndpoint(row), secret: row.secret } : null;
+  }
+
+  async createEndpoint(input: Parameters<WebhookStore["createEndpoint"]>[0]): Promise<EndpointRecord> {
     return this.db.transaction(async (client) => {
       await client.query(this.sql.lockQuota, [input.accountId]);
       // After the lock, in a statement of its own: it sees every create committed by an earlier lock holder.
@@ -337,6 +344,7 @@ export class PostgresWebhookStore implements WebhookStore {
           fields.enabled,
           input.secret,
           this.iso(),
+          input.idempotencyKeyHash ?? null,
         ])
       ).rows[0];
       if (!row) throw new Error("the endpoint was not inserted");

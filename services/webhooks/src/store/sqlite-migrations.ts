@@ -69,6 +69,17 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX deliveries_by_event ON deliveries (event_id);
     `,
   },
+  {
+    version: 3,
+    name: "endpoints made under an Idempotency-Key",
+    // The SHA-256 of the Idempotency-Key an endpoint was made under, so that the create run again under it (its
+    // caller stopped before keeping the answer) finds the endpoint instead of making a second one.
+    sql: `
+      ALTER TABLE endpoints ADD COLUMN idempotency_key_hash TEXT;
+      CREATE INDEX endpoints_by_idempotency_key ON endpoints (account_id, idempotency_key_hash)
+        WHERE idempotency_key_hash IS NOT NULL;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "webhooks", migrations: MIGRATIONS };

@@ -132,6 +132,10 @@ function prepareStatements(db: Database.Database) {
       "SELECT * FROM endpoints WHERE account_id = ? AND id = ?",
     ),
     endpointById: prepare<[string], EndpointRow>("SELECT * FROM endpoints WHERE id = ?"),
+    endpointUnderKey: prepare<[string, string, string], EndpointRow>(
+      `SELECT * FROM endpoints WHERE account_id = ? AND idempotency_key_hash = ? AND created_at > ?
+       ORDER BY created_at DESC LIMIT 1`,
+    ),
     endpoints: prepare<[string], EndpointRow>(
       "SELECT * FROM endpoints WHERE account_id = ? ORDER BY id DESC",
     ),
@@ -140,8 +144,9 @@ function prepareStatements(db: Database.Database) {
     ),
     countEndpoints: prepare<[string], number>("SELECT count(*) FROM endpoints WHERE account_id = ?").pluck(),
     insertEndpoint: prepare<[Record<string, unknown>]>(
-      `INSERT INTO endpoints (id, account_id, url, events, description, enabled, secret, created_at, updated_at)
-       VALUES (@id, @accountId, @url, @events, @description, @enabled, @secret, @now, @now)`,
+      `INSERT INTO endpoints (id, account_id, url, events, description, enabled, secret, created_at, updated_at,
+         idempotency_key_hash)
+       VALUES (@id, @accountId, @url, @events, @description, @enabled, @secret, @now, @now, @idempotencyKeyHash)`,
     ),
     updateEndpoint: prepare<[Record<string, unknown>]>(
       `UPDATE endpoints SET url = @url, events = @events, description = @description, enabled = @enabled,
@@ -295,7 +300,7 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
   };
 
   const createEndpoint = db.transaction(
-    (input: { id: string; accountId: string; fields: EndpointFields; secret: string }): EndpointRecord => {
+    (input: Parameters<WebhookStore["createEndpoint"]>[0]): EndpointRecord => {
       assertEndpointQuota(sql.countEndpoints.get(input.accountId) ?? 0);
       const { fields } = input;
       sql.insertEndpoint.run({
@@ -307,6 +312,7 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
         enabled: fields.enabled ? 1 : 0,
         secret: input.secret,
         now: iso(clock()),
+        idempotencyKeyHash: input.idempotencyKeyHash ?? null,
       });
       const row = sql.endpointById.get(input.id);
       if (!row) throw new Error("the endpoint vanished inside its transaction");
@@ -519,6 +525,10 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
   return {
     async createEndpoint(input) {
       return createEndpoint.immediate(input);
+    },
+    async endpointMadeUnderKey(accountId, keyHash, since) {
+      const row = sql.endpointUnderKey.get(accountId, keyHash, since);
+      return row ? { endpoint: toEndpoint(row), secret: row.secret } : null;
     },
     async getEndpoint(accountId, id) {
       const row = sql.endpoint.get(accountId, id);

@@ -127,7 +127,18 @@ export interface WebhookStore {
     accountId: string;
     fields: EndpointFields;
     secret: string;
+    /** The SHA-256 of the Idempotency-Key it is made under, kept with it (`endpointMadeUnderKey`). */
+    idempotencyKeyHash?: string;
   }): Promise<EndpointRecord>;
+  /**
+   * The newest endpoint of the account made under this Idempotency-Key's SHA-256 after `since` (ISO 8601), with
+   * its current sealed secret; null when there is none.
+   */
+  endpointMadeUnderKey(
+    accountId: string,
+    keyHash: string,
+    since: string,
+  ): Promise<{ endpoint: EndpointRecord; secret: string } | null>;
   getEndpoint(accountId: string, id: string): Promise<EndpointRecord | null>;
   /** Newest first. */
   listEndpoints(accountId: string): Promise<EndpointRecord[]>;

@@ -117,6 +117,29 @@ export function webhookStoreContract(
         expect(JSON.stringify(created)).not.toContain("whsec_");
       });
 
+      it("finds an endpoint by the Idempotency-Key it was made under, in its account and after a time", async () => {
+        const [a, b] = [newId("account"), newId("account")];
+        const hash = "e".repeat(64);
+        const made = await store.createEndpoint({
+          id: newId("webhook"),
+          accountId: a,
+          fields: fields(),
+          secret: "whsec_kept",
+          idempotencyKeyHash: hash,
+        });
+        await createEndpoint(a);
+        const before = new Date(Date.parse(made.createdAt) - 1).toISOString();
+        expect(await store.endpointMadeUnderKey(a, hash, before)).toEqual({
+          endpoint: made,
+          secret: "whsec_kept",
+        });
+        expect(await store.endpointMadeUnderKey(a, "f".repeat(64), before)).toBeNull();
+        expect(await store.endpointMadeUnderKey(b, hash, before)).toBeNull();
+        expect(await store.endpointMadeUnderKey(a, hash, made.createdAt)).toBeNull();
+        await store.deleteEndpoint(a, made.id);
+        expect(await store.endpointMadeUnderKey(a, hash, before)).toBeNull();
+      });
+
       it("scopes every endpoint to its account", async () => {
         const [a, b] = [newId("account"), newId("account")];
         const endpoint = await createEndpoint(a);
