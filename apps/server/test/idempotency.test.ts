@@ -178,13 +178,31 @@ describe("Idempotency-Key on creates", () => {
 });
 
 describe("Idempotency-Key when the gateway stops mid-create", () => {
+  /** A POST under a new key as the gateway sees it: its key's SHA-256 and fingerprint, and a way to send it. */
+  function keyedRequest(path: string, body: unknown) {
+    const key = newKey();
+    const raw = JSON.stringify(body);
+    return {
+      key,
+      keyHash: createHash("sha256").update(key).digest("hex"),
+      fingerprint: createHmac("sha256", key).update(`POST ${path}\n${raw}`).digest("hex"),
+      /** Sends it through the gateway, byte for byte the same each time. */
+      send: <T = Record<string, unknown>>() =>
+        h.request<T>("POST", path, {
+          key: tenant.key,
+          rawBody: raw,
+          headers: { "content-type": "application/json", "Idempotency-Key": key },
+        }),
+    };
+  }
+
   it("answers the retry with the agent as it was created, even once changed, keeping none of it with the key", async () => {
     // What a gateway that died after the create committed leaves: the agent and its key's record, stored in
     // one transaction, and no response sent.
-    const key = newKey();
-    const body = JSON.stringify({ name: "Original", bio: ["Made once."] });
-    const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
+    const { keyHash, fingerprint, send } = keyedRequest("/v1/agents", {
+      name: "Original",
+      bio: ["Made once."],
+    });
     const first = await h.gateway.context.agents.createAgent({
       accountId: tenant.accountId,
       spec: { name: "Original", bio: ["Made once."] },
@@ -197,11 +215,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     await h.request("PATCH", `/v1/agents/${id}`, { key: tenant.key, body: { name: "Changed since" } });
     const before = await agentCount();
 
-    const retry = await h.request<{ data: Record<string, unknown> }>("POST", "/v1/agents", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const retry = await send<{ data: Record<string, unknown> }>();
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body.data).toEqual(asCreated.body.data);
@@ -209,11 +223,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
 
     // Deleted since: the retry still answers the agent it made, and makes none.
     await h.request("DELETE", `/v1/agents/${id}`, { key: tenant.key });
-    const afterDelete = await h.request<{ data: Record<string, unknown> }>("POST", "/v1/agents", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const afterDelete = await send<{ data: Record<string, unknown> }>();
     expect(afterDelete.status).toBe(201);
     expect(afterDelete.body.data).toEqual(asCreated.body.data);
     expect(await agentCount()).toBe(before - 1);
@@ -258,31 +268,21 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
 
   it("answers a retry refused before its create as refused, when the key's create made its agent", async () => {
     // The key's create ran with this body; the deployment has changed since, and the gateway now refuses it.
-    const key = newKey();
-    const body = JSON.stringify({ name: "" });
-    const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
+    const { keyHash, fingerprint, send } = keyedRequest("/v1/agents", { name: "" });
     await h.gateway.context.agents.createAgent({
       accountId: tenant.accountId,
       spec: { name: "Made then" },
       idempotency: { keyHash, fingerprint },
     });
     const before = await agentCount();
-    const retry = await h.request<ErrorBody>("POST", "/v1/agents", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const retry = await send<ErrorBody>();
     expect(retry.status).toBe(400);
     expect(retry.body.error.code).toBe("INVALID_REQUEST");
     expect(await agentCount()).toBe(before);
   });
 
   it("answers the retry of an API key create whose gateway stopped after the commit with the same key and secret", async () => {
-    const key = newKey();
-    const body = JSON.stringify({ name: "survives" });
-    const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHmac("sha256", key).update(`POST /v1/api-keys\n${body}`).digest("hex");
+    const { key, keyHash, fingerprint, send } = keyedRequest("/v1/api-keys", { name: "survives" });
     const sealingKey = Buffer.from(
       hkdfSync("sha256", key, tenant.accountId, "agentry idempotent response", 32),
     );
@@ -295,11 +295,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     const count = async () =>
       (await h.request<{ data: unknown[] }>("GET", "/v1/api-keys", { key: tenant.key })).body.data.length;
     const before = await count();
-    const retry = await h.request<{ data: { id: string; key: string } }>("POST", "/v1/api-keys", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const retry = await send<{ data: { id: string; key: string } }>();
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body.data).toMatchObject({ id: first.apiKey!.id, key: first.secret });
@@ -311,10 +307,10 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
   it("answers the retry of a webhook endpoint create whose gateway stopped after it with that endpoint", async () => {
     // What a gateway that died after the endpoint was made leaves: its claim on the key, which runs out, and the
     // endpoint, which keeps the key's SHA-256.
-    const key = newKey();
-    const body = JSON.stringify({ url: "http://127.0.0.1:9/hook", events: ["agent.created"] });
-    const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHmac("sha256", key).update(`POST /v1/webhooks\n${body}`).digest("hex");
+    const { keyHash, fingerprint, send } = keyedRequest("/v1/webhooks", {
+      url: "http://127.0.0.1:9/hook",
+      events: ["agent.created"],
+    });
     await h.gateway.context.idempotency.beginRequest({
       accountId: tenant.accountId,
       keyHash,
@@ -330,31 +326,20 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
       (await h.request<{ data: unknown[] }>("GET", "/v1/webhooks", { key: tenant.key })).body.data.length;
     const before = await count();
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const retry = await h.request<{ data: { id: string; secret: string } }>("POST", "/v1/webhooks", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const retry = await send<{ data: { id: string; secret: string } }>();
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body.data).toMatchObject({ id: first.webhook!.id, secret: first.secret });
     expect(await count()).toBe(before);
     // Kept under the key now: the same request again is the same answer.
-    const again = await h.request("POST", "/v1/webhooks", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const again = await send();
     expect(again.body).toEqual(retry.body);
   });
 
   it("answers a create kept by the earlier two-step form with the agent it made", async () => {
     // What a gateway of an earlier release that died after the create committed leaves: the key claimed, then
     // completed with the agent's id in the create's transaction, and no response kept.
-    const key = newKey();
-    const body = JSON.stringify({ name: "Survivor" });
-    const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
+    const { keyHash, fingerprint, send } = keyedRequest("/v1/agents", { name: "Survivor" });
     const { idempotency, agents } = h.gateway.context;
     await idempotency.beginRequest({ accountId: tenant.accountId, keyHash, fingerprint, leaseMs: 60_000n });
     const { agent } = await agents.createAgent({
@@ -364,11 +349,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
     });
     const before = await agentCount();
 
-    const retry = await h.request<{ data: { id: string; name: string } }>("POST", "/v1/agents", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const retry = await send<{ data: { id: string; name: string } }>();
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.body.data).toMatchObject({ id: agent!.id, name: "Survivor" });
@@ -376,10 +357,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
   });
 
   it("runs the create again when the gateway stopped before it (the claim's lease ran out)", async () => {
-    const key = newKey();
-    const body = JSON.stringify({ name: "Second chance" });
-    const keyHash = createHash("sha256").update(key).digest("hex");
-    const fingerprint = createHmac("sha256", key).update(`POST /v1/agents\n${body}`).digest("hex");
+    const { keyHash, fingerprint, send } = keyedRequest("/v1/agents", { name: "Second chance" });
     await h.gateway.context.idempotency.beginRequest({
       accountId: tenant.accountId,
       keyHash,
@@ -387,11 +365,7 @@ describe("Idempotency-Key when the gateway stops mid-create", () => {
       leaseMs: 1n,
     });
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const retry = await h.request("POST", "/v1/agents", {
-      key: tenant.key,
-      rawBody: body,
-      headers: { "content-type": "application/json", "Idempotency-Key": key },
-    });
+    const retry = await send();
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBeNull();
   });
