@@ -100,3 +100,10 @@ export function isWellFormedApiKey(secret: string): boolean {
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** Whether `value` is a SHA-256 as `sha256Hex` writes it: 64 lowercase hex digits. */
+export function isSha256Hex(value: string): boolean {
+  return SHA256_HEX.test(value);
+}

@@ -22,12 +22,14 @@ export {
   generateApiKey,
   grantedScopes,
   isScope,
+  isSha256Hex,
   isWellFormedApiKey,
   SCOPES,
   type Scope,
   type ScopeGrant,
   sha256Hex,
 } from "./api-keys.js";
+export { IDEMPOTENCY_KEY_TTL_MS } from "./idempotency.js";
 export { type IdKind, isId, newId, timeOfId } from "./ids.js";
 export { type MapSteps, mapAsyncIterable } from "./iterate.js";
 export { commonJsExports } from "./modules.js";

@@ -29,3 +29,10 @@ export class AppError extends Error {
     return this.options.retryAfterSeconds;
   }
 }
+
+/** Anything thrown as an AppError: ours as they are, the rest INTERNAL_ERROR with the original kept as cause. */
+export function asAppError(thrown: unknown): AppError {
+  return thrown instanceof AppError
+    ? thrown
+    : new AppError("INTERNAL_ERROR", "Internal error.", { cause: thrown });
+}

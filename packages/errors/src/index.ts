@@ -1,4 +1,4 @@
-export { AppError, type FieldIssue } from "./app-error.js";
+export { AppError, asAppError, type FieldIssue } from "./app-error.js";
 export { ERROR_CODES, type ErrorCode, httpStatusOf } from "./codes.js";
 export { answeredByService, fromConnectError, toConnectError } from "./connect.js";
 export { idempotencyKeyInUse, idempotencyKeyReused } from "./idempotency.js";

@@ -1,13 +1,10 @@
 import { createHash } from "node:crypto";
-import { newId } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { isSha256Hex, newId } from "@agentry/core";
+import { AppError, asAppError } from "@agentry/errors";
 import type { ConversationContext } from "./context.js";
 import type { LoggedEvent } from "./runs.js";
 import { conversationKey, type MessageInput, type ReplyRecord, replyOfTurn } from "./service.js";
 import type { RunRecord } from "./store/types.js";
-
-/** The SHA-256 hex the gateway passes for a key. */
-const KEY_HASH = /^[0-9a-f]{64}$/;
 
 /** How a message with an Idempotency-Key is to be answered (`MessageKeys.begin`). */
 type KeyedStart =
@@ -175,9 +172,9 @@ export class MessageKeys {
    */
   private async begin(input: MessageInput, background: boolean): Promise<KeyedStart> {
     const hash = input.idempotencyKeyHash ?? "";
-    if (!KEY_HASH.test(hash)) {
-      throw new AppError("INVALID_REQUEST", "idempotency_key_hash must be a SHA-256 in hex.", {
-        details: [{ field: "idempotency_key_hash", issue: "must be a SHA-256 in hex" }],
+    if (!isSha256Hex(hash)) {
+      throw new AppError("INVALID_REQUEST", "idempotency_key_hash must be a lowercase hex SHA-256.", {
+        details: [{ field: "idempotency_key_hash", issue: "must be a lowercase hex SHA-256" }],
       });
     }
     const key = conversationKey(input);
@@ -369,10 +366,4 @@ function reused(): AppError {
     "IDEMPOTENCY_KEY_REUSED",
     "This Idempotency-Key was used with a different message; use a new key for a new message.",
   );
-}
-
-function asAppError(error: unknown): AppError {
-  return error instanceof AppError
-    ? error
-    : new AppError("INTERNAL_ERROR", "Internal error.", { cause: error });
 }

@@ -2,17 +2,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import {
   FALLBACK_MAX_ITEMS,
   fallbackChoices,
+  IDEMPOTENCY_KEY_TTL_MS,
   newId,
   type Repetition,
   removeInBatches,
   repeatEvery,
 } from "@agentry/core";
-import { AppError, type ErrorCode } from "@agentry/errors";
+import { AppError, asAppError, type ErrorCode } from "@agentry/errors";
 import type { ConversationContext } from "./context.js";
 import { runKey } from "./keys.js";
 import {
   conversationKey,
-  MESSAGE_KEY_TTL_MS,
   type MessageInput,
   type ReplyRecord,
   replyOfTurn,
@@ -38,7 +38,7 @@ const SWEEP_MS = 60_000;
  * retention: as long as its Idempotency-Key would be, so that a caller that comes back for it within the day is
  * told that it failed and why, not that there is no such message.
  */
-const FAILED_STATE_MS = MESSAGE_KEY_TTL_MS;
+const FAILED_STATE_MS = IDEMPOTENCY_KEY_TTL_MS;
 
 export type FailedEvent = { type: "failed"; code: ErrorCode; message: string };
 /** One event of a message's log: what a stream sends, or its failure. */
@@ -209,25 +209,10 @@ export class MessageRuns {
       void this.writer
         .submit(() => ({ kind: "end", runId: record.id, events: [], end }), true)
         .finally(() => this.sends.delete(record.id));
+    const { retentionMs } = this.options;
     reply.then(
-      (done) =>
-        ended({
-          status: "completed",
-          errorCode: null,
-          errorMessage: null,
-          result: encodeEvent(0, { type: "completed", reply: done }).data,
-          ...endTimes(this.options.retentionMs, false, "completed"),
-        }),
-      (error: unknown) => {
-        const failed = error instanceof AppError ? error : new AppError("INTERNAL_ERROR", "Internal error.");
-        ended({
-          status: "failed",
-          errorCode: failed.code,
-          errorMessage: failed.message,
-          result: null,
-          ...endTimes(this.options.retentionMs, false, "failed"),
-        });
-      },
+      (done) => ended(runEnd({ type: "completed", reply: done }, retentionMs, false)),
+      (error: unknown) => ended(runEnd(failedEvent(asAppError(error)), retentionMs, false)),
     );
   }
 
@@ -411,13 +396,11 @@ export class MessageRuns {
 
   /** Ends an abandoned run as failed, unless it has ended meanwhile. */
   private async abandon(run: Pick<RunRecord, "id" | "background">): Promise<void> {
-    const ended = await this.ctx.store.endRun(run.id, [], {
-      status: "failed",
-      errorCode: ABANDONED.code,
-      errorMessage: ABANDONED.message,
-      result: null,
-      ...endTimes(this.options.retentionMs, run.background, "failed"),
-    });
+    const ended = await this.ctx.store.endRun(
+      run.id,
+      [],
+      runEnd(failedEvent(ABANDONED), this.options.retentionMs, run.background),
+    );
     if (ended)
       this.ctx.logger.warn({ messageId: run.id }, "message abandoned by a stopped process; marked failed");
   }
@@ -608,12 +591,9 @@ class LiveRun {
         }
       }
     } catch (thrown) {
-      const error =
-        thrown instanceof AppError
-          ? thrown
-          : new AppError("INTERNAL_ERROR", "Internal error.", { cause: thrown });
+      const error = asAppError(thrown);
       this.error = error;
-      this.push({ type: "failed", code: error.code, message: error.message });
+      this.push(failedEvent(error));
     } finally {
       await this.endWritten;
       resolveDone();
@@ -691,15 +671,7 @@ class LiveRun {
       this.ended = true;
       if (event.type === "completed") this.settleReply.resolve(event.reply);
       else if (event.type === "failed") this.settleReply.reject(this.error ?? failure(event));
-      const failed = event.type === "failed";
-      const status = failed ? ("failed" as const) : ("completed" as const);
-      const end: RunEnd = {
-        status,
-        errorCode: failed ? event.code : null,
-        errorMessage: failed ? event.message : null,
-        result: encoded.data,
-        ...endTimes(this.retentionMs, this.record.background, status),
-      };
+      const end = runEnd(event, this.retentionMs, this.record.background, encoded.data);
       // Soon: other processes read its end from the store.
       this.endWritten = this.writer.submit(
         () => ({ kind: "end", runId: this.id, events: this.take(), end }),
@@ -723,8 +695,36 @@ class LiveRun {
   }
 }
 
-function terminal(event: LogEvent): boolean {
+/** The event a log ends with. */
+type TerminalEvent = Extract<LogEvent, { type: "completed" | "failed" }>;
+
+function terminal(event: LogEvent): event is TerminalEvent {
   return event.type === "completed" || event.type === "failed";
+}
+
+function failedEvent(error: AppError): FailedEvent {
+  return { type: "failed", code: error.code, message: error.message };
+}
+
+/**
+ * A run's end as the store keeps it, given its terminal event: its status, its error, the event's data (`result`,
+ * given when already encoded) and when it is over (`endTimes`).
+ */
+function runEnd(
+  event: TerminalEvent,
+  retentionMs: number,
+  background: boolean,
+  result = encodeEvent(0, event).data,
+): RunEnd {
+  const failed = event.type === "failed";
+  const status = failed ? "failed" : "completed";
+  return {
+    status,
+    errorCode: failed ? event.code : null,
+    errorMessage: failed ? event.message : null,
+    result,
+    ...endTimes(retentionMs, background, status),
+  };
 }
 
 function failure(event: FailedEvent): AppError {

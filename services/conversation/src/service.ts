@@ -2,10 +2,11 @@ import {
   exceedsCharacters,
   type FallbackChoice,
   fallbackChoices,
+  IDEMPOTENCY_KEY_TTL_MS,
   MESSAGE_BOUNDS,
   newId,
 } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, asAppError } from "@agentry/errors";
 import { currentRequestId, type Logger } from "@agentry/logging";
 import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
@@ -20,12 +21,6 @@ import { generationSettings, maxToolSteps, toolChoice } from "./settings.js";
 import type { CallOutcome, ConversationKey, TurnRecord } from "./store/types.js";
 import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
-
-/**
- * How long a message's Idempotency-Key keeps its exchange (keys.ts): the key's own life, as the registry keeps it
- * (decisions.md, "Idempotency, background messages, ...").
- */
-export const MESSAGE_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** One message to an agent, as the gateway passes it. */
 export interface MessageInput {
@@ -504,7 +499,7 @@ class Call {
               idempotencyKey: {
                 hash: this.input.idempotencyKeyHash,
                 fallback: reply.fallback,
-                expiresAt: new Date(createdAt.getTime() + MESSAGE_KEY_TTL_MS).toISOString(),
+                expiresAt: new Date(createdAt.getTime() + IDEMPOTENCY_KEY_TTL_MS).toISOString(),
               },
             }
           : {}),
@@ -541,8 +536,7 @@ class Call {
    * INTERNAL_ERROR.
    */
   async fail(error: unknown, outcome: Exclude<CallOutcome, "completed">): Promise<AppError> {
-    const appError =
-      error instanceof AppError ? error : new AppError("INTERNAL_ERROR", "Internal error.", { cause: error });
+    const appError = asAppError(error);
     if (this.recorded) return appError;
     this.recorded = true;
     const fields = {

@@ -1,4 +1,4 @@
-import { AppError, fromConnectError, httpStatusOf } from "@agentry/errors";
+import { type AppError, asAppError, fromConnectError, httpStatusOf } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import { ConnectError } from "@connectrpc/connect";
 import type { ParameterizedContext } from "koa";
@@ -6,9 +6,7 @@ import type { GatewayState } from "../context.js";
 
 /** Anything thrown becomes an AppError: ours as they are, RPC failures by the one table, the rest INTERNAL_ERROR. */
 export function toAppError(error: unknown): AppError {
-  if (error instanceof AppError) return error;
-  if (error instanceof ConnectError) return fromConnectError(error);
-  return new AppError("INTERNAL_ERROR", "Internal error.", { cause: error });
+  return error instanceof ConnectError ? fromConnectError(error) : asAppError(error);
 }
 
 /**

@@ -20,6 +20,7 @@ import type { RegistryContext } from "./context.js";
 import {
   accountToProto,
   apiKeyToProto,
+  checkSha256,
   consoleSessionToProto,
   fromTimestamp,
   invalid,
@@ -37,13 +38,6 @@ const INVALID_LINK = "The sign-in link is invalid, used or expired: ask for a ne
 const INVALID_SESSION = "The console session has ended: sign in again.";
 /** The longest a console session may last, whatever the caller asks. */
 const MAX_SESSION_MS = 30 * 24 * 3600_000;
-
-const SHA256_HEX = /^[0-9a-f]{64}$/;
-
-function checkSha256(field: string, value: string): string {
-  if (!SHA256_HEX.test(value)) throw invalid(field, "must be a lowercase hex SHA-256");
-  return value;
-}
 
 function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

@@ -1,4 +1,4 @@
-import { effectiveLimits, LIMIT_NAMES, type Limits, type Tier } from "@agentry/core";
+import { effectiveLimits, isSha256Hex, LIMIT_NAMES, type Limits, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
   type Account,
@@ -277,4 +277,10 @@ export function consoleSessionToProto(session: ConsoleSessionRecord): ConsoleSes
 
 export function invalid(field: string, issue: string): AppError {
   return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
+}
+
+/** `value`, when it is a SHA-256 in lowercase hex; INVALID_REQUEST naming `field` otherwise. */
+export function checkSha256(field: string, value: string): string {
+  if (!isSha256Hex(value)) throw invalid(field, "must be a lowercase hex SHA-256");
+  return value;
 }

@@ -9,17 +9,10 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { CreateUnderKey, IdempotencyBegin, StoredIdempotentResponse } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
-import { invalid } from "./convert.js";
+import { checkSha256, invalid } from "./convert.js";
 
-const KEY_HASH = /^[0-9a-f]{64}$/;
 /** The longest claim: longer than any request the gateway runs, so a lost one frees its key within the hour. */
 const MAX_LEASE_MS = 60 * 60 * 1000;
-
-/** A key's SHA-256 as the caller gives it, checked. */
-export function keyHash(value: string): string {
-  if (!KEY_HASH.test(value)) throw invalid("key_hash", "must be a SHA-256 in lowercase hex");
-  return value;
-}
 
 const OUTCOMES: Record<IdempotencyBegin["outcome"], IdempotencyOutcome> = {
   started: IdempotencyOutcome.STARTED,
@@ -31,7 +24,7 @@ const OUTCOMES: Record<IdempotencyBegin["outcome"], IdempotencyOutcome> = {
 /** A create's Idempotency-Key (CreateIdempotency), claimed in the create's transaction, checked. */
 export function createClaim(claim: CreateIdempotency): CreateUnderKey {
   if (claim.fingerprint === "") throw invalid("idempotency.fingerprint", "is required");
-  return { keyHash: keyHash(claim.keyHash), fingerprint: claim.fingerprint };
+  return { keyHash: checkSha256("idempotency.key_hash", claim.keyHash), fingerprint: claim.fingerprint };
 }
 
 const SEALING_KEY_BYTES = 32;
@@ -63,7 +56,7 @@ export function idempotencyService({ store }: RegistryContext): ServiceImpl<type
       if (request.fingerprint === "") throw invalid("fingerprint", "is required");
       const begun = await store.beginIdempotentRequest({
         accountId: request.accountId,
-        keyHash: keyHash(request.keyHash),
+        keyHash: checkSha256("key_hash", request.keyHash),
         fingerprint: request.fingerprint,
         leaseMs,
       });
@@ -75,7 +68,7 @@ export function idempotencyService({ store }: RegistryContext): ServiceImpl<type
       if (!(request.status >= 100 && request.status <= 599)) {
         throw new AppError("INVALID_REQUEST", "status must be an HTTP status.");
       }
-      await store.completeIdempotentRequest(request.accountId, keyHash(request.keyHash), {
+      await store.completeIdempotentRequest(request.accountId, checkSha256("key_hash", request.keyHash), {
         status: request.status,
         sealed: request.sealed,
       });
@@ -83,7 +76,7 @@ export function idempotencyService({ store }: RegistryContext): ServiceImpl<type
     },
 
     async releaseRequest(request) {
-      await store.releaseIdempotentRequest(request.accountId, keyHash(request.keyHash));
+      await store.releaseIdempotentRequest(request.accountId, checkSha256("key_hash", request.keyHash));
       return {};
     },
   };

@@ -4,12 +4,10 @@
  * writes what it says in the same transaction.
  */
 
+import { IDEMPOTENCY_KEY_TTL_MS } from "@agentry/core";
 import { AppError, idempotencyKeyInUse, idempotencyKeyReused } from "@agentry/errors";
 import { newAgent } from "./status.js";
 import type { AgentFields, AgentRecord, ApiKeyRecord } from "./types.js";
-
-/** How long a key's record is kept: 24 hours from the request that first claimed it. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** A request's claim on a key (IdempotencyService.BeginRequest). */
 export interface IdempotencyClaim {
@@ -61,7 +59,7 @@ export function claimedRecord(claim: IdempotencyClaim, now: number): Idempotency
   return {
     fingerprint: claim.fingerprint,
     leaseUntil: now + claim.leaseMs,
-    expiresAt: now + IDEMPOTENCY_TTL_MS,
+    expiresAt: now + IDEMPOTENCY_KEY_TTL_MS,
     status: null,
     sealed: null,
     resourceId: null,
@@ -85,7 +83,7 @@ export function createdRecord(
   return {
     fingerprint,
     leaseUntil: null,
-    expiresAt: now + IDEMPOTENCY_TTL_MS,
+    expiresAt: now + IDEMPOTENCY_KEY_TTL_MS,
     status: 201,
     sealed: null,
     resourceId: created.id,

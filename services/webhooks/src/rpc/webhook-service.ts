@@ -1,4 +1,4 @@
-import { isId, newId } from "@agentry/core";
+import { IDEMPOTENCY_KEY_TTL_MS, isId, isSha256Hex, newId } from "@agentry/core";
 import type { FieldIssue } from "@agentry/errors";
 import {
   DeliveryOrder,
@@ -111,13 +111,11 @@ export function eventsOf(request: PublishEventsRequest): EventRecord[] {
   return [...events.values()];
 }
 
-/** How long an Idempotency-Key is kept (decisions.md): an endpoint made under one is found again within it. */
-const IDEMPOTENCY_KEY_LIFE_MS = 24 * 60 * 60 * 1000;
-const KEY_HASH = /^[0-9a-f]{64}$/;
-
+/** A key's SHA-256 as the gateway passes it, checked. */
 function checkedKeyHash(value: string): string {
-  if (!KEY_HASH.test(value))
-    throw invalidRequest([{ field: "idempotency_key_hash", issue: "must be a SHA-256 in lowercase hex" }]);
+  if (!isSha256Hex(value)) {
+    throw invalidRequest([{ field: "idempotency_key_hash", issue: "must be a lowercase hex SHA-256" }]);
+  }
   return value;
 }
 
@@ -130,7 +128,7 @@ export function webhookService(ctx: WebhooksContext): ServiceImpl<typeof Webhook
         request.idempotencyKeyHash === "" ? undefined : checkedKeyHash(request.idempotencyKeyHash);
       if (keyHash) {
         // Made under this key by a create whose caller stopped before keeping its answer: that endpoint again.
-        const since = new Date(Date.now() - IDEMPOTENCY_KEY_LIFE_MS).toISOString();
+        const since = new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS).toISOString();
         const made = await store.endpointMadeUnderKey(accountId, keyHash, since);
         if (made) {
           const secret = secrets.open(made.endpoint.id, made.secret);
