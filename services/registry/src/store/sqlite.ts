@@ -498,21 +498,26 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   // process sharing the file) has committed since the last look.
   const agentRows = new SizedLru<string, AgentRow>(AGENT_ROW_CACHE_CHARS);
   const othersCommitted = watchOtherConnections(db);
-  const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
-    if (othersCommitted()) agentRows.clear();
+  /** The account's agent's row if the cache has it; `forgetIfStale` first, once per read. */
+  const cachedRow = (accountId: string, id: string): AgentRow | undefined => {
     const cached = agentRows.get(id);
-    if (cached?.account_id === accountId) return cached;
+    return cached?.account_id === accountId ? cached : undefined;
+  };
+  const forgetIfStale = () => {
+    if (othersCommitted()) agentRows.clear();
+  };
+  const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
+    forgetIfStale();
+    const cached = cachedRow(accountId, id);
+    if (cached) return cached;
     const row = sql.agent.get(accountId, id);
     if (row) agentRows.set(id, row, rowChars(row));
     return row;
   };
   /** The rows of `ids` in their order, from the cache where it has them and in one query for the others. */
   const pageRows = (accountId: string, ids: readonly string[]): AgentRow[] => {
-    if (othersCommitted()) agentRows.clear();
-    const rows = ids.map((id) => {
-      const cached = agentRows.get(id);
-      return cached?.account_id === accountId ? cached : undefined;
-    });
+    forgetIfStale();
+    const rows = ids.map((id) => cachedRow(accountId, id));
     const missing = ids.filter((_, i) => rows[i] === undefined);
     if (missing.length > 0) {
       const read = new Map<string, AgentRow>();
