@@ -9,6 +9,7 @@ import type {
   NewExchange,
   NewOutboxEvent,
   PageRequest,
+  RunEnd,
   RunEvent,
   RunRecord,
 } from "../store/types.js";
@@ -1446,6 +1447,20 @@ function pendingRun(overrides: Partial<RunRecord> = {}): RunRecord {
   };
 }
 
+/** A completed run's end, with `overrides`. */
+function completedEnd(overrides: Partial<RunEnd> = {}): RunEnd {
+  return {
+    status: "completed",
+    errorCode: null,
+    errorMessage: null,
+    result: "{}",
+    endedAt: tick(),
+    expiresAt: tick(),
+    keptUntil: tick(),
+    ...overrides,
+  };
+}
+
 function runEvents(from: number, count: number): RunEvent[] {
   return Array.from({ length: count }, (_, i) => ({
     seq: from + i,
@@ -1472,15 +1487,7 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.runEvents(run.id, 3, 100)).toEqual(runEvents(4, 2));
       expect(await store.runEvents(run.id, 1, 2)).toEqual(runEvents(2, 2));
       expect(await store.runEvents(run.id, 5, 100)).toEqual([]);
-      const end = {
-        status: "completed" as const,
-        errorCode: null,
-        errorMessage: null,
-        result: '{"text":"done"}',
-        endedAt: tick(),
-        expiresAt: tick(),
-        keptUntil: tick(),
-      };
+      const end = completedEnd({ result: '{"text":"done"}' });
       const completed = { seq: 6, type: "completed" as const, data: '{"text":"done"}' };
       expect(await store.endRun(run.id, [completed], end)).toBe(true);
       expect(await store.getRun("acct_A", "agt_A", run.id)).toEqual({ ...run, ...end });
@@ -1497,15 +1504,7 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       const store = await fresh();
       const first = pendingRun({ background: false });
       const second = pendingRun();
-      const end = {
-        status: "completed" as const,
-        errorCode: null,
-        errorMessage: null,
-        result: "{}",
-        endedAt: tick(),
-        expiresAt: tick(),
-        keptUntil: tick(),
-      };
+      const end = completedEnd();
       await store.writeRuns([
         { kind: "start", run: first },
         { kind: "start", run: second },
@@ -1583,15 +1582,10 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.keyedRun("acct_A", HASH, NOW)).toEqual(newer);
       expect(await store.keyedRun("acct_B", HASH, NOW)).toEqual(otherAccount);
       expect(await store.keyedRun("acct_A", "c".repeat(64), NOW)).toBeNull();
-      const end = {
-        status: "completed" as const,
-        errorCode: null,
-        errorMessage: null,
-        result: "{}",
-        endedAt: tick(),
+      const end = completedEnd({
         expiresAt: "2999-01-01T00:00:00.000Z",
         keptUntil: "2999-01-01T00:00:00.000Z",
-      };
+      });
       expect(await store.endRun(newer.id, [], end)).toBe(true);
       expect(await store.keyedRun("acct_A", HASH, NOW)).toEqual(older);
       expect(await store.endRun(older.id, [], { ...end, status: "failed" })).toBe(true);
