@@ -36,8 +36,8 @@ export interface IdempotentRequest {
   recordEvent(event: string, frame: string): void;
   /** For a route that claims its key in its create (`Route.claimsKeyInCreate`): what the create is given. */
   create?: MessageInitShape<typeof CreateIdempotencySchema>;
-  /** The key a create's secret is kept sealed with under the key (`CreateIdempotency.sealing_key`). */
-  sealing?(): Buffer;
+  /** What a secret kept under the key is sealed with (`CreateIdempotency.sealing_key`). */
+  sealing(): Buffer;
   /** Set by `createdUnderKey` once the create has answered: whether it answered the key's earlier create. */
   created?: { replayed: boolean };
 }
@@ -141,6 +141,7 @@ async function claimAround(keyed: KeyedRequest, next: () => Promise<unknown>): P
   let completedStream = false;
   ctx.state.idempotency = {
     keyHash: keyed.keyHash,
+    sealing: keyed.sealing,
     recordEvent(event, frame) {
       events.push(frame);
       if (event === "message.completed") completedStream = true;

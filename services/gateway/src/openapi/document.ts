@@ -625,7 +625,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
           in: "header",
           required: false,
           description:
-            "Makes the request safe to retry: the first request with a key runs, and the same request again (method, path with query, and body, byte for byte) within 24 hours answers the first response (`Idempotent-Replayed: true`) instead of running again. Keys are the account's: use a new random one (a UUID) for each new request. The same key with another request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409 IDEMPOTENCY_KEY_IN_USE` (an agent create or import answers such a duplicate with the first one's 201, replayed, once that has committed). A response with status 409, 429 or 5xx is not kept, so a retry with the key runs again; a stream is kept once completed, and replayed as its events.",
+            "Makes the request safe to retry: the first request with a key runs, and the same request again (method, path with query, and body, byte for byte) within 24 hours answers the first response (`Idempotent-Replayed: true`) instead of running again. Keys are the account's: use a new random one (a UUID) for each new request. The same key with another request is `422 IDEMPOTENCY_KEY_REUSED`; while the first request runs, `409 IDEMPOTENCY_KEY_IN_USE` (an agent create, an import or an API key create answers such a duplicate with the first one's 201, replayed, once that has committed). A response with status 409, 429 or 5xx is not kept, so a retry with the key runs again; a stream is kept once completed, and replayed as its events.",
           schema: { type: "string", minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_SCHEMA_PATTERN },
         },
       },

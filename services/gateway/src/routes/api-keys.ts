@@ -45,9 +45,7 @@ async function createKey({ ctx, gateway, principal, rpc }: HandlerInput): Promis
         scopes,
         ...(body.expiresAt ? { expireTime: timestampFromMs(Date.parse(body.expiresAt)) } : {}),
         // The registry keeps the new secret under the key sealed with this, to answer a retry with.
-        ...(keyed?.create && keyed.sealing
-          ? { idempotency: { ...keyed.create, sealingKey: keyed.sealing() } }
-          : {}),
+        ...(keyed?.create ? { idempotency: { ...keyed.create, sealingKey: keyed.sealing() } } : {}),
       },
       rpc,
     ),
