@@ -7,7 +7,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   PATH="/usr/local/go/bin:$PATH"
 fi
 if ! command -v go >/dev/null 2>&1; then
-  echo "sdks/go: no Go toolchain on PATH; the Go SDK needs Go 1.24 or later (see .ci/run)" >&2
+  echo "sdks/go: no Go toolchain on PATH; the Go SDK needs Go 1.24 or later (bash scripts/test.sh fetches one)" >&2
   exit 1
 fi
 case "${1:-}" in
