@@ -115,7 +115,7 @@ describe("the console's sign-in, chat, history and session flows", () => {
     const words = Array.from({ length: 16 }, (_, i) => `part${i}`);
     server.openai.reply(words.join(" "), {
       chunks: words.map((w, i) => (i < words.length - 1 ? `${w} ` : w)),
-      chunkDelayMs: 300,
+      chunkDelayMs: 500,
     });
     await page.getByLabel("Message").fill("Tell me a long one");
     await page.getByRole("button", { name: "Send" }).click();
@@ -125,6 +125,8 @@ describe("the console's sign-in, chat, history and session flows", () => {
     await page.getByRole("link", { name: "Chat" }).click();
     await transcript.getByText("part3", { exact: false }).waitFor();
     await page.reload();
+    // Taken up again while still arriving, from where it was.
+    await transcript.locator('.turn.assistant[aria-busy="true"]', { hasText: "part3" }).waitFor();
     await transcript.getByText("part15", { exact: false }).waitFor({ timeout: 20_000 });
     await page.locator(".turn.assistant").last().getByText("tokens").waitFor();
     await screenshot(page, "flows-chat-resumed");
