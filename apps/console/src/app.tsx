@@ -1,6 +1,7 @@
 import type { JSX } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { type ConsoleSession, type RateLimit, rateLimit, session, signedOut } from "./api";
+import { type Draft, hasDraft, keepDraft, restoreDraft, takeDraft } from "./drafts";
 import { AgentForm } from "./pages/agent-form";
 import { AgentsPage } from "./pages/agents";
 import { ChatPage } from "./pages/chat";
@@ -9,7 +10,7 @@ import { KeysPage } from "./pages/keys";
 import { SignInPage } from "./pages/sign-in";
 import { UsagePage } from "./pages/usage";
 import { WebhooksPage } from "./pages/webhooks";
-import { navigate, useRoute } from "./router";
+import { currentRoute, navigate, useRoute } from "./router";
 import { ErrorMessage, Link } from "./widgets/common";
 
 const NAV: { to: string; label: string }[] = [
@@ -42,6 +43,10 @@ function page(path: string): { title: string; body: JSX.Element } {
   }
 }
 
+/** The other tabs of this console: a sign-out in one ends the session in all of them at once. */
+const tabs = typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel("agentry-console");
+const SIGNED_OUT = "signed-out";
+
 function RateLimitState() {
   const [state, setState] = useState<RateLimit | null>(rateLimit.value);
   useEffect(() => rateLimit.subscribe(setState), []);
@@ -63,6 +68,12 @@ export function App() {
   const route = useRoute();
   const [current, setCurrent] = useState<ConsoleSession | null | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
+  const [ended, setEnded] = useState<{ reason: string; draftKept: boolean } | null>(null);
+  const [restoring, setRestoring] = useState<Draft | null>(null);
+  /** The page whose form was put back, for as long as it is shown. */
+  const [restored, setRestored] = useState<string | null>(null);
+  const signedIn = useRef(false);
+  signedIn.current = Boolean(current) && route.path !== "/sign-in";
 
   useEffect(() => {
     if (route.path === "/sign-in") return;
@@ -71,13 +82,51 @@ export function App() {
       () => setCurrent(null),
     );
   }, [route.path === "/sign-in"]);
-  useEffect(
-    () =>
-      signedOut.subscribe((out) => {
-        if (out) setCurrent(null);
-      }),
-    [],
-  );
+  useEffect(() => {
+    // The page's form is kept before the sign-in page replaces it, and the reason is said.
+    const end = (reason: string) => {
+      if (signedIn.current) {
+        const { path, query } = currentRoute();
+        const search = query.toString();
+        keepDraft(document.getElementById("main"), search ? `${path}?${search}` : path);
+        setEnded({ reason, draftKept: hasDraft() });
+      }
+      setCurrent(null);
+    };
+    const unsubscribe = signedOut.subscribe((out) => {
+      // A 401's own words may be about API keys, which a console user never had: the console says it its way.
+      if (out)
+        end(
+          "Your session has ended: it expired, or it was signed out elsewhere. Sign in again with a new link.",
+        );
+    });
+    const heard = (event: MessageEvent) => {
+      if (event.data === SIGNED_OUT) end("You signed out in another tab. Sign in again with a new link.");
+    };
+    tabs?.addEventListener("message", heard);
+    return () => {
+      unsubscribe();
+      tabs?.removeEventListener("message", heard);
+    };
+  }, []);
+  useEffect(() => {
+    const main = document.getElementById("main");
+    if (!restoring || !current || !main) return;
+    return restoreDraft(main, restoring, (count) => {
+      setRestoring(null);
+      if (count > 0) setRestored(currentRoute().path);
+    });
+  }, [restoring, current]);
+
+  /** Back to the page a kept form was on, or to the agents. */
+  const onSignedIn = (signedInAs: ConsoleSession) => {
+    signedOut.set(false);
+    setEnded(null);
+    const draft = takeDraft();
+    setCurrent(signedInAs);
+    navigate(draft?.path ?? "/agents", { replace: true });
+    setRestoring(draft);
+  };
 
   const { title, body } = page(route.path);
   useEffect(() => {
@@ -85,23 +134,16 @@ export function App() {
   }, [title, current, route.path]);
 
   if (route.path === "/sign-in") {
-    return (
-      <SignInPage
-        onSignedIn={(signedIn) => {
-          signedOut.set(false);
-          setCurrent(signedIn);
-          navigate("/agents", { replace: true });
-        }}
-      />
-    );
+    return <SignInPage onSignedIn={onSignedIn} ended={ended} />;
   }
   if (current === undefined) return <main class="loading" aria-busy="true" />;
-  if (current === null) return <SignInPage onSignedIn={setCurrent} />;
+  if (current === null) return <SignInPage onSignedIn={onSignedIn} ended={ended} />;
 
   const signOut = async () => {
     setError(null);
     try {
       await session.signOut();
+      tabs?.postMessage(SIGNED_OUT);
       setCurrent(null);
       navigate("/sign-in", { replace: true });
     } catch (caught) {
@@ -145,6 +187,11 @@ export function App() {
       <ErrorMessage error={error} />
       <main id="main" tabIndex={-1}>
         <h1>{title}</h1>
+        {restored === route.path ? (
+          <p class="notice" role="status">
+            The form you were filling in was restored from before your session ended; check it and save it.
+          </p>
+        ) : null}
         {body}
       </main>
     </>

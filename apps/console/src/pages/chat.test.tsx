@@ -2,6 +2,7 @@
 import { render } from "preact";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ChatPage } from "./chat";
+import { liveRuns } from "./chat-runs";
 
 const AGENT = { id: "agt_01JAAAAAAAAAAAAAAAAAAAAAAA", name: "Ada", status: "active" };
 
@@ -11,15 +12,18 @@ function sse(events: [string, unknown][]): string {
     .join("");
 }
 
-/** The API as the page sees it: the agent list, then a streamed reply of these events. */
+function json(data: unknown): Response {
+  return new Response(JSON.stringify({ success: true, data, pagination: { hasMore: false } }), {
+    headers: { "content-type": "application/json" },
+  });
+}
+
+/** The API as the page sees it: the agent list, an empty history, then a streamed reply of these events. */
 function serve(stream: string | Response) {
   const sent: { url: string; body: unknown }[] = [];
   vi.stubGlobal("fetch", async (url: string, init: RequestInit = {}) => {
-    if (url.startsWith("/v1/agents?")) {
-      return new Response(JSON.stringify({ success: true, data: [AGENT], pagination: { hasMore: false } }), {
-        headers: { "content-type": "application/json" },
-      });
-    }
+    if (url.startsWith("/v1/agents?")) return json([AGENT]);
+    if (url.startsWith(`/v1/agents/${AGENT.id}/conversations?`)) return json([]);
     sent.push({ url, body: JSON.parse(String(init.body)) });
     return typeof stream === "string"
       ? new Response(stream, { headers: { "content-type": "text/event-stream" } })
@@ -49,6 +53,8 @@ async function chat(text: string) {
 }
 
 afterEach(() => {
+  // The replies live beside the page, for as long as the tab: each test starts with none.
+  liveRuns.set([]);
   vi.unstubAllGlobals();
   document.body.innerHTML = "";
 });
@@ -79,7 +85,7 @@ describe("ChatPage", () => {
     expect(sent).toEqual([
       {
         url: `/v1/agents/${AGENT.id}/messages`,
-        body: { text: "Is it up?", stream: true, userId: "console-user" },
+        body: { text: "Is it up?", stream: true, onDisconnect: "continue", userId: "console-user" },
       },
     ]);
     const reply = root.querySelector(".turn.assistant")!;

@@ -1,123 +1,182 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { type Agent, allAgents } from "../agents-api";
-import { ApiError, send } from "../api";
-import { currentRoute } from "../router";
-import { readEvents } from "../sse";
+import { api } from "../api";
+import { BASE, currentRoute } from "../router";
 import { ErrorMessage } from "../widgets/common";
 import { Markdown } from "../widgets/markdown";
+import {
+  type Conversation,
+  conversationKey,
+  type LiveRun,
+  liveRuns,
+  resumeKeptRuns,
+  sendMessage,
+  stopFollowing,
+  type ToolCall,
+  type Turn,
+} from "./chat-runs";
 
-interface ToolCall {
+interface StoredConversation {
   id: string;
-  name: string;
-  arguments?: unknown;
-  ok?: boolean;
-  output?: unknown;
-  error?: unknown;
+  userId: string | null;
+  roomId: string | null;
 }
 
-interface Turn {
-  key: number;
+interface StoredMessage {
+  id: string;
   role: "user" | "assistant";
   text: string;
-  streaming?: boolean;
-  stopped?: boolean;
-  error?: ApiError;
-  tools?: ToolCall[];
-  meta?: string;
+  model?: string;
+  modelProvider?: string;
+  usage?: { totalTokens?: number };
+  latencyMs?: number;
+  toolCalls?: ToolCall[];
 }
 
-let turnKey = 0;
+/** The most recent messages of a conversation the transcript shows; History has the rest. */
+const SHOWN = 100;
 
-/** Chat: messages to an agent as a user in a room, the reply streamed as it arrives, with a stop button. */
+/** The stored messages of one conversation, oldest first (none if it has not begun). */
+async function storedTurns({ agentId, userId, roomId }: Conversation): Promise<StoredMessage[]> {
+  const { data: conversations } = await api<StoredConversation[]>(
+    "GET",
+    `/v1/agents/${agentId}/conversations`,
+    {
+      query: { userId, roomId, limit: 100 },
+    },
+  );
+  // Without a room (or a user) the filter cannot name the default one: it is the one with none.
+  const found = conversations.find((c) => (c.userId ?? "") === userId && (c.roomId ?? "") === roomId);
+  if (!found) return [];
+  const { data } = await api<StoredMessage[]>("GET", `/v1/agents/${agentId}/messages`, {
+    query: { conversationId: found.id, order: "desc", limit: SHOWN },
+  });
+  return data.reverse();
+}
+
+function turnOf(message: StoredMessage): Turn {
+  if (message.role === "user") return { key: message.id, role: "user", text: message.text };
+  return {
+    key: message.id,
+    role: "assistant",
+    text: message.text,
+    tools: message.toolCalls ?? [],
+    meta: `${String(message.modelProvider)}/${String(message.model)} · ${message.usage?.totalTokens ?? 0} tokens · ${String(message.latencyMs)} ms`,
+  };
+}
+
+const CHOSEN = "agentry.console.chat";
+
+/**
+ * The address keeps the chosen agent, user and room, so that a reload comes back to the same conversation; so
+ * does the tab, for the Chat link of the menu, which names none.
+ */
+function remember({ agentId, userId, roomId }: Conversation): void {
+  const query = new URLSearchParams();
+  if (agentId) query.set("agent", agentId);
+  query.set("user", userId);
+  if (roomId) query.set("room", roomId);
+  history.replaceState(history.state, "", `${BASE}/chat?${query}`);
+  try {
+    sessionStorage.setItem(CHOSEN, query.toString());
+  } catch {
+    // Without storage the menu's link opens the first agent's default conversation.
+  }
+}
+
+/** The conversation the address names, else the one chosen last in this tab. */
+function chosen(): URLSearchParams {
+  const query = currentRoute().query;
+  if (query.has("agent")) return query;
+  try {
+    return new URLSearchParams(sessionStorage.getItem(CHOSEN) ?? "");
+  } catch {
+    return query;
+  }
+}
+
+/**
+ * Chat: messages to an agent as a user in a room, the reply streamed as it arrives, with a stop button. The
+ * transcript is the stored conversation of the chosen agent, user and room, then the replies still arriving.
+ */
 export function ChatPage() {
   const id = useId();
+  const [query] = useState(chosen);
   const [agents, setAgents] = useState<Agent[] | null>(null);
-  const [agentId, setAgentId] = useState(currentRoute().query.get("agent") ?? "");
-  const [userId, setUserId] = useState("console-user");
-  const [roomId, setRoomId] = useState("");
+  const [agentId, setAgentId] = useState(query.get("agent") ?? "");
+  const [userId, setUserId] = useState(query.get("user") ?? "console-user");
+  const [roomId, setRoomId] = useState(query.get("room") ?? "");
   const [text, setText] = useState("");
-  const [turns, setTurns] = useState<Turn[]>([]);
+  const [stored, setStored] = useState<{ key: string; messages: StoredMessage[] } | null>(null);
+  const [runs, setRuns] = useState<LiveRun[]>(liveRuns.value);
   const [loadError, setLoadError] = useState<unknown>(null);
-  const controller = useRef<AbortController | null>(null);
-  const [streaming, setStreaming] = useState(false);
+  const [historyError, setHistoryError] = useState<unknown>(null);
   const log = useRef<HTMLDivElement>(null);
 
+  const conversation: Conversation = { agentId, userId: userId.trim(), roomId: roomId.trim() };
+  const key = conversationKey(conversation);
+
   useEffect(() => {
+    resumeKeptRuns();
     allAgents().then((list) => {
       setAgents(list);
       if (!agentId && list[0]) setAgentId(list[0].id);
     }, setLoadError);
-    return () => controller.current?.abort();
+    return liveRuns.subscribe(setRuns);
   }, []);
   useEffect(() => {
+    if (!agentId) return;
+    remember(conversation);
+    let current = true;
+    // Typing a user or room id reads the history once the typing stops.
+    const timer = setTimeout(() => {
+      storedTurns(conversation).then(
+        (messages) => {
+          if (!current) return;
+          setHistoryError(null);
+          setStored({ key, messages });
+        },
+        (error: unknown) => {
+          if (current) setHistoryError(error);
+        },
+      );
+    }, 250);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [key]);
+
+  const mine = runs.filter((run) => conversationKey(run) === key);
+  const storedHere = stored?.key === key ? stored.messages : [];
+  const storedIds = new Set(storedHere.map((message) => message.id));
+  const turns: Turn[] = [
+    ...storedHere.map(turnOf),
+    // A reply the server has stored by now is shown as stored.
+    ...mine
+      .filter((run) => !run.messageId || !storedIds.has(run.messageId))
+      .flatMap((run): Turn[] => [
+        { key: `user-${run.reply.key}`, role: "user", text: run.userText },
+        run.reply,
+      ]),
+  ];
+  const streamingRun = mine.find((run) => run.reply.streaming);
+
+  useEffect(() => {
     log.current?.scrollTo({ top: log.current.scrollHeight });
-  }, [turns]);
+  }, [turns.length, turns.at(-1)?.text]);
 
-  const update = (key: number, change: (turn: Turn) => Turn) =>
-    setTurns((all) => all.map((turn) => (turn.key === key ? change(turn) : turn)));
-
-  const sendMessage = async () => {
+  const submit = () => {
     const message = text.trim();
-    if (!message || !agentId || streaming) return;
+    if (!message || !agentId || streamingRun) return;
     setText("");
-    const reply: Turn = { key: ++turnKey, role: "assistant", text: "", streaming: true, tools: [] };
-    setTurns((all) => [...all, { key: ++turnKey, role: "user", text: message }, reply]);
-    const abort = new AbortController();
-    controller.current = abort;
-    setStreaming(true);
-    try {
-      const response = await send("POST", `/v1/agents/${agentId}/messages`, {
-        body: { text: message, stream: true, ...(userId ? { userId } : {}), ...(roomId ? { roomId } : {}) },
-        signal: abort.signal,
-        headers: { accept: "text/event-stream" },
-      });
-      for await (const event of readEvents(response.body!)) {
-        const data = JSON.parse(event.data) as Record<string, unknown>;
-        if (event.event === "message.delta") {
-          update(reply.key, (turn) => ({ ...turn, text: turn.text + String(data.text ?? "") }));
-        } else if (event.event === "message.completed") {
-          const usage = data.usage as { totalTokens?: number } | undefined;
-          update(reply.key, (turn) => ({
-            ...turn,
-            text: String(data.text ?? turn.text),
-            streaming: false,
-            meta: `${String(data.modelProvider)}/${String(data.model)} · ${usage?.totalTokens ?? 0} tokens · ${String(data.latencyMs)} ms`,
-          }));
-        } else if (event.event === "error") {
-          update(reply.key, (turn) => ({
-            ...turn,
-            streaming: false,
-            error: new ApiError(0, String(data.code), String(data.message)),
-          }));
-        } else if (event.event === "tool.call") {
-          update(reply.key, (turn) => ({
-            ...turn,
-            tools: [...(turn.tools ?? []), data as unknown as ToolCall],
-          }));
-        } else if (event.event === "tool.result") {
-          update(reply.key, (turn) => ({
-            ...turn,
-            tools: (turn.tools ?? []).map((tool) => (tool.id === data.id ? { ...tool, ...data } : tool)),
-          }));
-        }
-      }
-    } catch (error) {
-      if (abort.signal.aborted) update(reply.key, (turn) => ({ ...turn, stopped: true }));
-      else
-        update(reply.key, (turn) => ({
-          ...turn,
-          error: error instanceof ApiError ? error : new ApiError(0, "STREAM_BROKEN", String(error)),
-        }));
-    } finally {
-      update(reply.key, (turn) => ({ ...turn, streaming: false }));
-      setStreaming(false);
-      controller.current = null;
-    }
+    sendMessage(conversation, message);
   };
 
   return (
     <div class="chat">
       <ErrorMessage error={loadError} />
+      <ErrorMessage error={historyError} />
       <div class="filters">
         <label for={`${id}-agent`}>Agent</label>
         <select id={`${id}-agent`} value={agentId} onChange={(e) => setAgentId(e.currentTarget.value)}>
@@ -140,7 +199,9 @@ export function ChatPage() {
       </div>
       {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll from the keyboard */}
       <div class="transcript" ref={log} role="log" aria-live="polite" aria-label="Conversation" tabIndex={0}>
-        {turns.length === 0 ? <p class="muted">Messages and replies appear here.</p> : null}
+        {turns.length === 0 && stored?.key === key ? (
+          <p class="muted">Messages and replies appear here.</p>
+        ) : null}
         {turns.map((turn) => (
           <article key={turn.key} class={`turn ${turn.role}`} aria-busy={turn.streaming ? "true" : undefined}>
             <h2 class="visually-hidden">{turn.role === "user" ? "You" : "Agent"}</h2>
@@ -163,7 +224,11 @@ export function ChatPage() {
               </details>
             ))}
             {turn.streaming ? <span class="cursor">▍</span> : null}
-            {turn.stopped ? <p class="muted small">Stopped.</p> : null}
+            {turn.stopped ? (
+              <p class="muted small">
+                Stopped. The agent still finishes this reply, and the conversation keeps it.
+              </p>
+            ) : null}
             {turn.error ? <ErrorMessage error={turn.error} /> : null}
             {turn.meta ? <p class="muted small">{turn.meta}</p> : null}
           </article>
@@ -173,7 +238,7 @@ export function ChatPage() {
         class="composer"
         onSubmit={(event) => {
           event.preventDefault();
-          void sendMessage();
+          submit();
         }}
       >
         <label for={`${id}-text`} class="visually-hidden">
@@ -189,12 +254,12 @@ export function ChatPage() {
           onKeyDown={(e) => {
             if (e.key === "Enter" && !e.shiftKey) {
               e.preventDefault();
-              void sendMessage();
+              submit();
             }
           }}
         />
-        {streaming ? (
-          <button type="button" class="danger" onClick={() => controller.current?.abort()}>
+        {streamingRun ? (
+          <button type="button" class="danger" onClick={() => stopFollowing(streamingRun.local)}>
             Stop
           </button>
         ) : (

@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { type Agent, allAgents } from "../agents-api";
-import { api } from "../api";
+import { ApiError, api } from "../api";
 import { ConfirmButton, ErrorMessage, formatTime, useAction } from "../widgets/common";
 import { Markdown } from "../widgets/markdown";
 
@@ -146,6 +146,7 @@ export function HistoryPage() {
                 conversations.setItems(conversations.items.filter((c) => c.id !== selected.id));
                 setSelected(null);
               }}
+              onGone={() => void conversations.load.run(true)}
             />
           ) : (
             <h2 id={`${id}-messages`}>Messages</h2>
@@ -153,7 +154,13 @@ export function HistoryPage() {
           {selected ? null : <p class="muted">Pick a conversation to read it.</p>}
         </section>
       </div>
-      <UserData />
+      <UserData
+        onErased={(userId) => {
+          // The list was read before the erasure: read it again, and close a conversation that is gone.
+          if (selected?.userId === userId) setSelected(null);
+          void conversations.load.run(true);
+        }}
+      />
     </>
   );
 }
@@ -162,10 +169,13 @@ function Messages({
   conversation,
   titleId,
   onDeleted,
+  onGone,
 }: {
   conversation: Conversation;
   titleId: string;
   onDeleted: () => void;
+  /** The conversation was deleted elsewhere (another tab, the API): the list is read again. */
+  onGone: () => void;
 }) {
   const pages = useCursorPages<StoredMessage>(`/v1/agents/${conversation.agentId}/messages`, {
     conversationId: conversation.id,
@@ -174,6 +184,9 @@ function Messages({
   useEffect(() => {
     void pages.load.run(true);
   }, [conversation.id]);
+  useEffect(() => {
+    if (pages.load.error instanceof ApiError && pages.load.error.code === "CONVERSATION_NOT_FOUND") onGone();
+  }, [pages.load.error]);
   return (
     <>
       <h2 id={titleId}>
@@ -219,7 +232,7 @@ function Messages({
   );
 }
 
-function UserData() {
+function UserData({ onErased }: { onErased: (userId: string) => void }) {
   const id = useId();
   const [userId, setUserId] = useState("");
   const [result, setResult] = useState("");
@@ -230,7 +243,14 @@ function UserData() {
       <p class="muted">Export every message of a user (NDJSON), or erase them from every agent.</p>
       <div class="row wrap">
         <label for={`${id}-user`}>User id</label>
-        <input id={`${id}-user`} value={userId} onInput={(e) => setUserId(e.currentTarget.value)} />
+        <input
+          id={`${id}-user`}
+          value={userId}
+          onInput={(e) => {
+            setUserId(e.currentTarget.value);
+            setResult("");
+          }}
+        />
         <a
           class={`button ${trimmed ? "" : "disabled"}`}
           href={trimmed ? `/v1/users/${encodeURIComponent(trimmed)}/export` : undefined}
@@ -250,11 +270,14 @@ function UserData() {
           }
           confirmLabel="Erase user data"
           onConfirm={async () => {
+            // The notice of an earlier erasure must not stand beside this one's error.
+            setResult("");
             const { data } = await api<{ messagesDeleted: number }>(
               "DELETE",
               `/v1/users/${encodeURIComponent(trimmed)}`,
             );
             setResult(`Erased ${data.messagesDeleted} message(s) of ${trimmed}.`);
+            onErased(trimmed);
           }}
         />
       </div>
