@@ -3,9 +3,10 @@ import { type Metrics, traceMethods } from "@agentry/observability";
 import { OutboxRelay, type PublishEvents, publishingConsumer } from "@agentry/outbox";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
-import type { ConversationContext } from "./context.js";
+import type { ConversationContext, TurnContext } from "./context.js";
 import { publicEvent } from "./events.js";
-import { MessageKeys } from "./keys.js";
+import { IdempotentSends } from "./idempotent-sends.js";
+import { DEFAULT_STREAM_RETENTION_MS, MessageRuns } from "./message-runs.js";
 import { observeProviders } from "./providers/observed.js";
 import {
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
@@ -14,7 +15,6 @@ import {
   type ProvidersConfig,
 } from "./providers/resolve.js";
 import { conversationRoutes } from "./routes.js";
-import { DEFAULT_STREAM_RETENTION_MS, MessageRuns } from "./runs.js";
 import { openConversationStore } from "./store/open.js";
 import type { ConversationStore, OutboxEvent } from "./store/types.js";
 import type { PluginRuntime } from "./tools.js";
@@ -79,8 +79,21 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   const store =
     options.store ??
     (await openConversationStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, logger }));
-  const ctx: ConversationContext = {
-    store: traceMethods(store, "conversation.store"),
+  const traced = traceMethods(store, "conversation.store");
+  const relay = options.webhooks
+    ? new OutboxRelay<OutboxEvent>({
+        source: {
+          pending: (limit) => traced.pendingEvents(limit),
+          delivered: (events) => traced.removeEvents(events.map((event) => event.seq)),
+        },
+        consumer: publishingConsumer(options.webhooks.publish, publicEvent),
+        logger,
+        name: "message events",
+        ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
+      })
+    : undefined;
+  const turns: TurnContext = {
+    store: traced,
     providers: new ProviderSet(options.providers, logger, options.dataDir),
     logger,
     limits: {
@@ -90,29 +103,18 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       turnTimeoutMs: options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS,
     },
     ...(options.plugins ? { plugins: options.plugins } : {}),
-    runs: new MessageRuns(() => ctx, {
-      retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
-      ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
-    }),
-    keys: new MessageKeys(() => ctx),
+    // The relay publishes a turn's event at once after the commit that wrote it.
+    ...(relay ? { events: { written: () => relay.kick() } } : {}),
   };
+  // Each layer is handed the one below it: turns (service.ts) ← runs ← keyed sends.
+  const runs = new MessageRuns(turns, {
+    retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
+    ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
+  });
+  const ctx: ConversationContext = { ...turns, runs, sends: new IdempotentSends(turns.store, runs, logger) };
   ctx.runs.start();
-  const relay = options.webhooks
-    ? new OutboxRelay<OutboxEvent>({
-        source: {
-          pending: (limit) => ctx.store.pendingEvents(limit),
-          delivered: (events) => ctx.store.removeEvents(events.map((event) => event.seq)),
-        },
-        consumer: publishingConsumer(options.webhooks.publish, publicEvent),
-        logger,
-        name: "message events",
-        ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
-      })
-    : undefined;
-  if (relay) {
-    ctx.events = { written: () => relay.kick() };
-    relay.start();
-  }
+  ctx.sends.startSweep();
+  relay?.start();
   observeProviders(ctx.providers, options.metrics);
   if (ctx.providers.localByDefault) {
     logger.info(
@@ -137,6 +139,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
         () => false,
       ),
     async close() {
+      await ctx.sends.close();
       await ctx.runs.close();
       await relay?.stop();
       await store.close();

@@ -1,7 +1,7 @@
 import type { Logger } from "@agentry/logging";
-import type { MessageKeys } from "./keys.js";
+import type { IdempotentSends } from "./idempotent-sends.js";
+import type { MessageRuns } from "./message-runs.js";
 import type { ProviderSet } from "./providers/resolve.js";
-import type { MessageRuns } from "./runs.js";
 import type { ConversationStore } from "./store/types.js";
 import type { PluginRuntime } from "./tools.js";
 
@@ -19,8 +19,8 @@ export interface ConversationLimits {
   turnTimeoutMs: number;
 }
 
-/** Everything the handlers use, built once by `buildConversation`; handlers reach for nothing else. */
-export interface ConversationContext {
+/** What generating one message uses (service.ts), and the runs that carry it (message-runs.ts). */
+export interface TurnContext {
   store: ConversationStore;
   providers: ProviderSet;
   logger: Logger;
@@ -32,8 +32,12 @@ export interface ConversationContext {
    * told after each commit that wrote one, so the relay publishes it at once. Unset, sends write no events.
    */
   events?: { written(): void };
+}
+
+/** Everything the handlers use, built once by `buildConversation`; handlers reach for nothing else. */
+export interface ConversationContext extends TurnContext {
   /** The event logs of streamed and background messages. */
   runs: MessageRuns;
   /** Messages sent with an Idempotency-Key, answered once. */
-  keys: MessageKeys;
+  sends: IdempotentSends;
 }

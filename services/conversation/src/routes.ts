@@ -65,7 +65,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
-import { type BackgroundState, type LoggedEvent, storedBackground } from "./runs.js";
+import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
 import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
 import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
 import type { ToolCallRecord } from "./tools.js";
@@ -91,7 +91,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
   return (router) => {
     router.service(ConversationService, {
       async sendMessage(request: SendMessageRequest, call: HandlerContext): Promise<SendMessageResponse> {
-        const reply = await ctx.keys.send(messageInput(request, call), (input) =>
+        const reply = await ctx.sends.send(messageInput(request, call), (input) =>
           sendMessage(ctx, input, call.signal),
         );
         return create(SendMessageResponseSchema, { reply: toReply(reply) });
@@ -101,7 +101,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         request: StreamMessageRequest,
         call: HandlerContext,
       ): AsyncIterable<StreamMessageResponse> {
-        const events = ctx.keys.stream(
+        const events = ctx.sends.stream(
           messageInput(request, call),
           call.signal,
           request.continueOnDisconnect,
@@ -113,7 +113,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
 
       async startMessage(request: StartMessageRequest, call: HandlerContext): Promise<StartMessageResponse> {
         // The run outlives this call: its deadline is the turn's own, not the call's.
-        const messageId = await ctx.keys.start({
+        const messageId = await ctx.sends.start({
           ...messageInput(request, call),
           deadline: undefined,
         });

@@ -10,7 +10,7 @@ import { AppError, asAppError } from "@agentry/errors";
 import { currentRequestId, type Logger } from "@agentry/logging";
 import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { ConversationContext } from "./context.js";
+import type { TurnContext } from "./context.js";
 import { CallDeadline } from "./deadline.js";
 import { messageCompleted, messageFailed } from "./events.js";
 import { MAX_HISTORY_TURNS } from "./history.js";
@@ -37,11 +37,11 @@ export interface MessageInput {
   apiKeyId?: string | undefined;
   /** Epoch milliseconds by which the caller wants the reply (its RPC deadline); tools never run past it. */
   deadline?: number | undefined;
-  /** The ids of the message and of its reply, when the caller needs the reply's before the call (runs.ts). */
+  /** The ids of the message and of its reply, when the caller needs the reply's before the call (a run's). */
   ids?: { message: string; reply: string } | undefined;
-  /** The SHA-256 hex of the Idempotency-Key it was sent with, kept with its exchange (keys.ts). */
+  /** The SHA-256 hex of the Idempotency-Key it was sent with, kept with its exchange (idempotent-sends.ts). */
   idempotencyKeyHash?: string | undefined;
-  /** Sent in the background: its stored reply is read by id in that form (runs.ts). */
+  /** Sent in the background: its stored reply is read by id in that form (message-runs.ts). */
   background?: boolean | undefined;
 }
 
@@ -78,7 +78,7 @@ export type StreamEvent =
 
 /** Answers one message with the complete reply, and stores the exchange once the reply is complete. */
 export async function sendMessage(
-  ctx: ConversationContext,
+  ctx: TurnContext,
   input: MessageInput,
   signal: AbortSignal,
 ): Promise<ReplyRecord> {
@@ -110,7 +110,7 @@ export async function sendMessage(
  * When the caller stops iterating, the provider call is abandoned and nothing is stored but the call record.
  */
 export async function* streamMessage(
-  ctx: ConversationContext,
+  ctx: TurnContext,
   input: MessageInput,
   signal: AbortSignal,
 ): AsyncGenerator<StreamEvent> {
@@ -259,7 +259,7 @@ class Call {
   private readonly spent = { inputTokens: 0, outputTokens: 0 };
 
   constructor(
-    private readonly ctx: ConversationContext,
+    private readonly ctx: TurnContext,
     private readonly input: MessageInput,
     private readonly stream: boolean,
   ) {

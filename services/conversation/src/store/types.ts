@@ -48,7 +48,7 @@ export interface TurnRecord extends ConversationKey {
   toolCalls: ToolCallRecord[];
   /**
    * Whether the turn is the reply of a message sent in the background, which is read by id in that form for as long
-   * as it is stored (runs.ts); false for user turns.
+   * as it is stored (message-runs.ts); false for user turns.
    */
   background: boolean;
   /** Whether a fallback model wrote the reply; false for user turns and for replies stored before it was kept. */
@@ -94,8 +94,8 @@ export interface NewExchange {
   };
   /**
    * The Idempotency-Key the message was sent with, kept with the exchange until `expiresAt` so that the message
-   * sent again with it is answered with this reply (keys.ts). `fallback`: whether a fallback model answered, which
-   * the stored turns do not say. A key another exchange of the account holds, unexpired, is left to it.
+   * sent again with it is answered with this reply (idempotent-sends.ts). `fallback`: whether a fallback model
+   * answered, which the stored turns do not say. A key another exchange of the account holds, unexpired, is left to it.
    */
   idempotencyKey?: { hash: string; fallback: boolean; expiresAt: string };
 }
@@ -199,12 +199,12 @@ export interface OutboxEvent extends NewOutboxEvent {
   seq: number;
 }
 
-/** Where a message with an event log stands (runs.ts): the reply is being generated, was stored, or failed. */
+/** Where a message with an event log stands (message-runs.ts): its reply is being generated, stored, or failed. */
 export type RunStatus = "pending" | "completed" | "failed";
 
 /**
- * The log of one streamed or background message (runs.ts), or the record of a JSON send with an Idempotency-Key:
- * its state, and (apart) its numbered events. Its events are kept until `expiresAt` and the record until
+ * The log of one streamed or background message (message-runs.ts), or the record of a JSON send with an
+ * Idempotency-Key: its state, and (apart) its numbered events. Its events are kept until `expiresAt` and the record until
  * `keptUntil`, both set when it ends; a pending run past `deadlineAt` was abandoned by a process that stopped.
  */
 export interface RunRecord {
@@ -219,19 +219,20 @@ export interface RunRecord {
   background: boolean;
   /**
    * Whether it keeps an event log: a stream's or a background message's does; a JSON send's (one sent with an
-   * Idempotency-Key, keys.ts) is only its record, so that the message sent again to another process finds it.
+   * Idempotency-Key, idempotent-sends.ts) is only its record, so that the message sent again to another process
+   * finds it.
    */
   logged: boolean;
   /**
-   * The Idempotency-Key it was sent with (keys.ts): the key's SHA-256 hex, and `request`, the SHA-256 hex of what
-   * makes it the same message for that key; null when it was sent without one.
+   * The Idempotency-Key it was sent with (idempotent-sends.ts): the key's SHA-256 hex, and `request`, the SHA-256
+   * hex of what makes it the same message for that key; null when it was sent without one.
    */
   idempotencyKey: { hash: string; request: string } | null;
   status: RunStatus;
   /** The public error of a failed run. */
   errorCode: string | null;
   errorMessage: string | null;
-  /** The data of its terminal event (runs.ts), once ended. */
+  /** The data of its terminal event (run-records.ts), once ended. */
   result: string | null;
   /** ISO 8601 with milliseconds, UTC. */
   createdAt: string;
@@ -245,7 +246,7 @@ export interface RunRecord {
   keptUntil: string | null;
 }
 
-/** One event of a run's log. `data` is the event's JSON text (runs.ts says what each type holds). */
+/** One event of a run's log. `data` is the event's JSON text (run-records.ts says what each type holds). */
 export interface RunEvent {
   /** From 1, without gaps. */
   seq: number;
@@ -264,7 +265,7 @@ export interface RunEnd {
   keptUntil: string;
 }
 
-/** One write of a message log, as the service batches them (runs.ts). */
+/** One write of a message log, as the service batches them (message-runs.ts). */
 export type RunWrite =
   | { kind: "start"; run: RunRecord }
   | { kind: "events"; runId: string; events: readonly RunEvent[] }

@@ -174,14 +174,8 @@ export type NewOutboxEvent = Pick<OutboxEvent, "id" | "type" | "accountId" | "ag
  */
 export type OutboxChannel = "conversation" | "webhooks";
 
-/**
- * Everything the registry stores. Implementations: SQLite (embedded default) and Postgres; both pass the one
- * contract suite, `registryStoreContract` of `@agentry/registry/testing`.
- *
- * Every agent operation is scoped to an account: another account's agent is reported exactly like a missing one
- * (null / false). Mutations write their outbox event in the same transaction.
- */
-export interface RegistryStore {
+/** Agents, with their secrets and the index of their knowledge. */
+export interface AgentStore {
   /**
    * Inserts `newAgent` of `status.ts`. The account's `maxAgents` is checked (`assertAgentQuota`) in the same
    * transaction as the insert, so simultaneous creates never exceed it; over quota throws AppError
@@ -215,6 +209,42 @@ export interface RegistryStore {
   /** Removes the agent and everything that belongs to it in one transaction; false when it did not exist. */
   deleteAgent(accountId: string, id: string): Promise<boolean>;
 
+  /**
+   * Sets one secret of an agent to its sealed form (`SecretVault`; the store never sees a value), replacing any.
+   * Null when the account has no such agent. An agent's secrets go with it when it is deleted.
+   */
+  putAgentSecret(
+    accountId: string,
+    agentId: string,
+    name: string,
+    sealed: string,
+  ): Promise<SecretInfo | null>;
+  /** The agent's secrets, sorted by name; null when the account has no such agent. */
+  listAgentSecrets(accountId: string, agentId: string): Promise<SecretInfo[] | null>;
+  /** Removes one secret; false when the agent has none of that name, null when the account has no such agent. */
+  deleteAgentSecret(accountId: string, agentId: string, name: string): Promise<boolean | null>;
+  /** The sealed forms of the agent's secrets with these names, by name (a name not set is absent); null as above. */
+  sealedAgentSecrets(
+    accountId: string,
+    agentId: string,
+    names: readonly string[],
+  ): Promise<Record<string, string> | null>;
+
+  /**
+   * The agent's knowledge entries holding any of the words (`searchWords` of `knowledge.ts`), best first, ties in
+   * knowledge order; null when the account has no such agent. The index is kept in step with `knowledge` in the
+   * transaction of every create, update and delete.
+   */
+  searchKnowledge(
+    accountId: string,
+    agentId: string,
+    words: readonly string[],
+    limit: number,
+  ): Promise<KnowledgeHit[] | null>;
+}
+
+/** Accounts and their API keys. */
+export interface AccountStore {
   /** Throws AppError INVALID_REQUEST when the name is taken. */
   createAccount(input: { name: string; tier: Tier; limitOverrides: Partial<Limits> }): Promise<AccountRecord>;
   getAccount(id: string): Promise<AccountRecord | null>;
@@ -249,7 +279,10 @@ export interface RegistryStore {
   findApiKeyBySha256(sha256: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null>;
   /** Records last use times in one write; later times win. */
   touchApiKeys(lastUsed: ReadonlyMap<string, string>): Promise<void>;
+}
 
+/** Console sign-in links and the sessions they open. */
+export interface ConsoleSessionStore {
   /** Stores a sign-in link by its token's SHA-256. Throws AppError NOT_FOUND when the account does not exist. */
   createConsoleLink(input: { accountId: string; sha256: string; expiresAt: string }): Promise<void>;
   /**
@@ -274,12 +307,18 @@ export interface RegistryStore {
    * signed out; how many it removed. (Reads already refuse them; this only keeps the tables small.)
    */
   deleteExpiredConsoleSessions(limit: number): Promise<number>;
+}
 
+/** The outbox of agent events, read by each channel's consumer. */
+export interface OutboxStore {
   /** Outbox events the channel's consumer has not yet been given, oldest first. */
   unpublishedEvents(channel: OutboxChannel, limit: number): Promise<OutboxEvent[]>;
   /** Records that the channel's consumer has these events; the other channel's progress is its own. */
   markEventsPublished(channel: OutboxChannel, seqs: number[]): Promise<void>;
+}
 
+/** Idempotency-Keys of REST requests. */
+export interface IdempotencyStore {
   /**
    * Claims an Idempotency-Key for a request, in one transaction with the record's read (`decideClaim` of
    * `idempotency.ts`), so that of simultaneous claims exactly one starts.
@@ -295,40 +334,22 @@ export interface RegistryStore {
   releaseIdempotentRequest(accountId: string, keyHash: string): Promise<void>;
   /** Removes up to `limit` records whose 24 hours are over; how many it removed. */
   deleteExpiredIdempotencyKeys(limit: number): Promise<number>;
+}
 
-  /**
-   * Sets one secret of an agent to its sealed form (`SecretVault`; the store never sees a value), replacing any.
-   * Null when the account has no such agent. An agent's secrets go with it when it is deleted.
-   */
-  putAgentSecret(
-    accountId: string,
-    agentId: string,
-    name: string,
-    sealed: string,
-  ): Promise<SecretInfo | null>;
-  /** The agent's secrets, sorted by name; null when the account has no such agent. */
-  listAgentSecrets(accountId: string, agentId: string): Promise<SecretInfo[] | null>;
-  /** Removes one secret; false when the agent has none of that name, null when the account has no such agent. */
-  deleteAgentSecret(accountId: string, agentId: string, name: string): Promise<boolean | null>;
-  /** The sealed forms of the agent's secrets with these names, by name (a name not set is absent); null as above. */
-  sealedAgentSecrets(
-    accountId: string,
-    agentId: string,
-    names: readonly string[],
-  ): Promise<Record<string, string> | null>;
-
-  /**
-   * The agent's knowledge entries holding any of the words (`searchWords` of `knowledge.ts`), best first, ties in
-   * knowledge order; null when the account has no such agent. The index is kept in step with `knowledge` in the
-   * transaction of every create, update and delete.
-   */
-  searchKnowledge(
-    accountId: string,
-    agentId: string,
-    words: readonly string[],
-    limit: number,
-  ): Promise<KnowledgeHit[] | null>;
-
+/**
+ * Everything the registry stores, one interface per aggregate. Implementations: SQLite (embedded default) and
+ * Postgres, each a file per aggregate composed into one store; both pass the one contract suite,
+ * `registryStoreContract` of `@agentry/registry/testing`.
+ *
+ * Every agent operation is scoped to an account: another account's agent is reported exactly like a missing one
+ * (null / false). Mutations write their outbox event in the same transaction.
+ */
+export interface RegistryStore
+  extends AgentStore,
+    AccountStore,
+    ConsoleSessionStore,
+    OutboxStore,
+    IdempotencyStore {
   /** Flushes and closes; the store is unusable afterwards. Closing again does nothing. */
   close(): Promise<void>;
 }

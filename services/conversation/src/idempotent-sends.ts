@@ -1,17 +1,23 @@
 import { createHash } from "node:crypto";
-import { isSha256Hex, newId } from "@agentry/core";
+import { isSha256Hex, newId, type Repetition, removeInBatches, repeatEvery } from "@agentry/core";
 import { AppError, asAppError } from "@agentry/errors";
-import type { ConversationContext } from "./context.js";
-import type { LoggedEvent } from "./runs.js";
+import type { Logger } from "@agentry/logging";
+import { type MessageRuns, type RunClaim, SWEEP_MS } from "./message-runs.js";
+import type { LoggedEvent } from "./run-records.js";
 import { conversationKey, type MessageInput, type ReplyRecord, replyOfTurn } from "./service.js";
-import type { RunRecord } from "./store/types.js";
+import type { ConversationStore, RunRecord } from "./store/types.js";
 
-/** How a message with an Idempotency-Key is to be answered (`MessageKeys.begin`). */
+/** Expired keys removed at a time. */
+const PAGE = 500;
+
+/** How a message with an Idempotency-Key is to be answered (`IdempotentSends.begin`). */
 type KeyedStart =
   | {
       kind: "new";
       /** The message with the ids its exchange will have. */
       input: MessageInput;
+      /** The key its run records, and the claim's link to the run once it is begun. */
+      claim: RunClaim;
       /** Ends the claim on the key with the reply being generated, or with the failure that prevented it. */
       end(outcome: Promise<ReplyRecord> | AppError): void;
     }
@@ -47,14 +53,29 @@ type KeyedStart =
  * run's end and answers its reply or its failure. Only a message sent again to another process within those few
  * milliseconds is generated twice; the key then stays with the first exchange stored.
  */
-export class MessageKeys {
+export class IdempotentSends {
   /** Keyed messages being answered here, by account and key. */
   private readonly running = new Map<string, Running>();
+  private sweep: Repetition | undefined;
 
-  constructor(private readonly context: () => ConversationContext) {}
+  /** `runs` generates the messages; `store` keeps the exchanges stored with their keys. */
+  constructor(
+    private readonly store: Pick<
+      ConversationStore,
+      "keyedRun" | "keyedExchange" | "getMessage" | "removeExpiredKeys"
+    >,
+    private readonly runs: MessageRuns,
+    private readonly logger: Logger,
+  ) {}
 
-  private get ctx(): ConversationContext {
-    return this.context();
+  /** Starts the sweep of expired keys. */
+  startSweep(): void {
+    this.sweep ??= repeatEvery(SWEEP_MS, () => this.sweepOnce());
+  }
+
+  /** Stops the sweep. */
+  async close(): Promise<void> {
+    await this.sweep?.stop();
   }
 
   /** Answers one message with its complete reply: `generate`d, or the reply of the earlier send with its key. */
@@ -69,12 +90,12 @@ export class MessageKeys {
   stream(input: MessageInput, signal: AbortSignal, continued: boolean): AsyncIterable<LoggedEvent> {
     return input.idempotencyKeyHash
       ? this.streamKeyed(input, signal, continued)
-      : this.ctx.runs.stream(input, signal, continued);
+      : this.runs.stream(input, signal, continued);
   }
 
   /** A background message (MessageRuns.startBackground), or the id of the earlier send with its key. */
   start(input: MessageInput): Promise<string> {
-    return input.idempotencyKeyHash ? this.startKeyed(input) : this.ctx.runs.startBackground(input);
+    return input.idempotencyKeyHash ? this.startKeyed(input) : this.runs.startBackground(input);
   }
 
   private async sendKeyed(
@@ -84,10 +105,10 @@ export class MessageKeys {
     const start = await this.begin(input, false);
     if (start.kind === "earlier") return start.reply;
     let reply: Promise<ReplyRecord>;
-    if (start.kind === "elsewhere") reply = this.ctx.runs.outcome(start.run);
+    if (start.kind === "elsewhere") reply = this.runs.outcome(start.run);
     else {
       reply = generate(start.input);
-      this.ctx.runs.recordSend(start.input, reply);
+      this.runs.recordSend(start.input, start.claim.key, reply);
     }
     start.end(reply);
     return reply;
@@ -106,11 +127,11 @@ export class MessageKeys {
     const events =
       start.kind === "elsewhere"
         ? this.followed(start.run, signal)
-        : this.ctx.runs.stream(start.input, signal, continued);
+        : this.runs.stream(start.input, signal, continued, start.claim);
     let failure: AppError | undefined;
     try {
       for await (const logged of events) {
-        // A stream without a log (MessageRuns' keepStreams false) ends the claim here.
+        // A stream without a log (MessageRuns' keepStreams false) has no run to end the claim: it ends here.
         if (logged.event.type === "completed") start.end(Promise.resolve(logged.event.reply));
         yield logged;
       }
@@ -126,11 +147,11 @@ export class MessageKeys {
     const start = await this.begin(input, true);
     if (start.kind === "earlier") return start.id;
     if (start.kind === "elsewhere") {
-      start.end(this.ctx.runs.outcome(start.run));
+      start.end(this.runs.outcome(start.run));
       return start.run.id;
     }
     try {
-      return await this.ctx.runs.startBackground(start.input);
+      return await this.runs.startBackground(start.input, start.claim);
     } catch (error) {
       start.end(asAppError(error));
       throw error;
@@ -143,26 +164,24 @@ export class MessageKeys {
    */
   private async *followed(run: RunRecord, signal: AbortSignal): AsyncGenerator<LoggedEvent> {
     if (!run.logged) {
-      yield* await this.replay(run.accountId, await this.ctx.runs.outcome(run), signal);
+      yield* await this.replay(run.accountId, await this.runs.outcome(run), signal);
       return;
     }
     const scope = { accountId: run.accountId, agentId: run.agentId };
-    for await (const logged of await this.ctx.runs.follow(scope, run.id, 0, false, signal)) {
+    for await (const logged of await this.runs.follow(scope, run.id, 0, false, signal)) {
       if (logged.event.type === "failed") throw new AppError(logged.event.code, logged.event.message);
       yield logged;
     }
   }
 
-  /** Told by MessageRuns of the reply a keyed message's run (`replyId`) will end with. */
-  generating(input: MessageInput, replyId: string, reply: Promise<ReplyRecord>): void {
-    if (!input.idempotencyKeyHash) return;
-    const running = this.running.get(runningKey(input.accountId, input.idempotencyKeyHash));
-    if (running?.id === replyId) running.link(reply);
-  }
-
-  /** Deletes at most `limit` keys expired at `now`; returns how many (the sweep of MessageRuns). */
-  removeExpired(now: string, limit: number): Promise<number> {
-    return this.ctx.store.removeExpiredKeys(now, limit);
+  private async sweepOnce(): Promise<void> {
+    try {
+      const now = new Date().toISOString();
+      const keys = await removeInBatches((limit) => this.store.removeExpiredKeys(now, limit), PAGE);
+      if (keys > 0) this.logger.debug({ removed: keys }, "expired idempotency keys of messages removed");
+    } catch (error) {
+      this.logger.warn({ err: error }, "could not sweep the idempotency keys of messages");
+    }
   }
 
   /**
@@ -211,6 +230,8 @@ export class MessageKeys {
     return {
       kind: "new",
       input: { ...input, ids },
+      // The run's reply ends the claim as soon as the run is begun: a stream's caller may go while it goes on.
+      claim: { key: { hash, request: requestHash(request) }, begun: (run) => running.link(run.reply) },
       end: (outcome) => running.link(outcome),
     };
   }
@@ -220,7 +241,7 @@ export class MessageKeys {
    * claimed in `running`), or null when there is none.
    */
   private async runningElsewhere(input: MessageInput, request: KeyedRequest): Promise<RunRecord | null> {
-    const run = await this.ctx.store.keyedRun(
+    const run = await this.store.keyedRun(
       input.accountId,
       input.idempotencyKeyHash!,
       new Date().toISOString(),
@@ -228,13 +249,13 @@ export class MessageKeys {
     if (!run) return null;
     if (run.idempotencyKey?.request !== requestHash(request)) throw reused();
     // One of this process's, ended (a running one is in `running`): its exchange, when it stored one, answers.
-    if (this.ctx.runs.generatedHere(run.id)) return null;
+    if (this.runs.generatedHere(run.id)) return null;
     return run;
   }
 
   /** The reply of the exchange stored with the message's key, as its send answered it; null when there is none. */
   private async storedReply(input: MessageInput, request: KeyedRequest): Promise<ReplyRecord | null> {
-    const { store } = this.ctx;
+    const { store } = this;
     const keyed = await store.keyedExchange(
       input.accountId,
       input.idempotencyKeyHash!,
@@ -286,7 +307,7 @@ export class MessageKeys {
   ): Promise<LoggedEvent[] | null> {
     let events: AsyncIterable<LoggedEvent>;
     try {
-      events = await this.ctx.runs.follow({ accountId, agentId: reply.agentId }, reply.id, 0, false, signal);
+      events = await this.runs.follow({ accountId, agentId: reply.agentId }, reply.id, 0, false, signal);
     } catch (error) {
       if (error instanceof AppError && error.code === "STREAM_NOT_FOUND") return null;
       throw error;
@@ -336,14 +357,6 @@ class Running {
     }
     outcome.then(this.settle.resolve, this.settle.reject).finally(this.ended);
   }
-}
-
-/** The key a message's run records (runs.ts), so that a send again on another process finds it; null without one. */
-export function runKey(input: MessageInput): RunRecord["idempotencyKey"] {
-  if (!input.idempotencyKeyHash) return null;
-  const key = conversationKey(input);
-  const request = { agentId: key.agentId, userId: key.userId, roomId: key.roomId, text: input.text };
-  return { hash: input.idempotencyKeyHash, request: requestHash(request) };
 }
 
 /** What makes a message the same one for its key, as a SHA-256 hex: kept with its run instead of its text. */

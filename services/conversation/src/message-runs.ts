@@ -1,0 +1,416 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  FALLBACK_MAX_ITEMS,
+  fallbackChoices,
+  newId,
+  type Repetition,
+  removeInBatches,
+  repeatEvery,
+} from "@agentry/core";
+import { AppError, asAppError, type ErrorCode } from "@agentry/errors";
+import type { TurnContext } from "./context.js";
+import { LiveRun } from "./live-run.js";
+import {
+  ABANDONED,
+  abandoned,
+  type BackgroundState,
+  decodeEvent,
+  decodeReply,
+  expired,
+  failedEvent,
+  failure,
+  forgotten,
+  type LoggedEvent,
+  runEnd,
+  terminal,
+} from "./run-records.js";
+import { GroupWriter } from "./run-writer.js";
+import { conversationKey, type MessageInput, type ReplyRecord, streamMessage } from "./service.js";
+import type { RunEnd, RunEvent, RunRecord } from "./store/types.js";
+
+/** STREAM_RETENTION when unset: how long a message's events are kept after it ends. */
+export const DEFAULT_STREAM_RETENTION_MS = 60 * 60 * 1000;
+/** The longest a log's write waits to be committed with the others of the process, in one transaction. */
+const FLUSH_MS = 50;
+/** How often a follower on another process than the generating one reads the log for new events. */
+const POLL_MS = 100;
+/** Events read from the store at a time. */
+const PAGE = 500;
+/** Beyond a message's own time limits, how long it may stay pending before it is taken for abandoned. */
+const DEADLINE_MARGIN_MS = 30_000;
+/** How often abandoned and expired runs (and expired message keys, idempotent-sends.ts) are looked for. */
+export const SWEEP_MS = 60_000;
+
+export interface RunsOptions {
+  /** STREAM_RETENTION in milliseconds. */
+  retentionMs: number;
+  /** false: streams keep no log (they cannot be resumed); the benchmark's baseline. Default true. */
+  keepStreams?: boolean;
+  flushMs?: number;
+  pollMs?: number;
+}
+
+/**
+ * A keyed send's hold on the run it starts (idempotent-sends.ts): the key the run records, so that the message
+ * sent again to another process finds the run, and who is told of the run as soon as it is begun.
+ */
+export interface RunClaim {
+  key: NonNullable<RunRecord["idempotencyKey"]>;
+  begun(run: LiveRun): void;
+}
+
+/**
+ * The event logs of streamed and background messages ("runs"). The process that generates a message keeps its
+ * events in memory while it runs (its own followers read them there, woken at each event) and writes them to the
+ * store in batches shared by all its runs (GroupWriter): one transaction at most FLUSH_MS after the first write
+ * waiting, so the store sees no write per delta, one commit for any number of streams, and nothing is written
+ * between the provider's text and the caller. A follower on another process reads the store every POLL_MS until
+ * the terminal event: polling needs nothing besides the store both store kinds already are, and its cost is one
+ * indexed read per follower and interval, paid only by callers that resume elsewhere.
+ *
+ * A run still pending past its deadline (its time limits, fallbacks included, plus a margin) was abandoned by a
+ * process that stopped: it is ended as failed (AGENT_UNAVAILABLE) by whoever finds it, a reader or the sweep.
+ * Ended runs are kept for `retentionMs`, then removed; a failed background message's record (its state, without
+ * its events) for FAILED_STATE_MS at least. A completed background message is read from its stored reply once its
+ * run is gone (`storedBackground`).
+ *
+ * A JSON send with an Idempotency-Key has a run too, without events (`recordSend`): like every keyed run it
+ * records the key, so that the message sent again to another process meanwhile is answered from this run
+ * (idempotent-sends.ts, `outcome`) instead of being generated again.
+ *
+ * The runs generated here are owned by this process until they end (`live`); it alone writes their events and
+ * ends them. A run in the store that no process owns any more is one past its deadline.
+ */
+export class MessageRuns {
+  private readonly live = new Map<string, LiveRun>();
+  /**
+   * The ids of the keyed JSON sends this process is answering (`recordSend`), until their end is stored; the sweep
+   * leaves them alone.
+   */
+  private readonly sends = new Set<string>();
+  private readonly pollMs: number;
+  private readonly writer: GroupWriter;
+  private sweep: Repetition | undefined;
+
+  /** `turns`: what generating a message uses (service.ts); its store keeps the runs. */
+  constructor(
+    private readonly turns: TurnContext,
+    private readonly options: RunsOptions,
+  ) {
+    this.pollMs = options.pollMs ?? POLL_MS;
+    this.writer = new GroupWriter(turns.store, turns.logger, options.flushMs ?? FLUSH_MS);
+  }
+
+  /** Starts the sweep of abandoned and expired runs. */
+  start(): void {
+    this.sweep ??= repeatEvery(SWEEP_MS, () => this.sweepOnce());
+  }
+
+  /**
+   * A streamed reply: its events, numbered, as they come. The message is cancelled when `signal` (the caller's)
+   * aborts or the caller stops reading before the end, unless `continued`: then it is generated to its end
+   * whatever the caller does. A failure is thrown (the error the service ended the message with), after the events
+   * that came before it. A keyed send's `claim` is told of the run (none is made when streams keep no log).
+   */
+  async *stream(
+    input: MessageInput,
+    signal: AbortSignal,
+    continued = false,
+    claim?: RunClaim,
+  ): AsyncGenerator<LoggedEvent> {
+    conversationKey(input);
+    if (this.options.keepStreams === false) {
+      let seq = 0;
+      const generating = continued ? new AbortController().signal : signal;
+      for await (const event of streamMessage(this.turns, input, generating)) {
+        seq += 1;
+        yield { seq, event };
+      }
+      return;
+    }
+    const run = this.begin(input, false, continued ? undefined : signal, claim);
+    // Once the caller is gone the reply is no longer paced by its reading.
+    if (signal.aborted) run.unpace();
+    else signal.addEventListener("abort", () => run.unpace(), { once: true });
+    let ended = false;
+    try {
+      for await (const logged of run.lead()) {
+        if (logged.event.type === "failed") throw run.error ?? failure(logged.event);
+        yield logged;
+      }
+      ended = true;
+    } finally {
+      if (!ended && !continued) run.cancel();
+    }
+  }
+
+  /**
+   * A message answered in the background: recorded as pending before this returns its reply's id, then generated
+   * to its end whatever happens to the caller. A keyed send's `claim` is told of the run.
+   */
+  async startBackground(input: MessageInput, claim?: RunClaim): Promise<string> {
+    conversationKey(input);
+    const run = this.begin(input, true, undefined, claim);
+    if (!(await run.recorded)) {
+      throw new AppError("AGENT_UNAVAILABLE", "The message could not be recorded; retry shortly.", {
+        retryAfterSeconds: 1,
+      });
+    }
+    return run.id;
+  }
+
+  /**
+   * The events of a message after `after`, then its live ones until its terminal event (only that with
+   * `endOnly`), wherever it is generated. Throws STREAM_NOT_FOUND for a message with no log kept, before any
+   * event.
+   */
+  async follow(
+    scope: { accountId: string; agentId: string },
+    id: string,
+    after: number,
+    endOnly: boolean,
+    signal: AbortSignal,
+  ): Promise<AsyncIterable<LoggedEvent>> {
+    const local = this.live.get(id);
+    if (local && local.accountId === scope.accountId && local.agentId === scope.agentId) {
+      return local.follow(after, endOnly);
+    }
+    const record = await this.turns.store.getRun(scope.accountId, scope.agentId, id);
+    if (!record?.logged || expired(record)) {
+      throw new AppError("STREAM_NOT_FOUND", `No events are kept for message ${JSON.stringify(id)}.`);
+    }
+    return this.followStored(record, after, endOnly, signal);
+  }
+
+  /**
+   * Records a JSON send with an Idempotency-Key (idempotent-sends.ts) as a run without events, with its `key`:
+   * pending from now (committed within SOON_MS, with the logs' next batch), then ended as `reply` settles. The message sent again to another
+   * process meanwhile finds it and waits for its end (`outcome`) rather than generating the reply again. Nothing
+   * is written on the way from the provider to the caller.
+   */
+  recordSend(input: MessageInput, key: RunClaim["key"], reply: Promise<ReplyRecord>): void {
+    if (!input.ids) return;
+    const record = this.newRecord(input, input.ids.reply, { background: false, logged: false }, key);
+    this.sends.add(record.id);
+    void this.writer.submit(() => ({ kind: "start", run: record }), true);
+    // Soon, as a live run's end: another process following this run reads its end from the store. Its id stays in
+    // `sends` until then, as a live run stays in `live`.
+    const ended = (end: RunEnd) =>
+      void this.writer
+        .submit(() => ({ kind: "end", runId: record.id, events: [], end }), true)
+        .finally(() => this.sends.delete(record.id));
+    const { retentionMs } = this.options;
+    reply.then(
+      (done) => ended(runEnd({ type: "completed", reply: done }, retentionMs, false)),
+      (error: unknown) => ended(runEnd(failedEvent(asAppError(error)), retentionMs, false)),
+    );
+  }
+
+  /**
+   * Whether this process generates the run, or has and is still storing its end: a keyed message sent again finds
+   * such a run pending in the store, though its outcome is already decided here (`IdempotentSends`).
+   */
+  generatedHere(id: string): boolean {
+    return this.live.has(id) || this.sends.has(id);
+  }
+
+  /**
+   * The reply a run ends with, wherever it is generated, once it has ended (read from its record, every POLL_MS,
+   * when another process generates it); its failure is thrown as the error it ended with.
+   */
+  async outcome(run: RunRecord): Promise<ReplyRecord> {
+    const local = this.live.get(run.id);
+    if (local) return local.reply;
+    let record = run;
+    for (;;) {
+      if (record.status === "completed" && record.result) return decodeReply(JSON.parse(record.result));
+      if (record.status !== "pending") {
+        throw new AppError(
+          (record.errorCode as ErrorCode | null) ?? ABANDONED.code,
+          record.errorMessage ?? ABANDONED.message,
+        );
+      }
+      if (abandoned(record) && !this.sends.has(record.id)) await this.abandon(record);
+      else await sleep(this.pollMs);
+      // Deleted meanwhile (its agent purged, its user erased): it will not end.
+      record = (await this.turns.store.getRun(record.accountId, record.agentId, record.id)) ?? {
+        ...record,
+        status: "failed",
+      };
+    }
+  }
+
+  /**
+   * A background message's state while its run is kept, or null when the agent has none by that id (or its run is
+   * gone: a completed one is then read from its stored reply, `storedBackground`).
+   */
+  async background(accountId: string, agentId: string, id: string): Promise<BackgroundState | null> {
+    // Generated here: its state as it is now, which the store may not have yet.
+    const local = this.live.get(id);
+    if (local && local.accountId === accountId && local.agentId === agentId) return local.state();
+    let record = await this.turns.store.getRun(accountId, agentId, id);
+    if (!record?.background || forgotten(record)) return null;
+    if (record.status === "pending" && abandoned(record) && !this.live.has(id)) {
+      await this.abandon(record);
+      record = (await this.turns.store.getRun(accountId, agentId, id)) ?? record;
+    }
+    const state: BackgroundState = {
+      id: record.id,
+      agentId: record.agentId,
+      userId: record.userId ?? undefined,
+      roomId: record.roomId ?? undefined,
+      status: record.status,
+      reply: null,
+      error: null,
+    };
+    if (record.status === "completed" && record.result) {
+      state.reply = decodeReply(JSON.parse(record.result));
+    } else if (record.status === "failed") {
+      state.error = {
+        code: (record.errorCode as ErrorCode | null) ?? "INTERNAL_ERROR",
+        message: record.errorMessage ?? "",
+      };
+    }
+    return state;
+  }
+
+  /** Cancels the messages this process generates and waits until their logs are ended; stops the sweep. */
+  async close(): Promise<void> {
+    await this.sweep?.stop();
+    const running = [...this.live.values()];
+    for (const run of running) run.cancel();
+    await Promise.all(running.map((run) => run.done));
+    await this.writer.drain();
+  }
+
+  private begin(
+    input: MessageInput,
+    background: boolean,
+    signal: AbortSignal | undefined,
+    claim: RunClaim | undefined,
+  ): LiveRun {
+    const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
+    const controller = new AbortController();
+    if (signal) {
+      if (signal.aborted) controller.abort();
+      else signal.addEventListener("abort", () => controller.abort(), { once: true });
+    }
+    const record = this.newRecord(input, ids.reply, { background, logged: true }, claim?.key ?? null);
+    const run = new LiveRun(this.turns, this.writer, record, controller, this.options.retentionMs);
+    this.live.set(run.id, run);
+    claim?.begun(run);
+    const generating = { ...input, ids, ...(background ? { background } : {}) };
+    const generate = () => run.drive(streamMessage(this.turns, generating, controller.signal));
+    // A background message is generated only once it is recorded: its caller is told of it only then.
+    const driving = background ? run.recorded.then((ok) => (ok ? generate() : run.unrecorded())) : generate();
+    void driving.finally(() => {
+      this.live.delete(run.id);
+    });
+    return run;
+  }
+
+  /** A pending run's record, as its start writes it. */
+  private newRecord(
+    input: MessageInput,
+    id: string,
+    kind: Pick<RunRecord, "background" | "logged">,
+    idempotencyKey: RunRecord["idempotencyKey"],
+  ): RunRecord {
+    const createdAt = new Date();
+    // Every model in line may take its whole time limit.
+    const models = 1 + Math.min(fallbackChoices(input.agent?.spec?.settings).length, FALLBACK_MAX_ITEMS);
+    return {
+      id,
+      accountId: input.accountId,
+      agentId: input.agent?.id ?? "",
+      userId: input.userId ?? null,
+      roomId: input.roomId ?? null,
+      ...kind,
+      idempotencyKey,
+      status: "pending",
+      errorCode: null,
+      errorMessage: null,
+      result: null,
+      createdAt: createdAt.toISOString(),
+      deadlineAt: new Date(
+        createdAt.getTime() + models * this.turns.limits.timeoutMs + DEADLINE_MARGIN_MS,
+      ).toISOString(),
+      endedAt: null,
+      expiresAt: null,
+      keptUntil: null,
+    };
+  }
+
+  private async *followStored(
+    first: RunRecord,
+    after: number,
+    endOnly: boolean,
+    signal: AbortSignal,
+  ): AsyncGenerator<LoggedEvent> {
+    let record = first;
+    // From the event before `after`, to know whether the log's last event is terminal.
+    let last = Math.max(0, after - 1);
+    let lastType: RunEvent["type"] | null = null;
+    for (;;) {
+      const ended = record.status !== "pending";
+      for (;;) {
+        const events = await this.turns.store.runEvents(record.id, last, PAGE);
+        for (const event of events) {
+          last = event.seq;
+          lastType = event.type;
+          if (event.seq <= after) continue;
+          const decoded = decodeEvent(event);
+          if (!endOnly || terminal(decoded)) yield { seq: event.seq, event: decoded };
+        }
+        if (events.length < PAGE) break;
+      }
+      if (lastType === "completed" || lastType === "failed") return;
+      if (ended) {
+        // Ended without its terminal event in the log: abandoned (the sweep wrote none).
+        const seq = last + 1;
+        if (seq > after) {
+          yield {
+            seq,
+            event: {
+              type: "failed",
+              code: (record.errorCode as ErrorCode | null) ?? ABANDONED.code,
+              message: record.errorMessage ?? ABANDONED.message,
+            },
+          };
+        }
+        return;
+      }
+      if (abandoned(record)) await this.abandon(record);
+      else await sleep(this.pollMs, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) return;
+      record = (await this.turns.store.getRun(record.accountId, record.agentId, record.id)) ?? {
+        ...record,
+        status: "failed",
+      };
+    }
+  }
+
+  /** Ends an abandoned run as failed, unless it has ended meanwhile. */
+  private async abandon(run: Pick<RunRecord, "id" | "background">): Promise<void> {
+    const ended = await this.turns.store.endRun(
+      run.id,
+      [],
+      runEnd(failedEvent(ABANDONED), this.options.retentionMs, run.background),
+    );
+    if (ended)
+      this.turns.logger.warn({ messageId: run.id }, "message abandoned by a stopped process; marked failed");
+  }
+
+  private async sweepOnce(): Promise<void> {
+    try {
+      const now = new Date().toISOString();
+      for (const run of await this.turns.store.abandonedRuns(now, PAGE)) {
+        if (!this.live.has(run.id) && !this.sends.has(run.id)) await this.abandon(run);
+      }
+      const removed = await removeInBatches((limit) => this.turns.store.removeExpiredRuns(now, limit), PAGE);
+      if (removed > 0) this.turns.logger.debug({ removed }, "expired message logs removed");
+    } catch (error) {
+      this.turns.logger.warn({ err: error }, "could not sweep message logs");
+    }
+  }
+}

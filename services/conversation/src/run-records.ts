@@ -1,0 +1,171 @@
+/**
+ * A message's run as the store keeps it (message-runs.ts): the events of its log encoded, its end and how long it
+ * is kept, and a background message's state read from it.
+ */
+import { IDEMPOTENCY_KEY_TTL_MS } from "@agentry/core";
+import { AppError, type ErrorCode } from "@agentry/errors";
+import { type ReplyRecord, replyOfTurn, type StreamEvent } from "./service.js";
+import type { RunEnd, RunEvent, RunRecord, TurnRecord } from "./store/types.js";
+
+/**
+ * How long at least a failed background message's state is kept after it ended, though its events go after the
+ * retention: as long as its Idempotency-Key would be, so that a caller that comes back for it within the day is
+ * told that it failed and why, not that there is no such message.
+ */
+const FAILED_STATE_MS = IDEMPOTENCY_KEY_TTL_MS;
+
+export type FailedEvent = { type: "failed"; code: ErrorCode; message: string };
+/** One event of a message's log: what a stream sends, or its failure. */
+export type LogEvent = StreamEvent | FailedEvent;
+export interface LoggedEvent {
+  seq: number;
+  event: LogEvent;
+}
+
+/** A background message's state (decisions.md, "Idempotency, background messages, ..."). */
+export interface BackgroundState {
+  id: string;
+  agentId: string;
+  userId: string | undefined;
+  roomId: string | undefined;
+  status: "pending" | "completed" | "failed";
+  reply: ReplyRecord | null;
+  error: { code: ErrorCode; message: string } | null;
+}
+
+/** How a run ends that its process left pending when it stopped. */
+export const ABANDONED = new AppError(
+  "AGENT_UNAVAILABLE",
+  "The message was interrupted: the service generating its reply stopped. Send it again.",
+);
+
+/** The event a log ends with. */
+export type TerminalEvent = Extract<LogEvent, { type: "completed" | "failed" }>;
+
+export function terminal(event: LogEvent): event is TerminalEvent {
+  return event.type === "completed" || event.type === "failed";
+}
+
+export function failedEvent(error: AppError): FailedEvent {
+  return { type: "failed", code: error.code, message: error.message };
+}
+
+/**
+ * A run's end as the store keeps it, given its terminal event: its status, its error, the event's data (`result`,
+ * given when already encoded) and when it is over (`endTimes`).
+ */
+export function runEnd(
+  event: TerminalEvent,
+  retentionMs: number,
+  background: boolean,
+  result = encodeEvent(0, event).data,
+): RunEnd {
+  const failed = event.type === "failed";
+  const status = failed ? "failed" : "completed";
+  return {
+    status,
+    errorCode: failed ? event.code : null,
+    errorMessage: failed ? event.message : null,
+    result,
+    ...endTimes(retentionMs, background, status),
+  };
+}
+
+export function failure(event: FailedEvent): AppError {
+  return new AppError(event.code, event.message);
+}
+
+export function expired(record: RunRecord): boolean {
+  return record.expiresAt !== null && Date.parse(record.expiresAt) <= Date.now();
+}
+
+export function forgotten(record: RunRecord): boolean {
+  return record.keptUntil !== null && Date.parse(record.keptUntil) <= Date.now();
+}
+
+/**
+ * When a run ending now is over, its events expire and its record is forgotten: the events after `retentionMs`;
+ * the record with them, but a failed background message's after FAILED_STATE_MS if that is longer, its state
+ * being what its caller reads.
+ */
+function endTimes(
+  retentionMs: number,
+  background: boolean,
+  status: RunEnd["status"],
+): Pick<RunEnd, "endedAt" | "expiresAt" | "keptUntil"> {
+  const endedAt = Date.now();
+  const expiresAt = new Date(endedAt + retentionMs).toISOString();
+  const kept = background && status === "failed" ? Math.max(retentionMs, FAILED_STATE_MS) : retentionMs;
+  return {
+    endedAt: new Date(endedAt).toISOString(),
+    expiresAt,
+    keptUntil: new Date(endedAt + kept).toISOString(),
+  };
+}
+
+/**
+ * The state of a background message whose run is gone, from its stored reply (a completed one's reply is stored
+ * for as long as its conversation is); null for any other message.
+ */
+export function storedBackground(turn: TurnRecord): BackgroundState | null {
+  if (!turn.background) return null;
+  const reply = replyOfTurn(turn);
+  return {
+    id: turn.id,
+    agentId: turn.agentId,
+    userId: reply.userId,
+    roomId: reply.roomId,
+    status: "completed",
+    reply,
+    error: null,
+  };
+}
+
+export function abandoned(record: RunRecord): boolean {
+  return record.status === "pending" && Date.parse(record.deadlineAt) < Date.now();
+}
+
+/**
+ * An event as the log keeps it: started `{messageId, agentId, userId, roomId}`, delta `{text}`, tool.call
+ * `{id, name, arguments}`, tool.result `{call}` (the call with its outcome), completed the reply (createdAt as
+ * ISO 8601), failed `{code, message}`.
+ */
+export function encodeEvent(seq: number, event: LogEvent): RunEvent {
+  const { type, ...data } = event;
+  if (event.type === "completed") {
+    return {
+      seq,
+      type,
+      data: JSON.stringify({ ...event.reply, createdAt: event.reply.createdAt.toISOString() }),
+    };
+  }
+  return { seq, type, data: JSON.stringify(data) };
+}
+
+export function decodeEvent(event: RunEvent): LogEvent {
+  const data = JSON.parse(event.data);
+  switch (event.type) {
+    case "started":
+      return {
+        type: "started",
+        messageId: data.messageId,
+        agentId: data.agentId,
+        userId: data.userId ?? undefined,
+        roomId: data.roomId ?? undefined,
+      };
+    case "delta":
+      return { type: "delta", text: data.text };
+    case "tool.call":
+      return { type: "tool.call", id: data.id, name: data.name, arguments: data.arguments };
+    case "tool.result":
+      return { type: "tool.result", call: data.call };
+    case "completed":
+      return { type: "completed", reply: decodeReply(data) };
+    case "failed":
+      return { type: "failed", code: data.code, message: data.message };
+  }
+}
+
+export function decodeReply(data: Omit<ReplyRecord, "createdAt"> & { createdAt: string }): ReplyRecord {
+  return { ...data, createdAt: new Date(data.createdAt) };
+}

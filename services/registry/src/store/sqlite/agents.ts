@@ -1,0 +1,417 @@
+import { SizedLru } from "@agentry/core";
+import { AppError } from "@agentry/errors";
+import { type GroupCommit, watchOtherConnections } from "@agentry/sqlite";
+import type Database from "better-sqlite3";
+import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "../events.js";
+import { agentAsCreated } from "../idempotency.js";
+import { fts5Query } from "../knowledge.js";
+import { applyAgentPatch } from "../patch.js";
+import { assertAgentQuota } from "../quota.js";
+import { applyHealthReport, newAgent } from "../status.js";
+import type {
+  AgentFields,
+  AgentPatch,
+  AgentRecord,
+  AgentSortField,
+  AgentStatus,
+  AgentStore,
+  CreateUnderKey,
+  KeyedCreate,
+  ListAgentsQuery,
+  Page,
+  StatusReason,
+} from "../types.js";
+import { type sqliteAccounts, toAccount } from "./accounts.js";
+import type { sqliteIdempotency } from "./idempotency.js";
+import type { sqliteOutbox } from "./outbox.js";
+import { now, preparer } from "./shared.js";
+
+interface AgentRow {
+  id: string;
+  account_id: string;
+  name: string;
+  bio: string;
+  personality: string;
+  knowledge: string;
+  goals: string;
+  clients: string;
+  settings: string;
+  model_provider: string | null;
+  model: string | null;
+  plugins: string;
+  status: AgentStatus;
+  status_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Named parameters of the agent statements, one per column. */
+interface AgentBind {
+  id: string;
+  accountId: string;
+  name: string;
+  bio: string;
+  personality: string;
+  knowledge: string;
+  goals: string;
+  clients: string;
+  settings: string;
+  modelProvider: string | null;
+  model: string | null;
+  plugins: string;
+  status: AgentStatus;
+  statusReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const SORT_COLUMN: Record<AgentSortField, string> = {
+  createdAt: "created_at",
+  name: "name",
+  status: "status",
+};
+
+/**
+ * Characters of agent rows the store keeps from recent reads (about 16 MB of memory at most): thousands of
+ * ordinary agents, or a few of the largest; the least recently read is dropped first.
+ */
+const AGENT_ROW_CACHE_CHARS = 8 * 1024 * 1024;
+
+/** The characters of a row's text columns: what keeping it costs, give or take a few bytes per column. */
+function rowChars(row: AgentRow): number {
+  let chars = 0;
+  for (const value of Object.values(row)) if (typeof value === "string") chars += value.length;
+  return chars;
+}
+
+function toAgent(row: AgentRow): AgentRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    bio: JSON.parse(row.bio),
+    personality: JSON.parse(row.personality),
+    knowledge: JSON.parse(row.knowledge),
+    goals: JSON.parse(row.goals),
+    clients: JSON.parse(row.clients),
+    settings: JSON.parse(row.settings),
+    modelProvider: row.model_provider,
+    model: row.model,
+    plugins: JSON.parse(row.plugins),
+    status: row.status,
+    statusReason: row.status_reason === null ? null : (JSON.parse(row.status_reason) as StatusReason),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function agentBind(agent: AgentRecord): AgentBind {
+  return {
+    id: agent.id,
+    accountId: agent.accountId,
+    name: agent.name,
+    bio: JSON.stringify(agent.bio),
+    personality: JSON.stringify(agent.personality),
+    knowledge: JSON.stringify(agent.knowledge),
+    goals: JSON.stringify(agent.goals),
+    clients: JSON.stringify(agent.clients),
+    settings: JSON.stringify(agent.settings),
+    modelProvider: agent.modelProvider,
+    model: agent.model,
+    plugins: JSON.stringify(agent.plugins),
+    status: agent.status,
+    statusReason: agent.statusReason === null ? null : JSON.stringify(agent.statusReason),
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+  };
+}
+
+interface ListBind {
+  accountId: string;
+  status: string | null;
+  limit: number;
+  offset: number;
+}
+
+function listKey(sortBy: AgentSortField, order: "asc" | "desc", filtered: boolean): string {
+  return `${sortBy}:${order}:${filtered ? "status" : "all"}`;
+}
+
+/**
+ * Agents, their secrets and the index of their knowledge. A create checks the account's quota (`accountById`),
+ * and every write emits its event (`emit`), in the write's transaction; a create under an Idempotency-Key writes
+ * the key's record in it too (`underKey`, `completeIdempotencyKey`).
+ */
+export function sqliteAgents(
+  db: Database.Database,
+  group: GroupCommit,
+  { accountById }: Pick<ReturnType<typeof sqliteAccounts>, "accountById">,
+  { emit }: Pick<ReturnType<typeof sqliteOutbox>, "emit">,
+  {
+    underKey,
+    completeIdempotencyKey,
+  }: Pick<ReturnType<typeof sqliteIdempotency>, "underKey" | "completeIdempotencyKey">,
+): AgentStore {
+  const prepare = preparer(db);
+  // One statement per sort and per "filtered or not", so each can use its index (see the migrations). They read
+  // the page's ids only: the rows come from the store's cache of agent rows, the missing ones in one more query.
+  const list = new Map<string, Database.Statement<[ListBind], string>>();
+  for (const sortBy of Object.keys(SORT_COLUMN) as AgentSortField[]) {
+    for (const order of ["asc", "desc"] as const) {
+      for (const filtered of [false, true]) {
+        const where = filtered ? "account_id = @accountId AND status = @status" : "account_id = @accountId";
+        const column = SORT_COLUMN[sortBy];
+        list.set(
+          listKey(sortBy, order, filtered),
+          prepare<[ListBind], string>(
+            `SELECT id FROM agents WHERE ${where}
+             ORDER BY ${column} ${order}, id ${order} LIMIT @limit OFFSET @offset`,
+          ).pluck(),
+        );
+      }
+    }
+  }
+  const sql = {
+    list,
+    agent: prepare<[string, string], AgentRow>("SELECT * FROM agents WHERE account_id = ? AND id = ?"),
+    agentsByIds: prepare<[string, string], AgentRow>(
+      "SELECT * FROM agents WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+    ),
+    // Kept by triggers in every write's transaction (migration 5): a row or three, whatever the account's size.
+    countAgents: prepare<[string], number>(
+      "SELECT coalesce(sum(n), 0) FROM agent_counts WHERE account_id = ?",
+    ).pluck(),
+    countAgentsWithStatus: prepare<[string, string], number>(
+      "SELECT coalesce(sum(n), 0) FROM agent_counts WHERE account_id = ? AND status = ?",
+    ).pluck(),
+    insertAgent: prepare<[AgentBind]>(
+      `INSERT INTO agents (id, account_id, name, bio, personality, knowledge, goals, clients, settings,
+         model_provider, model, plugins, status, status_reason, created_at, updated_at)
+       VALUES (@id, @accountId, @name, @bio, @personality, @knowledge, @goals, @clients, @settings,
+         @modelProvider, @model, @plugins, @status, @statusReason, @createdAt, @updatedAt)`,
+    ),
+    updateAgent: prepare<[AgentBind]>(
+      `UPDATE agents SET name = @name, bio = @bio, personality = @personality, knowledge = @knowledge,
+         goals = @goals, clients = @clients, settings = @settings, model_provider = @modelProvider,
+         model = @model, plugins = @plugins, status = @status, status_reason = @statusReason,
+         updated_at = @updatedAt
+       WHERE account_id = @accountId AND id = @id`,
+    ),
+    deleteAgent: prepare<[string, string]>("DELETE FROM agents WHERE account_id = ? AND id = ?"),
+
+    agentExists: prepare<[string, string], number>(
+      "SELECT 1 FROM agents WHERE account_id = ? AND id = ?",
+    ).pluck(),
+    putSecret: prepare<[string, string, string, string]>(
+      `INSERT INTO agent_secrets (agent_id, name, sealed, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (agent_id, name) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at`,
+    ),
+    secrets: prepare<[string], { name: string; updated_at: string }>(
+      "SELECT name, updated_at FROM agent_secrets WHERE agent_id = ? ORDER BY name",
+    ),
+    sealedSecrets: prepare<[string], { name: string; sealed: string }>(
+      "SELECT name, sealed FROM agent_secrets WHERE agent_id = ?",
+    ),
+    deleteSecret: prepare<[string, string]>("DELETE FROM agent_secrets WHERE agent_id = ? AND name = ?"),
+    searchKnowledge: prepare<[string, number], { position: number; text: string }>(
+      `SELECT e.position AS position, e.text AS text FROM knowledge_index
+       JOIN knowledge_entries AS e ON e.id = knowledge_index.rowid
+       WHERE knowledge_index MATCH ? ORDER BY bm25(knowledge_index), e.position LIMIT ?`,
+    ),
+  };
+
+  // The rows of recently read agents, so that reading one again (every GET of it, every message to it) costs no
+  // query: a row is dropped when this store changes the agent, and all of them whenever another connection (a
+  // process sharing the file) has committed since the last look.
+  const agentRows = new SizedLru<string, AgentRow>(AGENT_ROW_CACHE_CHARS);
+  const othersCommitted = watchOtherConnections(db);
+  /** The account's agent's row if the cache has it; `forgetIfStale` first, once per read. */
+  const cachedRow = (accountId: string, id: string): AgentRow | undefined => {
+    const cached = agentRows.get(id);
+    return cached?.account_id === accountId ? cached : undefined;
+  };
+  const forgetIfStale = () => {
+    if (othersCommitted()) agentRows.clear();
+  };
+  const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
+    forgetIfStale();
+    const cached = cachedRow(accountId, id);
+    if (cached) return cached;
+    const row = sql.agent.get(accountId, id);
+    if (row) agentRows.set(id, row, rowChars(row));
+    return row;
+  };
+  /** The rows of `ids` in their order, from the cache where it has them and in one query for the others. */
+  const pageRows = (accountId: string, ids: readonly string[]): AgentRow[] => {
+    forgetIfStale();
+    const rows = ids.map((id) => cachedRow(accountId, id));
+    const missing = ids.filter((_, i) => rows[i] === undefined);
+    if (missing.length > 0) {
+      const read = new Map<string, AgentRow>();
+      for (const row of sql.agentsByIds.all(accountId, JSON.stringify(missing))) {
+        read.set(row.id, row);
+        agentRows.set(row.id, row, rowChars(row));
+      }
+      ids.forEach((id, i) => {
+        rows[i] ??= read.get(id);
+      });
+    }
+    return rows.filter((row): row is AgentRow => row !== undefined);
+  };
+  /** Runs a write of one agent; its cached row goes once it is done, whatever the outcome. */
+  const changingAgent = async <T>(id: string, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } finally {
+      agentRows.delete(id);
+    }
+  };
+
+  const insertAgent = (accountId: string, fields: AgentFields): AgentRecord => {
+    const account = accountById.get(accountId);
+    if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
+    assertAgentQuota(toAccount(account), sql.countAgents.get(accountId) ?? 0);
+    const agent = newAgent(accountId, fields, now());
+    sql.insertAgent.run(agentBind(agent));
+    emit(agentCreated(agent));
+    return agent;
+  };
+
+  const createAgent = db.transaction(
+    (accountId: string, fields: AgentFields, idempotencyKeyHash: string | undefined): AgentRecord => {
+      const agent = insertAgent(accountId, fields);
+      if (idempotencyKeyHash) completeIdempotencyKey.run(201, null, agent.id, accountId, idempotencyKeyHash);
+      return agent;
+    },
+  );
+
+  const createAgentUnderKey = db.transaction(
+    (accountId: string, fields: AgentFields, key: CreateUnderKey): KeyedCreate<AgentRecord> =>
+      underKey(
+        accountId,
+        key,
+        () => {
+          const agent = insertAgent(accountId, fields);
+          return { created: agent, record: agent };
+        },
+        (made) =>
+          agentAsCreated(made, accountId, fields, (id) => {
+            const agent = readAgentRow(accountId, id);
+            return agent ? toAgent(agent) : null;
+          }),
+      ),
+  );
+
+  const listAgents = db.transaction((accountId: string, query: ListAgentsQuery): Page<AgentRecord> => {
+    const { status } = query;
+    const statement = sql.list.get(listKey(query.sortBy, query.order, status !== undefined));
+    if (!statement) throw new Error(`unsupported sort ${query.sortBy} ${query.order}`);
+    const offset = (query.page - 1) * query.limit;
+    const ids = statement.all({ accountId, status: status ?? null, limit: query.limit, offset });
+    const total =
+      (status === undefined
+        ? sql.countAgents.get(accountId)
+        : sql.countAgentsWithStatus.get(accountId, status)) ?? 0;
+    return { items: pageRows(accountId, ids).map(toAgent), total };
+  });
+
+  const updateAgent = db.transaction((accountId: string, id: string, patch: AgentPatch) => {
+    const row = sql.agent.get(accountId, id);
+    if (!row) return null;
+    const before = toAgent(row);
+    const after = applyAgentPatch(before, patch, now());
+    sql.updateAgent.run(agentBind(after));
+    emit(agentUpdated(before, after));
+    return after;
+  });
+
+  const reportAgentHealth = db.transaction(
+    (accountId: string, id: string, failure: StatusReason | null): AgentRecord | null => {
+      const row = sql.agent.get(accountId, id);
+      if (!row) return null;
+      const before = toAgent(row);
+      const after = applyHealthReport(before, failure, now());
+      if (!after) return before;
+      sql.updateAgent.run(agentBind(after));
+      emit(agentStatusChanged(before, after));
+      return after;
+    },
+  );
+
+  const deleteAgent = db.transaction((accountId: string, id: string): boolean => {
+    // Its secrets (foreign key) and knowledge index (trigger) go with it; other stores purge their data from
+    // agent.deleted.
+    const { changes } = sql.deleteAgent.run(accountId, id);
+    if (changes === 0) return false;
+    emit(agentDeleted(accountId, id));
+    return true;
+  });
+
+  return {
+    async createAgent(accountId, fields, options) {
+      return group.run(() => createAgent(accountId, fields, options?.idempotencyKeyHash));
+    },
+    async createAgentUnderKey(accountId, fields, key) {
+      return group.run(() => createAgentUnderKey(accountId, fields, key));
+    },
+    async getAgent(accountId, id) {
+      const row = readAgentRow(accountId, id);
+      return row ? toAgent(row) : null;
+    },
+    async listAgents(accountId, query) {
+      // A read transaction, so the page and the total come from one snapshot.
+      return listAgents.deferred(accountId, query);
+    },
+    async updateAgent(accountId, id, patch) {
+      return changingAgent(id, () => group.run(() => updateAgent(accountId, id, patch)));
+    },
+    async reportAgentHealth(accountId, id, failure) {
+      return changingAgent(id, () => group.run(() => reportAgentHealth(accountId, id, failure)));
+    },
+    async deleteAgent(accountId, id) {
+      return changingAgent(id, () => group.run(() => deleteAgent(accountId, id)));
+    },
+
+    async putAgentSecret(accountId, agentId, name, sealed) {
+      const put = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        const updatedAt = now();
+        sql.putSecret.run(agentId, name, sealed, updatedAt);
+        return { name, updatedAt };
+      });
+      return group.run(put);
+    },
+    async listAgentSecrets(accountId, agentId) {
+      const list = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        return sql.secrets.all(agentId).map((row) => ({ name: row.name, updatedAt: row.updated_at }));
+      });
+      return list();
+    },
+    async deleteAgentSecret(accountId, agentId, name) {
+      const remove = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        return sql.deleteSecret.run(agentId, name).changes > 0;
+      });
+      return group.run(remove);
+    },
+    async sealedAgentSecrets(accountId, agentId, names) {
+      const read = db.transaction(() => {
+        if (!sql.agentExists.get(accountId, agentId)) return null;
+        const wanted = new Set(names);
+        const found: Record<string, string> = {};
+        for (const row of sql.sealedSecrets.all(agentId))
+          if (wanted.has(row.name)) found[row.name] = row.sealed;
+        return found;
+      });
+      return read();
+    },
+    async searchKnowledge(accountId, agentId, words, limit) {
+      if (!readAgentRow(accountId, agentId)) return null;
+      if (words.length === 0) return [];
+      return sql.searchKnowledge
+        .all(fts5Query(agentId, words), limit)
+        .map((row) => ({ index: row.position, text: row.text }));
+    },
+  };
+}
