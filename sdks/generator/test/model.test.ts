@@ -183,6 +183,7 @@ describe("model", () => {
     expect(model.types.some((t) => t.name === "CharacterFile")).toBe(false);
     expect(importing.queryParameters.map((p) => [p.name, p.type, p.default])).toEqual([
       ["dryRun", { kind: "boolean" }, false],
+      ["useDefaultModel", { kind: "boolean" }, false],
     ]);
     expect(importing.response).toMatchObject({
       status: 201,
