@@ -406,7 +406,8 @@ func (v *AgentSettings) UnmarshalJSON(data []byte) error {
 // that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The
 // agent's `status` reflects its own model only.
 type AgentSettingsFallbacksItem struct {
-	// A provider this deployment serves, as for the agent's own `modelProvider`.
+	// A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+	// tried, it fails as `MODEL_ERROR` and the next fallback is tried.
 	ModelProvider ModelProvider `json:"modelProvider"`
 
 	// The model, as the provider names it. Unset or `null`: the provider's default.

@@ -97,7 +97,8 @@ export const GenerationSettings = z
       .array(
         z.strictObject({
           modelProvider: z.enum(PROVIDER_NAMES).meta({
-            description: "A provider this deployment serves, as for the agent's own `modelProvider`.",
+            description:
+              "A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when tried, it fails as `MODEL_ERROR` and the next fallback is tried.",
           }),
           model: z
             .string()

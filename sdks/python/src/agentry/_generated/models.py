@@ -433,7 +433,9 @@ class AgentSettingsFallbacksItem:
     """
 
     model_provider: ModelProvider
-    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+    """A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+    tried, it fails as `MODEL_ERROR` and the next fallback is tried.
+    """
     model: Optional[str] = None
     """The model, as the provider names it. Unset or `null`: the provider's default."""
 
@@ -456,7 +458,9 @@ class AgentSettingsFallbacksItem:
 
 class _AgentSettingsFallbacksItemParamRequired(TypedDict):
     modelProvider: ModelProvider
-    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+    """A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+    tried, it fails as `MODEL_ERROR` and the next fallback is tried.
+    """
 
 
 class AgentSettingsFallbacksItemParam(_AgentSettingsFallbacksItemParamRequired, total=False):

@@ -332,7 +332,8 @@ module Agentry
     # `status` reflects its own model only.
     class AgentSettingsFallbacksItem < Agentry::Model
       # @!attribute [r] model_provider
-      #   A provider this deployment serves, as for the agent's own `modelProvider`. One of `openai`,
+      #   A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted;
+      #   when tried, it fails as `MODEL_ERROR` and the next fallback is tried. One of `openai`,
       #   `anthropic`, `local` (Models::ModelProvider).
       #   @return [String]
       field :model_provider, "modelProvider", :string, required: true
