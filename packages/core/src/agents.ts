@@ -19,7 +19,8 @@ export function isProviderName(value: string): value is ProviderName {
  * message to such an agent.
  */
 export const PROVIDER_SETUP: Record<ProviderName, string> = {
-  openai: "OPENAI_API_KEY (or OPENAI_BASE_URL, for an OpenAI-compatible server such as Ollama, vLLM or LM Studio)",
+  openai:
+    "OPENAI_API_KEY (or OPENAI_BASE_URL, for an OpenAI-compatible server such as Ollama, vLLM or LM Studio)",
   anthropic: "ANTHROPIC_API_KEY",
   local: "LOCAL_ENABLED=true (or leave LOCAL_ENABLED unset)",
 };
