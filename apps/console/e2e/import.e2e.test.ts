@@ -140,4 +140,16 @@ describe("importing an elizaOS character in the console", () => {
     await preview.waitFor({ state: "detached" });
     expect((await agents()).length).toBe(before);
   });
+
+  it("shows the warning of an agent created in the form with a provider not configured here", async () => {
+    await page.goto(`${server.url}/console/agents/new`);
+    await page.getByLabel("Name").fill("Sorrel");
+    await page.getByLabel("Model provider").selectOption("anthropic");
+    await page.getByRole("button", { name: "Create agent" }).click();
+    const shown = page.getByRole("region", { name: "Warnings of this save" });
+    await shown.getByRole("listitem").filter({ hasText: "ANTHROPIC_API_KEY" }).waitFor();
+    expect((await agents()).find((agent) => agent.name === "Sorrel")).toMatchObject({
+      modelProvider: "anthropic",
+    });
+  });
 });

@@ -2,7 +2,15 @@ import { useEffect, useId, useRef, useState } from "preact/hooks";
 import type { Agent, AgentStatus } from "../agents-api";
 import { api, type FieldIssue, type Pagination } from "../api";
 import { navigate } from "../router";
-import { ConfirmButton, ErrorMessage, formatTime, Link, TableScroll, useAction } from "../widgets/common";
+import {
+  ConfirmButton,
+  ErrorMessage,
+  formatTime,
+  Link,
+  TableScroll,
+  useAction,
+  Warnings,
+} from "../widgets/common";
 
 const PAGE_SIZE = 10;
 
@@ -177,22 +185,6 @@ export function AgentsPage() {
         <p class="muted small">{pagination.total} agent(s)</p>
       ) : null}
     </>
-  );
-}
-
-/** The warnings of a write, by field: what was kept but will not act. */
-function Warnings({ title, warnings }: { title: string; warnings: FieldIssue[] }) {
-  return (
-    <section class="warnings" aria-label={title}>
-      <h3>{title}</h3>
-      <ul>
-        {warnings.map((warning) => (
-          <li key={`${warning.field}:${warning.issue}`}>
-            <code>{warning.field}</code> {warning.issue}
-          </li>
-        ))}
-      </ul>
-    </section>
   );
 }
 
