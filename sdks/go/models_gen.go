@@ -124,8 +124,10 @@ const (
 )
 
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
-// resolved when a message is sent. A deployment may serve only some of these; the others are refused with
-// `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
+// resolved when a message is sent. Every provider this server has a client for is accepted, configured here
+// or not; one with no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the
+// variable to set, and messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is
+// refused with `400`.
 type ModelProvider string
 
 // The values of ModelProvider.
@@ -404,7 +406,8 @@ func (v *AgentSettings) UnmarshalJSON(data []byte) error {
 // that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The
 // agent's `status` reflects its own model only.
 type AgentSettingsFallbacksItem struct {
-	// A provider this deployment serves, as for the agent's own `modelProvider`.
+	// A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+	// tried, it fails as `MODEL_ERROR` and the next fallback is tried.
 	ModelProvider ModelProvider `json:"modelProvider"`
 
 	// The model, as the provider names it. Unset or `null`: the provider's default.
@@ -566,6 +569,10 @@ type CharacterAgentSettings struct {
 type CharacterAgentrySettings struct {
 	// The agent's `modelProvider`; preferred to a top-level `modelProvider`.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
+
+	// The agent uses the server's default provider and model; `settings.model` is then the one its file named,
+	// kept in `personality.sourceModel`. Always true.
+	DefaultModel *bool `json:"defaultModel,omitzero"`
 
 	// The agent's `goals`.
 	Goals []string `json:"goals,omitzero"`
@@ -830,8 +837,10 @@ type CreateAgentParams struct {
 	Settings *AgentSettings `json:"settings,omitzero"`
 
 	// The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-	// message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
-	// document it serves at `/v1/openapi.json` lists only the ones it serves.
+	// message is sent. Every provider this server has a client for is accepted, configured here or not; one with
+	// no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the variable to set,
+	// and messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is refused with
+	// `400`.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
 
 	// The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed. Unset: the
@@ -1281,8 +1290,9 @@ type UpdateAgentParams struct {
 	// keys are kept as given.
 	Settings *AgentSettings `json:"settings,omitzero"`
 
-	// The AI model provider; `null` resets it to the server's default. Only the providers the deployment serves
-	// are accepted. Sent without `model`, it is checked with the agent's current model.
+	// The AI model provider; `null` resets it to the server's default. As on create, a provider with no
+	// configuration here is written with a warning. Sent without `model`, it is checked with the agent's current
+	// model.
 	ModelProvider Nullable[ModelProvider] `json:"modelProvider,omitzero"`
 
 	// The model to use; `null` resets it to the provider's default. It must be one the provider serves, as on

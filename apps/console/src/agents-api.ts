@@ -59,7 +59,8 @@ export function namesOfPattern(pattern: string): string[] {
 }
 
 /**
- * The providers (and models) this deployment serves, read from the OpenAPI document it publishes at
+ * The providers an agent may name (every one the server has a client for; one not configured here is taken with a
+ * warning) and the models of those that serve only some, read from the OpenAPI document it publishes at
  * `/v1/openapi.json`: its agent request schema lists them.
  */
 export async function providerChoices(): Promise<ProviderChoices> {

@@ -34,6 +34,8 @@ export interface Pagination {
 export interface ApiResult<T> {
   data: T;
   pagination?: Pagination;
+  /** What was written but will not act (an import's plugins kept disabled, a provider not configured here). */
+  warnings?: FieldIssue[];
 }
 
 /** The rate-limit bucket with the least left, as the latest response reported it. */
@@ -134,8 +136,12 @@ export async function api<T>(
   options: RequestOptions = {},
 ): Promise<ApiResult<T>> {
   const response = await send(method, path, options);
-  const envelope = (await response.json()) as { data: T; pagination?: Pagination };
-  return { data: envelope.data, ...(envelope.pagination ? { pagination: envelope.pagination } : {}) };
+  const envelope = (await response.json()) as { data: T; pagination?: Pagination; warnings?: FieldIssue[] };
+  return {
+    data: envelope.data,
+    ...(envelope.pagination ? { pagination: envelope.pagination } : {}),
+    ...(envelope.warnings ? { warnings: envelope.warnings } : {}),
+  };
 }
 
 export async function errorOf(response: Response): Promise<ApiError> {

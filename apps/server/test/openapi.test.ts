@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ACCEPTED_MODEL_PROVIDERS } from "@agentry/characters";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import { type Scope, sha256Hex } from "@agentry/core";
 import { ROUTES } from "@agentry/gateway";
@@ -482,7 +481,8 @@ describe("agents", () => {
       ["createAgent", { name: "a", modelProvider: "local", model: "gpt-4o" }, false],
       ["createAgent", { name: "a", modelProvider: "local", model: " SmolLM2-135M-Instruct " }, true],
       ["createAgent", { name: "a", modelProvider: "local" }, true],
-      ["createAgent", { name: "a", modelProvider: "anthropic" }, false],
+      ["createAgent", { name: "a", modelProvider: "anthropic" }, true],
+      ["createAgent", { name: "a", modelProvider: "llama_local" }, false],
       ["createAgent", { name: "a", model: "any-model-at-all" }, true],
       ["updateAgent", { modelProvider: "local", model: "gpt-4o" }, false],
       ["updateAgent", { modelProvider: "local", model: null }, true],
@@ -996,7 +996,7 @@ describe("character files", () => {
       [{ name: "a", knowledge: Array(101).fill({ path: "p" }) }, false],
       [{ name: "a", lore: Array(1001).fill("l") }, false],
       [{ name: "a", modelProvider: "bedrock" }, false],
-      [{ name: "a", modelProvider: "anthropic" }, false],
+      [{ name: "a", modelProvider: "anthropic" }, true],
       [{ name: "a", modelProvider: "llama_local" }, true],
       [{ name: "a", modelProvider: "llama_local", settings: { model: "gpt-4o" } }, false],
       [{ name: "a", modelProvider: "llama_local", settings: { model: " SmolLM2-135M-Instruct " } }, true],
@@ -1011,7 +1011,8 @@ describe("character files", () => {
         true,
       ],
       [{ name: "a", settings: { model: "any-model-at-all" } }, true],
-      [{ name: "a", settings: { agentry: { modelProvider: "anthropic" } } }, false],
+      [{ name: "a", settings: { agentry: { modelProvider: "anthropic" } } }, true],
+      [{ name: "a", settings: { agentry: { modelProvider: "llama_local" } } }, false],
       [{ name: "a", knowledge: [{ shared: true }] }, false],
       [{ name: "a", knowledge: [{ directory: "d" }, "fact"] }, true],
       [{ name: "a", messageExamples: [[{ content: { text: "x" } }]] }, false],
@@ -1049,21 +1050,18 @@ describe("character files", () => {
     }
   });
 
-  it("names a provider the deployment does not serve as the file does, and says which it serves", async () => {
+  it("takes a provider the deployment has no configuration for, warning at the path the file names it", async () => {
     const res = await call("importCharacter", { body: { name: "a", modelProvider: "anthropic" } });
-    const served = ACCEPTED_MODEL_PROVIDERS.filter((name) => name !== "anthropic");
-    expect((res.body as { error: { details: unknown[] } }).error.details).toEqual([
-      {
-        field: "modelProvider",
-        issue: `must be one of the providers this deployment serves: ${served.join(", ")}`,
-      },
+    expect(res.status).toBe(201);
+    expect((res.body as { warnings: unknown[] }).warnings).toEqual([
+      { field: "modelProvider", issue: expect.stringMatching(/ANTHROPIC_API_KEY/) },
     ]);
     const agentry = await call("importCharacter", {
       body: { name: "a", settings: { agentry: { modelProvider: "anthropic" } } },
     });
-    expect((agentry.body as { error: { details: { field: string }[] } }).error.details[0]!.field).toBe(
-      "settings.agentry.modelProvider",
-    );
+    expect((agentry.body as { warnings: { field: string }[] }).warnings).toEqual([
+      { field: "settings.agentry.modelProvider", issue: expect.stringMatching(/ANTHROPIC_API_KEY/) },
+    ]);
   });
 });
 

@@ -13,6 +13,23 @@ export function isProviderName(value: string): value is ProviderName {
   return (PROVIDER_NAMES as readonly string[]).includes(value);
 }
 
+/**
+ * What a deployment sets so that a provider is configured there (decisions.md, "Providers named but not
+ * configured here"): named in the warning of a write naming an unconfigured provider and in the MODEL_ERROR of a
+ * message to such an agent.
+ */
+export const PROVIDER_SETUP: Record<ProviderName, string> = {
+  openai:
+    "OPENAI_API_KEY (or OPENAI_BASE_URL, for an OpenAI-compatible server such as Ollama, vLLM or LM Studio)",
+  anthropic: "ANTHROPIC_API_KEY",
+  local: "LOCAL_ENABLED=true (or leave LOCAL_ENABLED unset)",
+};
+
+/** The warning of an agent write whose `modelProvider` is one this deployment has no configuration for. */
+export function unconfiguredProviderIssue(name: ProviderName): string {
+  return `${name} is not configured on this server: the agent is kept, and its messages fail with MODEL_ERROR until ${PROVIDER_SETUP[name]} is set`;
+}
+
 /** Bounds of an agent's fields. */
 export const AGENT_BOUNDS = {
   /** Characters once surrounding whitespace is trimmed. */

@@ -399,6 +399,12 @@ const RESULT_TYPE_NAMES: Record<string, { name: string; data: string }> = {
 };
 
 /**
+ * Envelopes whose members beside `data` are advice (`warnings` of an agent write naming a provider not configured
+ * on the server): the SDKs return the `data` alone, so that creating and updating an agent answer the agent.
+ */
+const ADVISORY_ENVELOPES = new Set(["AgentWriteResponse"]);
+
+/**
  * Names of string enums, by the field that holds them. Enums are matched by their values, so every field with the
  * values of `status` on Agent gets the same named enum; sets not listed stay inline.
  */
@@ -949,7 +955,7 @@ class ModelBuilder {
     const properties = asObject(envelope.properties, `${operationId}: envelope properties`);
     const data = asObject(properties.data, `${operationId}: data`);
     const others = Object.keys(properties).filter((key) => key !== "success" && key !== "data");
-    if (paged || others.length === 0) {
+    if (paged || others.length === 0 || ADVISORY_ENVELOPES.has(name)) {
       return { data: this.#type(data, `${name}.data`), field: "data", dataAs: undefined };
     }
     const { name: resultName, data: dataAs } = RESULT_TYPE_NAMES[name] ?? {

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import { ApiError } from "../api";
+import { ApiError, type FieldIssue } from "../api";
 import { BASE, onLinkClick } from "../router";
 
 export function Link({
@@ -263,5 +263,21 @@ export function AllOrSome({
         </div>
       )}
     </fieldset>
+  );
+}
+
+/** The warnings of a write, by field: what was kept but will not act. */
+export function Warnings({ title, warnings }: { title: string; warnings: FieldIssue[] }) {
+  return (
+    <section class="warnings" aria-label={title}>
+      <h3>{title}</h3>
+      <ul>
+        {warnings.map((warning) => (
+          <li key={`${warning.field}:${warning.issue}`}>
+            <code>{warning.field}</code> {warning.issue}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }

@@ -127,8 +127,9 @@ withheld content) or `other`.
 
 ModelProvider = Literal["openai", "anthropic", "local"]
 """The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
-document it serves at `/v1/openapi.json` lists only the ones it serves.
+message is sent. Every provider this server has a client for is accepted, configured here or not; one with no
+configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the variable to set, and
+messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is refused with `400`.
 """
 
 
@@ -432,7 +433,9 @@ class AgentSettingsFallbacksItem:
     """
 
     model_provider: ModelProvider
-    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+    """A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+    tried, it fails as `MODEL_ERROR` and the next fallback is tried.
+    """
     model: Optional[str] = None
     """The model, as the provider names it. Unset or `null`: the provider's default."""
 
@@ -455,7 +458,9 @@ class AgentSettingsFallbacksItem:
 
 class _AgentSettingsFallbacksItemParamRequired(TypedDict):
     modelProvider: ModelProvider
-    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+    """A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+    tried, it fails as `MODEL_ERROR` and the next fallback is tried.
+    """
 
 
 class AgentSettingsFallbacksItemParam(_AgentSettingsFallbacksItemParamRequired, total=False):
@@ -777,6 +782,10 @@ class CharacterAgentrySettings:
 
     model_provider: Optional[ModelProvider] = None
     """The agent's `modelProvider`; preferred to a top-level `modelProvider`."""
+    default_model: Optional[bool] = None
+    """The agent uses the server's default provider and model; `settings.model` is then the one its file named,
+    kept in `personality.sourceModel`.
+    """
     goals: Optional[List[str]] = None
     """The agent's `goals`."""
     clients: Optional[List[Union[str, ClientIntegration]]] = None
@@ -796,6 +805,7 @@ class CharacterAgentrySettings:
         """Reads the JSON object the API sends."""
         return cls(
             model_provider=data.get("modelProvider"),
+            default_model=data.get("defaultModel"),
             goals=None if data.get("goals") is None else list(data["goals"]),
             clients=None if data.get("clients") is None else [ClientIntegration.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["clients"]],
             plugins=None if data.get("plugins") is None else [PluginConfig.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["plugins"]],
@@ -808,6 +818,8 @@ class CharacterAgentrySettings:
         out: Dict[str, Any] = {}
         if self.model_provider is not None:
             out["modelProvider"] = self.model_provider
+        if self.default_model is not None:
+            out["defaultModel"] = self.default_model
         if self.goals is not None:
             out["goals"] = list(self.goals)
         if self.clients is not None:

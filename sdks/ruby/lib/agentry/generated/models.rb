@@ -82,8 +82,10 @@ module Agentry
     end
 
     # The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved
-    # when a message is sent. A deployment may serve only some of these; the others are refused with
-    # `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
+    # when a message is sent. Every provider this server has a client for is accepted, configured here or
+    # not; one with no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming
+    # the variable to set, and messages to the agent fail with `502 MODEL_ERROR` until it is set. Any
+    # other value is refused with `400`.
     module ModelProvider
       OPENAI = "openai"
       ANTHROPIC = "anthropic"
@@ -330,7 +332,8 @@ module Agentry
     # `status` reflects its own model only.
     class AgentSettingsFallbacksItem < Agentry::Model
       # @!attribute [r] model_provider
-      #   A provider this deployment serves, as for the agent's own `modelProvider`. One of `openai`,
+      #   A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted;
+      #   when tried, it fails as `MODEL_ERROR` and the next fallback is tried. One of `openai`,
       #   `anthropic`, `local` (Models::ModelProvider).
       #   @return [String]
       field :model_provider, "modelProvider", :string, required: true
@@ -587,6 +590,12 @@ module Agentry
       #   `anthropic`, `local` (Models::ModelProvider).
       #   @return [String]
       field :model_provider, "modelProvider", :string
+
+      # @!attribute [r] default_model
+      #   The agent uses the server's default provider and model; `settings.model` is then the one its file
+      #   named, kept in `personality.sourceModel`.
+      #   @return [true]
+      field :default_model, "defaultModel", :boolean
 
       # @!attribute [r] goals
       #   The agent's `goals`.
