@@ -28,7 +28,7 @@ import type { HandlerInput, Route } from "./table.js";
 
 /**
  * An enabled plugin must be one this deployment installs, and its config must pass the plugin's schema; a disabled
- * one is kept as given (decisions.md, "Plugins and tools").
+ * one is kept as given (docs/api/plugins-and-tools.md, "Agents' plugins").
  */
 function checkPlugins(input: HandlerInput, plugins: readonly unknown[] | undefined): void {
   if (!plugins) return;

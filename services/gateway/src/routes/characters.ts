@@ -70,7 +70,7 @@ function disableMisconfiguredPlugins(catalogue: Catalogue, agent: AgentFields, w
 }
 
 /**
- * `POST /v1/agents/import`: an elizaOS character file becomes an agent (decisions.md, "Character files"). The
+ * `POST /v1/agents/import`: an elizaOS character file becomes an agent (docs/api/character-files.md, "Import"). The
  * file's problems are all reported at once by JSON path; then, as on create, its provider and model must be ones
  * this deployment serves. Plugins the catalogue has are enabled; others, and those whose config their plugin's
  * schema refuses, are kept disabled, with a warning.
