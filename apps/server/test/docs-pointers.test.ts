@@ -1,6 +1,16 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  AGENT_BOUNDS,
+  FALLBACK_MAX_ITEMS,
+  GENERATION_BOUNDS,
+  MESSAGE_BOUNDS,
+  SCOPES,
+  TIER_DEFAULTS,
+  WEBHOOK_BOUNDS,
+} from "@agentry/core";
+import { ERROR_CODES, httpStatusOf } from "@agentry/errors";
 import { describe, expect, it } from "vitest";
 
 /*
@@ -154,5 +164,58 @@ describe("the API's rules in docs/api", () => {
     const pages = files.filter((file) => file.startsWith("docs/api/") && file !== "docs/api/README.md");
     const unlisted = pages.filter((file) => !index.includes(`](${file.slice("docs/api/".length)})`));
     expect(unlisted).toEqual([]);
+  });
+
+  it("state the codes, scopes, limits and bounds the code enforces", () => {
+    const section = (path: string, title: string) => {
+      const text = page(path) ?? "";
+      const start = text.indexOf(`## ${title}\n`);
+      expect(start, `${path} has a section "${title}"`).toBeGreaterThanOrEqual(0);
+      const end = text.indexOf("\n## ", start + 1);
+      return text.slice(start, end === -1 ? undefined : end);
+    };
+    const number = (value: number) => value.toLocaleString("en-US");
+
+    const codes = section("docs/api/errors-and-status-codes.md", "Status codes per error code");
+    for (const code of ERROR_CODES) {
+      const row = codes
+        .split("\n")
+        .find((line) => line.startsWith("|") && new RegExp(`\\b${code}\\b`).test(line));
+      expect(row, `a row for ${code}`).toBeDefined();
+      expect(row?.split("|")[2]?.trim(), `the status of ${code}`).toBe(String(httpStatusOf(code)));
+    }
+
+    const scopes = section("docs/api/auth-keys-and-scopes.md", "Scopes");
+    for (const scope of SCOPES) expect(scopes).toContain(`| \`${scope}\` |`);
+
+    const plans = section("docs/api/limits-and-quotas.md", "Plans and limits").replace(/\s+/g, " ");
+    for (const [name, value] of Object.entries(TIER_DEFAULTS.standard)) {
+      expect(plans).toContain(`\`${name}\` ${number(value)}`);
+    }
+    expect(plans).toContain(`(pro ${TIER_DEFAULTS.pro.requestsPerMinute})`);
+
+    const fields = section("docs/api/agents.md", "Fields and bounds").replace(/\s+/g, " ");
+    expect(fields).toContain(`\`name\`: 1 to ${number(AGENT_BOUNDS.nameMaxLength)} characters`);
+    expect(fields).toContain(`at most ${number(AGENT_BOUNDS.arrayMaxItems)} items`);
+    expect(fields).toContain(`at most ${number(AGENT_BOUNDS.stringItemMaxLength)} characters`);
+    expect(fields).toContain(`\`model\` is 1 to ${number(AGENT_BOUNDS.modelMaxLength)} characters`);
+    expect(fields).toContain(`\`text\` is 1 to ${number(MESSAGE_BOUNDS.textMaxLength)} characters`);
+    expect(fields).toContain(`\`roomId\` 1 to ${number(MESSAGE_BOUNDS.idMaxLength)}`);
+    const { temperature, maxTokens, maxToolSteps } = GENERATION_BOUNDS;
+    expect(fields).toContain(`\`temperature\` a number from ${temperature.min} to ${temperature.max}`);
+    expect(fields).toContain(
+      `\`maxTokens\` an integer from ${maxTokens.min} to ${number(maxTokens.max)} (default ${number(maxTokens.default)})`,
+    );
+    expect(section("docs/api/plugins-and-tools.md", "Tools in a turn")).toContain(
+      `(${maxToolSteps.min} to ${maxToolSteps.max}, default ${maxToolSteps.default};`,
+    );
+    expect(section("docs/api/messages-and-streams.md", "Fallbacks")).toContain(
+      `at most ${FALLBACK_MAX_ITEMS},`,
+    );
+
+    const endpoints = section("docs/api/webhooks.md", "Endpoints").replace(/\s+/g, " ");
+    expect(endpoints).toContain(`At most ${WEBHOOK_BOUNDS.maxPerAccount} endpoints per account`);
+    expect(endpoints).toContain(`\`url\` is at most ${number(WEBHOOK_BOUNDS.urlMaxLength)} characters`);
+    expect(endpoints).toContain(`\`description\` at most ${number(WEBHOOK_BOUNDS.descriptionMaxLength)}`);
   });
 });
