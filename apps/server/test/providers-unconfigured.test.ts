@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
 
 /*
- * decisions.md, "Providers named but not configured here", on a server with no provider keys: an agent may name
+ * docs/api/providers.md, "Choosing a provider and model", on a server with no provider keys: an agent may name
  * a hosted provider, with a warning, and a message to it fails with 502 MODEL_ERROR naming the variable to set,
  * putting the agent in `error` however the message was sent.
  */

@@ -1,5 +1,5 @@
 /**
- * Rules of the agent and message contract (decisions.md, "Field shapes and sizes" and "Providers"), held once
+ * Rules of the agent and message contract (docs/api/agents.md, "Fields and bounds"; docs/api/providers.md), held once
  * for everything that enforces or documents them: the gateway's validation and OpenAPI document, the registry,
  * and the conversation service.
  */
@@ -14,9 +14,9 @@ export function isProviderName(value: string): value is ProviderName {
 }
 
 /**
- * What a deployment sets so that a provider is configured there (decisions.md, "Providers named but not
- * configured here"): named in the warning of a write naming an unconfigured provider and in the MODEL_ERROR of a
- * message to such an agent.
+ * What a deployment sets so that a provider is configured there (docs/api/providers.md, "Choosing a provider and
+ * model"): named in the warning of a write naming an unconfigured provider and in the MODEL_ERROR of a message to
+ * such an agent.
  */
 export const PROVIDER_SETUP: Record<ProviderName, string> = {
   openai:
@@ -65,7 +65,7 @@ export function exceedsCharacters(text: string, max: number): boolean {
 export const GENERATION_BOUNDS = {
   temperature: { min: 0, max: 2 },
   maxTokens: { min: 1, max: 8192, default: 1024 },
-  /** Rounds of tool calls in one turn (decisions.md, "Plugins and tools"); 0 offers the model no tools. */
+  /** Rounds of tool calls in one turn (docs/api/plugins-and-tools.md, "Tools in a turn"); 0 offers the model no tools. */
   maxToolSteps: { min: 0, max: 20, default: 5 },
 } as const;
 
@@ -123,7 +123,7 @@ export interface FallbackChoice {
 
 /**
  * `settings.fallbacks`: at most this many `{modelProvider, model?}`, tried in order when the agent's own model fails
- * with a 503-class error (decisions.md, "Idempotency, background messages, resumable streams, fallbacks").
+ * with a 503-class error (docs/api/messages-and-streams.md, "Fallbacks").
  */
 export const FALLBACK_MAX_ITEMS = 3;
 
@@ -174,7 +174,7 @@ export function fallbackChoices(settings: Readonly<Record<string, unknown>> | un
 }
 
 /**
- * `settings.secrets` is write-only (decisions.md, "Character files"): stored for the agent, never part of any read,
+ * `settings.secrets` is write-only (docs/api/agents.md, "Record"): stored for the agent, never part of any read,
  * event or export, so a key pasted into a character file cannot leak back out through the API.
  */
 export const SECRETS_SETTING = "secrets";

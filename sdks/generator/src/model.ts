@@ -85,7 +85,7 @@ export interface Parameter {
   default: string | number | boolean | undefined;
 }
 
-/** The request header that makes a write safe to retry (decisions.md, "Idempotency"). */
+/** The request header that makes a write safe to retry (docs/api/messages-and-streams.md, "Idempotency"). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 
 /** An error response an operation documents. */

@@ -45,7 +45,7 @@ export interface MessageInput {
   background?: boolean | undefined;
 }
 
-/** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
+/** The agent's complete reply (docs/api/messages-and-streams.md, "Reply": the non-stream reply `data`). */
 export interface ReplyRecord {
   id: string;
   agentId: string;

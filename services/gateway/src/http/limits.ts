@@ -29,7 +29,7 @@ export interface LimitsOptions {
 }
 
 /**
- * The buckets a request spends from (decisions.md, "Plans and limits"): the account's tier bucket, and the
+ * The buckets a request spends from (docs/api/limits-and-quotas.md, "Buckets"): the account's tier bucket, and the
  * endpoint's bucket, which for messages is the agent's own (keyed under the account, so no other account can
  * drain it). Limits come from the caller's principal, so a plan change applies as soon as the key's cache
  * entry is refreshed.

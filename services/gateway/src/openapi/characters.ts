@@ -9,7 +9,7 @@ import { type ComponentRegistry, convertSchema, type JsonSchema } from "./conver
 import type { OperationDoc } from "./operations.js";
 
 /*
- * The document's part for character files (decisions.md, "Character files"): the import and export operations,
+ * The document's part for character files (docs/api/character-files.md): the import and export operations,
  * the schema route, their component schemas, and the import schema's narrowing to what a deployment serves.
  */
 

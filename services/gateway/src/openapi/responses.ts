@@ -10,7 +10,7 @@ interface CodeDoc {
   metered: Metered;
 }
 
-/** When each error code is answered (decisions.md, "Status codes per error code"). */
+/** When each error code is answered (docs/api/errors-and-status-codes.md, "Status codes per error code"). */
 export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   INVALID_REQUEST: {
     when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update, a model provider or model this deployment does not serve, a webhook URL the service may not call, a test or redelivery to a disabled webhook endpoint. `details` names each field problem.",

@@ -32,7 +32,8 @@ import {
 } from "./convert.js";
 
 /*
- * The response bodies of the REST API (decisions.md, "Envelope", "Agent record", "Messages"). Request bodies
+ * The response bodies of the REST API (docs/api/errors-and-status-codes.md, "Envelope"; docs/api/agents.md,
+ * "Record"; docs/api/messages-and-streams.md, "Reply"). Request bodies
  * are the gateway's own validation schemas; the agent record reuses their field schemas, so a bound changes in
  * one place.
  */
@@ -465,7 +466,7 @@ const storedConversationPart = (what: string) =>
 const assistantOnly = "Assistant messages only.";
 
 /**
- * A stored message, either side of an exchange (decisions.md, "Conversation history"). The fields of the call
+ * A stored message, either side of an exchange (docs/api/history.md, "Stored messages"). The fields of the call
  * behind a reply are present on assistant messages only, so they are optional here rather than a second schema.
  */
 export const HistoryMessage = z

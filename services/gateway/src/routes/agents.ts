@@ -29,7 +29,7 @@ import type { HandlerInput, Route } from "./table.js";
 
 /**
  * An enabled plugin must be one this deployment installs, and its config must pass the plugin's schema; a disabled
- * one is kept as given (decisions.md, "Plugins and tools").
+ * one is kept as given (docs/api/plugins-and-tools.md, "Agents' plugins").
  */
 function checkPlugins(input: HandlerInput, plugins: readonly unknown[] | undefined): void {
   if (!plugins) return;
@@ -101,7 +101,7 @@ async function checkModelChoice(
 
 /**
  * An agent whose provider has no configuration here is written all the same, with a warning naming what to set
- * (decisions.md, "Providers named but not configured here"). While the conversation service has not answered,
+ * (docs/api/providers.md, "Choosing a provider and model"). While the conversation service has not answered,
  * which providers are configured is unknown, and there is no warning.
  */
 export async function providerWarnings(

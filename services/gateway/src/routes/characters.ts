@@ -68,11 +68,11 @@ function disableMisconfiguredPlugins(catalogue: Catalogue, agent: AgentFields, w
 }
 
 /**
- * `POST /v1/agents/import`: an elizaOS character file becomes an agent (decisions.md, "Character files"). The
+ * `POST /v1/agents/import`: an elizaOS character file becomes an agent (docs/api/character-files.md, "Import"). The
  * file's problems are all reported at once by JSON path; then, as on create, its model must be one its provider
  * serves, and a provider with no configuration here gives a warning. `useDefaultModel` leaves the provider and
- * model to the server's default, the file's kept for the export. Plugins the catalogue has are enabled; others, and those whose config their plugin's
- * schema refuses, are kept disabled, with a warning.
+ * model to the server's default, the file's kept for the export. Plugins the catalogue has are enabled; others,
+ * and those whose config their plugin's schema refuses, are kept disabled, with a warning.
  */
 async function importAgent(input: HandlerInput): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;

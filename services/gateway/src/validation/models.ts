@@ -74,8 +74,8 @@ export function needsStoredChoice(
 }
 
 /**
- * The warnings of a write that names a provider this server has a client for but no configuration (decisions.md,
- * "Providers named but not configured here"): the agent is kept, and the warning names what to set.
+ * The warnings of a write that names a provider this server has a client for but no configuration
+ * (docs/api/providers.md, "Choosing a provider and model"): the agent is kept, and the warning names what to set.
  */
 export function modelChoiceWarnings(served: ServedProviders, modelProvider: string | null): FieldIssue[] {
   if (modelProvider === null || !isProviderName(modelProvider) || servedProvider(served, modelProvider))
