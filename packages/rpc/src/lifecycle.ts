@@ -1,3 +1,4 @@
+import { ConfigError } from "@agentry/config";
 import { endLog, type Logger } from "@agentry/logging";
 import { type Metrics, type MetricsServer, startMetricsServer, type Tracing } from "@agentry/observability";
 
@@ -92,6 +93,21 @@ export async function serveUntilSignalled(options: ServeOptions): Promise<void> 
   process.on("SIGINT", stop);
   logger.info(listening, "listening");
   if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
+}
+
+/**
+ * For a deployable's `main().catch(...)`: what fails before it serves (a bad environment, a database it cannot
+ * open) stops the process with exit code 1 and one message on stderr, the configuration's one line or the stack.
+ */
+export function exitOnStartFailure(name: string): (error: unknown) => never {
+  return (error) => {
+    process.stderr.write(
+      error instanceof ConfigError
+        ? `${error.message}\n`
+        : `${name} failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+    process.exit(1);
+  };
 }
 
 /** Runs each step even when one before it failed (a failed store close still flushes telemetry); rethrows the first error. */

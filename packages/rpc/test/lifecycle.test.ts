@@ -13,6 +13,7 @@ interface Served {
   lines: Record<string, unknown>[];
   /** Resolves to the exit code once the process has ended. */
   exited: Promise<number | null>;
+  readonly stderr: string;
 }
 
 const children: ChildProcess[] = [];
@@ -21,19 +22,25 @@ afterEach(() => {
 });
 
 /** Starts the fixture as a process of its own and waits for its first line (listening, or failing to). */
-async function serve(mode: "clean" | "throws" | "hangs" | "busy"): Promise<Served> {
+async function serve(
+  mode: "clean" | "throws" | "hangs" | "busy" | "misconfigured" | "broken",
+): Promise<Served> {
   const child = spawn(
     process.execPath,
     ["--import", "tsx", join(import.meta.dirname, "fixtures", "serve.ts"), mode],
     {
       cwd: join(import.meta.dirname, ".."),
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["ignore", "pipe", "pipe"],
     },
   );
   children.push(child);
   // "close", not "exit": every line the process wrote has been read by then.
   const exited = once(child, "close").then(([code]) => code as number | null);
   const lines: Record<string, unknown>[] = [];
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
   const first = new Promise<void>((resolve) => {
     createInterface({ input: child.stdout! }).on("line", (line) => {
       lines.push(JSON.parse(line));
@@ -41,7 +48,14 @@ async function serve(mode: "clean" | "throws" | "hangs" | "busy"): Promise<Serve
     });
   });
   await Promise.race([first, exited]);
-  return { child, lines, exited };
+  return {
+    child,
+    lines,
+    exited,
+    get stderr() {
+      return stderr;
+    },
+  };
 }
 
 const messages = (served: Served) => served.lines.map((line) => line.msg);
@@ -97,5 +111,17 @@ describe("serveUntilSignalled", () => {
         err: expect.objectContaining({ code: "EADDRINUSE" }),
       }),
     ]);
+  });
+
+  it("stops a main that fails before serving with exit code 1 and one message: the configuration's line, or the stack", async () => {
+    const misconfigured = await serve("misconfigured");
+    expect(await misconfigured.exited).toBe(1);
+    expect(misconfigured.stderr).toBe("invalid configuration: PORT must be a number\n");
+
+    const broken = await serve("broken");
+    expect(await broken.exited).toBe(1);
+    expect(broken.stderr).toMatch(
+      /^lifecycle fixture failed to start: Error: the database could not be opened\n\s+at /,
+    );
   });
 });

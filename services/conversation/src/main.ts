@@ -1,4 +1,3 @@
-import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
 import { createGuardedFetch } from "@agentry/outbound";
@@ -6,7 +5,7 @@ import { publishWith } from "@agentry/outbox";
 import { Catalogue } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
 import { PluginService, WebhookService } from "@agentry/proto";
-import { createRpcServer, serveUntilSignalled } from "@agentry/rpc";
+import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { buildConversation } from "./build.js";
@@ -90,6 +89,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((error: unknown) => {
-  exitOnConfigError(error);
-});
+main().catch(exitOnStartFailure("conversation service"));

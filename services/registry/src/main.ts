@@ -1,9 +1,8 @@
-import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
 import { publishWith } from "@agentry/outbox";
 import { ConversationService, WebhookService } from "@agentry/proto";
-import { createRpcServer, serveUntilSignalled } from "@agentry/rpc";
+import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { loadServiceConfig } from "./config.js";
@@ -82,13 +81,4 @@ async function main(): Promise<void> {
   });
 }
 
-main()
-  .catch((error: unknown) => {
-    exitOnConfigError(error);
-  })
-  .catch((error: unknown) => {
-    process.stderr.write(
-      `registry failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-    process.exit(1);
-  });
+main().catch(exitOnStartFailure("registry"));

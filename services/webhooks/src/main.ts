@@ -1,7 +1,6 @@
-import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
-import { createRpcServer, serveUntilSignalled } from "@agentry/rpc";
+import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { loadConfig } from "./config.js";
 import { buildWebhooks } from "./webhooks.js";
 
@@ -49,13 +48,4 @@ async function main(): Promise<void> {
   });
 }
 
-main()
-  .catch((error: unknown) => {
-    exitOnConfigError(error);
-  })
-  .catch((error: unknown) => {
-    process.stderr.write(
-      `webhooks failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-    process.exit(1);
-  });
+main().catch(exitOnStartFailure("webhooks service"));
