@@ -15,10 +15,11 @@ export const DEFAULT_LOCAL_MAX_QUEUE = 8;
  */
 export const DEFAULT_LOCAL_REPLY_TIMEOUT_MS = 20_000;
 /**
- * The most tokens a local reply has when the agent sets no `settings.maxTokens`: what the default model
- * generates on two busy cores in well under DEFAULT_LOCAL_REPLY_TIMEOUT_MS (docs/benchmarks.md).
+ * The most tokens a local reply has when the agent sets no `settings.maxTokens`. On a 2-core machine with both
+ * cores busy the default model wrote a median 6.5 tokens/s (docs/benchmarks.md, "Local model under load"), so
+ * this many end about when the time limit would; most answers are shorter and end well before.
  */
-export const DEFAULT_LOCAL_MAX_TOKENS = 256;
+export const DEFAULT_LOCAL_MAX_TOKENS = 128;
 
 export interface LocalProviderOptions {
   /** LOCAL_MODEL_PATH, or the model directory where the default model is cached and fetched to. */
