@@ -93,8 +93,9 @@ const (
 	ErrorCodeAgentUnavailable     ErrorCode = "AGENT_UNAVAILABLE"
 )
 
-// FinishReason is: Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached),
-// `content_filter` (the provider withheld content) or `other`.
+// FinishReason is: Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or,
+// on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+// withheld content) or `other`.
 type FinishReason string
 
 // The values of FinishReason.
@@ -364,7 +365,8 @@ type AgentSettings struct {
 	// Sampling temperature, 0 to 2. Unset or `null`: the provider's default.
 	Temperature Nullable[float64] `json:"temperature,omitzero"`
 
-	// The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
+	// The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024, or the deployment's `LOCAL_MAX_TOKENS`
+	// (128 by default) on the `local` provider.
 	MaxTokens Nullable[int] `json:"maxTokens,omitzero"`
 
 	// The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last round the
@@ -512,8 +514,9 @@ type BackgroundMessage struct {
 	// The provider that answered.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
 
-	// Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-	// provider withheld content) or `other`.
+	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+	// content) or `other`.
 	FinishReason *FinishReason `json:"finishReason,omitzero"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.
@@ -1157,8 +1160,9 @@ type Reply struct {
 	// The provider that answered.
 	ModelProvider ModelProvider `json:"modelProvider"`
 
-	// Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-	// provider withheld content) or `other`.
+	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+	// content) or `other`.
 	FinishReason FinishReason `json:"finishReason"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.

@@ -1401,6 +1401,45 @@ describe("service routes and route-level errors", () => {
     expectMatches(components.MethodNotAllowed as Json, wrong, "MethodNotAllowed");
   });
 
+  it("lists in Allow exactly the documented methods of every path, for OPTIONS and for every other method", async () => {
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      // A parameter's value that no literal path uses, so the request is for this path and no other.
+      const concrete = path.replace(/\{[^}]+\}/g, "p-sample");
+      const documented = Object.keys(item)
+        .filter((method) => METHODS.includes(method))
+        .map((method) => method.toUpperCase());
+      const expected = [...documented, ...(documented.includes("GET") ? ["HEAD"] : [])].sort();
+      const allow = (res: { headers: Headers }) =>
+        (res.headers.get("allow") ?? "")
+          .split(",")
+          .map((method) => method.trim())
+          .filter(Boolean)
+          .sort();
+      const options = await h.request("OPTIONS", concrete, { key: tenant.key });
+      if (options.status !== 200 || allow(options).join() !== expected.join()) {
+        wrong.push(`OPTIONS ${concrete}: ${options.status}, Allow ${allow(options).join(", ")}`);
+      }
+      for (const method of ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"]) {
+        if (expected.includes(method)) continue;
+        const res = await h.request(method, concrete, { key: tenant.key });
+        if (res.status !== 405 || allow(res).join() !== expected.join()) {
+          wrong.push(`${method} ${concrete}: ${res.status}, Allow ${allow(res).join(", ")}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    // The literal path is its own, not an agent's: an agent's methods are not offered on it.
+    const importing = await h.request("OPTIONS", "/v1/agents/import", { key: tenant.key });
+    expect(importing.headers.get("allow")).toBe("POST");
+    const get = await h.request<{ error: { code: string; message: string } }>("GET", "/v1/agents/import", {
+      key: tenant.key,
+    });
+    expect(get.status).toBe(405);
+    expect(get.body.error.code).toBe("METHOD_NOT_ALLOWED");
+    expect(get.body.error.message).toBe("GET is not allowed on /v1/agents/import; allowed: POST.");
+  });
+
   it("reuses a caller's X-Request-Id exactly when it matches the documented pattern", async () => {
     const header = resolve((doc.components as { headers: Json }).headers["X-Request-Id"]);
     const pattern = /`(\^[^`]+\$)`/.exec(header.description as string)![1]!;

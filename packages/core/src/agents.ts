@@ -57,7 +57,8 @@ export function exceedsCharacters(text: string, max: number): boolean {
 /**
  * Agent `settings` that tune generation, and their bounds:
  * - `settings.temperature`: number from 0 to 2 inclusive; unset leaves the provider's default.
- * - `settings.maxTokens`: integer from 1 to 8192 inclusive, the most tokens a reply may have; default 1024.
+ * - `settings.maxTokens`: integer from 1 to 8192 inclusive, the most tokens a reply may have; default 1024 (the
+ *   local model has its own, lower default: LOCAL_MAX_TOKENS).
  * - `settings.fallbacks`: the models to answer with when the agent's own fails (`fallbackIssues`).
  * - `settings.maxToolSteps`: rounds of tool calls in one turn; `settings.toolChoice`: whether the first must call one.
  * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.

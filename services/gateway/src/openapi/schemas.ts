@@ -78,7 +78,7 @@ export const GenerationSettings = z
       .nullable()
       .optional()
       .meta({
-        description: `The most tokens a reply may have, ${GENERATION_BOUNDS.maxTokens.min} to ${GENERATION_BOUNDS.maxTokens.max}. Unset or \`null\`: ${GENERATION_BOUNDS.maxTokens.default}.`,
+        description: `The most tokens a reply may have, ${GENERATION_BOUNDS.maxTokens.min} to ${GENERATION_BOUNDS.maxTokens.max}. Unset or \`null\`: ${GENERATION_BOUNDS.maxTokens.default}, or the deployment's \`LOCAL_MAX_TOKENS\` (128 by default) on the \`local\` provider.`,
       }),
     maxToolSteps: z
       .number()
@@ -251,7 +251,7 @@ export const Reply = z
     modelProvider: z.enum(PROVIDER_NAMES).meta({ description: "The provider that answered." }),
     finishReason: z.enum(FINISH_REASONS).meta({
       description:
-        "Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the provider withheld content) or `other`.",
+        "Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content) or `other`.",
     }),
     usage: Usage.meta({ description: "Tokens used, as the provider reported them; zeros when it did not." }),
     latencyMs: z

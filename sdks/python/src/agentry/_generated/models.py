@@ -120,8 +120,9 @@ ErrorCode = Literal[
 
 
 FinishReason = Literal["stop", "length", "content_filter", "other"]
-"""Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the provider
-withheld content) or `other`.
+"""Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content)
+or `other`.
 """
 
 
@@ -359,7 +360,9 @@ class AgentSettings:
     temperature: Optional[float] = None
     """Sampling temperature, 0 to 2. Unset or `null`: the provider's default."""
     max_tokens: Optional[int] = None
-    """The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024."""
+    """The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024, or the deployment's `LOCAL_MAX_TOKENS`
+    (128 by default) on the `local` provider.
+    """
     max_tool_steps: Optional[int] = None
     """The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last round the
     model answers without tools, so the turn ends in text. Unset or `null`: 5.
@@ -412,15 +415,16 @@ AgentSettingsParam = Mapping[str, Any]
 """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other keys
 are kept as given. Keys are the API's JSON names. Any keys; those with a meaning: `temperature` (Sampling
 temperature, 0 to 2. Unset or `null`: the provider's default.), `maxTokens` (The most tokens a reply may have,
-1 to 8192. Unset or `null`: 1024.), `maxToolSteps` (The most rounds of tool calls in one turn, 0 to 20 (0
-offers the model no tools). After the last round the model answers without tools, so the turn ends in text.
-Unset or `null`: 5.), `toolChoice` (`required`: the model must call one of the agent's tools in the turn's
-first round (OpenAI's `tool_choice: required`, Anthropic's `tool_choice: any`, and for the local model a call
-its grammar forces); later rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers
-no tools. Unset or `null`: `auto`.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's
-own fails with a 503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and
-`model` name the one that answered, and usage counts it. When every one fails, the agent's own failure is the
-answer. The agent's `status` reflects its own model only.).
+1 to 8192. Unset or `null`: 1024, or the deployment's `LOCAL_MAX_TOKENS` (128 by default) on the `local`
+provider.), `maxToolSteps` (The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools).
+After the last round the model answers without tools, so the turn ends in text. Unset or `null`: 5.),
+`toolChoice` (`required`: the model must call one of the agent's tools in the turn's first round (OpenAI's
+`tool_choice: required`, Anthropic's `tool_choice: any`, and for the local model a call its grammar forces);
+later rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers no tools. Unset or
+`null`: `auto`.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's own fails with a
+503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and `model` name the one
+that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The agent's
+`status` reflects its own model only.).
 """
 
 
@@ -628,8 +632,9 @@ class BackgroundMessage:
     model_provider: Optional[ModelProvider] = None
     """The provider that answered."""
     finish_reason: Optional[FinishReason] = None
-    """Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-    provider withheld content) or `other`.
+    """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+    provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+    content) or `other`.
     """
     usage: Optional[Usage] = None
     """Tokens used, as the provider reported them; zeros when it did not."""
@@ -1733,8 +1738,9 @@ class Reply:
     model_provider: ModelProvider
     """The provider that answered."""
     finish_reason: FinishReason
-    """Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-    provider withheld content) or `other`.
+    """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+    provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+    content) or `other`.
     """
     usage: Usage
     """Tokens used, as the provider reported them; zeros when it did not."""

@@ -70,8 +70,9 @@ module Agentry
       ].freeze
     end
 
-    # Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-    # provider withheld content) or `other`.
+    # Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
+    # `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+    # withheld content) or `other`.
     module FinishReason
       STOP = "stop"
       LENGTH = "length"
@@ -299,7 +300,8 @@ module Agentry
       field :temperature, "temperature", [:nullable, :number]
 
       # @!attribute [r] max_tokens
-      #   The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
+      #   The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024, or the deployment's
+      #   `LOCAL_MAX_TOKENS` (128 by default) on the `local` provider.
       #   @return [Integer, nil]
       field :max_tokens, "maxTokens", [:nullable, :integer]
 
@@ -501,8 +503,9 @@ module Agentry
       field :model_provider, "modelProvider", :string
 
       # @!attribute [r] finish_reason
-      #   Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter`
-      #   (the provider withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
+      #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
+      #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
       #   (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string
@@ -1253,8 +1256,9 @@ module Agentry
       field :model_provider, "modelProvider", :string, required: true
 
       # @!attribute [r] finish_reason
-      #   Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter`
-      #   (the provider withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
+      #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
+      #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
       #   (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string, required: true
