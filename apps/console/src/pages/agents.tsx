@@ -92,7 +92,7 @@ export function AgentsPage() {
         <p>No agents{status ? ` with status ${status}` : ""} yet.</p>
       ) : (
         <TableScroll label="Agents">
-          <table>
+          <table class="stack">
             <caption class="visually-hidden">Agents</caption>
             <thead>
               <tr>
