@@ -256,3 +256,50 @@ describe("at 360 px wide", () => {
     }
   });
 });
+
+describe("notices, focus, addresses and error wording", () => {
+  it("clears an earlier success notice when a later save fails, and words the error before its code", async () => {
+    const agentId = await createAgent("Noticed");
+    await go(`/agents/${agentId}/edit`);
+    await page.getByLabel("Name").fill("Noticed again");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("Saved Noticed again.").waitFor();
+    await page.getByLabel("Settings (JSON)").fill('{"temperature": 7}');
+    await page.getByRole("button", { name: "Save changes" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    await expect(page.getByText("Saved Noticed again.").count()).resolves.toBe(0);
+    // What to do comes first; the code is a small reference after it.
+    expect(await alert.textContent()).toMatch(/^Correct the fields below/);
+    expect(await alert.locator("small").textContent()).toContain("INVALID_REQUEST");
+  });
+
+  it("moves focus to the list of keys after 'I have stored it' and after a revoke", async () => {
+    await go("/settings/api-keys");
+    await page.getByLabel("Name").fill("focus-key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByRole("button", { name: "I have stored it" }).click();
+    const focused = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? "");
+    await expect.poll(focused).toBe("Keys");
+    const row = page.getByRole("row").filter({ hasText: "focus-key" });
+    await row.getByRole("button", { name: /Revoke/ }).click();
+    await page
+      .getByRole("dialog", { name: "Revoke this key?" })
+      .getByRole("button", { name: "Revoke key" })
+      .click();
+    await row.waitFor({ state: "detached" });
+    await expect.poll(focused).toBe("Keys");
+    await page.getByText("Revoked key focus-key.").waitFor();
+  });
+
+  it("keeps the agents list's filter, sort and page in the address", async () => {
+    await go("/agents");
+    await page.getByLabel("Status").selectOption("active");
+    await page.getByLabel("Sort by").selectOption("name:asc");
+    await expect.poll(() => new URL(page.url()).search).toBe("?status=active&sort=name%3Aasc");
+    await page.reload();
+    await page.locator("main h1").waitFor();
+    await expect(page.getByLabel("Status").inputValue()).resolves.toBe("active");
+    await expect(page.getByLabel("Sort by").inputValue()).resolves.toBe("name:asc");
+  });
+});
