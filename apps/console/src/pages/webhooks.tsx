@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from "preact/hooks";
+import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import {
   AllOrSome,
@@ -49,6 +49,8 @@ export function WebhooksPage() {
   const [secret, setSecret] = useState<{ label: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState("");
+  /** When each endpoint was last sent a test event: its deliveries are watched for a while after. */
+  const [tested, setTested] = useState<Record<string, number>>({});
   const load = useAction(async () => {
     setWebhooks((await api<Webhook[]>("GET", "/v1/webhooks")).data);
   });
@@ -102,6 +104,7 @@ export function WebhooksPage() {
                     act.run(async () => {
                       await api("POST", `/v1/webhooks/${webhook.id}/test`);
                       setNotice(`Sent a webhook.test event to ${webhook.url}.`);
+                      setTested({ ...tested, [webhook.id]: Date.now() });
                       setOpen(webhook.id);
                     })
                   }
@@ -153,7 +156,9 @@ export function WebhooksPage() {
                   }}
                 />
               </div>
-              {open === webhook.id ? <Deliveries webhookId={webhook.id} /> : null}
+              {open === webhook.id ? (
+                <Deliveries webhookId={webhook.id} sentAt={tested[webhook.id] ?? 0} />
+              ) : null}
             </li>
           ))}
         </ul>
@@ -225,15 +230,43 @@ function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: st
   );
 }
 
-function Deliveries({ webhookId }: { webhookId: string }) {
+/** How long after a test event or a redelivery the log refreshes often, and how often; then while any is pending. */
+const WATCH_MS = 60_000;
+const WATCH_EVERY_MS = 2_000;
+const PENDING_EVERY_MS = 15_000;
+
+function Deliveries({ webhookId, sentAt }: { webhookId: string; sentAt: number }) {
   const pages = useCursorPages<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, {});
+  const [redeliveredAt, setRedeliveredAt] = useState(0);
+  const [, setSkipped] = useState(0);
+  // Once older pages are shown, a refresh (which starts from the first page) would take them away.
+  const olderShown = useRef(false);
   const redeliver = useAction(async (delivery: Delivery) => {
     await api("POST", `/v1/webhooks/${webhookId}/deliveries/${delivery.id}/redeliver`);
+    setRedeliveredAt(Date.now());
     await pages.load.run(true);
   });
   useEffect(() => {
+    olderShown.current = false;
     void pages.load.run(true);
   }, [webhookId]);
+  // The log follows attempts as they happen: often just after something was sent, then slowly while any is
+  // pending, and not at all in a hidden tab.
+  const watchedUntil = Math.max(sentAt, redeliveredAt) + WATCH_MS;
+  const pending = pages.items.some((delivery) => delivery.status === "pending");
+  useEffect(() => {
+    const every = Date.now() < watchedUntil ? WATCH_EVERY_MS : pending ? PENDING_EVERY_MS : 0;
+    if (every === 0) return;
+    const timer = setTimeout(() => {
+      if (document.visibilityState === "visible" && !olderShown.current && !pages.load.busy) {
+        void pages.load.run(true);
+      } else {
+        // Renders again, which arms the next check.
+        setSkipped((n) => n + 1);
+      }
+    }, every);
+    return () => clearTimeout(timer);
+  });
   return (
     <section aria-label="Deliveries">
       <div class="row">
@@ -292,7 +325,13 @@ function Deliveries({ webhookId }: { webhookId: string }) {
         </TableScroll>
       )}
       {pages.hasMore ? (
-        <button type="button" onClick={() => pages.load.run(false)}>
+        <button
+          type="button"
+          onClick={() => {
+            olderShown.current = true;
+            void pages.load.run(false);
+          }}
+        >
           Older deliveries
         </button>
       ) : null}
