@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -301,5 +303,37 @@ describe("notices, focus, addresses and error wording", () => {
     await page.locator("main h1").waitFor();
     await expect(page.getByLabel("Status").inputValue()).resolves.toBe("active");
     await expect(page.getByLabel("Sort by").inputValue()).resolves.toBe("name:asc");
+  });
+});
+
+describe("webhook deliveries", () => {
+  it("follow a test event's delivery to its end without a refresh", async () => {
+    // A receiver that takes a moment to answer, so that the log first shows the delivery unfinished.
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        received.push(req.url ?? "");
+        setTimeout(() => {
+          res.statusCode = 204;
+          res.end();
+        }, 1500);
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/slow-hook`;
+    try {
+      const created = await api("POST", "/v1/webhooks", { url, events: ["agent.created"] });
+      expect(created.status).toBe(201);
+      await go("/webhooks");
+      const card = page.getByRole("listitem").filter({ hasText: url });
+      await card.getByRole("button", { name: "Send test event" }).click();
+      const log = card.getByRole("region", { name: "Deliveries" });
+      await log.waitFor();
+      await log.getByText("succeeded", { exact: true }).waitFor({ timeout: 20_000 });
+      expect(received).toEqual(["/slow-hook"]);
+    } finally {
+      await new Promise((done) => receiver.close(done));
+    }
   });
 });
