@@ -51,22 +51,27 @@ export function WebhooksPage() {
   const [notice, setNotice] = useState("");
   /** When each endpoint was last sent a test event: its deliveries are watched for a while after. */
   const [tested, setTested] = useState<Record<string, number>>({});
+  const [editing, setEditing] = useState<string | null>(null);
   const load = useAction(async () => {
     setWebhooks((await api<Webhook[]>("GET", "/v1/webhooks")).data);
   });
   useEffect(() => {
     void load.run();
   }, []);
-  const act = useAction(async (run: () => Promise<void>) => run());
+  const act = useAction(async (run: () => Promise<void>) => {
+    // An earlier action's notice must not stand beside this one's error.
+    setNotice("");
+    await run();
+  });
 
   return (
     <>
       {secret ? (
         <SecretOnce label={secret.label} secret={secret.secret} onDone={() => setSecret(null)} />
       ) : (
-        <CreateWebhook
-          onCreated={(webhook, value) => {
-            setSecret({ label: `Signing secret of ${webhook.url}`, secret: value });
+        <EndpointForm
+          onSaved={(webhook, value) => {
+            setSecret({ label: `Signing secret of ${webhook.url}`, secret: value ?? "" });
             void load.run();
           }}
         />
@@ -113,6 +118,13 @@ export function WebhooksPage() {
                 </button>
                 <button
                   type="button"
+                  aria-expanded={editing === webhook.id}
+                  onClick={() => setEditing(editing === webhook.id ? null : webhook.id)}
+                >
+                  Edit<span class="visually-hidden"> {webhook.url}</span>
+                </button>
+                <button
+                  type="button"
                   aria-expanded={open === webhook.id}
                   onClick={() => setOpen(open === webhook.id ? null : webhook.id)}
                 >
@@ -156,6 +168,17 @@ export function WebhooksPage() {
                   }}
                 />
               </div>
+              {editing === webhook.id ? (
+                <EndpointForm
+                  webhook={webhook}
+                  onCancel={() => setEditing(null)}
+                  onSaved={(saved) => {
+                    setEditing(null);
+                    setNotice(`Saved the endpoint ${saved.url}.`);
+                    void load.run();
+                  }}
+                />
+              ) : null}
               {open === webhook.id ? (
                 <Deliveries webhookId={webhook.id} sentAt={tested[webhook.id] ?? 0} />
               ) : null}
@@ -167,23 +190,36 @@ export function WebhooksPage() {
   );
 }
 
-function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: string) => void }) {
+/** Adds an endpoint (its secret is shown once by the caller), or edits one through PATCH. */
+function EndpointForm({
+  webhook,
+  onSaved,
+  onCancel,
+}: {
+  webhook?: Webhook;
+  onSaved: (webhook: Webhook, secret?: string) => void;
+  onCancel?: () => void;
+}) {
   const id = useId();
-  const [url, setUrl] = useState("");
-  const [description, setDescription] = useState("");
-  const [all, setAll] = useState(true);
-  const [events, setEvents] = useState<string[]>([]);
-  const create = useAction(async () => {
-    const { data } = await api<Webhook & { secret: string }>("POST", "/v1/webhooks", {
-      body: {
-        url: url.trim(),
-        events: all ? ["*"] : events,
-        ...(description.trim() ? { description: description.trim() } : {}),
-      },
-    });
+  const [url, setUrl] = useState(webhook?.url ?? "");
+  const [description, setDescription] = useState(webhook?.description ?? "");
+  const [all, setAll] = useState(webhook ? webhook.events.includes("*") : true);
+  const [events, setEvents] = useState<string[]>(webhook?.events.filter((e) => e !== "*") ?? []);
+  const save = useAction(async () => {
+    const body = {
+      url: url.trim(),
+      events: all ? ["*"] : events,
+      ...(description.trim() || webhook?.description ? { description: description.trim() } : {}),
+    };
+    if (webhook) {
+      const { data } = await api<Webhook>("PATCH", `/v1/webhooks/${webhook.id}`, { body });
+      onSaved(data);
+      return;
+    }
+    const { data } = await api<Webhook & { secret: string }>("POST", "/v1/webhooks", { body });
     setUrl("");
     setDescription("");
-    onCreated(data, data.secret);
+    onSaved(data, data.secret);
   });
   return (
     <form
@@ -191,10 +227,10 @@ function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: st
       aria-labelledby={`${id}-title`}
       onSubmit={(event) => {
         event.preventDefault();
-        void create.run();
+        void save.run();
       }}
     >
-      <h2 id={`${id}-title`}>Add an endpoint</h2>
+      <h2 id={`${id}-title`}>{webhook ? "Edit endpoint" : "Add an endpoint"}</h2>
       <Field label="URL" id={`${id}-url`} hint="An https address reachable from the service.">
         <input
           id={`${id}-url`}
@@ -222,10 +258,17 @@ function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: st
         onAll={setAll}
         onChosen={setEvents}
       />
-      <ErrorMessage error={create.error} />
-      <button type="submit" class="primary" disabled={create.busy}>
-        Add endpoint
-      </button>
+      <ErrorMessage error={save.error} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={save.busy}>
+          {webhook ? "Save endpoint" : "Add endpoint"}
+        </button>
+        {onCancel ? (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
+      </div>
     </form>
   );
 }
