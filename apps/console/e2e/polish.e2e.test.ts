@@ -336,4 +336,27 @@ describe("webhook deliveries", () => {
       await new Promise((done) => receiver.close(done));
     }
   });
+
+  it("edits an endpoint's address, description and events in place", async () => {
+    const before = "http://127.0.0.1:9/before-edit";
+    const created = await api("POST", "/v1/webhooks", { url: before, events: ["*"] });
+    expect(created.status).toBe(201);
+    const webhookId = (created.body!.data as { id: string }).id;
+    await go("/webhooks");
+    const card = page.getByRole("listitem").filter({ hasText: before });
+    await card.getByRole("button", { name: /^Edit/ }).click();
+    const form = card.getByRole("form", { name: "Edit endpoint" });
+    await form.getByLabel("URL").fill("http://127.0.0.1:9/after-edit");
+    await form.getByLabel("Description (optional)").fill("Edited in the console");
+    await form.getByLabel("Every event type (including ones added later)").uncheck();
+    await form.getByLabel("agent.deleted").check();
+    await form.getByRole("button", { name: "Save endpoint" }).click();
+    await page.getByText("Saved the endpoint http://127.0.0.1:9/after-edit.").waitFor();
+    const stored = (await api("GET", `/v1/webhooks/${webhookId}`)).body!.data as Record<string, unknown>;
+    expect(stored).toMatchObject({
+      url: "http://127.0.0.1:9/after-edit",
+      description: "Edited in the console",
+      events: ["agent.deleted"],
+    });
+  });
 });
