@@ -52,7 +52,7 @@ async function createAgent(name: string): Promise<string> {
 
 beforeAll(async () => {
   server = await startServer();
-  // Every limit high but agent creation, which keeps the standard 10 a minute: the smallest bucket of a request.
+  // Every limit high but agent creation, which is 20 a minute: the smallest bucket of a request.
   const limits = [
     "requestsPerMinute",
     "listPerMinute",
@@ -69,7 +69,7 @@ beforeAll(async () => {
     "enterprise",
     ...limits.flatMap((name) => ["--limit", `${name}=100000`]),
     "--limit",
-    "createPerMinute=10",
+    "createPerMinute=20",
   ]);
   adminKey = (await server.cli(["keys", "create", "--account", ACCOUNT, "--name", "polish-admin"]))
     .trim()
@@ -122,8 +122,8 @@ describe("the rate-limit indicator", () => {
     });
     try {
       await page.getByRole("button", { name: "Create agent" }).click();
-      // The create answered 9 of the 10 creations a minute: that is the bucket shown, by name.
-      await page.getByText("9/10 agent creations left").waitFor();
+      // The create answered 19 of the 20 creations a minute: that is the bucket shown, by name.
+      await page.getByText("19/20 agent creations left").waitFor();
     } finally {
       release();
       await page.unrouteAll({ behavior: "wait" });
@@ -292,6 +292,18 @@ describe("notices, focus, addresses and error wording", () => {
     await row.waitFor({ state: "detached" });
     await expect.poll(focused).toBe("Keys");
     await page.getByText("Revoked key focus-key.").waitFor();
+  });
+
+  it("keeps the agent whose history is shown in the address", async () => {
+    const first = await createAgent("History first");
+    const second = await createAgent("History second");
+    await go(`/history?agent=${second}`);
+    await expect.poll(() => page.getByLabel("Agent").inputValue()).toBe(second);
+    await page.getByLabel("Agent").selectOption(first);
+    await expect.poll(() => new URL(page.url()).search).toBe(`?agent=${first}`);
+    await page.reload();
+    await page.locator("main h1").waitFor();
+    await expect.poll(() => page.getByLabel("Agent").inputValue()).toBe(first);
   });
 
   it("keeps the agents list's filter, sort and page in the address", async () => {
