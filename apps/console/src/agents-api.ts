@@ -1,4 +1,5 @@
 import { api } from "./api";
+import { openApiDocument } from "./schema-check";
 
 export type AgentStatus = "active" | "inactive" | "error";
 
@@ -64,11 +65,8 @@ export function namesOfPattern(pattern: string): string[] {
  * `/v1/openapi.json`: its agent request schema lists them.
  */
 export async function providerChoices(): Promise<ProviderChoices> {
-  const response = await fetch("/v1/openapi.json", { headers: { accept: "application/json" } });
-  if (!response.ok) return { providers: [], models: {} };
-  const doc = (await response.json()) as {
-    components?: { schemas?: Record<string, { properties?: Record<string, unknown>; allOf?: unknown[] }> };
-  };
+  const doc = await openApiDocument();
+  if (!doc) return { providers: [], models: {} };
   const schema = doc.components?.schemas?.CreateAgentRequest;
   const providers = enumOf(schema?.properties?.modelProvider);
   const models: Record<string, string[]> = {};

@@ -44,6 +44,8 @@ export interface RateLimit {
   remaining: number;
   /** Unix seconds at which the bucket is full again. */
   reset: number;
+  /** The bucket's name (`X-RateLimit-Bucket`: `requestsPerMinute`, `createPerMinute`, ...), when reported. */
+  bucket?: string;
 }
 
 type Listener<T> = (value: T) => void;
@@ -163,8 +165,14 @@ function noteRateLimit(headers: Headers): void {
   const limit = headers.get("x-ratelimit-limit");
   const remaining = headers.get("x-ratelimit-remaining");
   const reset = headers.get("x-ratelimit-reset");
+  const bucket = headers.get("x-ratelimit-bucket");
   if (limit === null || remaining === null) return;
-  rateLimit.set({ limit: Number(limit), remaining: Number(remaining), reset: Number(reset ?? 0) });
+  rateLimit.set({
+    limit: Number(limit),
+    remaining: Number(remaining),
+    reset: Number(reset ?? 0),
+    ...(bucket ? { bucket } : {}),
+  });
 }
 
 /** The session the console runs in. */

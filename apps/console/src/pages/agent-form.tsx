@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from "preact/hooks";
 import { type Agent, type AgentStatus, type ProviderChoices, providerChoices } from "../agents-api";
 import { api, type FieldIssue } from "../api";
 import { navigate } from "../router";
+import { checkRequest } from "../schema-check";
 import { ErrorMessage, Field, Link, useAction, Warnings } from "../widgets/common";
 import { ListEditor } from "../widgets/list-editor";
 import { type Entry, entriesOf, RecordEditor, recordOf } from "../widgets/record-editor";
@@ -110,18 +111,22 @@ export function AgentForm({ agentId }: { agentId?: string }) {
 
   const save = useAction(async () => {
     if (!draft) return;
+    // A notice of an earlier save must not stand beside this one's error.
+    setSaved("");
     const body = bodyOf(draft, original);
     if (agentId) {
       if (Object.keys(body).length === 0) {
         setSaved("Nothing changed.");
         return;
       }
+      await checkRequest("UpdateAgentRequest", body);
       const { data, warnings: written } = await api<Agent>("PATCH", `/v1/agents/${agentId}`, { body });
       setWarnings(written ?? []);
       setDraft(draftOf(data));
       setOriginal(draftOf(data));
       setSaved(`Saved ${data.name}.`);
     } else {
+      await checkRequest("CreateAgentRequest", body);
       const { data, warnings: written } = await api<Agent>("POST", "/v1/agents", { body });
       setWarnings(written ?? []);
       navigate(`/agents/${data.id}/edit`, { replace: true });

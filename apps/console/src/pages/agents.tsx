@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import type { Agent, AgentStatus } from "../agents-api";
-import { api, type FieldIssue, type Pagination } from "../api";
-import { navigate } from "../router";
+import { api, type FieldIssue, type Pagination, withQuery } from "../api";
+import { currentRoute, navigate } from "../router";
 import {
   ConfirmButton,
   ErrorMessage,
@@ -13,13 +13,29 @@ import {
 } from "../widgets/common";
 
 const PAGE_SIZE = 10;
+const STATUSES = ["active", "inactive", "error"] as const;
+const SORTS = ["createdAt:desc", "createdAt:asc", "name:asc", "name:desc", "status:asc"] as const;
+const DEFAULT_SORT = SORTS[0];
+
+/** The list's filter, sort and page as the address gives them (`?status=&sort=&page=`), unknown values ignored. */
+export function listStateOf(query: URLSearchParams): {
+  status: "" | AgentStatus;
+  sort: string;
+  page: number;
+} {
+  const status = STATUSES.find((s) => s === query.get("status")) ?? "";
+  const sort = SORTS.find((s) => s === query.get("sort")) ?? DEFAULT_SORT;
+  const page = Number(query.get("page"));
+  return { status, sort, page: Number.isInteger(page) && page >= 1 ? page : 1 };
+}
 
 /** Agents: the list with the API's status filter, sort and pages; status toggle, export, delete; import. */
 export function AgentsPage() {
   const id = useId();
-  const [status, setStatus] = useState<"" | AgentStatus>("");
-  const [sort, setSort] = useState("createdAt:desc");
-  const [page, setPage] = useState(1);
+  const [initial] = useState(() => listStateOf(currentRoute().query));
+  const [status, setStatus] = useState<"" | AgentStatus>(initial.status);
+  const [sort, setSort] = useState(initial.sort);
+  const [page, setPage] = useState(initial.page);
   const [agents, setAgents] = useState<Agent[] | null>(null);
   const [pagination, setPagination] = useState<Pagination | null>(null);
   const [notice, setNotice] = useState("");
@@ -34,9 +50,17 @@ export function AgentsPage() {
   });
   useEffect(() => {
     void load.run();
+    // Kept in the address, so that a reload, the back button or a shared link shows the same list.
+    const query = {
+      status,
+      sort: sort === DEFAULT_SORT ? undefined : sort,
+      page: page > 1 ? page : undefined,
+    };
+    if (currentRoute().path === "/agents") navigate(withQuery("/agents", query), { replace: true });
   }, [status, sort, page]);
 
   const toggle = useAction(async (agent: Agent) => {
+    setNotice("");
     const next = agent.status === "inactive" ? "active" : "inactive";
     await api("PATCH", `/v1/agents/${agent.id}`, { body: { status: next } });
     setNotice(`${agent.name} is now ${next}.`);
@@ -103,7 +127,7 @@ export function AgentsPage() {
         <p>No agents{status ? ` with status ${status}` : ""} yet.</p>
       ) : (
         <TableScroll label="Agents">
-          <table>
+          <table class="stack">
             <caption class="visually-hidden">Agents</caption>
             <thead>
               <tr>

@@ -26,14 +26,20 @@ export function Link({
   );
 }
 
-/** An error as the API worded it, with its field issues and request id, announced to screen readers. */
+/**
+ * An error as the API worded it (its message says what to do), with its field issues, announced to screen
+ * readers; the code and request id follow in small print, for a report to whoever runs the service.
+ */
 export function ErrorMessage({ error }: { error: unknown }) {
   if (error === null || error === undefined) return null;
   const api = error instanceof ApiError ? error : null;
   const message = api ? api.message : error instanceof Error ? error.message : String(error);
+  const reference = [
+    api && api.code !== "NETWORK_ERROR" ? api.code : null,
+    api?.requestId ? `request ${api.requestId}` : null,
+  ].filter((part) => part !== null);
   return (
     <div class="error" role="alert">
-      {api && api.code !== "NETWORK_ERROR" ? <strong>{api.code}: </strong> : null}
       {message}
       {api && api.details.length > 0 ? (
         <ul>
@@ -44,7 +50,7 @@ export function ErrorMessage({ error }: { error: unknown }) {
           ))}
         </ul>
       ) : null}
-      {api?.requestId ? <small class="muted"> (request {api.requestId})</small> : null}
+      {reference.length > 0 ? <small class="muted reference"> ({reference.join(" · ")})</small> : null}
     </div>
   );
 }
