@@ -11,7 +11,7 @@ import type { ModelProvider, ProviderEvent, ProviderRequest, ProviderResult } fr
 export const DEFAULT_LOCAL_MAX_QUEUE = 8;
 /**
  * How long a local reply may take, its wait for the model included: well inside the 30 s a client waits by
- * default (decisions.md), on two busy cores.
+ * default (the SDKs' timeout; docs/api/providers.md, "Providers"), on two busy cores.
  */
 export const DEFAULT_LOCAL_REPLY_TIMEOUT_MS = 20_000;
 /**
