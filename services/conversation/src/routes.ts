@@ -1,5 +1,5 @@
 import { mapAsyncIterable } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, invalid } from "@agentry/errors";
 import {
   type BackgroundMessageSchema,
   type Conversation,
@@ -526,8 +526,4 @@ function toUsageFigures(figures: Figures): MessageInitShape<typeof UsageFiguresS
     latencyMs: percentiles(figures.latencyMs),
     timeToFirstTokenMs: percentiles(figures.timeToFirstTokenMs),
   };
-}
-
-function invalid(field: string, issue: string): AppError {
-  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
 }

@@ -1,5 +1,5 @@
 import { effectiveLimits, isSha256Hex, LIMIT_NAMES, type Limits, type Tier } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { invalid } from "@agentry/errors";
 import {
   type Account,
   AccountSchema,
@@ -273,10 +273,6 @@ export function consoleSessionToProto(session: ConsoleSessionRecord): ConsoleSes
     idleTimeoutSeconds: Math.floor(session.idleTimeoutMs / 1000),
     lastSeenTime: toTimestamp(session.lastSeenAt),
   });
-}
-
-export function invalid(field: string, issue: string): AppError {
-  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
 }
 
 /** `value`, when it is a SHA-256 in lowercase hex; INVALID_REQUEST naming `field` otherwise. */

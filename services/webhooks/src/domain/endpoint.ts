@@ -1,8 +1,7 @@
 import { WEBHOOK_BOUNDS } from "@agentry/core";
-import { AppError, type FieldIssue } from "@agentry/errors";
+import { AppError, type FieldIssue, invalid, invalidRequest } from "@agentry/errors";
 import { checkUrl, type OutboundPolicy, OutboundRefusedError, resolveDestination } from "@agentry/outbound";
 import { ALL_EVENTS, isPublishedEventType, PUBLISHED_EVENT_TYPES } from "./events.js";
-import { invalid, invalidRequest } from "./issues.js";
 
 /** Bounds of an endpoint's fields (docs/api/webhooks.md, "Endpoints"), shared with the gateway that states them. */
 export const ENDPOINT_BOUNDS = WEBHOOK_BOUNDS;

@@ -1,5 +1,6 @@
 import { IDEMPOTENCY_KEY_TTL_MS, isId, isSha256Hex, newId } from "@agentry/core";
 import type { FieldIssue } from "@agentry/errors";
+import { invalid, invalidRequest } from "@agentry/errors";
 import {
   DeliveryOrder,
   type PublishEventsRequest,
@@ -17,7 +18,6 @@ import {
   webhookNotFound,
 } from "../domain/endpoint.js";
 import { isPublishedEventType, PUBLISHED_EVENT_TYPES } from "../domain/events.js";
-import { invalid, invalidRequest } from "../domain/issues.js";
 import { generateSecret, PREVIOUS_SECRET_VALID_MS } from "../domain/signing.js";
 import type { EndpointRecord, EventRecord } from "../store/types.js";
 import type { WebhooksContext } from "./context.js";
