@@ -1,4 +1,4 @@
-import { mapAsyncIterable } from "@agentry/core";
+import { mapAsyncIterable, PAGE_LIMIT } from "@agentry/core";
 import { AppError, invalid } from "@agentry/errors";
 import {
   type BackgroundMessageSchema,
@@ -78,10 +78,10 @@ import type {
 
 /** Page size of ListTurns when the caller asks for none, and the most it may ask for. */
 export const DEFAULT_TURN_PAGE_SIZE = 50;
-export const MAX_TURN_PAGE_SIZE = 100;
+export const MAX_TURN_PAGE_SIZE = PAGE_LIMIT.max;
 
 /** Items per page of the history lists when the caller asks for none (docs/api/lists-and-pagination.md, "Cursor pagination"). */
-export const DEFAULT_HISTORY_PAGE_SIZE = 20;
+export const DEFAULT_HISTORY_PAGE_SIZE = PAGE_LIMIT.default;
 
 /** Messages per response of an export: each is one read of the store, so memory stays flat whatever the size. */
 const EXPORT_PAGE_SIZE = 500;

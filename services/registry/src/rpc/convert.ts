@@ -1,4 +1,4 @@
-import { effectiveLimits, isSha256Hex, LIMIT_NAMES, type Limits, type Tier } from "@agentry/core";
+import { effectiveLimits, isSha256Hex, LIMIT_NAMES, type Limits, PAGE_LIMIT, type Tier } from "@agentry/core";
 import { invalid } from "@agentry/errors";
 import {
   type Account,
@@ -119,8 +119,8 @@ const SORT_ORDERS: Record<SortOrder, ListAgentsQuery["order"] | undefined> = {
   [SortOrder.DESC]: "desc",
 };
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = PAGE_LIMIT.default;
+export const MAX_PAGE_SIZE = PAGE_LIMIT.max;
 
 /** A list query from its request; zero page and page size mean the defaults (page 1, 20 items). */
 export function listQueryFromProto(request: {
