@@ -1,3 +1,4 @@
+import { charCount } from "@agentry/core";
 import { z } from "zod";
 
 /*
@@ -14,12 +15,6 @@ const SPACES = `[${TRIMMED_SPACE}]*`;
 
 /** Any string without U+0000. */
 export const NUL_FREE_PATTERN = "^[^\\u0000]*$";
-
-export function charCount(value: string): number {
-  let count = 0;
-  for (const _ of value) count += 1;
-  return count;
-}
 
 const atMost = (max: number) => `must be at most ${max.toLocaleString("en-US")} characters`;
 

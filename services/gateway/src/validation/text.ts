@@ -1,3 +1,4 @@
+import { charCount } from "@agentry/core";
 import { z } from "zod";
 import { NUL_FREE_PATTERN } from "../http/body.js";
 
@@ -17,12 +18,8 @@ const CHAR = "[^\\u0000]";
 const SOLID = `[^${TRIMMED_SPACE}\\u0000]`;
 const SPACES = `[${TRIMMED_SPACE}]*`;
 
-/** The number of characters (code points) of a string. */
-export function charCount(value: string): number {
-  let count = 0;
-  for (const _ of value) count += 1;
-  return count;
-}
+/** The number of characters (code points) of a string, as every bound counts them. */
+export { charCount };
 
 /** A string whose trimmed value has `min` (0 or 1) to `max` characters, any whitespace around it, no NUL. */
 export function trimmedPattern(min: 0 | 1, max: number): string {
