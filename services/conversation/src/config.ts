@@ -38,15 +38,9 @@ const variables = z.object({
   LOCAL_THREADS: z.coerce.number().int().min(0).default(0),
   LOCAL_CONTEXT_SIZE: z.coerce.number().int().min(0).default(0),
   LOCAL_GPU: z.enum(["auto", "off"]).default("auto"),
-  LOCAL_PRELOAD: z
-    .enum(["true", "false", "1", "0"])
-    .default("false")
-    .transform((value) => value === "true" || value === "1"),
+  LOCAL_PRELOAD: env.flag("false"),
   /** false: this deployment does not serve the local provider; agents may not name it. */
-  LOCAL_ENABLED: z
-    .enum(["true", "false", "1", "0"])
-    .default("true")
-    .transform((value) => value === "true" || value === "1"),
+  LOCAL_ENABLED: env.flag("true"),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
