@@ -1,4 +1,4 @@
-import { charCount } from "@agentry/core";
+import { charCount, TRIMMED_SPACE } from "@agentry/core";
 import { z } from "zod";
 
 /*
@@ -7,8 +7,6 @@ import { z } from "zod";
  * never U+0000, which no store keeps as text.
  */
 
-const TRIMMED_SPACE =
-  "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff";
 const CHAR = "[^\\u0000]";
 const SOLID = `[^${TRIMMED_SPACE}\\u0000]`;
 const SPACES = `[${TRIMMED_SPACE}]*`;

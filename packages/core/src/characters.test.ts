@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { charCount, exceedsCharacters } from "./characters.js";
+import { charCount, exceedsCharacters, TRIMMED_SPACE } from "./characters.js";
 
 describe("characters", () => {
   it("counts code points, not UTF-16 units", () => {
@@ -12,5 +12,13 @@ describe("characters", () => {
     expect(exceedsCharacters("\u{1F600}\u{1F600}", 2)).toBe(false);
     expect(exceedsCharacters("\u{1F600}\u{1F600}x", 2)).toBe(true);
     expect(exceedsCharacters("ab", 1)).toBe(true);
+  });
+
+  it("spells out exactly the characters trim removes", () => {
+    const space = new RegExp(`^[${TRIMMED_SPACE}]$`);
+    for (let code = 0; code <= 0xffff; code += 1) {
+      const character = String.fromCharCode(code);
+      expect(space.test(character), `U+${code.toString(16)}`).toBe(character.trim() === "");
+    }
   });
 });

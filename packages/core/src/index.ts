@@ -30,7 +30,7 @@ export {
   type ScopeGrant,
   sha256Hex,
 } from "./api-keys.js";
-export { charCount, exceedsCharacters } from "./characters.js";
+export { charCount, exceedsCharacters, TRIMMED_SPACE } from "./characters.js";
 export { FINISH_REASONS, type FinishReason } from "./finish-reasons.js";
 export { IDEMPOTENCY_KEY_TTL_MS } from "./idempotency.js";
 export { type IdKind, isId, newId, timeOfId } from "./ids.js";

@@ -1,4 +1,4 @@
-import { charCount } from "@agentry/core";
+import { charCount, TRIMMED_SPACE } from "@agentry/core";
 import { z } from "zod";
 import { NUL_FREE_PATTERN } from "../http/body.js";
 
@@ -11,15 +11,12 @@ import { NUL_FREE_PATTERN } from "../http/body.js";
  * - every pattern refuses U+0000, which `readJsonBody` refuses anywhere in a body.
  */
 
-/** The characters `String.prototype.trim` removes (ECMAScript WhiteSpace and LineTerminator), as a class body. */
-export const TRIMMED_SPACE =
-  "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff";
 const CHAR = "[^\\u0000]";
 const SOLID = `[^${TRIMMED_SPACE}\\u0000]`;
 const SPACES = `[${TRIMMED_SPACE}]*`;
 
-/** The number of characters (code points) of a string, as every bound counts them. */
-export { charCount };
+/** The number of characters (code points) of a string, as every bound counts them; the whitespace `trim` removes. */
+export { charCount, TRIMMED_SPACE };
 
 /** A string whose trimmed value has `min` (0 or 1) to `max` characters, any whitespace around it, no NUL. */
 export function trimmedPattern(min: 0 | 1, max: number): string {
