@@ -1,4 +1,5 @@
 import { keyInDataDir } from "@agentry/config";
+import { buildConnectors } from "@agentry/connectors";
 import { buildConversation } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
@@ -177,6 +178,26 @@ export async function composeServer(
       clientInterceptors: calls,
     });
     dependencies.registry = registry.ready;
+  }
+
+  if (config.connectors) {
+    // Platform connectors (Telegram) read agents from the registry and send turns to the conversation service,
+    // embedded or not, as the gateway does.
+    const connectors = await buildConnectors({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      logger: logger.child({ component: "connectors" }),
+      registry: registryTransport!,
+      conversation: conversationTransport,
+      telegramApiUrl: config.connectors.TELEGRAM_API_URL,
+      syncIntervalMs: config.connectors.CONNECTORS_SYNC_INTERVAL_MS,
+      leaseMs: config.connectors.CONNECTORS_LEASE_MS,
+      rpcTimeoutMs: gatewayConfig.RPC_TIMEOUT_MS,
+    });
+    // Stopped before the services it calls close; a drain stops it first, so no new turn starts.
+    closers.push(() => connectors.close());
+    drains.push(() => connectors.close());
+    dependencies.connectors = connectors.ready;
   }
 
   const gateway = buildGateway({
