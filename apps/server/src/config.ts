@@ -11,11 +11,6 @@ const storeEnvSchema = z.object({
   DATABASE_URL: env.databaseUrl(),
   /** Agent secrets are sealed with it; unset, the embedded registry generates one into DATA_DIR (secrets.key). */
   SECRETS_KEY: env.optional(env.sealingKey()),
-  /** true: platform connectors run in a connectors service of their own (services/connectors), not here. */
-  CONNECTORS_EXTERNAL: z
-    .enum(["true", "false"])
-    .default("false")
-    .transform((value) => value === "true"),
 });
 
 /**
@@ -36,14 +31,14 @@ export interface ServerConfig {
   conversation?: ConversationConfig;
   /** The embedded webhooks service's configuration; absent when WEBHOOKS_URL is set. */
   webhooks?: WebhooksConfig;
-  /** The embedded connectors' settings; absent when CONNECTORS_EXTERNAL is true. */
+  /** The embedded connectors' settings; absent when CONNECTORS_URL is set. */
   connectors?: ConnectorSettings;
 }
 
 /**
  * The gateway's variables, and those of each service embedded: the registry unless REGISTRY_URL is set, the
  * conversation service unless CONVERSATION_URL is set, the webhooks service unless WEBHOOKS_URL is set, the
- * connectors unless CONNECTORS_EXTERNAL is true.
+ * connectors unless CONNECTORS_URL is set.
  */
 export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): ServerConfig {
   const gateway = loadGatewayConfig({ ...source, CONSOLE_DIR: source.CONSOLE_DIR ?? CONSOLE_BUILD });
@@ -59,6 +54,6 @@ export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): Serve
     ...(gateway.WEBHOOKS_URL
       ? {}
       : { webhooks: loadWebhooksConfig({ ...source, DATA_DIR: stores.DATA_DIR }) }),
-    ...(stores.CONNECTORS_EXTERNAL ? {} : { connectors: loadConnectorSettings(source) }),
+    ...(gateway.CONNECTORS_URL ? {} : { connectors: loadConnectorSettings(source) }),
   };
 }

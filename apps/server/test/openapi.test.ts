@@ -1126,6 +1126,15 @@ describe("webhooks", () => {
   });
 });
 
+describe("clients", () => {
+  it("lists an agent's platform clients as documented, and 404 for a missing agent", async () => {
+    const agentId = await newAgent();
+    const listed = await call("listAgentClients", { params: { agentId } });
+    expect(listed.status).toBe(200);
+    expect((await call("listAgentClients", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
+  });
+});
+
 describe("plugins", () => {
   it("lists the catalogue, and sets, lists and deletes secrets as documented", async () => {
     const plugins = await call("listPlugins");

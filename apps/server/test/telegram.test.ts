@@ -202,6 +202,12 @@ describe("Telegram", () => {
       (agent) => agent.status === "error",
     );
     expect(failed.statusReason?.code).toBe("CLIENT_AUTH_FAILED");
+    const clients = await h.request<{ data: { state: string; lastError: { code: string } | null }[] }>(
+      "GET",
+      `/v1/agents/${id}/clients`,
+      { key: tenant.key },
+    );
+    expect(clients.body.data[0]).toMatchObject({ state: "failed", lastError: { code: "CLIENT_AUTH_FAILED" } });
 
     const token = `${++bots}:fixed-token`;
     telegram.addBot(token, `agentry_fixed_${bots}_bot`);
@@ -266,6 +272,36 @@ describe("Telegram", () => {
       (n) => n === 0,
       5_000,
     );
+  });
+});
+
+describe("GET /v1/agents/{agentId}/clients", () => {
+  it("tells each client's state, inert for platforms not run, only to its account with agents:read", async () => {
+    const bot = await telegramAgent(h, ["telegram", "twitter"]);
+    const listed = await h.request<{ data: Record<string, unknown>[] }>("GET", `/v1/agents/${bot.id}/clients`, {
+      key: tenant.key,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([
+      {
+        type: "telegram",
+        state: "connected",
+        connectedAt: expect.any(String),
+        lastEventAt: null,
+        lastError: null,
+      },
+      { type: "twitter", state: "inert", connectedAt: null, lastEventAt: null, lastError: null },
+    ]);
+
+    const stranger = await h.tenant();
+    const hidden = await h.request<{ error: { code: string } }>("GET", `/v1/agents/${bot.id}/clients`, {
+      key: stranger.key,
+    });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.error.code).toBe("AGENT_NOT_FOUND");
+    const { key } = await tenant.keyWith(["messages:send"]);
+    expect((await h.request("GET", `/v1/agents/${bot.id}/clients`, { key })).status).toBe(403);
+    expect((await h.request("GET", `/v1/agents/${bot.id}/clients`, { key: null })).status).toBe(401);
   });
 });
 

@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
 import { AccountService, AgentService, ConversationService, PluginService } from "@agentry/proto";
-import { createClient, type Transport } from "@connectrpc/connect";
+import { type ConnectRouter, createClient, type Transport } from "@connectrpc/connect";
 import type { ClientStatus } from "./domain/status.js";
 import type { PlatformDriver } from "./platform.js";
+import { connectorsRoutes } from "./rpc/routes.js";
 import { openConnectorStore } from "./store/open.js";
 import type { Clock, ConnectorStore } from "./store/types.js";
 import { ConnectorSupervisor } from "./supervisor.js";
@@ -14,8 +15,10 @@ export interface Connectors {
   store: ConnectorStore;
   /** This process's name as holder of pollers' leases. */
   holder: string;
-  /** Each client of the agent with its state, as `GET /v1/agents/{agentId}/clients` answers. */
-  clients(agentId: string): ClientStatus[];
+  /** Every RPC the service serves (ListClients). */
+  routes: (router: ConnectRouter) => void;
+  /** The state of each of the agent's clients (the types its `clients` names). */
+  clients(agentId: string, types: readonly string[]): ClientStatus[];
   /** Reads agents again now, e.g. after an agent or secret changed. */
   refresh(): Promise<void>;
   /** Whether the store answers a trivial query. */
@@ -87,7 +90,8 @@ export async function buildConnectors(options: BuildConnectorsOptions): Promise<
   return {
     store,
     holder,
-    clients: (agentId) => supervisor.clients(agentId),
+    routes: connectorsRoutes(supervisor),
+    clients: (agentId, types) => supervisor.clients(agentId, types),
     refresh: () => supervisor.kick(),
     ready: () => store.ping(),
     close() {

@@ -29,9 +29,8 @@ async function main(): Promise<void> {
     leaseMs: config.CONNECTORS_LEASE_MS,
     rpcTimeoutMs: config.RPC_TIMEOUT_MS,
   });
-  // No RPCs yet: the server answers readiness (its store and the services it calls) for the orchestrator.
   const server = createRpcServer({
-    routes: () => {},
+    routes: connectors.routes,
     logger,
     dependencies: { database: connectors.ready, registry: registry.ready, conversation: conversation.ready },
     shutdownGraceMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -13,13 +13,7 @@ import {
 import { create, toJson, toJsonString } from "@bufbuild/protobuf";
 import { timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import {
-  type ClientConfig,
-  clientTypes,
-  PLATFORM_SECRETS,
-  type Platform,
-  runClients,
-} from "./domain/clients.js";
+import { type ClientConfig, PLATFORM_SECRETS, type Platform, runClients } from "./domain/clients.js";
 import { CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
 import type { Connector, PlatformDriver, TurnRequest } from "./platform.js";
 import type { ConnectorStore } from "./store/types.js";
@@ -58,7 +52,6 @@ const PAGE_SIZE = 100;
  */
 export class ConnectorSupervisor {
   private readonly running = new Map<string, Running>();
-  private readonly known = new Map<string, string[]>();
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | undefined;
   private again = false;
@@ -99,9 +92,8 @@ export class ConnectorSupervisor {
     return this.syncing;
   }
 
-  /** Each client of the agent, run or not, with its state; empty when the agent is unknown here. */
-  clients(agentId: string): ClientStatus[] {
-    const types = this.known.get(agentId) ?? [];
+  /** The state of each of the agent's clients (the types its `clients` names), run here or not. */
+  clients(agentId: string, types: readonly string[]): ClientStatus[] {
     return types.map((type) => {
       const running = this.running.get(`${agentId}:${type}`);
       if (running) return running.connector.status();
@@ -128,7 +120,6 @@ export class ConnectorSupervisor {
     const { options } = this;
     const call = { timeoutMs: options.rpcTimeoutMs ?? 10_000 };
     const wanted = new Map<string, { agent: Agent; config: ClientConfig; secrets: Record<string, string> }>();
-    const known = new Map<string, string[]>();
     const { accounts } = await options.accounts.listAccounts({}, call);
     for (const account of accounts) {
       for (let page = 1; ; page++) {
@@ -138,7 +129,6 @@ export class ConnectorSupervisor {
         );
         for (const agent of agents) {
           const clients = agent.spec?.clients ? toJson(ValueSchema, agent.spec.clients) : null;
-          known.set(agent.id, clientTypes(clients));
           if (!runnable(agent)) continue;
           const configs = runClients(clients).filter((config) =>
             options.drivers.some((driver) => driver.type === config.type),
@@ -160,8 +150,6 @@ export class ConnectorSupervisor {
       }
     }
     if (this.stopped) return;
-    this.known.clear();
-    for (const [id, types] of known) this.known.set(id, types);
 
     const stops: Promise<void>[] = [];
     for (const [key, running] of this.running) {

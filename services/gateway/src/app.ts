@@ -11,6 +11,7 @@ import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
+import { clientRoutes } from "./routes/clients.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
@@ -27,6 +28,7 @@ export const ROUTES: Route[] = [
   ...usageRoutes,
   ...webhookRoutes,
   ...pluginRoutes,
+  ...clientRoutes,
   ...apiKeyRoutes,
 ];
 
