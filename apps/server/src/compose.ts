@@ -191,6 +191,7 @@ export async function composeServer(
       registry: registryTransport!,
       conversation: conversationTransport,
       telegramApiUrl: config.connectors.TELEGRAM_API_URL,
+      publicBaseUrl: gatewayConfig.PUBLIC_BASE_URL,
       syncIntervalMs: config.connectors.CONNECTORS_SYNC_INTERVAL_MS,
       leaseMs: config.connectors.CONNECTORS_LEASE_MS,
       rpcTimeoutMs: gatewayConfig.RPC_TIMEOUT_MS,

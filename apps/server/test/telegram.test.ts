@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testing";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type Harness, startHarness, type Tenant } from "./harness.js";
+import { type Harness, PUBLIC_BASE_URL, startHarness, type Tenant } from "./harness.js";
 
 /*
  * Agents on Telegram through the whole all-in-one server: the embedded connectors read agents and their
@@ -207,7 +207,10 @@ describe("Telegram", () => {
       `/v1/agents/${id}/clients`,
       { key: tenant.key },
     );
-    expect(clients.body.data[0]).toMatchObject({ state: "failed", lastError: { code: "CLIENT_AUTH_FAILED" } });
+    expect(clients.body.data[0]).toMatchObject({
+      state: "failed",
+      lastError: { code: "CLIENT_AUTH_FAILED" },
+    });
 
     const token = `${++bots}:fixed-token`;
     telegram.addBot(token, `agentry_fixed_${bots}_bot`);
@@ -275,12 +278,68 @@ describe("Telegram", () => {
   });
 });
 
+describe("Telegram in webhook mode", () => {
+  it("registers the gateway's route with a secret, answers pushed updates, and refuses any other secret", async () => {
+    const token = `${++bots}:webhook-token`;
+    const username = `agentry_hook_${bots}_bot`;
+    telegram.addBot(token, username);
+    const created = await h.request<{ data: { id: string } }>("POST", "/v1/agents", {
+      key: tenant.key,
+      body: { name: "Hooked", clients: [{ type: "telegram", mode: "webhook" }] },
+    });
+    const id = created.body.data.id;
+    await h.request("PUT", `/v1/agents/${id}/secrets/TELEGRAM_BOT_TOKEN`, {
+      key: tenant.key,
+      body: { value: token },
+    });
+    const webhook = await until(
+      () => telegram.webhook(token),
+      (registered) => registered !== undefined,
+    );
+    expect(webhook?.url).toBe(`${PUBLIC_BASE_URL}/v1/connectors/telegram/${id}`);
+    expect(webhook?.secretToken).toMatch(/^[A-Za-z0-9_-]{1,256}$/);
+    expect(telegram.activePolls(token)).toBe(0);
+
+    const update = {
+      update_id: 1,
+      message: {
+        message_id: 77,
+        date: Math.floor(Date.now() / 1000),
+        chat: { id: 601, type: "private" },
+        from: { id: 601, is_bot: false, first_name: "Ada", username: "ada" },
+        text: "Pushed hello",
+      },
+    };
+    const path = `/v1/connectors/telegram/${id}`;
+    const forged = await h.request<{ error: { code: string } }>("POST", path, {
+      body: update,
+      headers: { "x-telegram-bot-api-secret-token": "not-the-secret" },
+    });
+    expect(forged.status).toBe(401);
+    expect(forged.body.error.code).toBe("UNAUTHORIZED");
+    expect((await h.request("POST", path, { body: update })).status).toBe(401);
+    expect(telegram.sent(token)).toEqual([]);
+
+    const secret = { "x-telegram-bot-api-secret-token": webhook!.secretToken! };
+    expect((await h.request("POST", path, { body: update, headers: secret })).status).toBe(200);
+    expect(telegram.sent(token)).toEqual([{ token, chatId: 601, text: "Echo: Pushed hello", replyTo: 77 }]);
+    // Telegram retries an update whose answer it missed: answered once all the same.
+    expect((await h.request("POST", path, { body: update, headers: secret })).status).toBe(200);
+    expect(telegram.sent(token)).toHaveLength(1);
+    expect(openai.requests).toHaveLength(1);
+  });
+});
+
 describe("GET /v1/agents/{agentId}/clients", () => {
   it("tells each client's state, inert for platforms not run, only to its account with agents:read", async () => {
     const bot = await telegramAgent(h, ["telegram", "twitter"]);
-    const listed = await h.request<{ data: Record<string, unknown>[] }>("GET", `/v1/agents/${bot.id}/clients`, {
-      key: tenant.key,
-    });
+    const listed = await h.request<{ data: Record<string, unknown>[] }>(
+      "GET",
+      `/v1/agents/${bot.id}/clients`,
+      {
+        key: tenant.key,
+      },
+    );
     expect(listed.status).toBe(200);
     expect(listed.body.data).toEqual([
       {

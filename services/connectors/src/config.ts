@@ -22,6 +22,8 @@ export const connectorsEnvSchema = connectorSettingsSchema.extend({
   /** The registry and the conversation service this process reads agents from and sends turns to. */
   REGISTRY_URL: z.string().url(),
   CONVERSATION_URL: z.string().url(),
+  /** The gateway's public origin: Telegram pushes webhook-mode updates to its /v1/connectors route. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(10_000),
   LOG_LEVEL: env.logLevel(),

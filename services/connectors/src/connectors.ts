@@ -36,6 +36,8 @@ export interface BuildConnectorsOptions {
   registry: Transport;
   /** Where turns are sent. */
   conversation: Transport;
+  /** PUBLIC_BASE_URL: the gateway's public origin, where platforms push updates in webhook mode. */
+  publicBaseUrl?: string | undefined;
   /** TELEGRAM_API_URL: the Bot API's root; Telegram's own by default. */
   telegramApiUrl?: string | undefined;
   syncIntervalMs?: number;
@@ -82,6 +84,7 @@ export async function buildConnectors(options: BuildConnectorsOptions): Promise<
     drivers,
     logger,
     holder,
+    publicBaseUrl: options.publicBaseUrl,
     ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
     ...(options.rpcTimeoutMs !== undefined ? { rpcTimeoutMs: options.rpcTimeoutMs } : {}),
   });

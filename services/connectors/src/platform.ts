@@ -29,6 +29,8 @@ export interface ConnectorContext {
   logger: Logger;
   /** This process, as lease holder. */
   holder: string;
+  /** Where the platform pushes this agent's updates (webhook mode): the gateway's connector route. */
+  webhookUrl: string | undefined;
   /** The platform rejected the credentials: the service marks the agent `error` and stops the connector. */
   authFailed(message: string): void;
   /** The platform accepted the credentials: an agent in `error` for them is active again. */
@@ -38,6 +40,11 @@ export interface ConnectorContext {
 /** A running platform session for one agent. */
 export interface Connector {
   status(): ClientStatus;
+  /**
+   * Handles an update the platform pushed to the gateway, once `secretToken` proves it came from the platform;
+   * throws UNAUTHORIZED otherwise. Absent for connectors that only poll or hold a session.
+   */
+  receive?(secretToken: string, body: string): Promise<void>;
   /** Stops taking messages and waits for the one in hand to be answered or given up. */
   stop(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { AppError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import {
   type AccountService,
@@ -28,6 +29,8 @@ export interface SupervisorOptions {
   logger: Logger;
   /** This process, as lease holder. */
   holder: string;
+  /** The gateway's public origin (PUBLIC_BASE_URL): platforms push webhook-mode updates under it. */
+  publicBaseUrl?: string | undefined;
   /** How often agents are read again; a change takes effect within this (plus a stop). */
   syncIntervalMs?: number;
   rpcTimeoutMs?: number;
@@ -108,6 +111,15 @@ export class ConnectorSupervisor {
     });
   }
 
+  /** Hands a pushed update to the agent's connector; UNAUTHORIZED when none takes updates or the secret is wrong. */
+  async deliver(type: string, agentId: string, secretToken: string, body: string): Promise<void> {
+    const running = this.running.get(`${agentId}:${type}`);
+    if (!running?.connector.receive) {
+      throw new AppError("UNAUTHORIZED", `No ${type} connector of this agent takes pushed updates.`);
+    }
+    await running.connector.receive(secretToken, body);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
@@ -185,6 +197,9 @@ export class ConnectorSupervisor {
       store: options.store,
       logger,
       holder: options.holder,
+      webhookUrl: options.publicBaseUrl
+        ? `${options.publicBaseUrl.replace(/\/+$/, "")}/v1/connectors/${config.type}/${agent.id}`
+        : undefined,
       runTurn: (request) => this.runTurn(entry, config.type, request),
       authFailed: (message) => {
         logger.warn({ reason: message }, "platform rejected the agent's credentials; connector stopped");

@@ -2,6 +2,7 @@ import { Router } from "@koa/router";
 import Koa, { type Middleware, type ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { requireScope } from "./http/auth.js";
+import { connectorUpdateRoutes } from "./http/connector-updates.js";
 import { authenticateRequest, consoleSessionRoutes } from "./http/console-session.js";
 import { consoleRoutes } from "./http/console-static.js";
 import { requestFrame } from "./http/frame.js";
@@ -72,6 +73,7 @@ export function buildApp(
   );
   characterSchemaRoute(router);
   consoleSessionRoutes(router, gateway);
+  connectorUpdateRoutes(router, gateway);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of ROUTES) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);

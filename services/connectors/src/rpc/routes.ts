@@ -13,6 +13,7 @@ import type { ClientStatus } from "../domain/status.js";
 /** What the handlers read: the clients this process runs. */
 export interface ConnectorsRpcContext {
   clients(agentId: string, types: readonly string[]): ClientStatus[];
+  deliver(type: string, agentId: string, secretToken: string, body: string): Promise<void>;
 }
 
 const STATES: Record<ClientStatus["state"], ClientState> = {
@@ -47,6 +48,10 @@ export function connectorsRoutes(ctx: ConnectorsRpcContext): (router: ConnectRou
     router.service(ConnectorService, {
       async listClients(request) {
         return { clients: ctx.clients(request.agentId, request.types).map(clientStatusToProto) };
+      },
+      async deliverUpdate(request) {
+        await ctx.deliver(request.type, request.agentId, request.secretToken, request.body);
+        return {};
       },
     });
   };

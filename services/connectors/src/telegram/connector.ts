@@ -1,3 +1,5 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { AppError } from "@agentry/errors";
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Message, Update, UserFromGetMe } from "grammy/types";
 import { answers } from "../domain/clients.js";
@@ -58,6 +60,8 @@ class TelegramConnector implements Connector {
   private lastEventAt: string | null = null;
   private lastError: ClientError | null = null;
   private me: UserFromGetMe | undefined;
+  /** Messages being answered from pushed updates: a platform's retry of one in hand is dropped. */
+  private readonly inHand = new Set<string>();
 
   constructor(
     private readonly context: ConnectorContext,
@@ -119,6 +123,12 @@ class TelegramConnector implements Connector {
     const me = this.me;
     if (!me) return;
     context.authAccepted();
+    if (context.config.mode === "webhook") {
+      await this.registerWebhook();
+      return;
+    }
+    // A webhook left from webhook mode makes Telegram refuse getUpdates; updates it holds are kept.
+    await this.api.deleteWebhook({ drop_pending_updates: false }, grammySignal(signal)).catch(() => {});
     const key = this.leaseKey(me);
     while (!this.stopping) {
       // One poller per bot token: the others wait, ready to take over once the holder's lease expires.
@@ -155,6 +165,72 @@ class TelegramConnector implements Connector {
         context.logger.warn({ err: error }, "telegram poll failed; polling again shortly");
         await sleep(POLL_BACKOFF_MS, signal);
       }
+    }
+  }
+
+  /** The secret Telegram sends with each pushed update: derived from the token, so every process agrees on it. */
+  private get webhookSecret(): string {
+    return createHmac("sha256", this.context.secrets.TELEGRAM_BOT_TOKEN ?? "")
+      .update(`agentry-telegram-webhook:${this.context.agentId}`)
+      .digest("hex");
+  }
+
+  private async registerWebhook(): Promise<void> {
+    const { context } = this;
+    if (!context.webhookUrl) {
+      this.fail(
+        "WEBHOOK_URL_MISSING",
+        "Webhook mode needs PUBLIC_BASE_URL set to the gateway's public https origin.",
+      );
+      return;
+    }
+    while (!this.stopping) {
+      try {
+        await this.api.setWebhook(
+          context.webhookUrl,
+          { secret_token: this.webhookSecret, allowed_updates: ["message"] },
+          grammySignal(this.abort.signal),
+        );
+        this.state = "connected";
+        this.connectedAt = new Date().toISOString();
+        return;
+      } catch (error) {
+        if (this.stopping) return;
+        this.recordError("PLATFORM_UNAVAILABLE", describe(error));
+        await sleep(POLL_BACKOFF_MS, this.abort.signal);
+      }
+    }
+  }
+
+  async receive(secretToken: string, body: string): Promise<void> {
+    const expected = Buffer.from(this.webhookSecret);
+    const given = Buffer.from(secretToken);
+    if (
+      this.context.config.mode !== "webhook" ||
+      this.state !== "connected" ||
+      !this.me ||
+      given.length !== expected.length ||
+      !timingSafeEqual(given, expected)
+    ) {
+      throw new AppError(
+        "UNAUTHORIZED",
+        "The update's X-Telegram-Bot-Api-Secret-Token does not match this agent's.",
+      );
+    }
+    let update: Update;
+    try {
+      update = JSON.parse(body) as Update;
+    } catch {
+      throw new AppError("INVALID_REQUEST", "The update must be a JSON Telegram Update.");
+    }
+    const message = update.message;
+    const inHandKey = message ? `${message.chat.id}:${message.message_id}` : "";
+    if (this.inHand.has(inHandKey)) return;
+    this.inHand.add(inHandKey);
+    try {
+      await this.handle(this.me, update);
+    } finally {
+      this.inHand.delete(inHandKey);
     }
   }
 
