@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { APOLOGY } from "@agentry/connectors";
 import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testing";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -164,6 +165,29 @@ describe("Telegram", () => {
       `${paragraphs[1]}\n\n${paragraphs[2]}`,
     ]);
     expect(sent.every((message) => message.text.length <= 4096)).toBe(true);
+  });
+
+  it("answers a failed turn with one short apology, not retried", async () => {
+    const bot = await telegramAgent();
+    openai.failWith(400, { message: "bad request" });
+    const { messageId } = telegram.send(bot.token, {
+      chat: { id: 510, type: "private" },
+      text: "Break, please",
+    });
+    await until(
+      () => telegram.sent(bot.token),
+      (messages) => messages.length === 1,
+    );
+    expect(telegram.sent(bot.token)).toEqual([
+      { token: bot.token, chatId: 510, text: APOLOGY, replyTo: messageId },
+    ]);
+    await until(
+      () => telegram.pending(bot.token),
+      (n) => n === 0,
+    );
+    await quiet(500);
+    expect(telegram.sent(bot.token)).toHaveLength(1);
+    expect(openai.requests).toHaveLength(1);
   });
 
   it("waits out a 429's retry_after and still replies once", async () => {
