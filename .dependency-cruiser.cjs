@@ -1,12 +1,34 @@
 /**
  * The walls of the repository, as rules: the direction of imports is the architecture (see README, "Layout").
- * `pnpm lint` runs them; an import across a wall fails with the rule's name and its comment.
+ * `pnpm lint:walls` runs them (and `scripts/walls/prove.mjs`, which shows each rule firing on a tree that breaks
+ * it); an import across a wall fails with the rule's name and its comment.
  *
  *   apps, tools → services → plugins → packages;  services never import each other;  packages import only
  *   packages; a plugin imports only packages (the plugin kit above all), never another plugin (but
  *   plugins/builtin, the one list of them);
- *   sdks import nothing of the repository.
+ *   sdks import nothing of the repository;
+ *   every import is declared by the importer's own package.json; production code imports neither test helpers
+ *   nor devDependencies.
  */
+
+/**
+ * Code that runs only in tests, builds or development: test suites and their fixtures, unit tests beside the code,
+ * test helpers (a package's `src/testing/`, the `@agentry/testing*` packages), the console's browser harness,
+ * build and development scripts, tool configurations, and tools/ (benchmarks, conformance, system tests). Anything
+ * else under apps/, packages/, plugins/, services/ and sdks/ is production code: it is deployed or published.
+ */
+const NOT_PRODUCTION = [
+  "^tools/",
+  "(^|/)(test|e2e|scripts)/",
+  "\\.test\\.tsx?$",
+  "(^|/)[^/]+\\.config\\.ts$",
+  "(^|/)src/testing/",
+  "^packages/testing(-pg)?/",
+];
+
+/** The test helpers: the `@agentry/testing*` packages and every package's `testing` entry points (`src/testing/`). */
+const TEST_HELPERS = ["^packages/testing(-pg)?/", "(^|/)src/testing/"];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -78,11 +100,26 @@ module.exports = {
       to: { path: "^(packages|services|apps|tools|proto|sdks)/", pathNot: "^sdks/$1/" },
     },
     {
-      name: "nothing-imports-tools-test-code",
-      comment: "Tests and test helpers of one workspace package are not another's library.",
+      name: "production-code-imports-no-test-helpers",
+      comment:
+        "Test helpers (@agentry/testing, @agentry/testing-pg, any package's `testing` entry point in src/testing/) " +
+        "fake, seed and start things for tests; production code never runs them. Tests, other test helpers, the " +
+        "console's browser harness and tools may.",
       severity: "error",
-      from: { path: "^(packages|services|apps)/" },
-      to: { path: "^tools/" },
+      from: { path: "^(apps|packages|plugins|services|sdks)/", pathNot: NOT_PRODUCTION },
+      to: { path: TEST_HELPERS },
+    },
+    // dependency-cruiser tells an npm package's kind (dependencies or devDependencies) from the importer's
+    // package.json; a workspace package (`workspace:*`) resolves to its source and reads as local code, so this
+    // rule covers npm packages, and the test-helper rule above covers the workspace's test-only packages.
+    {
+      name: "production-code-imports-no-dev-dependencies",
+      comment:
+        "A devDependency is not installed where the package is deployed or published (`pnpm install --prod`), so " +
+        "production code that imports one fails there. Importing only its types is fine: they vanish at run time.",
+      severity: "error",
+      from: { path: "^(apps|packages|plugins|services|sdks)/", pathNot: NOT_PRODUCTION },
+      to: { dependencyTypes: ["npm-dev"], dependencyTypesNot: ["type-only"] },
     },
     {
       name: "declared-dependencies-only",
@@ -103,16 +140,28 @@ module.exports = {
     {
       name: "no-circular",
       comment:
-        "A cycle of imports that run makes the order of initialisation depend on which module is loaded first. " +
-        "Type-only imports vanish at run time and may go both ways.",
+        "A cycle of imports that run makes the order of initialisation depend on which module is loaded first.",
       severity: "error",
       from: {},
       to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
+    {
+      name: "no-circular-through-types",
+      comment:
+        "A cycle closed by a type-only import vanishes at run time, so it is no error; it still ties the modules " +
+        "into one knot (neither can be understood or moved alone), so it is shown, to be undone when it can.",
+      severity: "warn",
+      from: {},
+      to: { circular: true, via: { dependencyTypes: ["type-only"] } },
+    },
   ],
   options: {
-    doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)(node_modules|dist|src/gen|\\.venv|\\.turbo)/" },
+    // Packages from npm are in the graph, so that the rules above see what is imported from them, but what they
+    // import in turn is theirs.
+    doNotFollow: { path: "(^|/)node_modules/" },
+    // Build output, generated code and caches of the repository's own packages; anchored so that a package from
+    // npm with a dist/ folder (most of them) stays in the graph.
+    exclude: { path: "^(apps|packages|plugins|services|sdks|tools)/[^/]+/(dist|src/gen|\\.venv|\\.turbo)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.base.json" },
     enhancedResolveOptions: {

@@ -13,23 +13,26 @@ import (
 // JSON object, and sends it as [AgentService.ImportCharacter] does, as it is. A file that cannot be read or is
 // not a JSON object is an error before anything is sent.
 //
-//	imported, err := client.Agents.ImportCharacterFile(ctx, "eliza.character.json")
-func (s *AgentService) ImportCharacterFile(ctx context.Context, path string, opts ...Option) (*CharacterImport, error) {
+//	imported, err := client.Agents.ImportCharacterFile(ctx, "eliza.character.json", agentry.ImportCharacterParams{})
+//	// A file naming a provider the server has no key for, answered by the server's default model instead:
+//	imported, err = client.Agents.ImportCharacterFile(ctx, "eliza.character.json",
+//		agentry.ImportCharacterParams{UseDefaultModel: agentry.Bool(true)})
+func (s *AgentService) ImportCharacterFile(ctx context.Context, path string, params ImportCharacterParams, opts ...Option) (*CharacterImport, error) {
 	character, err := readCharacterFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return s.ImportCharacter(ctx, character, opts...)
+	return s.ImportCharacter(ctx, character, params, opts...)
 }
 
 // ImportCharacterFileDryRun checks the elizaOS character file at path as [AgentService.ImportCharacterDryRun]
 // does: nothing is stored, and the answer is the agent it would create, with the warnings.
-func (s *AgentService) ImportCharacterFileDryRun(ctx context.Context, path string, opts ...Option) (*CharacterImportPreview, error) {
+func (s *AgentService) ImportCharacterFileDryRun(ctx context.Context, path string, params ImportCharacterDryRunParams, opts ...Option) (*CharacterImportPreview, error) {
 	character, err := readCharacterFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return s.ImportCharacterDryRun(ctx, character, opts...)
+	return s.ImportCharacterDryRun(ctx, character, params, opts...)
 }
 
 // readCharacterFile reads a character file as the JSON object it must hold. Numbers stay json.Number, so the

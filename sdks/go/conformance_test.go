@@ -499,9 +499,9 @@ var operations = map[string]operation{
 	"agents.importCharacter": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		character, _ := a["body"].(map[string]any)
 		if dryRun, _ := a["dryRun"].(bool); dryRun {
-			return c.Agents.ImportCharacterDryRun(ctx, character, withOwnKey(a, nil)...)
+			return c.Agents.ImportCharacterDryRun(ctx, character, agentry.ImportCharacterDryRunParams{}, withOwnKey(a, nil)...)
 		}
-		return c.Agents.ImportCharacter(ctx, character, withOwnKey(a, nil)...)
+		return c.Agents.ImportCharacter(ctx, character, agentry.ImportCharacterParams{}, withOwnKey(a, nil)...)
 	},
 	"agents.exportCharacter": func(ctx context.Context, c *agentry.Client, a map[string]any) (any, error) {
 		return c.Agents.ExportCharacter(ctx, a["agentId"].(string))

@@ -162,14 +162,14 @@ func ExampleAgentService_ImportCharacter() {
 	if err := json.Unmarshal(data, &character); err != nil {
 		log.Fatal(err)
 	}
-	preview, err := client.Agents.ImportCharacterDryRun(ctx, character) // nothing is stored
+	preview, err := client.Agents.ImportCharacterDryRun(ctx, character, agentry.ImportCharacterDryRunParams{}) // nothing is stored
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, warning := range preview.Warnings {
 		fmt.Printf("%s: %s\n", warning.Field, warning.Issue)
 	}
-	imported, err := client.Agents.ImportCharacter(ctx, character)
+	imported, err := client.Agents.ImportCharacter(ctx, character, agentry.ImportCharacterParams{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -105,8 +105,9 @@ const (
 	ErrorCodeAgentUnavailable     ErrorCode = "AGENT_UNAVAILABLE"
 )
 
-// FinishReason is: Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached),
-// `content_filter` (the provider withheld content) or `other`.
+// FinishReason is: Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or,
+// on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+// withheld content) or `other`.
 type FinishReason string
 
 // The values of FinishReason.
@@ -136,8 +137,10 @@ const (
 )
 
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
-// resolved when a message is sent. A deployment may serve only some of these; the others are refused with
-// `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
+// resolved when a message is sent. Every provider this server has a client for is accepted, configured here
+// or not; one with no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the
+// variable to set, and messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is
+// refused with `400`.
 type ModelProvider string
 
 // The values of ModelProvider.
@@ -374,7 +377,8 @@ type AgentSettings struct {
 	// Sampling temperature, 0 to 2. Unset or `null`: the provider's default.
 	Temperature Nullable[float64] `json:"temperature,omitzero"`
 
-	// The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
+	// The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024, or the deployment's `LOCAL_MAX_TOKENS`
+	// (128 by default) on the `local` provider.
 	MaxTokens Nullable[int] `json:"maxTokens,omitzero"`
 
 	// The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last round the
@@ -416,7 +420,8 @@ func (v *AgentSettings) UnmarshalJSON(data []byte) error {
 // that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The
 // agent's `status` reflects its own model only.
 type AgentSettingsFallbacksItem struct {
-	// A provider this deployment serves, as for the agent's own `modelProvider`.
+	// A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+	// tried, it fails as `MODEL_ERROR` and the next fallback is tried.
 	ModelProvider ModelProvider `json:"modelProvider"`
 
 	// The model, as the provider names it. Unset or `null`: the provider's default.
@@ -521,8 +526,9 @@ type BackgroundMessage struct {
 	// The provider that answered.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
 
-	// Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-	// provider withheld content) or `other`.
+	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+	// content) or `other`.
 	FinishReason *FinishReason `json:"finishReason,omitzero"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.
@@ -578,6 +584,10 @@ type CharacterAgentSettings struct {
 type CharacterAgentrySettings struct {
 	// The agent's `modelProvider`; preferred to a top-level `modelProvider`.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
+
+	// The agent uses the server's default provider and model; `settings.model` is then the one its file named,
+	// kept in `personality.sourceModel`. Always true.
+	DefaultModel *bool `json:"defaultModel,omitzero"`
 
 	// The agent's `goals`.
 	Goals []string `json:"goals,omitzero"`
@@ -865,8 +875,10 @@ type CreateAgentParams struct {
 	Settings *AgentSettings `json:"settings,omitzero"`
 
 	// The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-	// message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
-	// document it serves at `/v1/openapi.json` lists only the ones it serves.
+	// message is sent. Every provider this server has a client for is accepted, configured here or not; one with
+	// no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the variable to set,
+	// and messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is refused with
+	// `400`.
 	ModelProvider *ModelProvider `json:"modelProvider,omitzero"`
 
 	// The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed. Unset: the
@@ -1183,8 +1195,9 @@ type Reply struct {
 	// The provider that answered.
 	ModelProvider ModelProvider `json:"modelProvider"`
 
-	// Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-	// provider withheld content) or `other`.
+	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+	// content) or `other`.
 	FinishReason FinishReason `json:"finishReason"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.
@@ -1316,8 +1329,9 @@ type UpdateAgentParams struct {
 	// keys are kept as given.
 	Settings *AgentSettings `json:"settings,omitzero"`
 
-	// The AI model provider; `null` resets it to the server's default. Only the providers the deployment serves
-	// are accepted. Sent without `model`, it is checked with the agent's current model.
+	// The AI model provider; `null` resets it to the server's default. As on create, a provider with no
+	// configuration here is written with a warning. Sent without `model`, it is checked with the agent's current
+	// model.
 	ModelProvider Nullable[ModelProvider] `json:"modelProvider,omitzero"`
 
 	// The model to use; `null` resets it to the provider's default. It must be one the provider serves, as on

@@ -50,6 +50,11 @@ type AgentService struct {
 // message is sent). Unknown fields, and `id`, `status`, `statusReason`, `createdAt`, `updatedAt`,
 // `apiEndpoint`, are refused. An account holds at most its plan's `maxAgents` agents (100 by default).
 //
+// `modelProvider` may name any provider this server has a client for (`openai`, `anthropic`, `local`),
+// configured here or not; one with no configuration is written all the same, and `warnings` names the
+// variable to set (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); until then its messages fail with `502
+// MODEL_ERROR`.
+//
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
 // Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
@@ -249,6 +254,15 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 	return &out.Data, nil
 }
 
+// ImportCharacterParams are the query parameters of Agents.ImportCharacter; leave a field nil for the
+// server's default.
+type ImportCharacterParams struct {
+	// `true`: the agent uses this server's default provider and model (`modelProvider` and `model` `null`); the
+	// file's are kept in `personality.sourceModelProvider` and `personality.sourceModel`, and the export puts
+	// them back. Default: false.
+	UseDefaultModel *bool
+}
+
 // ImportCharacter imports an elizaOS character file.
 //
 // Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped `messageExamples`), sent as the
@@ -266,8 +280,12 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 //
 // The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will not
 // act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true` nothing
-// is stored: `200` with the agent it would create. As on create, the provider and model must be ones this
-// deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by default).
+// is stored: `200` with the agent it would create. With `useDefaultModel=true` the agent uses this server's
+// default provider and model (`modelProvider` and `model` `null`), the file's kept in
+// `personality.sourceModelProvider` and `personality.sourceModel`; the export puts the model back in
+// `settings.model`. As on create, a provider with no configuration here is taken with a warning naming the
+// variable to set, a provider that serves only some models (`local`) must be given one of them, and the
+// account holds at most its plan's `maxAgents` agents (100 by default).
 //
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
@@ -281,7 +299,11 @@ func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Optio
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
 // RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImport, error) {
+func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, params ImportCharacterParams, opts ...Option) (*CharacterImport, error) {
+	query := url.Values{}
+	if params.UseDefaultModel != nil {
+		query.Set("useDefaultModel", strconv.FormatBool(*params.UseDefaultModel))
+	}
 	body, err := marshalBody(character)
 	if err != nil {
 		return nil, err
@@ -290,12 +312,21 @@ func (s *AgentService) ImportCharacter(ctx context.Context, character map[string
 		CharacterImport
 		Data Agent `json:"data"`
 	}
-	req := &request{method: http.MethodPost, path: "/agents/import", body: body}
+	req := &request{method: http.MethodPost, path: "/agents/import", query: query, body: body}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}
 	out.CharacterImport.Agent = out.Data
 	return &out.CharacterImport, nil
+}
+
+// ImportCharacterDryRunParams are the query parameters of Agents.ImportCharacterDryRun; leave a field nil for
+// the server's default.
+type ImportCharacterDryRunParams struct {
+	// `true`: the agent uses this server's default provider and model (`modelProvider` and `model` `null`); the
+	// file's are kept in `personality.sourceModelProvider` and `personality.sourceModel`, and the export puts
+	// them back. Default: false.
+	UseDefaultModel *bool
 }
 
 // ImportCharacterDryRun sends the request of ImportCharacter with dryRun=true, and returns the agent the file
@@ -316,8 +347,12 @@ func (s *AgentService) ImportCharacter(ctx context.Context, character map[string
 //
 // The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will not
 // act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true` nothing
-// is stored: `200` with the agent it would create. As on create, the provider and model must be ones this
-// deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by default).
+// is stored: `200` with the agent it would create. With `useDefaultModel=true` the agent uses this server's
+// default provider and model (`modelProvider` and `model` `null`), the file's kept in
+// `personality.sourceModelProvider` and `personality.sourceModel`; the export puts the model back in
+// `settings.model`. As on create, a provider with no configuration here is taken with a warning naming the
+// variable to set, a provider that serves only some models (`local`) must be given one of them, and the
+// account holds at most its plan's `maxAgents` agents (100 by default).
 //
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 //
@@ -329,8 +364,11 @@ func (s *AgentService) ImportCharacter(ctx context.Context, character map[string
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 409
 // IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
 // RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImportPreview, error) {
+func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[string]any, params ImportCharacterDryRunParams, opts ...Option) (*CharacterImportPreview, error) {
 	query := url.Values{}
+	if params.UseDefaultModel != nil {
+		query.Set("useDefaultModel", strconv.FormatBool(*params.UseDefaultModel))
+	}
 	query.Set("dryRun", "true")
 	body, err := marshalBody(character)
 	if err != nil {

@@ -125,7 +125,7 @@ func TestCharacterFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	imported, err := c.Agents.ImportCharacter(ctx, file)
+	imported, err := c.Agents.ImportCharacter(ctx, file, agentry.ImportCharacterParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestCharacterFiles(t *testing.T) {
 	}
 
 	// A dry run stores nothing, so it is retried like a read.
-	preview, err := c.Agents.ImportCharacterDryRun(ctx, file)
+	preview, err := c.Agents.ImportCharacterDryRun(ctx, file, agentry.ImportCharacterDryRunParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +152,20 @@ func TestCharacterFiles(t *testing.T) {
 		t.Fatalf("a preview has no id: %s", encoded)
 	}
 	// An import is retried like a read, under one Idempotency-Key.
-	if _, err := c.Agents.ImportCharacter(ctx, file); err != nil || s.count() != 5 {
+	if _, err := c.Agents.ImportCharacter(ctx, file, agentry.ImportCharacterParams{}); err != nil || s.count() != 5 {
 		t.Fatalf("import after a 503: %v, %d requests", err, s.count())
 	}
 	if key := s.request(3).header.Get("Idempotency-Key"); key == "" || s.request(4).header.Get("Idempotency-Key") != key {
 		t.Fatalf("the retry's key: %q, %q", key, s.request(4).header.Get("Idempotency-Key"))
+	}
+	// UseDefaultModel asks for the server's default model, with or without a dry run.
+	if _, err := c.Agents.ImportCharacterDryRun(ctx, file, agentry.ImportCharacterDryRunParams{UseDefaultModel: agentry.Bool(true)}); err != nil ||
+		s.request(5).query != "dryRun=true&useDefaultModel=true" {
+		t.Fatalf("a dry run with the default model: %v, %q", err, s.request(5).query)
+	}
+	if _, err := c.Agents.ImportCharacter(ctx, file, agentry.ImportCharacterParams{UseDefaultModel: agentry.Bool(true)}); err != nil ||
+		s.request(6).query != "useDefaultModel=true" {
+		t.Fatalf("an import with the default model: %v, %q", err, s.request(6).query)
 	}
 
 	// From a path: the file is read and sent as it is, numbers as written.
@@ -166,14 +175,14 @@ func TestCharacterFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := s.count()
-	if imported, err := c.Agents.ImportCharacterFile(ctx, path); err != nil || imported.Agent.ID != "agt_1" {
+	if imported, err := c.Agents.ImportCharacterFile(ctx, path, agentry.ImportCharacterParams{}); err != nil || imported.Agent.ID != "agt_1" {
 		t.Fatalf("import from a file: %+v, %v", imported, err)
 	}
 	_ = json.Unmarshal([]byte(s.request(before).body), &sent)
 	if !reflect.DeepEqual(sent, given) || s.request(before).path != "/v1/agents/import" || s.request(before).query != "" {
 		t.Fatalf("the file is sent as it is: %+v", s.request(before))
 	}
-	if preview, err := c.Agents.ImportCharacterFileDryRun(ctx, path); err != nil || preview.Agent.Name != "Ada" ||
+	if preview, err := c.Agents.ImportCharacterFileDryRun(ctx, path, agentry.ImportCharacterDryRunParams{}); err != nil || preview.Agent.Name != "Ada" ||
 		s.request(before+1).query != "dryRun=true" {
 		t.Fatalf("dry run from a file: %+v, %v", preview, err)
 	}
@@ -184,13 +193,13 @@ func TestCharacterFiles(t *testing.T) {
 	}
 	before = s.count()
 	for _, name := range []string{"missing.json", "list.json", "broken.json", "null.json", "two.json"} {
-		_, err := c.Agents.ImportCharacterFile(ctx, filepath.Join(dir, name))
+		_, err := c.Agents.ImportCharacterFile(ctx, filepath.Join(dir, name), agentry.ImportCharacterParams{})
 		var apiErr *agentry.APIError
 		if err == nil || errors.As(err, &apiErr) || !strings.Contains(err.Error(), "character file") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := c.Agents.ImportCharacterFile(ctx, filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := c.Agents.ImportCharacterFile(ctx, filepath.Join(dir, "missing.json"), agentry.ImportCharacterParams{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file says so: %v", err)
 	}
 	if s.count() != before {

@@ -58,7 +58,7 @@ def before_call(context, case, kwargs):
         body["expiresAt"] = future(body["expiresAt"], datetime.now(timezone.utc))
 
 
-# Idempotency-Key (decisions.md, "Idempotency, background messages, resumable streams, fallbacks"): a key names
+# Idempotency-Key (docs/api/messages-and-streams.md, "Idempotency"): a key names
 # one request, and the same key with another request is refused with 422, which no schema can state. Every key the
 # schema accepts becomes a new one, so each generated request is the first of its key; keys the schema refuses
 # stay, for the service to refuse.
@@ -74,7 +74,7 @@ def keep_idempotency_rules(headers: object) -> None:
             headers[name] = str(uuid.uuid4())
 
 
-# The cursor-paged lists (decisions.md, "Cursor pagination"): rules between parameters, and cursors that must be
+# The cursor-paged lists (docs/api/lists-and-pagination.md, "Cursor pagination"): rules between parameters, and cursors that must be
 # items of the list, which no parameter schema can state. Each is keyed by the path parameter that scopes it.
 HISTORY_LISTS = {
     "/v1/agents/{agentId}/conversations": "agentId",
@@ -129,7 +129,7 @@ def history_list_key(case) -> tuple[str, str] | None:
     return (case.operation.path, scope) if isinstance(scope, str) else None
 
 
-# Agents' plugins (decisions.md, "Plugins and tools"): an enabled plugin must be one the deployment installs, with a
+# Agents' plugins (docs/api/plugins-and-tools.md, "Agents' plugins"): an enabled plugin must be one the deployment installs, with a
 # config its plugin's schema accepts, which the document states in words (the catalogue is `GET /v1/plugins`). Each
 # generated plugin is made disabled, which any name and config may be, unless it is a bare name of a plugin whose
 # default config will do; only a valid `enabled` is changed, so a violation of the schema stays one.
@@ -152,7 +152,7 @@ def disabled_plugin(item: object) -> object:
     return item
 
 
-# Webhook endpoints (decisions.md, "Webhooks"): a URL must be one the service may call, which it checks by
+# Webhook endpoints (docs/api/webhooks.md, "Outbound safety"): a URL must be one the service may call, which it checks by
 # resolving its host; no schema can state that. Every URL the schema accepts (its `pattern`, mirrored here and
 # compared with the document's by test_hooks.py, and at most 2,048 characters) is replaced by the run's sink: the
 # launcher's `/_conformance/webhooks/`, on loopback, which the service (ALLOW_PRIVATE_NETWORKS=true) may call.
@@ -179,7 +179,7 @@ def keep_webhook_rules(body: object, sink: str) -> None:
         body["url"] = sink
 
 
-# The usage queries (decisions.md, "Usage analytics"): the range must end after it starts and span at most 31 days
+# The usage queries (docs/api/usage.md, "Queries"): the range must end after it starts and span at most 31 days
 # of hours or 400 days of days; without `to` it ends now, without `from` it starts 7 days before its end. These
 # mirror the service's rules, which the descriptions state and no parameter schema can.
 USAGE_QUERIES = {"/v1/usage", "/v1/agents/{agentId}/usage"}

@@ -1,13 +1,12 @@
 import path from "node:path";
-import { env, parseEnv, z } from "@agentry/config";
+import { env, gatewayAddress, parseEnv, publicOrigin, z } from "@agentry/config";
 
 const schema = z.object({
   DATA_DIR: env.dataDir(),
   /** The registry's Postgres database, as the services use it; unset or empty: the SQLite file in DATA_DIR. */
   DATABASE_URL: env.databaseUrl(),
-  /** Where callers reach the service, as the gateway reads it: console sign-in links point there. */
-  PUBLIC_BASE_URL: env.publicBaseUrl(),
-  PORT: env.port(8080),
+  /** PORT and PUBLIC_BASE_URL, read as the gateway reads them: console sign-in links point where it serves. */
+  ...gatewayAddress(),
   // pnpm sets INIT_CWD to where the user ran `pnpm cli`, while the script itself runs in the package directory.
   INIT_CWD: z.string().min(1).optional(),
 });
@@ -31,6 +30,6 @@ export function loadConfig(
   return {
     dataDir: path.resolve(parsed.DATA_DIR),
     ...(parsed.DATABASE_URL ? { databaseUrl: parsed.DATABASE_URL } : {}),
-    publicBaseUrl: parsed.PUBLIC_BASE_URL ?? `http://localhost:${parsed.PORT}`,
+    publicBaseUrl: publicOrigin(parsed),
   };
 }

@@ -77,7 +77,7 @@ export function parseLimitOverrides(values: readonly string[] | undefined, tier:
 }
 
 /** `--scopes a,b`: known scopes in their canonical order; none given means all of them. */
-/** `--scopes a,b`; left out, a full-access key (decisions.md, "Scopes added"). */
+/** `--scopes a,b`; left out, a full-access key (docs/api/auth-keys-and-scopes.md, "Scopes added"). */
 export function parseScopes(value: string | undefined): ScopeGrant {
   if (value === undefined) return FULL_ACCESS;
   const given = value

@@ -55,6 +55,35 @@ describe("console link", () => {
     expect(lifetime).toBeLessThanOrEqual(5 * 60_000 + 5_000);
   });
 
+  test("points where the server is reached: PUBLIC_BASE_URL, else PORT, as the server reads them; --base-url wins", async () => {
+    const dataDir = await tempDataDir();
+    await createAccount(dataDir, ["acme"]);
+    const link = async (env: Record<string, string>, extra: string[] = []) => {
+      const result = await run(["console", "link", "--account", "acme", "--json", ...extra], dataDir, env);
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      return (JSON.parse(result.stdout) as { url: string }).url.replace(/#token=.*$/, "");
+    };
+    expect(await link({})).toBe("http://localhost:8080/console/sign-in");
+    expect(await link({ PORT: "3000" })).toBe("http://localhost:3000/console/sign-in");
+    expect(await link({ PORT: "3000", PUBLIC_BASE_URL: "https://agents.example.com/" })).toBe(
+      "https://agents.example.com/console/sign-in",
+    );
+    // An empty PUBLIC_BASE_URL is unset, as the server has it.
+    expect(await link({ PORT: "3000", PUBLIC_BASE_URL: "" })).toBe("http://localhost:3000/console/sign-in");
+    expect(
+      await link({ PORT: "3000", PUBLIC_BASE_URL: "https://agents.example.com" }, [
+        "--base-url",
+        "http://127.0.0.1:9000",
+      ]),
+    ).toBe("http://127.0.0.1:9000/console/sign-in");
+
+    const text = await run(["console", "link", "--account", "acme"], dataDir, { PORT: "3000" });
+    expect(text.stdout).toContain("for the server at http://localhost:3000 (PUBLIC_BASE_URL, else PORT");
+    const bad = await run(["console", "link", "--account", "acme"], dataDir, { PORT: "eighty" });
+    expect(bad.code).not.toBe(0);
+    expect(oneLine(bad.stderr)).toContain("PORT");
+  });
+
   test("refuses an unknown account, a missing --account and a bad --ttl", async () => {
     const dataDir = await tempDataDir();
     await createAccount(dataDir, ["acme"]);

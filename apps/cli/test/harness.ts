@@ -94,14 +94,18 @@ export async function openTestStore(dataDir: string): Promise<RegistryStore> {
   return store;
 }
 
-/** Runs the CLI in this process on DATA_DIR, capturing what it writes; for the many cases of one command. */
-export async function run(args: string[], dataDir: string): Promise<CliResult> {
+/** Runs the CLI in this process on DATA_DIR and `env`, capturing what it writes; for the many cases of one command. */
+export async function run(
+  args: string[],
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
   const code = await runCli(args, {
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },
-    env: { DATA_DIR: dataDir },
+    env: { ...env, DATA_DIR: dataDir },
   });
   return { code, stdout, stderr };
 }

@@ -207,6 +207,7 @@ describe("the web console in Chromium", () => {
       mimeType: "application/json",
       buffer: Buffer.from(JSON.stringify(character)),
     });
+    await page.getByRole("button", { name: "Create agent" }).click();
     await page.getByText("Imported Eliza.").waitFor();
     const row = page.getByRole("row").filter({ hasText: "Eliza" });
     const [download] = await Promise.all([

@@ -1,4 +1,5 @@
 import { api } from "./api";
+import { openApiDocument } from "./schema-check";
 
 export type AgentStatus = "active" | "inactive" | "error";
 
@@ -59,15 +60,13 @@ export function namesOfPattern(pattern: string): string[] {
 }
 
 /**
- * The providers (and models) this deployment serves, read from the OpenAPI document it publishes at
+ * The providers an agent may name (every one the server has a client for; one not configured here is taken with a
+ * warning) and the models of those that serve only some, read from the OpenAPI document it publishes at
  * `/v1/openapi.json`: its agent request schema lists them.
  */
 export async function providerChoices(): Promise<ProviderChoices> {
-  const response = await fetch("/v1/openapi.json", { headers: { accept: "application/json" } });
-  if (!response.ok) return { providers: [], models: {} };
-  const doc = (await response.json()) as {
-    components?: { schemas?: Record<string, { properties?: Record<string, unknown>; allOf?: unknown[] }> };
-  };
+  const doc = await openApiDocument();
+  if (!doc) return { providers: [], models: {} };
   const schema = doc.components?.schemas?.CreateAgentRequest;
   const providers = enumOf(schema?.properties?.modelProvider);
   const models: Record<string, string[]> = {};

@@ -34,6 +34,8 @@ export interface Pagination {
 export interface ApiResult<T> {
   data: T;
   pagination?: Pagination;
+  /** What was written but will not act (an import's plugins kept disabled, a provider not configured here). */
+  warnings?: FieldIssue[];
 }
 
 /** The rate-limit bucket with the least left, as the latest response reported it. */
@@ -42,6 +44,8 @@ export interface RateLimit {
   remaining: number;
   /** Unix seconds at which the bucket is full again. */
   reset: number;
+  /** The bucket's name (`X-RateLimit-Bucket`: `requestsPerMinute`, `createPerMinute`, ...), when reported. */
+  bucket?: string;
 }
 
 type Listener<T> = (value: T) => void;
@@ -134,8 +138,12 @@ export async function api<T>(
   options: RequestOptions = {},
 ): Promise<ApiResult<T>> {
   const response = await send(method, path, options);
-  const envelope = (await response.json()) as { data: T; pagination?: Pagination };
-  return { data: envelope.data, ...(envelope.pagination ? { pagination: envelope.pagination } : {}) };
+  const envelope = (await response.json()) as { data: T; pagination?: Pagination; warnings?: FieldIssue[] };
+  return {
+    data: envelope.data,
+    ...(envelope.pagination ? { pagination: envelope.pagination } : {}),
+    ...(envelope.warnings ? { warnings: envelope.warnings } : {}),
+  };
 }
 
 export async function errorOf(response: Response): Promise<ApiError> {
@@ -157,8 +165,14 @@ function noteRateLimit(headers: Headers): void {
   const limit = headers.get("x-ratelimit-limit");
   const remaining = headers.get("x-ratelimit-remaining");
   const reset = headers.get("x-ratelimit-reset");
+  const bucket = headers.get("x-ratelimit-bucket");
   if (limit === null || remaining === null) return;
-  rateLimit.set({ limit: Number(limit), remaining: Number(remaining), reset: Number(reset ?? 0) });
+  rateLimit.set({
+    limit: Number(limit),
+    remaining: Number(remaining),
+    reset: Number(reset ?? 0),
+    ...(bucket ? { bucket } : {}),
+  });
 }
 
 /** The session the console runs in. */

@@ -47,19 +47,31 @@ function page(path: string): { title: string; body: JSX.Element } {
 const tabs = typeof BroadcastChannel === "undefined" ? null : new BroadcastChannel("agentry-console");
 const SIGNED_OUT = "signed-out";
 
+/** What each rate-limit bucket counts, in the indicator's words. */
+const BUCKET_WORDS: Record<string, string> = {
+  requestsPerMinute: "requests",
+  createPerMinute: "agent creations",
+  listPerMinute: "listings",
+  getPerMinute: "reads",
+  updatePerMinute: "updates",
+  deletePerMinute: "deletions",
+  messagesPerMinute: "messages to this agent",
+};
+
 function RateLimitState() {
   const [state, setState] = useState<RateLimit | null>(rateLimit.value);
   useEffect(() => rateLimit.subscribe(setState), []);
   // Rendered before the first answer too, invisible, so that its arrival moves nothing on the page.
   const low = state !== null && state.remaining <= Math.max(1, Math.floor(state.limit / 10));
+  const counted = BUCKET_WORDS[state?.bucket ?? "requestsPerMinute"] ?? state?.bucket ?? "requests";
   return (
     <p
       class={`rate ${low ? "low" : ""} ${state ? "" : "pending"}`}
       aria-live="polite"
-      title="Requests left in the current rate-limit window"
+      title={`The rate limit with the least left after the latest request: ${counted} this minute`}
     >
       <span class="visually-hidden">Rate limit: </span>
-      <span class="count">{state ? `${state.remaining}/${state.limit}` : "0/0"}</span> requests left
+      <span class="count">{state ? `${state.remaining}/${state.limit}` : "0/0"}</span> {counted} left
     </p>
   );
 }

@@ -1,7 +1,7 @@
-import { exitOnConfigError } from "@agentry/config";
 import { runGateway } from "@agentry/gateway";
 import { createLogger } from "@agentry/logging";
 import { initTracing } from "@agentry/observability";
+import { exitOnStartFailure } from "@agentry/rpc";
 import { composeServer } from "./compose.js";
 import { loadServerConfig } from "./config.js";
 
@@ -35,6 +35,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((error: unknown) => {
-  exitOnConfigError(error);
-});
+main().catch(exitOnStartFailure("agentry server"));

@@ -7,17 +7,24 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness, type Tenant } from "./harness.js";
 
 type AgentJson = { id: string; modelProvider: string | null; model: string | null };
+type Warning = { field: string; issue: string };
 type Json = Record<string, unknown>;
 
 /** The model the local provider runs when LOCAL_MODEL_PATH names this file; never loaded here. */
 const LOCAL_MODEL = "tiny-chat.Q8_0";
 
 async function create(h: Harness, tenant: Tenant, body: Json) {
-  return h.request<{ data: AgentJson } & ErrorBody>("POST", "/v1/agents", { key: tenant.key, body });
+  return h.request<{ data: AgentJson; warnings: Warning[] } & ErrorBody>("POST", "/v1/agents", {
+    key: tenant.key,
+    body,
+  });
 }
 
 async function patch(h: Harness, tenant: Tenant, id: string, body: Json) {
-  return h.request<{ data: AgentJson } & ErrorBody>("PATCH", `/v1/agents/${id}`, { key: tenant.key, body });
+  return h.request<{ data: AgentJson; warnings: Warning[] } & ErrorBody>("PATCH", `/v1/agents/${id}`, {
+    key: tenant.key,
+    body,
+  });
 }
 
 async function created(h: Harness, tenant: Tenant, body: Json): Promise<AgentJson> {
@@ -78,11 +85,34 @@ describe("a deployment whose default provider is local", () => {
     );
   });
 
-  it("refuses a provider the deployment does not serve, naming those it does", async () => {
+  it("takes a provider it has no configuration for, with a warning naming the variable to set", async () => {
+    const res = await create(h, tenant, { name: "A", modelProvider: "anthropic", model: "claude-any" });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ modelProvider: "anthropic", model: "claude-any" });
+    expect(res.body.warnings).toEqual([
+      {
+        field: "modelProvider",
+        issue: expect.stringMatching(/^anthropic is not configured .*ANTHROPIC_API_KEY/),
+      },
+    ]);
+    const configured = await create(h, tenant, { name: "A", modelProvider: "openai" });
+    expect(configured.body.warnings).toEqual([]);
+
+    // An update warns while the agent's provider is one with no configuration, whatever the PATCH sends.
+    const renamed = await patch(h, tenant, res.body.data.id, { name: "B" });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.warnings).toEqual([
+      { field: "modelProvider", issue: expect.stringMatching(/ANTHROPIC_API_KEY/) },
+    ]);
+    const moved = await patch(h, tenant, res.body.data.id, { modelProvider: "openai" });
+    expect(moved.body.warnings).toEqual([]);
+  });
+
+  it("refuses any other provider name, naming the accepted ones", async () => {
     expectRefused(
-      await create(h, tenant, { name: "A", modelProvider: "anthropic" }),
+      await create(h, tenant, { name: "A", modelProvider: "llama_local" }),
       "modelProvider",
-      /^must be one of the providers this deployment serves: openai, local$/,
+      /^must be one of: openai, anthropic, local$/,
     );
   });
 
@@ -125,7 +155,10 @@ describe("a deployment whose default provider is local", () => {
     };
     const createSchema = doc.components.schemas.CreateAgentRequest!;
     const properties = createSchema.properties as Record<string, Json>;
-    expect(properties.modelProvider!.enum).toEqual(["openai", "local"]);
+    expect(properties.modelProvider!.enum).toEqual(["openai", "anthropic", "local"]);
+    expect(properties.modelProvider!.description).toMatch(
+      /This deployment is configured for `openai`, `local`; its default is `local`\./,
+    );
     expect(properties.model!.description).toMatch(/Here `local` serves only `tiny-chat.Q8_0`\./);
     const pattern = (((createSchema.allOf as Json[])[0]!.then as Json).properties as Record<string, Json>)
       .model!.pattern as string;
@@ -152,12 +185,15 @@ describe("a deployment that serves no local model (LOCAL_ENABLED=false)", () => 
   });
   afterAll(() => h.close());
 
-  it("refuses local, and its document does not offer it", async () => {
-    expectRefused(
-      await create(h, tenant, { name: "A", modelProvider: "local" }),
-      "modelProvider",
-      /serves: openai$/,
-    );
+  it("takes local with a warning naming what enables it, and its document says it is not configured", async () => {
+    const local = await create(h, tenant, { name: "A", modelProvider: "local" });
+    expect(local.status).toBe(201);
+    expect(local.body.warnings).toEqual([
+      {
+        field: "modelProvider",
+        issue: expect.stringMatching(/^local is not configured .*LOCAL_ENABLED=true/),
+      },
+    ]);
     expect(await created(h, tenant, { model: "SmolLM2-135M-Instruct" })).toMatchObject({
       modelProvider: null,
     });
@@ -165,10 +201,9 @@ describe("a deployment that serves no local model (LOCAL_ENABLED=false)", () => 
       components: { schemas: Record<string, { properties: Record<string, Json>; allOf?: unknown }> };
     };
     const createSchema = doc.components.schemas.CreateAgentRequest!;
-    expect(createSchema.properties.modelProvider!.enum).toEqual(["openai"]);
+    expect(createSchema.properties.modelProvider!.enum).toEqual(["openai", "anthropic", "local"]);
+    expect(createSchema.properties.modelProvider!.description).toMatch(/configured for `openai`;/);
     expect(createSchema.allOf).toBeUndefined();
-    const update = doc.components.schemas.UpdateAgentRequest!.properties.modelProvider as { anyOf: Json[] };
-    expect(update.anyOf[0]!.enum).toEqual(["openai"]);
   });
 });
 
@@ -199,11 +234,11 @@ describe("a conversation service in another process", () => {
       "model",
       /default provider, local/,
     );
-    expectRefused(
-      await create(h, tenant, { name: "A", modelProvider: "openai" }),
-      "modelProvider",
-      /serves: local$/,
-    );
+    const hosted = await create(h, tenant, { name: "A", modelProvider: "openai" });
+    expect(hosted.status).toBe(201);
+    expect(hosted.body.warnings).toEqual([
+      { field: "modelProvider", issue: expect.stringMatching(/OPENAI_API_KEY/) },
+    ]);
   });
 });
 

@@ -142,14 +142,13 @@ describe("settings.fallbacks", () => {
     expect(await status(agentId)).toBe("active");
   });
 
-  it("refuses fallbacks of the wrong shape, or naming a provider this deployment does not serve", async () => {
+  it("refuses fallbacks of the wrong shape, or naming a provider this server has no client for", async () => {
     for (const [fallbacks, field] of [
       ["anthropic", "settings.fallbacks"],
       [[{ modelProvider: "anthropic" }, {}, {}, {}], "settings.fallbacks"],
       [[{ modelProvider: "mistral" }], "settings.fallbacks[0].modelProvider"],
       [[{ modelProvider: "anthropic", model: "" }], "settings.fallbacks[0].model"],
       [[{ modelProvider: "anthropic", weight: 2 }], "settings.fallbacks[0].weight"],
-      [[{ modelProvider: "local" }], "settings.fallbacks[0].modelProvider"],
     ] as const) {
       const res = await h.request<ErrorBody>("POST", "/v1/agents", {
         key: tenant.key,
@@ -163,5 +162,11 @@ describe("settings.fallbacks", () => {
       body: { name: "Good", settings: { fallbacks: [{ modelProvider: "anthropic", model: null }] } },
     });
     expect(ok.status).toBe(201);
+    // A provider with a client but no configuration here (local is off) is taken, as for the agent's own choice.
+    const unconfigured = await h.request("POST", "/v1/agents", {
+      key: tenant.key,
+      body: { name: "Local later", settings: { fallbacks: [{ modelProvider: "local" }] } },
+    });
+    expect(unconfigured.status).toBe(201);
   });
 });

@@ -30,6 +30,18 @@ function expectHeaders(headers: Headers, limit: number) {
 }
 
 describe("rate limits on one gateway", () => {
+  it("names the bucket it reports: the endpoint's when it has less left, else the account's", async () => {
+    const t = await h.tenant({ tier: Tier.STANDARD });
+    const listed = await h.request("GET", "/v1/agents", { key: t.key });
+    // Listing: 60 a minute for the account and for listings; the account's is reported on a tie.
+    expect(listed.headers.get("x-ratelimit-bucket")).toMatch(/^(requestsPerMinute|listPerMinute)$/);
+    const created = await h.request("POST", "/v1/agents", { key: t.key, body: { name: "a" } });
+    expect(created.headers.get("x-ratelimit-bucket")).toBe("createPerMinute");
+    const invalid = await h.request("POST", "/v1/agents", { key: t.key, body: { nope: 1 } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get("x-ratelimit-bucket")).toBe("createPerMinute");
+  });
+
   it("reports the tightest bucket on success and on errors", async () => {
     const t = await h.tenant({ tier: Tier.STANDARD });
     const ok = await h.request("GET", "/v1/agents", { key: t.key });

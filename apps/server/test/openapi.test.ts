@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ACCEPTED_MODEL_PROVIDERS } from "@agentry/characters";
 import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testing";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import { type Scope, sha256Hex } from "@agentry/core";
@@ -488,7 +487,8 @@ describe("agents", () => {
       ["createAgent", { name: "a", modelProvider: "local", model: "gpt-4o" }, false],
       ["createAgent", { name: "a", modelProvider: "local", model: " SmolLM2-135M-Instruct " }, true],
       ["createAgent", { name: "a", modelProvider: "local" }, true],
-      ["createAgent", { name: "a", modelProvider: "anthropic" }, false],
+      ["createAgent", { name: "a", modelProvider: "anthropic" }, true],
+      ["createAgent", { name: "a", modelProvider: "llama_local" }, false],
       ["createAgent", { name: "a", model: "any-model-at-all" }, true],
       ["updateAgent", { modelProvider: "local", model: "gpt-4o" }, false],
       ["updateAgent", { modelProvider: "local", model: null }, true],
@@ -1002,7 +1002,7 @@ describe("character files", () => {
       [{ name: "a", knowledge: Array(101).fill({ path: "p" }) }, false],
       [{ name: "a", lore: Array(1001).fill("l") }, false],
       [{ name: "a", modelProvider: "bedrock" }, false],
-      [{ name: "a", modelProvider: "anthropic" }, false],
+      [{ name: "a", modelProvider: "anthropic" }, true],
       [{ name: "a", modelProvider: "llama_local" }, true],
       [{ name: "a", modelProvider: "llama_local", settings: { model: "gpt-4o" } }, false],
       [{ name: "a", modelProvider: "llama_local", settings: { model: " SmolLM2-135M-Instruct " } }, true],
@@ -1017,7 +1017,8 @@ describe("character files", () => {
         true,
       ],
       [{ name: "a", settings: { model: "any-model-at-all" } }, true],
-      [{ name: "a", settings: { agentry: { modelProvider: "anthropic" } } }, false],
+      [{ name: "a", settings: { agentry: { modelProvider: "anthropic" } } }, true],
+      [{ name: "a", settings: { agentry: { modelProvider: "llama_local" } } }, false],
       [{ name: "a", knowledge: [{ shared: true }] }, false],
       [{ name: "a", knowledge: [{ directory: "d" }, "fact"] }, true],
       [{ name: "a", messageExamples: [[{ content: { text: "x" } }]] }, false],
@@ -1055,21 +1056,18 @@ describe("character files", () => {
     }
   });
 
-  it("names a provider the deployment does not serve as the file does, and says which it serves", async () => {
+  it("takes a provider the deployment has no configuration for, warning at the path the file names it", async () => {
     const res = await call("importCharacter", { body: { name: "a", modelProvider: "anthropic" } });
-    const served = ACCEPTED_MODEL_PROVIDERS.filter((name) => name !== "anthropic");
-    expect((res.body as { error: { details: unknown[] } }).error.details).toEqual([
-      {
-        field: "modelProvider",
-        issue: `must be one of the providers this deployment serves: ${served.join(", ")}`,
-      },
+    expect(res.status).toBe(201);
+    expect((res.body as { warnings: unknown[] }).warnings).toEqual([
+      { field: "modelProvider", issue: expect.stringMatching(/ANTHROPIC_API_KEY/) },
     ]);
     const agentry = await call("importCharacter", {
       body: { name: "a", settings: { agentry: { modelProvider: "anthropic" } } },
     });
-    expect((agentry.body as { error: { details: { field: string }[] } }).error.details[0]!.field).toBe(
-      "settings.agentry.modelProvider",
-    );
+    expect((agentry.body as { warnings: { field: string }[] }).warnings).toEqual([
+      { field: "settings.agentry.modelProvider", issue: expect.stringMatching(/ANTHROPIC_API_KEY/) },
+    ]);
   });
 });
 
@@ -1474,6 +1472,45 @@ describe("service routes and route-level errors", () => {
     const wrong = await h.request("PUT", "/v1/agents", { key: tenant.key, body: {} });
     expect(wrong.status).toBe(405);
     expectMatches(components.MethodNotAllowed as Json, wrong, "MethodNotAllowed");
+  });
+
+  it("lists in Allow exactly the documented methods of every path, for OPTIONS and for every other method", async () => {
+    const wrong: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      // A parameter's value that no literal path uses, so the request is for this path and no other.
+      const concrete = path.replace(/\{[^}]+\}/g, "p-sample");
+      const documented = Object.keys(item)
+        .filter((method) => METHODS.includes(method))
+        .map((method) => method.toUpperCase());
+      const expected = [...documented, ...(documented.includes("GET") ? ["HEAD"] : [])].sort();
+      const allow = (res: { headers: Headers }) =>
+        (res.headers.get("allow") ?? "")
+          .split(",")
+          .map((method) => method.trim())
+          .filter(Boolean)
+          .sort();
+      const options = await h.request("OPTIONS", concrete, { key: tenant.key });
+      if (options.status !== 200 || allow(options).join() !== expected.join()) {
+        wrong.push(`OPTIONS ${concrete}: ${options.status}, Allow ${allow(options).join(", ")}`);
+      }
+      for (const method of ["GET", "HEAD", "PUT", "POST", "PATCH", "DELETE"]) {
+        if (expected.includes(method)) continue;
+        const res = await h.request(method, concrete, { key: tenant.key });
+        if (res.status !== 405 || allow(res).join() !== expected.join()) {
+          wrong.push(`${method} ${concrete}: ${res.status}, Allow ${allow(res).join(", ")}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    // The literal path is its own, not an agent's: an agent's methods are not offered on it.
+    const importing = await h.request("OPTIONS", "/v1/agents/import", { key: tenant.key });
+    expect(importing.headers.get("allow")).toBe("POST");
+    const get = await h.request<{ error: { code: string; message: string } }>("GET", "/v1/agents/import", {
+      key: tenant.key,
+    });
+    expect(get.status).toBe(405);
+    expect(get.body.error.code).toBe("METHOD_NOT_ALLOWED");
+    expect(get.body.error.message).toBe("GET is not allowed on /v1/agents/import; allowed: POST.");
   });
 
   it("reuses a caller's X-Request-Id exactly when it matches the documented pattern", async () => {

@@ -8,6 +8,8 @@ import {
   PERSONALITY_FIELDS,
   type PersonalityField,
   personalityValue,
+  SOURCE_MODEL,
+  SOURCE_MODEL_PROVIDER,
 } from "./personality.js";
 import { characterFields, type ExportedCharacterFile } from "./schema.js";
 
@@ -60,7 +62,15 @@ export function exportCharacter(agent: AgentFields): ExportedCharacterFile {
   const top = new Map<string, JsonValue>();
   const rest: [string, JsonValue][] = [];
   let knowledge: JsonValue[] = agent.knowledge;
+  // An agent imported with the server's default model gives its file's model back in `settings.model`.
+  const sourceModel = agent.personality[SOURCE_MODEL];
+  const defaultModel =
+    agent.modelProvider === null &&
+    agent.model === null &&
+    (typeof sourceModel === "string" || typeof agent.personality[SOURCE_MODEL_PROVIDER] === "string");
+  const model = agent.model ?? (defaultModel && typeof sourceModel === "string" ? sourceModel : null);
   for (const [key, value] of Object.entries(agent.personality)) {
+    if (defaultModel && key === SOURCE_MODEL && model !== null) continue;
     const field = TOP_LEVEL.find((name) => name === key);
     const merged = key === KNOWLEDGE_SOURCES ? mergedKnowledge(agent.knowledge, value) : undefined;
     if (field !== undefined && fitsField(field, value)) top.set(field, value);
@@ -72,6 +82,7 @@ export function exportCharacter(agent: AgentFields): ExportedCharacterFile {
   const reserved = Object.entries(settings).filter(([key]) => RESERVED_SETTINGS.includes(key));
   const agentry: [string, JsonValue][] = [];
   if (agent.modelProvider !== null) agentry.push(["modelProvider", agent.modelProvider]);
+  if (defaultModel) agentry.push(["defaultModel", true]);
   if (agent.goals.length > 0) agentry.push(["goals", agent.goals]);
   if (agent.clients.length > 0) agentry.push(["clients", agent.clients]);
   if (agent.plugins.length > 0) agentry.push(["plugins", agent.plugins]);
@@ -95,7 +106,7 @@ export function exportCharacter(agent: AgentFields): ExportedCharacterFile {
       "settings",
       objectOf([
         ...Object.entries(omitKeys(settings, RESERVED_SETTINGS)),
-        ...(agent.model !== null ? [["model", agent.model] as const] : []),
+        ...(model !== null ? [["model", model] as const] : []),
         ["secrets", {}],
         ...(agentry.length > 0 ? [["agentry", objectOf(agentry)] as const] : []),
       ]),

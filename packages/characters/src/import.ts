@@ -8,6 +8,7 @@ import {
   type KnowledgeSourceEntry,
   PERSONALITY_FIELDS,
   personalityValue,
+  SOURCE_MODEL,
   SOURCE_MODEL_PROVIDER,
 } from "./personality.js";
 import { ELIZA_MODEL_PROVIDERS, type ElizaModelProvider } from "./providers.js";
@@ -30,6 +31,11 @@ export interface AgentFields {
 export interface ImportOptions {
   /** Whether a plugin name is in this service's plugin catalogue; none is by default. */
   inCatalogue?: (name: string) => boolean;
+  /**
+   * Leave the provider and model to the server's default (`null`), keeping the file's in
+   * `personality.sourceModelProvider` and `personality.sourceModel` for the export.
+   */
+  useDefaultModel?: boolean;
 }
 
 export type ImportResult =
@@ -105,6 +111,8 @@ export function importCharacter(input: unknown, options: ImportOptions = {}): Im
   const agentry = isJsonObject(settings.agentry) ? settings.agentry : {};
   const warnings: FieldIssue[] = [];
   const warn = (field: string, issue: string) => warnings.push({ field, issue });
+  // An export of an agent that used the server's default says so, so that its import does the same.
+  const useDefaultModel = options.useDefaultModel === true || agentry.defaultModel === true;
 
   const personality: [string, JsonValue][] = [];
   for (const field of PERSONALITY_FIELDS) {
@@ -139,7 +147,7 @@ export function importCharacter(input: unknown, options: ImportOptions = {}): Im
     const named = file.modelProvider as ElizaModelProvider;
     modelProvider = ELIZA_MODEL_PROVIDERS[named];
     personality.push([SOURCE_MODEL_PROVIDER, named]);
-    if (modelProvider !== named) {
+    if (modelProvider !== named && !useDefaultModel) {
       warn(
         "modelProvider",
         modelProvider === "openai"
@@ -151,6 +159,8 @@ export function importCharacter(input: unknown, options: ImportOptions = {}): Im
   if (typeof agentry.modelProvider === "string") {
     modelProvider = agentry.modelProvider as ProviderName;
     modelProviderPath = "settings.agentry.modelProvider";
+    if (useDefaultModel && file.modelProvider === undefined)
+      personality.push([SOURCE_MODEL_PROVIDER, agentry.modelProvider]);
     if (file.modelProvider !== undefined)
       warn(
         "modelProvider",
@@ -163,6 +173,18 @@ export function importCharacter(input: unknown, options: ImportOptions = {}): Im
     personality.push([EXTRA_FIELDS, objectOf(extra.map((key) => [key, file[key]!] as const))]);
     for (const key of extra)
       warn(key, "not a field this service uses: kept in personality.extraFields for the export");
+  }
+
+  let model = typeof settings.model === "string" ? settings.model.trim() : null;
+  if (useDefaultModel) {
+    if (model !== null) personality.push([SOURCE_MODEL, model]);
+    if ((modelProvider !== null || model !== null) && options.useDefaultModel === true)
+      warn(
+        "modelProvider",
+        "left to this server's default provider and model (useDefaultModel); the file's are kept in personality.sourceModelProvider and personality.sourceModel for the export",
+      );
+    modelProvider = null;
+    model = null;
   }
 
   const restoredPersonality = isJsonObject(agentry.personality) ? agentry.personality : {};
@@ -237,7 +259,7 @@ export function importCharacter(input: unknown, options: ImportOptions = {}): Im
       clients,
       settings: objectOf(keptSettings),
       modelProvider,
-      model: typeof settings.model === "string" ? settings.model.trim() : null,
+      model,
       plugins,
     },
     warnings,

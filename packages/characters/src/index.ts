@@ -10,6 +10,7 @@ export {
   type ExampleLine,
   KNOWLEDGE_SOURCES,
   PERSONALITY_FIELDS,
+  SOURCE_MODEL,
   SOURCE_MODEL_PROVIDER,
   spokenByCharacter,
 } from "./personality.js";

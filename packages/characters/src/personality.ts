@@ -26,6 +26,8 @@ export type PersonalityField = (typeof PERSONALITY_FIELDS)[number];
 export const KNOWLEDGE_SOURCES = "knowledgeSources";
 /** Where an import keeps the file's `modelProvider` as the file named it. */
 export const SOURCE_MODEL_PROVIDER = "sourceModelProvider";
+/** Where an import that leaves the model to the server's default keeps the file's `settings.model`. */
+export const SOURCE_MODEL = "sourceModel";
 /** Where an import keeps the fields of a file it has no use for, for the export. */
 export const EXTRA_FIELDS = "extraFields";
 
@@ -108,6 +110,7 @@ const EXPORT_ONLY: Record<string, z.ZodType> = {
   templates: characterFields.templates,
   [KNOWLEDGE_SOURCES]: z.array(knowledgeSourceEntry),
   [SOURCE_MODEL_PROVIDER]: z.string(),
+  [SOURCE_MODEL]: z.string(),
   [EXTRA_FIELDS]: z.record(z.string(), z.json()),
 };
 

@@ -195,6 +195,10 @@ export const agentrySettings = z
         .enum(PROVIDER_NAMES, { error: `must be one of: ${PROVIDER_NAMES.join(", ")}` })
         .optional()
         .meta({ description: "The agent's `modelProvider`; preferred to a top-level `modelProvider`." }),
+      defaultModel: z.literal(true, { error: "must be true" }).optional().meta({
+        description:
+          "The agent uses the server's default provider and model; `settings.model` is then the one its file named, kept in `personality.sourceModel`.",
+      }),
       goals: agentList("The agent's `goals`.").optional(),
       clients: z
         .array(agentClient, { error: "must be an array" })

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /*
- * Strings as the agent record bounds them (decisions.md, "Field shapes and sizes"), with the JSON Schema patterns
+ * Strings as the agent record bounds them (docs/api/agents.md, "Fields and bounds"), with the JSON Schema patterns
  * that say the same: lengths in characters (code points), whitespace as `String.prototype.trim` removes it, and
  * never U+0000, which no store keeps as text.
  */

@@ -192,6 +192,36 @@ describe("modelProvider", () => {
     });
   });
 
+  it("with useDefaultModel leaves provider and model to the server, keeping the file's, and the export gives them back", () => {
+    const file = { name: "M", modelProvider: "groq", settings: { model: "llama-3.1-8b", voice: "x" } };
+    const { agent, warnings } = imported(file, { useDefaultModel: true });
+    expect(agent.modelProvider).toBeNull();
+    expect(agent.model).toBeNull();
+    expect(agent.personality).toMatchObject({ sourceModelProvider: "groq", sourceModel: "llama-3.1-8b" });
+    expect(warnings).toEqual([
+      {
+        field: "modelProvider",
+        issue: expect.stringMatching(/^left to this server's default provider and model \(useDefaultModel\)/),
+      },
+    ]);
+    const exported = exportCharacter(agent);
+    expect(exported.settings.model).toBe("llama-3.1-8b");
+    expect(exported.settings.agentry).toMatchObject({
+      defaultModel: true,
+      personality: { sourceModelProvider: "groq" },
+    });
+    const again = imported(exported);
+    expect(again.agent).toEqual(agent);
+    expect(again.warnings).toEqual([]);
+  });
+
+  it("with useDefaultModel and a file that names no model, warns of nothing about it", () => {
+    const { agent, warnings } = imported({ name: "M" }, { useDefaultModel: true });
+    expect(agent.modelProvider).toBeNull();
+    expect(agent.personality).toEqual({});
+    expect(warnings).toEqual([]);
+  });
+
   it.each(["claude_vertex", "bedrock", "falai", "letzai", "livepeer", "local", "OpenAI", ""])(
     "refuses %j, naming the field and the accepted values",
     (name) => {

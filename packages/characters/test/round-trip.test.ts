@@ -12,7 +12,7 @@ import {
 } from "../src/index.js";
 
 /*
- * The export's promise (decisions.md, "Character files"): importing the export of any agent gives an agent equal
+ * The export's promise (docs/api/character-files.md, "Export"): importing the export of any agent gives an agent equal
  * in every field but its id, times and apiEndpoint, which the import does not make (and the secrets, which never
  * leave). Agents are generated as the API accepts them, with personalities that hold character fields of the
  * right shape, of a wrong shape (an agent written by hand), and keys of any name.

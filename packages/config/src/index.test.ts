@@ -1,6 +1,6 @@
 import { isAbsolute } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, env, parseEnv, z } from "./index.js";
+import { ConfigError, env, gatewayAddress, parseEnv, publicOrigin, z } from "./index.js";
 
 const schema = z.object({ PORT: env.port(8080), DATA_DIR: env.dataDir(), LOG_LEVEL: env.logLevel() });
 
@@ -56,5 +56,18 @@ describe("shared variables", () => {
     expect(() => parseEnv(shared, { WEBHOOKS_URL: "not a url", ALLOW_PRIVATE_NETWORKS: "yes" })).toThrow(
       /WEBHOOKS_URL.*ALLOW_PRIVATE_NETWORKS/,
     );
+  });
+});
+
+describe("the gateway's address", () => {
+  const schema = z.object(gatewayAddress());
+
+  it("is PUBLIC_BASE_URL when set, else http://localhost:PORT, with PORT 8080 by default", () => {
+    expect(publicOrigin(parseEnv(schema, {}))).toBe("http://localhost:8080");
+    expect(publicOrigin(parseEnv(schema, { PORT: "3000" }))).toBe("http://localhost:3000");
+    expect(
+      publicOrigin(parseEnv(schema, { PORT: "3000", PUBLIC_BASE_URL: "https://agents.example.com/" })),
+    ).toBe("https://agents.example.com");
+    expect(() => parseEnv(schema, { PORT: "eighty" })).toThrow(/PORT/);
   });
 });

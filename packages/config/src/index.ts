@@ -87,6 +87,24 @@ export const env = {
   optional,
 };
 
+/** The gateway's port when PORT is unset. */
+export const DEFAULT_GATEWAY_PORT = 8080;
+
+/**
+ * PORT and PUBLIC_BASE_URL as the gateway reads them, to spread into a schema's object; `publicOrigin` makes the
+ * origin of them. What prints links to the gateway (its own answers, the CLI's console sign-in links) reads both
+ * through these, so that a gateway moved to another port and its links agree.
+ */
+export const gatewayAddress = () => ({
+  PORT: env.port(DEFAULT_GATEWAY_PORT),
+  PUBLIC_BASE_URL: env.publicBaseUrl(),
+});
+
+/** The origin callers reach the gateway at: PUBLIC_BASE_URL, else http://localhost:PORT. */
+export function publicOrigin(value: { PORT: number; PUBLIC_BASE_URL?: string | undefined }): string {
+  return value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`;
+}
+
 /** Runs main and, when it fails because of configuration, prints the one line and exits 1. */
 export function exitOnConfigError(error: unknown): never {
   if (error instanceof ConfigError) {

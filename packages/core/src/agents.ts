@@ -1,5 +1,5 @@
 /**
- * Rules of the agent and message contract (decisions.md, "Field shapes and sizes" and "Providers"), held once
+ * Rules of the agent and message contract (docs/api/agents.md, "Fields and bounds"; docs/api/providers.md), held once
  * for everything that enforces or documents them: the gateway's validation and OpenAPI document, the registry,
  * and the conversation service.
  */
@@ -11,6 +11,23 @@ export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 export function isProviderName(value: string): value is ProviderName {
   return (PROVIDER_NAMES as readonly string[]).includes(value);
+}
+
+/**
+ * What a deployment sets so that a provider is configured there (docs/api/providers.md, "Choosing a provider and
+ * model"): named in the warning of a write naming an unconfigured provider and in the MODEL_ERROR of a message to
+ * such an agent.
+ */
+export const PROVIDER_SETUP: Record<ProviderName, string> = {
+  openai:
+    "OPENAI_API_KEY (or OPENAI_BASE_URL, for an OpenAI-compatible server such as Ollama, vLLM or LM Studio)",
+  anthropic: "ANTHROPIC_API_KEY",
+  local: "LOCAL_ENABLED=true (or leave LOCAL_ENABLED unset)",
+};
+
+/** The warning of an agent write whose `modelProvider` is one this deployment has no configuration for. */
+export function unconfiguredProviderIssue(name: ProviderName): string {
+  return `${name} is not configured on this server: the agent is kept, and its messages fail with MODEL_ERROR until ${PROVIDER_SETUP[name]} is set`;
 }
 
 /** Bounds of an agent's fields. */
@@ -40,7 +57,8 @@ export function exceedsCharacters(text: string, max: number): boolean {
 /**
  * Agent `settings` that tune generation, and their bounds:
  * - `settings.temperature`: number from 0 to 2 inclusive; unset leaves the provider's default.
- * - `settings.maxTokens`: integer from 1 to 8192 inclusive, the most tokens a reply may have; default 1024.
+ * - `settings.maxTokens`: integer from 1 to 8192 inclusive, the most tokens a reply may have; default 1024 (the
+ *   local model has its own, lower default: LOCAL_MAX_TOKENS).
  * - `settings.fallbacks`: the models to answer with when the agent's own fails (`fallbackIssues`).
  * - `settings.maxToolSteps`: rounds of tool calls in one turn; `settings.toolChoice`: whether the first must call one.
  * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.
@@ -48,7 +66,7 @@ export function exceedsCharacters(text: string, max: number): boolean {
 export const GENERATION_BOUNDS = {
   temperature: { min: 0, max: 2 },
   maxTokens: { min: 1, max: 8192, default: 1024 },
-  /** Rounds of tool calls in one turn (decisions.md, "Plugins and tools"); 0 offers the model no tools. */
+  /** Rounds of tool calls in one turn (docs/api/plugins-and-tools.md, "Tools in a turn"); 0 offers the model no tools. */
   maxToolSteps: { min: 0, max: 20, default: 5 },
 } as const;
 
@@ -106,7 +124,7 @@ export interface FallbackChoice {
 
 /**
  * `settings.fallbacks`: at most this many `{modelProvider, model?}`, tried in order when the agent's own model fails
- * with a 503-class error (decisions.md, "Idempotency, background messages, resumable streams, fallbacks").
+ * with a 503-class error (docs/api/messages-and-streams.md, "Fallbacks").
  */
 export const FALLBACK_MAX_ITEMS = 3;
 
@@ -157,7 +175,7 @@ export function fallbackChoices(settings: Readonly<Record<string, unknown>> | un
 }
 
 /**
- * `settings.secrets` is write-only (decisions.md, "Character files"): stored for the agent, never part of any read,
+ * `settings.secrets` is write-only (docs/api/agents.md, "Record"): stored for the agent, never part of any read,
  * event or export, so a key pasted into a character file cannot leak back out through the API.
  */
 export const SECRETS_SETTING = "secrets";

@@ -9,11 +9,13 @@ export {
   isProviderName,
   MESSAGE_BOUNDS,
   PROVIDER_NAMES,
+  PROVIDER_SETUP,
   type ProviderName,
   publicSettings,
   SECRETS_SETTING,
   TOOL_CHOICES,
   type ToolChoice,
+  unconfiguredProviderIssue,
   updatedSettings,
 } from "./agents.js";
 export {

@@ -1,4 +1,4 @@
-/** The named limits of a plan (decisions.md, "Plans and limits"). */
+/** The named limits of a plan (docs/api/limits-and-quotas.md, "Plans and limits"). */
 export const LIMIT_NAMES = [
   "requestsPerMinute",
   "createPerMinute",

@@ -1,5 +1,5 @@
 /**
- * Bounds of a webhook endpoint (decisions.md, "Webhooks"): the webhooks service enforces them, the gateway states
+ * Bounds of a webhook endpoint (docs/api/webhooks.md, "Endpoints"): the webhooks service enforces them, the gateway states
  * them in its validation and its OpenAPI document.
  */
 export const WEBHOOK_BOUNDS = {

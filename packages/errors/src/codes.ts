@@ -1,6 +1,6 @@
 /**
  * The public error codes and the HTTP status each one travels with. This table is the only place that pairs a
- * code with a status; see decisions.md, "Status codes per error code".
+ * code with a status; see docs/api/errors-and-status-codes.md, "Status codes per error code".
  */
 const STATUS = {
   INVALID_REQUEST: 400,

@@ -5,7 +5,7 @@ import { ERROR_CODES, httpStatusOf } from "./codes.js";
 import { fromConnectError, toConnectError } from "./connect.js";
 
 describe("error codes", () => {
-  it("pair every public code with the status of decisions.md", () => {
+  it("pair every public code with the status of docs/api/errors-and-status-codes.md", () => {
     expect(Object.fromEntries(ERROR_CODES.map((code) => [code, httpStatusOf(code)]))).toEqual({
       INVALID_REQUEST: 400,
       UNAUTHORIZED: 401,

@@ -1,8 +1,8 @@
 import { AppError } from "./app-error.js";
 
 /**
- * The refusals of an `Idempotency-Key` (decisions.md, "Idempotency, background messages, resumable streams,
- * fallbacks"), worded once for the gateway, which claims most keys, and the registry, which claims a create's key
+ * The refusals of an `Idempotency-Key` (docs/api/messages-and-streams.md,
+ * "Idempotency"), worded once for the gateway, which claims most keys, and the registry, which claims a create's key
  * in the create's own transaction.
  */
 

@@ -22,7 +22,7 @@ export interface AgentView {
   updatedAt: string;
 }
 
-/** The agent record of decisions.md, "Agent record": what the REST API answers and agent events carry. */
+/** The agent record of docs/api/agents.md, "Record": what the REST API answers and agent events carry. */
 export interface AgentJson {
   id: string;
   name: string;

@@ -15,7 +15,7 @@ export interface ToolCallView {
 }
 
 /**
- * A tool call in the API (decisions.md, "Plugins and tools"): `{id, name, arguments, ok, output | error}`, its
+ * A tool call in the API (docs/api/plugins-and-tools.md, "Tools in a turn"): `{id, name, arguments, ok, output | error}`, its
  * arguments and output as JSON values (arguments the model wrote that are not JSON stay the text it wrote).
  */
 export interface ToolCallJson {
@@ -46,7 +46,7 @@ export interface ReplyView {
 }
 
 /**
- * The reply object of decisions.md, "Messages": the non-stream reply's `data`, the stream's `message.completed`
+ * The reply object of docs/api/messages-and-streams.md, "Reply": the non-stream reply's `data`, the stream's `message.completed`
  * event and the `message.completed` webhook event's `data`.
  */
 export interface ReplyJson {
@@ -124,7 +124,7 @@ export function messageCompletedData(reply: ReplyView): ReplyJson {
 }
 
 /**
- * The `data` of `message.failed` (decisions.md, "Webhooks"): a send whose reply failed, with the error code (of the
+ * The `data` of `message.failed` (docs/api/webhooks.md, "Events"): a send whose reply failed, with the error code (of the
  * error table) and the message its caller was answered with.
  */
 export interface MessageFailedData {

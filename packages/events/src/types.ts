@@ -2,7 +2,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
- * The event types services publish for webhooks (decisions.md, "Webhooks"). The registry publishes the agent
+ * The event types services publish for webhooks (docs/api/webhooks.md, "Events"). The registry publishes the agent
  * events, the conversation service the message events, both through PublishEvents.
  */
 export const PUBLISHED_EVENT_TYPES = [

@@ -1,7 +1,7 @@
 import type { Decision } from "./types.js";
 
 /**
- * The rate-limit response headers of decisions.md for one decision. Reset is rounded up so that at that second
+ * The rate-limit response headers (docs/api/limits-and-quotas.md, "Headers") for one decision. Reset is rounded up so that at that second
  * the bucket really is full; Retry-After is rounded up (and at least 1) so a client that honours it is admitted.
  */
 export function rateLimitHeaders(decision: Decision): Record<string, string> {

@@ -69,6 +69,22 @@ export function createLogger(config: LoggerConfig): Logger {
   return pino(options, config.destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
+/**
+ * Resolves once every line logged so far has been written, and ends the logger's output: lines leave
+ * asynchronously, and one still on its way when the process exits would be lost or land after later ones. For the
+ * last moment of a process only: the logger writes nothing afterwards.
+ */
+export function endLog(logger: Logger): Promise<void> {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | NodeJS.WritableStream
+    | undefined;
+  if (!stream || typeof stream.end !== "function") return Promise.resolve();
+  return new Promise((resolve) => {
+    for (const event of ["finish", "close", "error"]) stream.once(event, () => resolve());
+    stream.end();
+  });
+}
+
 /** A logger that writes nothing, for tests that do not look at logs. */
 export function silentLogger(): Logger {
   return pino({ level: "silent" });

@@ -1,6 +1,12 @@
 export { availabilityInterceptor } from "./availability.js";
 export { errorInterceptor } from "./errors.js";
 export { createInProcessTransport, type InProcessTransportOptions } from "./in-process.js";
+export {
+  exitOnStartFailure,
+  type ServeOptions,
+  STOP_MARGIN_MS,
+  serveUntilSignalled,
+} from "./lifecycle.js";
 export { type MigrationConfig, runMigrationCommand } from "./migrate.js";
 export { probeReadiness, type RemoteService, remoteService } from "./remote.js";
 export {

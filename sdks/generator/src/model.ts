@@ -85,7 +85,7 @@ export interface Parameter {
   default: string | number | boolean | undefined;
 }
 
-/** The request header that makes a write safe to retry (decisions.md, "Idempotency"). */
+/** The request header that makes a write safe to retry (docs/api/messages-and-streams.md, "Idempotency"). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 
 /** An error response an operation documents. */
@@ -397,6 +397,12 @@ const RESULT_TYPE_NAMES: Record<string, { name: string; data: string }> = {
   ImportCharacterResponse: { name: "CharacterImport", data: "agent" },
   ImportCharacterPreviewResponse: { name: "CharacterImportPreview", data: "agent" },
 };
+
+/**
+ * Envelopes whose members beside `data` are advice (`warnings` of an agent write naming a provider not configured
+ * on the server): the SDKs return the `data` alone, so that creating and updating an agent answer the agent.
+ */
+const ADVISORY_ENVELOPES = new Set(["AgentWriteResponse"]);
 
 /**
  * Names of string enums, by the field that holds them. Enums are matched by their values, so every field with the
@@ -949,7 +955,7 @@ class ModelBuilder {
     const properties = asObject(envelope.properties, `${operationId}: envelope properties`);
     const data = asObject(properties.data, `${operationId}: data`);
     const others = Object.keys(properties).filter((key) => key !== "success" && key !== "data");
-    if (paged || others.length === 0) {
+    if (paged || others.length === 0 || ADVISORY_ENVELOPES.has(name)) {
       return { data: this.#type(data, `${name}.data`), field: "data", dataAs: undefined };
     }
     const { name: resultName, data: dataAs } = RESULT_TYPE_NAMES[name] ?? {

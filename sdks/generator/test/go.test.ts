@@ -99,8 +99,8 @@ describe("go emitter", () => {
       "func (s *UserService) Export(ctx context.Context, userID string, opts ...Option) iter.Seq2[HistoryMessage, error]",
       "func (s *UsageService) Get(ctx context.Context, params GetUsageParams, opts ...Option) (*UsageReport, error)",
       "func (s *AgentUsageService) Get(ctx context.Context, agentID string, params GetAgentUsageParams, opts ...Option) (*UsageReport, error)",
-      "func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImport, error)",
-      "func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[string]any, opts ...Option) (*CharacterImportPreview, error)",
+      "func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, params ImportCharacterParams, opts ...Option) (*CharacterImport, error)",
+      "func (s *AgentService) ImportCharacterDryRun(ctx context.Context, character map[string]any, params ImportCharacterDryRunParams, opts ...Option) (*CharacterImportPreview, error)",
       "func (s *AgentService) ExportCharacter(ctx context.Context, agentID string, opts ...Option) (*ExportedCharacterFile, error)",
     ]) {
       expect(services).toContain(method);

@@ -146,6 +146,13 @@ describe("model", () => {
     expect(op("getAgent").response.field).toBe("data");
   });
 
+  it("answers the agent itself for create and update, whose envelopes add advisory warnings", () => {
+    for (const id of ["createAgent", "updateAgent"]) {
+      expect(op(id).response).toMatchObject({ field: "data", data: { kind: "ref", name: "Agent" } });
+    }
+    expect(model.types.some((t) => t.name === "AgentWriteResponseResult")).toBe(false);
+  });
+
   it("describes cursor pagination", () => {
     const cursor = {
       limitParameter: "limit",
@@ -191,6 +198,7 @@ describe("model", () => {
     expect(model.types.some((t) => t.name === "CharacterFile")).toBe(false);
     expect(importing.queryParameters.map((p) => [p.name, p.type, p.default])).toEqual([
       ["dryRun", { kind: "boolean" }, false],
+      ["useDefaultModel", { kind: "boolean" }, false],
     ]);
     expect(importing.response).toMatchObject({
       status: 201,

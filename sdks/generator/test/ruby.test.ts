@@ -91,7 +91,7 @@ describe("ruby emitter", () => {
       'api_lines(\n          :get,\n          "/users/#{path_segment(:user_id, user_id)}/export",\n          type: "HistoryMessage",',
       "api_cursor_paginate(",
       'pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",',
-      "def import_character(character, dry_run: nil, request_options: nil)",
+      "def import_character(character, dry_run: nil, use_default_model: nil, request_options: nil)",
       'type = dry_run == true ? "CharacterImportPreview" : "CharacterImport"',
       "body: json_object_argument(:character, character),",
       "# @param character [Hash, String, Pathname] An elizaOS character file",

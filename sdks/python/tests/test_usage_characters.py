@@ -141,6 +141,14 @@ class TestCharacters:
         assert preview.agent.name == "Ada" and not hasattr(preview.agent, "id")
         assert preview.to_dict() == {"agent": copy.deepcopy(preview.agent.to_dict()), "warnings": WARNINGS}
 
+    def test_use_default_model_asks_for_the_servers_default_model(self) -> None:
+        server = Server([ok(DRAFT, warnings=WARNINGS), ok(AGENT, 201, warnings=WARNINGS)])
+        client = server.client()
+        client.agents.import_character(FILE, dry_run=True, use_default_model=True)
+        client.agents.import_character(FILE, use_default_model=True)
+        assert dict(server.requests[0].url.params) == {"dryRun": "true", "useDefaultModel": "true"}
+        assert dict(server.requests[1].url.params) == {"useDefaultModel": "true"}
+
     def test_an_import_a_dry_run_or_not_is_retried_like_a_read_under_one_key(self) -> None:
         server = Server([error(503, "AGENT_UNAVAILABLE"), ok(DRAFT, warnings=[])])
         assert server.client().agents.import_character(FILE, dry_run=True).warnings == []

@@ -95,6 +95,16 @@ class UsageCharactersTest < Minitest::Test
     refute preview.agent.respond_to?(:id)
   end
 
+  def test_use_default_model_asks_for_the_servers_default_model
+    server = serve(FakeServer.data(draft, warnings: WARNINGS),
+                   FakeServer.data(TestHelpers::AGENT, status: 201, warnings: WARNINGS))
+    client = client_for(server)
+    client.agents.import_character(FILE, dry_run: true, use_default_model: true)
+    client.agents.import_character(FILE, use_default_model: true)
+    assert_equal({ "dryRun" => "true", "useDefaultModel" => "true" }, server.requests[0].query)
+    assert_equal({ "useDefaultModel" => "true" }, server.requests[1].query)
+  end
+
   def test_an_import_is_retried_like_a_read_under_one_key
     server = serve(FakeServer.api_error(503, "AGENT_UNAVAILABLE"), FakeServer.data(TestHelpers::AGENT, status: 201,
                                                                                                         warnings: []))

@@ -697,6 +697,11 @@ export interface CharacterImportPreview {
 export interface CharacterImportParams {
   /** Check the file and answer the agent it would make, storing nothing. Default `false`. */
   dryRun?: boolean;
+  /**
+   * Make the agent use the server's default provider and model (`modelProvider` and `model` `null`), keeping the
+   * file's in `personality.sourceModelProvider` and `personality.sourceModel`. Default `false`.
+   */
+  useDefaultModel?: boolean;
 }
 
 /** What an endpoint can subscribe to: event types (`webhook.test` is sent whatever it lists), or `*` alone. */

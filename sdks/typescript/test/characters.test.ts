@@ -58,6 +58,19 @@ describe("agents.importCharacter", () => {
     expect(server.requests[0]!.body).toEqual(file);
   });
 
+  it("with useDefaultModel, asks for the server's default model, with or without a dry run", async () => {
+    const server = await localServer(
+      ok(draft, 200, { warnings }),
+      ok(agent({ name: "Eliza" }), 201, { warnings }),
+    );
+    await server.client().agents.importCharacter(file, { dryRun: true, useDefaultModel: true });
+    await server.client().agents.importCharacter(file, { useDefaultModel: true });
+    expect(server.requests.map((request) => request.url.search)).toEqual([
+      "?dryRun=true&useDefaultModel=true",
+      "?useDefaultModel=true",
+    ]);
+  });
+
   it("an import, a dry run or not, is retried like a read under one Idempotency-Key", async () => {
     for (const dryRun of [true, false]) {
       const server = await localServer(

@@ -1,7 +1,12 @@
 import { resolve } from "node:path";
 import { env, parseEnv, z } from "@agentry/config";
+import { GENERATION_BOUNDS } from "@agentry/core";
 import { metricsEnv } from "@agentry/observability";
-import { DEFAULT_LOCAL_MAX_QUEUE } from "./providers/local.js";
+import {
+  DEFAULT_LOCAL_MAX_QUEUE,
+  DEFAULT_LOCAL_MAX_TOKENS,
+  DEFAULT_LOCAL_REPLY_TIMEOUT_MS,
+} from "./providers/local.js";
 import {
   DEFAULT_ANTHROPIC_MODEL,
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
@@ -38,6 +43,15 @@ const variables = z.object({
   LOCAL_THREADS: z.coerce.number().int().min(0).default(0),
   LOCAL_CONTEXT_SIZE: z.coerce.number().int().min(0).default(0),
   LOCAL_GPU: z.enum(["auto", "off"]).default("auto"),
+  /** How long a local reply may take, its wait for the model included; then it ends with what it has. */
+  LOCAL_REPLY_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_LOCAL_REPLY_TIMEOUT_MS),
+  /** A local reply's token bound when the agent sets no `settings.maxTokens`. */
+  LOCAL_MAX_TOKENS: z.coerce
+    .number()
+    .int()
+    .min(GENERATION_BOUNDS.maxTokens.min)
+    .max(GENERATION_BOUNDS.maxTokens.max)
+    .default(DEFAULT_LOCAL_MAX_TOKENS),
   LOCAL_PRELOAD: z
     .enum(["true", "false", "1", "0"])
     .default("false")
@@ -165,6 +179,8 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
         threads: value.LOCAL_THREADS,
         contextSize: value.LOCAL_CONTEXT_SIZE,
         gpu: value.LOCAL_GPU === "off" ? false : "auto",
+        replyTimeoutMs: value.LOCAL_REPLY_TIMEOUT_MS,
+        maxTokens: value.LOCAL_MAX_TOKENS,
         preload: value.LOCAL_PRELOAD,
         enabled: value.LOCAL_ENABLED,
       },

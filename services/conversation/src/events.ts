@@ -5,7 +5,7 @@ import type { ReplyRecord } from "./service.js";
 import type { ConversationKey, NewOutboxEvent, OutboxEvent } from "./store/types.js";
 
 /*
- * The message events (decisions.md, "Webhooks"), made here and written by the stores in the transaction of what
+ * The message events (docs/api/webhooks.md, "Events"), made here and written by the stores in the transaction of what
  * they tell of: `message.completed` with the stored exchange, `message.failed` with the record of the failed call.
  * Their `data` is written as receivers get it, so the relay only hands rows over.
  */

@@ -11,10 +11,17 @@ export { DEFAULT_LOCAL_MODEL, type ModelDescriptor, type ModelSource } from "./m
 export { ensureModel, LocalModelError, type ModelLocation, sharedModelDir } from "./models/resolve.js";
 export { buildPrompt, systemPrompt } from "./prompt.js";
 export { isLastingFailure } from "./providers/errors.js";
-export { LOCAL_DEFAULT_TEMPERATURE, LOCAL_DEFAULT_TOP_P } from "./providers/local/engine.js";
+export {
+  LOCAL_DEFAULT_TEMPERATURE,
+  LOCAL_DEFAULT_TOP_P,
+  LOCAL_REPEAT_PENALTY,
+} from "./providers/local/engine.js";
+export { LoopDetector } from "./providers/local/repetition.js";
 export {
   createLocalProvider,
   DEFAULT_LOCAL_MAX_QUEUE,
+  DEFAULT_LOCAL_MAX_TOKENS,
+  DEFAULT_LOCAL_REPLY_TIMEOUT_MS,
   type LocalProvider,
   type LocalProviderOptions,
   type LocalProviderStats,

@@ -1,12 +1,11 @@
-import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
-import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
+import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
 import { createGuardedFetch } from "@agentry/outbound";
 import { publishWith } from "@agentry/outbox";
 import { Catalogue } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
 import { PluginService, WebhookService } from "@agentry/proto";
-import { createRpcServer } from "@agentry/rpc";
+import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { buildConversation } from "./build.js";
@@ -72,29 +71,22 @@ async function main(): Promise<void> {
     shutdownGraceMs: config.shutdownTimeoutMs,
     interceptors: rpcInterceptors("server", metrics),
   });
-  const address = await server.listen(config.port, config.host);
-  logger.info({ port: address.port, host: config.host }, "conversation service listening");
-  const metricsServer = metrics
-    ? await startMetricsServer(metrics, config.metricsPort ?? 0, config.metricsHost ?? config.host)
-    : undefined;
-  if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    await server.shutdown();
-    await conversation.close();
-    await metricsServer?.close();
-    await tracing.shutdown();
-    logger.info("stopped");
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  await serveUntilSignalled({
+    logger,
+    async listen() {
+      const address = await server.listen(config.port, config.host);
+      return { host: address.address, port: address.port };
+    },
+    async stop() {
+      await server.shutdown();
+      await conversation.close();
+    },
+    graceMs: config.shutdownTimeoutMs,
+    tracing,
+    ...(metrics
+      ? { metrics: { metrics, port: config.metricsPort ?? 0, host: config.metricsHost ?? config.host } }
+      : {}),
+  });
 }
 
-main().catch((error: unknown) => {
-  exitOnConfigError(error);
-});
+main().catch(exitOnStartFailure("conversation service"));

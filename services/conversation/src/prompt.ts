@@ -4,7 +4,7 @@ import { fitHistory, turnTokens } from "./history.js";
 import type { PromptMessage } from "./providers/types.js";
 import type { HistoryLimits } from "./store/types.js";
 
-/** The parts of an agent the system prompt is built from (decisions.md, "Providers"). */
+/** The parts of an agent the system prompt is built from (docs/api/providers.md, "System prompt"). */
 export interface AgentProfile {
   name: string;
   bio: string[];

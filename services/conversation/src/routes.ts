@@ -80,7 +80,7 @@ import type {
 export const DEFAULT_TURN_PAGE_SIZE = 50;
 export const MAX_TURN_PAGE_SIZE = 100;
 
-/** Items per page of the history lists when the caller asks for none (decisions.md, "Cursor pagination"). */
+/** Items per page of the history lists when the caller asks for none (docs/api/lists-and-pagination.md, "Cursor pagination"). */
 export const DEFAULT_HISTORY_PAGE_SIZE = 20;
 
 /** Messages per response of an export: each is one read of the store, so memory stays flat whatever the size. */

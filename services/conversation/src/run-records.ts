@@ -22,7 +22,7 @@ export interface LoggedEvent {
   event: LogEvent;
 }
 
-/** A background message's state (decisions.md, "Idempotency, background messages, ..."). */
+/** A background message's state (docs/api/messages-and-streams.md, "Background messages"). */
 export interface BackgroundState {
   id: string;
   agentId: string;

@@ -17,7 +17,13 @@ import { MAX_HISTORY_TURNS } from "./history.js";
 import { buildPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
 import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
-import { generationSettings, maxToolSteps, toolChoice } from "./settings.js";
+import {
+  type GenerationSettings,
+  generationSettings,
+  maxToolSteps,
+  replyMaxTokens,
+  toolChoice,
+} from "./settings.js";
 import type { CallOutcome, ConversationKey, TurnRecord } from "./store/types.js";
 import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
@@ -45,7 +51,7 @@ export interface MessageInput {
   background?: boolean | undefined;
 }
 
-/** The agent's complete reply (decisions.md, "Messages": the non-stream reply `data`). */
+/** The agent's complete reply (docs/api/messages-and-streams.md, "Reply": the non-stream reply `data`). */
 export interface ReplyRecord {
   id: string;
   agentId: string;
@@ -250,7 +256,8 @@ class Call {
   private primary: ModelProvider | undefined;
   private fallbacks: FallbackChoice[] = [];
   private primaryFailure: unknown;
-  private prompt: Omit<ProviderRequest, "model"> | undefined;
+  private prompt: Omit<ProviderRequest, "model" | "maxTokens"> | undefined;
+  private settings: GenerationSettings = {};
   /** The turn's tools (none when the agent has no active plugin) and the rounds of calls it may make. */
   private tools: TurnTools | undefined;
   private maxToolSteps = 0;
@@ -283,7 +290,7 @@ class Call {
   /** Settings, provider, model, prompt and tools; every failure here is the caller's or the configuration's. */
   async plan(signal: AbortSignal): Promise<{ provider: ModelProvider; request: ProviderRequest }> {
     const spec = this.input.agent?.spec;
-    const settings = generationSettings(spec?.settings);
+    this.settings = generationSettings(spec?.settings);
     this.maxToolSteps = maxToolSteps(spec?.settings);
     const { provider, model } = this.ctx.providers.resolve(spec?.modelProvider, spec?.model);
     this.provider = provider;
@@ -318,12 +325,18 @@ class Call {
             this.log,
           )
         : undefined;
+    const { maxTokens: _, ...sampling } = this.settings;
     this.prompt = {
       ...prompt,
-      ...settings,
+      ...sampling,
       ...(this.tools ? { tools: this.tools.specs, toolChoice: toolChoice(spec?.settings) } : {}),
     };
-    return { provider, request: { model, ...this.prompt } };
+    return { provider, request: this.request(provider, model) };
+  }
+
+  /** The call for one provider and model: the prompt, with the reply's token bound for that provider. */
+  private request(provider: ModelProvider, model: string): ProviderRequest {
+    return { model, ...this.prompt!, maxTokens: replyMaxTokens(this.settings, provider) };
   }
 
   /**
@@ -359,7 +372,7 @@ class Call {
       this.provider = resolved.provider;
       this.model = resolved.model;
       this.fallback = true;
-      return { provider: resolved.provider, request: { model: resolved.model, ...this.prompt! } };
+      return { provider: resolved.provider, request: this.request(resolved.provider, resolved.model) };
     }
     return null;
   }
@@ -422,7 +435,7 @@ class Call {
     const { result, toolCalls } = yield* toolRounds({
       tools: this.tools,
       provider: this.provider!,
-      request: { model: this.model!, ...this.prompt! },
+      request: this.request(this.provider!, this.model!),
       first,
       maxSteps: this.maxToolSteps,
       signal,

@@ -1,13 +1,18 @@
 import { GENERATION_BOUNDS, generationSettingsIssues } from "@agentry/core";
 import { describe, expect, it } from "vitest";
-import { generationSettings, maxToolSteps } from "./settings.js";
+import { generationSettings, maxToolSteps, replyMaxTokens } from "./settings.js";
 
 describe("generationSettings", () => {
-  it("defaults maxTokens and leaves temperature to the provider", () => {
-    expect(generationSettings(undefined)).toEqual({ maxTokens: GENERATION_BOUNDS.maxTokens.default });
-    expect(generationSettings({ temperature: null, maxTokens: null, other: "x" })).toEqual({
-      maxTokens: 1024,
-    });
+  it("leaves unset maxTokens and temperature to the provider", () => {
+    expect(generationSettings(undefined)).toEqual({});
+    expect(generationSettings({ temperature: null, maxTokens: null, other: "x" })).toEqual({});
+  });
+
+  it("bounds a reply by the agent's maxTokens, else the provider's default, else the platform's", () => {
+    expect(replyMaxTokens({ maxTokens: 700 }, { defaultMaxTokens: 200 })).toBe(700);
+    expect(replyMaxTokens({}, { defaultMaxTokens: 200 })).toBe(200);
+    expect(replyMaxTokens({}, {})).toBe(GENERATION_BOUNDS.maxTokens.default);
+    expect(GENERATION_BOUNDS.maxTokens.default).toBe(1024);
   });
 
   it("takes values within bounds, the bounds included", () => {
@@ -32,7 +37,7 @@ describe("generationSettings", () => {
     expect(maxToolSteps(undefined)).toBe(5);
     expect(maxToolSteps({ maxToolSteps: null })).toBe(5);
     expect(maxToolSteps({ maxToolSteps: 0 })).toBe(0);
-    expect(generationSettings({ maxToolSteps: 20 })).toEqual({ maxTokens: 1024 });
+    expect(generationSettings({ maxToolSteps: 20 })).toEqual({});
     for (const bad of [-1, 21, 2.5, "3"]) {
       expect(() => generationSettings({ maxToolSteps: bad })).toThrow(
         /settings\.maxToolSteps must be an integer from 0 to 20/,

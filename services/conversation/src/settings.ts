@@ -4,7 +4,16 @@ import type { JsonObject } from "@bufbuild/protobuf";
 
 export interface GenerationSettings {
   temperature?: number;
-  maxTokens: number;
+  /** Unset: the provider's default (`replyMaxTokens`). */
+  maxTokens?: number;
+}
+
+/** A reply's token bound: the agent's own, else the provider's default, else the platform's. */
+export function replyMaxTokens(
+  settings: GenerationSettings,
+  provider: { defaultMaxTokens?: number },
+): number {
+  return settings.maxTokens ?? provider.defaultMaxTokens ?? GENERATION_BOUNDS.maxTokens.default;
 }
 
 /** The rounds of tool calls a turn may make (`settings.maxToolSteps`), once `generationSettings` has checked them. */
@@ -32,6 +41,6 @@ export function generationSettings(settings: JsonObject | undefined): Generation
   const maxTokens = settings?.maxTokens;
   return {
     ...(typeof temperature === "number" ? { temperature } : {}),
-    maxTokens: typeof maxTokens === "number" ? maxTokens : GENERATION_BOUNDS.maxTokens.default,
+    ...(typeof maxTokens === "number" ? { maxTokens } : {}),
   };
 }

@@ -34,7 +34,7 @@ export interface ToolLoopInput {
 }
 
 /**
- * The rounds of a turn after the model's first answer asked for tools (decisions.md, "Plugins and tools"): run the
+ * The rounds of a turn after the model's first answer asked for tools (docs/api/plugins-and-tools.md, "Tools in a turn"): run the
  * calls (concurrently), give the model their outcomes, and call it again, up to `maxSteps` rounds; the call after
  * the last round lists the tools but lets the model call none, so the turn ends in text. Returns the last answer
  * with the text of every round, the usage of every call summed and every call's record.

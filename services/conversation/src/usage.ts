@@ -3,7 +3,7 @@ import { DDSketch } from "@datadog/sketches-js";
 import type { CallRecord } from "./store/types.js";
 
 /*
- * Usage analytics (decisions.md, "Usage analytics"): the rules both stores share. A store only translates them
+ * Usage analytics (docs/api/usage.md): the rules both stores share. A store only translates them
  * to SQL: it adds each call's increment to its rollup rows, in the transaction that records the call, and reads
  * back the rows a plan names.
  *
@@ -349,7 +349,7 @@ export interface UsageBucket {
   groups: UsageGroup[];
 }
 
-/** The answer (decisions.md, "Usage analytics"): every bucket of the range, oldest first, and the totals. */
+/** The answer (docs/api/usage.md, "Answer"): every bucket of the range, oldest first, and the totals. */
 export interface UsageReport {
   from: string;
   to: string;

@@ -5,6 +5,7 @@ import { AppError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLocalProvider, type LocalProvider } from "../src/index.js";
+import { LOOP_MIN_RUN } from "../src/providers/local/repetition.js";
 import type { ProviderEvent, ProviderRequest } from "../src/providers/types.js";
 import { LONG_ANSWER, testModelPath } from "./fixtures/local-model.js";
 
@@ -21,6 +22,8 @@ beforeAll(async () => {
     gpu: false,
     threads: 1,
     contextSize: 2048,
+    replyTimeoutMs: 120_000,
+    defaultMaxTokens: 64,
     logger: silentLogger(),
   });
   modelName = provider.defaultModel;
@@ -182,6 +185,21 @@ describe("the local provider", () => {
     await first;
   });
 
+  it("ends a reply that falls into a loop, finished with length", async () => {
+    // At temperature 0 the default model copies a run of full-width plus signs without end.
+    const result = await provider.complete(
+      request("Write ＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋＋", {
+        maxTokens: 400,
+        temperature: 0,
+      }),
+      new AbortController().signal,
+    );
+    expect(result.finishReason).toBe("length");
+    expect(result.text).toMatch(/^(＋)+$/);
+    // Ended by the loop detector once 32 tokens repeated, long before the token bound.
+    expect(result.usage.outputTokens).toBe(LOOP_MIN_RUN);
+  });
+
   it("refuses a model other than its own with MODEL_ERROR", async () => {
     const error = await provider
       .complete({ ...request("hi"), model: "llama3.2" }, new AbortController().signal)
@@ -189,6 +207,73 @@ describe("the local provider", () => {
     expect(error).toBeInstanceOf(AppError);
     expect((error as AppError).code).toBe("MODEL_ERROR");
     expect((error as AppError).message).toContain(`serves one model, "${modelName}"`);
+  });
+});
+
+describe("a local reply's time limit", () => {
+  const limited = async (replyTimeoutMs: number) => {
+    const limitedProvider = createLocalProvider({
+      location: { path: await testModelPath(), dir: scratch },
+      maxQueue: 1,
+      gpu: false,
+      threads: 1,
+      contextSize: 2048,
+      replyTimeoutMs,
+      defaultMaxTokens: 64,
+      logger: silentLogger(),
+    });
+    await limitedProvider.warmUp();
+    return limitedProvider;
+  };
+
+  it("ends the reply with what was generated when it passes, finished with length", async () => {
+    // Long enough for a first token on a loaded machine, far too short for the 2000 tokens asked for.
+    const limitedProvider = await limited(5_000);
+    try {
+      const events: ProviderEvent[] = [];
+      for await (const event of await limitedProvider.stream(
+        request(LONG_ANSWER, { model: limitedProvider.defaultModel, maxTokens: 2000, temperature: 0.8 }),
+        new AbortController().signal,
+      )) {
+        events.push(event);
+      }
+      const done = events.at(-1);
+      expect(done?.type).toBe("done");
+      if (done?.type !== "done") return;
+      expect(done.finishReason).toBe("length");
+      expect(done.usage.outputTokens).toBeGreaterThan(0);
+      expect(done.usage.outputTokens).toBeLessThan(2000);
+      const text = events.map((event) => (event.type === "delta" ? event.text : "")).join("");
+      expect(text.length).toBeGreaterThan(0);
+      expect(limitedProvider.stats()).toMatchObject({ active: 0, waiting: 0 });
+    } finally {
+      await limitedProvider.close();
+    }
+  });
+
+  it("fails a reply that waited for its turn the whole time with AGENT_UNAVAILABLE", async () => {
+    const limitedProvider = await limited(1);
+    try {
+      const ask = () =>
+        limitedProvider
+          .complete(
+            request(LONG_ANSWER, { model: limitedProvider.defaultModel, maxTokens: 100 }),
+            new AbortController().signal,
+          )
+          .catch((error: unknown) => error);
+      // The first takes the model; the second waits behind it for longer than its 1 ms.
+      const [first, second] = await Promise.all([ask(), ask()]);
+      expect(second).toBeInstanceOf(AppError);
+      expect((second as AppError).code).toBe("AGENT_UNAVAILABLE");
+      expect((second as AppError).message).toContain("within 1 ms (LOCAL_REPLY_TIMEOUT_MS)");
+      expect((second as AppError).retryAfterSeconds).toBe(1);
+      // The first had the model from the start: cut short with what it had, or failed alike if that was nothing.
+      if (first instanceof AppError) expect(first.code).toBe("AGENT_UNAVAILABLE");
+      else expect(first).toMatchObject({ finishReason: "length" });
+      expect(limitedProvider.stats()).toMatchObject({ active: 0, waiting: 0 });
+    } finally {
+      await limitedProvider.close();
+    }
   });
 });
 
@@ -200,6 +285,8 @@ describe("a local model that cannot be loaded", () => {
       gpu: false,
       threads: 1,
       contextSize: 512,
+      replyTimeoutMs: 120_000,
+      defaultMaxTokens: 64,
       logger: silentLogger(),
     });
     try {

@@ -24,7 +24,7 @@ beforeAll(async () => {
       fetch: () => Promise.reject(new Error("no network in tests")),
     },
     providers: () => ({
-      local: { modelPath, threads: 1, maxQueue: 1, gpu: false, contextSize: 2048 },
+      local: { modelPath, threads: 1, maxQueue: 1, gpu: false, contextSize: 2048, maxTokens: 6 },
       timeoutMs: 60_000,
       firstTokenTimeoutMs: 30_000,
     }),
@@ -58,6 +58,13 @@ describe("the local model as the zero-configuration default", () => {
     expect(reply?.usage?.totalTokens).toBe(
       (reply?.usage?.inputTokens ?? 0) + (reply?.usage?.outputTokens ?? 0),
     );
+  });
+
+  it("bounds the reply of an agent that sets no maxTokens by LOCAL_MAX_TOKENS", async () => {
+    const { reply } = await h.client.sendMessage({ accountId: ACCOUNT, agent: agent(), text: LONG_ANSWER });
+    expect(reply?.modelProvider).toBe("local");
+    expect(reply?.usage?.outputTokens).toBe(6);
+    expect(reply?.finishReason).toBe("length");
   });
 
   it("streams the reply: started, the deltas as they come, completed with their concatenation", async () => {

@@ -130,6 +130,8 @@ describe("the local model with tools", () => {
       gpu: false,
       threads: 1,
       contextSize: 2048,
+      replyTimeoutMs: 120_000,
+      defaultMaxTokens: 64,
       logger: silentLogger(),
     });
     await provider.warmUp();

@@ -66,6 +66,7 @@ describe("loadConversationConfig", () => {
         anthropic: { model: "claude-haiku-5-5" },
         timeoutMs: 60_000,
         firstTokenTimeoutMs: 20_000,
+        local: { replyTimeoutMs: 20_000, maxTokens: 128 },
       },
     });
     expect(config.dataDir).toMatch(/data$/);
@@ -99,6 +100,14 @@ describe("loadConversationConfig", () => {
     expect(() => loadConversationConfig({ DEFAULT_MODEL_PROVIDER: "cohere" })).toThrow(ConfigError);
     expect(() => loadConversationConfig({ OPENAI_BASE_URL: "not a url" })).toThrow(/OPENAI_BASE_URL/);
     expect(() => loadConversationConfig({ PROVIDER_TIMEOUT_MS: "0" })).toThrow(/PROVIDER_TIMEOUT_MS/);
+  });
+
+  it("reads the local model's reply bounds, and refuses them out of range", () => {
+    const config = loadConversationConfig({ LOCAL_REPLY_TIMEOUT_MS: "8000", LOCAL_MAX_TOKENS: "64" });
+    expect(config.providers.local).toMatchObject({ replyTimeoutMs: 8000, maxTokens: 64 });
+    expect(() => loadConversationConfig({ LOCAL_REPLY_TIMEOUT_MS: "0" })).toThrow(/LOCAL_REPLY_TIMEOUT_MS/);
+    expect(() => loadConversationConfig({ LOCAL_MAX_TOKENS: "0" })).toThrow(/LOCAL_MAX_TOKENS/);
+    expect(() => loadConversationConfig({ LOCAL_MAX_TOKENS: "8193" })).toThrow(/LOCAL_MAX_TOKENS/);
   });
 });
 

@@ -7,6 +7,7 @@ import { authenticateRequest, consoleSessionRoutes } from "./http/console-sessio
 import { consoleRoutes } from "./http/console-static.js";
 import { requestFrame } from "./http/frame.js";
 import { idempotency } from "./http/idempotency.js";
+import { allowedMethods, requestTemplate } from "./http/methods.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -80,7 +81,7 @@ export function buildApp(
   }
 
   app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(allowedMethods(router));
   return app;
 }
 
@@ -103,7 +104,9 @@ function serveRoute(
   const keyed = idempotency(gateway, route, input);
   const run = (ctx: ParameterizedContext<GatewayState>) => route.handle(input(ctx));
   const handle = keyed ? (ctx: ParameterizedContext<GatewayState>) => keyed(ctx, () => run(ctx)) : run;
-  return async (ctx) => {
+  return async (ctx, next) => {
+    // A more specific route's path is the request's (`/v1/agents/import` rather than `:agentId`): not this one's.
+    if (requestTemplate(ctx) !== route.path) return next();
     const principal = await authenticateRequest(gateway, ctx, rpcOptions(gateway, ctx.state));
     if (route.scope) requireScope(principal, route.scope);
     if (principal.keyId !== "") gateway.keyUsage.record(principal.keyId);

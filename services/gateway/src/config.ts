@@ -1,12 +1,11 @@
-import { env, parseEnv, z } from "@agentry/config";
+import { env, gatewayAddress, parseEnv, publicOrigin, z } from "@agentry/config";
 import { metricsEnv } from "@agentry/observability";
 
 export const gatewayEnvSchema = z
   .object({
-    PORT: env.port(8080),
+    /** PORT, and PUBLIC_BASE_URL: the origin callers reach the service at; links such as `apiEndpoint` use it. */
+    ...gatewayAddress(),
     HOST: z.string().min(1).default("0.0.0.0"),
-    /** The origin callers reach the service at; links such as `apiEndpoint` are built from it. */
-    PUBLIC_BASE_URL: env.publicBaseUrl(),
     /** The registry (HTTP/2 without TLS, e.g. http://registry:8081); the all-in-one server embeds it when unset. */
     REGISTRY_URL: env.registryUrl(),
     /** The conversation service (HTTP/2 without TLS); the all-in-one server embeds it when unset. */
@@ -47,7 +46,7 @@ export const gatewayEnvSchema = z
   })
   .transform((value) => ({
     ...value,
-    PUBLIC_BASE_URL: value.PUBLIC_BASE_URL ?? `http://localhost:${value.PORT}`,
+    PUBLIC_BASE_URL: publicOrigin(value),
   }));
 
 export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;

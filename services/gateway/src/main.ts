@@ -1,10 +1,10 @@
 import { fileURLToPath } from "node:url";
-import { ConfigError, exitOnConfigError } from "@agentry/config";
+import { ConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
 import { Catalogue } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
-import { remoteService } from "@agentry/rpc";
+import { exitOnStartFailure, remoteService } from "@agentry/rpc";
 import { loadGatewayConfig } from "./config.js";
 import { buildGateway } from "./gateway.js";
 import { runGateway } from "./run.js";
@@ -83,6 +83,4 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((error: unknown) => {
-  exitOnConfigError(error);
-});
+main().catch(exitOnStartFailure("gateway"));

@@ -1,9 +1,8 @@
-import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
-import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
+import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
 import { publishWith } from "@agentry/outbox";
 import { ConversationService, WebhookService } from "@agentry/proto";
-import { createRpcServer } from "@agentry/rpc";
+import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { loadServiceConfig } from "./config.js";
@@ -56,49 +55,30 @@ async function main(): Promise<void> {
     shutdownGraceMs: config.SHUTDOWN_TIMEOUT_MS,
     interceptors: rpcInterceptors("server", metrics),
   });
-  const address = await server.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);
-  logger.info(
-    {
-      host: address.address,
-      port: address.port,
+  await serveUntilSignalled({
+    logger,
+    async listen() {
+      const address = await server.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);
       // The URL carries the password, so only the kind of store is logged.
-      store: config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR },
+      const store = config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR };
+      return { host: address.address, port: address.port, store };
     },
-    "listening",
-  );
-  const metricsServer = metrics
-    ? await startMetricsServer(metrics, config.METRICS_PORT ?? 0, config.METRICS_HOST ?? config.REGISTRY_HOST)
-    : undefined;
-  if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
-
-  let stopping = false;
-  const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "stopping");
-    try {
+    async stop() {
       await server.shutdown();
       await registry.close();
-      await metricsServer?.close();
-      await tracing.shutdown();
-      logger.info("stopped");
-      process.exit(0);
-    } catch (error) {
-      logger.error({ err: error }, "shutdown failed");
-      process.exit(1);
-    }
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+    },
+    graceMs: config.SHUTDOWN_TIMEOUT_MS,
+    tracing,
+    ...(metrics
+      ? {
+          metrics: {
+            metrics,
+            port: config.METRICS_PORT ?? 0,
+            host: config.METRICS_HOST ?? config.REGISTRY_HOST,
+          },
+        }
+      : {}),
+  });
 }
 
-main()
-  .catch((error: unknown) => {
-    exitOnConfigError(error);
-  })
-  .catch((error: unknown) => {
-    process.stderr.write(
-      `registry failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-    process.exit(1);
-  });
+main().catch(exitOnStartFailure("registry"));

@@ -75,7 +75,7 @@ describe("registry process", () => {
       const [code] = await exited;
       expect(code).toBe(0);
       expect(lines.map((l) => l.msg)).toEqual(
-        expect.arrayContaining(["account created", "stopping", "stopped"]),
+        expect.arrayContaining(["account created", "shutting down", "stopped"]),
       );
       expect(lines.every((l) => l.service === "registry")).toBe(true);
     } finally {

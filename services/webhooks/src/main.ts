@@ -1,7 +1,6 @@
-import { exitOnConfigError } from "@agentry/config";
 import { createLogger } from "@agentry/logging";
-import { initTracing, Metrics, rpcInterceptors, startMetricsServer } from "@agentry/observability";
-import { createRpcServer } from "@agentry/rpc";
+import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
+import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { loadConfig } from "./config.js";
 import { buildWebhooks } from "./webhooks.js";
 
@@ -28,51 +27,25 @@ async function main(): Promise<void> {
     shutdownGraceMs: config.SHUTDOWN_TIMEOUT_MS,
     interceptors: rpcInterceptors("server", metrics),
   });
-  const address = await server.listen(config.WEBHOOKS_PORT, config.HOST);
-  logger.info(
-    {
-      host: address.address,
-      port: address.port,
+  await serveUntilSignalled({
+    logger,
+    async listen() {
+      const address = await server.listen(config.WEBHOOKS_PORT, config.HOST);
       // The URL carries the password, so only the kind of store is logged.
-      store: config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR },
-      worker: webhooks.worker.id,
+      const store = config.DATABASE_URL ? "postgres" : { sqlite: config.DATA_DIR };
+      return { host: address.address, port: address.port, store, worker: webhooks.worker.id };
     },
-    "listening",
-  );
-  const metricsServer = metrics
-    ? await startMetricsServer(metrics, config.METRICS_PORT ?? 0, config.METRICS_HOST ?? config.HOST)
-    : undefined;
-  if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "metrics listening");
-
-  let stopping = false;
-  const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "stopping");
-    try {
+    async stop() {
       // Both at once: no new claims and no new calls; attempts and calls in flight finish within the grace.
       await Promise.all([webhooks.stopDeliveries(config.SHUTDOWN_TIMEOUT_MS), server.shutdown()]);
       await webhooks.close();
-      await metricsServer?.close();
-      await tracing.shutdown();
-      logger.info("stopped");
-      process.exit(0);
-    } catch (error) {
-      logger.error({ err: error }, "shutdown failed");
-      process.exit(1);
-    }
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+    },
+    graceMs: config.SHUTDOWN_TIMEOUT_MS,
+    tracing,
+    ...(metrics
+      ? { metrics: { metrics, port: config.METRICS_PORT ?? 0, host: config.METRICS_HOST ?? config.HOST } }
+      : {}),
+  });
 }
 
-main()
-  .catch((error: unknown) => {
-    exitOnConfigError(error);
-  })
-  .catch((error: unknown) => {
-    process.stderr.write(
-      `webhooks failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
-    process.exit(1);
-  });
+main().catch(exitOnStartFailure("webhooks service"));

@@ -72,7 +72,10 @@ Example:
 
     if (values.json) return context.printJson({ accountId: account.id, url, expiresAt });
     context.print(
-      `Sign-in link for account ${account.name} (${account.id}), valid once until ${formatTime(expiresAt)}.`,
+      `Sign-in link for account ${account.name} (${account.id}), valid once until ${formatTime(expiresAt)},`,
+      values["base-url"] === undefined
+        ? `for the server at ${baseUrl} (PUBLIC_BASE_URL, else PORT; --base-url for another).`
+        : `for the server at ${baseUrl}.`,
       "Open it in a browser; the link follows on the last line.",
       url,
     );

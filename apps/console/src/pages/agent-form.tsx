@@ -1,8 +1,9 @@
 import { useEffect, useId, useState } from "preact/hooks";
 import { type Agent, type AgentStatus, type ProviderChoices, providerChoices } from "../agents-api";
-import { api } from "../api";
+import { api, type FieldIssue } from "../api";
 import { navigate } from "../router";
-import { ErrorMessage, Field, Link, useAction } from "../widgets/common";
+import { checkRequest } from "../schema-check";
+import { ErrorMessage, Field, Link, useAction, Warnings } from "../widgets/common";
 import { ListEditor } from "../widgets/list-editor";
 import { type Entry, entriesOf, RecordEditor, recordOf } from "../widgets/record-editor";
 
@@ -95,6 +96,8 @@ export function AgentForm({ agentId }: { agentId?: string }) {
   const [original, setOriginal] = useState<Draft | null>(null);
   const [choices, setChoices] = useState<ProviderChoices>({ providers: [], models: {} });
   const [saved, setSaved] = useState("");
+  // A write naming a provider not configured here is kept, with a warning saying what to set.
+  const [warnings, setWarnings] = useState<FieldIssue[]>([]);
   const load = useAction(async () => {
     if (!agentId) return;
     const { data } = await api<Agent>("GET", `/v1/agents/${agentId}`);
@@ -108,18 +111,24 @@ export function AgentForm({ agentId }: { agentId?: string }) {
 
   const save = useAction(async () => {
     if (!draft) return;
+    // A notice of an earlier save must not stand beside this one's error.
+    setSaved("");
     const body = bodyOf(draft, original);
     if (agentId) {
       if (Object.keys(body).length === 0) {
         setSaved("Nothing changed.");
         return;
       }
-      const { data } = await api<Agent>("PATCH", `/v1/agents/${agentId}`, { body });
+      await checkRequest("UpdateAgentRequest", body);
+      const { data, warnings: written } = await api<Agent>("PATCH", `/v1/agents/${agentId}`, { body });
+      setWarnings(written ?? []);
       setDraft(draftOf(data));
       setOriginal(draftOf(data));
       setSaved(`Saved ${data.name}.`);
     } else {
-      const { data } = await api<Agent>("POST", "/v1/agents", { body });
+      await checkRequest("CreateAgentRequest", body);
+      const { data, warnings: written } = await api<Agent>("POST", "/v1/agents", { body });
+      setWarnings(written ?? []);
       navigate(`/agents/${data.id}/edit`, { replace: true });
       setSaved(`Created ${data.name}.`);
     }
@@ -218,6 +227,7 @@ export function AgentForm({ agentId }: { agentId?: string }) {
       <p aria-live="polite" class="notice">
         {saved}
       </p>
+      {warnings.length > 0 ? <Warnings title="Warnings of this save" warnings={warnings} /> : null}
       <button type="submit" class="primary" disabled={save.busy}>
         {agentId ? "Save changes" : "Create agent"}
       </button>

@@ -1,20 +1,45 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import type { Agent, AgentStatus } from "../agents-api";
-import { api, type Pagination } from "../api";
-import { navigate } from "../router";
-import { ConfirmButton, ErrorMessage, formatTime, Link, TableScroll, useAction } from "../widgets/common";
+import { api, type FieldIssue, type Pagination, withQuery } from "../api";
+import { currentRoute, navigate } from "../router";
+import {
+  ConfirmButton,
+  ErrorMessage,
+  formatTime,
+  Link,
+  TableScroll,
+  useAction,
+  Warnings,
+} from "../widgets/common";
 
 const PAGE_SIZE = 10;
+const STATUSES = ["active", "inactive", "error"] as const;
+const SORTS = ["createdAt:desc", "createdAt:asc", "name:asc", "name:desc", "status:asc"] as const;
+const DEFAULT_SORT = SORTS[0];
+
+/** The list's filter, sort and page as the address gives them (`?status=&sort=&page=`), unknown values ignored. */
+export function listStateOf(query: URLSearchParams): {
+  status: "" | AgentStatus;
+  sort: string;
+  page: number;
+} {
+  const status = STATUSES.find((s) => s === query.get("status")) ?? "";
+  const sort = SORTS.find((s) => s === query.get("sort")) ?? DEFAULT_SORT;
+  const page = Number(query.get("page"));
+  return { status, sort, page: Number.isInteger(page) && page >= 1 ? page : 1 };
+}
 
 /** Agents: the list with the API's status filter, sort and pages; status toggle, export, delete; import. */
 export function AgentsPage() {
   const id = useId();
-  const [status, setStatus] = useState<"" | AgentStatus>("");
-  const [sort, setSort] = useState("createdAt:desc");
-  const [page, setPage] = useState(1);
+  const [initial] = useState(() => listStateOf(currentRoute().query));
+  const [status, setStatus] = useState<"" | AgentStatus>(initial.status);
+  const [sort, setSort] = useState(initial.sort);
+  const [page, setPage] = useState(initial.page);
   const [agents, setAgents] = useState<Agent[] | null>(null);
   const [pagination, setPagination] = useState<Pagination | null>(null);
   const [notice, setNotice] = useState("");
+  const [imported, setImported] = useState<{ agent: Agent; warnings: FieldIssue[] } | null>(null);
   const load = useAction(async () => {
     const [sortBy, order] = sort.split(":");
     const result = await api<Agent[]>("GET", "/v1/agents", {
@@ -25,9 +50,17 @@ export function AgentsPage() {
   });
   useEffect(() => {
     void load.run();
+    // Kept in the address, so that a reload, the back button or a shared link shows the same list.
+    const query = {
+      status,
+      sort: sort === DEFAULT_SORT ? undefined : sort,
+      page: page > 1 ? page : undefined,
+    };
+    if (currentRoute().path === "/agents") navigate(withQuery("/agents", query), { replace: true });
   }, [status, sort, page]);
 
   const toggle = useAction(async (agent: Agent) => {
+    setNotice("");
     const next = agent.status === "inactive" ? "active" : "inactive";
     await api("PATCH", `/v1/agents/${agent.id}`, { body: { status: next } });
     setNotice(`${agent.name} is now ${next}.`);
@@ -42,9 +75,8 @@ export function AgentsPage() {
         </Link>
         <ImportCharacter
           onImported={(agent, warnings) => {
-            setNotice(
-              `Imported ${agent.name}.${warnings.length ? ` ${warnings.length} warning(s): ${warnings.map((w) => `${w.field} ${w.issue}`).join("; ")}` : ""}`,
-            );
+            setNotice(`Imported ${agent.name}.`);
+            setImported({ agent, warnings });
             void load.run();
           }}
         />
@@ -52,6 +84,9 @@ export function AgentsPage() {
       <p aria-live="polite" class="notice">
         {notice}
       </p>
+      {imported && imported.warnings.length > 0 ? (
+        <Warnings title={`Warnings of the import of ${imported.agent.name}`} warnings={imported.warnings} />
+      ) : null}
       <div class="filters">
         <label for={`${id}-status`}>Status</label>
         <select
@@ -92,7 +127,7 @@ export function AgentsPage() {
         <p>No agents{status ? ` with status ${status}` : ""} yet.</p>
       ) : (
         <TableScroll label="Agents">
-          <table>
+          <table class="stack">
             <caption class="visually-hidden">Agents</caption>
             <thead>
               <tr>
@@ -177,33 +212,63 @@ export function AgentsPage() {
   );
 }
 
-/** Imports an elizaOS character file, chosen or dropped, through `POST /v1/agents/import`. */
-function ImportCharacter({
-  onImported,
-}: {
-  onImported: (agent: Agent, warnings: { field: string; issue: string }[]) => void;
-}) {
+/** A plugin of an agent as one line: its name, and whether it acts. */
+function pluginLabel(plugin: unknown): string {
+  if (typeof plugin === "string") return plugin;
+  const { name, enabled } = plugin as { name?: unknown; enabled?: unknown };
+  return `${String(name)}${enabled === false ? " (disabled)" : ""}`;
+}
+
+/** The agent a character file would make, as the dry run answers it. */
+type Draft = Omit<Agent, "id" | "status" | "statusReason" | "createdAt" | "updatedAt" | "apiEndpoint">;
+
+/**
+ * Imports an elizaOS character file, chosen or dropped, through `POST /v1/agents/import`: the file is first checked
+ * with `dryRun=true` and the agent it would make is shown with the warnings; it is created only when confirmed.
+ * "Use this server's default model" imports it with `useDefaultModel=true`, for files naming a provider that is
+ * not configured here.
+ */
+function ImportCharacter({ onImported }: { onImported: (agent: Agent, warnings: FieldIssue[]) => void }) {
   const id = useId();
   const input = useRef<HTMLInputElement>(null);
   const [dragging, setDragging] = useState(false);
-  const upload = useAction(async (file: File) => {
+  const [useDefaultModel, setUseDefaultModel] = useState(false);
+  const [chosen, setChosen] = useState<{ name: string; character: unknown } | null>(null);
+  const [preview, setPreview] = useState<{ agent: Draft; warnings: FieldIssue[] } | null>(null);
+  const check = useAction(async (file: { name: string; character: unknown }, defaultModel: boolean) => {
+    setPreview(null);
+    const result = await api<Draft>("POST", "/v1/agents/import", {
+      body: file.character,
+      query: { dryRun: true, useDefaultModel: defaultModel || undefined },
+    });
+    setPreview({ agent: result.data, warnings: result.warnings ?? [] });
+  });
+  const read = useAction(async (file: File) => {
     let character: unknown;
     try {
       character = JSON.parse(await file.text());
     } catch {
       throw new Error(`${file.name} is not a JSON file.`);
     }
-    const { data } = await api<Agent & { warnings?: { field: string; issue: string }[] }>(
-      "POST",
-      "/v1/agents/import",
-      { body: character },
-    );
-    onImported(data, data.warnings ?? []);
+    const next = { name: file.name, character };
+    setChosen(next);
+    await check.run(next, useDefaultModel);
+  });
+  const create = useAction(async () => {
+    if (!chosen) return;
+    const result = await api<Agent>("POST", "/v1/agents/import", {
+      body: chosen.character,
+      query: { useDefaultModel: useDefaultModel || undefined },
+    });
+    setChosen(null);
+    setPreview(null);
+    onImported(result.data, result.warnings ?? []);
   });
   const take = (files: FileList | null | undefined) => {
     const file = files?.[0];
-    if (file) void upload.run(file);
+    if (file) void read.run(file);
   };
+  const busy = read.busy || check.busy || create.busy;
   return (
     <fieldset
       class={`drop ${dragging ? "dragging" : ""}`}
@@ -230,8 +295,58 @@ function ImportCharacter({
           e.currentTarget.value = "";
         }}
       />
-      {upload.busy ? <span aria-live="polite">Importing…</span> : null}
-      <ErrorMessage error={upload.error} />
+      <label>
+        <input
+          type="checkbox"
+          checked={useDefaultModel}
+          onChange={(e) => {
+            const checked = e.currentTarget.checked;
+            setUseDefaultModel(checked);
+            if (chosen) void check.run(chosen, checked);
+          }}
+        />{" "}
+        Use this server's default model
+      </label>
+      {busy ? <span aria-live="polite">{create.busy ? "Importing…" : "Checking…"}</span> : null}
+      <ErrorMessage error={read.error ?? check.error ?? create.error} />
+      {chosen && preview ? (
+        <section class="preview" aria-label={`Preview of ${chosen.name}`}>
+          <h3>Preview: the agent {chosen.name} would create</h3>
+          <dl>
+            <dt>Name</dt>
+            <dd>{preview.agent.name}</dd>
+            <dt>Bio</dt>
+            <dd>{preview.agent.bio.join(" ") || "none"}</dd>
+            <dt>Model</dt>
+            <dd>
+              {preview.agent.modelProvider ?? "this server's default provider"} /{" "}
+              {preview.agent.model ?? "its default model"}
+            </dd>
+            <dt>Plugins</dt>
+            <dd>{preview.agent.plugins.map(pluginLabel).join(", ") || "none"}</dd>
+          </dl>
+          {preview.warnings.length > 0 ? (
+            <Warnings title="Warnings of this file" warnings={preview.warnings} />
+          ) : (
+            <p>No warnings.</p>
+          )}
+          <div class="actions">
+            <button type="button" class="primary" disabled={busy} onClick={() => void create.run()}>
+              Create agent
+            </button>
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() => {
+                setChosen(null);
+                setPreview(null);
+              }}
+            >
+              Cancel
+            </button>
+          </div>
+        </section>
+      ) : null}
     </fieldset>
   );
 }

@@ -105,8 +105,9 @@ describe("ChatPage", () => {
     );
     const root = await chat("Hello");
     await until(() => root.querySelector("[role=alert]") !== null);
+    // The message first, the code after it as a reference.
     expect(root.querySelector("[role=alert]")?.textContent).toContain(
-      "MODEL_ERROR: The provider refused the call.",
+      "The provider refused the call. (MODEL_ERROR)",
     );
   });
 
@@ -121,7 +122,7 @@ describe("ChatPage", () => {
     const root = await chat("Hello");
     await until(() => root.querySelector("[role=alert]") !== null);
     const alert = root.querySelector("[role=alert]")?.textContent ?? "";
-    expect(alert).toContain("AGENT_INACTIVE: Agent is inactive.");
+    expect(alert).toContain("Agent is inactive. (AGENT_INACTIVE");
     expect(alert).toContain("req_1");
   });
 });

@@ -1,6 +1,7 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { type Agent, allAgents } from "../agents-api";
-import { ApiError, api } from "../api";
+import { ApiError, api, withQuery } from "../api";
+import { currentRoute, navigate } from "../router";
 import { ConfirmButton, ErrorMessage, formatTime, useAction } from "../widgets/common";
 import { Markdown } from "../widgets/markdown";
 
@@ -76,7 +77,10 @@ export function HistoryPage() {
   useEffect(() => {
     allAgents().then((list) => {
       setAgents(list);
-      if (list[0]) setAgentId(list[0].id);
+      // The agent the address names (`?agent=`), else the first.
+      const named = currentRoute().query.get("agent");
+      const chosen = list.find((agent) => agent.id === named) ?? list[0];
+      if (chosen) setAgentId(chosen.id);
     }, setError);
   }, []);
 
@@ -87,6 +91,10 @@ export function HistoryPage() {
   useEffect(() => {
     setSelected(null);
     void conversations.load.run(true);
+    // Kept in the address, so that a reload or a shared link opens the same agent's history.
+    if (agentId && currentRoute().path === "/history") {
+      navigate(withQuery("/history", { agent: agentId }), { replace: true });
+    }
   }, [agentId]);
 
   return (

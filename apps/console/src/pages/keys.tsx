@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from "preact/hooks";
+import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import {
   AllOrSome,
@@ -39,6 +39,13 @@ export const SCOPES = [
 export function KeysPage() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [created, setCreated] = useState<{ key: string; name: string } | null>(null);
+  const [notice, setNotice] = useState("");
+  // Where focus goes when what held it leaves the page (the shown key, a revoked key's row): the list's heading.
+  const listHeading = useRef<HTMLHeadingElement>(null);
+  const [refocus, setRefocus] = useState(0);
+  useEffect(() => {
+    if (refocus > 0) listHeading.current?.focus();
+  }, [refocus]);
   const load = useAction(async () => {
     setKeys((await api<ApiKey[]>("GET", "/v1/api-keys")).data);
   });
@@ -53,17 +60,27 @@ export function KeysPage() {
         <SecretOnce
           label={`New key ${created.name || ""}`.trim()}
           secret={created.key}
-          onDone={() => setCreated(null)}
+          onDone={() => {
+            setNotice(`Key ${created.name || ""} is in the list below.`.replace("  ", " "));
+            setCreated(null);
+            setRefocus((n) => n + 1);
+          }}
         />
       ) : (
         <CreateKey
           onCreated={(key, name) => {
+            setNotice("");
             setCreated({ key, name });
             void load.run();
           }}
         />
       )}
-      <h2>Keys</h2>
+      <h2 ref={listHeading} tabIndex={-1}>
+        Keys
+      </h2>
+      <p aria-live="polite" class="notice">
+        {notice}
+      </p>
       <ErrorMessage error={load.error} />
       {keys === null ? (
         <p aria-busy="true">Loading…</p>
@@ -114,7 +131,9 @@ export function KeysPage() {
                       confirmLabel="Revoke key"
                       onConfirm={async () => {
                         await api("DELETE", `/v1/api-keys/${key.id}`);
+                        setNotice(`Revoked key ${key.name || key.prefix}.`);
                         await load.run();
+                        setRefocus((n) => n + 1);
                       }}
                     />
                   </td>

@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from "preact/hooks";
+import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import {
   AllOrSome,
@@ -49,22 +49,29 @@ export function WebhooksPage() {
   const [secret, setSecret] = useState<{ label: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState("");
+  /** When each endpoint was last sent a test event: its deliveries are watched for a while after. */
+  const [tested, setTested] = useState<Record<string, number>>({});
+  const [editing, setEditing] = useState<string | null>(null);
   const load = useAction(async () => {
     setWebhooks((await api<Webhook[]>("GET", "/v1/webhooks")).data);
   });
   useEffect(() => {
     void load.run();
   }, []);
-  const act = useAction(async (run: () => Promise<void>) => run());
+  const act = useAction(async (run: () => Promise<void>) => {
+    // An earlier action's notice must not stand beside this one's error.
+    setNotice("");
+    await run();
+  });
 
   return (
     <>
       {secret ? (
         <SecretOnce label={secret.label} secret={secret.secret} onDone={() => setSecret(null)} />
       ) : (
-        <CreateWebhook
-          onCreated={(webhook, value) => {
-            setSecret({ label: `Signing secret of ${webhook.url}`, secret: value });
+        <EndpointForm
+          onSaved={(webhook, value) => {
+            setSecret({ label: `Signing secret of ${webhook.url}`, secret: value ?? "" });
             void load.run();
           }}
         />
@@ -102,11 +109,19 @@ export function WebhooksPage() {
                     act.run(async () => {
                       await api("POST", `/v1/webhooks/${webhook.id}/test`);
                       setNotice(`Sent a webhook.test event to ${webhook.url}.`);
+                      setTested({ ...tested, [webhook.id]: Date.now() });
                       setOpen(webhook.id);
                     })
                   }
                 >
                   Send test event
+                </button>
+                <button
+                  type="button"
+                  aria-expanded={editing === webhook.id}
+                  onClick={() => setEditing(editing === webhook.id ? null : webhook.id)}
+                >
+                  Edit<span class="visually-hidden"> {webhook.url}</span>
                 </button>
                 <button
                   type="button"
@@ -153,7 +168,20 @@ export function WebhooksPage() {
                   }}
                 />
               </div>
-              {open === webhook.id ? <Deliveries webhookId={webhook.id} /> : null}
+              {editing === webhook.id ? (
+                <EndpointForm
+                  webhook={webhook}
+                  onCancel={() => setEditing(null)}
+                  onSaved={(saved) => {
+                    setEditing(null);
+                    setNotice(`Saved the endpoint ${saved.url}.`);
+                    void load.run();
+                  }}
+                />
+              ) : null}
+              {open === webhook.id ? (
+                <Deliveries webhookId={webhook.id} sentAt={tested[webhook.id] ?? 0} />
+              ) : null}
             </li>
           ))}
         </ul>
@@ -162,23 +190,36 @@ export function WebhooksPage() {
   );
 }
 
-function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: string) => void }) {
+/** Adds an endpoint (its secret is shown once by the caller), or edits one through PATCH. */
+function EndpointForm({
+  webhook,
+  onSaved,
+  onCancel,
+}: {
+  webhook?: Webhook;
+  onSaved: (webhook: Webhook, secret?: string) => void;
+  onCancel?: () => void;
+}) {
   const id = useId();
-  const [url, setUrl] = useState("");
-  const [description, setDescription] = useState("");
-  const [all, setAll] = useState(true);
-  const [events, setEvents] = useState<string[]>([]);
-  const create = useAction(async () => {
-    const { data } = await api<Webhook & { secret: string }>("POST", "/v1/webhooks", {
-      body: {
-        url: url.trim(),
-        events: all ? ["*"] : events,
-        ...(description.trim() ? { description: description.trim() } : {}),
-      },
-    });
+  const [url, setUrl] = useState(webhook?.url ?? "");
+  const [description, setDescription] = useState(webhook?.description ?? "");
+  const [all, setAll] = useState(webhook ? webhook.events.includes("*") : true);
+  const [events, setEvents] = useState<string[]>(webhook?.events.filter((e) => e !== "*") ?? []);
+  const save = useAction(async () => {
+    const body = {
+      url: url.trim(),
+      events: all ? ["*"] : events,
+      ...(description.trim() || webhook?.description ? { description: description.trim() } : {}),
+    };
+    if (webhook) {
+      const { data } = await api<Webhook>("PATCH", `/v1/webhooks/${webhook.id}`, { body });
+      onSaved(data);
+      return;
+    }
+    const { data } = await api<Webhook & { secret: string }>("POST", "/v1/webhooks", { body });
     setUrl("");
     setDescription("");
-    onCreated(data, data.secret);
+    onSaved(data, data.secret);
   });
   return (
     <form
@@ -186,10 +227,10 @@ function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: st
       aria-labelledby={`${id}-title`}
       onSubmit={(event) => {
         event.preventDefault();
-        void create.run();
+        void save.run();
       }}
     >
-      <h2 id={`${id}-title`}>Add an endpoint</h2>
+      <h2 id={`${id}-title`}>{webhook ? "Edit endpoint" : "Add an endpoint"}</h2>
       <Field label="URL" id={`${id}-url`} hint="An https address reachable from the service.">
         <input
           id={`${id}-url`}
@@ -217,23 +258,58 @@ function CreateWebhook({ onCreated }: { onCreated: (webhook: Webhook, secret: st
         onAll={setAll}
         onChosen={setEvents}
       />
-      <ErrorMessage error={create.error} />
-      <button type="submit" class="primary" disabled={create.busy}>
-        Add endpoint
-      </button>
+      <ErrorMessage error={save.error} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={save.busy}>
+          {webhook ? "Save endpoint" : "Add endpoint"}
+        </button>
+        {onCancel ? (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
+      </div>
     </form>
   );
 }
 
-function Deliveries({ webhookId }: { webhookId: string }) {
+/** How long after a test event or a redelivery the log refreshes often, and how often; then while any is pending. */
+const WATCH_MS = 60_000;
+const WATCH_EVERY_MS = 2_000;
+const PENDING_EVERY_MS = 15_000;
+
+function Deliveries({ webhookId, sentAt }: { webhookId: string; sentAt: number }) {
   const pages = useCursorPages<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, {});
+  const [redeliveredAt, setRedeliveredAt] = useState(0);
+  const [, setSkipped] = useState(0);
+  // Once older pages are shown, a refresh (which starts from the first page) would take them away.
+  const olderShown = useRef(false);
   const redeliver = useAction(async (delivery: Delivery) => {
     await api("POST", `/v1/webhooks/${webhookId}/deliveries/${delivery.id}/redeliver`);
+    setRedeliveredAt(Date.now());
     await pages.load.run(true);
   });
   useEffect(() => {
+    olderShown.current = false;
     void pages.load.run(true);
   }, [webhookId]);
+  // The log follows attempts as they happen: often just after something was sent, then slowly while any is
+  // pending, and not at all in a hidden tab.
+  const watchedUntil = Math.max(sentAt, redeliveredAt) + WATCH_MS;
+  const pending = pages.items.some((delivery) => delivery.status === "pending");
+  useEffect(() => {
+    const every = Date.now() < watchedUntil ? WATCH_EVERY_MS : pending ? PENDING_EVERY_MS : 0;
+    if (every === 0) return;
+    const timer = setTimeout(() => {
+      if (document.visibilityState === "visible" && !olderShown.current && !pages.load.busy) {
+        void pages.load.run(true);
+      } else {
+        // Renders again, which arms the next check.
+        setSkipped((n) => n + 1);
+      }
+    }, every);
+    return () => clearTimeout(timer);
+  });
   return (
     <section aria-label="Deliveries">
       <div class="row">
@@ -292,7 +368,13 @@ function Deliveries({ webhookId }: { webhookId: string }) {
         </TableScroll>
       )}
       {pages.hasMore ? (
-        <button type="button" onClick={() => pages.load.run(false)}>
+        <button
+          type="button"
+          onClick={() => {
+            olderShown.current = true;
+            void pages.load.run(false);
+          }}
+        >
           Older deliveries
         </button>
       ) : null}

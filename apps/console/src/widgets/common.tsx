@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import { ApiError } from "../api";
+import { ApiError, type FieldIssue } from "../api";
 import { BASE, onLinkClick } from "../router";
 
 export function Link({
@@ -26,14 +26,20 @@ export function Link({
   );
 }
 
-/** An error as the API worded it, with its field issues and request id, announced to screen readers. */
+/**
+ * An error as the API worded it (its message says what to do), with its field issues, announced to screen
+ * readers; the code and request id follow in small print, for a report to whoever runs the service.
+ */
 export function ErrorMessage({ error }: { error: unknown }) {
   if (error === null || error === undefined) return null;
   const api = error instanceof ApiError ? error : null;
   const message = api ? api.message : error instanceof Error ? error.message : String(error);
+  const reference = [
+    api && api.code !== "NETWORK_ERROR" ? api.code : null,
+    api?.requestId ? `request ${api.requestId}` : null,
+  ].filter((part) => part !== null);
   return (
     <div class="error" role="alert">
-      {api && api.code !== "NETWORK_ERROR" ? <strong>{api.code}: </strong> : null}
       {message}
       {api && api.details.length > 0 ? (
         <ul>
@@ -44,7 +50,7 @@ export function ErrorMessage({ error }: { error: unknown }) {
           ))}
         </ul>
       ) : null}
-      {api?.requestId ? <small class="muted"> (request {api.requestId})</small> : null}
+      {reference.length > 0 ? <small class="muted reference"> ({reference.join(" · ")})</small> : null}
     </div>
   );
 }
@@ -263,5 +269,21 @@ export function AllOrSome({
         </div>
       )}
     </fieldset>
+  );
+}
+
+/** The warnings of a write, by field: what was kept but will not act. */
+export function Warnings({ title, warnings }: { title: string; warnings: FieldIssue[] }) {
+  return (
+    <section class="warnings" aria-label={title}>
+      <h3>{title}</h3>
+      <ul>
+        {warnings.map((warning) => (
+          <li key={`${warning.field}:${warning.issue}`}>
+            <code>{warning.field}</code> {warning.issue}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }

@@ -160,13 +160,16 @@ export class Agents {
    * or with `dryRun`, answers the agent it would make without storing anything. Give the file as an object, or
    * in Node as the path of the JSON file, which is read and sent as it is. Fields without a place of their
    * own in an agent are kept in its `personality` under their file names; `warnings` names, by path in the file,
-   * what was kept but will not act (file references in `knowledge`, plugins not in the catalogue, secrets).
+   * what was kept but will not act (file references in `knowledge`, plugins not in the catalogue, secrets, a
+   * provider the server has no configuration for).
    *
    * ```ts
    * const preview = await client.agents.importCharacter("eliza.character.json", { dryRun: true });
    * for (const warning of preview.warnings) console.warn(`${warning.field}: ${warning.issue}`);
    * const { agent } = await client.agents.importCharacter("eliza.character.json");
    * const { agent: other } = await client.agents.importCharacter({ name: "Eliza", bio: "A helper." });
+   * // A file naming a provider this server has no key for: answer with the server's default model instead.
+   * const { agent: local } = await client.agents.importCharacter("eliza.character.json", { useDefaultModel: true });
    * ```
    *
    * Sent with an `Idempotency-Key`, as every create: a retry after a lost answer makes no second agent.
@@ -197,12 +200,15 @@ export class Agents {
     params: CharacterImportParams = {},
     options?: RequestOptions,
   ): Promise<CharacterImport | CharacterImportPreview> {
-    const dryRun = params.dryRun === true;
+    const query = {
+      ...(params.dryRun === true ? { dryRun: true } : {}),
+      ...(params.useDefaultModel === true ? { useDefaultModel: true } : {}),
+    };
     const body = (await this.#transport.json(
       {
         method: "POST",
         path: "/agents/import",
-        query: dryRun ? { dryRun: true } : undefined,
+        query: Object.keys(query).length > 0 ? query : undefined,
         body: typeof file === "string" ? await readJsonFile(file) : file,
       },
       options,

@@ -2,8 +2,8 @@ import { AppError, type ErrorCode } from "@agentry/errors";
 import type { ProviderName } from "./types.js";
 
 /**
- * Whether a failure with this code will not fix itself, so the agent should be put in `error` (decisions.md,
- * "Status lifecycle"): MODEL_ERROR is lasting (rejected credentials, unknown model, invalid request, no
+ * Whether a failure with this code will not fix itself, so the agent should be put in `error` (docs/api/agents.md,
+ * "Lifecycle"): MODEL_ERROR is lasting (rejected credentials, unknown model, invalid request, no
  * provider configured); AGENT_UNAVAILABLE is transient (timeouts, unreachable, rate-limited, overloaded).
  */
 export function isLastingFailure(code: ErrorCode): boolean {
@@ -40,7 +40,7 @@ const TRANSIENT_TYPES = new Set([
 ]);
 
 /**
- * The public error for a provider's refusal (decisions.md): rejected credentials (401/403), unknown model (404)
+ * The public error for a provider's refusal (docs/api/providers.md, "Provider failures"): rejected credentials (401/403), unknown model (404)
  * and invalid requests (400/422 and other 4xx) are MODEL_ERROR; timeouts (408), conflicts (409), rate limits
  * (429) and server failures (5xx, Anthropic's 529 overloaded) are AGENT_UNAVAILABLE with the provider's
  * `retry-after` when it sent one. Messages name the provider and the status, never the key or the raw body.

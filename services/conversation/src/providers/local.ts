@@ -9,6 +9,17 @@ import { TurnQueue } from "./local/queue.js";
 import type { ModelProvider, ProviderEvent, ProviderRequest, ProviderResult } from "./types.js";
 
 export const DEFAULT_LOCAL_MAX_QUEUE = 8;
+/**
+ * How long a local reply may take, its wait for the model included: well inside the 30 s a client waits by
+ * default (the SDKs' timeout; docs/api/providers.md, "Providers"), on two busy cores.
+ */
+export const DEFAULT_LOCAL_REPLY_TIMEOUT_MS = 20_000;
+/**
+ * The most tokens a local reply has when the agent sets no `settings.maxTokens`. On a 2-core machine with both
+ * cores busy the default model wrote a median 6.5 tokens/s (docs/benchmarks.md, "Local model under load"), so
+ * this many end about when the time limit would; most answers are shorter and end well before.
+ */
+export const DEFAULT_LOCAL_MAX_TOKENS = 128;
 
 export interface LocalProviderOptions {
   /** LOCAL_MODEL_PATH, or the model directory where the default model is cached and fetched to. */
@@ -21,6 +32,13 @@ export interface LocalProviderOptions {
   threads: number;
   /** LOCAL_CONTEXT_SIZE in tokens: 0 takes the model's own, up to 8192. */
   contextSize: number;
+  /**
+   * LOCAL_REPLY_TIMEOUT_MS: how long a reply may take from the moment the model is loaded, the wait for its
+   * turn included. When it passes the reply ends with what was generated so far, finished with `length`.
+   */
+  replyTimeoutMs: number;
+  /** LOCAL_MAX_TOKENS: the most tokens a reply has when the agent sets no `settings.maxTokens`. */
+  defaultMaxTokens: number;
   logger: Logger;
   /** Where a first-use download draws its progress bar; undefined logs the progress instead. */
   terminal?: NodeJS.WriteStream | undefined;
@@ -78,7 +96,14 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     }
     const loaded = await load();
-    const release = await queue.acquire(signal);
+    // The reply's time runs from here: loading (a first-use download included) is not the reply's.
+    const deadline = replyDeadline(options.replyTimeoutMs);
+    const release = await queue
+      .acquire(AbortSignal.any([signal, deadline.signal]))
+      .catch((error: unknown) => {
+        deadline.clear();
+        throw signal.aborted ? error : (deadline.signal.reason ?? error);
+      });
     // Generation stops when the caller aborts, and also when it stops reading the events.
     const generation = new AbortController();
     const onAbort = () => generation.abort(signal.reason);
@@ -87,16 +112,15 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const events = new EventChannel(() => generation.abort());
     let counted = 0;
     engine
-      .generate(
-        loaded,
-        request,
-        generation.signal,
-        (text) => events.push({ type: "delta", text }),
-        (generated) => {
+      .generate(loaded, request, {
+        signal: generation.signal,
+        deadline: deadline.signal,
+        onText: (text) => events.push({ type: "delta", text }),
+        onTokens: (generated) => {
           generatedTokens += generated - counted;
           counted = generated;
         },
-      )
+      })
       .then((generation: Generation) => {
         events.push({
           type: "done",
@@ -109,7 +133,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       })
       .catch((error: unknown) => {
         events.fail(
-          generation.signal.aborted
+          generation.signal.aborted || error instanceof AppError
             ? error
             : new AppError("AGENT_UNAVAILABLE", "The local model failed while answering. Retry shortly.", {
                 cause: error,
@@ -118,6 +142,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       })
       .finally(() => {
         signal.removeEventListener("abort", onAbort);
+        deadline.clear();
         release();
       });
     return events;
@@ -126,6 +151,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   return {
     name: "local",
     defaultModel,
+    defaultMaxTokens: options.defaultMaxTokens,
     stream: start,
 
     async complete(request, signal): Promise<ProviderResult> {
@@ -150,6 +176,29 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
     close: () => engine.close(),
   };
+}
+
+/**
+ * The signal that ends a reply's time. Its reason is the error for a reply that had generated nothing by then:
+ * it waited for its turn, or the model did not start, for the whole time.
+ */
+function replyDeadline(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    controller.abort(
+      new AppError(
+        "AGENT_UNAVAILABLE",
+        `The local model could not start this reply within ${seconds(ms)} (LOCAL_REPLY_TIMEOUT_MS): it is busy ` +
+          "with other replies or the machine is overloaded. Retry shortly.",
+        { retryAfterSeconds: Math.max(1, Math.ceil(ms / 1000)) },
+      ),
+    );
+  }, ms);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${ms / 1000} s`;
 }
 
 function loadError(error: unknown, location: ModelLocation): AppError {

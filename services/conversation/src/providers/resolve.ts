@@ -4,7 +4,13 @@ import type { Logger } from "@agentry/logging";
 import { terminalOf } from "../models/progress.js";
 import { createAnthropicProvider } from "./anthropic.js";
 import type { LocalGpu } from "./local/engine.js";
-import { createLocalProvider, DEFAULT_LOCAL_MAX_QUEUE, type LocalProvider } from "./local.js";
+import {
+  createLocalProvider,
+  DEFAULT_LOCAL_MAX_QUEUE,
+  DEFAULT_LOCAL_MAX_TOKENS,
+  DEFAULT_LOCAL_REPLY_TIMEOUT_MS,
+  type LocalProvider,
+} from "./local.js";
 import { createOpenAIProvider } from "./openai.js";
 import { isProviderName, type ModelProvider, PROVIDER_NAMES, type ProviderName } from "./types.js";
 
@@ -43,6 +49,10 @@ export interface LocalConfig {
   contextSize?: number;
   /** LOCAL_GPU ("auto"). */
   gpu?: LocalGpu;
+  /** LOCAL_REPLY_TIMEOUT_MS (20 s): a reply ends with what it has when it passes. */
+  replyTimeoutMs?: number;
+  /** LOCAL_MAX_TOKENS: a reply's bound when the agent sets no `settings.maxTokens`. */
+  maxTokens?: number;
   /** LOCAL_PRELOAD: load (and if need be fetch) the model at start instead of on the first message. */
   preload?: boolean;
   /** LOCAL_ENABLED: false keeps the provider off, for deployments that serve hosted models only. */
@@ -93,6 +103,8 @@ export class ProviderSet {
         gpu: local.gpu ?? "auto",
         threads: local.threads ?? 0,
         contextSize: local.contextSize ?? 0,
+        replyTimeoutMs: local.replyTimeoutMs ?? DEFAULT_LOCAL_REPLY_TIMEOUT_MS,
+        defaultMaxTokens: local.maxTokens ?? DEFAULT_LOCAL_MAX_TOKENS,
         logger: logger.child({ provider: "local" }),
         terminal: terminalOf(),
       });

@@ -103,6 +103,11 @@ export interface ModelProvider {
   readonly name: ProviderName;
   /** The model used when the agent names none. */
   readonly defaultModel: string;
+  /**
+   * The most tokens a reply has when the agent sets no `settings.maxTokens`; unset: the platform's default
+   * (GENERATION_BOUNDS). The local model's is lower, so that a reply on a small machine ends in time.
+   */
+  readonly defaultMaxTokens?: number;
   complete(request: ProviderRequest, signal: AbortSignal): Promise<ProviderResult>;
   /**
    * Resolves once the provider has accepted the request (so rejections such as 401 or 429 come out here, before

@@ -3,7 +3,7 @@ import type { ToolCallRecord } from "../tools.js";
 import type { UsageReport, UsageRequest } from "../usage.js";
 
 /**
- * A conversation is identified by (agent, userId, roomId) within an account (decisions.md, "Messages"). A
+ * A conversation is identified by (agent, userId, roomId) within an account (docs/api/messages-and-streams.md, "Conversations and context"). A
  * message without a userId or roomId belongs to the default value of that part, the empty string, so messages
  * without them share one default conversation.
  */
@@ -148,7 +148,7 @@ export interface TurnPage {
 }
 
 /**
- * One page of a history collection (decisions.md, "Cursor pagination"): `before` (an item's id) asks for the items
+ * One page of a history collection (docs/api/lists-and-pagination.md, "Cursor pagination"): `before` (an item's id) asks for the items
  * nearest below it, `after` for those nearest above it, neither for the newest (`desc`) or oldest (`asc`) end;
  * the page is presented in `order` either way. A cursor that is not an item of the collection throws AppError
  * INVALID_REQUEST.
@@ -176,7 +176,7 @@ export interface MessageFilter {
   roomId?: string;
 }
 
-/** The events the conversation service publishes for webhooks (decisions.md, "Webhooks"). */
+/** The events the conversation service publishes for webhooks (docs/api/webhooks.md, "Events"). */
 export type MessageEventType = "message.completed" | "message.failed";
 
 /**

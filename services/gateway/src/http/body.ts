@@ -2,7 +2,7 @@ import { AppError } from "@agentry/errors";
 import type { Context } from "koa";
 import getRawBody from "raw-body";
 
-/** The largest request body accepted (decisions.md, "Field shapes and sizes"). */
+/** The largest request body accepted (docs/api/agents.md, "Fields and bounds"). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 /**

@@ -55,7 +55,9 @@ async function servePage(ctx: ParameterizedContext<GatewayState>, dir: string | 
   if (path.startsWith("assets/") || extname(path) !== "") {
     throw new AppError("NOT_FOUND", `The console has no file ${JSON.stringify(path)}.`);
   }
-  const index = await readFile(join(dir, "index.html")).catch(() => {
+  const page = join(dir, "index.html");
+  const variant = await compressedVariant(ctx, page);
+  const index = await readFile(variant?.file ?? page).catch(() => {
     throw notBuilt();
   });
   ctx.set(PAGE_HEADERS);
@@ -80,11 +82,57 @@ async function servedFile(dir: string, path: string): Promise<string | undefined
   return stats?.isFile() ? file : undefined;
 }
 
-function send(ctx: ParameterizedContext<GatewayState>, file: string, immutable: boolean): void {
+async function send(
+  ctx: ParameterizedContext<GatewayState>,
+  file: string,
+  immutable: boolean,
+): Promise<void> {
   const type = TYPES[extname(file)] ?? "application/octet-stream";
+  const variant = await compressedVariant(ctx, file);
   if (type.startsWith("text/html")) ctx.set(PAGE_HEADERS);
   ctx.set("X-Content-Type-Options", "nosniff");
   ctx.set("Cache-Control", immutable ? "public, max-age=31536000, immutable" : "no-cache");
   ctx.type = type;
-  ctx.body = createReadStream(file);
+  ctx.body = createReadStream(variant?.file ?? file);
+}
+
+/** The encodings the build writes beside a file (`main.js.br`, `main.js.gz`), the smallest first. */
+const ENCODINGS = [
+  { name: "br", suffix: ".br" },
+  { name: "gzip", suffix: ".gz" },
+] as const;
+
+/**
+ * The precompressed copy of `file` that the request's Accept-Encoding allows, the smallest first, with
+ * `Content-Encoding` set; undefined for the plain file. A file that has copies varies by Accept-Encoding whichever
+ * is sent, so that no cache hands a compressed body to a client that cannot read it.
+ */
+async function compressedVariant(
+  ctx: ParameterizedContext<GatewayState>,
+  file: string,
+): Promise<{ file: string } | undefined> {
+  const present = [];
+  for (const encoding of ENCODINGS) {
+    const stats = await stat(file + encoding.suffix).catch(() => undefined);
+    if (stats?.isFile()) present.push(encoding);
+  }
+  if (present.length === 0) return undefined;
+  ctx.vary("Accept-Encoding");
+  const accepted = acceptedEncodings(ctx.get("Accept-Encoding"));
+  const chosen = present.find((encoding) => accepted(encoding.name));
+  if (!chosen) return undefined;
+  ctx.set("Content-Encoding", chosen.name);
+  return { file: file + chosen.suffix };
+}
+
+/** Whether an Accept-Encoding header allows an encoding: named or `*`, with a quality above 0. */
+function acceptedEncodings(header: string): (encoding: string) => boolean {
+  const qualities = new Map<string, number>();
+  for (const part of header.split(",")) {
+    const [name, ...params] = part.trim().toLowerCase().split(";");
+    if (!name) continue;
+    const q = params.map((param) => /^\s*q=([0-9.]+)\s*$/.exec(param)?.[1]).find((v) => v !== undefined);
+    qualities.set(name, q === undefined ? 1 : Number(q));
+  }
+  return (encoding) => (qualities.get(encoding) ?? qualities.get("*") ?? 0) > 0;
 }

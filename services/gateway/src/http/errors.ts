@@ -10,7 +10,7 @@ export function toAppError(error: unknown): AppError {
 }
 
 /**
- * Answers with the envelope of decisions.md: `{success: false, error: {code, message, details?, requestId}}`,
+ * Answers with the envelope of docs/api/errors-and-status-codes.md, "Envelope": `{success: false, error: {code, message, details?, requestId}}`,
  * with the status of the code and `Retry-After` when known. Internal causes are logged with the request id and
  * never sent.
  */

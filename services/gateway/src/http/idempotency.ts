@@ -17,7 +17,7 @@ import { errorEnvelope, toAppError } from "./errors.js";
 
 type Context = ParameterizedContext<GatewayState>;
 
-/** The request header (decisions.md, "Idempotency, background messages, resumable streams, fallbacks"). */
+/** The request header (docs/api/messages-and-streams.md, "Idempotency"). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 /** The response header that marks a replayed response. */
 export const REPLAYED_HEADER = "Idempotent-Replayed";

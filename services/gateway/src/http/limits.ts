@@ -29,7 +29,7 @@ export interface LimitsOptions {
 }
 
 /**
- * The buckets a request spends from (decisions.md, "Plans and limits"): the account's tier bucket, and the
+ * The buckets a request spends from (docs/api/limits-and-quotas.md, "Buckets"): the account's tier bucket, and the
  * endpoint's bucket, which for messages is the agent's own (keyed under the account, so no other account can
  * drain it). Limits come from the caller's principal, so a plan change applies as soon as the key's cache
  * entry is refreshed.
@@ -63,8 +63,8 @@ function limitNameOf(key: string): LimitName {
 }
 
 /**
- * Enforces rate limits and, for messages, the per-agent concurrency limit, then reports the tightest bucket in
- * `X-RateLimit-*` on every response that follows, errors included. A refused request is 429 with
+ * Enforces rate limits and, for messages, the per-agent concurrency limit, then reports the tightest bucket, by
+ * name in `X-RateLimit-Bucket`, in `X-RateLimit-*` on every response that follows, errors included. A refused request is 429 with
  * `Retry-After`. A concurrency slot is a lease renewed while the request (or its stream, or the background message
  * it started) runs and released when it ends; a gateway that dies frees its slots when their leases lapse.
  */
@@ -76,6 +76,7 @@ export function limitsMiddleware(options: LimitsOptions) {
       const agentId = (ctx as { params?: Record<string, string> }).params?.agentId;
       const decision = await limiter.take(bucketsFor(route, principal, agentId));
       ctx.set(rateLimitHeaders(decision));
+      ctx.set("X-RateLimit-Bucket", limitNameOf(decision.key));
       if (!decision.allowed) {
         const name = limitNameOf(decision.key);
         const seconds = retryAfterSeconds(decision.retryAfterMs);

@@ -1,10 +1,4 @@
-import {
-  ACCEPTED_MODEL_PROVIDERS,
-  characterFile,
-  ELIZA_MODEL_PROVIDERS,
-  elizaNamesOf,
-  exportedCharacterFile,
-} from "@agentry/characters";
+import { characterFile, elizaNamesOf, exportedCharacterFile } from "@agentry/characters";
 import { TIER_DEFAULTS } from "@agentry/core";
 import { z } from "zod";
 import type { ServedProviders } from "../providers.js";
@@ -15,7 +9,7 @@ import { type ComponentRegistry, convertSchema, type JsonSchema } from "./conver
 import type { OperationDoc } from "./operations.js";
 
 /*
- * The document's part for character files (decisions.md, "Character files"): the import and export operations,
+ * The document's part for character files (docs/api/character-files.md): the import and export operations,
  * the schema route, their component schemas, and the import schema's narrowing to what a deployment serves.
  */
 
@@ -27,7 +21,7 @@ export const CHARACTER_OPERATION_DOCS: Record<string, OperationDoc> = {
     operationId: "importCharacter",
     tag: "Agents",
     summary: "Import an elizaOS character file",
-    description: `Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped \`messageExamples\`), sent as the body; its JSON Schema is also served at \`${CHARACTER_SCHEMA_PATH}\`. Only \`name\` is required. \`name\`, \`bio\` (a string is one item), the strings of \`knowledge\`, \`clients\`, \`plugins\` and \`settings\` map to the agent's own fields; \`settings.model\` becomes \`model\`; \`modelProvider\` is mapped (\`anthropic\` stays, \`llama_local\` becomes \`local\`, the OpenAI-compatible names become \`openai\`), the name given kept in \`personality.sourceModelProvider\`. \`system\`, \`username\`, \`lore\`, \`topics\`, \`adjectives\`, \`style\`, \`messageExamples\`, \`postExamples\` and \`templates\` are kept in \`personality\` under their names (empty ones nowhere); file and folder references of \`knowledge\` in \`personality.knowledgeSources\`, with their positions; fields the schema does not name in \`personality.extraFields\`. \`settings.secrets\` and \`secrets\` are stored in the agent's \`settings.secrets\`, which no read or export ever returns. Plugins not in the plugin catalogue are kept as \`{name, enabled: false}\`. \`settings.agentry\`, written by an export, puts back what the elizaOS format has no field for.\n\nThe answer carries \`warnings\`, \`[{field, issue}]\` by JSON path in the file, for what was kept but will not act. Every problem of the file is answered at once, as \`details\` by JSON path. With \`dryRun=true\` nothing is stored: \`200\` with the agent it would create. As on create, the provider and model must be ones this deployment serves, and the account holds at most its plan's \`maxAgents\` agents (${TIER_DEFAULTS.standard.maxAgents} by default).`,
+    description: `Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped \`messageExamples\`), sent as the body; its JSON Schema is also served at \`${CHARACTER_SCHEMA_PATH}\`. Only \`name\` is required. \`name\`, \`bio\` (a string is one item), the strings of \`knowledge\`, \`clients\`, \`plugins\` and \`settings\` map to the agent's own fields; \`settings.model\` becomes \`model\`; \`modelProvider\` is mapped (\`anthropic\` stays, \`llama_local\` becomes \`local\`, the OpenAI-compatible names become \`openai\`), the name given kept in \`personality.sourceModelProvider\`. \`system\`, \`username\`, \`lore\`, \`topics\`, \`adjectives\`, \`style\`, \`messageExamples\`, \`postExamples\` and \`templates\` are kept in \`personality\` under their names (empty ones nowhere); file and folder references of \`knowledge\` in \`personality.knowledgeSources\`, with their positions; fields the schema does not name in \`personality.extraFields\`. \`settings.secrets\` and \`secrets\` are stored in the agent's \`settings.secrets\`, which no read or export ever returns. Plugins not in the plugin catalogue are kept as \`{name, enabled: false}\`. \`settings.agentry\`, written by an export, puts back what the elizaOS format has no field for.\n\nThe answer carries \`warnings\`, \`[{field, issue}]\` by JSON path in the file, for what was kept but will not act. Every problem of the file is answered at once, as \`details\` by JSON path. With \`dryRun=true\` nothing is stored: \`200\` with the agent it would create. With \`useDefaultModel=true\` the agent uses this server's default provider and model (\`modelProvider\` and \`model\` \`null\`), the file's kept in \`personality.sourceModelProvider\` and \`personality.sourceModel\`; the export puts the model back in \`settings.model\`. As on create, a provider with no configuration here is taken with a warning naming the variable to set, a provider that serves only some models (\`local\`) must be given one of them, and the account holds at most its plan's \`maxAgents\` agents (${TIER_DEFAULTS.standard.maxAgents} by default).`,
     requestBody: "CharacterFile",
     bodyArgument: "character",
     queryParameters: () => queryParameters(importCharacterQuery),
@@ -166,8 +160,8 @@ const has = (key: string, schema: JsonSchema = {}): JsonSchema => ({
 const inAgentry = (agentry: JsonSchema): JsonSchema => has("settings", has("agentry", agentry));
 
 /**
- * The import schema of one deployment, as `narrowToDeployment` does for create: `modelProvider` lists the
- * elizaOS names whose provider it serves, `settings.agentry.modelProvider` the providers it serves, and where a
+ * The import schema of one deployment, as `narrowToDeployment` does for create: `modelProvider` says which
+ * providers it is configured for (every accepted name is taken; the others with a warning), and where a
  * provider serves only some models, `settings.model` must name one of them whenever that provider is the one the
  * file names (in `settings.agentry.modelProvider`, or else in `modelProvider`), or is the default one and the file
  * names none.
@@ -176,11 +170,8 @@ export function narrowCharacterFile(schema: JsonSchema, served: ServedProviders)
   const names = served.providers.map((provider) => provider.name);
   const properties = schema.properties as Record<string, JsonSchema>;
   const topLevel = properties.modelProvider!;
-  topLevel.enum = ACCEPTED_MODEL_PROVIDERS.filter((name) => names.includes(ELIZA_MODEL_PROVIDERS[name]));
-  topLevel.description = `${topLevel.description} This deployment serves ${names.map((name) => `\`${name}\``).join(", ")}.`;
+  topLevel.description = `${topLevel.description} This deployment is configured for ${names.map((name) => `\`${name}\``).join(", ")}; a file naming another provider is imported with a warning, and its messages fail with \`502 MODEL_ERROR\` until that provider is configured.`;
   const settings = properties.settings!.properties as Record<string, JsonSchema>;
-  const agentry = settings.agentry!.properties as Record<string, JsonSchema>;
-  agentry.modelProvider!.enum = names;
 
   const rules: JsonSchema[] = [];
   for (const provider of served.providers.filter((candidate) => candidate.models.length > 0)) {

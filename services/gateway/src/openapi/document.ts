@@ -103,7 +103,7 @@ ${errorTable()}
 Any path answers \`404 NOT_FOUND\` for a route that does not exist and \`405 METHOD_NOT_ALLOWED\` (with \`Allow\`) for a method it does not have. Every response carries \`X-Request-Id\`. Identifiers (\`agt_\`, \`conv_\`, \`msg_\`, \`key_\`, \`whk_\`, \`dlv_\`, \`evt_\`, \`req_\` and a ULID) are opaque strings.
 
 ## Limits
-Every request spends from the account's tier limit and from its endpoint's limit (for messages, the agent's), and all must allow it. Authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix epoch seconds) for the limit with the least remaining. A refused request is \`429 RATE_LIMIT_EXCEEDED\` with \`Retry-After\` in seconds; retry with exponential backoff. Limits are exact across all gateways that share one Redis.
+Every request spends from the account's tier limit and from its endpoint's limit (for messages, the agent's), and all must allow it. Authenticated responses carry \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix epoch seconds) for the limit with the least remaining, and \`X-RateLimit-Bucket\` naming it (\`requestsPerMinute\`, \`createPerMinute\`, ...). A refused request is \`429 RATE_LIMIT_EXCEEDED\` with \`Retry-After\` in seconds; retry with exponential backoff. Limits are exact across all gateways that share one Redis.
 
 ${rateLimitTable()}
 

@@ -148,9 +148,13 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     operationId: "createAgent",
     tag: "Agents",
     summary: "Create an agent",
-    description: `Creates an agent in the caller's account. It starts \`active\`. \`name\` is required; omitted arrays are stored as \`[]\`, objects as \`{}\`, \`modelProvider\` and \`model\` as \`null\` (the server's defaults, resolved when a message is sent). Unknown fields, and \`id\`, \`status\`, \`statusReason\`, \`createdAt\`, \`updatedAt\`, \`apiEndpoint\`, are refused. An account holds at most its plan's \`maxAgents\` agents (${TIER_DEFAULTS.standard.maxAgents} by default).`,
+    description: `Creates an agent in the caller's account. It starts \`active\`. \`name\` is required; omitted arrays are stored as \`[]\`, objects as \`{}\`, \`modelProvider\` and \`model\` as \`null\` (the server's defaults, resolved when a message is sent). Unknown fields, and \`id\`, \`status\`, \`statusReason\`, \`createdAt\`, \`updatedAt\`, \`apiEndpoint\`, are refused. An account holds at most its plan's \`maxAgents\` agents (${TIER_DEFAULTS.standard.maxAgents} by default).\n\n\`modelProvider\` may name any provider this server has a client for (\`openai\`, \`anthropic\`, \`local\`), configured here or not; one with no configuration is written all the same, and \`warnings\` names the variable to set (\`OPENAI_API_KEY\`, \`ANTHROPIC_API_KEY\`); until then its messages fail with \`502 MODEL_ERROR\`.`,
     requestBody: "CreateAgentRequest",
-    success: { status: 201, schema: "AgentResponse", description: "The agent created." },
+    success: {
+      status: 201,
+      schema: "AgentWriteResponse",
+      description: "The agent created, and the warnings.",
+    },
     errors: ["INVALID_REQUEST", "INSUFFICIENT_QUOTA", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
   },
   "GET /v1/agents": {
@@ -179,7 +183,11 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       "Changes only the fields supplied; the others stay as they are. `status` may be set to `active` or `inactive` (`inactive` keeps all data but refuses messages). `null` resets `modelProvider` or `model` to the server's default. A PATCH that supplies `modelProvider`, `model` or `settings` takes an agent out of `error` (back to `active`), as does one that sets `status`.",
     requestBody: "UpdateAgentRequest",
-    success: { status: 200, schema: "AgentResponse", description: "The agent as updated." },
+    success: {
+      status: 200,
+      schema: "AgentWriteResponse",
+      description: "The agent as updated, and the warnings.",
+    },
     errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
   },
   "DELETE /v1/agents/:agentId": {

@@ -1,3 +1,4 @@
+import { LIMIT_NAMES } from "@agentry/core";
 import { type ErrorCode, httpStatusOf } from "@agentry/errors";
 import { BODY_LIMIT_BYTES } from "../http/body.js";
 import { type JsonSchema, schemaRef } from "./convert.js";
@@ -10,7 +11,7 @@ interface CodeDoc {
   metered: Metered;
 }
 
-/** When each error code is answered (decisions.md, "Status codes per error code"). */
+/** When each error code is answered (docs/api/errors-and-status-codes.md, "Status codes per error code"). */
 export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   INVALID_REQUEST: {
     when: "Bad JSON, wrong types, unknown fields, bad query values, `status` on create, `error` on update, a model provider or model this deployment does not serve, a webhook URL the service may not call, a test or redelivery to a disabled webhook endpoint. `details` names each field problem.",
@@ -85,7 +86,15 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   },
 };
 
-const RATE_LIMIT_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const;
+const RATE_LIMIT_HEADERS = [
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+  "X-RateLimit-Bucket",
+] as const;
+
+/** The limits a request spends from per minute, any of which the rate-limit headers may report. */
+const RATE_BUCKETS = LIMIT_NAMES.filter((name) => name.endsWith("PerMinute"));
 
 const integerHeader = (description: string, required: boolean) => ({
   description,
@@ -108,6 +117,11 @@ function headerDocs(required: boolean): Record<string, object> {
       `Unix epoch seconds at which that limit is full again.${note}`,
       required,
     ),
+    "X-RateLimit-Bucket": {
+      description: `The name of that limit, as the account's limits name it (\`requestsPerMinute\` is the account's tier limit).${note}`,
+      required,
+      schema: { type: "string", enum: RATE_BUCKETS },
+    },
   };
 }
 

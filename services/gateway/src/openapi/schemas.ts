@@ -32,7 +32,8 @@ import {
 } from "./convert.js";
 
 /*
- * The response bodies of the REST API (decisions.md, "Envelope", "Agent record", "Messages"). Request bodies
+ * The response bodies of the REST API (docs/api/errors-and-status-codes.md, "Envelope"; docs/api/agents.md,
+ * "Record"; docs/api/messages-and-streams.md, "Reply"). Request bodies
  * are the gateway's own validation schemas; the agent record reuses their field schemas, so a bound changes in
  * one place.
  */
@@ -77,7 +78,7 @@ export const GenerationSettings = z
       .nullable()
       .optional()
       .meta({
-        description: `The most tokens a reply may have, ${GENERATION_BOUNDS.maxTokens.min} to ${GENERATION_BOUNDS.maxTokens.max}. Unset or \`null\`: ${GENERATION_BOUNDS.maxTokens.default}.`,
+        description: `The most tokens a reply may have, ${GENERATION_BOUNDS.maxTokens.min} to ${GENERATION_BOUNDS.maxTokens.max}. Unset or \`null\`: ${GENERATION_BOUNDS.maxTokens.default}, or the deployment's \`LOCAL_MAX_TOKENS\` (128 by default) on the \`local\` provider.`,
       }),
     maxToolSteps: z
       .number()
@@ -97,7 +98,8 @@ export const GenerationSettings = z
       .array(
         z.strictObject({
           modelProvider: z.enum(PROVIDER_NAMES).meta({
-            description: "A provider this deployment serves, as for the agent's own `modelProvider`.",
+            description:
+              "A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when tried, it fails as `MODEL_ERROR` and the next fallback is tried.",
           }),
           model: z
             .string()
@@ -249,7 +251,7 @@ export const Reply = z
     modelProvider: z.enum(PROVIDER_NAMES).meta({ description: "The provider that answered." }),
     finishReason: z.enum(FINISH_REASONS).meta({
       description:
-        "Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the provider withheld content) or `other`.",
+        "Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content) or `other`.",
     }),
     usage: Usage.meta({ description: "Tokens used, as the provider reported them; zeros when it did not." }),
     latencyMs: z
@@ -464,7 +466,7 @@ const storedConversationPart = (what: string) =>
 const assistantOnly = "Assistant messages only.";
 
 /**
- * A stored message, either side of an exchange (decisions.md, "Conversation history"). The fields of the call
+ * A stored message, either side of an exchange (docs/api/history.md, "Stored messages"). The fields of the call
  * behind a reply are present on assistant messages only, so they are optional here rather than a second schema.
  */
 export const HistoryMessage = z
@@ -899,6 +901,18 @@ const FieldIssue = z
   })
   .meta({ description: "One problem with one field of the request." });
 
+/** Create and update: the agent, and what was kept but will not act yet (a provider not configured here). */
+const AgentWriteResponse = z
+  .object({
+    success: z.literal(true),
+    data: Agent,
+    warnings: z.array(FieldIssue).meta({
+      description:
+        "What was written but will not act yet: a `modelProvider` this server has no configuration for, naming the variable to set. Empty when there is nothing to say.",
+    }),
+  })
+  .meta({ description: "The agent written, and the warnings." });
+
 export const ErrorResponse = z
   .object({
     success: z.literal(false),
@@ -934,20 +948,10 @@ function oneOfNamesPattern(names: readonly string[]): string {
   return `^[${TRIMMED_SPACE}]*(?:${escaped.join("|")})[${TRIMMED_SPACE}]*$`;
 }
 
-/** Replaces every `enum` of provider names inside a schema with the served ones. */
-function narrowProviderEnums(schema: JsonSchema, names: string[]): void {
-  if (Array.isArray(schema.enum)) schema.enum = names;
-  for (const value of Object.values(schema)) {
-    if (Array.isArray(value)) {
-      for (const item of value)
-        if (typeof item === "object" && item !== null) narrowProviderEnums(item, names);
-    } else if (typeof value === "object" && value !== null) narrowProviderEnums(value as JsonSchema, names);
-  }
-}
-
 /**
- * The agent request schemas of one deployment (see `modelChoiceIssues`): `modelProvider` lists the providers it
- * serves, and where a provider serves only some models, `model` must name one of them whenever that provider is
+ * The agent request schemas of one deployment (see `modelChoiceIssues`): `modelProvider` says which providers it
+ * is configured for (every provider is accepted; the others with a warning), and where a provider serves only
+ * some models, `model` must name one of them whenever that provider is
  * named, or is the default one and none is named. What a PATCH sending one half meets in the stored other half
  * no schema can state; the field descriptions say so.
  */
@@ -958,8 +962,7 @@ function narrowToDeployment(input: Record<string, JsonSchema>, served: ServedPro
   for (const id of ["CreateAgentRequest", "UpdateAgentRequest"] as const) {
     const schema = input[id]!;
     const properties = schema.properties as Record<string, JsonSchema>;
-    narrowProviderEnums(properties.modelProvider!, names);
-    properties.modelProvider!.description = `${properties.modelProvider!.description} This deployment serves ${list(names)}; its default is \`${served.defaultProvider}\`.`;
+    properties.modelProvider!.description = `${properties.modelProvider!.description} This deployment is configured for ${list(names)}; its default is \`${served.defaultProvider}\`.`;
     const rules: JsonSchema[] = [];
     for (const provider of limited) {
       const then = { properties: { model: { pattern: oneOfNamesPattern(provider.models) } } };
@@ -980,17 +983,12 @@ function narrowToDeployment(input: Record<string, JsonSchema>, served: ServedPro
       properties.model!.description = `${properties.model!.description} Here ${notes.join("; ")}.`;
     }
     const fallbacks = (properties.settings?.properties as Record<string, JsonSchema> | undefined)?.fallbacks;
-    if (fallbacks) narrowFallbacks(fallbacks, names, limited);
+    if (fallbacks) narrowFallbacks(fallbacks, limited);
   }
 }
 
-/** Fallbacks name served providers, and a model of those that serve only some, as the agent's own choice does. */
-function narrowFallbacks(
-  fallbacks: JsonSchema,
-  names: string[],
-  limited: ServedProviders["providers"],
-): void {
-  narrowProviderEnums(fallbacks, names);
+/** Fallbacks name a model of the providers that serve only some, as the agent's own choice does. */
+function narrowFallbacks(fallbacks: JsonSchema, limited: ServedProviders["providers"]): void {
   const array = ((fallbacks.anyOf as JsonSchema[] | undefined) ?? [fallbacks]).find(
     (s) => s.type === "array",
   );
@@ -1024,6 +1022,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["Agent", Agent],
     ["Pagination", Pagination],
     ["AgentResponse", AgentResponse],
+    ["AgentWriteResponse", AgentWriteResponse],
     ["AgentListResponse", AgentListResponse],
     ["AgentDeleted", AgentDeleted],
     ["AgentDeletedResponse", AgentDeletedResponse],

@@ -1,5 +1,5 @@
 import { fallbackChoices, generationSettingsIssues, isId } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, type FieldIssue } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { readJsonBody } from "../http/body.js";
 import { createdUnderKey } from "../http/idempotency.js";
@@ -14,6 +14,7 @@ import {
   type ModelChoice,
   type ModelChoiceSent,
   modelChoiceIssues,
+  modelChoiceWarnings,
   needsStoredChoice,
 } from "../validation/models.js";
 import {
@@ -28,7 +29,7 @@ import type { HandlerInput, Route } from "./table.js";
 
 /**
  * An enabled plugin must be one this deployment installs, and its config must pass the plugin's schema; a disabled
- * one is kept as given (decisions.md, "Plugins and tools").
+ * one is kept as given (docs/api/plugins-and-tools.md, "Agents' plugins").
  */
 function checkPlugins(input: HandlerInput, plugins: readonly unknown[] | undefined): void {
   if (!plugins) return;
@@ -98,6 +99,20 @@ async function checkModelChoice(
   }
 }
 
+/**
+ * An agent whose provider has no configuration here is written all the same, with a warning naming what to set
+ * (docs/api/providers.md, "Choosing a provider and model"). While the conversation service has not answered,
+ * which providers are configured is unknown, and there is no warning.
+ */
+export async function providerWarnings(
+  input: HandlerInput,
+  modelProvider: string | null,
+): Promise<FieldIssue[]> {
+  if (modelProvider === null) return [];
+  const served = await input.gateway.providers.get();
+  return served ? modelChoiceWarnings(served, modelProvider) : [];
+}
+
 /** A malformed id cannot name an agent: answered like a missing one, without a lookup. */
 function agentIdParam({ ctx }: HandlerInput): string {
   const id = ctx.params.agentId ?? "";
@@ -118,6 +133,7 @@ async function createAgent(input: HandlerInput): Promise<void> {
     { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
     { modelProvider: true, model: true },
   );
+  const warnings = await providerWarnings(input, body.modelProvider ?? null);
   const { agent } = createdUnderKey(
     ctx,
     await gateway.agents.createAgent(
@@ -126,7 +142,7 @@ async function createAgent(input: HandlerInput): Promise<void> {
     ),
   );
   ctx.status = 201;
-  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL), warnings };
 }
 
 async function listAgents(input: HandlerInput): Promise<void> {
@@ -183,7 +199,8 @@ async function updateAgent(input: HandlerInput): Promise<void> {
     },
     rpc,
   );
-  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+  const warnings = await providerWarnings(input, agent?.spec?.modelProvider || null);
+  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL), warnings };
 }
 
 async function deleteAgent(input: HandlerInput): Promise<void> {

@@ -1,9 +1,7 @@
 import {
-  ACCEPTED_MODEL_PROVIDERS,
   type AgentFields,
   characterFileName,
   characterJsonSchema,
-  ELIZA_MODEL_PROVIDERS,
   exportCharacter,
   type FieldIssue,
   importCharacter,
@@ -19,7 +17,7 @@ import { createdUnderKey } from "../http/idempotency.js";
 import { createAgentBody } from "../validation/agents.js";
 import { importCharacterQuery } from "../validation/characters.js";
 import { parseOrThrow } from "../validation/issues.js";
-import { modelChoiceIssues } from "../validation/models.js";
+import { modelChoiceIssues, modelChoiceWarnings } from "../validation/models.js";
 import { type AgentJson, presentAgent, toAgentSpec } from "./present.js";
 import type { HandlerInput, Route } from "./table.js";
 
@@ -70,16 +68,20 @@ function disableMisconfiguredPlugins(catalogue: Catalogue, agent: AgentFields, w
 }
 
 /**
- * `POST /v1/agents/import`: an elizaOS character file becomes an agent (decisions.md, "Character files"). The
- * file's problems are all reported at once by JSON path; then, as on create, its provider and model must be ones
- * this deployment serves. Plugins the catalogue has are enabled; others, and those whose config their plugin's
- * schema refuses, are kept disabled, with a warning.
+ * `POST /v1/agents/import`: an elizaOS character file becomes an agent (docs/api/character-files.md, "Import"). The
+ * file's problems are all reported at once by JSON path; then, as on create, its model must be one its provider
+ * serves, and a provider with no configuration here gives a warning. `useDefaultModel` leaves the provider and
+ * model to the server's default, the file's kept for the export. Plugins the catalogue has are enabled; others,
+ * and those whose config their plugin's schema refuses, are kept disabled, with a warning.
  */
 async function importAgent(input: HandlerInput): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
   const raw = await readJsonBody(ctx);
-  const { dryRun } = parseOrThrow(importCharacterQuery, ctx.query, "query parameters");
-  const result = importCharacter(raw, { inCatalogue: (name) => gateway.catalogue.has(name) });
+  const { dryRun, useDefaultModel } = parseOrThrow(importCharacterQuery, ctx.query, "query parameters");
+  const result = importCharacter(raw, {
+    inCatalogue: (name) => gateway.catalogue.has(name),
+    useDefaultModel,
+  });
   if (!result.ok) throw invalid(result.issues);
   const { agent, warnings, fieldPaths } = result;
   disableMisconfiguredPlugins(gateway.catalogue, agent, warnings);
@@ -90,18 +92,17 @@ async function importAgent(input: HandlerInput): Promise<void> {
       served,
       { modelProvider: agent.modelProvider, model: agent.model },
       { modelProvider: true, model: true },
-    ).map((detail) => {
-      if (detail.field === "model") return { ...detail, field: fieldPaths.model };
-      if (fieldPaths.modelProvider !== "modelProvider") return { ...detail, field: fieldPaths.modelProvider };
-      // The file names an elizaOS provider: the ones this deployment answers are named the same way.
-      const names = served.providers.map((provider) => provider.name);
-      const accepted = ACCEPTED_MODEL_PROVIDERS.filter((name) => names.includes(ELIZA_MODEL_PROVIDERS[name]));
-      return {
-        field: "modelProvider",
-        issue: `must be one of the providers this deployment serves: ${accepted.join(", ")}`,
-      };
-    });
+    ).map((detail) => ({
+      ...detail,
+      field: fieldPaths[detail.field === "model" ? "model" : "modelProvider"],
+    }));
     if (details.length > 0) throw invalid(details);
+    warnings.push(
+      ...modelChoiceWarnings(served, agent.modelProvider).map((warning) => ({
+        ...warning,
+        field: fieldPaths.modelProvider,
+      })),
+    );
   }
 
   if (dryRun) {

@@ -25,7 +25,7 @@ import { parseOrThrow } from "../validation/issues.js";
 import { callerGone, presentReply, toolCallView } from "./messages.js";
 import type { HandlerInput, Route } from "./table.js";
 
-/** A stored message as every history route presents it (decisions.md, "Conversation history"). */
+/** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
 export function presentMessage(turn: Turn) {
   const common = {
     id: turn.id,
@@ -170,7 +170,7 @@ async function getMessage(input: HandlerInput): Promise<void> {
 }
 
 /**
- * A background message (decisions.md, "Idempotency, background messages, ..."): the reply object with its
+ * A background message (docs/api/messages-and-streams.md, "Background messages"): the reply object with its
  * `status`; only the ids while pending, the whole reply once completed, the error once failed.
  */
 export function presentBackgroundMessage(message: BackgroundMessage) {
@@ -332,7 +332,7 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
-/** Conversation history: reads, deletion, and a user's export and erasure (decisions.md, "Conversation history"). */
+/** Conversation history: reads, deletion, and a user's export and erasure (docs/api/history.md). */
 export const historyRoutes: Route[] = [
   {
     method: "GET",

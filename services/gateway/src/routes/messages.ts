@@ -29,7 +29,7 @@ import type { HandlerInput, Route } from "./table.js";
 type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent"> & { agent: Agent };
 
 /**
- * The non-stream reply and the stream's `message.completed` event (decisions.md, "Messages"). The presentation is
+ * The non-stream reply and the stream's `message.completed` event (docs/api/messages-and-streams.md, "Reply"). The presentation is
  * `@agentry/events`' own, which the conversation service's `message.completed` webhook events carry too.
  */
 export function presentReply(reply: Reply): ReplyJson {

@@ -67,7 +67,7 @@ async function deleteSecret(input: HandlerInput): Promise<void> {
   ctx.body = { success: true, data: { name, deleted: true } };
 }
 
-/** The plugin catalogue and agents' secrets (decisions.md, "Plugins and tools"). */
+/** The plugin catalogue and agents' secrets (docs/api/plugins-and-tools.md). */
 export const pluginRoutes: Route[] = [
   { method: "GET", path: "/v1/plugins", scope: null, limit: "listPerMinute", handle: listPlugins },
   {

@@ -17,7 +17,7 @@ export interface Route {
   path: string;
   /** The scope the caller's key must hold; null: any valid key (reads of what the deployment serves). */
   scope: Scope | null;
-  /** The endpoint's own rate-limit bucket (decisions.md, "Plans and limits"); the tier bucket always applies. */
+  /** The endpoint's own rate-limit bucket (docs/api/limits-and-quotas.md, "Buckets"); the tier bucket always applies. */
   limit?: LimitName;
   /** Whether requests hold one of the agent's concurrency slots while they run. */
   concurrency?: boolean;

@@ -24,7 +24,7 @@ const DIMENSIONS: Record<UsageDimensionName, UsageDimension> = {
   apiKeyId: UsageDimension.API_KEY_ID,
 };
 
-/** A group's figures as the API shows them (decisions.md, "Usage analytics"); percentiles null without data. */
+/** A group's figures as the API shows them (docs/api/usage.md, "Answer"); percentiles null without data. */
 function presentFigures(figures: UsageFigures | undefined) {
   const percentiles = (value: { p50?: number; p95?: number } | undefined) => ({
     p50: value?.p50 ?? null,
@@ -113,7 +113,7 @@ async function agentUsage(input: HandlerInput): Promise<void> {
   await usage(input, query, id);
 }
 
-/** The usage routes of decisions.md, "Usage analytics"; reads spend from the get bucket. */
+/** The usage routes of docs/api/usage.md, "Queries"; reads spend from the get bucket. */
 export const usageRoutes: Route[] = [
   { method: "GET", path: "/v1/usage", scope: "usage:read", limit: "getPerMinute", handle: accountUsage },
   {

@@ -24,7 +24,7 @@ function isoTime(value: Parameters<typeof timestampDate>[0] | undefined): string
   return value ? timestampDate(value).toISOString() : null;
 }
 
-/** An endpoint as the API shows it (decisions.md, "Webhooks"); its secret never, except where a route adds it. */
+/** An endpoint as the API shows it (docs/api/webhooks.md, "Endpoints"); its secret never, except where a route adds it. */
 export function presentWebhook(webhook: Webhook) {
   return {
     id: webhook.id,
@@ -197,7 +197,7 @@ async function redeliver(input: HandlerInput): Promise<void> {
 }
 
 /**
- * Webhook endpoints, their secrets and their delivery logs (decisions.md, "Webhooks"). Test events and
+ * Webhook endpoints, their secrets and their delivery logs (docs/api/webhooks.md). Test events and
  * redeliveries make new deliveries, so they spend from the create bucket; a rotation changes the endpoint.
  */
 export const webhookRoutes: Route[] = [

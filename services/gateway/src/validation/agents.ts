@@ -37,7 +37,7 @@ const plugin = z.union(
 
 const modelProvider = z.enum(PROVIDER_NAMES, { error: `must be one of: ${PROVIDER_NAMES.join(", ")}` }).meta({
   description:
-    "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.",
+    "The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. Every provider this server has a client for is accepted, configured here or not; one with no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the variable to set, and messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is refused with `400`.",
 });
 const model = trimmedText(1, BOUNDS.modelMaxLength).meta({
   description: `The model to use, as the provider names it: 1 to ${BOUNDS.modelMaxLength} characters once trimmed, stored trimmed. Unset: the provider's default model. The hosted providers (\`openai\`, \`anthropic\`) take any name and refuse an unknown one when called (\`502 MODEL_ERROR\`); \`local\` serves only the model files the deployment runs, named in the document it serves at \`/v1/openapi.json\`, and any other name is refused with \`400\`, whether \`local\` is named or is the default provider.`,
@@ -104,7 +104,7 @@ export const updateAgentBody = z.strictObject(
     settings: writable.settings.optional(),
     modelProvider: modelProvider.nullable().optional().meta({
       description:
-        "The AI model provider; `null` resets it to the server's default. Only the providers the deployment serves are accepted. Sent without `model`, it is checked with the agent's current model.",
+        "The AI model provider; `null` resets it to the server's default. As on create, a provider with no configuration here is written with a warning. Sent without `model`, it is checked with the agent's current model.",
     }),
     model: model.nullable().optional().meta({
       description:

@@ -4,7 +4,7 @@ import { NUL_FREE_PATTERN } from "../http/body.js";
 import { charCount } from "./text.js";
 
 /*
- * Query and path values of the history routes (decisions.md, "Cursor pagination", "Conversation history"). A
+ * Query and path values of the history routes (docs/api/lists-and-pagination.md, "Cursor pagination"; docs/api/history.md). A
  * parameter given twice arrives as an array and is refused, as List Agents refuses it.
  */
 
@@ -44,7 +44,7 @@ export function idOf(kind: IdKind, prefix: string, issue: string, description: s
     });
 }
 
-/** `limit` of a cursor-paged list (decisions.md, "Cursor pagination"). */
+/** `limit` of a cursor-paged list (docs/api/lists-and-pagination.md, "Cursor pagination"). */
 export const cursorLimit = z
   .string(once)
   .regex(/^\d+$/, `must be an integer from 1 to ${HISTORY_PAGE.maxLimit}`)

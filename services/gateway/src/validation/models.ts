@@ -1,3 +1,4 @@
+import { isProviderName, unconfiguredProviderIssue } from "@agentry/core";
 import type { FieldIssue } from "@agentry/errors";
 import type { ServedProviders } from "../providers.js";
 
@@ -20,27 +21,16 @@ export function servedProvider(served: ServedProviders, name: string) {
 
 /**
  * Why an agent could never be answered in this deployment, found when it is written rather than as a 502 when
- * it is messaged: a provider the deployment does not serve, named by the request, or a model its provider (named,
- * or the default one) does not serve, for a provider that serves only some models (`local`, which runs one model
- * file). Hosted providers take any model name and refuse an unknown one themselves. A default (`null`) is always
- * served.
+ * it is messaged: a model its provider (named, or the default one) does not serve, for a provider that serves
+ * only some models (`local`, which runs one model file). Hosted providers take any model name and refuse an
+ * unknown one themselves. A default (`null`) is always served. A provider this server has a client for but no
+ * configuration is not refused: the write carries a warning instead (`modelChoiceWarnings`).
  */
 export function modelChoiceIssues(
   served: ServedProviders,
   choice: ModelChoice,
   sent: ModelChoiceSent,
 ): FieldIssue[] {
-  if (sent.modelProvider && choice.modelProvider !== null) {
-    if (!servedProvider(served, choice.modelProvider)) {
-      const names = served.providers.map((provider) => provider.name).join(", ");
-      return [
-        {
-          field: "modelProvider",
-          issue: `must be one of the providers this deployment serves: ${names}`,
-        },
-      ];
-    }
-  }
   const name = choice.modelProvider ?? served.defaultProvider;
   const provider = servedProvider(served, name);
   const model = choice.model;
@@ -81,4 +71,14 @@ export function needsStoredChoice(
     return provider !== undefined && provider.models.length > 0;
   }
   return false;
+}
+
+/**
+ * The warnings of a write that names a provider this server has a client for but no configuration
+ * (docs/api/providers.md, "Choosing a provider and model"): the agent is kept, and the warning names what to set.
+ */
+export function modelChoiceWarnings(served: ServedProviders, modelProvider: string | null): FieldIssue[] {
+  if (modelProvider === null || !isProviderName(modelProvider) || servedProvider(served, modelProvider))
+    return [];
+  return [{ field: "modelProvider", issue: unconfiguredProviderIssue(modelProvider) }];
 }

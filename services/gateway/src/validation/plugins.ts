@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /*
- * Bodies and parameters of the plugin routes (decisions.md, "Plugins and tools"). The registry checks the same
+ * Bodies and parameters of the plugin routes (docs/api/plugins-and-tools.md, "Agent secrets"). The registry checks the same
  * bounds again; no message here ever repeats a secret's value.
  */
 

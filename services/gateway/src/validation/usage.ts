@@ -2,7 +2,7 @@ import { z } from "zod";
 import { conversationPart } from "./history.js";
 
 /*
- * Query values of the usage routes (decisions.md, "Usage analytics"). Ranges are checked by the conversation
+ * Query values of the usage routes (docs/api/usage.md, "Queries"). Ranges are checked by the conversation
  * service, which knows the bounds of its rollups; these only check that each value is well formed.
  */
 

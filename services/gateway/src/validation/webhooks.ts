@@ -5,7 +5,7 @@ import { cursorLimit, cursorOrder, cursors, oneCursor } from "./history.js";
 import { charCount, TRIMMED_SPACE } from "./text.js";
 
 /*
- * Bodies and queries of the webhook routes (decisions.md, "Webhooks"). The webhooks service checks the same rules
+ * Bodies and queries of the webhook routes (docs/api/webhooks.md, "Endpoints"). The webhooks service checks the same rules
  * again, and what only it can check (the URL's scheme as the deployment allows it, and where its host resolves)
  * is said in the descriptions.
  */

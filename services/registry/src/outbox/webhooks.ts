@@ -7,7 +7,7 @@ function isAgentPayload(value: JsonValue | undefined): value is JsonValue & Agen
 }
 
 /**
- * What receivers get of an outbox event (decisions.md, "Webhooks"): the agent as the REST API presents it,
+ * What receivers get of an outbox event (docs/api/webhooks.md, "Events"): the agent as the REST API presents it,
  * without its secrets, or `{id}` for `agent.deleted`. Undefined for a status change written before events carried
  * the agent: it happened before webhooks existed.
  */

@@ -57,7 +57,7 @@ function checkOverrides(tier: Tier, overrides: Partial<Limits>): Partial<Limits>
   return overrides;
 }
 
-/** No scopes asked for makes a full-access key (decisions.md, "Scopes added"). */
+/** No scopes asked for makes a full-access key (docs/api/auth-keys-and-scopes.md, "Scopes added"). */
 function checkScopes(requested: string[]): ScopeGrant {
   if (requested.length === 0) return FULL_ACCESS;
   const unknown = requested.filter((scope) => !isScope(scope));

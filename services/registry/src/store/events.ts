@@ -2,7 +2,7 @@ import { newId, publicSettings } from "@agentry/core";
 import type { AgentRecord, JsonObject, NewOutboxEvent, OutboxEvent } from "./types.js";
 
 /**
- * The events of each change to an agent (decisions.md, "Webhooks"), written by the stores in the transaction of
+ * The events of each change to an agent (docs/api/webhooks.md, "Events"), written by the stores in the transaction of
  * the change, each with its public id. `agent.created`, `agent.updated` and `agent.status_changed` carry
  * `{ agent }`, the record after the change; `agent.deleted` carries `{ accountId, agentId }`, since nothing else
  * of the agent remains. What receivers get of them is `webhookEvents` (outbox/webhooks.ts).

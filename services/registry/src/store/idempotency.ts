@@ -1,6 +1,6 @@
 /**
- * The rules of Idempotency-Key records (decisions.md, "Idempotency, background messages, resumable streams,
- * fallbacks"), above the stores: each store reads the record under a lock, asks `decideClaim` what to do, and
+ * The rules of Idempotency-Key records (docs/api/messages-and-streams.md,
+ * "Idempotency"), above the stores: each store reads the record under a lock, asks `decideClaim` what to do, and
  * writes what it says in the same transaction.
  */
 

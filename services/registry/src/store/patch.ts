@@ -2,7 +2,7 @@ import { updatedSettings } from "@agentry/core";
 import type { AgentPatch, AgentRecord } from "./types.js";
 
 /**
- * The record after a partial update, at time `now`. Status rules (decisions.md, "Status lifecycle"): a PATCH of
+ * The record after a partial update, at time `now`. Status rules (docs/api/agents.md, "Lifecycle"): a PATCH of
  * `status` sets it; a PATCH that changes `modelProvider`, `model` or `settings` takes an agent out of `error`
  * (back to `active`), since the configuration that failed has changed. Leaving `error` clears `statusReason`.
  * New `settings` without `secrets` keep the stored secrets (`updatedSettings`).

@@ -3,7 +3,7 @@ import { AppError } from "@agentry/errors";
 import type { AccountRecord } from "./types.js";
 
 /**
- * Refuses a create when the account already holds its `maxAgents` (decisions.md, "Plans and limits"). Stores
+ * Refuses a create when the account already holds its `maxAgents` (docs/api/limits-and-quotas.md, "Quotas"). Stores
  * count the account's agents inside the transaction that inserts the new one, once no other create of the account
  * can commit in between, so that simultaneous creates never exceed the limit.
  */

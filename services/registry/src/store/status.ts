@@ -2,7 +2,7 @@ import { newId } from "@agentry/core";
 import type { AgentFields, AgentRecord, StatusReason } from "./types.js";
 
 /*
- * The status lifecycle of decisions.md, except what a PATCH does (patch.ts): a new agent is `active`; a lasting
+ * The status lifecycle of docs/api/agents.md, "Lifecycle", except what a PATCH does (patch.ts): a new agent is `active`; a lasting
  * provider failure puts it in `error` with a reason, and its next successful message takes it out again.
  */
 

@@ -4,7 +4,7 @@ import type { AttemptOutcome } from "../domain/schedule.js";
 import { type SignedHeaders, signDelivery } from "../domain/signing.js";
 import { RESPONSE_BODY_KEPT_BYTES } from "../store/sqlite.js";
 
-/** How long an attempt may take, from connecting to the end of the answer's head (decisions.md). */
+/** How long an attempt may take, from connecting to the end of the answer's head (docs/api/webhooks.md, "Retries"). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 const USER_AGENT = "Agentry-Webhooks/1";

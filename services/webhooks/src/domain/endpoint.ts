@@ -4,7 +4,7 @@ import { checkUrl, type OutboundPolicy, OutboundRefusedError, resolveDestination
 import { ALL_EVENTS, isPublishedEventType, PUBLISHED_EVENT_TYPES } from "./events.js";
 import { invalid, invalidRequest } from "./issues.js";
 
-/** Bounds of an endpoint's fields (decisions.md, "Webhooks"), shared with the gateway that states them. */
+/** Bounds of an endpoint's fields (docs/api/webhooks.md, "Endpoints"), shared with the gateway that states them. */
 export const ENDPOINT_BOUNDS = WEBHOOK_BOUNDS;
 
 /** The fields of an endpoint that callers write, as checked. */
@@ -108,7 +108,7 @@ export function deliveryNotFound(id: string): AppError {
   return new AppError("DELIVERY_NOT_FOUND", `Delivery ${id} does not exist.`);
 }
 
-/** A cursor that is not one of the endpoint's deliveries (decisions.md, "Cursor pagination"). */
+/** A cursor that is not one of the endpoint's deliveries (docs/api/lists-and-pagination.md, "Cursor pagination"). */
 export function unknownCursor(field: "before" | "after"): AppError {
   return invalid(field, "is not a delivery of this endpoint");
 }

@@ -1,7 +1,7 @@
 import { isPublishedEventType } from "@agentry/events";
 
 /*
- * The events webhooks deliver (decisions.md, "Webhooks"): what the other services publish, and `webhook.test`,
+ * The events webhooks deliver (docs/api/webhooks.md, "Events"): what the other services publish, and `webhook.test`,
  * which is only ever sent to the one endpoint it was asked for. The types are `@agentry/events`', which the
  * publishers write their events with.
  */

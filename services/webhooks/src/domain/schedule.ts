@@ -1,5 +1,5 @@
 /**
- * When deliveries are retried, and what an attempt's outcome does to its endpoint (decisions.md, "Webhooks").
+ * When deliveries are retried, and what an attempt's outcome does to its endpoint (docs/api/webhooks.md, "Retries").
  * The stores apply these rules inside the transaction that records an outcome; nothing else decides them.
  */
 

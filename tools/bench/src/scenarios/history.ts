@@ -16,7 +16,7 @@ export interface HistoryResult {
 
 /**
  * Listing the newest 100 messages of a conversation that holds `settings.historyMessages` against reading an agent,
- * CPU per request on the same all-in-one gateway in the same run (decisions.md, "Conversation history"). The
+ * CPU per request on the same all-in-one gateway in the same run (docs/api/history.md, "Stored messages"). The
  * conversation is written before the gateway starts: its first exchange through the store, the rest as rows in
  * one transaction, the way the store writes them.
  */

@@ -122,15 +122,17 @@ ErrorCode = Literal[
 
 
 FinishReason = Literal["stop", "length", "content_filter", "other"]
-"""Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the provider
-withheld content) or `other`.
+"""Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content)
+or `other`.
 """
 
 
 ModelProvider = Literal["openai", "anthropic", "local"]
 """The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved when a
-message is sent. A deployment may serve only some of these; the others are refused with `400`, and the
-document it serves at `/v1/openapi.json` lists only the ones it serves.
+message is sent. Every provider this server has a client for is accepted, configured here or not; one with no
+configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the variable to set, and
+messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is refused with `400`.
 """
 
 
@@ -360,7 +362,9 @@ class AgentSettings:
     temperature: Optional[float] = None
     """Sampling temperature, 0 to 2. Unset or `null`: the provider's default."""
     max_tokens: Optional[int] = None
-    """The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024."""
+    """The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024, or the deployment's `LOCAL_MAX_TOKENS`
+    (128 by default) on the `local` provider.
+    """
     max_tool_steps: Optional[int] = None
     """The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools). After the last round the
     model answers without tools, so the turn ends in text. Unset or `null`: 5.
@@ -413,15 +417,16 @@ AgentSettingsParam = Mapping[str, Any]
 """Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation; other keys
 are kept as given. Keys are the API's JSON names. Any keys; those with a meaning: `temperature` (Sampling
 temperature, 0 to 2. Unset or `null`: the provider's default.), `maxTokens` (The most tokens a reply may have,
-1 to 8192. Unset or `null`: 1024.), `maxToolSteps` (The most rounds of tool calls in one turn, 0 to 20 (0
-offers the model no tools). After the last round the model answers without tools, so the turn ends in text.
-Unset or `null`: 5.), `toolChoice` (`required`: the model must call one of the agent's tools in the turn's
-first round (OpenAI's `tool_choice: required`, Anthropic's `tool_choice: any`, and for the local model a call
-its grammar forces); later rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers
-no tools. Unset or `null`: `auto`.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's
-own fails with a 503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and
-`model` name the one that answered, and usage counts it. When every one fails, the agent's own failure is the
-answer. The agent's `status` reflects its own model only.).
+1 to 8192. Unset or `null`: 1024, or the deployment's `LOCAL_MAX_TOKENS` (128 by default) on the `local`
+provider.), `maxToolSteps` (The most rounds of tool calls in one turn, 0 to 20 (0 offers the model no tools).
+After the last round the model answers without tools, so the turn ends in text. Unset or `null`: 5.),
+`toolChoice` (`required`: the model must call one of the agent's tools in the turn's first round (OpenAI's
+`tool_choice: required`, Anthropic's `tool_choice: any`, and for the local model a call its grammar forces);
+later rounds are `auto`. `auto`: the model decides. Has no effect when the agent offers no tools. Unset or
+`null`: `auto`.), `fallbacks` (Up to 3 models to answer with, in order, when the agent's own fails with a
+503-class error (or a fallback fails with 502 or 503); the reply's `modelProvider` and `model` name the one
+that answered, and usage counts it. When every one fails, the agent's own failure is the answer. The agent's
+`status` reflects its own model only.).
 """
 
 
@@ -434,7 +439,9 @@ class AgentSettingsFallbacksItem:
     """
 
     model_provider: ModelProvider
-    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+    """A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+    tried, it fails as `MODEL_ERROR` and the next fallback is tried.
+    """
     model: Optional[str] = None
     """The model, as the provider names it. Unset or `null`: the provider's default."""
 
@@ -457,7 +464,9 @@ class AgentSettingsFallbacksItem:
 
 class _AgentSettingsFallbacksItemParamRequired(TypedDict):
     modelProvider: ModelProvider
-    """A provider this deployment serves, as for the agent's own `modelProvider`."""
+    """A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted; when
+    tried, it fails as `MODEL_ERROR` and the next fallback is tried.
+    """
 
 
 class AgentSettingsFallbacksItemParam(_AgentSettingsFallbacksItemParamRequired, total=False):
@@ -625,8 +634,9 @@ class BackgroundMessage:
     model_provider: Optional[ModelProvider] = None
     """The provider that answered."""
     finish_reason: Optional[FinishReason] = None
-    """Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-    provider withheld content) or `other`.
+    """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+    provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+    content) or `other`.
     """
     usage: Optional[Usage] = None
     """Tokens used, as the provider reported them; zeros when it did not."""
@@ -779,6 +789,10 @@ class CharacterAgentrySettings:
 
     model_provider: Optional[ModelProvider] = None
     """The agent's `modelProvider`; preferred to a top-level `modelProvider`."""
+    default_model: Optional[bool] = None
+    """The agent uses the server's default provider and model; `settings.model` is then the one its file named,
+    kept in `personality.sourceModel`.
+    """
     goals: Optional[List[str]] = None
     """The agent's `goals`."""
     clients: Optional[List[Union[str, ClientIntegration]]] = None
@@ -798,6 +812,7 @@ class CharacterAgentrySettings:
         """Reads the JSON object the API sends."""
         return cls(
             model_provider=data.get("modelProvider"),
+            default_model=data.get("defaultModel"),
             goals=None if data.get("goals") is None else list(data["goals"]),
             clients=None if data.get("clients") is None else [ClientIntegration.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["clients"]],
             plugins=None if data.get("plugins") is None else [PluginConfig.from_dict(x0) if isinstance(x0, dict) else x0 for x0 in data["plugins"]],
@@ -810,6 +825,8 @@ class CharacterAgentrySettings:
         out: Dict[str, Any] = {}
         if self.model_provider is not None:
             out["modelProvider"] = self.model_provider
+        if self.default_model is not None:
+            out["defaultModel"] = self.default_model
         if self.goals is not None:
             out["goals"] = list(self.goals)
         if self.clients is not None:
@@ -1785,8 +1802,9 @@ class Reply:
     model_provider: ModelProvider
     """The provider that answered."""
     finish_reason: FinishReason
-    """Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-    provider withheld content) or `other`.
+    """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
+    provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
+    content) or `other`.
     """
     usage: Usage
     """Tokens used, as the provider reported them; zeros when it did not."""

@@ -1163,6 +1163,11 @@ class Agents:
         `updatedAt`, `apiEndpoint`, are refused. An account holds at most its plan's `maxAgents` agents (100
         by default).
 
+        `modelProvider` may name any provider this server has a client for (`openai`, `anthropic`, `local`),
+        configured here or not; one with no configuration is written all the same, and `warnings` names the
+        variable to set (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); until then its messages fail with `502
+        MODEL_ERROR`.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
@@ -1176,9 +1181,10 @@ class Agents:
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
-                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
-                these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only
-                the ones it serves.
+                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. Every provider this server has a client
+                for is accepted, configured here or not; one with no configuration (no `OPENAI_API_KEY`, say) is
+                written with a `warnings` entry naming the variable to set, and messages to the agent fail with `502
+                MODEL_ERROR` until it is set. Any other value is refused with `400`.
             model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
                 Unset: the provider's default model. The hosted providers (`openai`, `anthropic`) take any name and
                 refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
@@ -1360,9 +1366,9 @@ class Agents:
                 configuration.
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
-            model_provider: The AI model provider; `null` resets it to the server's default. Only the providers
-                the deployment serves are accepted. Sent without `model`, it is checked with the agent's current
-                model.
+            model_provider: The AI model provider; `null` resets it to the server's default. As on create, a
+                provider with no configuration here is written with a warning. Sent without `model`, it is checked
+                with the agent's current model.
             model: The model to use; `null` resets it to the provider's default. It must be one the provider
                 serves, as on create; sent without `modelProvider`, it is checked against the agent's current
                 provider, which no schema can state.
@@ -1462,6 +1468,7 @@ class Agents:
         character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Literal[True],
+        use_default_model: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -1476,6 +1483,7 @@ class Agents:
         character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,
+        use_default_model: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -1489,6 +1497,7 @@ class Agents:
         character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[bool, NotGiven] = NOT_GIVEN,
+        use_default_model: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -1514,9 +1523,12 @@ class Agents:
 
         The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will
         not act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true`
-        nothing is stored: `200` with the agent it would create. As on create, the provider and model must be
-        ones this deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by
-        default).
+        nothing is stored: `200` with the agent it would create. With `useDefaultModel=true` the agent uses
+        this server's default provider and model (`modelProvider` and `model` `null`), the file's kept in
+        `personality.sourceModelProvider` and `personality.sourceModel`; the export puts the model back in
+        `settings.model`. As on create, a provider with no configuration here is taken with a warning naming
+        the variable to set, a provider that serves only some models (`local`) must be given one of them, and
+        the account holds at most its plan's `maxAgents` agents (100 by default).
 
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
@@ -1529,6 +1541,9 @@ class Agents:
                 JSON file holding it, which is read and sent as it is.
             dry_run: `true`: check the file and answer `200` with the agent it would create and the warnings;
                 nothing is stored and the quota is not checked. Server default: `False`.
+            use_default_model: `true`: the agent uses this server's default provider and model (`modelProvider`
+                and `model` `null`); the file's are kept in `personality.sourceModelProvider` and
+                `personality.sourceModel`, and the export puts them back. Server default: `False`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -1551,6 +1566,7 @@ class Agents:
         options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         query = {
             "dryRun": dry_run,
+            "useDefaultModel": use_default_model,
         }
         body = build_body(json_object_argument("character", character), options.extra_body)
         spec = RequestSpec("POST", "/agents/import", query=query, body=body)
@@ -3397,6 +3413,11 @@ class AsyncAgents:
         `updatedAt`, `apiEndpoint`, are refused. An account holds at most its plan's `maxAgents` agents (100
         by default).
 
+        `modelProvider` may name any provider this server has a client for (`openai`, `anthropic`, `local`),
+        configured here or not; one with no configuration is written all the same, and `warnings` names the
+        variable to set (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); until then its messages fail with `502
+        MODEL_ERROR`.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
@@ -3410,9 +3431,10 @@ class AsyncAgents:
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
             model_provider: The AI model provider. Unset: the server's default provider
-                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
-                these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists only
-                the ones it serves.
+                (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. Every provider this server has a client
+                for is accepted, configured here or not; one with no configuration (no `OPENAI_API_KEY`, say) is
+                written with a `warnings` entry naming the variable to set, and messages to the agent fail with `502
+                MODEL_ERROR` until it is set. Any other value is refused with `400`.
             model: The model to use, as the provider names it: 1 to 200 characters once trimmed, stored trimmed.
                 Unset: the provider's default model. The hosted providers (`openai`, `anthropic`) take any name and
                 refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the model files the
@@ -3594,9 +3616,9 @@ class AsyncAgents:
                 configuration.
             settings: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
                 generation; other keys are kept as given.
-            model_provider: The AI model provider; `null` resets it to the server's default. Only the providers
-                the deployment serves are accepted. Sent without `model`, it is checked with the agent's current
-                model.
+            model_provider: The AI model provider; `null` resets it to the server's default. As on create, a
+                provider with no configuration here is written with a warning. Sent without `model`, it is checked
+                with the agent's current model.
             model: The model to use; `null` resets it to the provider's default. It must be one the provider
                 serves, as on create; sent without `modelProvider`, it is checked against the agent's current
                 provider, which no schema can state.
@@ -3696,6 +3718,7 @@ class AsyncAgents:
         character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Literal[True],
+        use_default_model: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -3710,6 +3733,7 @@ class AsyncAgents:
         character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[Literal[False], NotGiven] = NOT_GIVEN,
+        use_default_model: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -3723,6 +3747,7 @@ class AsyncAgents:
         character: Union[Mapping[str, Any], str, PathLike[str]],
         *,
         dry_run: Union[bool, NotGiven] = NOT_GIVEN,
+        use_default_model: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -3748,9 +3773,12 @@ class AsyncAgents:
 
         The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but will
         not act. Every problem of the file is answered at once, as `details` by JSON path. With `dryRun=true`
-        nothing is stored: `200` with the agent it would create. As on create, the provider and model must be
-        ones this deployment serves, and the account holds at most its plan's `maxAgents` agents (100 by
-        default).
+        nothing is stored: `200` with the agent it would create. With `useDefaultModel=true` the agent uses
+        this server's default provider and model (`modelProvider` and `model` `null`), the file's kept in
+        `personality.sourceModelProvider` and `personality.sourceModel`; the export puts the model back in
+        `settings.model`. As on create, a provider with no configuration here is taken with a warning naming
+        the variable to set, a provider that serves only some models (`local`) must be given one of them, and
+        the account holds at most its plan's `maxAgents` agents (100 by default).
 
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
@@ -3763,6 +3791,9 @@ class AsyncAgents:
                 JSON file holding it, which is read and sent as it is.
             dry_run: `true`: check the file and answer `200` with the agent it would create and the warnings;
                 nothing is stored and the quota is not checked. Server default: `False`.
+            use_default_model: `true`: the agent uses this server's default provider and model (`modelProvider`
+                and `model` `null`); the file's are kept in `personality.sourceModelProvider` and
+                `personality.sourceModel`, and the export puts them back. Server default: `False`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -3785,6 +3816,7 @@ class AsyncAgents:
         options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
         query = {
             "dryRun": dry_run,
+            "useDefaultModel": use_default_model,
         }
         body = build_body(json_object_argument("character", character), options.extra_body)
         spec = RequestSpec("POST", "/agents/import", query=query, body=body)

@@ -70,8 +70,9 @@ module Agentry
       ].freeze
     end
 
-    # Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter` (the
-    # provider withheld content) or `other`.
+    # Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
+    # `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+    # withheld content) or `other`.
     module FinishReason
       STOP = "stop"
       LENGTH = "length"
@@ -82,8 +83,10 @@ module Agentry
     end
 
     # The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved
-    # when a message is sent. A deployment may serve only some of these; the others are refused with
-    # `400`, and the document it serves at `/v1/openapi.json` lists only the ones it serves.
+    # when a message is sent. Every provider this server has a client for is accepted, configured here or
+    # not; one with no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming
+    # the variable to set, and messages to the agent fail with `502 MODEL_ERROR` until it is set. Any
+    # other value is refused with `400`.
     module ModelProvider
       OPENAI = "openai"
       ANTHROPIC = "anthropic"
@@ -297,7 +300,8 @@ module Agentry
       field :temperature, "temperature", [:nullable, :number]
 
       # @!attribute [r] max_tokens
-      #   The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024.
+      #   The most tokens a reply may have, 1 to 8192. Unset or `null`: 1024, or the deployment's
+      #   `LOCAL_MAX_TOKENS` (128 by default) on the `local` provider.
       #   @return [Integer, nil]
       field :max_tokens, "maxTokens", [:nullable, :integer]
 
@@ -330,7 +334,8 @@ module Agentry
     # `status` reflects its own model only.
     class AgentSettingsFallbacksItem < Agentry::Model
       # @!attribute [r] model_provider
-      #   A provider this deployment serves, as for the agent's own `modelProvider`. One of `openai`,
+      #   A provider, as for the agent's own `modelProvider`. One with no configuration here is accepted;
+      #   when tried, it fails as `MODEL_ERROR` and the next fallback is tried. One of `openai`,
       #   `anthropic`, `local` (Models::ModelProvider).
       #   @return [String]
       field :model_provider, "modelProvider", :string, required: true
@@ -498,8 +503,9 @@ module Agentry
       field :model_provider, "modelProvider", :string
 
       # @!attribute [r] finish_reason
-      #   Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter`
-      #   (the provider withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
+      #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
+      #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
       #   (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string
@@ -587,6 +593,12 @@ module Agentry
       #   `anthropic`, `local` (Models::ModelProvider).
       #   @return [String]
       field :model_provider, "modelProvider", :string
+
+      # @!attribute [r] default_model
+      #   The agent uses the server's default provider and model; `settings.model` is then the one its file
+      #   named, kept in `personality.sourceModel`.
+      #   @return [true]
+      field :default_model, "defaultModel", :boolean
 
       # @!attribute [r] goals
       #   The agent's `goals`.
@@ -1287,8 +1299,9 @@ module Agentry
       field :model_provider, "modelProvider", :string, required: true
 
       # @!attribute [r] finish_reason
-      #   Why generation stopped: `stop` (natural end), `length` (`maxTokens` reached), `content_filter`
-      #   (the provider withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
+      #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
+      #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
+      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
       #   (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string, required: true

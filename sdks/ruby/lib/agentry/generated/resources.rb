@@ -88,6 +88,11 @@ module Agentry
       # `updatedAt`, `apiEndpoint`, are refused. An account holds at most its plan's `maxAgents` agents (100
       # by default).
       #
+      # `modelProvider` may name any provider this server has a client for (`openai`, `anthropic`, `local`),
+      # configured here or not; one with no configuration is written all the same, and `warnings` names the
+      # variable to set (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); until then its messages fail with `502
+      # MODEL_ERROR`.
+      #
       # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
       #
       # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
@@ -107,9 +112,11 @@ module Agentry
       # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
       #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
       # @param model_provider [String, Symbol] The AI model provider. Unset: the server's default provider
-      #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. A deployment may serve only some of
-      #   these; the others are refused with `400`, and the document it serves at `/v1/openapi.json` lists
-      #   only the ones it serves. One of `openai`, `anthropic`, `local` (Models::ModelProvider).
+      #   (`DEFAULT_MODEL_PROVIDER`), resolved when a message is sent. Every provider this server has a client
+      #   for is accepted, configured here or not; one with no configuration (no `OPENAI_API_KEY`, say) is
+      #   written with a `warnings` entry naming the variable to set, and messages to the agent fail with `502
+      #   MODEL_ERROR` until it is set. Any other value is refused with `400`. One of `openai`, `anthropic`,
+      #   `local` (Models::ModelProvider).
       # @param model [String] The model to use, as the provider names it: 1 to 200 characters once trimmed,
       #   stored trimmed. Unset: the provider's default model. The hosted providers (`openai`, `anthropic`)
       #   take any name and refuse an unknown one when called (`502 MODEL_ERROR`); `local` serves only the
@@ -256,9 +263,9 @@ module Agentry
       # @param settings [Models::AgentSettings, Hash] Platform-specific configuration, as a JSON object.
       #   `temperature` and `maxTokens` tune generation; other keys are kept as given.
       # @param model_provider [String, Symbol, nil] The AI model provider; `null` resets it to the server's
-      #   default. Only the providers the deployment serves are accepted. Sent without `model`, it is checked
-      #   with the agent's current model. `nil` sends `null`; leave it out to keep the current value. One of
-      #   `openai`, `anthropic`, `local` (Models::ModelProvider).
+      #   default. As on create, a provider with no configuration here is written with a warning. Sent without
+      #   `model`, it is checked with the agent's current model. `nil` sends `null`; leave it out to keep the
+      #   current value. One of `openai`, `anthropic`, `local` (Models::ModelProvider).
       # @param model [String, nil] The model to use; `null` resets it to the provider's default. It must be
       #   one the provider serves, as on create; sent without `modelProvider`, it is checked against the
       #   agent's current provider, which no schema can state. `nil` sends `null`; leave it out to keep the
@@ -376,9 +383,12 @@ module Agentry
       #
       # The answer carries `warnings`, `[{field, issue}]` by JSON path in the file, for what was kept but
       # will not act. Every problem of the file is answered at once, as `details` by JSON path. With
-      # `dryRun=true` nothing is stored: `200` with the agent it would create. As on create, the provider
-      # and model must be ones this deployment serves, and the account holds at most its plan's `maxAgents`
-      # agents (100 by default).
+      # `dryRun=true` nothing is stored: `200` with the agent it would create. With `useDefaultModel=true`
+      # the agent uses this server's default provider and model (`modelProvider` and `model` `null`), the
+      # file's kept in `personality.sourceModelProvider` and `personality.sourceModel`; the export puts the
+      # model back in `settings.model`. As on create, a provider with no configuration here is taken with a
+      # warning naming the variable to set, a provider that serves only some models (`local`) must be given
+      # one of them, and the account holds at most its plan's `maxAgents` agents (100 by default).
       #
       # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
       #
@@ -395,6 +405,9 @@ module Agentry
       #   Pathname is the path of a JSON file holding it, which is read and sent as it is.
       # @param dry_run [Boolean] `true`: check the file and answer `200` with the agent it would create and
       #   the warnings; nothing is stored and the quota is not checked. Server default: `false`.
+      # @param use_default_model [Boolean] `true`: the agent uses this server's default provider and model
+      #   (`modelProvider` and `model` `null`); the file's are kept in `personality.sourceModelProvider` and
+      #   `personality.sourceModel`, and the export puts them back. Server default: `false`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
       #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
       #   new random one.
@@ -409,8 +422,8 @@ module Agentry
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
-      def import_character(character, dry_run: nil, request_options: nil)
-        query = {"dryRun" => dry_run}
+      def import_character(character, dry_run: nil, use_default_model: nil, request_options: nil)
+        query = {"dryRun" => dry_run, "useDefaultModel" => use_default_model}
         type = dry_run == true ? "CharacterImportPreview" : "CharacterImport"
         api_request(
           :post,

@@ -16,6 +16,7 @@ import type {
 } from "node-llama-cpp";
 import { type EnsureModelOptions, ensureModel, type ModelLocation } from "../../models/resolve.js";
 import type { FinishReason, ModelTool, ModelToolCall, ProviderRequest } from "../types.js";
+import { LoopDetector } from "./repetition.js";
 
 export type LocalGpu = "auto" | false;
 
@@ -38,6 +39,12 @@ export interface LocalEngineOptions {
  */
 export const LOCAL_DEFAULT_TEMPERATURE = 0.2;
 export const LOCAL_DEFAULT_TOP_P = 0.9;
+/**
+ * Lowers the likelihood of the tokens of the last 64 once more: node-llama-cpp's default (1.1) still let the
+ * default model repeat one list item or phrase to the token limit on several everyday prompts, 1.15 did not
+ * (docs/benchmarks.md, "Local model under load"). The loop detector ends what gets through.
+ */
+export const LOCAL_REPEAT_PENALTY = { lastTokens: 64, penalty: 1.15 } as const;
 
 const MAX_CONTEXT_SIZE = 8192;
 /** The most tokens a forced call's JSON may take; a call cut off there is reported to the model as unreadable. */
@@ -60,6 +67,19 @@ export interface LoadedModel {
   /** The chat template in use, as node-llama-cpp names it (resolved from the GGUF's own template). */
   template: string;
   gpu: string | false;
+}
+
+/** One generation's turn on the model: what stops it and where its output goes. */
+export interface Turn {
+  /** The caller's: generation stops before the next token and `generate` rejects with its reason. */
+  signal: AbortSignal;
+  /**
+   * The reply's time limit: generation stops and the reply is what was generated so far. When nothing was,
+   * `generate` rejects with this signal's reason.
+   */
+  deadline: AbortSignal;
+  onText(text: string): void;
+  onTokens?(generated: number): void;
 }
 
 export interface Generation {
@@ -98,17 +118,13 @@ export class LocalEngine {
   /**
    * One reply on the shared sequence; the caller makes sure generations take turns. `onText` receives the
    * text as it is produced and `onTokens` the count so far. When `signal` aborts, generation stops before the
-   * next token and this rejects with the signal's reason.
+   * next token and this rejects with the signal's reason. When `deadline` aborts, or the reply falls into a
+   * loop, generation stops too and the reply is what was generated so far, finished with `length`; a deadline
+   * that passes before the first token rejects with AGENT_UNAVAILABLE instead, since there is no reply.
    */
-  async generate(
-    loaded: LoadedModel,
-    request: ProviderRequest,
-    signal: AbortSignal,
-    onText: (text: string) => void,
-    onTokens?: (generated: number) => void,
-  ): Promise<Generation> {
+  async generate(loaded: LoadedModel, request: ProviderRequest, turn: Turn): Promise<Generation> {
     if (request.toolChoice === "required" && request.tools?.length) {
-      return this.generateCall(loaded, request, signal, onTokens);
+      return this.generateCall(loaded, request, turn);
     }
     const history = chatHistory(request);
     const functions = chatFunctions(request);
@@ -116,27 +132,32 @@ export class LocalEngine {
       .generateContextState({ chatHistory: history, ...(functions ? { availableFunctions: functions } : {}) })
       .contextText.tokenize(loaded.model.tokenizer).length;
     let outputTokens = 0;
+    const stop = new Stop(turn);
+    const loops = new LoopDetector();
     const temperature = request.temperature ?? LOCAL_DEFAULT_TEMPERATURE;
     const result = await loaded.chat.generateResponse(history, {
       maxTokens: request.maxTokens,
       temperature,
       ...(temperature > 0 ? { topP: LOCAL_DEFAULT_TOP_P } : {}),
+      repeatPenalty: LOCAL_REPEAT_PENALTY,
       // The model's chat template says how it calls functions; a grammar keeps the calls' parameters valid.
       ...(functions ? { functions, documentFunctionParams: true } : {}),
-      signal,
-      stopOnAbortSignal: false,
+      signal: stop.signal,
+      stopOnAbortSignal: true,
       onTextChunk: (text) => {
-        if (text) onText(text);
+        if (text) turn.onText(text);
       },
       onToken: (tokens) => {
         outputTokens += tokens.length;
-        onTokens?.(outputTokens);
+        turn.onTokens?.(outputTokens);
+        if (loops.push(tokens)) stop.loop();
       },
     });
+    const cut = stop.cut(result.metadata.stopReason, outputTokens, this.options.logger);
     const stamp = Date.now().toString(36);
     return {
       text: result.response,
-      finishReason: result.metadata.stopReason === "maxTokens" ? "length" : "stop",
+      finishReason: cut || result.metadata.stopReason === "maxTokens" ? "length" : "stop",
       inputTokens,
       outputTokens,
       toolCalls: (result.functionCalls ?? []).map((call, i) => ({
@@ -150,32 +171,31 @@ export class LocalEngine {
   /**
    * A call the model must make (`toolChoice: required`). node-llama-cpp's function calling leaves the choice to
    * the model, and a small one rarely takes it; here a grammar admits nothing but one call, `{"name", "arguments"}`,
-   * with the arguments as the chosen tool's schema has them, and greedy sampling picks the likeliest.
+   * with the arguments as the chosen tool's schema has them, and greedy sampling picks the likeliest. A call cut
+   * off by the deadline is reported to the model as unreadable, as one cut off by its token bound is.
    */
-  private async generateCall(
-    loaded: LoadedModel,
-    request: ProviderRequest,
-    signal: AbortSignal,
-    onTokens?: (generated: number) => void,
-  ): Promise<Generation> {
+  private async generateCall(loaded: LoadedModel, request: ProviderRequest, turn: Turn): Promise<Generation> {
     const tools = request.tools ?? [];
     const history = chatHistory({ ...request, system: callInstructions(request.system, tools) });
     const inputTokens = loaded.chat.chatWrapper
       .generateContextState({ chatHistory: history })
       .contextText.tokenize(loaded.model.tokenizer).length;
     let outputTokens = 0;
+    const grammar = await this.callGrammar(loaded, tools);
+    const stop = new Stop(turn);
     const result = await loaded.chat.generateResponse(history, {
-      grammar: await this.callGrammar(loaded, tools),
+      grammar,
       // The call is not the reply: the reply's own bound (settings.maxTokens) would cut it off.
       maxTokens: MAX_CALL_TOKENS,
       temperature: 0,
-      signal,
-      stopOnAbortSignal: false,
+      signal: stop.signal,
+      stopOnAbortSignal: true,
       onToken: (tokens) => {
         outputTokens += tokens.length;
-        onTokens?.(outputTokens);
+        turn.onTokens?.(outputTokens);
       },
     });
+    stop.cut(result.metadata.stopReason, outputTokens, this.options.logger);
     return {
       text: "",
       finishReason: "stop",
@@ -274,6 +294,37 @@ export class LocalEngine {
       await model.dispose();
       throw error;
     }
+  }
+}
+
+/**
+ * The one signal a generation runs under, which the caller, the deadline and a loop each abort. node-llama-cpp
+ * returns what it has when it aborts (`stopOnAbortSignal`); `cut` says afterwards which of them it was.
+ */
+class Stop {
+  readonly signal: AbortSignal;
+  private readonly loops = new AbortController();
+
+  constructor(private readonly turn: Turn) {
+    this.signal = AbortSignal.any([turn.signal, turn.deadline, this.loops.signal]);
+  }
+
+  /** The reply fell into a loop: it ends here. */
+  loop(): void {
+    this.loops.abort();
+  }
+
+  /**
+   * Whether generation was cut short by the deadline or a loop. Throws the caller's reason when the caller
+   * aborted, and the deadline's when it passed before anything was generated.
+   */
+  cut(stopReason: string, generated: number, logger: Logger): boolean {
+    if (stopReason !== "abort") return false;
+    if (this.turn.signal.aborted) throw this.turn.signal.reason;
+    const why = this.loops.signal.aborted ? "loop" : "deadline";
+    if (why === "deadline" && generated === 0) throw this.turn.deadline.reason;
+    logger.info({ why, generated }, "local reply cut short");
+    return true;
   }
 }
 
