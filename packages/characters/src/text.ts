@@ -1,3 +1,4 @@
+import { charCount, TRIMMED_SPACE } from "@agentry/core";
 import { z } from "zod";
 
 /*
@@ -6,20 +7,12 @@ import { z } from "zod";
  * never U+0000, which no store keeps as text.
  */
 
-const TRIMMED_SPACE =
-  "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff";
 const CHAR = "[^\\u0000]";
 const SOLID = `[^${TRIMMED_SPACE}\\u0000]`;
 const SPACES = `[${TRIMMED_SPACE}]*`;
 
 /** Any string without U+0000. */
 export const NUL_FREE_PATTERN = "^[^\\u0000]*$";
-
-export function charCount(value: string): number {
-  let count = 0;
-  for (const _ of value) count += 1;
-  return count;
-}
 
 const atMost = (max: number) => `must be at most ${max.toLocaleString("en-US")} characters`;
 

@@ -1,3 +1,5 @@
+import { exceedsCharacters } from "./characters.js";
+
 /**
  * Rules of the agent and message contract (docs/api/agents.md, "Fields and bounds"; docs/api/providers.md), held once
  * for everything that enforces or documents them: the gateway's validation and OpenAPI document, the registry,
@@ -44,15 +46,6 @@ export const MESSAGE_BOUNDS = {
   textMaxLength: 100_000,
   idMaxLength: 256,
 } as const;
-
-/** Whether a text has more than `max` characters (code points); counted only when its length allows it. */
-export function exceedsCharacters(text: string, max: number): boolean {
-  // A code point is one or two UTF-16 units: within `max` units it cannot have more than `max` code points.
-  if (text.length <= max) return false;
-  let characters = 0;
-  for (const _ of text) if (++characters > max) return true;
-  return false;
-}
 
 /**
  * Agent `settings` that tune generation, and their bounds:

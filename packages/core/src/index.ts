@@ -1,6 +1,5 @@
 export {
   AGENT_BOUNDS,
-  exceedsCharacters,
   FALLBACK_MAX_ITEMS,
   type FallbackChoice,
   fallbackChoices,
@@ -31,9 +30,12 @@ export {
   type ScopeGrant,
   sha256Hex,
 } from "./api-keys.js";
+export { charCount, exceedsCharacters, TRIMMED_SPACE } from "./characters.js";
+export { FINISH_REASONS, type FinishReason } from "./finish-reasons.js";
 export { IDEMPOTENCY_KEY_TTL_MS } from "./idempotency.js";
 export { type IdKind, isId, newId, timeOfId } from "./ids.js";
 export { type MapSteps, mapAsyncIterable } from "./iterate.js";
+export { PAGE_LIMIT } from "./lists.js";
 export { commonJsExports } from "./modules.js";
 export { type Repetition, removeInBatches, repeatEvery } from "./periodic.js";
 export {

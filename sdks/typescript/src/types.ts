@@ -639,6 +639,8 @@ export interface CharacterKnowledgeSource {
  */
 export interface CharacterFile {
   name: string;
+  /** 1.x: the agent's handle; kept for the export. */
+  username?: string;
   /** A string is one item. */
   bio?: string | string[];
   system?: string;
@@ -673,6 +675,10 @@ export interface ExportedCharacterFile extends CharacterFile {
   plugins: string[];
   settings: { model?: string; secrets: Record<string, never>; agentry?: JsonObject; [key: string]: unknown };
   secrets: Record<string, never>;
+  /** Not in an exported file: lore is folded into `bio`, and the rest is under `settings.agentry`. */
+  lore?: never;
+  clients?: never;
+  modelProvider?: never;
 }
 
 /** The agent a character file would make: an agent's fields, without those the service sets on creation. */

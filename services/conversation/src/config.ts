@@ -52,15 +52,9 @@ const variables = z.object({
     .min(GENERATION_BOUNDS.maxTokens.min)
     .max(GENERATION_BOUNDS.maxTokens.max)
     .default(DEFAULT_LOCAL_MAX_TOKENS),
-  LOCAL_PRELOAD: z
-    .enum(["true", "false", "1", "0"])
-    .default("false")
-    .transform((value) => value === "true" || value === "1"),
-  /** false: this deployment does not serve the local provider; agents may not name it. */
-  LOCAL_ENABLED: z
-    .enum(["true", "false", "1", "0"])
-    .default("true")
-    .transform((value) => value === "true" || value === "1"),
+  LOCAL_PRELOAD: env.flag("false"),
+  /** false: the local model is not run here; agents naming `local` are kept with a warning, their messages fail. */
+  LOCAL_ENABLED: env.flag("true"),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),

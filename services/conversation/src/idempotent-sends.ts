@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { isSha256Hex, newId, type Repetition, removeInBatches, repeatEvery } from "@agentry/core";
-import { AppError, asAppError } from "@agentry/errors";
+import { AppError, asAppError, invalid } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import { type MessageRuns, type RunClaim, SWEEP_MS } from "./message-runs.js";
 import type { LoggedEvent } from "./run-records.js";
@@ -192,9 +192,7 @@ export class IdempotentSends {
   private async begin(input: MessageInput, background: boolean): Promise<KeyedStart> {
     const hash = input.idempotencyKeyHash ?? "";
     if (!isSha256Hex(hash)) {
-      throw new AppError("INVALID_REQUEST", "idempotency_key_hash must be a lowercase hex SHA-256.", {
-        details: [{ field: "idempotency_key_hash", issue: "must be a lowercase hex SHA-256" }],
-      });
+      throw invalid("idempotency_key_hash", "must be a lowercase hex SHA-256");
     }
     const key = conversationKey(input);
     const request = { agentId: key.agentId, userId: key.userId, roomId: key.roomId, text: input.text };

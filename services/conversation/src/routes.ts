@@ -1,5 +1,5 @@
-import { mapAsyncIterable } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { mapAsyncIterable, PAGE_LIMIT } from "@agentry/core";
+import { AppError, invalid } from "@agentry/errors";
 import {
   type BackgroundMessageSchema,
   type Conversation,
@@ -78,10 +78,10 @@ import type {
 
 /** Page size of ListTurns when the caller asks for none, and the most it may ask for. */
 export const DEFAULT_TURN_PAGE_SIZE = 50;
-export const MAX_TURN_PAGE_SIZE = 100;
+export const MAX_TURN_PAGE_SIZE = PAGE_LIMIT.max;
 
 /** Items per page of the history lists when the caller asks for none (docs/api/lists-and-pagination.md, "Cursor pagination"). */
-export const DEFAULT_HISTORY_PAGE_SIZE = 20;
+export const DEFAULT_HISTORY_PAGE_SIZE = PAGE_LIMIT.default;
 
 /** Messages per response of an export: each is one read of the store, so memory stays flat whatever the size. */
 const EXPORT_PAGE_SIZE = 500;
@@ -526,8 +526,4 @@ function toUsageFigures(figures: Figures): MessageInitShape<typeof UsageFiguresS
     latencyMs: percentiles(figures.latencyMs),
     timeToFirstTokenMs: percentiles(figures.timeToFirstTokenMs),
   };
-}
-
-function invalid(field: string, issue: string): AppError {
-  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
 }

@@ -6,7 +6,7 @@ import {
   MESSAGE_BOUNDS,
   newId,
 } from "@agentry/core";
-import { AppError, asAppError } from "@agentry/errors";
+import { AppError, asAppError, invalid } from "@agentry/errors";
 import { currentRequestId, type Logger } from "@agentry/logging";
 import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
@@ -230,10 +230,6 @@ export function conversationKey(input: MessageInput): ConversationKey {
     userId: input.userId ?? "",
     roomId: input.roomId ?? "",
   };
-}
-
-function invalid(field: string, issue: string): AppError {
-  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
 }
 
 /** One model call from receipt to outcome: its plan, its timing, and its record in the store and the log. */

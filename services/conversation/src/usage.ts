@@ -1,4 +1,4 @@
-import { AppError } from "@agentry/errors";
+import { invalid } from "@agentry/errors";
 import { DDSketch } from "@datadog/sketches-js";
 import type { CallRecord } from "./store/types.js";
 
@@ -235,10 +235,6 @@ export interface UsagePlan {
   userId: string | undefined;
   /** In the canonical order of USAGE_DIMENSIONS. */
   groupBy: UsageDimension[];
-}
-
-function invalid(field: string, issue: string): AppError {
-  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
 }
 
 function isDimension(value: string): value is UsageDimension {

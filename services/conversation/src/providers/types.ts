@@ -1,6 +1,6 @@
-import type { ProviderName } from "@agentry/core";
+import type { FinishReason, ProviderName } from "@agentry/core";
 
-export { isProviderName, PROVIDER_NAMES, type ProviderName } from "@agentry/core";
+export { type FinishReason, isProviderName, PROVIDER_NAMES, type ProviderName } from "@agentry/core";
 
 /** One message of the conversation as the model sees it. */
 export interface PromptMessage {
@@ -61,12 +61,6 @@ export interface ProviderRequest {
    */
   toolChoice?: "auto" | "none" | "required";
 }
-
-/**
- * Why generation stopped, in one vocabulary for every provider: `stop` (natural end or stop sequence),
- * `length` (max tokens reached), `content_filter` (content withheld or refused), `other`.
- */
-export type FinishReason = "stop" | "length" | "content_filter" | "other";
 
 export interface ProviderUsage {
   inputTokens: number;

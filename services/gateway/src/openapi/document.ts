@@ -3,6 +3,7 @@ import {
   AGENT_BOUNDS as BOUNDS,
   type LimitName,
   MESSAGE_BOUNDS,
+  PAGE_LIMIT,
   SCOPES,
   TIER_DEFAULTS,
 } from "@agentry/core";
@@ -107,7 +108,7 @@ Every request spends from the account's tier limit and from its endpoint's limit
 
 ${rateLimitTable()}
 
-Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, else \`413\`); \`name\` 1 to ${BOUNDS.nameMaxLength} characters; arrays at most ${BOUNDS.arrayMaxItems} items; string items at most ${formatNumber(BOUNDS.stringItemMaxLength)} characters; a message's \`text\` 1 to ${formatNumber(MESSAGE_BOUNDS.textMaxLength)} characters. No string or object key in a request body may contain the NUL character (U+0000). Lists: \`page\` from 1, \`limit\` 1 to 100 (default 20); the history lists and a webhook endpoint's delivery log page by cursor instead (\`before\`, \`after\`, \`limit\` 1 to 100, default 20) and answer \`pagination: {limit, hasMore}\`. Recommended client timeout: 30 seconds.
+Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, else \`413\`); \`name\` 1 to ${BOUNDS.nameMaxLength} characters; arrays at most ${BOUNDS.arrayMaxItems} items; string items at most ${formatNumber(BOUNDS.stringItemMaxLength)} characters; a message's \`text\` 1 to ${formatNumber(MESSAGE_BOUNDS.textMaxLength)} characters. No string or object key in a request body may contain the NUL character (U+0000). Lists: \`page\` from 1, \`limit\` 1 to ${PAGE_LIMIT.max} (default ${PAGE_LIMIT.default}); the history lists and a webhook endpoint's delivery log page by cursor instead (\`before\`, \`after\`, \`limit\` 1 to ${PAGE_LIMIT.max}, default ${PAGE_LIMIT.default}) and answer \`pagination: {limit, hasMore}\`. Recommended client timeout: 30 seconds.
 
 ## Webhooks
 An account's events reach the URLs it registers (\`POST /v1/webhooks\`, scope \`webhooks:manage\`) as POSTs of \`{"id", "type", "createdAt", "data"}\`, signed per Standard Webhooks: \`webhook-id\` (the event id, the same on every retry), \`webhook-timestamp\` and \`webhook-signature\` (\`v1,\` and the base64 HMAC-SHA256 of \`id.timestamp.body\` keyed with the endpoint's secret). Any Standard Webhooks library, and each official SDK, verifies them. Delivery is at least once: a 2xx within 10 seconds is success; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; \`410 Gone\` disables the endpoint, and so do 5 days of failures. The bodies of each event type are under \`webhooks\` in this document.

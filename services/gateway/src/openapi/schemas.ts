@@ -2,6 +2,7 @@ import {
   AGENT_BOUNDS,
   API_KEY_PREFIX,
   FALLBACK_MAX_ITEMS,
+  FINISH_REASONS,
   GENERATION_BOUNDS,
   PROVIDER_NAMES,
   SCOPES,
@@ -201,9 +202,6 @@ const conversationEcho = (what: string) =>
     .string()
     .nullable()
     .meta({ description: `The request's \`${what}\`, echoed; \`null\` when it carried none.` });
-
-/** Why generation stopped (the conversation service's `FinishReason`). */
-const FINISH_REASONS = ["stop", "length", "content_filter", "other"] as const;
 
 const toolCallFields = {
   id: z.string().meta({ description: "The call's id, as the model provider gave it." }),

@@ -1,5 +1,5 @@
 import { fallbackChoices, generationSettingsIssues, isId } from "@agentry/core";
-import { AppError, type FieldIssue } from "@agentry/errors";
+import { AppError, type FieldIssue, invalidInputListing } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { readJsonBody } from "../http/body.js";
 import { createdUnderKey } from "../http/idempotency.js";
@@ -37,8 +37,7 @@ function checkPlugins(input: HandlerInput, plugins: readonly unknown[] | undefin
     .check(plugins)
     .map((problem) => ({ field: problem.field, issue: problem.message }));
   if (details.length > 0) {
-    const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
-    throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
+    throw invalidInputListing("request body", details);
   }
 }
 
@@ -60,8 +59,7 @@ async function checkGenerationSettings(
     });
   }
   if (details.length > 0) {
-    const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
-    throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
+    throw invalidInputListing("request body", details);
   }
 }
 
@@ -94,8 +92,7 @@ async function checkModelChoice(
   }
   const details = modelChoiceIssues(served, effective, sent);
   if (details.length > 0) {
-    const summary = details.map((detail) => `${detail.field} ${detail.issue}`).join("; ");
-    throw new AppError("INVALID_REQUEST", `Invalid request body: ${summary}.`, { details });
+    throw invalidInputListing("request body", details);
   }
 }
 

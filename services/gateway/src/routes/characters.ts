@@ -7,7 +7,7 @@ import {
   importCharacter,
 } from "@agentry/characters";
 import { isId, type ProviderName, publicSettings } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, invalidInput } from "@agentry/errors";
 import { type Catalogue, normalisePluginSetting } from "@agentry/plugin-kit";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Router } from "@koa/router";
@@ -23,13 +23,6 @@ import type { HandlerInput, Route } from "./table.js";
 
 /** Where the character file's JSON Schema is published, without authentication, as the OpenAPI document is. */
 export const CHARACTER_SCHEMA_PATH = "/v1/schemas/character.json";
-
-function invalid(details: FieldIssue[]): AppError {
-  const first = details[0];
-  const summary = first ? `${first.field}: ${first.issue}` : "invalid";
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
-  return new AppError("INVALID_REQUEST", `Invalid character file: ${summary}${more}.`, { details });
-}
 
 /** The agent a dry run would create: its writable fields as a read would present them. */
 function presentDraft(
@@ -82,7 +75,7 @@ async function importAgent(input: HandlerInput): Promise<void> {
     inCatalogue: (name) => gateway.catalogue.has(name),
     useDefaultModel,
   });
-  if (!result.ok) throw invalid(result.issues);
+  if (!result.ok) throw invalidInput("character file", result.issues);
   const { agent, warnings, fieldPaths } = result;
   disableMisconfiguredPlugins(gateway.catalogue, agent, warnings);
 
@@ -96,7 +89,7 @@ async function importAgent(input: HandlerInput): Promise<void> {
       ...detail,
       field: fieldPaths[detail.field === "model" ? "model" : "modelProvider"],
     }));
-    if (details.length > 0) throw invalid(details);
+    if (details.length > 0) throw invalidInput("character file", details);
     warnings.push(
       ...modelChoiceWarnings(served, agent.modelProvider).map((warning) => ({
         ...warning,

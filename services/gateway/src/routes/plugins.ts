@@ -1,5 +1,5 @@
 import { isId } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, invalidInputListing } from "@agentry/errors";
 import type { SecretInfo } from "@agentry/proto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { readJsonBody } from "../http/body.js";
@@ -27,9 +27,7 @@ function secretNameParam({ ctx }: HandlerInput): string {
   const parsed = secretName.safeParse(ctx.params.name ?? "");
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]?.message ?? "is invalid";
-  throw new AppError("INVALID_REQUEST", `Invalid path parameter: name ${issue}.`, {
-    details: [{ field: "name", issue }],
-  });
+  throw invalidInputListing("path parameter", [{ field: "name", issue }]);
 }
 
 /** `GET /v1/plugins`: the catalogue of the plugins this deployment installs. */

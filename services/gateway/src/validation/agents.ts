@@ -1,4 +1,4 @@
-import { AGENT_BOUNDS as BOUNDS, PROVIDER_NAMES } from "@agentry/core";
+import { AGENT_BOUNDS as BOUNDS, PAGE_LIMIT, PROVIDER_NAMES } from "@agentry/core";
 import { AppError, type FieldIssue } from "@agentry/errors";
 import { z } from "zod";
 import { notBlankText, trimmedText } from "./text.js";
@@ -170,7 +170,9 @@ const positiveInt = (max: number) => {
 
 export const listAgentsQuery = z.strictObject({
   page: positiveInt(MAX_PAGE).default(1).meta({ description: "Page number, from 1." }),
-  limit: positiveInt(100).default(20).meta({ description: "Agents per page, from 1 to 100." }),
+  limit: positiveInt(PAGE_LIMIT.max)
+    .default(PAGE_LIMIT.default)
+    .meta({ description: `Agents per page, from 1 to ${PAGE_LIMIT.max}.` }),
   status: z
     .enum(["active", "inactive", "error"], { error: "must be one of: active, inactive, error" })
     .optional()

@@ -1,4 +1,4 @@
-import { type IdKind, isId, MESSAGE_BOUNDS } from "@agentry/core";
+import { type IdKind, isId, MESSAGE_BOUNDS, PAGE_LIMIT } from "@agentry/core";
 import { z } from "zod";
 import { NUL_FREE_PATTERN } from "../http/body.js";
 import { charCount } from "./text.js";
@@ -9,7 +9,7 @@ import { charCount } from "./text.js";
  */
 
 /** Items per page when the caller asks for none, and the most it may ask for. */
-export const HISTORY_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
+export const HISTORY_PAGE = { defaultLimit: PAGE_LIMIT.default, maxLimit: PAGE_LIMIT.max } as const;
 
 const ULID_PATTERN = "[0-9A-HJKMNP-TV-Z]{26}";
 

@@ -1,4 +1,4 @@
-import { AppError, type FieldIssue } from "@agentry/errors";
+import { type FieldIssue, invalidInput } from "@agentry/errors";
 import type { z } from "zod";
 
 /** `["bio", 2, "x"]` → `bio[2].x`, the field notation of the error envelope's `details`. */
@@ -30,9 +30,5 @@ export function toFieldIssues(error: z.ZodError, root = ""): FieldIssue[] {
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.infer<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const details = toFieldIssues(result.error);
-  const first = details[0];
-  const summary = first ? `${first.field}: ${first.issue}` : "invalid";
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
-  throw new AppError("INVALID_REQUEST", `Invalid ${what}: ${summary}${more}.`, { details });
+  throw invalidInput(what, toFieldIssues(result.error));
 }

@@ -1,3 +1,4 @@
+import { charCount, TRIMMED_SPACE } from "@agentry/core";
 import { z } from "zod";
 import { NUL_FREE_PATTERN } from "../http/body.js";
 
@@ -10,19 +11,12 @@ import { NUL_FREE_PATTERN } from "../http/body.js";
  * - every pattern refuses U+0000, which `readJsonBody` refuses anywhere in a body.
  */
 
-/** The characters `String.prototype.trim` removes (ECMAScript WhiteSpace and LineTerminator), as a class body. */
-export const TRIMMED_SPACE =
-  "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff";
 const CHAR = "[^\\u0000]";
 const SOLID = `[^${TRIMMED_SPACE}\\u0000]`;
 const SPACES = `[${TRIMMED_SPACE}]*`;
 
-/** The number of characters (code points) of a string. */
-export function charCount(value: string): number {
-  let count = 0;
-  for (const _ of value) count += 1;
-  return count;
-}
+/** The number of characters (code points) of a string, as every bound counts them; the whitespace `trim` removes. */
+export { charCount, TRIMMED_SPACE };
 
 /** A string whose trimmed value has `min` (0 or 1) to `max` characters, any whitespace around it, no NUL. */
 export function trimmedPattern(min: 0 | 1, max: number): string {

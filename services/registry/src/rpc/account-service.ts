@@ -11,7 +11,7 @@ import {
   sealPacked,
   type Tier,
 } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, invalid } from "@agentry/errors";
 import type { AccountService } from "@agentry/proto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { sessionUsable } from "../store/console-sessions.js";
@@ -23,7 +23,6 @@ import {
   checkSha256,
   consoleSessionToProto,
   fromTimestamp,
-  invalid,
   limitsFromProto,
   tierFromProto,
 } from "./convert.js";

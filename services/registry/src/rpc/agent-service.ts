@@ -1,5 +1,5 @@
 import { AGENT_BOUNDS, exceedsCharacters } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, invalid } from "@agentry/errors";
 import { type AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentRequest } from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
@@ -7,7 +7,6 @@ import type { AgentFields, AgentPatch, AgentRecord } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import {
   agentToProto,
-  invalid,
   jsonArrayFromValue,
   listQueryFromProto,
   specFromProto,

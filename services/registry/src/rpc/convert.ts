@@ -1,5 +1,5 @@
-import { effectiveLimits, isSha256Hex, LIMIT_NAMES, type Limits, type Tier } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { effectiveLimits, isSha256Hex, LIMIT_NAMES, type Limits, PAGE_LIMIT, type Tier } from "@agentry/core";
+import { invalid } from "@agentry/errors";
 import {
   type Account,
   AccountSchema,
@@ -119,8 +119,8 @@ const SORT_ORDERS: Record<SortOrder, ListAgentsQuery["order"] | undefined> = {
   [SortOrder.DESC]: "desc",
 };
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = PAGE_LIMIT.default;
+export const MAX_PAGE_SIZE = PAGE_LIMIT.max;
 
 /** A list query from its request; zero page and page size mean the defaults (page 1, 20 items). */
 export function listQueryFromProto(request: {
@@ -273,10 +273,6 @@ export function consoleSessionToProto(session: ConsoleSessionRecord): ConsoleSes
     idleTimeoutSeconds: Math.floor(session.idleTimeoutMs / 1000),
     lastSeenTime: toTimestamp(session.lastSeenAt),
   });
-}
-
-export function invalid(field: string, issue: string): AppError {
-  return new AppError("INVALID_REQUEST", `${field} ${issue}.`, { details: [{ field, issue }] });
 }
 
 /** `value`, when it is a SHA-256 in lowercase hex; INVALID_REQUEST naming `field` otherwise. */

@@ -1,4 +1,4 @@
-import { AppError } from "@agentry/errors";
+import { AppError, invalid } from "@agentry/errors";
 import {
   type CreateIdempotency,
   IdempotencyOutcome,
@@ -9,7 +9,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { CreateUnderKey, IdempotencyBegin, StoredIdempotentResponse } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
-import { checkSha256, invalid } from "./convert.js";
+import { checkSha256 } from "./convert.js";
 
 /** The longest claim: longer than any request the gateway runs, so a lost one frees its key within the hour. */
 const MAX_LEASE_MS = 60 * 60 * 1000;

@@ -1,10 +1,10 @@
-import { AppError } from "@agentry/errors";
+import { AppError, invalid } from "@agentry/errors";
 import type { PluginService } from "@agentry/proto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { searchWords } from "../store/knowledge.js";
 import type { SecretInfo } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
-import { invalid, toTimestamp } from "./convert.js";
+import { toTimestamp } from "./convert.js";
 
 /** Bounds of PluginService's inputs (see plugin_service.proto). */
 export const SECRET_BOUNDS = { nameMaxLength: 64, valueMaxLength: 4096, revealMaxNames: 64 } as const;

@@ -1,8 +1,7 @@
-import { WEBHOOK_BOUNDS } from "@agentry/core";
-import { AppError, type FieldIssue } from "@agentry/errors";
+import { charCount, WEBHOOK_BOUNDS } from "@agentry/core";
+import { AppError, type FieldIssue, invalid, invalidRequest } from "@agentry/errors";
 import { checkUrl, type OutboundPolicy, OutboundRefusedError, resolveDestination } from "@agentry/outbound";
 import { ALL_EVENTS, isPublishedEventType, PUBLISHED_EVENT_TYPES } from "./events.js";
-import { invalid, invalidRequest } from "./issues.js";
 
 /** Bounds of an endpoint's fields (docs/api/webhooks.md, "Endpoints"), shared with the gateway that states them. */
 export const ENDPOINT_BOUNDS = WEBHOOK_BOUNDS;
@@ -49,7 +48,7 @@ export function eventsIssues(events: readonly string[]): FieldIssue[] {
 }
 
 export function descriptionIssues(description: string): FieldIssue[] {
-  return [...description].length > ENDPOINT_BOUNDS.descriptionMaxLength
+  return charCount(description) > ENDPOINT_BOUNDS.descriptionMaxLength
     ? [{ field: "description", issue: `must be at most ${ENDPOINT_BOUNDS.descriptionMaxLength} characters` }]
     : [];
 }

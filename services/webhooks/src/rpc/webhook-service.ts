@@ -1,5 +1,6 @@
-import { IDEMPOTENCY_KEY_TTL_MS, isId, isSha256Hex, newId } from "@agentry/core";
+import { IDEMPOTENCY_KEY_TTL_MS, isId, isSha256Hex, newId, PAGE_LIMIT } from "@agentry/core";
 import type { FieldIssue } from "@agentry/errors";
+import { invalid, invalidRequest } from "@agentry/errors";
 import {
   DeliveryOrder,
   type PublishEventsRequest,
@@ -17,7 +18,6 @@ import {
   webhookNotFound,
 } from "../domain/endpoint.js";
 import { isPublishedEventType, PUBLISHED_EVENT_TYPES } from "../domain/events.js";
-import { invalid, invalidRequest } from "../domain/issues.js";
 import { generateSecret, PREVIOUS_SECRET_VALID_MS } from "../domain/signing.js";
 import type { EndpointRecord, EventRecord } from "../store/types.js";
 import type { WebhooksContext } from "./context.js";
@@ -25,8 +25,6 @@ import { deliveryToProto, fromTimestamp, webhookToProto } from "./convert.js";
 
 /** Events one PublishEvents call may carry. */
 export const PUBLISH_BATCH_MAX = 1000;
-
-const DELIVERY_PAGE = { default: 20, max: 100 } as const;
 
 function accountOf(request: { accountId: string }): string {
   if (request.accountId === "") throw invalid("account_id", "is required");
@@ -209,10 +207,10 @@ export function webhookService(ctx: WebhooksContext): ServiceImpl<typeof Webhook
 
     async listDeliveries(request) {
       const accountId = accountOf(request);
-      const limit = request.limit === 0 ? DELIVERY_PAGE.default : request.limit;
+      const limit = request.limit === 0 ? PAGE_LIMIT.default : request.limit;
       const issues: FieldIssue[] = [];
-      if (limit < 1 || limit > DELIVERY_PAGE.max) {
-        issues.push({ field: "limit", issue: `must be 1 to ${DELIVERY_PAGE.max}` });
+      if (limit < 1 || limit > PAGE_LIMIT.max) {
+        issues.push({ field: "limit", issue: `must be 1 to ${PAGE_LIMIT.max}` });
       }
       if (request.before !== "" && request.after !== "") {
         issues.push({ field: "before", issue: "must not be given with after" });
