@@ -28,9 +28,10 @@ NOT_SERVICE_VARIABLES = {"NODE_ENV"}
 # Which components call each internal service's RPC port (README, "Running in production"). These services check
 # no API key, so their NetworkPolicy must let exactly these reach the port, and nothing else.
 RPC_CALLERS = {
-    "registry": {"gateway", "conversation"},
-    "conversation": {"gateway", "registry"},
+    "registry": {"gateway", "conversation", "connectors"},
+    "conversation": {"gateway", "registry", "connectors"},
     "webhooks": {"gateway", "registry", "conversation"},
+    "connectors": {"gateway"},
 }
 RPC_PORT = "h2c"
 

@@ -39,6 +39,18 @@ const (
 	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
 )
 
+// ClientStatusState is one of a fixed set of strings.
+type ClientStatusState string
+
+// The values of ClientStatusState.
+const (
+	ClientStatusStateConnected  ClientStatusState = "connected"
+	ClientStatusStateConnecting ClientStatusState = "connecting"
+	ClientStatusStateStopped    ClientStatusState = "stopped"
+	ClientStatusStateFailed     ClientStatusState = "failed"
+	ClientStatusStateInert      ClientStatusState = "inert"
+)
+
 // DeliveryEventType is one of a fixed set of strings.
 type DeliveryEventType string
 
@@ -776,6 +788,29 @@ func (v *ClientIntegration) UnmarshalJSON(data []byte) error {
 	extra, err := unmarshalWithExtra(data, (*fields)(v), "type")
 	v.Extra = extra
 	return err
+}
+
+// ClientStatus is one platform client of an agent and how it stands.
+type ClientStatus struct {
+	// The platform, as named in `clients`.
+	Type string `json:"type"`
+
+	// How the platform's connector stands.
+	State       ClientStatusState `json:"state"`
+	ConnectedAt *time.Time        `json:"connectedAt"`
+	LastEventAt *time.Time        `json:"lastEventAt"`
+
+	// The last error the connector met, if any.
+	LastError *ClientStatusLastError `json:"lastError"`
+}
+
+// ClientStatusLastError is the last error the connector met, if any.
+type ClientStatusLastError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+
+	// When it happened.
+	At time.Time `json:"at"`
 }
 
 // Conversation is the history of one (agent, `userId`, `roomId`): messages sent without `userId` or `roomId`

@@ -14,7 +14,7 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
@@ -38,6 +38,9 @@ type AgentService struct {
 	// Secrets is client.Agents.Secrets: The plugin catalogue (any key) and agents' secrets, which plugins read
 	// (scope `plugins:manage`).
 	Secrets *AgentSecretService
+	// Clients is client.Agents.Clients: Create, list, read, update and delete agents; import and export elizaOS
+	// character files.
+	Clients *AgentClientService
 }
 
 // Create creates an agent.
@@ -1575,6 +1578,41 @@ func (s *AgentSecretService) List(ctx context.Context, agentID string, opts ...O
 		Data []Secret `json:"data"`
 	}
 	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/secrets"}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// AgentClientService is client.Agents.Clients: Create, list, read, update and delete agents; import and
+// export elizaOS character files. Methods: List.
+type AgentClientService struct {
+	client *Client
+}
+
+// List lists an agent's platform clients.
+//
+// Each platform the agent's `clients` names, in order, and how its connector stands: `connected` (polling or
+// holding the platform session), `connecting` (starting, or waiting for another process's lease on the bot
+// token), `stopped` (the agent is not active or lacks the platform's secrets, e.g. `TELEGRAM_BOT_TOKEN`),
+// `failed` (the platform rejected the token: the agent is `error` with `CLIENT_AUTH_FAILED` until a PATCH or
+// a new secret) or `inert` (a platform the service does not run).
+//
+// Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentClientService) List(ctx context.Context, agentID string, opts ...Option) ([]ClientStatus, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data []ClientStatus `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/clients"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

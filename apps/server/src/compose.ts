@@ -1,4 +1,5 @@
 import { keyInDataDir } from "@agentry/config";
+import { buildConnectors } from "@agentry/connectors";
 import { buildConversation } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
@@ -21,7 +22,7 @@ export interface Server extends Gateway {
 
 /**
  * The all-in-one composition root. Each service whose URL is not configured (REGISTRY_URL, CONVERSATION_URL,
- * WEBHOOKS_URL) runs inside this process and is called through the in-process transport (no sockets, no
+ * WEBHOOKS_URL, CONNECTORS_URL) runs inside this process and is called through the in-process transport (no sockets, no
  * encoding); with a URL, the same clients speak HTTP/2 to the service elsewhere. An embedded webhooks service
  * delivers from this process too, until SIGTERM (`drain`). The embedded registry and conversation service publish
  * their events to the webhooks service this process uses, embedded or not. `installed.plugins` are the plugins
@@ -179,6 +180,41 @@ export async function composeServer(
     dependencies.registry = registry.ready;
   }
 
+  let connectorsTransport: Transport | undefined;
+  if (config.connectors) {
+    // Platform connectors (Telegram) read agents from the registry and send turns to the conversation service,
+    // embedded or not, as the gateway does.
+    const connectors = await buildConnectors({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      logger: logger.child({ component: "connectors" }),
+      registry: registryTransport!,
+      conversation: conversationTransport,
+      telegramApiUrl: config.connectors.TELEGRAM_API_URL,
+      publicBaseUrl: gatewayConfig.PUBLIC_BASE_URL,
+      syncIntervalMs: config.connectors.CONNECTORS_SYNC_INTERVAL_MS,
+      leaseMs: config.connectors.CONNECTORS_LEASE_MS,
+      rpcTimeoutMs: gatewayConfig.RPC_TIMEOUT_MS,
+    });
+    // Stopped before the services it calls close; a drain stops it first, so no new turn starts.
+    closers.push(() => connectors.close());
+    drains.push(() => connectors.close());
+    dependencies.connectors = connectors.ready;
+    connectorsTransport = createInProcessTransport(connectors.routes, {
+      serverInterceptors: servedInterceptors(logger, served),
+      clientInterceptors: calls,
+    });
+  } else if (gatewayConfig.CONNECTORS_URL) {
+    const remote = remoteService({
+      url: gatewayConfig.CONNECTORS_URL,
+      name: "connectors service",
+      logger,
+      interceptors: calls,
+    });
+    connectorsTransport = remote.transport;
+    dependencies.connectors = remote.ready;
+  }
+
   const gateway = buildGateway({
     config: gatewayConfig,
     logger,
@@ -186,6 +222,7 @@ export async function composeServer(
       registry: registryTransport,
       conversation: conversationTransport,
       webhooks: webhooksTransport,
+      ...(connectorsTransport ? { connectors: connectorsTransport } : {}),
     },
     dependencies,
     catalogue,

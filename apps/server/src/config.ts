@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { env, parseEnv, z } from "@agentry/config";
+import { type ConnectorSettings, loadConnectorSettings } from "@agentry/connectors";
 import { type ConversationConfig, loadConversationConfig } from "@agentry/conversation";
 import { type GatewayConfig, loadGatewayConfig } from "@agentry/gateway";
 import { loadWebhooksConfig, type WebhooksConfig } from "@agentry/webhooks";
@@ -30,11 +31,14 @@ export interface ServerConfig {
   conversation?: ConversationConfig;
   /** The embedded webhooks service's configuration; absent when WEBHOOKS_URL is set. */
   webhooks?: WebhooksConfig;
+  /** The embedded connectors' settings; absent when CONNECTORS_URL is set. */
+  connectors?: ConnectorSettings;
 }
 
 /**
  * The gateway's variables, and those of each service embedded: the registry unless REGISTRY_URL is set, the
- * conversation service unless CONVERSATION_URL is set, the webhooks service unless WEBHOOKS_URL is set.
+ * conversation service unless CONVERSATION_URL is set, the webhooks service unless WEBHOOKS_URL is set, the
+ * connectors unless CONNECTORS_URL is set.
  */
 export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): ServerConfig {
   const gateway = loadGatewayConfig({ ...source, CONSOLE_DIR: source.CONSOLE_DIR ?? CONSOLE_BUILD });
@@ -50,5 +54,6 @@ export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): Serve
     ...(gateway.WEBHOOKS_URL
       ? {}
       : { webhooks: loadWebhooksConfig({ ...source, DATA_DIR: stores.DATA_DIR }) }),
+    ...(gateway.CONNECTORS_URL ? {} : { connectors: loadConnectorSettings(source) }),
   };
 }

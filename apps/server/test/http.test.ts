@@ -88,7 +88,7 @@ describe("health", () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toEqual({
       status: "ready",
-      dependencies: { conversation: "up", registry: "up", webhooks: "up" },
+      dependencies: { connectors: "up", conversation: "up", registry: "up", webhooks: "up" },
     });
   });
 });

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testing";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import { type Scope, sha256Hex } from "@agentry/core";
 import { ROUTES } from "@agentry/gateway";
@@ -71,9 +72,11 @@ let tenant: Tenant;
 let doc: OpenApiDocument;
 
 let consoleDir: string;
+let telegram: FakeTelegram;
 
 beforeAll(async () => {
   openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
+  telegram = await startFakeTelegram();
   consoleDir = await mkdtemp(join(tmpdir(), "agentry-console-"));
   await mkdir(join(consoleDir, "assets"));
   await writeFile(join(consoleDir, "index.html"), "<!doctype html><title>console</title>");
@@ -85,6 +88,8 @@ beforeAll(async () => {
       OPENAI_API_KEY: "sk-test-openai",
       DEFAULT_MODEL_PROVIDER: "openai",
       ALLOW_PRIVATE_NETWORKS: "true",
+      TELEGRAM_API_URL: telegram.url,
+      CONNECTORS_SYNC_INTERVAL_MS: "250",
     },
     undefined,
     { plugins: [...builtinPlugins, labPlugin] },
@@ -94,6 +99,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h.close();
+  await telegram.close();
   await openai.close();
   await rm(consoleDir, { recursive: true, force: true });
 });
@@ -1121,6 +1127,73 @@ describe("webhooks", () => {
     const over = await call("createWebhook", { key: full.key, body: { url: WEBHOOK_URL, events: ["*"] } });
     expect(over.status).toBe(403);
     expect((over.body as { error: { code: string } }).error.code).toBe("INSUFFICIENT_QUOTA");
+  });
+});
+
+describe("clients", () => {
+  it("lists an agent's platform clients as documented, and 404 for a missing agent", async () => {
+    const agentId = await newAgent();
+    const listed = await call("listAgentClients", { params: { agentId } });
+    expect(listed.status).toBe(200);
+    expect((await call("listAgentClients", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
+  });
+});
+
+describe("connector updates", () => {
+  it("takes a pushed Telegram update with the registered secret, and answers the documented errors", async () => {
+    telegram.addBot("1:openapi-token", "openapi_bot");
+    const created = await call("createAgent", {
+      body: { name: "Hooked", clients: [{ type: "telegram", mode: "webhook" }] },
+    });
+    const agentId = (created.body as { data: { id: string } }).data.id;
+    await call("putAgentSecret", {
+      params: { agentId, name: "TELEGRAM_BOT_TOKEN" },
+      body: { value: "1:openapi-token" },
+    });
+    const deadline = Date.now() + 8_000;
+    while (!telegram.webhook("1:openapi-token") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const secret = telegram.webhook("1:openapi-token")?.secretToken ?? "";
+    const params = { type: "telegram", agentId };
+    const update = {
+      update_id: 1,
+      message: {
+        message_id: 5,
+        date: 0,
+        chat: { id: 9, type: "private" },
+        from: { id: 9, is_bot: false },
+        text: "Hi",
+      },
+    };
+    const headers = { "x-telegram-bot-api-secret-token": secret };
+    const wrong = { "x-telegram-bot-api-secret-token": "wrong" };
+    expect((await call("deliverConnectorUpdate", { params, key: null, body: update, headers })).status).toBe(
+      200,
+    );
+    expect(
+      (await call("deliverConnectorUpdate", { params, key: null, body: update, headers: wrong })).status,
+    ).toBe(401);
+    expect(
+      (
+        await call("deliverConnectorUpdate", {
+          params,
+          key: null,
+          rawBody: "{",
+          headers: { ...headers, "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await call("deliverConnectorUpdate", {
+          params,
+          key: null,
+          rawBody: "hi",
+          headers: { ...headers, "content-type": "text/plain" },
+        })
+      ).status,
+    ).toBe(415);
   });
 });
 

@@ -65,6 +65,7 @@ describe("model", () => {
       "PUT /agents/{agentId}/secrets/{name} agents.secrets.set",
       "DELETE /agents/{agentId}/secrets/{name} agents.secrets.delete",
       "GET /agents/{agentId}/secrets agents.secrets.list",
+      "GET /agents/{agentId}/clients agents.clients.list",
       "POST /api-keys apiKeys.create",
       "GET /api-keys apiKeys.list",
       "DELETE /api-keys/{keyId} apiKeys.revoke",
@@ -80,6 +81,7 @@ describe("model", () => {
           ["agents", "conversations"],
           ["agents", "usage"],
           ["agents", "secrets"],
+          ["agents", "clients"],
         ],
       },
       {
@@ -99,6 +101,12 @@ describe("model", () => {
       { path: ["webhookEndpoints", "deliveries"], description: WEBHOOKS, children: [] },
       { path: ["plugins"], description: PLUGINS, children: [] },
       { path: ["agents", "secrets"], description: PLUGINS, children: [] },
+      {
+        path: ["agents", "clients"],
+        description:
+          "Create, list, read, update and delete agents; import and export elizaOS character files.",
+        children: [],
+      },
       {
         path: ["apiKeys"],
         description: "Manage the account's API keys (scope `keys:manage`).",

@@ -832,6 +832,20 @@ export interface Secret {
   updatedAt: string;
 }
 
+/** One platform client of an agent and how its connector stands. */
+export interface ClientStatus {
+  /** The platform, as named in `clients`. */
+  type: string;
+  /**
+   * `connected`; `connecting` (starting, or another process holds the bot's lease); `stopped` (agent not active,
+   * or a secret missing); `failed` (the platform rejected the token); `inert` (a platform not run).
+   */
+  state: "connected" | "connecting" | "stopped" | "failed" | "inert";
+  connectedAt: string | null;
+  lastEventAt: string | null;
+  lastError: { code: string; message: string; at: string } | null;
+}
+
 /** The answer to a secret's delete. */
 export interface SecretDeleted {
   name: string;

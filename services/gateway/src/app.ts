@@ -2,6 +2,7 @@ import { Router } from "@koa/router";
 import Koa, { type Middleware, type ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { requireScope } from "./http/auth.js";
+import { connectorUpdateRoutes } from "./http/connector-updates.js";
 import { authenticateRequest, consoleSessionRoutes } from "./http/console-session.js";
 import { consoleRoutes } from "./http/console-static.js";
 import { requestFrame } from "./http/frame.js";
@@ -12,6 +13,7 @@ import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
+import { clientRoutes } from "./routes/clients.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
@@ -28,6 +30,7 @@ export const ROUTES: Route[] = [
   ...usageRoutes,
   ...webhookRoutes,
   ...pluginRoutes,
+  ...clientRoutes,
   ...apiKeyRoutes,
 ];
 
@@ -71,6 +74,7 @@ export function buildApp(
   );
   characterSchemaRoute(router);
   consoleSessionRoutes(router, gateway);
+  connectorUpdateRoutes(router, gateway);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of ROUTES) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);

@@ -12,6 +12,8 @@ export const gatewayEnvSchema = z
     CONVERSATION_URL: env.url().optional(),
     /** The webhooks service (HTTP/2 without TLS); the all-in-one server embeds it when unset. */
     WEBHOOKS_URL: env.webhooksUrl(),
+    /** The connectors service (HTTP/2 without TLS); the all-in-one server embeds it when unset. */
+    CONNECTORS_URL: env.url().optional(),
     /** Shared limiter state, so limits are exact across every gateway using it; unset keeps them in memory. */
     REDIS_URL: env.url().optional(),
     /** How long a concurrency slot outlives a gateway that died holding it. */

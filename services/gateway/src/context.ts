@@ -5,6 +5,7 @@ import type { Catalogue } from "@agentry/plugin-kit";
 import type {
   AccountService,
   AgentService,
+  ConnectorService,
   ConversationService,
   IdempotencyService,
   PluginService,
@@ -55,6 +56,8 @@ export interface GatewayContext {
   idempotency: Client<typeof IdempotencyService>;
   conversations: Client<typeof ConversationService>;
   webhooks: Client<typeof WebhookService>;
+  /** Agents' platform clients; absent when no connectors service is configured (nothing runs them then). */
+  connectors?: Client<typeof ConnectorService>;
   /** Agents' secrets (the registry's PluginService). */
   plugins: Client<typeof PluginService>;
   /** The plugins this deployment installs: `GET /v1/plugins` lists them, agents' `plugins` are checked against them. */

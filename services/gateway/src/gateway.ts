@@ -5,6 +5,7 @@ import type { Catalogue } from "@agentry/plugin-kit";
 import {
   AccountService,
   AgentService,
+  ConnectorService,
   ConversationService,
   IdempotencyService,
   PluginService,
@@ -36,7 +37,7 @@ export interface GatewayOptions {
   config: GatewayConfig;
   logger: Logger;
   /** Where each service's RPCs go: h2c to other processes, or in process. */
-  transports: { registry: Transport; conversation: Transport; webhooks: Transport };
+  transports: { registry: Transport; conversation: Transport; webhooks: Transport; connectors?: Transport };
   /** Whether each service the gateway calls answers, as `/readyz` reports it (the limiter's store is added). */
   dependencies: Record<string, () => Promise<boolean>>;
   /** The installed plugins, built by the composition root from `builtinPlugins`. */
@@ -97,6 +98,9 @@ export function buildGateway(options: GatewayOptions): Gateway {
     idempotency: createClient(IdempotencyService, registry),
     conversations,
     webhooks: createClient(WebhookService, webhooks),
+    ...(options.transports.connectors
+      ? { connectors: createClient(ConnectorService, options.transports.connectors) }
+      : {}),
     plugins: createClient(PluginService, registry),
     catalogue: options.catalogue,
     providers,

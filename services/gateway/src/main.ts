@@ -48,6 +48,10 @@ async function main(): Promise<void> {
     logger,
     interceptors,
   });
+  // Optional: without a connectors service, agents' platform clients are reported stopped.
+  const connectors = config.CONNECTORS_URL
+    ? remoteService({ url: config.CONNECTORS_URL, name: "connectors service", logger, interceptors })
+    : undefined;
   const gateway = buildGateway({
     config,
     logger,
@@ -55,8 +59,14 @@ async function main(): Promise<void> {
       registry: registry.transport,
       conversation: conversation.transport,
       webhooks: webhooks.transport,
+      ...(connectors ? { connectors: connectors.transport } : {}),
     },
-    dependencies: { registry: registry.ready, conversation: conversation.ready, webhooks: webhooks.ready },
+    dependencies: {
+      registry: registry.ready,
+      conversation: conversation.ready,
+      webhooks: webhooks.ready,
+      ...(connectors ? { connectors: connectors.ready } : {}),
+    },
     catalogue: new Catalogue(builtinPlugins),
     ...(metrics ? { metrics } : {}),
   });

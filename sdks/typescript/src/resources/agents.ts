@@ -16,6 +16,7 @@ import type {
   ExportedCharacterFile,
   Pagination,
 } from "../types.js";
+import { AgentClients } from "./clients.js";
 import { Conversations } from "./conversations.js";
 import { Messages } from "./messages.js";
 import { idSegment } from "./path.js";
@@ -45,6 +46,8 @@ export class Agents {
   readonly usage: AgentUsage;
   /** An agent's secrets, which its plugins read (scope `plugins:manage`). */
   readonly secrets: AgentSecrets;
+  /** How the agent's platform clients (Telegram, Discord, Slack) stand (scope `agents:read`). */
+  readonly clients: AgentClients;
   readonly #transport: Transport;
 
   /** @internal */
@@ -54,6 +57,7 @@ export class Agents {
     this.conversations = new Conversations(transport);
     this.usage = new AgentUsage(transport);
     this.secrets = new AgentSecrets(transport);
+    this.clients = new AgentClients(transport);
   }
 
   /**

@@ -429,6 +429,41 @@ function serviceOperations(
     },
     ...characterSchemaPath(plain),
     ...consolePaths(plain),
+    "/v1/connectors/{type}/{agentId}": {
+      post: {
+        operationId: "deliverConnectorUpdate",
+        tags: ["Agents"],
+        summary: "A platform's pushed update (Telegram webhook mode)",
+        description:
+          "Where Telegram pushes an agent's updates when its `telegram` client has `mode: \"webhook\"`: the connector registers this URL with the bot (`setWebhook`) and a secret that Telegram repeats in `X-Telegram-Bot-Api-Secret-Token`. No API key: a missing or wrong secret, or an agent whose client is not in webhook mode, is `401`. Answered once the update's message is answered, so Telegram's retry of an update it got no answer to is answered once all the same.",
+        ...noAuth,
+        parameters: [
+          { name: "type", in: "path", required: true, schema: { type: "string", enum: ["telegram"] } },
+          { name: "agentId", in: "path", required: true, schema: { type: "string" } },
+          {
+            name: "X-Telegram-Bot-Api-Secret-Token",
+            in: "header",
+            required: true,
+            schema: { type: "string" },
+            description: "The secret the connector registered with the bot.",
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: { type: "object", description: "A Telegram Update." } } },
+        },
+        responses: {
+          "200": plain("The update was handled.", {
+            "application/json": {
+              schema: { type: "object", required: ["success"], properties: { success: { const: true } } },
+            },
+          }),
+          "400": errorResponse(["INVALID_REQUEST"], "never"),
+          "401": errorResponse(["UNAUTHORIZED"], "never"),
+          "415": errorResponse(["UNSUPPORTED_MEDIA_TYPE"], "never"),
+        },
+      },
+    },
     [DOCS_PATH]: {
       get: {
         operationId: "getDocs",

@@ -519,6 +519,16 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     success: { status: 200, schema: "SecretDeletedResponse", description: "The secret was deleted." },
     errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "SECRET_NOT_FOUND"],
   },
+  "GET /v1/agents/:agentId/clients": {
+    sdk: { resource: ["agents", "clients"], method: "list" },
+    operationId: "listAgentClients",
+    tag: "Agents",
+    summary: "List an agent's platform clients",
+    description:
+      "Each platform the agent's `clients` names, in order, and how its connector stands: `connected` (polling or holding the platform session), `connecting` (starting, or waiting for another process's lease on the bot token), `stopped` (the agent is not active or lacks the platform's secrets, e.g. `TELEGRAM_BOT_TOKEN`), `failed` (the platform rejected the token: the agent is `error` with `CLIENT_AUTH_FAILED` until a PATCH or a new secret) or `inert` (a platform the service does not run).",
+    success: { status: 200, schema: "ClientStatusListResponse", description: "The agent's clients." },
+    errors: ["AGENT_NOT_FOUND"],
+  },
   ...CHARACTER_OPERATION_DOCS,
 };
 

@@ -704,6 +704,25 @@ export const Secret = z
   })
   .meta({ description: "An agent's secret: its name and when it was set. Its value is never shown." });
 
+const ClientStatus = z
+  .object({
+    type: z.string().meta({ description: "The platform, as named in `clients`.", examples: ["telegram"] }),
+    state: z
+      .enum(["connected", "connecting", "stopped", "failed", "inert"])
+      .meta({ description: "How the platform's connector stands." }),
+    connectedAt: timestamp("When it last connected.").nullable(),
+    lastEventAt: timestamp("When it last received a platform message.").nullable(),
+    lastError: z
+      .object({
+        code: z.string().meta({ examples: ["CLIENT_AUTH_FAILED"] }),
+        message: z.string(),
+        at: timestamp("When it happened."),
+      })
+      .nullable()
+      .meta({ description: "The last error the connector met, if any." }),
+  })
+  .meta({ description: "One platform client of an agent and how it stands." });
+
 const SecretDeleted = z.object({
   name: z.string().meta({ description: "The deleted secret's name.", examples: ["MCP_TOKEN"] }),
   deleted: z.literal(true),
@@ -1050,6 +1069,8 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
     ["SecretResponse", success(Secret)],
     ["SecretListResponse", success(z.array(Secret))],
     ["SecretDeletedResponse", success(SecretDeleted)],
+    ["ClientStatus", ClientStatus],
+    ["ClientStatusListResponse", success(z.array(ClientStatus))],
     ["FieldIssue", FieldIssue],
     ["ErrorResponse", ErrorResponse],
     ["Health", Health],

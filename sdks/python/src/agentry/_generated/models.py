@@ -37,6 +37,8 @@ __all__ = [
     "CharacterStyle",
     "ClientIntegration",
     "ClientIntegrationParam",
+    "ClientStatus",
+    "ClientStatusLastError",
     "Conversation",
     "ConversationDeleted",
     "CursorPagination",
@@ -1097,6 +1099,68 @@ ClientIntegrationParam = Mapping[str, Any]
 """Platform integrations: a platform name, or an object with a `type` and that platform's configuration. Keys are
 the API's JSON names. Any keys; those with a meaning: `type`.
 """
+
+
+@dataclass
+class ClientStatus:
+    """One platform client of an agent and how it stands."""
+
+    type: str
+    """The platform, as named in `clients`."""
+    state: Literal["connected", "connecting", "stopped", "failed", "inert"]
+    """How the platform's connector stands."""
+    connected_at: Optional[str]
+    last_event_at: Optional[str]
+    last_error: Optional[ClientStatusLastError]
+    """The last error the connector met, if any."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClientStatus:
+        """Reads the JSON object the API sends."""
+        return cls(
+            type=data["type"],
+            state=data["state"],
+            connected_at=data["connectedAt"],
+            last_event_at=data["lastEventAt"],
+            last_error=None if data["lastError"] is None else ClientStatusLastError.from_dict(data["lastError"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["type"] = self.type
+        out["state"] = self.state
+        out["connectedAt"] = self.connected_at
+        out["lastEventAt"] = self.last_event_at
+        out["lastError"] = None if self.last_error is None else self.last_error.to_dict()
+        return out
+
+
+@dataclass
+class ClientStatusLastError:
+    """The last error the connector met, if any."""
+
+    code: str
+    message: str
+    at: str
+    """When it happened."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClientStatusLastError:
+        """Reads the JSON object the API sends."""
+        return cls(
+            code=data["code"],
+            message=data["message"],
+            at=data["at"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["code"] = self.code
+        out["message"] = self.message
+        out["at"] = self.at
+        return out
 
 
 @dataclass

@@ -47,6 +47,7 @@ from .models import (
     CharacterImportPreview,
     ClientIntegration,
     ClientIntegrationParam,
+    ClientStatus,
     Conversation,
     ConversationDeleted,
     Delivery,
@@ -74,6 +75,7 @@ __all__ = [
     "AsyncAgents",
     "AsyncAgentsUsage",
     "AsyncApiKeys",
+    "AsyncClients",
     "AsyncConversations",
     "AsyncDeliveries",
     "AsyncMessages",
@@ -83,6 +85,7 @@ __all__ = [
     "AsyncUsage",
     "AsyncUsers",
     "AsyncWebhookEndpoints",
+    "Clients",
     "Conversations",
     "Deliveries",
     "Messages",
@@ -1061,6 +1064,53 @@ class Secrets:
         return [Secret.from_dict(x0) for x0 in envelope["data"]]
 
 
+class Clients:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[ClientStatus]:
+        """List an agent's platform clients.
+
+        Each platform the agent's `clients` names, in order, and how its connector stands: `connected`
+        (polling or holding the platform session), `connecting` (starting, or waiting for another process's
+        lease on the bot token), `stopped` (the agent is not active or lacks the platform's secrets, e.g.
+        `TELEGRAM_BOT_TOKEN`), `failed` (the platform rejected the token: the agent is `error` with
+        `CLIENT_AUTH_FAILED` until a PATCH or a new secret) or `inert` (a platform the service does not run).
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/clients")
+        envelope = self._transport.request(spec, options)
+        return [ClientStatus.from_dict(x0) for x0 in envelope["data"]]
+
+
 class Agents:
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
@@ -1074,6 +1124,8 @@ class Agents:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: Secrets
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
+    clients: Clients
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
     def __init__(self, transport: SyncTransport) -> None:
         self._transport = transport
@@ -1081,6 +1133,7 @@ class Agents:
         self.conversations = Conversations(transport)
         self.usage = AgentsUsage(transport)
         self.secrets = Secrets(transport)
+        self.clients = Clients(transport)
 
     def create(
         self,
@@ -3261,6 +3314,53 @@ class AsyncSecrets:
         return [Secret.from_dict(x0) for x0 in envelope["data"]]
 
 
+class AsyncClients:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def list(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[ClientStatus]:
+        """List an agent's platform clients.
+
+        Each platform the agent's `clients` names, in order, and how its connector stands: `connected`
+        (polling or holding the platform session), `connecting` (starting, or waiting for another process's
+        lease on the bot token), `stopped` (the agent is not active or lacks the platform's secrets, e.g.
+        `TELEGRAM_BOT_TOKEN`), `failed` (the platform rejected the token: the agent is `error` with
+        `CLIENT_AUTH_FAILED` until a PATCH or a new secret) or `inert` (a platform the service does not run).
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/clients")
+        envelope = await self._transport.request(spec, options)
+        return [ClientStatus.from_dict(x0) for x0 in envelope["data"]]
+
+
 class AsyncAgents:
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
@@ -3274,6 +3374,8 @@ class AsyncAgents:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: AsyncSecrets
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
+    clients: AsyncClients
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
 
     def __init__(self, transport: AsyncTransport) -> None:
         self._transport = transport
@@ -3281,6 +3383,7 @@ class AsyncAgents:
         self.conversations = AsyncConversations(transport)
         self.usage = AsyncAgentsUsage(transport)
         self.secrets = AsyncSecrets(transport)
+        self.clients = AsyncClients(transport)
 
     async def create(
         self,

@@ -771,6 +771,49 @@ module Agentry
       field :type, "type", :string, required: true
     end
 
+    # One platform client of an agent and how it stands.
+    class ClientStatus < Agentry::Model
+      # @!attribute [r] type
+      #   The platform, as named in `clients`.
+      #   @return [String]
+      field :type, "type", :string, required: true
+
+      # @!attribute [r] state
+      #   How the platform's connector stands. One of `connected`, `connecting`, `stopped`, `failed`,
+      #   `inert`.
+      #   @return [String]
+      field :state, "state", :string, required: true
+
+      # @!attribute [r] connected_at
+      #   @return [Time, nil]
+      field :connected_at, "connectedAt", [:nullable, :time], required: true
+
+      # @!attribute [r] last_event_at
+      #   @return [Time, nil]
+      field :last_event_at, "lastEventAt", [:nullable, :time], required: true
+
+      # @!attribute [r] last_error
+      #   The last error the connector met, if any.
+      #   @return [ClientStatusLastError, nil]
+      field :last_error, "lastError", [:nullable, "ClientStatusLastError"], required: true
+    end
+
+    # The last error the connector met, if any.
+    class ClientStatusLastError < Agentry::Model
+      # @!attribute [r] code
+      #   @return [String]
+      field :code, "code", :string, required: true
+
+      # @!attribute [r] message
+      #   @return [String]
+      field :message, "message", :string, required: true
+
+      # @!attribute [r] at
+      #   When it happened.
+      #   @return [Time]
+      field :at, "at", :time, required: true
+    end
+
     # The history of one (agent, `userId`, `roomId`): messages sent without `userId` or `roomId` share the
     # default one, whose `userId` and `roomId` are `null`.
     class Conversation < Agentry::Model

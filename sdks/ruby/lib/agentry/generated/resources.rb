@@ -74,6 +74,12 @@ module Agentry
         @secrets ||= Secrets.new(@transport)
       end
 
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      # @return [Agents::Clients]
+      def clients
+        @clients ||= Clients.new(@transport)
+      end
+
       # Create an agent.
       #
       # Creates an agent in the caller's account. It starts `active`. `name` is required; omitted arrays are
@@ -1226,6 +1232,43 @@ module Agentry
             :get,
             "/agents/#{path_segment(:agent_id, agent_id)}/secrets",
             type: [:array, "Secret"],
+            options: request_options
+          )
+        end
+      end
+
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      class Clients < Agentry::Resource
+        # List an agent's platform clients.
+        #
+        # Each platform the agent's `clients` names, in order, and how its connector stands: `connected`
+        # (polling or holding the platform session), `connecting` (starting, or waiting for another process's
+        # lease on the bot token), `stopped` (the agent is not active or lacks the platform's secrets, e.g.
+        # `TELEGRAM_BOT_TOKEN`), `failed` (the platform rejected the token: the agent is `error` with
+        # `CLIENT_AUTH_FAILED` until a PATCH or a new secret) or `inert` (a platform the service does not
+        # run).
+        #
+        # Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Array<Models::ClientStatus>]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(agent_id, request_options: nil)
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/clients",
+            type: [:array, "ClientStatus"],
             options: request_options
           )
         end

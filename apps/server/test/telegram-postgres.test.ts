@@ -1,0 +1,118 @@
+import { randomBytes } from "node:crypto";
+import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testing";
+import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
+import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, startHarness } from "./harness.js";
+
+/*
+ * Two servers on one Postgres database, as two replicas would run: both run the agent's Telegram connector, one
+ * polls the bot at a time by lease, and every message is answered once.
+ */
+
+let openai: FakeProviderServer<OpenAIChatBody>;
+let telegram: FakeTelegram;
+let db: TestDatabase;
+let a: Harness | undefined;
+let b: Harness | undefined;
+
+beforeAll(async () => {
+  openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
+  telegram = await startFakeTelegram();
+  db = await openTestDatabase();
+}, 60_000);
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await db?.close();
+  await telegram?.close();
+  await openai?.close();
+});
+
+async function until<T>(read: () => T, done: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("Telegram on two servers sharing Postgres", () => {
+  it("polls each bot from one process at a time and answers every message once", async () => {
+    const env = {
+      OPENAI_BASE_URL: openai.baseURL,
+      OPENAI_API_KEY: "sk-test-openai",
+      DEFAULT_MODEL_PROVIDER: "openai",
+      TELEGRAM_API_URL: telegram.url,
+      CONNECTORS_SYNC_INTERVAL_MS: "250",
+      CONNECTORS_LEASE_MS: "3000",
+      DATABASE_URL: await db.createDatabase(),
+      // Both registries open the same sealed secrets.
+      SECRETS_KEY: randomBytes(32).toString("base64"),
+    };
+    a = await startHarness(env);
+    b = await startHarness(env);
+    const tenant = await a.tenant();
+    const token = "1:two-servers";
+    telegram.addBot(token, "two_servers_bot");
+    const created = await a.request<{ data: { id: string } }>("POST", "/v1/agents", {
+      key: tenant.key,
+      body: { name: "Twice", clients: ["telegram"] },
+    });
+    await a.request("PUT", `/v1/agents/${created.body.data.id}/secrets/TELEGRAM_BOT_TOKEN`, {
+      key: tenant.key,
+      body: { value: token },
+    });
+    await until(
+      () => telegram.activePolls(token),
+      (n) => n > 0,
+    );
+    // Both servers run the connector; the other waits on the lease.
+    const states = async (on: Harness) =>
+      (
+        await on.request<{ data: { state: string }[] }>("GET", `/v1/agents/${created.body.data.id}/clients`, {
+          key: tenant.key,
+        })
+      ).body.data[0]?.state;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const both = [await states(a), await states(b)].sort();
+    expect(both).toEqual(["connected", "connecting"]);
+
+    const sentIds = [1, 2, 3].map(
+      (n) => telegram.send(token, { chat: { id: 700 + n, type: "private" }, text: `Message ${n}` }).messageId,
+    );
+    await until(
+      () => telegram.sent(token).length,
+      (n) => n >= 3,
+    );
+    await until(
+      () => telegram.pending(token),
+      (n) => n === 0,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(
+      telegram
+        .sent(token)
+        .map((message) => message.replyTo)
+        .sort(),
+    ).toEqual(sentIds.sort());
+    expect(openai.requests).toHaveLength(3);
+    expect(telegram.activePolls(token)).toBeLessThanOrEqual(1);
+
+    // The poller goes; the other process takes the bot over and answers what comes next.
+    const holder = (await states(a)) === "connected" ? a : b;
+    const other = holder === a ? b : a;
+    await holder.close();
+    if (holder === a) a = undefined;
+    else b = undefined;
+    const { messageId } = telegram.send(token, { chat: { id: 799, type: "private" }, text: "Still there?" });
+    await until(
+      () => telegram.sent(token).filter((message) => message.replyTo === messageId).length,
+      (n) => n === 1,
+      15_000,
+    );
+    expect(await states(other)).toBe("connected");
+  });
+});

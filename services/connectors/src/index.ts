@@ -1,0 +1,25 @@
+export {
+  type ConnectorSettings,
+  type ConnectorsConfig,
+  connectorSettingsSchema,
+  connectorsEnvSchema,
+  loadConfig as loadConnectorsConfig,
+  loadConnectorSettings,
+} from "./config.js";
+export { type BuildConnectorsOptions, buildConnectors, type Connectors } from "./connectors.js";
+export {
+  answers,
+  type ClientConfig,
+  clientTypes,
+  PLATFORM_SECRETS,
+  type Platform,
+  RUN_PLATFORMS,
+  runClients,
+} from "./domain/clients.js";
+export { MESSAGE_LIMITS, splitReply } from "./domain/split.js";
+export { APOLOGY, CLIENT_AUTH_FAILED, type ClientState, type ClientStatus } from "./domain/status.js";
+export type { Connector, ConnectorContext, PlatformDriver, RunTurn, TurnRequest } from "./platform.js";
+export { type ConnectorStoreOptions, openConnectorStore } from "./store/open.js";
+export type * from "./store/types.js";
+export { ConnectorSupervisor, type SupervisorOptions } from "./supervisor.js";
+export { retryAfterRateLimit, type TelegramOptions, telegramDriver } from "./telegram/connector.js";

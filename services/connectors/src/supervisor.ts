@@ -1,0 +1,284 @@
+import { createHash } from "node:crypto";
+import { AppError } from "@agentry/errors";
+import type { Logger } from "@agentry/logging";
+import {
+  type AccountService,
+  type Agent,
+  type AgentService,
+  AgentSpecSchema,
+  AgentStatus,
+  type ConversationService,
+  type PluginService,
+  StatusReasonSchema,
+} from "@agentry/proto";
+import { create, toJson, toJsonString } from "@bufbuild/protobuf";
+import { timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import { type ClientConfig, PLATFORM_SECRETS, type Platform, runClients } from "./domain/clients.js";
+import { CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
+import type { Connector, PlatformDriver, TurnRequest } from "./platform.js";
+import type { ConnectorStore } from "./store/types.js";
+
+export interface SupervisorOptions {
+  accounts: Client<typeof AccountService>;
+  agents: Client<typeof AgentService>;
+  secrets: Client<typeof PluginService>;
+  conversations: Client<typeof ConversationService>;
+  store: ConnectorStore;
+  drivers: readonly PlatformDriver[];
+  logger: Logger;
+  /** This process, as lease holder. */
+  holder: string;
+  /** The gateway's public origin (PUBLIC_BASE_URL): platforms push webhook-mode updates under it. */
+  publicBaseUrl?: string | undefined;
+  /** How often agents are read again; a change takes effect within this (plus a stop). */
+  syncIntervalMs?: number;
+  rpcTimeoutMs?: number;
+}
+
+interface Running {
+  connector: Connector;
+  /** What the connector was started from: a change of any of it restarts the connector. */
+  fingerprint: string;
+  /** The agent's record as last read, for its turns. */
+  agent: Agent;
+}
+
+const DEFAULT_SYNC_INTERVAL_MS = 2_000;
+const PAGE_SIZE = 100;
+
+/**
+ * Keeps one connector running per agent and platform while the agent is active, lists the platform in `clients`
+ * and holds the platform's secrets; stops it when any of these ends. It reads agents from the registry on a short
+ * interval (and at once when `kick`ed), so deactivation, delete, a changed `clients` and a deleted secret all take
+ * effect within seconds.
+ */
+export class ConnectorSupervisor {
+  private readonly running = new Map<string, Running>();
+  private timer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  start(): void {
+    const tick = () => {
+      this.kick();
+      if (!this.stopped)
+        this.timer = setTimeout(tick, this.options.syncIntervalMs ?? DEFAULT_SYNC_INTERVAL_MS);
+    };
+    tick();
+  }
+
+  /** Reads agents again now (after an agent or secret change); a read in progress is followed by another. */
+  kick(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.syncing) {
+      this.again = true;
+      return this.syncing;
+    }
+    this.syncing = this.sync()
+      .catch((error: unknown) => {
+        this.options.logger.warn(
+          { err: error },
+          "could not read agents for connectors; trying again shortly",
+        );
+      })
+      .finally(() => {
+        this.syncing = undefined;
+        if (this.again) {
+          this.again = false;
+          void this.kick();
+        }
+      });
+    return this.syncing;
+  }
+
+  /** The state of each of the agent's clients (the types its `clients` names), run here or not. */
+  clients(agentId: string, types: readonly string[]): ClientStatus[] {
+    return types.map((type) => {
+      const running = this.running.get(`${agentId}:${type}`);
+      if (running) return running.connector.status();
+      const runnable = this.options.drivers.some((driver) => driver.type === type);
+      return {
+        type,
+        state: runnable ? "stopped" : "inert",
+        connectedAt: null,
+        lastEventAt: null,
+        lastError: null,
+      };
+    });
+  }
+
+  /** Hands a pushed update to the agent's connector; UNAUTHORIZED when none takes updates or the secret is wrong. */
+  async deliver(type: string, agentId: string, secretToken: string, body: string): Promise<void> {
+    const running = this.running.get(`${agentId}:${type}`);
+    if (!running?.connector.receive) {
+      throw new AppError("UNAUTHORIZED", `No ${type} connector of this agent takes pushed updates.`);
+    }
+    await running.connector.receive(secretToken, body);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.syncing;
+    await Promise.all([...this.running.values()].map((running) => running.connector.stop()));
+    this.running.clear();
+  }
+
+  private async sync(): Promise<void> {
+    const { options } = this;
+    const call = { timeoutMs: options.rpcTimeoutMs ?? 10_000 };
+    const wanted = new Map<string, { agent: Agent; config: ClientConfig; secrets: Record<string, string> }>();
+    const { accounts } = await options.accounts.listAccounts({}, call);
+    for (const account of accounts) {
+      for (let page = 1; ; page++) {
+        const { agents, totalSize } = await options.agents.listAgents(
+          { accountId: account.id, page, pageSize: PAGE_SIZE },
+          call,
+        );
+        for (const agent of agents) {
+          const clients = agent.spec?.clients ? toJson(ValueSchema, agent.spec.clients) : null;
+          if (!runnable(agent)) continue;
+          const configs = runClients(clients).filter((config) =>
+            options.drivers.some((driver) => driver.type === config.type),
+          );
+          if (configs.length === 0) continue;
+          const names = [...new Set(configs.flatMap((config) => PLATFORM_SECRETS[config.type]))];
+          const { values } = await options.secrets.revealSecrets(
+            { accountId: account.id, agentId: agent.id, names },
+            call,
+          );
+          for (const config of configs) {
+            const needed = PLATFORM_SECRETS[config.type];
+            if (!needed.every((name) => values[name])) continue;
+            const secrets = Object.fromEntries(needed.map((name) => [name, values[name] ?? ""]));
+            wanted.set(`${agent.id}:${config.type}`, { agent, config, secrets });
+          }
+        }
+        if (page * PAGE_SIZE >= totalSize || agents.length === 0) break;
+      }
+    }
+    if (this.stopped) return;
+
+    const stops: Promise<void>[] = [];
+    for (const [key, running] of this.running) {
+      const want = wanted.get(key);
+      if (want && fingerprintOf(want) === running.fingerprint) {
+        running.agent = want.agent;
+        continue;
+      }
+      this.running.delete(key);
+      stops.push(running.connector.stop());
+    }
+    await Promise.all(stops);
+    for (const [key, want] of wanted) {
+      if (this.running.has(key)) continue;
+      this.launch(key, want.agent, want.config, want.secrets);
+    }
+  }
+
+  private launch(key: string, agent: Agent, config: ClientConfig, secrets: Record<string, string>): void {
+    const { options } = this;
+    const driver = options.drivers.find((candidate) => candidate.type === config.type);
+    if (!driver) return;
+    const logger = options.logger.child({ agentId: agent.id, client: config.type });
+    const entry: Running = {
+      agent,
+      fingerprint: fingerprintOf({ agent, config, secrets }),
+      connector: undefined as unknown as Connector,
+    };
+    entry.connector = driver.start({
+      agentId: agent.id,
+      config,
+      secrets,
+      store: options.store,
+      logger,
+      holder: options.holder,
+      webhookUrl: options.publicBaseUrl
+        ? `${options.publicBaseUrl.replace(/\/+$/, "")}/v1/connectors/${config.type}/${agent.id}`
+        : undefined,
+      runTurn: (request) => this.runTurn(entry, config.type, request),
+      authFailed: (message) => {
+        logger.warn({ reason: message }, "platform rejected the agent's credentials; connector stopped");
+        void this.reportHealth(entry.agent, message);
+      },
+      authAccepted: () => {
+        if (entry.agent.statusReason?.code === CLIENT_AUTH_FAILED) void this.reportHealth(entry.agent, null);
+      },
+    });
+    this.running.set(key, entry);
+    logger.info("connector started");
+  }
+
+  private async runTurn(
+    entry: Running,
+    platform: Platform,
+    request: TurnRequest,
+  ): Promise<string | undefined> {
+    const { agent } = entry;
+    try {
+      const { reply } = await this.options.conversations.sendMessage({
+        accountId: agent.accountId,
+        agent,
+        text: request.text,
+        userId: request.userId,
+        roomId: request.roomId,
+        context: { source: { ...request.source, platform } },
+        // The platform message's key: a message read again after a restart finds its stored exchange instead of
+        // calling the model a second time.
+        idempotencyKeyHash: createHash("sha256").update(request.messageKey).digest("hex"),
+      });
+      return reply?.text;
+    } catch (error) {
+      // The conversation service recorded the failure (message.failed); the user gets one apology.
+      this.options.logger.warn({ err: error, agentId: agent.id }, "turn from a platform message failed");
+      return undefined;
+    }
+  }
+
+  private async reportHealth(agent: Agent, failure: string | null): Promise<void> {
+    try {
+      const { agent: after } = await this.options.agents.reportAgentHealth({
+        accountId: agent.accountId,
+        id: agent.id,
+        ...(failure
+          ? {
+              failure: create(StatusReasonSchema, {
+                code: CLIENT_AUTH_FAILED,
+                message: failure,
+                time: timestampNow(),
+              }),
+            }
+          : {}),
+      });
+      if (after) {
+        for (const running of this.running.values()) if (running.agent.id === agent.id) running.agent = after;
+      }
+    } catch (error) {
+      this.options.logger.warn({ err: error, agentId: agent.id }, "could not report the agent's health");
+    }
+  }
+}
+
+/**
+ * Active agents run their connectors; so do agents in `error` for rejected credentials, whose connector is tried
+ * again once the agent or its secret changes (the fingerprint).
+ */
+function runnable(agent: Agent): boolean {
+  if (agent.status === AgentStatus.ACTIVE) return true;
+  return agent.status === AgentStatus.ERROR && agent.statusReason?.code === CLIENT_AUTH_FAILED;
+}
+
+function fingerprintOf(want: {
+  agent: Agent;
+  config: ClientConfig;
+  secrets: Record<string, string>;
+}): string {
+  const spec = want.agent.spec ? toJsonString(AgentSpecSchema, want.agent.spec) : "";
+  return createHash("sha256")
+    .update(JSON.stringify([want.config, want.secrets, spec, want.agent.status]))
+    .digest("hex");
+}

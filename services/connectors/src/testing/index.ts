@@ -1,0 +1,2 @@
+export { connectorStoreContract, type OpenConnectorStore } from "./store-contract.js";
+export { type FakeTelegram, type FakeTelegramMessage, startFakeTelegram } from "./telegram.js";
