@@ -1,6 +1,6 @@
-/** The platforms the service runs; any other name in `clients` is kept, inert. */
-export const RUN_PLATFORMS = ["telegram", "discord", "slack"] as const;
-export type Platform = (typeof RUN_PLATFORMS)[number];
+import { isPlatform, type Platform } from "@agentry/core";
+
+export { clientTypes, type Platform, RUN_PLATFORMS } from "@agentry/core";
 
 export type RespondIn = "direct" | "mentions" | "all";
 
@@ -20,9 +20,6 @@ export const PLATFORM_SECRETS: Record<Platform, readonly string[]> = {
   discord: ["DISCORD_BOT_TOKEN"],
   slack: ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"],
 };
-
-const isPlatform = (name: unknown): name is Platform =>
-  typeof name === "string" && (RUN_PLATFORMS as readonly string[]).includes(name);
 
 /**
  * Reads an agent's `clients` (JSON, as the registry stores it): a list of platform names or `{type, ...config}`.
@@ -46,22 +43,6 @@ export function runClients(clients: unknown): ClientConfig[] {
     });
   }
   return configs;
-}
-
-/** Every item's type, run or not: what the clients route lists. */
-export function clientTypes(clients: unknown): string[] {
-  if (!Array.isArray(clients)) return [];
-  const types: string[] = [];
-  for (const item of clients) {
-    const type =
-      typeof item === "string"
-        ? item
-        : item !== null && typeof item === "object"
-          ? (item as Record<string, unknown>).type
-          : undefined;
-    if (typeof type === "string" && !types.includes(type)) types.push(type);
-  }
-  return types;
 }
 
 /** What an inbound message is, as far as deciding whether to answer it goes. */

@@ -1,12 +1,9 @@
-import { isId } from "@agentry/core";
+import { clientTypes, isId, isPlatform } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { ClientState, type ClientStatus } from "@agentry/proto";
 import { toJson } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { HandlerInput, Route } from "./table.js";
-
-/** The platforms a connectors service runs (decisions.md, "Platform connectors"); other names are inert. */
-const RUN_PLATFORMS = new Set(["telegram", "discord", "slack"]);
 
 const STATE_NAMES: Record<ClientState, string> = {
   [ClientState.UNSPECIFIED]: "stopped",
@@ -16,22 +13,6 @@ const STATE_NAMES: Record<ClientState, string> = {
   [ClientState.FAILED]: "failed",
   [ClientState.INERT]: "inert",
 };
-
-/** The platform names an agent's `clients` lists, in order, once each: a name or `{type, ...config}`. */
-function clientTypes(clients: unknown): string[] {
-  if (!Array.isArray(clients)) return [];
-  const types: string[] = [];
-  for (const item of clients) {
-    const type =
-      typeof item === "string"
-        ? item
-        : item !== null && typeof item === "object"
-          ? (item as Record<string, unknown>).type
-          : undefined;
-    if (typeof type === "string" && !types.includes(type)) types.push(type);
-  }
-  return types;
-}
 
 const iso = (time: Timestamp | undefined) => (time ? timestampDate(time).toISOString() : null);
 
@@ -62,7 +43,7 @@ async function listClients(input: HandlerInput): Promise<void> {
       success: true,
       data: types.map((type) => ({
         type,
-        state: RUN_PLATFORMS.has(type) ? "stopped" : "inert",
+        state: isPlatform(type) ? "stopped" : "inert",
         connectedAt: null,
         lastEventAt: null,
         lastError: null,
