@@ -7,7 +7,9 @@ import {
   layoutShift,
   newContext,
   type RunningServer,
+  request,
   screenshot,
+  seedAccount,
   startReceiver,
   startServer,
 } from "./harness.js";
@@ -22,14 +24,8 @@ let context: BrowserContext;
 let page: Page;
 const ACCOUNT = "console-e2e";
 
-async function api(method: string, path: string, key: string, body?: unknown) {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> | null };
-}
+const api = (method: string, path: string, key: string, body?: unknown) =>
+  request(server, key, method, path, body);
 
 async function go(path: string) {
   await page.goto(`${server.url}/console${path}`);
@@ -46,28 +42,7 @@ const pageProblems: string[] = [];
 
 beforeAll(async () => {
   server = await startServer();
-  // Enterprise limits, so that a run of many requests never meets the standard 60 a minute.
-  const limits = [
-    "requestsPerMinute",
-    "createPerMinute",
-    "listPerMinute",
-    "getPerMinute",
-    "updatePerMinute",
-    "deletePerMinute",
-    "messagesPerMinute",
-  ];
-  await server.cli([
-    "accounts",
-    "create",
-    ACCOUNT,
-    "--tier",
-    "enterprise",
-    ...limits.flatMap((name) => ["--limit", `${name}=100000`]),
-  ]);
-  adminKey = (await server.cli(["keys", "create", "--account", ACCOUNT, "--name", "e2e-admin"]))
-    .trim()
-    .split("\n")
-    .at(-1)!;
+  adminKey = await seedAccount(server, ACCOUNT);
   browser = await launchBrowser();
   context = await newContext(browser);
   context.on("page", (opened) => watch(opened));

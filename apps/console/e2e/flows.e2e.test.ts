@@ -1,6 +1,14 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, newContext, type RunningServer, screenshot, startServer } from "./harness.js";
+import {
+  launchBrowser,
+  newContext,
+  type RunningServer,
+  request,
+  screenshot,
+  seedAccount,
+  startServer,
+} from "./harness.js";
 
 /**
  * What a first-time user meets around the edges of the console, in Chromium against the real server: a second
@@ -12,14 +20,7 @@ let browser: Browser;
 let adminKey = "";
 const ACCOUNT = "console-flows";
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${adminKey}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> | null };
-}
+const api = (method: string, path: string, body?: unknown) => request(server, adminKey, method, path, body);
 
 async function newAgent(name: string): Promise<string> {
   const created = await api("POST", "/v1/agents", { name, modelProvider: "openai" });
@@ -38,25 +39,7 @@ async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
 
 beforeAll(async () => {
   server = await startServer();
-  const limits = [
-    "requestsPerMinute",
-    "createPerMinute",
-    "listPerMinute",
-    "getPerMinute",
-    "messagesPerMinute",
-  ];
-  await server.cli([
-    "accounts",
-    "create",
-    ACCOUNT,
-    "--tier",
-    "enterprise",
-    ...limits.flatMap((name) => ["--limit", `${name}=100000`]),
-  ]);
-  adminKey = (await server.cli(["keys", "create", "--account", ACCOUNT, "--name", "flows-admin"]))
-    .trim()
-    .split("\n")
-    .at(-1)!;
+  adminKey = await seedAccount(server, ACCOUNT);
   browser = await launchBrowser();
 }, 120_000);
 

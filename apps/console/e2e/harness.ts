@@ -105,6 +105,55 @@ export async function startServer(): Promise<RunningServer> {
   };
 }
 
+/** Every rate limit an account has, by the names the CLI's `--limit` takes. */
+const RATE_LIMITS = [
+  "requestsPerMinute",
+  "createPerMinute",
+  "listPerMinute",
+  "getPerMinute",
+  "updatePerMinute",
+  "deletePerMinute",
+  "messagesPerMinute",
+];
+
+/**
+ * An enterprise account whose rate limits are all 100,000 a minute but those given, so that a run of many requests
+ * meets none it does not mean to, and a full-access key of it (its secret).
+ */
+export async function seedAccount(
+  server: RunningServer,
+  account: string,
+  limits: Record<string, number> = {},
+): Promise<string> {
+  const values = { ...Object.fromEntries(RATE_LIMITS.map((name) => [name, 100_000])), ...limits };
+  await server.cli([
+    "accounts",
+    "create",
+    account,
+    "--tier",
+    "enterprise",
+    ...Object.entries(values).flatMap(([name, value]) => ["--limit", `${name}=${value}`]),
+  ]);
+  const printed = await server.cli(["keys", "create", "--account", account, "--name", `${account}-admin`]);
+  return printed.trim().split("\n").at(-1)!;
+}
+
+/** A call of the server's API with a key: its status and its parsed body (null when it has none). */
+export async function request(
+  server: RunningServer,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> | null }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> | null };
+}
+
 /** Headless Chromium with the flags that keep it off the network it must not reach. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({

@@ -7,7 +7,9 @@ import {
   launchBrowser,
   newContext,
   type RunningServer,
+  request,
   screenshot,
+  seedAccount,
   startServer,
 } from "./harness.js";
 
@@ -23,14 +25,7 @@ let page: Page;
 const ACCOUNT = "console-polish";
 let adminKey = "";
 
-async function api(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${adminKey}`, ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, unknown> | null };
-}
+const api = (method: string, path: string, body?: unknown) => request(server, adminKey, method, path, body);
 
 async function go(path: string, on: Page = page) {
   await on.goto(`${server.url}/console${path}`);
@@ -53,28 +48,7 @@ async function createAgent(name: string): Promise<string> {
 beforeAll(async () => {
   server = await startServer();
   // Every limit high but agent creation, which is 20 a minute: the smallest bucket of a request.
-  const limits = [
-    "requestsPerMinute",
-    "listPerMinute",
-    "getPerMinute",
-    "updatePerMinute",
-    "deletePerMinute",
-    "messagesPerMinute",
-  ];
-  await server.cli([
-    "accounts",
-    "create",
-    ACCOUNT,
-    "--tier",
-    "enterprise",
-    ...limits.flatMap((name) => ["--limit", `${name}=100000`]),
-    "--limit",
-    "createPerMinute=20",
-  ]);
-  adminKey = (await server.cli(["keys", "create", "--account", ACCOUNT, "--name", "polish-admin"]))
-    .trim()
-    .split("\n")
-    .at(-1)!;
+  adminKey = await seedAccount(server, ACCOUNT, { createPerMinute: 20 });
   browser = await launchBrowser();
   context = await newContext(browser);
   page = await signIn(context);
