@@ -131,7 +131,13 @@ describe("Slack", () => {
     const chatter = messageEvent({ channel: "C200", channel_type: "channel", text: "just chatting" });
     const fromBot = messageEvent({ channel: "C200", text: `<@${bot.userId}> hi`, bot_id: "BOTHER" });
     const own = messageEvent({ channel: "C200", text: "my own words", user: bot.userId });
-    for (const event of [chatter, fromBot, own]) expect((await deliver(bot.id, event.body)).status).toBe(200);
+    const edited = messageEvent({
+      channel: "C200",
+      text: `<@${bot.userId}> edited`,
+      subtype: "message_changed",
+    });
+    for (const event of [chatter, fromBot, own, edited])
+      expect((await deliver(bot.id, event.body)).status).toBe(200);
     expect(slack.posts(bot.token)).toEqual([]);
 
     const mention = messageEvent({

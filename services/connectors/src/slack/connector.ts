@@ -18,6 +18,11 @@ export const SLACK_MAX_SIGNATURE_AGE_SECONDS = 5 * 60;
 const AUTH_BACKOFF_MS = 2_000;
 /** auth.test errors that mean the token itself is bad, not that Slack is unreachable. */
 const REJECTED_TOKEN = new Set(["invalid_auth", "not_authed", "account_inactive", "token_revoked"]);
+/**
+ * Message subtypes a person still wrote (with a file, or a thread reply also sent to the channel); the others are
+ * edits, deletions, joins and bots.
+ */
+const PERSON_SUBTYPES = new Set(["file_share", "thread_broadcast"]);
 
 /** The `X-Slack-Signature` of a body: `v0=` and the hex HMAC-SHA256 of `v0:<timestamp>:<body>` under the secret. */
 export function slackSignature(signingSecret: string, timestamp: string, body: string): string {
@@ -133,7 +138,8 @@ class SlackConnector implements Connector {
       throw new AppError("AGENT_UNAVAILABLE", "The agent's Slack client is still connecting; retry shortly.");
     }
     const event = payload.event;
-    if ((event.type !== "message" && event.type !== "app_mention") || event.subtype !== undefined) return;
+    if (event.type !== "message" && event.type !== "app_mention") return;
+    if (event.subtype !== undefined && !PERSON_SUBTYPES.has(event.subtype)) return;
     const { text, channel, ts } = event;
     if (!text || !channel || !ts) return;
     const messageKey = `slack:${me.userId}:${channel}:${event.client_msg_id ?? ts}`;
