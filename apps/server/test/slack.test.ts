@@ -240,5 +240,18 @@ describe("Slack", () => {
       (data) => data.status === "error",
     );
     expect(agent.statusReason?.code).toBe("CLIENT_AUTH_FAILED");
+    const clients = await h.request<ClientsAnswer>("GET", `/v1/agents/${id}/clients`, { key: tenant.key });
+    expect(clients.body.data[0]).toMatchObject({ type: "slack", state: "failed" });
+    expect(clients.body.data[0]?.lastError?.code).toBe("CLIENT_AUTH_FAILED");
+
+    // A valid token starts it again, and the agent is active once Slack accepts it.
+    slack.addBot("xoxb-renewed", "URENEWED");
+    await putSecret(id, "SLACK_BOT_TOKEN", "xoxb-renewed");
+    await until(
+      async () =>
+        (await h.request<{ data: { status: string } }>("GET", `/v1/agents/${id}`, { key: tenant.key })).body
+          .data,
+      (data) => data.status === "active",
+    );
   });
 });

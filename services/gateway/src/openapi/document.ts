@@ -495,6 +495,7 @@ function serviceOperations(
           "400": errorResponse(["INVALID_REQUEST"], "never"),
           "401": errorResponse(["UNAUTHORIZED"], "never"),
           "415": errorResponse(["UNSUPPORTED_MEDIA_TYPE"], "never"),
+          "503": errorResponse(["AGENT_UNAVAILABLE"], "never"),
         },
       },
     },
