@@ -220,6 +220,36 @@ describe("Slack", () => {
     expect(openai.requests).toHaveLength(0);
   });
 
+  it("answers 503 to an event before Slack accepted the token, so Slack sends it again, and then answers it", async () => {
+    const token = `xoxb-slow-${Date.now()}`;
+    slack.addBot(token, "USLOW");
+    slack.rateLimit("auth.test", 1);
+    const before = slack.calls("auth.test").length;
+    const created = await h.request<{ data: { id: string } }>("POST", "/v1/agents", {
+      key: tenant.key,
+      body: { name: "Slow start", clients: ["slack"] },
+    });
+    const id = created.body.data.id;
+    await putSecret(id, "SLACK_BOT_TOKEN", token);
+    await putSecret(id, "SLACK_SIGNING_SECRET", SIGNING_SECRET);
+    await until(
+      () => slack.calls("auth.test").slice(before),
+      (calls) => calls[0]?.status === 429,
+    );
+    openai.reply("Now I know who I am.");
+    const { body } = messageEvent({ channel: "D500", channel_type: "im", text: "Early" });
+    const early = await deliver(id, body);
+    expect(early.status).toBe(503);
+    expect(early.body.error?.code).toBe("AGENT_UNAVAILABLE");
+    await until(
+      async () =>
+        (await h.request<ClientsAnswer>("GET", `/v1/agents/${id}/clients`, { key: tenant.key })).body,
+      (answer) => answer.data?.[0]?.state === "connected",
+    );
+    expect((await deliver(id, body, { "x-slack-retry-num": "1" })).status).toBe(200);
+    expect(slack.posts(token).map((post) => post.text)).toEqual(["Now I know who I am."]);
+  });
+
   it("marks the agent error with CLIENT_AUTH_FAILED for a rejected token", async () => {
     const created = await h.request<{ data: { id: string } }>("POST", "/v1/agents", {
       key: tenant.key,
