@@ -182,7 +182,7 @@ export async function composeServer(
 
   let connectorsTransport: Transport | undefined;
   if (config.connectors) {
-    // Platform connectors (Telegram) read agents from the registry and send turns to the conversation service,
+    // Platform connectors (Telegram, Slack) read agents from the registry and send turns to the conversation service,
     // embedded or not, as the gateway does.
     const connectors = await buildConnectors({
       dataDir: config.dataDir,
@@ -191,6 +191,7 @@ export async function composeServer(
       registry: registryTransport!,
       conversation: conversationTransport,
       telegramApiUrl: config.connectors.TELEGRAM_API_URL,
+      slackApiUrl: config.connectors.SLACK_API_URL,
       publicBaseUrl: gatewayConfig.PUBLIC_BASE_URL,
       syncIntervalMs: config.connectors.CONNECTORS_SYNC_INTERVAL_MS,
       leaseMs: config.connectors.CONNECTORS_LEASE_MS,

@@ -5,6 +5,8 @@ import { metricsEnv } from "@agentry/observability";
 export const connectorSettingsSchema = z.object({
   /** The Telegram Bot API's root; Telegram's own by default. */
   TELEGRAM_API_URL: z.string().url().optional(),
+  /** The Slack Web API's root, ending in `/`; Slack's own by default. */
+  SLACK_API_URL: z.string().url().optional(),
   /** How often agents are read again for changes to their clients, status and secrets. */
   CONNECTORS_SYNC_INTERVAL_MS: z.coerce.number().int().min(200).max(5_000).default(2_000),
   /** How long a poller's lease on a bot token holds; another process takes over within it after a crash. */

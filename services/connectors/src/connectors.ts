@@ -6,6 +6,7 @@ import { type ConnectRouter, createClient, type Transport } from "@connectrpc/co
 import type { ClientStatus } from "./domain/status.js";
 import type { PlatformDriver } from "./platform.js";
 import { connectorsRoutes } from "./rpc/routes.js";
+import { slackDriver } from "./slack/connector.js";
 import { openConnectorStore } from "./store/open.js";
 import type { Clock, ConnectorStore } from "./store/types.js";
 import { ConnectorSupervisor } from "./supervisor.js";
@@ -40,12 +41,14 @@ export interface BuildConnectorsOptions {
   publicBaseUrl?: string | undefined;
   /** TELEGRAM_API_URL: the Bot API's root; Telegram's own by default. */
   telegramApiUrl?: string | undefined;
+  /** SLACK_API_URL: the Slack Web API's root; Slack's own by default. */
+  slackApiUrl?: string | undefined;
   syncIntervalMs?: number;
   leaseMs?: number;
   rpcTimeoutMs?: number;
   /** How long one Telegram long poll waits, in seconds (25 by default). */
   telegramPollTimeoutSeconds?: number;
-  /** The platforms run; Telegram by default. */
+  /** The platforms run; Telegram and Slack by default. */
   drivers?: readonly PlatformDriver[];
   clock?: Clock;
 }
@@ -74,6 +77,7 @@ export async function buildConnectors(options: BuildConnectorsOptions): Promise<
         ? { pollTimeoutSeconds: options.telegramPollTimeoutSeconds }
         : {}),
     }),
+    slackDriver({ apiUrl: options.slackApiUrl }),
   ];
   const supervisor = new ConnectorSupervisor({
     accounts: createClient(AccountService, options.registry),

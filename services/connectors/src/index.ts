@@ -19,6 +19,7 @@ export {
 export { MESSAGE_LIMITS, splitReply } from "./domain/split.js";
 export { APOLOGY, CLIENT_AUTH_FAILED, type ClientState, type ClientStatus } from "./domain/status.js";
 export type { Connector, ConnectorContext, PlatformDriver, RunTurn, TurnRequest } from "./platform.js";
+export { type SlackOptions, slackDriver, slackSignature } from "./slack/connector.js";
 export { type ConnectorStoreOptions, openConnectorStore } from "./store/open.js";
 export type * from "./store/types.js";
 export { ConnectorSupervisor, type SupervisorOptions } from "./supervisor.js";

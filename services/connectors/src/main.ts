@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     registry: registry.transport,
     conversation: conversation.transport,
     telegramApiUrl: config.TELEGRAM_API_URL,
+    slackApiUrl: config.SLACK_API_URL,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     syncIntervalMs: config.CONNECTORS_SYNC_INTERVAL_MS,
     leaseMs: config.CONNECTORS_LEASE_MS,

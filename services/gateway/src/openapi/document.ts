@@ -433,34 +433,69 @@ function serviceOperations(
       post: {
         operationId: "deliverConnectorUpdate",
         tags: ["Agents"],
-        summary: "A platform's pushed update (Telegram webhook mode)",
+        summary: "A platform's pushed update (Telegram webhook mode, Slack events)",
         description:
-          "Where Telegram pushes an agent's updates when its `telegram` client has `mode: \"webhook\"`: the connector registers this URL with the bot (`setWebhook`) and a secret that Telegram repeats in `X-Telegram-Bot-Api-Secret-Token`. No API key: a missing or wrong secret, or an agent whose client is not in webhook mode, is `401`. Answered once the update's message is answered, so Telegram's retry of an update it got no answer to is answered once all the same.",
+          "Where a platform pushes an agent's updates. Telegram, when the agent's `telegram` client has `mode: \"webhook\"`: the connector registers this URL with the bot (`setWebhook`) and a secret that Telegram repeats in `X-Telegram-Bot-Api-Secret-Token`. Slack, as the app's Events API Request URL: each request carries `X-Slack-Signature` and `X-Slack-Request-Timestamp`, checked against the agent's `SLACK_SIGNING_SECRET` and refused when more than 5 minutes old; `url_verification` is answered with its `challenge`. No API key: a missing or wrong secret or signature, or an agent whose client does not take pushed updates, is `401`. Answered once the update's message is answered, so a platform's retry of an update it got no answer to is answered once all the same.",
         ...noAuth,
         parameters: [
-          { name: "type", in: "path", required: true, schema: { type: "string", enum: ["telegram"] } },
+          {
+            name: "type",
+            in: "path",
+            required: true,
+            schema: { type: "string", enum: ["telegram", "slack"] },
+          },
           { name: "agentId", in: "path", required: true, schema: { type: "string" } },
           {
             name: "X-Telegram-Bot-Api-Secret-Token",
             in: "header",
-            required: true,
+            required: false,
             schema: { type: "string" },
-            description: "The secret the connector registered with the bot.",
+            description: "Telegram: the secret the connector registered with the bot.",
+          },
+          {
+            name: "X-Slack-Signature",
+            in: "header",
+            required: false,
+            schema: { type: "string" },
+            description:
+              "Slack: `v0=` and the hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` under the signing secret.",
+          },
+          {
+            name: "X-Slack-Request-Timestamp",
+            in: "header",
+            required: false,
+            schema: { type: "string" },
+            description: "Slack: when the request was signed, in Unix seconds; at most 5 minutes from now.",
           },
         ],
         requestBody: {
           required: true,
-          content: { "application/json": { schema: { type: "object", description: "A Telegram Update." } } },
+          content: {
+            "application/json": {
+              schema: { type: "object", description: "A Telegram Update, or a Slack Events API payload." },
+            },
+          },
         },
         responses: {
-          "200": plain("The update was handled.", {
+          "200": plain("The update was handled, or Slack's URL check answered.", {
             "application/json": {
-              schema: { type: "object", required: ["success"], properties: { success: { const: true } } },
+              schema: {
+                oneOf: [
+                  { type: "object", required: ["success"], properties: { success: { const: true } } },
+                  {
+                    type: "object",
+                    description: "Slack's url_verification, answered.",
+                    required: ["challenge"],
+                    properties: { challenge: { type: "string" } },
+                  },
+                ],
+              },
             },
           }),
           "400": errorResponse(["INVALID_REQUEST"], "never"),
           "401": errorResponse(["UNAUTHORIZED"], "never"),
           "415": errorResponse(["UNSUPPORTED_MEDIA_TYPE"], "never"),
+          "503": errorResponse(["AGENT_UNAVAILABLE"], "never"),
         },
       },
     },
