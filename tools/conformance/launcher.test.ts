@@ -249,7 +249,11 @@ describe("the conformance launcher", () => {
           headers: { authorization: `Bearer ${hosted.info.keys.full}`, "content-type": "application/json" },
           body: JSON.stringify(body),
         });
-      expect((await post({ name: "a", modelProvider: "local" })).status).toBe(400);
+      // local is not served here: the agent is kept with a warning naming what enables it.
+      const unserved = await post({ name: "a", modelProvider: "local" });
+      expect(unserved.status).toBe(201);
+      const { warnings } = (await unserved.json()) as { warnings: { field: string; issue: string }[] };
+      expect(warnings).toEqual([{ field: "modelProvider", issue: expect.stringContaining("LOCAL_ENABLED") }]);
       const created = (await (await post({ name: "a", modelProvider: "anthropic" })).json()) as {
         data: { id: string };
       };
