@@ -38,7 +38,7 @@ def before_call(context, case, kwargs):
     keeps the rules between its parameters (`keep_history_rules`), a usage query its range's
     (`keep_usage_rules`). A webhook URL the schema accepts goes to the run's sink (`keep_webhook_rules`). Every
     valid Idempotency-Key is a new one (`keep_idempotency_rules`). An agent's generated plugins are disabled
-    (`keep_plugin_rules`)."""
+    (`keep_plugin_rules`), and names a provider this run serves (`keep_provider_rules`)."""
     keep_idempotency_rules(case.headers)
     if isinstance(kwargs, dict):
         keep_idempotency_rules(kwargs.get("headers"))
@@ -49,6 +49,8 @@ def before_call(context, case, kwargs):
         keep_webhook_rules(case.body, WEBHOOK_SINK)
     if (case.operation.method.upper(), case.operation.path) in AGENT_WRITES:
         keep_plugin_rules(case.body)
+    if (case.operation.method.upper(), case.operation.path) in PROVIDER_WRITES:
+        keep_provider_rules(case.body)
     if case.operation.method.upper() == "GET" and case.operation.path in USAGE_QUERIES and isinstance(case.query, dict):
         keep_usage_rules(case.query, datetime.now(timezone.utc))
     if case.operation.method.upper() != "POST" or case.operation.path != "/v1/api-keys":
@@ -150,6 +152,30 @@ def disabled_plugin(item: object) -> object:
     if isinstance(item, dict) and isinstance(item.get("enabled", False), bool):
         return {**item, "enabled": False}
     return item
+
+
+# Providers (docs/api/providers.md, "Choosing a provider and model"): an agent may name a provider this deployment
+# has no configuration for; it is kept with a warning, and its messages fail with 502 MODEL_ERROR, as documented,
+# which the checks would count as a server fault. run.sh serves openai and anthropic and turns the local model off,
+# so a generated agent or character file naming `local` (`llama_local` in a v0.x file, `local` in an export's
+# `settings.agentry`) names `openai` instead. The gateway's own tests cover agents of unconfigured providers.
+PROVIDER_WRITES = AGENT_WRITES | {("POST", "/v1/agents/import")}
+UNSERVED_PROVIDERS = {"local": "openai", "llama_local": "openai"}
+
+
+def keep_provider_rules(body: object) -> None:
+    if not isinstance(body, dict):
+        return
+    served_instead(body)
+    settings = body.get("settings")
+    if isinstance(settings, dict) and isinstance(settings.get("agentry"), dict):
+        served_instead(settings["agentry"])
+
+
+def served_instead(fields: dict) -> None:
+    provider = fields.get("modelProvider")
+    if isinstance(provider, str) and provider in UNSERVED_PROVIDERS:
+        fields["modelProvider"] = UNSERVED_PROVIDERS[provider]
 
 
 # Webhook endpoints (docs/api/webhooks.md, "Outbound safety"): a URL must be one the service may call, which it checks by

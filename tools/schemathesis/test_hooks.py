@@ -10,6 +10,7 @@ from hooks import (
     keep_history_rules,
     keep_idempotency_rules,
     keep_plugin_rules,
+    keep_provider_rules,
     keep_usage_rules,
     keep_webhook_rules,
     webhook_url_valid,
@@ -173,6 +174,19 @@ def test_disables_generated_plugins_but_bare_names_that_need_no_config():
         {"name": "http", "enabled": False},
         {"name": "mcp", "enabled": False, "config": {}},
     ]
+
+
+def test_names_a_served_provider_instead_of_the_local_model_this_run_turns_off():
+    body = {"modelProvider": "local", "settings": {"agentry": {"modelProvider": "local"}, "temperature": 1}}
+    keep_provider_rules(body)
+    assert body == {"modelProvider": "openai", "settings": {"agentry": {"modelProvider": "openai"}, "temperature": 1}}
+    character = {"name": "a", "modelProvider": "llama_local"}
+    keep_provider_rules(character)
+    assert character["modelProvider"] == "openai"
+    for kept in [{"modelProvider": "anthropic"}, {"modelProvider": None}, {"modelProvider": 5}, [], "local"]:
+        before = json.dumps(kept)
+        keep_provider_rules(kept)
+        assert json.dumps(kept) == before
 
 
 def test_leaves_plugin_items_that_break_the_schema_to_be_refused():

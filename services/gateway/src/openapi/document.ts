@@ -8,13 +8,13 @@ import {
   TIER_DEFAULTS,
 } from "@agentry/core";
 import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
-import { BODY_LIMIT_BYTES } from "../http/body.js";
+import { BODY_LIMIT_BYTES, NUL_FREE_PATTERN } from "../http/body.js";
 import { IDEMPOTENCY_KEY_SCHEMA_PATTERN } from "../http/idempotency.js";
 import type { ServedProviders } from "../providers.js";
 import type { Route } from "../routes/table.js";
 import { characterSchemaPath } from "./characters.js";
 import { consolePaths } from "./console.js";
-import { type JsonSchema, schemaRef } from "./convert.js";
+import { JSON_VALUE_SCHEMA_ID, type JsonSchema, schemaRef } from "./convert.js";
 import { AUTHENTICATED_ERRORS, OPERATION_DOCS, type OperationDoc, PATH_PARAMETERS } from "./operations.js";
 import {
   ERROR_CODE_DOCS,
@@ -472,7 +472,13 @@ function serviceOperations(
           required: true,
           content: {
             "application/json": {
-              schema: { type: "object", description: "A Telegram Update, or a Slack Events API payload." },
+              schema: {
+                type: "object",
+                description:
+                  "A Telegram Update, or a Slack Events API payload. As in every request body, no string or object key in it may contain the NUL character (U+0000).",
+                propertyNames: { pattern: NUL_FREE_PATTERN },
+                additionalProperties: schemaRef(JSON_VALUE_SCHEMA_ID),
+              },
             },
           },
         },
