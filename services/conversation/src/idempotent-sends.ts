@@ -239,6 +239,7 @@ export class IdempotentSends {
    * claimed in `running`), or null when there is none.
    */
   private async runningElsewhere(input: MessageInput, request: KeyedRequest): Promise<RunRecord | null> {
+    const mine = this.runs.generatedNow();
     const run = await this.store.keyedRun(
       input.accountId,
       input.idempotencyKeyHash!,
@@ -247,7 +248,7 @@ export class IdempotentSends {
     if (!run) return null;
     if (run.idempotencyKey?.request !== requestHash(request)) throw reused();
     // One of this process's, ended (a running one is in `running`): its exchange, when it stored one, answers.
-    if (this.runs.generatedHere(run.id)) return null;
+    if (mine.has(run.id) || this.runs.generatedHere(run.id)) return null;
     return run;
   }
 

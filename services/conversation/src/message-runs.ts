@@ -215,6 +215,14 @@ export class MessageRuns {
   }
 
   /**
+   * The runs `generatedHere` answers for now, for a read of the store that follows: a run that read finds pending
+   * may have ended, and left these, while the read was under way.
+   */
+  generatedNow(): Set<string> {
+    return new Set([...this.live.keys(), ...this.sends]);
+  }
+
+  /**
    * The reply a run ends with, wherever it is generated, once it has ended (read from its record, every POLL_MS,
    * when another process generates it); its failure is thrown as the error it ended with.
    */
