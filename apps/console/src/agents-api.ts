@@ -1,32 +1,12 @@
+import type { Agent, Pagination } from "@agentry/sdk";
 import { api } from "./api";
 import { openApiDocument } from "./schema-check";
-
-export type AgentStatus = "active" | "inactive" | "error";
-
-export interface Agent {
-  id: string;
-  name: string;
-  bio: string[];
-  personality: Record<string, unknown>;
-  knowledge: string[];
-  goals: string[];
-  clients: unknown[];
-  settings: Record<string, unknown>;
-  modelProvider: string | null;
-  model: string | null;
-  plugins: unknown[];
-  status: AgentStatus;
-  statusReason: { code: string; message: string; at: string } | null;
-  createdAt: string;
-  updatedAt: string;
-  apiEndpoint: string;
-}
 
 /** Every agent of the account, for pickers (pages of 100, at most 1,000 agents). */
 export async function allAgents(): Promise<Agent[]> {
   const agents: Agent[] = [];
   for (let page = 1; page <= 10; page++) {
-    const { data, pagination } = await api<Agent[]>("GET", "/v1/agents", {
+    const { data, pagination } = await api<Agent[], Pagination>("GET", "/v1/agents", {
       query: { page, limit: 100, sortBy: "name", order: "asc" },
     });
     agents.push(...data);

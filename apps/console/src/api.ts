@@ -4,10 +4,7 @@
  * cookie, in `X-CSRF-Token`. No key or secret is ever kept by the page.
  */
 
-export interface FieldIssue {
-  field: string;
-  issue: string;
-}
+import type { CursorPagination, FieldIssue } from "@agentry/sdk";
 
 /** An error as the API words it (the error envelope), or a network failure worded the same way. */
 export class ApiError extends Error {
@@ -23,17 +20,10 @@ export class ApiError extends Error {
   }
 }
 
-export interface Pagination {
-  page?: number;
-  limit: number;
-  total?: number;
-  totalPages?: number;
-  hasMore: boolean;
-}
-
-export interface ApiResult<T> {
+/** An answer's data; `P` is the pagination of a list (`Pagination` of pages, `CursorPagination` of cursors). */
+export interface ApiResult<T, P extends CursorPagination = CursorPagination> {
   data: T;
-  pagination?: Pagination;
+  pagination?: P;
   /** What was written but will not act (an import's plugins kept disabled, a provider not configured here). */
   warnings?: FieldIssue[];
 }
@@ -132,13 +122,13 @@ export async function send(method: string, path: string, options: RequestOptions
 }
 
 /** A JSON request answered in the success envelope. */
-export async function api<T>(
+export async function api<T, P extends CursorPagination = CursorPagination>(
   method: string,
   path: string,
   options: RequestOptions = {},
-): Promise<ApiResult<T>> {
+): Promise<ApiResult<T, P>> {
   const response = await send(method, path, options);
-  const envelope = (await response.json()) as { data: T; pagination?: Pagination; warnings?: FieldIssue[] };
+  const envelope = (await response.json()) as { data: T; pagination?: P; warnings?: FieldIssue[] };
   return {
     data: envelope.data,
     ...(envelope.pagination ? { pagination: envelope.pagination } : {}),

@@ -81,6 +81,7 @@ describe("the usage chart's series", () => {
             outputTokens: 1,
             totalTokens: 10,
             latencyMs: { p50: 5, p95: 9 },
+            timeToFirstTokenMs: { p50: 2, p95: 3 },
           },
           {
             agentId: "agt_b",
@@ -90,6 +91,7 @@ describe("the usage chart's series", () => {
             outputTokens: 1,
             totalTokens: 4,
             latencyMs: { p50: 7, p95: 7 },
+            timeToFirstTokenMs: { p50: 2, p95: 2 },
           },
         ],
       },
@@ -102,6 +104,7 @@ describe("the usage chart's series", () => {
       outputTokens: 2,
       totalTokens: 14,
       latencyMs: { p50: 6, p95: 9 },
+      timeToFirstTokenMs: { p50: 2, p95: 3 },
     },
   };
 

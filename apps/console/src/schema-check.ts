@@ -1,4 +1,5 @@
-import { ApiError, type FieldIssue } from "./api";
+import type { FieldIssue } from "@agentry/sdk";
+import { ApiError } from "./api";
 
 /**
  * Checks a request body against the schemas of the OpenAPI document this deployment publishes, so that the page

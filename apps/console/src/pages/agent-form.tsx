@@ -1,6 +1,7 @@
+import type { Agent, AgentStatus, FieldIssue } from "@agentry/sdk";
 import { useEffect, useId, useState } from "preact/hooks";
-import { type Agent, type AgentStatus, type ProviderChoices, providerChoices } from "../agents-api";
-import { api, type FieldIssue } from "../api";
+import { type ProviderChoices, providerChoices } from "../agents-api";
+import { api } from "../api";
 import { navigate } from "../router";
 import { checkRequest } from "../schema-check";
 import { ErrorMessage, Field, Link, useAction, Warnings } from "../widgets/common";

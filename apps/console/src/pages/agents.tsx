@@ -1,6 +1,6 @@
+import type { Agent, AgentDraft, AgentStatus, FieldIssue, Pagination } from "@agentry/sdk";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import type { Agent, AgentStatus } from "../agents-api";
-import { api, type FieldIssue, type Pagination, withQuery } from "../api";
+import { api, withQuery } from "../api";
 import { currentRoute, navigate } from "../router";
 import {
   ConfirmButton,
@@ -42,7 +42,7 @@ export function AgentsPage() {
   const [imported, setImported] = useState<{ agent: Agent; warnings: FieldIssue[] } | null>(null);
   const load = useAction(async () => {
     const [sortBy, order] = sort.split(":");
-    const result = await api<Agent[]>("GET", "/v1/agents", {
+    const result = await api<Agent[], Pagination>("GET", "/v1/agents", {
       query: { page, limit: PAGE_SIZE, status, sortBy, order },
     });
     setAgents(result.data);
@@ -219,9 +219,6 @@ function pluginLabel(plugin: unknown): string {
   return `${String(name)}${enabled === false ? " (disabled)" : ""}`;
 }
 
-/** The agent a character file would make, as the dry run answers it. */
-type Draft = Omit<Agent, "id" | "status" | "statusReason" | "createdAt" | "updatedAt" | "apiEndpoint">;
-
 /**
  * Imports an elizaOS character file, chosen or dropped, through `POST /v1/agents/import`: the file is first checked
  * with `dryRun=true` and the agent it would make is shown with the warnings; it is created only when confirmed.
@@ -234,10 +231,10 @@ function ImportCharacter({ onImported }: { onImported: (agent: Agent, warnings: 
   const [dragging, setDragging] = useState(false);
   const [useDefaultModel, setUseDefaultModel] = useState(false);
   const [chosen, setChosen] = useState<{ name: string; character: unknown } | null>(null);
-  const [preview, setPreview] = useState<{ agent: Draft; warnings: FieldIssue[] } | null>(null);
+  const [preview, setPreview] = useState<{ agent: AgentDraft; warnings: FieldIssue[] } | null>(null);
   const check = useAction(async (file: { name: string; character: unknown }, defaultModel: boolean) => {
     setPreview(null);
-    const result = await api<Draft>("POST", "/v1/agents/import", {
+    const result = await api<AgentDraft>("POST", "/v1/agents/import", {
       body: file.character,
       query: { dryRun: true, useDefaultModel: defaultModel || undefined },
     });

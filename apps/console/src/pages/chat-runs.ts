@@ -1,3 +1,4 @@
+import type { ToolCallStarted } from "@agentry/sdk";
 import { ApiError, Observable, send } from "../api";
 import { readEvents } from "../sse";
 
@@ -8,14 +9,8 @@ import { readEvents } from "../sse";
  * from the last event it had (`GET .../messages/{id}/events` with `Last-Event-ID`), as kept in sessionStorage.
  */
 
-export interface ToolCall {
-  id: string;
-  name: string;
-  arguments?: unknown;
-  ok?: boolean;
-  output?: unknown;
-  error?: unknown;
-}
+/** A tool call of a reply: as `tool.call` started it, then with the outcome `tool.result` gave (`ToolCall`). */
+export type ToolCall = ToolCallStarted & { ok?: boolean; output?: unknown; error?: string };
 
 export interface Turn {
   key: string;

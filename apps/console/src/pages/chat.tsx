@@ -1,5 +1,6 @@
+import type { Agent, HistoryMessage, Conversation as StoredConversation } from "@agentry/sdk";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import { type Agent, allAgents } from "../agents-api";
+import { allAgents } from "../agents-api";
 import { api } from "../api";
 import { BASE, currentRoute } from "../router";
 import { ErrorMessage } from "../widgets/common";
@@ -12,32 +13,14 @@ import {
   resumeKeptRuns,
   sendMessage,
   stopFollowing,
-  type ToolCall,
   type Turn,
 } from "./chat-runs";
-
-interface StoredConversation {
-  id: string;
-  userId: string | null;
-  roomId: string | null;
-}
-
-interface StoredMessage {
-  id: string;
-  role: "user" | "assistant";
-  text: string;
-  model?: string;
-  modelProvider?: string;
-  usage?: { totalTokens?: number };
-  latencyMs?: number;
-  toolCalls?: ToolCall[];
-}
 
 /** The most recent messages of a conversation the transcript shows; History has the rest. */
 const SHOWN = 100;
 
 /** The stored messages of one conversation, oldest first (none if it has not begun). */
-async function storedTurns({ agentId, userId, roomId }: Conversation): Promise<StoredMessage[]> {
+async function storedTurns({ agentId, userId, roomId }: Conversation): Promise<HistoryMessage[]> {
   const { data: conversations } = await api<StoredConversation[]>(
     "GET",
     `/v1/agents/${agentId}/conversations`,
@@ -48,13 +31,13 @@ async function storedTurns({ agentId, userId, roomId }: Conversation): Promise<S
   // Without a room (or a user) the filter cannot name the default one: it is the one with none.
   const found = conversations.find((c) => (c.userId ?? "") === userId && (c.roomId ?? "") === roomId);
   if (!found) return [];
-  const { data } = await api<StoredMessage[]>("GET", `/v1/agents/${agentId}/messages`, {
+  const { data } = await api<HistoryMessage[]>("GET", `/v1/agents/${agentId}/messages`, {
     query: { conversationId: found.id, order: "desc", limit: SHOWN },
   });
   return data.reverse();
 }
 
-function turnOf(message: StoredMessage): Turn {
+function turnOf(message: HistoryMessage): Turn {
   if (message.role === "user") return { key: message.id, role: "user", text: message.text };
   return {
     key: message.id,
@@ -107,7 +90,7 @@ export function ChatPage() {
   const [userId, setUserId] = useState(query.get("user") ?? "console-user");
   const [roomId, setRoomId] = useState(query.get("room") ?? "");
   const [text, setText] = useState("");
-  const [stored, setStored] = useState<{ key: string; messages: StoredMessage[] } | null>(null);
+  const [stored, setStored] = useState<{ key: string; messages: HistoryMessage[] } | null>(null);
   const [runs, setRuns] = useState<LiveRun[]>(liveRuns.value);
   const [loadError, setLoadError] = useState<unknown>(null);
   const [historyError, setHistoryError] = useState<unknown>(null);

@@ -1,28 +1,10 @@
+import type { Agent, Conversation, HistoryMessage } from "@agentry/sdk";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import { type Agent, allAgents } from "../agents-api";
+import { allAgents } from "../agents-api";
 import { ApiError, api, withQuery } from "../api";
 import { currentRoute, navigate } from "../router";
 import { ConfirmButton, ErrorMessage, formatTime, useAction } from "../widgets/common";
 import { Markdown } from "../widgets/markdown";
-
-interface Conversation {
-  id: string;
-  agentId: string;
-  userId: string | null;
-  roomId: string | null;
-  messageCount: number;
-  createdAt: string;
-  lastMessageAt: string;
-}
-
-interface StoredMessage {
-  id: string;
-  role: "user" | "assistant";
-  text: string;
-  userId: string | null;
-  createdAt: string;
-  model?: string;
-}
 
 const PAGE = 20;
 
@@ -185,7 +167,7 @@ function Messages({
   /** The conversation was deleted elsewhere (another tab, the API): the list is read again. */
   onGone: () => void;
 }) {
-  const pages = useCursorPages<StoredMessage>(`/v1/agents/${conversation.agentId}/messages`, {
+  const pages = useCursorPages<HistoryMessage>(`/v1/agents/${conversation.agentId}/messages`, {
     conversationId: conversation.id,
     order: "desc",
   });

@@ -1,3 +1,4 @@
+import type { ApiKey, ApiKeyCreated } from "@agentry/sdk";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import {
@@ -10,17 +11,6 @@ import {
   TableScroll,
   useAction,
 } from "../widgets/common";
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  fullAccess: boolean;
-  createdAt: string | null;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-}
 
 export const SCOPES = [
   "agents:read",
@@ -158,7 +148,7 @@ function CreateKey({ onCreated }: { onCreated: (key: string, name: string) => vo
     if (name.trim()) body.name = name.trim();
     if (!full) body.scopes = scopes;
     if (expires) body.expiresAt = new Date(`${expires}T23:59:59`).toISOString();
-    const { data } = await api<ApiKey & { key: string }>("POST", "/v1/api-keys", { body });
+    const { data } = await api<ApiKeyCreated>("POST", "/v1/api-keys", { body });
     setName("");
     setExpires("");
     onCreated(data.key, data.name);

@@ -1,35 +1,15 @@
+import type { Agent, UsageFigures, UsageGroup, UsageReport } from "@agentry/sdk";
 import { useEffect, useId, useMemo, useState } from "preact/hooks";
-import { type Agent, allAgents } from "../agents-api";
+import { allAgents } from "../agents-api";
 import { api } from "../api";
 import { TimeChart } from "../widgets/chart";
 import { ErrorMessage, TableScroll, useAction } from "../widgets/common";
 
-interface Stats {
-  agentId?: string;
-  userId?: string;
-  model?: string;
-  apiKeyId?: string;
-  messages: number;
-  errors: number;
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  latencyMs: { p50: number | null; p95: number | null };
-}
-
-interface Usage {
-  from: string;
-  to: string;
-  granularity: "hour" | "day";
-  buckets: { start: string; end: string; groups: Stats[] }[];
-  totals: Stats & { groups?: Stats[] };
-}
-
 const METRICS = {
-  messages: { label: "Messages", value: (s: Stats) => s.messages },
-  totalTokens: { label: "Tokens", value: (s: Stats) => s.totalTokens },
-  p50: { label: "Latency p50 (ms)", value: (s: Stats) => s.latencyMs?.p50 ?? null },
-  p95: { label: "Latency p95 (ms)", value: (s: Stats) => s.latencyMs?.p95 ?? null },
+  messages: { label: "Messages", value: (s: UsageFigures) => s.messages },
+  totalTokens: { label: "Tokens", value: (s: UsageFigures) => s.totalTokens },
+  p50: { label: "Latency p50 (ms)", value: (s: UsageFigures) => s.latencyMs?.p50 ?? null },
+  p95: { label: "Latency p95 (ms)", value: (s: UsageFigures) => s.latencyMs?.p95 ?? null },
 } as const;
 type Metric = keyof typeof METRICS;
 type GroupBy = "" | "agentId" | "model" | "apiKeyId";
@@ -40,7 +20,12 @@ const milliseconds = (value: number | null | undefined) =>
 const dayInput = (date: Date) => date.toISOString().slice(0, 10);
 
 /** The chart's series: one per group (agent, model or key), or one for everything. */
-export function seriesOf(usage: Usage, metric: Metric, groupBy: GroupBy, names: Record<string, string>) {
+export function seriesOf(
+  usage: UsageReport,
+  metric: Metric,
+  groupBy: GroupBy,
+  names: Record<string, string>,
+) {
   const times = usage.buckets.map((bucket) => Date.parse(bucket.start) / 1000);
   const keys = new Set<string>();
   for (const bucket of usage.buckets)
@@ -69,12 +54,12 @@ export function UsagePage() {
   const [granularity, setGranularity] = useState<"hour" | "day">("day");
   const [groupBy, setGroupBy] = useState<GroupBy>("");
   const [metric, setMetric] = useState<Metric>("messages");
-  const [usage, setUsage] = useState<Usage | null>(null);
+  const [usage, setUsage] = useState<UsageReport | null>(null);
   const [agents, setAgents] = useState<Agent[]>([]);
   const load = useAction(async () => {
     const end = new Date(`${to}T00:00:00Z`);
     end.setUTCDate(end.getUTCDate() + 1);
-    const { data } = await api<Usage>("GET", "/v1/usage", {
+    const { data } = await api<UsageReport>("GET", "/v1/usage", {
       query: { from: `${from}T00:00:00Z`, to: end.toISOString(), granularity, groupBy },
     });
     setUsage(data);
@@ -91,7 +76,7 @@ export function UsagePage() {
     () => (usage ? seriesOf(usage, metric, groupBy, names) : null),
     [usage, metric, groupBy, names],
   );
-  const totals = usage ? (groupBy ? (usage.totals.groups ?? []) : [usage.totals]) : [];
+  const totals: UsageGroup[] = usage ? (groupBy ? (usage.totals.groups ?? []) : [usage.totals]) : [];
 
   return (
     <>

@@ -1,3 +1,4 @@
+import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from "@agentry/sdk";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import {
@@ -12,28 +13,6 @@ import {
 } from "../widgets/common";
 import { useCursorPages } from "./history";
 
-interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  description: string;
-  enabled: boolean;
-  disabledReason: string | null;
-  createdAt: string;
-}
-
-interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  attempt: number;
-  status: "pending" | "succeeded" | "failed";
-  responseStatus: number | null;
-  durationMs: number | null;
-  error: string | null;
-  createdAt: string;
-}
-
 export const EVENT_TYPES = [
   "agent.created",
   "agent.updated",
@@ -45,7 +24,7 @@ export const EVENT_TYPES = [
 
 /** Webhooks: endpoints (the secret shown once), test events, deliveries with their status, redelivery. */
 export function WebhooksPage() {
-  const [webhooks, setWebhooks] = useState<Webhook[] | null>(null);
+  const [webhooks, setWebhooks] = useState<WebhookEndpoint[] | null>(null);
   const [secret, setSecret] = useState<{ label: string; secret: string } | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState("");
@@ -53,7 +32,7 @@ export function WebhooksPage() {
   const [tested, setTested] = useState<Record<string, number>>({});
   const [editing, setEditing] = useState<string | null>(null);
   const load = useAction(async () => {
-    setWebhooks((await api<Webhook[]>("GET", "/v1/webhooks")).data);
+    setWebhooks((await api<WebhookEndpoint[]>("GET", "/v1/webhooks")).data);
   });
   useEffect(() => {
     void load.run();
@@ -196,8 +175,8 @@ function EndpointForm({
   onSaved,
   onCancel,
 }: {
-  webhook?: Webhook;
-  onSaved: (webhook: Webhook, secret?: string) => void;
+  webhook?: WebhookEndpoint;
+  onSaved: (webhook: WebhookEndpoint, secret?: string) => void;
   onCancel?: () => void;
 }) {
   const id = useId();
@@ -212,11 +191,11 @@ function EndpointForm({
       ...(description.trim() || webhook?.description ? { description: description.trim() } : {}),
     };
     if (webhook) {
-      const { data } = await api<Webhook>("PATCH", `/v1/webhooks/${webhook.id}`, { body });
+      const { data } = await api<WebhookEndpoint>("PATCH", `/v1/webhooks/${webhook.id}`, { body });
       onSaved(data);
       return;
     }
-    const { data } = await api<Webhook & { secret: string }>("POST", "/v1/webhooks", { body });
+    const { data } = await api<WebhookEndpointWithSecret>("POST", "/v1/webhooks", { body });
     setUrl("");
     setDescription("");
     onSaved(data, data.secret);
@@ -279,12 +258,12 @@ const WATCH_EVERY_MS = 2_000;
 const PENDING_EVERY_MS = 15_000;
 
 function Deliveries({ webhookId, sentAt }: { webhookId: string; sentAt: number }) {
-  const pages = useCursorPages<Delivery>(`/v1/webhooks/${webhookId}/deliveries`, {});
+  const pages = useCursorPages<WebhookDelivery>(`/v1/webhooks/${webhookId}/deliveries`, {});
   const [redeliveredAt, setRedeliveredAt] = useState(0);
   const [, setSkipped] = useState(0);
   // Once older pages are shown, a refresh (which starts from the first page) would take them away.
   const olderShown = useRef(false);
-  const redeliver = useAction(async (delivery: Delivery) => {
+  const redeliver = useAction(async (delivery: WebhookDelivery) => {
     await api("POST", `/v1/webhooks/${webhookId}/deliveries/${delivery.id}/redeliver`);
     setRedeliveredAt(Date.now());
     await pages.load.run(true);

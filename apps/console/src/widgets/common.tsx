@@ -1,6 +1,7 @@
+import type { FieldIssue } from "@agentry/sdk";
 import type { ComponentChildren } from "preact";
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import { ApiError, type FieldIssue } from "../api";
+import { ApiError } from "../api";
 import { BASE, onLinkClick } from "../router";
 
 export function Link({
