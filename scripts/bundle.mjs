@@ -66,6 +66,10 @@ const result = await build({
   // once a single character of it is not Latin-1 (a dash in a comment is enough). Names stay, for stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
+  // Classes and functions keep their names where the bundle would rename one clashing with another or a global
+  // (abort-controller's AbortSignal became AbortSignal2): node-fetch, under grammY, tells a signal by its
+  // constructor's name, and refused every Telegram request of the bundled server.
+  keepNames: true,
   legalComments: "none",
   charset: "ascii",
   metafile: true,
