@@ -38,7 +38,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startServer(): Promise<RunningServer> {
+/** `env`: more of the server's settings (a platform API's address, the connectors' intervals). */
+export async function startServer(options: { env?: Record<string, string> } = {}): Promise<RunningServer> {
   const openai = await startFakeOpenAI({ apiKey: "sk-console-e2e" });
   const dataDir = await mkdtemp(join(tmpdir(), "agentry-console-e2e-"));
   const port = await freePort();
@@ -56,6 +57,7 @@ export async function startServer(): Promise<RunningServer> {
     WEBHOOK_RETRY_SCHEDULE: "1s,2s",
     LOG_LEVEL: "warn",
     LOG_FORMAT: "json",
+    ...options.env,
   };
   delete env.DATABASE_URL;
   const child: ChildProcess = spawn(

@@ -1,8 +1,11 @@
 // @vitest-environment happy-dom
+
+import type { Agent, ClientStatus } from "@agentry/sdk";
 import { describe, expect, it } from "vitest";
 import { namesOfPattern } from "./agents-api";
 import { readCookie, withQuery } from "./api";
 import { bodyOf } from "./pages/agent-form";
+import { adviceOf, pushUrlOf } from "./pages/platform-clients";
 import { seriesOf } from "./pages/usage";
 
 describe("the agent form's request body", () => {
@@ -138,5 +141,53 @@ describe("helpers", () => {
     const space = "\\t\\n ";
     expect(namesOfPattern(`^[${space}]*(?:gpt-4o|gpt-4\\.1)[${space}]*$`)).toEqual(["gpt-4o", "gpt-4.1"]);
     expect(namesOfPattern("^.*$")).toEqual([]);
+  });
+});
+
+describe("the platform clients panel", () => {
+  const agent: Agent = {
+    id: "agt_1",
+    name: "Ada",
+    bio: [],
+    personality: {},
+    knowledge: [],
+    goals: [],
+    clients: ["slack", { type: "telegram", mode: "webhook" }, { type: "discord" }],
+    settings: {},
+    modelProvider: null,
+    model: null,
+    plugins: [],
+    status: "inactive",
+    statusReason: null,
+    createdAt: "2026-01-01T00:00:00Z",
+    updatedAt: "2026-01-01T00:00:00Z",
+    apiEndpoint: "https://agents.example.com/v1/agents/agt_1/messages",
+  };
+  const status = (type: string, state: ClientStatus["state"]): ClientStatus => ({
+    type,
+    state,
+    connectedAt: null,
+    lastEventAt: null,
+    lastError: null,
+  });
+
+  it("gives the address a pushing platform calls on the public origin, and none to a polling one", () => {
+    expect(pushUrlOf(agent, "slack")).toBe("https://agents.example.com/v1/connectors/slack/agt_1");
+    expect(pushUrlOf(agent, "telegram")).toBe("https://agents.example.com/v1/connectors/telegram/agt_1");
+    expect(pushUrlOf({ ...agent, clients: ["telegram"] }, "telegram")).toBeNull();
+    expect(pushUrlOf(agent, "discord")).toBeNull();
+  });
+
+  it("says what to do: paste the missing secrets first, then activate the agent", () => {
+    expect(adviceOf(status("slack", "stopped"), agent, ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"])).toBe(
+      "Paste the SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET below to start it.",
+    );
+    expect(adviceOf(status("slack", "stopped"), agent, [])).toBe(
+      "The agent is inactive: activate it to start the client.",
+    );
+    expect(adviceOf(status("slack", "connected"), { ...agent, status: "active" }, [])).toBeNull();
+    expect(adviceOf(status("twitter", "inert"), agent, [])).toBe(
+      "This server runs no twitter connector: the client is kept, but nothing answers on twitter.",
+    );
   });
 });

@@ -7,6 +7,7 @@ import { checkRequest } from "../schema-check";
 import { ErrorMessage, Field, Link, useAction, Warnings } from "../widgets/common";
 import { ListEditor } from "../widgets/list-editor";
 import { type Entry, entriesOf, RecordEditor, recordOf } from "../widgets/record-editor";
+import { PlatformClients } from "./platform-clients";
 
 interface Draft {
   name: string;
@@ -95,6 +96,8 @@ export function AgentForm({ agentId }: { agentId?: string }) {
   const id = useId();
   const [draft, setDraft] = useState<Draft | null>(agentId ? null : EMPTY);
   const [original, setOriginal] = useState<Draft | null>(null);
+  // The agent as last read or saved, for the platform clients panel.
+  const [agent, setAgent] = useState<Agent | null>(null);
   const [choices, setChoices] = useState<ProviderChoices>({ providers: [], models: {} });
   const [saved, setSaved] = useState("");
   // A write naming a provider not configured here is kept, with a warning saying what to set.
@@ -104,6 +107,7 @@ export function AgentForm({ agentId }: { agentId?: string }) {
     const { data } = await api<Agent>("GET", `/v1/agents/${agentId}`);
     setDraft(draftOf(data));
     setOriginal(draftOf(data));
+    setAgent(data);
   });
   useEffect(() => {
     void load.run();
@@ -125,6 +129,7 @@ export function AgentForm({ agentId }: { agentId?: string }) {
       setWarnings(written ?? []);
       setDraft(draftOf(data));
       setOriginal(draftOf(data));
+      setAgent(data);
       setSaved(`Saved ${data.name}.`);
     } else {
       await checkRequest("CreateAgentRequest", body);
@@ -141,97 +146,114 @@ export function AgentForm({ agentId }: { agentId?: string }) {
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => setDraft({ ...draft, [key]: value });
   const models = choices.models[draft.modelProvider] ?? [];
   return (
-    <form
-      class="agent-form"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void save.run();
-      }}
-    >
-      <p>
-        <Link to="/agents">← All agents</Link>
-      </p>
-      <Field label="Name" id={`${id}-name`}>
-        <input
-          id={`${id}-name`}
-          required
-          maxLength={200}
-          value={draft.name}
-          onInput={(e) => set("name", e.currentTarget.value)}
-        />
-      </Field>
-      <div class="two">
-        <Field label="Model provider" id={`${id}-provider`} hint="Unset: the server's default provider.">
-          <select
-            id={`${id}-provider`}
-            aria-describedby={`${id}-provider-hint`}
-            value={draft.modelProvider}
-            onChange={(e) => set("modelProvider", e.currentTarget.value)}
-          >
-            <option value="">Server default</option>
-            {choices.providers.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Model" id={`${id}-model`} hint="Unset: the provider's default model.">
+    <>
+      <form
+        class="agent-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void save.run();
+        }}
+      >
+        <p>
+          <Link to="/agents">← All agents</Link>
+        </p>
+        <Field label="Name" id={`${id}-name`}>
           <input
-            id={`${id}-model`}
-            list={`${id}-models`}
-            aria-describedby={`${id}-model-hint`}
-            value={draft.model}
-            onInput={(e) => set("model", e.currentTarget.value)}
+            id={`${id}-name`}
+            required
+            maxLength={200}
+            value={draft.name}
+            onInput={(e) => set("name", e.currentTarget.value)}
           />
-          <datalist id={`${id}-models`}>
-            {models.map((model) => (
-              <option key={model} value={model} />
-            ))}
-          </datalist>
         </Field>
-      </div>
-      {agentId ? (
-        <Field label="Status" id={`${id}-status`}>
-          <select
-            id={`${id}-status`}
-            value={draft.status}
-            onChange={(e) => set("status", e.currentTarget.value as AgentStatus)}
-          >
-            <option value="active">active</option>
-            <option value="inactive">inactive</option>
-            {draft.status === "error" ? <option value="error">error</option> : null}
-          </select>
-        </Field>
-      ) : null}
-      <ListEditor label="Bio" items={draft.bio} onChange={(items) => set("bio", items)} />
-      <ListEditor label="Knowledge" items={draft.knowledge} onChange={(items) => set("knowledge", items)} />
-      <ListEditor label="Goals" items={draft.goals} onChange={(items) => set("goals", items)} />
-      <RecordEditor
-        label="Personality"
-        entries={draft.personality}
-        onChange={(entries) => set("personality", entries)}
-      />
-      {JSON_FIELDS.map((field) => (
-        <Field key={field} label={`${field[0]!.toUpperCase()}${field.slice(1)} (JSON)`} id={`${id}-${field}`}>
-          <textarea
+        <div class="two">
+          <Field label="Model provider" id={`${id}-provider`} hint="Unset: the server's default provider.">
+            <select
+              id={`${id}-provider`}
+              aria-describedby={`${id}-provider-hint`}
+              value={draft.modelProvider}
+              onChange={(e) => set("modelProvider", e.currentTarget.value)}
+            >
+              <option value="">Server default</option>
+              {choices.providers.map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </Field>
+          <Field label="Model" id={`${id}-model`} hint="Unset: the provider's default model.">
+            <input
+              id={`${id}-model`}
+              list={`${id}-models`}
+              aria-describedby={`${id}-model-hint`}
+              value={draft.model}
+              onInput={(e) => set("model", e.currentTarget.value)}
+            />
+            <datalist id={`${id}-models`}>
+              {models.map((model) => (
+                <option key={model} value={model} />
+              ))}
+            </datalist>
+          </Field>
+        </div>
+        {agentId ? (
+          <Field label="Status" id={`${id}-status`}>
+            <select
+              id={`${id}-status`}
+              value={draft.status}
+              onChange={(e) => set("status", e.currentTarget.value as AgentStatus)}
+            >
+              <option value="active">active</option>
+              <option value="inactive">inactive</option>
+              {draft.status === "error" ? <option value="error">error</option> : null}
+            </select>
+          </Field>
+        ) : null}
+        <ListEditor label="Bio" items={draft.bio} onChange={(items) => set("bio", items)} />
+        <ListEditor label="Knowledge" items={draft.knowledge} onChange={(items) => set("knowledge", items)} />
+        <ListEditor label="Goals" items={draft.goals} onChange={(items) => set("goals", items)} />
+        <RecordEditor
+          label="Personality"
+          entries={draft.personality}
+          onChange={(entries) => set("personality", entries)}
+        />
+        {JSON_FIELDS.map((field) => (
+          <Field
+            key={field}
+            label={`${field[0]!.toUpperCase()}${field.slice(1)} (JSON)`}
             id={`${id}-${field}`}
-            class="mono"
-            rows={field === "settings" ? 6 : 3}
-            value={draft[field]}
-            spellcheck={false}
-            onInput={(e) => set(field, e.currentTarget.value)}
-          />
-        </Field>
-      ))}
-      <ErrorMessage error={save.error} />
-      <p aria-live="polite" class="notice">
-        {saved}
-      </p>
-      {warnings.length > 0 ? <Warnings title="Warnings of this save" warnings={warnings} /> : null}
-      <button type="submit" class="primary" disabled={save.busy}>
-        {agentId ? "Save changes" : "Create agent"}
-      </button>
-    </form>
+          >
+            <textarea
+              id={`${id}-${field}`}
+              class="mono"
+              rows={field === "settings" ? 6 : 3}
+              value={draft[field]}
+              spellcheck={false}
+              onInput={(e) => set(field, e.currentTarget.value)}
+            />
+          </Field>
+        ))}
+        <ErrorMessage error={save.error} />
+        <p aria-live="polite" class="notice">
+          {saved}
+        </p>
+        {warnings.length > 0 ? <Warnings title="Warnings of this save" warnings={warnings} /> : null}
+        <button type="submit" class="primary" disabled={save.busy}>
+          {agentId ? "Save changes" : "Create agent"}
+        </button>
+      </form>
+      {agentId && agent ? (
+        <PlatformClients
+          agent={agent}
+          onAgent={(changed) => {
+            // A client added from the panel is in the form's clients too; the rest of the draft is kept.
+            setAgent(changed);
+            setDraft({ ...draft, clients: pretty(changed.clients) });
+            if (original) setOriginal({ ...original, clients: pretty(changed.clients) });
+          }}
+        />
+      ) : null}
+    </>
   );
 }
