@@ -53,6 +53,11 @@ export interface FakeTelegram {
   sendCalls(token?: string): SendMessageCall[];
   /** The next `count` sendMessage calls with a parse mode are refused 400 "can't parse entities". */
   refuseMarkup(count?: number): void;
+  /**
+   * The next `count` sendMessage calls are taken (the chat shows them) but answered only `ms` later: a sender that
+   * dies meanwhile never learns its message went out.
+   */
+  holdSendAnswers(ms: number, count?: number): void;
   chatActions(token?: string): { token: string; chatId: number; action: string }[];
   /** getUpdates calls a bot's token received. */
   polls(token: string): number;
@@ -80,6 +85,7 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
   const sent: SentMessage[] = [];
   const sendCalls: SendMessageCall[] = [];
   let refuseMarkup = 0;
+  let hold = { ms: 0, count: 0 };
   const actions: { token: string; chatId: number; action: string }[] = [];
   const limits = new Map<string, { retryAfter: number; count: number }>();
   const log = new Map<string, { at: number; status: number }[]>();
@@ -149,6 +155,10 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
           });
         }
         sent.push({ token, chatId, text: shown.text, replyTo: replyParameters?.message_id });
+        if (hold.count > 0) {
+          hold.count--;
+          await new Promise((resolve) => setTimeout(resolve, hold.ms));
+        }
         return ok(response, {
           message_id: bot.nextMessageId++,
           date: Math.floor(Date.now() / 1000),
@@ -277,6 +287,9 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
     sendCalls: (token) => sendCalls.filter((call) => token === undefined || call.token === token),
     refuseMarkup: (count = 1) => {
       refuseMarkup = count;
+    },
+    holdSendAnswers: (ms, count = 1) => {
+      hold = { ms, count };
     },
     chatActions: (token) => actions.filter((action) => token === undefined || action.token === token),
     polls: (token) => botOf(token).polls,
