@@ -117,6 +117,8 @@ describe("the connectors service killed with SIGKILL", () => {
     const [first] = connectors;
     connectors.push(await startDeployable("services/connectors", connectorsEnv));
     const second = connectors[1]!;
+    await quiet(LEASE_MS);
+    expect(telegram.activePolls(token)).toBe(1);
 
     // Updates in flight: the first process is generating the reply to the first when it dies.
     for (let n = 0; n < 3; n++) openai.reply(`Answer ${n + 1}.`, { delayMs: 1_500 });

@@ -22,7 +22,7 @@ export class ConnectorMetrics {
     const registers = [registry];
     this.received = new Counter({
       name: "agentry_connector_messages_received_total",
-      help: "Platform messages taken as turns (after the respondIn and allowedChats filters and deduplication).",
+      help: "Platform messages taken as turns, after the respondIn and allowedChats filters; one already answered is not.",
       labelNames: ["platform"],
       registers,
     });

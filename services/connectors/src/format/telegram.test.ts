@@ -25,6 +25,8 @@ describe("markdownToTelegramHtml", () => {
       "<b>Title</b>\n\n• one\n• <b>two</b>\n  • inner\n\n1. first\n2. second",
     );
     expect(markdownToTelegramHtml("> said *so*")).toBe("<blockquote>said <i>so</i></blockquote>");
+    // A rule shows no longer than its Markdown, so a reply split to the limit stays within it.
+    expect(markdownToTelegramHtml("above\n\n---\n\nbelow")).toBe("above\n\n———\n\nbelow");
     expect(markdownToTelegramHtml("| a | b |\n|---|---|\n| 1 | 2 |")).toBe(
       "<pre>| a | b |\n|---|---|\n| 1 | 2 |</pre>",
     );

@@ -36,7 +36,8 @@ function block(token: Token, depth: number): string {
     case "list":
       return `${list(token as Tokens.List, depth)}${depth === 0 ? "\n" : ""}`;
     case "hr":
-      return "——————\n\n";
+      // No longer than Markdown's own `---`: the reply was split to the limit before conversion.
+      return "———\n\n";
     case "table":
       return `<pre>${escapeHtml(token.raw.trim())}</pre>\n\n`;
     case "space":
