@@ -196,6 +196,7 @@ export async function composeServer(
       syncIntervalMs: config.connectors.CONNECTORS_SYNC_INTERVAL_MS,
       leaseMs: config.connectors.CONNECTORS_LEASE_MS,
       rpcTimeoutMs: gatewayConfig.RPC_TIMEOUT_MS,
+      metrics,
     });
     // Stopped before the services it calls close; a drain stops it first, so no new turn starts.
     closers.push(() => connectors.close());

@@ -12,7 +12,8 @@ export type Deployable =
   | "services/gateway"
   | "services/registry"
   | "services/conversation"
-  | "services/webhooks";
+  | "services/webhooks"
+  | "services/connectors";
 
 export interface DeployableProcess {
   readonly name: string;

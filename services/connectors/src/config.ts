@@ -35,6 +35,14 @@ export const connectorsEnvSchema = connectorSettingsSchema.extend({
 
 export type ConnectorsConfig = z.infer<typeof connectorsEnvSchema>;
 
+/** What the migrations job reads: only where the store is, so it runs without the services' addresses. */
+export const connectorsMigrationEnvSchema = z.object({
+  DATA_DIR: env.dataDir(),
+  DATABASE_URL: env.databaseUrl(),
+  LOG_LEVEL: env.logLevel(),
+  LOG_FORMAT: env.logFormat(),
+});
+
 /** The service's variables, validated once. */
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): ConnectorsConfig {
   return parseEnv(connectorsEnvSchema, environment);
@@ -43,4 +51,11 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Connec
 /** The connectors' settings alone, as the all-in-one server reads them. */
 export function loadConnectorSettings(environment: NodeJS.ProcessEnv = process.env): ConnectorSettings {
   return parseEnv(connectorSettingsSchema, environment);
+}
+
+/** The migrations job's variables. */
+export function loadMigrationConfig(
+  environment: NodeJS.ProcessEnv = process.env,
+): z.infer<typeof connectorsMigrationEnvSchema> {
+  return parseEnv(connectorsMigrationEnvSchema, environment);
 }

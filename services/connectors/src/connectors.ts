@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "@agentry/logging";
-import { traceMethods } from "@agentry/observability";
+import { type Metrics, traceMethods } from "@agentry/observability";
 import { AccountService, AgentService, ConversationService, PluginService } from "@agentry/proto";
 import { type ConnectRouter, createClient, type Transport } from "@connectrpc/connect";
 import type { ClientStatus } from "./domain/status.js";
+import { ConnectorMetrics } from "./metrics.js";
 import type { PlatformDriver } from "./platform.js";
 import { connectorsRoutes } from "./rpc/routes.js";
 import { slackDriver } from "./slack/connector.js";
@@ -50,6 +51,8 @@ export interface BuildConnectorsOptions {
   telegramPollTimeoutSeconds?: number;
   /** The platforms run; Telegram and Slack by default. */
   drivers?: readonly PlatformDriver[];
+  /** The process's metrics: the connectors' per-platform metrics join its registry. */
+  metrics?: Metrics | undefined;
   clock?: Clock;
 }
 
@@ -89,6 +92,7 @@ export async function buildConnectors(options: BuildConnectorsOptions): Promise<
     logger,
     holder,
     publicBaseUrl: options.publicBaseUrl,
+    metrics: new ConnectorMetrics(options.metrics?.registry),
     ...(options.syncIntervalMs !== undefined ? { syncIntervalMs: options.syncIntervalMs } : {}),
     ...(options.rpcTimeoutMs !== undefined ? { rpcTimeoutMs: options.rpcTimeoutMs } : {}),
   });

@@ -7,6 +7,7 @@ export {
   loadConnectorSettings,
 } from "./config.js";
 export { type BuildConnectorsOptions, buildConnectors, type Connectors } from "./connectors.js";
+export { type Delivery, deliverReply, type SendFailure } from "./delivery.js";
 export {
   answers,
   type ClientConfig,
@@ -18,6 +19,9 @@ export {
 } from "./domain/clients.js";
 export { MESSAGE_LIMITS, splitReply } from "./domain/split.js";
 export { APOLOGY, CLIENT_AUTH_FAILED, type ClientState, type ClientStatus } from "./domain/status.js";
+export { markdownToSlack } from "./format/slack.js";
+export { escapeHtml, markdownToTelegramHtml } from "./format/telegram.js";
+export { type ConnectorFailure, ConnectorMetrics } from "./metrics.js";
 export type { Connector, ConnectorContext, PlatformDriver, RunTurn, TurnRequest } from "./platform.js";
 export { type SlackOptions, slackDriver, slackSignature } from "./slack/connector.js";
 export { type ConnectorStoreOptions, openConnectorStore } from "./store/open.js";

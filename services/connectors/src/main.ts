@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     syncIntervalMs: config.CONNECTORS_SYNC_INTERVAL_MS,
     leaseMs: config.CONNECTORS_LEASE_MS,
     rpcTimeoutMs: config.RPC_TIMEOUT_MS,
+    metrics,
   });
   const server = createRpcServer({
     routes: connectors.routes,

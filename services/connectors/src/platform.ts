@@ -1,6 +1,7 @@
 import type { Logger } from "@agentry/logging";
 import type { ClientConfig, Platform } from "./domain/clients.js";
 import type { ClientStatus } from "./domain/status.js";
+import type { ConnectorMetrics } from "./metrics.js";
 import type { ConnectorStore } from "./store/types.js";
 
 /** One inbound platform message, turned into a conversation turn. */
@@ -25,6 +26,8 @@ export interface ConnectorContext {
   /** The agent secrets the platform needs (`PLATFORM_SECRETS`), all present. */
   secrets: Readonly<Record<string, string>>;
   store: ConnectorStore;
+  /** Messages in, replies out, failures and lag, per platform. */
+  metrics?: ConnectorMetrics;
   runTurn: RunTurn;
   logger: Logger;
   /** This process, as lease holder. */

@@ -16,6 +16,7 @@ import { timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { type ClientConfig, PLATFORM_SECRETS, type Platform, runClients } from "./domain/clients.js";
 import { CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
+import type { ConnectorMetrics } from "./metrics.js";
 import type { Connector, PlatformDriver, TurnRequest } from "./platform.js";
 import type { ConnectorStore } from "./store/types.js";
 
@@ -34,6 +35,7 @@ export interface SupervisorOptions {
   /** How often agents are read again; a change takes effect within this (plus a stop). */
   syncIntervalMs?: number;
   rpcTimeoutMs?: number;
+  metrics?: ConnectorMetrics;
 }
 
 interface Running {
@@ -195,6 +197,7 @@ export class ConnectorSupervisor {
       config,
       secrets,
       store: options.store,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
       logger,
       holder: options.holder,
       webhookUrl: options.publicBaseUrl
@@ -219,6 +222,7 @@ export class ConnectorSupervisor {
     request: TurnRequest,
   ): Promise<string | undefined> {
     const { agent } = entry;
+    this.options.metrics?.messageReceived(platform);
     try {
       const { reply } = await this.options.conversations.sendMessage({
         accountId: agent.accountId,
@@ -235,6 +239,7 @@ export class ConnectorSupervisor {
     } catch (error) {
       // The conversation service recorded the failure (message.failed); the user gets one apology.
       this.options.logger.warn({ err: error, agentId: agent.id }, "turn from a platform message failed");
+      this.options.metrics?.failed(platform, "turn");
       return undefined;
     }
   }

@@ -1,10 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "@agentry/errors";
 import { LogLevel, WebAPIPlatformError, WebClient } from "@slack/web-api";
+import { deliverReply } from "../delivery.js";
 import { answers } from "../domain/clients.js";
-import { MESSAGE_LIMITS, splitReply } from "../domain/split.js";
-import { APOLOGY, type ClientError, type ClientState, type ClientStatus } from "../domain/status.js";
+import type { ClientError, ClientState, ClientStatus } from "../domain/status.js";
 import type { Connector, ConnectorContext, PlatformDriver } from "../platform.js";
+import { showThinking, slackReply } from "./reply.js";
 
 export interface SlackOptions {
   /** The Web API's root (SLACK_API_URL), ending in `/`; Slack's own by default. */
@@ -195,6 +196,7 @@ class SlackConnector implements Connector {
     // In a channel the reply opens (or continues) the message's thread, and the thread is the conversation; in a
     // DM the reply stays in the DM unless the message was itself in a thread.
     const thread = direct ? event.thread_ts : (event.thread_ts ?? event.ts);
+    showThinking(this.client, event.channel, thread);
     const reply = await context.runTurn({
       text: withoutMention(event.text, me),
       userId: `slack:${event.user ?? event.channel}`,
@@ -207,14 +209,12 @@ class SlackConnector implements Connector {
       },
       messageKey,
     });
-    for (const piece of splitReply(reply ?? APOLOGY, MESSAGE_LIMITS.slack)) {
-      await this.client.chat.postMessage({
-        channel: event.channel,
-        text: piece,
-        ...(thread ? { thread_ts: thread } : {}),
-      });
-    }
-    await context.store.markAnswered(messageKey, context.agentId);
+    await deliverReply(context, {
+      platform: "slack",
+      messageKey,
+      reply,
+      ...slackReply(this.client, { channel: event.channel, thread, ts: event.ts }),
+    });
   }
 
   private fail(code: string, message: string): void {

@@ -8,6 +8,8 @@ export interface ConnectorStoreOptions {
   /** A Postgres URL (DATABASE_URL): the tables live in its `connectors` schema. */
   databaseUrl?: string | undefined;
   logger?: Logger;
+  /** Whether opening Postgres waits while the database cannot be reached (default true); jobs pass false. */
+  waitForDatabase?: boolean;
   clock?: Clock;
 }
 
@@ -19,6 +21,7 @@ export async function openConnectorStore(options: ConnectorStoreOptions): Promis
     const { openPostgresConnectorStore } = await import("./postgres.js");
     return openPostgresConnectorStore({
       connectionString: options.databaseUrl,
+      ...(options.waitForDatabase !== undefined ? { waitForDatabase: options.waitForDatabase } : {}),
       ...(logger ? { availability: new OutageLog(logger, "postgres") } : {}),
       ...(clock ? { clock } : {}),
     });

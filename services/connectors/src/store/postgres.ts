@@ -63,6 +63,10 @@ class PostgresConnectorStore implements ConnectorStore {
     return rows.length === 1;
   }
 
+  async releaseAnswered(messageKey: string): Promise<void> {
+    await this.db.query(`DELETE FROM ${this.schema}.answered WHERE message_key = $1`, [messageKey]);
+  }
+
   async answered(messageKey: string): Promise<boolean> {
     const rows = await this.db.query(`SELECT 1 FROM ${this.schema}.answered WHERE message_key = $1`, [
       messageKey,

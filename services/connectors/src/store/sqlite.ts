@@ -27,6 +27,7 @@ export function openSqliteConnectorStore(options: { dataDir: string; clock?: Clo
   const readAnswered = db.prepare<[string], { one: number }>(
     "SELECT 1 AS one FROM answered WHERE message_key = ?",
   );
+  const deleteAnswered = db.prepare<[string]>("DELETE FROM answered WHERE message_key = ?");
   // Taking and reading back in one transaction: the upsert's WHERE leaves another's live lease as it is.
   const acquire = db.transaction((key: string, holder: string, ttlMs: number) => {
     const now = clock();
@@ -45,6 +46,9 @@ export function openSqliteConnectorStore(options: { dataDir: string; clock?: Clo
     },
     markAnswered: async (messageKey, agentId) =>
       insertAnswered.run(messageKey, agentId, new Date(clock()).toISOString()).changes === 1,
+    releaseAnswered: async (messageKey) => {
+      deleteAnswered.run(messageKey);
+    },
     answered: async (messageKey) => readAnswered.get(messageKey) !== undefined,
     ping: async () => {
       try {

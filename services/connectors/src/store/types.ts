@@ -20,6 +20,11 @@ export interface ConnectorStore {
    * which case it must not be answered again.
    */
   markAnswered(messageKey: string, agentId: string): Promise<boolean>;
+  /**
+   * Takes back a `markAnswered` whose reply the platform refused outright (nothing of it was delivered), so the
+   * message may be answered when it arrives again.
+   */
+  releaseAnswered(messageKey: string): Promise<void>;
   /** Whether a platform message was answered. */
   answered(messageKey: string): Promise<boolean>;
   /** Whether the database answers a trivial query. */

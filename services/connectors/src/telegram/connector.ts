@@ -2,10 +2,11 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "@agentry/errors";
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Message, Update, UserFromGetMe } from "grammy/types";
+import { deliverReply } from "../delivery.js";
 import { answers } from "../domain/clients.js";
-import { MESSAGE_LIMITS, splitReply } from "../domain/split.js";
-import { APOLOGY, type ClientError, type ClientState, type ClientStatus } from "../domain/status.js";
+import type { ClientError, ClientState, ClientStatus } from "../domain/status.js";
 import type { Connector, ConnectorContext, PlatformDriver } from "../platform.js";
+import { telegramReply } from "./reply.js";
 
 export interface TelegramOptions {
   /** The Bot API's root (TELEGRAM_API_URL); Telegram's own by default. */
@@ -289,12 +290,12 @@ class TelegramConnector implements Connector {
       typing.stop();
     }
     // Sent even when stopping: the message in hand is answered before the connector ends.
-    for (const piece of splitReply(reply ?? APOLOGY, MESSAGE_LIMITS.telegram)) {
-      await this.api.sendMessage(message.chat.id, piece, {
-        reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
-      });
-    }
-    await context.store.markAnswered(messageKey, context.agentId);
+    await deliverReply(context, {
+      platform: "telegram",
+      messageKey,
+      reply,
+      ...telegramReply(this.api, message),
+    });
   }
 
   private keepTyping(chatId: number): { stop(): void } {

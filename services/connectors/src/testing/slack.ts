@@ -7,6 +7,16 @@ export interface SlackPost {
   channel: string;
   text: string;
   threadTs: string | undefined;
+  /** `false` when the post asked Slack not to format its text; absent when it left formatting on. */
+  mrkdwn?: false;
+}
+
+/** An `assistant.threads.setStatus` call: the "is thinking…" shown under a thread. */
+export interface SlackStatus {
+  token: string;
+  channel: string;
+  threadTs: string;
+  status: string;
 }
 
 export interface FakeSlack {
@@ -15,6 +25,7 @@ export interface FakeSlack {
   /** Makes a bot token auth.test accepts, for a bot user of that id. */
   addBot(token: string, userId: string): void;
   posts(token?: string): SlackPost[];
+  statuses(token?: string): SlackStatus[];
   /** The next `count` calls of `method` are answered 429 with `Retry-After` seconds. */
   rateLimit(method: string, retryAfterSeconds: number, count?: number): void;
   /** Each call of `method`: when, and its HTTP status. */
@@ -25,11 +36,12 @@ export interface FakeSlack {
 /**
  * A local Slack Web API speaking its wire format (`POST /api/<method>`, form or JSON in, a bearer token, `{ok: true,
  * ...}` or `{ok: false, error}` out, 429 with `Retry-After` when rate limited) for the methods the connector
- * uses: auth.test and chat.postMessage. Unknown tokens are answered `invalid_auth`, as Slack does.
+ * uses: auth.test, chat.postMessage and assistant.threads.setStatus. Unknown tokens are answered `invalid_auth`, as Slack does.
  */
 export async function startFakeSlack(): Promise<FakeSlack> {
   const bots = new Map<string, string>();
   const posts: SlackPost[] = [];
+  const statuses: SlackStatus[] = [];
   const limits = new Map<string, { retryAfter: number; count: number }>();
   const log = new Map<string, { at: number; status: number }[]>();
   let nextTs = 1_700_000_000;
@@ -68,8 +80,18 @@ export async function startFakeSlack(): Promise<FakeSlack> {
         const text = String(params.text ?? "");
         if (!channel || !text) return reply(response, 200, { ok: false, error: "invalid_arguments" });
         const threadTs = params.thread_ts === undefined ? undefined : String(params.thread_ts);
-        posts.push({ token, channel, text, threadTs });
+        const mrkdwn = params.mrkdwn === false || params.mrkdwn === "false" ? { mrkdwn: false as const } : {};
+        posts.push({ token, channel, text, threadTs, ...mrkdwn });
         return reply(response, 200, { ok: true, channel, ts: `${nextTs++}.000100` });
+      }
+      case "assistant.threads.setStatus": {
+        const channel = String(params.channel_id ?? "");
+        const threadTs = String(params.thread_ts ?? "");
+        if (!channel || !threadTs || params.status === undefined) {
+          return reply(response, 200, { ok: false, error: "invalid_arguments" });
+        }
+        statuses.push({ token, channel, threadTs, status: String(params.status) });
+        return reply(response, 200, { ok: true });
       }
       default:
         return reply(response, 200, { ok: false, error: "unknown_method" });
@@ -82,6 +104,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     url: `http://127.0.0.1:${port}/api/`,
     addBot: (token, userId) => void bots.set(token, userId),
     posts: (token) => posts.filter((post) => token === undefined || post.token === token),
+    statuses: (token) => statuses.filter((status) => token === undefined || status.token === token),
     rateLimit: (method, retryAfter, count = 1) => void limits.set(method, { retryAfter, count }),
     calls: (method) => [...(log.get(method) ?? [])],
     close: () =>

@@ -60,5 +60,13 @@ export function connectorStoreContract(name: string, open: OpenConnectorStore): 
       expect(await store.answered("telegram:1:5:9")).toBe(true);
       expect(await store.ping()).toBe(true);
     });
+
+    it("takes an answer back so the message may be answered again", async () => {
+      const store = await fresh();
+      expect(await store.markAnswered("slack:U1:C1:1.2", "agent_1")).toBe(true);
+      await store.releaseAnswered("slack:U1:C1:1.2");
+      expect(await store.answered("slack:U1:C1:1.2")).toBe(false);
+      expect(await store.markAnswered("slack:U1:C1:1.2", "agent_1")).toBe(true);
+    });
   });
 }

@@ -15,8 +15,18 @@ export interface FakeTelegramMessage {
 export interface SentMessage {
   token: string;
   chatId: number;
+  /** The text as the chat shows it: with `parse_mode: "HTML"`, without its tags and entities. */
   text: string;
   replyTo: number | undefined;
+}
+
+/** A sendMessage call as it arrived. */
+export interface SendMessageCall {
+  token: string;
+  text: string;
+  parseMode: string | undefined;
+  /** Answered 400 for its markup. */
+  refused: boolean;
 }
 
 interface Bot {
@@ -39,6 +49,15 @@ export interface FakeTelegram {
   /** A user's message, delivered by the next getUpdates; answers its update id and message id. */
   send(token: string, message: FakeTelegramMessage): { updateId: number; messageId: number };
   sent(token?: string): SentMessage[];
+  /** Every sendMessage call, refused ones included, with its text and parse mode as sent. */
+  sendCalls(token?: string): SendMessageCall[];
+  /** The next `count` sendMessage calls with a parse mode are refused 400 "can't parse entities". */
+  refuseMarkup(count?: number): void;
+  /**
+   * The next `count` sendMessage calls are taken (the chat shows them) but answered only `ms` later: a sender that
+   * dies meanwhile never learns its message went out.
+   */
+  holdSendAnswers(ms: number, count?: number): void;
   chatActions(token?: string): { token: string; chatId: number; action: string }[];
   /** getUpdates calls a bot's token received. */
   polls(token: string): number;
@@ -57,12 +76,16 @@ export interface FakeTelegram {
 /**
  * A local Telegram Bot API speaking its wire format (`POST /bot<token>/<method>`, JSON in, `{ok, result}` or
  * `{ok: false, error_code, description, parameters}` out) for the methods the connector uses: getMe, getUpdates
- * (offset confirms, timeout long-polls), sendMessage, sendChatAction, setWebhook and deleteWebhook. Unknown tokens
- * are answered 401 as Telegram does.
+ * (offset confirms, timeout long-polls), sendMessage (HTML parse mode checked as Telegram does: known tags,
+ * balanced, only its four named entities), sendChatAction, setWebhook and deleteWebhook. Unknown tokens are answered
+ * 401 as Telegram does.
  */
 export async function startFakeTelegram(): Promise<FakeTelegram> {
   const bots = new Map<string, Bot>();
   const sent: SentMessage[] = [];
+  const sendCalls: SendMessageCall[] = [];
+  let refuseMarkup = 0;
+  let hold = { ms: 0, count: 0 };
   const actions: { token: string; chatId: number; action: string }[] = [];
   const limits = new Map<string, { retryAfter: number; count: number }>();
   const log = new Map<string, { at: number; status: number }[]>();
@@ -111,13 +134,37 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
       case "sendMessage": {
         const chatId = Number(body.chat_id);
         const replyParameters = body.reply_parameters as { message_id?: number } | undefined;
-        sent.push({ token, chatId, text: String(body.text), replyTo: replyParameters?.message_id });
+        const parseMode = typeof body.parse_mode === "string" ? body.parse_mode : undefined;
+        const shown = parseMode === undefined ? { text: String(body.text) } : parseMarkup(String(body.text));
+        const refused = parseMode !== undefined && (refuseMarkup > 0 || "error" in shown);
+        sendCalls.push({ token, text: String(body.text), parseMode, refused });
+        if (refused) {
+          refuseMarkup = Math.max(0, refuseMarkup - 1);
+          const why = "error" in shown ? shown.error : "unsupported start tag";
+          return reply(response, 400, {
+            ok: false,
+            error_code: 400,
+            description: `Bad Request: can't parse entities: ${why}`,
+          });
+        }
+        if (!("text" in shown) || shown.text.trim() === "") {
+          return reply(response, 400, {
+            ok: false,
+            error_code: 400,
+            description: "Bad Request: message text is empty",
+          });
+        }
+        sent.push({ token, chatId, text: shown.text, replyTo: replyParameters?.message_id });
+        if (hold.count > 0) {
+          hold.count--;
+          await new Promise((resolve) => setTimeout(resolve, hold.ms));
+        }
         return ok(response, {
           message_id: bot.nextMessageId++,
           date: Math.floor(Date.now() / 1000),
           chat: { id: chatId, type: chatId > 0 ? "private" : "group" },
           from: { id: bot.id, is_bot: true, first_name: bot.username, username: bot.username },
-          text: String(body.text),
+          text: shown.text,
         });
       }
       case "sendChatAction":
@@ -237,6 +284,13 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
       return { updateId: update.update_id, messageId };
     },
     sent: (token) => sent.filter((message) => token === undefined || message.token === token),
+    sendCalls: (token) => sendCalls.filter((call) => token === undefined || call.token === token),
+    refuseMarkup: (count = 1) => {
+      refuseMarkup = count;
+    },
+    holdSendAnswers: (ms, count = 1) => {
+      hold = { ms, count };
+    },
     chatActions: (token) => actions.filter((action) => token === undefined || action.token === token),
     polls: (token) => botOf(token).polls,
     activePolls: (token) => botOf(token).active,
@@ -275,4 +329,69 @@ async function readJson(request: IncomingMessage): Promise<Record<string, unknow
   } catch {
     return {};
   }
+}
+
+/** The tags Telegram's HTML parse mode knows. */
+const TELEGRAM_TAGS = new Set([
+  "b",
+  "strong",
+  "i",
+  "em",
+  "u",
+  "ins",
+  "s",
+  "strike",
+  "del",
+  "span",
+  "tg-spoiler",
+  "a",
+  "code",
+  "pre",
+  "blockquote",
+  "tg-emoji",
+]);
+const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
+
+/** Telegram's reading of an HTML-mode text: the shown text, or why it refuses it. */
+function parseMarkup(html: string): { text: string } | { error: string } {
+  const open: string[] = [];
+  let text = "";
+  const token = /<(\/?)([a-z-]+)((?:\s+[a-z-]+(?:="[^"]*")?)*)\s*>|&(#x?[0-9a-f]+|[a-z]+);|[<>]/giy;
+  let at = 0;
+  while (at < html.length) {
+    token.lastIndex = at;
+    const match = token.exec(html);
+    if (!match || match.index !== at) {
+      text += html[at];
+      at++;
+      continue;
+    }
+    at = token.lastIndex;
+    const [whole, closing, tag, , entity] = match;
+    if (whole === "<" || whole === ">") {
+      if (whole === "<") return { error: `unexpected "<" at byte offset ${match.index}` };
+      text += ">";
+    } else if (entity !== undefined) {
+      if (entity.startsWith("#")) {
+        const code = entity.startsWith("#x") ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1));
+        text += String.fromCodePoint(code);
+      } else if (NAMED_ENTITIES[entity.toLowerCase()] !== undefined) {
+        text += NAMED_ENTITIES[entity.toLowerCase()];
+      } else {
+        return { error: `unsupported HTML entity "&${entity};" at byte offset ${match.index}` };
+      }
+    } else {
+      const name = (tag ?? "").toLowerCase();
+      if (!TELEGRAM_TAGS.has(name))
+        return { error: `unsupported start tag "${name}" at byte offset ${match.index}` };
+      if (closing) {
+        if (open.pop() !== name)
+          return { error: `unmatched end tag at byte offset ${match.index}, expected "</${name}>"` };
+      } else {
+        open.push(name);
+      }
+    }
+  }
+  if (open.length > 0) return { error: `can't find end tag corresponding to start tag "${open.at(-1)}"` };
+  return { text };
 }
