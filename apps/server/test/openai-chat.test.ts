@@ -176,6 +176,29 @@ describe("POST /v1/chat/completions", () => {
     expect(chunks.every((chunk) => !("usage" in chunk))).toBe(true);
   });
 
+  it("answers a completion retried with its Idempotency-Key as the first, JSON and stream alike", async () => {
+    const agentId = await newAgent();
+    const messages = [{ role: "user" as const, content: "Once only." }];
+    const headers = { "Idempotency-Key": `oa-json-${Date.now()}` };
+    const first = await client().chat.completions.create({ model: agentId, messages }, { headers });
+    const again = await client().chat.completions.create({ model: agentId, messages }, { headers });
+    expect(again).toEqual(first);
+
+    const streamHeaders = { "Idempotency-Key": `oa-stream-${Date.now()}` };
+    const read = async () => {
+      const stream = await client().chat.completions.create(
+        { model: agentId, messages, stream: true },
+        { headers: streamHeaders },
+      );
+      const chunks = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      return chunks;
+    };
+    const streamed = await read();
+    expect(await read()).toEqual(streamed);
+    expect(provider.requests).toHaveLength(2);
+  });
+
   it("raises OpenAI's typed errors: bad key, unknown model, tools, scope", async () => {
     const agentId = await newAgent();
     const messages = [{ role: "user" as const, content: "Hi" }];

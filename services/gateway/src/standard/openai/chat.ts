@@ -56,6 +56,8 @@ export async function chatCompletions(input: HandlerInput): Promise<void> {
     roomId: OPENAI_ROOM_ID,
     requestId: ctx.state.requestId,
     apiKeyId: principal.keyId,
+    // A completion retried with its Idempotency-Key after this gateway stopped mid-send gets the reply generated.
+    ...(ctx.state.idempotency ? { idempotencyKeyHash: ctx.state.idempotency.keyHash } : {}),
     suppliedContext,
   };
   const abort = callerGone(input);
@@ -204,12 +206,15 @@ async function streamCompletion(
   const streamClosed = gateway.metrics?.streamOpened("sse");
   const created = Math.floor(Date.now() / 1000);
   let id = "";
-  const send = (data: unknown) => {
+  // A stream sent with an Idempotency-Key is kept once complete (its `[DONE]`), and replayed as it was sent.
+  const write = (frame: string, event: "chunk" | "message.completed") => {
     if (ctx.res.writableEnded || ctx.res.destroyed) return;
-    ctx.res.write(`data: ${JSON.stringify(data)}\n\n`);
+    ctx.res.write(frame);
+    ctx.state.idempotency?.recordEvent(event, frame);
     // Written now, not at the end of the tick (see EventStream.flush).
     if (ctx.res.socket?.writableCorked) ctx.res.socket.uncork();
   };
+  const send = (data: unknown) => write(`data: ${JSON.stringify(data)}\n\n`, "chunk");
   const chunk = (choices: unknown[], usage?: OpenAiUsage) => ({
     id,
     object: "chat.completion.chunk",
@@ -241,7 +246,7 @@ async function streamCompletion(
     if (!completed) throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
     send(chunk([choice({}, finishReasonOf(completed.finishReason))]));
     if (includeUsage) send(chunk([], usageOf(completed)));
-    if (!ctx.res.writableEnded) ctx.res.write("data: [DONE]\n\n");
+    write("data: [DONE]\n\n", "message.completed");
     if (!completed.fallback) await reportHealth(input, agent, null);
   } catch (error) {
     const failure = toAppError(error);

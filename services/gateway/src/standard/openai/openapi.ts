@@ -239,6 +239,10 @@ export function openAiOperations(): Record<string, Record<string, JsonSchema>> {
         summary: "Talk to an agent through OpenAI's Chat Completions API",
         description: `OpenAI's chat completion, answered by the agent that \`model\` names, for OpenAI's SDKs and any tool that takes an OpenAI base URL (\`<origin>/v1\`). The request's messages are the whole context after the agent's own system prompt. The turn is recorded in history and usage as a message is (room \`openai\`, user \`user\`) and spends the agent's message bucket and concurrency slots. Errors are in OpenAI's shape. See ${GUIDE}.`,
         ...common("messages:send", ["messagesPerMinute", "concurrentMessages"]),
+        parameters: [
+          { $ref: "#/components/parameters/X-Request-Id" },
+          { $ref: "#/components/parameters/Idempotency-Key" },
+        ],
         requestBody: { required: true, content: { "application/json": { schema: requestBody } } },
         responses: {
           "200": {
