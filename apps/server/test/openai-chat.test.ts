@@ -1,7 +1,9 @@
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import OpenAI, {
+  APIError,
   AuthenticationError,
   BadRequestError,
+  ConflictError,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
@@ -257,6 +259,59 @@ describe("POST /v1/chat/completions", () => {
     await expect(
       client(limited.key).chat.completions.create({ model: other, messages }),
     ).resolves.toBeDefined();
+  });
+
+  it("says finish_reason length when the reply was cut at its token limit", async () => {
+    const agentId = await newAgent();
+    provider.answer({ text: "Cut short", finishReason: "length" });
+    const completion = await client().chat.completions.create({
+      model: agentId,
+      messages: [{ role: "user", content: "Go on." }],
+    });
+    expect(completion.choices[0]!.finish_reason).toBe("length");
+  });
+
+  it("ends a stream that fails after it started with OpenAI's error event, which the SDK raises", async () => {
+    const agentId = await newAgent();
+    provider.answer({ text: "one two three four", chunks: ["one ", "two ", "three ", "four"], cutAfter: 2 });
+    const stream = await client().chat.completions.create({
+      model: agentId,
+      messages: [{ role: "user", content: "Count." }],
+      stream: true,
+      user: "u-cut",
+    });
+    const received: string[] = [];
+    const reading = (async () => {
+      for await (const chunk of stream) received.push(chunk.choices[0]?.delta.content ?? "");
+    })();
+    await expect(reading).rejects.toBeInstanceOf(APIError);
+    // A connection to the provider cut mid-reply is this API's 503 AGENT_UNAVAILABLE, sent as the stream's error event.
+    await expect(reading).rejects.toMatchObject({ type: "server_error", code: "AGENT_UNAVAILABLE" });
+    expect(received.join("")).toBe("one two ");
+    // Nothing of a failed turn is kept as a reply.
+    expect((await storedMessages(agentId, "u-cut")).filter((m) => m.role === "assistant")).toEqual([]);
+  });
+
+  it("refuses an inactive agent 409, and holds the agent's concurrency slot while a completion runs", async () => {
+    const limited = await h.tenant({ limits: { concurrentMessages: 1 } });
+    const agentId = await newAgent(limited.key);
+    const messages = [{ role: "user" as const, content: "Hi" }];
+    provider.answer({ text: "Slowly.", delayMs: 800 });
+    const slow = client(limited.key).chat.completions.create({ model: agentId, messages });
+    await expect.poll(() => provider.requests.length).toBe(1);
+    await expect(
+      client(limited.key).chat.completions.create({ model: agentId, messages }),
+    ).rejects.toBeInstanceOf(RateLimitError);
+    await expect(slow).resolves.toMatchObject({ object: "chat.completion" });
+
+    const patched = await h.request("PATCH", `/v1/agents/${agentId}`, {
+      key: limited.key,
+      body: { status: "inactive" },
+    });
+    expect(patched.status).toBe(200);
+    const inactive = client(limited.key).chat.completions.create({ model: agentId, messages });
+    await expect(inactive).rejects.toBeInstanceOf(ConflictError);
+    await expect(inactive).rejects.toMatchObject({ status: 409, code: "AGENT_INACTIVE", param: "model" });
   });
 
   it("answers a provider failure 502 in OpenAI's shape", async () => {
