@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Makes sure sdks/python/.venv exists with exactly requirements-dev.txt installed (from PyPI), rebuilding it when
-# that file changes. Fails loudly, never skips, when Python 3.9+ or its venv module is missing.
+# that file changes. Fails loudly, never skips, when Python 3.10+ or its venv module is missing (the SDK runs on
+# 3.9; its tests use OpenAI's SDK, which needs 3.10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python=${PYTHON:-python3}
 if ! command -v "$python" >/dev/null 2>&1; then
-  echo "sdks/python: '$python' not found. Install Python 3.9+ (Debian: apt-get install python3 python3-venv)." >&2
+  echo "sdks/python: '$python' not found. Install Python 3.10+ (Debian: apt-get install python3 python3-venv)." >&2
   exit 1
 fi
-if ! "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)'; then
-  echo "sdks/python: Python 3.9+ is required, found $("$python" --version 2>&1)." >&2
+if ! "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'; then
+  echo "sdks/python: Python 3.10+ is required for the tests, found $("$python" --version 2>&1)." >&2
   exit 1
 fi
 if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then

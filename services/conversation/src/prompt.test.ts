@@ -10,6 +10,7 @@ import {
   EXAMPLE_BUDGET_SHARE,
   exampleTurns,
   MAX_EXAMPLE_CONVERSATIONS,
+  suppliedPrompt,
   systemPrompt,
 } from "./prompt.js";
 
@@ -337,5 +338,48 @@ describe("example conversations and the budget", () => {
       historyLimits: { maxTurns: 200, tokenBudget: 3000 },
     });
     expect(built.system).toContain("The first 2 messages below are example conversations");
+  });
+});
+
+describe("suppliedPrompt", () => {
+  const profile: AgentProfile = {
+    ...empty,
+    name: "Ada",
+    personality: {
+      messageExamples: [
+        [
+          { user: "{{user1}}", content: { text: "Hi" } },
+          { user: "Ada", content: { text: "Hello" } },
+        ],
+      ],
+    },
+  };
+
+  it("is the agent's system prompt, the caller's instructions, then the caller's messages and the new one only", () => {
+    const prompt = suppliedPrompt(
+      profile,
+      {
+        system: "Answer briefly.",
+        messages: [
+          { role: "user", text: "One" },
+          { role: "assistant", text: "Two" },
+        ],
+      },
+      "Three",
+    );
+    expect(prompt.system).toBe(`${systemPrompt(profile)}\n\nAnswer briefly.`);
+    // No example conversation, though the agent has one: the caller's messages are the whole conversation.
+    expect(exampleTurns(profile, 1000)).not.toEqual([]);
+    expect(prompt.messages).toEqual([
+      { role: "user", text: "One" },
+      { role: "assistant", text: "Two" },
+      { role: "user", text: "Three" },
+    ]);
+  });
+
+  it("joins two messages in a row from one speaker, and keeps the agent's prompt alone without instructions", () => {
+    const prompt = suppliedPrompt(profile, { system: " ", messages: [{ role: "user", text: "One" }] }, "Two");
+    expect(prompt.system).toBe(systemPrompt(profile));
+    expect(prompt.messages).toEqual([{ role: "user", text: "One\n\nTwo" }]);
   });
 });

@@ -180,3 +180,31 @@ function isEmpty(value: JsonValue): boolean {
   if (typeof value === "object") return Object.keys(value).length === 0;
   return false;
 }
+
+/** A conversation the caller supplies in place of the stored one (the OpenAI-compatible chat completions route). */
+export interface SuppliedContext {
+  /** The caller's own instructions, added after the agent's system prompt. */
+  system: string;
+  /** What was said before the new message, oldest first. */
+  messages: readonly PromptMessage[];
+}
+
+/**
+ * The prompt of a message that brings its whole conversation: the agent's system prompt, then the caller's
+ * instructions, then the caller's messages and the new one, as given. Nothing stored is added: the caller owns
+ * the context. Two messages in a row from one speaker are joined, since providers require turns to alternate.
+ */
+export function suppliedPrompt(
+  profile: AgentProfile,
+  supplied: SuppliedContext,
+  text: string,
+): { system: string; messages: PromptMessage[] } {
+  const system = [systemPrompt(profile), supplied.system.trim()].filter(Boolean).join("\n\n");
+  const messages: PromptMessage[] = [];
+  for (const message of [...supplied.messages, { role: "user" as const, text }]) {
+    const last = messages.at(-1);
+    if (last?.role === message.role) last.text = `${last.text}\n\n${message.text}`;
+    else messages.push({ role: message.role, text: message.text });
+  }
+  return { system, messages };
+}

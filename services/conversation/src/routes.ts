@@ -48,6 +48,8 @@ import {
   type StreamMessageRequest,
   type StreamMessageResponse,
   StreamMessageResponseSchema,
+  type SuppliedContext as SuppliedContextMessage,
+  SuppliedRole,
   type ToolCall,
   ToolCallSchema,
   type Turn,
@@ -65,6 +67,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
+import type { SuppliedContext } from "./prompt.js";
 import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
 import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
 import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
@@ -297,6 +300,7 @@ function messageInput(
     apiKeyId: request.apiKeyId,
     deadline: deadlineOf(call),
     idempotencyKeyHash: request.idempotencyKeyHash || undefined,
+    suppliedContext: "suppliedContext" in request ? suppliedContext(request.suppliedContext) : undefined,
   };
 }
 
@@ -526,4 +530,15 @@ function toUsageFigures(figures: Figures): MessageInitShape<typeof UsageFiguresS
     latencyMs: percentiles(figures.latencyMs),
     timeToFirstTokenMs: percentiles(figures.timeToFirstTokenMs),
   };
+}
+
+/** The conversation a caller supplies, as the prompt takes it; a message of no known speaker is refused. */
+function suppliedContext(supplied: SuppliedContextMessage | undefined): SuppliedContext | undefined {
+  if (!supplied) return undefined;
+  const messages = supplied.messages.map((message, index) => {
+    if (message.role === SuppliedRole.USER) return { role: "user" as const, text: message.text };
+    if (message.role === SuppliedRole.ASSISTANT) return { role: "assistant" as const, text: message.text };
+    throw invalid(`suppliedContext.messages[${index}].role`, "must be user or assistant");
+  });
+  return { system: supplied.system, messages };
 }

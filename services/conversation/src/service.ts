@@ -14,9 +14,15 @@ import type { TurnContext } from "./context.js";
 import { CallDeadline } from "./deadline.js";
 import { messageCompleted, messageFailed } from "./events.js";
 import { MAX_HISTORY_TURNS } from "./history.js";
-import { buildPrompt } from "./prompt.js";
+import { type AgentProfile, buildPrompt, type SuppliedContext, suppliedPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
-import type { FinishReason, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
+import type {
+  FinishReason,
+  ModelProvider,
+  PromptMessage,
+  ProviderRequest,
+  ProviderResult,
+} from "./providers/types.js";
 import {
   type GenerationSettings,
   generationSettings,
@@ -49,6 +55,8 @@ export interface MessageInput {
   idempotencyKeyHash?: string | undefined;
   /** Sent in the background: its stored reply is read by id in that form (message-runs.ts). */
   background?: boolean | undefined;
+  /** The conversation before `text` as the caller supplies it, in place of the stored one (prompt.ts). */
+  suppliedContext?: SuppliedContext | undefined;
 }
 
 /** The agent's complete reply (docs/api/messages-and-streams.md, "Reply": the non-stream reply `data`). */
@@ -283,6 +291,19 @@ class Call {
     return this.logger;
   }
 
+  /** The prompt of an ordinary message: the agent's examples and the stored history before the new message. */
+  private async storedPrompt(profile: AgentProfile): Promise<{ system: string; messages: PromptMessage[] }> {
+    const historyLimits = { maxTurns: MAX_HISTORY_TURNS, tokenBudget: this.ctx.limits.contextTokenBudget };
+    const history = await this.ctx.store.recentTurns(this.key, historyLimits);
+    return buildPrompt({
+      profile,
+      context: this.input.context,
+      history,
+      text: this.input.text,
+      historyLimits,
+    });
+  }
+
   /** Settings, provider, model, prompt and tools; every failure here is the caller's or the configuration's. */
   async plan(signal: AbortSignal): Promise<{ provider: ModelProvider; request: ProviderRequest }> {
     const spec = this.input.agent?.spec;
@@ -293,21 +314,17 @@ class Call {
     this.primary = provider;
     this.model = model;
     this.fallbacks = fallbackChoices(spec?.settings);
-    const historyLimits = { maxTurns: MAX_HISTORY_TURNS, tokenBudget: this.ctx.limits.contextTokenBudget };
-    const history = await this.ctx.store.recentTurns(this.key, historyLimits);
-    const prompt = buildPrompt({
-      profile: {
-        name: spec?.name ?? "",
-        bio: spec?.bio ?? [],
-        personality: spec?.personality ?? {},
-        knowledge: spec?.knowledge ?? [],
-        goals: spec?.goals ?? [],
-      },
-      context: this.input.context,
-      history,
-      text: this.input.text,
-      historyLimits,
-    });
+    const profile = {
+      name: spec?.name ?? "",
+      bio: spec?.bio ?? [],
+      personality: spec?.personality ?? {},
+      knowledge: spec?.knowledge ?? [],
+      goals: spec?.goals ?? [],
+    };
+    const supplied = this.input.suppliedContext;
+    const prompt = supplied
+      ? suppliedPrompt(profile, supplied, this.input.text)
+      : await this.storedPrompt(profile);
     this.tools =
       this.maxToolSteps > 0
         ? await TurnTools.prepare(

@@ -20,6 +20,7 @@ import { pluginRoutes } from "./routes/plugins.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
+import { openAiFrame, openAiRoutes } from "./standard/openai/index.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
 export const ROUTES: Route[] = [
@@ -50,6 +51,7 @@ export function buildApp(
   app.silent = true;
 
   app.use(requestFrame(gateway));
+  app.use(openAiFrame(gateway));
 
   const router = new Router<GatewayState>();
   router.get("/healthz", (ctx) => {
@@ -76,7 +78,7 @@ export function buildApp(
   consoleSessionRoutes(router, gateway);
   connectorUpdateRoutes(router, gateway);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
-  for (const route of ROUTES) {
+  for (const route of [...ROUTES, ...openAiRoutes]) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);
   }
 

@@ -12,6 +12,7 @@ import { BODY_LIMIT_BYTES, NUL_FREE_PATTERN } from "../http/body.js";
 import { IDEMPOTENCY_KEY_SCHEMA_PATTERN } from "../http/idempotency.js";
 import type { ServedProviders } from "../providers.js";
 import type { Route } from "../routes/table.js";
+import { openAiOperations } from "../standard/openai/openapi.js";
 import { characterSchemaPath } from "./characters.js";
 import { consolePaths } from "./console.js";
 import { JSON_VALUE_SCHEMA_ID, type JsonSchema, schemaRef } from "./convert.js";
@@ -632,6 +633,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
     if (!documented.has(key)) throw new Error(`OPERATION_DOCS describes ${key}, which is not a route`);
   }
   Object.assign(paths, serviceOperations(responses));
+  Object.assign(paths, openAiOperations());
 
   const sortedResponses = Object.fromEntries(
     Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)),

@@ -69,7 +69,11 @@ export function toolCallView(call: ToolCall): ToolCallView {
  * Records the outcome of a model call on the agent: a lasting failure (MODEL_ERROR) puts it in `error` with the
  * reason; a success takes it out of `error`. A failure to record is logged, never turned into the caller's error.
  */
-async function reportHealth(input: HandlerInput, agent: Agent, failure: AppError | null): Promise<void> {
+export async function reportHealth(
+  input: HandlerInput,
+  agent: Agent,
+  failure: AppError | null,
+): Promise<void> {
   const { gateway, principal, rpc } = input;
   if (failure === null && agent.status !== AgentStatus.ERROR) return;
   if (failure !== null && failure.code !== "MODEL_ERROR") return;

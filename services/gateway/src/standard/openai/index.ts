@@ -1,0 +1,3 @@
+export { openAiFrame } from "./frame.js";
+export { openAiOperations } from "./openapi.js";
+export { openAiRoutes } from "./routes.js";

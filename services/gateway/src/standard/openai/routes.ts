@@ -1,0 +1,28 @@
+import type { Route } from "../../routes/table.js";
+import { chatCompletions } from "./chat.js";
+import { getModel, listModels } from "./models.js";
+import { CHAT_COMPLETIONS_PATH, MODELS_PATH } from "./wire.js";
+
+/**
+ * The OpenAI-compatible operations (docs/api/standard-clients.md): served through the same chain as every REST
+ * route (key, scope, limits), with errors in OpenAI's shape (`openAiFrame`). Chat completions spend the
+ * addressed agent's message bucket and concurrency slots, as a message does.
+ */
+export const openAiRoutes: Route[] = [
+  {
+    method: "POST",
+    path: CHAT_COMPLETIONS_PATH,
+    scope: "messages:send",
+    limit: "messagesPerMinute",
+    concurrency: true,
+    handle: chatCompletions,
+  },
+  { method: "GET", path: MODELS_PATH, scope: "agents:read", limit: "listPerMinute", handle: listModels },
+  {
+    method: "GET",
+    path: `${MODELS_PATH}/:model`,
+    scope: "agents:read",
+    limit: "getPerMinute",
+    handle: getModel,
+  },
+];
