@@ -18,6 +18,7 @@ import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
 import type { HandlerInput, Route } from "./routes/table.js";
+import { standardClientRoutes } from "./standard/index.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 
@@ -75,6 +76,7 @@ export function buildApp(
   characterSchemaRoute(router);
   consoleSessionRoutes(router, gateway);
   connectorUpdateRoutes(router, gateway);
+  standardClientRoutes(router, gateway, options.limits);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of ROUTES) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);
