@@ -1,6 +1,7 @@
 import type { Router } from "@koa/router";
 import type { LimitsMiddleware } from "../app.js";
 import type { GatewayContext, GatewayState } from "../context.js";
+import { a2aRoutes } from "./a2a.js";
 import { mcpRoutes } from "./mcp.js";
 
 /**
@@ -14,4 +15,5 @@ export function standardClientRoutes(
   limits: LimitsMiddleware | undefined,
 ): void {
   mcpRoutes(router, gateway, limits);
+  a2aRoutes(router, gateway, limits);
 }
