@@ -20,7 +20,7 @@ import { pluginRoutes } from "./routes/plugins.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
-import { standardClientRoutes } from "./standard/index.js";
+import { standardClients } from "./standard/index.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
 export const ROUTES: Route[] = [
@@ -76,7 +76,6 @@ export function buildApp(
   characterSchemaRoute(router);
   consoleSessionRoutes(router, gateway);
   connectorUpdateRoutes(router, gateway);
-  standardClientRoutes(router, gateway, options.limits);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of ROUTES) {
     router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);
@@ -84,6 +83,7 @@ export function buildApp(
 
   app.use(router.routes());
   app.use(allowedMethods(router));
+  app.use(standardClients(gateway, options.limits));
   return app;
 }
 

@@ -1,4 +1,4 @@
-import type { Router } from "@koa/router";
+import { Router } from "@koa/router";
 import type { LimitsMiddleware } from "../app.js";
 import type { GatewayContext, GatewayState } from "../context.js";
 import { a2aRoutes } from "./a2a.js";
@@ -6,14 +6,15 @@ import { mcpRoutes } from "./mcp.js";
 
 /**
  * The agents through standard protocols' own clients (MCP, A2A), on the same keys, scopes, limits, history and
- * usage as the REST API. Their wire formats are the protocols', described by them rather than by the OpenAPI
- * document, which links here.
+ * usage as the REST API. Their wire formats are the protocols' and are described by them, so they have a router
+ * of their own beside the REST route table, which the OpenAPI document describes (and only links these).
  */
-export function standardClientRoutes(
-  router: Router<GatewayState>,
+export function standardClients(
   gateway: GatewayContext,
   limits: LimitsMiddleware | undefined,
-): void {
+): ReturnType<Router<GatewayState>["routes"]> {
+  const router = new Router<GatewayState>();
   mcpRoutes(router, gateway, limits);
   a2aRoutes(router, gateway, limits);
+  return router.routes();
 }
