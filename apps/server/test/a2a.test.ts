@@ -166,6 +166,17 @@ describe("A2A at /v1/a2a/{agentId}", () => {
     expect(JSON.stringify(openai.requests[1]!.body.messages)).toContain("Seven.");
   });
 
+  it("takes a message as long as the API allows (bodies up to 1 MiB, as on every route)", async () => {
+    const agentId = await newAgent();
+    const client = await clientFor(agentId);
+    openai.reply("Read it all.");
+    // 99,000 characters, twice as many bytes: past the 100 kB an SDK parser would take by default.
+    const long = "é".repeat(99_000);
+    const task = (await send(client, long)) as Task;
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(JSON.stringify(openai.requests[0]!.body.messages)).toContain(long);
+  });
+
   it("streams a task's events to its completion", async () => {
     const agentId = await newAgent();
     const client = await clientFor(agentId);

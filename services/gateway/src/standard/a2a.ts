@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   A2A_PROTOCOL_VERSION,
   A2A_VERSION_HEADER,
@@ -22,12 +22,12 @@ import { agentCardHandler, jsonRpcHandler } from "@a2a-js/sdk/server/express";
 import { AppError } from "@agentry/errors";
 import type { Agent } from "@agentry/proto";
 import type { Router } from "@koa/router";
-import express, { type RequestHandler } from "express";
-import type { LimitsMiddleware } from "../app.js";
+import express, { type NextFunction, type RequestHandler } from "express";
 import type { GatewayContext, GatewayState } from "../context.js";
 import { requireScope } from "../http/auth.js";
+import { readJsonBody } from "../http/body.js";
 import { toAppError } from "../http/errors.js";
-import { StandardCaller } from "./access.js";
+import { type LimitsMiddleware, StandardCaller } from "./access.js";
 
 export const A2A_PATH = "/v1/a2a/:agentId";
 const CARD_PATH = "/.well-known/agent-card.json";
@@ -217,10 +217,30 @@ export function a2aRoutes(
   const executor = new TurnExecutor();
   const buses = new DefaultExecutionEventBusManager();
   const handlers = new WeakMap<IncomingMessage, RequestHandler>();
+  const requestIds = new WeakMap<IncomingMessage, string>();
 
   const sdk = express();
   sdk.disable("x-powered-by");
   sdk.use((req, res, next) => handlers.get(req)!(req, res, next));
+  // What the SDK's handlers leave unanswered or throw is answered in this API's envelope, never by Express's pages.
+  sdk.use((req, res) => {
+    res
+      .status(404)
+      .json(envelope(req, "NOT_FOUND", "Send A2A JSON-RPC requests with POST to /v1/a2a/{agentId}."));
+  });
+  sdk.use((error: unknown, req: IncomingMessage, res: ServerResponse, _next: NextFunction) => {
+    gateway.logger.error({ err: error }, "A2A request failed");
+    if (res.headersSent) res.end();
+    else {
+      res.statusCode = 500;
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify(envelope(req, "INTERNAL_ERROR", "Internal error.")));
+    }
+  });
+  const envelope = (req: IncomingMessage, code: string, message: string) => ({
+    success: false,
+    error: { code, message, requestId: requestIds.get(req) ?? "" },
+  });
 
   const serve =
     (
@@ -233,7 +253,11 @@ export function a2aRoutes(
       const agent = await caller.agent(ctx.params.agentId ?? "");
       const user = new A2AUser(caller, agent);
       const requestHandler = new DefaultRequestHandler(agentCard(gateway, agent), tasks, executor, buses);
+      // Read as every request body is (1 MiB, errors in the envelope); the SDK's own parser then takes it as read.
+      if (ctx.method === "POST")
+        (ctx.req as IncomingMessage & { body?: unknown }).body = await readJsonBody(ctx);
       handlers.set(ctx.req, handlerFor(requestHandler, user));
+      requestIds.set(ctx.req, ctx.state.requestId);
       ctx.respond = false;
       // Koa's provisional 404 would otherwise stand on the SDK's event streams, which set no status of their own.
       ctx.res.statusCode = 200;

@@ -4,7 +4,6 @@ import { type Agent, AgentStatus, type Reply } from "@agentry/proto";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import type { Middleware, ParameterizedContext } from "koa";
-import type { LimitsMiddleware } from "../app.js";
 import type { GatewayContext, GatewayState, Principal } from "../context.js";
 import { requireScope } from "../http/auth.js";
 import { toAppError } from "../http/errors.js";
@@ -13,6 +12,9 @@ import { messageRoutes } from "../routes/messages.js";
 import type { Route } from "../routes/table.js";
 import { parseOrThrow } from "../validation/issues.js";
 import { sendMessageBody } from "../validation/messages.js";
+
+/** The limits of a REST operation, as the composition root supplies them (see `buildApp`). */
+export type LimitsMiddleware = (route: Route) => Middleware<GatewayState>;
 
 /** The REST operations the standard protocols stand in for: their scopes and limits are these operations' own. */
 export type Operation = "listAgents" | "getAgent" | "sendMessage";

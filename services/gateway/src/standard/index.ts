@@ -1,7 +1,7 @@
 import { Router } from "@koa/router";
-import type { LimitsMiddleware } from "../app.js";
 import type { GatewayContext, GatewayState } from "../context.js";
 import { a2aRoutes } from "./a2a.js";
+import type { LimitsMiddleware } from "./access.js";
 import { mcpRoutes } from "./mcp.js";
 
 /**

@@ -5,13 +5,12 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { LimitsMiddleware } from "../app.js";
 import type { GatewayContext, GatewayState } from "../context.js";
 import { readJsonBody } from "../http/body.js";
 import { toAppError } from "../http/errors.js";
 import { presentReply } from "../routes/messages.js";
 import { presentAgent, SORT_FIELDS, SORT_ORDERS, STATUS_VALUES } from "../routes/present.js";
-import { StandardCaller } from "./access.js";
+import { type LimitsMiddleware, StandardCaller } from "./access.js";
 
 export const MCP_PATH = "/v1/mcp";
 
