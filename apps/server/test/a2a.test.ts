@@ -177,10 +177,10 @@ describe("A2A at /v1/a2a/{agentId}", () => {
     expect(JSON.stringify(openai.requests[0]!.body.messages)).toContain(long);
   });
 
-  it("streams a task's events to its completion", async () => {
+  it("streams a task's events: the reply's text as it comes, then whole, then the completion", async () => {
     const agentId = await newAgent();
     const client = await clientFor(agentId);
-    openai.reply("Streamed answer.");
+    openai.reply("Streamed answer.", { chunks: ["Streamed", " answer", "."] });
     const events: StreamResponse[] = [];
     for await (const event of client.sendMessageStream({
       tenant: "",
@@ -190,17 +190,30 @@ describe("A2A at /v1/a2a/{agentId}", () => {
     })) {
       events.push(event);
     }
-    const kinds = events.map((event) => event.payload?.$case);
-    expect(kinds[0]).toBe("task");
-    expect(kinds).toContain("artifactUpdate");
+    expect(events[0]?.payload?.$case).toBe("task");
     const last = events.at(-1)!.payload;
-    expect(last?.$case).toBe("statusUpdate");
     expect(last?.$case === "statusUpdate" && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    const artifact = events.find((event) => event.payload?.$case === "artifactUpdate")!.payload;
-    expect(artifact?.$case === "artifactUpdate" && artifact.value.artifact?.parts[0]?.content).toEqual({
-      $case: "text",
-      value: "Streamed answer.",
-    });
+    const pieces = events.flatMap((event) =>
+      event.payload?.$case === "artifactUpdate"
+        ? [
+            {
+              append: event.payload.value.append,
+              lastChunk: event.payload.value.lastChunk,
+              text: event.payload.value.artifact?.parts
+                .map((part) => (part.content?.$case === "text" ? part.content.value : ""))
+                .join(""),
+            },
+          ]
+        : [],
+    );
+    expect(pieces).toEqual([
+      { append: false, lastChunk: false, text: "Streamed" },
+      { append: true, lastChunk: false, text: " answer" },
+      { append: true, lastChunk: false, text: "." },
+      { append: false, lastChunk: true, text: "Streamed answer." },
+    ]);
+    const taskId = events[0]!.payload!.$case === "task" ? events[0]!.payload!.value.id : "";
+    expect(replyText(await client.getTask({ tenant: "", id: taskId }))).toBe("Streamed answer.");
   });
 
   it("cancels a running task: the model call stops and nothing is kept", async () => {

@@ -163,26 +163,39 @@ class TurnExecutor implements AgentExecutor {
       if (text === "")
         throw new AppError("INVALID_REQUEST", "The message has no text part; send its text in one.");
       bus.publish(status(TaskState.TASK_STATE_WORKING));
-      const reply = await user.caller.run("sendMessage", user.agent.id, () =>
-        user.caller.send(user.agent, { text, roomId: contextId }, abort.signal),
-      );
-      bus.publish(
+      // The reply's text streams as pieces of one artifact (the reply's id): the first starts it, the next are
+      // appended, and the complete text replaces them last, so the task keeps the reply whole in one part.
+      const piece = (messageId: string, text: string, at: "first" | "next" | "whole") =>
         AgentEvent.artifactUpdate({
           taskId,
           contextId,
           artifact: {
-            artifactId: reply.id,
+            artifactId: messageId,
             name: "reply",
             description: `The reply of ${user.agent.spec?.name ?? user.agent.id}.`,
-            parts: [textPart(reply.text)],
-            metadata: { messageId: reply.id, model: reply.model, finishReason: reply.finishReason },
+            parts: [textPart(text)],
+            metadata: undefined,
             extensions: [],
           },
-          append: false,
-          lastChunk: true,
+          append: at === "next",
+          lastChunk: at === "whole",
           metadata: undefined,
-        }),
+        });
+      let started = false;
+      const reply = await user.caller.run("sendMessage", user.agent.id, () =>
+        user.caller.send(
+          user.agent,
+          { text, roomId: contextId },
+          {
+            signal: abort.signal,
+            onText: (messageId, delta) => {
+              bus.publish(piece(messageId, delta, started ? "next" : "first"));
+              started = true;
+            },
+          },
+        ),
       );
+      bus.publish(piece(reply.id, reply.text, "whole"));
       bus.publish(status(TaskState.TASK_STATE_COMPLETED));
     } catch (error) {
       if (abort.signal.aborted)

@@ -107,7 +107,7 @@ export class StandardCaller {
   async send(
     agent: Agent,
     message: { text: string; userId?: string | undefined; roomId?: string | undefined },
-    signal?: AbortSignal,
+    options: { signal?: AbortSignal; onText?: (messageId: string, text: string) => void } = {},
   ): Promise<Reply> {
     const body = parseOrThrow(
       sendMessageBody,
@@ -120,26 +120,46 @@ export class StandardCaller {
         `Agent ${agent.id} is inactive; set its status to 'active' to send it messages.`,
       );
     }
+    const request = {
+      accountId: this.principal.accountId,
+      agent,
+      text: body.text,
+      ...(body.userId !== undefined ? { userId: body.userId } : {}),
+      ...(body.roomId !== undefined ? { roomId: body.roomId } : {}),
+      requestId: this.ctx.state.requestId,
+      apiKeyId: this.principal.keyId,
+    };
+    const call = {
+      ...this.rpc,
+      timeoutMs: this.gateway.config.MESSAGE_TIMEOUT_MS,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
     try {
-      const { reply } = await this.gateway.conversations.sendMessage(
-        {
-          accountId: this.principal.accountId,
-          agent,
-          text: body.text,
-          ...(body.userId !== undefined ? { userId: body.userId } : {}),
-          ...(body.roomId !== undefined ? { roomId: body.roomId } : {}),
-          requestId: this.ctx.state.requestId,
-          apiKeyId: this.principal.keyId,
-        },
-        { ...this.rpc, timeoutMs: this.gateway.config.MESSAGE_TIMEOUT_MS, ...(signal ? { signal } : {}) },
-      );
-      if (!reply!.fallback) await this.reportHealth(agent, null);
-      return reply!;
+      const reply = options.onText
+        ? await this.streamed(request, call, options.onText)
+        : (await this.gateway.conversations.sendMessage(request, call)).reply!;
+      if (!reply.fallback) await this.reportHealth(agent, null);
+      return reply;
     } catch (error) {
       const failure = toAppError(error);
       await this.reportHealth(agent, failure);
       throw failure;
     }
+  }
+
+  /** The turn as a stream: each piece of the reply's text to `onText` as it comes, then the complete reply. */
+  private async streamed(
+    request: Parameters<GatewayContext["conversations"]["streamMessage"]>[0],
+    call: CallOptions,
+    onText: (messageId: string, text: string) => void,
+  ): Promise<Reply> {
+    let messageId = "";
+    for await (const { event } of this.gateway.conversations.streamMessage(request, call)) {
+      if (event.case === "started") messageId = event.value.messageId;
+      else if (event.case === "delta") onText(messageId, event.value.text);
+      else if (event.case === "completed") return event.value;
+    }
+    throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
   }
 
   /** A lasting model failure puts the agent in `error`; a success takes it out (as the messages route does). */

@@ -156,7 +156,7 @@ function serverFor(caller: StandardCaller): McpServer {
             await caller.send(
               agent,
               { text: args.text, userId: args.userId, roomId: args.roomId },
-              extra.signal,
+              { signal: extra.signal },
             ),
           );
           return {
