@@ -272,6 +272,33 @@ describe("A2A at /v1/a2a/{agentId}", () => {
     expect(foreign.body.error.code).toBe("AGENT_NOT_FOUND");
   });
 
+  it("spends the REST operations' limits: a card is a read, a task a message", async () => {
+    const limited = await h.tenant({ limits: { getPerMinute: 1, messagesPerMinute: 1 } });
+    const agentId = await newAgent({}, limited.key);
+    const card = () =>
+      h.request<{ error: { code: string } }>("GET", `/v1/a2a/${agentId}/.well-known/agent-card.json`, {
+        key: limited.key,
+      });
+    expect((await card()).status).toBe(200);
+    const refused = await card();
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe("RATE_LIMIT_EXCEEDED");
+
+    const legacy = new LegacyJsonRpcTransport({
+      endpoint: `${PUBLIC_BASE_URL}/v1/a2a/${agentId}`,
+      fetchImpl: fetchWith(limited.key),
+    });
+    const message = { tenant: "", configuration: undefined, metadata: undefined };
+    openai.reply("Once.");
+    const first = (await legacy.sendMessage({ ...message, message: userMessage("One") })) as Task;
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const second = (await legacy.sendMessage({ ...message, message: userMessage("Two") })) as Task;
+    expect(second.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    const why = second.status?.message?.parts[0]?.content;
+    expect(why?.$case === "text" && why.value).toMatch(/^RATE_LIMIT_EXCEEDED: /);
+    expect(openai.requests).toHaveLength(1);
+  });
+
   it("answers the 0.3 methods too: message/send, message/stream, tasks/get, tasks/cancel", async () => {
     const agentId = await newAgent();
     const methods: string[] = [];

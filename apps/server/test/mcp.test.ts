@@ -179,6 +179,25 @@ describe("MCP at /v1/mcp", () => {
     expect(textOf(listRefused)).toContain("agents:read");
   });
 
+  it("spends the agent's message limit, and answers past it with a tool error", async () => {
+    const limited = await h.tenant({ limits: { messagesPerMinute: 1 } });
+    const agentId = await newAgent("Mo", limited.key);
+    const client = await connect(limited.key);
+    openai.reply("Once.");
+    const first = (await client.callTool({
+      name: "send_message",
+      arguments: { agentId, text: "One" },
+    })) as CallToolResult;
+    expect(textOf(first)).toBe("Once.");
+    const second = (await client.callTool({
+      name: "send_message",
+      arguments: { agentId, text: "Two" },
+    })) as CallToolResult;
+    expect(second.isError).toBe(true);
+    expect(textOf(second)).toMatch(/^RATE_LIMIT_EXCEEDED: /);
+    expect(openai.requests).toHaveLength(1);
+  });
+
   it("refuses a request without a valid key with 401 before any tool runs", async () => {
     await expect(connect("")).rejects.toThrow();
     const res = await h.request<{ error: { code: string } }>("POST", "/v1/mcp", {

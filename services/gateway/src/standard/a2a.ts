@@ -262,8 +262,13 @@ export function a2aRoutes(
     ) =>
     async (ctx: Parameters<Parameters<Router<GatewayState>["get"]>[1]>[0]) => {
       const caller = await StandardCaller.of(gateway, ctx, limits);
-      requireScope(caller.principal, scope);
-      const agent = await caller.agent(ctx.params.agentId ?? "");
+      const agentId = ctx.params.agentId ?? "";
+      // A card is a read of the agent, with its limits; a message spends its own when its task runs.
+      if (scope === "messages:send") requireScope(caller.principal, scope);
+      const agent =
+        scope === "agents:read"
+          ? await caller.run("getAgent", agentId, () => caller.agent(agentId))
+          : await caller.agent(agentId);
       const user = new A2AUser(caller, agent);
       const requestHandler = new DefaultRequestHandler(agentCard(gateway, agent), tasks, executor, buses);
       // Read as every request body is (1 MiB, errors in the envelope); the SDK's own parser then takes it as read.
@@ -291,9 +296,10 @@ export function a2aRoutes(
     const version = ctx.get(A2A_VERSION_HEADER);
     if (version === "" || version.startsWith("0.")) return next();
     const caller = await StandardCaller.of(gateway, ctx, limits);
-    requireScope(caller.principal, "agents:read");
+    const agentId = ctx.params.agentId ?? "";
+    const agent = await caller.run("getAgent", agentId, () => caller.agent(agentId));
     ctx.set("Vary", A2A_VERSION_HEADER);
-    ctx.body = AgentCard.toJSON(agentCard(gateway, await caller.agent(ctx.params.agentId ?? "")));
+    ctx.body = AgentCard.toJSON(agentCard(gateway, agent));
   });
   router.get(
     `${A2A_PATH}${CARD_PATH}`,
