@@ -21,6 +21,7 @@ import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { openAiFrame, openAiRoutes } from "./standard/openai/index.js";
+import { standardClients } from "./standard/index.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
 export const ROUTES: Route[] = [
@@ -84,6 +85,7 @@ export function buildApp(
 
   app.use(router.routes());
   app.use(allowedMethods(router));
+  app.use(standardClients(gateway, options.limits));
   return app;
 }
 

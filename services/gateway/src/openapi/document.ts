@@ -114,6 +114,9 @@ Sizes: a request body at most ${formatNumber(BODY_LIMIT_BYTES)} bytes (1 MiB, el
 ## Webhooks
 An account's events reach the URLs it registers (\`POST /v1/webhooks\`, scope \`webhooks:manage\`) as POSTs of \`{"id", "type", "createdAt", "data"}\`, signed per Standard Webhooks: \`webhook-id\` (the event id, the same on every retry), \`webhook-timestamp\` and \`webhook-signature\` (\`v1,\` and the base64 HMAC-SHA256 of \`id.timestamp.body\` keyed with the endpoint's secret). Any Standard Webhooks library, and each official SDK, verifies them. Delivery is at least once: a 2xx within 10 seconds is success; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; \`410 Gone\` disables the endpoint, and so do 5 days of failures. The bodies of each event type are under \`webhooks\` in this document.
 
+## MCP and A2A
+The agents are also reachable with the standard protocols' own clients, on the same API keys (as bearer tokens), scopes, limits, history and usage; those endpoints are described by their protocols, not here (docs/api/standard-clients-mcp-a2a.md). MCP (Streamable HTTP): \`POST /v1/mcp\`, tools \`list_agents\` (\`agents:read\`), \`get_agent\` (\`agents:read\`), \`send_message\` (\`messages:send\`). A2A (JSON-RPC, protocol 1.0 and the 0.3 methods): each agent at \`/v1/a2a/{agentId}\` (\`messages:send\`), its card at \`/v1/a2a/{agentId}/.well-known/agent-card.json\` (\`agents:read\`).
+
 ## Versioning
 The major version is the first path segment (\`/v1\`). Within it, changes are backward compatible: fields may be added to responses, so clients must ignore fields they do not know. A breaking change is a new major version.`;
 }
