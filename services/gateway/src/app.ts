@@ -20,8 +20,8 @@ import { pluginRoutes } from "./routes/plugins.js";
 import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
-import { openAiFrame, openAiRoutes } from "./standard/openai/index.js";
 import { standardClients } from "./standard/index.js";
+import { openAiFrame, openAiRoutes } from "./standard/openai/index.js";
 
 /** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
 export const ROUTES: Route[] = [
