@@ -57,6 +57,8 @@ export interface BuildConversationOptions {
   keepStreams?: boolean;
   /** Background messages' leases (RUN_LEASE_MS, …); 10 s, renewed every 3 s, looked for every 2 s when unset. */
   runLeases?: Partial<RunLeases>;
+  /** false: background messages hold no lease and are not taken over (the benchmark's baseline). Default true. */
+  durableRuns?: boolean;
 }
 
 export interface Conversation {
@@ -112,6 +114,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   const runs = new MessageRuns(turns, {
     retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
     ...options.runLeases,
+    ...(options.durableRuns === undefined ? {} : { durable: options.durableRuns }),
     ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
   });
   const ctx: ConversationContext = { ...turns, runs, sends: new IdempotentSends(turns.store, runs, logger) };

@@ -77,6 +77,11 @@ export interface RunsOptions extends Partial<RunLeases> {
   retentionMs: number;
   /** false: streams keep no log (they cannot be resumed); the benchmark's baseline. Default true. */
   keepStreams?: boolean;
+  /**
+   * false: background messages hold no lease and are not taken over when their process dies; the benchmark's
+   * baseline. Default true.
+   */
+  durable?: boolean;
   flushMs?: number;
   pollMs?: number;
 }
@@ -388,7 +393,7 @@ export class MessageRuns {
     const driving = background
       ? run.recorded.then((ok) => {
           if (!ok) return run.unrecorded();
-          this.held.add(run.id);
+          if (record.lease) this.held.add(run.id);
           return generate();
         })
       : generate();
@@ -514,15 +519,16 @@ export class MessageRuns {
     const createdAt = new Date();
     // Every model in line may take its whole time limit.
     const models = 1 + Math.min(fallbackChoices(input.agent?.spec?.settings).length, FALLBACK_MAX_ITEMS);
-    const leased = kind.background
-      ? {
-          lease: {
-            holder: this.holder,
-            expiresAt: new Date(createdAt.getTime() + this.leaseMs).toISOString(),
-          },
-          input: encodeInput(input),
-        }
-      : {};
+    const leased =
+      kind.background && this.options.durable !== false
+        ? {
+            lease: {
+              holder: this.holder,
+              expiresAt: new Date(createdAt.getTime() + this.leaseMs).toISOString(),
+            },
+            input: encodeInput(input),
+          }
+        : {};
     return {
       id,
       accountId: input.accountId,
