@@ -223,7 +223,10 @@ export class LiveRun {
       this.ended = true;
       if (event.type === "completed") this.settleReply.resolve(event.reply);
       else if (event.type === "failed") this.settleReply.reject(this.error ?? failure(event));
-      const end = runEnd(event, this.retentionMs, this.record.background, encoded.data);
+      const end = {
+        ...runEnd(event, this.retentionMs, this.record.background, encoded.data),
+        holder: this.record.lease?.holder,
+      };
       // Soon: other processes read its end from the store.
       if (!this.detached) {
         this.endWritten = this.writer.submit(

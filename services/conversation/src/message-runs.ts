@@ -478,7 +478,7 @@ export class MessageRuns {
           kind: "end",
           runId: record.id,
           events: [encoded],
-          end: runEnd(event, retentionMs, true, encoded.data),
+          end: { ...runEnd(event, retentionMs, true, encoded.data), holder: record.lease?.holder },
         }),
         true,
       );

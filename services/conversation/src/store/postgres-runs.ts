@@ -85,6 +85,7 @@ export class PostgresRuns {
       end.expiresAt,
       end.keptUntil,
       runId,
+      end.holder ?? null,
     ]);
     if ((ended.rowCount ?? 0) === 0) return false;
     if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
@@ -275,7 +276,7 @@ function statements(s: string) {
       "endRun",
       `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
          expires_at = $6, kept_until = $7
-       WHERE id = $8 AND status = 'pending'`,
+       WHERE id = $8 AND status = 'pending' AND ($9::text IS NULL OR lease_holder = $9)`,
     ),
     get: prepared(
       "getRun",

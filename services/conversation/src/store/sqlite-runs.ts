@@ -77,6 +77,8 @@ export class SqliteRuns {
       end.expiresAt,
       end.keptUntil,
       runId,
+      end.holder ?? null,
+      end.holder ?? null,
     ).changes;
     if (ended === 0) return false;
     for (const event of events)
@@ -260,10 +262,23 @@ function prepare(db: Database.Database) {
       `INSERT INTO message_run_events (run_id, seq, type, data)
        SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run)`,
     ),
-    end: db.prepare<[string, string | null, string | null, string | null, string, string, string, string]>(
+    end: db.prepare<
+      [
+        string,
+        string | null,
+        string | null,
+        string | null,
+        string,
+        string,
+        string,
+        string,
+        string | null,
+        string | null,
+      ]
+    >(
       `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
          expires_at = ?, kept_until = ?
-       WHERE id = ? AND status = 'pending'`,
+       WHERE id = ? AND status = 'pending' AND (? IS NULL OR lease_holder = ?)`,
     ),
     get: db.prepare<[string, string, string], SqliteRunRow>(
       "SELECT * FROM message_runs WHERE id = ? AND account_id = ? AND agent_id = ?",

@@ -279,6 +279,11 @@ export interface RunEnd {
   endedAt: string;
   expiresAt: string;
   keptUntil: string;
+  /**
+   * A leased run's holder ending it: it ends only while that process holds its lease, so that a process paused
+   * past its lease (the run taken over meanwhile) does not end the run its taker is generating.
+   */
+  holder?: string | undefined;
 }
 
 /** One write of a message log, as the service batches them (message-runs.ts). */

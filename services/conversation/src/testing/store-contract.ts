@@ -1566,8 +1566,11 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.expiredLeases("2026-06-01T00:00:15.000Z", 10)).toEqual([]);
       // The former holder's renewal fails: it lost the run.
       expect(await store.renewLeases("p2", [other.id], "2026-06-01T00:00:30.000Z")).toEqual([]);
+      // Nor can it end the run: its taker does.
+      expect(await store.endRun(other.id, runEvents(1, 1), completedEnd({ holder: "p2" }))).toBe(false);
+      expect(await store.runEvents(other.id, 0, 10)).toEqual([]);
       // An ended run is neither renewed nor taken.
-      await store.endRun(held.id, [], completedEnd());
+      expect(await store.endRun(held.id, [], completedEnd({ holder: "p1" }))).toBe(true);
       expect(await store.renewLeases("p1", [held.id], "2026-06-01T00:00:30.000Z")).toEqual([]);
       expect(await store.expiredLeases("2026-06-02T00:00:00.000Z", 10)).toEqual([
         { id: other.id, accountId: "acct_A", agentId: "agt_A" },
