@@ -59,6 +59,11 @@ export const DEFAULT_LEASE_MS = 10_000;
 export const DEFAULT_LEASE_RENEW_MS = 3_000;
 /** RUN_TAKEOVER_SCAN_MS when unset: how often a process looks for background messages whose lease expired. */
 export const DEFAULT_TAKEOVER_SCAN_MS = 2_000;
+/** How the messages of an agent stopped by `cancelAgent` end. */
+const STOPPED = new AppError(
+  "AGENT_UNAVAILABLE",
+  "The message was stopped: every message of the agent was cancelled.",
+);
 /** Takeovers of one run after which it is ended as failed: a message that stops every process taking it. */
 const MAX_TAKEOVERS = 3;
 
@@ -338,6 +343,26 @@ export class MessageRuns {
       };
     }
     return state;
+  }
+
+  /**
+   * Stops every streamed or background message of the agent still being generated, wherever (the kill switch):
+   * each is ended failed in the store, nothing of it stored; this process cancels its own at once, another process
+   * stops a background message when it next renews its lease (it finds the run ended). Answers how many were
+   * pending.
+   */
+  async cancelAgent(accountId: string, agentId: string): Promise<number> {
+    const ended = await this.turns.store.cancelAgentRuns(
+      accountId,
+      agentId,
+      runEnd(failedEvent(STOPPED), this.options.retentionMs, true),
+    );
+    for (const run of this.live.values()) {
+      if (run.accountId === accountId && run.agentId === agentId) run.cancel();
+    }
+    if (ended.length > 0)
+      this.turns.logger.info({ agentId, messages: ended.length }, "messages of the agent stopped");
+    return ended.length;
   }
 
   /**

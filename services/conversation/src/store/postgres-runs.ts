@@ -135,6 +135,21 @@ export class PostgresRuns {
     return row ? toRun(row) : null;
   }
 
+  async cancelAgent(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(this.sql.cancelAgent, [
+      end.status,
+      end.errorCode,
+      end.errorMessage,
+      end.result,
+      end.endedAt,
+      end.expiresAt,
+      end.keptUntil,
+      accountId,
+      agentId,
+    ]);
+    return rows.map((row) => row.id);
+  }
+
   async abandoned(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.db.query<{ id: string; background: boolean }>(this.sql.abandoned, [now, limit]);
   }
@@ -245,6 +260,13 @@ function statements(s: string) {
          error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
          key_request, lease_holder, lease_expires_at, input, takeovers)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+    ),
+    cancelAgent: prepared(
+      "cancelAgentRuns",
+      `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
+         expires_at = $6, kept_until = $7
+       WHERE account_id = $8 AND agent_id = $9 AND status = 'pending' AND logged
+       RETURNING id`,
     ),
     renew: prepared(
       "renewRunLeases",

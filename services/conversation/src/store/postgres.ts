@@ -723,6 +723,10 @@ export class PostgresConversationStore implements ConversationStore {
     return this.runs.claim(runId, claim);
   }
 
+  async cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
+    return this.runs.cancelAgent(accountId, agentId, end);
+  }
+
   async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.runs.abandoned(now, limit);
   }

@@ -170,6 +170,22 @@ export class SqliteRuns {
     return row ? toRun(row) : null;
   }
 
+  cancelAgent(accountId: string, agentId: string, end: RunEnd): string[] {
+    return this.s.cancelAgent
+      .all(
+        end.status,
+        end.errorCode,
+        end.errorMessage,
+        end.result,
+        end.endedAt,
+        end.expiresAt,
+        end.keptUntil,
+        accountId,
+        agentId,
+      )
+      .map((row) => row.id);
+  }
+
   abandoned(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
     return this.s.abandoned.all(now, limit).map((row) => ({ id: row.id, background: row.background === 1 }));
   }
@@ -241,6 +257,15 @@ function prepare(db: Database.Database) {
        VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @background, @status, @error_code,
          @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at, @kept_until, @logged, @key_hash,
          @key_request, @lease_holder, @lease_expires_at, @input, @takeovers)`,
+    ),
+    cancelAgent: db.prepare<
+      [string, string | null, string | null, string | null, string, string, string, string, string],
+      { id: string }
+    >(
+      `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
+         expires_at = ?, kept_until = ?
+       WHERE account_id = ? AND agent_id = ? AND status = 'pending' AND logged = 1
+       RETURNING id`,
     ),
     renew: db.prepare<[string, string, string], { id: string }>(
       `UPDATE message_runs SET lease_expires_at = ?

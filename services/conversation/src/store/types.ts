@@ -430,6 +430,11 @@ export interface ConversationStore {
     runId: string,
     claim: { holder: string; now: string; expiresAt: string; deadlineAt: string },
   ): Promise<RunRecord | null>;
+  /**
+   * Ends as `end` every pending run of the agent that keeps a log (streamed and background messages, not keyed JSON
+   * sends); answers their ids.
+   */
+  cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**
