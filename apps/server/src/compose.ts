@@ -113,6 +113,7 @@ export async function composeServer(
       providers: config.conversation.providers,
       contextTokenBudget: config.conversation.contextTokenBudget,
       streamRetentionMs: config.conversation.streamRetentionMs,
+      runLeases: config.conversation.runLeases,
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
       plugins: {

@@ -6,7 +6,7 @@ import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
 import type { ConversationContext, TurnContext } from "./context.js";
 import { publicEvent } from "./events.js";
 import { IdempotentSends } from "./idempotent-sends.js";
-import { DEFAULT_STREAM_RETENTION_MS, MessageRuns } from "./message-runs.js";
+import { DEFAULT_STREAM_RETENTION_MS, MessageRuns, type RunLeases } from "./message-runs.js";
 import { observeProviders } from "./providers/observed.js";
 import {
   DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
@@ -55,6 +55,10 @@ export interface BuildConversationOptions {
   streamRetentionMs?: number;
   /** false: streams keep no event log, so they cannot be resumed (the benchmark's baseline). Default true. */
   keepStreams?: boolean;
+  /** Background messages' leases (RUN_LEASE_MS, …); 10 s, renewed every 3 s, looked for every 2 s when unset. */
+  runLeases?: Partial<RunLeases>;
+  /** false: background messages hold no lease and are not taken over (the benchmark's baseline). Default true. */
+  durableRuns?: boolean;
 }
 
 export interface Conversation {
@@ -109,6 +113,8 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   // Each layer is handed the one below it: turns (service.ts) ← runs ← keyed sends.
   const runs = new MessageRuns(turns, {
     retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
+    ...options.runLeases,
+    ...(options.durableRuns === undefined ? {} : { durable: options.durableRuns }),
     ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
   });
   const ctx: ConversationContext = { ...turns, runs, sends: new IdempotentSends(turns.store, runs, logger) };

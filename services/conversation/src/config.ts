@@ -3,6 +3,12 @@ import { env, parseEnv, z } from "@agentry/config";
 import { GENERATION_BOUNDS } from "@agentry/core";
 import { metricsEnv } from "@agentry/observability";
 import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_LEASE_RENEW_MS,
+  DEFAULT_TAKEOVER_SCAN_MS,
+  type RunLeases,
+} from "./message-runs.js";
+import {
   DEFAULT_LOCAL_MAX_QUEUE,
   DEFAULT_LOCAL_MAX_TOKENS,
   DEFAULT_LOCAL_REPLY_TIMEOUT_MS,
@@ -65,6 +71,12 @@ const variables = z.object({
     .default("1h")
     .transform(durationMs)
     .refine((ms) => ms >= 1000, "must be at least 1s"),
+  /** How long a background message's lease lasts unless its process renews it (message-runs.ts); 10 s. */
+  RUN_LEASE_MS: z.coerce.number().int().min(100).default(DEFAULT_LEASE_MS),
+  /** How often a process renews the leases of the background messages it generates; 3 s. */
+  RUN_LEASE_RENEW_MS: z.coerce.number().int().min(50).default(DEFAULT_LEASE_RENEW_MS),
+  /** How often a process looks for background messages whose lease expired, to take them over; 2 s. */
+  RUN_TAKEOVER_SCAN_MS: z.coerce.number().int().min(50).default(DEFAULT_TAKEOVER_SCAN_MS),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(),
   /**
    * The webhooks service (HTTP/2), which message events are published to. Unset, the standalone service writes
@@ -86,6 +98,14 @@ const variables = z.object({
 
 // Without the local provider some provider must be configured, and the default must be one that is served.
 const schema = variables.superRefine((value, ctx) => {
+  if (value.RUN_LEASE_RENEW_MS >= value.RUN_LEASE_MS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["RUN_LEASE_RENEW_MS"],
+      message:
+        "must be less than RUN_LEASE_MS (a third of it is usual), or every lease expires before it is renewed",
+    });
+  }
   if (value.LOCAL_ENABLED) return;
   const hosted = Boolean(value.OPENAI_API_KEY || value.OPENAI_BASE_URL || value.ANTHROPIC_API_KEY);
   if (!hosted) {
@@ -124,6 +144,8 @@ export interface ConversationConfig {
   contextTokenBudget: number;
   /** STREAM_RETENTION in milliseconds. */
   streamRetentionMs: number;
+  /** RUN_LEASE_MS, RUN_LEASE_RENEW_MS and RUN_TAKEOVER_SCAN_MS: background messages' leases. */
+  runLeases: RunLeases;
   shutdownTimeoutMs: number;
   /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
   webhooksUrl?: string;
@@ -183,6 +205,11 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     },
     contextTokenBudget: value.CONTEXT_TOKEN_BUDGET,
     streamRetentionMs: value.STREAM_RETENTION,
+    runLeases: {
+      leaseMs: value.RUN_LEASE_MS,
+      renewMs: value.RUN_LEASE_RENEW_MS,
+      scanMs: value.RUN_TAKEOVER_SCAN_MS,
+    },
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
     ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),

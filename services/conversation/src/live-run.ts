@@ -34,7 +34,8 @@ export class LiveRun {
   /** The reply it ends with, or its failure. */
   readonly reply: Promise<ReplyRecord>;
   private settleReply!: { resolve(reply: ReplyRecord): void; reject(error: AppError): void };
-  private ended = false;
+  /** Whether its terminal event has come. */
+  ended = false;
   private unwritten: RunEvent[] = [];
   private queued = false;
   private endWritten: Promise<boolean> = Promise.resolve(true);
@@ -50,16 +51,22 @@ export class LiveRun {
   private pace: "reading" | "waiting" | "off" = "off";
   private behind: (() => void) | null = null;
 
+  /** Set once this process lets the run go (it stops): nothing more of it is written here. */
+  private detached = false;
+
+  /** `earlier`: the events its log has already, when this process took the run over from another. */
   constructor(
     storage: { store: Pick<ConversationStore, "startRun">; logger: Logger },
     private readonly writer: GroupWriter,
     private readonly record: RunRecord,
     private readonly controller: AbortController,
     private readonly retentionMs: number,
+    earlier?: readonly LoggedEvent[],
   ) {
     this.id = record.id;
     this.accountId = record.accountId;
     this.agentId = record.agentId;
+    if (earlier) this.events.push(...earlier);
     this.reply = new Promise<ReplyRecord>((resolve, reject) => {
       this.settleReply = { resolve, reject };
     });
@@ -67,18 +74,34 @@ export class LiveRun {
     // A cancelled reply is read on to its end at once.
     controller.signal.addEventListener("abort", () => this.unpace(), { once: true });
     // A background message is committed at once, durably: its caller is answered only then.
-    this.recorded = record.background
-      ? storage.store.startRun(record).then(
-          () => true,
-          (error: unknown) => {
-            storage.logger.warn(
-              { err: error, messageId: record.id },
-              "could not record a background message",
-            );
-            return false;
-          },
-        )
-      : writer.submit(() => ({ kind: "start", run: record }), true);
+    this.recorded = earlier
+      ? Promise.resolve(true)
+      : record.background
+        ? storage.store.startRun(record).then(
+            () => true,
+            (error: unknown) => {
+              storage.logger.warn(
+                { err: error, messageId: record.id },
+                "could not record a background message",
+              );
+              return false;
+            },
+          )
+        : writer.submit(() => ({ kind: "start", run: record }), true);
+  }
+
+  /** Whether it is a background message, held by lease (message-runs.ts). */
+  get background(): boolean {
+    return this.record.background;
+  }
+
+  /**
+   * Lets the run go without ending it: it is cancelled here and nothing more of it is written, so that it stays
+   * pending in the store for another process to take over once its lease expires.
+   */
+  detach(): void {
+    this.detached = true;
+    this.cancel();
   }
 
   cancel(): void {
@@ -190,7 +213,7 @@ export class LiveRun {
     const seq = this.events.length + 1;
     this.events.push({ seq, event });
     const encoded = encodeEvent(seq, event);
-    this.unwritten.push(encoded);
+    if (!this.detached) this.unwritten.push(encoded);
     const wake = this.wake;
     this.changed = null;
     this.wake = null;
@@ -200,19 +223,28 @@ export class LiveRun {
       this.ended = true;
       if (event.type === "completed") this.settleReply.resolve(event.reply);
       else if (event.type === "failed") this.settleReply.reject(this.error ?? failure(event));
-      const end = runEnd(event, this.retentionMs, this.record.background, encoded.data);
+      const end = {
+        ...runEnd(event, this.retentionMs, this.record.background, encoded.data),
+        holder: this.record.lease?.holder,
+      };
       // Soon: other processes read its end from the store.
-      this.endWritten = this.writer.submit(
-        () => ({ kind: "end", runId: this.id, events: this.take(), end }),
-        true,
-      );
-    } else if (!this.queued) {
+      if (!this.detached) {
+        this.endWritten = this.writer.submit(
+          () => ({ kind: "end", runId: this.id, events: this.take(), end }),
+          true,
+        );
+      }
+    } else if (!this.queued && !this.detached) {
       this.queued = true;
       this.writer.submit(() => {
         this.queued = false;
         const events = this.take();
         return events.length > 0 ? { kind: "events", runId: this.id, events } : null;
       });
+    }
+    // A tool's outcome is committed at once: a process taking the run over does not run the tool again.
+    if (event.type === "tool.result" && this.record.background && !this.detached) {
+      this.writer.submit(() => null, true);
     }
     wake?.();
   }

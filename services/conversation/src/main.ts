@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     providers: config.providers,
     contextTokenBudget: config.contextTokenBudget,
     streamRetentionMs: config.streamRetentionMs,
+    runLeases: config.runLeases,
     ...(metrics ? { metrics } : {}),
     ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
     ...(registry

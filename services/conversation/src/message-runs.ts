@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   FALLBACK_MAX_ITEMS,
@@ -8,6 +10,8 @@ import {
   repeatEvery,
 } from "@agentry/core";
 import { AppError, asAppError, type ErrorCode } from "@agentry/errors";
+import { type Agent, AgentSchema } from "@agentry/proto";
+import { fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { TurnContext } from "./context.js";
 import { LiveRun } from "./live-run.js";
 import {
@@ -16,6 +20,7 @@ import {
   type BackgroundState,
   decodeEvent,
   decodeReply,
+  encodeEvent,
   expired,
   failedEvent,
   failure,
@@ -25,8 +30,15 @@ import {
   terminal,
 } from "./run-records.js";
 import { GroupWriter } from "./run-writer.js";
-import { conversationKey, type MessageInput, type ReplyRecord, streamMessage } from "./service.js";
+import {
+  conversationKey,
+  type MessageInput,
+  type ReplyRecord,
+  replyOfTurn,
+  streamMessage,
+} from "./service.js";
 import type { RunEnd, RunEvent, RunRecord } from "./store/types.js";
+import type { StoredRound } from "./tool-loop.js";
 
 /** STREAM_RETENTION when unset: how long a message's events are kept after it ends. */
 export const DEFAULT_STREAM_RETENTION_MS = 60 * 60 * 1000;
@@ -41,11 +53,40 @@ const DEADLINE_MARGIN_MS = 30_000;
 /** How often abandoned and expired runs (and expired message keys, idempotent-sends.ts) are looked for. */
 export const SWEEP_MS = 60_000;
 
-export interface RunsOptions {
+/** RUN_LEASE_MS when unset: how long a background message's lease lasts unless its process renews it. */
+export const DEFAULT_LEASE_MS = 10_000;
+/** RUN_LEASE_RENEW_MS when unset: how often a process renews the leases of the background messages it generates. */
+export const DEFAULT_LEASE_RENEW_MS = 3_000;
+/** RUN_TAKEOVER_SCAN_MS when unset: how often a process looks for background messages whose lease expired. */
+export const DEFAULT_TAKEOVER_SCAN_MS = 2_000;
+/** How the messages of an agent stopped by `cancelAgent` end. */
+const STOPPED = new AppError(
+  "AGENT_UNAVAILABLE",
+  "The message was stopped: every message of the agent was cancelled.",
+);
+/** Takeovers of one run after which it is ended as failed: a message that stops every process taking it. */
+const MAX_TAKEOVERS = 3;
+
+/** The timing of background messages' leases. */
+export interface RunLeases {
+  /** RUN_LEASE_MS. */
+  leaseMs: number;
+  /** RUN_LEASE_RENEW_MS. */
+  renewMs: number;
+  /** RUN_TAKEOVER_SCAN_MS. */
+  scanMs: number;
+}
+
+export interface RunsOptions extends Partial<RunLeases> {
   /** STREAM_RETENTION in milliseconds. */
   retentionMs: number;
   /** false: streams keep no log (they cannot be resumed); the benchmark's baseline. Default true. */
   keepStreams?: boolean;
+  /**
+   * false: background messages hold no lease and are not taken over when their process dies; the benchmark's
+   * baseline. Default true.
+   */
+  durable?: boolean;
   flushMs?: number;
   pollMs?: number;
 }
@@ -80,6 +121,17 @@ export interface RunClaim {
  *
  * The runs generated here are owned by this process until they end (`live`); it alone writes their events and
  * ends them. A run in the store that no process owns any more is one past its deadline.
+ *
+ * Durable runs: a background message's run holds a lease (its holder, this process, and an expiry), renewed every
+ * `renewMs` by one statement for all the process's runs while they are generated. Every `scanMs` each process
+ * looks for pending runs whose lease expired (their process stopped, or was stopped) and claims each with one
+ * conditional update, so that one process only takes it: it generates the message again, from the message as
+ * recorded with the run (`input`) and the steps its log has. Rounds of tool calls whose outcomes are stored are
+ * not run again (a tool may have effects; an outcome is committed as soon as it is known); the model's text of
+ * the unfinished round is generated again, its log going on after the events it has. A reply stored by the process
+ * that stopped ends the run with it. The reply is stored once, with its `message.completed` event, in one
+ * transaction. A process that stops gracefully lets its background runs go (their leases expire at once) rather
+ * than failing them. A process that finds its lease taken (it was paused past its expiry) stops generating.
  */
 export class MessageRuns {
   private readonly live = new Map<string, LiveRun>();
@@ -88,9 +140,17 @@ export class MessageRuns {
    * leaves them alone.
    */
   private readonly sends = new Set<string>();
+  /** The background runs whose lease this process holds and renews (recorded, and not yet ended here). */
+  private readonly held = new Set<string>();
+  /** This process, as the holder of its runs' leases. */
+  private readonly holder = `${hostname()}:${process.pid}:${randomUUID()}`;
   private readonly pollMs: number;
+  private readonly leaseMs: number;
   private readonly writer: GroupWriter;
   private sweep: Repetition | undefined;
+  private renewal: Repetition | undefined;
+  private scan: Repetition | undefined;
+  private closing = false;
 
   /** `turns`: what generating a message uses (service.ts); its store keeps the runs. */
   constructor(
@@ -98,12 +158,15 @@ export class MessageRuns {
     private readonly options: RunsOptions,
   ) {
     this.pollMs = options.pollMs ?? POLL_MS;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.writer = new GroupWriter(turns.store, turns.logger, options.flushMs ?? FLUSH_MS);
   }
 
-  /** Starts the sweep of abandoned and expired runs. */
+  /** Starts the sweep of abandoned and expired runs, the renewal of leases and the scan for runs to take over. */
   start(): void {
     this.sweep ??= repeatEvery(SWEEP_MS, () => this.sweepOnce());
+    this.renewal ??= repeatEvery(this.options.renewMs ?? DEFAULT_LEASE_RENEW_MS, () => this.renewOnce());
+    this.scan ??= repeatEvery(this.options.scanMs ?? DEFAULT_TAKEOVER_SCAN_MS, () => this.scanOnce());
   }
 
   /**
@@ -282,13 +345,55 @@ export class MessageRuns {
     return state;
   }
 
-  /** Cancels the messages this process generates and waits until their logs are ended; stops the sweep. */
+  /**
+   * Stops every streamed or background message of the agent still being generated, wherever (the kill switch):
+   * each is ended failed in the store, nothing of it stored; this process cancels its own at once, another process
+   * stops a background message when it next renews its lease (it finds the run ended). Answers how many were
+   * pending.
+   */
+  async cancelAgent(accountId: string, agentId: string): Promise<number> {
+    const ended = await this.turns.store.cancelAgentRuns(
+      accountId,
+      agentId,
+      runEnd(failedEvent(STOPPED), this.options.retentionMs, true),
+    );
+    for (const run of this.live.values()) {
+      if (run.accountId === accountId && run.agentId === agentId) run.cancel();
+    }
+    if (ended.length > 0)
+      this.turns.logger.info({ agentId, messages: ended.length }, "messages of the agent stopped");
+    return ended.length;
+  }
+
+  /**
+   * Cancels the streamed messages this process generates and waits until their logs are ended; lets its background
+   * messages go, their leases expired, for another process (or this one's next start) to take over; stops the
+   * sweeps.
+   */
   async close(): Promise<void> {
-    await this.sweep?.stop();
+    this.closing = true;
+    await Promise.all([this.sweep?.stop(), this.renewal?.stop(), this.scan?.stop()]);
     const running = [...this.live.values()];
-    for (const run of running) run.cancel();
+    const held = running.filter((run) => this.held.has(run.id));
+    for (const run of running) {
+      if (this.held.has(run.id)) run.detach();
+      else run.cancel();
+    }
     await Promise.all(running.map((run) => run.done));
     await this.writer.drain();
+    if (held.length > 0) {
+      try {
+        await this.turns.store.renewLeases(
+          this.holder,
+          held.map((run) => run.id),
+          new Date().toISOString(),
+        );
+        this.turns.logger.info({ messages: held.length }, "background messages let go for another process");
+      } catch (error) {
+        // Their leases then expire as they would after a crash.
+        this.turns.logger.warn({ err: error }, "could not let background messages go");
+      }
+    }
   }
 
   private begin(
@@ -303,18 +408,130 @@ export class MessageRuns {
       if (signal.aborted) controller.abort();
       else signal.addEventListener("abort", () => controller.abort(), { once: true });
     }
-    const record = this.newRecord(input, ids.reply, { background, logged: true }, claim?.key ?? null);
+    const generating = { ...input, ids, ...(background ? { background } : {}) };
+    const record = this.newRecord(generating, ids.reply, { background, logged: true }, claim?.key ?? null);
     const run = new LiveRun(this.turns, this.writer, record, controller, this.options.retentionMs);
     this.live.set(run.id, run);
     claim?.begun(run);
-    const generating = { ...input, ids, ...(background ? { background } : {}) };
     const generate = () => run.drive(streamMessage(this.turns, generating, controller.signal));
     // A background message is generated only once it is recorded: its caller is told of it only then.
-    const driving = background ? run.recorded.then((ok) => (ok ? generate() : run.unrecorded())) : generate();
+    const driving = background
+      ? run.recorded.then((ok) => {
+          if (!ok) return run.unrecorded();
+          if (record.lease) this.held.add(run.id);
+          return generate();
+        })
+      : generate();
     void driving.finally(() => {
       this.live.delete(run.id);
+      this.held.delete(run.id);
     });
     return run;
+  }
+
+  /** Renews the leases of the background runs generated here; lets go those another process has taken. */
+  private async renewOnce(): Promise<void> {
+    const held = [...this.held];
+    if (held.length === 0) return;
+    let renewed: Set<string>;
+    try {
+      const until = new Date(Date.now() + this.leaseMs).toISOString();
+      renewed = new Set(await this.turns.store.renewLeases(this.holder, held, until));
+    } catch (error) {
+      this.turns.logger.warn({ err: error }, "could not renew the leases of background messages");
+      return;
+    }
+    for (const id of held) {
+      const run = this.live.get(id);
+      // Not renewed: ended meanwhile, or taken over by another process while this one was paused past the lease.
+      if (!run || renewed.has(id) || !this.held.has(id) || run.ended) continue;
+      this.held.delete(id);
+      run.detach();
+      this.turns.logger.warn(
+        { messageId: id },
+        "background message taken over by another process; stopped here",
+      );
+    }
+  }
+
+  /** Takes over the background runs whose lease expired, each claimed by one process only. */
+  private async scanOnce(): Promise<void> {
+    try {
+      const now = new Date();
+      for (const found of await this.turns.store.expiredLeases(now.toISOString(), PAGE)) {
+        if (this.closing) return;
+        if (this.live.has(found.id)) continue;
+        const claimed = await this.turns.store.claimRun(found.id, {
+          holder: this.holder,
+          now: now.toISOString(),
+          expiresAt: new Date(Date.now() + this.leaseMs).toISOString(),
+          // Every model in line may take its whole time limit again.
+          deadlineAt: new Date(
+            Date.now() + (1 + FALLBACK_MAX_ITEMS) * this.turns.limits.timeoutMs + DEADLINE_MARGIN_MS,
+          ).toISOString(),
+        });
+        if (claimed) await this.takeOver(claimed);
+      }
+    } catch (error) {
+      this.turns.logger.warn({ err: error }, "could not look for background messages to take over");
+    }
+  }
+
+  /**
+   * Generates again a background run claimed from a process that stopped: from its last stored step, its log going
+   * on; or ends it with the reply that process stored before it could end the run.
+   */
+  private async takeOver(record: RunRecord): Promise<void> {
+    const { store, logger } = this.turns;
+    const retentionMs = this.options.retentionMs;
+    if (!record.input || (record.takeovers ?? 0) > MAX_TAKEOVERS) {
+      await this.abandon(record);
+      return;
+    }
+    const logged: LoggedEvent[] = [];
+    for (;;) {
+      const page = await store.runEvents(record.id, logged.at(-1)?.seq ?? 0, PAGE);
+      for (const event of page) logged.push({ seq: event.seq, event: decodeEvent(event) });
+      if (page.length < PAGE) break;
+    }
+    const stored = await store.getMessage(record.accountId, record.agentId, record.id);
+    if (stored) {
+      const event = { type: "completed" as const, reply: replyOfTurn(stored) };
+      const encoded = encodeEvent((logged.at(-1)?.seq ?? 0) + 1, event);
+      await this.writer.submit(
+        () => ({
+          kind: "end",
+          runId: record.id,
+          events: [encoded],
+          end: { ...runEnd(event, retentionMs, true, encoded.data), holder: record.lease?.holder },
+        }),
+        true,
+      );
+      logger.info(
+        { messageId: record.id },
+        "background message found stored after its process stopped; ended",
+      );
+      return;
+    }
+    const input = decodeInput(record.accountId, record.input);
+    const started = logged.some((entry) => entry.event.type === "started");
+    const controller = new AbortController();
+    const run = new LiveRun(this.turns, this.writer, record, controller, retentionMs, logged);
+    this.live.set(run.id, run);
+    this.held.add(run.id);
+    const generating: MessageInput = {
+      ...input,
+      background: true,
+      ...(started ? { resume: { rounds: storedRounds(logged) } } : {}),
+    };
+    void run.drive(streamMessage(this.turns, generating, controller.signal)).finally(() => {
+      this.live.delete(run.id);
+      this.held.delete(run.id);
+    });
+    logger.info(
+      { messageId: record.id, events: logged.length, takeovers: record.takeovers ?? 1 },
+      "background message taken over from a process that stopped",
+    );
   }
 
   /** A pending run's record, as its start writes it. */
@@ -327,6 +544,16 @@ export class MessageRuns {
     const createdAt = new Date();
     // Every model in line may take its whole time limit.
     const models = 1 + Math.min(fallbackChoices(input.agent?.spec?.settings).length, FALLBACK_MAX_ITEMS);
+    const leased =
+      kind.background && this.options.durable !== false
+        ? {
+            lease: {
+              holder: this.holder,
+              expiresAt: new Date(createdAt.getTime() + this.leaseMs).toISOString(),
+            },
+            input: encodeInput(input),
+          }
+        : {};
     return {
       id,
       accountId: input.accountId,
@@ -346,6 +573,7 @@ export class MessageRuns {
       endedAt: null,
       expiresAt: null,
       keptUntil: null,
+      ...leased,
     };
   }
 
@@ -421,4 +649,81 @@ export class MessageRuns {
       this.turns.logger.warn({ err: error }, "could not sweep message logs");
     }
   }
+}
+
+/**
+ * A background message as its run records it, for a process that takes the run over: what generating it needs
+ * (the agent as it was sent, the ids of the message and its reply), not the caller's deadline, which it outlives.
+ */
+function encodeInput(input: MessageInput): string {
+  return JSON.stringify({
+    agent: input.agent ? toJson(AgentSchema, input.agent) : null,
+    text: input.text,
+    userId: input.userId ?? null,
+    roomId: input.roomId ?? null,
+    context: input.context ?? null,
+    requestId: input.requestId ?? null,
+    apiKeyId: input.apiKeyId ?? null,
+    ids: input.ids ?? null,
+    idempotencyKeyHash: input.idempotencyKeyHash ?? null,
+  });
+}
+
+function decodeInput(accountId: string, text: string): MessageInput {
+  const data = JSON.parse(text) as {
+    agent: JsonValue;
+    text: string;
+    userId: string | null;
+    roomId: string | null;
+    context: JsonObject | null;
+    requestId: string | null;
+    apiKeyId: string | null;
+    ids: { message: string; reply: string } | null;
+    idempotencyKeyHash: string | null;
+  };
+  const agent: Agent | undefined =
+    data.agent === null ? undefined : fromJson(AgentSchema, data.agent, { ignoreUnknownFields: true });
+  return {
+    accountId,
+    agent,
+    text: data.text,
+    userId: data.userId ?? undefined,
+    roomId: data.roomId ?? undefined,
+    context: data.context ?? undefined,
+    requestId: data.requestId ?? undefined,
+    apiKeyId: data.apiKeyId ?? undefined,
+    ids: data.ids ?? undefined,
+    idempotencyKeyHash: data.idempotencyKeyHash ?? undefined,
+  };
+}
+
+/**
+ * The rounds of tool calls a log has: each round's text (the deltas before its calls), its calls and the outcomes
+ * stored. The text after the last call is an unfinished answer, generated again; so is a round with no call.
+ */
+export function storedRounds(logged: readonly LoggedEvent[]): StoredRound[] {
+  const rounds: StoredRound[] = [];
+  let current: StoredRound = { text: "", calls: [], outcomes: [] };
+  for (const { event } of logged) {
+    if (event.type === "delta") {
+      if (current.calls.length > 0) {
+        rounds.push(current);
+        current = { text: "", calls: [], outcomes: [] };
+      }
+      current.text += event.text;
+    } else if (event.type === "tool.call") {
+      // A round's calls all come before its outcomes: a call after one begins the next round (without text).
+      if (current.outcomes.some((outcome) => outcome !== undefined)) {
+        rounds.push(current);
+        current = { text: "", calls: [], outcomes: [] };
+      }
+      current.calls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      current.outcomes.push(undefined);
+    } else if (event.type === "tool.result") {
+      const at = current.calls.findIndex((call) => call.id === event.call.id);
+      if (at >= 0) current.outcomes[at] = event.call;
+    }
+  }
+  if (current.calls.length > 0) rounds.push(current);
+  return rounds;
 }

@@ -2,6 +2,9 @@ import { mapAsyncIterable, PAGE_LIMIT } from "@agentry/core";
 import { AppError, invalid } from "@agentry/errors";
 import {
   type BackgroundMessageSchema,
+  type CancelAgentRunsRequest,
+  type CancelAgentRunsResponse,
+  CancelAgentRunsResponseSchema,
   type Conversation,
   ConversationSchema,
   ConversationService,
@@ -213,6 +216,12 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
           messages: page.items.map(toTurn),
           hasMore: page.hasMore,
         });
+      },
+
+      async cancelAgentRuns(request: CancelAgentRunsRequest): Promise<CancelAgentRunsResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const cancelled = await ctx.runs.cancelAgent(accountId, agentId);
+        return create(CancelAgentRunsResponseSchema, { cancelled });
       },
 
       async getMessage(request: GetMessageRequest): Promise<GetMessageResponse> {

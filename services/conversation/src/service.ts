@@ -31,7 +31,7 @@ import {
   toolChoice,
 } from "./settings.js";
 import type { CallOutcome, ConversationKey, TurnRecord } from "./store/types.js";
-import { drained, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
+import { drained, type StoredRound, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
 
 /** One message to an agent, as the gateway passes it. */
@@ -57,6 +57,11 @@ export interface MessageInput {
   background?: boolean | undefined;
   /** The conversation before `text` as the caller supplies it, in place of the stored one (prompt.ts). */
   suppliedContext?: SuppliedContext | undefined;
+  /**
+   * Set when the message is generated again by a process that took its run over (message-runs.ts): the rounds
+   * of tool calls its log has, which are not run again. Its log has its `started` event already.
+   */
+  resume?: { rounds: StoredRound[] } | undefined;
 }
 
 /** The agent's complete reply (docs/api/messages-and-streams.md, "Reply": the non-stream reply `data`). */
@@ -133,6 +138,22 @@ export async function* streamMessage(
   let settled = false;
   try {
     const plan = await call.plan(signal);
+    const stored = input.resume?.rounds ?? [];
+    if (stored.length > 0) {
+      // Taken over after a round of tool calls: the model's first answer is the log's, its tools' outcomes too.
+      const first: ProviderResult = {
+        text: stored[0]!.text,
+        model: plan.request.model,
+        finishReason: "other",
+        usage: { inputTokens: 0, outputTokens: 0 },
+        toolCalls: stored[0]!.calls,
+      };
+      const result = yield* call.useTools(first, signal, true, stored);
+      const reply = await call.complete(result);
+      settled = true;
+      yield { type: "completed", reply };
+      return;
+    }
     // Until a provider has accepted the request nothing has been sent: the next model in line may answer.
     const accepted = await call.startWithFallbacks(
       plan,
@@ -150,13 +171,15 @@ export async function* streamMessage(
     let text = "";
     let done: Omit<ProviderResult, "text"> | undefined;
     try {
-      yield {
-        type: "started",
-        messageId: call.id,
-        agentId: call.key.agentId,
-        userId: input.userId,
-        roomId: input.roomId,
-      };
+      if (!input.resume) {
+        yield {
+          type: "started",
+          messageId: call.id,
+          agentId: call.key.agentId,
+          userId: input.userId,
+          roomId: input.roomId,
+        };
+      }
       for await (const event of accepted.started) {
         if (event.type === "done") {
           done = event;
@@ -435,6 +458,7 @@ class Call {
     first: ProviderResult,
     signal: AbortSignal,
     stream: boolean,
+    stored?: readonly StoredRound[],
   ): AsyncGenerator<ToolLoopEvent, ProviderResult> {
     if (!this.tools || !first.toolCalls?.length) {
       const { toolCalls: _, ...answer } = first;
@@ -460,6 +484,7 @@ class Call {
       stream,
       onText: () => this.firstText(),
       onUsage: count,
+      ...(stored ? { stored } : {}),
     });
     this.toolCalls = toolCalls;
     return result;

@@ -1,6 +1,12 @@
 import { CallDeadline, type DeadlineLimits } from "./deadline.js";
 import { incompleteError } from "./providers/errors.js";
-import type { ModelMessage, ModelProvider, ProviderRequest, ProviderResult } from "./providers/types.js";
+import type {
+  ModelMessage,
+  ModelProvider,
+  ModelToolCall,
+  ProviderRequest,
+  ProviderResult,
+} from "./providers/types.js";
 import type { ToolCallRecord, TurnTools } from "./tools.js";
 
 /** What a turn with tools shows as it goes: the text of later rounds, each call as it starts, each outcome. */
@@ -8,6 +14,16 @@ export type ToolLoopEvent =
   | { type: "delta"; text: string }
   | { type: "tool.call"; id: string; name: string; arguments: string }
   | { type: "tool.result"; call: ToolCallRecord };
+
+/**
+ * A round of tool calls a run's log already has (a run taken over from a process that stopped, message-runs.ts):
+ * the model's text before the calls, the calls, and the outcomes stored, by call (undefined: not stored).
+ */
+export interface StoredRound {
+  text: string;
+  calls: ModelToolCall[];
+  outcomes: (ToolCallRecord | undefined)[];
+}
 
 export interface ToolLoopInput {
   tools: TurnTools;
@@ -31,6 +47,12 @@ export interface ToolLoopInput {
   onText?: () => void;
   /** Told of each later provider call's usage once it has answered, so a turn that fails later still counts it. */
   onUsage?: (usage: ProviderResult["usage"]) => void;
+  /**
+   * The rounds already stored, the first being `first`'s: their stored outcomes are used instead of running the
+   * tools again (a tool may have effects), and the answer that followed a round is the next stored one's, without
+   * calling the model. Their events are in the log already; only those of what runs now are yielded.
+   */
+  stored?: readonly StoredRound[];
 }
 
 /**
@@ -50,15 +72,22 @@ export async function* toolRounds(
   const usage = { ...result.usage };
   for (let step = 1; step <= input.maxSteps && result.toolCalls?.length; step += 1) {
     const calls = result.toolCalls;
-    for (const call of calls)
-      yield { type: "tool.call", id: call.id, name: call.name, arguments: call.arguments };
+    const stored = input.stored?.[step - 1];
+    if (!stored) {
+      for (const call of calls)
+        yield { type: "tool.call", id: call.id, name: call.name, arguments: call.arguments };
+    }
     const outcomes: ToolCallRecord[] = new Array(calls.length);
-    const running = new Map(
-      calls.map((call, i) => [
-        i,
-        tools.run(call, signal, input.turnDeadline).then((outcome) => ({ i, outcome })),
-      ]),
-    );
+    const running = new Map<number, Promise<{ i: number; outcome: ToolCallRecord }>>();
+    calls.forEach((call, i) => {
+      const kept = stored?.outcomes[i];
+      if (kept) outcomes[i] = kept;
+      else
+        running.set(
+          i,
+          tools.run(call, signal, input.turnDeadline).then((outcome) => ({ i, outcome })),
+        );
+    });
     // Outcomes are told as they come; the model gets them in the order of its calls.
     while (running.size > 0) {
       const { i, outcome } = await Promise.race(running.values());
@@ -84,6 +113,19 @@ export async function* toolRounds(
       messages: [...messages],
       toolChoice: step < input.maxSteps ? "auto" : "none",
     };
+    const next = input.stored?.[step];
+    if (next) {
+      // The model's answer to this round is in the log: the next round's text and calls.
+      result = {
+        text: next.text,
+        model: result.model,
+        finishReason: "other",
+        usage: { inputTokens: 0, outputTokens: 0 },
+        toolCalls: next.calls,
+      };
+      text += result.text;
+      continue;
+    }
     result = yield* round(provider, request, signal, input);
     input.onUsage?.(result.usage);
     text += result.text;

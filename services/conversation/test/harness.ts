@@ -11,6 +11,7 @@ import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
 import {
+  type BuildConversationOptions,
   buildConversation,
   type Conversation,
   type ConversationStore,
@@ -51,6 +52,8 @@ export interface HarnessOptions {
   store?: ConversationStore;
   /** STREAM_RETENTION in milliseconds; the service's default when unset. */
   streamRetentionMs?: number;
+  /** Background messages' leases; the service's defaults when unset. */
+  runLeases?: BuildConversationOptions["runLeases"];
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -75,6 +78,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.plugins ? { plugins: options.plugins } : {}),
     ...(options.store ? { store: options.store } : {}),
     ...(options.streamRetentionMs === undefined ? {} : { streamRetentionMs: options.streamRetentionMs }),
+    ...(options.runLeases ? { runLeases: options.runLeases } : {}),
   });
   const client = createClient(
     ConversationService,

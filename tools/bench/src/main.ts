@@ -24,6 +24,7 @@ import {
   type Report,
   renderAccountSize,
   renderReport,
+  renderRunLease,
   renderScaledOut,
   writeSection,
 } from "./report.js";
@@ -32,6 +33,7 @@ import { creates } from "./scenarios/creates.js";
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { usageRecording } from "./scenarios/recording.js";
+import { runLease } from "./scenarios/run-lease.js";
 import { scaledOut } from "./scenarios/scaled-out.js";
 import { streamLog } from "./scenarios/stream-log.js";
 import { toolTurns } from "./scenarios/tools.js";
@@ -57,6 +59,7 @@ const SCENARIOS = [
   "account-size",
   "scaled-out",
   "stream-log",
+  "run-lease",
   "cold-start",
 ];
 const USAGE =
@@ -326,6 +329,7 @@ async function main(): Promise<void> {
     const accounts = only.has("account-size") ? await accountSize(bench, providerEnv) : undefined;
     const scaled = only.has("scaled-out") ? await scaledOut(bench, providerEnv) : undefined;
     if (only.has("stream-log")) report.streamLog = await streamLog(bench, provider.url);
+    const leases = only.has("run-lease") ? await runLease(bench, provider.url) : undefined;
     await bench.stop();
     if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
 
@@ -335,11 +339,12 @@ async function main(): Promise<void> {
     const conditions = `${machine}; load average ${load(report.loadBefore)} before, ${load(report.loadAfter)} after`;
     // The account-size and scaled-out measures have sections of their own, so that running them alone leaves
     // the rest.
-    const ownSections = ["account-size", "scaled-out"].filter((name) => only.has(name)).length;
+    const ownSections = ["account-size", "scaled-out", "run-lease"].filter((name) => only.has(name)).length;
     const sections = [
       ...(only.size > ownSections ? [renderReport(report)] : []),
       ...(accounts ? [renderAccountSize(accounts, conditions, settings)] : []),
       ...(scaled ? [renderScaledOut(scaled, conditions, settings)] : []),
+      ...(leases ? [renderRunLease(leases, conditions)] : []),
     ];
     for (const section of sections) {
       log("");

@@ -10,6 +10,7 @@ import type { CreatesResult } from "./scenarios/creates.js";
 import type { HistoryResult } from "./scenarios/history.js";
 import type { IdempotencyResult } from "./scenarios/idempotency.js";
 import type { RecordingResult } from "./scenarios/recording.js";
+import type { RunLeaseResult } from "./scenarios/run-lease.js";
 import type { ScaledOutResult } from "./scenarios/scaled-out.js";
 import type { StreamLogResult } from "./scenarios/stream-log.js";
 import type { ToolTurnResult } from "./scenarios/tools.js";
@@ -374,6 +375,47 @@ export function renderAccountSize(accounts: AccountSizeRow[], machine: string, s
     "| Measure | Agentry | Baseline | Ratio / added | Target | Met |",
     "| --- | --- | --- | --- | --- | --- |",
     ...rows,
+  ].join("\n");
+}
+
+/** What a background message's lease adds, against the same service without leases, in one process. */
+export function renderRunLease(result: RunLeaseResult, machine: string): string {
+  const added = result.completed.leased.p50 - result.completed.unleased.p50;
+  const acceptedAdded = result.accepted.leased.p50 - result.accepted.unleased.p50;
+  const row = (
+    name: string,
+    figures: RunLeaseResult["accepted"],
+    delta: number,
+    target: string,
+    verdict: string,
+  ) =>
+    `| ${name} | p50 ${ms(figures.leased.p50)}, p99 ${ms(figures.leased.p99)} | p50 ${ms(figures.unleased.p50)}, ` +
+    `p99 ${ms(figures.unleased.p99)} | ${delta >= 0 ? "+" : ""}${delta.toFixed(2)} ms p50 | ${target} | ${verdict} |`;
+  return [
+    "## Durable background messages",
+    "",
+    "What a background message's lease (its run taken over by another process when its own dies) costs, on the",
+    "conversation service itself, in the benchmark's process: two services alike but for the lease",
+    "(`durableRuns: false` on one), each on a SQLite file of its own, called through the in-process transport,",
+    "alternating message by message, against the zero-latency fake provider. Timed: the StartMessage call (answered",
+    "once the run, its lease and the message it records are committed) and the whole message, to its reply stored and",
+    "its run ended (followed with WatchMessage to the terminal event). The renewal of leases (one statement per",
+    "process every `RUN_LEASE_RENEW_MS`, for all its runs) and the scan for expired ones are not per message.",
+    "",
+    `- Machine: ${machine}`,
+    `- Settings: ${result.messages} background messages to each side, after a tenth as many of warm-up`,
+    "- Reproduce: `pnpm bench --only run-lease`",
+    "",
+    "| Measure | With the lease | Without | Added | Target | |",
+    "| --- | --- | --- | --- | --- | --- |",
+    row("Background message, call to answer", result.accepted, acceptedAdded, "", ""),
+    row(
+      "Background message, call to reply stored",
+      result.completed,
+      added,
+      "≤ +0.5 ms p50",
+      added <= 0.5 ? "met" : "not met",
+    ),
   ].join("\n");
 }
 

@@ -254,6 +254,20 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         WHERE key_hash IS NOT NULL AND status = 'pending';
     `,
   },
+  {
+    version: 10,
+    name: "leases of background runs",
+    // A background message's run is held by the process generating it until its lease expires; another process
+    // then takes it over (message-runs.ts), generating it again from `input` and the steps its log has.
+    sql: (s) => `
+      ALTER TABLE ${s}.message_runs ADD COLUMN lease_holder text;
+      ALTER TABLE ${s}.message_runs ADD COLUMN lease_expires_at timestamptz;
+      ALTER TABLE ${s}.message_runs ADD COLUMN input text;
+      ALTER TABLE ${s}.message_runs ADD COLUMN takeovers integer NOT NULL DEFAULT 0;
+      CREATE INDEX message_runs_by_lease ON ${s}.message_runs (lease_expires_at)
+        WHERE status = 'pending' AND lease_expires_at IS NOT NULL;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -1,6 +1,6 @@
 import { type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
-import type { RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
+import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
 interface PgRunRow {
   id: string;
@@ -21,10 +21,14 @@ interface PgRunRow {
   logged: boolean;
   key_hash: string | null;
   key_request: string | null;
+  lease_holder: string | null;
+  lease_expires_at: Date | null;
+  input: string | null;
+  takeovers: number;
 }
 
 /**
- * The message runs of the Postgres store (its tables of migrations 6, 8 and 9). A run's events cascade with it. Events are
+ * The message runs of the Postgres store (its tables of migrations 6, 8, 9 and 10). A run's events cascade with it. Events are
  * appended by the one process that generates the run, in order, so their numbers need no lock.
  */
 export class PostgresRuns {
@@ -81,6 +85,7 @@ export class PostgresRuns {
       end.expiresAt,
       end.keptUntil,
       runId,
+      end.holder ?? null,
     ]);
     if ((ended.rowCount ?? 0) === 0) return false;
     if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
@@ -99,6 +104,50 @@ export class PostgresRuns {
   async keyed(accountId: string, keyHash: string, now: string): Promise<RunRecord | null> {
     const [row] = await this.db.query<PgRunRow>(this.sql.keyed, [accountId, keyHash, now]);
     return row ? toRun(row) : null;
+  }
+
+  async renewLeases(holder: string, runIds: readonly string[], expiresAt: string): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    const rows = await this.db.query<{ id: string }>(this.sql.renew, [expiresAt, holder, runIds]);
+    return rows.map((row) => row.id);
+  }
+
+  async expiredLeases(now: string, limit: number): Promise<ExpiredLease[]> {
+    const rows = await this.db.query<{ id: string; account_id: string; agent_id: string }>(
+      this.sql.expiredLeases,
+      [now, limit],
+    );
+    return rows.map((row) => ({ id: row.id, accountId: row.account_id, agentId: row.agent_id }));
+  }
+
+  /** One UPDATE whose condition is the lease's expiry: of two processes claiming a run at once, one gets it. */
+  async claim(
+    runId: string,
+    claim: { holder: string; now: string; expiresAt: string; deadlineAt: string },
+  ): Promise<RunRecord | null> {
+    const [row] = await this.db.query<PgRunRow>(this.sql.claim, [
+      claim.holder,
+      claim.expiresAt,
+      claim.deadlineAt,
+      runId,
+      claim.now,
+    ]);
+    return row ? toRun(row) : null;
+  }
+
+  async cancelAgent(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(this.sql.cancelAgent, [
+      end.status,
+      end.errorCode,
+      end.errorMessage,
+      end.result,
+      end.endedAt,
+      end.expiresAt,
+      end.keptUntil,
+      accountId,
+      agentId,
+    ]);
+    return rows.map((row) => row.id);
   }
 
   async abandoned(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
@@ -153,6 +202,10 @@ function runValues(record: RunRecord): unknown[] {
     record.logged,
     record.idempotencyKey?.hash ?? null,
     record.idempotencyKey?.request ?? null,
+    record.lease?.holder ?? null,
+    record.lease?.expiresAt ?? null,
+    record.input ?? null,
+    record.takeovers ?? 0,
   ];
 }
 
@@ -185,6 +238,16 @@ function toRun(row: PgRunRow): RunRecord {
     endedAt: row.ended_at?.toISOString() ?? null,
     expiresAt: row.expires_at?.toISOString() ?? null,
     keptUntil: row.kept_until?.toISOString() ?? null,
+    ...(row.lease_holder === null
+      ? {}
+      : {
+          lease: {
+            holder: row.lease_holder,
+            expiresAt: (row.lease_expires_at ?? row.deadline_at).toISOString(),
+          },
+        }),
+    ...(row.input === null ? {} : { input: row.input }),
+    ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
   };
 }
 
@@ -195,8 +258,34 @@ function statements(s: string) {
       "insertRun",
       `INSERT INTO ${s}.message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
          error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
-         key_request)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+         key_request, lease_holder, lease_expires_at, input, takeovers)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+    ),
+    cancelAgent: prepared(
+      "cancelAgentRuns",
+      `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
+         expires_at = $6, kept_until = $7
+       WHERE account_id = $8 AND agent_id = $9 AND status = 'pending' AND logged
+       RETURNING id`,
+    ),
+    renew: prepared(
+      "renewRunLeases",
+      `UPDATE ${s}.message_runs SET lease_expires_at = $1
+       WHERE lease_holder = $2 AND status = 'pending' AND id = ANY($3::text[])
+       RETURNING id`,
+    ),
+    expiredLeases: prepared(
+      "expiredRunLeases",
+      `SELECT id, account_id, agent_id FROM ${s}.message_runs
+       WHERE status = 'pending' AND lease_expires_at IS NOT NULL AND lease_expires_at < $1
+       ORDER BY lease_expires_at LIMIT $2`,
+    ),
+    claim: prepared(
+      "claimRun",
+      `UPDATE ${s}.message_runs SET lease_holder = $1, lease_expires_at = $2, deadline_at = $3,
+         takeovers = takeovers + 1
+       WHERE id = $4 AND status = 'pending' AND lease_expires_at IS NOT NULL AND lease_expires_at < $5
+       RETURNING *`,
     ),
     insertEvents: prepared(
       "insertRunEvents",
@@ -209,7 +298,7 @@ function statements(s: string) {
       "endRun",
       `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
          expires_at = $6, kept_until = $7
-       WHERE id = $8 AND status = 'pending'`,
+       WHERE id = $8 AND status = 'pending' AND ($9::text IS NULL OR lease_holder = $9)`,
     ),
     get: prepared(
       "getRun",

@@ -83,6 +83,7 @@ import type {
   ConversationKey,
   ConversationRecord,
   ConversationStore,
+  ExpiredLease,
   HistoryLimits,
   HistoryTurn,
   KeyedExchange,
@@ -705,6 +706,25 @@ export class PostgresConversationStore implements ConversationStore {
 
   async keyedRun(accountId: string, keyHash: string, now: string): Promise<RunRecord | null> {
     return this.runs.keyed(accountId, keyHash, now);
+  }
+
+  async renewLeases(holder: string, runIds: readonly string[], expiresAt: string): Promise<string[]> {
+    return this.runs.renewLeases(holder, runIds, expiresAt);
+  }
+
+  async expiredLeases(now: string, limit: number): Promise<ExpiredLease[]> {
+    return this.runs.expiredLeases(now, limit);
+  }
+
+  async claimRun(
+    runId: string,
+    claim: { holder: string; now: string; expiresAt: string; deadlineAt: string },
+  ): Promise<RunRecord | null> {
+    return this.runs.claim(runId, claim);
+  }
+
+  async cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
+    return this.runs.cancelAgent(accountId, agentId, end);
   }
 
   async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {

@@ -241,6 +241,20 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
         WHERE key_hash IS NOT NULL AND status = 'pending';
     `,
   },
+  {
+    version: 10,
+    name: "leases of background runs",
+    // A background message's run is held by the process generating it until its lease expires; another process
+    // then takes it over (message-runs.ts), generating it again from `input` and the steps its log has.
+    sql: `
+      ALTER TABLE message_runs ADD COLUMN lease_holder TEXT;
+      ALTER TABLE message_runs ADD COLUMN lease_expires_at TEXT;
+      ALTER TABLE message_runs ADD COLUMN input TEXT;
+      ALTER TABLE message_runs ADD COLUMN takeovers INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX message_runs_by_lease ON message_runs (lease_expires_at)
+        WHERE status = 'pending' AND lease_expires_at IS NOT NULL;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
+import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
 interface SqliteRunRow {
   id: string;
@@ -20,9 +20,13 @@ interface SqliteRunRow {
   logged: number;
   key_hash: string | null;
   key_request: string | null;
+  lease_holder: string | null;
+  lease_expires_at: string | null;
+  input: string | null;
+  takeovers: number;
 }
 
-/** The message runs of the SQLite store (its tables of migrations 6, 8 and 9): statements and their one transaction. */
+/** The message runs of the SQLite store (its tables of migrations 6, 8, 9 and 10): statements and their one transaction. */
 export class SqliteRuns {
   private readonly s: ReturnType<typeof prepare>;
   private readonly end: Database.Transaction<
@@ -30,6 +34,9 @@ export class SqliteRuns {
   >;
   private readonly removeExpired: Database.Transaction<(now: string, limit: number) => number>;
   private readonly writeMany: Database.Transaction<(writes: readonly RunWrite[]) => void>;
+  private readonly renewMany: Database.Transaction<
+    (holder: string, runIds: readonly string[], expiresAt: string) => string[]
+  >;
 
   constructor(private readonly db: Database.Database) {
     const s = prepare(db);
@@ -44,6 +51,9 @@ export class SqliteRuns {
         else this.endOne(write.runId, write.events, write.end);
       }
     });
+    this.renewMany = db.transaction((holder: string, runIds: readonly string[], expiresAt: string) =>
+      s.renew.all(expiresAt, holder, JSON.stringify(runIds)).map((row) => row.id),
+    );
     this.removeExpired = db.transaction((now: string, limit: number) => {
       const ids = s.forgotten.all(now, limit).map((row) => row.id);
       const list = JSON.stringify(ids);
@@ -67,6 +77,8 @@ export class SqliteRuns {
       end.expiresAt,
       end.keptUntil,
       runId,
+      end.holder ?? null,
+      end.holder ?? null,
     ).changes;
     if (ended === 0) return false;
     for (const event of events)
@@ -94,6 +106,10 @@ export class SqliteRuns {
       logged: run.logged ? 1 : 0,
       key_hash: run.idempotencyKey?.hash ?? null,
       key_request: run.idempotencyKey?.request ?? null,
+      lease_holder: run.lease?.holder ?? null,
+      lease_expires_at: run.lease?.expiresAt ?? null,
+      input: run.input ?? null,
+      takeovers: run.takeovers ?? 0,
     });
   }
 
@@ -133,6 +149,41 @@ export class SqliteRuns {
   keyed(accountId: string, keyHash: string, now: string): RunRecord | null {
     const row = this.s.keyed.get(accountId, keyHash, now);
     return row ? toRun(row) : null;
+  }
+
+  renewLeases(holder: string, runIds: readonly string[], expiresAt: string): string[] {
+    return runIds.length === 0 ? [] : this.renewMany.immediate(holder, runIds, expiresAt);
+  }
+
+  expiredLeases(now: string, limit: number): ExpiredLease[] {
+    return this.s.expiredLeases
+      .all(now, limit)
+      .map((row) => ({ id: row.id, accountId: row.account_id, agentId: row.agent_id }));
+  }
+
+  /** One UPDATE whose condition is the lease's expiry: of two processes claiming a run at once, one gets it. */
+  claim(
+    runId: string,
+    claim: { holder: string; now: string; expiresAt: string; deadlineAt: string },
+  ): RunRecord | null {
+    const row = this.s.claim.get(claim.holder, claim.expiresAt, claim.deadlineAt, runId, claim.now);
+    return row ? toRun(row) : null;
+  }
+
+  cancelAgent(accountId: string, agentId: string, end: RunEnd): string[] {
+    return this.s.cancelAgent
+      .all(
+        end.status,
+        end.errorCode,
+        end.errorMessage,
+        end.result,
+        end.endedAt,
+        end.expiresAt,
+        end.keptUntil,
+        accountId,
+        agentId,
+      )
+      .map((row) => row.id);
   }
 
   abandoned(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
@@ -181,6 +232,11 @@ function toRun(row: SqliteRunRow): RunRecord {
     endedAt: row.ended_at,
     expiresAt: row.expires_at,
     keptUntil: row.kept_until,
+    ...(row.lease_holder === null
+      ? {}
+      : { lease: { holder: row.lease_holder, expiresAt: row.lease_expires_at ?? row.deadline_at } }),
+    ...(row.input === null ? {} : { input: row.input }),
+    ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
   };
 }
 
@@ -197,20 +253,57 @@ function prepare(db: Database.Database) {
     insert: db.prepare<[SqliteRunRow]>(
       `INSERT INTO message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
          error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
-         key_request)
+         key_request, lease_holder, lease_expires_at, input, takeovers)
        VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @background, @status, @error_code,
          @error_message, @result, @created_at, @deadline_at, @ended_at, @expires_at, @kept_until, @logged, @key_hash,
-         @key_request)`,
+         @key_request, @lease_holder, @lease_expires_at, @input, @takeovers)`,
+    ),
+    cancelAgent: db.prepare<
+      [string, string | null, string | null, string | null, string, string, string, string, string],
+      { id: string }
+    >(
+      `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
+         expires_at = ?, kept_until = ?
+       WHERE account_id = ? AND agent_id = ? AND status = 'pending' AND logged = 1
+       RETURNING id`,
+    ),
+    renew: db.prepare<[string, string, string], { id: string }>(
+      `UPDATE message_runs SET lease_expires_at = ?
+       WHERE lease_holder = ? AND status = 'pending' AND id IN (SELECT value FROM json_each(?))
+       RETURNING id`,
+    ),
+    expiredLeases: db.prepare<[string, number], { id: string; account_id: string; agent_id: string }>(
+      `SELECT id, account_id, agent_id FROM message_runs
+       WHERE status = 'pending' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?
+       ORDER BY lease_expires_at LIMIT ?`,
+    ),
+    claim: db.prepare<[string, string, string, string, string], SqliteRunRow>(
+      `UPDATE message_runs SET lease_holder = ?, lease_expires_at = ?, deadline_at = ?, takeovers = takeovers + 1
+       WHERE id = ? AND status = 'pending' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?
+       RETURNING *`,
     ),
     // Only while the run is there: a run purged (or erased) while it streams writes no orphans.
     insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
       `INSERT INTO message_run_events (run_id, seq, type, data)
        SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run)`,
     ),
-    end: db.prepare<[string, string | null, string | null, string | null, string, string, string, string]>(
+    end: db.prepare<
+      [
+        string,
+        string | null,
+        string | null,
+        string | null,
+        string,
+        string,
+        string,
+        string,
+        string | null,
+        string | null,
+      ]
+    >(
       `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
          expires_at = ?, kept_until = ?
-       WHERE id = ? AND status = 'pending'`,
+       WHERE id = ? AND status = 'pending' AND (? IS NULL OR lease_holder = ?)`,
     ),
     get: db.prepare<[string, string, string], SqliteRunRow>(
       "SELECT * FROM message_runs WHERE id = ? AND account_id = ? AND agent_id = ?",

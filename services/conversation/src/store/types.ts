@@ -244,6 +244,22 @@ export interface RunRecord {
   expiresAt: string | null;
   /** When the record itself is forgotten (with its events, if still there): `expiresAt` or later; null while pending. */
   keptUntil: string | null;
+  /**
+   * A background message's lease (message-runs.ts, "Durable runs"): the process generating it (`holder`) and until
+   * when it holds it unless it renews it; null for other runs.
+   */
+  lease?: { holder: string; expiresAt: string } | null;
+  /** A background message as another process needs it to generate it again (message-runs.ts), JSON; else null. */
+  input?: string | null;
+  /** How many times another process took the run over. */
+  takeovers?: number;
+}
+
+/** A background run whose lease has expired, as the scan for runs to take over finds it. */
+export interface ExpiredLease {
+  id: string;
+  accountId: string;
+  agentId: string;
 }
 
 /** One event of a run's log. `data` is the event's JSON text (run-records.ts says what each type holds). */
@@ -263,6 +279,11 @@ export interface RunEnd {
   endedAt: string;
   expiresAt: string;
   keptUntil: string;
+  /**
+   * A leased run's holder ending it: it ends only while that process holds its lease, so that a process paused
+   * past its lease (the run taken over meanwhile) does not end the run its taker is generating.
+   */
+  holder?: string | undefined;
 }
 
 /** One write of a message log, as the service batches them (message-runs.ts). */
@@ -393,6 +414,27 @@ export interface ConversationStore {
    * its deadline at `now`, or null.
    */
   keyedRun(accountId: string, keyHash: string, now: string): Promise<RunRecord | null>;
+  /**
+   * Extends until `expiresAt` the leases `holder` holds on the pending runs among `runIds`; answers the ids of
+   * those it still held (a run not among them was taken over, or has ended).
+   */
+  renewLeases(holder: string, runIds: readonly string[], expiresAt: string): Promise<string[]>;
+  /** Pending runs whose lease expired before `now`, oldest lease first, at most `limit`. */
+  expiredLeases(now: string, limit: number): Promise<ExpiredLease[]>;
+  /**
+   * Takes a pending run whose lease expired before `now` for `holder`, in one conditional update (of two processes
+   * claiming it at once, one only gets it): its lease until `expiresAt`, its deadline `deadlineAt`, its takeovers
+   * counted. Answers the run as claimed, or null when it was not there to take.
+   */
+  claimRun(
+    runId: string,
+    claim: { holder: string; now: string; expiresAt: string; deadlineAt: string },
+  ): Promise<RunRecord | null>;
+  /**
+   * Ends as `end` every pending run of the agent that keeps a log (streamed and background messages, not keyed JSON
+   * sends); answers their ids.
+   */
+  cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**

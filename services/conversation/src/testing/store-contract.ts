@@ -1526,6 +1526,58 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       await store.writeRuns([]);
     });
 
+    it("renews only its holder's leases, and lets one claim only take a run whose lease expired", async () => {
+      const store = await fresh();
+      const input = JSON.stringify({ text: "work" });
+      const held = pendingRun({ lease: { holder: "p1", expiresAt: "2026-06-01T00:00:10.000Z" }, input });
+      const other = pendingRun({ lease: { holder: "p2", expiresAt: "2026-06-01T00:00:10.000Z" }, input });
+      const unleased = pendingRun({ deadlineAt: "2026-01-01T00:00:00.000Z" });
+      for (const run of [held, other, unleased]) await store.startRun(run);
+      expect(await store.getRun("acct_A", "agt_A", held.id)).toEqual(held);
+      expect(await store.getRun("acct_A", "agt_A", unleased.id)).toEqual(unleased);
+      // p1 renews its own lease, not p2's.
+      const renewed = await store.renewLeases("p1", [held.id, other.id], "2026-06-01T00:00:20.000Z");
+      expect(renewed).toEqual([held.id]);
+      expect(await store.renewLeases("p1", [], "2026-06-01T00:00:20.000Z")).toEqual([]);
+      expect(await store.expiredLeases("2026-06-01T00:00:15.000Z", 10)).toEqual([
+        { id: other.id, accountId: "acct_A", agentId: "agt_A" },
+      ]);
+      // Not expired yet: nobody takes it.
+      const claim = (holder: string, now: string) => ({
+        holder,
+        now,
+        expiresAt: "2026-06-01T00:01:00.000Z",
+        deadlineAt: "2026-06-01T00:05:00.000Z",
+      });
+      expect(await store.claimRun(held.id, claim("p3", "2026-06-01T00:00:15.000Z"))).toBeNull();
+      // Two claims at once of the expired one: one gets it.
+      const claims = await Promise.all([
+        store.claimRun(other.id, claim("p3", "2026-06-01T00:00:15.000Z")),
+        store.claimRun(other.id, claim("p4", "2026-06-01T00:00:15.000Z")),
+      ]);
+      const won = claims.filter((claimed) => claimed !== null);
+      expect(won).toHaveLength(1);
+      expect(won[0]).toEqual({
+        ...other,
+        lease: { holder: won[0]!.lease!.holder, expiresAt: "2026-06-01T00:01:00.000Z" },
+        deadlineAt: "2026-06-01T00:05:00.000Z",
+        takeovers: 1,
+      });
+      expect(await store.expiredLeases("2026-06-01T00:00:15.000Z", 10)).toEqual([]);
+      // The former holder's renewal fails: it lost the run.
+      expect(await store.renewLeases("p2", [other.id], "2026-06-01T00:00:30.000Z")).toEqual([]);
+      // Nor can it end the run: its taker does.
+      expect(await store.endRun(other.id, runEvents(1, 1), completedEnd({ holder: "p2" }))).toBe(false);
+      expect(await store.runEvents(other.id, 0, 10)).toEqual([]);
+      // An ended run is neither renewed nor taken.
+      expect(await store.endRun(held.id, [], completedEnd({ holder: "p1" }))).toBe(true);
+      expect(await store.renewLeases("p1", [held.id], "2026-06-01T00:00:30.000Z")).toEqual([]);
+      expect(await store.expiredLeases("2026-06-02T00:00:00.000Z", 10)).toEqual([
+        { id: other.id, accountId: "acct_A", agentId: "agt_A" },
+      ]);
+      expect(await store.claimRun(held.id, claim("p3", "2026-06-02T00:00:00.000Z"))).toBeNull();
+    });
+
     it("finds pending runs past their deadline, and removes expired runs with their events in batches", async () => {
       const store = await fresh();
       const late = pendingRun({ deadlineAt: "2026-01-01T00:00:00.000Z" });
