@@ -14,14 +14,17 @@ import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
+import type { RequestContext, Route } from "./routes/define.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
-import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 
-/** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
+/**
+ * Every REST operation. Each is declared once, with `defineRoute` in its resource's file (routes/), and listing it
+ * here serves it (router, scope, limits, idempotency, validation) and documents it (the OpenAPI document).
+ */
 export const ROUTES: Route[] = [
   ...agentRoutes,
   ...characterRoutes,
@@ -95,8 +98,8 @@ function serveRoute(
   route: Route,
   limits: Middleware<GatewayState> | undefined,
 ): Middleware<GatewayState> {
-  const input = (ctx: ParameterizedContext<GatewayState>): HandlerInput => ({
-    ctx: ctx as HandlerInput["ctx"],
+  const input = (ctx: ParameterizedContext<GatewayState>): RequestContext => ({
+    ctx: ctx as RequestContext["ctx"],
     gateway,
     principal: ctx.state.principal!,
     rpc: rpcOptions(gateway, ctx.state),

@@ -11,7 +11,7 @@ import { type CreateIdempotencySchema, IdempotencyOutcome, type StoredResponse }
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Middleware, ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "../context.js";
-import type { HandlerInput, Route } from "../routes/table.js";
+import type { RequestContext as HandlerInput, Route } from "../routes/define.js";
 import { readRawBody } from "./body.js";
 import { errorEnvelope, toAppError } from "./errors.js";
 

@@ -4,7 +4,7 @@ import { type Bucket, type Limiter, rateLimitHeaders, retryAfterSeconds } from "
 import type { Logger } from "@agentry/logging";
 import type { Middleware } from "koa";
 import type { GatewayState, Principal } from "../context.js";
-import type { Route } from "../routes/table.js";
+import type { Route } from "../routes/define.js";
 
 const MINUTE_MS = 60_000;
 
