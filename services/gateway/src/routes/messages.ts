@@ -20,9 +20,9 @@ import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import { toAppError } from "../http/errors.js";
 import { EventStream, PING_INTERVAL_MS } from "../http/sse.js";
-import { STREAM_EVENT_SCHEMA_ID } from "../openapi/schemas.js";
 import { sendMessageBody } from "../validation/messages.js";
 import { defineRoute, type HandlerInput, type Route } from "./define.js";
+import { STREAM_EVENT_SCHEMA_ID } from "./messages.schemas.js";
 
 /** The fields SendMessage and StreamMessage share. */
 type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent"> & { agent: Agent };

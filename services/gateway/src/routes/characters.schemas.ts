@@ -1,9 +1,9 @@
 import { characterFile, elizaNamesOf, exportedCharacterFile } from "@agentry/characters";
 import { z } from "zod";
+import type { ComponentRegistry, JsonSchema } from "../openapi/convert.js";
 import type { ServedProviders } from "../providers.js";
-import { CHARACTER_SCHEMA_PATH } from "../routes/characters.js";
 import { TRIMMED_SPACE } from "../validation/text.js";
-import type { ComponentRegistry, JsonSchema } from "./convert.js";
+import { CHARACTER_SCHEMA_PATH } from "./characters.js";
 
 /*
  * The document's part for character files (docs/api/character-files.md): the import and export operations,
