@@ -12,7 +12,7 @@ import { BODY_LIMIT_BYTES, NUL_FREE_PATTERN } from "../http/body.js";
 import { IDEMPOTENCY_KEY_SCHEMA_PATTERN } from "../http/idempotency.js";
 import type { ServedProviders } from "../providers.js";
 import { characterSchemaPath } from "../routes/characters.schemas.js";
-import type { Route } from "../routes/define.js";
+import { type Component, type Route, schemaId } from "../routes/define.js";
 import { consolePaths } from "./console.js";
 import { JSON_VALUE_SCHEMA_ID, type JsonSchema, schemaRef } from "./convert.js";
 import { AUTHENTICATED_ERRORS, PATH_PARAMETERS } from "./operations.js";
@@ -283,8 +283,8 @@ function authenticatedOperation(route: Route, responses: Record<string, JsonSche
   const successContent: JsonSchema = route.eventsOnly
     ? { "text/event-stream": sseContent() }
     : route.ndjson
-      ? { "application/x-ndjson": ndjsonContent(route.success.schema) }
-      : { "application/json": { schema: schemaRef(route.success.schema) } };
+      ? { "application/x-ndjson": ndjsonContent(schemaId(route.success.schema)) }
+      : { "application/json": { schema: schemaRef(schemaId(route.success.schema)) } };
   if (route.stream) successContent["text/event-stream"] = sseContent();
   const successes = Object.fromEntries(
     (route.otherSuccess ?? []).map((other) => [
@@ -292,7 +292,7 @@ function authenticatedOperation(route: Route, responses: Record<string, JsonSche
       {
         description: other.description,
         headers: { ...responseHeaders("always"), ...replayed, ...other.headers },
-        content: { "application/json": { schema: schemaRef(other.schema) } },
+        content: { "application/json": { schema: schemaRef(schemaId(other.schema)) } },
         ...(other.whenQuery ? { "x-when-query": other.whenQuery } : {}),
         ...(other.whenBody ? { "x-when-body": other.whenBody } : {}),
         ...(other.sdkMethod ? { "x-sdk-method": other.sdkMethod } : {}),
@@ -604,6 +604,19 @@ function webhookDeliveries(): Record<string, JsonSchema> {
   return out;
 }
 
+/** The schemas routes declare themselves: their bodies' and the `component`s of their answers. */
+function declaredComponents(routes: readonly Route[]): { requests: Component[]; responses: Component[] } {
+  const requests: Component[] = [];
+  const responses: Component[] = [];
+  for (const route of routes) {
+    if (route.body?.schema) requests.push({ id: route.body.component, schema: route.body.schema });
+    for (const success of [route.success, ...(route.otherSuccess ?? [])]) {
+      if (typeof success.schema !== "string") responses.push(success.schema);
+    }
+  }
+  return { requests, responses };
+}
+
 export interface DocumentOptions {
   /** The gateway's REST routes (`ROUTES`), each one declared with `defineRoute`. */
   routes: readonly Route[];
@@ -628,6 +641,14 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
     paths[path][method] = authenticatedOperation(route, responses);
   }
   Object.assign(paths, serviceOperations(responses));
+  const schemas = componentSchemas(options.providers, declaredComponents(options.routes));
+  for (const route of options.routes) {
+    const named = [route.success, ...(route.otherSuccess ?? [])].map((success) => schemaId(success.schema));
+    for (const id of route.body ? [...named, route.body.component] : named) {
+      if (!(id in schemas))
+        throw new Error(`${route.method} ${route.path} names schema ${id}, which is not a component`);
+    }
+  }
 
   const sortedResponses = Object.fromEntries(
     Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)),
@@ -683,7 +704,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
           description: `An API key, sent as \`Authorization: Bearer ${API_KEY_PREFIX}…\`. Each operation's security requirement names the scope it needs (also in \`x-scopes\`).`,
         },
       },
-      schemas: componentSchemas(options.providers),
+      schemas,
       parameters: {
         "X-Request-Id": {
           name: "X-Request-Id",

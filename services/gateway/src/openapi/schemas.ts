@@ -23,6 +23,7 @@ import {
   Readiness,
   success,
 } from "../routes/common.schemas.js";
+import type { Component } from "../routes/define.js";
 import {
   Conversation,
   ConversationDeleted,
@@ -83,7 +84,10 @@ export { WEBHOOK_EVENTS } from "../routes/webhooks.schemas.js";
  * Every named schema of the document. With `served`, the agent requests are this deployment's (which providers
  * and models it serves); without, they list every provider the product has.
  */
-export function componentSchemas(served?: ServedProviders): Record<string, JsonSchema> {
+export function componentSchemas(
+  served?: ServedProviders,
+  declared: { requests: Component[]; responses: Component[] } = { requests: [], responses: [] },
+): Record<string, JsonSchema> {
   const requests = componentRegistry();
   requests.add(createAgentBody, { id: "CreateAgentRequest" });
   requests.add(updateAgentBody, { id: "UpdateAgentRequest" });
@@ -157,6 +161,9 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
   named.push(...webhookEventSchemas(new Map(named)));
   for (const [name, schema] of named) responses.add(schema, { id: name });
   registerCharacterSchemas(requests, responses, Agent, FieldIssue);
+  // Those routes declare themselves (`component`, a body's `schema`) come after, unless already named here.
+  for (const { id, schema } of declared.requests) if (!requests.has(schema)) requests.add(schema, { id });
+  for (const { id, schema } of declared.responses) if (!responses.has(schema)) responses.add(schema, { id });
 
   const input = convertRegistry(requests, "input");
   input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();

@@ -53,11 +53,26 @@ export interface HandlerInput<Path extends string = string, Query = unknown, Bod
   body(check?: (raw: unknown) => void): Promise<Body>;
 }
 
+/**
+ * A named schema of the document (`#/components/schemas/<id>`) declared with the route that answers it, so that a
+ * new operation needs no other file: `success: { schema: component("Model", Model), ... }`.
+ */
+export interface Component {
+  id: string;
+  schema: z.ZodType;
+}
+
+export const component = (id: string, schema: z.ZodType): Component => ({ id, schema });
+
+/** The id a success names, whether a component of the document or one declared with the route. */
+export const schemaId = (schema: string | Component): string =>
+  typeof schema === "string" ? schema : schema.id;
+
 /** One successful answer of an operation, as the document describes it. */
 export interface SuccessDoc {
   status: 200 | 201 | 202;
-  /** The component schema of the JSON body. */
-  schema: string;
+  /** The schema of the JSON body: a component's id, or a `component` declared here. */
+  schema: string | Component;
   description: string;
   /** Headers beyond those every response has. */
   headers?: Record<string, JsonSchema>;
@@ -88,7 +103,10 @@ export interface SuccessDoc {
 export interface BodyDoc<Body extends z.ZodType | undefined = z.ZodType | undefined> {
   /** Parses the body for `input.body()`; absent when the handler reads the JSON itself (a character file). */
   schema?: Body;
-  /** The component schema of the body in the document (`#/components/schemas/<component>`). */
+  /**
+   * The body's schema in the document (`#/components/schemas/<component>`); `schema` becomes that component
+   * unless the document already has it.
+   */
   component: string;
   /**
    * The body is a JSON object of many shapes (a character file) that SDKs take whole, as one argument of this name
