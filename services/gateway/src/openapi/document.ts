@@ -12,7 +12,7 @@ import { BODY_LIMIT_BYTES, NUL_FREE_PATTERN } from "../http/body.js";
 import { IDEMPOTENCY_KEY_SCHEMA_PATTERN } from "../http/idempotency.js";
 import type { ServedProviders } from "../providers.js";
 import { characterSchemaPath } from "../routes/characters.schemas.js";
-import { type Component, type Route, schemaId } from "../routes/define.js";
+import { type Component, type ParamDoc, type Route, schemaId } from "../routes/define.js";
 import { consolePaths } from "./console.js";
 import { JSON_VALUE_SCHEMA_ID, type JsonSchema, schemaRef } from "./convert.js";
 import { AUTHENTICATED_ERRORS, PATH_PARAMETERS } from "./operations.js";
@@ -117,8 +117,8 @@ An account's events reach the URLs it registers (\`POST /v1/webhooks\`, scope \`
 The major version is the first path segment (\`/v1\`). Within it, changes are backward compatible: fields may be added to responses, so clients must ignore fields they do not know. A breaking change is a new major version.`;
 }
 
-function parameter(name: string): JsonSchema {
-  const doc = PATH_PARAMETERS[name];
+function parameter(name: string, own: Record<string, ParamDoc | undefined> = {}): JsonSchema {
+  const doc = own[name] ?? PATH_PARAMETERS[name];
   if (!doc) throw new Error(`no description of path parameter ${name}`);
   return {
     name,
@@ -129,8 +129,8 @@ function parameter(name: string): JsonSchema {
   };
 }
 
-function pathParameters(routerPath: string): JsonSchema[] {
-  return [...routerPath.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => parameter(match[1]!));
+function pathParameters(route: Route): JsonSchema[] {
+  return [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => parameter(match[1]!, route.params));
 }
 
 function errorResponses(
@@ -236,7 +236,7 @@ function authenticatedOperation(route: Route, responses: Record<string, JsonSche
   const limits: LimitName[] = ["requestsPerMinute"];
   if (route.limit) limits.push(route.limit);
   if (route.concurrency) limits.push("concurrentMessages");
-  const parameters = pathParameters(route.path);
+  const parameters = pathParameters(route);
   const query = [...(route.query ? queryParameters(route.query) : []), ...(route.queryParameters?.() ?? [])];
   for (const { name, schema, required } of query) {
     const { description, ...rest } = schema;

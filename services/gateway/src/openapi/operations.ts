@@ -1,6 +1,7 @@
 import { MESSAGE_BOUNDS } from "@agentry/core";
 import type { ErrorCode } from "@agentry/errors";
 import { NUL_FREE_PATTERN } from "../http/body.js";
+import type { ParamDoc } from "../routes/define.js";
 import { HISTORY_PAGE } from "../validation/history.js";
 import { SECRET_NAME_PATTERN } from "../validation/plugins.js";
 
@@ -10,10 +11,7 @@ import { SECRET_NAME_PATTERN } from "../validation/plugins.js";
  */
 
 /** Each path parameter, by name, as every operation whose path has it documents it. */
-export const PATH_PARAMETERS: Record<
-  string,
-  { description: string; example: string; bounds?: { minLength: number; maxLength: number; pattern: string } }
-> = {
+export const PATH_PARAMETERS: Record<string, ParamDoc> = {
   agentId: {
     description:
       "The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered `404 AGENT_NOT_FOUND`.",

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ROUTES } from "../app.js";
 import type { GatewayContext, GatewayState, Principal } from "../context.js";
+import type { JsonSchema } from "../openapi/convert.js";
 import { buildOpenApiDocument } from "../openapi/document.js";
 import { component, defineRoute, type RequestContext, type Route } from "./define.js";
 
@@ -72,6 +73,40 @@ describe("a route declared with defineRoute", () => {
     );
     expect(() => buildOpenApiDocument({ routes: [addNote, addNote], publicBaseUrl: BASE })).toThrow(
       "POST /v1/agents/:agentId/notes is declared twice",
+    );
+  });
+
+  it("describes the path parameters the shared ones do not, from the declaration", () => {
+    const getNote = defineRoute({
+      method: "GET",
+      path: "/v1/agents/:agentId/notes/:noteId",
+      params: { noteId: { description: "The note's id.", example: "note_1" } },
+      scope: "agents:read",
+      operationId: "getNote",
+      tag: "Agents",
+      summary: "Get a note",
+      description: "One note of the agent.",
+      success: { status: 200, schema: component("NoteResponse", Note), description: "The note." },
+      errors: ["AGENT_NOT_FOUND"],
+      async handler(input) {
+        input.ctx.body = { id: input.params.noteId };
+      },
+    });
+    const document = buildOpenApiDocument({ routes: [getNote], publicBaseUrl: BASE });
+    const parameters = document.paths["/v1/agents/{agentId}/notes/{noteId}"]!.get!.parameters as JsonSchema[];
+    expect(parameters.slice(0, 2)).toMatchObject([
+      { name: "agentId", in: "path", required: true },
+      {
+        name: "noteId",
+        in: "path",
+        required: true,
+        description: "The note's id.",
+        schema: { examples: ["note_1"] },
+      },
+    ]);
+    const undescribed: Route = { ...getNote, params: {} };
+    expect(() => buildOpenApiDocument({ routes: [undescribed], publicBaseUrl: BASE })).toThrow(
+      "no description of path parameter noteId",
     );
   });
 

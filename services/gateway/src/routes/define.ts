@@ -99,6 +99,13 @@ export interface SuccessDoc {
   >;
 }
 
+/** How the document describes one path parameter. */
+export interface ParamDoc {
+  description: string;
+  example: string;
+  bounds?: { minLength: number; maxLength: number; pattern: string };
+}
+
 /** The JSON request body: its validation schema and the component that documents it. */
 export interface BodyDoc<Body extends z.ZodType | undefined = z.ZodType | undefined> {
   /** Parses the body for `input.body()`; absent when the handler reads the JSON itself (a character file). */
@@ -122,8 +129,13 @@ export interface RouteDefinition<
   Body extends z.ZodType | undefined = z.ZodType | undefined,
 > {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-  /** Koa router path, relative to the host (e.g. `/v1/agents/:agentId`); each `:name` is described in `PATH_PARAMETERS`. */
+  /** Koa router path, relative to the host (e.g. `/v1/agents/:agentId`). */
   path: Path;
+  /**
+   * The description of each `:name` of the path that `PATH_PARAMETERS` (openapi/operations.ts) does not have, or
+   * describes otherwise for this operation.
+   */
+  params?: { [Name in ParamNames<Path>]?: ParamDoc };
   /** The scope the caller's key must hold; null: any valid key (reads of what the deployment serves). */
   scope: Scope | null;
   /** The endpoint's own rate-limit bucket (docs/api/limits-and-quotas.md, "Buckets"); the tier bucket always applies. */
