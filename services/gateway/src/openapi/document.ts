@@ -617,6 +617,42 @@ function declaredComponents(routes: readonly Route[]): { requests: Component[]; 
   return { requests, responses };
 }
 
+/** The document's tags, in this order; a tag a route names that is not here follows them, without a description. */
+const TAGS: { name: string; description: string }[] = [
+  {
+    name: "Agents",
+    description: "Create, list, read, update and delete agents; import and export elizaOS character files.",
+  },
+  { name: "Messages", description: "Talk to an agent, with or without streaming." },
+  {
+    name: "History",
+    description:
+      "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).",
+  },
+  {
+    name: "Usage",
+    description: "Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).",
+  },
+  {
+    name: "Plugins",
+    description:
+      "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).",
+  },
+  { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
+  { name: "Service", description: "Health, readiness and this documentation; no authentication." },
+];
+
+function documentTags(routes: readonly Route[]): { name: string; description?: string }[] {
+  const named = new Set(TAGS.map((tag) => tag.name));
+  const others = [...new Set(routes.map((route) => route.tag))].filter((tag) => !named.has(tag));
+  return [...TAGS, ...others.map((name) => ({ name }))];
+}
+
 export interface DocumentOptions {
   /** The gateway's REST routes (`ROUTES`), each one declared with `defineRoute`. */
   routes: readonly Route[];
@@ -663,36 +699,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
     },
     servers: [{ url: options.publicBaseUrl, description: "This service" }],
     security: [{ [SECURITY_SCHEME]: [] }],
-    tags: [
-      {
-        name: "Agents",
-        description:
-          "Create, list, read, update and delete agents; import and export elizaOS character files.",
-      },
-      { name: "Messages", description: "Talk to an agent, with or without streaming." },
-      {
-        name: "History",
-        description:
-          "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).",
-      },
-      {
-        name: "Usage",
-        description:
-          "Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).",
-      },
-      {
-        name: "Webhooks",
-        description:
-          "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).",
-      },
-      {
-        name: "Plugins",
-        description:
-          "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).",
-      },
-      { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
-      { name: "Service", description: "Health, readiness and this documentation; no authentication." },
-    ],
+    tags: documentTags(options.routes),
     paths,
     webhooks: webhookDeliveries(),
     components: {

@@ -110,6 +110,23 @@ describe("a route declared with defineRoute", () => {
     );
   });
 
+  it("lists a tag no route had before after the document's own tags", () => {
+    const tagged: Route = { ...addNote, tag: "Notes" };
+    const document = buildOpenApiDocument({ routes: [...ROUTES, tagged], publicBaseUrl: BASE });
+    const tags = document.tags as { name: string }[];
+    expect(tags.map((tag) => tag.name)).toEqual([
+      "Agents",
+      "Messages",
+      "History",
+      "Usage",
+      "Webhooks",
+      "Plugins",
+      "API keys",
+      "Service",
+      "Notes",
+    ]);
+  });
+
   describe("served", () => {
     let server: ReturnType<Koa["listen"]>;
     let url: string;
