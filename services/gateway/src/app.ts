@@ -14,16 +14,19 @@ import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
+import type { RequestContext, Route, ServedRoute } from "./routes/define.js";
 import { historyRoutes } from "./routes/history.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
-import type { HandlerInput, Route } from "./routes/table.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { standardClients } from "./standard/index.js";
 import { openAiFrame, openAiRoutes } from "./standard/openai/index.js";
 
-/** Every REST operation, in one table: method, path, scope, rate-limit bucket and handler. */
+/**
+ * Every REST operation. Each is declared once, with `defineRoute` in its resource's file (routes/), and listing it
+ * here serves it (router, scope, limits, idempotency, validation) and documents it (the OpenAPI document).
+ */
 export const ROUTES: Route[] = [
   ...agentRoutes,
   ...characterRoutes,
@@ -41,7 +44,7 @@ export const ROUTES: Route[] = [
  * quotas are enforced. The composition root supplies it; the chain is request frame (id, access log,
  * metrics, error envelope) → route match → authentication → scope → **limits** → handler.
  */
-export type LimitsMiddleware = (route: Route) => Middleware<GatewayState>;
+export type LimitsMiddleware = (route: ServedRoute) => Middleware<GatewayState>;
 
 /** Builds the Koa application. It does not listen: `server.ts` does, so tests can bind port 0. */
 export function buildApp(
@@ -96,11 +99,11 @@ export function buildApp(
  */
 function serveRoute(
   gateway: GatewayContext,
-  route: Route,
+  route: ServedRoute,
   limits: Middleware<GatewayState> | undefined,
 ): Middleware<GatewayState> {
-  const input = (ctx: ParameterizedContext<GatewayState>): HandlerInput => ({
-    ctx: ctx as HandlerInput["ctx"],
+  const input = (ctx: ParameterizedContext<GatewayState>): RequestContext => ({
+    ctx: ctx as RequestContext["ctx"],
     gateway,
     principal: ctx.state.principal!,
     rpc: rpcOptions(gateway, ctx.state),

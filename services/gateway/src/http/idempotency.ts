@@ -11,7 +11,7 @@ import { type CreateIdempotencySchema, IdempotencyOutcome, type StoredResponse }
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Middleware, ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "../context.js";
-import type { HandlerInput, Route } from "../routes/table.js";
+import type { RequestContext, ServedRoute } from "../routes/define.js";
 import { readRawBody } from "./body.js";
 import { errorEnvelope, toAppError } from "./errors.js";
 
@@ -65,8 +65,8 @@ type Outcome = { status: number; response: KeptResponse } | null;
  */
 export function idempotency(
   gateway: GatewayContext,
-  route: Route,
-  input: (ctx: Context) => HandlerInput,
+  route: ServedRoute,
+  input: (ctx: Context) => RequestContext,
 ): Middleware<GatewayState> | undefined {
   if (route.method === "GET") return undefined;
   const leaseMs =
@@ -100,7 +100,7 @@ export function idempotency(
 /** A request with a valid Idempotency-Key, as the two ways of claiming it need it. */
 interface KeyedRequest {
   gateway: GatewayContext;
-  input: HandlerInput;
+  input: RequestContext;
   keyHash: string;
   fingerprint: string;
   /** What a response kept under the key is sealed with (`sealingKey`), derived only when one is. */

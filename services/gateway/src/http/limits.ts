@@ -4,7 +4,7 @@ import { type Bucket, type Limiter, rateLimitHeaders, retryAfterSeconds } from "
 import type { Logger } from "@agentry/logging";
 import type { Middleware } from "koa";
 import type { GatewayState, Principal } from "../context.js";
-import type { Route } from "../routes/table.js";
+import type { ServedRoute } from "../routes/define.js";
 
 const MINUTE_MS = 60_000;
 
@@ -34,7 +34,7 @@ export interface LimitsOptions {
  * drain it). Limits come from the caller's principal, so a plan change applies as soon as the key's cache
  * entry is refreshed.
  */
-function bucketsFor(route: Route, principal: Principal, agentId: string | undefined): Bucket[] {
+function bucketsFor(route: ServedRoute, principal: Principal, agentId: string | undefined): Bucket[] {
   const account = `acct:${principal.accountId}`;
   const buckets: Bucket[] = [
     { key: `${account}:requestsPerMinute`, limit: principal.limits.requestsPerMinute, windowMs: MINUTE_MS },
@@ -70,7 +70,7 @@ function limitNameOf(key: string): LimitName {
  */
 export function limitsMiddleware(options: LimitsOptions) {
   const { limiter, leaseMs } = options;
-  return (route: Route): Middleware<GatewayState> =>
+  return (route: ServedRoute): Middleware<GatewayState> =>
     async (ctx, next) => {
       const principal = ctx.state.principal!;
       const agentId = (ctx as { params?: Record<string, string> }).params?.agentId;

@@ -11,12 +11,12 @@ import { ERROR_CODES, type ErrorCode } from "@agentry/errors";
 import { BODY_LIMIT_BYTES, NUL_FREE_PATTERN } from "../http/body.js";
 import { IDEMPOTENCY_KEY_SCHEMA_PATTERN } from "../http/idempotency.js";
 import type { ServedProviders } from "../providers.js";
-import type { Route } from "../routes/table.js";
+import { characterSchemaPath } from "../routes/characters.schemas.js";
+import { type Component, type ParamDoc, type Route, schemaId } from "../routes/define.js";
 import { openAiOperations } from "../standard/openai/openapi.js";
-import { characterSchemaPath } from "./characters.js";
 import { consolePaths } from "./console.js";
 import { JSON_VALUE_SCHEMA_ID, type JsonSchema, schemaRef } from "./convert.js";
-import { AUTHENTICATED_ERRORS, OPERATION_DOCS, type OperationDoc, PATH_PARAMETERS } from "./operations.js";
+import { AUTHENTICATED_ERRORS, PATH_PARAMETERS } from "./operations.js";
 import {
   ERROR_CODE_DOCS,
   errorResponse,
@@ -121,8 +121,8 @@ The agents are also reachable with the standard protocols' own clients, on the s
 The major version is the first path segment (\`/v1\`). Within it, changes are backward compatible: fields may be added to responses, so clients must ignore fields they do not know. A breaking change is a new major version.`;
 }
 
-function parameter(name: string): JsonSchema {
-  const doc = PATH_PARAMETERS[name];
+function parameter(name: string, own: Record<string, ParamDoc | undefined> = {}): JsonSchema {
+  const doc = own[name] ?? PATH_PARAMETERS[name];
   if (!doc) throw new Error(`no description of path parameter ${name}`);
   return {
     name,
@@ -133,8 +133,8 @@ function parameter(name: string): JsonSchema {
   };
 }
 
-function pathParameters(routerPath: string): JsonSchema[] {
-  return [...routerPath.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => parameter(match[1]!));
+function pathParameters(route: Route): JsonSchema[] {
+  return [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => parameter(match[1]!, route.params));
 }
 
 function errorResponses(
@@ -191,8 +191,10 @@ function sseContent(): JsonSchema {
   return { schema: schemaRef(STREAM_EVENT_SCHEMA_ID), example: streamExample() };
 }
 
-function hasQueryParameter(doc: OperationDoc, name: string): boolean {
-  return doc.query !== undefined && queryParameters(doc.query).some((parameter) => parameter.name === name);
+function hasQueryParameter(route: Route, name: string): boolean {
+  return (
+    route.query !== undefined && queryParameters(route.query).some((parameter) => parameter.name === name)
+  );
 }
 
 function ndjsonExample(): string {
@@ -234,15 +236,15 @@ function ndjsonContent(itemSchema: string): JsonSchema {
   return { schema: schemaRef(itemSchema), example: ndjsonExample() };
 }
 
-function authenticatedOperation(route: Route, doc: OperationDoc, responses: Record<string, JsonSchema>) {
+function authenticatedOperation(route: Route, responses: Record<string, JsonSchema>) {
   const limits: LimitName[] = ["requestsPerMinute"];
   if (route.limit) limits.push(route.limit);
   if (route.concurrency) limits.push("concurrentMessages");
-  const parameters = pathParameters(route.path);
-  const query = [...(doc.query ? queryParameters(doc.query) : []), ...(doc.queryParameters?.() ?? [])];
+  const parameters = pathParameters(route);
+  const query = [...(route.query ? queryParameters(route.query) : []), ...(route.queryParameters?.() ?? [])];
   for (const { name, schema, required } of query) {
     const { description, ...rest } = schema;
-    const values = doc.commaSeparated?.[name];
+    const values = route.commaSeparated?.[name];
     if (values === undefined) {
       parameters.push({ name, in: "query", required, description, schema: rest });
       continue;
@@ -270,31 +272,31 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
   const errors: ErrorCode[] = write
     ? [
         ...new Set<ErrorCode>([
-          ...doc.errors,
+          ...route.errors,
           "INVALID_REQUEST",
           "IDEMPOTENCY_KEY_IN_USE",
           "IDEMPOTENCY_KEY_REUSED",
         ]),
       ]
-    : doc.errors;
+    : route.errors;
   // A replayed response (Idempotency-Key) says so.
   const replayed = write
     ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } }
     : {};
 
-  const successContent: JsonSchema = doc.eventsOnly
+  const successContent: JsonSchema = route.eventsOnly
     ? { "text/event-stream": sseContent() }
-    : doc.ndjson
-      ? { "application/x-ndjson": ndjsonContent(doc.success.schema) }
-      : { "application/json": { schema: schemaRef(doc.success.schema) } };
-  if (doc.stream) successContent["text/event-stream"] = sseContent();
+    : route.ndjson
+      ? { "application/x-ndjson": ndjsonContent(schemaId(route.success.schema)) }
+      : { "application/json": { schema: schemaRef(schemaId(route.success.schema)) } };
+  if (route.stream) successContent["text/event-stream"] = sseContent();
   const successes = Object.fromEntries(
-    (doc.otherSuccess ?? []).map((other) => [
+    (route.otherSuccess ?? []).map((other) => [
       String(other.status),
       {
         description: other.description,
         headers: { ...responseHeaders("always"), ...replayed, ...other.headers },
-        content: { "application/json": { schema: schemaRef(other.schema) } },
+        content: { "application/json": { schema: schemaRef(schemaId(other.schema)) } },
         ...(other.whenQuery ? { "x-when-query": other.whenQuery } : {}),
         ...(other.whenBody ? { "x-when-body": other.whenBody } : {}),
         ...(other.sdkMethod ? { "x-sdk-method": other.sdkMethod } : {}),
@@ -305,15 +307,15 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
   const scopes = route.scope ? [route.scope] : [];
   const scopeNote = `${route.scope ? `Requires the \`${route.scope}\` scope.` : "Any valid API key, whatever its scopes."} Counts against ${limits.map((name) => `\`${name}\``).join(", ")}.`;
   return {
-    operationId: doc.operationId,
-    tags: [doc.tag],
-    summary: doc.summary,
-    description: `${doc.description}\n\n${scopeNote}`,
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    description: `${route.description}\n\n${scopeNote}`,
     security: [{ [SECURITY_SCHEME]: scopes }],
     "x-scopes": scopes,
     "x-rate-limits": limits,
-    ...(doc.sdkExclude ? { "x-sdk-exclude": true } : {}),
-    ...(doc.pagination === "page"
+    ...(route.sdkExclude ? { "x-sdk-exclude": true } : {}),
+    ...(route.pagination === "page"
       ? {
           "x-pagination": {
             pageParameter: "page",
@@ -324,13 +326,13 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
           },
         }
       : {}),
-    ...(doc.pagination === "cursor"
+    ...(route.pagination === "cursor"
       ? {
           "x-cursor-pagination": {
             limitParameter: "limit",
             beforeParameter: "before",
             afterParameter: "after",
-            ...(hasQueryParameter(doc, "order") ? { orderParameter: "order" } : {}),
+            ...(hasQueryParameter(route, "order") ? { orderParameter: "order" } : {}),
             itemsField: "data",
             pageInfoField: "pagination",
             hasMoreField: "hasMore",
@@ -338,25 +340,25 @@ function authenticatedOperation(route: Route, doc: OperationDoc, responses: Reco
           },
         }
       : {}),
-    ...(doc.sdk ? { "x-sdk-resource": doc.sdk.resource, "x-sdk-method": doc.sdk.method } : {}),
-    ...(doc.bodyArgument ? { "x-sdk-body-argument": doc.bodyArgument } : {}),
-    ...(doc.bare ? { "x-envelope": false } : {}),
+    ...(route.sdk ? { "x-sdk-resource": route.sdk.resource, "x-sdk-method": route.sdk.method } : {}),
+    ...(route.body?.argument ? { "x-sdk-body-argument": route.body.argument } : {}),
+    ...(route.bare ? { "x-envelope": false } : {}),
     parameters,
-    ...(doc.requestBody
+    ...(route.body
       ? {
           requestBody: {
             required: true,
             description: `JSON, at most ${formatNumber(BODY_LIMIT_BYTES)} bytes.`,
-            content: { "application/json": { schema: schemaRef(doc.requestBody) } },
+            content: { "application/json": { schema: schemaRef(route.body.component) } },
           },
         }
       : {}),
     responses: {
-      [String(doc.success.status)]: {
-        description: doc.success.description,
-        headers: { ...responseHeaders("always"), ...replayed, ...doc.success.headers },
+      [String(route.success.status)]: {
+        description: route.success.description,
+        headers: { ...responseHeaders("always"), ...replayed, ...route.success.headers },
         content: successContent,
-        ...(doc.success.sdkVariants ? { "x-sdk-variants": doc.success.sdkVariants } : {}),
+        ...(route.success.sdkVariants ? { "x-sdk-variants": route.success.sdkVariants } : {}),
       },
       ...successes,
       ...errorResponses(
@@ -606,8 +608,57 @@ function webhookDeliveries(): Record<string, JsonSchema> {
   return out;
 }
 
+/** The schemas routes declare themselves: their bodies' and the `component`s of their answers. */
+function declaredComponents(routes: readonly Route[]): { requests: Component[]; responses: Component[] } {
+  const requests: Component[] = [];
+  const responses: Component[] = [];
+  for (const route of routes) {
+    if (route.body?.schema) requests.push({ id: route.body.component, schema: route.body.schema });
+    for (const success of [route.success, ...(route.otherSuccess ?? [])]) {
+      if (typeof success.schema !== "string") responses.push(success.schema);
+    }
+  }
+  return { requests, responses };
+}
+
+/** The document's tags, in this order; a tag a route names that is not here follows them, without a description. */
+const TAGS: { name: string; description: string }[] = [
+  {
+    name: "Agents",
+    description: "Create, list, read, update and delete agents; import and export elizaOS character files.",
+  },
+  { name: "Messages", description: "Talk to an agent, with or without streaming." },
+  {
+    name: "History",
+    description:
+      "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).",
+  },
+  {
+    name: "Usage",
+    description: "Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).",
+  },
+  {
+    name: "Plugins",
+    description:
+      "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).",
+  },
+  { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
+  { name: "Service", description: "Health, readiness and this documentation; no authentication." },
+];
+
+function documentTags(routes: readonly Route[]): { name: string; description?: string }[] {
+  const named = new Set(TAGS.map((tag) => tag.name));
+  const others = [...new Set(routes.map((route) => route.tag))].filter((tag) => !named.has(tag));
+  return [...TAGS, ...others.map((name) => ({ name }))];
+}
+
 export interface DocumentOptions {
-  /** The gateway's REST routes (`ROUTES`); every one must have an entry in `OPERATION_DOCS`. */
+  /** The gateway's REST routes (`ROUTES`), each one declared with `defineRoute`. */
   routes: readonly Route[];
   /** The origin callers reach the service at (`PUBLIC_BASE_URL`), without a trailing slash. */
   publicBaseUrl: string;
@@ -616,27 +667,29 @@ export interface DocumentOptions {
 }
 
 /**
- * The OpenAPI 3.1 document of the REST API. Operations come from the route table, request schemas from the
- * gateway's validation schemas, so the document cannot describe routes or bounds the gateway does not have.
+ * The OpenAPI 3.1 document of the REST API. Operations come from the routes' declarations, request schemas from
+ * the gateway's validation schemas, so the document cannot describe routes or bounds the gateway does not have.
  */
 export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument {
   const responses: Record<string, JsonSchema> = {};
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  const documented = new Set<string>();
   for (const route of options.routes) {
-    const key = `${route.method} ${route.path}`;
-    const doc = OPERATION_DOCS[key];
-    if (!doc) throw new Error(`route ${key} has no entry in OPERATION_DOCS`);
-    documented.add(key);
     const path = openApiPath(route.path);
+    const method = route.method.toLowerCase();
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = authenticatedOperation(route, doc, responses);
-  }
-  for (const key of Object.keys(OPERATION_DOCS)) {
-    if (!documented.has(key)) throw new Error(`OPERATION_DOCS describes ${key}, which is not a route`);
+    if (paths[path][method]) throw new Error(`${route.method} ${route.path} is declared twice`);
+    paths[path][method] = authenticatedOperation(route, responses);
   }
   Object.assign(paths, serviceOperations(responses));
   Object.assign(paths, openAiOperations());
+  const schemas = componentSchemas(options.providers, declaredComponents(options.routes));
+  for (const route of options.routes) {
+    const named = [route.success, ...(route.otherSuccess ?? [])].map((success) => schemaId(success.schema));
+    for (const id of route.body ? [...named, route.body.component] : named) {
+      if (!(id in schemas))
+        throw new Error(`${route.method} ${route.path} names schema ${id}, which is not a component`);
+    }
+  }
 
   const sortedResponses = Object.fromEntries(
     Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)),
@@ -651,36 +704,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
     },
     servers: [{ url: options.publicBaseUrl, description: "This service" }],
     security: [{ [SECURITY_SCHEME]: [] }],
-    tags: [
-      {
-        name: "Agents",
-        description:
-          "Create, list, read, update and delete agents; import and export elizaOS character files.",
-      },
-      { name: "Messages", description: "Talk to an agent, with or without streaming." },
-      {
-        name: "History",
-        description:
-          "Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`, `history:delete`).",
-      },
-      {
-        name: "Usage",
-        description:
-          "Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).",
-      },
-      {
-        name: "Webhooks",
-        description:
-          "Endpoints that receive the account's events, signed per Standard Webhooks; their secrets and delivery logs (scope `webhooks:manage`).",
-      },
-      {
-        name: "Plugins",
-        description:
-          "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).",
-      },
-      { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
-      { name: "Service", description: "Health, readiness and this documentation; no authentication." },
-    ],
+    tags: documentTags(options.routes),
     paths,
     webhooks: webhookDeliveries(),
     components: {
@@ -692,7 +716,7 @@ export function buildOpenApiDocument(options: DocumentOptions): OpenApiDocument 
           description: `An API key, sent as \`Authorization: Bearer ${API_KEY_PREFIX}…\`. Each operation's security requirement names the scope it needs (also in \`x-scopes\`).`,
         },
       },
-      schemas: componentSchemas(options.providers),
+      schemas,
       parameters: {
         "X-Request-Id": {
           name: "X-Request-Id",

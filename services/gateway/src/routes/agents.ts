@@ -1,7 +1,6 @@
-import { fallbackChoices, generationSettingsIssues, isId } from "@agentry/core";
+import { fallbackChoices, generationSettingsIssues, isId, TIER_DEFAULTS } from "@agentry/core";
 import { AppError, type FieldIssue, invalidInputListing } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
-import { readJsonBody } from "../http/body.js";
 import { createdUnderKey } from "../http/idempotency.js";
 import {
   createAgentBody,
@@ -9,7 +8,6 @@ import {
   refuseServiceFields,
   updateAgentBody,
 } from "../validation/agents.js";
-import { parseOrThrow } from "../validation/issues.js";
 import {
   type ModelChoice,
   type ModelChoiceSent,
@@ -17,6 +15,7 @@ import {
   modelChoiceWarnings,
   needsStoredChoice,
 } from "../validation/models.js";
+import { defineRoute, type HandlerInput, type Route } from "./define.js";
 import {
   presentAgent,
   SORT_FIELDS,
@@ -25,7 +24,6 @@ import {
   toAgentSpec,
   toUpdateMask,
 } from "./present.js";
-import type { HandlerInput, Route } from "./table.js";
 
 /**
  * An enabled plugin must be one this deployment installs, and its config must pass the plugin's schema; a disabled
@@ -118,125 +116,172 @@ function agentIdParam({ ctx }: HandlerInput): string {
   return id;
 }
 
-async function createAgent(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const raw = await readJsonBody(ctx);
-  refuseServiceFields(raw, []);
-  const body = parseOrThrow(createAgentBody, raw, "request body");
-  checkPlugins(input, body.plugins);
-  await checkGenerationSettings(input, body.settings);
-  await checkModelChoice(
-    input,
-    { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
-    { modelProvider: true, model: true },
-  );
-  const warnings = await providerWarnings(input, body.modelProvider ?? null);
-  const { agent } = createdUnderKey(
-    ctx,
-    await gateway.agents.createAgent(
-      { accountId: principal.accountId, spec: toAgentSpec(body), idempotency: ctx.state.idempotency?.create },
-      rpc,
-    ),
-  );
-  ctx.status = 201;
-  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL), warnings };
-}
-
-async function listAgents(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const query = parseOrThrow(listAgentsQuery, ctx.query, "query parameters");
-  const response = await gateway.agents.listAgents(
-    {
-      accountId: principal.accountId,
-      page: query.page,
-      pageSize: query.limit,
-      ...(query.status ? { status: STATUS_VALUES[query.status] } : {}),
-      sortBy: SORT_FIELDS[query.sortBy],
-      order: SORT_ORDERS[query.order],
-    },
-    rpc,
-  );
-  const total = response.totalSize;
-  const totalPages = Math.ceil(total / query.limit);
-  ctx.body = {
-    success: true,
-    data: response.agents.map((agent) => presentAgent(agent, gateway.config.PUBLIC_BASE_URL)),
-    pagination: { page: query.page, limit: query.limit, total, totalPages, hasMore: query.page < totalPages },
-  };
-}
-
-async function getAgent(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const id = agentIdParam(input);
-  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
-  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
-}
-
-async function updateAgent(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const id = agentIdParam(input);
-  const raw = await readJsonBody(ctx);
-  refuseServiceFields(raw, ["status"]);
-  const { status, ...fields } = parseOrThrow(updateAgentBody, raw, "request body");
-  checkPlugins(input, fields.plugins);
-  await checkGenerationSettings(input, fields.settings);
-  await checkModelChoice(
-    input,
-    { modelProvider: fields.modelProvider ?? null, model: fields.model ?? null },
-    { modelProvider: fields.modelProvider !== undefined, model: fields.model !== undefined },
-    id,
-  );
-  const { agent } = await gateway.agents.updateAgent(
-    {
-      accountId: principal.accountId,
-      id,
-      spec: toAgentSpec(fields),
-      updateMask: toUpdateMask(fields),
-      ...(status ? { status: STATUS_VALUES[status] } : {}),
-    },
-    rpc,
-  );
-  const warnings = await providerWarnings(input, agent?.spec?.modelProvider || null);
-  ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL), warnings };
-}
-
-async function deleteAgent(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const id = agentIdParam(input);
-  await gateway.agents.deleteAgent({ accountId: principal.accountId, id }, rpc);
-  ctx.body = { success: true, data: { id, deleted: true } };
-}
-
 /** The agent routes of spec section 4.1 to 4.5. */
 export const agentRoutes: Route[] = [
-  {
+  defineRoute({
     method: "POST",
     path: "/v1/agents",
     scope: "agents:write",
     limit: "createPerMinute",
-    handle: createAgent,
     claimsKeyInCreate: true,
-  },
-  { method: "GET", path: "/v1/agents", scope: "agents:read", limit: "listPerMinute", handle: listAgents },
-  {
+    operationId: "createAgent",
+    tag: "Agents",
+    summary: "Create an agent",
+    description: `Creates an agent in the caller's account. It starts \`active\`. \`name\` is required; omitted arrays are stored as \`[]\`, objects as \`{}\`, \`modelProvider\` and \`model\` as \`null\` (the server's defaults, resolved when a message is sent). Unknown fields, and \`id\`, \`status\`, \`statusReason\`, \`createdAt\`, \`updatedAt\`, \`apiEndpoint\`, are refused. An account holds at most its plan's \`maxAgents\` agents (${TIER_DEFAULTS.standard.maxAgents} by default).\n\n\`modelProvider\` may name any provider this server has a client for (\`openai\`, \`anthropic\`, \`local\`), configured here or not; one with no configuration is written all the same, and \`warnings\` names the variable to set (\`OPENAI_API_KEY\`, \`ANTHROPIC_API_KEY\`); until then its messages fail with \`502 MODEL_ERROR\`.`,
+    body: { schema: createAgentBody, component: "CreateAgentRequest" },
+    success: {
+      status: 201,
+      schema: "AgentWriteResponse",
+      description: "The agent created, and the warnings.",
+    },
+    errors: ["INVALID_REQUEST", "INSUFFICIENT_QUOTA", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const body = await input.body((raw) => refuseServiceFields(raw, []));
+      checkPlugins(input, body.plugins);
+      await checkGenerationSettings(input, body.settings);
+      await checkModelChoice(
+        input,
+        { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
+        { modelProvider: true, model: true },
+      );
+      const warnings = await providerWarnings(input, body.modelProvider ?? null);
+      const { agent } = createdUnderKey(
+        ctx,
+        await gateway.agents.createAgent(
+          {
+            accountId: principal.accountId,
+            spec: toAgentSpec(body),
+            idempotency: ctx.state.idempotency?.create,
+          },
+          rpc,
+        ),
+      );
+      ctx.status = 201;
+      ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL), warnings };
+    },
+  }),
+  defineRoute({
+    method: "GET",
+    path: "/v1/agents",
+    scope: "agents:read",
+    limit: "listPerMinute",
+    operationId: "listAgents",
+    tag: "Agents",
+    summary: "List agents",
+    description:
+      "Lists the caller's agents a page at a time, newest first unless `sortBy` and `order` say otherwise. Out-of-range or unknown query parameters are refused, never clamped; a parameter given twice is refused.",
+    query: listAgentsQuery,
+    pagination: "page",
+    success: { status: 200, schema: "AgentListResponse", description: "One page of agents." },
+    errors: ["INVALID_REQUEST"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const query = input.query();
+      const response = await gateway.agents.listAgents(
+        {
+          accountId: principal.accountId,
+          page: query.page,
+          pageSize: query.limit,
+          ...(query.status ? { status: STATUS_VALUES[query.status] } : {}),
+          sortBy: SORT_FIELDS[query.sortBy],
+          order: SORT_ORDERS[query.order],
+        },
+        rpc,
+      );
+      const total = response.totalSize;
+      const totalPages = Math.ceil(total / query.limit);
+      ctx.body = {
+        success: true,
+        data: response.agents.map((agent) => presentAgent(agent, gateway.config.PUBLIC_BASE_URL)),
+        pagination: {
+          page: query.page,
+          limit: query.limit,
+          total,
+          totalPages,
+          hasMore: query.page < totalPages,
+        },
+      };
+    },
+  }),
+  defineRoute({
     method: "GET",
     path: "/v1/agents/:agentId",
     scope: "agents:read",
     limit: "getPerMinute",
-    handle: getAgent,
-  },
-  {
+    operationId: "getAgent",
+    tag: "Agents",
+    summary: "Get an agent",
+    description: "Returns the full agent record.",
+    success: { status: 200, schema: "AgentResponse", description: "The agent." },
+    errors: ["AGENT_NOT_FOUND"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const id = agentIdParam(input);
+      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
+      ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+    },
+  }),
+  defineRoute({
     method: "PATCH",
     path: "/v1/agents/:agentId",
     scope: "agents:write",
     limit: "updatePerMinute",
-    handle: updateAgent,
-  },
-  {
+    operationId: "updateAgent",
+    tag: "Agents",
+    summary: "Update an agent",
+    description:
+      "Changes only the fields supplied; the others stay as they are. `status` may be set to `active` or `inactive` (`inactive` keeps all data but refuses messages). `null` resets `modelProvider` or `model` to the server's default. A PATCH that supplies `modelProvider`, `model` or `settings` takes an agent out of `error` (back to `active`), as does one that sets `status`.",
+    body: { schema: updateAgentBody, component: "UpdateAgentRequest" },
+    success: {
+      status: 200,
+      schema: "AgentWriteResponse",
+      description: "The agent as updated, and the warnings.",
+    },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const id = agentIdParam(input);
+      const { status, ...fields } = await input.body((raw) => refuseServiceFields(raw, ["status"]));
+      checkPlugins(input, fields.plugins);
+      await checkGenerationSettings(input, fields.settings);
+      await checkModelChoice(
+        input,
+        { modelProvider: fields.modelProvider ?? null, model: fields.model ?? null },
+        { modelProvider: fields.modelProvider !== undefined, model: fields.model !== undefined },
+        id,
+      );
+      const { agent } = await gateway.agents.updateAgent(
+        {
+          accountId: principal.accountId,
+          id,
+          spec: toAgentSpec(fields),
+          updateMask: toUpdateMask(fields),
+          ...(status ? { status: STATUS_VALUES[status] } : {}),
+        },
+        rpc,
+      );
+      const warnings = await providerWarnings(input, agent?.spec?.modelProvider || null);
+      ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL), warnings };
+    },
+  }),
+  defineRoute({
     method: "DELETE",
     path: "/v1/agents/:agentId",
     scope: "agents:delete",
     limit: "deletePerMinute",
-    handle: deleteAgent,
-  },
+    operationId: "deleteAgent",
+    tag: "Agents",
+    summary: "Delete an agent",
+    description:
+      "Deletes the agent permanently: its configuration, conversation history, usage metrics and logs are removed and its platform integrations disconnected. Irreversible; nothing of it can be read afterwards. Deleting several agents takes one request each.",
+    success: { status: 200, schema: "AgentDeletedResponse", description: "The agent was deleted." },
+    errors: ["AGENT_NOT_FOUND"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const id = agentIdParam(input);
+      await gateway.agents.deleteAgent({ accountId: principal.accountId, id }, rpc);
+      ctx.body = { success: true, data: { id, deleted: true } };
+    },
+  }),
 ];

@@ -14,16 +14,11 @@ import {
 } from "@agentry/proto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { toAppError } from "../http/errors.js";
-import {
-  type ListConversationsQuery,
-  type ListMessagesQuery,
-  listConversationsQuery,
-  listMessagesQuery,
-  userPath,
-} from "../validation/history.js";
+import { CURSOR_NOTE } from "../openapi/operations.js";
+import { listConversationsQuery, listMessagesQuery, userPath } from "../validation/history.js";
 import { parseOrThrow } from "../validation/issues.js";
+import { defineRoute, type HandlerInput, type Route } from "./define.js";
 import { callerGone, presentReply, toolCallView } from "./messages.js";
-import type { HandlerInput, Route } from "./table.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
 export function presentMessage(turn: Turn) {
@@ -106,69 +101,6 @@ function conversationNotFound(id: string): AppError {
   return new AppError("CONVERSATION_NOT_FOUND", `Conversation ${JSON.stringify(id)} does not exist.`);
 }
 
-async function listConversations(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const agentId = await callersAgent(input);
-  const query: ListConversationsQuery = parseOrThrow(listConversationsQuery, ctx.query, "query parameters");
-  const response = await gateway.conversations.listConversations(
-    {
-      accountId: principal.accountId,
-      agentId,
-      ...(query.userId !== undefined ? { userId: query.userId } : {}),
-      ...(query.roomId !== undefined ? { roomId: query.roomId } : {}),
-      page: pageCursor(query),
-    },
-    rpc,
-  );
-  ctx.body = {
-    success: true,
-    data: response.conversations.map(presentConversation),
-    pagination: { limit: query.limit, hasMore: response.hasMore },
-  };
-}
-
-async function listMessages(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const agentId = await callersAgent(input);
-  const query: ListMessagesQuery = parseOrThrow(listMessagesQuery, ctx.query, "query parameters");
-  if (query.conversationId !== undefined && !isId("conversation", query.conversationId)) {
-    throw conversationNotFound(query.conversationId);
-  }
-  const response = await gateway.conversations.listMessages(
-    {
-      accountId: principal.accountId,
-      agentId,
-      ...(query.conversationId !== undefined ? { conversationId: query.conversationId } : {}),
-      ...(query.userId !== undefined ? { userId: query.userId } : {}),
-      ...(query.roomId !== undefined ? { roomId: query.roomId } : {}),
-      page: pageCursor(query),
-    },
-    rpc,
-  );
-  ctx.body = {
-    success: true,
-    data: response.messages.map(presentMessage),
-    pagination: { limit: query.limit, hasMore: response.hasMore },
-  };
-}
-
-async function getMessage(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const agentId = await callersAgent(input);
-  const messageId = ctx.params.messageId ?? "";
-  if (!isId("message", messageId)) {
-    throw new AppError("MESSAGE_NOT_FOUND", `Message ${JSON.stringify(messageId)} does not exist.`);
-  }
-  const { message, background } = await gateway.conversations.getMessage(
-    { accountId: principal.accountId, agentId, messageId },
-    rpc,
-  );
-  ctx.body = {
-    success: true,
-    data: background ? presentBackgroundMessage(background) : presentMessage(message!),
-  };
-}
-
 /**
  * A background message (docs/api/messages-and-streams.md, "Background messages"): the reply object with its
  * `status`; only the ids while pending, the whole reply once completed, the error once failed.
@@ -193,99 +125,9 @@ export function presentBackgroundMessage(message: BackgroundMessage) {
   return { ...ids, status: "pending" as const };
 }
 
-async function deleteConversation(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const agentId = await callersAgent(input);
-  const conversationId = ctx.params.conversationId ?? "";
-  if (!isId("conversation", conversationId)) throw conversationNotFound(conversationId);
-  const { deletedMessages } = await gateway.conversations.deleteConversation(
-    { accountId: principal.accountId, agentId, conversationId },
-    rpc,
-  );
-  ctx.body = {
-    success: true,
-    data: { id: conversationId, deleted: true, messagesDeleted: deletedMessages },
-  };
-}
-
 /** The user id of the user routes, decoded from the path; a value no message can carry is refused. */
 function userIdOf(input: HandlerInput): string {
   return parseOrThrow(userPath, { userId: input.ctx.params.userId }, "path").userId;
-}
-
-async function eraseUser(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const userId = userIdOf(input);
-  const { deletedMessages } = await gateway.conversations.eraseUser(
-    { accountId: principal.accountId, userId },
-    rpc,
-  );
-  // Then the user's replies the webhooks service was handed, and their delivery log.
-  await gateway.webhooks.eraseUserEvents({ accountId: principal.accountId, userId }, rpc);
-  ctx.body = { success: true, data: { userId, deleted: true, messagesDeleted: deletedMessages } };
-}
-
-/**
- * Streams a user's messages as NDJSON, one page of the ExportUser stream at a time: the next page is read only
- * once the last one has been handed to the socket, so the gateway holds one page whatever the export's size.
- * Nothing is written before the first page has arrived, so a failure to start is an ordinary JSON error; a
- * failure later can only cut the response short (no final chunk), which clients see as an incomplete body.
- */
-async function exportUser(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const userId = userIdOf(input);
-  const abort = callerGone(input);
-  // No deadline for the whole call, which lasts as long as the caller takes to read it; each page has one.
-  const pages = gateway.conversations
-    .exportUser({ accountId: principal.accountId, userId }, { headers: rpc.headers, signal: abort.signal })
-    [Symbol.asyncIterator]();
-  const nextPage = async (): Promise<IteratorResult<ExportUserResponse>> => {
-    const deadline = setTimeout(() => abort.abort(), gateway.config.RPC_TIMEOUT_MS);
-    try {
-      return await pages.next();
-    } finally {
-      clearTimeout(deadline);
-    }
-  };
-  const agents = new ExistingAgents(input);
-
-  try {
-    let page = await nextPage();
-    if (page.done) {
-      ctx.status = 200;
-      ctx.type = NDJSON;
-      ctx.body = "";
-      return;
-    }
-    ctx.respond = false;
-    ctx.status = 200;
-    ctx.res.writeHead(200, {
-      "Content-Type": NDJSON,
-      "Cache-Control": "no-store",
-      "X-Accel-Buffering": "no",
-    });
-    try {
-      for (; !page.done; page = await nextPage()) {
-        const messages = page.value.messages;
-        await agents.learn(messages.map((turn) => turn.agentId));
-        let lines = "";
-        for (const turn of messages) {
-          if (agents.exists(turn.agentId)) lines += `${JSON.stringify(presentMessage(turn))}\n`;
-        }
-        if (lines !== "" && !ctx.res.write(lines)) await drained(ctx.res);
-        if (ctx.res.destroyed) return;
-      }
-      ctx.res.end();
-    } catch (error) {
-      // A caller that left has nothing to be told; otherwise the cut is the only signal it gets, and the log
-      // says why.
-      if (ctx.res.destroyed) gateway.logger.info("caller left during an export");
-      else gateway.logger.error({ err: toAppError(error).cause ?? error }, "export failed after it started");
-      ctx.res.destroy();
-    }
-  } finally {
-    await pages.return?.();
-  }
 }
 
 const NDJSON = "application/x-ndjson; charset=utf-8";
@@ -334,46 +176,256 @@ function drained(res: ServerResponse): Promise<void> {
 
 /** Conversation history: reads, deletion, and a user's export and erasure (docs/api/history.md). */
 export const historyRoutes: Route[] = [
-  {
+  defineRoute({
     method: "GET",
     path: "/v1/agents/:agentId/conversations",
     scope: "history:read",
     limit: "listPerMinute",
-    handle: listConversations,
-  },
-  {
+    operationId: "listConversations",
+    tag: "History",
+    summary: "List an agent's conversations",
+    description: `The agent's conversations, newest activity first, optionally only those of one \`userId\` or one \`roomId\` (both: the one conversation). ${CURSOR_NOTE}`,
+    query: listConversationsQuery,
+    pagination: "cursor",
+    success: { status: 200, schema: "ConversationListResponse", description: "One page of conversations." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const agentId = await callersAgent(input);
+      const query = input.query();
+      const response = await gateway.conversations.listConversations(
+        {
+          accountId: principal.accountId,
+          agentId,
+          ...(query.userId !== undefined ? { userId: query.userId } : {}),
+          ...(query.roomId !== undefined ? { roomId: query.roomId } : {}),
+          page: pageCursor(query),
+        },
+        rpc,
+      );
+      ctx.body = {
+        success: true,
+        data: response.conversations.map(presentConversation),
+        pagination: { limit: query.limit, hasMore: response.hasMore },
+      };
+    },
+  }),
+  defineRoute({
     method: "DELETE",
     path: "/v1/agents/:agentId/conversations/:conversationId",
     scope: "history:delete",
     limit: "deletePerMinute",
-    handle: deleteConversation,
-  },
-  {
+    operationId: "deleteConversation",
+    tag: "History",
+    summary: "Delete a conversation",
+    description:
+      "Deletes the conversation and all its messages, in one transaction: they are gone from every read and from every later prompt (the next message with the same `userId` and `roomId` starts a new conversation, with a new id). Deleting it again is answered `404 CONVERSATION_NOT_FOUND`.",
+    success: {
+      status: 200,
+      schema: "ConversationDeletedResponse",
+      description: "The conversation was deleted, with this many messages.",
+    },
+    errors: ["AGENT_NOT_FOUND", "CONVERSATION_NOT_FOUND"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const agentId = await callersAgent(input);
+      const conversationId = input.params.conversationId;
+      if (!isId("conversation", conversationId)) throw conversationNotFound(conversationId);
+      const { deletedMessages } = await gateway.conversations.deleteConversation(
+        { accountId: principal.accountId, agentId, conversationId },
+        rpc,
+      );
+      ctx.body = {
+        success: true,
+        data: { id: conversationId, deleted: true, messagesDeleted: deletedMessages },
+      };
+    },
+  }),
+  defineRoute({
     method: "GET",
     path: "/v1/agents/:agentId/messages",
     scope: "history:read",
     limit: "listPerMinute",
-    handle: listMessages,
-  },
-  {
+    operationId: "listMessages",
+    tag: "History",
+    summary: "List an agent's messages",
+    description: `The agent's stored messages, both sides (a message before its reply), newest first unless \`order=asc\`. Filters: \`conversationId\` (one conversation), or \`userId\` (that user's messages in every room), \`roomId\` (every user's in that room), both (one conversation); none: every message of the agent. \`conversationId\` with \`userId\` or \`roomId\` is refused with \`400 INVALID_REQUEST\`. ${CURSOR_NOTE}`,
+    query: listMessagesQuery,
+    pagination: "cursor",
+    success: { status: 200, schema: "HistoryMessageListResponse", description: "One page of messages." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "CONVERSATION_NOT_FOUND"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const agentId = await callersAgent(input);
+      const query = input.query();
+      if (query.conversationId !== undefined && !isId("conversation", query.conversationId)) {
+        throw conversationNotFound(query.conversationId);
+      }
+      const response = await gateway.conversations.listMessages(
+        {
+          accountId: principal.accountId,
+          agentId,
+          ...(query.conversationId !== undefined ? { conversationId: query.conversationId } : {}),
+          ...(query.userId !== undefined ? { userId: query.userId } : {}),
+          ...(query.roomId !== undefined ? { roomId: query.roomId } : {}),
+          page: pageCursor(query),
+        },
+        rpc,
+      );
+      ctx.body = {
+        success: true,
+        data: response.messages.map(presentMessage),
+        pagination: { limit: query.limit, hasMore: response.hasMore },
+      };
+    },
+  }),
+  defineRoute({
     method: "GET",
     path: "/v1/agents/:agentId/messages/:messageId",
     scope: "history:read",
     limit: "getPerMinute",
-    handle: getMessage,
-  },
-  {
+    operationId: "getMessage",
+    tag: "History",
+    summary: "Get a message",
+    description:
+      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.",
+    success: {
+      status: 200,
+      schema: "MessageByIdResponse",
+      description:
+        "The message (`HistoryMessage`); for a background message while its events are kept, a `BackgroundMessage`.",
+      sdkVariants: {
+        BackgroundMessage: {
+          method: "getBackground",
+          wait: { method: "waitForBackground", pending: { status: "pending" } },
+        },
+      },
+    },
+    errors: ["AGENT_NOT_FOUND", "MESSAGE_NOT_FOUND"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const agentId = await callersAgent(input);
+      const messageId = input.params.messageId;
+      if (!isId("message", messageId)) {
+        throw new AppError("MESSAGE_NOT_FOUND", `Message ${JSON.stringify(messageId)} does not exist.`);
+      }
+      const { message, background } = await gateway.conversations.getMessage(
+        { accountId: principal.accountId, agentId, messageId },
+        rpc,
+      );
+      ctx.body = {
+        success: true,
+        data: background ? presentBackgroundMessage(background) : presentMessage(message!),
+      };
+    },
+  }),
+  /**
+   * Streams a user's messages as NDJSON, one page of the ExportUser stream at a time: the next page is read only
+   * once the last one has been handed to the socket, so the gateway holds one page whatever the export's size.
+   * Nothing is written before the first page has arrived, so a failure to start is an ordinary JSON error; a
+   * failure later can only cut the response short (no final chunk), which clients see as an incomplete body.
+   */
+  defineRoute({
     method: "GET",
     path: "/v1/users/:userId/export",
     scope: "history:read",
     limit: "listPerMinute",
-    handle: exportUser,
-  },
-  {
+    sdk: { resource: ["users"], method: "export" },
+    operationId: "exportUser",
+    tag: "History",
+    summary: "Export a user's messages",
+    description:
+      "Every message the user exchanged with any agent of the account, oldest first, as NDJSON (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. A failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the export.",
+    success: {
+      status: 200,
+      schema: "HistoryMessage",
+      description: "The user's messages, one JSON object per line; an empty body when there are none.",
+    },
+    errors: ["INVALID_REQUEST"],
+    ndjson: true,
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const userId = userIdOf(input);
+      const abort = callerGone(input);
+      // No deadline for the whole call, which lasts as long as the caller takes to read it; each page has one.
+      const pages = gateway.conversations
+        .exportUser(
+          { accountId: principal.accountId, userId },
+          { headers: rpc.headers, signal: abort.signal },
+        )
+        [Symbol.asyncIterator]();
+      const nextPage = async (): Promise<IteratorResult<ExportUserResponse>> => {
+        const deadline = setTimeout(() => abort.abort(), gateway.config.RPC_TIMEOUT_MS);
+        try {
+          return await pages.next();
+        } finally {
+          clearTimeout(deadline);
+        }
+      };
+      const agents = new ExistingAgents(input);
+
+      try {
+        let page = await nextPage();
+        if (page.done) {
+          ctx.status = 200;
+          ctx.type = NDJSON;
+          ctx.body = "";
+          return;
+        }
+        ctx.respond = false;
+        ctx.status = 200;
+        ctx.res.writeHead(200, {
+          "Content-Type": NDJSON,
+          "Cache-Control": "no-store",
+          "X-Accel-Buffering": "no",
+        });
+        try {
+          for (; !page.done; page = await nextPage()) {
+            const messages = page.value.messages;
+            await agents.learn(messages.map((turn) => turn.agentId));
+            let lines = "";
+            for (const turn of messages) {
+              if (agents.exists(turn.agentId)) lines += `${JSON.stringify(presentMessage(turn))}\n`;
+            }
+            if (lines !== "" && !ctx.res.write(lines)) await drained(ctx.res);
+            if (ctx.res.destroyed) return;
+          }
+          ctx.res.end();
+        } catch (error) {
+          // A caller that left has nothing to be told; otherwise the cut is the only signal it gets, and the log
+          // says why.
+          if (ctx.res.destroyed) gateway.logger.info("caller left during an export");
+          else
+            gateway.logger.error({ err: toAppError(error).cause ?? error }, "export failed after it started");
+          ctx.res.destroy();
+        }
+      } finally {
+        await pages.return?.();
+      }
+    },
+  }),
+  defineRoute({
     method: "DELETE",
     path: "/v1/users/:userId",
     scope: "history:delete",
     limit: "deletePerMinute",
-    handle: eraseUser,
-  },
+    operationId: "eraseUser",
+    tag: "History",
+    summary: "Erase a user",
+    description:
+      "Erases the user's conversations and messages in every agent of the account, in one transaction, and removes the user id from the usage records, whose counts stay, unattributed; then the user's `message.completed` webhook events and their delivery log. Nothing of them can be read afterwards, nor reaches a later prompt. Idempotent: erasing again, or a user with no messages, answers the same with `messagesDeleted: 0`.",
+    success: { status: 200, schema: "UserErasedResponse", description: "The user was erased." },
+    errors: ["INVALID_REQUEST"],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const userId = userIdOf(input);
+      const { deletedMessages } = await gateway.conversations.eraseUser(
+        { accountId: principal.accountId, userId },
+        rpc,
+      );
+      // Then the user's replies the webhooks service was handed, and their delivery log.
+      await gateway.webhooks.eraseUserEvents({ accountId: principal.accountId, userId }, rpc);
+      ctx.body = { success: true, data: { userId, deleted: true, messagesDeleted: deletedMessages } };
+    },
+  }),
 ];

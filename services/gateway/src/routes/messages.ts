@@ -18,12 +18,11 @@ import {
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
-import { readJsonBody } from "../http/body.js";
 import { toAppError } from "../http/errors.js";
-import { EventStream } from "../http/sse.js";
-import { parseOrThrow } from "../validation/issues.js";
+import { EventStream, PING_INTERVAL_MS } from "../http/sse.js";
 import { sendMessageBody } from "../validation/messages.js";
-import type { HandlerInput, Route } from "./table.js";
+import { defineRoute, type HandlerInput, type RequestContext, type Route } from "./define.js";
+import { STREAM_EVENT_SCHEMA_ID } from "./messages.schemas.js";
 
 /** The fields SendMessage and StreamMessage share. */
 type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent"> & { agent: Agent };
@@ -70,7 +69,7 @@ export function toolCallView(call: ToolCall): ToolCallView {
  * reason; a success takes it out of `error`. A failure to record is logged, never turned into the caller's error.
  */
 export async function reportHealth(
-  input: HandlerInput,
+  input: RequestContext,
   agent: Agent,
   failure: AppError | null,
 ): Promise<void> {
@@ -94,62 +93,12 @@ export async function reportHealth(
 }
 
 /** Aborts when the caller goes away before the response is complete. */
-export function callerGone(input: HandlerInput): AbortController {
+export function callerGone(input: RequestContext): AbortController {
   const controller = new AbortController();
   input.ctx.res.once("close", () => {
     if (!input.ctx.res.writableFinished) controller.abort();
   });
   return controller;
-}
-
-async function sendMessage(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const agentId = ctx.params.agentId ?? "";
-  if (!isId("agent", agentId))
-    throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
-  const body = parseOrThrow(sendMessageBody, await readJsonBody(ctx), "request body");
-
-  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
-  if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
-  if (agent.status === AgentStatus.INACTIVE) {
-    throw new AppError(
-      "AGENT_INACTIVE",
-      `Agent ${agentId} is inactive; set its status to 'active' to send it messages.`,
-    );
-  }
-
-  const request: MessageRequest = {
-    accountId: principal.accountId,
-    agent,
-    text: body.text,
-    ...(body.userId !== undefined ? { userId: body.userId } : {}),
-    ...(body.roomId !== undefined ? { roomId: body.roomId } : {}),
-    ...(body.context ? { context: body.context as JsonObject } : {}),
-    requestId: ctx.state.requestId,
-    // Usage is attributed to the key the message was sent with.
-    apiKeyId: principal.keyId,
-    // A message retried with its key after this gateway stopped mid-send is answered with the reply generated.
-    ...(ctx.state.idempotency ? { idempotencyKeyHash: ctx.state.idempotency.keyHash } : {}),
-  };
-  if (body.background === true) return startBackground(input, agent, request);
-  const abort = callerGone(input);
-  const options = { ...rpc, timeoutMs: gateway.config.MESSAGE_TIMEOUT_MS, signal: abort.signal };
-
-  // Returned, not awaited: this function's frame need not stay open for as long as the stream runs.
-  if (body.stream === true) {
-    const continued = body.onDisconnect === "continue";
-    return streamReply(input, agent, { ...request, continueOnDisconnect: continued }, options);
-  }
-  try {
-    const { reply } = await gateway.conversations.sendMessage(request, options);
-    // A fallback's answer says nothing of the agent's own model.
-    if (!reply!.fallback) await reportHealth(input, agent, null);
-    ctx.body = { success: true, data: presentReply(reply!) };
-  } catch (error) {
-    const failure = toAppError(error);
-    await reportHealth(input, agent, failure);
-    throw failure;
-  }
 }
 
 /**
@@ -315,75 +264,178 @@ function eventNumber(value: string, field: string): number {
   return Number(value);
 }
 
-/**
- * Replays a message's events after the one asked, then follows its live events until its terminal event
- * (`message.completed` or `error`), whichever gateway and conversation replica generate it. An unknown message,
- * or one whose events are no longer kept, is 404 STREAM_NOT_FOUND, answered before the stream opens.
- */
-async function resumeStream(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const agentId = ctx.params.agentId ?? "";
-  if (!isId("agent", agentId))
-    throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
-  const messageId = ctx.params.messageId ?? "";
-  const after = resumeAfter(input);
-  if (!isId("message", messageId)) {
-    throw new AppError("STREAM_NOT_FOUND", `No events are kept for message ${JSON.stringify(messageId)}.`);
-  }
-  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
-  if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
-
-  const abort = callerGone(input);
-  const events = gateway.conversations
-    .watchMessage(
-      { accountId: principal.accountId, agentId, messageId, after: BigInt(after), endOnly: false },
-      { headers: rpc.headers, timeoutMs: followTimeoutMs(input), signal: abort.signal },
-    )
-    [Symbol.asyncIterator]();
-  // The first answer carries no event: it says the log exists (or the call fails, as JSON).
-  try {
-    await events.next();
-  } catch (error) {
-    throw toAppError(error);
-  }
-
-  ctx.respond = false;
-  ctx.status = 200;
-  const stream = new EventStream(ctx.res);
-  stream.open();
-  const streamClosed = gateway.metrics?.streamOpened("sse");
-  try {
-    for (let next = await events.next(); !next.done; next = await events.next()) {
-      sendEvent(stream, next.value.event, Number(next.value.sequence));
-    }
-  } catch (error) {
-    if (!abort.signal.aborted) {
-      const failure = toAppError(error);
-      if (failure.code === "INTERNAL_ERROR")
-        gateway.logger.error({ err: failure.cause ?? failure }, "resumed stream failed");
-      stream.send("error", { code: failure.code, message: failure.message });
-    }
-  } finally {
-    stream.close();
-    streamClosed?.();
-  }
-}
-
 export const messageRoutes: Route[] = [
-  {
+  defineRoute({
     method: "POST",
     path: "/v1/agents/:agentId/messages",
     scope: "messages:send",
     limit: "messagesPerMinute",
     concurrency: true,
-    handle: sendMessage,
-  },
-  {
+    operationId: "sendMessage",
+    tag: "Messages",
+    summary: "Send a message to an agent",
+    description: `Sends a text message and returns the agent's reply. Context is kept per agent, \`userId\` and \`roomId\`: send the same \`userId\` for the same user; calls without them share one default conversation. \`context\` applies to this message only. The model may call the tools of the agent's enabled plugins, up to \`settings.maxToolSteps\` rounds; the reply's \`toolCalls\` lists the calls with their outcomes, and its \`usage\` counts every model call of the turn. An agent in \`error\` is still called (a success takes it out of \`error\`); an \`inactive\` one refuses messages.\n\nWith \`stream: true\` the reply arrives as server-sent events (\`text/event-stream\`): \`message.started\`, any number of \`message.delta\` (and, when the model calls tools of the agent's plugins, \`tool.call\` and \`tool.result\` between them), then exactly one of \`message.completed\` or \`error\`, after which the stream closes. Each event has an \`id:\` (its sequence number, from 1), an \`event:\` name and JSON \`data:\`; the \`text/event-stream\` schema, \`MessageStreamEvent\`, describes each event and the JSON of its data. A \`: ping\` comment line is sent after every ${PING_INTERVAL_MS / 1000} seconds of silence. Anything that fails before the stream starts (validation, 404, 409, 429, a provider that is down) is an ordinary JSON error response. Only a complete reply is stored.\n\nEvery stream can be resumed for \`STREAM_RETENTION\` (1 hour by default) after it ends, at \`GET /v1/agents/{agentId}/messages/{messageId}/events\` with \`Last-Event-ID\`. With \`onDisconnect: "continue"\` the reply is generated to its end and stored even when the caller goes away (it still holds a concurrency slot until then); the default, \`cancel\`, stops it.\n\nWith \`background: true\` the answer is \`202\` with the reply's id and \`status: "pending"\` at once; the reply is generated whatever happens to the caller, and \`GET /v1/agents/{agentId}/messages/{messageId}\` tells whether it is \`pending\`, \`completed\` (with the reply) or \`failed\` (with the error). It holds a concurrency slot until it ends.`,
+    body: { schema: sendMessageBody, component: "SendMessageRequest" },
+    success: {
+      status: 200,
+      schema: "MessageResponse",
+      description:
+        "The agent's reply; with `stream: true`, a stream of server-sent events, each one a `MessageStreamEvent`.",
+    },
+    otherSuccess: [
+      {
+        status: 202,
+        schema: "BackgroundMessageAcceptedResponse",
+        description: "With `background: true`: the message is accepted, and its reply is being generated.",
+        whenBody: { background: true },
+        sdkMethod: "sendBackground",
+      },
+    ],
+    errors: [
+      "INVALID_REQUEST",
+      "AGENT_NOT_FOUND",
+      "AGENT_INACTIVE",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+      "MODEL_ERROR",
+    ],
+    stream: true,
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const agentId = input.params.agentId;
+      if (!isId("agent", agentId))
+        throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
+      const body = await input.body();
+
+      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+      if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
+      if (agent.status === AgentStatus.INACTIVE) {
+        throw new AppError(
+          "AGENT_INACTIVE",
+          `Agent ${agentId} is inactive; set its status to 'active' to send it messages.`,
+        );
+      }
+
+      const request: MessageRequest = {
+        accountId: principal.accountId,
+        agent,
+        text: body.text,
+        ...(body.userId !== undefined ? { userId: body.userId } : {}),
+        ...(body.roomId !== undefined ? { roomId: body.roomId } : {}),
+        ...(body.context ? { context: body.context as JsonObject } : {}),
+        requestId: ctx.state.requestId,
+        // Usage is attributed to the key the message was sent with.
+        apiKeyId: principal.keyId,
+        // A message retried with its key after this gateway stopped mid-send is answered with the reply generated.
+        ...(ctx.state.idempotency ? { idempotencyKeyHash: ctx.state.idempotency.keyHash } : {}),
+      };
+      if (body.background === true) return startBackground(input, agent, request);
+      const abort = callerGone(input);
+      const options = { ...rpc, timeoutMs: gateway.config.MESSAGE_TIMEOUT_MS, signal: abort.signal };
+
+      // Returned, not awaited: this function's frame need not stay open for as long as the stream runs.
+      if (body.stream === true) {
+        const continued = body.onDisconnect === "continue";
+        return streamReply(input, agent, { ...request, continueOnDisconnect: continued }, options);
+      }
+      try {
+        const { reply } = await gateway.conversations.sendMessage(request, options);
+        // A fallback's answer says nothing of the agent's own model.
+        if (!reply!.fallback) await reportHealth(input, agent, null);
+        ctx.body = { success: true, data: presentReply(reply!) };
+      } catch (error) {
+        const failure = toAppError(error);
+        await reportHealth(input, agent, failure);
+        throw failure;
+      }
+    },
+  }),
+  /**
+   * Replays a message's events after the one asked, then follows its live events until its terminal event
+   * (`message.completed` or `error`), whichever gateway and conversation replica generate it. An unknown message,
+   * or one whose events are no longer kept, is 404 STREAM_NOT_FOUND, answered before the stream opens.
+   */
+  defineRoute({
     method: "GET",
     path: "/v1/agents/:agentId/messages/:messageId/events",
-    // Resuming a stream is part of sending: the key that sent the message can follow its reply.
     scope: "messages:send",
     limit: "getPerMinute",
-    handle: resumeStream,
-  },
+    operationId: "resumeMessageEvents",
+    tag: "Messages",
+    summary: "Resume a message's stream",
+    description:
+      "The server-sent events of a streamed or background message after the one named by `Last-Event-ID` (the `id:` of the last event received) or, without that header, by `after`; from the first event when neither is given. Events are replayed exactly as first sent (same `id:`, `event:` and data), then live ones follow while the reply is generated, whichever gateway serves the request; the stream ends with its terminal event (`message.completed` or `error`). A message whose reply ended more than `STREAM_RETENTION` (1 hour by default) ago, or that is unknown, is `404 STREAM_NOT_FOUND`. The SDKs resume a dropped stream this way by themselves.",
+    queryParameters: () => [
+      {
+        name: "after",
+        required: false,
+        schema: {
+          type: "string",
+          pattern: "^\\d{1,15}$",
+          description:
+            "The id of the last event received (as `Last-Event-ID`, which takes precedence): the events after it are sent. `0` or unset: all of them.",
+          examples: ["3"],
+        },
+      },
+    ],
+    success: {
+      status: 200,
+      schema: STREAM_EVENT_SCHEMA_ID,
+      description: "The events after the one named, then the live ones, each one a `MessageStreamEvent`.",
+    },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "STREAM_NOT_FOUND"],
+    eventsOnly: true,
+    sdkExclude: true,
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const agentId = input.params.agentId;
+      if (!isId("agent", agentId))
+        throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
+      const messageId = input.params.messageId;
+      const after = resumeAfter(input);
+      if (!isId("message", messageId)) {
+        throw new AppError(
+          "STREAM_NOT_FOUND",
+          `No events are kept for message ${JSON.stringify(messageId)}.`,
+        );
+      }
+      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+      if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
+
+      const abort = callerGone(input);
+      const events = gateway.conversations
+        .watchMessage(
+          { accountId: principal.accountId, agentId, messageId, after: BigInt(after), endOnly: false },
+          { headers: rpc.headers, timeoutMs: followTimeoutMs(input), signal: abort.signal },
+        )
+        [Symbol.asyncIterator]();
+      // The first answer carries no event: it says the log exists (or the call fails, as JSON).
+      try {
+        await events.next();
+      } catch (error) {
+        throw toAppError(error);
+      }
+
+      ctx.respond = false;
+      ctx.status = 200;
+      const stream = new EventStream(ctx.res);
+      stream.open();
+      const streamClosed = gateway.metrics?.streamOpened("sse");
+      try {
+        for (let next = await events.next(); !next.done; next = await events.next()) {
+          sendEvent(stream, next.value.event, Number(next.value.sequence));
+        }
+      } catch (error) {
+        if (!abort.signal.aborted) {
+          const failure = toAppError(error);
+          if (failure.code === "INTERNAL_ERROR")
+            gateway.logger.error({ err: failure.cause ?? failure }, "resumed stream failed");
+          stream.send("error", { code: failure.code, message: failure.message });
+        }
+      } finally {
+        stream.close();
+        streamClosed?.();
+      }
+    },
+  }),
 ];

@@ -8,14 +8,14 @@ import {
   type UsageGroup,
 } from "@agentry/proto";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { parseOrThrow } from "../validation/issues.js";
 import {
   accountUsageQuery,
   agentUsageQuery,
+  USAGE_DIMENSIONS,
   type UsageDimensionName,
   type UsageQuery,
 } from "../validation/usage.js";
-import type { HandlerInput, Route } from "./table.js";
+import { defineRoute, type HandlerInput, type Route } from "./define.js";
 
 const DIMENSIONS: Record<UsageDimensionName, UsageDimension> = {
   agentId: UsageDimension.AGENT_ID,
@@ -96,31 +96,51 @@ async function usage(input: HandlerInput, query: UsageQuery, agentId: string | u
   };
 }
 
-async function accountUsage(input: HandlerInput): Promise<void> {
-  const query = parseOrThrow(accountUsageQuery, input.ctx.query, "query parameters");
-  await usage(input, query, query.agentId);
-}
-
-/** An agent's usage, once the agent is known to be the caller's (another account's is answered like none). */
-async function agentUsage(input: HandlerInput): Promise<void> {
-  const { ctx, gateway, principal, rpc } = input;
-  const id = ctx.params.agentId ?? "";
-  if (!isId("agent", id))
-    throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(id)} does not exist.`);
-  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
-  if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${id} does not exist.`);
-  const query = parseOrThrow(agentUsageQuery, ctx.query, "query parameters");
-  await usage(input, query, id);
-}
-
 /** The usage routes of docs/api/usage.md, "Queries"; reads spend from the get bucket. */
 export const usageRoutes: Route[] = [
-  { method: "GET", path: "/v1/usage", scope: "usage:read", limit: "getPerMinute", handle: accountUsage },
-  {
+  defineRoute({
+    method: "GET",
+    path: "/v1/usage",
+    scope: "usage:read",
+    limit: "getPerMinute",
+    operationId: "getUsage",
+    tag: "Usage",
+    summary: "Get the account's usage",
+    description:
+      "The account's sends, tokens, errors, latency and time to first token, by hour or by day (UTC), from rollups recorded with each send. Every bucket of the range is present, zero-filled. `groupBy` splits each bucket (and the totals) by agent, user, model or API key; `agentId` and `userId` filter. A range longer than 31 days of hours or 400 days of days, or one that ends before it starts, is refused with `400 INVALID_REQUEST`. A deleted agent's usage goes with it; an erased user's stays, with no user id.",
+    query: accountUsageQuery,
+    commaSeparated: { groupBy: USAGE_DIMENSIONS },
+    success: { status: 200, schema: "UsageResponse", description: "The usage of the range." },
+    errors: ["INVALID_REQUEST"],
+    async handler(input) {
+      const query = input.query();
+      await usage(input, query, query.agentId);
+    },
+  }),
+  /** An agent's usage, once the agent is known to be the caller's (another account's is answered like none). */
+  defineRoute({
     method: "GET",
     path: "/v1/agents/:agentId/usage",
     scope: "usage:read",
     limit: "getPerMinute",
-    handle: agentUsage,
-  },
+    operationId: "getAgentUsage",
+    tag: "Usage",
+    summary: "Get an agent's usage",
+    description:
+      "The usage of one agent, as `GET /v1/usage` answers it with `agentId` fixed (so grouping by `agentId` gives one group).",
+    query: agentUsageQuery,
+    commaSeparated: { groupBy: USAGE_DIMENSIONS },
+    success: { status: 200, schema: "UsageResponse", description: "The agent's usage of the range." },
+    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND"],
+    async handler(input) {
+      const { gateway, principal, rpc } = input;
+      const id = input.params.agentId;
+      if (!isId("agent", id))
+        throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(id)} does not exist.`);
+      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
+      if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${id} does not exist.`);
+      const query = input.query();
+      await usage(input, query, id);
+    },
+  }),
 ];

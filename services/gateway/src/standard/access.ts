@@ -8,13 +8,13 @@ import type { GatewayContext, GatewayState, Principal } from "../context.js";
 import { requireScope } from "../http/auth.js";
 import { toAppError } from "../http/errors.js";
 import { agentRoutes } from "../routes/agents.js";
+import type { Route, ServedRoute } from "../routes/define.js";
 import { messageRoutes } from "../routes/messages.js";
-import type { Route } from "../routes/table.js";
 import { parseOrThrow } from "../validation/issues.js";
 import { sendMessageBody } from "../validation/messages.js";
 
 /** The limits of a REST operation, as the composition root supplies them (see `buildApp`). */
-export type LimitsMiddleware = (route: Route) => Middleware<GatewayState>;
+export type LimitsMiddleware = (route: ServedRoute) => Middleware<GatewayState>;
 
 /** The REST operations the standard protocols stand in for: their scopes and limits are these operations' own. */
 export type Operation = "listAgents" | "getAgent" | "sendMessage";

@@ -13,8 +13,8 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import { readJsonBody } from "../../http/body.js";
 import { toAppError } from "../../http/errors.js";
+import type { RequestContext } from "../../routes/define.js";
 import { callerGone, reportHealth } from "../../routes/messages.js";
-import type { HandlerInput } from "../../routes/table.js";
 import { parseOrThrow } from "../../validation/issues.js";
 import {
   type ChatCompletionBody,
@@ -36,7 +36,7 @@ type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent" | "supplied
  * `POST /v1/chat/completions`: one turn of the agent named by `model`, through the conversation service as any
  * message is (history, usage, limits, health), with the request's messages as the whole context.
  */
-export async function chatCompletions(input: HandlerInput): Promise<void> {
+export async function chatCompletions(input: RequestContext): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
   const body = parseOrThrow(chatCompletionBody, await readJsonBody(ctx), "request body");
   refuseUnsupported(body);
@@ -77,7 +77,7 @@ export async function chatCompletions(input: HandlerInput): Promise<void> {
 }
 
 /** The agent `model` names, of the caller's account; 404 otherwise, as OpenAI answers an unknown model. */
-export async function addressedAgent(input: HandlerInput, model: string): Promise<Agent> {
+export async function addressedAgent(input: RequestContext, model: string): Promise<Agent> {
   const { gateway, principal, rpc } = input;
   const missing = () =>
     new AppError(
@@ -179,7 +179,7 @@ function completion(reply: Reply, model: string) {
  * disconnects cancels the turn, so no half reply is stored.
  */
 async function streamCompletion(
-  input: HandlerInput,
+  input: RequestContext,
   agent: Agent,
   request: MessageRequest,
   options: CallOptions & { signal: AbortSignal },

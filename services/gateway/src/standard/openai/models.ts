@@ -1,6 +1,6 @@
 import { type Agent, AgentStatus } from "@agentry/proto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerInput } from "../../routes/table.js";
+import type { RequestContext } from "../../routes/define.js";
 import { addressedAgent } from "./chat.js";
 
 /** The registry's largest page. */
@@ -18,7 +18,7 @@ function modelOf(agent: Agent) {
 }
 
 /** `GET /v1/models`: the account's active agents, every one (OpenAI's list has no pages). */
-export async function listModels(input: HandlerInput): Promise<void> {
+export async function listModels(input: RequestContext): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
   const data: ReturnType<typeof modelOf>[] = [];
   for (let page = 1; ; page++) {
@@ -33,6 +33,6 @@ export async function listModels(input: HandlerInput): Promise<void> {
 }
 
 /** `GET /v1/models/{model}`: one agent of the account as a model; 404 when there is none by that id. */
-export async function getModel(input: HandlerInput): Promise<void> {
+export async function getModel(input: RequestContext): Promise<void> {
   input.ctx.body = modelOf(await addressedAgent(input, input.ctx.params.model ?? ""));
 }

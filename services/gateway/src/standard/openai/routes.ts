@@ -1,4 +1,4 @@
-import type { Route } from "../../routes/table.js";
+import type { ServedRoute } from "../../routes/define.js";
 import { chatCompletions } from "./chat.js";
 import { getModel, listModels } from "./models.js";
 import { CHAT_COMPLETIONS_PATH, MODELS_PATH } from "./wire.js";
@@ -8,7 +8,7 @@ import { CHAT_COMPLETIONS_PATH, MODELS_PATH } from "./wire.js";
  * route (key, scope, limits), with errors in OpenAI's shape (`openAiFrame`). Chat completions spend the
  * addressed agent's message bucket and concurrency slots, as a message does.
  */
-export const openAiRoutes: Route[] = [
+export const openAiRoutes: ServedRoute[] = [
   {
     method: "POST",
     path: CHAT_COMPLETIONS_PATH,

@@ -1,79 +1,14 @@
 import { characterFile, elizaNamesOf, exportedCharacterFile } from "@agentry/characters";
-import { TIER_DEFAULTS } from "@agentry/core";
 import { z } from "zod";
+import type { ComponentRegistry, JsonSchema } from "../openapi/convert.js";
 import type { ServedProviders } from "../providers.js";
-import { CHARACTER_SCHEMA_PATH } from "../routes/characters.js";
-import { importCharacterQuery } from "../validation/characters.js";
 import { TRIMMED_SPACE } from "../validation/text.js";
-import { type ComponentRegistry, convertSchema, type JsonSchema } from "./convert.js";
-import type { OperationDoc } from "./operations.js";
+import { CHARACTER_SCHEMA_PATH } from "./characters.js";
 
 /*
  * The document's part for character files (docs/api/character-files.md): the import and export operations,
  * the schema route, their component schemas, and the import schema's narrowing to what a deployment serves.
  */
-
-const FILE_NAME_EXAMPLE = 'attachment; filename="eliza.character.json"';
-
-export const CHARACTER_OPERATION_DOCS: Record<string, OperationDoc> = {
-  "POST /v1/agents/import": {
-    sdk: { resource: ["agents"], method: "importCharacter" },
-    operationId: "importCharacter",
-    tag: "Agents",
-    summary: "Import an elizaOS character file",
-    description: `Creates an agent from an elizaOS character file (v0.x, 1.x, or with grouped \`messageExamples\`), sent as the body; its JSON Schema is also served at \`${CHARACTER_SCHEMA_PATH}\`. Only \`name\` is required. \`name\`, \`bio\` (a string is one item), the strings of \`knowledge\`, \`clients\`, \`plugins\` and \`settings\` map to the agent's own fields; \`settings.model\` becomes \`model\`; \`modelProvider\` is mapped (\`anthropic\` stays, \`llama_local\` becomes \`local\`, the OpenAI-compatible names become \`openai\`), the name given kept in \`personality.sourceModelProvider\`. \`system\`, \`username\`, \`lore\`, \`topics\`, \`adjectives\`, \`style\`, \`messageExamples\`, \`postExamples\` and \`templates\` are kept in \`personality\` under their names (empty ones nowhere); file and folder references of \`knowledge\` in \`personality.knowledgeSources\`, with their positions; fields the schema does not name in \`personality.extraFields\`. \`settings.secrets\` and \`secrets\` are stored in the agent's \`settings.secrets\`, which no read or export ever returns. Plugins not in the plugin catalogue are kept as \`{name, enabled: false}\`. \`settings.agentry\`, written by an export, puts back what the elizaOS format has no field for.\n\nThe answer carries \`warnings\`, \`[{field, issue}]\` by JSON path in the file, for what was kept but will not act. Every problem of the file is answered at once, as \`details\` by JSON path. With \`dryRun=true\` nothing is stored: \`200\` with the agent it would create. With \`useDefaultModel=true\` the agent uses this server's default provider and model (\`modelProvider\` and \`model\` \`null\`), the file's kept in \`personality.sourceModelProvider\` and \`personality.sourceModel\`; the export puts the model back in \`settings.model\`. As on create, a provider with no configuration here is taken with a warning naming the variable to set, a provider that serves only some models (\`local\`) must be given one of them, and the account holds at most its plan's \`maxAgents\` agents (${TIER_DEFAULTS.standard.maxAgents} by default).`,
-    requestBody: "CharacterFile",
-    bodyArgument: "character",
-    queryParameters: () => queryParameters(importCharacterQuery),
-    success: {
-      status: 201,
-      schema: "ImportCharacterResponse",
-      description: "The agent created, and the warnings.",
-    },
-    otherSuccess: [
-      {
-        status: 200,
-        schema: "ImportCharacterPreviewResponse",
-        description: "`dryRun=true`: the agent the file would create, and the warnings; nothing was stored.",
-        whenQuery: { dryRun: true },
-      },
-    ],
-    errors: ["INVALID_REQUEST", "INSUFFICIENT_QUOTA", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
-  },
-  "GET /v1/agents/:agentId/character": {
-    sdk: { resource: ["agents"], method: "exportCharacter" },
-    operationId: "exportCharacter",
-    tag: "Agents",
-    summary: "Export an agent as an elizaOS character file",
-    description:
-      "The agent as an elizaOS 1.x character file, as a download: the bare file, without the envelope, with `Content-Disposition: attachment` and a file name made from the agent's name. Fields the 1.x format has at the top are there; everything else of the agent (`goals`, `clients`, `modelProvider`, each plugin's `enabled` and `config`, `personality` keys without a 1.x field) is under `settings.agentry`, so importing the file gives an agent equal to this one in every field but its id, times and `apiEndpoint`. `plugins` names every plugin. Secrets never leave: `settings.secrets` and `secrets` are empty.",
-    success: {
-      status: 200,
-      schema: "ExportedCharacterFile",
-      description: "The character file.",
-      headers: {
-        "Content-Disposition": {
-          description:
-            "`attachment`, with the file name: the agent's name in lowercase letters, digits and dashes, then `.character.json`.",
-          required: true,
-          schema: { type: "string", examples: [FILE_NAME_EXAMPLE] },
-        },
-      },
-    },
-    errors: ["AGENT_NOT_FOUND"],
-    bare: true,
-  },
-};
-
-function queryParameters(schema: z.ZodObject): { name: string; schema: JsonSchema; required: boolean }[] {
-  const query = convertSchema(schema, "input");
-  const required = new Set((query.required as string[] | undefined) ?? []);
-  return Object.entries(query.properties as Record<string, JsonSchema>).map(([name, item]) => ({
-    name,
-    schema: item,
-    required: required.has(name),
-  }));
-}
 
 /** The `GET /v1/schemas/character.json` path item; `plain` makes an unauthenticated response. */
 export function characterSchemaPath(
