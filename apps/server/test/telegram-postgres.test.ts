@@ -3,6 +3,7 @@ import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testin
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelEnv, until } from "./connectors.js";
 import { type Harness, startHarness } from "./harness.js";
 
 /*
@@ -29,22 +30,10 @@ afterAll(async () => {
   await openai?.close();
 });
 
-async function until<T>(read: () => T, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe("Telegram on two servers sharing Postgres", () => {
   it("polls each bot from one process at a time and answers every message once", async () => {
     const env = {
-      OPENAI_BASE_URL: openai.baseURL,
-      OPENAI_API_KEY: "sk-test-openai",
-      DEFAULT_MODEL_PROVIDER: "openai",
+      ...modelEnv(openai),
       TELEGRAM_API_URL: telegram.url,
       CONNECTORS_SYNC_INTERVAL_MS: "250",
       CONNECTORS_LEASE_MS: "3000",
