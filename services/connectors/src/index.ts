@@ -7,6 +7,7 @@ export {
   loadConnectorSettings,
 } from "./config.js";
 export { type BuildConnectorsOptions, buildConnectors, type Connectors } from "./connectors.js";
+export { type DiscordOptions, discordDriver } from "./discord/connector.js";
 export {
   answers,
   type ClientConfig,
