@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
+import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import { afterAll, beforeAll, beforeEach, expect } from "vitest";
 import { type Harness, startHarness, type Tenant } from "./harness.js";
 
@@ -122,4 +124,55 @@ export interface ClientState {
 export async function clientStates(on: Harness, tenant: Tenant, id: string): Promise<ClientState[]> {
   return (await on.request<{ data: ClientState[] }>("GET", `/v1/agents/${id}/clients`, { key: tenant.key }))
     .body.data;
+}
+
+export interface ConnectorReplicas<Fake> {
+  openai: FakeProviderServer<OpenAIChatBody>;
+  fake: Fake;
+  /** Starts two servers on one new Postgres database with the same sealed secrets, as two replicas would run. */
+  start(): Promise<[Harness, Harness]>;
+  /** Stops one of them (the other is closed after the file's tests). */
+  stop(server: Harness): Promise<void>;
+}
+
+/** The fake model and the platform's fake for two servers sharing Postgres; all closed after the file's tests. */
+export function connectorReplicas<Fake extends { close(): Promise<void> }>(
+  startFake: () => Promise<Fake>,
+  platformEnv: (fake: Fake) => Record<string, string>,
+): ConnectorReplicas<Fake> {
+  let db: TestDatabase | undefined;
+  const running = new Set<Harness>();
+  const replicas = {
+    async start() {
+      if (!db) throw new Error("the database is not open yet");
+      const env = {
+        ...modelEnv(replicas.openai),
+        ...platformEnv(replicas.fake),
+        CONNECTORS_SYNC_INTERVAL_MS: "250",
+        CONNECTORS_LEASE_MS: "3000",
+        DATABASE_URL: await db.createDatabase(),
+        // Both registries open the same sealed secrets.
+        SECRETS_KEY: randomBytes(32).toString("base64"),
+      };
+      const pair: [Harness, Harness] = [await startHarness(env), await startHarness(env)];
+      for (const server of pair) running.add(server);
+      return pair;
+    },
+    async stop(server: Harness) {
+      running.delete(server);
+      await server.close();
+    },
+  } as ConnectorReplicas<Fake>;
+  beforeAll(async () => {
+    replicas.openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
+    replicas.fake = await startFake();
+    db = await openTestDatabase();
+  }, 60_000);
+  afterAll(async () => {
+    for (const server of running) await server.close();
+    await db?.close();
+    await replicas.fake?.close();
+    await replicas.openai?.close();
+  });
+  return replicas;
 }

@@ -1,49 +1,22 @@
-import { randomBytes } from "node:crypto";
-import { type FakeDiscord, startFakeDiscord } from "@agentry/connectors/testing";
-import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
-import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientStates, modelEnv, platformAgent, until } from "./connectors.js";
-import { type Harness, startHarness } from "./harness.js";
+import { startFakeDiscord } from "@agentry/connectors/testing";
+import { describe, expect, it } from "vitest";
+import { clientStates, connectorReplicas, platformAgent, until } from "./connectors.js";
+import type { Harness } from "./harness.js";
 
 /*
  * Two servers on one Postgres database, as two replicas would run: both run the agent's Discord connector, one
  * holds the bot's gateway session at a time by lease, and the other takes the bot over when the holder goes.
  */
 
-let openai: FakeProviderServer<OpenAIChatBody>;
-let discord: FakeDiscord;
-let db: TestDatabase;
-let a: Harness | undefined;
-let b: Harness | undefined;
-
-beforeAll(async () => {
-  openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
-  discord = await startFakeDiscord();
-  db = await openTestDatabase();
-}, 60_000);
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await db?.close();
-  await discord?.close();
-  await openai?.close();
-});
+const replicas = connectorReplicas(startFakeDiscord, (fake) => ({
+  DISCORD_API_URL: fake.url,
+  DISCORD_GATEWAY_URL: fake.gatewayUrl,
+}));
 
 describe("Discord on two servers sharing Postgres", () => {
   it("holds one gateway session per bot, answers each message once, and hands the bot over", async () => {
-    const env = {
-      ...modelEnv(openai),
-      DISCORD_API_URL: discord.url,
-      DISCORD_GATEWAY_URL: discord.gatewayUrl,
-      CONNECTORS_SYNC_INTERVAL_MS: "250",
-      CONNECTORS_LEASE_MS: "3000",
-      DATABASE_URL: await db.createDatabase(),
-      // Both registries open the same sealed secrets.
-      SECRETS_KEY: randomBytes(32).toString("base64"),
-    };
-    a = await startHarness(env);
-    b = await startHarness(env);
+    const [a, b] = await replicas.start();
+    const { fake: discord, openai } = replicas;
     const tenant = await a.tenant();
     const token = "discord-two-servers";
     discord.addBot(token, "two_servers");
@@ -59,7 +32,7 @@ describe("Discord on two servers sharing Postgres", () => {
     );
     const state = async (on: Harness) => (await clientStates(on, tenant, id))[0]?.state;
     await until(
-      async () => [await state(a!), await state(b!)].sort(),
+      async () => [await state(a), await state(b)].sort(),
       (states) => states[0] === "connected" && states[1] === "connecting",
     );
 
@@ -84,9 +57,7 @@ describe("Discord on two servers sharing Postgres", () => {
     // The holder goes; the other process identifies within the lease and answers what comes next.
     const holder = (await state(a)) === "connected" ? a : b;
     const other = holder === a ? b : a;
-    await holder.close();
-    if (holder === a) a = undefined;
-    else b = undefined;
+    await replicas.stop(holder);
     await until(
       () => [discord.received(token).filter((payload) => payload.op === 2).length, discord.sessions(token)],
       ([identified, open]) => identified === 2 && open === 1,
@@ -97,6 +68,6 @@ describe("Discord on two servers sharing Postgres", () => {
       () => discord.posts(token).filter((post) => post.replyTo === messageId).length,
       (n) => n === 1,
     );
-    expect(await state(other!)).toBe("connected");
+    expect(await state(other)).toBe("connected");
   });
 });

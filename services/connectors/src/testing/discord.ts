@@ -165,21 +165,8 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       const replyTo = sent.message_reference?.message_id;
       posts.push({ token, channelId, content: sent.content ?? "", replyTo });
       return json(response, 200, {
-        id: snowflake(),
-        type: replyTo ? 19 : 0,
-        channel_id: channelId,
-        author: botUser(bot),
-        content: sent.content ?? "",
-        timestamp: new Date().toISOString(),
-        edited_timestamp: null,
-        tts: false,
-        mention_everyone: false,
-        mentions: [],
-        mention_roles: [],
-        attachments: [],
-        embeds: [],
-        pinned: false,
-        ...(replyTo ? { message_reference: { message_id: replyTo, channel_id: channelId } } : {}),
+        ...messageObject(snowflake(), channelId, botUser(bot), sent.content ?? ""),
+        ...(replyTo ? { type: 19, message_reference: { message_id: replyTo, channel_id: channelId } } : {}),
       });
     }
     json(response, 404, { message: "404: Not Found", code: 0 });
@@ -323,48 +310,32 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       const author = message.author ?? { id: "4242", username: "ada" };
       const me = botUser(bot);
       dispatch(session, "MESSAGE_CREATE", {
-        id: messageId,
-        type: message.replyToBot ? 19 : 0,
-        channel_id: message.channelId,
+        ...messageObject(
+          messageId,
+          message.channelId,
+          {
+            id: author.id,
+            username: author.username ?? `user${author.id}`,
+            discriminator: "0",
+            global_name: null,
+            avatar: null,
+            ...(author.bot ? { bot: true } : {}),
+          },
+          message.mentionBot ? `<@${bot.id}> ${message.content}` : message.content,
+        ),
         ...(message.guildId ? { guild_id: message.guildId } : {}),
         channel_type: message.guildId ? 0 : 1,
-        author: {
-          id: author.id,
-          username: author.username ?? `user${author.id}`,
-          discriminator: "0",
-          global_name: null,
-          avatar: null,
-          ...(author.bot ? { bot: true } : {}),
-        },
-        content: message.mentionBot ? `<@${bot.id}> ${message.content}` : message.content,
-        timestamp: new Date().toISOString(),
-        edited_timestamp: null,
-        tts: false,
-        mention_everyone: false,
         mentions: message.mentionBot ? [me] : [],
-        mention_roles: [],
-        attachments: [],
-        embeds: [],
-        pinned: false,
         ...(message.replyToBot
           ? {
+              type: 19,
               message_reference: { message_id: message.replyToBot, channel_id: message.channelId },
-              referenced_message: {
-                id: message.replyToBot,
-                type: 0,
-                channel_id: message.channelId,
-                author: me,
-                content: "an earlier answer",
-                timestamp: new Date().toISOString(),
-                edited_timestamp: null,
-                tts: false,
-                mention_everyone: false,
-                mentions: [],
-                mention_roles: [],
-                attachments: [],
-                embeds: [],
-                pinned: false,
-              },
+              referenced_message: messageObject(
+                message.replyToBot,
+                message.channelId,
+                me,
+                "an earlier answer",
+              ),
             }
           : {}),
       });
@@ -392,6 +363,26 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** A message as REST and the gateway show it, of the default type (0) and without mentions. */
+function messageObject(id: string, channelId: string, author: unknown, content: string) {
+  return {
+    id,
+    type: 0,
+    channel_id: channelId,
+    author,
+    content,
+    timestamp: new Date().toISOString(),
+    edited_timestamp: null,
+    tts: false,
+    mention_everyone: false,
+    mentions: [],
+    mention_roles: [],
+    attachments: [],
+    embeds: [],
+    pinned: false,
   };
 }
 
