@@ -7,6 +7,7 @@ import {
   GatewayIntentBits,
   type Message,
   Partials,
+  REST,
   Routes,
   SimpleShardingStrategy,
 } from "discord.js";
@@ -100,7 +101,7 @@ class DiscordConnector extends PlatformConnector {
 
   protected async run(): Promise<void> {
     const { context } = this;
-    const rest = this.client().rest.setToken(this.token);
+    const rest = new REST(this.options.apiUrl ? { api: this.options.apiUrl } : {}).setToken(this.token);
     const me = await this.identify(
       () => rest.get(Routes.user()) as Promise<APIUser>,
       (error) =>
@@ -112,6 +113,8 @@ class DiscordConnector extends PlatformConnector {
           : undefined,
       RECONNECT_BACKOFF_MS,
     );
+    rest.clearHashSweeper();
+    rest.clearHandlerSweeper();
     if (!me) return;
     this.me = me;
     const key = this.leaseKey(me);
