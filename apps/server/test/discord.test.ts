@@ -206,6 +206,27 @@ describe("Discord", () => {
     expect(server.fake.sessions(bot.token)).toBe(1);
   });
 
+  it("identifies afresh when the gateway answers a RESUME with INVALID SESSION, and answers what comes next", async () => {
+    const bot = await discordAgent();
+    server.fake.disconnect(bot.token, { forgotten: true });
+    await until(
+      () => server.fake.received(bot.token).map((payload) => payload.op),
+      (ops) => ops.filter((op) => op === 2).length === 2 && server.fake.sessions(bot.token) === 1,
+      // discord.js waits a random 1 to 5 s before identifying again, as Discord asks.
+      15_000,
+    );
+    const ops = server.fake.received(bot.token).map((payload) => payload.op);
+    expect(ops.indexOf(6)).toBeGreaterThan(ops.indexOf(2));
+    expect(ops.lastIndexOf(2)).toBeGreaterThan(ops.indexOf(6));
+    server.openai.reply("Back again.");
+    const { messageId } = server.fake.send(bot.token, { channelId: DM, content: "Hello?" });
+    await until(
+      () => server.fake.posts(bot.token),
+      (posts) => posts.length === 1,
+    );
+    expect(server.fake.posts(bot.token)[0]).toMatchObject({ content: "Back again.", replyTo: messageId });
+  });
+
   it("marks the agent error with CLIENT_AUTH_FAILED for a token REST or the gateway rejects, and runs again on a new one", async () => {
     const restRejected = await platformAgent(
       server.h,

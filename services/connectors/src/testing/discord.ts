@@ -64,9 +64,10 @@ export interface FakeDiscord {
   received(token: string): { op: number; d: unknown }[];
   /**
    * Closes the bot's connection with a resumable code (4000); its next RESUME is answered by replaying the
-   * dispatches after `replayFrom` (default: the sequence the client names), then RESUMED.
+   * dispatches after `replayFrom` (default: the sequence the client names), then RESUMED, or, when the session is
+   * `forgotten`, by INVALID SESSION (not resumable), so the client identifies afresh.
    */
-  disconnect(token: string, options?: { replayFrom?: number }): void;
+  disconnect(token: string, options?: { replayFrom?: number; forgotten?: boolean }): void;
   /** The sequence of the bot's last dispatch. */
   sequence(token: string): number;
   /** The next `count` message posts are answered 429 with `Retry-After: retryAfterSeconds`. */
@@ -351,6 +352,7 @@ export async function startFakeDiscord(): Promise<FakeDiscord> {
       session.replayFrom = options.replayFrom;
       session.socket.close(4000, "Unknown error.");
       session.socket = undefined;
+      if (options.forgotten) sessions.delete(session.id);
     },
     sequence: (token) => sessionOf(token)?.seq ?? 0,
     rateLimit(retryAfterSeconds, count = 1) {
