@@ -162,6 +162,10 @@ class DiscordConnector extends PlatformConnector {
       this.handling.add(handled);
       void handled.finally(() => this.handling.delete(handled));
     });
+    // An `error` event with no listener would end the process; discord.js reconnects by itself after these.
+    client.on(Events.Error, (error) => {
+      context.logger.warn({ err: error }, "discord client error");
+    });
     client.on(Events.ShardReady, () => this.markConnected());
     client.on(Events.ShardResume, () => this.markConnected());
     client.on(Events.ShardReconnecting, () => {
@@ -182,30 +186,29 @@ class DiscordConnector extends PlatformConnector {
       }
     });
 
-    try {
-      await client.login(this.token);
-    } catch (error) {
+    // Not awaited: a stop or a lost lease ends the session even while a connection attempt hangs.
+    client.login(this.token).catch((error: unknown) => {
       // A close the shard already reported (4004, 4014) also fails the login: the first account of it stands.
-      if (end === undefined && !this.stopping) {
-        if (isCode(error, DiscordjsErrorCodes.TokenInvalid)) {
-          this.rejectGatewayToken();
-          endWith("rejected");
-        } else if (isCode(error, DiscordjsErrorCodes.DisallowedIntents)) {
-          this.intentsRefused();
-          endWith("refused");
-        } else {
-          this.recordError("PLATFORM_UNAVAILABLE", describe(error));
-          context.logger.warn({ err: error }, "discord gateway connection failed; connecting again shortly");
-          endWith("dropped");
-        }
+      if (end !== undefined || this.stopping) return;
+      if (isCode(error, DiscordjsErrorCodes.TokenInvalid)) {
+        this.rejectGatewayToken();
+        endWith("rejected");
+      } else if (isCode(error, DiscordjsErrorCodes.DisallowedIntents)) {
+        this.intentsRefused();
+        endWith("refused");
+      } else {
+        this.recordError("PLATFORM_UNAVAILABLE", describe(error));
+        context.logger.warn({ err: error }, "discord gateway connection failed; connecting again shortly");
+        endWith("dropped");
       }
-    }
+    });
     await ended;
     clearInterval(renew);
     this.abort.signal.removeEventListener("abort", onStop);
-    await client.destroy();
-    // The messages in hand are answered before the session's end is final.
+    // No new messages are taken; the ones in hand are answered (through this client's REST) before it closes.
+    client.removeAllListeners(Events.MessageCreate);
     await Promise.all([...this.handling]);
+    await client.destroy();
     if (end !== "stopped" && end !== "rejected" && end !== "refused") this.state = "connecting";
     return end ?? "stopped";
   }
