@@ -193,6 +193,8 @@ export async function composeServer(
       conversation: conversationTransport,
       telegramApiUrl: config.connectors.TELEGRAM_API_URL,
       slackApiUrl: config.connectors.SLACK_API_URL,
+      discordApiUrl: config.connectors.DISCORD_API_URL,
+      discordGatewayUrl: config.connectors.DISCORD_GATEWAY_URL,
       publicBaseUrl: gatewayConfig.PUBLIC_BASE_URL,
       syncIntervalMs: config.connectors.CONNECTORS_SYNC_INTERVAL_MS,
       leaseMs: config.connectors.CONNECTORS_LEASE_MS,

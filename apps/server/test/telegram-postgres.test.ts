@@ -1,59 +1,19 @@
-import { randomBytes } from "node:crypto";
-import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testing";
-import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
-import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, startHarness } from "./harness.js";
+import { startFakeTelegram } from "@agentry/connectors/testing";
+import { describe, expect, it } from "vitest";
+import { connectorReplicas, until } from "./connectors.js";
+import type { Harness } from "./harness.js";
 
 /*
  * Two servers on one Postgres database, as two replicas would run: both run the agent's Telegram connector, one
  * polls the bot at a time by lease, and every message is answered once.
  */
 
-let openai: FakeProviderServer<OpenAIChatBody>;
-let telegram: FakeTelegram;
-let db: TestDatabase;
-let a: Harness | undefined;
-let b: Harness | undefined;
-
-beforeAll(async () => {
-  openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
-  telegram = await startFakeTelegram();
-  db = await openTestDatabase();
-}, 60_000);
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await db?.close();
-  await telegram?.close();
-  await openai?.close();
-});
-
-async function until<T>(read: () => T, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const replicas = connectorReplicas(startFakeTelegram, (fake) => ({ TELEGRAM_API_URL: fake.url }));
 
 describe("Telegram on two servers sharing Postgres", () => {
   it("polls each bot from one process at a time and answers every message once", async () => {
-    const env = {
-      OPENAI_BASE_URL: openai.baseURL,
-      OPENAI_API_KEY: "sk-test-openai",
-      DEFAULT_MODEL_PROVIDER: "openai",
-      TELEGRAM_API_URL: telegram.url,
-      CONNECTORS_SYNC_INTERVAL_MS: "250",
-      CONNECTORS_LEASE_MS: "3000",
-      DATABASE_URL: await db.createDatabase(),
-      // Both registries open the same sealed secrets.
-      SECRETS_KEY: randomBytes(32).toString("base64"),
-    };
-    a = await startHarness(env);
-    b = await startHarness(env);
+    const [a, b] = await replicas.start();
+    const { fake: telegram, openai } = replicas;
     const tenant = await a.tenant();
     const token = "1:two-servers";
     telegram.addBot(token, "two_servers_bot");
@@ -104,9 +64,7 @@ describe("Telegram on two servers sharing Postgres", () => {
     // The poller goes; the other process takes the bot over and answers what comes next.
     const holder = (await states(a)) === "connected" ? a : b;
     const other = holder === a ? b : a;
-    await holder.close();
-    if (holder === a) a = undefined;
-    else b = undefined;
+    await replicas.stop(holder);
     const { messageId } = telegram.send(token, { chat: { id: 799, type: "private" }, text: "Still there?" });
     await until(
       () => telegram.sent(token).filter((message) => message.replyTo === messageId).length,

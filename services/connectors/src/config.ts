@@ -5,6 +5,10 @@ import { metricsEnv } from "@agentry/observability";
 export const connectorSettingsSchema = z.object({
   /** The Telegram Bot API's root; Telegram's own by default. */
   TELEGRAM_API_URL: z.string().url().optional(),
+  /** The Discord REST API's root, without the version (`https://discord.com/api`); Discord's own by default. */
+  DISCORD_API_URL: z.string().url().optional(),
+  /** The Discord gateway (`wss://…`); by default the address Discord names in `GET /gateway/bot`. */
+  DISCORD_GATEWAY_URL: z.string().url().optional(),
   /** The Slack Web API's root, ending in `/`; Slack's own by default. */
   SLACK_API_URL: z.string().url().optional(),
   /** How often agents are read again for changes to their clients, status and secrets. */

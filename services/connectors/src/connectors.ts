@@ -3,6 +3,7 @@ import type { Logger } from "@agentry/logging";
 import { type Metrics, traceMethods } from "@agentry/observability";
 import { AccountService, AgentService, ConversationService, PluginService } from "@agentry/proto";
 import { type ConnectRouter, createClient, type Transport } from "@connectrpc/connect";
+import { discordDriver } from "./discord/connector.js";
 import type { ClientStatus } from "./domain/status.js";
 import { ConnectorMetrics } from "./metrics.js";
 import type { PlatformDriver } from "./platform.js";
@@ -44,12 +45,16 @@ export interface BuildConnectorsOptions {
   telegramApiUrl?: string | undefined;
   /** SLACK_API_URL: the Slack Web API's root; Slack's own by default. */
   slackApiUrl?: string | undefined;
+  /** DISCORD_API_URL: the Discord REST API's root; Discord's own by default. */
+  discordApiUrl?: string | undefined;
+  /** DISCORD_GATEWAY_URL: the Discord gateway; the one Discord names by default. */
+  discordGatewayUrl?: string | undefined;
   syncIntervalMs?: number;
   leaseMs?: number;
   rpcTimeoutMs?: number;
   /** How long one Telegram long poll waits, in seconds (25 by default). */
   telegramPollTimeoutSeconds?: number;
-  /** The platforms run; Telegram and Slack by default. */
+  /** The platforms run; Telegram, Discord and Slack by default. */
   drivers?: readonly PlatformDriver[];
   /** The process's metrics: the connectors' per-platform metrics join its registry. */
   metrics?: Metrics | undefined;
@@ -79,6 +84,11 @@ export async function buildConnectors(options: BuildConnectorsOptions): Promise<
       ...(options.telegramPollTimeoutSeconds !== undefined
         ? { pollTimeoutSeconds: options.telegramPollTimeoutSeconds }
         : {}),
+    }),
+    discordDriver({
+      apiUrl: options.discordApiUrl,
+      gatewayUrl: options.discordGatewayUrl,
+      ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
     }),
     slackDriver({ apiUrl: options.slackApiUrl }),
   ];

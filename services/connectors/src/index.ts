@@ -8,6 +8,7 @@ export {
 } from "./config.js";
 export { type BuildConnectorsOptions, buildConnectors, type Connectors } from "./connectors.js";
 export { type Delivery, deliverReply, type SendFailure } from "./delivery.js";
+export { type DiscordOptions, discordDriver } from "./discord/connector.js";
 export {
   answers,
   type ClientConfig,

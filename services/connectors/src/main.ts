@@ -26,6 +26,8 @@ async function main(): Promise<void> {
     conversation: conversation.transport,
     telegramApiUrl: config.TELEGRAM_API_URL,
     slackApiUrl: config.SLACK_API_URL,
+    discordApiUrl: config.DISCORD_API_URL,
+    discordGatewayUrl: config.DISCORD_GATEWAY_URL,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     syncIntervalMs: config.CONNECTORS_SYNC_INTERVAL_MS,
     leaseMs: config.CONNECTORS_LEASE_MS,

@@ -168,7 +168,11 @@ export class ConnectorSupervisor {
     const stops: Promise<void>[] = [];
     for (const [key, running] of this.running) {
       const want = wanted.get(key);
-      if (want && fingerprintOf(want) === running.fingerprint) {
+      // A failed connector (its token rejected) runs again once the agent is changed, a PATCH to active included;
+      // a running one goes on through the agent's own error → active, which its accepted token caused.
+      const retry =
+        running.connector.status().state === "failed" && want?.agent.status !== running.agent.status;
+      if (want && fingerprintOf(want) === running.fingerprint && !retry) {
         running.agent = want.agent;
         continue;
       }
@@ -277,6 +281,7 @@ function runnable(agent: Agent): boolean {
   return agent.status === AgentStatus.ERROR && agent.statusReason?.code === CLIENT_AUTH_FAILED;
 }
 
+/** What a connector was started from; the agent's status is left out, as a restart on its own report would be. */
 function fingerprintOf(want: {
   agent: Agent;
   config: ClientConfig;
@@ -284,6 +289,6 @@ function fingerprintOf(want: {
 }): string {
   const spec = want.agent.spec ? toJsonString(AgentSpecSchema, want.agent.spec) : "";
   return createHash("sha256")
-    .update(JSON.stringify([want.config, want.secrets, spec, want.agent.status]))
+    .update(JSON.stringify([want.config, want.secrets, spec]))
     .digest("hex");
 }

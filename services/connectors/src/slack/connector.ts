@@ -1,10 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "@agentry/errors";
 import { LogLevel, WebAPIPlatformError, WebClient } from "@slack/web-api";
-import { deliverReply } from "../delivery.js";
-import { answers } from "../domain/clients.js";
-import type { ClientError, ClientState, ClientStatus } from "../domain/status.js";
-import type { Connector, ConnectorContext, PlatformDriver } from "../platform.js";
+import { type ConnectorContext, PlatformConnector, type PlatformDriver } from "../platform.js";
 import { showThinking, slackReply } from "./reply.js";
 
 export interface SlackOptions {
@@ -53,70 +50,41 @@ interface SlackMessageEvent {
   client_msg_id?: string;
 }
 
-class SlackConnector implements Connector {
+class SlackConnector extends PlatformConnector {
   private readonly client: WebClient;
-  private readonly abort = new AbortController();
-  private readonly done: Promise<void>;
-  private state: ClientState = "connecting";
-  private connectedAt: string | null = null;
-  private lastEventAt: string | null = null;
-  private lastError: ClientError | null = null;
   private me: SlackIdentity | undefined;
-  /** Messages being answered: Slack retries an event it has no answer for within 3 s, and the retry is dropped. */
-  private readonly inHand = new Set<string>();
 
   constructor(
-    private readonly context: ConnectorContext,
+    context: ConnectorContext,
     private readonly options: SlackOptions,
   ) {
+    super(context, "slack");
     this.client = new WebClient(context.secrets.SLACK_BOT_TOKEN ?? "", {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
       logLevel: LogLevel.ERROR,
       // A 429 is waited out for its Retry-After by the client itself; other failures are retried a few times.
       retryConfig: { retries: 5, factor: 2, minTimeout: 200, maxTimeout: 5_000 },
     });
-    this.done = this.run().catch((error: unknown) => {
-      if (!this.abort.signal.aborted) context.logger.error({ err: error }, "slack connector stopped");
-    });
   }
 
-  status(): ClientStatus {
-    return {
-      type: "slack",
-      state: this.state,
-      connectedAt: this.connectedAt,
-      lastEventAt: this.lastEventAt,
-      lastError: this.lastError,
-    };
-  }
-
-  async stop(): Promise<void> {
-    if (this.state !== "failed") this.state = "stopped";
-    this.abort.abort();
-    await this.done;
-  }
-
-  private async run(): Promise<void> {
-    const { context } = this;
-    while (!this.abort.signal.aborted && !this.me) {
-      try {
+  protected async run(): Promise<void> {
+    const me = await this.identify(
+      async () => {
         const auth = await this.client.auth.test();
-        this.me = { userId: auth.user_id ?? "", botId: auth.bot_id };
-      } catch (error) {
-        if (this.abort.signal.aborted) return;
-        if (error instanceof WebAPIPlatformError && REJECTED_TOKEN.has(error.data.error)) {
-          this.fail("CLIENT_AUTH_FAILED", `Slack rejected the bot token: ${error.data.error}`);
-          context.authFailed(`Slack rejected SLACK_BOT_TOKEN (${error.data.error}); set a valid bot token.`);
-          return;
-        }
-        this.recordError("PLATFORM_UNAVAILABLE", describe(error));
-        await sleep(AUTH_BACKOFF_MS, this.abort.signal);
-      }
-    }
-    if (!this.me) return;
-    context.authAccepted();
-    this.state = "connected";
-    this.connectedAt = new Date().toISOString();
+        return { userId: auth.user_id ?? "", botId: auth.bot_id };
+      },
+      (error) =>
+        error instanceof WebAPIPlatformError && REJECTED_TOKEN.has(error.data.error)
+          ? {
+              client: `Slack rejected the bot token: ${error.data.error}`,
+              agent: `Slack rejected SLACK_BOT_TOKEN (${error.data.error}); set a valid bot token.`,
+            }
+          : undefined,
+      AUTH_BACKOFF_MS,
+    );
+    if (!me) return;
+    this.me = me;
+    this.markConnected();
   }
 
   /**
@@ -144,13 +112,7 @@ class SlackConnector implements Connector {
     const { text, channel, ts } = event;
     if (!text || !channel || !ts) return;
     const messageKey = `slack:${me.userId}:${channel}:${event.client_msg_id ?? ts}`;
-    if (this.inHand.has(messageKey)) return;
-    this.inHand.add(messageKey);
-    try {
-      await this.handle(me, { ...event, text, channel, ts }, messageKey);
-    } finally {
-      this.inHand.delete(messageKey);
-    }
+    await this.once(messageKey, () => this.handle(me, { ...event, text, channel, ts }, messageKey));
   }
 
   /** Slack's request signing: the HMAC of the timestamp and the raw body, and a timestamp at most 5 minutes old. */
@@ -182,48 +144,35 @@ class SlackConnector implements Connector {
     event: SlackMessageEvent & { text: string; channel: string; ts: string },
     messageKey: string,
   ): Promise<void> {
-    const { context } = this;
-    this.lastEventAt = new Date().toISOString();
     const direct = event.channel_type === "im";
-    const facts = {
-      direct,
-      addressed: event.type === "app_mention" || event.text.includes(`<@${me.userId}>`),
-      fromBot: event.bot_id !== undefined || event.user === me.userId,
-      chatId: event.channel,
-    };
-    if (!answers(context.config, facts)) return;
-    if (await context.store.answered(messageKey)) return;
     // In a channel the reply opens (or continues) the message's thread, and the thread is the conversation; in a
     // DM the reply stays in the DM unless the message was itself in a thread.
     const thread = direct ? event.thread_ts : (event.thread_ts ?? event.ts);
-    showThinking(this.client, event.channel, thread);
-    const reply = await context.runTurn({
-      text: withoutMention(event.text, me),
-      userId: `slack:${event.user ?? event.channel}`,
-      roomId: thread ? `slack:${event.channel}:${thread}` : `slack:${event.channel}`,
-      source: {
-        platform: "slack",
+    await this.answer(
+      {
+        direct,
+        addressed: event.type === "app_mention" || event.text.includes(`<@${me.userId}>`),
+        fromBot: event.bot_id !== undefined || event.user === me.userId,
         chatId: event.channel,
-        messageId: event.client_msg_id ?? event.ts,
-        username: event.user ?? null,
       },
-      messageKey,
-    });
-    await deliverReply(context, {
-      platform: "slack",
-      messageKey,
-      reply,
-      ...slackReply(this.client, { channel: event.channel, thread, ts: event.ts }),
-    });
-  }
-
-  private fail(code: string, message: string): void {
-    this.state = "failed";
-    this.recordError(code, message);
-  }
-
-  private recordError(code: string, message: string): void {
-    this.lastError = { code, message, at: new Date().toISOString() };
+      () => ({
+        text: withoutMention(event.text, me),
+        userId: `slack:${event.user ?? event.channel}`,
+        roomId: thread ? `slack:${event.channel}:${thread}` : `slack:${event.channel}`,
+        source: {
+          platform: "slack",
+          chatId: event.channel,
+          messageId: event.client_msg_id ?? event.ts,
+          username: event.user ?? null,
+        },
+        messageKey,
+      }),
+      slackReply(this.client, { channel: event.channel, thread, ts: event.ts }),
+      () => {
+        showThinking(this.client, event.channel, thread);
+        return { stop() {} };
+      },
+    );
   }
 }
 
@@ -231,21 +180,4 @@ class SlackConnector implements Connector {
 function withoutMention(text: string, me: SlackIdentity): string {
   const stripped = text.replaceAll(`<@${me.userId}>`, "").trim();
   return stripped.length > 0 ? stripped : text;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done);
-  });
 }

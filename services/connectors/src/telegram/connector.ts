@@ -2,10 +2,13 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "@agentry/errors";
 import { Api, GrammyError, type Transformer } from "grammy";
 import type { Message, Update, UserFromGetMe } from "grammy/types";
-import { deliverReply } from "../delivery.js";
-import { answers } from "../domain/clients.js";
-import type { ClientError, ClientState, ClientStatus } from "../domain/status.js";
-import type { Connector, ConnectorContext, PlatformDriver } from "../platform.js";
+import {
+  type ConnectorContext,
+  describe,
+  PlatformConnector,
+  type PlatformDriver,
+  sleep,
+} from "../platform.js";
 import { telegramReply } from "./reply.js";
 
 export interface TelegramOptions {
@@ -51,79 +54,46 @@ export function retryAfterRateLimit(sleep: (ms: number) => Promise<void>): Trans
   };
 }
 
-class TelegramConnector implements Connector {
+class TelegramConnector extends PlatformConnector {
   private readonly api: Api;
-  private readonly abort = new AbortController();
-  private readonly done: Promise<void>;
   private readonly leaseMs: number;
-  private state: ClientState = "connecting";
-  private connectedAt: string | null = null;
-  private lastEventAt: string | null = null;
-  private lastError: ClientError | null = null;
   private me: UserFromGetMe | undefined;
-  /** Messages being answered from pushed updates: a platform's retry of one in hand is dropped. */
-  private readonly inHand = new Set<string>();
 
   constructor(
-    private readonly context: ConnectorContext,
+    context: ConnectorContext,
     private readonly options: TelegramOptions,
   ) {
+    super(context, "telegram");
     const token = context.secrets.TELEGRAM_BOT_TOKEN ?? "";
     this.api = new Api(token, options.apiRoot ? { apiRoot: options.apiRoot } : {});
     this.api.config.use(retryAfterRateLimit(sleep));
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.done = this.run().catch((error: unknown) => {
-      if (!this.abort.signal.aborted) context.logger.error({ err: error }, "telegram connector stopped");
-    });
   }
 
-  status(): ClientStatus {
-    return {
-      type: "telegram",
-      state: this.state,
-      connectedAt: this.connectedAt,
-      lastEventAt: this.lastEventAt,
-      lastError: this.lastError,
-    };
-  }
-
-  async stop(): Promise<void> {
-    if (this.state !== "failed") this.state = "stopped";
-    this.abort.abort();
-    await this.done;
+  protected override async release(): Promise<void> {
     if (this.me) await this.context.store.releaseLease(this.leaseKey(this.me), this.context.holder);
-  }
-
-  private get stopping(): boolean {
-    return this.abort.signal.aborted;
   }
 
   private leaseKey(me: UserFromGetMe): string {
     return `telegram:${me.id}`;
   }
 
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     const { context } = this;
     const signal = this.abort.signal;
-    while (!this.stopping && !this.me) {
-      try {
-        this.me = await this.api.getMe(grammySignal(signal));
-      } catch (error) {
-        if (this.stopping) return;
-        if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-          this.fail("CLIENT_AUTH_FAILED", `Telegram rejected the bot token: ${error.description}`);
-          context.authFailed(
-            `Telegram rejected TELEGRAM_BOT_TOKEN (${error.description}); set a valid token.`,
-          );
-          return;
-        }
-        this.recordError("PLATFORM_UNAVAILABLE", describe(error));
-        await sleep(POLL_BACKOFF_MS, signal);
-      }
-    }
-    const me = this.me;
+    const me = await this.identify(
+      () => this.api.getMe(grammySignal(signal)),
+      (error) =>
+        error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)
+          ? {
+              client: `Telegram rejected the bot token: ${error.description}`,
+              agent: `Telegram rejected TELEGRAM_BOT_TOKEN (${error.description}); set a valid token.`,
+            }
+          : undefined,
+      POLL_BACKOFF_MS,
+    );
     if (!me) return;
-    context.authAccepted();
+    this.me = me;
     if (context.config.mode === "webhook") {
       await this.registerWebhook();
       return;
@@ -138,10 +108,7 @@ class TelegramConnector implements Connector {
         await sleep(this.leaseMs / 4, signal);
         continue;
       }
-      if (this.state !== "connected") {
-        this.state = "connected";
-        this.connectedAt = new Date().toISOString();
-      }
+      this.markConnected();
       try {
         const offset = await context.store.cursor(key);
         const updates = await this.withLease(key, (pollSignal) =>
@@ -192,8 +159,7 @@ class TelegramConnector implements Connector {
           { secret_token: this.webhookSecret, allowed_updates: ["message"] },
           grammySignal(this.abort.signal),
         );
-        this.state = "connected";
-        this.connectedAt = new Date().toISOString();
+        this.markConnected();
         return;
       } catch (error) {
         if (this.stopping) return;
@@ -206,10 +172,11 @@ class TelegramConnector implements Connector {
   async receive(secretToken: string, body: string): Promise<void> {
     const expected = Buffer.from(this.webhookSecret);
     const given = Buffer.from(secretToken);
+    const me = this.me;
     if (
       this.context.config.mode !== "webhook" ||
       this.state !== "connected" ||
-      !this.me ||
+      !me ||
       given.length !== expected.length ||
       !timingSafeEqual(given, expected)
     ) {
@@ -225,14 +192,7 @@ class TelegramConnector implements Connector {
       throw new AppError("INVALID_REQUEST", "The update must be a JSON Telegram Update.");
     }
     const message = update.message;
-    const inHandKey = message ? `${message.chat.id}:${message.message_id}` : "";
-    if (this.inHand.has(inHandKey)) return;
-    this.inHand.add(inHandKey);
-    try {
-      await this.handle(this.me, update);
-    } finally {
-      this.inHand.delete(inHandKey);
-    }
+    await this.once(message ? `${message.chat.id}:${message.message_id}` : "", () => this.handle(me, update));
   }
 
   /** Runs a long poll while renewing the lease; losing the lease ends the poll. */
@@ -258,24 +218,18 @@ class TelegramConnector implements Connector {
 
   private async handle(me: UserFromGetMe, update: Update): Promise<void> {
     const message = update.message;
-    if (!message?.text) return;
-    const { context } = this;
+    const text = message?.text;
+    if (!message || !text) return;
     const chatId = String(message.chat.id);
-    const messageKey = `telegram:${me.id}:${chatId}:${message.message_id}`;
-    this.lastEventAt = new Date().toISOString();
-    const facts = {
-      direct: message.chat.type === "private",
-      addressed: mentions(message, me),
-      fromBot: message.from?.is_bot === true,
-      chatId,
-    };
-    if (!answers(context.config, facts)) return;
-    if (await context.store.answered(messageKey)) return;
-    const typing = this.keepTyping(message.chat.id);
-    let reply: string | undefined;
-    try {
-      reply = await context.runTurn({
-        text: withoutMention(message.text, me),
+    await this.answer(
+      {
+        direct: message.chat.type === "private",
+        addressed: mentions(message, me),
+        fromBot: message.from?.is_bot === true,
+        chatId,
+      },
+      () => ({
+        text: withoutMention(text, me),
         userId: `telegram:${message.from?.id ?? chatId}`,
         roomId: `telegram:${chatId}`,
         source: {
@@ -284,18 +238,11 @@ class TelegramConnector implements Connector {
           messageId: String(message.message_id),
           username: message.from?.username ?? null,
         },
-        messageKey,
-      });
-    } finally {
-      typing.stop();
-    }
-    // Sent even when stopping: the message in hand is answered before the connector ends.
-    await deliverReply(context, {
-      platform: "telegram",
-      messageKey,
-      reply,
-      ...telegramReply(this.api, message),
-    });
+        messageKey: `telegram:${me.id}:${chatId}:${message.message_id}`,
+      }),
+      telegramReply(this.api, message),
+      () => this.keepTyping(message.chat.id),
+    );
   }
 
   private keepTyping(chatId: number): { stop(): void } {
@@ -307,15 +254,6 @@ class TelegramConnector implements Connector {
     send();
     const timer = setInterval(send, TYPING_EVERY_MS);
     return { stop: () => clearInterval(timer) };
-  }
-
-  private fail(code: string, message: string): void {
-    this.state = "failed";
-    this.recordError(code, message);
-  }
-
-  private recordError(code: string, message: string): void {
-    this.lastError = { code, message, at: new Date().toISOString() };
   }
 }
 
@@ -336,21 +274,4 @@ function mentions(message: Message, me: UserFromGetMe): boolean {
 function withoutMention(text: string, me: UserFromGetMe): string {
   const stripped = text.replace(new RegExp(`@${me.username}\\b`, "gi"), "").trim();
   return stripped.length > 0 ? stripped : text;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done);
-  });
 }
