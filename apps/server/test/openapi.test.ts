@@ -1600,6 +1600,48 @@ describe("OpenAI-compatible operations", () => {
     expect(codeOf(inactive)).toBe("AGENT_INACTIVE");
   });
 
+  it("answers a reused, a running and a malformed Idempotency-Key as documented", async () => {
+    const agentId = await newAgent();
+    const codeOf = (res: Received) => (res.body as { error: { code: string } }).error.code;
+    const key = `chat ${randomBytes(6).toString("hex")}`;
+    openai.reply("Hello there.");
+    const first = await call("createChatCompletion", {
+      body: chat(agentId),
+      headers: { "Idempotency-Key": key },
+    });
+    expect(first.status).toBe(200);
+    const reused = await call("createChatCompletion", {
+      body: chat(agentId, { user: "someone-else" }),
+      headers: { "Idempotency-Key": key },
+    });
+    expect(reused.status).toBe(422);
+    expect(codeOf(reused)).toBe("IDEMPOTENCY_KEY_REUSED");
+    // Another request holds this key, with the same request: the retry waits for it.
+    const running = `running ${key}`;
+    const rawBody = JSON.stringify(chat(agentId));
+    await h.gateway.context.idempotency.beginRequest({
+      accountId: tenant.accountId,
+      keyHash: createHash("sha256").update(running).digest("hex"),
+      fingerprint: createHmac("sha256", running)
+        .update(`POST /v1/chat/completions\n${rawBody}`)
+        .digest("hex"),
+      leaseMs: 60_000n,
+    });
+    const inUse = await call("createChatCompletion", {
+      rawBody,
+      headers: { "content-type": "application/json", "Idempotency-Key": running },
+    });
+    expect(inUse.status).toBe(409);
+    expect(codeOf(inUse)).toBe("IDEMPOTENCY_KEY_IN_USE");
+    expect(inUse.headers.get("retry-after")).not.toBeNull();
+    const malformed = await call("createChatCompletion", {
+      body: chat(agentId),
+      headers: { "Idempotency-Key": "x".repeat(256) },
+    });
+    expect(malformed.status).toBe(400);
+    expect((malformed.body as { error: { param: string } }).error.param).toBe("Idempotency-Key");
+  });
+
   it("answers 401 without a key, 403 without the scope and 429 once the account's limit is spent", async () => {
     const agentId = await newAgent();
     const operations: { operationId: string; scope: Scope; options: CallOptions }[] = [
