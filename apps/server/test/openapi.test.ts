@@ -1582,6 +1582,10 @@ describe("OpenAI-compatible operations", () => {
     const failed = await call("createChatCompletion", { body: chat(agentId) });
     expect(failed.status).toBe(502);
     expect(codeOf(failed)).toBe("MODEL_ERROR");
+    openai.failWith(429, { headers: { "retry-after": "7" } });
+    const unavailable = await call("createChatCompletion", { body: chat(agentId) });
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get("retry-after")).toBe("7");
 
     const tooLarge = await call("createChatCompletion", {
       rawBody: JSON.stringify({ ...chat(agentId), user: "x".repeat(BODY_LIMIT_BYTES) }),
