@@ -1524,6 +1524,153 @@ describe("service routes and route-level errors", () => {
   });
 });
 
+describe("OpenAI-compatible operations", () => {
+  const chat = (model: string, extra: Json = {}) => ({
+    model,
+    messages: [{ role: "user", content: "Hi" }],
+    ...extra,
+  });
+
+  it("answers a chat completion, its stream and the models as documented", async () => {
+    const agentId = await newAgent();
+    openai.reply("Hello there.");
+    const ok = await call("createChatCompletion", { body: chat(agentId, { user: "u-openai" }) });
+    expect(ok.status).toBe(200);
+    expect((ok.body as { object: string }).object).toBe("chat.completion");
+
+    // The stream: its content type is the documented one, each `data:` event satisfies the documented chunk.
+    openai.reply("one two three", { chunkDelayMs: 2 });
+    const res = await fetch(`${h.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
+      body: JSON.stringify(chat(agentId, { stream: true, stream_options: { include_usage: true } })),
+    });
+    const frames = (await res.text()).split("\n\n").filter(Boolean);
+    expectDocumented("createChatCompletion", { status: res.status, headers: res.headers, body: null });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const response = resolve((operation("createChatCompletion").op.responses as Json)["200"]);
+    const chunk = ((response.content as Json)["text/event-stream"] as Json)["x-event-data"];
+    expect(frames.at(-1)).toBe("data: [DONE]");
+    expect(frames.length).toBeGreaterThan(2);
+    for (const frame of frames.slice(0, -1)) {
+      expect(frame.startsWith("data: "), frame).toBe(true);
+      expect(checker.errors(chunk, JSON.parse(frame.slice("data: ".length))), frame).toBeNull();
+    }
+
+    const models = await call("listModels");
+    expect(models.status).toBe(200);
+    expect((models.body as { data: { id: string }[] }).data.map((model) => model.id)).toContain(agentId);
+    const one = await call("retrieveModel", { params: { model: agentId } });
+    expect(one.status).toBe(200);
+    expect((one.body as { id: string }).id).toBe(agentId);
+  });
+
+  it("answers the documented errors in OpenAI's shape", async () => {
+    const agentId = await newAgent();
+    const codeOf = (res: Received) => (res.body as { error: { code: string } }).error.code;
+
+    const tools = await call("createChatCompletion", {
+      body: chat(agentId, { tools: [{ type: "function", function: { name: "f" } }] }),
+    });
+    expect(tools.status).toBe(400);
+    expect((tools.body as { error: { param: string } }).error.param).toBe("tools");
+    const unknown = await call("createChatCompletion", { body: chat(MISSING_AGENT) });
+    expect(unknown.status).toBe(404);
+    expect((await call("retrieveModel", { params: { model: MISSING_AGENT } })).status).toBe(404);
+
+    openai.failWith(401);
+    const failed = await call("createChatCompletion", { body: chat(agentId) });
+    expect(failed.status).toBe(502);
+    expect(codeOf(failed)).toBe("MODEL_ERROR");
+    openai.failWith(429, { headers: { "retry-after": "7" } });
+    const unavailable = await call("createChatCompletion", { body: chat(agentId) });
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get("retry-after")).toBe("7");
+
+    const tooLarge = await call("createChatCompletion", {
+      rawBody: JSON.stringify({ ...chat(agentId), user: "x".repeat(BODY_LIMIT_BYTES) }),
+      headers: { "content-type": "application/json" },
+    });
+    expect(tooLarge.status).toBe(413);
+    const form = await call("createChatCompletion", {
+      rawBody: "model=x",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(form.status).toBe(415);
+
+    await call("updateAgent", { params: { agentId }, body: { status: "inactive" } });
+    const inactive = await call("createChatCompletion", { body: chat(agentId) });
+    expect(inactive.status).toBe(409);
+    expect(codeOf(inactive)).toBe("AGENT_INACTIVE");
+  });
+
+  it("answers a reused, a running and a malformed Idempotency-Key as documented", async () => {
+    const agentId = await newAgent();
+    const codeOf = (res: Received) => (res.body as { error: { code: string } }).error.code;
+    const key = `chat ${randomBytes(6).toString("hex")}`;
+    openai.reply("Hello there.");
+    const first = await call("createChatCompletion", {
+      body: chat(agentId),
+      headers: { "Idempotency-Key": key },
+    });
+    expect(first.status).toBe(200);
+    const reused = await call("createChatCompletion", {
+      body: chat(agentId, { user: "someone-else" }),
+      headers: { "Idempotency-Key": key },
+    });
+    expect(reused.status).toBe(422);
+    expect(codeOf(reused)).toBe("IDEMPOTENCY_KEY_REUSED");
+    // Another request holds this key, with the same request: the retry waits for it.
+    const running = `running ${key}`;
+    const rawBody = JSON.stringify(chat(agentId));
+    await h.gateway.context.idempotency.beginRequest({
+      accountId: tenant.accountId,
+      keyHash: createHash("sha256").update(running).digest("hex"),
+      fingerprint: createHmac("sha256", running)
+        .update(`POST /v1/chat/completions\n${rawBody}`)
+        .digest("hex"),
+      leaseMs: 60_000n,
+    });
+    const inUse = await call("createChatCompletion", {
+      rawBody,
+      headers: { "content-type": "application/json", "Idempotency-Key": running },
+    });
+    expect(inUse.status).toBe(409);
+    expect(codeOf(inUse)).toBe("IDEMPOTENCY_KEY_IN_USE");
+    expect(inUse.headers.get("retry-after")).not.toBeNull();
+    const malformed = await call("createChatCompletion", {
+      body: chat(agentId),
+      headers: { "Idempotency-Key": "x".repeat(256) },
+    });
+    expect(malformed.status).toBe(400);
+    expect((malformed.body as { error: { param: string } }).error.param).toBe("Idempotency-Key");
+  });
+
+  it("answers 401 without a key, 403 without the scope and 429 once the account's limit is spent", async () => {
+    const agentId = await newAgent();
+    const operations: { operationId: string; scope: Scope; options: CallOptions }[] = [
+      { operationId: "createChatCompletion", scope: "messages:send", options: { body: chat(agentId) } },
+      { operationId: "listModels", scope: "agents:read", options: {} },
+      { operationId: "retrieveModel", scope: "agents:read", options: { params: { model: agentId } } },
+    ];
+    for (const { operationId, scope, options } of operations) {
+      const anonymous = await call(operationId, { ...options, key: null });
+      expect(anonymous.status, operationId).toBe(401);
+      expect((anonymous.body as { error: { type: string } }).error.type).toBe("authentication_error");
+      const other = await tenant.keyWith([scope === "messages:send" ? "agents:read" : "messages:send"]);
+      const refused = await call(operationId, { ...options, key: other.key });
+      expect(refused.status, operationId).toBe(403);
+      expect((refused.body as { error: { type: string } }).error.type).toBe("permission_error");
+
+      const spent = await h.tenant({ limits: { requestsPerMinute: 1 } });
+      expect((await h.request("GET", "/v1/api-keys", { key: spent.key })).status).toBe(200);
+      const limited = await call(operationId, { ...options, key: spent.key });
+      expect(limited.status, operationId).toBe(429);
+      expect((limited.body as { error: { type: string } }).error.type).toBe("rate_limit_error");
+    }
+  });
+});
+
 describe("coverage", () => {
   it("exercised every documented status of every operation (500 and 503 at least once)", () => {
     const missing: string[] = [];

@@ -258,12 +258,20 @@ export function openAiOperations(): Record<string, Record<string, JsonSchema>> {
           },
           ...errors({
             "400": error(
-              "The body is not a valid request, asks for tools or `n` > 1, or does not end with a user message.",
+              "The body is not a valid request, asks for tools or `n` > 1, or does not end with a user message; or the `Idempotency-Key` is malformed.",
             ),
             "404": error("`model` is not an agent of this account."),
-            "409": error("The agent is inactive."),
+            "409": {
+              ...error(
+                "The agent is inactive (`AGENT_INACTIVE`), or a request with this `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`; retry after `Retry-After` seconds).",
+              ),
+              headers: { "Retry-After": { schema: { type: "integer" } } },
+            },
             "413": error("The body is over 1 MiB."),
             "415": error("The body is not JSON."),
+            "422": error(
+              "This `Idempotency-Key` was used with a different request (`IDEMPOTENCY_KEY_REUSED`).",
+            ),
           }),
           "502": error("The agent's model provider failed."),
           "503": error("A service the turn needs is unavailable; retry after `Retry-After` seconds."),
