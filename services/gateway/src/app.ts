@@ -15,6 +15,7 @@ import { apiKeyRoutes } from "./routes/api-keys.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
 import { historyRoutes } from "./routes/history.js";
+import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
 import type { HandlerInput, Route } from "./routes/table.js";
@@ -27,6 +28,7 @@ export const ROUTES: Route[] = [
   ...characterRoutes,
   ...messageRoutes,
   ...historyRoutes,
+  ...memoryRoutes,
   ...usageRoutes,
   ...webhookRoutes,
   ...pluginRoutes,

@@ -9,6 +9,7 @@ import { SECRET_NAME_PATTERN } from "../validation/plugins.js";
 import { accountUsageQuery, agentUsageQuery, USAGE_DIMENSIONS } from "../validation/usage.js";
 import { CHARACTER_OPERATION_DOCS } from "./characters.js";
 import type { JsonSchema } from "./convert.js";
+import { MEMORY_OPERATION_DOCS, MEMORY_PATH_PARAMETER } from "./memories.js";
 import { STREAM_EVENT_SCHEMA_ID } from "./schemas.js";
 
 export interface SuccessDoc {
@@ -99,6 +100,7 @@ export const PATH_PARAMETERS: Record<
       "The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered `404 AGENT_NOT_FOUND`.",
     example: "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
   },
+  memoryId: MEMORY_PATH_PARAMETER,
   conversationId: {
     description:
       "The conversation's id (`conv_…`). An id of another agent's or account's conversation, or not of that form, is answered `404 CONVERSATION_NOT_FOUND`.",
@@ -530,6 +532,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: ["AGENT_NOT_FOUND"],
   },
   ...CHARACTER_OPERATION_DOCS,
+  ...MEMORY_OPERATION_DOCS,
 };
 
 /** The error codes every authenticated operation can answer. */

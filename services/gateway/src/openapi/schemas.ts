@@ -31,6 +31,7 @@ import {
   jsonValueSchema,
   schemaRef,
 } from "./convert.js";
+import { registerMemorySchemas } from "./memories.js";
 
 /*
  * The response bodies of the REST API (docs/api/errors-and-status-codes.md, "Envelope"; docs/api/agents.md,
@@ -1079,6 +1080,7 @@ export function componentSchemas(served?: ServedProviders): Record<string, JsonS
   named.push(...webhookEventSchemas(new Map(named)));
   for (const [name, schema] of named) responses.add(schema, { id: name });
   registerCharacterSchemas(requests, responses, Agent, FieldIssue);
+  registerMemorySchemas(requests, responses, { success, cursorList });
 
   const input = convertRegistry(requests, "input");
   input[JSON_VALUE_SCHEMA_ID] = jsonValueSchema();

@@ -22,6 +22,7 @@ import {
   userPath,
 } from "../validation/history.js";
 import { parseOrThrow } from "../validation/issues.js";
+import { presentMemory } from "./memories.js";
 import { callerGone, presentReply, toolCallView } from "./messages.js";
 import type { HandlerInput, Route } from "./table.js";
 
@@ -266,11 +267,15 @@ async function exportUser(input: HandlerInput): Promise<void> {
     });
     try {
       for (; !page.done; page = await nextPage()) {
-        const messages = page.value.messages;
-        await agents.learn(messages.map((turn) => turn.agentId));
+        const { messages, memories } = page.value;
+        await agents.learn([...messages, ...memories].map((item) => item.agentId));
         let lines = "";
         for (const turn of messages) {
           if (agents.exists(turn.agentId)) lines += `${JSON.stringify(presentMessage(turn))}\n`;
+        }
+        // The user's memories follow the messages (docs/api/memories.md, "Export and erasure").
+        for (const memory of memories) {
+          if (agents.exists(memory.agentId)) lines += `${JSON.stringify(presentMemory(memory))}\n`;
         }
         if (lines !== "" && !ctx.res.write(lines)) await drained(ctx.res);
         if (ctx.res.destroyed) return;
