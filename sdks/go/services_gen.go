@@ -904,9 +904,10 @@ type UserService struct {
 // Every message the user exchanged with any agent of the account, oldest first, as NDJSON
 // (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\n`.
 // The response is streamed as it is read, a page at a time, so its size is not limited; a user with no
-// messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. A
-// failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients
-// report as an incomplete body: retry the export.
+// messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out.
+// After the messages come the user's memories (docs/api/memories.md), one `Memory` per line, told apart by
+// their `mem_` ids. A failure after the first line cuts the response short (it ends without its last chunk),
+// which HTTP clients report as an incomplete body: retry the export.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 //
@@ -1085,8 +1086,8 @@ func (s *AgentMemoryService) ListAll(ctx context.Context, agentID string, params
 // lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentMemoryService) Create(ctx context.Context, agentID string, params CreateMemoryParams, opts ...Option) (*Memory, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {

@@ -34,7 +34,7 @@ export const MEMORY_OPERATION_DOCS: Record<string, OperationDoc> = {
       schema: "MemoryResponse",
       description: "The memory stored, or the same one the user already had.",
     },
-    errors: ["AGENT_NOT_FOUND"],
+    errors: ["AGENT_NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
   },
   "DELETE /v1/agents/:agentId/memories/:memoryId": {
     operationId: "deleteMemory",

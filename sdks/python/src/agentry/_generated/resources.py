@@ -848,7 +848,8 @@ class Memories:
                 answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
@@ -1829,8 +1830,9 @@ class Users:
         (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in
         `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
         with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
-        left out. A failure after the first line cuts the response short (it ends without its last chunk),
-        which HTTP clients report as an incomplete body: retry the export.
+        left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line,
+        told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends
+        without its last chunk), which HTTP clients report as an incomplete body: retry the export.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
@@ -3282,7 +3284,8 @@ class AsyncMemories:
                 answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
@@ -4263,8 +4266,9 @@ class AsyncUsers:
         (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in
         `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
         with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
-        left out. A failure after the first line cuts the response short (it ends without its last chunk),
-        which HTTP clients report as an incomplete body: retry the export.
+        left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line,
+        told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends
+        without its last chunk), which HTTP clients report as an incomplete body: retry the export.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 

@@ -1160,6 +1160,8 @@ module Agentry
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
         # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
@@ -1439,8 +1441,10 @@ module Agentry
       # (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending
       # in `\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a
       # user with no messages is answered `200` with an empty body. Messages of an agent that no longer
-      # exists are left out. A failure after the first line cuts the response short (it ends without its
-      # last chunk), which HTTP clients report as an incomplete body: retry the export.
+      # exists are left out. After the messages come the user's memories (docs/api/memories.md), one
+      # `Memory` per line, told apart by their `mem_` ids. A failure after the first line cuts the response
+      # short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the
+      # export.
       #
       # Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
       #
