@@ -55,13 +55,28 @@ export function newMemory(text: string, sourceMessageId: string | null, at = new
 }
 
 /**
- * The distinct words of a text a full-text search looks for, lower case, letters and digits only: safe to put
- * in either store's query syntax as they are.
+ * Words that tell nothing of what a text is about. A query with them matches nearly every memory (each reads "The
+ * user ..."), which costs a recall its time and ranks nothing; Postgres's `english` configuration drops the same
+ * kind of words from its own queries.
+ */
+const STOP_WORDS = new Set(
+  (
+    "a about after again all am an and any are as at be because been before being but by can could did do does " +
+    "doing for from had has have having he her here hers him his how i if in into is it its just me more most my " +
+    "no nor not now of off on once only or other our ours out over own same she should so some such than that the " +
+    "their them then there these they this those through to too under until up very was we were what when where " +
+    "which while who whom why will with would you your yours user users"
+  ).split(" "),
+);
+
+/**
+ * The distinct words of a text a full-text search looks for, lower case, letters and digits only (safe to put in
+ * either store's query syntax as they are), without `STOP_WORDS`.
  */
 export function searchTerms(text: string, max = MAX_SEARCH_WORDS): string[] {
   const words = new Set<string>();
   for (const word of memoryKey(text).split(" ")) {
-    if (word.length < 2) continue;
+    if (word.length < 2 || STOP_WORDS.has(word)) continue;
     words.add(word);
     if (words.size === max) break;
   }
