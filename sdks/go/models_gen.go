@@ -92,6 +92,7 @@ const (
 	ErrorCodeDeliveryNotFound     ErrorCode = "DELIVERY_NOT_FOUND"
 	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
 	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
+	ErrorCodeMemoryNotFound       ErrorCode = "MEMORY_NOT_FOUND"
 	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
@@ -244,6 +245,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeDeliveryNotFound:
 		return 404, true
 	case ErrorCodeSecretNotFound:
+		return 404, true
+	case ErrorCodeMemoryNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -910,6 +913,15 @@ type CreateAPIKeyParams struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
 }
 
+// CreateMemoryParams is the request body of Agents.Memories.Create.
+type CreateMemoryParams struct {
+	// The user the memory is about, as messages name them.
+	UserID string `json:"userId"`
+
+	// The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+	Text string `json:"text"`
+}
+
 // CreateWebhookParams is the request body of WebhookEndpoints.Create.
 type CreateWebhookParams struct {
 	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
@@ -1074,6 +1086,41 @@ type HistoryMessageUsage struct {
 
 	// `inputTokens + outputTokens`.
 	TotalTokens int `json:"totalTokens"`
+}
+
+// Memory is a fact an agent keeps about one of its users (docs/api/memories.md).
+type Memory struct {
+	// The memory's id: `mem_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The agent that keeps it.
+	AgentID string `json:"agentId"`
+
+	// The user it is about.
+	UserID string `json:"userId"`
+
+	// The fact, 1 to 1000 characters.
+	Text string `json:"text"`
+
+	// Where it was learnt; `null` when it was added by hand.
+	Source *MemorySource `json:"source"`
+
+	// When it was stored.
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// MemoryDeletedResponseData is what Agents.Memories.Delete returns: the memory was deleted.
+type MemoryDeletedResponseData struct {
+	// The deleted memory's id.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
+}
+
+// MemorySource is: Where it was learnt; `null` when it was added by hand.
+type MemorySource struct {
+	// The user's message it was learnt from (`msg_…`).
+	MessageID string `json:"messageId"`
 }
 
 // MessageDelta is: Data of `message.delta`: the next piece of the reply's text.

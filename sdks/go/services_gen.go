@@ -14,7 +14,7 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Memories: &AgentMemoryService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
@@ -32,6 +32,9 @@ type AgentService struct {
 	// Conversations is client.Agents.Conversations: Read and delete stored conversations and messages; export
 	// and erase a user's (scopes `history:read`, `history:delete`).
 	Conversations *AgentConversationService
+	// Memories is client.Agents.Memories: Read and delete stored conversations and messages; export and erase a
+	// user's (scopes `history:read`, `history:delete`).
+	Memories *AgentMemoryService
 	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
 	// `usage:read`).
 	Usage *AgentUsageService
@@ -901,9 +904,10 @@ type UserService struct {
 // Every message the user exchanged with any agent of the account, oldest first, as NDJSON
 // (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\n`.
 // The response is streamed as it is read, a page at a time, so its size is not limited; a user with no
-// messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. A
-// failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients
-// report as an incomplete body: retry the export.
+// messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out.
+// After the messages come the user's memories (docs/api/memories.md), one `Memory` per line, told apart by
+// their `mem_` ids. A failure after the first line cuts the response short (it ends without its last chunk),
+// which HTTP clients report as an incomplete body: retry the export.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 //
@@ -951,6 +955,189 @@ func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) 
 		Data UserErased `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// AgentMemoryService is client.Agents.Memories: Read and delete stored conversations and messages; export and
+// erase a user's (scopes `history:read`, `history:delete`). Methods: List, ListAll, Create, Delete.
+type AgentMemoryService struct {
+	client *Client
+}
+
+// ListMemoriesParams are the query parameters of Agents.Memories.List; leave a field nil for the server's
+// default.
+type ListMemoriesParams struct {
+	// Only the memories of this user id.
+	UserID *string
+
+	// Only the memories that contain every word of this text (full-text search: case, punctuation and word
+	// endings do not matter), 1 to 500 characters.
+	Q *string
+
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only memories older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only memories newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an agent's memories.
+//
+// What the agent remembers of its users: facts it learnt after turns, or that were added by hand, newest
+// first unless `order=asc`. `userId`: only that user's; `q`: only those containing every word of the text
+// (full-text search). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older
+// than that one, `after=<id>` those just newer, presented in the list's order either way; the next page's
+// cursor is the last item's id (`before` it when newest first, `after` it when oldest first). A cursor that
+// is not an item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown
+// or repeated parameters and values out of range.
+//
+// Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentMemoryService) List(ctx context.Context, agentID string, params ListMemoriesParams, opts ...Option) (*CursorPage[Memory], error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.UserID != nil {
+		query.Set("userId", *params.UserID)
+	}
+	if params.Q != nil {
+		query.Set("q", *params.Q)
+	}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data       []Memory         `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/memories", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[Memory]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Memory], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, agentID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Agents.Memories.ListAll(ctx, agentID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AgentMemoryService) ListAll(ctx context.Context, agentID string, params ListMemoriesParams, opts ...Option) iter.Seq2[Memory, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Memory], error) {
+		return s.List(ctx, agentID, params, opts...)
+	})
+}
+
+// Create adds a memory.
+//
+// Adds a fact about a user by hand; it reaches that user's later prompts with this agent when relevant. A
+// fact the user already has (the same text, ignoring case, punctuation and spacing) is not stored twice: the
+// answer is the one stored. Beyond the agent's `settings.memoryLimit` per user (100 by default) the user's
+// oldest memories are deleted.
+//
+// Requires the `history:delete` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentMemoryService) Create(ctx context.Context, agentID string, params CreateMemoryParams, opts ...Option) (*Memory, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Memory `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/memories", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a memory.
+//
+// Deletes one memory: it reaches no later prompt, and the same fact may be learnt again. Deleting it again is
+// answered `404 MEMORY_NOT_FOUND`.
+//
+// Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// MEMORY_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentMemoryService) Delete(ctx context.Context, agentID string, memoryID string, opts ...Option) (*MemoryDeletedResponseData, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	memoryIDSegment, err := pathSegment("memoryID", memoryID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data MemoryDeletedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/memories/" + memoryIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

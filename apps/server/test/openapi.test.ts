@@ -38,6 +38,7 @@ const MISSING_CONVERSATION = "conv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_MESSAGE = "msg_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_WEBHOOK = "whk_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_DELIVERY = "dlv_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_MEMORY = "mem_01JAAAAAAAAAAAAAAAAAAAAAAA";
 /** Nothing listens there: deliveries to it fail, which no test here waits for. */
 const WEBHOOK_URL = "http://127.0.0.1:9/hook";
 
@@ -832,6 +833,30 @@ describe("API keys", () => {
   });
 });
 
+describe("memories", () => {
+  it("adds, lists, searches and deletes as documented, with the documented 400s and 404s", async () => {
+    const agentId = await newAgent();
+    const created = await call("createMemory", {
+      params: { agentId },
+      body: { userId: "doc-user", text: "The user likes tea." },
+    });
+    expect(created.status).toBe(201);
+    const memoryId = (created.body as { data: { id: string } }).data.id;
+    const listed = await call("listMemories", { params: { agentId }, query: "userId=doc-user&q=tea" });
+    expect((listed.body as { data: unknown[] }).data).toHaveLength(1);
+    expect((await call("deleteMemory", { params: { agentId, memoryId } })).status).toBe(200);
+    expect((await call("deleteMemory", { params: { agentId, memoryId } })).status).toBe(404);
+
+    const missing = { agentId: MISSING_AGENT, memoryId: MISSING_MEMORY };
+    expect((await call("listMemories", { params: missing })).status).toBe(404);
+    expect((await call("deleteMemory", { params: missing })).status).toBe(404);
+    const body = { userId: "u", text: "A fact." };
+    expect((await call("createMemory", { params: missing, body })).status).toBe(404);
+    expect((await call("listMemories", { params: { agentId }, query: "limit=0" })).status).toBe(400);
+    expect((await call("createMemory", { params: { agentId }, body: { text: "no user" } })).status).toBe(400);
+  });
+});
+
 describe("history", () => {
   async function conversationOf(agentId: string, userId: string) {
     openai.reply("Hello there.");
@@ -1241,6 +1266,7 @@ describe("every authenticated operation", () => {
     userId: "nobody",
     webhookId: MISSING_WEBHOOK,
     deliveryId: MISSING_DELIVERY,
+    memoryId: MISSING_MEMORY,
     name: "TOKEN",
   };
 
@@ -1324,6 +1350,7 @@ describe("every write operation", () => {
       userId: "nobody",
       webhookId: MISSING_WEBHOOK,
       deliveryId: MISSING_DELIVERY,
+      memoryId: MISSING_MEMORY,
       name: "TOKEN",
     };
     const { idempotency } = h.gateway.context;

@@ -54,6 +54,8 @@ export const MESSAGE_BOUNDS = {
  *   local model has its own, lower default: LOCAL_MAX_TOKENS).
  * - `settings.fallbacks`: the models to answer with when the agent's own fails (`fallbackIssues`).
  * - `settings.maxToolSteps`: rounds of tool calls in one turn; `settings.toolChoice`: whether the first must call one.
+ * - `settings.memory`: boolean, whether the agent learns and recalls memories of its users (default true);
+ *   `settings.memoryLimit`: the most memories kept per user (`MEMORY_BOUNDS`), the oldest evicted beyond it.
  * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.
  */
 export const GENERATION_BOUNDS = {
@@ -61,6 +63,12 @@ export const GENERATION_BOUNDS = {
   maxTokens: { min: 1, max: 8192, default: 1024 },
   /** Rounds of tool calls in one turn (docs/api/plugins-and-tools.md, "Tools in a turn"); 0 offers the model no tools. */
   maxToolSteps: { min: 0, max: 20, default: 5 },
+} as const;
+
+/** Memories of users (docs/api/memories.md): how many an agent keeps per user, and a memory's length. */
+export const MEMORY_BOUNDS = {
+  memoryLimit: { min: 1, max: 1000, default: 100 },
+  textMaxLength: 1000,
 } as const;
 
 /**
@@ -104,6 +112,22 @@ export function generationSettingsIssues(
   const toolChoice = settings?.toolChoice;
   if (toolChoice != null && !(TOOL_CHOICES as readonly unknown[]).includes(toolChoice)) {
     issues.push({ field: "settings.toolChoice", issue: `must be one of ${TOOL_CHOICES.join(", ")}` });
+  }
+  const memory = settings?.memory;
+  if (memory != null && typeof memory !== "boolean") {
+    issues.push({ field: "settings.memory", issue: "must be true or false" });
+  }
+  const memoryLimit = settings?.memoryLimit;
+  if (memoryLimit != null) {
+    const { min, max } = MEMORY_BOUNDS.memoryLimit;
+    if (
+      typeof memoryLimit !== "number" ||
+      !Number.isInteger(memoryLimit) ||
+      memoryLimit < min ||
+      memoryLimit > max
+    ) {
+      issues.push({ field: "settings.memoryLimit", issue: `must be an integer from ${min} to ${max}` });
+    }
   }
   issues.push(...fallbackIssues(settings?.fallbacks));
   return issues;

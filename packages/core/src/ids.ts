@@ -12,6 +12,7 @@ const PREFIX = {
   webhook: "whk",
   delivery: "dlv",
   session: "ses",
+  memory: "mem",
 } as const;
 
 export type IdKind = keyof typeof PREFIX;

@@ -6,6 +6,7 @@ export {
   GENERATION_BOUNDS,
   generationSettingsIssues,
   isProviderName,
+  MEMORY_BOUNDS,
   MESSAGE_BOUNDS,
   PROVIDER_NAMES,
   PROVIDER_SETUP,

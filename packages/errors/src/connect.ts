@@ -21,6 +21,7 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   DELIVERY_NOT_FOUND: Code.NotFound,
   SECRET_NOT_FOUND: Code.NotFound,
   API_KEY_NOT_FOUND: Code.NotFound,
+  MEMORY_NOT_FOUND: Code.NotFound,
   NOT_FOUND: Code.NotFound,
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,

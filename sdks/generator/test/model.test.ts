@@ -50,6 +50,9 @@ describe("model", () => {
       "GET /agents/{agentId}/messages/{messageId} agents.messages.get",
       "GET /users/{userId}/export users.export",
       "DELETE /users/{userId} users.erase",
+      "GET /agents/{agentId}/memories agents.memories.list",
+      "POST /agents/{agentId}/memories agents.memories.create",
+      "DELETE /agents/{agentId}/memories/{memoryId} agents.memories.delete",
       "GET /usage usage.get",
       "GET /agents/{agentId}/usage agents.usage.get",
       "POST /webhooks webhookEndpoints.create",
@@ -79,6 +82,7 @@ describe("model", () => {
         children: [
           ["agents", "messages"],
           ["agents", "conversations"],
+          ["agents", "memories"],
           ["agents", "usage"],
           ["agents", "secrets"],
           ["agents", "clients"],
@@ -91,6 +95,7 @@ describe("model", () => {
       },
       { path: ["agents", "conversations"], description: HISTORY, children: [] },
       { path: ["users"], description: HISTORY, children: [] },
+      { path: ["agents", "memories"], description: HISTORY, children: [] },
       { path: ["usage"], description: USAGE, children: [] },
       { path: ["agents", "usage"], description: USAGE, children: [] },
       {

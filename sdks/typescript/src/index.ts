@@ -29,6 +29,7 @@ export { Agents } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
 export { AgentClients } from "./resources/clients.js";
 export { Conversations } from "./resources/conversations.js";
+export { Memories } from "./resources/memories.js";
 export { Messages } from "./resources/messages.js";
 export { Plugins } from "./resources/plugins.js";
 export { AgentSecrets } from "./resources/secrets.js";
@@ -37,7 +38,7 @@ export { Users } from "./resources/users.js";
 export { WebhookDeliveries, WebhookEndpoints } from "./resources/webhook-endpoints.js";
 export { MessageStream } from "./streaming.js";
 export type * from "./types.js";
-export { UserExport } from "./user-export.js";
+export { UserExport, type UserExportLine } from "./user-export.js";
 export { VERSION } from "./version.js";
 export {
   DEFAULT_WEBHOOK_TOLERANCE_MS,

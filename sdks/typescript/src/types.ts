@@ -532,6 +532,44 @@ export interface ConversationDeleted {
   messagesDeleted: number;
 }
 
+/** A fact an agent keeps about one of its users, learnt after a turn or added by hand. */
+export interface Memory {
+  /** `mem_` followed by a ULID. */
+  id: string;
+  agentId: string;
+  /** The user it is about. */
+  userId: string;
+  /** The fact, 1 to 1,000 characters. */
+  text: string;
+  /** The user's message it was learnt from; `null` when it was added by hand. */
+  source: { messageId: string } | null;
+  /** When it was stored. */
+  createdAt: string;
+}
+
+/** Query of an agent's memories, newest first unless `order` says otherwise. */
+export interface MemoryListParams extends CursorListParams {
+  /** Only this user's memories. */
+  userId?: string;
+  /** Only the memories containing every word of this text (full-text search). */
+  q?: string;
+  order?: "asc" | "desc";
+}
+
+/** A memory to add by hand. */
+export interface MemoryCreateParams {
+  /** The user it is about, as messages name them. */
+  userId: string;
+  /** The fact, 1 to 1,000 characters once trimmed. */
+  text: string;
+}
+
+/** The answer to deleting a memory. */
+export interface MemoryDeleted {
+  id: string;
+  deleted: true;
+}
+
 /** The answer to erasing a user. */
 export interface UserErased {
   userId: string;

@@ -1,11 +1,14 @@
 import type { OpenedStream } from "./core.js";
 import { AgentryError, APIConnectionError, APIError, APITimeoutError, APIUserAbortError } from "./errors.js";
 import { IncompleteLineError, readLines } from "./ndjson.js";
-import type { HistoryMessage } from "./types.js";
+import type { HistoryMessage, Memory } from "./types.js";
+
+/** One line of a user's export: a stored message, or (after every message) one of the user's memories (`mem_…`). */
+export type UserExportLine = HistoryMessage | Memory;
 
 /**
- * A user's messages in every agent of the account, read as the service sends them (NDJSON, one message a line):
- * each message is yielded as soon as its line has arrived, so memory stays flat whatever the export's size.
+ * A user's messages in every agent of the account, then the memories those agents keep of the user, read as the
+ * service sends them (NDJSON, one a line): each is yielded as soon as its line has arrived, so memory stays flat whatever the export's size.
  *
  * ```ts
  * for await (const message of client.users.export("user-42")) {
@@ -19,7 +22,7 @@ import type { HistoryMessage } from "./types.js";
  * that ends without an error is complete. Silence longer than the client's `timeout` throws `APITimeoutError`;
  * `abort()` or the `signal` option throws `APIUserAbortError`. Leaving the loop early closes the connection.
  */
-export class UserExport implements AsyncIterable<HistoryMessage> {
+export class UserExport implements AsyncIterable<UserExportLine> {
   /** Aborting this controller ends the export, as `abort()` does. */
   readonly controller = new AbortController();
   readonly #open: (signal: AbortSignal) => Promise<OpenedStream>;
@@ -56,14 +59,14 @@ export class UserExport implements AsyncIterable<HistoryMessage> {
   }
 
   /** The messages, in the order they were stored (oldest first). An export can be iterated once. */
-  [Symbol.asyncIterator](): AsyncGenerator<HistoryMessage> {
+  [Symbol.asyncIterator](): AsyncGenerator<UserExportLine> {
     if (this.#consumed)
       throw new AgentryError("A UserExport can be iterated once; call users.export() again.");
     this.#consumed = true;
     return this.#iterate();
   }
 
-  async *#iterate(): AsyncGenerator<HistoryMessage> {
+  async *#iterate(): AsyncGenerator<UserExportLine> {
     let opened: OpenedStream | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
     const armIdleTimer = () => {
@@ -81,9 +84,9 @@ export class UserExport implements AsyncIterable<HistoryMessage> {
       if (!body) return;
       armIdleTimer();
       for await (const line of readLines(body, armIdleTimer)) {
-        let message: HistoryMessage;
+        let message: UserExportLine;
         try {
-          message = JSON.parse(line) as HistoryMessage;
+          message = JSON.parse(line) as UserExportLine;
         } catch {
           throw new APIError("A line of the export is not JSON.", { headers, body: line });
         }

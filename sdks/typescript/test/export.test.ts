@@ -6,9 +6,9 @@ import {
   APIError,
   APITimeoutError,
   APIUserAbortError,
-  type HistoryMessage,
   PermissionDeniedError,
   UserExport,
+  type UserExportLine,
 } from "../src/index.js";
 import { AGENT_ID } from "./helpers.js";
 import { fail, localServer, type ServerHandler } from "./server.js";
@@ -44,8 +44,8 @@ function write(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function collect(stream: AsyncIterable<HistoryMessage>) {
-  const items: HistoryMessage[] = [];
+async function collect(stream: AsyncIterable<UserExportLine>) {
+  const items: UserExportLine[] = [];
   const error = await (async () => {
     for await (const item of stream) items.push(item);
   })().catch((e: unknown) => e);
@@ -213,7 +213,7 @@ describe("users.export", () => {
     });
     const controller = new AbortController();
     const exported = server.client().users.export("user-42", { signal: controller.signal });
-    const items: HistoryMessage[] = [];
+    const items: UserExportLine[] = [];
     const error = await (async () => {
       for await (const item of exported) {
         items.push(item);

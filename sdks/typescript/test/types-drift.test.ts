@@ -28,6 +28,9 @@ const PAIRS: Record<string, string> = {
   Conversation: "Conversation",
   ConversationDeleted: "ConversationDeleted",
   UserErased: "UserErased",
+  // memories
+  Memory: "Memory",
+  CreateMemoryRequest: "MemoryCreateParams",
   // keys
   ApiKey: "ApiKey",
   CreateApiKeyRequest: "ApiKeyCreateParams",

@@ -6,6 +6,7 @@ import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
 import type { ConversationContext, TurnContext } from "./context.js";
 import { publicEvent } from "./events.js";
 import { IdempotentSends } from "./idempotent-sends.js";
+import { MemoryLearning } from "./memory-learning.js";
 import { DEFAULT_STREAM_RETENTION_MS, MessageRuns, type RunLeases } from "./message-runs.js";
 import { observeProviders } from "./providers/observed.js";
 import {
@@ -65,6 +66,8 @@ export interface Conversation {
   /** The ConversationService RPCs, for `connectNodeAdapter({ routes })` or `createRouterTransport(routes)`. */
   routes: (router: ConnectRouter) => void;
   store: ConversationStore;
+  /** Memory extraction after turns: `idle()` resolves once those started so far have ended. */
+  memories: MemoryLearning;
   /** Publishes the outbox's message events to the webhooks service; absent without `webhooks`. */
   relay?: OutboxRelay<OutboxEvent>;
   /** Whether the store answers: what readiness reports. */
@@ -96,19 +99,22 @@ export async function buildConversation(options: BuildConversationOptions): Prom
         ...(options.outboxIntervalMs !== undefined ? { intervalMs: options.outboxIntervalMs } : {}),
       })
     : undefined;
+  const timeoutMs = options.providers.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
+  const memories = new MemoryLearning(traced, logger, timeoutMs);
   const turns: TurnContext = {
     store: traced,
     providers: new ProviderSet(options.providers, logger, options.dataDir),
     logger,
     limits: {
       contextTokenBudget: options.contextTokenBudget ?? DEFAULT_CONTEXT_TOKEN_BUDGET,
-      timeoutMs: options.providers.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS,
+      timeoutMs,
       firstTokenTimeoutMs: options.providers.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
       turnTimeoutMs: options.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS,
     },
     ...(options.plugins ? { plugins: options.plugins } : {}),
     // The relay publishes a turn's event at once after the commit that wrote it.
     ...(relay ? { events: { written: () => relay.kick() } } : {}),
+    memories,
   };
   // Each layer is handed the one below it: turns (service.ts) ← runs ← keyed sends.
   const runs = new MessageRuns(turns, {
@@ -138,6 +144,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   return {
     routes: conversationRoutes(ctx),
     store,
+    memories,
     ...(relay ? { relay } : {}),
     ready: () =>
       store.ping().then(
@@ -147,6 +154,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     async close() {
       await ctx.sends.close();
       await ctx.runs.close();
+      await memories.close();
       await relay?.stop();
       await store.close();
       await ctx.providers.close();

@@ -1,5 +1,6 @@
 import type { Logger } from "@agentry/logging";
 import type { IdempotentSends } from "./idempotent-sends.js";
+import type { MemoryLearning } from "./memory-learning.js";
 import type { MessageRuns } from "./message-runs.js";
 import type { ProviderSet } from "./providers/resolve.js";
 import type { ConversationStore } from "./store/types.js";
@@ -32,6 +33,8 @@ export interface TurnContext {
    * told after each commit that wrote one, so the relay publishes it at once. Unset, sends write no events.
    */
   events?: { written(): void };
+  /** Memory extraction after turns; unset, no memories are learnt (they are still recalled). */
+  memories?: MemoryLearning;
 }
 
 /** Everything the handlers use, built once by `buildConversation`; handlers reach for nothing else. */

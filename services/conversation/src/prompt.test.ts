@@ -60,6 +60,21 @@ describe("contextSection", () => {
 });
 
 describe("buildPrompt", () => {
+  it("puts what is remembered of the user after the profile and before the message's context", () => {
+    const prompt = buildPrompt({
+      profile: { ...empty, name: "Ada" },
+      context: { k: "v" },
+      history: [],
+      text: "hello",
+      memories: [{ text: "The user likes tea." }],
+      historyLimits: { maxTurns: 200, tokenBudget: 100 },
+    });
+    const memories = prompt.system.indexOf("What you remember about this user");
+    expect(memories).toBeGreaterThan(prompt.system.indexOf("You are Ada"));
+    expect(prompt.system.indexOf('{"k":"v"}')).toBeGreaterThan(memories);
+    expect(prompt.system).toContain("\n- The user likes tea.");
+  });
+
   const history = [
     { role: "user" as const, text: "a".repeat(40) },
     { role: "assistant" as const, text: "b".repeat(40) },

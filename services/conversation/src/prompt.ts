@@ -1,6 +1,7 @@
 import { type CharacterTraits, characterTraits, spokenByCharacter } from "@agentry/characters";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { fitHistory, turnTokens } from "./history.js";
+import { memorySection } from "./memories.js";
 import type { PromptMessage } from "./providers/types.js";
 import type { HistoryLimits } from "./store/types.js";
 
@@ -98,6 +99,8 @@ export interface PromptInput {
   /** Stored turns of this conversation, oldest first: at least those that fit the limits. */
   history: readonly PromptMessage[];
   text: string;
+  /** What the agent remembers of this user that bears on the message (memories.ts); none: no section. */
+  memories?: readonly { text: string }[];
   /**
    * What of the budget the prompt may spend on the character's example conversations and the history together;
    * the system prompt and the new message are always sent whole.
@@ -106,15 +109,19 @@ export interface PromptInput {
 }
 
 /**
- * The prompt of one call: the system prompt (profile, then this message's context), the character's example
- * conversations (`exampleTurns`, within `EXAMPLE_BUDGET_SHARE` of the budget), the history that fits what they
- * leave (`fitHistory`), then the new message.
+ * The prompt of one call: the system prompt (profile, then what is remembered of the user, then this message's
+ * context), the character's example conversations (`exampleTurns`, within `EXAMPLE_BUDGET_SHARE` of the budget),
+ * the history that fits what they leave (`fitHistory`), then the new message.
  */
 export function buildPrompt(input: PromptInput): { system: string; messages: PromptMessage[] } {
   const { maxTurns, tokenBudget } = input.historyLimits;
   const examples = exampleTurns(input.profile, Math.floor(tokenBudget * EXAMPLE_BUDGET_SHARE));
   const spent = examples.reduce((sum, message) => sum + turnTokens(message.text), 0);
-  const system = [systemPrompt(input.profile, examples.length), contextSection(input.context)]
+  const system = [
+    systemPrompt(input.profile, examples.length),
+    memorySection(input.memories ?? []),
+    contextSection(input.context),
+  ]
     .filter(Boolean)
     .join("\n\n");
   const messages = [

@@ -1,4 +1,10 @@
-import { mapAsyncIterable, PAGE_LIMIT } from "@agentry/core";
+import {
+  exceedsCharacters,
+  MEMORY_BOUNDS,
+  MESSAGE_BOUNDS,
+  mapAsyncIterable,
+  PAGE_LIMIT,
+} from "@agentry/core";
 import { AppError, invalid } from "@agentry/errors";
 import {
   type BackgroundMessageSchema,
@@ -8,9 +14,15 @@ import {
   type Conversation,
   ConversationSchema,
   ConversationService,
+  type CreateMemoryRequest,
+  type CreateMemoryResponse,
+  CreateMemoryResponseSchema,
   type DeleteConversationRequest,
   type DeleteConversationResponse,
   DeleteConversationResponseSchema,
+  type DeleteMemoryRequest,
+  type DeleteMemoryResponse,
+  DeleteMemoryResponseSchema,
   type EraseUserRequest,
   type EraseUserResponse,
   EraseUserResponseSchema,
@@ -27,6 +39,9 @@ import {
   type ListConversationsRequest,
   type ListConversationsResponse,
   ListConversationsResponseSchema,
+  type ListMemoriesRequest,
+  type ListMemoriesResponse,
+  ListMemoriesResponseSchema,
   type ListMessagesRequest,
   type ListMessagesResponse,
   ListMessagesResponseSchema,
@@ -35,6 +50,8 @@ import {
   type ListTurnsRequest,
   type ListTurnsResponse,
   ListTurnsResponseSchema,
+  type Memory,
+  MemorySchema,
   MessageStatus,
   type PageCursor,
   type PurgeAgentRequest,
@@ -70,10 +87,11 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
+import { memoryLimit, newMemory } from "./memories.js";
 import type { SuppliedContext } from "./prompt.js";
 import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
 import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
-import type { ConversationRecord, PageRequest, TurnRecord } from "./store/types.js";
+import type { ConversationRecord, MemoryRecord, PageRequest, TurnRecord } from "./store/types.js";
 import type { ToolCallRecord } from "./tools.js";
 import type {
   UsageDimension as Dimension,
@@ -266,6 +284,57 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         ctx.logger.info({ deleted }, "user erased");
         return create(EraseUserResponseSchema, { deletedMessages: deleted });
       },
+      async listMemories(request: ListMemoriesRequest): Promise<ListMemoriesResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const page = await ctx.store.listMemories(
+          accountId,
+          agentId,
+          {
+            ...(request.userId !== undefined ? { userId: request.userId } : {}),
+            ...(request.query !== undefined ? { query: request.query } : {}),
+          },
+          pageRequest(request.page),
+        );
+        return create(ListMemoriesResponseSchema, {
+          memories: page.items.map(toMemory),
+          hasMore: page.hasMore,
+        });
+      },
+
+      async createMemory(request: CreateMemoryRequest): Promise<CreateMemoryResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const { userId, text } = request;
+        if (userId === "" || exceedsCharacters(userId, MESSAGE_BOUNDS.idMaxLength)) {
+          throw invalid("userId", `must be 1 to ${MESSAGE_BOUNDS.idMaxLength} characters`);
+        }
+        const memory = newMemory(text, null);
+        if (!memory) {
+          throw invalid(
+            "text",
+            `must be 1 to ${MEMORY_BOUNDS.textMaxLength} characters with at least one letter or digit`,
+          );
+        }
+        const limit = request.limit || memoryLimit(undefined);
+        const [stored] = await ctx.store.addMemories({ accountId, agentId, userId }, [memory], limit);
+        // Nothing stored: the agent was deleted meanwhile.
+        if (!stored) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
+        return create(CreateMemoryResponseSchema, {
+          memory: toMemory(stored.memory),
+          created: stored.created,
+        });
+      },
+
+      async deleteMemory(request: DeleteMemoryRequest): Promise<DeleteMemoryResponse> {
+        const { accountId, agentId } = agentScope(request);
+        if (!(await ctx.store.deleteMemory(accountId, agentId, request.memoryId))) {
+          throw new AppError(
+            "MEMORY_NOT_FOUND",
+            `Memory ${JSON.stringify(request.memoryId)} does not exist.`,
+          );
+        }
+        return create(DeleteMemoryResponseSchema, {});
+      },
+
       async getUsage(request: GetUsageRequest): Promise<GetUsageResponse> {
         if (!request.accountId) throw invalid("account_id", "is required");
         const report = await ctx.store.getUsage({
@@ -447,7 +516,7 @@ function pageRequest(cursor: PageCursor | undefined): PageRequest {
   return { limit, before, after, order: cursor?.order === HistoryOrder.ASC ? "asc" : "desc" };
 }
 
-/** A user's messages as pages of the store, read one after the other as the caller takes them. */
+/** A user's messages, then memories, as pages of the store, read one after the other as the caller takes them. */
 async function* exportPages(
   ctx: ConversationContext,
   accountId: string,
@@ -459,6 +528,24 @@ async function* exportPages(
     if (page.turns.length > 0) yield create(ExportUserResponseSchema, { messages: page.turns.map(toTurn) });
     cursor = page.next;
   } while (cursor !== null);
+  do {
+    const page = await ctx.store.exportUserMemories(accountId, userId, cursor, EXPORT_PAGE_SIZE);
+    if (page.memories.length > 0) {
+      yield create(ExportUserResponseSchema, { memories: page.memories.map(toMemory) });
+    }
+    cursor = page.next;
+  } while (cursor !== null);
+}
+
+function toMemory(memory: MemoryRecord): Memory {
+  return create(MemorySchema, {
+    id: memory.id,
+    agentId: memory.agentId,
+    userId: memory.userId,
+    text: memory.text,
+    sourceMessageId: memory.sourceMessageId ?? "",
+    createTime: timestampFromDate(new Date(memory.createdAt)),
+  });
 }
 
 function toConversation(conversation: ConversationRecord): Conversation {

@@ -14,6 +14,7 @@ import type { TurnContext } from "./context.js";
 import { CallDeadline } from "./deadline.js";
 import { messageCompleted, messageFailed } from "./events.js";
 import { MAX_HISTORY_TURNS } from "./history.js";
+import { MEMORIES_RECALLED, memoryEnabled, memoryLimit } from "./memories.js";
 import { type AgentProfile, buildPrompt, type SuppliedContext, suppliedPrompt } from "./prompt.js";
 import { incompleteError, sanitise } from "./providers/errors.js";
 import type {
@@ -315,14 +316,23 @@ class Call {
   }
 
   /** The prompt of an ordinary message: the agent's examples and the stored history before the new message. */
-  private async storedPrompt(profile: AgentProfile): Promise<{ system: string; messages: PromptMessage[] }> {
+  private async storedPrompt(
+    profile: AgentProfile,
+    settings: JsonObject | undefined,
+  ): Promise<{ system: string; messages: PromptMessage[] }> {
     const historyLimits = { maxTurns: MAX_HISTORY_TURNS, tokenBudget: this.ctx.limits.contextTokenBudget };
     const history = await this.ctx.store.recentTurns(this.key, historyLimits);
+    // A user's memories reach only that user's prompts with this agent; messages without a user have none.
+    const memories =
+      this.key.userId !== "" && memoryEnabled(settings)
+        ? await this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED)
+        : [];
     return buildPrompt({
       profile,
       context: this.input.context,
       history,
       text: this.input.text,
+      memories,
       historyLimits,
     });
   }
@@ -347,7 +357,7 @@ class Call {
     const supplied = this.input.suppliedContext;
     const prompt = supplied
       ? suppliedPrompt(profile, supplied, this.input.text)
-      : await this.storedPrompt(profile);
+      : await this.storedPrompt(profile, spec?.settings);
     this.tools =
       this.maxToolSteps > 0
         ? await TurnTools.prepare(
@@ -564,6 +574,7 @@ class Call {
       throw new AppError("AGENT_NOT_FOUND", "The agent does not exist.");
     }
     this.ctx.events?.written();
+    this.learn(result.text);
     const line = {
       provider: provider.name,
       model: reply.model,
@@ -579,6 +590,23 @@ class Call {
     // reply's path. The request scope, and so the line's requestId, carries over.
     setImmediate(() => this.log.info(line, "message answered"));
     return reply;
+  }
+
+  /** Starts learning what the exchange told about the user, in the background, when the agent keeps memories. */
+  private learn(replyText: string): void {
+    const settings = this.input.agent?.spec?.settings;
+    if (!this.ctx.memories || this.key.userId === "" || !memoryEnabled(settings)) return;
+    this.ctx.memories.learn({
+      owner: this.key,
+      provider: this.provider!,
+      model: this.model!,
+      messageId: this.messageId,
+      userText: this.input.text,
+      replyText,
+      limit: memoryLimit(settings),
+      apiKeyId: this.input.apiKeyId ?? null,
+      requestId: this.input.requestId ?? null,
+    });
   }
 
   /**

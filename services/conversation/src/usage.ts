@@ -156,9 +156,10 @@ function bucketStartText(at: number, seconds: number): string {
 
 /**
  * What a call adds to the rollups. A call counts in the buckets of its record's time (when it ended). Every call
- * is a message, a failed one an error (a cancelled one is not); only completed calls have latencies.
+ * is a message, a failed one an error (a cancelled one is not); only completed calls have latencies. A call made
+ * for a turn rather than to answer one (`tokensOnly`: a memory extraction) adds only its tokens.
  */
-export function usageIncrement(call: CallRecord): UsageIncrement {
+export function usageIncrement(call: CallRecord, tokensOnly = false): UsageIncrement {
   const at = Date.parse(call.createdAt);
   const dimensions: Record<UsageDimension, string> = {
     agentId: call.agentId,
@@ -182,7 +183,7 @@ export function usageIncrement(call: CallRecord): UsageIncrement {
       apiKeyId: kept.includes("apiKeyId") ? dimensions.apiKeyId : "",
     };
   });
-  const completed = call.outcome === "completed";
+  const completed = call.outcome === "completed" && !tokensOnly;
   const latencyBin = completed ? binOf(call.latencyMs) : null;
   // A completed reply without a recorded first text began when it arrived.
   const firstTokenBin = completed ? binOf(call.firstTokenMs ?? call.latencyMs) : null;
@@ -193,8 +194,8 @@ export function usageIncrement(call: CallRecord): UsageIncrement {
     dimensions,
     bucketStarts,
     cells,
-    messages: 1,
-    errors: call.outcome === "failed" ? 1 : 0,
+    messages: tokensOnly ? 0 : 1,
+    errors: call.outcome === "failed" && !tokensOnly ? 1 : 0,
     inputTokens: call.inputTokens,
     outputTokens: call.outputTokens,
     latencyBin,

@@ -13,6 +13,7 @@ import { openPostgresConversationStore, PostgresConversationStore } from "../src
 import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
 import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
+import { memoryStoreContract } from "../src/testing/memory-contract.js";
 import { conversationStoreContract } from "../src/testing/store-contract.js";
 
 let db: TestDatabase;
@@ -24,6 +25,9 @@ afterAll(() => db?.close());
 // Each store is empty and of its own: a fresh schema, migrated from nothing, in this file's database.
 let schemas = 0;
 conversationStoreContract("postgres", () =>
+  openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
+);
+memoryStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
 

@@ -16,6 +16,7 @@ import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
 import type { RequestContext, Route, ServedRoute } from "./routes/define.js";
 import { historyRoutes } from "./routes/history.js";
+import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
 import { usageRoutes } from "./routes/usage.js";
@@ -32,6 +33,7 @@ export const ROUTES: Route[] = [
   ...characterRoutes,
   ...messageRoutes,
   ...historyRoutes,
+  ...memoryRoutes,
   ...usageRoutes,
   ...webhookRoutes,
   ...pluginRoutes,

@@ -18,6 +18,7 @@ import type {
 } from "../types.js";
 import { AgentClients } from "./clients.js";
 import { Conversations } from "./conversations.js";
+import { Memories } from "./memories.js";
 import { Messages } from "./messages.js";
 import { idSegment } from "./path.js";
 import { AgentSecrets } from "./secrets.js";
@@ -42,6 +43,8 @@ export class Agents {
   readonly messages: Messages;
   /** An agent's conversations, by user and room. */
   readonly conversations: Conversations;
+  /** What the agent remembers of its users. */
+  readonly memories: Memories;
   /** An agent's usage figures. */
   readonly usage: AgentUsage;
   /** An agent's secrets, which its plugins read (scope `plugins:manage`). */
@@ -55,6 +58,7 @@ export class Agents {
     this.#transport = transport;
     this.messages = new Messages(transport);
     this.conversations = new Conversations(transport);
+    this.memories = new Memories(transport);
     this.usage = new AgentUsage(transport);
     this.secrets = new AgentSecrets(transport);
     this.clients = new AgentClients(transport);

@@ -268,6 +268,31 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         WHERE status = 'pending' AND lease_expires_at IS NOT NULL;
     `,
   },
+  {
+    version: 11,
+    name: "memories of users",
+    // A user's memories of an agent, deduplicated by their normalised text (key); seq orders them and is the
+    // cursor. The full-text vector is a generated column under a GIN index.
+    sql: (s) => `
+      CREATE TABLE ${s}.memories (
+        seq bigserial PRIMARY KEY,
+        id text COLLATE "C" NOT NULL UNIQUE,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        text text NOT NULL,
+        key text NOT NULL,
+        source_message_id text,
+        created_at timestamptz NOT NULL,
+        search tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+        UNIQUE (account_id, agent_id, user_id, key)
+      );
+      CREATE INDEX memories_by_owner ON ${s}.memories (account_id, agent_id, user_id, seq);
+      CREATE INDEX memories_by_agent ON ${s}.memories (account_id, agent_id, seq);
+      CREATE INDEX memories_by_user ON ${s}.memories (account_id, user_id, seq);
+      CREATE INDEX memories_search ON ${s}.memories USING GIN (search);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -54,6 +54,7 @@ import {
   usageReport,
   ZERO_BIN,
 } from "../usage.js";
+import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import { PostgresRuns } from "./postgres-runs.js";
 import {
@@ -87,8 +88,12 @@ import type {
   HistoryLimits,
   HistoryTurn,
   KeyedExchange,
+  MemoryFilter,
+  MemoryOwner,
+  MemoryRecord,
   MessageFilter,
   NewExchange,
+  NewMemory,
   NewOutboxEvent,
   OutboxEvent,
   Page,
@@ -250,6 +255,25 @@ function usageStatements(s: string, prepared: (name: string, text: string) => Pr
       AND total.agent_id = '' AND total.bucket_start = share.bucket_start AND total.user_id = ''
       AND total.model = '' AND total.api_key_id = ''`;
   const userRows = `FROM ${s}.usage_rollups WHERE account_id = $1 AND user_id = $2 AND level = '${USER_LEVEL}'`;
+  // The rollup rows of a call, its parameters numbered from after the `first` before them.
+  const addUsage = (first: number) => {
+    const p = (n: number) => `$${first + n}`;
+    return `INSERT INTO ${s}.usage_rollups AS u (${USAGE_KEY}, ${USAGE_FIGURES})
+      SELECT ${p(1)}, c.level, c.seconds, c.agent, c.bucket, c.usr, c.model, c.apikey, ${p(9)}, ${p(10)}, ${p(11)}, ${p(12)}, ${p(13)},
+        ${initial(p(14))}, ${p(15)}, ${initial(p(16))}
+      FROM unnest(${p(2)}::text[], ${p(3)}::integer[], ${p(4)}::text[], ${p(5)}::timestamptz[], ${p(6)}::text[], ${p(7)}::text[],
+        ${p(8)}::text[]) WITH ORDINALITY AS c(level, seconds, agent, bucket, usr, model, apikey, n)
+      ORDER BY c.n
+      ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
+        messages = u.messages + excluded.messages,
+        errors = u.errors + excluded.errors,
+        input_tokens = u.input_tokens + excluded.input_tokens,
+        output_tokens = u.output_tokens + excluded.output_tokens,
+        latency_zeros = u.latency_zeros + excluded.latency_zeros,
+        ${bump("latency_bins", p(14))},
+        first_token_zeros = u.first_token_zeros + excluded.first_token_zeros,
+        ${bump("first_token_bins", p(16))}`;
+  };
   return {
     // The call record and its six rollup rows in one statement, so that usage costs no round trip of its own. A
     // new row starts with the call's bins.
@@ -261,22 +285,10 @@ function usageStatements(s: string, prepared: (name: string, text: string) => Pr
           error_code, error_message, latency_ms, first_token_ms, input_tokens, output_tokens, created_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
       )
-      INSERT INTO ${s}.usage_rollups AS u (${USAGE_KEY}, ${USAGE_FIGURES})
-      SELECT $19, c.level, c.seconds, c.agent, c.bucket, c.usr, c.model, c.apikey, $27, $28, $29, $30, $31,
-        ${initial("$32")}, $33, ${initial("$34")}
-      FROM unnest($20::text[], $21::integer[], $22::text[], $23::timestamptz[], $24::text[], $25::text[],
-        $26::text[]) WITH ORDINALITY AS c(level, seconds, agent, bucket, usr, model, apikey, n)
-      ORDER BY c.n
-      ON CONFLICT (${USAGE_KEY}) DO UPDATE SET
-        messages = u.messages + excluded.messages,
-        errors = u.errors + excluded.errors,
-        input_tokens = u.input_tokens + excluded.input_tokens,
-        output_tokens = u.output_tokens + excluded.output_tokens,
-        latency_zeros = u.latency_zeros + excluded.latency_zeros,
-        ${bump("latency_bins", "$32")},
-        first_token_zeros = u.first_token_zeros + excluded.first_token_zeros,
-        ${bump("first_token_bins", "$34")}`,
+      ${addUsage(18)}`,
     ),
+    // The rollup rows alone: the tokens of a call made for a turn (usageIncrement's tokensOnly).
+    addUsage: prepared("addUsage", addUsage(0)),
     lockAgentShares: `SELECT 1 FROM ${s}.usage_rollups total, ${shares}
       ORDER BY total.bucket_seconds, total.bucket_start FOR UPDATE OF total`,
     subtractAgentUsage: `UPDATE ${s}.usage_rollups total SET
@@ -422,6 +434,7 @@ type Statements = ReturnType<typeof statements>;
 export class PostgresConversationStore implements ConversationStore {
   private readonly sql: Statements;
   private readonly runs: PostgresRuns;
+  private readonly memories: PostgresMemories;
   private closed = false;
 
   /** Use `openPostgresConversationStore`, which also migrates the schema. */
@@ -431,6 +444,7 @@ export class PostgresConversationStore implements ConversationStore {
   ) {
     this.sql = statements(schema);
     this.runs = new PostgresRuns(db, schema);
+    this.memories = new PostgresMemories(db, schema);
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
@@ -500,6 +514,13 @@ export class PostgresConversationStore implements ConversationStore {
     });
   }
 
+  async recordTokens(call: CallRecord): Promise<void> {
+    await this.db.transaction(async (client) => {
+      if (await this.purged(client, call.accountId, call.agentId)) return;
+      await run(client, this.sql.addUsage, usageValues(usageIncrement(call, true)));
+    });
+  }
+
   async recordCalls(calls: readonly CallRecord[]): Promise<void> {
     await this.db.transaction(async (client) => {
       // Each agent's shared lock and tombstone once: the lock is held until commit.
@@ -558,6 +579,7 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.deleteAgentEvents, [accountId, agentId]);
       await this.runs.deleteAgentRuns(client, accountId, agentId);
       await client.query(this.sql.deleteAgentKeys, [accountId, agentId]);
+      await this.memories.deleteAgent(client, accountId, agentId);
       return { turns, calls };
     });
   }
@@ -657,6 +679,7 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.forgetUserCalls, [accountId, userId]);
       await this.runs.deleteUserRuns(client, accountId, userId);
       await client.query(this.sql.deleteUserKeys, [accountId, userId]);
+      await this.memories.deleteUser(client, accountId, userId);
       // The blank user's counts are unattributed already.
       if (userId !== "") {
         await client.query(this.sql.lockUserUsage, [accountId, userId]);
@@ -750,6 +773,33 @@ export class PostgresConversationStore implements ConversationStore {
 
   async removeExpiredKeys(now: string, limit: number): Promise<number> {
     return (await this.db.query(this.sql.removeExpiredKeys, [now, limit])).length;
+  }
+
+  async addMemories(owner: MemoryOwner, memories: readonly NewMemory[], limit: number) {
+    return this.memories.add(owner, memories, limit, (client) =>
+      this.purged(client, owner.accountId, owner.agentId),
+    );
+  }
+
+  async listMemories(
+    accountId: string,
+    agentId: string,
+    filter: MemoryFilter,
+    page: PageRequest,
+  ): Promise<Page<MemoryRecord>> {
+    return this.memories.list(accountId, agentId, filter, page);
+  }
+
+  async relevantMemories(owner: MemoryOwner, text: string, limit: number): Promise<MemoryRecord[]> {
+    return this.memories.relevant(owner, text, limit);
+  }
+
+  async deleteMemory(accountId: string, agentId: string, memoryId: string): Promise<boolean> {
+    return this.memories.delete(accountId, agentId, memoryId);
+  }
+
+  async exportUserMemories(accountId: string, userId: string, cursor: string | null, limit: number) {
+    return this.memories.exportUser(accountId, userId, cursor, limit);
   }
 
   async ping(): Promise<void> {

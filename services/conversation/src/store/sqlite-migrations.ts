@@ -255,6 +255,38 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
         WHERE status = 'pending' AND lease_expires_at IS NOT NULL;
     `,
   },
+  {
+    version: 11,
+    name: "memories of users",
+    // A user's memories of an agent, deduplicated by their normalised text (key); seq orders them and is the
+    // cursor. The full-text index reads the table's own text (external content), kept in step by triggers.
+    sql: `
+      CREATE TABLE memories (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        key TEXT NOT NULL,
+        source_message_id TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (account_id, agent_id, user_id, key)
+      ) STRICT;
+      CREATE INDEX memories_by_owner ON memories (account_id, agent_id, user_id, seq);
+      CREATE INDEX memories_by_agent ON memories (account_id, agent_id, seq);
+      CREATE INDEX memories_by_user ON memories (account_id, user_id, seq);
+      CREATE VIRTUAL TABLE memories_fts USING fts5 (
+        text, content = 'memories', content_rowid = 'seq', tokenize = 'porter unicode61'
+      );
+      CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, text) VALUES (new.seq, new.text);
+      END;
+      CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+      END;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

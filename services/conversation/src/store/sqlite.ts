@@ -43,6 +43,7 @@ import {
   toTurn,
   turnPage,
 } from "./rows.js";
+import { SqliteMemories } from "./sqlite-memories.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import { SqliteRuns } from "./sqlite-runs.js";
 import type {
@@ -54,8 +55,12 @@ import type {
   HistoryLimits,
   HistoryTurn,
   KeyedExchange,
+  MemoryFilter,
+  MemoryOwner,
+  MemoryRecord,
   MessageFilter,
   NewExchange,
+  NewMemory,
   NewOutboxEvent,
   OutboxEvent,
   Page,
@@ -131,6 +136,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly record: Database.Transaction<
     (call: CallRecord, events: readonly NewOutboxEvent[]) => boolean
   >;
+  private readonly recordUsage: Database.Transaction<(call: CallRecord) => void>;
   private readonly recordMany: Database.Transaction<(calls: readonly CallRecord[]) => void>;
   private readonly purge: Database.Transaction<(accountId: string, agentId: string) => PurgeResult>;
   private readonly dropConversation: Database.Transaction<
@@ -143,6 +149,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
   private readonly othersCommitted: () => boolean;
   private readonly runs: SqliteRuns;
+  private readonly memories: SqliteMemories;
 
   /** Opens (creating when missing) the database file and brings its schema up to date. */
   constructor(file: string) {
@@ -152,6 +159,8 @@ export class SqliteConversationStore implements ConversationStore {
     this.statements = s;
     const runs = new SqliteRuns(this.db);
     this.runs = runs;
+    const memories = new SqliteMemories(this.db, (accountId, agentId) => this.purged(accountId, agentId));
+    this.memories = memories;
     this.save = this.db.transaction(
       (
         { key, user, reply, idempotencyKey }: NewExchange,
@@ -226,6 +235,9 @@ export class SqliteConversationStore implements ConversationStore {
       for (const event of events) s.insertEvent.run(outboxRow(event));
       return true;
     });
+    this.recordUsage = this.db.transaction((call: CallRecord) => {
+      if (!this.purged(call.accountId, call.agentId)) this.addUsage(call, true);
+    });
     this.recordMany = this.db.transaction((calls: readonly CallRecord[]) => {
       for (const call of calls) {
         if (this.purged(call.accountId, call.agentId)) continue;
@@ -244,6 +256,7 @@ export class SqliteConversationStore implements ConversationStore {
       s.deleteAgentEvents.run(agentId, accountId);
       runs.deleteAgentRuns(accountId, agentId);
       s.deleteAgentKeys.run(accountId, agentId);
+      memories.deleteAgent(accountId, agentId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(
@@ -261,6 +274,7 @@ export class SqliteConversationStore implements ConversationStore {
       s.forgetUserCalls.run(accountId, userId);
       runs.deleteUserRuns(accountId, userId);
       s.deleteUserKeys.run(accountId, userId);
+      memories.deleteUser(accountId, userId);
       // The blank user's counts are unattributed already.
       if (userId !== "") {
         s.unattributeUsage.run(accountId, userId);
@@ -327,6 +341,10 @@ export class SqliteConversationStore implements ConversationStore {
 
   async recordCalls(calls: readonly CallRecord[]): Promise<void> {
     this.recordMany.immediate(calls);
+  }
+
+  async recordTokens(call: CallRecord): Promise<void> {
+    this.recordUsage.immediate(call);
   }
 
   async pendingEvents(limit: number): Promise<OutboxEvent[]> {
@@ -446,6 +464,31 @@ export class SqliteConversationStore implements ConversationStore {
     return deleted;
   }
 
+  async addMemories(owner: MemoryOwner, memories: readonly NewMemory[], limit: number) {
+    return this.memories.addMemories(owner, memories, limit);
+  }
+
+  async listMemories(
+    accountId: string,
+    agentId: string,
+    filter: MemoryFilter,
+    page: PageRequest,
+  ): Promise<Page<MemoryRecord>> {
+    return this.memories.list(accountId, agentId, filter, page);
+  }
+
+  async relevantMemories(owner: MemoryOwner, text: string, limit: number): Promise<MemoryRecord[]> {
+    return this.memories.relevant(owner, text, limit);
+  }
+
+  async deleteMemory(accountId: string, agentId: string, memoryId: string): Promise<boolean> {
+    return this.memories.delete(accountId, agentId, memoryId);
+  }
+
+  async exportUserMemories(accountId: string, userId: string, cursor: string | null, limit: number) {
+    return this.memories.exportUser(accountId, userId, cursor, limit);
+  }
+
   async getUsage(request: UsageRequest): Promise<UsageReport> {
     const plan = planUsage(request);
     const query = usageRowsQuery("usage_rollups", placeholder, plan, {
@@ -557,8 +600,8 @@ export class SqliteConversationStore implements ConversationStore {
    * Adds a call to its rollup rows: one statement for all of them, which binds each value once. Protected: the
    * benchmark (tools/bench) measures what it adds to storing an exchange with a store that leaves it out.
    */
-  protected addUsage(call: CallRecord): void {
-    const increment = usageIncrement(call);
+  protected addUsage(call: CallRecord, tokensOnly = false): void {
+    const increment = usageIncrement(call, tokensOnly);
     const { dimensions, bucketStarts } = increment;
     this.statements.addUsage.run({
       account: increment.accountId,

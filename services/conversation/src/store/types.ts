@@ -292,6 +292,43 @@ export type RunWrite =
   | { kind: "events"; runId: string; events: readonly RunEvent[] }
   | { kind: "end"; runId: string; events: readonly RunEvent[]; end: RunEnd };
 
+/** A fact an agent keeps about one of its users (docs/api/memories.md). */
+export interface MemoryRecord {
+  /** "mem_" + ULID. */
+  id: string;
+  accountId: string;
+  agentId: string;
+  userId: string;
+  text: string;
+  /** The message it was learnt from; null when it was added by hand. */
+  sourceMessageId: string | null;
+  /** ISO 8601 with milliseconds, UTC. */
+  createdAt: string;
+}
+
+/** Whose memories: one user of one agent. */
+export interface MemoryOwner {
+  accountId: string;
+  agentId: string;
+  userId: string;
+}
+
+/** A memory to store: its text, already bounded, and `key`, the text normalised (memories.ts) for deduplication. */
+export interface NewMemory {
+  id: string;
+  text: string;
+  key: string;
+  sourceMessageId: string | null;
+  createdAt: string;
+}
+
+/** Which of an agent's memories to list: one user's, and those matching a full-text query. */
+export interface MemoryFilter {
+  userId?: string;
+  /** Words to match (memories.ts `searchTerms` makes the query safe for either store). */
+  query?: string;
+}
+
 export interface PurgeResult {
   turns: number;
   calls: number;
@@ -328,6 +365,12 @@ export interface ConversationStore {
    * bulk loads, such as the benchmark's million sends. Calls of purged agents are left out.
    */
   recordCalls(calls: readonly CallRecord[]): Promise<void>;
+  /**
+   * Adds the tokens of a call made for a turn (a memory extraction) to the usage rollups of its agent, user, model
+   * and key, counting no message, error or latency, and storing no call record; nothing when the agent has been
+   * purged.
+   */
+  recordTokens(call: CallRecord): Promise<void>;
   /** The oldest events of the outbox, at most `limit`, in the order they were written. */
   pendingEvents(limit: number): Promise<OutboxEvent[]>;
   /** Removes events from the outbox once they have been published; seqs no longer there are passed over. */
@@ -340,7 +383,7 @@ export interface ConversationStore {
   /** The agent's call records, oldest first. */
   listCalls(accountId: string, agentId: string): Promise<CallRecord[]>;
   /**
-   * Deletes the agent's conversations, turns, call records, usage (its rollup rows, and its share of the
+   * Deletes the agent's conversations, turns, memories, call records, usage (its rollup rows, and its share of the
    * account's) and the events of it still in the outbox in one transaction, and remembers the agent as purged, so
    * nothing is stored for it afterwards. Idempotent: a repeated purge deletes nothing more.
    */
@@ -380,7 +423,7 @@ export interface ConversationStore {
     limit: number,
   ): Promise<{ turns: TurnRecord[]; next: string | null }>;
   /**
-   * Deletes a user's conversations and messages in every agent of the account, and removes the user id from the
+   * Deletes a user's conversations, messages and memories in every agent of the account, and removes the user id from the
    * call records and the usage rollups (their counts join the blank user's), in one transaction; returns how many
    * messages were deleted (0 when repeated).
    */
@@ -450,6 +493,40 @@ export interface ConversationStore {
   keyedExchange(accountId: string, keyHash: string, now: string): Promise<KeyedExchange | null>;
   /** Deletes at most `limit` keys of exchanges expired at `now`; returns how many. */
   removeExpiredKeys(now: string, limit: number): Promise<number>;
+  /**
+   * Stores memories of one user, in one transaction: each whose `key` the user already has is not stored again, the
+   * one known is answered instead (`created` false); then the user's oldest beyond `limit` are deleted. Nothing is
+   * stored (an empty answer) when the agent has been purged.
+   */
+  addMemories(
+    owner: MemoryOwner,
+    memories: readonly NewMemory[],
+    limit: number,
+  ): Promise<{ memory: MemoryRecord; created: boolean }[]>;
+  /**
+   * An agent's memories by id (newest first for `desc`), filtered by user and by a full-text query. A cursor
+   * that is not one of the agent's memories throws AppError INVALID_REQUEST.
+   */
+  listMemories(
+    accountId: string,
+    agentId: string,
+    filter: MemoryFilter,
+    page: PageRequest,
+  ): Promise<Page<MemoryRecord>>;
+  /** The user's memories most relevant to `text` by full-text rank, at most `limit`; none when nothing matches. */
+  relevantMemories(owner: MemoryOwner, text: string, limit: number): Promise<MemoryRecord[]>;
+  /** Deletes one of an agent's memories; false when it has none of that id. */
+  deleteMemory(accountId: string, agentId: string, memoryId: string): Promise<boolean>;
+  /**
+   * The next of a user's memories across every agent of the account, oldest first, after `cursor` (a memory id;
+   * from the start when null): at most `limit`, with the cursor of the next read (null after the last).
+   */
+  exportUserMemories(
+    accountId: string,
+    userId: string,
+    cursor: string | null,
+    limit: number,
+  ): Promise<{ memories: MemoryRecord[]; next: string | null }>;
   /** Resolves when the database answers a trivial query: what readiness reports. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

@@ -112,6 +112,7 @@ export const anthropicFormat: WireFormat<AnthropicMessagesBody> = {
   streamed: (body) => body.stream === true,
   lastUserText: (body) =>
     text([...(body.messages ?? [])].reverse().find((m) => m.role === "user")?.content ?? ""),
+  system: (body) => systemText(body.system),
   promptChars: (body) =>
     systemText(body.system).length +
     (body.messages ?? []).reduce((sum, m) => sum + text(m.content).length, 0),

@@ -114,6 +114,7 @@ export const openAIFormat: WireFormat<OpenAIChatBody> = {
   model: (body) => body.model,
   streamed: (body) => body.stream === true,
   lastUserText: (body) => [...(body.messages ?? [])].reverse().find((m) => m.role === "user")?.content ?? "",
+  system: (body) => String((body.messages ?? []).find((m) => m.role === "system")?.content ?? ""),
   promptChars: (body) => (body.messages ?? []).reduce((sum, m) => sum + String(m.content ?? "").length, 0),
   errorBody(status, message, type, body) {
     const known = ERRORS[status] ?? ERRORS[status >= 500 ? 500 : 400]!;

@@ -7,6 +7,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { EXTRACTION_PROMPT } from "../memories.js";
 
 /**
  * The answer to one request. Everything is optional: an empty answer is the fake's default reply, "Echo: " and
@@ -84,6 +85,8 @@ export interface WireFormat<Body> {
   model(body: Body): string;
   streamed(body: Body): boolean;
   lastUserText(body: Body): string;
+  /** The system prompt's text; empty when there is none. */
+  system(body: Body): string;
   promptChars(body: Body): number;
   errorBody(
     status: number,
@@ -114,9 +117,15 @@ export interface Reply {
  * first queued first used; when the queue is empty the default answer (`Echo: <last user message>`) is sent.
  */
 export class FakeProviderServer<Body> {
-  /** Every request received, oldest first, recorded as soon as its body has arrived. */
+  /**
+   * Every request received, oldest first, recorded as soon as its body has arrived; memory extractions apart
+   * (`extractions`), so that the requests of turns are what they were before memories.
+   */
   readonly requests: RecordedRequest<Body>[] = [];
+  /** Every memory extraction received (its system prompt is the service's EXTRACTION_PROMPT), oldest first. */
+  readonly extractions: RecordedRequest<Body>[] = [];
   private readonly queue: FakeAnswer[] = [];
+  private readonly extractionQueue: FakeAnswer[] = [];
   private readonly events = new EventEmitter();
   private server: Server | undefined;
   private origin = "";
@@ -194,6 +203,25 @@ export class FakeProviderServer<Body> {
     return this;
   }
 
+  /**
+   * Queues the answer to one memory extraction, apart from the answers to turns. Unscripted, an extraction is
+   * answered `{"facts": []}` with no usage, so that turns' usage stays theirs alone.
+   */
+  answerExtraction(answer: FakeAnswer | string[]): this {
+    this.extractionQueue.push(
+      Array.isArray(answer)
+        ? { text: JSON.stringify({ facts: answer }), usage: { input: 0, output: 0 } }
+        : answer,
+    );
+    return this;
+  }
+
+  /** Resolves once `count` memory extractions in all have arrived. */
+  async waitForExtractions(count = 1): Promise<RecordedRequest<Body>> {
+    while (this.extractions.length < count) await once(this.events, "extraction");
+    return this.extractions[count - 1]!;
+  }
+
   /** Resolves once `count` requests in all have arrived. */
   async waitForRequests(count = 1): Promise<RecordedRequest<Body>> {
     while (this.requests.length < count) await once(this.events, "request");
@@ -209,6 +237,8 @@ export class FakeProviderServer<Body> {
   reset(): void {
     this.queue.length = 0;
     this.requests.length = 0;
+    this.extractionQueue.length = 0;
+    this.extractions.length = 0;
   }
 
   async close(): Promise<void> {
@@ -234,15 +264,16 @@ export class FakeProviderServer<Body> {
     } catch {
       body = undefined;
     }
+    const extraction = body !== undefined && this.format.system(body) === EXTRACTION_PROMPT;
     if (body !== undefined) {
-      this.requests.push({
+      (extraction ? this.extractions : this.requests).push({
         method: req.method ?? "",
         path: req.url ?? "",
         headers: req.headers,
         body,
         outcome,
       });
-      this.events.emit("request");
+      this.events.emit(extraction ? "extraction" : "request");
     }
 
     const format = this.format;
@@ -261,7 +292,9 @@ export class FakeProviderServer<Body> {
         format.errorBody(400, "We could not parse the JSON body of your request.", undefined, body),
       );
     }
-    const answer = this.queue.shift() ?? {};
+    const answer = extraction
+      ? (this.extractionQueue.shift() ?? { text: '{"facts": []}', usage: { input: 0, output: 0 } })
+      : (this.queue.shift() ?? {});
     if (answer.delayMs && !(await pause(answer.delayMs, res))) return;
 
     if (this.options.apiKey !== undefined && !format.authorized(req.headers, this.options.apiKey)) {

@@ -18,6 +18,7 @@ import { CURSOR_NOTE } from "../openapi/operations.js";
 import { listConversationsQuery, listMessagesQuery, userPath } from "../validation/history.js";
 import { parseOrThrow } from "../validation/issues.js";
 import { defineRoute, type HandlerInput, type Route } from "./define.js";
+import { presentMemory } from "./memories.js";
 import { callerGone, presentReply, toolCallView } from "./messages.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
@@ -335,11 +336,12 @@ export const historyRoutes: Route[] = [
     tag: "History",
     summary: "Export a user's messages",
     description:
-      "Every message the user exchanged with any agent of the account, oldest first, as NDJSON (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. A failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the export.",
+      "Every message the user exchanged with any agent of the account, oldest first, as NDJSON (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line, told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the export.",
     success: {
       status: 200,
       schema: "HistoryMessage",
-      description: "The user's messages, one JSON object per line; an empty body when there are none.",
+      description:
+        "The user's messages, then their memories, one JSON object per line; an empty body when there are none.",
     },
     errors: ["INVALID_REQUEST"],
     ndjson: true,
@@ -381,11 +383,15 @@ export const historyRoutes: Route[] = [
         });
         try {
           for (; !page.done; page = await nextPage()) {
-            const messages = page.value.messages;
-            await agents.learn(messages.map((turn) => turn.agentId));
+            const { messages, memories } = page.value;
+            await agents.learn([...messages, ...memories].map((item) => item.agentId));
             let lines = "";
             for (const turn of messages) {
               if (agents.exists(turn.agentId)) lines += `${JSON.stringify(presentMessage(turn))}\n`;
+            }
+            // The user's memories follow the messages (docs/api/memories.md, "Export and erasure").
+            for (const memory of memories) {
+              if (agents.exists(memory.agentId)) lines += `${JSON.stringify(presentMemory(memory))}\n`;
             }
             if (lines !== "" && !ctx.res.write(lines)) await drained(ctx.res);
             if (ctx.res.destroyed) return;

@@ -51,6 +51,9 @@ __all__ = [
     "HistoryMessage",
     "HistoryMessageUsage",
     "MESSAGE_STREAM_EVENTS",
+    "Memory",
+    "MemoryDeletedResponseData",
+    "MemorySource",
     "MessageCompletedEvent",
     "MessageDelta",
     "MessageDeltaEvent",
@@ -106,6 +109,7 @@ ErrorCode = Literal[
     "DELIVERY_NOT_FOUND",
     "SECRET_NOT_FOUND",
     "API_KEY_NOT_FOUND",
+    "MEMORY_NOT_FOUND",
     "NOT_FOUND",
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
@@ -161,6 +165,7 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "WEBHOOK_NOT_FOUND": 404,
     "DELIVERY_NOT_FOUND": 404,
     "SECRET_NOT_FOUND": 404,
+    "MEMORY_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
@@ -1540,6 +1545,90 @@ class HistoryMessageUsage:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        return out
+
+
+@dataclass
+class Memory:
+    """A fact an agent keeps about one of its users (docs/api/memories.md)."""
+
+    id: str
+    """The memory's id: `mem_` and a ULID. Treat it as opaque."""
+    agent_id: str
+    """The agent that keeps it."""
+    user_id: str
+    """The user it is about."""
+    text: str
+    """The fact, 1 to 1000 characters."""
+    source: Optional[MemorySource]
+    """Where it was learnt; `null` when it was added by hand."""
+    created_at: str
+    """When it was stored."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Memory:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            user_id=data["userId"],
+            text=data["text"],
+            source=None if data["source"] is None else MemorySource.from_dict(data["source"]),
+            created_at=data["createdAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["userId"] = self.user_id
+        out["text"] = self.text
+        out["source"] = None if self.source is None else self.source.to_dict()
+        out["createdAt"] = self.created_at
+        return out
+
+
+@dataclass
+class MemoryDeletedResponseData:
+    id: str
+    """The deleted memory's id."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryDeletedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
+        return out
+
+
+@dataclass
+class MemorySource:
+    """Where it was learnt; `null` when it was added by hand."""
+
+    message_id: str
+    """The user's message it was learnt from (`msg_…`)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemorySource:
+        """Reads the JSON object the API sends."""
+        return cls(
+            message_id=data["messageId"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["messageId"] = self.message_id
         return out
 
 

@@ -53,6 +53,8 @@ from .models import (
     Delivery,
     ExportedCharacterFile,
     HistoryMessage,
+    Memory,
+    MemoryDeletedResponseData,
     ModelProvider,
     Plugin,
     PluginConfig,
@@ -78,6 +80,7 @@ __all__ = [
     "AsyncClients",
     "AsyncConversations",
     "AsyncDeliveries",
+    "AsyncMemories",
     "AsyncMessages",
     "AsyncPlugins",
     "AsyncResources",
@@ -88,6 +91,7 @@ __all__ = [
     "Clients",
     "Conversations",
     "Deliveries",
+    "Memories",
     "Messages",
     "Plugins",
     "Secrets",
@@ -733,6 +737,189 @@ class Conversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class Memories:
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        q: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[Memory]:
+        """List an agent's memories.
+
+        What the agent remembers of its users: facts it learnt after turns, or that were added by hand, newest
+        first unless `order=asc`. `userId`: only that user's; `q`: only those containing every word of the
+        text (full-text search). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items
+        just older than that one, `after=<id>` those just newer, presented in the list's order either way; the
+        next page's cursor is the last item's id (`before` it when newest first, `after` it when oldest
+        first). A cursor that is not an item of this list (unknown, or another agent's) is answered `400
+        INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            user_id: Only the memories of this user id.
+            q: Only the memories that contain every word of this text (full-text search: case, punctuation and
+                word endings do not matter), 1 to 500 characters.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only memories older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only memories newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "userId": user_id,
+            "q": q,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/memories", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Memory.from_dict)
+
+    def create(
+        self,
+        agent_id: str,
+        *,
+        user_id: str,
+        text: str,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Memory:
+        """Add a memory.
+
+        Adds a fact about a user by hand; it reaches that user's later prompts with this agent when relevant.
+        A fact the user already has (the same text, ignoring case, punctuation and spacing) is not stored
+        twice: the answer is the one stored. Beyond the agent's `settings.memoryLimit` per user (100 by
+        default) the user's oldest memories are deleted.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            user_id: The user the memory is about, as messages name them.
+            text: The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "userId": user_id,
+                "text": text,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/memories", body=body)
+        envelope = self._transport.request(spec, options)
+        return Memory.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        agent_id: str,
+        memory_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> MemoryDeletedResponseData:
+        """Delete a memory.
+
+        Deletes one memory: it reaches no later prompt, and the same fact may be learnt again. Deleting it
+        again is answered `404 MEMORY_NOT_FOUND`.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            memory_id: The memory's id (`mem_…`). An id of another agent's or account's memory, or not of that
+                form, is answered `404 MEMORY_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MEMORY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/memories/{path_segment('memory_id', memory_id)}")
+        envelope = self._transport.request(spec, options)
+        return MemoryDeletedResponseData.from_dict(envelope["data"])
+
+
 class AgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -1120,6 +1307,10 @@ class Agents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    memories: Memories
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
     usage: AgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: Secrets
@@ -1131,6 +1322,7 @@ class Agents:
         self._transport = transport
         self.messages = Messages(transport)
         self.conversations = Conversations(transport)
+        self.memories = Memories(transport)
         self.usage = AgentsUsage(transport)
         self.secrets = Secrets(transport)
         self.clients = Clients(transport)
@@ -1641,8 +1833,9 @@ class Users:
         (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in
         `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
         with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
-        left out. A failure after the first line cuts the response short (it ends without its last chunk),
-        which HTTP clients report as an incomplete body: retry the export.
+        left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line,
+        told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends
+        without its last chunk), which HTTP clients report as an incomplete body: retry the export.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
@@ -2983,6 +3176,189 @@ class AsyncConversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class AsyncMemories:
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        q: Union[str, NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[Memory]:
+        """List an agent's memories.
+
+        What the agent remembers of its users: facts it learnt after turns, or that were added by hand, newest
+        first unless `order=asc`. `userId`: only that user's; `q`: only those containing every word of the
+        text (full-text search). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items
+        just older than that one, `after=<id>` those just newer, presented in the list's order either way; the
+        next page's cursor is the last item's id (`before` it when newest first, `after` it when oldest
+        first). A cursor that is not an item of this list (unknown, or another agent's) is answered `400
+        INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            user_id: Only the memories of this user id.
+            q: Only the memories that contain every word of this text (full-text search: case, punctuation and
+                word endings do not matter), 1 to 500 characters.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only memories older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only memories newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "userId": user_id,
+            "q": q,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/memories", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Memory.from_dict))
+
+    async def create(
+        self,
+        agent_id: str,
+        *,
+        user_id: str,
+        text: str,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Memory:
+        """Add a memory.
+
+        Adds a fact about a user by hand; it reaches that user's later prompts with this agent when relevant.
+        A fact the user already has (the same text, ignoring case, punctuation and spacing) is not stored
+        twice: the answer is the one stored. Beyond the agent's `settings.memoryLimit` per user (100 by
+        default) the user's oldest memories are deleted.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            user_id: The user the memory is about, as messages name them.
+            text: The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "userId": user_id,
+                "text": text,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/memories", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Memory.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        agent_id: str,
+        memory_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> MemoryDeletedResponseData:
+        """Delete a memory.
+
+        Deletes one memory: it reaches no later prompt, and the same fact may be learnt again. Deleting it
+        again is answered `404 MEMORY_NOT_FOUND`.
+
+        Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            memory_id: The memory's id (`mem_…`). An id of another agent's or account's memory, or not of that
+                form, is answered `404 MEMORY_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MEMORY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/memories/{path_segment('memory_id', memory_id)}")
+        envelope = await self._transport.request(spec, options)
+        return MemoryDeletedResponseData.from_dict(envelope["data"])
+
+
 class AsyncAgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -3370,6 +3746,10 @@ class AsyncAgents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    memories: AsyncMemories
+    """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+    `history:delete`).
+    """
     usage: AsyncAgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: AsyncSecrets
@@ -3381,6 +3761,7 @@ class AsyncAgents:
         self._transport = transport
         self.messages = AsyncMessages(transport)
         self.conversations = AsyncConversations(transport)
+        self.memories = AsyncMemories(transport)
         self.usage = AsyncAgentsUsage(transport)
         self.secrets = AsyncSecrets(transport)
         self.clients = AsyncClients(transport)
@@ -3891,8 +4272,9 @@ class AsyncUsers:
         (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in
         `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
         with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
-        left out. A failure after the first line cuts the response short (it ends without its last chunk),
-        which HTTP clients report as an incomplete body: retry the export.
+        left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line,
+        told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends
+        without its last chunk), which HTTP clients report as an incomplete body: retry the export.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 

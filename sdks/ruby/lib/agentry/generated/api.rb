@@ -23,6 +23,7 @@ module Agentry
     "WEBHOOK_NOT_FOUND" => 404,
     "DELIVERY_NOT_FOUND" => 404,
     "SECRET_NOT_FOUND" => 404,
+    "MEMORY_NOT_FOUND" => 404,
     "NOT_FOUND" => 404,
     "AGENT_INACTIVE" => 409,
     "IDEMPOTENCY_KEY_IN_USE" => 409,

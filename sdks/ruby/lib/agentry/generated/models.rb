@@ -31,6 +31,7 @@ module Agentry
       DELIVERY_NOT_FOUND = "DELIVERY_NOT_FOUND"
       SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
       API_KEY_NOT_FOUND = "API_KEY_NOT_FOUND"
+      MEMORY_NOT_FOUND = "MEMORY_NOT_FOUND"
       NOT_FOUND = "NOT_FOUND"
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
@@ -56,6 +57,7 @@ module Agentry
         DELIVERY_NOT_FOUND,
         SECRET_NOT_FOUND,
         API_KEY_NOT_FOUND,
+        MEMORY_NOT_FOUND,
         NOT_FOUND,
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
@@ -557,7 +559,7 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
       #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
       #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
@@ -1117,6 +1119,59 @@ module Agentry
       field :total_tokens, "totalTokens", :integer, required: true
     end
 
+    # A fact an agent keeps about one of its users (docs/api/memories.md).
+    class Memory < Agentry::Model
+      # @!attribute [r] id
+      #   The memory's id: `mem_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent that keeps it.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The user it is about.
+      #   @return [String]
+      field :user_id, "userId", :string, required: true
+
+      # @!attribute [r] text
+      #   The fact, 1 to 1000 characters.
+      #   @return [String]
+      field :text, "text", :string, required: true
+
+      # @!attribute [r] source
+      #   Where it was learnt; `null` when it was added by hand.
+      #   @return [MemorySource, nil]
+      field :source, "source", [:nullable, "MemorySource"], required: true
+
+      # @!attribute [r] created_at
+      #   When it was stored.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+    end
+
+    # The MemoryDeletedResponseData object.
+    class MemoryDeletedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted memory's id.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+    end
+
+    # Where it was learnt; `null` when it was added by hand.
+    class MemorySource < Agentry::Model
+      # @!attribute [r] message_id
+      #   The user's message it was learnt from (`msg_…`).
+      #   @return [String]
+      field :message_id, "messageId", :string, required: true
+    end
+
     # Data of `message.delta`: the next piece of the reply's text.
     class MessageDelta < Agentry::Model
       # @!attribute [r] text
@@ -1377,7 +1432,7 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
       #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
       #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]

@@ -62,6 +62,13 @@ module Agentry
         @conversations ||= Conversations.new(@transport)
       end
 
+      # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+      # `history:delete`).
+      # @return [Agents::Memories]
+      def memories
+        @memories ||= Memories.new(@transport)
+      end
+
       # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
       # @return [Agents::Usage]
       def usage
@@ -1061,6 +1068,159 @@ module Agentry
         end
       end
 
+      # Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
+      # `history:delete`).
+      class Memories < Agentry::Resource
+        # List an agent's memories.
+        #
+        # What the agent remembers of its users: facts it learnt after turns, or that were added by hand,
+        # newest first unless `order=asc`. `userId`: only that user's; `q`: only those containing every word
+        # of the text (full-text search). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns
+        # the items just older than that one, `after=<id>` those just newer, presented in the list's order
+        # either way; the next page's cursor is the last item's id (`before` it when newest first, `after` it
+        # when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+        # answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+        #
+        # Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param user_id [String] Only the memories of this user id.
+        # @param q [String] Only the memories that contain every word of this text (full-text search: case,
+        #   punctuation and word endings do not matter), 1 to 500 characters.
+        # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+        # @param before [String] Only memories older than this one (its id): the page just below it. The next
+        #   page of a `desc` list is `before` its last item's id. Not with `after`.
+        # @param after [String] Only memories newer than this one (its id): the page just above it. The next
+        #   page of an `asc` list is `after` its last item's id. Not with `before`.
+        # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+        #   either way. Server default: `desc`. One of `asc`, `desc`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Agentry::CursorPage<Models::Memory>] the first page asked for; enumerating it walks every page
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(
+          agent_id,
+          user_id: nil,
+          q: nil,
+          limit: nil,
+          before: nil,
+          after: nil,
+          order: nil,
+          request_options: nil
+        )
+          query = {
+            "userId" => user_id,
+            "q" => q,
+            "limit" => limit,
+            "before" => before,
+            "after" => after,
+            "order" => order
+          }
+          api_cursor_paginate(
+            "/agents/#{path_segment(:agent_id, agent_id)}/memories",
+            query: query,
+            pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                          items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                          item_type: "Memory", info_type: "CursorPagination" },
+            options: request_options
+          )
+        end
+
+        # Add a memory.
+        #
+        # Adds a fact about a user by hand; it reaches that user's later prompts with this agent when
+        # relevant. A fact the user already has (the same text, ignoring case, punctuation and spacing) is not
+        # stored twice: the answer is the one stored. Beyond the agent's `settings.memoryLimit` per user (100
+        # by default) the user's oldest memories are deleted.
+        #
+        # Requires the `history:delete` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param user_id [String] The user the memory is about, as messages name them.
+        # @param text [String] The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::Memory]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def create(agent_id, user_id:, text:, request_options: nil)
+          body = {}
+          body["userId"] = user_id
+          body["text"] = text
+          api_request(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/memories",
+            type: "Memory",
+            body: body,
+            options: request_options
+          )
+        end
+
+        # Delete a memory.
+        #
+        # Deletes one memory: it reaches no later prompt, and the same fact may be learnt again. Deleting it
+        # again is answered `404 MEMORY_NOT_FOUND`.
+        #
+        # Requires the `history:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param memory_id [String] The memory's id (`mem_…`). An id of another agent's or account's memory,
+        #   or not of that form, is answered `404 MEMORY_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::MemoryDeletedResponseData]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `MEMORY_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def delete(agent_id, memory_id, request_options: nil)
+          api_request(
+            :delete,
+            "/agents/#{path_segment(:agent_id, agent_id)}/memories/#{path_segment(:memory_id, memory_id)}",
+            type: "MemoryDeletedResponseData",
+            options: request_options
+          )
+        end
+      end
+
       # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
       class Usage < Agentry::Resource
         # Get an agent's usage.
@@ -1284,8 +1444,10 @@ module Agentry
       # (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending
       # in `\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a
       # user with no messages is answered `200` with an empty body. Messages of an agent that no longer
-      # exists are left out. A failure after the first line cuts the response short (it ends without its
-      # last chunk), which HTTP clients report as an incomplete body: retry the export.
+      # exists are left out. After the messages come the user's memories (docs/api/memories.md), one
+      # `Memory` per line, told apart by their `mem_` ids. A failure after the first line cuts the response
+      # short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the
+      # export.
       #
       # Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
       #

@@ -1,0 +1,195 @@
+import type Database from "better-sqlite3";
+import { searchTerms } from "../memories.js";
+import { cursorOf, foreignCursor, pageOf } from "./queries.js";
+import type { MemoryFilter, MemoryOwner, MemoryRecord, NewMemory, Page, PageRequest } from "./types.js";
+
+interface SqliteMemoryRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  text: string;
+  source_message_id: string | null;
+  created_at: string;
+}
+
+/**
+ * The memories of the SQLite store (its tables of migration 11): statements, and the deletions the store's purge
+ * and erasure run inside their own transactions. Full-text search is FTS5 with the Porter stemmer.
+ */
+export class SqliteMemories {
+  private readonly s: ReturnType<typeof prepare>;
+  private readonly add: Database.Transaction<
+    (
+      owner: MemoryOwner,
+      memories: readonly NewMemory[],
+      limit: number,
+    ) => { memory: MemoryRecord; created: boolean }[]
+  >;
+  private readonly reads = new Map<string, Database.Statement>();
+
+  constructor(
+    private readonly db: Database.Database,
+    purged: (accountId: string, agentId: string) => boolean,
+  ) {
+    const s = prepare(db);
+    this.s = s;
+    this.add = db.transaction((owner: MemoryOwner, memories: readonly NewMemory[], limit: number) => {
+      if (purged(owner.accountId, owner.agentId)) return [];
+      const stored: { memory: MemoryRecord; created: boolean }[] = [];
+      for (const memory of memories) {
+        const row = s.insert.get({
+          id: memory.id,
+          account_id: owner.accountId,
+          agent_id: owner.agentId,
+          user_id: owner.userId,
+          text: memory.text,
+          key: memory.key,
+          source_message_id: memory.sourceMessageId,
+          created_at: memory.createdAt,
+        });
+        if (row) stored.push({ memory: memoryRecord(row), created: true });
+        else {
+          const known = s.byKey.get(owner.accountId, owner.agentId, owner.userId, memory.key)!;
+          stored.push({ memory: memoryRecord(known), created: false });
+        }
+      }
+      s.evict.run(owner.accountId, owner.agentId, owner.userId, limit);
+      return stored;
+    });
+  }
+
+  addMemories(owner: MemoryOwner, memories: readonly NewMemory[], limit: number) {
+    const stored = this.add.immediate(owner, memories, limit);
+    // An eviction may have taken one just added (a limit smaller than what one call adds): answer what is kept.
+    const kept = new Set(
+      stored.length === 0 ? [] : this.s.ids.all(owner.accountId, owner.agentId, owner.userId, limit),
+    );
+    return stored.filter(({ memory }) => kept.has(memory.id));
+  }
+
+  list(accountId: string, agentId: string, filter: MemoryFilter, page: PageRequest): Page<MemoryRecord> {
+    const cursor = cursorOf(page);
+    const values: unknown[] = [accountId, agentId];
+    const where = ["account_id = ?", "agent_id = ?"];
+    if (filter.userId !== undefined) {
+      where.push("user_id = ?");
+      values.push(filter.userId);
+    }
+    if (filter.query !== undefined) {
+      const terms = searchTerms(filter.query);
+      if (terms.length === 0) return { items: [], hasMore: false };
+      // Every word (FTS5 joins phrases with AND).
+      where.push("seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)");
+      values.push(terms.map((term) => `"${term}"`).join(" "));
+    }
+    if (cursor !== null) {
+      const position = this.s.position.get(cursor, accountId, agentId);
+      if (position === undefined) throw foreignCursor(page);
+      where.push(page.before !== null ? "seq < ?" : "seq > ?");
+      values.push(position);
+    }
+    const descending = page.before !== null || (page.after === null && page.order === "desc");
+    values.push(page.limit + 1);
+    const rows = this.read(
+      `SELECT * FROM memories WHERE ${where.join(" AND ")} ORDER BY seq ${descending ? "DESC" : "ASC"} LIMIT ?`,
+    ).all(...values) as SqliteMemoryRow[];
+    return pageOf(rows, page, memoryRecord);
+  }
+
+  relevant(owner: MemoryOwner, text: string, limit: number): MemoryRecord[] {
+    const terms = searchTerms(text);
+    if (terms.length === 0) return [];
+    // Any word, best matches first (bm25 is lower for better ones).
+    const match = terms.map((term) => `"${term}"`).join(" OR ");
+    return this.s.relevant.all(match, owner.accountId, owner.agentId, owner.userId, limit).map(memoryRecord);
+  }
+
+  delete(accountId: string, agentId: string, memoryId: string): boolean {
+    return this.s.deleteOne.run(memoryId, accountId, agentId).changes > 0;
+  }
+
+  exportUser(accountId: string, userId: string, cursor: string | null, limit: number) {
+    const after = cursor === null ? 0 : Number(cursor);
+    const rows = this.s.userMemories.all(accountId, userId, after, limit);
+    const last = rows.at(-1);
+    return {
+      memories: rows.map(memoryRecord),
+      next: rows.length === limit && last ? String(last.seq) : null,
+    };
+  }
+
+  /** Within the store's purge transaction. */
+  deleteAgent(accountId: string, agentId: string): void {
+    this.s.deleteAgent.run(accountId, agentId);
+  }
+
+  /** Within the store's erasure transaction. */
+  deleteUser(accountId: string, userId: string): void {
+    this.s.deleteUser.run(accountId, userId);
+  }
+
+  private read(text: string): Database.Statement {
+    let statement = this.reads.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.reads.set(text, statement);
+    }
+    return statement;
+  }
+}
+
+function memoryRecord(row: SqliteMemoryRow): MemoryRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    agentId: row.agent_id,
+    userId: row.user_id,
+    text: row.text,
+    sourceMessageId: row.source_message_id,
+    createdAt: row.created_at,
+  };
+}
+
+function prepare(db: Database.Database) {
+  return {
+    insert: db.prepare<Omit<SqliteMemoryRow, "seq"> & { key: string }, SqliteMemoryRow>(
+      `INSERT INTO memories (id, account_id, agent_id, user_id, text, key, source_message_id, created_at)
+       VALUES (@id, @account_id, @agent_id, @user_id, @text, @key, @source_message_id, @created_at)
+       ON CONFLICT (account_id, agent_id, user_id, key) DO NOTHING
+       RETURNING *`,
+    ),
+    byKey: db.prepare<[string, string, string, string], SqliteMemoryRow>(
+      "SELECT * FROM memories WHERE account_id = ? AND agent_id = ? AND user_id = ? AND key = ?",
+    ),
+    // Everything but the newest `limit` of the user's.
+    evict: db.prepare<[string, string, string, number]>(
+      `DELETE FROM memories WHERE seq IN (SELECT seq FROM memories
+         WHERE account_id = ? AND agent_id = ? AND user_id = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
+    ),
+    ids: db
+      .prepare<[string, string, string, number], string>(
+        `SELECT id FROM memories WHERE account_id = ? AND agent_id = ? AND user_id = ? ORDER BY seq DESC LIMIT ?`,
+      )
+      .pluck(),
+    position: db
+      .prepare<[string, string, string], number>(
+        "SELECT seq FROM memories WHERE id = ? AND account_id = ? AND agent_id = ?",
+      )
+      .pluck(),
+    relevant: db.prepare<[string, string, string, string, number], SqliteMemoryRow>(
+      `SELECT m.* FROM memories_fts f JOIN memories m ON m.seq = f.rowid
+       WHERE memories_fts MATCH ? AND m.account_id = ? AND m.agent_id = ? AND m.user_id = ?
+       ORDER BY bm25(memories_fts), m.seq DESC LIMIT ?`,
+    ),
+    deleteOne: db.prepare<[string, string, string]>(
+      "DELETE FROM memories WHERE id = ? AND account_id = ? AND agent_id = ?",
+    ),
+    userMemories: db.prepare<[string, string, number, number], SqliteMemoryRow>(
+      "SELECT * FROM memories WHERE account_id = ? AND user_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+    ),
+    deleteAgent: db.prepare<[string, string]>("DELETE FROM memories WHERE account_id = ? AND agent_id = ?"),
+    deleteUser: db.prepare<[string, string]>("DELETE FROM memories WHERE account_id = ? AND user_id = ?"),
+  };
+}
