@@ -1,6 +1,7 @@
 import { exportedCharacterFile, importCharacter } from "@agentry/characters";
 import { CHARACTER_CORPUS, corpusFile, secretValues } from "@agentry/characters/testing";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
+import { clientWarnings } from "@agentry/core";
 import { BODY_LIMIT_BYTES } from "@agentry/gateway/openapi";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,7 +78,11 @@ describe("POST /v1/agents/import and GET /v1/agents/{agentId}/character, over th
         status: "active",
         statusReason: null,
       });
-      expect(first.body.warnings).toEqual(expected.warnings);
+      // The package's warnings, then those of the file's clients, which a new agent has no secrets for.
+      expect(first.body.warnings).toEqual([
+        ...expected.warnings,
+        ...clientWarnings(expected.agent.clients, new Set(), expected.fieldPaths.clients),
+      ]);
 
       const read = await h.request<{ data: Agent }>("GET", `/v1/agents/${agent.id}`, { key: tenant.key });
       expect(read.body.data).toEqual(agent);

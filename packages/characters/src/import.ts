@@ -44,8 +44,8 @@ export type ImportResult =
       agent: AgentFields;
       /** What was kept but will not act, or was set aside, by JSON path in the file. */
       warnings: FieldIssue[];
-      /** Where in the file the agent's `modelProvider` and `model` came from, to name them in later checks. */
-      fieldPaths: { modelProvider: string; model: string };
+      /** Where in the file the agent's `modelProvider`, `model` and `clients` came from, to name them in later checks. */
+      fieldPaths: { modelProvider: string; model: string; clients: string };
     }
   | { ok: false; issues: FieldIssue[] };
 
@@ -240,10 +240,12 @@ export function importCharacter(input: unknown, options: ImportOptions = {}): Im
   });
 
   let clients: JsonValue[] = Array.isArray(file.clients) ? file.clients : [];
+  let clientsPath = "clients";
   if (Array.isArray(agentry.clients)) {
     if (file.clients !== undefined)
       warn("clients", "settings.agentry.clients holds the agent's clients; these are left out");
     clients = agentry.clients;
+    clientsPath = "settings.agentry.clients";
   }
 
   const bio =
@@ -263,6 +265,6 @@ export function importCharacter(input: unknown, options: ImportOptions = {}): Im
       plugins,
     },
     warnings,
-    fieldPaths: { modelProvider: modelProviderPath, model: "settings.model" },
+    fieldPaths: { modelProvider: modelProviderPath, model: "settings.model", clients: clientsPath },
   };
 }

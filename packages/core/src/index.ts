@@ -32,7 +32,15 @@ export {
   sha256Hex,
 } from "./api-keys.js";
 export { charCount, exceedsCharacters, TRIMMED_SPACE } from "./characters.js";
-export { clientTypes, isPlatform, type Platform, RUN_PLATFORMS } from "./clients.js";
+export {
+  clientTypes,
+  clientWarnings,
+  isPlatform,
+  namesRunPlatform,
+  PLATFORM_SECRETS,
+  type Platform,
+  RUN_PLATFORMS,
+} from "./clients.js";
 export { FINISH_REASONS, type FinishReason } from "./finish-reasons.js";
 export { IDEMPOTENCY_KEY_TTL_MS } from "./idempotency.js";
 export { type IdKind, isId, newId, timeOfId } from "./ids.js";

@@ -1,6 +1,6 @@
 import { isPlatform, type Platform } from "@agentry/core";
 
-export { clientTypes, type Platform, RUN_PLATFORMS } from "@agentry/core";
+export { clientTypes, PLATFORM_SECRETS, type Platform, RUN_PLATFORMS } from "@agentry/core";
 
 export type RespondIn = "direct" | "mentions" | "all";
 
@@ -13,13 +13,6 @@ export interface ClientConfig {
   /** Telegram only: long polling (default) or updates pushed to the gateway. */
   mode: "polling" | "webhook";
 }
-
-/** The agent secrets each platform needs before its connector can run. */
-export const PLATFORM_SECRETS: Record<Platform, readonly string[]> = {
-  telegram: ["TELEGRAM_BOT_TOKEN"],
-  discord: ["DISCORD_BOT_TOKEN"],
-  slack: ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"],
-};
 
 /**
  * Reads an agent's `clients` (JSON, as the registry stores it): a list of platform names or `{type, ...config}`.

@@ -1,4 +1,11 @@
-import { fallbackChoices, generationSettingsIssues, isId, TIER_DEFAULTS } from "@agentry/core";
+import {
+  clientWarnings,
+  fallbackChoices,
+  generationSettingsIssues,
+  isId,
+  namesRunPlatform,
+  TIER_DEFAULTS,
+} from "@agentry/core";
 import { AppError, type FieldIssue, invalidInputListing } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { createdUnderKey } from "../http/idempotency.js";
@@ -108,6 +115,24 @@ export async function providerWarnings(
   return served ? modelChoiceWarnings(served, modelProvider) : [];
 }
 
+/**
+ * The warnings of a write for `clients` items that will not connect (docs/api/connectors.md, "Clients"): a
+ * platform no connector runs, and a run platform without its agent secrets. A new agent has no secrets yet; an
+ * updated one's are read (their names only) when its `clients` names a run platform, and not otherwise.
+ */
+export async function clientsWarnings(
+  input: HandlerInput,
+  clients: unknown,
+  agentId?: string,
+): Promise<FieldIssue[]> {
+  if (agentId === undefined || !namesRunPlatform(clients)) return clientWarnings(clients, new Set());
+  const { secrets } = await input.gateway.plugins.listSecrets(
+    { accountId: input.principal.accountId, agentId },
+    input.rpc,
+  );
+  return clientWarnings(clients, new Set(secrets.map((secret) => secret.name)));
+}
+
 /** A malformed id cannot name an agent: answered like a missing one, without a lookup. */
 function agentIdParam({ ctx }: HandlerInput): string {
   const id = ctx.params.agentId ?? "";
@@ -145,7 +170,10 @@ export const agentRoutes: Route[] = [
         { modelProvider: body.modelProvider ?? null, model: body.model ?? null },
         { modelProvider: true, model: true },
       );
-      const warnings = await providerWarnings(input, body.modelProvider ?? null);
+      const warnings = [
+        ...(await providerWarnings(input, body.modelProvider ?? null)),
+        ...(await clientsWarnings(input, body.clients)),
+      ];
       const { agent } = createdUnderKey(
         ctx,
         await gateway.agents.createAgent(
@@ -261,8 +289,12 @@ export const agentRoutes: Route[] = [
         },
         rpc,
       );
-      const warnings = await providerWarnings(input, agent?.spec?.modelProvider || null);
-      ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL), warnings };
+      const data = presentAgent(agent!, gateway.config.PUBLIC_BASE_URL);
+      const warnings = [
+        ...(await providerWarnings(input, agent?.spec?.modelProvider || null)),
+        ...(await clientsWarnings(input, data.clients, id)),
+      ];
+      ctx.body = { success: true, data, warnings };
     },
   }),
   defineRoute({

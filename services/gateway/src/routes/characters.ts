@@ -6,7 +6,7 @@ import {
   type FieldIssue,
   importCharacter,
 } from "@agentry/characters";
-import { isId, type ProviderName, publicSettings, TIER_DEFAULTS } from "@agentry/core";
+import { clientWarnings, isId, type ProviderName, publicSettings, TIER_DEFAULTS } from "@agentry/core";
 import { AppError, invalidInput } from "@agentry/errors";
 import { type Catalogue, normalisePluginSetting } from "@agentry/plugin-kit";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
@@ -107,6 +107,8 @@ export const characterRoutes: Route[] = [
       if (!result.ok) throw invalidInput("character file", result.issues);
       const { agent, warnings, fieldPaths } = result;
       disableMisconfiguredPlugins(gateway.catalogue, agent, warnings);
+      // The agent is new: it has no agent secrets yet, so a run platform is warned of until they are set.
+      warnings.push(...clientWarnings(agent.clients, new Set(), fieldPaths.clients));
 
       const served = await gateway.providers.get();
       if (served && (agent.modelProvider !== null || agent.model !== null)) {
