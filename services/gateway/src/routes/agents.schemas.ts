@@ -141,14 +141,17 @@ export const AgentListResponse = z.object({
 export const AgentDeleted = z.object({ id: id("agt", "The deleted agent's id"), deleted: z.literal(true) });
 export const AgentDeletedResponse = success(AgentDeleted);
 
-/** Create and update: the agent, and what was kept but will not act yet (a provider not configured here). */
+/**
+ * Create and update: the agent, and what was kept but will not act yet (a provider not configured here, clients
+ * that will not connect).
+ */
 export const AgentWriteResponse = z
   .object({
     success: z.literal(true),
     data: Agent,
     warnings: z.array(FieldIssue).meta({
       description:
-        "What was written but will not act yet: a `modelProvider` this server has no configuration for, naming the variable to set. Empty when there is nothing to say.",
+        "What was written but will not act yet: a `modelProvider` this server has no configuration for, naming the variable to set; each `clients[<i>]` naming a platform no connector runs (any but `telegram`, `discord` and `slack`: kept, listed as `inert`), or a run platform whose agent secrets are not set, naming each to set with `PUT /v1/agents/{agentId}/secrets/{name}`. Empty when there is nothing to say.",
     }),
   })
   .meta({ description: "The agent written, and the warnings." });

@@ -1360,6 +1360,13 @@ class Agents:
         variable to set (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); until then its messages fail with `502
         MODEL_ERROR`.
 
+        `clients` may name any platform; an item that will not connect is written all the same, with a warning
+        for `clients[<i>]`: a platform no connector runs (any but `telegram`, `discord` and `slack`) is kept
+        and listed as `inert`, and a run platform whose agent secrets are not set (`TELEGRAM_BOT_TOKEN`;
+        `DISCORD_BOT_TOKEN`; `SLACK_BOT_TOKEN` and `SLACK_SIGNING_SECRET`) does not connect until each named
+        secret is set with `PUT /v1/agents/{agentId}/secrets/{name}`. A new agent holds no secrets yet, so
+        naming a run platform on create always warns of them.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
@@ -1544,6 +1551,12 @@ class Agents:
         to the server's default. A PATCH that supplies `modelProvider`, `model` or `settings` takes an agent
         out of `error` (back to `active`), as does one that sets `status`.
 
+        `warnings` are those of the agent as updated, whether or not the PATCH sends the fields: a
+        `modelProvider` with no configuration here, and each `clients[<i>]` that will not connect, a platform
+        no connector runs (any but `telegram`, `discord` and `slack`: kept, listed as `inert`) or a run
+        platform the agent does not hold the secrets of, naming each to set with `PUT
+        /v1/agents/{agentId}/secrets/{name}`.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 
         Args:
@@ -1719,8 +1732,10 @@ class Agents:
         this server's default provider and model (`modelProvider` and `model` `null`), the file's kept in
         `personality.sourceModelProvider` and `personality.sourceModel`; the export puts the model back in
         `settings.model`. As on create, a provider with no configuration here is taken with a warning naming
-        the variable to set, a provider that serves only some models (`local`) must be given one of them, and
-        the account holds at most its plan's `maxAgents` agents (100 by default).
+        the variable to set, each of the file's `clients` that will not connect has a warning at its path (a
+        platform no connector runs; `telegram`, `discord` or `slack`, whose agent secrets the new agent does
+        not hold yet), a provider that serves only some models (`local`) must be given one of them, and the
+        account holds at most its plan's `maxAgents` agents (100 by default).
 
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
@@ -3799,6 +3814,13 @@ class AsyncAgents:
         variable to set (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); until then its messages fail with `502
         MODEL_ERROR`.
 
+        `clients` may name any platform; an item that will not connect is written all the same, with a warning
+        for `clients[<i>]`: a platform no connector runs (any but `telegram`, `discord` and `slack`) is kept
+        and listed as `inert`, and a run platform whose agent secrets are not set (`TELEGRAM_BOT_TOKEN`;
+        `DISCORD_BOT_TOKEN`; `SLACK_BOT_TOKEN` and `SLACK_SIGNING_SECRET`) does not connect until each named
+        secret is set with `PUT /v1/agents/{agentId}/secrets/{name}`. A new agent holds no secrets yet, so
+        naming a run platform on create always warns of them.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
         Args:
@@ -3983,6 +4005,12 @@ class AsyncAgents:
         to the server's default. A PATCH that supplies `modelProvider`, `model` or `settings` takes an agent
         out of `error` (back to `active`), as does one that sets `status`.
 
+        `warnings` are those of the agent as updated, whether or not the PATCH sends the fields: a
+        `modelProvider` with no configuration here, and each `clients[<i>]` that will not connect, a platform
+        no connector runs (any but `telegram`, `discord` and `slack`: kept, listed as `inert`) or a run
+        platform the agent does not hold the secrets of, naming each to set with `PUT
+        /v1/agents/{agentId}/secrets/{name}`.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 
         Args:
@@ -4158,8 +4186,10 @@ class AsyncAgents:
         this server's default provider and model (`modelProvider` and `model` `null`), the file's kept in
         `personality.sourceModelProvider` and `personality.sourceModel`; the export puts the model back in
         `settings.model`. As on create, a provider with no configuration here is taken with a warning naming
-        the variable to set, a provider that serves only some models (`local`) must be given one of them, and
-        the account holds at most its plan's `maxAgents` agents (100 by default).
+        the variable to set, each of the file's `clients` that will not connect has a warning at its path (a
+        platform no connector runs; `telegram`, `discord` or `slack`, whose agent secrets the new agent does
+        not hold yet), a provider that serves only some models (`local`) must be given one of them, and the
+        account holds at most its plan's `maxAgents` agents (100 by default).
 
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
 
