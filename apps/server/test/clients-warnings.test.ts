@@ -108,6 +108,22 @@ describe("clients warnings on PATCH", () => {
   });
 });
 
+describe("clients warnings for a key that may write agents but not manage secrets", () => {
+  it("are the same: the secrets' names are read for the warning, not by the caller", async () => {
+    const { data } = await create({ clients: ["telegram", "discord"] });
+    await patch(data.id, { status: "inactive" });
+    await putSecret(data.id, "TELEGRAM_BOT_TOKEN");
+    const { key } = await tenant.keyWith(["agents:write"]);
+    const res = await h.request<Written>("PATCH", `/v1/agents/${data.id}`, { key, body: { name: "Writer" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.warnings).toEqual([
+      { field: "clients[1]", issue: NO_SECRET("discord", "DISCORD_BOT_TOKEN") },
+    ]);
+    const secrets = await h.request("GET", `/v1/agents/${data.id}/secrets`, { key });
+    expect(secrets.status).toBe(403);
+  });
+});
+
 describe("clients warnings on character import", () => {
   const importFile = (body: unknown, query = "") =>
     h.request<Written>("POST", `/v1/agents/import${query}`, { key: tenant.key, body });
