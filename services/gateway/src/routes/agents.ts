@@ -126,11 +126,20 @@ export async function clientsWarnings(
   agentId?: string,
 ): Promise<FieldIssue[]> {
   if (agentId === undefined || !namesRunPlatform(clients)) return clientWarnings(clients, new Set());
-  const { secrets } = await input.gateway.plugins.listSecrets(
-    { accountId: input.principal.accountId, agentId },
-    input.rpc,
-  );
-  return clientWarnings(clients, new Set(secrets.map((secret) => secret.name)));
+  try {
+    const { secrets } = await input.gateway.plugins.listSecrets(
+      { accountId: input.principal.accountId, agentId },
+      input.rpc,
+    );
+    return clientWarnings(clients, new Set(secrets.map((secret) => secret.name)));
+  } catch (error) {
+    // The write is stored already: its answer must say so. Only the advice about secrets is left out.
+    input.gateway.logger.warn(
+      { err: error, agentId },
+      "could not read the agent's secret names for its warnings",
+    );
+    return clientWarnings(clients, undefined);
+  }
 }
 
 /** A malformed id cannot name an agent: answered like a missing one, without a lookup. */
