@@ -114,13 +114,15 @@ func ExampleUserService_Export() {
 		log.Fatal(err)
 	}
 	out := json.NewEncoder(os.Stdout)
-	for message, err := range client.Users.Export(context.Background(), "user-42") {
+	// Each line is a message (OfHistoryMessage) or, after the messages, a memory (OfMemory); either encodes back
+	// to the JSON it came as.
+	for line, err := range client.Users.Export(context.Background(), "user-42") {
 		if errors.Is(err, agentry.ErrCutShort) {
 			log.Fatal("the export broke off mid-line; export again")
 		} else if err != nil {
 			log.Fatal(err)
 		}
-		if err := out.Encode(message); err != nil {
+		if err := out.Encode(line); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package agentry_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,26 @@ import (
 func historyMessage(n int) string {
 	return fmt.Sprintf(`{"id":"msg_%02d","agentId":"agt_1","conversationId":"conv_1","userId":"user-42","roomId":null,`+
 		`"role":"user","text":"text %d","createdAt":"2026-11-20T09:30:%02d.000Z"}`, n, n, n)
+}
+
+func memoryLine(n int, source string) string {
+	learnt := "null"
+	if source != "" {
+		learnt = fmt.Sprintf(`{"messageId":%q}`, source)
+	}
+	return fmt.Sprintf(`{"id":"mem_%02d","agentId":"agt_1","userId":"user-42","text":"fact %d","source":%s,`+
+		`"createdAt":"2026-11-21T09:30:%02dZ"}`, n, n, learnt, n)
+}
+
+// lineID is the id of an export's line, a message's or a memory's.
+func lineID(line agentry.UserExportLine) string {
+	switch {
+	case line.OfHistoryMessage != nil:
+		return line.OfHistoryMessage.ID
+	case line.OfMemory != nil:
+		return line.OfMemory.ID
+	}
+	return "(neither)"
 }
 
 func cursorPage(hasMore bool, limit int, items ...string) string {
@@ -229,7 +250,7 @@ func exportAll(c *agentry.Client, userID string) ([]string, error) {
 		if err != nil {
 			return ids, err
 		}
-		ids = append(ids, m.ID)
+		ids = append(ids, lineID(m))
 	}
 	return ids, nil
 }
@@ -258,7 +279,7 @@ func TestExport(t *testing.T) {
 				// The first message arrives while the server still holds back the rest.
 				close(release)
 			}
-			ids = append(ids, m.ID)
+			ids = append(ids, lineID(m))
 		}
 		if strings.Join(ids, ",") != "msg_01,msg_02,msg_03" {
 			t.Fatalf("ids %v", ids)
@@ -266,6 +287,41 @@ func TestExport(t *testing.T) {
 		req := s.request(0)
 		if req.header.Get("Accept") != "application/x-ndjson" || req.path != "/v1/users/user/42/export" {
 			t.Fatalf("request %+v", req)
+		}
+	})
+
+	t.Run("the memories after the messages are read as memories", func(t *testing.T) {
+		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			ndjsonHeaders(w)
+			io.WriteString(w, historyMessage(1)+"\n"+historyMessage(2)+"\n"+memoryLine(1, "msg_01")+"\n"+memoryLine(2, "")+"\n")
+		})
+		var lines []agentry.UserExportLine
+		for line, err := range s.client(t).Users.Export(context.Background(), "user-42") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, line)
+		}
+		if len(lines) != 4 {
+			t.Fatalf("%d lines", len(lines))
+		}
+		for i, line := range lines[:2] {
+			if line.OfHistoryMessage == nil || line.OfMemory != nil || line.OfHistoryMessage.ID != fmt.Sprintf("msg_%02d", i+1) {
+				t.Fatalf("line %d is not its message: %+v", i, line)
+			}
+		}
+		learnt, byHand := lines[2].OfMemory, lines[3].OfMemory
+		if lines[2].OfHistoryMessage != nil || learnt == nil || learnt.ID != "mem_01" || learnt.Text != "fact 1" ||
+			learnt.Source == nil || learnt.Source.MessageID != "msg_01" {
+			t.Fatalf("the first memory: %+v", lines[2])
+		}
+		if byHand == nil || byHand.ID != "mem_02" || byHand.Source != nil {
+			t.Fatalf("the memory added by hand: %+v", lines[3])
+		}
+		// A line encodes back to the JSON it came as.
+		encoded, err := json.Marshal(lines[3])
+		if err != nil || string(encoded) != memoryLine(2, "") {
+			t.Fatalf("encoded %s, %v", encoded, err)
 		}
 	})
 

@@ -1774,6 +1774,48 @@ func (u *CharacterKnowledge) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("agentry: CharacterKnowledge: unexpected JSON %.40s", data)
 }
 
+// UserExportLine is one of: a HistoryMessage (OfHistoryMessage) or a Memory (OfMemory). Set exactly one
+// field, or use UserExportLineOfHistoryMessage or UserExportLineOfMemory.
+type UserExportLine struct {
+	OfHistoryMessage *HistoryMessage
+	OfMemory         *Memory
+}
+
+// UserExportLineOfHistoryMessage returns a UserExportLine holding v.
+func UserExportLineOfHistoryMessage(v HistoryMessage) UserExportLine {
+	return UserExportLine{OfHistoryMessage: &v}
+}
+
+// UserExportLineOfMemory returns a UserExportLine holding v.
+func UserExportLineOfMemory(v Memory) UserExportLine {
+	return UserExportLine{OfMemory: &v}
+}
+
+// MarshalJSON encodes the variant that is set.
+func (u UserExportLine) MarshalJSON() ([]byte, error) {
+	switch {
+	case u.OfHistoryMessage != nil:
+		return json.Marshal(*u.OfHistoryMessage)
+	case u.OfMemory != nil:
+		return json.Marshal(*u.OfMemory)
+	}
+	return nil, fmt.Errorf("agentry: UserExportLine: %w", errNoVariant)
+}
+
+// UnmarshalJSON decodes whichever variant the JSON holds.
+func (u *UserExportLine) UnmarshalJSON(data []byte) error {
+	*u = UserExportLine{}
+	if jsonHasKey(data, "conversationId") {
+		u.OfHistoryMessage = new(HistoryMessage)
+		return json.Unmarshal(data, u.OfHistoryMessage)
+	}
+	if jsonHasKey(data, "source") {
+		u.OfMemory = new(Memory)
+		return json.Unmarshal(data, u.OfMemory)
+	}
+	return fmt.Errorf("agentry: UserExportLine: unexpected JSON %.40s", data)
+}
+
 // MessageStreamEvent is one event of a streamed message: *MessageStartedEvent, *MessageDeltaEvent,
 // *ToolCallEvent, *ToolResultEvent or *MessageCompletedEvent. Tell them apart with a type switch.
 type MessageStreamEvent interface {

@@ -922,8 +922,8 @@ type UserService struct {
 // The response is streamed as it is read, a page at a time, so its size is not limited; a user with no
 // messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out.
 // After the messages come the user's memories (docs/api/memories.md), one `Memory` per line, told apart by
-// their `mem_` ids. A failure after the first line cuts the response short (it ends without its last chunk),
-// which HTTP clients report as an incomplete body: retry the export.
+// their `mem_` ids (each line is a `UserExportLine`). A failure after the first line cuts the response short
+// (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the export.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 //
@@ -937,13 +937,13 @@ type UserService struct {
 //			return err
 //		}
 //	}
-func (s *UserService) Export(ctx context.Context, userID string, opts ...Option) iter.Seq2[HistoryMessage, error] {
+func (s *UserService) Export(ctx context.Context, userID string, opts ...Option) iter.Seq2[UserExportLine, error] {
 	userIDSegment, err := pathSegment("userID", userID)
 	if err != nil {
-		return failedLines[HistoryMessage](err)
+		return failedLines[UserExportLine](err)
 	}
 	req := &request{method: http.MethodGet, path: "/users/" + userIDSegment + "/export"}
-	return streamLines[HistoryMessage](ctx, s.client, req, opts)
+	return streamLines[UserExportLine](ctx, s.client, req, opts)
 }
 
 // Erase erases a user.

@@ -133,3 +133,14 @@ func jsonKind(data []byte) byte {
 }
 
 var errNoVariant = errors.New("none of the union's variants is set")
+
+// jsonHasKey reports whether data is a JSON object with the key at its top level; the variant of a union of
+// object types is told by a key only its objects have.
+func jsonHasKey(data []byte, key string) bool {
+	var object map[string]json.RawMessage
+	if json.Unmarshal(data, &object) != nil {
+		return false
+	}
+	_, ok := object[key]
+	return ok
+}

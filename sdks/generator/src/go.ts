@@ -173,6 +173,8 @@ interface GoEnum {
 interface GoUnion {
   name: string;
   variants: TypeRef[];
+  /** For a union of object types: the key only each variant's objects have (`TypeRef` union `keys`). */
+  keys: string[] | undefined;
 }
 
 class GoEmitter {
@@ -246,11 +248,12 @@ class GoEmitter {
     const key = type.variants.map((v) => this.#variantKey(v)).join("|");
     const name =
       UNION_NAMES[key] ??
+      (type.name === undefined ? undefined : goName(type.name)) ??
       type.variants
         .map((v) => this.#variantKey(v))
         .map(goName)
         .join("Or");
-    this.#unions.set(name, { name, variants: type.variants });
+    this.#unions.set(name, { name, variants: type.variants, keys: type.keys });
     return name;
   }
 
@@ -472,13 +475,15 @@ class GoEmitter {
       };
     });
     const seen = new Set<string>();
-    for (const v of variants) {
-      for (const kind of v.kinds) {
-        if (seen.has(kind))
-          throw new ModelError(`go: the variants of ${name} cannot be told apart by their JSON`);
-        seen.add(kind);
+    // Object variants told apart by a key of their own are decoded by that key, not by the JSON's kind.
+    if (union.keys === undefined)
+      for (const v of variants) {
+        for (const kind of v.kinds) {
+          if (seen.has(kind))
+            throw new ModelError(`go: the variants of ${name} cannot be told apart by their JSON`);
+          seen.add(kind);
+        }
       }
-    }
     const list = variants.map((v) => `${article(v.type)} ${v.type} (${v.field})`);
     src.lines(
       comment(
@@ -500,7 +505,18 @@ class GoEmitter {
     src.line("\t}").line(`\treturn nil, fmt.Errorf("agentry: ${name}: %w", errNoVariant)`).line("}").line();
     src.line("// UnmarshalJSON decodes whichever variant the JSON holds.");
     src.line(`func (u *${name}) UnmarshalJSON(data []byte) error {`);
-    src.line(`\t*u = ${name}{}`).line("\tswitch jsonKind(data) {");
+    src.line(`\t*u = ${name}{}`);
+    if (union.keys !== undefined) {
+      const keys = union.keys;
+      variants.forEach((v, i) => {
+        src.line(`\tif jsonHasKey(data, ${JSON.stringify(keys[i])}) {`);
+        src.line(`\t\tu.${v.field} = new(${v.type})`).line(`\t\treturn json.Unmarshal(data, u.${v.field})`);
+        src.line("\t}");
+      });
+      src.line(`\treturn fmt.Errorf("agentry: ${name}: unexpected JSON %.40s", data)`).line("}").line();
+      return;
+    }
+    src.line("\tswitch jsonKind(data) {");
     for (const v of variants) {
       src.line(`\tcase ${v.kinds.map((k) => `'${k}'`).join(", ")}:`);
       src.line(`\t\tu.${v.field} = new(${v.type})`).line(`\t\treturn json.Unmarshal(data, u.${v.field})`);
@@ -1181,7 +1197,8 @@ function jsonKinds(type: TypeRef): string[] {
 }
 
 function article(word: string): string {
-  return /^[aeiouAEIOU]/.test(word) ? "an" : "a";
+  // "User…" and "Usage…" are said with a consonant.
+  return /^[aeiouAEIOU]/.test(word) && !/^[Uu]s[ae]/.test(word) ? "an" : "a";
 }
 
 function thirdPerson(verb: string): string {

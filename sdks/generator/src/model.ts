@@ -33,8 +33,12 @@ export type TypeRef =
   | { kind: "ref"; name: string }
   /** `inner` or JSON `null`. Never nests: `nullable(nullable(x))` is `nullable(x)`. */
   | { kind: "nullable"; inner: TypeRef }
-  /** One of several shapes, e.g. a plugin given as a name or as an object; never contains `nullable`. */
-  | { kind: "union"; variants: TypeRef[] };
+  /**
+   * One of several shapes, e.g. a plugin given as a name or as an object; never contains `nullable`. `name`: the
+   * component it is, when it is one (`UserExportLine`). `keys`: for a union of several object types, which JSON
+   * tells apart by no kind of value, the key that only each variant's objects have (one per variant, in order).
+   */
+  | { kind: "union"; variants: TypeRef[]; name?: string; keys?: string[] };
 
 /** One property of an object type. */
 export interface Field {
@@ -670,7 +674,11 @@ class ModelBuilder {
     );
     const envelope = this.#deref(bodySchema);
     const envelopeName = refName(bodySchema.$ref ?? null);
-    const envelopeProps = asObject(envelope.properties, `${operationId}: envelope properties`);
+    // A bare answer may be a union (an export's lines), which has no properties.
+    const envelopeProps = asObject(
+      envelope.properties ?? (bare ? {} : undefined),
+      `${operationId}: envelope properties`,
+    );
     const variantNames = success["x-sdk-variants"];
     const { data, field, dataAs } = bare
       ? { data: this.#type(bodySchema, envelopeName), field: undefined, dataAs: undefined }
@@ -1052,7 +1060,8 @@ class ModelBuilder {
       const name = refName(raw.$ref);
       const target = this.#deref(raw);
       if (isObjectSchema(target)) return this.#named(name, target, `components/schemas/${name}`);
-      return this.#type(target, name);
+      const type = this.#type(target, name);
+      return type.kind === "union" ? { ...type, name } : type;
     }
     const variants = unionOf(raw);
     if (variants !== undefined) {
@@ -1062,7 +1071,12 @@ class ModelBuilder {
         this.#type(v, nonNullVariants.length === 1 ? where : `${where}|${variants.indexOf(v)}`, fallback),
       );
       const inner: TypeRef =
-        types.length === 1 ? types[0]! : { kind: "union", variants: types.map((t) => stripNullable(t)) };
+        types.length === 1
+          ? types[0]!
+          : this.#union(
+              types.map((t) => stripNullable(t)),
+              where,
+            );
       return nullable ? makeNullable(inner) : inner;
     }
     if (Array.isArray(raw.type)) {
@@ -1125,6 +1139,32 @@ class ModelBuilder {
   }
 
   /** Registers (or reuses) the named object type `name` for `schema`. */
+  /**
+   * A union; when several of its variants are object types, each variant must be an object type with a required
+   * key that none of the others has (a message's `conversationId`, a memory's `source`), by which SDKs tell a
+   * value's variant from its JSON.
+   */
+  #union(variants: TypeRef[], where: string): TypeRef {
+    const objects = variants.filter((v) => v.kind === "ref");
+    if (objects.length < 2) return { kind: "union", variants };
+    if (objects.length < variants.length)
+      throw new ModelError(`${where}: a union of object types cannot have variants of other kinds`);
+    const fieldsOf = (variant: TypeRef) => this.#types.get((variant as { name: string }).name)?.fields ?? [];
+    const keys = variants.map((variant) => {
+      const others = new Set(
+        variants.filter((v) => v !== variant).flatMap((v) => fieldsOf(v).map((f) => f.name)),
+      );
+      const own = fieldsOf(variant).find((field) => field.required && !others.has(field.name));
+      if (own === undefined) {
+        throw new ModelError(
+          `${where}: ${(variant as { name: string }).name} has no required key the other variants lack, so its values cannot be told apart`,
+        );
+      }
+      return own.name;
+    });
+    return { kind: "union", variants, keys };
+  }
+
   #named(name: string, schema: JsonObject, source: string, fallback?: string): TypeRef {
     const shape = canonical(schema);
     const known = this.#typeShapes.get(name);

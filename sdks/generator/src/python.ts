@@ -236,8 +236,17 @@ function decode(type: TypeRef, expr: string, depth: number): string {
       const inner = decode(type.inner, expr, depth);
       return inner === expr ? expr : `None if ${expr} is None else ${inner}`;
     }
-    case "union":
+    case "union": {
+      const keys = type.keys;
+      if (keys !== undefined) {
+        // Object variants are told apart by the key only each one has; the last is what is left.
+        const tests = type.variants
+          .slice(0, -1)
+          .map((v, i) => `${decode(v, expr, depth)} if ${literal(keys[i]!)} in ${expr} else `);
+        return `${tests.join("")}${decode(type.variants.at(-1)!, expr, depth)}`;
+      }
       return unionExpression(type.variants, expr, (variant) => decode(variant, expr, depth), jsonTest);
+    }
     default:
       return expr;
   }
@@ -265,6 +274,13 @@ function encode(type: TypeRef, expr: string, depth: number): string {
       return inner === expr ? expr : `None if ${expr} is None else ${inner}`;
     }
     case "union":
+      if (type.keys !== undefined) {
+        // Each object variant is a dataclass of its own, so its class tells it apart.
+        const tests = type.variants
+          .slice(0, -1)
+          .map((v) => `${encode(v, expr, depth)} if ${pythonTest(v, expr)} else `);
+        return `${tests.join("")}${encode(type.variants.at(-1)!, expr, depth)}`;
+      }
       return unionExpression(type.variants, expr, (variant) => encode(variant, expr, depth), pythonTest);
     default:
       return expr;
@@ -1057,9 +1073,15 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
   if (op.ndjson) {
     const data = op.response.data;
     const item = data.kind === "ref" ? `${data.name}.from_dict` : `lambda x0: ${decode(data, "x0", 1)}`;
-    lines.push(
-      `        return ${async ? "AsyncNDJSONStream" : "NDJSONStream"}(self._transport, spec, options, ${item})`,
-    );
+    const stream = async ? "AsyncNDJSONStream" : "NDJSONStream";
+    const call = `        return ${stream}(self._transport, spec, options, ${item})`;
+    if (call.length <= 110) lines.push(call);
+    else
+      lines.push(
+        `        return ${stream}(`,
+        ...["self._transport", "spec", "options", item].map((arg) => `            ${arg},`),
+        "        )",
+      );
     return lines;
   }
   lines.push(`        envelope = ${async ? "await " : ""}self._transport.request(spec, options)`);

@@ -731,8 +731,12 @@ function rubyType(type: TypeRef): string {
       return str(type.name);
     case "nullable":
       return `[:nullable, ${rubyType(type.inner)}]`;
-    case "union":
+    case "union": {
+      const keys = type.keys;
+      if (keys !== undefined)
+        return `[:keyed, ${type.variants.map((v, i) => `[${str(keys[i]!)}, ${rubyType(v)}]`).join(", ")}]`;
       return `[:union, ${type.variants.map(rubyType).join(", ")}]`;
+    }
   }
 }
 

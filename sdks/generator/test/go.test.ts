@@ -96,7 +96,7 @@ describe("go emitter", () => {
       "func (s *AgentMessageService) List(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) (*CursorPage[HistoryMessage], error)",
       "func (s *AgentMessageService) ListAll(ctx context.Context, agentID string, params ListMessagesParams, opts ...Option) iter.Seq2[HistoryMessage, error]",
       "func (s *WebhookEndpointDeliveryService) ListAll(ctx context.Context, webhookID string, params ListWebhookDeliveriesParams, opts ...Option) iter.Seq2[Delivery, error]",
-      "func (s *UserService) Export(ctx context.Context, userID string, opts ...Option) iter.Seq2[HistoryMessage, error]",
+      "func (s *UserService) Export(ctx context.Context, userID string, opts ...Option) iter.Seq2[UserExportLine, error]",
       "func (s *UsageService) Get(ctx context.Context, params GetUsageParams, opts ...Option) (*UsageReport, error)",
       "func (s *AgentUsageService) Get(ctx context.Context, agentID string, params GetAgentUsageParams, opts ...Option) (*UsageReport, error)",
       "func (s *AgentService) ImportCharacter(ctx context.Context, character map[string]any, params ImportCharacterParams, opts ...Option) (*CharacterImport, error)",
@@ -107,7 +107,14 @@ describe("go emitter", () => {
     }
     expect(services).toContain('\tquery.Set("dryRun", "true")');
     expect(services).toContain('\t\tquery.Set("groupBy", commaSeparated(params.GroupBy))');
-    expect(services).toContain("\treturn streamLines[HistoryMessage](ctx, s.client, req, opts)");
+    expect(services).toContain("\treturn streamLines[UserExportLine](ctx, s.client, req, opts)");
+    // An export's line is a message or a memory, decoded by the key only its type has.
+    expect(file("go/models_gen.go")).toContain(
+      "type UserExportLine struct {\n\tOfHistoryMessage *HistoryMessage\n\tOfMemory         *Memory\n}",
+    );
+    expect(file("go/models_gen.go")).toContain(
+      '\tif jsonHasKey(data, "conversationId") {\n\t\tu.OfHistoryMessage = new(HistoryMessage)\n\t\treturn json.Unmarshal(data, u.OfHistoryMessage)\n\t}\n\tif jsonHasKey(data, "source") {\n\t\tu.OfMemory = new(Memory)',
+    );
     expect(services).toContain("\tGroupBy []UsageDimension\n");
     const models = file("go/models_gen.go");
     expect(models).toContain('\tAgent AgentDraft `json:"agent"`');

@@ -189,9 +189,34 @@ describe("model", () => {
   it("reads an NDJSON answer as a stream of its line's type", () => {
     expect(op("exportUser")).toMatchObject({
       ndjson: true,
-      response: { status: 200, data: { kind: "ref", name: "HistoryMessage" }, field: undefined },
+      response: {
+        status: 200,
+        // Messages, then memories: each told by a required key the other type lacks.
+        data: {
+          kind: "union",
+          name: "UserExportLine",
+          variants: [
+            { kind: "ref", name: "HistoryMessage" },
+            { kind: "ref", name: "Memory" },
+          ],
+          keys: ["conversationId", "source"],
+        },
+        field: undefined,
+      },
     });
     expect(op("getMessage").ndjson).toBe(false);
+  });
+
+  it("refuses a union of object types that no key of their own tells apart", () => {
+    const document = JSON.parse(JSON.stringify(loadModelDocument())) as {
+      components: { schemas: Record<string, { properties: Record<string, unknown>; required: string[] }> };
+    };
+    expect(() => buildModel(JSON.parse(JSON.stringify(document)) as never)).not.toThrow();
+    // A memory that also had a conversationId and whose source could be absent would fit both variants.
+    const memory = document.components.schemas.Memory!;
+    memory.properties.conversationId = { type: "string" };
+    memory.required = memory.required.filter((name) => name !== "source");
+    expect(() => buildModel(document as never)).toThrow(/Memory has no required key the other variants lack/);
   });
 
   it("takes a character file whole, and types the answers of its import and export", () => {

@@ -111,9 +111,10 @@ describe("python emitter", () => {
     expect(resources).toContain(
       '        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")',
     );
-    expect(resources).toContain(") -> NDJSONStream[HistoryMessage]:");
+    // An export's lines are messages, then memories, each parsed by the key only its type has.
+    expect(resources).toContain(") -> NDJSONStream[Union[HistoryMessage, Memory]]:");
     expect(resources).toContain(
-      "        return AsyncNDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)",
+      '            lambda x0: HistoryMessage.from_dict(x0) if "conversationId" in x0 else Memory.from_dict(x0),',
     );
     expect(resources).toContain(
       '        group_by: Union[Sequence[Literal["agentId", "userId", "model", "apiKeyId"]], NotGiven] = NOT_GIVEN,',

@@ -88,7 +88,7 @@ describe("ruby emitter", () => {
     const resources = file("resources.rb");
     for (const line of [
       "def export(user_id, request_options: nil, &block)",
-      'api_lines(\n          :get,\n          "/users/#{path_segment(:user_id, user_id)}/export",\n          type: "HistoryMessage",',
+      'api_lines(\n          :get,\n          "/users/#{path_segment(:user_id, user_id)}/export",\n          type: [:keyed, ["conversationId", "HistoryMessage"], ["source", "Memory"]],',
       "api_cursor_paginate(",
       'pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",',
       "def import_character(character, dry_run: nil, use_default_model: nil, request_options: nil)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 import httpx
 import pytest
@@ -21,7 +21,7 @@ from agentry import (
     BadRequestError,
     SyncCursorPage,
 )
-from agentry.types import Conversation, Delivery, HistoryMessage
+from agentry.types import Conversation, Delivery, HistoryMessage, Memory
 
 from .helpers import AGENT, Chunks, Server, error, ok
 
@@ -43,6 +43,17 @@ def message(n: int, role: str = "user", **extra: Any) -> Dict[str, Any]:
         base.update(model="gpt-4o-mini", modelProvider="openai", finishReason="stop",
                     usage={"inputTokens": 4, "outputTokens": 3, "totalTokens": 7}, latencyMs=12)
     return {**base, **extra}
+
+
+def memory(n: int, source: Optional[str] = "msg_01") -> Dict[str, Any]:
+    return {
+        "id": f"mem_{n:02d}",
+        "agentId": AGENT_ID,
+        "userId": "user-42",
+        "text": f"fact {n}",
+        "source": None if source is None else {"messageId": source},
+        "createdAt": f"2026-11-21T09:30:{n:02d}.000Z",
+    }
 
 
 def cursor_page(items: List[Dict[str, Any]], has_more: bool, limit: int = 2) -> httpx.Response:
@@ -168,20 +179,39 @@ class TestExport:
                                         stream=_Generated(pieces()))])
         stream = server.client().users.export("user/42")
         assert server.requests == []
-        received: List[HistoryMessage] = []
+        received: List[Union[HistoryMessage, Memory]] = []
         with stream:
             for item in stream:
                 received.append(item)
                 # Each message is handed over before the next line is read.
                 assert read[-1] == len(received)
         assert [m.id for m in received] == ["msg_01", "msg_02", "msg_03"]
-        assert received[1].role == "assistant" and received[1].usage is not None
-        assert received[1].usage.total_tokens == 7
+        second = received[1]
+        assert isinstance(second, HistoryMessage)
+        assert second.role == "assistant" and second.usage is not None
+        assert second.usage.total_tokens == 7
         request = server.requests[0]
         assert request.url.raw_path == b"/v1/users/user%2F42/export"
         assert request.headers["accept"] == "application/x-ndjson"
         with pytest.raises(AgentryError, match="iterated once"):
             iter(stream)
+
+    def test_the_memories_after_the_messages_are_read_as_memories(self) -> None:
+        body = line(message(1)) + line(message(2, "assistant")) + line(memory(1)) + line(memory(2, source=None))
+        server = Server([ndjson(body[:150], body[150:])])
+        received = list(server.client().users.export("user-42"))
+        assert [(type(item).__name__, item.id) for item in received] == [
+            ("HistoryMessage", "msg_01"),
+            ("HistoryMessage", "msg_02"),
+            ("Memory", "mem_01"),
+            ("Memory", "mem_02"),
+        ]
+        learnt, by_hand = received[2], received[3]
+        assert isinstance(learnt, Memory) and isinstance(by_hand, Memory)
+        assert learnt.source is not None and learnt.source.message_id == "msg_01"
+        assert learnt.text == "fact 1" and learnt.user_id == "user-42"
+        assert by_hand.source is None
+        assert learnt.to_dict() == memory(1)
 
     def test_a_split_line_and_a_crlf_are_read_whole_and_an_empty_body_is_no_messages(self) -> None:
         text = line(message(1)) + line(message(2)).replace("\n", "\r\n")
@@ -247,7 +277,11 @@ class TestExport:
 
 @pytest.mark.anyio
 async def test_the_async_export_streams_and_fails_when_cut_short() -> None:
-    server = Server([ndjson(line(message(1)), line(message(2))), ndjson(line(message(1)) + '{"id": "msg_0')])
+    server = Server([
+        ndjson(line(message(1)), line(message(2))),
+        ndjson(line(message(1)) + '{"id": "msg_0'),
+        ndjson(line(message(1)), line(memory(1))),
+    ])
     client = server.async_client()
     async with client.users.export("user-42") as messages:
         assert [m.id async for m in messages] == ["msg_01", "msg_02"]
@@ -256,6 +290,9 @@ async def test_the_async_export_streams_and_fails_when_cut_short() -> None:
         async for item in client.users.export("user-42"):
             received.append(item.id)
     assert received == ["msg_01"]
+    lines = [item async for item in client.users.export("user-42")]
+    assert [type(item) for item in lines] == [HistoryMessage, Memory]
+    assert lines[1].id == "mem_01" and lines[1].text == "fact 1"
 
 
 class _Generated(httpx.SyncByteStream):

@@ -20,6 +20,13 @@ class HistoryTest < Minitest::Test
                "usage" => { "inputTokens" => 4, "outputTokens" => 3, "totalTokens" => 7 }, "latencyMs" => 12)
   end
 
+  def memory(number, source: "msg_01")
+    {
+      "id" => format("mem_%02d", number), "agentId" => AGENT_ID, "userId" => "user-42", "text" => "fact #{number}",
+      "source" => source && { "messageId" => source }, "createdAt" => format("2026-11-21T09:30:%02d.000Z", number)
+    }
+  end
+
   def cursor_page(items, has_more:, limit: 2)
     FakeServer.data(items, pagination: { limit: limit, hasMore: has_more })
   end
@@ -117,6 +124,20 @@ class HistoryTest < Minitest::Test
     assert_equal "application/x-ndjson", server.requests[0].headers["accept"]
     assert_equal "req_export", export.request_id
     assert_raises(Agentry::Error) { export.each { nil } }
+  end
+
+  def test_the_memories_after_the_messages_are_read_as_memories
+    server = serve(ndjson([line(history_message(1)), line(history_message(2, role: "assistant")),
+                           line(memory(1)) + line(memory(2, source: nil))]))
+    items = client_for(server).users.export("user-42").to_a
+    assert_equal [[Agentry::Models::HistoryMessage, "msg_01"], [Agentry::Models::HistoryMessage, "msg_02"],
+                  [Agentry::Models::Memory, "mem_01"], [Agentry::Models::Memory, "mem_02"]],
+                 items.map { |item| [item.class, item.id] }
+    learnt, by_hand = items[2], items[3]
+    assert_equal ["fact 1", "user-42", "msg_01"], [learnt.text, learnt.user_id, learnt.source.message_id]
+    assert_instance_of Agentry::Models::MemorySource, learnt.source
+    assert_nil by_hand.source
+    assert_equal 7, items[1].usage.total_tokens
   end
 
   def test_an_empty_export_and_one_read_with_a_block

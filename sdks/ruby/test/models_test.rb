@@ -32,6 +32,17 @@ class ModelsTest < Minitest::Test
     assert_equal({ region: "eu" }, a.plugins[1].config)
   end
 
+  def test_a_keyed_union_reads_each_object_as_the_model_whose_own_key_it_has
+    type = [:keyed, ["conversationId", "HistoryMessage"], ["source", "Memory"]]
+    types = Agentry::Model::Types
+    assert_instance_of Agentry::Models::Memory, types.decode(type, { "id" => "mem_1", "source" => nil })
+    assert_instance_of Agentry::Models::HistoryMessage, types.decode(type, { "id" => "msg_1", "conversationId" => "c" })
+    # An object with neither key is kept as it came, as any value of an unexpected shape.
+    assert_equal({ id: "x_1" }, types.decode(type, { "id" => "x_1" }))
+    assert types.fits?([:union, :string, type], { "source" => nil })
+    refute types.fits?([:union, :string, type], { "id" => "x_1" })
+  end
+
   def test_settings_have_readers_for_the_known_keys_and_keep_the_others
     settings = agent.settings
     assert_in_delta 0.5, settings.temperature

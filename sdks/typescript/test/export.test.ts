@@ -102,6 +102,28 @@ describe("users.export", () => {
     expect(items).toEqual([message(1, "naïve café ✓"), message(2)]);
   });
 
+  it("reads the memories after the messages whole, each told apart from a message by its source", async () => {
+    const memory = (n: number, source: string | null) => ({
+      id: `mem_${String(n).padStart(3, "0")}`,
+      agentId: AGENT_ID,
+      userId: "user-42",
+      text: `fact ${n}`,
+      source: source === null ? null : { messageId: source },
+      createdAt: "2026-01-02T00:00:00.000Z",
+    });
+    const server = await localServer(async (_request, res) => {
+      startNdjson(res);
+      await write(res, line(message(1)) + line(message(2)));
+      await write(res, line(memory(1, "msg_001")) + line(memory(2, null)));
+      res.end();
+    });
+    const { items, error } = await collect(server.client().users.export("user-42"));
+    expect(error).toBeUndefined();
+    expect(items).toEqual([message(1), message(2), memory(1, "msg_001"), memory(2, null)]);
+    const kinds = items.map((item) => ("source" in item ? `memory ${item.id}` : `${item.role} ${item.id}`));
+    expect(kinds).toEqual(["user msg_001", "user msg_002", "memory mem_001", "memory mem_002"]);
+  });
+
   it("an export of a user without messages is empty", async () => {
     const server = await localServer((_request, res) => {
       res.writeHead(200, { "content-type": "application/x-ndjson; charset=utf-8", "content-length": "0" });

@@ -138,7 +138,8 @@ module Agentry
     # How field values convert between JSON and Ruby. A type is a Symbol (+:string+, +:time+ for a date-time
     # string, +:integer+, +:number+, +:boolean+, +:json+ for any JSON), a String naming a model class of
     # Agentry::Models, or an Array: <tt>[:array, item]</tt>, <tt>[:map, value]</tt>, <tt>[:nullable, inner]</tt>,
-    # <tt>[:union, variant, ...]</tt>. Reading is lenient: a value of an unexpected shape is kept as it came (its
+    # <tt>[:union, variant, ...]</tt>, or <tt>[:keyed, [key, model], ...]</tt> for objects of several models, each
+    # told by a key only its objects have (an export's messages and memories). Reading is lenient: a value of an unexpected shape is kept as it came (its
     # Hashes with Symbol keys), since the API may grow.
     module Types
       module_function
@@ -164,6 +165,9 @@ module Agentry
         when :union
           variant = inner.find { |candidate| fits?(candidate, value) }
           variant ? decode(variant, value) : symbolize(value)
+        when :keyed
+          variant = value.is_a?(Hash) && inner.find { |key, _| value.key?(key) }
+          variant ? decode(variant[1], value) : symbolize(value)
         else symbolize(value)
         end
       end
@@ -191,6 +195,7 @@ module Agentry
           when :array then value.is_a?(Array)
           when :map then value.is_a?(Hash)
           when :nullable then value.nil? || fits?(type[1], value)
+          when :keyed then value.is_a?(Hash) && type.drop(1).any? { |key, _| value.key?(key) }
           else type.drop(1).any? { |variant| fits?(variant, value) }
           end
         else false

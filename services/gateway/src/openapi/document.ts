@@ -224,6 +224,15 @@ function ndjsonExample(): string {
       latencyMs: 812,
       createdAt: "2026-11-20T09:30:00.812Z",
     },
+    // The memories come after the messages.
+    {
+      id: "mem_01JCZ3S8Q5M2T7V9X0B4D6F8H2",
+      agentId: common.agentId,
+      userId: common.userId,
+      text: "The user's favourite colour is teal.",
+      source: { messageId: "msg_01JCZ3S8Q5M2T7V9X0B4D6F8H0" },
+      createdAt: "2026-11-20T09:30:01.000Z",
+    },
   ];
   return lines.map((line) => `${JSON.stringify(line)}\n`).join("");
 }

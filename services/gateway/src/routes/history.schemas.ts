@@ -1,6 +1,7 @@
 import { FINISH_REASONS, PROVIDER_NAMES } from "@agentry/core";
 import { z } from "zod";
 import { id, success, timestamp } from "./common.schemas.js";
+import { Memory } from "./memories.schemas.js";
 import { BackgroundMessage, toolCalls, Usage } from "./messages.schemas.js";
 
 /* Stored conversations and messages (docs/api/history.md), and what deleting or erasing them answers. */
@@ -101,3 +102,12 @@ export function messageByIdResponse() {
       "A stored message (`HistoryMessage`), or, for a message sent with `background: true` while its events are kept, a `BackgroundMessage` (it has `status`; a stored message has `role` instead).",
   });
 }
+
+/**
+ * One line of a user's export: a stored message, or, after the messages, one of the user's memories. Exactly one
+ * matches any line: a message has `role` and `conversationId`, a memory has `source` and neither of them.
+ */
+export const UserExportLine = z.xor([HistoryMessage, Memory]).meta({
+  description:
+    "One line of a user's export: a stored message (`HistoryMessage`, its id `msg_…`, with `role` and `conversationId`), or one of the user's memories (`Memory`, its id `mem_…`, with `source`). The messages come first, then the memories.",
+});

@@ -17,7 +17,8 @@ import { toAppError } from "../http/errors.js";
 import { CURSOR_NOTE } from "../openapi/operations.js";
 import { listConversationsQuery, listMessagesQuery, userPath } from "../validation/history.js";
 import { parseOrThrow } from "../validation/issues.js";
-import { defineRoute, type HandlerInput, type Route } from "./define.js";
+import { component, defineRoute, type HandlerInput, type Route } from "./define.js";
+import { UserExportLine } from "./history.schemas.js";
 import { presentMemory } from "./memories.js";
 import { callerGone, presentReply, toolCallView } from "./messages.js";
 
@@ -336,10 +337,10 @@ export const historyRoutes: Route[] = [
     tag: "History",
     summary: "Export a user's messages",
     description:
-      "Every message the user exchanged with any agent of the account, oldest first, as NDJSON (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line, told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the export.",
+      "Every message the user exchanged with any agent of the account, oldest first, as NDJSON (`application/x-ndjson`): one `HistoryMessage` per line, each with its `agentId`, each line ending in `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line, told apart by their `mem_` ids (each line is a `UserExportLine`). A failure after the first line cuts the response short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the export.",
     success: {
       status: 200,
-      schema: "HistoryMessage",
+      schema: component("UserExportLine", UserExportLine),
       description:
         "The user's messages, then their memories, one JSON object per line; an empty body when there are none.",
     },

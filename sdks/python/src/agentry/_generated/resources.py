@@ -1841,7 +1841,7 @@ class Users:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> NDJSONStream[HistoryMessage]:
+    ) -> NDJSONStream[Union[HistoryMessage, Memory]]:
         """Export a user's messages.
 
         Every message the user exchanged with any agent of the account, oldest first, as NDJSON
@@ -1849,8 +1849,9 @@ class Users:
         `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
         with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
         left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line,
-        told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends
-        without its last chunk), which HTTP clients report as an incomplete body: retry the export.
+        told apart by their `mem_` ids (each line is a `UserExportLine`). A failure after the first line cuts
+        the response short (it ends without its last chunk), which HTTP clients report as an incomplete body:
+        retry the export.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
@@ -1876,7 +1877,12 @@ class Users:
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
         spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export")
-        return NDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)
+        return NDJSONStream(
+            self._transport,
+            spec,
+            options,
+            lambda x0: HistoryMessage.from_dict(x0) if "conversationId" in x0 else Memory.from_dict(x0),
+        )
 
     def erase(
         self,
@@ -4295,7 +4301,7 @@ class AsyncUsers:
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
-    ) -> AsyncNDJSONStream[HistoryMessage]:
+    ) -> AsyncNDJSONStream[Union[HistoryMessage, Memory]]:
         """Export a user's messages.
 
         Every message the user exchanged with any agent of the account, oldest first, as NDJSON
@@ -4303,8 +4309,9 @@ class AsyncUsers:
         `\\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a user
         with no messages is answered `200` with an empty body. Messages of an agent that no longer exists are
         left out. After the messages come the user's memories (docs/api/memories.md), one `Memory` per line,
-        told apart by their `mem_` ids. A failure after the first line cuts the response short (it ends
-        without its last chunk), which HTTP clients report as an incomplete body: retry the export.
+        told apart by their `mem_` ids (each line is a `UserExportLine`). A failure after the first line cuts
+        the response short (it ends without its last chunk), which HTTP clients report as an incomplete body:
+        retry the export.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
 
@@ -4330,7 +4337,12 @@ class AsyncUsers:
         """
         options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
         spec = RequestSpec("GET", f"/users/{path_segment('user_id', user_id)}/export")
-        return AsyncNDJSONStream(self._transport, spec, options, HistoryMessage.from_dict)
+        return AsyncNDJSONStream(
+            self._transport,
+            spec,
+            options,
+            lambda x0: HistoryMessage.from_dict(x0) if "conversationId" in x0 else Memory.from_dict(x0),
+        )
 
     async def erase(
         self,

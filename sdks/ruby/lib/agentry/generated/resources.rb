@@ -1460,9 +1460,9 @@ module Agentry
       # in `\n`. The response is streamed as it is read, a page at a time, so its size is not limited; a
       # user with no messages is answered `200` with an empty body. Messages of an agent that no longer
       # exists are left out. After the messages come the user's memories (docs/api/memories.md), one
-      # `Memory` per line, told apart by their `mem_` ids. A failure after the first line cuts the response
-      # short (it ends without its last chunk), which HTTP clients report as an incomplete body: retry the
-      # export.
+      # `Memory` per line, told apart by their `mem_` ids (each line is a `UserExportLine`). A failure after
+      # the first line cuts the response short (it ends without its last chunk), which HTTP clients report
+      # as an incomplete body: retry the export.
       #
       # Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
       #
@@ -1478,8 +1478,8 @@ module Agentry
       #   characters, no U+0000 (otherwise `400 INVALID_REQUEST`).
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
       #   `headers:`.
-      # @yieldparam item [Models::HistoryMessage] each item, in order
-      # @return [Agentry::NDJSONStream<Models::HistoryMessage>]
+      # @yieldparam item [Models::HistoryMessage, Models::Memory] each item, in order
+      # @return [Agentry::NDJSONStream<Models::HistoryMessage, Models::Memory>]
       # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
       # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
@@ -1490,7 +1490,7 @@ module Agentry
         api_lines(
           :get,
           "/users/#{path_segment(:user_id, user_id)}/export",
-          type: "HistoryMessage",
+          type: [:keyed, ["conversationId", "HistoryMessage"], ["source", "Memory"]],
           options: request_options,
           &block
         )
