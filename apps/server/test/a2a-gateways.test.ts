@@ -134,7 +134,7 @@ afterAll(async () => {
 });
 
 describe("A2A tasks across gateways sharing Redis", () => {
-  it("reads a task through another gateway and after a restart, never through another account", async () => {
+  it("reads and lists a task through another gateway and after a restart, never through another account", async () => {
     const key = await tenant();
     const agentId = await newAgent(a, key);
     openai.reply("Seven.");
@@ -152,6 +152,17 @@ describe("A2A tasks across gateways sharing Redis", () => {
     expect(got.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(got.contextId).toBe("ctx-1");
     expect(replyText(got)).toBe("Seven.");
+    const listed = await (await clientFor(b, agentId, key)).listTasks({
+      tenant: "",
+      contextId: "ctx-1",
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: "",
+      statusTimestampAfter: undefined,
+      includeArtifacts: true,
+    });
+    expect(listed.tasks.map((listedTask) => [listedTask.id, replyText(listedTask)])).toEqual([
+      [task.id, "Seven."],
+    ]);
     // An ended task cannot be cancelled, from any gateway.
     await expect(
       (await clientFor(b, agentId, key)).cancelTask({ tenant: "", id: task.id, metadata: undefined }),
