@@ -56,6 +56,9 @@ export class RedisTaskStore implements TaskStore {
   private readonly clients: Promise<{ client: Client; subscriber: Client } | undefined>;
   private readonly listeners = new Set<(owner: string, taskId: string) => void>();
   private closed = false;
+  /** Settles when the client is first ready: until then a call waits for it, briefly, instead of failing. */
+  private readonly firstReady: Promise<void>;
+  private markReady: () => void = () => {};
 
   constructor(options: RedisTaskStoreOptions) {
     this.prefix = options.keyPrefix ?? "agentry:a2a:";
@@ -63,6 +66,9 @@ export class RedisTaskStore implements TaskStore {
     const availability = options.availability;
     // Connects in the background (retrying forever), so a gateway can start before its Redis does; until it
     // answers, calls fail at once instead of waiting.
+    this.firstReady = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
     this.clients = import("redis").then(commonJsExports).then(({ createClient }) => {
       if (this.closed) return undefined;
       const client: Client = createClient({
@@ -75,7 +81,10 @@ export class RedisTaskStore implements TaskStore {
       });
       // node-redis emits every connection failure as 'error'; an EventEmitter without a listener would crash.
       client.on("error", (error: Error) => availability?.failed(error));
-      client.on("ready", () => availability?.recovered());
+      client.on("ready", () => {
+        this.markReady();
+        availability?.recovered();
+      });
       // The subscription waits for the connection, and is made again on every reconnection.
       const subscriber: Client = createClient({
         url: options.url,
@@ -113,6 +122,7 @@ export class RedisTaskStore implements TaskStore {
   private async client(): Promise<Client> {
     const clients = await this.clients;
     if (!clients) throw new Error("The A2A task store is closed.");
+    if (!clients.client.isReady) await Promise.race([this.firstReady, sleep(2000)]);
     return clients.client;
   }
 
