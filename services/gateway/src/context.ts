@@ -18,6 +18,7 @@ import type { ConsoleSessions } from "./http/console-session.js";
 import type { IdempotentRequest } from "./http/idempotency.js";
 import type { KeyUsageRecorder } from "./http/key-usage.js";
 import type { ProviderCatalog } from "./providers.js";
+import type { RedisTaskStore } from "./standard/a2a-tasks.js";
 
 /** The caller, as established by its API key or by a console session. */
 export interface Principal {
@@ -71,6 +72,11 @@ export interface GatewayContext {
   keyUsage: KeyUsageRecorder;
   /** This process's Prometheus metrics; absent when METRICS_PORT is unset (nothing is then collected). */
   metrics?: Metrics;
+  /**
+   * A2A tasks in the Redis the gateways share (when REDIS_URL is set), so any gateway reads and cancels them;
+   * absent, each gateway keeps its own in memory.
+   */
+  a2aTasks?: RedisTaskStore;
   /** Whether each service and store the gateway calls answers now, as `/readyz` reports it. */
   dependencies(): Promise<Record<string, "up" | "down">>;
   /** Set once SIGTERM arrives: readiness fails and responses ask clients to reconnect elsewhere. */

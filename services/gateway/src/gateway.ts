@@ -24,6 +24,7 @@ import { limitsMiddleware } from "./http/limits.js";
 import { observedLimiter } from "./http/observe.js";
 import { ProviderCatalog } from "./providers.js";
 import { serverStreamingFn } from "./server-streaming.js";
+import { RedisTaskStore } from "./standard/a2a-tasks.js";
 
 /**
  * How long the conversation service's providers are trusted before it is asked again. They change only when it
@@ -65,6 +66,9 @@ export function buildGateway(options: GatewayOptions): Gateway {
   const backend: Limiter = config.REDIS_URL
     ? createRedisLimiter({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") })
     : createMemoryLimiter();
+  const a2aTasks = config.REDIS_URL
+    ? new RedisTaskStore({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") })
+    : undefined;
   const limiter = metrics ? observedLimiter(backend, metrics) : backend;
   const dependencies: Record<string, () => Promise<boolean>> = {
     ...options.dependencies,
@@ -112,6 +116,7 @@ export function buildGateway(options: GatewayOptions): Gateway {
     ),
     keyUsage,
     ...(metrics ? { metrics } : {}),
+    ...(a2aTasks ? { a2aTasks } : {}),
     dependencies: async () => {
       const states = await Promise.all(
         Object.entries(dependencies).map(
@@ -132,6 +137,7 @@ export function buildGateway(options: GatewayOptions): Gateway {
     context,
     async close() {
       await limiter.close();
+      await a2aTasks?.close();
       await keyUsage.close();
     },
   };

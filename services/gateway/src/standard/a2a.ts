@@ -27,6 +27,7 @@ import type { GatewayContext, GatewayState } from "../context.js";
 import { requireScope } from "../http/auth.js";
 import { readJsonBody } from "../http/body.js";
 import { toAppError } from "../http/errors.js";
+import { taskOwner } from "./a2a-tasks.js";
 import { type LimitsMiddleware, StandardCaller } from "./access.js";
 
 export const A2A_PATH = "/v1/a2a/:agentId";
@@ -110,7 +111,15 @@ const textPart = (text: string) => ({
  * is the room, the reply is the task's artifact. A cancelled task cancels its model call, so nothing is stored.
  */
 class TurnExecutor implements AgentExecutor {
+  /** The tasks running here, by owner and task id (a client may name its own task ids). */
   private readonly running = new Map<string, AbortController>();
+  /** The same, by the event bus the SDK hands a cancel on this gateway (it is scoped to the task's owner). */
+  private readonly byBus = new WeakMap<ExecutionEventBus, AbortController>();
+
+  /** Aborts a task if it runs here: cancelled through this gateway, or through another that shares the store. */
+  abort(owner: string, taskId: string): void {
+    this.running.get(`${owner}\n${taskId}`)?.abort();
+  }
 
   async execute(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = request;
@@ -155,7 +164,9 @@ class TurnExecutor implements AgentExecutor {
       );
     }
     const abort = new AbortController();
-    this.running.set(taskId, abort);
+    const running = `${user.userName}\n${taskId}`;
+    this.running.set(running, abort);
+    this.byBus.set(bus, abort);
     try {
       const text = message.parts
         .map((part) => (part.content?.$case === "text" ? part.content.value : ""))
@@ -207,12 +218,13 @@ class TurnExecutor implements AgentExecutor {
         bus.publish(status(TaskState.TASK_STATE_FAILED, `${failure.code}: ${failure.message}`));
       }
     } finally {
-      this.running.delete(taskId);
+      this.running.delete(running);
+      this.byBus.delete(bus);
     }
   }
 
-  async cancelTask(taskId: string): Promise<void> {
-    this.running.get(taskId)?.abort();
+  async cancelTask(_taskId: string, bus: ExecutionEventBus): Promise<void> {
+    this.byBus.get(bus)?.abort();
   }
 }
 
@@ -226,8 +238,10 @@ export function a2aRoutes(
   gateway: GatewayContext,
   limits: LimitsMiddleware | undefined,
 ): void {
-  const tasks = new InMemoryTaskStore();
+  // Shared by the gateways on one Redis (any of them reads or cancels a task); else kept by this one in memory.
+  const tasks = gateway.a2aTasks ?? new InMemoryTaskStore(taskOwner);
   const executor = new TurnExecutor();
+  gateway.a2aTasks?.onCancel((owner, taskId) => executor.abort(owner, taskId));
   const buses = new DefaultExecutionEventBusManager();
   const handlers = new WeakMap<IncomingMessage, RequestHandler>();
   const requestIds = new WeakMap<IncomingMessage, string>();
