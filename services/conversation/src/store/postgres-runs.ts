@@ -2,7 +2,7 @@ import { type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
-interface PgRunRow {
+export interface PgRunRow {
   id: string;
   account_id: string;
   agent_id: string;
@@ -25,6 +25,7 @@ interface PgRunRow {
   lease_expires_at: Date | null;
   input: string | null;
   takeovers: number;
+  cancelled: boolean;
 }
 
 /**
@@ -219,7 +220,7 @@ function eventValues(runId: string, events: readonly RunEvent[]): unknown[] {
   ];
 }
 
-function toRun(row: PgRunRow): RunRecord {
+export function toRun(row: PgRunRow): RunRecord {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -248,6 +249,7 @@ function toRun(row: PgRunRow): RunRecord {
         }),
     ...(row.input === null ? {} : { input: row.input }),
     ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
+    ...(row.cancelled ? { cancelled: true } : {}),
   };
 }
 
@@ -264,7 +266,7 @@ function statements(s: string) {
     cancelAgent: prepared(
       "cancelAgentRuns",
       `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
-         expires_at = $6, kept_until = $7
+         expires_at = $6, kept_until = $7, cancelled = true
        WHERE account_id = $8 AND agent_id = $9 AND status = 'pending' AND logged
        RETURNING id`,
     ),

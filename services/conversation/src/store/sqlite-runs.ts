@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
-interface SqliteRunRow {
+export interface SqliteRunRow {
   id: string;
   account_id: string;
   agent_id: string;
@@ -24,6 +24,7 @@ interface SqliteRunRow {
   lease_expires_at: string | null;
   input: string | null;
   takeovers: number;
+  cancelled: number;
 }
 
 /** The message runs of the SQLite store (its tables of migrations 6, 8, 9 and 10): statements and their one transaction. */
@@ -213,7 +214,7 @@ export class SqliteRuns {
   }
 }
 
-function toRun(row: SqliteRunRow): RunRecord {
+export function toRun(row: SqliteRunRow): RunRecord {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -237,6 +238,7 @@ function toRun(row: SqliteRunRow): RunRecord {
       : { lease: { holder: row.lease_holder, expiresAt: row.lease_expires_at ?? row.deadline_at } }),
     ...(row.input === null ? {} : { input: row.input }),
     ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
+    ...(row.cancelled === 1 ? { cancelled: true } : {}),
   };
 }
 
@@ -250,7 +252,7 @@ function prepare(db: Database.Database) {
       AND coalesce(r.user_id, '') = c.user_id AND coalesce(r.room_id, '') = c.room_id
     WHERE c.id = ? AND c.account_id = ? AND c.agent_id = ?`;
   return {
-    insert: db.prepare<[SqliteRunRow]>(
+    insert: db.prepare<[Omit<SqliteRunRow, "cancelled">]>(
       `INSERT INTO message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
          error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
          key_request, lease_holder, lease_expires_at, input, takeovers)
@@ -263,7 +265,7 @@ function prepare(db: Database.Database) {
       { id: string }
     >(
       `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
-         expires_at = ?, kept_until = ?
+         expires_at = ?, kept_until = ?, cancelled = 1
        WHERE account_id = ? AND agent_id = ? AND status = 'pending' AND logged = 1
        RETURNING id`,
     ),
