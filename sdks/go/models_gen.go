@@ -404,15 +404,15 @@ type AgentRunListResponseDataItem struct {
 	// When it ended; null while pending.
 	EndedAt *time.Time `json:"endedAt"`
 
-	// A failed or cancelled run's error, as its stream's `message.failed` event gave it.
+	// A failed or cancelled run's error, as its stream's `error` event gave it.
 	Error *AgentRunListResponseDataItemError `json:"error"`
 
 	// How many times another process took it over after the one generating it stopped.
 	Takeovers int `json:"takeovers"`
 }
 
-// AgentRunListResponseDataItemError is a failed or cancelled run's error, as its stream's `message.failed`
-// event gave it.
+// AgentRunListResponseDataItemError is a failed or cancelled run's error, as its stream's `error` event gave
+// it.
 type AgentRunListResponseDataItemError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`

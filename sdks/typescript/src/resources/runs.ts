@@ -58,7 +58,7 @@ export class AgentRuns {
   }
 
   /**
-   * The kill switch: every pending run of the agent ends `cancelled` (its stream with `message.failed`), on
+   * The kill switch: every pending run of the agent ends `cancelled` (its stream with an `error` event), on
    * whichever process generates it, within a few seconds. Answers how many were pending.
    *
    * ```ts

@@ -52,7 +52,7 @@ export class PostgresRuns {
         if (write.kind === "start") await run(client, this.sql.insert, runValues(write.run));
         else if (write.kind === "events") {
           if (write.events.length > 0)
-            await run(client, this.sql.insertEvents, eventValues(write.runId, write.events));
+            await run(client, this.sql.appendEvents, eventValues(write.runId, write.events));
         } else await this.endWith(client, write.runId, write.events, write.end);
       }
     });
@@ -64,7 +64,7 @@ export class PostgresRuns {
 
   async append(runId: string, events: readonly RunEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.db.query(this.sql.insertEvents, eventValues(runId, events));
+    await this.db.query(this.sql.appendEvents, eventValues(runId, events));
   }
 
   async finish(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
@@ -295,6 +295,14 @@ function statements(s: string) {
       `INSERT INTO ${s}.message_run_events (run_id, seq, type, data)
        SELECT $1, seq, type, data FROM unnest($2::integer[], $3::text[], $4::text[]) AS e (seq, type, data)
        WHERE EXISTS (SELECT 1 FROM ${s}.message_runs WHERE id = $1)`,
+    ),
+    // Only while the run is pending: a run the kill switch ended is not written on by the process generating it
+    // until that process notices (at its next lease renewal).
+    appendEvents: prepared(
+      "appendRunEvents",
+      `INSERT INTO ${s}.message_run_events (run_id, seq, type, data)
+       SELECT $1, seq, type, data FROM unnest($2::integer[], $3::text[], $4::text[]) AS e (seq, type, data)
+       WHERE EXISTS (SELECT 1 FROM ${s}.message_runs WHERE id = $1 AND status = 'pending')`,
     ),
     end: prepared(
       "endRun",

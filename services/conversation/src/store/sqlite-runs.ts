@@ -116,7 +116,7 @@ export class SqliteRuns {
 
   append(runId: string, events: readonly RunEvent[]): void {
     for (const event of events)
-      this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
+      this.s.appendEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
   }
 
   finish(runId: string, events: readonly RunEvent[], end: RunEnd): boolean {
@@ -288,6 +288,12 @@ function prepare(db: Database.Database) {
     insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
       `INSERT INTO message_run_events (run_id, seq, type, data)
        SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run)`,
+    ),
+    // Only while the run is pending: a run the kill switch ended is not written on by the process generating it
+    // until that process notices (at its next lease renewal).
+    appendEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
+      `INSERT INTO message_run_events (run_id, seq, type, data)
+       SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run AND status = 'pending')`,
     ),
     end: db.prepare<
       [

@@ -388,7 +388,7 @@ class AgentRunListResponseDataItem:
     ended_at: Optional[str]
     """When it ended; null while pending."""
     error: Optional[AgentRunListResponseDataItemError]
-    """A failed or cancelled run's error, as its stream's `message.failed` event gave it."""
+    """A failed or cancelled run's error, as its stream's `error` event gave it."""
     takeovers: int
     """How many times another process took it over after the one generating it stopped."""
 
@@ -426,7 +426,7 @@ class AgentRunListResponseDataItem:
 
 @dataclass
 class AgentRunListResponseDataItemError:
-    """A failed or cancelled run's error, as its stream's `message.failed` event gave it."""
+    """A failed or cancelled run's error, as its stream's `error` event gave it."""
 
     code: str
     message: str

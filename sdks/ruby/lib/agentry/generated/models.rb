@@ -337,7 +337,7 @@ module Agentry
       field :ended_at, "endedAt", [:nullable, :time], required: true
 
       # @!attribute [r] error
-      #   A failed or cancelled run's error, as its stream's `message.failed` event gave it.
+      #   A failed or cancelled run's error, as its stream's `error` event gave it.
       #   @return [AgentRunListResponseDataItemError, nil]
       field :error, "error", [:nullable, "AgentRunListResponseDataItemError"], required: true
 
@@ -347,7 +347,7 @@ module Agentry
       field :takeovers, "takeovers", :integer, required: true
     end
 
-    # A failed or cancelled run's error, as its stream's `message.failed` event gave it.
+    # A failed or cancelled run's error, as its stream's `error` event gave it.
     class AgentRunListResponseDataItemError < Agentry::Model
       # @!attribute [r] code
       #   @return [String]
