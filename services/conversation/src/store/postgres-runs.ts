@@ -151,6 +151,11 @@ export class PostgresRuns {
     return rows.map((row) => row.id);
   }
 
+  async endedAmong(runIds: readonly string[]): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(this.sql.endedAmong, [runIds]);
+    return rows.map((row) => row.id);
+  }
+
   async abandoned(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.db.query<{ id: string; background: boolean }>(this.sql.abandoned, [now, limit]);
   }
@@ -269,6 +274,10 @@ function statements(s: string) {
          expires_at = $6, kept_until = $7, cancelled = true
        WHERE account_id = $8 AND agent_id = $9 AND status = 'pending' AND logged
        RETURNING id`,
+    ),
+    endedAmong: prepared(
+      "endedRunsAmong",
+      `SELECT id FROM ${s}.message_runs WHERE id = ANY($1::text[]) AND status <> 'pending'`,
     ),
     renew: prepared(
       "renewRunLeases",

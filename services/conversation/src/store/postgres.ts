@@ -754,6 +754,11 @@ export class PostgresConversationStore implements ConversationStore {
     return this.runs.cancelAgent(accountId, agentId, end);
   }
 
+  async endedRunsAmong(runIds: readonly string[]): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    return this.runs.endedAmong(runIds);
+  }
+
   async listRuns(
     accountId: string,
     agentId: string,

@@ -187,6 +187,10 @@ export class SqliteRuns {
       .map((row) => row.id);
   }
 
+  endedAmong(runIds: readonly string[]): string[] {
+    return this.s.endedAmong.all(JSON.stringify(runIds)).map((row) => row.id);
+  }
+
   abandoned(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
     return this.s.abandoned.all(now, limit).map((row) => ({ id: row.id, background: row.background === 1 }));
   }
@@ -268,6 +272,9 @@ function prepare(db: Database.Database) {
          expires_at = ?, kept_until = ?, cancelled = 1
        WHERE account_id = ? AND agent_id = ? AND status = 'pending' AND logged = 1
        RETURNING id`,
+    ),
+    endedAmong: db.prepare<[string], { id: string }>(
+      `SELECT id FROM message_runs WHERE id IN (SELECT value FROM json_each(?)) AND status <> 'pending'`,
     ),
     renew: db.prepare<[string, string, string], { id: string }>(
       `UPDATE message_runs SET lease_expires_at = ?

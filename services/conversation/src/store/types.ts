@@ -493,6 +493,11 @@ export interface ConversationStore {
     status: ListedRunStatus | null,
     page: PageRequest,
   ): Promise<Page<RunRecord>>;
+  /**
+   * The runs among `runIds` that have ended in the store (the kill switch ended them while their process
+   * generates them), for that process to stop them.
+   */
+  endedRunsAmong(runIds: readonly string[]): Promise<string[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**

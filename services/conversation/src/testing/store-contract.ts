@@ -1767,6 +1767,11 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(ids(await store.listRuns("acct_A", "agt_A", "completed", page(10)))).toEqual([done.id]);
       expect(ids(await store.listRuns("acct_A", "agt_A", "pending", page(10)))).toEqual([]);
       expect(ids(await store.listRuns("acct_A", "agt_B", "pending", page(10)))).toEqual([otherAgent.id]);
+      // The process generating a stream finds it ended, and stops it.
+      expect((await store.endedRunsAmong([killed.id, otherAgent.id, newId("message")])).sort()).toEqual([
+        killed.id,
+      ]);
+      expect(await store.endedRunsAmong([])).toEqual([]);
       // A run the kill switch ended gets no more events from the process that generated it.
       await store.writeRuns([{ kind: "events", runId: killed.id, events: runEvents(1, 2) }]);
       expect(await store.runEvents(killed.id, 0, 10)).toEqual([]);
