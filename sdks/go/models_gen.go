@@ -29,16 +29,6 @@ const (
 	AgentStatusError    AgentStatus = "error"
 )
 
-// BackgroundMessageStatus is one of a fixed set of strings.
-type BackgroundMessageStatus string
-
-// The values of BackgroundMessageStatus.
-const (
-	BackgroundMessageStatusPending   BackgroundMessageStatus = "pending"
-	BackgroundMessageStatusCompleted BackgroundMessageStatus = "completed"
-	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
-)
-
 // ClientStatusState is one of a fixed set of strings.
 type ClientStatusState string
 
@@ -135,6 +125,17 @@ type HistoryMessageRole string
 const (
 	HistoryMessageRoleUser      HistoryMessageRole = "user"
 	HistoryMessageRoleAssistant HistoryMessageRole = "assistant"
+)
+
+// ListRunsStatus is one of a fixed set of strings.
+type ListRunsStatus string
+
+// The values of ListRunsStatus.
+const (
+	ListRunsStatusPending   ListRunsStatus = "pending"
+	ListRunsStatusCompleted ListRunsStatus = "completed"
+	ListRunsStatusFailed    ListRunsStatus = "failed"
+	ListRunsStatusCancelled ListRunsStatus = "cancelled"
 )
 
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
@@ -374,6 +375,49 @@ type AgentDraft struct {
 	Plugins []AgentPlugin `json:"plugins"`
 }
 
+// AgentRunListResponseDataItem is a run: a streamed or background message of the agent.
+type AgentRunListResponseDataItem struct {
+	// The run's id, the cursor of this list: its reply's id, the same as `messageId`: `msg_` and a ULID. Treat
+	// it as opaque.
+	ID string `json:"id"`
+
+	// The reply's id (a background message's `messageId`), as `GET …/messages/{messageId}` and `GET
+	// …/messages/{messageId}/events` take it: `msg_` and a ULID. Treat it as opaque.
+	MessageID string `json:"messageId"`
+
+	// `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
+	// `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
+	Status ListRunsStatus `json:"status"`
+
+	// Whether it was sent with `background: true` (else streamed).
+	Background bool `json:"background"`
+
+	// The user id it was sent with; null when none.
+	UserID *string `json:"userId"`
+
+	// The room id it was sent with; null when none.
+	RoomID *string `json:"roomId"`
+
+	// When it was sent.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When it ended; null while pending.
+	EndedAt *time.Time `json:"endedAt"`
+
+	// A failed or cancelled run's error, as its stream's `error` event gave it.
+	Error *AgentRunListResponseDataItemError `json:"error"`
+
+	// How many times another process took it over after the one generating it stopped.
+	Takeovers int `json:"takeovers"`
+}
+
+// AgentRunListResponseDataItemError is a failed or cancelled run's error, as its stream's `error` event gave
+// it.
+type AgentRunListResponseDataItemError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
 // AgentSettings is: Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune
 // generation; other keys are kept as given.
 type AgentSettings struct {
@@ -518,7 +562,7 @@ type BackgroundMessage struct {
 
 	// `pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
 	// here; `failed`: see `error`.
-	Status BackgroundMessageStatus `json:"status"`
+	Status ListRunsStatus `json:"status"`
 
 	// The reply text.
 	Text *string `json:"text,omitzero"`
@@ -569,6 +613,12 @@ type BackgroundMessageError struct {
 
 	// What went wrong, for a person.
 	Message string `json:"message"`
+}
+
+// CancelAgentRunsResponseData is what Agents.Runs.Cancel returns: the runs cancelled.
+type CancelAgentRunsResponseData struct {
+	// How many runs were pending and are now cancelled.
+	Cancelled int `json:"cancelled"`
 }
 
 // CharacterAgentSettings is the agent's own `settings.model` and `settings.agentry`, which the file uses for

@@ -14,7 +14,7 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Memories: &AgentMemoryService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
@@ -32,6 +32,8 @@ type AgentService struct {
 	// Conversations is client.Agents.Conversations: Read and delete stored conversations and messages; export
 	// and erase a user's (scopes `history:read`, `history:delete`).
 	Conversations *AgentConversationService
+	// Runs is client.Agents.Runs: Talk to an agent, with or without streaming.
+	Runs *AgentRunService
 	// Memories is client.Agents.Memories: Read and delete stored conversations and messages; export and erase a
 	// user's (scopes `history:read`, `history:delete`).
 	Memories *AgentMemoryService
@@ -971,6 +973,143 @@ func (s *UserService) Erase(ctx context.Context, userID string, opts ...Option) 
 		Data UserErased `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/users/" + userIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// AgentRunService is client.Agents.Runs: Talk to an agent, with or without streaming. Methods: List, ListAll,
+// Cancel.
+type AgentRunService struct {
+	client *Client
+}
+
+// ListRunsParams are the query parameters of Agents.Runs.List; leave a field nil for the server's default.
+type ListRunsParams struct {
+	// Only the runs of this status.
+	Status *ListRunsStatus
+
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only runs older than this one (its id): the page just below it. The next page of a `desc` list is `before`
+	// its last item's id. Not with `after`.
+	Before *string
+
+	// Only runs newer than this one (its id): the page just above it. The next page of an `asc` list is `after`
+	// its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an agent's runs.
+//
+// The agent's runs (its streamed and background messages, while their records are kept: an hour after they
+// end by default, a failed background message a day at least), newest first unless `order=asc`; `status`
+// keeps only those of one status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the
+// items just older than that one, `after=<id>` those just newer, presented in the list's order either way;
+// the next page's cursor is the last item's id (`before` it when newest first, `after` it when oldest first).
+// A cursor that is not an item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`,
+// as are unknown or repeated parameters and values out of range.
+//
+// Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentRunService) List(ctx context.Context, agentID string, params ListRunsParams, opts ...Option) (*CursorPage[AgentRunListResponseDataItem], error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.Status != nil {
+		query.Set("status", string(*params.Status))
+	}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data       []AgentRunListResponseDataItem `json:"data"`
+		Pagination CursorPagination               `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/runs", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[AgentRunListResponseDataItem]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[AgentRunListResponseDataItem], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, agentID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Agents.Runs.ListAll(ctx, agentID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AgentRunService) ListAll(ctx context.Context, agentID string, params ListRunsParams, opts ...Option) iter.Seq2[AgentRunListResponseDataItem, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[AgentRunListResponseDataItem], error) {
+		return s.List(ctx, agentID, params, opts...)
+	})
+}
+
+// Cancel cancels every run of an agent.
+//
+// The kill switch: every pending run of the agent (streamed and background messages) ends `cancelled`,
+// nothing of it stored; its stream ends with an `error` event (`AGENT_UNAVAILABLE`). A message generated by
+// another process of the deployment, streamed or background, stops within a few seconds (at that process's
+// next lease renewal, `RUN_LEASE_RENEW_MS`). Answers how many runs were pending; cancelling again answers 0.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *AgentRunService) Cancel(ctx context.Context, agentID string, opts ...Option) (*CancelAgentRunsResponseData, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data CancelAgentRunsResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/runs/cancel"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -857,6 +857,26 @@ describe("memories", () => {
   });
 });
 
+describe("runs", () => {
+  it("lists and cancels an agent's runs as documented, with the documented 400 and 404s", async () => {
+    const agentId = await newAgent();
+    openai.reply("Done in the background.");
+    const sent = await call("sendMessage", { params: { agentId }, body: { text: "Hi", background: true } });
+    expect(sent.status).toBe(202);
+    const messageId = (sent.body as { data: { id: string } }).data.id;
+    const listed = await call("listRuns", { params: { agentId }, query: "limit=5" });
+    expect(listed.status).toBe(200);
+    expect((listed.body as { data: { messageId: string }[] }).data.map((run) => run.messageId)).toEqual([
+      messageId,
+    ]);
+    const cancelled = await call("cancelAgentRuns", { params: { agentId } });
+    expect(cancelled.status).toBe(200);
+    expect((await call("listRuns", { params: { agentId }, query: "status=stopped" })).status).toBe(400);
+    expect((await call("listRuns", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
+    expect((await call("cancelAgentRuns", { params: { agentId: MISSING_AGENT } })).status).toBe(404);
+  });
+});
+
 describe("history", () => {
   async function conversationOf(agentId: string, userId: string) {
     openai.reply("Hello there.");

@@ -32,6 +32,7 @@ export { Conversations } from "./resources/conversations.js";
 export { Memories } from "./resources/memories.js";
 export { Messages } from "./resources/messages.js";
 export { Plugins } from "./resources/plugins.js";
+export { AgentRuns } from "./resources/runs.js";
 export { AgentSecrets } from "./resources/secrets.js";
 export { AccountUsage, AgentUsage } from "./resources/usage.js";
 export { Users } from "./resources/users.js";

@@ -524,6 +524,43 @@ export interface ConversationListParams extends CursorListParams {
   roomId?: string;
 }
 
+/** Where a run stands; `cancelled`: stopped by `client.agents.runs.cancel`. */
+export type AgentRunStatus = "pending" | "completed" | "failed" | "cancelled";
+
+/** One streamed or background message of an agent, while its record is kept. */
+export interface AgentRun {
+  /** The run's id, the list's cursor: the same as `messageId`. */
+  id: string;
+  /** The reply's id (a background message's `messageId`). */
+  messageId: string;
+  status: AgentRunStatus;
+  /** Whether it was sent with `background: true` (else streamed). */
+  background: boolean;
+  userId: string | null;
+  roomId: string | null;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601; null while pending. */
+  endedAt: string | null;
+  /** A failed or cancelled run's error. */
+  error: { code: string; message: string } | null;
+  /** How many times another process took it over after the one generating it stopped. */
+  takeovers: number;
+}
+
+export interface AgentRunListParams extends CursorListParams {
+  /** Only the runs of this status. */
+  status?: AgentRunStatus;
+  /** `desc` (default): newest first; `asc`: oldest first. */
+  order?: "asc" | "desc";
+}
+
+/** The answer to cancelling an agent's runs. */
+export interface AgentRunsCancelled {
+  /** How many runs were pending and are now cancelled. */
+  cancelled: number;
+}
+
 /** The answer to deleting a conversation. */
 export interface ConversationDeleted {
   id: string;

@@ -347,9 +347,9 @@ export class MessageRuns {
 
   /**
    * Stops every streamed or background message of the agent still being generated, wherever (the kill switch):
-   * each is ended failed in the store, nothing of it stored; this process cancels its own at once, another process
-   * stops a background message when it next renews its lease (it finds the run ended). Answers how many were
-   * pending.
+   * each is ended failed in the store (marked cancelled), nothing of it stored; this process cancels its own at
+   * once, another process stops its own, streamed or background, when it next renews its leases (it finds the run
+   * ended, `stopEndedStreams` for streams). Answers how many were pending.
    */
   async cancelAgent(accountId: string, agentId: string): Promise<number> {
     const ended = await this.turns.store.cancelAgentRuns(
@@ -429,8 +429,12 @@ export class MessageRuns {
     return run;
   }
 
-  /** Renews the leases of the background runs generated here; lets go those another process has taken. */
+  /**
+   * Renews the leases of the background runs generated here; lets go those another process has taken. Stops the
+   * streams generated here that the kill switch ended on another process.
+   */
   private async renewOnce(): Promise<void> {
+    await this.stopEndedStreams();
     const held = [...this.held];
     if (held.length === 0) return;
     let renewed: Set<string>;
@@ -451,6 +455,25 @@ export class MessageRuns {
         { messageId: id },
         "background message taken over by another process; stopped here",
       );
+    }
+  }
+
+  /** Cancels the streams generated here whose run has ended in the store meanwhile (`cancelAgent` elsewhere). */
+  private async stopEndedStreams(): Promise<void> {
+    const streams = [...this.live.values()].filter((run) => !run.background && !run.ended);
+    if (streams.length === 0) return;
+    let ended: string[];
+    try {
+      ended = await this.turns.store.endedRunsAmong(streams.map((run) => run.id));
+    } catch (error) {
+      this.turns.logger.warn({ err: error }, "could not check the streams generated here");
+      return;
+    }
+    for (const id of ended) {
+      const run = this.live.get(id);
+      if (!run || run.ended) continue;
+      run.cancel();
+      this.turns.logger.info({ messageId: id }, "stream stopped: every message of its agent was cancelled");
     }
   }
 

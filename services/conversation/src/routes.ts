@@ -47,6 +47,9 @@ import {
   ListMessagesResponseSchema,
   type ListProvidersResponse,
   ListProvidersResponseSchema,
+  type ListRunsRequest,
+  type ListRunsResponse,
+  ListRunsResponseSchema,
   type ListTurnsRequest,
   type ListTurnsResponse,
   ListTurnsResponseSchema,
@@ -59,6 +62,7 @@ import {
   PurgeAgentResponseSchema,
   type Reply,
   ReplySchema,
+  RunSchema,
   type SendMessageRequest,
   type SendMessageResponse,
   SendMessageResponseSchema,
@@ -91,7 +95,14 @@ import { memoryLimit, newMemory } from "./memories.js";
 import type { SuppliedContext } from "./prompt.js";
 import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
 import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
-import type { ConversationRecord, MemoryRecord, PageRequest, TurnRecord } from "./store/types.js";
+import type {
+  ConversationRecord,
+  ListedRunStatus,
+  MemoryRecord,
+  PageRequest,
+  RunRecord,
+  TurnRecord,
+} from "./store/types.js";
 import type { ToolCallRecord } from "./tools.js";
 import type {
   UsageDimension as Dimension,
@@ -240,6 +251,21 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         const { accountId, agentId } = agentScope(request);
         const cancelled = await ctx.runs.cancelAgent(accountId, agentId);
         return create(CancelAgentRunsResponseSchema, { cancelled });
+      },
+
+      async listRuns(request: ListRunsRequest): Promise<ListRunsResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const status = request.status ?? null;
+        if (status !== null && !LISTED_RUN_STATUSES.includes(status as ListedRunStatus)) {
+          throw invalid("status", `must be one of ${LISTED_RUN_STATUSES.join(", ")}`);
+        }
+        const page = await ctx.store.listRuns(
+          accountId,
+          agentId,
+          status as ListedRunStatus | null,
+          pageRequest(request.page),
+        );
+        return create(ListRunsResponseSchema, { runs: page.items.map(toRunMessage), hasMore: page.hasMore });
       },
 
       async getMessage(request: GetMessageRequest): Promise<GetMessageResponse> {
@@ -505,6 +531,25 @@ function userScope(request: { accountId: string; userId: string }): { accountId:
 }
 
 /** A page of a history list as the stores take it; INVALID_REQUEST for a limit out of bounds or two cursors. */
+/** The statuses ListRuns filters by. */
+const LISTED_RUN_STATUSES: readonly ListedRunStatus[] = ["pending", "completed", "failed", "cancelled"];
+
+/** A run as ListRuns answers it: a run the kill switch ended is `cancelled`. */
+function toRunMessage(run: RunRecord) {
+  return create(RunSchema, {
+    messageId: run.id,
+    status: run.cancelled ? "cancelled" : run.status,
+    background: run.background,
+    ...(run.userId !== null ? { userId: run.userId } : {}),
+    ...(run.roomId !== null ? { roomId: run.roomId } : {}),
+    createTime: timestampFromDate(new Date(run.createdAt)),
+    ...(run.endedAt !== null ? { endTime: timestampFromDate(new Date(run.endedAt)) } : {}),
+    ...(run.errorCode !== null ? { errorCode: run.errorCode } : {}),
+    ...(run.errorMessage !== null ? { errorMessage: run.errorMessage } : {}),
+    takeovers: run.takeovers ?? 0,
+  });
+}
+
 function pageRequest(cursor: PageCursor | undefined): PageRequest {
   const limit = cursor?.limit || DEFAULT_HISTORY_PAGE_SIZE;
   if (limit < 1 || limit > MAX_TURN_PAGE_SIZE) {

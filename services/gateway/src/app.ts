@@ -19,6 +19,7 @@ import { historyRoutes } from "./routes/history.js";
 import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
+import { runRoutes } from "./routes/runs.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { standardClients } from "./standard/index.js";
@@ -33,6 +34,7 @@ export const ROUTES: Route[] = [
   ...characterRoutes,
   ...messageRoutes,
   ...historyRoutes,
+  ...runRoutes,
   ...memoryRoutes,
   ...usageRoutes,
   ...webhookRoutes,

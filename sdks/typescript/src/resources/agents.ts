@@ -21,6 +21,7 @@ import { Conversations } from "./conversations.js";
 import { Memories } from "./memories.js";
 import { Messages } from "./messages.js";
 import { idSegment } from "./path.js";
+import { AgentRuns } from "./runs.js";
 import { AgentSecrets } from "./secrets.js";
 import { AgentUsage } from "./usage.js";
 
@@ -51,6 +52,8 @@ export class Agents {
   readonly secrets: AgentSecrets;
   /** How the agent's platform clients (Telegram, Discord, Slack) stand (scope `agents:read`). */
   readonly clients: AgentClients;
+  /** The agent's runs: listed (scope `history:read`) and all cancelled at once (scope `agents:write`). */
+  readonly runs: AgentRuns;
   readonly #transport: Transport;
 
   /** @internal */
@@ -62,6 +65,7 @@ export class Agents {
     this.usage = new AgentUsage(transport);
     this.secrets = new AgentSecrets(transport);
     this.clients = new AgentClients(transport);
+    this.runs = new AgentRuns(transport);
   }
 
   /**

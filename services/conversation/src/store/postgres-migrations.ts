@@ -293,6 +293,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX memories_search ON ${s}.memories USING GIN (search);
     `,
   },
+  {
+    version: 12,
+    name: "runs listed by agent, and the kill switch's mark",
+    // An agent's runs, newest first (ListRuns); the index also serves the purge, which the one it replaces did.
+    // `cancelled`: a run the kill switch ended (CancelAgentRuns), listed as cancelled though it ended failed.
+    sql: (s) => `
+      ALTER TABLE ${s}.message_runs ADD COLUMN cancelled boolean NOT NULL DEFAULT false;
+      CREATE INDEX message_runs_by_agent_id ON ${s}.message_runs (account_id, agent_id, id);
+      DROP INDEX ${s}.message_runs_by_agent;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

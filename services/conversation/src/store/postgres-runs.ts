@@ -2,7 +2,7 @@ import { type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
-interface PgRunRow {
+export interface PgRunRow {
   id: string;
   account_id: string;
   agent_id: string;
@@ -25,6 +25,7 @@ interface PgRunRow {
   lease_expires_at: Date | null;
   input: string | null;
   takeovers: number;
+  cancelled: boolean;
 }
 
 /**
@@ -51,7 +52,7 @@ export class PostgresRuns {
         if (write.kind === "start") await run(client, this.sql.insert, runValues(write.run));
         else if (write.kind === "events") {
           if (write.events.length > 0)
-            await run(client, this.sql.insertEvents, eventValues(write.runId, write.events));
+            await run(client, this.sql.appendEvents, eventValues(write.runId, write.events));
         } else await this.endWith(client, write.runId, write.events, write.end);
       }
     });
@@ -63,7 +64,7 @@ export class PostgresRuns {
 
   async append(runId: string, events: readonly RunEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.db.query(this.sql.insertEvents, eventValues(runId, events));
+    await this.db.query(this.sql.appendEvents, eventValues(runId, events));
   }
 
   async finish(runId: string, events: readonly RunEvent[], end: RunEnd): Promise<boolean> {
@@ -150,6 +151,11 @@ export class PostgresRuns {
     return rows.map((row) => row.id);
   }
 
+  async endedAmong(runIds: readonly string[]): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(this.sql.endedAmong, [runIds]);
+    return rows.map((row) => row.id);
+  }
+
   async abandoned(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.db.query<{ id: string; background: boolean }>(this.sql.abandoned, [now, limit]);
   }
@@ -219,7 +225,7 @@ function eventValues(runId: string, events: readonly RunEvent[]): unknown[] {
   ];
 }
 
-function toRun(row: PgRunRow): RunRecord {
+export function toRun(row: PgRunRow): RunRecord {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -248,6 +254,7 @@ function toRun(row: PgRunRow): RunRecord {
         }),
     ...(row.input === null ? {} : { input: row.input }),
     ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
+    ...(row.cancelled ? { cancelled: true } : {}),
   };
 }
 
@@ -264,9 +271,13 @@ function statements(s: string) {
     cancelAgent: prepared(
       "cancelAgentRuns",
       `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
-         expires_at = $6, kept_until = $7
+         expires_at = $6, kept_until = $7, cancelled = true
        WHERE account_id = $8 AND agent_id = $9 AND status = 'pending' AND logged
        RETURNING id`,
+    ),
+    endedAmong: prepared(
+      "endedRunsAmong",
+      `SELECT id FROM ${s}.message_runs WHERE id = ANY($1::text[]) AND status <> 'pending'`,
     ),
     renew: prepared(
       "renewRunLeases",
@@ -293,6 +304,14 @@ function statements(s: string) {
       `INSERT INTO ${s}.message_run_events (run_id, seq, type, data)
        SELECT $1, seq, type, data FROM unnest($2::integer[], $3::text[], $4::text[]) AS e (seq, type, data)
        WHERE EXISTS (SELECT 1 FROM ${s}.message_runs WHERE id = $1)`,
+    ),
+    // Only while the run is pending: a run the kill switch ended is not written on by the process generating it
+    // until that process notices (at its next lease renewal).
+    appendEvents: prepared(
+      "appendRunEvents",
+      `INSERT INTO ${s}.message_run_events (run_id, seq, type, data)
+       SELECT $1, seq, type, data FROM unnest($2::integer[], $3::text[], $4::text[]) AS e (seq, type, data)
+       WHERE EXISTS (SELECT 1 FROM ${s}.message_runs WHERE id = $1 AND status = 'pending')`,
     ),
     end: prepared(
       "endRun",

@@ -56,7 +56,7 @@ import {
 } from "../usage.js";
 import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
-import { PostgresRuns } from "./postgres-runs.js";
+import { type PgRunRow, PostgresRuns, toRun } from "./postgres-runs.js";
 import {
   conversationPosition,
   conversationsPage,
@@ -65,6 +65,8 @@ import {
   messagePosition,
   messagesPage,
   pageOf,
+  runPosition,
+  runsPage,
 } from "./queries.js";
 import {
   type CallRow,
@@ -88,6 +90,7 @@ import type {
   HistoryLimits,
   HistoryTurn,
   KeyedExchange,
+  ListedRunStatus,
   MemoryFilter,
   MemoryOwner,
   MemoryRecord,
@@ -388,6 +391,7 @@ function statements(s: string) {
     // The calls stay (usage keeps its counts) without the user's id.
     forgetUserCalls: `UPDATE ${s}.calls SET user_id = '' WHERE account_id = $1 AND user_id = $2`,
     turns: `${s}.turns`,
+    runs: `${s}.message_runs`,
     conversations: `${s}.conversations`,
     calls: `SELECT * FROM ${s}.calls WHERE account_id = $1 AND agent_id = $2 ORDER BY seq ASC`,
     markPurged: `INSERT INTO ${s}.purged_agents (account_id, agent_id, purged_at) VALUES ($1, $2, now())
@@ -748,6 +752,31 @@ export class PostgresConversationStore implements ConversationStore {
 
   async cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
     return this.runs.cancelAgent(accountId, agentId, end);
+  }
+
+  async endedRunsAmong(runIds: readonly string[]): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    return this.runs.endedAmong(runIds);
+  }
+
+  async listRuns(
+    accountId: string,
+    agentId: string,
+    status: ListedRunStatus | null,
+    page: PageRequest,
+  ): Promise<Page<RunRecord>> {
+    const cursor = cursorOf(page);
+    if (cursor !== null) {
+      const query = runPosition(this.sql.runs, placeholder, { id: cursor, accountId, agentId });
+      if ((await this.db.query(query.text, query.values)).length === 0) throw foreignCursor(page);
+    }
+    const query = runsPage(
+      this.sql.runs,
+      placeholder,
+      { accountId, agentId, status, yes: true, no: false },
+      page,
+    );
+    return pageOf(await this.db.query<PgRunRow>(query.text, query.values), page, toRun);
   }
 
   async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {

@@ -1,5 +1,5 @@
 import { AppError } from "@agentry/errors";
-import type { MessageFilter, PageRequest } from "./types.js";
+import type { ListedRunStatus, MessageFilter, PageRequest } from "./types.js";
 
 /*
  * The history reads both stores run, written once: the SQL is the same but for how parameters are written
@@ -125,4 +125,36 @@ export function conversationsPage(
   const text = `SELECT * FROM ${conversations} WHERE ${where.join(" AND ")}
     ORDER BY updated_at ${order}, id ${order} LIMIT ${p.add(page.limit + 1)}`;
   return { text, values: p.values };
+}
+
+/**
+ * One page of an agent's runs that keep a log (streamed and background messages), by id (ids grow with time), the
+ * cursor being a run's id. `yes` is how the dialect writes true for the `cancelled` column.
+ */
+export function runsPage(
+  runs: string,
+  placeholder: Placeholder,
+  scope: { accountId: string; agentId: string; status: ListedRunStatus | null; yes: unknown; no: unknown },
+  page: PageRequest,
+): Query {
+  const p = new Params(placeholder);
+  const where = [`account_id = ${p.add(scope.accountId)}`, `agent_id = ${p.add(scope.agentId)}`, "logged"];
+  if (scope.status === "cancelled") where.push(`status = 'failed' AND cancelled = ${p.add(scope.yes)}`);
+  else if (scope.status === "failed") where.push(`status = 'failed' AND cancelled = ${p.add(scope.no)}`);
+  else if (scope.status !== null) where.push(`status = ${p.add(scope.status)}`);
+  if (page.before !== null) where.push(`id < ${p.add(page.before)}`);
+  else if (page.after !== null) where.push(`id > ${p.add(page.after)}`);
+  const text = `SELECT * FROM ${runs} WHERE ${where.join(" AND ")}
+    ORDER BY id ${direction(page)} LIMIT ${p.add(page.limit + 1)}`;
+  return { text, values: p.values };
+}
+
+/** Whether a run cursor is one of the agent's runs. */
+export function runPosition(runs: string, placeholder: Placeholder, ids: CursorIds): Query {
+  const p = new Params(placeholder);
+  return {
+    text: `SELECT id FROM ${runs} WHERE id = ${p.add(ids.id)} AND account_id = ${p.add(ids.accountId)}
+      AND agent_id = ${p.add(ids.agentId)}`,
+    values: p.values,
+  };
 }

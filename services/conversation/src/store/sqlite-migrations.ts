@@ -287,6 +287,17 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       END;
     `,
   },
+  {
+    version: 12,
+    name: "runs listed by agent, and the kill switch's mark",
+    // An agent's runs, newest first (ListRuns); the index also serves the purge, which the one it replaces did.
+    // `cancelled`: a run the kill switch ended (CancelAgentRuns), listed as cancelled though it ended failed.
+    sql: `
+      ALTER TABLE message_runs ADD COLUMN cancelled INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX message_runs_by_agent_id ON message_runs (account_id, agent_id, id);
+      DROP INDEX message_runs_by_agent;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

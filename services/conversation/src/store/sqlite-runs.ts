@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
 
-interface SqliteRunRow {
+export interface SqliteRunRow {
   id: string;
   account_id: string;
   agent_id: string;
@@ -24,6 +24,7 @@ interface SqliteRunRow {
   lease_expires_at: string | null;
   input: string | null;
   takeovers: number;
+  cancelled: number;
 }
 
 /** The message runs of the SQLite store (its tables of migrations 6, 8, 9 and 10): statements and their one transaction. */
@@ -115,7 +116,7 @@ export class SqliteRuns {
 
   append(runId: string, events: readonly RunEvent[]): void {
     for (const event of events)
-      this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
+      this.s.appendEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
   }
 
   finish(runId: string, events: readonly RunEvent[], end: RunEnd): boolean {
@@ -186,6 +187,10 @@ export class SqliteRuns {
       .map((row) => row.id);
   }
 
+  endedAmong(runIds: readonly string[]): string[] {
+    return this.s.endedAmong.all(JSON.stringify(runIds)).map((row) => row.id);
+  }
+
   abandoned(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
     return this.s.abandoned.all(now, limit).map((row) => ({ id: row.id, background: row.background === 1 }));
   }
@@ -213,7 +218,7 @@ export class SqliteRuns {
   }
 }
 
-function toRun(row: SqliteRunRow): RunRecord {
+export function toRun(row: SqliteRunRow): RunRecord {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -237,6 +242,7 @@ function toRun(row: SqliteRunRow): RunRecord {
       : { lease: { holder: row.lease_holder, expiresAt: row.lease_expires_at ?? row.deadline_at } }),
     ...(row.input === null ? {} : { input: row.input }),
     ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
+    ...(row.cancelled === 1 ? { cancelled: true } : {}),
   };
 }
 
@@ -250,7 +256,7 @@ function prepare(db: Database.Database) {
       AND coalesce(r.user_id, '') = c.user_id AND coalesce(r.room_id, '') = c.room_id
     WHERE c.id = ? AND c.account_id = ? AND c.agent_id = ?`;
   return {
-    insert: db.prepare<[SqliteRunRow]>(
+    insert: db.prepare<[Omit<SqliteRunRow, "cancelled">]>(
       `INSERT INTO message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
          error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
          key_request, lease_holder, lease_expires_at, input, takeovers)
@@ -263,9 +269,12 @@ function prepare(db: Database.Database) {
       { id: string }
     >(
       `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
-         expires_at = ?, kept_until = ?
+         expires_at = ?, kept_until = ?, cancelled = 1
        WHERE account_id = ? AND agent_id = ? AND status = 'pending' AND logged = 1
        RETURNING id`,
+    ),
+    endedAmong: db.prepare<[string], { id: string }>(
+      `SELECT id FROM message_runs WHERE id IN (SELECT value FROM json_each(?)) AND status <> 'pending'`,
     ),
     renew: db.prepare<[string, string, string], { id: string }>(
       `UPDATE message_runs SET lease_expires_at = ?
@@ -286,6 +295,12 @@ function prepare(db: Database.Database) {
     insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
       `INSERT INTO message_run_events (run_id, seq, type, data)
        SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run)`,
+    ),
+    // Only while the run is pending: a run the kill switch ended is not written on by the process generating it
+    // until that process notices (at its next lease renewal).
+    appendEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(
+      `INSERT INTO message_run_events (run_id, seq, type, data)
+       SELECT @run, @seq, @type, @data WHERE EXISTS (SELECT 1 FROM message_runs WHERE id = @run AND status = 'pending')`,
     ),
     end: db.prepare<
       [

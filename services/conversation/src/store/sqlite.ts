@@ -28,6 +28,8 @@ import {
   messagesPage,
   pageOf,
   type Query,
+  runPosition,
+  runsPage,
 } from "./queries.js";
 import {
   type CallRow,
@@ -45,7 +47,7 @@ import {
 } from "./rows.js";
 import { SqliteMemories } from "./sqlite-memories.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
-import { SqliteRuns } from "./sqlite-runs.js";
+import { type SqliteRunRow, SqliteRuns, toRun } from "./sqlite-runs.js";
 import type {
   CallRecord,
   ConversationKey,
@@ -55,6 +57,7 @@ import type {
   HistoryLimits,
   HistoryTurn,
   KeyedExchange,
+  ListedRunStatus,
   MemoryFilter,
   MemoryOwner,
   MemoryRecord,
@@ -547,6 +550,30 @@ export class SqliteConversationStore implements ConversationStore {
 
   async cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
     return this.runs.cancelAgent(accountId, agentId, end);
+  }
+
+  async endedRunsAmong(runIds: readonly string[]): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    return this.runs.endedAmong(runIds);
+  }
+
+  async listRuns(
+    accountId: string,
+    agentId: string,
+    status: ListedRunStatus | null,
+    page: PageRequest,
+  ): Promise<Page<RunRecord>> {
+    const cursor = cursorOf(page);
+    if (
+      cursor !== null &&
+      !this.read(runPosition("message_runs", placeholder, { id: cursor, accountId, agentId })).get()
+    ) {
+      throw foreignCursor(page);
+    }
+    const rows = this.read<SqliteRunRow>(
+      runsPage("message_runs", placeholder, { accountId, agentId, status, yes: 1, no: 0 }, page),
+    ).all();
+    return pageOf(rows, page, toRun);
   }
 
   async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {

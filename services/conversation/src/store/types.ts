@@ -202,6 +202,9 @@ export interface OutboxEvent extends NewOutboxEvent {
 /** Where a message with an event log stands (message-runs.ts): its reply is being generated, stored, or failed. */
 export type RunStatus = "pending" | "completed" | "failed";
 
+/** A run's status as ListRuns shows it: a failed run the kill switch ended (`cancelAgentRuns`) is `cancelled`. */
+export type ListedRunStatus = RunStatus | "cancelled";
+
 /**
  * The log of one streamed or background message (message-runs.ts), or the record of a JSON send with an
  * Idempotency-Key: its state, and (apart) its numbered events. Its events are kept until `expiresAt` and the record until
@@ -253,6 +256,8 @@ export interface RunRecord {
   input?: string | null;
   /** How many times another process took the run over. */
   takeovers?: number;
+  /** Whether the kill switch ended it (`cancelAgentRuns`). */
+  cancelled?: boolean;
 }
 
 /** A background run whose lease has expired, as the scan for runs to take over finds it. */
@@ -478,6 +483,21 @@ export interface ConversationStore {
    * sends); answers their ids.
    */
   cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]>;
+  /**
+   * One page of the agent's runs that keep a log, by id (newest first unless asked otherwise), only those of
+   * `status` when given. Throws INVALID_REQUEST for a cursor that is not one of the agent's runs.
+   */
+  listRuns(
+    accountId: string,
+    agentId: string,
+    status: ListedRunStatus | null,
+    page: PageRequest,
+  ): Promise<Page<RunRecord>>;
+  /**
+   * The runs among `runIds` that have ended in the store (the kill switch ended them while their process
+   * generates them), for that process to stop them.
+   */
+  endedRunsAmong(runIds: readonly string[]): Promise<string[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**

@@ -1722,6 +1722,73 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.runEvents(purged.id, 0, 10)).toEqual([]);
       expect(await store.runEvents(kept.id, 0, 10)).toHaveLength(3);
     });
+
+    it("lists an agent's logged runs by status, newest first, a cursor page at a time; the kill switch's as cancelled", async () => {
+      const store = await fresh();
+      const page = (limit: number, more: Partial<PageRequest> = {}): PageRequest => ({
+        limit,
+        before: null,
+        after: null,
+        order: "desc",
+        ...more,
+      });
+      const [done, failed, killed, running] = [pendingRun(), pendingRun(), pendingRun(), pendingRun()];
+      const keyed = pendingRun({ logged: false, background: false });
+      const otherAgent = pendingRun({ agentId: "agt_B" });
+      for (const run of [done, failed, killed, running, keyed, otherAgent]) await store.startRun(run);
+      await store.endRun(done.id, [], completedEnd());
+      const failure = {
+        ...completedEnd(),
+        status: "failed" as const,
+        errorCode: "MODEL_ERROR",
+        errorMessage: "no",
+      };
+      await store.endRun(failed.id, [], failure);
+      // `running` is the agent's other pending run, ended by the kill switch after `killed`'s check below.
+      const ids = (runs: { items: RunRecord[] }) => runs.items.map((run) => run.id);
+      expect(ids(await store.listRuns("acct_A", "agt_A", null, page(10)))).toEqual([
+        running.id,
+        killed.id,
+        failed.id,
+        done.id,
+      ]);
+      const stop = { ...failure, errorCode: "AGENT_UNAVAILABLE", errorMessage: "stopped" };
+      expect((await store.cancelAgentRuns("acct_A", "agt_A", stop)).sort()).toEqual(
+        [killed.id, running.id].sort(),
+      );
+      const cancelled = await store.listRuns("acct_A", "agt_A", "cancelled", page(10));
+      expect(ids(cancelled)).toEqual([running.id, killed.id]);
+      expect(cancelled.items[0]).toMatchObject({
+        status: "failed",
+        cancelled: true,
+        errorCode: "AGENT_UNAVAILABLE",
+      });
+      expect(ids(await store.listRuns("acct_A", "agt_A", "failed", page(10)))).toEqual([failed.id]);
+      expect(ids(await store.listRuns("acct_A", "agt_A", "completed", page(10)))).toEqual([done.id]);
+      expect(ids(await store.listRuns("acct_A", "agt_A", "pending", page(10)))).toEqual([]);
+      expect(ids(await store.listRuns("acct_A", "agt_B", "pending", page(10)))).toEqual([otherAgent.id]);
+      // The process generating a stream finds it ended, and stops it.
+      expect((await store.endedRunsAmong([killed.id, otherAgent.id, newId("message")])).sort()).toEqual([
+        killed.id,
+      ]);
+      expect(await store.endedRunsAmong([])).toEqual([]);
+      // A run the kill switch ended gets no more events from the process that generated it.
+      await store.writeRuns([{ kind: "events", runId: killed.id, events: runEvents(1, 2) }]);
+      expect(await store.runEvents(killed.id, 0, 10)).toEqual([]);
+
+      const first = await store.listRuns("acct_A", "agt_A", null, page(3));
+      expect(ids(first)).toEqual([running.id, killed.id, failed.id]);
+      expect(first.hasMore).toBe(true);
+      const second = await store.listRuns("acct_A", "agt_A", null, page(3, { before: failed.id }));
+      expect(ids(second)).toEqual([done.id]);
+      expect(second.hasMore).toBe(false);
+      const newer = await store.listRuns("acct_A", "agt_A", null, page(2, { after: done.id, order: "asc" }));
+      expect(ids(newer)).toEqual([failed.id, killed.id]);
+      expect(newer.hasMore).toBe(true);
+      await expect(
+        store.listRuns("acct_A", "agt_A", null, page(3, { before: otherAgent.id })),
+      ).rejects.toThrow(/cursor/);
+    });
   });
 }
 

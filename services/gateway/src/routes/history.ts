@@ -76,7 +76,7 @@ function isoTime(value: Parameters<typeof timestampDate>[0] | undefined): string
  * lookup, and another account's agent exactly like a missing one (the registry scopes its read to the caller's
  * account). Checked before anything else of the request, so nothing about another account's agent is told.
  */
-async function callersAgent({ ctx, gateway, principal, rpc }: HandlerInput): Promise<string> {
+export async function callersAgent({ ctx, gateway, principal, rpc }: HandlerInput): Promise<string> {
   const id = ctx.params.agentId ?? "";
   if (!isId("agent", id))
     throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(id)} does not exist.`);
@@ -85,7 +85,7 @@ async function callersAgent({ ctx, gateway, principal, rpc }: HandlerInput): Pro
   return id;
 }
 
-function pageCursor(query: {
+export function pageCursor(query: {
   limit: number;
   before?: string | undefined;
   after?: string | undefined;

@@ -15,6 +15,8 @@ __all__ = [
     "Agent",
     "AgentDeleted",
     "AgentDraft",
+    "AgentRunListResponseDataItem",
+    "AgentRunListResponseDataItemError",
     "AgentSettings",
     "AgentSettingsFallbacksItem",
     "AgentSettingsFallbacksItemParam",
@@ -26,6 +28,7 @@ __all__ = [
     "BackgroundMessage",
     "BackgroundMessageAccepted",
     "BackgroundMessageError",
+    "CancelAgentRunsResponseData",
     "CharacterAgentSettings",
     "CharacterAgentrySettings",
     "CharacterImport",
@@ -355,6 +358,92 @@ class AgentDraft:
         out["modelProvider"] = self.model_provider
         out["model"] = self.model
         out["plugins"] = [x0.to_dict() if isinstance(x0, PluginConfig) else x0 for x0 in self.plugins]
+        return out
+
+
+@dataclass
+class AgentRunListResponseDataItem:
+    """A run: a streamed or background message of the agent."""
+
+    id: str
+    """The run's id, the cursor of this list: its reply's id, the same as `messageId`: `msg_` and a ULID. Treat
+    it as opaque.
+    """
+    message_id: str
+    """The reply's id (a background message's `messageId`), as `GET …/messages/{messageId}` and `GET
+    …/messages/{messageId}/events` take it: `msg_` and a ULID. Treat it as opaque.
+    """
+    status: Literal["pending", "completed", "failed", "cancelled"]
+    """`pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
+    `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
+    """
+    background: bool
+    """Whether it was sent with `background: true` (else streamed)."""
+    user_id: Optional[str]
+    """The user id it was sent with; null when none."""
+    room_id: Optional[str]
+    """The room id it was sent with; null when none."""
+    created_at: str
+    """When it was sent."""
+    ended_at: Optional[str]
+    """When it ended; null while pending."""
+    error: Optional[AgentRunListResponseDataItemError]
+    """A failed or cancelled run's error, as its stream's `error` event gave it."""
+    takeovers: int
+    """How many times another process took it over after the one generating it stopped."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentRunListResponseDataItem:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            message_id=data["messageId"],
+            status=data["status"],
+            background=data["background"],
+            user_id=data["userId"],
+            room_id=data["roomId"],
+            created_at=data["createdAt"],
+            ended_at=data["endedAt"],
+            error=None if data["error"] is None else AgentRunListResponseDataItemError.from_dict(data["error"]),
+            takeovers=data["takeovers"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["messageId"] = self.message_id
+        out["status"] = self.status
+        out["background"] = self.background
+        out["userId"] = self.user_id
+        out["roomId"] = self.room_id
+        out["createdAt"] = self.created_at
+        out["endedAt"] = self.ended_at
+        out["error"] = None if self.error is None else self.error.to_dict()
+        out["takeovers"] = self.takeovers
+        return out
+
+
+@dataclass
+class AgentRunListResponseDataItemError:
+    """A failed or cancelled run's error, as its stream's `error` event gave it."""
+
+    code: str
+    message: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentRunListResponseDataItemError:
+        """Reads the JSON object the API sends."""
+        return cls(
+            code=data["code"],
+            message=data["message"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["code"] = self.code
+        out["message"] = self.message
         return out
 
 
@@ -754,6 +843,25 @@ class BackgroundMessageError:
         out: Dict[str, Any] = {}
         out["code"] = self.code
         out["message"] = self.message
+        return out
+
+
+@dataclass
+class CancelAgentRunsResponseData:
+    cancelled: int
+    """How many runs were pending and are now cancelled."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CancelAgentRunsResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            cancelled=data["cancelled"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["cancelled"] = self.cancelled
         return out
 
 

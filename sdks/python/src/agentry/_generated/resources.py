@@ -35,6 +35,7 @@ from .._utils import build_body, json_object_argument, path_segment
 from .models import (
     Agent,
     AgentDeleted,
+    AgentRunListResponseDataItem,
     AgentSettings,
     AgentSettingsParam,
     AgentStatus,
@@ -43,6 +44,7 @@ from .models import (
     ApiKeyRevoked,
     BackgroundMessage,
     BackgroundMessageAccepted,
+    CancelAgentRunsResponseData,
     CharacterImport,
     CharacterImportPreview,
     ClientIntegration,
@@ -84,6 +86,7 @@ __all__ = [
     "AsyncMessages",
     "AsyncPlugins",
     "AsyncResources",
+    "AsyncRuns",
     "AsyncSecrets",
     "AsyncUsage",
     "AsyncUsers",
@@ -94,6 +97,7 @@ __all__ = [
     "Memories",
     "Messages",
     "Plugins",
+    "Runs",
     "Secrets",
     "SyncResources",
     "Usage",
@@ -737,6 +741,124 @@ class Conversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class Runs:
+    """Talk to an agent, with or without streaming."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[AgentRunListResponseDataItem]:
+        """List an agent's runs.
+
+        The agent's runs (its streamed and background messages, while their records are kept: an hour after
+        they end by default, a failed background message a day at least), newest first unless `order=asc`;
+        `status` keeps only those of one status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>`
+        returns the items just older than that one, `after=<id>` those just newer, presented in the list's
+        order either way; the next page's cursor is the last item's id (`before` it when newest first, `after`
+        it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+        answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            status: Only the runs of this status.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only runs older than this one (its id): the page just below it. The next page of a `desc` list
+                is `before` its last item's id. Not with `after`.
+            after: Only runs newer than this one (its id): the page just above it. The next page of an `asc` list
+                is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "status": status,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/runs", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, AgentRunListResponseDataItem.from_dict)
+
+    def cancel(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> CancelAgentRunsResponseData:
+        """Cancel every run of an agent.
+
+        The kill switch: every pending run of the agent (streamed and background messages) ends `cancelled`,
+        nothing of it stored; its stream ends with an `error` event (`AGENT_UNAVAILABLE`). A message generated
+        by another process of the deployment, streamed or background, stops within a few seconds (at that
+        process's next lease renewal, `RUN_LEASE_RENEW_MS`). Answers how many runs were pending; cancelling
+        again answers 0.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/runs/cancel")
+        envelope = self._transport.request(spec, options)
+        return CancelAgentRunsResponseData.from_dict(envelope["data"])
+
+
 class Memories:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
@@ -1307,6 +1429,8 @@ class Agents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    runs: Runs
+    """Talk to an agent, with or without streaming."""
     memories: Memories
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
@@ -1322,6 +1446,7 @@ class Agents:
         self._transport = transport
         self.messages = Messages(transport)
         self.conversations = Conversations(transport)
+        self.runs = Runs(transport)
         self.memories = Memories(transport)
         self.usage = AgentsUsage(transport)
         self.secrets = Secrets(transport)
@@ -3197,6 +3322,124 @@ class AsyncConversations:
         return ConversationDeleted.from_dict(envelope["data"])
 
 
+class AsyncRuns:
+    """Talk to an agent, with or without streaming."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[AgentRunListResponseDataItem]:
+        """List an agent's runs.
+
+        The agent's runs (its streamed and background messages, while their records are kept: an hour after
+        they end by default, a failed background message a day at least), newest first unless `order=asc`;
+        `status` keeps only those of one status. Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>`
+        returns the items just older than that one, `after=<id>` those just newer, presented in the list's
+        order either way; the next page's cursor is the last item's id (`before` it when newest first, `after`
+        it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+        answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `history:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            status: Only the runs of this status.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only runs older than this one (its id): the page just below it. The next page of a `desc` list
+                is `before` its last item's id. Not with `after`.
+            after: Only runs newer than this one (its id): the page just above it. The next page of an `asc` list
+                is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "status": status,
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/runs", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, AgentRunListResponseDataItem.from_dict))
+
+    async def cancel(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> CancelAgentRunsResponseData:
+        """Cancel every run of an agent.
+
+        The kill switch: every pending run of the agent (streamed and background messages) ends `cancelled`,
+        nothing of it stored; its stream ends with an `error` event (`AGENT_UNAVAILABLE`). A message generated
+        by another process of the deployment, streamed or background, stops within a few seconds (at that
+        process's next lease renewal, `RUN_LEASE_RENEW_MS`). Answers how many runs were pending; cancelling
+        again answers 0.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/runs/cancel")
+        envelope = await self._transport.request(spec, options)
+        return CancelAgentRunsResponseData.from_dict(envelope["data"])
+
+
 class AsyncMemories:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
@@ -3767,6 +4010,8 @@ class AsyncAgents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    runs: AsyncRuns
+    """Talk to an agent, with or without streaming."""
     memories: AsyncMemories
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
@@ -3782,6 +4027,7 @@ class AsyncAgents:
         self._transport = transport
         self.messages = AsyncMessages(transport)
         self.conversations = AsyncConversations(transport)
+        self.runs = AsyncRuns(transport)
         self.memories = AsyncMemories(transport)
         self.usage = AsyncAgentsUsage(transport)
         self.secrets = AsyncSecrets(transport)

@@ -290,6 +290,74 @@ module Agentry
       field :plugins, "plugins", [:array, [:union, :string, "PluginConfig"]], required: true
     end
 
+    # A run: a streamed or background message of the agent.
+    class AgentRunListResponseDataItem < Agentry::Model
+      # @!attribute [r] id
+      #   The run's id, the cursor of this list: its reply's id, the same as `messageId`: `msg_` and a ULID.
+      #   Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] message_id
+      #   The reply's id (a background message's `messageId`), as `GET …/messages/{messageId}` and `GET
+      #   …/messages/{messageId}/events` take it: `msg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :message_id, "messageId", :string, required: true
+
+      # @!attribute [r] status
+      #   `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
+      #   `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`. One of `pending`, `completed`,
+      #   `failed`, `cancelled`.
+      #   @return [String]
+      field :status, "status", :string, required: true
+
+      # @!attribute [r] background
+      #   Whether it was sent with `background: true` (else streamed).
+      #   @return [Boolean]
+      field :background, "background", :boolean, required: true
+
+      # @!attribute [r] user_id
+      #   The user id it was sent with; null when none.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The room id it was sent with; null when none.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When it was sent.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] ended_at
+      #   When it ended; null while pending.
+      #   @return [Time, nil]
+      field :ended_at, "endedAt", [:nullable, :time], required: true
+
+      # @!attribute [r] error
+      #   A failed or cancelled run's error, as its stream's `error` event gave it.
+      #   @return [AgentRunListResponseDataItemError, nil]
+      field :error, "error", [:nullable, "AgentRunListResponseDataItemError"], required: true
+
+      # @!attribute [r] takeovers
+      #   How many times another process took it over after the one generating it stopped.
+      #   @return [Integer]
+      field :takeovers, "takeovers", :integer, required: true
+    end
+
+    # A failed or cancelled run's error, as its stream's `error` event gave it.
+    class AgentRunListResponseDataItemError < Agentry::Model
+      # @!attribute [r] code
+      #   @return [String]
+      field :code, "code", :string, required: true
+
+      # @!attribute [r] message
+      #   @return [String]
+      field :message, "message", :string, required: true
+    end
+
     # Platform-specific configuration, as a JSON object. `temperature` and `maxTokens` tune generation;
     # other keys are kept as given.
     #
@@ -569,6 +637,14 @@ module Agentry
       #   What went wrong, for a person.
       #   @return [String]
       field :message, "message", :string, required: true
+    end
+
+    # The CancelAgentRunsResponseData object.
+    class CancelAgentRunsResponseData < Agentry::Model
+      # @!attribute [r] cancelled
+      #   How many runs were pending and are now cancelled.
+      #   @return [Integer]
+      field :cancelled, "cancelled", :integer, required: true
     end
 
     # The agent's own `settings.model` and `settings.agentry`, which the file uses for something else.
