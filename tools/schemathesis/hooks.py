@@ -81,16 +81,19 @@ def keep_idempotency_rules(headers: object) -> None:
 HISTORY_LISTS = {
     "/v1/agents/{agentId}/conversations": "agentId",
     "/v1/agents/{agentId}/messages": "agentId",
+    "/v1/agents/{agentId}/memories": "agentId",
+    "/v1/agents/{agentId}/runs": "agentId",
     "/v1/webhooks/{webhookId}/deliveries": "webhookId",
 }
 # Deletions after which a cursor seen before may name nothing.
 HISTORY_DELETIONS = (
     "/v1/agents/{agentId}",
     "/v1/agents/{agentId}/conversations/{conversationId}",
+    "/v1/agents/{agentId}/memories/{memoryId}",
     "/v1/users/{userId}",
     "/v1/webhooks/{webhookId}",
 )
-CURSOR = re.compile(r"^(?:msg|conv|dlv)_[0-9A-HJKMNP-TV-Z]{26}$")
+CURSOR = re.compile(r"^(?:msg|conv|dlv|mem)_[0-9A-HJKMNP-TV-Z]{26}$")
 ID_MAX_LENGTH = 256
 
 # Ids the service listed, by (list path, agent id): the only cursors a list accepts.
