@@ -29,6 +29,17 @@ const (
 	AgentStatusError    AgentStatus = "error"
 )
 
+// BackgroundMessageStatus is: `pending`: the reply is being generated (only the ids are known); `completed`:
+// every field of the reply is here; `failed`: see `error`.
+type BackgroundMessageStatus string
+
+// The values of BackgroundMessageStatus.
+const (
+	BackgroundMessageStatusPending   BackgroundMessageStatus = "pending"
+	BackgroundMessageStatusCompleted BackgroundMessageStatus = "completed"
+	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
+)
+
 // ClientStatusState is one of a fixed set of strings.
 type ClientStatusState string
 
@@ -127,17 +138,6 @@ const (
 	HistoryMessageRoleAssistant HistoryMessageRole = "assistant"
 )
 
-// ListRunsStatus is one of a fixed set of strings.
-type ListRunsStatus string
-
-// The values of ListRunsStatus.
-const (
-	ListRunsStatusPending   ListRunsStatus = "pending"
-	ListRunsStatusCompleted ListRunsStatus = "completed"
-	ListRunsStatusFailed    ListRunsStatus = "failed"
-	ListRunsStatusCancelled ListRunsStatus = "cancelled"
-)
-
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
 // resolved when a message is sent. Every provider this server has a client for is accepted, configured here
 // or not; one with no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the
@@ -150,6 +150,17 @@ const (
 	ModelProviderOpenAI    ModelProvider = "openai"
 	ModelProviderAnthropic ModelProvider = "anthropic"
 	ModelProviderLocal     ModelProvider = "local"
+)
+
+// RunStatus is one of a fixed set of strings.
+type RunStatus string
+
+// The values of RunStatus.
+const (
+	RunStatusPending   RunStatus = "pending"
+	RunStatusCompleted RunStatus = "completed"
+	RunStatusFailed    RunStatus = "failed"
+	RunStatusCancelled RunStatus = "cancelled"
 )
 
 // Scope is one of a fixed set of strings.
@@ -387,7 +398,7 @@ type AgentRunListResponseDataItem struct {
 
 	// `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
 	// `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
-	Status ListRunsStatus `json:"status"`
+	Status RunStatus `json:"status"`
 
 	// Whether it was sent with `background: true` (else streamed).
 	Background bool `json:"background"`
@@ -562,7 +573,7 @@ type BackgroundMessage struct {
 
 	// `pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
 	// here; `failed`: see `error`.
-	Status ListRunsStatus `json:"status"`
+	Status BackgroundMessageStatus `json:"status"`
 
 	// The reply text.
 	Text *string `json:"text,omitzero"`

@@ -988,7 +988,7 @@ type AgentRunService struct {
 // ListRunsParams are the query parameters of Agents.Runs.List; leave a field nil for the server's default.
 type ListRunsParams struct {
 	// Only the runs of this status.
-	Status *ListRunsStatus
+	Status *RunStatus
 
 	// Items per page, from 1 to 100. Default: 20.
 	Limit *int

@@ -52,6 +52,7 @@ const INLINE_ENUM_NAMES: Record<string, string> = {
   "CreateWebhookRequest.events": "SubscribedEvent",
   "getUsage.groupBy": "UsageDimension",
   "getUsage.granularity": "Granularity",
+  "listRuns.status": "RunStatus",
 };
 
 /** Constant names of enum values without letters or digits of their own. */

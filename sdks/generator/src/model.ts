@@ -416,6 +416,7 @@ const ENUM_NAMES: Record<string, string> = {
   "Agent.status": "AgentStatus",
   "Agent.modelProvider": "ModelProvider",
   "ApiKey.scopes[]": "Scope",
+  "BackgroundMessage.status": "BackgroundMessageStatus",
   "Reply.finishReason": "FinishReason",
   "StreamError.code": "ErrorCode",
 };

@@ -50,6 +50,8 @@ describe("model", () => {
       "GET /agents/{agentId}/messages/{messageId} agents.messages.get",
       "GET /users/{userId}/export users.export",
       "DELETE /users/{userId} users.erase",
+      "GET /agents/{agentId}/runs agents.runs.list",
+      "POST /agents/{agentId}/runs/cancel agents.runs.cancel",
       "GET /agents/{agentId}/memories agents.memories.list",
       "POST /agents/{agentId}/memories agents.memories.create",
       "DELETE /agents/{agentId}/memories/{memoryId} agents.memories.delete",
@@ -82,6 +84,7 @@ describe("model", () => {
         children: [
           ["agents", "messages"],
           ["agents", "conversations"],
+          ["agents", "runs"],
           ["agents", "memories"],
           ["agents", "usage"],
           ["agents", "secrets"],
@@ -95,6 +98,11 @@ describe("model", () => {
       },
       { path: ["agents", "conversations"], description: HISTORY, children: [] },
       { path: ["users"], description: HISTORY, children: [] },
+      {
+        path: ["agents", "runs"],
+        description: "Talk to an agent, with or without streaming.",
+        children: [],
+      },
       { path: ["agents", "memories"], description: HISTORY, children: [] },
       { path: ["usage"], description: USAGE, children: [] },
       { path: ["agents", "usage"], description: USAGE, children: [] },
@@ -476,6 +484,7 @@ describe("model", () => {
     expect(typeNamed(model, "CreateAgentRequest").usage).toEqual({ input: true, output: false });
     expect(model.enums.map((e) => e.name)).toEqual([
       "AgentStatus",
+      "BackgroundMessageStatus",
       "ErrorCode",
       "FinishReason",
       "ModelProvider",

@@ -28,6 +28,7 @@ __all__ = [
     "BackgroundMessage",
     "BackgroundMessageAccepted",
     "BackgroundMessageError",
+    "BackgroundMessageStatus",
     "CancelAgentRunsResponseData",
     "CharacterAgentSettings",
     "CharacterAgentrySettings",
@@ -96,6 +97,12 @@ AgentStatus = Literal["active", "inactive", "error"]
 """`active` (new agents), `inactive` (refuses messages), or `error` (set by the service after a lasting provider
 failure; cleared by an update of `status`, `modelProvider`, `model` or `settings`, or by the next successful
 message).
+"""
+
+
+BackgroundMessageStatus = Literal["pending", "completed", "failed"]
+"""`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
+here; `failed`: see `error`.
 """
 
 
@@ -717,7 +724,7 @@ class BackgroundMessage:
     """The request's `userId`, echoed; `null` when it carried none."""
     room_id: Optional[str]
     """The request's `roomId`, echoed; `null` when it carried none."""
-    status: Literal["pending", "completed", "failed"]
+    status: BackgroundMessageStatus
     """`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
     here; `failed`: see `error`.
     """

@@ -17,6 +17,16 @@ module Agentry
       ALL = [ACTIVE, INACTIVE, ERROR].freeze
     end
 
+    # `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
+    # reply is here; `failed`: see `error`.
+    module BackgroundMessageStatus
+      PENDING = "pending"
+      COMPLETED = "completed"
+      FAILED = "failed"
+      # Every value.
+      ALL = [PENDING, COMPLETED, FAILED].freeze
+    end
+
     # An error code, as in the error envelope.
     module ErrorCode
       INVALID_REQUEST = "INVALID_REQUEST"
@@ -553,7 +563,8 @@ module Agentry
 
       # @!attribute [r] status
       #   `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
-      #   reply is here; `failed`: see `error`. One of `pending`, `completed`, `failed`.
+      #   reply is here; `failed`: see `error`. One of `pending`, `completed`, `failed`
+      #   (Models::BackgroundMessageStatus).
       #   @return [String]
       field :status, "status", :string, required: true
 
