@@ -979,7 +979,7 @@ type CreateMemoryParams struct {
 	// The user the memory is about, as messages name them.
 	UserID string `json:"userId"`
 
-	// The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+	// The fact, 1 to 1000 characters once trimmed.
 	Text string `json:"text"`
 }
 

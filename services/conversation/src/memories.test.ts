@@ -21,9 +21,11 @@ describe("memoryKey", () => {
 });
 
 describe("newMemory", () => {
-  it("trims, and refuses a memory without a letter or digit or over 1,000 characters", () => {
+  it("trims, and refuses a learnt memory without a letter or digit, or any over 1,000 characters", () => {
     expect(newMemory("  two\n words ", null)).toMatchObject({ text: "two words", key: "two words" });
-    expect(newMemory("...", null)).toBeNull();
+    expect(newMemory("...", "msg_1")).toBeNull();
+    expect(newMemory(" =) ", null)).toMatchObject({ text: "=)", key: "=)" });
+    expect(newMemory("😀".repeat(1000), null)?.text).toBe("😀".repeat(1000));
     expect(newMemory("a".repeat(1001), null)).toBeNull();
     expect(newMemory("a".repeat(1000), "msg_1")?.sourceMessageId).toBe("msg_1");
   });

@@ -1,4 +1,4 @@
-import { MEMORY_BOUNDS, newId } from "@agentry/core";
+import { charCount, MEMORY_BOUNDS, newId } from "@agentry/core";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { MemoryRecord, NewMemory } from "./store/types.js";
 
@@ -46,11 +46,15 @@ export function memoryKey(text: string): string {
     .trim();
 }
 
-/** A memory ready to store: its text trimmed, or null when nothing of it is left or it is too long. */
+/**
+ * A memory ready to store: its text trimmed, or null when nothing of it is left or it is too long. A fact learnt
+ * from a turn needs a letter or digit (a model's stray punctuation is no fact); one added by hand (no source) is
+ * kept as written, its key then the text itself.
+ */
 export function newMemory(text: string, sourceMessageId: string | null, at = new Date()): NewMemory | null {
   const trimmed = text.trim().replace(/\s+/g, " ");
-  const key = memoryKey(trimmed);
-  if (key === "" || trimmed.length > MEMORY_BOUNDS.textMaxLength) return null;
+  const key = memoryKey(trimmed) || (sourceMessageId === null ? trimmed.normalize("NFKC").toLowerCase() : "");
+  if (key === "" || charCount(trimmed) > MEMORY_BOUNDS.textMaxLength) return null;
   return { id: newId("memory"), text: trimmed, key, sourceMessageId, createdAt: at.toISOString() };
 }
 

@@ -335,10 +335,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         }
         const memory = newMemory(text, null);
         if (!memory) {
-          throw invalid(
-            "text",
-            `must be 1 to ${MEMORY_BOUNDS.textMaxLength} characters with at least one letter or digit`,
-          );
+          throw invalid("text", `must be 1 to ${MEMORY_BOUNDS.textMaxLength} characters once trimmed`);
         }
         const limit = request.limit || memoryLimit(undefined);
         const [stored] = await ctx.store.addMemories({ accountId, agentId, userId }, [memory], limit);

@@ -29,7 +29,7 @@ export const createMemoryBody = z.strictObject(
   {
     userId: conversationPart("The user the memory is about, as messages name them.", "user-42"),
     text: trimmedText(1, MEMORY_BOUNDS.textMaxLength).meta({
-      description: `The fact, 1 to ${MEMORY_BOUNDS.textMaxLength} characters once trimmed, with at least one letter or digit.`,
+      description: `The fact, 1 to ${MEMORY_BOUNDS.textMaxLength} characters once trimmed.`,
       examples: ["The user's favourite colour is teal."],
     }),
   },

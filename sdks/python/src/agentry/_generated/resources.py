@@ -962,7 +962,7 @@ class Memories:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
             user_id: The user the memory is about, as messages name them.
-            text: The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+            text: The fact, 1 to 1000 characters once trimmed.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -3543,7 +3543,7 @@ class AsyncMemories:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
             user_id: The user the memory is about, as messages name them.
-            text: The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+            text: The fact, 1 to 1000 characters once trimmed.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.

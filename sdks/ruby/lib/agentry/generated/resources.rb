@@ -1265,7 +1265,7 @@ module Agentry
         # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
         #   form, is answered `404 AGENT_NOT_FOUND`.
         # @param user_id [String] The user the memory is about, as messages name them.
-        # @param text [String] The fact, 1 to 1000 characters once trimmed, with at least one letter or digit.
+        # @param text [String] The fact, 1 to 1000 characters once trimmed.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
         #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
         #   new random one.

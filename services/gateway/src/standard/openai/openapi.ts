@@ -69,7 +69,11 @@ const requestBody: JsonSchema = {
   description:
     "OpenAI's chat completion request. Fields not listed (sampling, `max_tokens`, `response_format`, …) are accepted and ignored: the agent's own settings decide them.",
   properties: {
-    model: { type: "string", description: "The agent's id (`GET /v1/models` lists them)." },
+    model: {
+      type: "string",
+      minLength: 1,
+      description: "The agent's id (`GET /v1/models` lists them); any other value is answered `404`.",
+    },
     messages: {
       type: "array",
       minItems: 1,
