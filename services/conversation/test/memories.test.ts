@@ -193,7 +193,7 @@ describe("memory RPCs", () => {
     );
     expect(noUser.code).toBe("INVALID_REQUEST");
     const noText = await failure(
-      h.client.createMemory({ accountId: ACCOUNT, agentId: a.id, userId: "u", text: " ... " }),
+      h.client.createMemory({ accountId: ACCOUNT, agentId: a.id, userId: "u", text: "  \n " }),
     );
     expect(noText.code).toBe("INVALID_REQUEST");
     const long = await failure(
