@@ -98,6 +98,7 @@ const (
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
 	ErrorCodeIdempotencyKeyInUse  ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
+	ErrorCodePreconditionFailed   ErrorCode = "PRECONDITION_FAILED"
 	ErrorCodePayloadTooLarge      ErrorCode = "PAYLOAD_TOO_LARGE"
 	ErrorCodeUnsupportedMediaType ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
 	ErrorCodeIdempotencyKeyReused ErrorCode = "IDEMPOTENCY_KEY_REUSED"
@@ -266,6 +267,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 409, true
 	case ErrorCodeIdempotencyKeyInUse:
 		return 409, true
+	case ErrorCodePreconditionFailed:
+		return 412, true
 	case ErrorCodePayloadTooLarge:
 		return 413, true
 	case ErrorCodeUnsupportedMediaType:

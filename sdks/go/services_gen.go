@@ -176,7 +176,8 @@ func (s *AgentService) ListAll(ctx context.Context, params ListAgentsParams, opt
 
 // Get gets an agent.
 //
-// Returns the full agent record.
+// Returns the full agent record, with its version in `ETag` (`W/"<updatedAt>"`). With `If-None-Match` naming
+// the current version, the answer is `304 Not Modified` without a body.
 //
 // Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 //
@@ -211,6 +212,10 @@ func (s *AgentService) Get(ctx context.Context, agentID string, opts ...Option) 
 // (any but `telegram`, `discord` and `slack`: kept, listed as `inert`) or a run platform the agent does not
 // hold the secrets of, naming each to set with `PUT /v1/agents/{agentId}/secrets/{name}`.
 //
+// With `If-Match` (the agent's `ETag`), the update happens only if no other change came since that version;
+// otherwise `412 PRECONDITION_FAILED`: read the agent again and decide. The answer's `ETag` is the updated
+// agent's.
+//
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 //
 // Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
@@ -219,8 +224,8 @@ func (s *AgentService) Get(ctx context.Context, agentID string, opts ...Option) 
 // lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
-// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// IDEMPOTENCY_KEY_IN_USE, 412 PRECONDITION_FAILED, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Update(ctx context.Context, agentID string, params UpdateAgentParams, opts ...Option) (*Agent, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -246,6 +251,9 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 // and its platform integrations disconnected. Irreversible; nothing of it can be read afterwards. Deleting
 // several agents takes one request each.
 //
+// With `If-Match` (the agent's `ETag`), the agent is deleted only if it has not changed since that version;
+// otherwise `412 PRECONDITION_FAILED` and it stays.
+//
 // Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
 //
 // Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
@@ -254,8 +262,8 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 // lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// IDEMPOTENCY_KEY_IN_USE, 412 PRECONDITION_FAILED, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentService) Delete(ctx context.Context, agentID string, opts ...Option) (*AgentDeleted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {

@@ -219,6 +219,10 @@ function expectMatches(response: Json, res: Received, label: string): void {
   for (const [name, header] of Object.entries((response.headers ?? {}) as Json)) {
     if (resolve(header).required) expect(res.headers.get(name), `${label}: header ${name}`).not.toBeNull();
   }
+  if (response.content === undefined) {
+    expect(res.body, `${label}: no body`).toEqual({});
+    return;
+  }
   const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
   const media = (response.content as Json | undefined)?.[type] as Json | undefined;
   expect(media, `${label}: documents ${type}`).toBeDefined();
@@ -423,16 +427,27 @@ describe("agents", () => {
     });
     expect(created.status).toBe(201);
     const id = (created.body as { data: { id: string } }).data.id;
-    expect((await call("getAgent", { params: { agentId: id } })).status).toBe(200);
+    const read = await call("getAgent", { params: { agentId: id } });
+    expect(read.status).toBe(200);
+    const etag = { "if-none-match": read.headers.get("etag")! };
+    expect((await call("getAgent", { params: { agentId: id }, headers: etag })).status).toBe(304);
     await newAgent();
-    const page = await call("listAgents", { query: "page=1&limit=1&status=active&sortBy=name&order=asc" });
+    const listQuery = "page=1&limit=1&status=active&sortBy=name&order=asc";
+    const page = await call("listAgents", { query: listQuery });
     expect(page.status).toBe(200);
     expect((page.body as { pagination: { hasMore: boolean } }).pagination.hasMore).toBe(true);
+    const pageTag = { "if-none-match": page.headers.get("etag")! };
+    expect((await call("listAgents", { query: listQuery, headers: pageTag })).status).toBe(304);
     const updated = await call("updateAgent", {
       params: { agentId: id },
       body: { status: "inactive", modelProvider: null, model: null, settings: { temperature: null } },
+      headers: { "if-match": read.headers.get("etag")! },
     });
     expect(updated.status).toBe(200);
+    const stale = { "if-match": read.headers.get("etag")! };
+    const staleUpdate = await call("updateAgent", { params: { agentId: id }, body: { name: "x" }, headers: stale });
+    expect(staleUpdate.status).toBe(412);
+    expect((await call("deleteAgent", { params: { agentId: id }, headers: stale })).status).toBe(412);
     expect((await call("deleteAgent", { params: { agentId: id } })).status).toBe(200);
     for (const operationId of ["getAgent", "deleteAgent"]) {
       const missing = await call(operationId, { params: { agentId: id } });

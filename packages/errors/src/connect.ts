@@ -27,6 +27,8 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   AGENT_INACTIVE: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_IN_USE: Code.Aborted,
   IDEMPOTENCY_KEY_REUSED: Code.FailedPrecondition,
+  // A compare-and-set that found the agent changed: the caller reads it again and decides.
+  PRECONDITION_FAILED: Code.Aborted,
   PAYLOAD_TOO_LARGE: Code.InvalidArgument,
   UNSUPPORTED_MEDIA_TYPE: Code.InvalidArgument,
   RATE_LIMIT_EXCEEDED: Code.ResourceExhausted,

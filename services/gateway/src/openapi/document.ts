@@ -274,6 +274,9 @@ function authenticatedOperation(route: Route, responses: Record<string, JsonSche
       },
     });
   }
+  for (const { name, description, schema } of route.requestHeaders ?? []) {
+    parameters.push({ name, in: "header", required: false, description, schema });
+  }
   parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
   const write = route.method !== "GET";
   if (write) parameters.push({ $ref: "#/components/parameters/Idempotency-Key" });
@@ -370,6 +373,12 @@ function authenticatedOperation(route: Route, responses: Record<string, JsonSche
         ...(route.success.sdkVariants ? { "x-sdk-variants": route.success.sdkVariants } : {}),
       },
       ...successes,
+      ...Object.fromEntries(
+        (route.emptyResponses ?? []).map((empty) => [
+          String(empty.status),
+          { description: empty.description, headers: { ...responseHeaders("always"), ...empty.headers } },
+        ]),
+      ),
       ...errorResponses(
         [...errors, ...AUTHENTICATED_ERRORS.filter((code) => route.scope || code !== "FORBIDDEN")],
         responses,

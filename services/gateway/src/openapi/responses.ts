@@ -64,6 +64,10 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     when: "This `Idempotency-Key` was used with a different request.",
     metered: "always",
   },
+  PRECONDITION_FAILED: {
+    when: "The agent changed since the version named in `If-Match`; read it again (`GET /v1/agents/{agentId}`, its `ETag`) and decide whether to repeat the change.",
+    metered: "always",
+  },
   PAYLOAD_TOO_LARGE: {
     when: `The body is larger than ${BODY_LIMIT_BYTES.toLocaleString("en-US")} bytes (1 MiB).`,
     metered: "always",

@@ -8,6 +8,8 @@ import {
 } from "@agentry/core";
 import { AppError, type FieldIssue, invalidInputListing } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { agentETag, answeredNotModified, ifMatchVersion, pageETag } from "../http/conditional.js";
 import { createdUnderKey } from "../http/idempotency.js";
 import {
   createAgentBody,
@@ -22,7 +24,13 @@ import {
   modelChoiceWarnings,
   needsStoredChoice,
 } from "../validation/models.js";
-import { defineRoute, type HandlerInput, type Route } from "./define.js";
+import {
+  defineRoute,
+  type EmptyResponseDoc,
+  type HandlerInput,
+  type HeaderParamDoc,
+  type Route,
+} from "./define.js";
 import {
   presentAgent,
   SORT_FIELDS,
@@ -150,6 +158,49 @@ function agentIdParam({ ctx }: HandlerInput): string {
   return id;
 }
 
+/** The ETag header of an agent's answers (docs/api/agents.md, "Conditional requests"). */
+const AGENT_ETAG = {
+  ETag: {
+    description:
+      'The agent\'s version as a weak validator, `W/"<updatedAt>"`: it changes with every change of the agent. Send it back in `If-None-Match` to read only when changed, in `If-Match` to write only if unchanged.',
+    required: true,
+    schema: { type: "string", examples: ['W/"2026-11-29T01:40:00.123Z"'] },
+  },
+};
+
+const PAGE_ETAG = {
+  ETag: {
+    description:
+      "The page's version as a weak validator: it changes when any agent of the page changes, or when the page's agents or counts do. Send it back in `If-None-Match` to read the page only when changed.",
+    required: true,
+    schema: { type: "string", examples: ['W/"q2Jd0bXb6kQ1m7f3bWl9Yw8rT1c"'] },
+  },
+};
+
+const ifNoneMatch = (what: string): HeaderParamDoc => ({
+  name: "If-None-Match",
+  description: `The ETag of ${what} as last read (or \`*\`): while it is still current, the answer is \`304 Not Modified\` without a body.`,
+  schema: { type: "string", examples: ['W/"2026-11-29T01:40:00.123Z"'] },
+});
+
+const notModified = (what: string, headers: EmptyResponseDoc["headers"]): EmptyResponseDoc => ({
+  status: 304,
+  description: `${what} has not changed since the ETag sent in \`If-None-Match\`; no body.`,
+  headers,
+});
+
+const ifMatch = (change: string): HeaderParamDoc => ({
+  name: "If-Match",
+  description: `The agent's ETag as last read (\`W/"<updatedAt>"\`; the quoted value without \`W/\` is taken too): ${change} only if the agent has not changed since, checked atomically with the write; otherwise \`412 PRECONDITION_FAILED\` and nothing changes. \`*\` or no header: unconditional.`,
+  schema: { type: "string", examples: ['W/"2026-11-29T01:40:00.123Z"'] },
+});
+
+/** The version an `If-Match` names, as the registry's compare-and-set takes it. */
+function expectedUpdateTime(input: HandlerInput, id: string) {
+  const version = ifMatchVersion(input.ctx, id);
+  return version === undefined ? {} : { expectedUpdateTime: timestampFromDate(new Date(version)) };
+}
+
 /** The agent routes of spec section 4.1 to 4.5. */
 export const agentRoutes: Route[] = [
   defineRoute({
@@ -210,7 +261,14 @@ export const agentRoutes: Route[] = [
       "Lists the caller's agents a page at a time, newest first unless `sortBy` and `order` say otherwise. Out-of-range or unknown query parameters are refused, never clamped; a parameter given twice is refused.",
     query: listAgentsQuery,
     pagination: "page",
-    success: { status: 200, schema: "AgentListResponse", description: "One page of agents." },
+    requestHeaders: [ifNoneMatch("the page")],
+    success: {
+      status: 200,
+      schema: "AgentListResponse",
+      description: "One page of agents.",
+      headers: PAGE_ETAG,
+    },
+    emptyResponses: [notModified("The page", PAGE_ETAG)],
     errors: ["INVALID_REQUEST"],
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
@@ -228,9 +286,11 @@ export const agentRoutes: Route[] = [
       );
       const total = response.totalSize;
       const totalPages = Math.ceil(total / query.limit);
+      const data = response.agents.map((agent) => presentAgent(agent, gateway.config.PUBLIC_BASE_URL));
+      if (answeredNotModified(ctx, pageETag(data, [query.page, query.limit, total]))) return;
       ctx.body = {
         success: true,
-        data: response.agents.map((agent) => presentAgent(agent, gateway.config.PUBLIC_BASE_URL)),
+        data,
         pagination: {
           page: query.page,
           limit: query.limit,
@@ -249,14 +309,19 @@ export const agentRoutes: Route[] = [
     operationId: "getAgent",
     tag: "Agents",
     summary: "Get an agent",
-    description: "Returns the full agent record.",
-    success: { status: 200, schema: "AgentResponse", description: "The agent." },
+    description:
+      'Returns the full agent record, with its version in `ETag` (`W/"<updatedAt>"`). With `If-None-Match` naming the current version, the answer is `304 Not Modified` without a body.',
+    requestHeaders: [ifNoneMatch("the agent")],
+    success: { status: 200, schema: "AgentResponse", description: "The agent.", headers: AGENT_ETAG },
+    emptyResponses: [notModified("The agent", AGENT_ETAG)],
     errors: ["AGENT_NOT_FOUND"],
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
       const id = agentIdParam(input);
       const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
-      ctx.body = { success: true, data: presentAgent(agent!, gateway.config.PUBLIC_BASE_URL) };
+      const data = presentAgent(agent!, gateway.config.PUBLIC_BASE_URL);
+      if (answeredNotModified(ctx, agentETag(data.updatedAt))) return;
+      ctx.body = { success: true, data };
     },
   }),
   defineRoute({
@@ -268,17 +333,26 @@ export const agentRoutes: Route[] = [
     tag: "Agents",
     summary: "Update an agent",
     description:
-      "Changes only the fields supplied; the others stay as they are. `status` may be set to `active` or `inactive` (`inactive` keeps all data but refuses messages). `null` resets `modelProvider` or `model` to the server's default. A PATCH that supplies `modelProvider`, `model` or `settings` takes an agent out of `error` (back to `active`), as does one that sets `status`.\n\n`warnings` are those of the agent as updated, whether or not the PATCH sends the fields: a `modelProvider` with no configuration here, and each `clients[<i>]` that will not connect, a platform no connector runs (any but `telegram`, `discord` and `slack`: kept, listed as `inert`) or a run platform the agent does not hold the secrets of, naming each to set with `PUT /v1/agents/{agentId}/secrets/{name}`.",
+      "Changes only the fields supplied; the others stay as they are. `status` may be set to `active` or `inactive` (`inactive` keeps all data but refuses messages). `null` resets `modelProvider` or `model` to the server's default. A PATCH that supplies `modelProvider`, `model` or `settings` takes an agent out of `error` (back to `active`), as does one that sets `status`.\n\n`warnings` are those of the agent as updated, whether or not the PATCH sends the fields: a `modelProvider` with no configuration here, and each `clients[<i>]` that will not connect, a platform no connector runs (any but `telegram`, `discord` and `slack`: kept, listed as `inert`) or a run platform the agent does not hold the secrets of, naming each to set with `PUT /v1/agents/{agentId}/secrets/{name}`.\n\nWith `If-Match` (the agent's `ETag`), the update happens only if no other change came since that version; otherwise `412 PRECONDITION_FAILED`: read the agent again and decide. The answer's `ETag` is the updated agent's.",
     body: { schema: updateAgentBody, component: "UpdateAgentRequest" },
+    requestHeaders: [ifMatch("the update happens")],
     success: {
       status: 200,
       schema: "AgentWriteResponse",
       description: "The agent as updated, and the warnings.",
+      headers: AGENT_ETAG,
     },
-    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
+    errors: [
+      "INVALID_REQUEST",
+      "AGENT_NOT_FOUND",
+      "PRECONDITION_FAILED",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+    ],
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
       const id = agentIdParam(input);
+      const expected = expectedUpdateTime(input, id);
       const { status, ...fields } = await input.body((raw) => refuseServiceFields(raw, ["status"]));
       checkPlugins(input, fields.plugins);
       await checkGenerationSettings(input, fields.settings);
@@ -295,10 +369,12 @@ export const agentRoutes: Route[] = [
           spec: toAgentSpec(fields),
           updateMask: toUpdateMask(fields),
           ...(status ? { status: STATUS_VALUES[status] } : {}),
+          ...expected,
         },
         rpc,
       );
       const data = presentAgent(agent!, gateway.config.PUBLIC_BASE_URL);
+      ctx.set("ETag", agentETag(data.updatedAt));
       const warnings = [
         ...(await providerWarnings(input, agent?.spec?.modelProvider || null)),
         ...(await clientsWarnings(input, data.clients, id)),
@@ -315,13 +391,17 @@ export const agentRoutes: Route[] = [
     tag: "Agents",
     summary: "Delete an agent",
     description:
-      "Deletes the agent permanently: its configuration, conversation history, usage metrics and logs are removed and its platform integrations disconnected. Irreversible; nothing of it can be read afterwards. Deleting several agents takes one request each.",
+      "Deletes the agent permanently: its configuration, conversation history, usage metrics and logs are removed and its platform integrations disconnected. Irreversible; nothing of it can be read afterwards. Deleting several agents takes one request each.\n\nWith `If-Match` (the agent's `ETag`), the agent is deleted only if it has not changed since that version; otherwise `412 PRECONDITION_FAILED` and it stays.",
+    requestHeaders: [ifMatch("the delete happens")],
     success: { status: 200, schema: "AgentDeletedResponse", description: "The agent was deleted." },
-    errors: ["AGENT_NOT_FOUND"],
+    errors: ["AGENT_NOT_FOUND", "PRECONDITION_FAILED"],
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
       const id = agentIdParam(input);
-      await gateway.agents.deleteAgent({ accountId: principal.accountId, id }, rpc);
+      await gateway.agents.deleteAgent(
+        { accountId: principal.accountId, id, ...expectedUpdateTime(input, id) },
+        rpc,
+      );
       ctx.body = { success: true, data: { id, deleted: true } };
     },
   }),

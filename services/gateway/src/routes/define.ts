@@ -99,6 +99,20 @@ export interface SuccessDoc {
   >;
 }
 
+/** A request header the operation reads, beyond those every request may send (`X-Request-Id`, `Idempotency-Key`). */
+export interface HeaderParamDoc {
+  name: string;
+  description: string;
+  schema: JsonSchema;
+}
+
+/** An answer without a body (`304 Not Modified`), with the headers it carries. */
+export interface EmptyResponseDoc {
+  status: 304;
+  description: string;
+  headers?: Record<string, JsonSchema>;
+}
+
 /** How the document describes one path parameter. */
 export interface ParamDoc {
   description: string;
@@ -164,7 +178,11 @@ export interface RouteDefinition<
    */
   commaSeparated?: Record<string, readonly string[]>;
   body?: BodyDoc<Body>;
+  /** Request headers the handler reads (documented as header parameters; SDKs take each as an option). */
+  requestHeaders?: HeaderParamDoc[];
   success: SuccessDoc;
+  /** Answers without a body, for a form of the request that asks for none (a conditional read). */
+  emptyResponses?: EmptyResponseDoc[];
   /** Other successful answers, for another form of the request (a dry run). */
   otherSuccess?: SuccessDoc[];
   /** Error codes of this operation beyond the ones every authenticated operation has. */

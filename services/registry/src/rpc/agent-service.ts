@@ -7,6 +7,7 @@ import type { AgentFields, AgentPatch, AgentRecord } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import {
   agentToProto,
+  fromTimestamp,
   jsonArrayFromValue,
   listQueryFromProto,
   specFromProto,
@@ -136,12 +137,17 @@ export function agentService({ store, logger, changed }: RegistryContext): Servi
 
     async updateAgent(request) {
       const patch = patchFromUpdate(request);
-      const agent = found(await store.updateAgent(request.accountId, request.id, patch), request.id);
+      const expected = request.expectedUpdateTime ? fromTimestamp(request.expectedUpdateTime) : undefined;
+      const agent = found(
+        await store.updateAgent(request.accountId, request.id, patch, expected),
+        request.id,
+      );
       return { agent: agentToProto(agent) };
     },
 
     async deleteAgent(request) {
-      if (!(await store.deleteAgent(request.accountId, request.id))) throw notFound(request.id);
+      const expected = request.expectedUpdateTime ? fromTimestamp(request.expectedUpdateTime) : undefined;
+      if (!(await store.deleteAgent(request.accountId, request.id, expected))) throw notFound(request.id);
       logger.info({ agentId: request.id, accountId: request.accountId }, "agent deleted");
       changed();
       return {};

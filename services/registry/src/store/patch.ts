@@ -1,4 +1,5 @@
 import { updatedSettings } from "@agentry/core";
+import { nextUpdatedAt } from "./precondition.js";
 import type { AgentPatch, AgentRecord } from "./types.js";
 
 /**
@@ -9,7 +10,7 @@ import type { AgentPatch, AgentRecord } from "./types.js";
  */
 export function applyAgentPatch(record: AgentRecord, patch: AgentPatch, now: string): AgentRecord {
   const { status, ...fields } = patch;
-  const next: AgentRecord = { ...record, ...fields, updatedAt: now };
+  const next: AgentRecord = { ...record, ...fields, updatedAt: nextUpdatedAt(record.updatedAt, now) };
   if (fields.settings !== undefined) next.settings = updatedSettings(record.settings, fields.settings);
   const reconfigured = "modelProvider" in patch || "model" in patch || "settings" in patch;
   if (status !== undefined) next.status = status;

@@ -1,4 +1,5 @@
 import { newId } from "@agentry/core";
+import { nextUpdatedAt } from "./precondition.js";
 import type { AgentFields, AgentRecord, StatusReason } from "./types.js";
 
 /*
@@ -36,8 +37,13 @@ export function applyHealthReport(
 ): AgentRecord | null {
   if (failure) {
     if (record.status === "inactive") return null;
-    return { ...record, status: "error", statusReason: { ...failure }, updatedAt: now };
+    return {
+      ...record,
+      status: "error",
+      statusReason: { ...failure },
+      updatedAt: nextUpdatedAt(record.updatedAt, now),
+    };
   }
   if (record.status !== "error") return null;
-  return { ...record, status: "active", statusReason: null, updatedAt: now };
+  return { ...record, status: "active", statusReason: null, updatedAt: nextUpdatedAt(record.updatedAt, now) };
 }

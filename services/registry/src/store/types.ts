@@ -199,15 +199,26 @@ export interface AgentStore {
   ): Promise<KeyedCreate<AgentRecord>>;
   getAgent(accountId: string, id: string): Promise<AgentRecord | null>;
   listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>>;
-  /** Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. */
-  updateAgent(accountId: string, id: string, patch: AgentPatch): Promise<AgentRecord | null>;
+  /**
+   * Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. With
+   * `expectedUpdatedAt`, only if the agent still has that `updatedAt` (`assertVersion`, in the same transaction).
+   */
+  updateAgent(
+    accountId: string,
+    id: string,
+    patch: AgentPatch,
+    expectedUpdatedAt?: string,
+  ): Promise<AgentRecord | null>;
   /**
    * Applies a provider failure (or, null, a success) with `applyHealthReport` inside one transaction; null when
    * the agent does not exist, the record unchanged when the report changes nothing.
    */
   reportAgentHealth(accountId: string, id: string, failure: StatusReason | null): Promise<AgentRecord | null>;
-  /** Removes the agent and everything that belongs to it in one transaction; false when it did not exist. */
-  deleteAgent(accountId: string, id: string): Promise<boolean>;
+  /**
+   * Removes the agent and everything that belongs to it in one transaction; false when it did not exist. With
+   * `expectedUpdatedAt`, only if the agent still has that `updatedAt` (`assertVersion`, in the same transaction).
+   */
+  deleteAgent(accountId: string, id: string, expectedUpdatedAt?: string): Promise<boolean>;
 
   /**
    * Sets one secret of an agent to its sealed form (`SecretVault`; the store never sees a value), replacing any.

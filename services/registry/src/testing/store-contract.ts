@@ -156,6 +156,64 @@ export function registryStoreContract(
         for (const channel of CHANNELS) expect(await store.unpublishedEvents(channel, 100)).toEqual([]);
       });
 
+      describe("conditional writes (If-Match)", () => {
+        it("updates only while the agent still has the version the write names", async () => {
+          const agent = await store.createAgent(account.id, agentFields({ name: "v1" }));
+          const updated = await store.updateAgent(account.id, agent.id, { name: "v2" }, agent.updatedAt);
+          expect(updated).toMatchObject({ name: "v2" });
+          await drainEvents(store);
+
+          const stale = await appError(
+            store.updateAgent(account.id, agent.id, { name: "v3" }, agent.updatedAt),
+          );
+          expect(stale.code).toBe("PRECONDITION_FAILED");
+          expect(stale.message).toContain(`GET /v1/agents/${agent.id}`);
+          expect(await store.getAgent(account.id, agent.id)).toEqual(updated);
+          for (const channel of CHANNELS) expect(await store.unpublishedEvents(channel, 100)).toEqual([]);
+          expect(
+            await store.updateAgent(account.id, newId("agent"), { name: "x" }, agent.updatedAt),
+          ).toBeNull();
+        });
+
+        it("gives each change of an agent its own updatedAt, even within one millisecond", async () => {
+          const agent = await store.createAgent(account.id, agentFields());
+          const versions = [agent.updatedAt];
+          for (let i = 0; i < 5; i++) {
+            versions.push((await store.updateAgent(account.id, agent.id, { name: `n${i}` }))!.updatedAt);
+          }
+          versions.push((await store.reportAgentHealth(account.id, agent.id, failure()))!.updatedAt);
+          for (let i = 1; i < versions.length; i++) expect(versions[i]! > versions[i - 1]!).toBe(true);
+        });
+
+        it("lets exactly one of concurrent writes based on one version through", async () => {
+          const agent = await store.createAgent(account.id, agentFields({ name: "base" }));
+          const outcomes = await Promise.allSettled(
+            Array.from({ length: 6 }, (_, i) =>
+              store.updateAgent(account.id, agent.id, { name: `writer ${i}` }, agent.updatedAt),
+            ),
+          );
+          const won = outcomes.filter((outcome) => outcome.status === "fulfilled");
+          const lost = outcomes.filter((outcome) => outcome.status === "rejected");
+          expect(won).toHaveLength(1);
+          expect(lost.map((outcome) => (outcome.reason as AppError).code)).toEqual(
+            Array(5).fill("PRECONDITION_FAILED"),
+          );
+          const winner = (won[0] as PromiseFulfilledResult<AgentRecord | null>).value;
+          expect(await store.getAgent(account.id, agent.id)).toEqual(winner);
+        });
+
+        it("deletes only while the agent still has the version the delete names", async () => {
+          const agent = await store.createAgent(account.id, agentFields());
+          const updated = await store.updateAgent(account.id, agent.id, { name: "changed" });
+          const stale = await appError(store.deleteAgent(account.id, agent.id, agent.updatedAt));
+          expect(stale.code).toBe("PRECONDITION_FAILED");
+          expect(await store.getAgent(account.id, agent.id)).toEqual(updated);
+          expect(await store.deleteAgent(account.id, agent.id, updated!.updatedAt)).toBe(true);
+          expect(await store.getAgent(account.id, agent.id)).toBeNull();
+          expect(await store.deleteAgent(account.id, agent.id, updated!.updatedAt)).toBe(false);
+        });
+      });
+
       describe("updates", () => {
         it("changes only the fields in the patch", async () => {
           const agent = await store.createAgent(

@@ -1622,7 +1622,8 @@ class Agents:
     ) -> Agent:
         """Get an agent.
 
-        Returns the full agent record.
+        Returns the full agent record, with its version in `ETag` (`W/"<updatedAt>"`). With `If-None-Match`
+        naming the current version, the answer is `304 Not Modified` without a body.
 
         Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -1682,6 +1683,10 @@ class Agents:
         platform the agent does not hold the secrets of, naming each to set with `PUT
         /v1/agents/{agentId}/secrets/{name}`.
 
+        With `If-Match` (the agent's `ETag`), the update happens only if no other change came since that
+        version; otherwise `412 PRECONDITION_FAILED`: read the agent again and decide. The answer's `ETag` is
+        the updated agent's.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 
         Args:
@@ -1723,6 +1728,7 @@ class Agents:
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            APIError: 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -1764,6 +1770,9 @@ class Agents:
         removed and its platform integrations disconnected. Irreversible; nothing of it can be read
         afterwards. Deleting several agents takes one request each.
 
+        With `If-Match` (the agent's `ETag`), the agent is deleted only if it has not changed since that
+        version; otherwise `412 PRECONDITION_FAILED` and it stays.
+
         Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
 
         Args:
@@ -1783,6 +1792,7 @@ class Agents:
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            APIError: 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -4203,7 +4213,8 @@ class AsyncAgents:
     ) -> Agent:
         """Get an agent.
 
-        Returns the full agent record.
+        Returns the full agent record, with its version in `ETag` (`W/"<updatedAt>"`). With `If-None-Match`
+        naming the current version, the answer is `304 Not Modified` without a body.
 
         Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -4263,6 +4274,10 @@ class AsyncAgents:
         platform the agent does not hold the secrets of, naming each to set with `PUT
         /v1/agents/{agentId}/secrets/{name}`.
 
+        With `If-Match` (the agent's `ETag`), the update happens only if no other change came since that
+        version; otherwise `412 PRECONDITION_FAILED`: read the agent again and decide. The answer's `ETag` is
+        the updated agent's.
+
         Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 
         Args:
@@ -4304,6 +4319,7 @@ class AsyncAgents:
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            APIError: 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -4345,6 +4361,9 @@ class AsyncAgents:
         removed and its platform integrations disconnected. Irreversible; nothing of it can be read
         afterwards. Deleting several agents takes one request each.
 
+        With `If-Match` (the agent's `ETag`), the agent is deleted only if it has not changed since that
+        version; otherwise `412 PRECONDITION_FAILED` and it stays.
+
         Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
 
         Args:
@@ -4364,6 +4383,7 @@ class AsyncAgents:
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            APIError: 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).

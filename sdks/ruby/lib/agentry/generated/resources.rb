@@ -228,7 +228,8 @@ module Agentry
 
       # Get an agent.
       #
-      # Returns the full agent record.
+      # Returns the full agent record, with its version in `ETag` (`W/"<updatedAt>"`). With `If-None-Match`
+      # naming the current version, the answer is `304 Not Modified` without a body.
       #
       # Requires the `agents:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
       #
@@ -267,6 +268,10 @@ module Agentry
       # platform no connector runs (any but `telegram`, `discord` and `slack`: kept, listed as `inert`) or a
       # run platform the agent does not hold the secrets of, naming each to set with `PUT
       # /v1/agents/{agentId}/secrets/{name}`.
+      #
+      # With `If-Match` (the agent's `ETag`), the update happens only if no other change came since that
+      # version; otherwise `412 PRECONDITION_FAILED`: read the agent again and decide. The answer's `ETag`
+      # is the updated agent's.
       #
       # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
       #
@@ -312,6 +317,7 @@ module Agentry
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
       # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::APIError] 412 `PRECONDITION_FAILED`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
       # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
@@ -360,6 +366,9 @@ module Agentry
       # removed and its platform integrations disconnected. Irreversible; nothing of it can be read
       # afterwards. Deleting several agents takes one request each.
       #
+      # With `If-Match` (the agent's `ETag`), the agent is deleted only if it has not changed since that
+      # version; otherwise `412 PRECONDITION_FAILED` and it stays.
+      #
       # Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
       #
       # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
@@ -378,6 +387,7 @@ module Agentry
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
       # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::APIError] 412 `PRECONDITION_FAILED`
       # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`

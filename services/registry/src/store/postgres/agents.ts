@@ -4,6 +4,7 @@ import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "..
 import { agentAsCreated } from "../idempotency.js";
 import { tsQuery } from "../knowledge.js";
 import { applyAgentPatch } from "../patch.js";
+import { assertVersion } from "../precondition.js";
 import { assertAgentQuota } from "../quota.js";
 import { applyHealthReport, newAgent } from "../status.js";
 import type {
@@ -243,11 +244,18 @@ export function postgresAgents(
         return { items: rows.rows.map(toAgent), total: total.rows[0]?.n ?? 0 };
       }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     },
-    async updateAgent(accountId: string, id: string, patch: AgentPatch): Promise<AgentRecord | null> {
+    async updateAgent(
+      accountId: string,
+      id: string,
+      patch: AgentPatch,
+      expectedUpdatedAt?: string,
+    ): Promise<AgentRecord | null> {
       return db.transaction(async (client) => {
+        // The row is locked until the commit: a concurrent conditional write waits, then sees this one's version.
         const row = (await client.query<AgentRow>(sql.agentForUpdate, [accountId, id])).rows[0];
         if (!row) return null;
         const before = toAgent(row);
+        assertVersion(before, expectedUpdatedAt);
         const after = applyAgentPatch(before, patch, now());
         await client.query(sql.updateAgent, [
           after.id,
@@ -280,8 +288,13 @@ export function postgresAgents(
         return after;
       });
     },
-    async deleteAgent(accountId: string, id: string): Promise<boolean> {
+    async deleteAgent(accountId: string, id: string, expectedUpdatedAt?: string): Promise<boolean> {
       return db.transaction(async (client) => {
+        if (expectedUpdatedAt !== undefined) {
+          const row = (await client.query<AgentRow>(sql.agentForUpdate, [accountId, id])).rows[0];
+          if (!row) return false;
+          assertVersion(toAgent(row), expectedUpdatedAt);
+        }
         // Its secrets and knowledge index go with it (foreign keys); other stores purge their data from
         // agent.deleted.
         const { rowCount } = await client.query(sql.deleteAgent, [accountId, id]);

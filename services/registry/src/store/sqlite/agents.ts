@@ -6,6 +6,7 @@ import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "..
 import { agentAsCreated } from "../idempotency.js";
 import { fts5Query } from "../knowledge.js";
 import { applyAgentPatch } from "../patch.js";
+import { assertVersion } from "../precondition.js";
 import { assertAgentQuota } from "../quota.js";
 import { applyHealthReport, newAgent } from "../status.js";
 import type {
@@ -315,15 +316,18 @@ export function sqliteAgents(
     return { items: pageRows(accountId, ids).map(toAgent), total };
   });
 
-  const updateAgent = db.transaction((accountId: string, id: string, patch: AgentPatch) => {
-    const row = sql.agent.get(accountId, id);
-    if (!row) return null;
-    const before = toAgent(row);
-    const after = applyAgentPatch(before, patch, now());
-    sql.updateAgent.run(agentBind(after));
-    emit(agentUpdated(before, after));
-    return after;
-  });
+  const updateAgent = db.transaction(
+    (accountId: string, id: string, patch: AgentPatch, expectedUpdatedAt: string | undefined) => {
+      const row = sql.agent.get(accountId, id);
+      if (!row) return null;
+      const before = toAgent(row);
+      assertVersion(before, expectedUpdatedAt);
+      const after = applyAgentPatch(before, patch, now());
+      sql.updateAgent.run(agentBind(after));
+      emit(agentUpdated(before, after));
+      return after;
+    },
+  );
 
   const reportAgentHealth = db.transaction(
     (accountId: string, id: string, failure: StatusReason | null): AgentRecord | null => {
@@ -338,14 +342,21 @@ export function sqliteAgents(
     },
   );
 
-  const deleteAgent = db.transaction((accountId: string, id: string): boolean => {
-    // Its secrets (foreign key) and knowledge index (trigger) go with it; other stores purge their data from
-    // agent.deleted.
-    const { changes } = sql.deleteAgent.run(accountId, id);
-    if (changes === 0) return false;
-    emit(agentDeleted(accountId, id));
-    return true;
-  });
+  const deleteAgent = db.transaction(
+    (accountId: string, id: string, expectedUpdatedAt: string | undefined): boolean => {
+      if (expectedUpdatedAt !== undefined) {
+        const row = sql.agent.get(accountId, id);
+        if (!row) return false;
+        assertVersion(toAgent(row), expectedUpdatedAt);
+      }
+      // Its secrets (foreign key) and knowledge index (trigger) go with it; other stores purge their data from
+      // agent.deleted.
+      const { changes } = sql.deleteAgent.run(accountId, id);
+      if (changes === 0) return false;
+      emit(agentDeleted(accountId, id));
+      return true;
+    },
+  );
 
   return {
     async createAgent(accountId, fields, options) {
@@ -362,14 +373,14 @@ export function sqliteAgents(
       // A read transaction, so the page and the total come from one snapshot.
       return listAgents.deferred(accountId, query);
     },
-    async updateAgent(accountId, id, patch) {
-      return changingAgent(id, () => group.run(() => updateAgent(accountId, id, patch)));
+    async updateAgent(accountId, id, patch, expectedUpdatedAt) {
+      return changingAgent(id, () => group.run(() => updateAgent(accountId, id, patch, expectedUpdatedAt)));
     },
     async reportAgentHealth(accountId, id, failure) {
       return changingAgent(id, () => group.run(() => reportAgentHealth(accountId, id, failure)));
     },
-    async deleteAgent(accountId, id) {
-      return changingAgent(id, () => group.run(() => deleteAgent(accountId, id)));
+    async deleteAgent(accountId, id, expectedUpdatedAt) {
+      return changingAgent(id, () => group.run(() => deleteAgent(accountId, id, expectedUpdatedAt)));
     },
 
     async putAgentSecret(accountId, agentId, name, sealed) {
