@@ -273,3 +273,11 @@ func (c *Client) callConfig(opts []Option) (config, error) {
 	}
 	return cfg, cfg.check()
 }
+
+// entityTag is an ETag as the service answered it, or an agent's UpdatedAt, which is its version: W/"<UpdatedAt>".
+func entityTag(value string) string {
+	if value == "*" || strings.HasPrefix(value, `"`) || strings.HasPrefix(value, "W/") {
+		return value
+	}
+	return `W/"` + value + `"`
+}

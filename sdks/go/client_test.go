@@ -354,6 +354,31 @@ func TestRetries(t *testing.T) {
 			t.Error("an empty key is refused")
 		}
 	})
+	t.Run("WithIfMatch sends the agent's ETag; 412 PRECONDITION_FAILED is a conflict, never retried", func(t *testing.T) {
+		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+			if n == 1 {
+				writeJSON(w, 200, `{"success":true,"data":`+agentJSON+`,"warnings":[]}`)
+				return
+			}
+			writeError(w, 412, "PRECONDITION_FAILED")
+		})
+		c := s.client(t)
+		if _, err := c.Agents.Update(ctx, "agt_1", agentry.UpdateAgentParams{Name: agentry.String("B")},
+			agentry.WithIfMatch("2026-11-29T01:40:00.123Z")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Agents.Delete(ctx, "agt_1", agentry.WithIfMatch(`W/"2026-11-29T01:40:00.123Z"`))
+		var apiErr *agentry.APIError
+		if !errors.Is(err, agentry.ErrConflict) || !errors.As(err, &apiErr) || apiErr.StatusCode != 412 ||
+			apiErr.Code != agentry.ErrorCodePreconditionFailed || s.count() != 2 {
+			t.Errorf("%v after %d requests", err, s.count())
+		}
+		for i := range 2 {
+			if got := s.request(i).header.Get("If-Match"); got != `W/"2026-11-29T01:40:00.123Z"` {
+				t.Errorf("request %d: If-Match %q", i, got)
+			}
+		}
+	})
 	t.Run("IDEMPOTENCY_KEY_IN_USE waits its Retry-After; IDEMPOTENCY_KEY_REUSED is a bad request, never retried", func(t *testing.T) {
 		s := newServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 			if n == 1 {

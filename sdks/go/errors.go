@@ -26,7 +26,8 @@ var (
 	ErrPermissionDenied = errors.New("agentry: permission denied")
 	// ErrNotFound is 404: AGENT_NOT_FOUND, or NOT_FOUND for an unknown route or API key.
 	ErrNotFound = errors.New("agentry: not found")
-	// ErrConflict is 409: AGENT_INACTIVE, a message to an inactive agent. Activate the agent first.
+	// ErrConflict is 409: AGENT_INACTIVE, a message to an inactive agent. Activate the agent first. Also 412
+	// PRECONDITION_FAILED: a WithIfMatch update or delete of an agent that changed since; read it again.
 	ErrConflict = errors.New("agentry: conflict")
 	// ErrRateLimit is 429 RATE_LIMIT_EXCEEDED: a rate or concurrency limit; RetryAfter says when to try again.
 	ErrRateLimit = errors.New("agentry: rate limit exceeded")
@@ -95,7 +96,7 @@ func statusFamily(status int) error {
 		return ErrPermissionDenied
 	case status == 404:
 		return ErrNotFound
-	case status == 409:
+	case status == 409 || status == 412:
 		return ErrConflict
 	case status == 429:
 		return ErrRateLimit

@@ -218,6 +218,10 @@ func (s *AgentService) Get(ctx context.Context, agentID string, opts ...Option) 
 //
 // Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
 //
+// Takes [WithIfMatch]: The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without `W/` is
+// taken too): the update happens only if the agent has not changed since, checked atomically with the write;
+// otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header: unconditional.
+//
 // Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
 // WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
 // IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
@@ -255,6 +259,10 @@ func (s *AgentService) Update(ctx context.Context, agentID string, params Update
 // otherwise `412 PRECONDITION_FAILED` and it stays.
 //
 // Requires the `agents:delete` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Takes [WithIfMatch]: The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without `W/` is
+// taken too): the delete happens only if the agent has not changed since, checked atomically with the write;
+// otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header: unconditional.
 //
 // Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
 // WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
@@ -2057,4 +2065,13 @@ func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option
 		return nil, err
 	}
 	return &out.Data, nil
+}
+
+// WithIfMatch sends If-Match with the call. The agent's ETag as last read (`W/"<updatedAt>"`; the quoted
+// value without `W/` is taken too): the update happens only if the agent has not changed since, checked
+// atomically with the write; otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header:
+// unconditional. Takes the ETag as answered, or the agent's UpdatedAt (RFC 3339 with milliseconds, as the
+// service writes it).
+func WithIfMatch(value string) Option {
+	return WithHeader("If-Match", entityTag(value))
 }

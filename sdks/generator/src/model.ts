@@ -77,7 +77,7 @@ export interface EnumType {
 export interface Parameter {
   /** The name on the wire (camelCase). */
   name: string;
-  in: "path" | "query";
+  in: "path" | "query" | "header";
   description: string | undefined;
   /**
    * A query parameter of kind `array` is sent as one comma-separated value (`style: form`, `explode: false`), the
@@ -91,6 +91,15 @@ export interface Parameter {
 
 /** The request header that makes a write safe to retry (docs/api/messages-and-streams.md, "Idempotency"). */
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
+
+/** Request headers the runtimes send on their own, which no operation takes as an argument. */
+const RUNTIME_HEADERS = new Set(["idempotency-key", "x-request-id"]);
+
+/**
+ * Headers that carry an entity tag (`If-Match`, `If-None-Match`): the SDKs take an ETag as it was answered, or an
+ * agent's `updatedAt`, which they send as its ETag (`W/"<updatedAt>"`).
+ */
+export const ENTITY_TAG_HEADERS = new Set(["if-match", "if-none-match"]);
 
 /** An error response an operation documents. */
 export interface ErrorResponse {
@@ -239,6 +248,8 @@ export interface Operation {
   /** In path order. */
   pathParameters: Parameter[];
   queryParameters: Parameter[];
+  /** Request headers of the operation's own (`If-Match`), each an optional argument of its methods. */
+  headerParameters: Parameter[];
   /**
    * The JSON request body, always a named object type whose fields SDKs take one by one, or undefined when the
    * operation has none or takes it whole (`bodyArgument`).
@@ -603,7 +614,7 @@ class ModelBuilder {
       }
       return {
         name: asString(p.name, `${operationId}: parameter name`),
-        in: p.in === "path" ? "path" : "query",
+        in: p.in === "path" || p.in === "header" ? p.in : "query",
         description: optionalString(p.description),
         type,
         required: p.required === true,
@@ -615,6 +626,15 @@ class ModelBuilder {
     };
     const pathParameters = parameters.filter((p) => p.in === "path").map(toParameter);
     const queryParameters = parameters.filter((p) => p.in === "query").map(toParameter);
+    // The runtimes send X-Request-Id and Idempotency-Key themselves; any other header is the operation's own.
+    const headerParameters = parameters
+      .filter(
+        (p) =>
+          p.in === "header" &&
+          !RUNTIME_HEADERS.has(String(p.name).toLowerCase()) &&
+          p["x-sdk-exclude"] !== true,
+      )
+      .map(toParameter);
     const placeholders = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
     if (placeholders.join() !== pathParameters.map((p) => p.name).join()) {
       throw new ModelError(`${operationId}: path parameters do not match the path's placeholders`);
@@ -868,6 +888,7 @@ class ModelBuilder {
       rateLimits: Array.isArray(op["x-rate-limits"]) ? asStrings(op["x-rate-limits"], "x-rate-limits") : [],
       pathParameters,
       queryParameters,
+      headerParameters,
       body,
       bodyArgument,
       response: {

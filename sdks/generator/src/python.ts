@@ -9,6 +9,7 @@ import {
   type AnswerVariant,
   type ApiModel,
   type BodyForm,
+  ENTITY_TAG_HEADERS,
   type Field,
   hiddenBodyFields,
   type ObjectType,
@@ -62,6 +63,20 @@ function optionParameters(op: Operation): [string, string, string][] {
   );
 }
 
+/**
+ * The operation's own request headers as keyword arguments (`If-Match` → `if_match`): name, header, description.
+ * An entity tag's header also takes an agent's `updated_at`, sent as its ETag.
+ */
+function headerArguments(op: Operation): [string, string, string][] {
+  return op.headerParameters.map((p) => [
+    p.name.toLowerCase().replace(/-/g, "_"),
+    p.name,
+    ENTITY_TAG_HEADERS.has(p.name.toLowerCase())
+      ? `${p.description ?? ""} Takes the ETag as answered, or the agent's \`updated_at\`.`.trim()
+      : (p.description ?? ""),
+  ]);
+}
+
 /** What a body argument may also be: the path of a JSON file holding it, read by the runtime. */
 const BODY_ARGUMENT_TYPE = "Union[Mapping[str, Any], str, PathLike[str]]";
 const BODY_ARGUMENT_PATH_NOTE =
@@ -83,7 +98,7 @@ function errorClass(status: number): string {
   if (status === 401) return "AuthenticationError";
   if (status === 403) return "PermissionDeniedError";
   if (status === 404) return "NotFoundError";
-  if (status === 409) return "ConflictError";
+  if (status === 409 || status === 412) return "ConflictError";
   if (status === 429) return "RateLimitError";
   if (status >= 500) return "InternalServerError";
   return "APIError";
@@ -830,6 +845,7 @@ function methodDoc(method: Method, names: Names, async: boolean): string[] {
     ...(method.wait
       ? WAIT_PARAMETERS.map(([name, , text]): [string, string | undefined] => [name, text])
       : []),
+    ...headerArguments(op).map(([name, , text]): [string, string | undefined] => [name, text]),
     ...optionParameters(op).map(([name, , text]): [string, string | undefined] => [name, text]),
   ];
   lines.push(...section("Args", args, WIDTH));
@@ -894,6 +910,7 @@ function signatureOf(
     signature.push(`${a.name}: Union[${inner}, NotGiven] = NOT_GIVEN`);
   }
   if (wait) for (const [name, annotation] of WAIT_PARAMETERS) signature.push(`${name}: ${annotation}`);
+  for (const [name] of headerArguments(op)) signature.push(`${name}: Optional[str] = None`);
   for (const [name, annotation] of optionParameters(op)) signature.push(`${name}: ${annotation} = None`);
   return signature;
 }
@@ -944,6 +961,18 @@ function overloadLines(method: Method, names: Names, async: boolean): string[] {
   return lines;
 }
 
+/** The call's extra headers with the operation's own header arguments that were given. */
+function headersExpression(op: Operation): string {
+  const own = headerArguments(op);
+  if (own.length === 0) return "extra_headers";
+  const entries = own.map(([name, header]) =>
+    ENTITY_TAG_HEADERS.has(header.toLowerCase())
+      ? `${JSON.stringify(header)}: entity_tag(${name})`
+      : `${JSON.stringify(header)}: ${name}`,
+  );
+  return `with_headers(extra_headers, {${entries.join(", ")}})`;
+}
+
 function methodLines(method: Method, names: Names, async: boolean): string[] {
   const { op } = method;
   const body = bodyArguments(op, names);
@@ -981,7 +1010,7 @@ function methodLines(method: Method, names: Names, async: boolean): string[] {
     ...signature.map((part) => `        ${part},`),
     `    ) -> ${returns}:`,
     ...methodDoc(method, names, async),
-    `        options = merged_options(extra_headers, extra_query, ${hasBody(op) ? "extra_body" : "None"}, timeout, max_retries${op.idempotencyKey ? ", idempotency_key" : ""})`,
+    `        options = merged_options(${headersExpression(op)}, extra_query, ${hasBody(op) ? "extra_body" : "None"}, timeout, max_retries${op.idempotencyKey ? ", idempotency_key" : ""})`,
   ];
 
   let path = JSON.stringify(op.path);
@@ -1166,7 +1195,14 @@ function resourcesFile(model: ApiModel, names: Names): string {
     "",
     "__IMPORTS__",
     "",
-    "from .._base_client import AsyncTransport, RequestSpec, SyncTransport, merged_options",
+    "from .._base_client import (",
+    "    AsyncTransport,",
+    "    RequestSpec,",
+    "    SyncTransport,",
+    "    entity_tag,",
+    "    merged_options,",
+    "    with_headers,",
+    ")",
     "from .._ndjson import AsyncNDJSONStream, NDJSONStream",
     "from .._pagination import (",
     "    AsyncCursorPager,",

@@ -17,7 +17,7 @@ import type {
   Resource,
   TypeRef,
 } from "./model.js";
-import { hiddenBodyFields } from "./model.js";
+import { ENTITY_TAG_HEADERS, hiddenBodyFields } from "./model.js";
 import { constantCase, pascalCase, snakeCase, wrap } from "./text.js";
 
 const OUTPUT_DIR = "ruby/lib/agentry/generated";
@@ -370,6 +370,17 @@ function operationMethod(
       nilIsValue: false,
       serverDefault: param.default,
     })),
+    ...op.headerParameters.map((param) => ({
+      ruby: identifier(snakeCase(param.name.replace(/-/g, "")), `${where}.${param.name}`),
+      wire: param.name,
+      type: param.type,
+      required: false,
+      description: ENTITY_TAG_HEADERS.has(param.name.toLowerCase())
+        ? `${param.description ?? ""} Takes the ETag as answered, or the agent's \`updated_at\`.`.trim()
+        : param.description,
+      nilIsValue: false,
+      serverDefault: undefined,
+    })),
   ];
   const positional = op.pathParameters.map((param) =>
     identifier(snakeCase(param.name), `${where}.${param.name}`),
@@ -420,6 +431,20 @@ function operationMethod(
         "query = {",
         queryKeywords.map((k) => `${str(k.wire)} => ${k.ruby}`),
         "}",
+      ),
+    );
+  }
+  const headerKeywords = keywords.filter((k) => op.headerParameters.some((param) => param.name === k.wire));
+  if (headerKeywords.length > 0) {
+    body.push(
+      ...wrapSignature(
+        "request_options = with_headers(request_options, { ",
+        headerKeywords.map((k) =>
+          ENTITY_TAG_HEADERS.has(k.wire.toLowerCase())
+            ? `${str(k.wire)} => entity_tag(${k.ruby})`
+            : `${str(k.wire)} => ${k.ruby}`,
+        ),
+        " })",
       ),
     );
   }
@@ -693,7 +718,7 @@ function errorClass(status: number): string {
   if (status === 401) return "AuthenticationError";
   if (status === 403) return "PermissionDeniedError";
   if (status === 404) return "NotFoundError";
-  if (status === 409) return "ConflictError";
+  if (status === 409 || status === 412) return "ConflictError";
   if (status === 429) return "RateLimitError";
   if (status >= 500) return "InternalServerError";
   return "APIError";

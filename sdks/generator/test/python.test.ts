@@ -67,9 +67,13 @@ describe("python emitter", () => {
     expect(get).not.toContain("idempotency_key");
     const update = agents.slice(agents.indexOf("    def update("), agents.indexOf("    def delete("));
     expect(update).toContain("        idempotency_key: Optional[str] = None,\n");
+    // The operation's own header (If-Match) is a keyword of its own, sent as an entity tag; the read's
+    // If-None-Match is left out (x-sdk-exclude), as the SDK answers the agent and a 304 has none.
+    expect(update).toContain("        if_match: Optional[str] = None,\n");
     expect(update).toContain(
-      "        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)",
+      '        options = merged_options(with_headers(extra_headers, {"If-Match": entity_tag(if_match)}), extra_query, extra_body, timeout, max_retries, idempotency_key)',
     );
+    expect(get).not.toContain("if_none_match");
     expect(resources.match(/ {8}idempotency_key: Optional\[str\] = None,/g)?.length).toBe(
       // Sync and async; the streaming and the background send have methods of their own, and the import an
       // overload per answer.

@@ -253,6 +253,17 @@ class TestRetries:
         assert all(uuid.UUID(key).version == 4 for key in (keys[0], keys[1], keys[3]))
         assert keys[4] is None
 
+    def test_if_match_sends_the_agents_etag_and_a_precondition_failure_is_a_conflict_never_retried(self) -> None:
+        server = Server([ok(AGENT), error(412, "PRECONDITION_FAILED")])
+        client = server.client()
+        client.agents.update(AGENT["id"], name="Eve", if_match="2026-11-29T01:40:00.123Z")
+        with pytest.raises(ConflictError) as raised:
+            client.agents.delete(AGENT["id"], if_match='W/"2026-11-29T01:40:00.123Z"', extra_headers={"x-extra": "1"})
+        assert (raised.value.status, raised.value.code) == (412, "PRECONDITION_FAILED")
+        assert len(server.requests) == 2
+        assert [r.headers["if-match"] for r in server.requests] == ['W/"2026-11-29T01:40:00.123Z"'] * 2
+        assert server.requests[1].headers["x-extra"] == "1"
+
     def test_in_use_waits_its_retry_after_and_reused_is_a_bad_request_never_retried(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -165,6 +165,19 @@ class RetryTest < Minitest::Test
     assert_equal 1, server.requests.size
   end
 
+  def test_if_match_sends_the_agents_etag_and_a_precondition_failure_is_a_conflict_never_retried
+    server = serve(FakeServer.data(TestHelpers::AGENT), FakeServer.api_error(412, "PRECONDITION_FAILED"))
+    agents(server).update("agt_1", name: "B", if_match: "2026-11-29T01:40:00.123Z")
+    error = assert_raises(Agentry::ConflictError) do
+      agents(server).delete("agt_1", if_match: 'W/"2026-11-29T01:40:00.123Z"',
+                                     request_options: { headers: { "x-extra" => "1" } })
+    end
+    assert_equal [412, "PRECONDITION_FAILED"], [error.status, error.code]
+    assert_equal 2, server.requests.size
+    assert_equal ['W/"2026-11-29T01:40:00.123Z"'] * 2, server.requests.map { |request| request.headers["if-match"] }
+    assert_equal "1", server.requests[1].headers["x-extra"]
+  end
+
   def test_retries_a_connection_that_was_never_made
     sleeps = []
     error = assert_raises(Agentry::APIConnectionError) do

@@ -84,7 +84,10 @@ export class NotFoundError extends APIError {
   override name = "NotFoundError";
 }
 
-/** 409: `AGENT_INACTIVE`, a message sent to an inactive agent. Activate the agent first. */
+/**
+ * 409: `AGENT_INACTIVE`, a message sent to an inactive agent. Activate the agent first. 412 `PRECONDITION_FAILED`:
+ * an `ifMatch` update or delete of an agent that changed since; read it again.
+ */
 export class ConflictError extends APIError {
   override name = "ConflictError";
 }
@@ -194,7 +197,7 @@ export function errorClassFor(status: number): APIErrorClass {
   if (status === 401) return AuthenticationError;
   if (status === 403) return PermissionDeniedError;
   if (status === 404) return NotFoundError;
-  if (status === 409) return ConflictError;
+  if (status === 409 || status === 412) return ConflictError;
   if (status === 429) return RateLimitError;
   if (status >= 500) return InternalServerError;
   return APIError;

@@ -25,7 +25,7 @@ export {
   type WebhookVerificationFailure,
 } from "./errors.js";
 export { CursorPage, type CursorPagePromise, Page, PagePromise } from "./pagination.js";
-export { Agents } from "./resources/agents.js";
+export { Agents, type ConditionalRequestOptions } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
 export { AgentClients } from "./resources/clients.js";
 export { Conversations } from "./resources/conversations.js";

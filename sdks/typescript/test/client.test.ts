@@ -203,6 +203,30 @@ describe("requests", () => {
   });
 });
 
+describe("conditional writes", () => {
+  it("sends ifMatch as If-Match (an updatedAt as its ETag); 412 is a ConflictError, never retried", async () => {
+    let calls = 0;
+    const { fetch, requests } = mockFetch(() =>
+      ++calls === 1
+        ? json(200, { success: true, data: agent() })
+        : apiError(412, "PRECONDITION_FAILED", { message: "Read it again." }),
+    );
+    const client = clientWith(fetch);
+    await client.agents.update(AGENT_ID, { name: "B" }, { ifMatch: "2026-11-29T01:40:00.123Z" });
+    const error = await client.agents
+      .delete(AGENT_ID, { ifMatch: 'W/"2026-11-29T01:40:00.123Z"', headers: { "x-extra": "1" } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error).toMatchObject({ status: 412, code: "PRECONDITION_FAILED" });
+    expect(requests).toHaveLength(2);
+    expect(requests.map((request) => request.headers.get("if-match"))).toEqual([
+      'W/"2026-11-29T01:40:00.123Z"',
+      'W/"2026-11-29T01:40:00.123Z"',
+    ]);
+    expect(requests[1]!.headers.get("x-extra")).toBe("1");
+  });
+});
+
 describe("errors", () => {
   const cases: [number, string, new (...args: never[]) => APIError][] = [
     [400, "INVALID_REQUEST", BadRequestError],
@@ -213,6 +237,7 @@ describe("errors", () => {
     [405, "METHOD_NOT_ALLOWED", BadRequestError],
     [409, "AGENT_INACTIVE", ConflictError],
     [409, "IDEMPOTENCY_KEY_IN_USE", ConflictError],
+    [412, "PRECONDITION_FAILED", ConflictError],
     [422, "IDEMPOTENCY_KEY_REUSED", BadRequestError],
     [413, "PAYLOAD_TOO_LARGE", BadRequestError],
     [415, "UNSUPPORTED_MEDIA_TYPE", BadRequestError],

@@ -389,3 +389,20 @@ def merged_options(
         idempotency_key=idempotency_key,
     )
 
+
+
+def with_headers(
+    extra_headers: Optional[Mapping[str, str]], own: Mapping[str, Optional[str]]
+) -> Optional[Mapping[str, str]]:
+    """A call's extra headers with the operation's own header arguments that were given (the caller's win)."""
+    given = {name: value for name, value in own.items() if value is not None}
+    if not given:
+        return extra_headers
+    return {**given, **(extra_headers or {})}
+
+
+def entity_tag(value: Optional[str]) -> Optional[str]:
+    """An ETag as the service answered it, or an agent's ``updated_at``, which is its version: ``W/"<updated_at>"``."""
+    if value is None or value == "*" or value.startswith('"') or value.startswith("W/"):
+        return value
+    return f'W/"{value}"'

@@ -105,7 +105,10 @@ class NotFoundError(APIError):
 
 
 class ConflictError(APIError):
-    """409: ``AGENT_INACTIVE``, a message sent to an inactive agent. Activate the agent first."""
+    """409: ``AGENT_INACTIVE``, a message sent to an inactive agent. Activate the agent first.
+
+    412 ``PRECONDITION_FAILED``: an ``if_match`` update or delete of an agent that changed since; read it again.
+    """
 
 
 class RateLimitError(APIError):
@@ -178,7 +181,7 @@ def error_class_for(status: int) -> Type[APIError]:
         return PermissionDeniedError
     if status == 404:
         return NotFoundError
-    if status == 409:
+    if status in (409, 412):
         return ConflictError
     if status == 429:
         return RateLimitError

@@ -52,6 +52,7 @@ module Agentry
   class NotFoundError < APIError; end
 
   # 409 +AGENT_INACTIVE+: a message sent to an inactive agent. Activate the agent first.
+  # 412 +PRECONDITION_FAILED+: an +if_match:+ update or delete of an agent that changed since; read it again.
   class ConflictError < APIError; end
 
   # 429 +RATE_LIMIT_EXCEEDED+: a rate or concurrency limit; +retry_after+ says when to try again.
@@ -109,7 +110,7 @@ module Agentry
       when 401 then AuthenticationError
       when 403 then PermissionDeniedError
       when 404 then NotFoundError
-      when 409 then ConflictError
+      when 409, 412 then ConflictError
       when 429 then RateLimitError
       else status >= 500 ? InternalServerError : APIError
       end

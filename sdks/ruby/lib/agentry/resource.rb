@@ -23,6 +23,26 @@ module Agentry
 
     private
 
+    # The call's +request_options+ with the operation's own headers that were given (the caller's +headers:+ win).
+    def with_headers(options, own)
+      given = own.compact
+      return options if given.empty?
+
+      options = (options || {}).dup
+      options[:headers] = given.merge((options[:headers] || {}).to_h { |name, value| [name.to_s, value] })
+      options
+    end
+
+    # An ETag as the service answered it, or an agent's +updated_at+, which is its version: <tt>W/"<updated_at>"</tt>.
+    def entity_tag(value)
+      return nil if value.nil?
+
+      value = value.to_s
+      return value if value == "*" || value.start_with?("\"", "W/")
+
+      "W/\"#{value}\""
+    end
+
     # Sends a JSON request and returns the envelope's +field+ (+data+), or the whole body when +field+ is +nil+,
     # converted to +type+ (see Agentry::Model::Types). With +data_as+, the result is the envelope with its +data+
     # under that name (<tt>{"agent", "warnings"}</tt>).

@@ -25,6 +25,25 @@ import { AgentRuns } from "./runs.js";
 import { AgentSecrets } from "./secrets.js";
 import { AgentUsage } from "./usage.js";
 
+/** The options of an agent's update or delete, which may be made conditional on the agent's version. */
+export interface ConditionalRequestOptions extends RequestOptions {
+  /**
+   * The agent's ETag as last read, or its `updatedAt` (its version): sent as `If-Match`, so the write happens only
+   * if the agent has not changed since; otherwise `ConflictError` 412 `PRECONDITION_FAILED` and nothing changes
+   * (read the agent again and decide).
+   */
+  ifMatch?: string | undefined;
+}
+
+/** The request options with `If-Match` for `ifMatch` (an `updatedAt` is sent as its ETag, `W/"<updatedAt>"`). */
+function conditional(options: ConditionalRequestOptions | undefined): RequestOptions | undefined {
+  if (options?.ifMatch === undefined) return options;
+  const { ifMatch, ...rest } = options;
+  const tag =
+    ifMatch === "*" || ifMatch.startsWith('"') || ifMatch.startsWith("W/") ? ifMatch : `W/"${ifMatch}"`;
+  return { ...rest, headers: { "if-match": tag, ...rest.headers } };
+}
+
 interface DataEnvelope<T> {
   data: T;
 }
@@ -131,17 +150,29 @@ export class Agents {
    * Updates the fields given and no others. `status: "inactive"` pauses the agent (messages to it are refused
    * with `ConflictError`), `status: "active"` resumes it; either keeps its data.
    *
+   * With `ifMatch` (the agent's `updatedAt` or ETag as you read it), only if nobody changed the agent since:
+   *
+   * ```ts
+   * const agent = await client.agents.get(id);
+   * await client.agents.update(id, { bio: [...agent.bio, "new"] }, { ifMatch: agent.updatedAt });
+   * ```
+   *
    * @throws {NotFoundError} `AGENT_NOT_FOUND`
    * @throws {BadRequestError} invalid fields, or `status: "error"`
+   * @throws {ConflictError} 412 `PRECONDITION_FAILED`: the agent changed since `ifMatch`
    */
-  async update(agentId: string, params: AgentUpdateParams, options?: RequestOptions): Promise<Agent> {
+  async update(
+    agentId: string,
+    params: AgentUpdateParams,
+    options?: ConditionalRequestOptions,
+  ): Promise<Agent> {
     const body = (await this.#transport.json(
       {
         method: "PATCH",
         path: `/agents/${idSegment("agentId", agentId)}`,
         body: params,
       },
-      options,
+      conditional(options),
     )) as DataEnvelope<Agent>;
     return body.data;
   }
@@ -150,15 +181,16 @@ export class Agents {
    * Deletes an agent with its conversation history, metrics and logs, permanently.
    *
    * Sent with an `Idempotency-Key`: if a first attempt deleted the agent but its answer was lost, the retry gets
-   * that answer.
+   * that answer. With `ifMatch` (the agent's `updatedAt` or ETag), only if the agent has not changed since.
    *
    * @throws {NotFoundError} `AGENT_NOT_FOUND`
    * @throws {PermissionDeniedError} without the `agents:delete` scope
+   * @throws {ConflictError} 412 `PRECONDITION_FAILED`: the agent changed since `ifMatch`
    */
-  async delete(agentId: string, options?: RequestOptions): Promise<AgentDeleted> {
+  async delete(agentId: string, options?: ConditionalRequestOptions): Promise<AgentDeleted> {
     const body = (await this.#transport.json(
       { method: "DELETE", path: `/agents/${idSegment("agentId", agentId)}` },
-      options,
+      conditional(options),
     )) as DataEnvelope<AgentDeleted>;
     return body.data;
   }

@@ -274,8 +274,9 @@ function authenticatedOperation(route: Route, responses: Record<string, JsonSche
       },
     });
   }
-  for (const { name, description, schema } of route.requestHeaders ?? []) {
-    parameters.push({ name, in: "header", required: false, description, schema });
+  for (const { name, description, schema, sdkExclude } of route.requestHeaders ?? []) {
+    const exclude = sdkExclude ? { "x-sdk-exclude": true } : {};
+    parameters.push({ name, in: "header", required: false, description, schema, ...exclude });
   }
   parameters.push({ $ref: "#/components/parameters/X-Request-Id" });
   const write = route.method !== "GET";

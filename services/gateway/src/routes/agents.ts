@@ -181,6 +181,8 @@ const ifNoneMatch = (what: string): HeaderParamDoc => ({
   name: "If-None-Match",
   description: `The ETag of ${what} as last read (or \`*\`): while it is still current, the answer is \`304 Not Modified\` without a body.`,
   schema: { type: "string", examples: ['W/"2026-11-29T01:40:00.123Z"'] },
+  // The SDKs return the agent or the page; a 304 has neither, so a caller that wants it sends the header itself.
+  sdkExclude: true,
 });
 
 const notModified = (what: string, headers: EmptyResponseDoc["headers"]): EmptyResponseDoc => ({

@@ -104,6 +104,8 @@ export interface HeaderParamDoc {
   name: string;
   description: string;
   schema: JsonSchema;
+  /** Not an argument of the generated SDKs' methods (`x-sdk-exclude`), whose answers cannot be empty. */
+  sdkExclude?: boolean;
 }
 
 /** An answer without a body (`304 Not Modified`), with the headers it carries. */

@@ -8,7 +8,14 @@ from datetime import datetime
 from os import PathLike
 from typing import Any, List, Literal, Mapping, Optional, Sequence, Union, overload
 
-from .._base_client import AsyncTransport, RequestSpec, SyncTransport, merged_options
+from .._base_client import (
+    AsyncTransport,
+    RequestSpec,
+    SyncTransport,
+    entity_tag,
+    merged_options,
+    with_headers,
+)
 from .._ndjson import AsyncNDJSONStream, NDJSONStream
 from .._pagination import (
     AsyncCursorPager,
@@ -1663,6 +1670,7 @@ class Agents:
         model: Union[Optional[str], NotGiven] = NOT_GIVEN,
         plugins: Union[Sequence[Union[str, PluginConfigParam, PluginConfig]], NotGiven] = NOT_GIVEN,
         status: Union[Literal["active", "inactive"], NotGiven] = NOT_GIVEN,
+        if_match: Optional[str] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -1712,6 +1720,10 @@ class Agents:
                 satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
                 config's field. A disabled plugin is kept as given, known or not, and does nothing.
             status: `active` or `inactive`. `error` is set only by the service.
+            if_match: The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without `W/` is taken
+                too): the update happens only if the agent has not changed since, checked atomically with the write;
+                otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header: unconditional. Takes the
+                ETag as answered, or the agent's `updated_at`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -1727,13 +1739,12 @@ class Agents:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            APIError: 412 `PRECONDITION_FAILED`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`; 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        options = merged_options(with_headers(extra_headers, {"If-Match": entity_tag(if_match)}), extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -1758,6 +1769,7 @@ class Agents:
         self,
         agent_id: str,
         *,
+        if_match: Optional[str] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
@@ -1778,6 +1790,10 @@ class Agents:
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
+            if_match: The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without `W/` is taken
+                too): the delete happens only if the agent has not changed since, checked atomically with the write;
+                otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header: unconditional. Takes the
+                ETag as answered, or the agent's `updated_at`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
@@ -1791,13 +1807,12 @@ class Agents:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            APIError: 412 `PRECONDITION_FAILED`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`; 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        options = merged_options(with_headers(extra_headers, {"If-Match": entity_tag(if_match)}), extra_query, None, timeout, max_retries, idempotency_key)
         spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}")
         envelope = self._transport.request(spec, options)
         return AgentDeleted.from_dict(envelope["data"])
@@ -4254,6 +4269,7 @@ class AsyncAgents:
         model: Union[Optional[str], NotGiven] = NOT_GIVEN,
         plugins: Union[Sequence[Union[str, PluginConfigParam, PluginConfig]], NotGiven] = NOT_GIVEN,
         status: Union[Literal["active", "inactive"], NotGiven] = NOT_GIVEN,
+        if_match: Optional[str] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -4303,6 +4319,10 @@ class AsyncAgents:
                 satisfy that plugin's `configSchema`; otherwise `400 INVALID_REQUEST` naming `plugins[i]` or the
                 config's field. A disabled plugin is kept as given, known or not, and does nothing.
             status: `active` or `inactive`. `error` is set only by the service.
+            if_match: The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without `W/` is taken
+                too): the update happens only if the agent has not changed since, checked atomically with the write;
+                otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header: unconditional. Takes the
+                ETag as answered, or the agent's `updated_at`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -4318,13 +4338,12 @@ class AsyncAgents:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            APIError: 412 `PRECONDITION_FAILED`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`; 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        options = merged_options(with_headers(extra_headers, {"If-Match": entity_tag(if_match)}), extra_query, extra_body, timeout, max_retries, idempotency_key)
         body = build_body(
             {
                 "name": name,
@@ -4349,6 +4368,7 @@ class AsyncAgents:
         self,
         agent_id: str,
         *,
+        if_match: Optional[str] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         timeout: Optional[float] = None,
@@ -4369,6 +4389,10 @@ class AsyncAgents:
         Args:
             agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
                 `404 AGENT_NOT_FOUND`.
+            if_match: The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without `W/` is taken
+                too): the delete happens only if the agent has not changed since, checked atomically with the write;
+                otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header: unconditional. Takes the
+                ETag as answered, or the agent's `updated_at`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             timeout: Seconds for this call's connect and each read, instead of the client's.
@@ -4382,13 +4406,12 @@ class AsyncAgents:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
-            APIError: 412 `PRECONDITION_FAILED`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`; 412 `PRECONDITION_FAILED`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
         """
-        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        options = merged_options(with_headers(extra_headers, {"If-Match": entity_tag(if_match)}), extra_query, None, timeout, max_retries, idempotency_key)
         spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}")
         envelope = await self._transport.request(spec, options)
         return AgentDeleted.from_dict(envelope["data"])

@@ -308,6 +308,10 @@ module Agentry
       #   known or not, and does nothing.
       # @param status [String, Symbol] `active` or `inactive`. `error` is set only by the service. One of
       #   `active`, `inactive`.
+      # @param if_match [String] The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without
+      #   `W/` is taken too): the update happens only if the agent has not changed since, checked atomically
+      #   with the write; otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header:
+      #   unconditional. Takes the ETag as answered, or the agent's `updated_at`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
       #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
       #   new random one.
@@ -317,7 +321,7 @@ module Agentry
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
       # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
-      # @raise [Agentry::APIError] 412 `PRECONDITION_FAILED`
+      # @raise [Agentry::ConflictError] 412 `PRECONDITION_FAILED`
       # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
       # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
       # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
@@ -337,6 +341,7 @@ module Agentry
         model: Agentry::OMIT,
         plugins: nil,
         status: nil,
+        if_match: nil,
         request_options: nil
       )
         body = {}
@@ -351,6 +356,7 @@ module Agentry
         body["model"] = model unless model.equal?(Agentry::OMIT)
         body["plugins"] = plugins unless plugins.nil?
         body["status"] = status unless status.nil?
+        request_options = with_headers(request_options, { "If-Match" => entity_tag(if_match) })
         api_request(
           :patch,
           "/agents/#{path_segment(:agent_id, agent_id)}",
@@ -378,6 +384,10 @@ module Agentry
       #
       # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
       #   form, is answered `404 AGENT_NOT_FOUND`.
+      # @param if_match [String] The agent's ETag as last read (`W/"<updatedAt>"`; the quoted value without
+      #   `W/` is taken too): the delete happens only if the agent has not changed since, checked atomically
+      #   with the write; otherwise `412 PRECONDITION_FAILED` and nothing changes. `*` or no header:
+      #   unconditional. Takes the ETag as answered, or the agent's `updated_at`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
       #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
       #   new random one.
@@ -387,12 +397,13 @@ module Agentry
       # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
       # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
       # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
-      # @raise [Agentry::APIError] 412 `PRECONDITION_FAILED`
+      # @raise [Agentry::ConflictError] 412 `PRECONDITION_FAILED`
       # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
       # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
       # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
       # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
-      def delete(agent_id, request_options: nil)
+      def delete(agent_id, if_match: nil, request_options: nil)
+        request_options = with_headers(request_options, { "If-Match" => entity_tag(if_match) })
         api_request(
           :delete,
           "/agents/#{path_segment(:agent_id, agent_id)}",
