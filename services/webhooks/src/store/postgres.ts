@@ -51,6 +51,13 @@ export interface PostgresWebhookStoreOptions extends PgStoreOptions {
 export const DEFAULT_WEBHOOKS_SCHEMA = "webhooks";
 
 /** The advisory lock class of an account's endpoint quota. */
+/**
+ * Delivery bookkeeping (a claim, an attempt's outcome) commits without waiting for the WAL flush: delivery is at
+ * least once, and what a server crash takes back is an attempt that then looks started and unrecorded, attempted
+ * again once its lease lapses (sqlite.ts, `withoutFlush`).
+ */
+const BOOKKEEPING = "SET LOCAL synchronous_commit = off";
+
 const QUOTA_LOCK_CLASS = 0x41475213;
 
 interface EndpointRow {
@@ -551,6 +558,7 @@ export class PostgresWebhookStore implements WebhookStore {
   async claim(request: ClaimRequest): Promise<Claim[]> {
     if (request.limit <= 0) return [];
     return this.db.transaction(async (client) => {
+      await client.query(BOOKKEEPING);
       const now = this.clock();
       const nowIso = this.iso(now);
       const endpoints = (await client.query<EndpointRow>(this.sql.claimable, [nowIso, request.limit])).rows;
@@ -581,6 +589,7 @@ export class PostgresWebhookStore implements WebhookStore {
 
   async complete(request: CompleteRequest): Promise<CompleteResult> {
     return this.db.transaction(async (client) => {
+      await client.query(BOOKKEEPING);
       const found = (await client.query<DeliveryRow>(this.sql.deliveryById, [request.deliveryId])).rows[0];
       if (!found) return { recorded: false, next: null };
       const endpoint = (await client.query<EndpointRow>(this.sql.endpointByIdForUpdate, [found.endpoint_id]))
