@@ -1,5 +1,4 @@
 import { AppError } from "@agentry/errors";
-import type { AgentRecord } from "./types.js";
 
 /*
  * Conditional writes (docs/api/agents.md, "Conditional requests"): an agent's `updatedAt` is its version, and a
@@ -13,7 +12,7 @@ export function nextUpdatedAt(previous: string, now: string): string {
 }
 
 /** Refuses a write based on a version the agent no longer has; `expected` undefined: an unconditional write. */
-export function assertVersion(record: AgentRecord, expected: string | undefined): void {
+export function assertVersion(record: { id: string; updatedAt: string }, expected: string | undefined): void {
   if (expected === undefined || record.updatedAt === expected) return;
   throw new AppError(
     "PRECONDITION_FAILED",
