@@ -445,7 +445,11 @@ describe("agents", () => {
     });
     expect(updated.status).toBe(200);
     const stale = { "if-match": read.headers.get("etag")! };
-    const staleUpdate = await call("updateAgent", { params: { agentId: id }, body: { name: "x" }, headers: stale });
+    const staleUpdate = await call("updateAgent", {
+      params: { agentId: id },
+      body: { name: "x" },
+      headers: stale,
+    });
     expect(staleUpdate.status).toBe(412);
     expect((await call("deleteAgent", { params: { agentId: id }, headers: stale })).status).toBe(412);
     expect((await call("deleteAgent", { params: { agentId: id } })).status).toBe(200);
