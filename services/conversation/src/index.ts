@@ -14,6 +14,13 @@ export {
   type EmbeddingsConfig,
 } from "./embeddings.js";
 export { messageCompleted, messageFailed, publicEvent, replyView } from "./events.js";
+export {
+  EXTRACTION_PROMPT,
+  extractionMessage,
+  KNOWN_MEMORIES_SHOWN,
+  MEMORIES_RECALLED,
+  newMemory,
+} from "./memories.js";
 export { MemoryVectors } from "./memory-vectors.js";
 export { DEFAULT_LOCAL_MODEL, type ModelDescriptor, type ModelSource } from "./models/catalog.js";
 export { ensureModel, LocalModelError, type ModelLocation, sharedModelDir } from "./models/resolve.js";
