@@ -439,7 +439,8 @@ export function renderMemoryRecall(result: MemoryRecallResult, machine: string):
     "vector) is timed, and its model call is sized by its prompt (a token taken as four characters).",
     "",
     `- Machine: ${machine}`,
-    `- Settings: ${result.turns} turns after 100 of warm-up; seeding took ${result.seedSeconds.toFixed(1)} s`,
+    `- Settings: ${result.turns} turns (extraction: ${result.extractions}) after 50 of warm-up; seeding took ` +
+      `${result.seedSeconds.toFixed(1)} s`,
     "- Reproduce: `pnpm bench --only memory-recall`",
     "",
     "| Measure | Time | Target | |",

@@ -18,6 +18,7 @@ export interface Timing {
 export interface MemoryRecallResult {
   memories: number;
   turns: number;
+  extractions: number;
   dimensions: number;
   seedSeconds: number;
   /** Recall by full text alone (no embeddings provider). */
@@ -109,7 +110,8 @@ const QUESTIONS = [
 export async function memoryRecall(
   bench: Bench,
   memories = 10_000,
-  turns = 2_000,
+  turns = 1_000,
+  extractions = 200,
 ): Promise<MemoryRecallResult> {
   const dataDir = join(bench.dir, "memory-recall");
   const store = openSqliteConversationStore({ dataDir });
@@ -143,10 +145,13 @@ export async function memoryRecall(
       const question = QUESTIONS[i % QUESTIONS.length]!;
       return question(THINGS[(i * 7) % THINGS.length]!, PLACES[(i * 3) % PLACES.length]!);
     });
-    const time = async (run: (message: string, i: number) => Promise<unknown>): Promise<Timing> => {
-      for (const [i, message] of messages.slice(0, 100).entries()) await run(message, i);
+    const time = async (
+      run: (message: string, i: number) => Promise<unknown>,
+      count = turns,
+    ): Promise<Timing> => {
+      for (const [i, message] of messages.slice(0, 50).entries()) await run(message, i);
       const samples: number[] = [];
-      for (const [i, message] of messages.entries()) {
+      for (const [i, message] of messages.slice(0, count).entries()) {
         const start = performance.now();
         await run(message, i);
         samples.push(performance.now() - start);
@@ -182,10 +187,11 @@ export async function memoryRecall(
           vector: vectorOf(embeddings, model, memory.text),
         })),
       );
-    });
+    }, extractions);
     return {
       memories,
       turns,
+      extractions,
       dimensions: embeddings.dimensions,
       seedSeconds,
       fullText,
