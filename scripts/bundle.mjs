@@ -16,6 +16,8 @@ import { build } from "esbuild";
 const EXTERNAL = [
   "better-sqlite3",
   "node-llama-cpp",
+  // Finds its platform's loadable extension from its own location (import.meta.resolve), which a bundle moves.
+  "sqlite-vec",
   "pino",
   "pino-pretty",
   "thread-stream",

@@ -7,6 +7,7 @@ import { AgentsPage } from "./pages/agents";
 import { ChatPage } from "./pages/chat";
 import { HistoryPage } from "./pages/history";
 import { KeysPage } from "./pages/keys";
+import { MemoriesPage } from "./pages/memories";
 import { SignInPage } from "./pages/sign-in";
 import { UsagePage } from "./pages/usage";
 import { WebhooksPage } from "./pages/webhooks";
@@ -17,6 +18,7 @@ const NAV: { to: string; label: string }[] = [
   { to: "/agents", label: "Agents" },
   { to: "/chat", label: "Chat" },
   { to: "/history", label: "History" },
+  { to: "/memories", label: "Memories" },
   { to: "/usage", label: "Usage" },
   { to: "/webhooks", label: "Webhooks" },
   { to: "/settings/api-keys", label: "API keys" },
@@ -32,6 +34,8 @@ function page(path: string): { title: string; body: JSX.Element } {
       return { title: "Chat", body: <ChatPage /> };
     case "/history":
       return { title: "History", body: <HistoryPage /> };
+    case "/memories":
+      return { title: "Memories", body: <MemoriesPage /> };
     case "/usage":
       return { title: "Usage", body: <UsagePage /> };
     case "/webhooks":

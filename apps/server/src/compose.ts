@@ -111,6 +111,7 @@ export async function composeServer(
       databaseUrl: config.databaseUrl,
       logger: logger.child({ component: "conversation" }),
       providers: config.conversation.providers,
+      ...(config.conversation.embeddings ? { embeddings: config.conversation.embeddings } : {}),
       contextTokenBudget: config.conversation.contextTokenBudget,
       streamRetentionMs: config.conversation.streamRetentionMs,
       runLeases: config.conversation.runLeases,

@@ -4,9 +4,11 @@ import { OutboxRelay, type PublishEvents, publishingConsumer } from "@agentry/ou
 import type { ConnectRouter } from "@connectrpc/connect";
 import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
 import type { ConversationContext, TurnContext } from "./context.js";
+import { createEmbedder, type EmbeddingsConfig } from "./embeddings.js";
 import { publicEvent } from "./events.js";
 import { IdempotentSends } from "./idempotent-sends.js";
 import { MemoryLearning } from "./memory-learning.js";
+import { MemoryVectors } from "./memory-vectors.js";
 import { DEFAULT_STREAM_RETENTION_MS, MessageRuns, type RunLeases } from "./message-runs.js";
 import { observeProviders } from "./providers/observed.js";
 import {
@@ -52,6 +54,8 @@ export interface BuildConversationOptions {
   plugins?: PluginRuntime;
   /** The longest a turn may take, tool calls included, when the caller sets no deadline; 120 s when unset. */
   turnTimeoutMs?: number;
+  /** EMBEDDINGS_*: the embedding provider memories are also recalled by; unset, recall is by full text alone. */
+  embeddings?: EmbeddingsConfig;
   /** STREAM_RETENTION: how long a message's events are kept after it ends; 1 h when unset. */
   streamRetentionMs?: number;
   /** false: streams keep no event log, so they cannot be resumed (the benchmark's baseline). Default true. */
@@ -68,6 +72,8 @@ export interface Conversation {
   store: ConversationStore;
   /** Memory extraction after turns: `idle()` resolves once those started so far have ended. */
   memories: MemoryLearning;
+  /** Memories' vectors, made in the background: `idle()` resolves once those started so far have ended. */
+  memoryVectors: MemoryVectors;
   /** Publishes the outbox's message events to the webhooks service; absent without `webhooks`. */
   relay?: OutboxRelay<OutboxEvent>;
   /** Whether the store answers: what readiness reports. */
@@ -100,7 +106,9 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       })
     : undefined;
   const timeoutMs = options.providers.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
-  const memories = new MemoryLearning(traced, logger, timeoutMs);
+  const memoryVectors = new MemoryVectors(traced, createEmbedder(options.embeddings), logger);
+  await memoryVectors.describe();
+  const memories = new MemoryLearning(traced, logger, timeoutMs, memoryVectors);
   const turns: TurnContext = {
     store: traced,
     providers: new ProviderSet(options.providers, logger, options.dataDir),
@@ -115,6 +123,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     // The relay publishes a turn's event at once after the commit that wrote it.
     ...(relay ? { events: { written: () => relay.kick() } } : {}),
     memories,
+    memoryVectors,
   };
   // Each layer is handed the one below it: turns (service.ts) ← runs ← keyed sends.
   const runs = new MessageRuns(turns, {
@@ -145,6 +154,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     routes: conversationRoutes(ctx),
     store,
     memories,
+    memoryVectors,
     ...(relay ? { relay } : {}),
     ready: () =>
       store.ping().then(
@@ -155,6 +165,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
       await ctx.sends.close();
       await ctx.runs.close();
       await memories.close();
+      await memoryVectors.close();
       await relay?.stop();
       await store.close();
       await ctx.providers.close();

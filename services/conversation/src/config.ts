@@ -3,6 +3,12 @@ import { env, parseEnv, z } from "@agentry/config";
 import { GENERATION_BOUNDS } from "@agentry/core";
 import { metricsEnv } from "@agentry/observability";
 import {
+  DEFAULT_EMBEDDINGS_MODEL,
+  DEFAULT_EMBEDDINGS_TIMEOUT_MS,
+  EMBEDDINGS_PROVIDERS,
+  type EmbeddingsConfig,
+} from "./embeddings.js";
+import {
   DEFAULT_LEASE_MS,
   DEFAULT_LEASE_RENEW_MS,
   DEFAULT_TAKEOVER_SCAN_MS,
@@ -61,6 +67,19 @@ const variables = z.object({
   LOCAL_PRELOAD: env.flag("false"),
   /** false: the local model is not run here; agents naming `local` are kept with a warning, their messages fail. */
   LOCAL_ENABLED: env.flag("true"),
+  /**
+   * `openai`: memories are also recalled by meaning, with vectors from an OpenAI-compatible `POST /embeddings`.
+   * Unset: recall is by full text alone.
+   */
+  EMBEDDINGS_PROVIDER: optional(z.enum(EMBEDDINGS_PROVIDERS)),
+  /** The embeddings server, e.g. http://localhost:11434/v1; unset: OPENAI_BASE_URL, else the OpenAI API. */
+  EMBEDDINGS_BASE_URL: optional(env.url()),
+  /** Unset: OPENAI_API_KEY. */
+  EMBEDDINGS_API_KEY: optional(z.string()),
+  EMBEDDINGS_MODEL: z.string().min(1).default(DEFAULT_EMBEDDINGS_MODEL),
+  /** The vectors' length, for models that can shorten theirs (text-embedding-3); unset: the model's own. */
+  EMBEDDINGS_DIMENSIONS: optional(z.coerce.number().int().min(1).max(16_000)),
+  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_EMBEDDINGS_TIMEOUT_MS),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_PROVIDER_TIMEOUT_MS),
   PROVIDER_FIRST_TOKEN_TIMEOUT_MS: z.coerce.number().int().min(1).default(DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
   CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(0).default(DEFAULT_CONTEXT_TOKEN_BUDGET),
@@ -141,6 +160,8 @@ export interface ConversationConfig {
   /** Postgres for the store; absent: SQLite in `dataDir`. */
   databaseUrl?: string;
   providers: ProvidersConfig;
+  /** EMBEDDINGS_*: absent, memories are recalled by full text alone. */
+  embeddings?: EmbeddingsConfig;
   contextTokenBudget: number;
   /** STREAM_RETENTION in milliseconds. */
   streamRetentionMs: number;
@@ -203,6 +224,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       firstTokenTimeoutMs: value.PROVIDER_FIRST_TOKEN_TIMEOUT_MS,
     },
+    ...(value.EMBEDDINGS_PROVIDER ? { embeddings: embeddingsConfig(value) } : {}),
     contextTokenBudget: value.CONTEXT_TOKEN_BUDGET,
     streamRetentionMs: value.STREAM_RETENTION,
     runLeases: {
@@ -218,5 +240,19 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     logFormat: value.LOG_FORMAT,
     ...(value.METRICS_PORT === undefined ? {} : { metricsPort: value.METRICS_PORT }),
     ...(value.METRICS_HOST === undefined ? {} : { metricsHost: value.METRICS_HOST }),
+  };
+}
+
+/** The embeddings provider of the environment; its address and key default to the OpenAI provider's. */
+function embeddingsConfig(value: z.infer<typeof variables>): EmbeddingsConfig {
+  const baseURL = value.EMBEDDINGS_BASE_URL ?? value.OPENAI_BASE_URL;
+  const apiKey = value.EMBEDDINGS_API_KEY ?? value.OPENAI_API_KEY;
+  return {
+    provider: value.EMBEDDINGS_PROVIDER ?? "openai",
+    model: value.EMBEDDINGS_MODEL,
+    ...(baseURL ? { baseURL } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    ...(value.EMBEDDINGS_DIMENSIONS ? { dimensions: value.EMBEDDINGS_DIMENSIONS } : {}),
+    timeoutMs: value.EMBEDDINGS_TIMEOUT_MS,
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from "@agentry/logging";
 import type { IdempotentSends } from "./idempotent-sends.js";
 import type { MemoryLearning } from "./memory-learning.js";
+import type { MemoryVectors } from "./memory-vectors.js";
 import type { MessageRuns } from "./message-runs.js";
 import type { ProviderSet } from "./providers/resolve.js";
 import type { ConversationStore } from "./store/types.js";
@@ -35,6 +36,8 @@ export interface TurnContext {
   events?: { written(): void };
   /** Memory extraction after turns; unset, no memories are learnt (they are still recalled). */
   memories?: MemoryLearning;
+  /** Memories' vectors and the recall that uses them; unset, recall is by full text and no vectors are made. */
+  memoryVectors?: MemoryVectors;
 }
 
 /** Everything the handlers use, built once by `buildConversation`; handlers reach for nothing else. */

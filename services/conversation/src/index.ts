@@ -6,7 +6,22 @@ export {
 } from "./build.js";
 export { type ConversationConfig, DEFAULT_CONTEXT_TOKEN_BUDGET, loadConversationConfig } from "./config.js";
 export type { ConversationContext, ConversationLimits } from "./context.js";
+export {
+  createEmbedder,
+  createOpenAIEmbedder,
+  DEFAULT_EMBEDDINGS_MODEL,
+  type Embedder,
+  type EmbeddingsConfig,
+} from "./embeddings.js";
 export { messageCompleted, messageFailed, publicEvent, replyView } from "./events.js";
+export {
+  EXTRACTION_PROMPT,
+  extractionMessage,
+  KNOWN_MEMORIES_SHOWN,
+  MEMORIES_RECALLED,
+  newMemory,
+} from "./memories.js";
+export { MemoryVectors } from "./memory-vectors.js";
 export { DEFAULT_LOCAL_MODEL, type ModelDescriptor, type ModelSource } from "./models/catalog.js";
 export { ensureModel, LocalModelError, type ModelLocation, sharedModelDir } from "./models/resolve.js";
 export { buildPrompt, systemPrompt } from "./prompt.js";

@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     logger,
     providers: config.providers,
+    ...(config.embeddings ? { embeddings: config.embeddings } : {}),
     contextTokenBudget: config.contextTokenBudget,
     streamRetentionMs: config.streamRetentionMs,
     runLeases: config.runLeases,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  fuseRankings,
   MAX_MEMORIES_PER_TURN,
   memoryEnabled,
   memoryKey,
@@ -82,5 +83,17 @@ describe("settings and the prompt section", () => {
       "What you remember about this user from earlier conversations:\n- a\n- b",
     );
     expect(memorySection([])).toBe("");
+  });
+});
+
+describe("fuseRankings", () => {
+  const items = (...ids: string[]) => ids.map((id) => ({ id }));
+
+  it("ranks first what both rankings place well, and keeps one ranking's order alone", () => {
+    const fused = fuseRankings([items("a", "b", "c"), items("c", "d", "a")], 3);
+    // a: 1/61 + 1/63; c: 1/63 + 1/61 (a tie, the first ranking's order); then b and d by one rank each.
+    expect(fused.map((item) => item.id)).toEqual(["a", "c", "b"]);
+    expect(fuseRankings([items("x", "y", "z")], 2).map((item) => item.id)).toEqual(["x", "y"]);
+    expect(fuseRankings([[], items("v", "w")], 5).map((item) => item.id)).toEqual(["v", "w"]);
   });
 });

@@ -154,3 +154,37 @@ export function memorySection(memories: readonly Pick<MemoryRecord, "text">[]): 
   const lines = memories.map((memory) => `- ${memory.text}`).join("\n");
   return `What you remember about this user from earlier conversations:\n${lines}`;
 }
+
+/**
+ * How many of the best by each ranking a hybrid recall fuses: enough that a memory ranked well by one and poorly
+ * by the other still places, few enough to stay cheap.
+ */
+export const RECALL_CANDIDATES = 20;
+
+/** Reciprocal rank fusion's constant: 60, as in its paper (Cormack et al., 2009) and most search engines. */
+const RRF_K = 60;
+
+/**
+ * Reciprocal rank fusion of rankings (full text, vector): each item scores the sum of 1 / (60 + its rank) in every
+ * ranking it is in; the best `limit`, ties to the first ranking's order. One ranking alone keeps its order.
+ */
+export function fuseRankings<T extends { id: string }>(
+  rankings: readonly (readonly T[])[],
+  limit: number,
+): T[] {
+  const scores = new Map<string, { item: T; score: number; first: number }>();
+  let position = 0;
+  for (const ranking of rankings) {
+    for (const [rank, item] of ranking.entries()) {
+      const entry = scores.get(item.id);
+      const score = 1 / (RRF_K + rank + 1);
+      if (entry) entry.score += score;
+      else scores.set(item.id, { item, score, first: position });
+      position++;
+    }
+  }
+  return [...scores.values()]
+    .sort((a, b) => b.score - a.score || a.first - b.first)
+    .slice(0, limit)
+    .map((entry) => entry.item);
+}

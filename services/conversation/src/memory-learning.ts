@@ -7,6 +7,7 @@ import {
   newFacts,
   parseFacts,
 } from "./memories.js";
+import type { MemoryVectors } from "./memory-vectors.js";
 import type { ModelProvider } from "./providers/types.js";
 import type { CallRecord, ConversationStore, MemoryOwner } from "./store/types.js";
 
@@ -41,6 +42,8 @@ export class MemoryLearning {
     private readonly store: ConversationStore,
     private readonly logger: Logger,
     private readonly timeoutMs: number,
+    /** Where the memories learnt get their vectors, and the known ones are recalled through. */
+    private readonly vectors?: MemoryVectors,
   ) {}
 
   /**
@@ -73,11 +76,9 @@ export class MemoryLearning {
 
   private async extract(turn: LearnFrom): Promise<void> {
     const { owner } = turn;
-    const known = await this.store.relevantMemories(
-      owner,
-      `${turn.userText}\n${turn.replyText}`,
-      KNOWN_MEMORIES_SHOWN,
-    );
+    const exchange = `${turn.userText}\n${turn.replyText}`;
+    const known = await (this.vectors?.relevant(owner, exchange, KNOWN_MEMORIES_SHOWN) ??
+      this.store.relevantMemories(owner, exchange, KNOWN_MEMORIES_SHOWN));
     const started = performance.now();
     const signal = AbortSignal.any([this.aborts.signal, AbortSignal.timeout(this.timeoutMs)]);
     const answer = await turn.provider.complete(
@@ -96,6 +97,10 @@ export class MemoryLearning {
     const memories = newFacts(parseFacts(answer.text), known, turn.messageId);
     if (memories.length === 0) return;
     const stored = await this.store.addMemories(owner, memories, turn.limit);
+    this.vectors?.index(
+      owner,
+      stored.filter((entry) => entry.created).map((entry) => entry.memory),
+    );
     this.logger.debug(
       { agentId: owner.agentId, learnt: stored.filter((entry) => entry.created).length },
       "memories learnt",

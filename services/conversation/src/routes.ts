@@ -341,6 +341,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         const [stored] = await ctx.store.addMemories({ accountId, agentId, userId }, [memory], limit);
         // Nothing stored: the agent was deleted meanwhile.
         if (!stored) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
+        if (stored.created) ctx.memoryVectors?.index({ accountId, agentId, userId }, [stored.memory]);
         return create(CreateMemoryResponseSchema, {
           memory: toMemory(stored.memory),
           created: stored.created,

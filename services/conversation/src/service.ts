@@ -325,7 +325,8 @@ class Call {
     // A user's memories reach only that user's prompts with this agent; messages without a user have none.
     const memories =
       this.key.userId !== "" && memoryEnabled(settings)
-        ? await this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED)
+        ? await (this.ctx.memoryVectors?.relevant(this.key, this.input.text, MEMORIES_RECALLED) ??
+            this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED))
         : [];
     return buildPrompt({
       profile,

@@ -54,6 +54,8 @@ export interface HarnessOptions {
   streamRetentionMs?: number;
   /** Background messages' leases; the service's defaults when unset. */
   runLeases?: BuildConversationOptions["runLeases"];
+  /** The embeddings provider memories are recalled by besides full text; none when unset. */
+  embeddings?: BuildConversationOptions["embeddings"];
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -79,6 +81,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.store ? { store: options.store } : {}),
     ...(options.streamRetentionMs === undefined ? {} : { streamRetentionMs: options.streamRetentionMs }),
     ...(options.runLeases ? { runLeases: options.runLeases } : {}),
+    ...(options.embeddings ? { embeddings: options.embeddings } : {}),
   });
   const client = createClient(
     ConversationService,

@@ -56,6 +56,43 @@ describe("standalone server", () => {
 });
 
 describe("loadConversationConfig", () => {
+  it("reads the embeddings provider, its address and key defaulting to OpenAI's, and none when unset", () => {
+    expect(loadConversationConfig({}).embeddings).toBeUndefined();
+    expect(
+      loadConversationConfig({
+        EMBEDDINGS_PROVIDER: "openai",
+        OPENAI_BASE_URL: "http://localhost:11434/v1",
+        OPENAI_API_KEY: "sk-x",
+      }).embeddings,
+    ).toEqual({
+      provider: "openai",
+      model: "text-embedding-3-small",
+      baseURL: "http://localhost:11434/v1",
+      apiKey: "sk-x",
+      timeoutMs: 5_000,
+    });
+    expect(
+      loadConversationConfig({
+        EMBEDDINGS_PROVIDER: "openai",
+        EMBEDDINGS_BASE_URL: "http://127.0.0.1:8080/v1",
+        EMBEDDINGS_API_KEY: "sk-e",
+        EMBEDDINGS_MODEL: "nomic-embed-text",
+        EMBEDDINGS_DIMENSIONS: "256",
+        EMBEDDINGS_TIMEOUT_MS: "900",
+        OPENAI_API_KEY: "sk-x",
+      }).embeddings,
+    ).toEqual({
+      provider: "openai",
+      model: "nomic-embed-text",
+      baseURL: "http://127.0.0.1:8080/v1",
+      apiKey: "sk-e",
+      dimensions: 256,
+      timeoutMs: 900,
+    });
+    expect(() => loadConversationConfig({ EMBEDDINGS_PROVIDER: "cohere" })).toThrow(/EMBEDDINGS_PROVIDER/);
+    expect(() => loadConversationConfig({ EMBEDDINGS_BASE_URL: "nope" })).toThrow(/EMBEDDINGS_BASE_URL/);
+  });
+
   it("applies the documented defaults", () => {
     const config = loadConversationConfig({});
     expect(config).toMatchObject({

@@ -29,6 +29,12 @@ conversationStoreContract("sqlite", async () => openSqliteConversationStore({ da
 memoryStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir: tempDir() }));
 
 describe("SqliteConversationStore", () => {
+  it("loads sqlite-vec, so that memories are ranked by vector besides full text", async () => {
+    const store = openSqliteConversationStore({ dataDir: tempDir() });
+    expect(await store.searchesVectors()).toBe(true);
+    await store.close();
+  });
+
   it("writes <dataDir>/conversation.db, applies the migrations once, and keeps data across reopening", async () => {
     const dataDir = join(tempDir(), "nested", "data");
     const store = openSqliteConversationStore({ dataDir });

@@ -23,6 +23,7 @@ import {
   describeMachine,
   type Report,
   renderAccountSize,
+  renderMemoryRecall,
   renderReport,
   renderRunLease,
   renderScaledOut,
@@ -32,6 +33,7 @@ import { accountSize } from "./scenarios/account-size.js";
 import { creates } from "./scenarios/creates.js";
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
+import { memoryRecall } from "./scenarios/memory-recall.js";
 import { usageRecording } from "./scenarios/recording.js";
 import { runLease } from "./scenarios/run-lease.js";
 import { scaledOut } from "./scenarios/scaled-out.js";
@@ -60,6 +62,7 @@ const SCENARIOS = [
   "scaled-out",
   "stream-log",
   "run-lease",
+  "memory-recall",
   "cold-start",
 ];
 const USAGE =
@@ -330,6 +333,7 @@ async function main(): Promise<void> {
     const scaled = only.has("scaled-out") ? await scaledOut(bench, providerEnv) : undefined;
     if (only.has("stream-log")) report.streamLog = await streamLog(bench, provider.url);
     const leases = only.has("run-lease") ? await runLease(bench, provider.url) : undefined;
+    const recall = only.has("memory-recall") ? await memoryRecall(bench) : undefined;
     await bench.stop();
     if (only.has("cold-start")) report.coldStart = await coldStarts(dir, dataDir, providerEnv, tenant);
 
@@ -339,12 +343,15 @@ async function main(): Promise<void> {
     const conditions = `${machine}; load average ${load(report.loadBefore)} before, ${load(report.loadAfter)} after`;
     // The account-size and scaled-out measures have sections of their own, so that running them alone leaves
     // the rest.
-    const ownSections = ["account-size", "scaled-out", "run-lease"].filter((name) => only.has(name)).length;
+    const ownSections = ["account-size", "scaled-out", "run-lease", "memory-recall"].filter((name) =>
+      only.has(name),
+    ).length;
     const sections = [
       ...(only.size > ownSections ? [renderReport(report)] : []),
       ...(accounts ? [renderAccountSize(accounts, conditions, settings)] : []),
       ...(scaled ? [renderScaledOut(scaled, conditions, settings)] : []),
       ...(leases ? [renderRunLease(leases, conditions)] : []),
+      ...(recall ? [renderMemoryRecall(recall, conditions)] : []),
     ];
     for (const section of sections) {
       log("");

@@ -3,12 +3,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import { cpus, release, totalmem, type } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { MEMORIES_RECALLED } from "@agentry/conversation";
 import type { Settings } from "./bench.js";
 import { ROOT } from "./harness.js";
 import type { AccountSizeRow } from "./scenarios/account-size.js";
 import type { CreatesResult } from "./scenarios/creates.js";
 import type { HistoryResult } from "./scenarios/history.js";
 import type { IdempotencyResult } from "./scenarios/idempotency.js";
+import type { MemoryRecallResult } from "./scenarios/memory-recall.js";
 import type { RecordingResult } from "./scenarios/recording.js";
 import type { RunLeaseResult } from "./scenarios/run-lease.js";
 import type { ScaledOutResult } from "./scenarios/scaled-out.js";
@@ -416,6 +418,38 @@ export function renderRunLease(result: RunLeaseResult, machine: string): string 
       "≤ +0.5 ms p50",
       added <= 0.5 ? "met" : "not met",
     ),
+  ].join("\n");
+}
+
+/** Recall of memories per turn on SQLite, and what an extraction costs a turn besides its model call. */
+export function renderMemoryRecall(result: MemoryRecallResult, machine: string): string {
+  const timing = (t: { p50: number; p99: number }) => `p50 ${ms(t.p50)}, p99 ${ms(t.p99)}`;
+  const verdict = (t: { p50: number }) => (t.p50 <= 5 ? "met" : "not met");
+  const tokens = Math.round(result.extractionPromptChars / 4);
+  return [
+    "## Memory recall and extraction",
+    "",
+    "What memories cost a turn, on the conversation service's SQLite store itself, in the benchmark's process: the",
+    `recall of the ${MEMORIES_RECALLED} most relevant of one user's ${result.memories} memories (another user of the same`,
+    "agent holds as many) for each of a series of messages, by full text alone (no embeddings provider), and fused",
+    `with vectors (${result.dimensions} dimensions, from the fake embeddings server: sqlite-vec's cosine distance over`,
+    "the user's vectors, reciprocal rank fusion with the full-text ranking); the message's embeddings call, to the",
+    "fake server on loopback, is timed apart (a hosted provider takes tens of milliseconds instead). Extraction runs",
+    "after the reply, off the turn's path: its store work (the known memories recalled, a new one stored with its",
+    "vector) is timed, and its model call is sized by its prompt (a token taken as four characters).",
+    "",
+    `- Machine: ${machine}`,
+    `- Settings: ${result.turns} turns (extraction: ${result.extractions}) after 50 of warm-up; seeding took ` +
+      `${result.seedSeconds.toFixed(1)} s`,
+    "- Reproduce: `pnpm bench --only memory-recall`",
+    "",
+    "| Measure | Time | Target | |",
+    "| --- | --- | --- | --- |",
+    `| Recall, full text | ${timing(result.fullText)} | ≤ 5 ms p50 | ${verdict(result.fullText)} |`,
+    `| Recall, full text and vectors | ${timing(result.hybrid)} | ≤ 5 ms p50 | ${verdict(result.hybrid)} |`,
+    `| The message's embeddings call (fake, loopback) | ${timing(result.embedding)} | | |`,
+    `| Extraction, store work per turn | ${timing(result.extractionStore)} | | |`,
+    `| Extraction, model call per turn | about ${tokens} input tokens, at most 300 output | | |`,
   ].join("\n");
 }
 

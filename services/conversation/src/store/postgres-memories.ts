@@ -1,8 +1,16 @@
 import type { PgDatabase } from "@agentry/pg";
 import type pg from "pg";
-import { searchTerms } from "../memories.js";
+import { fuseRankings, RECALL_CANDIDATES, searchTerms } from "../memories.js";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
-import type { MemoryFilter, MemoryOwner, MemoryRecord, NewMemory, Page, PageRequest } from "./types.js";
+import type {
+  MemoryFilter,
+  MemoryOwner,
+  MemoryRecord,
+  MemoryVector,
+  NewMemory,
+  Page,
+  PageRequest,
+} from "./types.js";
 
 interface PgMemoryRow {
   seq: string;
@@ -18,11 +26,14 @@ interface PgMemoryRow {
 const COLUMNS = "seq, id, account_id, agent_id, user_id, text, source_message_id, created_at";
 
 /**
- * The memories of the Postgres store (its table of migration 11): queries, and the deletions the store's purge
- * and erasure run inside their own transactions. Full-text search is `to_tsvector('english', text)` under GIN.
+ * The memories of the Postgres store (its tables of migrations 11 and 17): queries, and the deletions the store's
+ * purge and erasure run inside their own transactions. Full-text search is `to_tsvector('english', text)` under
+ * GIN; vectors are kept as `real[]` and ranked by pgvector's cosine distance when the database has the extension.
  */
 export class PostgresMemories {
   private readonly sql: ReturnType<typeof statements>;
+  /** The vector ranking's query, or null without pgvector; looked up once. */
+  private nearest: Promise<string | null> | undefined;
 
   constructor(
     private readonly db: PgDatabase,
@@ -100,17 +111,65 @@ export class PostgresMemories {
     return pageOf(await this.db.query<PgMemoryRow>(text, values), page, memoryRecord);
   }
 
-  async relevant(owner: MemoryOwner, text: string, limit: number): Promise<MemoryRecord[]> {
+  async relevant(
+    owner: MemoryOwner,
+    text: string,
+    limit: number,
+    query?: MemoryVector,
+  ): Promise<MemoryRecord[]> {
+    const owned = [owner.accountId, owner.agentId, owner.userId];
+    const nearest = query ? await this.nearestQuery() : null;
+    const candidates = nearest ? Math.max(limit, RECALL_CANDIDATES) : limit;
     const terms = searchTerms(text);
-    if (terms.length === 0) return [];
-    const rows = await this.db.query<PgMemoryRow>(this.sql.relevant, [
-      owner.accountId,
-      owner.agentId,
-      owner.userId,
-      terms.join(" | "),
-      limit,
+    const [byText, byVector] = await Promise.all([
+      terms.length === 0
+        ? []
+        : this.db.query<PgMemoryRow>(this.sql.relevant, [...owned, terms.join(" | "), candidates]),
+      nearest && query
+        ? this.db.query<PgMemoryRow>(nearest, [...owned, query.model, vectorText(query), candidates])
+        : null,
     ]);
-    return rows.map(memoryRecord);
+    return (byVector ? fuseRankings([byText, byVector], limit) : byText).map(memoryRecord);
+  }
+
+  async saveVectors(
+    owner: MemoryOwner,
+    vectors: readonly { memoryId: string; vector: MemoryVector }[],
+  ): Promise<void> {
+    for (const { memoryId, vector } of vectors) {
+      await this.db.query(this.sql.saveVector, [
+        memoryId,
+        owner.accountId,
+        owner.agentId,
+        owner.userId,
+        vector.model,
+        Array.from(vector.vector),
+      ]);
+    }
+  }
+
+  async searchesVectors(): Promise<boolean> {
+    return (await this.nearestQuery()) !== null;
+  }
+
+  /** The query ranking by vector, through the schema pgvector was installed in; null without it. */
+  private nearestQuery(): Promise<string | null> {
+    this.nearest ??= this.db
+      .query<{ schema: string }>(
+        "SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'vector'",
+        [],
+      )
+      .then((rows) => {
+        const schema = rows[0]?.schema;
+        if (schema === undefined) return null;
+        const vector = `${schema}.vector`;
+        return `SELECT ${COLUMNS} FROM (SELECT seq, vector::${vector} OPERATOR(${schema}.<=>) $5::${vector} AS distance
+            FROM ${this.schema}.memory_vectors
+            WHERE account_id = $1 AND agent_id = $2 AND user_id = $3 AND model = $4
+            ORDER BY distance LIMIT $6) v
+          JOIN ${this.schema}.memories m USING (seq) ORDER BY v.distance, m.seq DESC`;
+      });
+    return this.nearest;
   }
 
   async delete(accountId: string, agentId: string, memoryId: string): Promise<boolean> {
@@ -133,6 +192,11 @@ export class PostgresMemories {
   async deleteUser(client: pg.PoolClient, accountId: string, userId: string): Promise<void> {
     await client.query(this.sql.deleteUser, [accountId, userId]);
   }
+}
+
+/** A vector in pgvector's text form, `[0.1,0.2,…]`. */
+function vectorText({ vector }: MemoryVector): string {
+  return `[${Array.from(vector).join(",")}]`;
 }
 
 function memoryRecord(row: PgMemoryRow): MemoryRecord {
@@ -164,6 +228,11 @@ function statements(s: string) {
     relevant: `SELECT ${COLUMNS} FROM ${s}.memories, to_tsquery('english', $4) query
       WHERE account_id = $1 AND agent_id = $2 AND user_id = $3 AND search @@ query
       ORDER BY ts_rank(search, query) DESC, seq DESC LIMIT $5`,
+    // The memory's owner is checked: a vector never lands on another user's memory.
+    saveVector: `INSERT INTO ${s}.memory_vectors (seq, account_id, agent_id, user_id, model, vector)
+      SELECT seq, account_id, agent_id, user_id, $5, $6 FROM ${s}.memories
+      WHERE id = $1 AND account_id = $2 AND agent_id = $3 AND user_id = $4
+      ON CONFLICT (seq) DO UPDATE SET model = excluded.model, vector = excluded.vector`,
     deleteOne: `DELETE FROM ${s}.memories WHERE id = $1 AND account_id = $2 AND agent_id = $3 RETURNING 1`,
     userMemories: `SELECT ${COLUMNS} FROM ${s}.memories WHERE account_id = $1 AND user_id = $2 AND seq > $3
       ORDER BY seq LIMIT $4`,

@@ -304,6 +304,32 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       DROP INDEX ${s}.message_runs_by_agent;
     `,
   },
+  {
+    version: 17,
+    name: "vectors of memories",
+    // One vector per memory (unit length) and the embedding model that made it; deleted with it. Kept as real[]
+    // so that the table does not need pgvector: the store casts to its type to rank when the extension is there.
+    // The migration installs the extension where the database offers it and its role may; elsewhere recall
+    // stays by full text (the service logs it at start).
+    sql: (s) => `
+      DO $$
+      BEGIN
+        CREATE EXTENSION IF NOT EXISTS vector;
+      EXCEPTION WHEN OTHERS THEN
+        RAISE NOTICE 'pgvector is not available: memories are recalled by full text alone';
+      END
+      $$;
+      CREATE TABLE ${s}.memory_vectors (
+        seq bigint PRIMARY KEY REFERENCES ${s}.memories (seq) ON DELETE CASCADE,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        model text NOT NULL,
+        vector real[] NOT NULL
+      );
+      CREATE INDEX memory_vectors_by_owner ON ${s}.memory_vectors (account_id, agent_id, user_id, model);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -94,6 +94,7 @@ import type {
   MemoryFilter,
   MemoryOwner,
   MemoryRecord,
+  MemoryVector,
   MessageFilter,
   NewExchange,
   NewMemory,
@@ -819,8 +820,24 @@ export class PostgresConversationStore implements ConversationStore {
     return this.memories.list(accountId, agentId, filter, page);
   }
 
-  async relevantMemories(owner: MemoryOwner, text: string, limit: number): Promise<MemoryRecord[]> {
-    return this.memories.relevant(owner, text, limit);
+  async relevantMemories(
+    owner: MemoryOwner,
+    text: string,
+    limit: number,
+    query?: MemoryVector,
+  ): Promise<MemoryRecord[]> {
+    return this.memories.relevant(owner, text, limit, query);
+  }
+
+  async saveMemoryVectors(
+    owner: MemoryOwner,
+    vectors: readonly { memoryId: string; vector: MemoryVector }[],
+  ): Promise<void> {
+    return this.memories.saveVectors(owner, vectors);
+  }
+
+  async searchesVectors(): Promise<boolean> {
+    return this.memories.searchesVectors();
   }
 
   async deleteMemory(accountId: string, agentId: string, memoryId: string): Promise<boolean> {

@@ -1,7 +1,16 @@
 import type Database from "better-sqlite3";
-import { searchTerms } from "../memories.js";
+import { load as loadSqliteVec } from "sqlite-vec";
+import { fuseRankings, RECALL_CANDIDATES, searchTerms } from "../memories.js";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
-import type { MemoryFilter, MemoryOwner, MemoryRecord, NewMemory, Page, PageRequest } from "./types.js";
+import type {
+  MemoryFilter,
+  MemoryOwner,
+  MemoryRecord,
+  MemoryVector,
+  NewMemory,
+  Page,
+  PageRequest,
+} from "./types.js";
 
 interface SqliteMemoryRow {
   seq: number;
@@ -15,8 +24,9 @@ interface SqliteMemoryRow {
 }
 
 /**
- * The memories of the SQLite store (its tables of migration 11): statements, and the deletions the store's purge
- * and erasure run inside their own transactions. Full-text search is FTS5 with the Porter stemmer.
+ * The memories of the SQLite store (its tables of migrations 11 and 17): statements, and the deletions the store's
+ * purge and erasure run inside their own transactions. Full-text search is FTS5 with the Porter stemmer; vectors
+ * are float32 blobs ranked by sqlite-vec's cosine distance, when the extension loads.
  */
 export class SqliteMemories {
   private readonly s: ReturnType<typeof prepare>;
@@ -28,6 +38,11 @@ export class SqliteMemories {
     ) => { memory: MemoryRecord; created: boolean }[]
   >;
   private readonly reads = new Map<string, Database.Statement>();
+  private readonly saveVectorsOf: Database.Transaction<
+    (owner: MemoryOwner, vectors: readonly { memoryId: string; vector: MemoryVector }[]) => void
+  >;
+  /** The vector ranking, or null when sqlite-vec could not be loaded (recall is then by full text alone). */
+  private readonly nearest: Database.Statement<[NearestParams], SqliteMemoryRow> | null;
 
   constructor(
     private readonly db: Database.Database,
@@ -35,6 +50,19 @@ export class SqliteMemories {
   ) {
     const s = prepare(db);
     this.s = s;
+    this.nearest = nearestStatement(db);
+    this.saveVectorsOf = db.transaction(
+      (owner: MemoryOwner, vectors: readonly { memoryId: string; vector: MemoryVector }[]) => {
+        for (const { memoryId, vector } of vectors) {
+          s.saveVector.run({
+            ...ownerParams(owner),
+            id: memoryId,
+            model: vector.model,
+            vector: blobOf(vector),
+          });
+        }
+      },
+    );
     this.add = db.transaction((owner: MemoryOwner, memories: readonly NewMemory[], limit: number) => {
       if (purged(owner.accountId, owner.agentId)) return [];
       const stored: { memory: MemoryRecord; created: boolean }[] = [];
@@ -98,12 +126,34 @@ export class SqliteMemories {
     return pageOf(rows, page, memoryRecord);
   }
 
-  relevant(owner: MemoryOwner, text: string, limit: number): MemoryRecord[] {
+  relevant(owner: MemoryOwner, text: string, limit: number, query?: MemoryVector): MemoryRecord[] {
+    const byVector =
+      query && this.nearest
+        ? this.nearest.all({
+            ...ownerParams(owner),
+            model: query.model,
+            vector: blobOf(query),
+            limit: Math.max(limit, RECALL_CANDIDATES),
+          })
+        : null;
     const terms = searchTerms(text);
-    if (terms.length === 0) return [];
     // Any word, best matches first (bm25 is lower for better ones).
     const match = terms.map((term) => `"${term}"`).join(" OR ");
-    return this.s.relevant.all(match, owner.accountId, owner.agentId, owner.userId, limit).map(memoryRecord);
+    const candidates = byVector ? Math.max(limit, RECALL_CANDIDATES) : limit;
+    const byText =
+      terms.length === 0
+        ? []
+        : this.s.relevant.all(match, owner.accountId, owner.agentId, owner.userId, candidates);
+    const rows = byVector ? fuseRankings([byText, byVector], limit) : byText;
+    return rows.map(memoryRecord);
+  }
+
+  saveVectors(owner: MemoryOwner, vectors: readonly { memoryId: string; vector: MemoryVector }[]): void {
+    this.saveVectorsOf.immediate(owner, vectors);
+  }
+
+  searchesVectors(): boolean {
+    return this.nearest !== null;
   }
 
   delete(accountId: string, agentId: string, memoryId: string): boolean {
@@ -152,6 +202,47 @@ function memoryRecord(row: SqliteMemoryRow): MemoryRecord {
   };
 }
 
+interface VectorParams {
+  id: string;
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  model: string;
+  vector: Buffer;
+}
+
+type NearestParams = Omit<VectorParams, "id"> & { limit: number };
+
+function ownerParams(owner: MemoryOwner) {
+  return { account_id: owner.accountId, agent_id: owner.agentId, user_id: owner.userId };
+}
+
+/** A vector as sqlite-vec reads it: little-endian float32s. */
+function blobOf({ vector }: MemoryVector): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+/**
+ * The user's memories whose vector (of the model) is nearest the query's, nearest first; null when sqlite-vec
+ * cannot be loaded into this connection. The distance is computed over the user's vectors only (their index),
+ * a scan bounded by the agent's `memoryLimit`.
+ */
+function nearestStatement(
+  db: Database.Database,
+): Database.Statement<[NearestParams], SqliteMemoryRow> | null {
+  try {
+    loadSqliteVec(db);
+  } catch {
+    return null;
+  }
+  return db.prepare(
+    `SELECT m.* FROM (SELECT seq, vec_distance_cosine(vector, @vector) AS distance FROM memory_vectors
+         WHERE account_id = @account_id AND agent_id = @agent_id AND user_id = @user_id AND model = @model
+         ORDER BY distance LIMIT @limit) v
+       JOIN memories m ON m.seq = v.seq ORDER BY v.distance, m.seq DESC`,
+  );
+}
+
 function prepare(db: Database.Database) {
   return {
     insert: db.prepare<Omit<SqliteMemoryRow, "seq"> & { key: string }, SqliteMemoryRow>(
@@ -182,6 +273,13 @@ function prepare(db: Database.Database) {
       `SELECT m.* FROM memories_fts f JOIN memories m ON m.seq = f.rowid
        WHERE memories_fts MATCH ? AND m.account_id = ? AND m.agent_id = ? AND m.user_id = ?
        ORDER BY bm25(memories_fts), m.seq DESC LIMIT ?`,
+    ),
+    // The memory's owner is checked: a vector never lands on another user's memory.
+    saveVector: db.prepare<VectorParams>(
+      `INSERT INTO memory_vectors (seq, account_id, agent_id, user_id, model, vector)
+       SELECT seq, account_id, agent_id, user_id, @model, @vector FROM memories
+       WHERE id = @id AND account_id = @account_id AND agent_id = @agent_id AND user_id = @user_id
+       ON CONFLICT (seq) DO UPDATE SET model = excluded.model, vector = excluded.vector`,
     ),
     deleteOne: db.prepare<[string, string, string]>(
       "DELETE FROM memories WHERE id = ? AND account_id = ? AND agent_id = ?",

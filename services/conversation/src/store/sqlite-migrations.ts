@@ -298,6 +298,23 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       DROP INDEX message_runs_by_agent;
     `,
   },
+  {
+    version: 17,
+    name: "vectors of memories",
+    // One vector per memory (float32 blob, unit length) and the embedding model that made it; deleted with it.
+    // The owner's columns repeat the memory's, so that a recall scans only the user's vectors of one model.
+    sql: `
+      CREATE TABLE memory_vectors (
+        seq INTEGER PRIMARY KEY REFERENCES memories (seq) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+      ) STRICT;
+      CREATE INDEX memory_vectors_by_owner ON memory_vectors (account_id, agent_id, user_id, model);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

@@ -311,6 +311,12 @@ export interface MemoryRecord {
   createdAt: string;
 }
 
+/** A vector of some text by one embedding model, unit length (embeddings.ts). */
+export interface MemoryVector {
+  model: string;
+  vector: Float32Array;
+}
+
 /** Whose memories: one user of one agent. */
 export interface MemoryOwner {
   accountId: string;
@@ -533,8 +539,30 @@ export interface ConversationStore {
     filter: MemoryFilter,
     page: PageRequest,
   ): Promise<Page<MemoryRecord>>;
-  /** The user's memories most relevant to `text` by full-text rank, at most `limit`; none when nothing matches. */
-  relevantMemories(owner: MemoryOwner, text: string, limit: number): Promise<MemoryRecord[]>;
+  /**
+   * The user's memories most relevant to `text`, at most `limit`; none when nothing matches. By full-text rank
+   * alone, or, given `query` (the vector of `text`) and a store that searches vectors, fused with the ranking of
+   * the memories' vectors of the same model by cosine distance (memories.ts, `fuseRankings`).
+   */
+  relevantMemories(
+    owner: MemoryOwner,
+    text: string,
+    limit: number,
+    query?: MemoryVector,
+  ): Promise<MemoryRecord[]>;
+  /**
+   * Keeps the vectors of the user's memories (by id), one per memory (a later one replaces it); those of memories
+   * deleted meanwhile are dropped. Deleting a memory deletes its vector.
+   */
+  saveMemoryVectors(
+    owner: MemoryOwner,
+    vectors: readonly { memoryId: string; vector: MemoryVector }[],
+  ): Promise<void>;
+  /**
+   * Whether this store ranks memories by vector: SQLite with sqlite-vec loaded, Postgres with the pgvector
+   * extension installed. Vectors are kept either way.
+   */
+  searchesVectors(): Promise<boolean>;
   /** Deletes one of an agent's memories; false when it has none of that id. */
   deleteMemory(accountId: string, agentId: string, memoryId: string): Promise<boolean>;
   /**

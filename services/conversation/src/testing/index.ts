@@ -19,6 +19,11 @@ export {
   anthropicFormat,
   startFakeAnthropic,
 } from "./fake-anthropic.js";
+export {
+  type FakeEmbeddingsOptions,
+  FakeEmbeddingsServer,
+  startFakeEmbeddings,
+} from "./fake-embeddings.js";
 export { type OpenAIChatBody, openAIFormat, startFakeOpenAI } from "./fake-openai.js";
 export {
   type FakeAnswer,

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { unitVector } from "../embeddings.js";
 import { newMemory } from "../memories.js";
-import type { ConversationStore, MemoryOwner, NewMemory, PageRequest } from "../store/types.js";
+import type { ConversationStore, MemoryOwner, MemoryVector, NewMemory, PageRequest } from "../store/types.js";
 
 const owner = (overrides: Partial<MemoryOwner> = {}): MemoryOwner => ({
   accountId: "acct_A",
@@ -12,6 +13,8 @@ const owner = (overrides: Partial<MemoryOwner> = {}): MemoryOwner => ({
 function memory(text: string, source: string | null = null): NewMemory {
   return newMemory(text, source)!;
 }
+
+const vector = (values: number[], model = "embed-1"): MemoryVector => ({ model, vector: unitVector(values) });
 
 const newest = (limit = 20): PageRequest => ({ limit, before: null, after: null, order: "desc" });
 
@@ -211,6 +214,59 @@ export function memoryStoreContract(name: string, open: () => Promise<Conversati
         }),
       ]);
       expect(await s.listCalls("acct_A", "agt_A")).toEqual([]);
+    });
+
+    it("ranks by vector besides full text where the store searches vectors, full text alone elsewhere", async () => {
+      const s = await store();
+      const stored = await s.addMemories(
+        owner(),
+        [
+          memory("The user has a golden retriever named Biscuit."),
+          memory("The user likes jazz records."),
+          memory("The user called the bank about a loan."),
+        ],
+        100,
+      );
+      const [dog, jazz, bank] = stored.map((entry) => entry.memory);
+      await s.saveMemoryVectors(owner(), [
+        { memoryId: dog!.id, vector: vector([1, 0, 0]) },
+        { memoryId: jazz!.id, vector: vector([0, 1, 0]) },
+        { memoryId: bank!.id, vector: vector([0, 0, 1]) },
+      ]);
+      // Another user's memory near the query: never recalled for this user, nor can a vector be put on it.
+      const [theirs] = await s.addMemories(owner({ userId: "u2" }), [memory("The user walks a puppy.")], 100);
+      await s.saveMemoryVectors(owner({ userId: "u2" }), [
+        { memoryId: theirs!.memory.id, vector: vector([1, 0, 0]) },
+      ]);
+      await s.saveMemoryVectors(owner(), [{ memoryId: theirs!.memory.id, vector: vector([1, 0, 0]) }]);
+
+      // A paraphrase sharing no word with the memory, but one ("called") with another.
+      const text = "What is my puppy called?";
+      const query = vector([0.9, 0.1, 0.05]);
+      const byText = await s.relevantMemories(owner(), text, 5);
+      expect(byText.map((m) => m.text)).toEqual(["The user called the bank about a loan."]);
+      const hybrid = await s.relevantMemories(owner(), text, 2, query);
+      if (await s.searchesVectors()) {
+        // Nearest by meaning first; the full-text match holds its place by both rankings.
+        expect(hybrid.map((m) => m.text)).toEqual([
+          "The user called the bank about a loan.",
+          "The user has a golden retriever named Biscuit.",
+        ]);
+        // A vector of another model is not compared.
+        const otherModel = await s.relevantMemories(owner(), text, 5, vector([1, 0, 0], "embed-2"));
+        expect(otherModel.map((m) => m.text)).toEqual(["The user called the bank about a loan."]);
+        // With no word to search by, vectors alone rank.
+        const meaning = await s.relevantMemories(owner(), "the", 1, vector([0, 1, 0.1]));
+        expect(meaning.map((m) => m.text)).toEqual(["The user likes jazz records."]);
+        // A memory deleted takes its vector with it.
+        await s.deleteMemory("acct_A", "agt_A", dog!.id);
+        const after = await s.relevantMemories(owner(), text, 5, query);
+        expect(after.map((m) => m.id)).not.toContain(dog!.id);
+      } else {
+        expect(hybrid).toEqual(byText);
+      }
+      const theirsRecalled = await s.relevantMemories(owner({ userId: "u2" }), text, 5, query);
+      expect(theirsRecalled.every((m) => m.userId === "u2")).toBe(true);
     });
   });
 }
