@@ -35,21 +35,6 @@ export function documentType(contentType: string): DocumentType | null {
   return (DOCUMENT_TYPES as readonly string[]).includes(type) ? (type as DocumentType) : null;
 }
 
-/** The document type a file name's extension suggests, for an upload sent as application/octet-stream. */
-export function typeOfFileName(name: string): DocumentType | null {
-  const extension = name.toLowerCase().split(".").at(-1) ?? "";
-  const byExtension: Record<string, DocumentType> = {
-    txt: "text/plain",
-    text: "text/plain",
-    md: "text/markdown",
-    markdown: "text/markdown",
-    html: "text/html",
-    htm: "text/html",
-    pdf: "application/pdf",
-  };
-  return byExtension[extension] ?? null;
-}
-
 /** The answer to a type this service does not read, naming those it does. */
 export function unsupportedType(contentType: string): AppError {
   return new AppError(
@@ -206,39 +191,4 @@ export function knowledgeSection(matches: readonly ChunkMatch[]): string {
     "Passages from your knowledge documents that may bear on this message. Answer from them where they apply, and name the marker ([1], [2], ...) of each passage you use:",
     ...passages,
   ].join("\n\n");
-}
-
-/**
- * The file and folder references of an imported character (`personality.knowledgeSources`: `{path}` or
- * `{directory}`, itself a path or `{path}`), as the paths an upload's `source` names.
- */
-export function knowledgeReferences(
-  personality: JsonObject | undefined,
-): { path: string; folder: boolean }[] {
-  const sources = personality?.knowledgeSources;
-  if (!Array.isArray(sources)) return [];
-  const references: { path: string; folder: boolean }[] = [];
-  for (const entry of sources) {
-    const source = (entry as { source?: unknown } | null)?.source as
-      | { path?: unknown; directory?: unknown }
-      | undefined;
-    if (typeof source?.path === "string") references.push({ path: source.path, folder: false });
-    const directory = source?.directory;
-    const folder = typeof directory === "string" ? directory : (directory as { path?: unknown } | null)?.path;
-    if (typeof folder === "string") references.push({ path: folder, folder: true });
-  }
-  return references;
-}
-
-/**
- * The references no document answers yet: a file's, until a document was uploaded with its path as `source`; a
- * folder's, until one was uploaded with a path inside it.
- */
-export function missingSources(personality: JsonObject | undefined, sources: readonly string[]): string[] {
-  return knowledgeReferences(personality)
-    .filter(({ path, folder }) => {
-      const prefix = `${path.replace(/\/+$/, "")}/`;
-      return !sources.some((source) => (folder ? source.startsWith(prefix) : source === path));
-    })
-    .map(({ path }) => path);
 }

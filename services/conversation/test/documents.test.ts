@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { isId } from "@agentry/core";
-import type { JsonObject } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CHUNK_CHARACTERS, CHUNK_OVERLAP, chunkText, citationsOf, missingSources } from "../src/documents.js";
+import { CHUNK_CHARACTERS, CHUNK_OVERLAP, chunkText, citationsOf } from "../src/documents.js";
 import type { OpenAIChatBody } from "../src/testing/index.js";
 import { ACCOUNT, agent, failure, type Harness, startHarness } from "./harness.js";
 
@@ -205,22 +204,5 @@ describe("citations", () => {
       { documentId: "doc_1", chunk: 3, score: 0.25 },
     ]);
     expect(citationsOf([])).toEqual([]);
-  });
-});
-
-describe("knowledge references of a character", () => {
-  it("names the file and folder references no document answers yet", () => {
-    const personality: JsonObject = {
-      knowledgeSources: [
-        { position: 0, source: { path: "manuals/bicycle.pdf" } },
-        { position: 1, source: { directory: { path: "manuals/kitchen", shared: false } } },
-        { position: 2, source: { directory: "notes" } },
-      ],
-    };
-    expect(missingSources(personality, [])).toEqual(["manuals/bicycle.pdf", "manuals/kitchen", "notes"]);
-    expect(missingSources(personality, ["manuals/bicycle.pdf", "manuals/kitchen/kettle.md"])).toEqual([
-      "notes",
-    ]);
-    expect(missingSources(undefined, [])).toEqual([]);
   });
 });

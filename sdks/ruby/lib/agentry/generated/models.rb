@@ -42,6 +42,7 @@ module Agentry
       SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
       API_KEY_NOT_FOUND = "API_KEY_NOT_FOUND"
       MEMORY_NOT_FOUND = "MEMORY_NOT_FOUND"
+      DOCUMENT_NOT_FOUND = "DOCUMENT_NOT_FOUND"
       NOT_FOUND = "NOT_FOUND"
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
@@ -68,6 +69,7 @@ module Agentry
         SECRET_NOT_FOUND,
         API_KEY_NOT_FOUND,
         MEMORY_NOT_FOUND,
+        DOCUMENT_NOT_FOUND,
         NOT_FOUND,
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
@@ -612,6 +614,12 @@ module Agentry
       #   @return [Array<ToolCall>]
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
 
+      # @!attribute [r] citations
+      #   The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`,
+      #   `[2]`, ... the model was asked to cite; absent when it carried none.
+      #   @return [Array<Citation>]
+      field :citations, "citations", [:array, "Citation"]
+
       # @!attribute [r] error
       #   Why it failed; `failed` only.
       #   @return [BackgroundMessageError]
@@ -638,9 +646,10 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `DOCUMENT_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
+      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
+      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -849,6 +858,25 @@ module Agentry
       field :post, "post", [:array, :string]
     end
 
+    # A chunk of one of the agent's documents that the reply's prompt carried.
+    class Citation < Agentry::Model
+      # @!attribute [r] document_id
+      #   The document: `doc_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :document_id, "documentId", :string, required: true
+
+      # @!attribute [r] chunk
+      #   The chunk's position in the document, from 0.
+      #   @return [Integer]
+      field :chunk, "chunk", :integer, required: true
+
+      # @!attribute [r] score
+      #   How well it matched the message, relative to the best passage of the reply: 1 for the best, less
+      #   for the others.
+      #   @return [Numeric]
+      field :score, "score", :number, required: true
+    end
+
     # Platform integrations: a platform name, or an object with a `type` and that platform's
     # configuration.
     #
@@ -1030,6 +1058,67 @@ module Agentry
       field :next_attempt_at, "nextAttemptAt", [:nullable, :time], required: true
     end
 
+    # A file an agent answers from (docs/api/documents.md).
+    class Document < Agentry::Model
+      # @!attribute [r] id
+      #   The document's id: `doc_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent that answers from it.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] title
+      #   Its title, 1 to 200 characters: the one given, else the file's name, else the first line of its
+      #   text.
+      #   @return [String]
+      field :title, "title", :string, required: true
+
+      # @!attribute [r] content_type
+      #   The type it was read as. One of `text/plain`, `text/markdown`, `text/html`, `application/pdf`.
+      #   @return [String]
+      field :content_type, "contentType", :string, required: true
+
+      # @!attribute [r] size_bytes
+      #   The size of the file uploaded, in bytes.
+      #   @return [Integer]
+      field :size_bytes, "sizeBytes", :integer, required: true
+
+      # @!attribute [r] text_length
+      #   Characters of text read from it.
+      #   @return [Integer]
+      field :text_length, "textLength", :integer, required: true
+
+      # @!attribute [r] chunks
+      #   How many chunks its text was cut into.
+      #   @return [Integer]
+      field :chunks, "chunks", :integer, required: true
+
+      # @!attribute [r] source
+      #   The knowledge reference of the agent's character it answers; `null` when none was given.
+      #   @return [String, nil]
+      field :source, "source", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When it was stored.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+    end
+
+    # The DocumentDeletedResponseData object.
+    class DocumentDeletedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted document's id.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+    end
+
     # An agent as an elizaOS 1.x character file. Importing it gives an agent equal to this one in every
     # field but its id, times and `apiEndpoint`.
     class ExportedCharacterFile < Agentry::Model
@@ -1188,6 +1277,12 @@ module Agentry
       #   absent when it called none. Assistant messages only.
       #   @return [Array<ToolCall>]
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
+
+      # @!attribute [r] citations
+      #   The chunks of the agent's documents the reply's prompt carried, as in the send reply; absent when
+      #   it carried none. Assistant messages only.
+      #   @return [Array<Citation>]
+      field :citations, "citations", [:array, "Citation"]
     end
 
     # Tokens used by the call. Assistant messages only.
@@ -1204,6 +1299,38 @@ module Agentry
       #   `inputTokens + outputTokens`.
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
+    end
+
+    # The KnowledgeSourcesResponseData object.
+    class KnowledgeSourcesResponseData < Agentry::Model
+      # @!attribute [r] references
+      #   The character's file and folder references, in the file's order.
+      #   @return [Array<KnowledgeSourcesResponseDataReferencesItem>]
+      field :references, "references", [:array, "KnowledgeSourcesResponseDataReferencesItem"], required: true
+
+      # @!attribute [r] missing
+      #   The paths of the references no document answers yet.
+      #   @return [Array<String>]
+      field :missing, "missing", [:array, :string], required: true
+    end
+
+    # The character's file and folder references, in the file's order.
+    class KnowledgeSourcesResponseDataReferencesItem < Agentry::Model
+      # @!attribute [r] path
+      #   The path the character file names.
+      #   @return [String]
+      field :path, "path", :string, required: true
+
+      # @!attribute [r] kind
+      #   Whether it names a file or a folder. One of `file`, `folder`.
+      #   @return [String]
+      field :kind, "kind", :string, required: true
+
+      # @!attribute [r] uploaded
+      #   Whether a document answers it: one uploaded with this path as `source` (a folder's: a path inside
+      #   it).
+      #   @return [Boolean]
+      field :uploaded, "uploaded", :boolean, required: true
     end
 
     # A fact an agent keeps about one of its users (docs/api/memories.md).
@@ -1468,6 +1595,12 @@ module Agentry
       #   absent when it called none.
       #   @return [Array<ToolCall>]
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
+
+      # @!attribute [r] citations
+      #   The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`,
+      #   `[2]`, ... the model was asked to cite; absent when it carried none.
+      #   @return [Array<Citation>]
+      field :citations, "citations", [:array, "Citation"]
     end
 
     # An agent's secret: its name and when it was set. Its value is never shown.
@@ -1519,9 +1652,10 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `DOCUMENT_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
+      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
+      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
