@@ -1252,7 +1252,7 @@ type HistoryMessageUsage struct {
 	TotalTokens int `json:"totalTokens"`
 }
 
-// KnowledgeSourcesResponseData is what Agents.KnowledgeSources.List returns: the references.
+// KnowledgeSourcesResponseData is what Agents.Documents.Sources returns: the references.
 type KnowledgeSourcesResponseData struct {
 	// The character's file and folder references, in the file's order.
 	References []KnowledgeSourcesResponseDataReferencesItem `json:"references"`

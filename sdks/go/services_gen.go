@@ -14,7 +14,7 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Documents: &AgentDocumentService{client: c}, KnowledgeSources: &AgentKnowledgeSourceService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Documents: &AgentDocumentService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
@@ -40,9 +40,6 @@ type AgentService struct {
 	// Documents is client.Agents.Documents: Create, list, read, update and delete agents; import and export
 	// elizaOS character files.
 	Documents *AgentDocumentService
-	// KnowledgeSources is client.Agents.KnowledgeSources: Create, list, read, update and delete agents; import
-	// and export elizaOS character files.
-	KnowledgeSources *AgentKnowledgeSourceService
 	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
 	// `usage:read`).
 	Usage *AgentUsageService
@@ -1306,7 +1303,7 @@ func (s *AgentMemoryService) Delete(ctx context.Context, agentID string, memoryI
 }
 
 // AgentDocumentService is client.Agents.Documents: Create, list, read, update and delete agents; import and
-// export elizaOS character files. Methods: Create, List, ListAll, Get, Delete.
+// export elizaOS character files. Methods: Create, List, ListAll, Get, Delete, Sources.
 type AgentDocumentService struct {
 	client *Client
 }
@@ -1506,13 +1503,7 @@ func (s *AgentDocumentService) Delete(ctx context.Context, agentID string, docum
 	return &out.Data, nil
 }
 
-// AgentKnowledgeSourceService is client.Agents.KnowledgeSources: Create, list, read, update and delete
-// agents; import and export elizaOS character files. Methods: List.
-type AgentKnowledgeSourceService struct {
-	client *Client
-}
-
-// List lists a character's knowledge files.
+// Sources lists a character's knowledge files.
 //
 // The file and folder references of the agent's imported character (`knowledge` entries `{path}` and
 // `{directory}`, kept in `personality.knowledgeSources`), and which of them no document answers yet: upload
@@ -1524,7 +1515,7 @@ type AgentKnowledgeSourceService struct {
 //
 // Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
 // INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
-func (s *AgentKnowledgeSourceService) List(ctx context.Context, agentID string, opts ...Option) (*KnowledgeSourcesResponseData, error) {
+func (s *AgentDocumentService) Sources(ctx context.Context, agentID string, opts ...Option) (*KnowledgeSourcesResponseData, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
 		return nil, err

@@ -202,6 +202,7 @@ export const documentRoutes: Route[] = [
     scope: "agents:read",
     operationId: "listKnowledgeSources",
     tag: "Agents",
+    sdk: { resource: ["agents", "documents"], method: "sources" },
     summary: "List a character's knowledge files",
     description:
       "The file and folder references of the agent's imported character (`knowledge` entries `{path}` and `{directory}`, kept in `personality.knowledgeSources`), and which of them no document answers yet: upload each file with its path as `source` (a folder's: a path inside it).",

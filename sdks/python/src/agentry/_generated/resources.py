@@ -86,7 +86,6 @@ __all__ = [
     "AsyncConversations",
     "AsyncDeliveries",
     "AsyncDocuments",
-    "AsyncKnowledgeSources",
     "AsyncMemories",
     "AsyncMessages",
     "AsyncPlugins",
@@ -100,7 +99,6 @@ __all__ = [
     "Conversations",
     "Deliveries",
     "Documents",
-    "KnowledgeSources",
     "Memories",
     "Messages",
     "Plugins",
@@ -1278,14 +1276,7 @@ class Documents:
         envelope = self._transport.request(spec, options)
         return DocumentDeletedResponseData.from_dict(envelope["data"])
 
-
-class KnowledgeSources:
-    """Create, list, read, update and delete agents; import and export elizaOS character files."""
-
-    def __init__(self, transport: SyncTransport) -> None:
-        self._transport = transport
-
-    def list(
+    def sources(
         self,
         agent_id: str,
         *,
@@ -1719,8 +1710,6 @@ class Agents:
     """
     documents: Documents
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
-    knowledge_sources: KnowledgeSources
-    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: Secrets
@@ -1735,7 +1724,6 @@ class Agents:
         self.runs = Runs(transport)
         self.memories = Memories(transport)
         self.documents = Documents(transport)
-        self.knowledge_sources = KnowledgeSources(transport)
         self.usage = AgentsUsage(transport)
         self.secrets = Secrets(transport)
         self.clients = Clients(transport)
@@ -4140,14 +4128,7 @@ class AsyncDocuments:
         envelope = await self._transport.request(spec, options)
         return DocumentDeletedResponseData.from_dict(envelope["data"])
 
-
-class AsyncKnowledgeSources:
-    """Create, list, read, update and delete agents; import and export elizaOS character files."""
-
-    def __init__(self, transport: AsyncTransport) -> None:
-        self._transport = transport
-
-    async def list(
+    async def sources(
         self,
         agent_id: str,
         *,
@@ -4581,8 +4562,6 @@ class AsyncAgents:
     """
     documents: AsyncDocuments
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
-    knowledge_sources: AsyncKnowledgeSources
-    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AsyncAgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: AsyncSecrets
@@ -4597,7 +4576,6 @@ class AsyncAgents:
         self.runs = AsyncRuns(transport)
         self.memories = AsyncMemories(transport)
         self.documents = AsyncDocuments(transport)
-        self.knowledge_sources = AsyncKnowledgeSources(transport)
         self.usage = AsyncAgentsUsage(transport)
         self.secrets = AsyncSecrets(transport)
         self.clients = AsyncClients(transport)

@@ -81,12 +81,6 @@ module Agentry
         @documents ||= Documents.new(@transport)
       end
 
-      # Create, list, read, update and delete agents; import and export elizaOS character files.
-      # @return [Agents::KnowledgeSources]
-      def knowledge_sources
-        @knowledge_sources ||= KnowledgeSources.new(@transport)
-      end
-
       # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
       # @return [Agents::Usage]
       def usage
@@ -1530,10 +1524,7 @@ module Agentry
             options: request_options
           )
         end
-      end
 
-      # Create, list, read, update and delete agents; import and export elizaOS character files.
-      class KnowledgeSources < Agentry::Resource
         # List a character's knowledge files.
         #
         # The file and folder references of the agent's imported character (`knowledge` entries `{path}` and
@@ -1556,7 +1547,7 @@ module Agentry
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
         # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
-        def list(agent_id, request_options: nil)
+        def sources(agent_id, request_options: nil)
           api_request(
             :get,
             "/agents/#{path_segment(:agent_id, agent_id)}/knowledge-sources",
