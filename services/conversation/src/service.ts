@@ -387,6 +387,10 @@ class Call {
               accountId: this.key.accountId,
               agentId: this.key.agentId,
               plugins: agentPlugins(spec?.plugins),
+              searchDocuments: async (query, limit) =>
+                (await this.ctx.store.relevantChunks(this.key.accountId, this.key.agentId, query, limit)).map(
+                  ({ documentId, title, chunk, text }) => ({ documentId, title, chunk, text }),
+                ),
             },
             signal,
             this.log,
