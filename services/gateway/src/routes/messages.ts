@@ -54,7 +54,7 @@ export function presentReply(reply: Reply): ReplyJson & { citations?: CitationJs
   return reply.citations.length > 0 ? { ...view, citations: reply.citations.map(presentCitation) } : view;
 }
 
-/** A chunk of an agent's document that a reply's prompt carried (docs/api/documents.md, "Citations"). */
+/** A chunk of an agent's document that a reply's prompt carried (docs/api/documents.md, "Retrieval and citations"). */
 export type CitationJson = { documentId: string; chunk: number; score: number };
 
 export function presentCitation(citation: Citation): CitationJson {
