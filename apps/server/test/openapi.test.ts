@@ -879,7 +879,9 @@ describe("documents", () => {
     expect((await call("listKnowledgeSources", { params: missing })).status).toBe(404);
     expect((await call("createDocument", { params: missing, body: { text: "x" } })).status).toBe(404);
     expect((await call("listDocuments", { params: { agentId }, query: "limit=0" })).status).toBe(400);
-    expect((await call("createDocument", { params: { agentId }, body: { title: "no text" } })).status).toBe(400);
+    expect((await call("createDocument", { params: { agentId }, body: { title: "no text" } })).status).toBe(
+      400,
+    );
     const big = { text: "x".repeat(1024 * 1024 + 1) };
     expect((await call("createDocument", { params: { agentId }, body: big })).status).toBe(413);
     const plain = { rawBody: "just text", headers: { "content-type": "text/plain" } };
