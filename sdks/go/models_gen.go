@@ -52,6 +52,17 @@ const (
 	ClientStatusStateInert      ClientStatusState = "inert"
 )
 
+// CreateDocumentRequestContentType is one of a fixed set of strings.
+type CreateDocumentRequestContentType string
+
+// The values of CreateDocumentRequestContentType.
+const (
+	CreateDocumentRequestContentTypeTextPlain      CreateDocumentRequestContentType = "text/plain"
+	CreateDocumentRequestContentTypeTextMarkdown   CreateDocumentRequestContentType = "text/markdown"
+	CreateDocumentRequestContentTypeTextHtml       CreateDocumentRequestContentType = "text/html"
+	CreateDocumentRequestContentTypeApplicationPdf CreateDocumentRequestContentType = "application/pdf"
+)
+
 // DeliveryEventType is one of a fixed set of strings.
 type DeliveryEventType string
 
@@ -94,6 +105,7 @@ const (
 	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
 	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
 	ErrorCodeMemoryNotFound       ErrorCode = "MEMORY_NOT_FOUND"
+	ErrorCodeDocumentNotFound     ErrorCode = "DOCUMENT_NOT_FOUND"
 	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
@@ -137,6 +149,15 @@ type HistoryMessageRole string
 const (
 	HistoryMessageRoleUser      HistoryMessageRole = "user"
 	HistoryMessageRoleAssistant HistoryMessageRole = "assistant"
+)
+
+// KnowledgeSourcesResponseDataReferencesItemKind is one of a fixed set of strings.
+type KnowledgeSourcesResponseDataReferencesItemKind string
+
+// The values of KnowledgeSourcesResponseDataReferencesItemKind.
+const (
+	KnowledgeSourcesResponseDataReferencesItemKindFile   KnowledgeSourcesResponseDataReferencesItemKind = "file"
+	KnowledgeSourcesResponseDataReferencesItemKindFolder KnowledgeSourcesResponseDataReferencesItemKind = "folder"
 )
 
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
@@ -260,6 +281,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeSecretNotFound:
 		return 404, true
 	case ErrorCodeMemoryNotFound:
+		return 404, true
+	case ErrorCodeDocumentNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -605,6 +628,10 @@ type BackgroundMessage struct {
 	// when it called none.
 	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
 
+	// The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`, `[2]`, ...
+	// the model was asked to cite; absent when it carried none.
+	Citations []Citation `json:"citations,omitzero"`
+
 	// Why it failed; `failed` only.
 	Error *BackgroundMessageError `json:"error,omitzero"`
 }
@@ -835,6 +862,19 @@ func (v *CharacterStyle) UnmarshalJSON(data []byte) error {
 	return err
 }
 
+// Citation is a chunk of one of the agent's documents that the reply's prompt carried.
+type Citation struct {
+	// The document: `doc_` and a ULID. Treat it as opaque.
+	DocumentID string `json:"documentId"`
+
+	// The chunk's position in the document, from 0.
+	Chunk int `json:"chunk"`
+
+	// How well it matched the message, relative to the best passage of the reply: 1 for the best, less for the
+	// others.
+	Score float64 `json:"score"`
+}
+
 // ClientIntegration is the object form of AgentClient.
 type ClientIntegration struct {
 	Type string `json:"type"`
@@ -977,6 +1017,27 @@ type CreateAPIKeyParams struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
 }
 
+// CreateDocumentParams is the request body of Agents.Documents.Create.
+type CreateDocumentParams struct {
+	// The document's title, 0 to 200 characters; empty or absent: the file's name, else the first line of its
+	// text.
+	Title *string `json:"title,omitzero"`
+
+	// How to read the content; `text/plain` by default.
+	ContentType *CreateDocumentRequestContentType `json:"contentType,omitzero"`
+
+	// The document's text (plain, Markdown or HTML, as `contentType` says). Give it or `contentBase64`.
+	Text *string `json:"text,omitzero"`
+
+	// The file's bytes in base64 (a PDF, for instance). Give it or `text`.
+	ContentBase64 *string `json:"contentBase64,omitzero"`
+
+	// The knowledge reference of the agent's imported character this file answers
+	// (`personality.knowledgeSources`: a file's path, or a path inside a folder's), as `GET
+	// /v1/agents/{agentId}/knowledge-sources` lists them.
+	Source *string `json:"source,omitzero"`
+}
+
 // CreateMemoryParams is the request body of Agents.Memories.Create.
 type CreateMemoryParams struct {
 	// The user the memory is about, as messages name them.
@@ -1050,6 +1111,44 @@ type Delivery struct {
 
 	// Pending: when it is due. Failed: when its retry is due; `null` when none follows.
 	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
+// Document is a file an agent answers from (docs/api/documents.md).
+type Document struct {
+	// The document's id: `doc_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The agent that answers from it.
+	AgentID string `json:"agentId"`
+
+	// Its title, 1 to 200 characters: the one given, else the file's name, else the first line of its text.
+	Title string `json:"title"`
+
+	// The type it was read as.
+	ContentType CreateDocumentRequestContentType `json:"contentType"`
+
+	// The size of the file uploaded, in bytes.
+	SizeBytes int `json:"sizeBytes"`
+
+	// Characters of text read from it.
+	TextLength int `json:"textLength"`
+
+	// How many chunks its text was cut into.
+	Chunks int `json:"chunks"`
+
+	// The knowledge reference of the agent's character it answers; `null` when none was given.
+	Source *string `json:"source"`
+
+	// When it was stored.
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// DocumentDeletedResponseData is what Agents.Documents.Delete returns: the document was deleted.
+type DocumentDeletedResponseData struct {
+	// The deleted document's id.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
 }
 
 // ExportedCharacterFile is an agent as an elizaOS 1.x character file. Importing it gives an agent equal to
@@ -1141,6 +1240,10 @@ type HistoryMessage struct {
 	// The tools the model called while writing the reply, with their outcomes, as in the send reply; absent when
 	// it called none. Assistant messages only.
 	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
+
+	// The chunks of the agent's documents the reply's prompt carried, as in the send reply; absent when it
+	// carried none. Assistant messages only.
+	Citations []Citation `json:"citations,omitzero"`
 }
 
 // HistoryMessageUsage is: Tokens used by the call. Assistant messages only.
@@ -1150,6 +1253,28 @@ type HistoryMessageUsage struct {
 
 	// `inputTokens + outputTokens`.
 	TotalTokens int `json:"totalTokens"`
+}
+
+// KnowledgeSourcesResponseData is what Agents.Documents.Sources returns: the references.
+type KnowledgeSourcesResponseData struct {
+	// The character's file and folder references, in the file's order.
+	References []KnowledgeSourcesResponseDataReferencesItem `json:"references"`
+
+	// The paths of the references no document answers yet.
+	Missing []string `json:"missing"`
+}
+
+// KnowledgeSourcesResponseDataReferencesItem is the character's file and folder references, in the file's
+// order.
+type KnowledgeSourcesResponseDataReferencesItem struct {
+	// The path the character file names.
+	Path string `json:"path"`
+
+	// Whether it names a file or a folder.
+	Kind KnowledgeSourcesResponseDataReferencesItemKind `json:"kind"`
+
+	// Whether a document answers it: one uploaded with this path as `source` (a folder's: a path inside it).
+	Uploaded bool `json:"uploaded"`
 }
 
 // Memory is a fact an agent keeps about one of its users (docs/api/memories.md).
@@ -1323,6 +1448,10 @@ type Reply struct {
 	// The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
 	// when it called none.
 	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
+
+	// The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`, `[2]`, ...
+	// the model was asked to cite; absent when it carried none.
+	Citations []Citation `json:"citations,omitzero"`
 }
 
 // Secret is an agent's secret: its name and when it was set. Its value is never shown.

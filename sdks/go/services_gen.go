@@ -14,7 +14,7 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Documents: &AgentDocumentService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
@@ -37,6 +37,9 @@ type AgentService struct {
 	// Memories is client.Agents.Memories: Read and delete stored conversations and messages; export and erase a
 	// user's (scopes `history:read`, `history:delete`).
 	Memories *AgentMemoryService
+	// Documents is client.Agents.Documents: Create, list, read, update and delete agents; import and export
+	// elizaOS character files.
+	Documents *AgentDocumentService
 	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
 	// `usage:read`).
 	Usage *AgentUsageService
@@ -1309,6 +1312,234 @@ func (s *AgentMemoryService) Delete(ctx context.Context, agentID string, memoryI
 		Data MemoryDeletedResponseData `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/memories/" + memoryIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// AgentDocumentService is client.Agents.Documents: Create, list, read, update and delete agents; import and
+// export elizaOS character files. Methods: Create, List, ListAll, Get, Delete, Sources.
+type AgentDocumentService struct {
+	client *Client
+}
+
+// Create uploads a document.
+//
+// Adds a file the agent answers from: text/plain, text/markdown, text/html, application/pdf, at most 10 MiB.
+// Its text is extracted (HTML without markup, PDF page by page), cut into chunks of about 1,200 characters
+// that overlap by 200, and indexed for full-text search; each later message to the agent carries the chunks
+// that match it best, within `settings.knowledgeTokenBudget` (1000 estimated tokens by default), and the
+// reply lists them in `citations`. Send the file as `multipart/form-data` (part `file`, and optionally
+// `title` and `source`), or as JSON (`text`, or `contentBase64` with `contentType`) within the 1 MiB of a
+// JSON body. Another type is answered `415 UNSUPPORTED_MEDIA_TYPE` naming the supported ones; a larger file
+// `413 PAYLOAD_TOO_LARGE`; a file without text `400 INVALID_REQUEST`.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentDocumentService) Create(ctx context.Context, agentID string, params CreateDocumentParams, opts ...Option) (*Document, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Document `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/documents", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// ListDocumentsParams are the query parameters of Agents.Documents.List; leave a field nil for the server's
+// default.
+type ListDocumentsParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only documents older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only documents newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an agent's documents.
+//
+// The files the agent answers from, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default
+// 20); `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in
+// the list's order either way; the next page's cursor is the last item's id (`before` it when newest first,
+// `after` it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+// answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+//
+// Requires the `agents:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentDocumentService) List(ctx context.Context, agentID string, params ListDocumentsParams, opts ...Option) (*CursorPage[Document], error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data       []Document       `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/documents", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[Document]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Document], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, agentID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Agents.Documents.ListAll(ctx, agentID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AgentDocumentService) ListAll(ctx context.Context, agentID string, params ListDocumentsParams, opts ...Option) iter.Seq2[Document, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Document], error) {
+		return s.List(ctx, agentID, params, opts...)
+	})
+}
+
+// Get gets a document.
+//
+// One of the files the agent answers from.
+//
+// Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or DOCUMENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentDocumentService) Get(ctx context.Context, agentID string, documentID string, opts ...Option) (*Document, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	documentIDSegment, err := pathSegment("documentID", documentID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Document `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/documents/" + documentIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a document.
+//
+// Deletes a document and its chunks: no later message carries them. Replies already stored keep their
+// citations. Deleting it again is answered `404 DOCUMENT_NOT_FOUND`.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// DOCUMENT_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentDocumentService) Delete(ctx context.Context, agentID string, documentID string, opts ...Option) (*DocumentDeletedResponseData, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	documentIDSegment, err := pathSegment("documentID", documentID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data DocumentDeletedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/documents/" + documentIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Sources lists a character's knowledge files.
+//
+// The file and folder references of the agent's imported character (`knowledge` entries `{path}` and
+// `{directory}`, kept in `personality.knowledgeSources`), and which of them no document answers yet: upload
+// each file with its path as `source` (a folder's: a path inside it).
+//
+// Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentDocumentService) Sources(ctx context.Context, agentID string, opts ...Option) (*KnowledgeSourcesResponseData, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data KnowledgeSourcesResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/knowledge-sources"}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

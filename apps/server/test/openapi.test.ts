@@ -39,6 +39,7 @@ const MISSING_MESSAGE = "msg_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_WEBHOOK = "whk_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_DELIVERY = "dlv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_MEMORY = "mem_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_DOCUMENT = "doc_01JAAAAAAAAAAAAAAAAAAAAAAA";
 /** Nothing listens there: deliveries to it fail, which no test here waits for. */
 const WEBHOOK_URL = "http://127.0.0.1:9/hook";
 
@@ -876,6 +877,37 @@ describe("memories", () => {
   });
 });
 
+describe("documents", () => {
+  it("uploads, lists, reads and deletes as documented, with the documented 400s, 404s, 413 and 415", async () => {
+    const agentId = await newAgent();
+    const created = await call("createDocument", {
+      params: { agentId },
+      body: { title: "Hours", contentType: "text/markdown", text: "# Hours\nOpen at nine." },
+    });
+    expect(created.status).toBe(201);
+    const documentId = (created.body as { data: { id: string } }).data.id;
+    expect((await call("listDocuments", { params: { agentId } })).status).toBe(200);
+    expect((await call("getDocument", { params: { agentId, documentId } })).status).toBe(200);
+    expect((await call("listKnowledgeSources", { params: { agentId } })).status).toBe(200);
+    expect((await call("deleteDocument", { params: { agentId, documentId } })).status).toBe(200);
+    expect((await call("deleteDocument", { params: { agentId, documentId } })).status).toBe(404);
+    expect((await call("getDocument", { params: { agentId, documentId } })).status).toBe(404);
+
+    const missing = { agentId: MISSING_AGENT, documentId: MISSING_DOCUMENT };
+    expect((await call("listDocuments", { params: missing })).status).toBe(404);
+    expect((await call("listKnowledgeSources", { params: missing })).status).toBe(404);
+    expect((await call("createDocument", { params: missing, body: { text: "x" } })).status).toBe(404);
+    expect((await call("listDocuments", { params: { agentId }, query: "limit=0" })).status).toBe(400);
+    expect((await call("createDocument", { params: { agentId }, body: { title: "no text" } })).status).toBe(
+      400,
+    );
+    const big = { text: "x".repeat(1024 * 1024 + 1) };
+    expect((await call("createDocument", { params: { agentId }, body: big })).status).toBe(413);
+    const plain = { rawBody: "just text", headers: { "content-type": "text/plain" } };
+    expect((await call("createDocument", { params: { agentId }, ...plain })).status).toBe(415);
+  });
+});
+
 describe("runs", () => {
   it("lists and cancels an agent's runs as documented, with the documented 400 and 404s", async () => {
     const agentId = await newAgent();
@@ -1306,6 +1338,7 @@ describe("every authenticated operation", () => {
     webhookId: MISSING_WEBHOOK,
     deliveryId: MISSING_DELIVERY,
     memoryId: MISSING_MEMORY,
+    documentId: MISSING_DOCUMENT,
     name: "TOKEN",
   };
 
@@ -1390,6 +1423,7 @@ describe("every write operation", () => {
       webhookId: MISSING_WEBHOOK,
       deliveryId: MISSING_DELIVERY,
       memoryId: MISSING_MEMORY,
+      documentId: MISSING_DOCUMENT,
       name: "TOKEN",
     };
     const { idempotency } = h.gateway.context;

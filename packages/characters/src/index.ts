@@ -3,6 +3,7 @@ export { type AgentFields, type ImportOptions, type ImportResult, importCharacte
 export type { FieldIssue } from "./issues.js";
 export type { JsonObject, JsonValue } from "./json.js";
 export { characterJsonSchema } from "./json-schema.js";
+export { knowledgeReferences, missingSources } from "./knowledge.js";
 export {
   type CharacterTraits,
   characterTraits,

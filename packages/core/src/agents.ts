@@ -56,6 +56,8 @@ export const MESSAGE_BOUNDS = {
  * - `settings.maxToolSteps`: rounds of tool calls in one turn; `settings.toolChoice`: whether the first must call one.
  * - `settings.memory`: boolean, whether the agent learns and recalls memories of its users (default true);
  *   `settings.memoryLimit`: the most memories kept per user (`MEMORY_BOUNDS`), the oldest evicted beyond it.
+ * - `settings.knowledgeTokenBudget`: the most estimated tokens of the agent's documents one prompt may carry
+ *   (`DOCUMENT_BOUNDS`); 0 leaves them out.
  * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.
  */
 export const GENERATION_BOUNDS = {
@@ -69,6 +71,17 @@ export const GENERATION_BOUNDS = {
 export const MEMORY_BOUNDS = {
   memoryLimit: { min: 1, max: 1000, default: 100 },
   textMaxLength: 1000,
+} as const;
+
+/**
+ * Knowledge documents (docs/api/documents.md): the largest upload, a title's length, and how many estimated tokens
+ * of their chunks one prompt may carry (`settings.knowledgeTokenBudget`).
+ */
+export const DOCUMENT_BOUNDS = {
+  maxBytes: 10 * 1024 * 1024,
+  titleMaxLength: 200,
+  sourceMaxLength: 1000,
+  knowledgeTokenBudget: { min: 0, max: 8000, default: 1000 },
 } as const;
 
 /**
@@ -127,6 +140,21 @@ export function generationSettingsIssues(
       memoryLimit > max
     ) {
       issues.push({ field: "settings.memoryLimit", issue: `must be an integer from ${min} to ${max}` });
+    }
+  }
+  const knowledgeTokenBudget = settings?.knowledgeTokenBudget;
+  if (knowledgeTokenBudget != null) {
+    const { min, max } = DOCUMENT_BOUNDS.knowledgeTokenBudget;
+    if (
+      typeof knowledgeTokenBudget !== "number" ||
+      !Number.isInteger(knowledgeTokenBudget) ||
+      knowledgeTokenBudget < min ||
+      knowledgeTokenBudget > max
+    ) {
+      issues.push({
+        field: "settings.knowledgeTokenBudget",
+        issue: `must be an integer from ${min} to ${max}`,
+      });
     }
   }
   issues.push(...fallbackIssues(settings?.fallbacks));

@@ -1,5 +1,6 @@
 export {
   AGENT_BOUNDS,
+  DOCUMENT_BOUNDS,
   FALLBACK_MAX_ITEMS,
   type FallbackChoice,
   fallbackChoices,

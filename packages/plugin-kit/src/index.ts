@@ -7,6 +7,7 @@ export {
 } from "./catalogue.js";
 export { definePlugin, defineTool, jsonSchemaOf, ToolInputError, type ToolSpec } from "./define.js";
 export type {
+  DocumentHit,
   GuardedFetch,
   JsonSchema,
   KnowledgeHit,

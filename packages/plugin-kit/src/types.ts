@@ -10,6 +10,15 @@ export interface KnowledgeHit {
   text: string;
 }
 
+/** A chunk of one of the agent's documents that matched a search (docs/api/documents.md). */
+export interface DocumentHit {
+  documentId: string;
+  title: string;
+  /** The chunk's position in the document, from 0. */
+  chunk: number;
+  text: string;
+}
+
 /** A `fetch` whose every call passes the outbound guard (https only, public addresses only, no redirects). */
 export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -19,6 +28,8 @@ export interface PluginHost {
   now(): Date;
   /** Full-text search over the calling agent's knowledge entries. */
   searchKnowledge(query: string, limit: number, signal: AbortSignal): Promise<KnowledgeHit[]>;
+  /** Full-text search over the chunks of the calling agent's documents, best first. */
+  searchDocuments(query: string, limit: number, signal: AbortSignal): Promise<DocumentHit[]>;
   /** Outbound HTTP made for users; a refused destination rejects with an error saying why. */
   fetch: GuardedFetch;
 }

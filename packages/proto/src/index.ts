@@ -2,6 +2,7 @@ export * from "./gen/agentry/connectors/v1/client_pb.js";
 export * from "./gen/agentry/connectors/v1/connector_service_pb.js";
 export * from "./gen/agentry/conversation/v1/conversation_pb.js";
 export * from "./gen/agentry/conversation/v1/conversation_service_pb.js";
+export * from "./gen/agentry/conversation/v1/document_pb.js";
 export * from "./gen/agentry/conversation/v1/memory_pb.js";
 export * from "./gen/agentry/conversation/v1/message_pb.js";
 export * from "./gen/agentry/conversation/v1/provider_pb.js";

@@ -17,6 +17,14 @@ function contextWith(entries: string[], config: unknown = {}) {
         .filter((hit) => words.some((word) => hit.text.toLowerCase().includes(word)))
         .slice(0, limit);
     },
+    async searchDocuments(query, limit) {
+      return query.toLowerCase().includes("lamp")
+        ? [{ documentId: "doc_1", title: "Lighthouse", chunk: 2, text: "The lamp burns paraffin." }].slice(
+            0,
+            limit,
+          )
+        : [];
+    },
   };
   const signal = new AbortController().signal;
   const context = {
@@ -41,8 +49,18 @@ describe("knowledge search", () => {
     await expect(search.call({ query: "  refunds  " }, context)).resolves.toEqual({
       query: "refunds",
       hits: [{ index: 2, text: "Refunds take 5 days" }],
+      documents: [],
     });
     expect(calls).toEqual([{ query: "refunds", limit: 5, signal }]);
+  });
+
+  it("answers the matching passages of the agent's documents too", async () => {
+    const { context } = contextWith(["Opening hours: 9 to 5"]);
+    await expect(search.call({ query: "lamp" }, context)).resolves.toEqual({
+      query: "lamp",
+      hits: [],
+      documents: [{ documentId: "doc_1", title: "Lighthouse", chunk: 2, text: "The lamp burns paraffin." }],
+    });
   });
 
   it("takes the model's limit, else the agent's default", async () => {

@@ -55,6 +55,11 @@ describe("model", () => {
       "GET /agents/{agentId}/memories agents.memories.list",
       "POST /agents/{agentId}/memories agents.memories.create",
       "DELETE /agents/{agentId}/memories/{memoryId} agents.memories.delete",
+      "POST /agents/{agentId}/documents agents.documents.create",
+      "GET /agents/{agentId}/documents agents.documents.list",
+      "GET /agents/{agentId}/documents/{documentId} agents.documents.get",
+      "DELETE /agents/{agentId}/documents/{documentId} agents.documents.delete",
+      "GET /agents/{agentId}/knowledge-sources agents.documents.sources",
       "GET /usage usage.get",
       "GET /agents/{agentId}/usage agents.usage.get",
       "POST /webhooks webhookEndpoints.create",
@@ -86,6 +91,7 @@ describe("model", () => {
           ["agents", "conversations"],
           ["agents", "runs"],
           ["agents", "memories"],
+          ["agents", "documents"],
           ["agents", "usage"],
           ["agents", "secrets"],
           ["agents", "clients"],
@@ -104,6 +110,12 @@ describe("model", () => {
         children: [],
       },
       { path: ["agents", "memories"], description: HISTORY, children: [] },
+      {
+        path: ["agents", "documents"],
+        description:
+          "Create, list, read, update and delete agents; import and export elizaOS character files.",
+        children: [],
+      },
       { path: ["usage"], description: USAGE, children: [] },
       { path: ["agents", "usage"], description: USAGE, children: [] },
       {

@@ -210,14 +210,16 @@ export class Transport {
   ): Promise<Response> {
     const config = this.#config;
     const headers = new Headers({ accept, authorization: `Bearer ${config.apiKey}` });
-    if (spec.body !== undefined) headers.set("content-type", "application/json");
+    // A form sets its own multipart content type, with its boundary.
+    const form = typeof FormData !== "undefined" && spec.body instanceof FormData;
+    if (spec.body !== undefined && !form) headers.set("content-type", "application/json");
     if (idempotencyKey !== undefined) headers.set("idempotency-key", idempotencyKey);
     // Browsers refuse to let scripts set User-Agent.
     if (isNode()) headers.set("user-agent", `agentry-typescript/${VERSION}`);
     for (const [name, value] of Object.entries(config.defaultHeaders)) headers.set(name, value);
     for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
     const init: RequestInit = { method: spec.method, headers, signal: controls.signal };
-    if (spec.body !== undefined) init.body = JSON.stringify(spec.body);
+    if (spec.body !== undefined) init.body = form ? (spec.body as FormData) : JSON.stringify(spec.body);
     return config.fetch(buildURL(config.baseURL, spec), init);
   }
 

@@ -29,6 +29,7 @@ export { Agents, type ConditionalRequestOptions } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
 export { AgentClients } from "./resources/clients.js";
 export { Conversations } from "./resources/conversations.js";
+export { Documents } from "./resources/documents.js";
 export { Memories } from "./resources/memories.js";
 export { Messages } from "./resources/messages.js";
 export { Plugins } from "./resources/plugins.js";

@@ -197,6 +197,18 @@ export interface MessageReply {
   createdAt: string;
   /** The tools of the agent's plugins the model called during the turn, in order; absent when it called none. */
   toolCalls?: ToolCall[];
+  /** The chunks of the agent's documents the prompt carried, best first; absent when it carried none. */
+  citations?: Citation[];
+}
+
+/** A chunk of one of the agent's documents that a reply's prompt carried. */
+export interface Citation {
+  /** The document (`doc_…`). */
+  documentId: string;
+  /** The chunk's position in the document, from 0. */
+  chunk: number;
+  /** How well it matched, relative to the best passage of the reply (1). */
+  score: number;
 }
 
 /** The data of `tool.call`: the model called a tool of the agent's plugins, which runs now. */
@@ -480,6 +492,8 @@ export interface AssistantHistoryMessage extends HistoryMessageBase {
   latencyMs: number;
   /** The tools the model called during the turn, in order; absent when it called none. */
   toolCalls?: ToolCall[];
+  /** The chunks of the agent's documents the reply's prompt carried (assistant messages); absent when none. */
+  citations?: Citation[];
 }
 
 /** A stored message of a conversation; `role` tells which side wrote it (and narrows the type). */
@@ -925,4 +939,55 @@ export interface ClientStatus {
 export interface SecretDeleted {
   name: string;
   deleted: true;
+}
+
+/** A file an agent answers from (docs/api/documents.md). */
+export interface Document {
+  /** `doc_` and a ULID. */
+  id: string;
+  agentId: string;
+  title: string;
+  contentType: "text/plain" | "text/markdown" | "text/html" | "application/pdf";
+  sizeBytes: number;
+  textLength: number;
+  chunks: number;
+  /** The knowledge reference of the agent's character it answers, or null. */
+  source: string | null;
+  createdAt: string;
+}
+
+/** A document sent as JSON: its text, or its bytes in base64 (at most 1 MiB of JSON). */
+export interface DocumentCreateParams {
+  title?: string;
+  contentType?: Document["contentType"];
+  text?: string;
+  contentBase64?: string;
+  source?: string;
+}
+
+/** A file sent as `multipart/form-data` (at most 10 MiB). */
+export interface DocumentUploadParams {
+  /** The file's name; its extension tells the type when the Blob has none. */
+  fileName?: string;
+  title?: string;
+  source?: string;
+}
+
+export interface DocumentListParams {
+  limit?: number;
+  before?: string;
+  after?: string;
+  order?: "asc" | "desc";
+}
+
+/** The answer to deleting a document. */
+export interface DocumentDeleted {
+  id: string;
+  deleted: true;
+}
+
+/** The file and folder references of an imported character, and which no document answers yet. */
+export interface KnowledgeSources {
+  references: { path: string; kind: "file" | "folder"; uploaded: boolean }[];
+  missing: string[];
 }

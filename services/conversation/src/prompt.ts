@@ -1,9 +1,10 @@
 import { type CharacterTraits, characterTraits, spokenByCharacter } from "@agentry/characters";
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import { knowledgeSection } from "./documents.js";
 import { fitHistory, turnTokens } from "./history.js";
 import { memorySection } from "./memories.js";
 import type { PromptMessage } from "./providers/types.js";
-import type { HistoryLimits } from "./store/types.js";
+import type { ChunkMatch, HistoryLimits } from "./store/types.js";
 
 /** The parts of an agent the system prompt is built from (docs/api/providers.md, "System prompt"). */
 export interface AgentProfile {
@@ -101,6 +102,8 @@ export interface PromptInput {
   text: string;
   /** What the agent remembers of this user that bears on the message (memories.ts); none: no section. */
   memories?: readonly { text: string }[];
+  /** The chunks of the agent's documents that bear on the message, best first (documents.ts); none: no section. */
+  passages?: readonly ChunkMatch[];
   /**
    * What of the budget the prompt may spend on the character's example conversations and the history together;
    * the system prompt and the new message are always sent whole.
@@ -109,8 +112,8 @@ export interface PromptInput {
 }
 
 /**
- * The prompt of one call: the system prompt (profile, then what is remembered of the user, then this message's
- * context), the character's example conversations (`exampleTurns`, within `EXAMPLE_BUDGET_SHARE` of the budget),
+ * The prompt of one call: the system prompt (profile, then what is remembered of the user, then the passages of
+ * the agent's documents, then this message's context), the character's example conversations (`exampleTurns`, within `EXAMPLE_BUDGET_SHARE` of the budget),
  * the history that fits what they leave (`fitHistory`), then the new message.
  */
 export function buildPrompt(input: PromptInput): { system: string; messages: PromptMessage[] } {
@@ -120,6 +123,7 @@ export function buildPrompt(input: PromptInput): { system: string; messages: Pro
   const system = [
     systemPrompt(input.profile, examples.length),
     memorySection(input.memories ?? []),
+    knowledgeSection(input.passages ?? []),
     contextSection(input.context),
   ]
     .filter(Boolean)

@@ -14,12 +14,18 @@ import {
   type Conversation,
   ConversationSchema,
   ConversationService,
+  type CreateDocumentRequest,
+  type CreateDocumentResponse,
+  CreateDocumentResponseSchema,
   type CreateMemoryRequest,
   type CreateMemoryResponse,
   CreateMemoryResponseSchema,
   type DeleteConversationRequest,
   type DeleteConversationResponse,
   DeleteConversationResponseSchema,
+  type DeleteDocumentRequest,
+  type DeleteDocumentResponse,
+  DeleteDocumentResponseSchema,
   type DeleteMemoryRequest,
   type DeleteMemoryResponse,
   DeleteMemoryResponseSchema,
@@ -29,6 +35,9 @@ import {
   type ExportUserRequest,
   type ExportUserResponse,
   ExportUserResponseSchema,
+  type GetDocumentRequest,
+  type GetDocumentResponse,
+  GetDocumentResponseSchema,
   type GetMessageRequest,
   type GetMessageResponse,
   GetMessageResponseSchema,
@@ -39,6 +48,9 @@ import {
   type ListConversationsRequest,
   type ListConversationsResponse,
   ListConversationsResponseSchema,
+  type ListDocumentsRequest,
+  type ListDocumentsResponse,
+  ListDocumentsResponseSchema,
   type ListMemoriesRequest,
   type ListMemoriesResponse,
   ListMemoriesResponseSchema,
@@ -91,6 +103,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import type { ConversationContext } from "./context.js";
+import { createDocument, toDocument } from "./document-rpc.js";
 import { memoryLimit, newMemory } from "./memories.js";
 import type { SuppliedContext } from "./prompt.js";
 import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
@@ -359,6 +372,37 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         return create(DeleteMemoryResponseSchema, {});
       },
 
+      async createDocument(request: CreateDocumentRequest): Promise<CreateDocumentResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const document = await createDocument(ctx, accountId, agentId, request);
+        return create(CreateDocumentResponseSchema, { document: toDocument(document) });
+      },
+
+      async listDocuments(request: ListDocumentsRequest): Promise<ListDocumentsResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const page = await ctx.store.listDocuments(accountId, agentId, pageRequest(request.page));
+        return create(ListDocumentsResponseSchema, {
+          documents: page.items.map(toDocument),
+          hasMore: page.hasMore,
+          sources: await ctx.store.documentSources(accountId, agentId),
+        });
+      },
+
+      async getDocument(request: GetDocumentRequest): Promise<GetDocumentResponse> {
+        const { accountId, agentId } = agentScope(request);
+        const document = await ctx.store.getDocument(accountId, agentId, request.documentId);
+        if (!document) throw documentNotFound(request.documentId);
+        return create(GetDocumentResponseSchema, { document: toDocument(document) });
+      },
+
+      async deleteDocument(request: DeleteDocumentRequest): Promise<DeleteDocumentResponse> {
+        const { accountId, agentId } = agentScope(request);
+        if (!(await ctx.store.deleteDocument(accountId, agentId, request.documentId))) {
+          throw documentNotFound(request.documentId);
+        }
+        return create(DeleteDocumentResponseSchema, {});
+      },
+
       async getUsage(request: GetUsageRequest): Promise<GetUsageResponse> {
         if (!request.accountId) throw invalid("account_id", "is required");
         const report = await ctx.store.getUsage({
@@ -511,7 +555,12 @@ function toReply(reply: ReplyRecord): Reply {
     createTime: timestampFromDate(reply.createdAt),
     fallback: reply.fallback,
     toolCalls: reply.toolCalls.map(toToolCall),
+    citations: reply.citations,
   });
+}
+
+function documentNotFound(id: string): AppError {
+  return new AppError("DOCUMENT_NOT_FOUND", `Document ${JSON.stringify(id)} does not exist.`);
 }
 
 /** The account and agent every history read is scoped to, both required. */
@@ -628,6 +677,7 @@ function toTurn(turn: TurnRecord): Turn {
     latencyMs: turn.latencyMs,
     createTime: timestampFromDate(new Date(turn.createdAt)),
     toolCalls: turn.toolCalls.map(toToolCall),
+    citations: turn.citations,
   });
 }
 

@@ -167,5 +167,6 @@ export function decodeEvent(event: RunEvent): LogEvent {
 }
 
 export function decodeReply(data: Omit<ReplyRecord, "createdAt"> & { createdAt: string }): ReplyRecord {
-  return { ...data, createdAt: new Date(data.createdAt) };
+  // A reply logged before replies carried citations has none.
+  return { ...data, citations: data.citations ?? [], createdAt: new Date(data.createdAt) };
 }

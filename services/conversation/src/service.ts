@@ -12,6 +12,7 @@ import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { TurnContext } from "./context.js";
 import { CallDeadline } from "./deadline.js";
+import { CHUNKS_CONSIDERED, citationsOf, knowledgeTokenBudget, withinBudget } from "./documents.js";
 import { messageCompleted, messageFailed } from "./events.js";
 import { MAX_HISTORY_TURNS } from "./history.js";
 import { MEMORIES_RECALLED, memoryEnabled, memoryLimit } from "./memories.js";
@@ -31,7 +32,7 @@ import {
   replyMaxTokens,
   toolChoice,
 } from "./settings.js";
-import type { CallOutcome, ConversationKey, TurnRecord } from "./store/types.js";
+import type { CallOutcome, CitationRecord, ConversationKey, TurnRecord } from "./store/types.js";
 import { drained, type StoredRound, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
 
@@ -83,6 +84,8 @@ export interface ReplyRecord {
   fallback: boolean;
   /** The tools the model called during the turn, in order, with their outcomes; empty when it called none. */
   toolCalls: ToolCallRecord[];
+  /** The chunks of the agent's documents the prompt carried, best first; empty when it carried none. */
+  citations: CitationRecord[];
 }
 
 export type StreamEvent =
@@ -242,6 +245,7 @@ export function replyOfTurn(turn: TurnRecord): ReplyRecord {
     createdAt: new Date(turn.createdAt),
     fallback: turn.fallback,
     toolCalls: turn.toolCalls,
+    citations: turn.citations,
   };
 }
 
@@ -290,6 +294,8 @@ class Call {
   private tools: TurnTools | undefined;
   private maxToolSteps = 0;
   private toolCalls: ToolCallRecord[] = [];
+  /** The chunks of the agent's documents the prompt carries (documents.ts). */
+  private citations: CitationRecord[] = [];
   /** Tokens of the provider calls that answered, for the record of a turn that fails in a later round. */
   private readonly spent = { inputTokens: 0, outputTokens: 0 };
 
@@ -328,12 +334,27 @@ class Call {
         ? await (this.ctx.memoryVectors?.relevant(this.key, this.input.text, MEMORIES_RECALLED) ??
             this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED))
         : [];
+    const budget = knowledgeTokenBudget(settings);
+    const passages =
+      budget > 0
+        ? withinBudget(
+            await this.ctx.store.relevantChunks(
+              this.key.accountId,
+              this.key.agentId,
+              this.input.text,
+              CHUNKS_CONSIDERED,
+            ),
+            budget,
+          )
+        : [];
+    this.citations = citationsOf(passages);
     return buildPrompt({
       profile,
       context: this.input.context,
       history,
       text: this.input.text,
       memories,
+      passages,
       historyLimits,
     });
   }
@@ -367,6 +388,10 @@ class Call {
               accountId: this.key.accountId,
               agentId: this.key.agentId,
               plugins: agentPlugins(spec?.plugins),
+              searchDocuments: async (query, limit) =>
+                (await this.ctx.store.relevantChunks(this.key.accountId, this.key.agentId, query, limit)).map(
+                  ({ documentId, title, chunk, text }) => ({ documentId, title, chunk, text }),
+                ),
             },
             signal,
             this.log,
@@ -537,6 +562,7 @@ class Call {
       createdAt,
       fallback: this.fallback,
       toolCalls: this.toolCalls,
+      citations: this.citations,
     };
     const saved = await this.ctx.store.saveExchange(
       {
@@ -553,6 +579,7 @@ class Call {
           finishReason: reply.finishReason,
           createdAt: createdAt.toISOString(),
           toolCalls: reply.toolCalls,
+          citations: reply.citations,
           ...(this.input.background ? { background: true } : {}),
           ...(reply.fallback ? { fallback: true } : {}),
         },

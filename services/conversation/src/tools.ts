@@ -1,6 +1,14 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "@agentry/logging";
-import type { Catalogue, GuardedFetch, Plugin, PluginHost, Tool, ToolContext } from "@agentry/plugin-kit";
+import type {
+  Catalogue,
+  DocumentHit,
+  GuardedFetch,
+  Plugin,
+  PluginHost,
+  Tool,
+  ToolContext,
+} from "@agentry/plugin-kit";
 import type { PluginService } from "@agentry/proto";
 import { toJson } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
@@ -74,7 +82,13 @@ export class TurnTools {
    */
   static async prepare(
     runtime: PluginRuntime | undefined,
-    agent: { accountId: string; agentId: string; plugins: readonly unknown[] },
+    agent: {
+      accountId: string;
+      agentId: string;
+      plugins: readonly unknown[];
+      /** The agent's document chunks that match a query, best first (the store's full-text search). */
+      searchDocuments: (query: string, limit: number) => Promise<DocumentHit[]>;
+    },
     signal: AbortSignal,
     log: Logger,
   ): Promise<TurnTools | undefined> {
@@ -92,6 +106,7 @@ export class TurnTools {
         );
         return hits.map((hit) => ({ index: hit.index, text: hit.text }));
       },
+      searchDocuments: (query, limit) => agent.searchDocuments(query, limit),
       fetch: runtime.fetch,
     };
     const byName = new Map<string, Bound>();

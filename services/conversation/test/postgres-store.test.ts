@@ -13,6 +13,7 @@ import { openPostgresConversationStore, PostgresConversationStore } from "../src
 import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
 import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
+import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
 import { conversationStoreContract } from "../src/testing/store-contract.js";
 
@@ -28,6 +29,9 @@ conversationStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
 memoryStoreContract("postgres", () =>
+  openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
+);
+documentStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
 

@@ -15,6 +15,7 @@ import { apiKeyRoutes } from "./routes/api-keys.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
 import type { RequestContext, Route, ServedRoute } from "./routes/define.js";
+import { documentRoutes } from "./routes/documents.js";
 import { historyRoutes } from "./routes/history.js";
 import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
@@ -36,6 +37,7 @@ export const ROUTES: Route[] = [
   ...historyRoutes,
   ...runRoutes,
   ...memoryRoutes,
+  ...documentRoutes,
   ...usageRoutes,
   ...webhookRoutes,
   ...pluginRoutes,

@@ -18,6 +18,7 @@ import type {
 } from "../types.js";
 import { AgentClients } from "./clients.js";
 import { Conversations } from "./conversations.js";
+import { Documents } from "./documents.js";
 import { Memories } from "./memories.js";
 import { Messages } from "./messages.js";
 import { idSegment } from "./path.js";
@@ -65,6 +66,8 @@ export class Agents {
   readonly conversations: Conversations;
   /** What the agent remembers of its users. */
   readonly memories: Memories;
+  /** The files the agent answers from. */
+  readonly documents: Documents;
   /** An agent's usage figures. */
   readonly usage: AgentUsage;
   /** An agent's secrets, which its plugins read (scope `plugins:manage`). */
@@ -81,6 +84,7 @@ export class Agents {
     this.messages = new Messages(transport);
     this.conversations = new Conversations(transport);
     this.memories = new Memories(transport);
+    this.documents = new Documents(transport);
     this.usage = new AgentUsage(transport);
     this.secrets = new AgentSecrets(transport);
     this.clients = new AgentClients(transport);

@@ -305,6 +305,42 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 16,
+    name: "knowledge documents and citations",
+    // An agent's documents and their chunks; seq orders documents and is the cursor. A chunk is a row of its
+    // own, so that a vector column or a table keyed by its seq can be added later. `citations`: the chunks a
+    // reply's prompt carried, null for none.
+    sql: (s) => `
+      CREATE TABLE ${s}.documents (
+        seq bigserial PRIMARY KEY,
+        id text COLLATE "C" NOT NULL UNIQUE,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        title text NOT NULL,
+        content_type text NOT NULL,
+        size_bytes bigint NOT NULL,
+        text_length integer NOT NULL,
+        chunk_count integer NOT NULL,
+        source text NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX documents_by_agent ON ${s}.documents (account_id, agent_id, seq);
+      CREATE TABLE ${s}.document_chunks (
+        seq bigserial PRIMARY KEY,
+        document_id text COLLATE "C" NOT NULL REFERENCES ${s}.documents (id) ON DELETE CASCADE,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        position integer NOT NULL,
+        text text NOT NULL,
+        search tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
+        UNIQUE (document_id, position)
+      );
+      CREATE INDEX document_chunks_by_agent ON ${s}.document_chunks (account_id, agent_id);
+      CREATE INDEX document_chunks_search ON ${s}.document_chunks USING GIN (search);
+      ALTER TABLE ${s}.turns ADD COLUMN citations json;
+    `,
+  },
+  {
     version: 17,
     name: "vectors of memories",
     // One vector per memory (unit length) and the embedding model that made it; deleted with it. Kept as real[]

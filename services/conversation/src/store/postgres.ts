@@ -54,6 +54,7 @@ import {
   usageReport,
   ZERO_BIN,
 } from "../usage.js";
+import { PostgresDocuments } from "./postgres-documents.js";
 import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import { type PgRunRow, PostgresRuns, toRun } from "./postgres-runs.js";
@@ -71,6 +72,7 @@ import {
 import {
   type CallRow,
   type ConversationRow,
+  citationsColumn,
   cursorPosition,
   keyParams,
   positionCursor,
@@ -83,9 +85,11 @@ import {
 } from "./rows.js";
 import type {
   CallRecord,
+  ChunkMatch,
   ConversationKey,
   ConversationRecord,
   ConversationStore,
+  DocumentRecord,
   ExpiredLease,
   HistoryLimits,
   HistoryTurn,
@@ -96,6 +100,7 @@ import type {
   MemoryRecord,
   MemoryVector,
   MessageFilter,
+  NewDocument,
   NewExchange,
   NewMemory,
   NewOutboxEvent,
@@ -378,6 +383,7 @@ function statements(s: string) {
       VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, false, false, $7),
         ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $19, $20, $15)`,
     ),
+    citeTurn: `UPDATE ${s}.turns SET citations = $1::json WHERE id = $2`,
     conversationOf: `SELECT 1 FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     message: `SELECT * FROM ${s}.turns WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     deleteConversation: `DELETE FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
@@ -440,6 +446,7 @@ export class PostgresConversationStore implements ConversationStore {
   private readonly sql: Statements;
   private readonly runs: PostgresRuns;
   private readonly memories: PostgresMemories;
+  private readonly documents: PostgresDocuments;
   private closed = false;
 
   /** Use `openPostgresConversationStore`, which also migrates the schema. */
@@ -450,6 +457,7 @@ export class PostgresConversationStore implements ConversationStore {
     this.sql = statements(schema);
     this.runs = new PostgresRuns(db, schema);
     this.memories = new PostgresMemories(db, schema);
+    this.documents = new PostgresDocuments(db, schema);
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
@@ -490,6 +498,8 @@ export class PostgresConversationStore implements ConversationStore {
         reply.background ?? false,
         reply.fallback ?? false,
       ]);
+      const citations = citationsColumn(reply.citations);
+      if (citations !== null) await client.query(this.sql.citeTurn, [citations, reply.id]);
       if (idempotencyKey) {
         await run(client, this.sql.keepKey, [
           key.accountId,
@@ -585,6 +595,7 @@ export class PostgresConversationStore implements ConversationStore {
       await this.runs.deleteAgentRuns(client, accountId, agentId);
       await client.query(this.sql.deleteAgentKeys, [accountId, agentId]);
       await this.memories.deleteAgent(client, accountId, agentId);
+      await this.documents.deleteAgent(client, accountId, agentId);
       return { turns, calls };
     });
   }
@@ -846,6 +857,37 @@ export class PostgresConversationStore implements ConversationStore {
 
   async exportUserMemories(accountId: string, userId: string, cursor: string | null, limit: number) {
     return this.memories.exportUser(accountId, userId, cursor, limit);
+  }
+
+  async addDocument(accountId: string, agentId: string, document: NewDocument) {
+    return this.documents.add(accountId, agentId, document, (client) =>
+      this.purged(client, accountId, agentId),
+    );
+  }
+
+  async listDocuments(accountId: string, agentId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
+    return this.documents.list(accountId, agentId, page);
+  }
+
+  async getDocument(accountId: string, agentId: string, documentId: string) {
+    return this.documents.get(accountId, agentId, documentId);
+  }
+
+  async documentSources(accountId: string, agentId: string) {
+    return this.documents.sources(accountId, agentId);
+  }
+
+  async deleteDocument(accountId: string, agentId: string, documentId: string) {
+    return this.documents.delete(accountId, agentId, documentId);
+  }
+
+  async relevantChunks(
+    accountId: string,
+    agentId: string,
+    text: string,
+    limit: number,
+  ): Promise<ChunkMatch[]> {
+    return this.documents.relevant(accountId, agentId, text, limit);
   }
 
   async ping(): Promise<void> {

@@ -3,6 +3,7 @@ import type { ToolCallRecord } from "../tools.js";
 import type {
   CallOutcome,
   CallRecord,
+  CitationRecord,
   ConversationKey,
   ConversationRecord,
   TurnPage,
@@ -33,6 +34,8 @@ export interface TurnRow<Seq, Time> {
   finish_reason: string | null;
   /** JSON: the array of the turn's tool calls (SQLite: its text; Postgres: parsed by the driver); null for none. */
   tool_calls: string | ToolCallRecord[] | null;
+  /** JSON like tool_calls: the chunks an assistant turn's prompt carried; null for none. */
+  citations: string | CitationRecord[] | null;
   /** SQLite: 0 or 1; Postgres: a boolean. */
   background: number | boolean;
   fallback: number | boolean;
@@ -96,6 +99,7 @@ export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnR
     latencyMs: row.latency_ms,
     finishReason: row.finish_reason,
     toolCalls: toolCallsOf(row.tool_calls),
+    citations: citationsOf(row.citations),
     background: Boolean(row.background),
     fallback: Boolean(row.fallback),
     createdAt,
@@ -105,6 +109,16 @@ export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnR
 /** The tool calls column's value for an assistant turn: JSON text, or null when the model called none. */
 export function toolCallsColumn(toolCalls: readonly ToolCallRecord[] | undefined): string | null {
   return toolCalls && toolCalls.length > 0 ? JSON.stringify(toolCalls) : null;
+}
+
+/** The citations column's value for an assistant turn: JSON text, or null when its prompt carried none. */
+export function citationsColumn(citations: readonly CitationRecord[] | undefined): string | null {
+  return citations && citations.length > 0 ? JSON.stringify(citations) : null;
+}
+
+function citationsOf(column: string | CitationRecord[] | null | undefined): CitationRecord[] {
+  if (column == null) return [];
+  return typeof column === "string" ? (JSON.parse(column) as CitationRecord[]) : column;
 }
 
 function toolCallsOf(column: string | ToolCallRecord[] | null): ToolCallRecord[] {

@@ -299,6 +299,49 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     `,
   },
   {
+    version: 16,
+    name: "knowledge documents and citations",
+    // An agent's documents and their chunks; seq orders documents and is the cursor. A chunk is a row of its
+    // own (its seq the full-text rowid), so that vectors of chunks can be kept in a table keyed by it later.
+    // `citations`: the chunks a reply's prompt carried (JSON), null for none.
+    sql: `
+      CREATE TABLE documents (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        title TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        text_length INTEGER NOT NULL,
+        chunk_count INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX documents_by_agent ON documents (account_id, agent_id, seq);
+      CREATE TABLE document_chunks (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        document_id TEXT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        UNIQUE (document_id, position)
+      ) STRICT;
+      CREATE INDEX document_chunks_by_agent ON document_chunks (account_id, agent_id);
+      CREATE VIRTUAL TABLE document_chunks_fts USING fts5 (
+        text, content = 'document_chunks', content_rowid = 'seq', tokenize = 'porter unicode61'
+      );
+      CREATE TRIGGER document_chunks_fts_insert AFTER INSERT ON document_chunks BEGIN
+        INSERT INTO document_chunks_fts (rowid, text) VALUES (new.seq, new.text);
+      END;
+      CREATE TRIGGER document_chunks_fts_delete AFTER DELETE ON document_chunks BEGIN
+        INSERT INTO document_chunks_fts (document_chunks_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+      END;
+      ALTER TABLE turns ADD COLUMN citations TEXT;
+    `,
+  },
+  {
     version: 17,
     name: "vectors of memories",
     // One vector per memory (float32 blob, unit length) and the embedding model that made it; deleted with it.

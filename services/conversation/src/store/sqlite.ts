@@ -34,6 +34,7 @@ import {
 import {
   type CallRow,
   type ConversationRow,
+  citationsColumn,
   cursorPosition,
   type KeyParams,
   keyParams,
@@ -45,14 +46,17 @@ import {
   toTurn,
   turnPage,
 } from "./rows.js";
+import { SqliteDocuments } from "./sqlite-documents.js";
 import { SqliteMemories } from "./sqlite-memories.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import { type SqliteRunRow, SqliteRuns, toRun } from "./sqlite-runs.js";
 import type {
   CallRecord,
+  ChunkMatch,
   ConversationKey,
   ConversationRecord,
   ConversationStore,
+  DocumentRecord,
   ExpiredLease,
   HistoryLimits,
   HistoryTurn,
@@ -63,6 +67,7 @@ import type {
   MemoryRecord,
   MemoryVector,
   MessageFilter,
+  NewDocument,
   NewExchange,
   NewMemory,
   NewOutboxEvent,
@@ -154,6 +159,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly othersCommitted: () => boolean;
   private readonly runs: SqliteRuns;
   private readonly memories: SqliteMemories;
+  private readonly documents: SqliteDocuments;
 
   /** Opens (creating when missing) the database file and brings its schema up to date. */
   constructor(file: string) {
@@ -165,6 +171,8 @@ export class SqliteConversationStore implements ConversationStore {
     this.runs = runs;
     const memories = new SqliteMemories(this.db, (accountId, agentId) => this.purged(accountId, agentId));
     this.memories = memories;
+    const documents = new SqliteDocuments(this.db, (accountId, agentId) => this.purged(accountId, agentId));
+    this.documents = documents;
     this.save = this.db.transaction(
       (
         { key, user, reply, idempotencyKey }: NewExchange,
@@ -212,6 +220,8 @@ export class SqliteConversationStore implements ConversationStore {
           reply.fallback ? 1 : 0,
           reply.createdAt,
         );
+        const citations = citationsColumn(reply.citations);
+        if (citations !== null) s.citeTurn.run(citations, reply.id);
         if (idempotencyKey) {
           s.keepKey.run({
             account: key.accountId,
@@ -261,6 +271,7 @@ export class SqliteConversationStore implements ConversationStore {
       runs.deleteAgentRuns(accountId, agentId);
       s.deleteAgentKeys.run(accountId, agentId);
       memories.deleteAgent(accountId, agentId);
+      documents.deleteAgent(accountId, agentId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(
@@ -509,6 +520,35 @@ export class SqliteConversationStore implements ConversationStore {
     return this.memories.exportUser(accountId, userId, cursor, limit);
   }
 
+  async addDocument(accountId: string, agentId: string, document: NewDocument) {
+    return this.documents.addDocument(accountId, agentId, document);
+  }
+
+  async listDocuments(accountId: string, agentId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
+    return this.documents.list(accountId, agentId, page);
+  }
+
+  async getDocument(accountId: string, agentId: string, documentId: string) {
+    return this.documents.get(accountId, agentId, documentId);
+  }
+
+  async documentSources(accountId: string, agentId: string) {
+    return this.documents.sources(accountId, agentId);
+  }
+
+  async deleteDocument(accountId: string, agentId: string, documentId: string) {
+    return this.documents.delete(accountId, agentId, documentId);
+  }
+
+  async relevantChunks(
+    accountId: string,
+    agentId: string,
+    text: string,
+    limit: number,
+  ): Promise<ChunkMatch[]> {
+    return this.documents.relevant(accountId, agentId, text, limit);
+  }
+
   async getUsage(request: UsageRequest): Promise<UsageReport> {
     const plan = planUsage(request);
     const query = usageRowsQuery("usage_rollups", placeholder, plan, {
@@ -738,6 +778,7 @@ function prepare(db: Database.Database) {
          input_tokens, output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    citeTurn: db.prepare<[string, string]>("UPDATE turns SET citations = ? WHERE id = ?"),
     // The conversation's id: the one it has, or, for its first exchange, the new one given.
     touchConversation: db
       .prepare<[string, ...KeyParams, string, string], string>(

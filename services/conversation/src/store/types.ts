@@ -46,6 +46,8 @@ export interface TurnRecord extends ConversationKey {
   finishReason: string | null;
   /** The tools called while writing an assistant turn, with their outcomes; empty for user turns and for none. */
   toolCalls: ToolCallRecord[];
+  /** The chunks of the agent's documents an assistant turn's prompt carried; empty for user turns and for none. */
+  citations: CitationRecord[];
   /**
    * Whether the turn is the reply of a message sent in the background, which is read by id in that form for as long
    * as it is stored (message-runs.ts); false for user turns.
@@ -87,6 +89,8 @@ export interface NewExchange {
     createdAt: string;
     /** Unset or empty when the model called no tool. */
     toolCalls?: ToolCallRecord[];
+    /** Unset or empty when the prompt carried no chunk of the agent's documents. */
+    citations?: CitationRecord[];
     /** Whether the message was sent in the background; unset: it was not. */
     background?: boolean;
     /** Whether a fallback model wrote the reply; unset: it did not. */
@@ -340,6 +344,56 @@ export interface MemoryFilter {
   query?: string;
 }
 
+/** A chunk of an agent's document that a reply's prompt carried, and how well it matched (0 to 1, the best 1). */
+export interface CitationRecord {
+  documentId: string;
+  chunk: number;
+  score: number;
+}
+
+/** A file an agent answers from (docs/api/documents.md), without its text. */
+export interface DocumentRecord {
+  /** "doc_" + ULID. */
+  id: string;
+  accountId: string;
+  agentId: string;
+  title: string;
+  contentType: string;
+  sizeBytes: number;
+  /** Characters of text extracted from it. */
+  textLength: number;
+  /** How many chunks it was cut into. */
+  chunkCount: number;
+  /** The character's knowledge reference it answers; empty when none. */
+  source: string;
+  /** ISO 8601 with milliseconds, UTC. */
+  createdAt: string;
+}
+
+/** A document to store: its text already cut into chunks (documents.ts), in order. */
+export interface NewDocument {
+  id: string;
+  title: string;
+  contentType: string;
+  sizeBytes: number;
+  textLength: number;
+  source: string;
+  chunks: string[];
+  createdAt: string;
+}
+
+/**
+ * A chunk that matched a search: its document and position, its text, and its score, above 0 and higher for
+ * better matches (the store's own full-text rank; documents.ts makes it relative to the best).
+ */
+export interface ChunkMatch {
+  documentId: string;
+  title: string;
+  chunk: number;
+  text: string;
+  score: number;
+}
+
 export interface PurgeResult {
   turns: number;
   calls: number;
@@ -575,6 +629,26 @@ export interface ConversationStore {
     cursor: string | null,
     limit: number,
   ): Promise<{ memories: MemoryRecord[]; next: string | null }>;
+  /**
+   * Stores a document and its chunks in one transaction; false (nothing stored) when the agent has been purged.
+   */
+  addDocument(accountId: string, agentId: string, document: NewDocument): Promise<DocumentRecord | null>;
+  /**
+   * An agent's documents by id (newest first for `desc`). A cursor that is not one of the agent's documents
+   * throws AppError INVALID_REQUEST.
+   */
+  listDocuments(accountId: string, agentId: string, page: PageRequest): Promise<Page<DocumentRecord>>;
+  /** One of an agent's documents, or null. */
+  getDocument(accountId: string, agentId: string, documentId: string): Promise<DocumentRecord | null>;
+  /** The `source` of each of an agent's documents that has one. */
+  documentSources(accountId: string, agentId: string): Promise<string[]>;
+  /** Deletes one of an agent's documents with its chunks; false when it has none of that id. */
+  deleteDocument(accountId: string, agentId: string, documentId: string): Promise<boolean>;
+  /**
+   * The agent's chunks that match any search term of `text` (memories.ts `searchTerms`), best first, at most
+   * `limit`; none when nothing matches.
+   */
+  relevantChunks(accountId: string, agentId: string, text: string, limit: number): Promise<ChunkMatch[]>;
   /** Resolves when the database answers a trivial query: what readiness reports. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

@@ -361,8 +361,14 @@ function authenticatedOperation(route: Route, responses: Record<string, JsonSche
       ? {
           requestBody: {
             required: true,
-            description: `JSON, at most ${formatNumber(BODY_LIMIT_BYTES)} bytes.`,
-            content: { "application/json": { schema: schemaRef(route.body.component) } },
+            description:
+              route.body.multipart?.description ?? `JSON, at most ${formatNumber(BODY_LIMIT_BYTES)} bytes.`,
+            content: {
+              "application/json": { schema: schemaRef(route.body.component) },
+              ...(route.body.multipart
+                ? { "multipart/form-data": { schema: route.body.multipart.schema } }
+                : {}),
+            },
           },
         }
       : {}),

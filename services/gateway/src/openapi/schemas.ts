@@ -24,6 +24,7 @@ import {
   success,
 } from "../routes/common.schemas.js";
 import type { Component } from "../routes/define.js";
+import { registerDocumentSchemas } from "../routes/documents.schemas.js";
 import {
   Conversation,
   ConversationDeleted,
@@ -36,6 +37,7 @@ import {
   BackgroundMessage,
   BackgroundMessageAccepted,
   backgroundStates,
+  Citation,
   MessageDelta,
   MessageResponse,
   MessageStarted,
@@ -113,6 +115,7 @@ export function componentSchemas(
     ["MessageDelta", MessageDelta],
     ["ToolCallStarted", ToolCallStarted],
     ["ToolCall", ToolCall],
+    ["Citation", Citation],
     ["StreamError", StreamError],
     ["HistoryMessage", HistoryMessage],
     ["Conversation", Conversation],
@@ -163,6 +166,7 @@ export function componentSchemas(
   for (const [name, schema] of named) responses.add(schema, { id: name });
   registerCharacterSchemas(requests, responses, Agent, FieldIssue);
   registerMemorySchemas(requests, responses, { success, cursorList });
+  registerDocumentSchemas(requests, responses, { success, cursorList });
   // Those routes declare themselves (`component`, a body's `schema`) come after, unless already named here.
   for (const { id, schema } of declared.requests) if (!requests.has(schema)) requests.add(schema, { id });
   for (const { id, schema } of declared.responses) if (!responses.has(schema)) responses.add(schema, { id });

@@ -136,6 +136,11 @@ export interface BodyDoc<Body extends z.ZodType | undefined = z.ZodType | undefi
    * (`x-sdk-body-argument`), rather than field by field.
    */
   argument?: string;
+  /**
+   * The same operation also takes a file upload (`multipart/form-data`, read by the handler itself): the form's
+   * JSON Schema and the description of the request body with both forms. The generated SDKs send the JSON form.
+   */
+  multipart?: { schema: JsonSchema; description: string };
 }
 
 /** Everything one REST operation is: how it is reached, guarded, limited, validated, documented and handled. */

@@ -2,7 +2,7 @@ import { FINISH_REASONS, PROVIDER_NAMES } from "@agentry/core";
 import { z } from "zod";
 import { id, success, timestamp } from "./common.schemas.js";
 import { Memory } from "./memories.schemas.js";
-import { BackgroundMessage, toolCalls, Usage } from "./messages.schemas.js";
+import { BackgroundMessage, citations, toolCalls, Usage } from "./messages.schemas.js";
 
 /* Stored conversations and messages (docs/api/history.md), and what deleting or erasing them answers. */
 
@@ -54,6 +54,9 @@ export const HistoryMessage = z
     createdAt: timestamp("When the message was received, or the reply was complete."),
     toolCalls: toolCalls.meta({
       description: `The tools the model called while writing the reply, with their outcomes, as in the send reply; absent when it called none. ${assistantOnly}`,
+    }),
+    citations: citations.meta({
+      description: `The chunks of the agent's documents the reply's prompt carried, as in the send reply; absent when it carried none. ${assistantOnly}`,
     }),
   })
   .meta({

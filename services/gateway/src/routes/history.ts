@@ -20,7 +20,7 @@ import { parseOrThrow } from "../validation/issues.js";
 import { component, defineRoute, type HandlerInput, type Route } from "./define.js";
 import { UserExportLine } from "./history.schemas.js";
 import { presentMemory } from "./memories.js";
-import { callerGone, presentReply, toolCallView } from "./messages.js";
+import { callerGone, presentCitation, presentReply, toolCallView } from "./messages.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
 export function presentMessage(turn: Turn) {
@@ -52,6 +52,7 @@ export function presentMessage(turn: Turn) {
     ...(turn.toolCalls.length > 0
       ? { toolCalls: turn.toolCalls.map((call) => presentToolCall(toolCallView(call))) }
       : {}),
+    ...(turn.citations.length > 0 ? { citations: turn.citations.map(presentCitation) } : {}),
   };
 }
 

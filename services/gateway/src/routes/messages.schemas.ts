@@ -56,6 +56,27 @@ export const toolCalls = z.array(ToolCall).optional().meta({
     "The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent when it called none.",
 });
 
+export const Citation = z
+  .object({
+    documentId: id("doc", "The document"),
+    chunk: z.number().int().min(0).meta({ description: "The chunk's position in the document, from 0." }),
+    score: z
+      .number()
+      .min(0)
+      .max(1)
+      .meta({
+        description:
+          "How well it matched the message, relative to the best passage of the reply: 1 for the best, less for the others.",
+        examples: [1],
+      }),
+  })
+  .meta({ description: "A chunk of one of the agent's documents that the reply's prompt carried." });
+
+export const citations = z.array(Citation).optional().meta({
+  description:
+    "The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`, `[2]`, ... the model was asked to cite; absent when it carried none.",
+});
+
 export const Reply = z
   .object({
     id: id("msg", "The reply's id"),
@@ -77,6 +98,7 @@ export const Reply = z
       .meta({ description: "Milliseconds from receipt to the complete reply." }),
     createdAt: timestamp("When the reply was complete."),
     toolCalls,
+    citations,
   })
   .meta({ description: "The agent's complete reply to one message." });
 

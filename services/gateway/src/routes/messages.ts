@@ -10,6 +10,7 @@ import {
 import {
   type Agent,
   AgentStatus,
+  type Citation,
   type Reply,
   type SendMessageRequest,
   type StreamMessageResponse,
@@ -31,8 +32,8 @@ type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent"> & { agent:
  * The non-stream reply and the stream's `message.completed` event (docs/api/messages-and-streams.md, "Reply"). The presentation is
  * `@agentry/events`' own, which the conversation service's `message.completed` webhook events carry too.
  */
-export function presentReply(reply: Reply): ReplyJson {
-  return presentReplyView({
+export function presentReply(reply: Reply): ReplyJson & { citations?: CitationJson[] } {
+  const view = presentReplyView({
     id: reply.id,
     agentId: reply.agentId,
     userId: reply.userId ?? null,
@@ -50,6 +51,14 @@ export function presentReply(reply: Reply): ReplyJson {
     createdAt: reply.createTime ? timestampDate(reply.createTime).toISOString() : new Date().toISOString(),
     toolCalls: reply.toolCalls.map(toolCallView),
   });
+  return reply.citations.length > 0 ? { ...view, citations: reply.citations.map(presentCitation) } : view;
+}
+
+/** A chunk of an agent's document that a reply's prompt carried (docs/api/documents.md, "Retrieval and citations"). */
+export type CitationJson = { documentId: string; chunk: number; score: number };
+
+export function presentCitation(citation: Citation): CitationJson {
+  return { documentId: citation.documentId, chunk: citation.chunk, score: citation.score };
 }
 
 /** A tool call of the RPCs as the presentation takes it. */

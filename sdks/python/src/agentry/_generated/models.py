@@ -39,6 +39,7 @@ __all__ = [
     "CharacterMessageExample",
     "CharacterSettings",
     "CharacterStyle",
+    "Citation",
     "ClientIntegration",
     "ClientIntegrationParam",
     "ClientStatus",
@@ -47,6 +48,8 @@ __all__ = [
     "ConversationDeleted",
     "CursorPagination",
     "Delivery",
+    "Document",
+    "DocumentDeletedResponseData",
     "ERROR_CODE_STATUS",
     "ErrorCode",
     "ExportedCharacterFile",
@@ -54,6 +57,8 @@ __all__ = [
     "FinishReason",
     "HistoryMessage",
     "HistoryMessageUsage",
+    "KnowledgeSourcesResponseData",
+    "KnowledgeSourcesResponseDataReferencesItem",
     "MESSAGE_STREAM_EVENTS",
     "Memory",
     "MemoryDeletedResponseData",
@@ -120,6 +125,7 @@ ErrorCode = Literal[
     "SECRET_NOT_FOUND",
     "API_KEY_NOT_FOUND",
     "MEMORY_NOT_FOUND",
+    "DOCUMENT_NOT_FOUND",
     "NOT_FOUND",
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
@@ -177,6 +183,7 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "DELIVERY_NOT_FOUND": 404,
     "SECRET_NOT_FOUND": 404,
     "MEMORY_NOT_FOUND": 404,
+    "DOCUMENT_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
@@ -751,6 +758,10 @@ class BackgroundMessage:
     """The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
     when it called none.
     """
+    citations: Optional[List[Citation]] = None
+    """The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`, `[2]`, ...
+    the model was asked to cite; absent when it carried none.
+    """
     error: Optional[BackgroundMessageError] = None
     """Why it failed; `failed` only."""
 
@@ -771,6 +782,7 @@ class BackgroundMessage:
             latency_ms=data.get("latencyMs"),
             created_at=data.get("createdAt"),
             tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
+            citations=None if data.get("citations") is None else [Citation.from_dict(x0) for x0 in data["citations"]],
             error=None if data.get("error") is None else BackgroundMessageError.from_dict(data["error"]),
         )
 
@@ -798,6 +810,8 @@ class BackgroundMessage:
             out["createdAt"] = self.created_at
         if self.tool_calls is not None:
             out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
+        if self.citations is not None:
+            out["citations"] = [x0.to_dict() for x0 in self.citations]
         if self.error is not None:
             out["error"] = self.error.to_dict()
         return out
@@ -1193,6 +1207,37 @@ class CharacterStyle:
 
 
 @dataclass
+class Citation:
+    """A chunk of one of the agent's documents that the reply's prompt carried."""
+
+    document_id: str
+    """The document: `doc_` and a ULID. Treat it as opaque."""
+    chunk: int
+    """The chunk's position in the document, from 0."""
+    score: float
+    """How well it matched the message, relative to the best passage of the reply: 1 for the best, less for the
+    others.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Citation:
+        """Reads the JSON object the API sends."""
+        return cls(
+            document_id=data["documentId"],
+            chunk=data["chunk"],
+            score=data["score"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["documentId"] = self.document_id
+        out["chunk"] = self.chunk
+        out["score"] = self.score
+        return out
+
+
+@dataclass
 class ClientIntegration:
     """Platform integrations: a platform name, or an object with a `type` and that platform's configuration.
     """
@@ -1449,6 +1494,82 @@ class Delivery:
 
 
 @dataclass
+class Document:
+    """A file an agent answers from (docs/api/documents.md)."""
+
+    id: str
+    """The document's id: `doc_` and a ULID. Treat it as opaque."""
+    agent_id: str
+    """The agent that answers from it."""
+    title: str
+    """Its title, 1 to 200 characters: the one given, else the file's name, else the first line of its text.
+    """
+    content_type: Literal["text/plain", "text/markdown", "text/html", "application/pdf"]
+    """The type it was read as."""
+    size_bytes: int
+    """The size of the file uploaded, in bytes."""
+    text_length: int
+    """Characters of text read from it."""
+    chunks: int
+    """How many chunks its text was cut into."""
+    source: Optional[str]
+    """The knowledge reference of the agent's character it answers; `null` when none was given."""
+    created_at: str
+    """When it was stored."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Document:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            title=data["title"],
+            content_type=data["contentType"],
+            size_bytes=data["sizeBytes"],
+            text_length=data["textLength"],
+            chunks=data["chunks"],
+            source=data["source"],
+            created_at=data["createdAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["title"] = self.title
+        out["contentType"] = self.content_type
+        out["sizeBytes"] = self.size_bytes
+        out["textLength"] = self.text_length
+        out["chunks"] = self.chunks
+        out["source"] = self.source
+        out["createdAt"] = self.created_at
+        return out
+
+
+@dataclass
+class DocumentDeletedResponseData:
+    id: str
+    """The deleted document's id."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DocumentDeletedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
+        return out
+
+
+@dataclass
 class ExportedCharacterFile:
     """An agent as an elizaOS 1.x character file. Importing it gives an agent equal to this one in every field
     but its id, times and `apiEndpoint`.
@@ -1591,6 +1712,10 @@ class HistoryMessage:
     """The tools the model called while writing the reply, with their outcomes, as in the send reply; absent when
     it called none. Assistant messages only.
     """
+    citations: Optional[List[Citation]] = None
+    """The chunks of the agent's documents the reply's prompt carried, as in the send reply; absent when it
+    carried none. Assistant messages only.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HistoryMessage:
@@ -1610,6 +1735,7 @@ class HistoryMessage:
             latency_ms=data.get("latencyMs"),
             created_at=data["createdAt"],
             tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
+            citations=None if data.get("citations") is None else [Citation.from_dict(x0) for x0 in data["citations"]],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -1635,6 +1761,8 @@ class HistoryMessage:
         out["createdAt"] = self.created_at
         if self.tool_calls is not None:
             out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
+        if self.citations is not None:
+            out["citations"] = [x0.to_dict() for x0 in self.citations]
         return out
 
 
@@ -1662,6 +1790,59 @@ class HistoryMessageUsage:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        return out
+
+
+@dataclass
+class KnowledgeSourcesResponseData:
+    references: List[KnowledgeSourcesResponseDataReferencesItem]
+    """The character's file and folder references, in the file's order."""
+    missing: List[str]
+    """The paths of the references no document answers yet."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> KnowledgeSourcesResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            references=[KnowledgeSourcesResponseDataReferencesItem.from_dict(x0) for x0 in data["references"]],
+            missing=list(data["missing"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["references"] = [x0.to_dict() for x0 in self.references]
+        out["missing"] = list(self.missing)
+        return out
+
+
+@dataclass
+class KnowledgeSourcesResponseDataReferencesItem:
+    """The character's file and folder references, in the file's order."""
+
+    path: str
+    """The path the character file names."""
+    kind: Literal["file", "folder"]
+    """Whether it names a file or a folder."""
+    uploaded: bool
+    """Whether a document answers it: one uploaded with this path as `source` (a folder's: a path inside it).
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> KnowledgeSourcesResponseDataReferencesItem:
+        """Reads the JSON object the API sends."""
+        return cls(
+            path=data["path"],
+            kind=data["kind"],
+            uploaded=data["uploaded"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["path"] = self.path
+        out["kind"] = self.kind
+        out["uploaded"] = self.uploaded
         return out
 
 
@@ -2022,6 +2203,10 @@ class Reply:
     """The tools of the agent's plugins the model called during the turn, in order, with their outcomes; absent
     when it called none.
     """
+    citations: Optional[List[Citation]] = None
+    """The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`, `[2]`, ...
+    the model was asked to cite; absent when it carried none.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Reply:
@@ -2039,6 +2224,7 @@ class Reply:
             latency_ms=data["latencyMs"],
             created_at=data["createdAt"],
             tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
+            citations=None if data.get("citations") is None else [Citation.from_dict(x0) for x0 in data["citations"]],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -2057,6 +2243,8 @@ class Reply:
         out["createdAt"] = self.created_at
         if self.tool_calls is not None:
             out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
+        if self.citations is not None:
+            out["citations"] = [x0.to_dict() for x0 in self.citations]
         return out
 
 

@@ -60,8 +60,11 @@ from .models import (
     Conversation,
     ConversationDeleted,
     Delivery,
+    Document,
+    DocumentDeletedResponseData,
     ExportedCharacterFile,
     HistoryMessage,
+    KnowledgeSourcesResponseData,
     Memory,
     MemoryDeletedResponseData,
     ModelProvider,
@@ -89,6 +92,7 @@ __all__ = [
     "AsyncClients",
     "AsyncConversations",
     "AsyncDeliveries",
+    "AsyncDocuments",
     "AsyncMemories",
     "AsyncMessages",
     "AsyncPlugins",
@@ -101,6 +105,7 @@ __all__ = [
     "Clients",
     "Conversations",
     "Deliveries",
+    "Documents",
     "Memories",
     "Messages",
     "Plugins",
@@ -1049,6 +1054,274 @@ class Memories:
         return MemoryDeletedResponseData.from_dict(envelope["data"])
 
 
+class Documents:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def create(
+        self,
+        agent_id: str,
+        *,
+        title: Union[str, NotGiven] = NOT_GIVEN,
+        content_type: Union[Literal["text/plain", "text/markdown", "text/html", "application/pdf"], NotGiven] = NOT_GIVEN,
+        text: Union[str, NotGiven] = NOT_GIVEN,
+        content_base64: Union[str, NotGiven] = NOT_GIVEN,
+        source: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Document:
+        """Upload a document.
+
+        Adds a file the agent answers from: text/plain, text/markdown, text/html, application/pdf, at most 10
+        MiB. Its text is extracted (HTML without markup, PDF page by page), cut into chunks of about 1,200
+        characters that overlap by 200, and indexed for full-text search; each later message to the agent
+        carries the chunks that match it best, within `settings.knowledgeTokenBudget` (1000 estimated tokens
+        by default), and the reply lists them in `citations`. Send the file as `multipart/form-data` (part
+        `file`, and optionally `title` and `source`), or as JSON (`text`, or `contentBase64` with
+        `contentType`) within the 1 MiB of a JSON body. Another type is answered `415 UNSUPPORTED_MEDIA_TYPE`
+        naming the supported ones; a larger file `413 PAYLOAD_TOO_LARGE`; a file without text `400
+        INVALID_REQUEST`.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            title: The document's title, 0 to 200 characters; empty or absent: the file's name, else the first
+                line of its text.
+            content_type: How to read the content; `text/plain` by default.
+            text: The document's text (plain, Markdown or HTML, as `contentType` says). Give it or
+                `contentBase64`.
+            content_base64: The file's bytes in base64 (a PDF, for instance). Give it or `text`.
+            source: The knowledge reference of the agent's imported character this file answers
+                (`personality.knowledgeSources`: a file's path, or a path inside a folder's), as `GET
+                /v1/agents/{agentId}/knowledge-sources` lists them.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "title": title,
+                "contentType": content_type,
+                "text": text,
+                "contentBase64": content_base64,
+                "source": source,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/documents", body=body)
+        envelope = self._transport.request(spec, options)
+        return Document.from_dict(envelope["data"])
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[Document]:
+        """List an agent's documents.
+
+        The files the agent answers from, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100
+        (default 20); `before=<id>` returns the items just older than that one, `after=<id>` those just newer,
+        presented in the list's order either way; the next page's cursor is the last item's id (`before` it
+        when newest first, `after` it when oldest first). A cursor that is not an item of this list (unknown,
+        or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and
+        values out of range.
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only documents older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only documents newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/documents", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Document.from_dict)
+
+    def get(
+        self,
+        agent_id: str,
+        document_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Document:
+        """Get a document.
+
+        One of the files the agent answers from.
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            document_id: The document's id (`doc_…`). An id of another agent's or account's document, or not of
+                that form, is answered `404 DOCUMENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `DOCUMENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/documents/{path_segment('document_id', document_id)}")
+        envelope = self._transport.request(spec, options)
+        return Document.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        agent_id: str,
+        document_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> DocumentDeletedResponseData:
+        """Delete a document.
+
+        Deletes a document and its chunks: no later message carries them. Replies already stored keep their
+        citations. Deleting it again is answered `404 DOCUMENT_NOT_FOUND`.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            document_id: The document's id (`doc_…`). An id of another agent's or account's document, or not of
+                that form, is answered `404 DOCUMENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `DOCUMENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/documents/{path_segment('document_id', document_id)}")
+        envelope = self._transport.request(spec, options)
+        return DocumentDeletedResponseData.from_dict(envelope["data"])
+
+    def sources(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> KnowledgeSourcesResponseData:
+        """List a character's knowledge files.
+
+        The file and folder references of the agent's imported character (`knowledge` entries `{path}` and
+        `{directory}`, kept in `personality.knowledgeSources`), and which of them no document answers yet:
+        upload each file with its path as `source` (a folder's: a path inside it).
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/knowledge-sources")
+        envelope = self._transport.request(spec, options)
+        return KnowledgeSourcesResponseData.from_dict(envelope["data"])
+
+
 class AgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -1442,6 +1715,8 @@ class Agents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    documents: Documents
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: Secrets
@@ -1455,6 +1730,7 @@ class Agents:
         self.conversations = Conversations(transport)
         self.runs = Runs(transport)
         self.memories = Memories(transport)
+        self.documents = Documents(transport)
         self.usage = AgentsUsage(transport)
         self.secrets = Secrets(transport)
         self.clients = Clients(transport)
@@ -3648,6 +3924,274 @@ class AsyncMemories:
         return MemoryDeletedResponseData.from_dict(envelope["data"])
 
 
+class AsyncDocuments:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def create(
+        self,
+        agent_id: str,
+        *,
+        title: Union[str, NotGiven] = NOT_GIVEN,
+        content_type: Union[Literal["text/plain", "text/markdown", "text/html", "application/pdf"], NotGiven] = NOT_GIVEN,
+        text: Union[str, NotGiven] = NOT_GIVEN,
+        content_base64: Union[str, NotGiven] = NOT_GIVEN,
+        source: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Document:
+        """Upload a document.
+
+        Adds a file the agent answers from: text/plain, text/markdown, text/html, application/pdf, at most 10
+        MiB. Its text is extracted (HTML without markup, PDF page by page), cut into chunks of about 1,200
+        characters that overlap by 200, and indexed for full-text search; each later message to the agent
+        carries the chunks that match it best, within `settings.knowledgeTokenBudget` (1000 estimated tokens
+        by default), and the reply lists them in `citations`. Send the file as `multipart/form-data` (part
+        `file`, and optionally `title` and `source`), or as JSON (`text`, or `contentBase64` with
+        `contentType`) within the 1 MiB of a JSON body. Another type is answered `415 UNSUPPORTED_MEDIA_TYPE`
+        naming the supported ones; a larger file `413 PAYLOAD_TOO_LARGE`; a file without text `400
+        INVALID_REQUEST`.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            title: The document's title, 0 to 200 characters; empty or absent: the file's name, else the first
+                line of its text.
+            content_type: How to read the content; `text/plain` by default.
+            text: The document's text (plain, Markdown or HTML, as `contentType` says). Give it or
+                `contentBase64`.
+            content_base64: The file's bytes in base64 (a PDF, for instance). Give it or `text`.
+            source: The knowledge reference of the agent's imported character this file answers
+                (`personality.knowledgeSources`: a file's path, or a path inside a folder's), as `GET
+                /v1/agents/{agentId}/knowledge-sources` lists them.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "title": title,
+                "contentType": content_type,
+                "text": text,
+                "contentBase64": content_base64,
+                "source": source,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/documents", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Document.from_dict(envelope["data"])
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[Document]:
+        """List an agent's documents.
+
+        The files the agent answers from, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100
+        (default 20); `before=<id>` returns the items just older than that one, `after=<id>` those just newer,
+        presented in the list's order either way; the next page's cursor is the last item's id (`before` it
+        when newest first, `after` it when oldest first). A cursor that is not an item of this list (unknown,
+        or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and
+        values out of range.
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only documents older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only documents newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/documents", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Document.from_dict))
+
+    async def get(
+        self,
+        agent_id: str,
+        document_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Document:
+        """Get a document.
+
+        One of the files the agent answers from.
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            document_id: The document's id (`doc_…`). An id of another agent's or account's document, or not of
+                that form, is answered `404 DOCUMENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `DOCUMENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/documents/{path_segment('document_id', document_id)}")
+        envelope = await self._transport.request(spec, options)
+        return Document.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        agent_id: str,
+        document_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> DocumentDeletedResponseData:
+        """Delete a document.
+
+        Deletes a document and its chunks: no later message carries them. Replies already stored keep their
+        citations. Deleting it again is answered `404 DOCUMENT_NOT_FOUND`.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            document_id: The document's id (`doc_…`). An id of another agent's or account's document, or not of
+                that form, is answered `404 DOCUMENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `DOCUMENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/documents/{path_segment('document_id', document_id)}")
+        envelope = await self._transport.request(spec, options)
+        return DocumentDeletedResponseData.from_dict(envelope["data"])
+
+    async def sources(
+        self,
+        agent_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> KnowledgeSourcesResponseData:
+        """List a character's knowledge files.
+
+        The file and folder references of the agent's imported character (`knowledge` entries `{path}` and
+        `{directory}`, kept in `personality.knowledgeSources`), and which of them no document answers yet:
+        upload each file with its path as `source` (a folder's: a path inside it).
+
+        Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/knowledge-sources")
+        envelope = await self._transport.request(spec, options)
+        return KnowledgeSourcesResponseData.from_dict(envelope["data"])
+
+
 class AsyncAgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -4041,6 +4585,8 @@ class AsyncAgents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    documents: AsyncDocuments
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AsyncAgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: AsyncSecrets
@@ -4054,6 +4600,7 @@ class AsyncAgents:
         self.conversations = AsyncConversations(transport)
         self.runs = AsyncRuns(transport)
         self.memories = AsyncMemories(transport)
+        self.documents = AsyncDocuments(transport)
         self.usage = AsyncAgentsUsage(transport)
         self.secrets = AsyncSecrets(transport)
         self.clients = AsyncClients(transport)

@@ -75,6 +75,12 @@ module Agentry
         @memories ||= Memories.new(@transport)
       end
 
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      # @return [Agents::Documents]
+      def documents
+        @documents ||= Documents.new(@transport)
+      end
+
       # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
       # @return [Agents::Usage]
       def usage
@@ -1349,6 +1355,224 @@ module Agentry
             :delete,
             "/agents/#{path_segment(:agent_id, agent_id)}/memories/#{path_segment(:memory_id, memory_id)}",
             type: "MemoryDeletedResponseData",
+            options: request_options
+          )
+        end
+      end
+
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      class Documents < Agentry::Resource
+        # Upload a document.
+        #
+        # Adds a file the agent answers from: text/plain, text/markdown, text/html, application/pdf, at most
+        # 10 MiB. Its text is extracted (HTML without markup, PDF page by page), cut into chunks of about
+        # 1,200 characters that overlap by 200, and indexed for full-text search; each later message to the
+        # agent carries the chunks that match it best, within `settings.knowledgeTokenBudget` (1000 estimated
+        # tokens by default), and the reply lists them in `citations`. Send the file as `multipart/form-data`
+        # (part `file`, and optionally `title` and `source`), or as JSON (`text`, or `contentBase64` with
+        # `contentType`) within the 1 MiB of a JSON body. Another type is answered `415
+        # UNSUPPORTED_MEDIA_TYPE` naming the supported ones; a larger file `413 PAYLOAD_TOO_LARGE`; a file
+        # without text `400 INVALID_REQUEST`.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param title [String] The document's title, 0 to 200 characters; empty or absent: the file's name,
+        #   else the first line of its text.
+        # @param content_type [String, Symbol] How to read the content; `text/plain` by default. One of
+        #   `text/plain`, `text/markdown`, `text/html`, `application/pdf`.
+        # @param text [String] The document's text (plain, Markdown or HTML, as `contentType` says). Give it
+        #   or `contentBase64`.
+        # @param content_base64 [String] The file's bytes in base64 (a PDF, for instance). Give it or `text`.
+        # @param source [String] The knowledge reference of the agent's imported character this file answers
+        #   (`personality.knowledgeSources`: a file's path, or a path inside a folder's), as `GET
+        #   /v1/agents/{agentId}/knowledge-sources` lists them.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::Document]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def create(
+          agent_id,
+          title: nil,
+          content_type: nil,
+          text: nil,
+          content_base64: nil,
+          source: nil,
+          request_options: nil
+        )
+          body = {}
+          body["title"] = title unless title.nil?
+          body["contentType"] = content_type unless content_type.nil?
+          body["text"] = text unless text.nil?
+          body["contentBase64"] = content_base64 unless content_base64.nil?
+          body["source"] = source unless source.nil?
+          api_request(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/documents",
+            type: "Document",
+            body: body,
+            options: request_options
+          )
+        end
+
+        # List an agent's documents.
+        #
+        # The files the agent answers from, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100
+        # (default 20); `before=<id>` returns the items just older than that one, `after=<id>` those just
+        # newer, presented in the list's order either way; the next page's cursor is the last item's id
+        # (`before` it when newest first, `after` it when oldest first). A cursor that is not an item of this
+        # list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated
+        # parameters and values out of range.
+        #
+        # Requires the `agents:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+        # @param before [String] Only documents older than this one (its id): the page just below it. The next
+        #   page of a `desc` list is `before` its last item's id. Not with `after`.
+        # @param after [String] Only documents newer than this one (its id): the page just above it. The next
+        #   page of an `asc` list is `after` its last item's id. Not with `before`.
+        # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+        #   either way. Server default: `desc`. One of `asc`, `desc`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Agentry::CursorPage<Models::Document>] the first page asked for; enumerating it walks every page
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(agent_id, limit: nil, before: nil, after: nil, order: nil, request_options: nil)
+          query = {"limit" => limit, "before" => before, "after" => after, "order" => order}
+          api_cursor_paginate(
+            "/agents/#{path_segment(:agent_id, agent_id)}/documents",
+            query: query,
+            pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                          items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                          item_type: "Document", info_type: "CursorPagination" },
+            options: request_options
+          )
+        end
+
+        # Get a document.
+        #
+        # One of the files the agent answers from.
+        #
+        # Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param document_id [String] The document's id (`doc_…`). An id of another agent's or account's
+        #   document, or not of that form, is answered `404 DOCUMENT_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::Document]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `DOCUMENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def get(agent_id, document_id, request_options: nil)
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/documents/#{path_segment(:document_id, document_id)}",
+            type: "Document",
+            options: request_options
+          )
+        end
+
+        # Delete a document.
+        #
+        # Deletes a document and its chunks: no later message carries them. Replies already stored keep their
+        # citations. Deleting it again is answered `404 DOCUMENT_NOT_FOUND`.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param document_id [String] The document's id (`doc_…`). An id of another agent's or account's
+        #   document, or not of that form, is answered `404 DOCUMENT_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::DocumentDeletedResponseData]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `DOCUMENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def delete(agent_id, document_id, request_options: nil)
+          api_request(
+            :delete,
+            "/agents/#{path_segment(:agent_id, agent_id)}/documents/#{path_segment(:document_id, document_id)}",
+            type: "DocumentDeletedResponseData",
+            options: request_options
+          )
+        end
+
+        # List a character's knowledge files.
+        #
+        # The file and folder references of the agent's imported character (`knowledge` entries `{path}` and
+        # `{directory}`, kept in `personality.knowledgeSources`), and which of them no document answers yet:
+        # upload each file with its path as `source` (a folder's: a path inside it).
+        #
+        # Requires the `agents:read` scope. Counts against `requestsPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::KnowledgeSourcesResponseData]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def sources(agent_id, request_options: nil)
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/knowledge-sources",
+            type: "KnowledgeSourcesResponseData",
             options: request_options
           )
         end
