@@ -20,6 +20,7 @@ describe("error codes", () => {
       SECRET_NOT_FOUND: 404,
       API_KEY_NOT_FOUND: 404,
       MEMORY_NOT_FOUND: 404,
+      SCHEDULE_NOT_FOUND: 404,
       NOT_FOUND: 404,
       METHOD_NOT_ALLOWED: 405,
       AGENT_INACTIVE: 409,

@@ -22,6 +22,7 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   SECRET_NOT_FOUND: Code.NotFound,
   API_KEY_NOT_FOUND: Code.NotFound,
   MEMORY_NOT_FOUND: Code.NotFound,
+  SCHEDULE_NOT_FOUND: Code.NotFound,
   NOT_FOUND: Code.NotFound,
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,

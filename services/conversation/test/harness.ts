@@ -54,6 +54,10 @@ export interface HarnessOptions {
   streamRetentionMs?: number;
   /** Background messages' leases; the service's defaults when unset. */
   runLeases?: BuildConversationOptions["runLeases"];
+  /** Where schedules read their agent at fire time; without it nothing fires. */
+  agents?: BuildConversationOptions["agents"];
+  /** SCHEDULE_SCAN_MS; the service's default when unset. */
+  scheduleScanMs?: number;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -79,6 +83,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.store ? { store: options.store } : {}),
     ...(options.streamRetentionMs === undefined ? {} : { streamRetentionMs: options.streamRetentionMs }),
     ...(options.runLeases ? { runLeases: options.runLeases } : {}),
+    ...(options.agents ? { agents: options.agents } : {}),
+    ...(options.scheduleScanMs === undefined ? {} : { scheduleScanMs: options.scheduleScanMs }),
   });
   const client = createClient(
     ConversationService,

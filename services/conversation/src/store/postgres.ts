@@ -57,6 +57,7 @@ import {
 import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import { type PgRunRow, PostgresRuns, toRun } from "./postgres-runs.js";
+import { PostgresSchedules } from "./postgres-schedules.js";
 import {
   conversationPosition,
   conversationsPage,
@@ -439,6 +440,7 @@ export class PostgresConversationStore implements ConversationStore {
   private readonly sql: Statements;
   private readonly runs: PostgresRuns;
   private readonly memories: PostgresMemories;
+  readonly schedules: PostgresSchedules;
   private closed = false;
 
   /** Use `openPostgresConversationStore`, which also migrates the schema. */
@@ -449,6 +451,7 @@ export class PostgresConversationStore implements ConversationStore {
     this.sql = statements(schema);
     this.runs = new PostgresRuns(db, schema);
     this.memories = new PostgresMemories(db, schema);
+    this.schedules = new PostgresSchedules(db, schema);
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
@@ -584,6 +587,7 @@ export class PostgresConversationStore implements ConversationStore {
       await this.runs.deleteAgentRuns(client, accountId, agentId);
       await client.query(this.sql.deleteAgentKeys, [accountId, agentId]);
       await this.memories.deleteAgent(client, accountId, agentId);
+      await this.schedules.deleteAgent(client, accountId, agentId);
       return { turns, calls };
     });
   }

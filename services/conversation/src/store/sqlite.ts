@@ -48,6 +48,7 @@ import {
 import { SqliteMemories } from "./sqlite-memories.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import { type SqliteRunRow, SqliteRuns, toRun } from "./sqlite-runs.js";
+import { SqliteSchedules } from "./sqlite-schedules.js";
 import type {
   CallRecord,
   ConversationKey,
@@ -153,6 +154,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly othersCommitted: () => boolean;
   private readonly runs: SqliteRuns;
   private readonly memories: SqliteMemories;
+  readonly schedules: SqliteSchedules;
 
   /** Opens (creating when missing) the database file and brings its schema up to date. */
   constructor(file: string) {
@@ -164,6 +166,8 @@ export class SqliteConversationStore implements ConversationStore {
     this.runs = runs;
     const memories = new SqliteMemories(this.db, (accountId, agentId) => this.purged(accountId, agentId));
     this.memories = memories;
+    const schedules = new SqliteSchedules(this.db);
+    this.schedules = schedules;
     this.save = this.db.transaction(
       (
         { key, user, reply, idempotencyKey }: NewExchange,
@@ -260,6 +264,7 @@ export class SqliteConversationStore implements ConversationStore {
       runs.deleteAgentRuns(accountId, agentId);
       s.deleteAgentKeys.run(accountId, agentId);
       memories.deleteAgent(accountId, agentId);
+      schedules.deleteAgent(accountId, agentId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(
