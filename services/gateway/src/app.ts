@@ -20,6 +20,7 @@ import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
 import { runRoutes } from "./routes/runs.js";
+import { scheduleRoutes } from "./routes/schedules.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { standardClients } from "./standard/index.js";
@@ -36,6 +37,7 @@ export const ROUTES: Route[] = [
   ...historyRoutes,
   ...runRoutes,
   ...memoryRoutes,
+  ...scheduleRoutes,
   ...usageRoutes,
   ...webhookRoutes,
   ...pluginRoutes,
