@@ -94,6 +94,7 @@ const (
 	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
 	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
 	ErrorCodeMemoryNotFound       ErrorCode = "MEMORY_NOT_FOUND"
+	ErrorCodeScheduleNotFound     ErrorCode = "SCHEDULE_NOT_FOUND"
 	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
@@ -161,6 +162,17 @@ const (
 	RunStatusCompleted RunStatus = "completed"
 	RunStatusFailed    RunStatus = "failed"
 	RunStatusCancelled RunStatus = "cancelled"
+)
+
+// ScheduleFireStatus is one of a fixed set of strings.
+type ScheduleFireStatus string
+
+// The values of ScheduleFireStatus.
+const (
+	ScheduleFireStatusPending   ScheduleFireStatus = "pending"
+	ScheduleFireStatusCompleted ScheduleFireStatus = "completed"
+	ScheduleFireStatusFailed    ScheduleFireStatus = "failed"
+	ScheduleFireStatusSkipped   ScheduleFireStatus = "skipped"
 )
 
 // Scope is one of a fixed set of strings.
@@ -259,6 +271,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeSecretNotFound:
 		return 404, true
 	case ErrorCodeMemoryNotFound:
+		return 404, true
+	case ErrorCodeScheduleNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -983,6 +997,31 @@ type CreateMemoryParams struct {
 	Text string `json:"text"`
 }
 
+// CreateScheduleParams is the request body of Agents.Schedules.Create.
+type CreateScheduleParams struct {
+	// A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`: 09:00 on
+	// weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`, `JAN`) and
+	// `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+	Cron string `json:"cron"`
+
+	// The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`, `"UTC"`); daylight
+	// saving time is followed. An unknown one is answered 400 naming `timezone`.
+	Timezone string `json:"timezone"`
+
+	// The message each fire sends to the agent, 1 to 100000 characters.
+	Text string `json:"text"`
+
+	// The user id each fire's message gives (its conversation).
+	UserID *string `json:"userId,omitzero"`
+
+	// The room id each fire's message gives: a connector chat's room id (`telegram:<chat id>`) keeps the
+	// conversation with that chat.
+	RoomID *string `json:"roomId,omitzero"`
+
+	// Whether it fires; `true` when left out.
+	Enabled *bool `json:"enabled,omitzero"`
+}
+
 // CreateWebhookParams is the request body of WebhookEndpoints.Create.
 type CreateWebhookParams struct {
 	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
@@ -1322,6 +1361,84 @@ type Reply struct {
 	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
 }
 
+// Schedule is a schedule: at each time of its cron expression (in its time zone) the agent is sent `text` as
+// one background message, once across all processes (docs/api/schedules.md).
+type Schedule struct {
+	// The schedule's id: `sch_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The agent it messages: `agt_` and a ULID. Treat it as opaque.
+	AgentID string `json:"agentId"`
+
+	// The cron expression.
+	Cron string `json:"cron"`
+
+	// The IANA time zone.
+	Timezone string `json:"timezone"`
+
+	// The message each fire sends.
+	Text string `json:"text"`
+
+	// The user id of each fire's message; null for none.
+	UserID *string `json:"userId"`
+
+	// The room id of each fire's message; null for none.
+	RoomID *string `json:"roomId"`
+
+	// Whether it fires.
+	Enabled bool `json:"enabled"`
+
+	// Its next fire time; null while disabled.
+	NextFireAt *time.Time `json:"nextFireAt"`
+
+	// Its next 5 fire times (UTC, ISO 8601), soonest first; empty while disabled.
+	NextFireTimes []time.Time `json:"nextFireTimes"`
+
+	// Fires not run because every process of the service was down past them by more than an hour (one missed by
+	// less runs once at start).
+	SkippedFires int `json:"skippedFires"`
+
+	// Its last fire; null before the first.
+	LastFire *ScheduleFire `json:"lastFire"`
+
+	// When it was created.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When it was last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ScheduleDeletedResponseData is what Agents.Schedules.Delete returns: the schedule was deleted.
+type ScheduleDeletedResponseData struct {
+	// The deleted schedule's id: `sch_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
+}
+
+// ScheduleFire is a schedule's last fire and how its message went.
+type ScheduleFire struct {
+	// The fire time it stands for.
+	ScheduledAt time.Time `json:"scheduledAt"`
+
+	// When a process of the service ran it.
+	FiredAt   time.Time `json:"firedAt"`
+	MessageID *string   `json:"messageId"`
+
+	// The message's status (`pending`, `completed`, `failed`), or `skipped` when no message was sent (the agent
+	// was inactive).
+	Status ScheduleFireStatus `json:"status"`
+
+	// Why the message failed, or why none was sent; null otherwise.
+	Error *ScheduleFireError `json:"error"`
+}
+
+// ScheduleFireError is: Why the message failed, or why none was sent; null otherwise.
+type ScheduleFireError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
 // Secret is an agent's secret: its name and when it was set. Its value is never shown.
 type Secret struct {
 	// The secret's name.
@@ -1455,6 +1572,26 @@ type UpdateAgentParams struct {
 
 	// `active` or `inactive`. `error` is set only by the service.
 	Status *AgentStatus `json:"status,omitzero"`
+}
+
+// UpdateScheduleParams is the request body of Agents.Schedules.Update.
+type UpdateScheduleParams struct {
+	// A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`: 09:00 on
+	// weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`, `JAN`) and
+	// `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+	Cron *string `json:"cron,omitzero"`
+
+	// The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`, `"UTC"`); daylight
+	// saving time is followed. An unknown one is answered 400 naming `timezone`.
+	Timezone *string `json:"timezone,omitzero"`
+
+	// The message each fire sends to the agent, 1 to 100000 characters.
+	Text   *string          `json:"text,omitzero"`
+	UserID Nullable[string] `json:"userId,omitzero"`
+	RoomID Nullable[string] `json:"roomId,omitzero"`
+
+	// `false` stops its fires; `true` starts them again from the next fire time after now.
+	Enabled *bool `json:"enabled,omitzero"`
 }
 
 // UpdateWebhookParams is the request body of WebhookEndpoints.Update.

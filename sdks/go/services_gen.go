@@ -14,7 +14,7 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Schedules: &AgentScheduleService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
@@ -37,6 +37,9 @@ type AgentService struct {
 	// Memories is client.Agents.Memories: Read and delete stored conversations and messages; export and erase a
 	// user's (scopes `history:read`, `history:delete`).
 	Memories *AgentMemoryService
+	// Schedules is client.Agents.Schedules: Create, list, read, update and delete agents; import and export
+	// elizaOS character files.
+	Schedules *AgentScheduleService
 	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
 	// `usage:read`).
 	Usage *AgentUsageService
@@ -1293,6 +1296,244 @@ func (s *AgentMemoryService) Delete(ctx context.Context, agentID string, memoryI
 		Data MemoryDeletedResponseData `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/memories/" + memoryIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// AgentScheduleService is client.Agents.Schedules: Create, list, read, update and delete agents; import and
+// export elizaOS character files. Methods: Create, List, ListAll, Get, Update, Delete.
+type AgentScheduleService struct {
+	client *Client
+}
+
+// Create creates a schedule.
+//
+// Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background message
+// per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the deployment. Its
+// reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as `message.completed`
+// (or `message.failed`). A fire missed while the service was down runs once at start if less than an hour
+// late; later ones are skipped and counted in `skippedFires`. The answer shows the next 5 fire times.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Create(ctx context.Context, agentID string, params CreateScheduleParams, opts ...Option) (*Schedule, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Schedule `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/schedules", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// ListSchedulesParams are the query parameters of Agents.Schedules.List; leave a field nil for the server's
+// default.
+type ListSchedulesParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only schedules older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only schedules newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an agent's schedules.
+//
+// The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+// Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one,
+// `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the last
+// item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an item of
+// this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated
+// parameters and values out of range.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) List(ctx context.Context, agentID string, params ListSchedulesParams, opts ...Option) (*CursorPage[Schedule], error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data       []Schedule       `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/schedules", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[Schedule]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Schedule], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, agentID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Agents.Schedules.ListAll(ctx, agentID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AgentScheduleService) ListAll(ctx context.Context, agentID string, params ListSchedulesParams, opts ...Option) iter.Seq2[Schedule, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Schedule], error) {
+		return s.List(ctx, agentID, params, opts...)
+	})
+}
+
+// Get gets a schedule.
+//
+// One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status of the
+// message it sent.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or SCHEDULE_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Get(ctx context.Context, agentID string, scheduleID string, opts ...Option) (*Schedule, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	scheduleIDSegment, err := pathSegment("scheduleID", scheduleID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Schedule `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/schedules/" + scheduleIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update updates a schedule.
+//
+// Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now: fires
+// missed while it was disabled are not run. `enabled: false` stops its fires.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// SCHEDULE_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Update(ctx context.Context, agentID string, scheduleID string, params UpdateScheduleParams, opts ...Option) (*Schedule, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	scheduleIDSegment, err := pathSegment("scheduleID", scheduleID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Schedule `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/agents/" + agentIDSegment + "/schedules/" + scheduleIDSegment, body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a schedule.
+//
+// Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again is
+// answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// SCHEDULE_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Delete(ctx context.Context, agentID string, scheduleID string, opts ...Option) (*ScheduleDeletedResponseData, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	scheduleIDSegment, err := pathSegment("scheduleID", scheduleID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data ScheduleDeletedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/schedules/" + scheduleIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,11 @@ describe("model", () => {
       "GET /agents/{agentId}/memories agents.memories.list",
       "POST /agents/{agentId}/memories agents.memories.create",
       "DELETE /agents/{agentId}/memories/{memoryId} agents.memories.delete",
+      "POST /agents/{agentId}/schedules agents.schedules.create",
+      "GET /agents/{agentId}/schedules agents.schedules.list",
+      "GET /agents/{agentId}/schedules/{scheduleId} agents.schedules.get",
+      "PATCH /agents/{agentId}/schedules/{scheduleId} agents.schedules.update",
+      "DELETE /agents/{agentId}/schedules/{scheduleId} agents.schedules.delete",
       "GET /usage usage.get",
       "GET /agents/{agentId}/usage agents.usage.get",
       "POST /webhooks webhookEndpoints.create",
@@ -86,6 +91,7 @@ describe("model", () => {
           ["agents", "conversations"],
           ["agents", "runs"],
           ["agents", "memories"],
+          ["agents", "schedules"],
           ["agents", "usage"],
           ["agents", "secrets"],
           ["agents", "clients"],
@@ -104,6 +110,12 @@ describe("model", () => {
         children: [],
       },
       { path: ["agents", "memories"], description: HISTORY, children: [] },
+      {
+        path: ["agents", "schedules"],
+        description:
+          "Create, list, read, update and delete agents; import and export elizaOS character files.",
+        children: [],
+      },
       { path: ["usage"], description: USAGE, children: [] },
       { path: ["agents", "usage"], description: USAGE, children: [] },
       {

@@ -46,6 +46,7 @@ import {
   ToolCallStarted,
 } from "../routes/messages.schemas.js";
 import { Plugin, Secret, SecretDeleted } from "../routes/plugins.schemas.js";
+import { registerScheduleSchemas } from "../routes/schedules.schemas.js";
 import { UsageGroup, UsageReport } from "../routes/usage.schemas.js";
 import {
   AgentDeletedData,
@@ -163,6 +164,7 @@ export function componentSchemas(
   for (const [name, schema] of named) responses.add(schema, { id: name });
   registerCharacterSchemas(requests, responses, Agent, FieldIssue);
   registerMemorySchemas(requests, responses, { success, cursorList });
+  registerScheduleSchemas(responses);
   // Those routes declare themselves (`component`, a body's `schema`) come after, unless already named here.
   for (const { id, schema } of declared.requests) if (!requests.has(schema)) requests.add(schema, { id });
   for (const { id, schema } of declared.responses) if (!responses.has(schema)) responses.add(schema, { id });

@@ -1,5 +1,6 @@
 import { MESSAGE_BOUNDS } from "@agentry/core";
 import { z } from "zod";
+import type { ComponentRegistry } from "../openapi/convert.js";
 import { conversationPart, cursorLimit, cursorOrder, cursors, oneCursor } from "../validation/history.js";
 import { notBlankText } from "../validation/text.js";
 import { id, nullableTimestamp, timestamp } from "./common.schemas.js";
@@ -121,3 +122,9 @@ export const ScheduleDeleted = z.object({
   id: id("sch", "The deleted schedule's id"),
   deleted: z.literal(true),
 });
+
+/** Names the schedule object in the document, so that the SDKs generate one type for it. */
+export function registerScheduleSchemas(responses: ComponentRegistry): void {
+  responses.add(ScheduleFire, { id: "ScheduleFire" });
+  responses.add(Schedule, { id: "Schedule" });
+}

@@ -72,6 +72,10 @@ __all__ = [
     "PluginConfigParam",
     "PluginToolsItem",
     "Reply",
+    "Schedule",
+    "ScheduleDeletedResponseData",
+    "ScheduleFire",
+    "ScheduleFireError",
     "Scope",
     "Secret",
     "SecretDeletedResponseData",
@@ -120,6 +124,7 @@ ErrorCode = Literal[
     "SECRET_NOT_FOUND",
     "API_KEY_NOT_FOUND",
     "MEMORY_NOT_FOUND",
+    "SCHEDULE_NOT_FOUND",
     "NOT_FOUND",
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
@@ -176,6 +181,7 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "DELIVERY_NOT_FOUND": 404,
     "SECRET_NOT_FOUND": 404,
     "MEMORY_NOT_FOUND": 404,
+    "SCHEDULE_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
@@ -2055,6 +2061,166 @@ class Reply:
         out["createdAt"] = self.created_at
         if self.tool_calls is not None:
             out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
+        return out
+
+
+@dataclass
+class Schedule:
+    """A schedule: at each time of its cron expression (in its time zone) the agent is sent `text` as one
+    background message, once across all processes (docs/api/schedules.md).
+    """
+
+    id: str
+    """The schedule's id: `sch_` and a ULID. Treat it as opaque."""
+    agent_id: str
+    """The agent it messages: `agt_` and a ULID. Treat it as opaque."""
+    cron: str
+    """The cron expression."""
+    timezone: str
+    """The IANA time zone."""
+    text: str
+    """The message each fire sends."""
+    user_id: Optional[str]
+    """The user id of each fire's message; null for none."""
+    room_id: Optional[str]
+    """The room id of each fire's message; null for none."""
+    enabled: bool
+    """Whether it fires."""
+    next_fire_at: Optional[str]
+    """Its next fire time; null while disabled."""
+    next_fire_times: List[str]
+    """Its next 5 fire times (UTC, ISO 8601), soonest first; empty while disabled."""
+    skipped_fires: int
+    """Fires not run because every process of the service was down past them by more than an hour (one missed by
+    less runs once at start).
+    """
+    last_fire: Optional[ScheduleFire]
+    """Its last fire; null before the first."""
+    created_at: str
+    """When it was created."""
+    updated_at: str
+    """When it was last changed."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            cron=data["cron"],
+            timezone=data["timezone"],
+            text=data["text"],
+            user_id=data["userId"],
+            room_id=data["roomId"],
+            enabled=data["enabled"],
+            next_fire_at=data["nextFireAt"],
+            next_fire_times=list(data["nextFireTimes"]),
+            skipped_fires=data["skippedFires"],
+            last_fire=None if data["lastFire"] is None else ScheduleFire.from_dict(data["lastFire"]),
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["cron"] = self.cron
+        out["timezone"] = self.timezone
+        out["text"] = self.text
+        out["userId"] = self.user_id
+        out["roomId"] = self.room_id
+        out["enabled"] = self.enabled
+        out["nextFireAt"] = self.next_fire_at
+        out["nextFireTimes"] = list(self.next_fire_times)
+        out["skippedFires"] = self.skipped_fires
+        out["lastFire"] = None if self.last_fire is None else self.last_fire.to_dict()
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        return out
+
+
+@dataclass
+class ScheduleDeletedResponseData:
+    id: str
+    """The deleted schedule's id: `sch_` and a ULID. Treat it as opaque."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScheduleDeletedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
+        return out
+
+
+@dataclass
+class ScheduleFire:
+    """A schedule's last fire and how its message went."""
+
+    scheduled_at: str
+    """The fire time it stands for."""
+    fired_at: str
+    """When a process of the service ran it."""
+    message_id: Optional[str]
+    status: Literal["pending", "completed", "failed", "skipped"]
+    """The message's status (`pending`, `completed`, `failed`), or `skipped` when no message was sent (the agent
+    was inactive).
+    """
+    error: Optional[ScheduleFireError]
+    """Why the message failed, or why none was sent; null otherwise."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScheduleFire:
+        """Reads the JSON object the API sends."""
+        return cls(
+            scheduled_at=data["scheduledAt"],
+            fired_at=data["firedAt"],
+            message_id=data["messageId"],
+            status=data["status"],
+            error=None if data["error"] is None else ScheduleFireError.from_dict(data["error"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["scheduledAt"] = self.scheduled_at
+        out["firedAt"] = self.fired_at
+        out["messageId"] = self.message_id
+        out["status"] = self.status
+        out["error"] = None if self.error is None else self.error.to_dict()
+        return out
+
+
+@dataclass
+class ScheduleFireError:
+    """Why the message failed, or why none was sent; null otherwise."""
+
+    code: str
+    message: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScheduleFireError:
+        """Reads the JSON object the API sends."""
+        return cls(
+            code=data["code"],
+            message=data["message"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["code"] = self.code
+        out["message"] = self.message
         return out
 
 

@@ -62,6 +62,8 @@ from .models import (
     PluginConfig,
     PluginConfigParam,
     Reply,
+    Schedule,
+    ScheduleDeletedResponseData,
     Scope,
     Secret,
     SecretDeletedResponseData,
@@ -87,6 +89,7 @@ __all__ = [
     "AsyncPlugins",
     "AsyncResources",
     "AsyncRuns",
+    "AsyncSchedules",
     "AsyncSecrets",
     "AsyncUsage",
     "AsyncUsers",
@@ -98,6 +101,7 @@ __all__ = [
     "Messages",
     "Plugins",
     "Runs",
+    "Schedules",
     "Secrets",
     "SyncResources",
     "Usage",
@@ -1042,6 +1046,312 @@ class Memories:
         return MemoryDeletedResponseData.from_dict(envelope["data"])
 
 
+class Schedules:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def create(
+        self,
+        agent_id: str,
+        *,
+        cron: str,
+        timezone: str,
+        text: str,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Create a schedule.
+
+        Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background
+        message per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the
+        deployment. Its reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as
+        `message.completed` (or `message.failed`). A fire missed while the service was down runs once at start
+        if less than an hour late; later ones are skipped and counted in `skippedFires`. The answer shows the
+        next 5 fire times.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id: The user id each fire's message gives (its conversation).
+            room_id: The room id each fire's message gives: a connector chat's room id (`telegram:<chat id>`)
+                keeps the conversation with that chat.
+            enabled: Whether it fires; `true` when left out.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/schedules", body=body)
+        envelope = self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[Schedule]:
+        """List an agent's schedules.
+
+        The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+        Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one,
+        `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the
+        last item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an
+        item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or
+        repeated parameters and values out of range.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only schedules older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only schedules newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Schedule.from_dict)
+
+    def get(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Schedule:
+        """Get a schedule.
+
+        One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status of
+        the message it sent.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def update(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        cron: Union[str, NotGiven] = NOT_GIVEN,
+        timezone: Union[str, NotGiven] = NOT_GIVEN,
+        text: Union[str, NotGiven] = NOT_GIVEN,
+        user_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        room_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Update a schedule.
+
+        Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now: fires
+        missed while it was disabled are not run. `enabled: false` stops its fires.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id:
+            room_id:
+            enabled: `false` stops its fires; `true` starts them again from the next fire time after now.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}", body=body)
+        envelope = self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> ScheduleDeletedResponseData:
+        """Delete a schedule.
+
+        Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again is
+        answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = self._transport.request(spec, options)
+        return ScheduleDeletedResponseData.from_dict(envelope["data"])
+
+
 class AgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -1435,6 +1745,8 @@ class Agents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    schedules: Schedules
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: Secrets
@@ -1448,6 +1760,7 @@ class Agents:
         self.conversations = Conversations(transport)
         self.runs = Runs(transport)
         self.memories = Memories(transport)
+        self.schedules = Schedules(transport)
         self.usage = AgentsUsage(transport)
         self.secrets = Secrets(transport)
         self.clients = Clients(transport)
@@ -3623,6 +3936,312 @@ class AsyncMemories:
         return MemoryDeletedResponseData.from_dict(envelope["data"])
 
 
+class AsyncSchedules:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def create(
+        self,
+        agent_id: str,
+        *,
+        cron: str,
+        timezone: str,
+        text: str,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Create a schedule.
+
+        Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background
+        message per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the
+        deployment. Its reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as
+        `message.completed` (or `message.failed`). A fire missed while the service was down runs once at start
+        if less than an hour late; later ones are skipped and counted in `skippedFires`. The answer shows the
+        next 5 fire times.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id: The user id each fire's message gives (its conversation).
+            room_id: The room id each fire's message gives: a connector chat's room id (`telegram:<chat id>`)
+                keeps the conversation with that chat.
+            enabled: Whether it fires; `true` when left out.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/schedules", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[Schedule]:
+        """List an agent's schedules.
+
+        The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+        Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one,
+        `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the
+        last item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an
+        item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or
+        repeated parameters and values out of range.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only schedules older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only schedules newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Schedule.from_dict))
+
+    async def get(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Schedule:
+        """Get a schedule.
+
+        One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status of
+        the message it sent.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = await self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    async def update(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        cron: Union[str, NotGiven] = NOT_GIVEN,
+        timezone: Union[str, NotGiven] = NOT_GIVEN,
+        text: Union[str, NotGiven] = NOT_GIVEN,
+        user_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        room_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Update a schedule.
+
+        Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now: fires
+        missed while it was disabled are not run. `enabled: false` stops its fires.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id:
+            room_id:
+            enabled: `false` stops its fires; `true` starts them again from the next fire time after now.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> ScheduleDeletedResponseData:
+        """Delete a schedule.
+
+        Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again is
+        answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = await self._transport.request(spec, options)
+        return ScheduleDeletedResponseData.from_dict(envelope["data"])
+
+
 class AsyncAgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -4016,6 +4635,8 @@ class AsyncAgents:
     """Read and delete stored conversations and messages; export and erase a user's (scopes `history:read`,
     `history:delete`).
     """
+    schedules: AsyncSchedules
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AsyncAgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: AsyncSecrets
@@ -4029,6 +4650,7 @@ class AsyncAgents:
         self.conversations = AsyncConversations(transport)
         self.runs = AsyncRuns(transport)
         self.memories = AsyncMemories(transport)
+        self.schedules = AsyncSchedules(transport)
         self.usage = AsyncAgentsUsage(transport)
         self.secrets = AsyncSecrets(transport)
         self.clients = AsyncClients(transport)

@@ -24,6 +24,7 @@ module Agentry
     "DELIVERY_NOT_FOUND" => 404,
     "SECRET_NOT_FOUND" => 404,
     "MEMORY_NOT_FOUND" => 404,
+    "SCHEDULE_NOT_FOUND" => 404,
     "NOT_FOUND" => 404,
     "AGENT_INACTIVE" => 409,
     "IDEMPOTENCY_KEY_IN_USE" => 409,

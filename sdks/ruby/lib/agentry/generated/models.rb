@@ -42,6 +42,7 @@ module Agentry
       SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
       API_KEY_NOT_FOUND = "API_KEY_NOT_FOUND"
       MEMORY_NOT_FOUND = "MEMORY_NOT_FOUND"
+      SCHEDULE_NOT_FOUND = "SCHEDULE_NOT_FOUND"
       NOT_FOUND = "NOT_FOUND"
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
@@ -68,6 +69,7 @@ module Agentry
         SECRET_NOT_FOUND,
         API_KEY_NOT_FOUND,
         MEMORY_NOT_FOUND,
+        SCHEDULE_NOT_FOUND,
         NOT_FOUND,
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
@@ -638,9 +640,10 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `SCHEDULE_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
+      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
+      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -1470,6 +1473,132 @@ module Agentry
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
     end
 
+    # A schedule: at each time of its cron expression (in its time zone) the agent is sent `text` as one
+    # background message, once across all processes (docs/api/schedules.md).
+    class Schedule < Agentry::Model
+      # @!attribute [r] id
+      #   The schedule's id: `sch_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent it messages: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] cron
+      #   The cron expression.
+      #   @return [String]
+      field :cron, "cron", :string, required: true
+
+      # @!attribute [r] timezone
+      #   The IANA time zone.
+      #   @return [String]
+      field :timezone, "timezone", :string, required: true
+
+      # @!attribute [r] text
+      #   The message each fire sends.
+      #   @return [String]
+      field :text, "text", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The user id of each fire's message; null for none.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The room id of each fire's message; null for none.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+
+      # @!attribute [r] enabled
+      #   Whether it fires.
+      #   @return [Boolean]
+      field :enabled, "enabled", :boolean, required: true
+
+      # @!attribute [r] next_fire_at
+      #   Its next fire time; null while disabled.
+      #   @return [Time, nil]
+      field :next_fire_at, "nextFireAt", [:nullable, :time], required: true
+
+      # @!attribute [r] next_fire_times
+      #   Its next 5 fire times (UTC, ISO 8601), soonest first; empty while disabled.
+      #   @return [Array<Time>]
+      field :next_fire_times, "nextFireTimes", [:array, :time], required: true
+
+      # @!attribute [r] skipped_fires
+      #   Fires not run because every process of the service was down past them by more than an hour (one
+      #   missed by less runs once at start).
+      #   @return [Integer]
+      field :skipped_fires, "skippedFires", :integer, required: true
+
+      # @!attribute [r] last_fire
+      #   Its last fire; null before the first.
+      #   @return [ScheduleFire, nil]
+      field :last_fire, "lastFire", [:nullable, "ScheduleFire"], required: true
+
+      # @!attribute [r] created_at
+      #   When it was created.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   When it was last changed.
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+    end
+
+    # The ScheduleDeletedResponseData object.
+    class ScheduleDeletedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted schedule's id: `sch_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+    end
+
+    # A schedule's last fire and how its message went.
+    class ScheduleFire < Agentry::Model
+      # @!attribute [r] scheduled_at
+      #   The fire time it stands for.
+      #   @return [Time]
+      field :scheduled_at, "scheduledAt", :time, required: true
+
+      # @!attribute [r] fired_at
+      #   When a process of the service ran it.
+      #   @return [Time]
+      field :fired_at, "firedAt", :time, required: true
+
+      # @!attribute [r] message_id
+      #   @return [String, nil]
+      field :message_id, "messageId", [:nullable, :string], required: true
+
+      # @!attribute [r] status
+      #   The message's status (`pending`, `completed`, `failed`), or `skipped` when no message was sent
+      #   (the agent was inactive). One of `pending`, `completed`, `failed`, `skipped`.
+      #   @return [String]
+      field :status, "status", :string, required: true
+
+      # @!attribute [r] error
+      #   Why the message failed, or why none was sent; null otherwise.
+      #   @return [ScheduleFireError, nil]
+      field :error, "error", [:nullable, "ScheduleFireError"], required: true
+    end
+
+    # Why the message failed, or why none was sent; null otherwise.
+    class ScheduleFireError < Agentry::Model
+      # @!attribute [r] code
+      #   @return [String]
+      field :code, "code", :string, required: true
+
+      # @!attribute [r] message
+      #   @return [String]
+      field :message, "message", :string, required: true
+    end
+
     # An agent's secret: its name and when it was set. Its value is never shown.
     class Secret < Agentry::Model
       # @!attribute [r] name
@@ -1519,9 +1648,10 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `SCHEDULE_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
+      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
+      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 

@@ -75,6 +75,12 @@ module Agentry
         @memories ||= Memories.new(@transport)
       end
 
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      # @return [Agents::Schedules]
+      def schedules
+        @schedules ||= Schedules.new(@transport)
+      end
+
       # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
       # @return [Agents::Usage]
       def usage
@@ -1328,6 +1334,265 @@ module Agentry
             :delete,
             "/agents/#{path_segment(:agent_id, agent_id)}/memories/#{path_segment(:memory_id, memory_id)}",
             type: "MemoryDeletedResponseData",
+            options: request_options
+          )
+        end
+      end
+
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      class Schedules < Agentry::Resource
+        # Create a schedule.
+        #
+        # Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background
+        # message per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the
+        # deployment. Its reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as
+        # `message.completed` (or `message.failed`). A fire missed while the service was down runs once at
+        # start if less than an hour late; later ones are skipped and counted in `skippedFires`. The answer
+        # shows the next 5 fire times.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param cron [String] A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g.
+        #   `"0 9 * * 1-5"`: 09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists,
+        #   steps, names (`MON`, `JAN`) and `L` are accepted. An expression that is not valid is answered 400
+        #   naming `cron`.
+        # @param timezone [String] The IANA time zone the expression is read in (`"Europe/Berlin"`,
+        #   `"America/New_York"`, `"UTC"`); daylight saving time is followed. An unknown one is answered 400
+        #   naming `timezone`.
+        # @param text [String] The message each fire sends to the agent, 1 to 100000 characters.
+        # @param user_id [String] The user id each fire's message gives (its conversation).
+        # @param room_id [String] The room id each fire's message gives: a connector chat's room id
+        #   (`telegram:<chat id>`) keeps the conversation with that chat.
+        # @param enabled [Boolean] Whether it fires; `true` when left out.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::Schedule]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def create(
+          agent_id,
+          cron:,
+          timezone:,
+          text:,
+          user_id: nil,
+          room_id: nil,
+          enabled: nil,
+          request_options: nil
+        )
+          body = {}
+          body["cron"] = cron
+          body["timezone"] = timezone
+          body["text"] = text
+          body["userId"] = user_id unless user_id.nil?
+          body["roomId"] = room_id unless room_id.nil?
+          body["enabled"] = enabled unless enabled.nil?
+          api_request(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules",
+            type: "Schedule",
+            body: body,
+            options: request_options
+          )
+        end
+
+        # List an agent's schedules.
+        #
+        # The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+        # Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that
+        # one, `after=<id>` those just newer, presented in the list's order either way; the next page's cursor
+        # is the last item's id (`before` it when newest first, `after` it when oldest first). A cursor that
+        # is not an item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are
+        # unknown or repeated parameters and values out of range.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+        # @param before [String] Only schedules older than this one (its id): the page just below it. The next
+        #   page of a `desc` list is `before` its last item's id. Not with `after`.
+        # @param after [String] Only schedules newer than this one (its id): the page just above it. The next
+        #   page of an `asc` list is `after` its last item's id. Not with `before`.
+        # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+        #   either way. Server default: `desc`. One of `asc`, `desc`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Agentry::CursorPage<Models::Schedule>] the first page asked for; enumerating it walks every page
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(agent_id, limit: nil, before: nil, after: nil, order: nil, request_options: nil)
+          query = {"limit" => limit, "before" => before, "after" => after, "order" => order}
+          api_cursor_paginate(
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules",
+            query: query,
+            pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                          items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                          item_type: "Schedule", info_type: "CursorPagination" },
+            options: request_options
+          )
+        end
+
+        # Get a schedule.
+        #
+        # One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status
+        # of the message it sent.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param schedule_id [String] The schedule's id (`sch_…`). An id of another agent's or account's
+        #   schedule, or not of that form, is answered `404 SCHEDULE_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::Schedule]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def get(agent_id, schedule_id, request_options: nil)
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules/#{path_segment(:schedule_id, schedule_id)}",
+            type: "Schedule",
+            options: request_options
+          )
+        end
+
+        # Update a schedule.
+        #
+        # Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now:
+        # fires missed while it was disabled are not run. `enabled: false` stops its fires.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param schedule_id [String] The schedule's id (`sch_…`). An id of another agent's or account's
+        #   schedule, or not of that form, is answered `404 SCHEDULE_NOT_FOUND`.
+        # @param cron [String] A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g.
+        #   `"0 9 * * 1-5"`: 09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists,
+        #   steps, names (`MON`, `JAN`) and `L` are accepted. An expression that is not valid is answered 400
+        #   naming `cron`.
+        # @param timezone [String] The IANA time zone the expression is read in (`"Europe/Berlin"`,
+        #   `"America/New_York"`, `"UTC"`); daylight saving time is followed. An unknown one is answered 400
+        #   naming `timezone`.
+        # @param text [String] The message each fire sends to the agent, 1 to 100000 characters.
+        # @param user_id [String, nil] `nil` sends `null`; leave it out to keep the current value.
+        # @param room_id [String, nil] `nil` sends `null`; leave it out to keep the current value.
+        # @param enabled [Boolean] `false` stops its fires; `true` starts them again from the next fire time
+        #   after now.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::Schedule]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def update(
+          agent_id,
+          schedule_id,
+          cron: nil,
+          timezone: nil,
+          text: nil,
+          user_id: Agentry::OMIT,
+          room_id: Agentry::OMIT,
+          enabled: nil,
+          request_options: nil
+        )
+          body = {}
+          body["cron"] = cron unless cron.nil?
+          body["timezone"] = timezone unless timezone.nil?
+          body["text"] = text unless text.nil?
+          body["userId"] = user_id unless user_id.equal?(Agentry::OMIT)
+          body["roomId"] = room_id unless room_id.equal?(Agentry::OMIT)
+          body["enabled"] = enabled unless enabled.nil?
+          api_request(
+            :patch,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules/#{path_segment(:schedule_id, schedule_id)}",
+            type: "Schedule",
+            body: body,
+            options: request_options
+          )
+        end
+
+        # Delete a schedule.
+        #
+        # Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again
+        # is answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param schedule_id [String] The schedule's id (`sch_…`). An id of another agent's or account's
+        #   schedule, or not of that form, is answered `404 SCHEDULE_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::ScheduleDeletedResponseData]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def delete(agent_id, schedule_id, request_options: nil)
+          api_request(
+            :delete,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules/#{path_segment(:schedule_id, schedule_id)}",
+            type: "ScheduleDeletedResponseData",
             options: request_options
           )
         end
