@@ -1,6 +1,6 @@
 import { keyInDataDir } from "@agentry/config";
 import { buildConnectors } from "@agentry/connectors";
-import { buildConversation } from "@agentry/conversation";
+import { buildConversation, registryAgents } from "@agentry/conversation";
 import { buildGateway, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
 import { Metrics, rpcInterceptors } from "@agentry/observability";
@@ -8,7 +8,7 @@ import { createGuardedFetch } from "@agentry/outbound";
 import { publishWith } from "@agentry/outbox";
 import { Catalogue, type Plugin } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
-import { ConversationService, PluginService, WebhookService } from "@agentry/proto";
+import { AgentService, ConversationService, PluginService, WebhookService } from "@agentry/proto";
 import { buildRegistry } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
 import { buildWebhooks } from "@agentry/webhooks";
@@ -115,6 +115,8 @@ export async function composeServer(
       contextTokenBudget: config.conversation.contextTokenBudget,
       streamRetentionMs: config.conversation.streamRetentionMs,
       runLeases: config.conversation.runLeases,
+      scheduleScanMs: config.conversation.scheduleScanMs,
+      agents: registryAgents(createClient(AgentService, laterRegistry)),
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
       plugins: {

@@ -40,6 +40,7 @@ const MISSING_WEBHOOK = "whk_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_DELIVERY = "dlv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_MEMORY = "mem_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_DOCUMENT = "doc_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_SCHEDULE = "sch_01JAAAAAAAAAAAAAAAAAAAAAAA";
 /** Nothing listens there: deliveries to it fail, which no test here waits for. */
 const WEBHOOK_URL = "http://127.0.0.1:9/hook";
 
@@ -908,6 +909,39 @@ describe("documents", () => {
   });
 });
 
+describe("schedules", () => {
+  it("creates, reads, lists, updates and deletes as documented, with the documented 400s and 404s", async () => {
+    const agentId = await newAgent();
+    const body = { cron: "0 9 * * 1-5", timezone: "Europe/Berlin", text: "Morning summary." };
+    const created = await call("createSchedule", { params: { agentId }, body });
+    expect(created.status).toBe(201);
+    const scheduleId = (created.body as { data: { id: string } }).data.id;
+    expect((await call("getSchedule", { params: { agentId, scheduleId } })).status).toBe(200);
+    expect((await call("listSchedules", { params: { agentId } })).status).toBe(200);
+    const paused = await call("updateSchedule", {
+      params: { agentId, scheduleId },
+      body: { enabled: false },
+    });
+    expect(paused.status).toBe(200);
+    const badCron = { ...body, cron: "61 * * * *" };
+    expect((await call("createSchedule", { params: { agentId }, body: badCron })).status).toBe(400);
+    const badZone = { timezone: "Nowhere/Else" };
+    expect((await call("updateSchedule", { params: { agentId, scheduleId }, body: badZone })).status).toBe(
+      400,
+    );
+    expect((await call("listSchedules", { params: { agentId }, query: "limit=0" })).status).toBe(400);
+    expect((await call("deleteSchedule", { params: { agentId, scheduleId } })).status).toBe(200);
+    expect((await call("getSchedule", { params: { agentId, scheduleId } })).status).toBe(404);
+    expect(
+      (await call("updateSchedule", { params: { agentId, scheduleId }, body: { text: "x" } })).status,
+    ).toBe(404);
+    expect((await call("deleteSchedule", { params: { agentId, scheduleId } })).status).toBe(404);
+    const missing = { agentId: MISSING_AGENT, scheduleId: MISSING_SCHEDULE };
+    expect((await call("createSchedule", { params: missing, body })).status).toBe(404);
+    expect((await call("listSchedules", { params: missing })).status).toBe(404);
+  });
+});
+
 describe("runs", () => {
   it("lists and cancels an agent's runs as documented, with the documented 400 and 404s", async () => {
     const agentId = await newAgent();
@@ -1339,6 +1373,7 @@ describe("every authenticated operation", () => {
     deliveryId: MISSING_DELIVERY,
     memoryId: MISSING_MEMORY,
     documentId: MISSING_DOCUMENT,
+    scheduleId: MISSING_SCHEDULE,
     name: "TOKEN",
   };
 
@@ -1392,19 +1427,24 @@ describe("every authenticated operation", () => {
   it("answers 413 to a body over 1 MiB and 415 to a body that is not JSON", async () => {
     const agentId = await newAgent();
     const webhookId = await newWebhook();
+    const schedule = await call("createSchedule", {
+      params: { agentId },
+      body: { cron: "0 9 * * *", timezone: "UTC", text: "A body of the right size." },
+    });
+    const scheduleId = (schedule.body as { data: { id: string } }).data.id;
     for (const route of ROUTES.filter((r) => ["POST", "PATCH", "PUT"].includes(r.method))) {
       const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
       // Actions without a body (a rotation, a test event, a redelivery) do not read one.
       if (op.requestBody === undefined) continue;
       const operationId = op.operationId as string;
       const tooLarge = await call(operationId, {
-        params: { agentId, webhookId, name: "TOKEN" },
+        params: { agentId, webhookId, scheduleId, name: "TOKEN" },
         rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
         headers: { "content-type": "application/json" },
       });
       expect(tooLarge.status).toBe(413);
       const form = await call(operationId, {
-        params: { agentId, webhookId, name: "TOKEN" },
+        params: { agentId, webhookId, scheduleId, name: "TOKEN" },
         rawBody: "name=Ada",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });
@@ -1424,6 +1464,7 @@ describe("every write operation", () => {
       deliveryId: MISSING_DELIVERY,
       memoryId: MISSING_MEMORY,
       documentId: MISSING_DOCUMENT,
+      scheduleId: MISSING_SCHEDULE,
       name: "TOKEN",
     };
     const { idempotency } = h.gateway.context;

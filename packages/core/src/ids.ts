@@ -14,6 +14,7 @@ const PREFIX = {
   session: "ses",
   memory: "mem",
   document: "doc",
+  schedule: "sch",
 } as const;
 
 export type IdKind = keyof typeof PREFIX;

@@ -21,6 +21,7 @@ describe("error codes", () => {
       API_KEY_NOT_FOUND: 404,
       MEMORY_NOT_FOUND: 404,
       DOCUMENT_NOT_FOUND: 404,
+      SCHEDULE_NOT_FOUND: 404,
       NOT_FOUND: 404,
       METHOD_NOT_ALLOWED: 405,
       AGENT_INACTIVE: 409,

@@ -23,6 +23,7 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   API_KEY_NOT_FOUND: Code.NotFound,
   MEMORY_NOT_FOUND: Code.NotFound,
   DOCUMENT_NOT_FOUND: Code.NotFound,
+  SCHEDULE_NOT_FOUND: Code.NotFound,
   NOT_FOUND: Code.NotFound,
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,

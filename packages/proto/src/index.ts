@@ -6,6 +6,7 @@ export * from "./gen/agentry/conversation/v1/document_pb.js";
 export * from "./gen/agentry/conversation/v1/memory_pb.js";
 export * from "./gen/agentry/conversation/v1/message_pb.js";
 export * from "./gen/agentry/conversation/v1/provider_pb.js";
+export * from "./gen/agentry/conversation/v1/schedule_pb.js";
 export * from "./gen/agentry/conversation/v1/turn_pb.js";
 export * from "./gen/agentry/conversation/v1/usage_pb.js";
 export * from "./gen/agentry/registry/v1/account_pb.js";

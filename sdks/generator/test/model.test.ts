@@ -60,6 +60,11 @@ describe("model", () => {
       "GET /agents/{agentId}/documents/{documentId} agents.documents.get",
       "DELETE /agents/{agentId}/documents/{documentId} agents.documents.delete",
       "GET /agents/{agentId}/knowledge-sources agents.documents.sources",
+      "POST /agents/{agentId}/schedules agents.schedules.create",
+      "GET /agents/{agentId}/schedules agents.schedules.list",
+      "GET /agents/{agentId}/schedules/{scheduleId} agents.schedules.get",
+      "PATCH /agents/{agentId}/schedules/{scheduleId} agents.schedules.update",
+      "DELETE /agents/{agentId}/schedules/{scheduleId} agents.schedules.delete",
       "GET /usage usage.get",
       "GET /agents/{agentId}/usage agents.usage.get",
       "POST /webhooks webhookEndpoints.create",
@@ -92,6 +97,7 @@ describe("model", () => {
           ["agents", "runs"],
           ["agents", "memories"],
           ["agents", "documents"],
+          ["agents", "schedules"],
           ["agents", "usage"],
           ["agents", "secrets"],
           ["agents", "clients"],
@@ -112,6 +118,7 @@ describe("model", () => {
       { path: ["agents", "memories"], description: HISTORY, children: [] },
       {
         path: ["agents", "documents"],
+        path: ["agents", "schedules"],
         description:
           "Create, list, read, update and delete agents; import and export elizaOS character files.",
         children: [],

@@ -34,6 +34,7 @@ export { Memories } from "./resources/memories.js";
 export { Messages } from "./resources/messages.js";
 export { Plugins } from "./resources/plugins.js";
 export { AgentRuns } from "./resources/runs.js";
+export { Schedules } from "./resources/schedules.js";
 export { AgentSecrets } from "./resources/secrets.js";
 export { AccountUsage, AgentUsage } from "./resources/usage.js";
 export { Users } from "./resources/users.js";

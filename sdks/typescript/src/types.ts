@@ -621,6 +621,80 @@ export interface MemoryDeleted {
   deleted: true;
 }
 
+/** A schedule's last fire and how its message went. */
+export interface ScheduleFire {
+  /** The fire time it stands for. */
+  scheduledAt: string;
+  /** When a process of the service ran it. */
+  firedAt: string;
+  /** The background message it sent (`msg_…`); `null` when none was sent. */
+  messageId: string | null;
+  /** The message's status, or `skipped` when no message was sent (the agent was inactive). */
+  status: "pending" | "completed" | "failed" | "skipped";
+  /** Why the message failed, or why none was sent. */
+  error: { code: string; message: string } | null;
+}
+
+/** A schedule: the agent is sent `text` as a background message at each time of `cron` in `timezone`. */
+export interface Schedule {
+  /** `sch_` followed by a ULID. */
+  id: string;
+  agentId: string;
+  /** 5 fields, or 6 with seconds first. */
+  cron: string;
+  /** An IANA time zone. */
+  timezone: string;
+  text: string;
+  userId: string | null;
+  roomId: string | null;
+  enabled: boolean;
+  /** The next fire time; `null` while disabled. */
+  nextFireAt: string | null;
+  /** The next 5 fire times, soonest first; empty while disabled. */
+  nextFireTimes: string[];
+  /** Fires not run because the service was down past them by more than an hour. */
+  skippedFires: number;
+  /** The last fire; `null` before the first. */
+  lastFire: ScheduleFire | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A schedule to create. */
+export interface ScheduleCreateParams {
+  /** A cron expression: 5 fields (`"0 9 * * 1-5"`) or 6 with seconds first. */
+  cron: string;
+  /** An IANA time zone (`"Europe/Berlin"`). */
+  timezone: string;
+  /** The message each fire sends. */
+  text: string;
+  userId?: string;
+  roomId?: string;
+  /** `true` when left out. */
+  enabled?: boolean;
+}
+
+/** What to change in a schedule; `null` removes `userId` or `roomId`. */
+export interface ScheduleUpdateParams {
+  cron?: string;
+  timezone?: string;
+  text?: string;
+  userId?: string | null;
+  roomId?: string | null;
+  enabled?: boolean;
+}
+
+/** Query of an agent's schedules, newest first unless `order` says otherwise. */
+export interface ScheduleListParams extends CursorListParams {
+  order?: "asc" | "desc";
+}
+
+/** The answer to deleting a schedule. */
+export interface ScheduleDeleted {
+  id: string;
+  deleted: true;
+}
+
 /** The answer to erasing a user. */
 export interface UserErased {
   userId: string;

@@ -31,6 +31,11 @@ const PAIRS: Record<string, string> = {
   // memories
   Memory: "Memory",
   CreateMemoryRequest: "MemoryCreateParams",
+  // schedules
+  Schedule: "Schedule",
+  ScheduleFire: "ScheduleFire",
+  CreateScheduleRequest: "ScheduleCreateParams",
+  UpdateScheduleRequest: "ScheduleUpdateParams",
   // keys
   ApiKey: "ApiKey",
   CreateApiKeyRequest: "ApiKeyCreateParams",

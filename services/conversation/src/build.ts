@@ -18,6 +18,7 @@ import {
   type ProvidersConfig,
 } from "./providers/resolve.js";
 import { conversationRoutes } from "./routes.js";
+import { type AgentDirectory, Scheduler } from "./schedules.js";
 import { openConversationStore } from "./store/open.js";
 import type { ConversationStore, OutboxEvent } from "./store/types.js";
 import type { PluginRuntime } from "./tools.js";
@@ -64,6 +65,13 @@ export interface BuildConversationOptions {
   runLeases?: Partial<RunLeases>;
   /** false: background messages hold no lease and are not taken over (the benchmark's baseline). Default true. */
   durableRuns?: boolean;
+  /**
+   * Where schedules read their agent at fire time (the registry's AgentService). Without it schedules can be
+   * written and read, but nothing fires here.
+   */
+  agents?: AgentDirectory;
+  /** SCHEDULE_SCAN_MS: how often due schedules are looked for; 5 s when unset. */
+  scheduleScanMs?: number;
 }
 
 export interface Conversation {
@@ -134,6 +142,13 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   });
   const ctx: ConversationContext = { ...turns, runs, sends: new IdempotentSends(turns.store, runs, logger) };
   ctx.runs.start();
+  const scheduler = options.agents
+    ? new Scheduler(turns.store, runs, options.agents, logger, {
+        ...(options.scheduleScanMs !== undefined ? { scanMs: options.scheduleScanMs } : {}),
+      })
+    : undefined;
+  if (scheduler) scheduler.start();
+  else logger.info("no agent directory (REGISTRY_URL): schedules are kept but do not fire here");
   ctx.sends.startSweep();
   relay?.start();
   observeProviders(ctx.providers, options.metrics);
@@ -162,6 +177,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
         () => false,
       ),
     async close() {
+      await scheduler?.close();
       await ctx.sends.close();
       await ctx.runs.close();
       await memories.close();

@@ -27,6 +27,7 @@ import {
   type ProvidersConfig,
 } from "./providers/resolve.js";
 import { PROVIDER_NAMES } from "./providers/types.js";
+import { DEFAULT_SCHEDULE_SCAN_MS } from "./schedules.js";
 
 export const DEFAULT_CONTEXT_TOKEN_BUDGET = 3000;
 
@@ -96,6 +97,8 @@ const variables = z.object({
   RUN_LEASE_RENEW_MS: z.coerce.number().int().min(50).default(DEFAULT_LEASE_RENEW_MS),
   /** How often a process looks for background messages whose lease expired, to take them over; 2 s. */
   RUN_TAKEOVER_SCAN_MS: z.coerce.number().int().min(50).default(DEFAULT_TAKEOVER_SCAN_MS),
+  /** How often each process looks for schedules whose fire is due (schedules.ts); 5 s. */
+  SCHEDULE_SCAN_MS: z.coerce.number().int().min(100).default(DEFAULT_SCHEDULE_SCAN_MS),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(),
   /**
    * The webhooks service (HTTP/2), which message events are published to. Unset, the standalone service writes
@@ -167,6 +170,8 @@ export interface ConversationConfig {
   streamRetentionMs: number;
   /** RUN_LEASE_MS, RUN_LEASE_RENEW_MS and RUN_TAKEOVER_SCAN_MS: background messages' leases. */
   runLeases: RunLeases;
+  /** SCHEDULE_SCAN_MS. */
+  scheduleScanMs: number;
   shutdownTimeoutMs: number;
   /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
   webhooksUrl?: string;
@@ -232,6 +237,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
       renewMs: value.RUN_LEASE_RENEW_MS,
       scanMs: value.RUN_TAKEOVER_SCAN_MS,
     },
+    scheduleScanMs: value.SCHEDULE_SCAN_MS,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
     ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),

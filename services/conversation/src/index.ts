@@ -49,6 +49,7 @@ export {
   type ProvidersConfig,
 } from "./providers/resolve.js";
 export { conversationRoutes, DEFAULT_TURN_PAGE_SIZE, MAX_TURN_PAGE_SIZE } from "./routes.js";
+export { type AgentDirectory, CATCH_UP_MS, NEXT_FIRES_SHOWN, registryAgents } from "./schedules.js";
 export type { GenerationSettings } from "./settings.js";
 export { openConversationStore } from "./store/open.js";
 export {

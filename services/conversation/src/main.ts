@@ -4,12 +4,13 @@ import { createGuardedFetch } from "@agentry/outbound";
 import { publishWith } from "@agentry/outbox";
 import { Catalogue } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
-import { PluginService, WebhookService } from "@agentry/proto";
+import { AgentService, PluginService, WebhookService } from "@agentry/proto";
 import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { buildConversation } from "./build.js";
 import { loadConversationConfig } from "./config.js";
+import { registryAgents } from "./schedules.js";
 
 /** The conversation service on its own: `CONVERSATION_PORT` (8082), h2c, stopped gracefully by SIGTERM. */
 async function main(): Promise<void> {
@@ -30,16 +31,14 @@ async function main(): Promise<void> {
   if (!webhooks) {
     logger.info("WEBHOOKS_URL is not set: no message events are written (webhooks get no message.* events)");
   }
-  const registry = config.registryUrl
-    ? createClient(
-        PluginService,
-        createConnectTransport({
-          baseUrl: config.registryUrl,
-          httpVersion: "2",
-          interceptors: rpcInterceptors("client", metrics),
-        }),
-      )
+  const registryTransport = config.registryUrl
+    ? createConnectTransport({
+        baseUrl: config.registryUrl,
+        httpVersion: "2",
+        interceptors: rpcInterceptors("client", metrics),
+      })
     : undefined;
+  const registry = registryTransport ? createClient(PluginService, registryTransport) : undefined;
   if (!registry) logger.warn("REGISTRY_URL is not set: agents' plugins offer no tools");
   if (config.allowPrivateNetworks) {
     logger.warn("ALLOW_PRIVATE_NETWORKS is set: plugins may call http URLs and private addresses");
@@ -53,6 +52,8 @@ async function main(): Promise<void> {
     contextTokenBudget: config.contextTokenBudget,
     streamRetentionMs: config.streamRetentionMs,
     runLeases: config.runLeases,
+    scheduleScanMs: config.scheduleScanMs,
+    ...(registryTransport ? { agents: registryAgents(createClient(AgentService, registryTransport)) } : {}),
     ...(metrics ? { metrics } : {}),
     ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
     ...(registry

@@ -107,6 +107,7 @@ import { createDocument, toDocument } from "./document-rpc.js";
 import { memoryLimit, newMemory } from "./memories.js";
 import type { SuppliedContext } from "./prompt.js";
 import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
+import { scheduleHandlers } from "./schedule-routes.js";
 import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
 import type {
   ConversationRecord,
@@ -138,6 +139,7 @@ const EXPORT_PAGE_SIZE = 500;
 export function conversationRoutes(ctx: ConversationContext): (router: ConnectRouter) => void {
   return (router) => {
     router.service(ConversationService, {
+      ...scheduleHandlers(ctx),
       async sendMessage(request: SendMessageRequest, call: HandlerContext): Promise<SendMessageResponse> {
         const reply = await ctx.sends.send(messageInput(request, call), (input) =>
           sendMessage(ctx, input, call.signal),

@@ -56,6 +56,10 @@ export interface HarnessOptions {
   runLeases?: BuildConversationOptions["runLeases"];
   /** The embeddings provider memories are recalled by besides full text; none when unset. */
   embeddings?: BuildConversationOptions["embeddings"];
+  /** Where schedules read their agent at fire time; without it nothing fires. */
+  agents?: BuildConversationOptions["agents"];
+  /** SCHEDULE_SCAN_MS; the service's default when unset. */
+  scheduleScanMs?: number;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -82,6 +86,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.streamRetentionMs === undefined ? {} : { streamRetentionMs: options.streamRetentionMs }),
     ...(options.runLeases ? { runLeases: options.runLeases } : {}),
     ...(options.embeddings ? { embeddings: options.embeddings } : {}),
+    ...(options.agents ? { agents: options.agents } : {}),
+    ...(options.scheduleScanMs === undefined ? {} : { scheduleScanMs: options.scheduleScanMs }),
   });
   const client = createClient(
     ConversationService,

@@ -21,6 +21,7 @@ import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
 import { runRoutes } from "./routes/runs.js";
+import { scheduleRoutes } from "./routes/schedules.js";
 import { usageRoutes } from "./routes/usage.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { standardClients } from "./standard/index.js";
@@ -38,6 +39,7 @@ export const ROUTES: Route[] = [
   ...runRoutes,
   ...memoryRoutes,
   ...documentRoutes,
+  ...scheduleRoutes,
   ...usageRoutes,
   ...webhookRoutes,
   ...pluginRoutes,

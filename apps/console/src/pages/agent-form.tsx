@@ -8,6 +8,7 @@ import { ErrorMessage, Field, Link, useAction, Warnings } from "../widgets/commo
 import { ListEditor } from "../widgets/list-editor";
 import { type Entry, entriesOf, RecordEditor, recordOf } from "../widgets/record-editor";
 import { PlatformClients } from "./platform-clients";
+import { SchedulesPanel } from "./schedules";
 
 interface Draft {
   name: string;
@@ -254,6 +255,7 @@ export function AgentForm({ agentId }: { agentId?: string }) {
           }}
         />
       ) : null}
+      {agentId && agent ? <SchedulesPanel agentId={agentId} /> : null}
     </>
   );
 }

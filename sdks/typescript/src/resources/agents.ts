@@ -23,6 +23,7 @@ import { Memories } from "./memories.js";
 import { Messages } from "./messages.js";
 import { idSegment } from "./path.js";
 import { AgentRuns } from "./runs.js";
+import { Schedules } from "./schedules.js";
 import { AgentSecrets } from "./secrets.js";
 import { AgentUsage } from "./usage.js";
 
@@ -76,6 +77,8 @@ export class Agents {
   readonly clients: AgentClients;
   /** The agent's runs: listed (scope `history:read`) and all cancelled at once (scope `agents:write`). */
   readonly runs: AgentRuns;
+  /** The agent's schedules (`agents:write`). */
+  readonly schedules: Schedules;
   readonly #transport: Transport;
 
   /** @internal */
@@ -89,6 +92,7 @@ export class Agents {
     this.secrets = new AgentSecrets(transport);
     this.clients = new AgentClients(transport);
     this.runs = new AgentRuns(transport);
+    this.schedules = new Schedules(transport);
   }
 
   /**

@@ -305,6 +305,46 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 13,
+    name: "schedules and their fires",
+    // A fire's row is unique per schedule and time: the claim that inserts it is the one process that runs it.
+    sql: (s) => `
+      CREATE TABLE ${s}.schedules (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        cron text NOT NULL,
+        timezone text NOT NULL,
+        text text NOT NULL,
+        user_id text,
+        room_id text,
+        enabled boolean NOT NULL,
+        next_fire_at timestamptz,
+        skipped_fires bigint NOT NULL DEFAULT 0,
+        last_scheduled_at timestamptz,
+        last_fired_at timestamptz,
+        last_message_id text,
+        last_error_code text,
+        last_error_message text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+      CREATE INDEX schedules_by_agent ON ${s}.schedules (account_id, agent_id, id);
+      CREATE INDEX schedules_due ON ${s}.schedules (next_fire_at) WHERE enabled AND next_fire_at IS NOT NULL;
+      CREATE TABLE ${s}.schedule_fires (
+        schedule_id text NOT NULL,
+        scheduled_at timestamptz NOT NULL,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        fired_at timestamptz NOT NULL,
+        message_id text,
+        PRIMARY KEY (schedule_id, scheduled_at)
+      );
+      CREATE INDEX schedule_fires_by_time ON ${s}.schedule_fires (scheduled_at);
+      CREATE INDEX schedule_fires_by_agent ON ${s}.schedule_fires (account_id, agent_id);
+    `,
+  },
+  {
     version: 16,
     name: "knowledge documents and citations",
     // An agent's documents and their chunks; seq orders documents and is the cursor. A chunk is a row of its

@@ -58,6 +58,7 @@ import { PostgresDocuments } from "./postgres-documents.js";
 import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import { type PgRunRow, PostgresRuns, toRun } from "./postgres-runs.js";
+import { PostgresSchedules } from "./postgres-schedules.js";
 import {
   conversationPosition,
   conversationsPage,
@@ -447,6 +448,7 @@ export class PostgresConversationStore implements ConversationStore {
   private readonly runs: PostgresRuns;
   private readonly memories: PostgresMemories;
   private readonly documents: PostgresDocuments;
+  readonly schedules: PostgresSchedules;
   private closed = false;
 
   /** Use `openPostgresConversationStore`, which also migrates the schema. */
@@ -458,6 +460,7 @@ export class PostgresConversationStore implements ConversationStore {
     this.runs = new PostgresRuns(db, schema);
     this.memories = new PostgresMemories(db, schema);
     this.documents = new PostgresDocuments(db, schema);
+    this.schedules = new PostgresSchedules(db, schema);
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
@@ -596,6 +599,7 @@ export class PostgresConversationStore implements ConversationStore {
       await client.query(this.sql.deleteAgentKeys, [accountId, agentId]);
       await this.memories.deleteAgent(client, accountId, agentId);
       await this.documents.deleteAgent(client, accountId, agentId);
+      await this.schedules.deleteAgent(client, accountId, agentId);
       return { turns, calls };
     });
   }

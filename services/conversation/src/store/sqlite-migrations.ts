@@ -299,6 +299,46 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     `,
   },
   {
+    version: 13,
+    name: "schedules and their fires",
+    // A fire's row is unique per schedule and time: the claim that inserts it is the one process that runs it.
+    sql: `
+      CREATE TABLE schedules (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        cron TEXT NOT NULL,
+        timezone TEXT NOT NULL,
+        text TEXT NOT NULL,
+        user_id TEXT,
+        room_id TEXT,
+        enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+        next_fire_at TEXT,
+        skipped_fires INTEGER NOT NULL DEFAULT 0,
+        last_scheduled_at TEXT,
+        last_fired_at TEXT,
+        last_message_id TEXT,
+        last_error_code TEXT,
+        last_error_message TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX schedules_by_agent ON schedules (account_id, agent_id, id);
+      CREATE INDEX schedules_due ON schedules (next_fire_at) WHERE enabled = 1 AND next_fire_at IS NOT NULL;
+      CREATE TABLE schedule_fires (
+        schedule_id TEXT NOT NULL,
+        scheduled_at TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        fired_at TEXT NOT NULL,
+        message_id TEXT,
+        PRIMARY KEY (schedule_id, scheduled_at)
+      ) STRICT;
+      CREATE INDEX schedule_fires_by_time ON schedule_fires (scheduled_at);
+      CREATE INDEX schedule_fires_by_agent ON schedule_fires (account_id, agent_id);
+    `,
+  },
+  {
     version: 16,
     name: "knowledge documents and citations",
     // An agent's documents and their chunks; seq orders documents and is the cursor. A chunk is a row of its

@@ -50,6 +50,7 @@ import { SqliteDocuments } from "./sqlite-documents.js";
 import { SqliteMemories } from "./sqlite-memories.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import { type SqliteRunRow, SqliteRuns, toRun } from "./sqlite-runs.js";
+import { SqliteSchedules } from "./sqlite-schedules.js";
 import type {
   CallRecord,
   ChunkMatch,
@@ -160,6 +161,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly runs: SqliteRuns;
   private readonly memories: SqliteMemories;
   private readonly documents: SqliteDocuments;
+  readonly schedules: SqliteSchedules;
 
   /** Opens (creating when missing) the database file and brings its schema up to date. */
   constructor(file: string) {
@@ -173,6 +175,8 @@ export class SqliteConversationStore implements ConversationStore {
     this.memories = memories;
     const documents = new SqliteDocuments(this.db, (accountId, agentId) => this.purged(accountId, agentId));
     this.documents = documents;
+    const schedules = new SqliteSchedules(this.db);
+    this.schedules = schedules;
     this.save = this.db.transaction(
       (
         { key, user, reply, idempotencyKey }: NewExchange,
@@ -272,6 +276,7 @@ export class SqliteConversationStore implements ConversationStore {
       s.deleteAgentKeys.run(accountId, agentId);
       memories.deleteAgent(accountId, agentId);
       documents.deleteAgent(accountId, agentId);
+      schedules.deleteAgent(accountId, agentId);
       return { turns, calls };
     });
     this.dropConversation = this.db.transaction(

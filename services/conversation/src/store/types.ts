@@ -406,7 +406,86 @@ export interface PurgeResult {
  * Turns are ordered by the time their exchange was stored (a message and its reply are adjacent). Reads are
  * scoped to the full key, account included: nothing crosses accounts, agents, users or rooms.
  */
+/** A schedule of an agent as stored: when it fires next, and how its last fire went (schedules.ts). */
+export interface ScheduleRecord {
+  id: string;
+  accountId: string;
+  agentId: string;
+  cron: string;
+  timezone: string;
+  text: string;
+  userId: string | null;
+  roomId: string | null;
+  enabled: boolean;
+  /** The next fire time still to be claimed; null while disabled, or when the expression has no next time. */
+  nextFireAt: string | null;
+  /** Fires not run because everything was down past them (more than the catch-up window late). */
+  skippedFires: number;
+  lastFire: LastFire | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A schedule's last fire: the time it was due and the background message it started. */
+export interface LastFire {
+  scheduledAt: string;
+  firedAt: string;
+  /** The reply's id of the background message; null when the fire started none (`error` says why). */
+  messageId: string | null;
+  error: { code: string; message: string } | null;
+}
+
+/** What a PATCH of a schedule changes; `nextFireAt` is computed by the caller from the result. */
+export type SchedulePatch = Partial<
+  Pick<ScheduleRecord, "cron" | "timezone" | "text" | "userId" | "roomId" | "enabled" | "nextFireAt">
+> & { updatedAt: string };
+
+/** One fire claimed by a process: the schedule advanced past `scheduledAt`, and the fire's row written. */
+export interface FireClaim {
+  scheduleId: string;
+  /** The fire time the claimer read (the schedule's `nextFireAt`): the claim holds only while it still is. */
+  scheduledAt: string;
+  /** The schedule's next fire time after this one. */
+  nextFireAt: string | null;
+  /** Fires counted as skipped with this claim (`scheduledAt` among them when `fire` is null). */
+  skipped: number;
+  /** The fire to record (its own `scheduledAt`, the latest time due); null when no fire is run. */
+  fire: LastFire | null;
+}
+
+/**
+ * The schedules of agents and the rows of their fires. A fire is run by whoever claims it: `claimFire` advances
+ * the schedule with one conditional update and inserts the fire's row (unique per schedule and time) in the same
+ * transaction, so that any number of processes scanning one store run each fire once.
+ */
+export interface ScheduleStore {
+  createSchedule(schedule: ScheduleRecord): Promise<ScheduleRecord>;
+  getSchedule(accountId: string, agentId: string, id: string): Promise<ScheduleRecord | null>;
+  /** An agent's schedules by id (newest first for `desc`); a foreign cursor throws INVALID_REQUEST. */
+  listSchedules(accountId: string, agentId: string, page: PageRequest): Promise<Page<ScheduleRecord>>;
+  /** Null when the agent has no such schedule. */
+  updateSchedule(
+    accountId: string,
+    agentId: string,
+    id: string,
+    patch: SchedulePatch,
+  ): Promise<ScheduleRecord | null>;
+  deleteSchedule(accountId: string, agentId: string, id: string): Promise<boolean>;
+  /** Enabled schedules whose next fire time is at or before `now`, soonest first, at most `limit`. */
+  dueSchedules(now: string, limit: number): Promise<ScheduleRecord[]>;
+  /**
+   * Claims one fire: true when this caller advanced the schedule from `scheduledAt` and recorded the fire (so it
+   * alone runs it); false when another claimed it first, or the schedule changed meanwhile, or that fire time
+   * already has its row (then the schedule is still advanced).
+   */
+  claimFire(claim: FireClaim): Promise<boolean>;
+  /** Removes the rows of fires due before `before`, at most `limit`; how many. */
+  removeOldFires(before: string, limit: number): Promise<number>;
+}
+
 export interface ConversationStore {
+  /** The schedules of agents (their rows go with the agent's purge). */
+  readonly schedules: ScheduleStore;
   /**
    * The history a prompt can use, oldest first: what `fitHistory` of history.ts keeps of the whole conversation
    * (the most recent turns within `limits`, cut between turns, never starting with a reply), or more. A store may

@@ -48,6 +48,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   API_KEY_NOT_FOUND: { when: "No such API key in the caller's account.", metered: "always" },
   MEMORY_NOT_FOUND: { when: "No such memory of the agent.", metered: "always" },
   DOCUMENT_NOT_FOUND: { when: "No such document of the agent.", metered: "always" },
+  SCHEDULE_NOT_FOUND: { when: "No such schedule of the agent.", metered: "always" },
   NOT_FOUND: { when: "No such resource.", metered: "always" },
   METHOD_NOT_ALLOWED: {
     when: "The path exists but not with this method; `Allow` lists the methods it has.",

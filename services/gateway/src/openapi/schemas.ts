@@ -48,6 +48,7 @@ import {
   ToolCallStarted,
 } from "../routes/messages.schemas.js";
 import { Plugin, Secret, SecretDeleted } from "../routes/plugins.schemas.js";
+import { registerScheduleSchemas } from "../routes/schedules.schemas.js";
 import { UsageGroup, UsageReport } from "../routes/usage.schemas.js";
 import {
   AgentDeletedData,
@@ -167,6 +168,7 @@ export function componentSchemas(
   registerCharacterSchemas(requests, responses, Agent, FieldIssue);
   registerMemorySchemas(requests, responses, { success, cursorList });
   registerDocumentSchemas(requests, responses, { success, cursorList });
+  registerScheduleSchemas(responses);
   // Those routes declare themselves (`component`, a body's `schema`) come after, unless already named here.
   for (const { id, schema } of declared.requests) if (!requests.has(schema)) requests.add(schema, { id });
   for (const { id, schema } of declared.responses) if (!responses.has(schema)) responses.add(schema, { id });
