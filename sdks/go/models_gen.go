@@ -30,7 +30,9 @@ const (
 )
 
 // BackgroundMessageStatus is: `pending`: the reply is being generated (only the ids are known); `completed`:
-// every field of the reply is here; `failed`: see `error`.
+// every field of the reply is here; `failed`: see `error`; `cancelled`: stopped, either by a later message
+// that interrupted it (every field of the reply is here, with the text it had and `finishReason:
+// "cancelled"`) or by the kill switch (`error` says so, no reply).
 type BackgroundMessageStatus string
 
 // The values of BackgroundMessageStatus.
@@ -38,6 +40,7 @@ const (
 	BackgroundMessageStatusPending   BackgroundMessageStatus = "pending"
 	BackgroundMessageStatusCompleted BackgroundMessageStatus = "completed"
 	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
+	BackgroundMessageStatusCancelled BackgroundMessageStatus = "cancelled"
 )
 
 // ClientStatusState is one of a fixed set of strings.
@@ -98,6 +101,7 @@ const (
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
 	ErrorCodeIdempotencyKeyInUse  ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
+	ErrorCodeConversationBusy     ErrorCode = "CONVERSATION_BUSY"
 	ErrorCodePayloadTooLarge      ErrorCode = "PAYLOAD_TOO_LARGE"
 	ErrorCodeUnsupportedMediaType ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
 	ErrorCodeIdempotencyKeyReused ErrorCode = "IDEMPOTENCY_KEY_REUSED"
@@ -109,7 +113,8 @@ const (
 
 // FinishReason is: Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or,
 // on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-// withheld content) or `other`.
+// withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it with
+// `onConflict: "interrupt"`: the text is what was generated before).
 type FinishReason string
 
 // The values of FinishReason.
@@ -118,6 +123,7 @@ const (
 	FinishReasonLength        FinishReason = "length"
 	FinishReasonContentFilter FinishReason = "content_filter"
 	FinishReasonOther         FinishReason = "other"
+	FinishReasonCancelled     FinishReason = "cancelled"
 )
 
 // Granularity is one of a fixed set of strings.
@@ -152,17 +158,6 @@ const (
 	ModelProviderLocal     ModelProvider = "local"
 )
 
-// RunStatus is one of a fixed set of strings.
-type RunStatus string
-
-// The values of RunStatus.
-const (
-	RunStatusPending   RunStatus = "pending"
-	RunStatusCompleted RunStatus = "completed"
-	RunStatusFailed    RunStatus = "failed"
-	RunStatusCancelled RunStatus = "cancelled"
-)
-
 // Scope is one of a fixed set of strings.
 type Scope string
 
@@ -178,6 +173,16 @@ const (
 	ScopeUsageRead      Scope = "usage:read"
 	ScopeWebhooksManage Scope = "webhooks:manage"
 	ScopePluginsManage  Scope = "plugins:manage"
+)
+
+// SendMessageRequestOnConflict is one of a fixed set of strings.
+type SendMessageRequestOnConflict string
+
+// The values of SendMessageRequestOnConflict.
+const (
+	SendMessageRequestOnConflictReject    SendMessageRequestOnConflict = "reject"
+	SendMessageRequestOnConflictEnqueue   SendMessageRequestOnConflict = "enqueue"
+	SendMessageRequestOnConflictInterrupt SendMessageRequestOnConflict = "interrupt"
 )
 
 // SendMessageRequestOnDisconnect is one of a fixed set of strings.
@@ -265,6 +270,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeAgentInactive:
 		return 409, true
 	case ErrorCodeIdempotencyKeyInUse:
+		return 409, true
+	case ErrorCodeConversationBusy:
 		return 409, true
 	case ErrorCodePayloadTooLarge:
 		return 413, true
@@ -398,7 +405,7 @@ type AgentRunListResponseDataItem struct {
 
 	// `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
 	// `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
-	Status RunStatus `json:"status"`
+	Status BackgroundMessageStatus `json:"status"`
 
 	// Whether it was sent with `background: true` (else streamed).
 	Background bool `json:"background"`
@@ -555,9 +562,9 @@ type APIKeyRevoked struct {
 
 // BackgroundMessage is a message sent with `background: true`: the reply object with `status` added. One
 // object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`,
-// `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A
-// completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended
-// (or `STREAM_RETENTION`, if longer).
+// `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`;
+// `cancelled` has either the reply's fields or `error`. A completed one is answered so for as long as its
+// reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).
 type BackgroundMessage struct {
 	// The reply's id: `msg_` and a ULID. Treat it as opaque.
 	ID string `json:"id"`
@@ -572,7 +579,9 @@ type BackgroundMessage struct {
 	RoomID *string `json:"roomId"`
 
 	// `pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-	// here; `failed`: see `error`.
+	// here; `failed`: see `error`; `cancelled`: stopped, either by a later message that interrupted it (every
+	// field of the reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch
+	// (`error` says so, no reply).
 	Status BackgroundMessageStatus `json:"status"`
 
 	// The reply text.
@@ -586,7 +595,8 @@ type BackgroundMessage struct {
 
 	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
 	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-	// content) or `other`.
+	// content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+	// "interrupt"`: the text is what was generated before).
 	FinishReason *FinishReason `json:"finishReason,omitzero"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.
@@ -602,7 +612,7 @@ type BackgroundMessage struct {
 	// when it called none.
 	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
 
-	// Why it failed; `failed` only.
+	// Why it failed; `failed`, and `cancelled` by the kill switch, only.
 	Error *BackgroundMessageError `json:"error,omitzero"`
 }
 
@@ -617,7 +627,7 @@ type BackgroundMessageAccepted struct {
 	Status string `json:"status"`
 }
 
-// BackgroundMessageError is: Why it failed; `failed` only.
+// BackgroundMessageError is: Why it failed; `failed`, and `cancelled` by the kill switch, only.
 type BackgroundMessageError struct {
 	// An error code, as in the error envelope.
 	Code ErrorCode `json:"code"`
@@ -1305,7 +1315,8 @@ type Reply struct {
 
 	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
 	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-	// content) or `other`.
+	// content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+	// "interrupt"`: the text is what was generated before).
 	FinishReason FinishReason `json:"finishReason"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.
@@ -1357,6 +1368,13 @@ type SendMessageParams struct {
 	// What a stream does when the caller goes away: `cancel` stops generating (nothing is stored); `continue`
 	// generates the whole reply and stores it, and the stream can be resumed. Default `cancel`.
 	OnDisconnect *SendMessageRequestOnDisconnect `json:"onDisconnect,omitzero"`
+
+	// What this message does when its conversation (the agent, `userId` and `roomId`) has a message in progress:
+	// `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages before it, in the order
+	// they came; `interrupt` cancels the message in progress (its reply is stored with the text it had,
+	// `finishReason: "cancelled"`) and every one waiting before it, then answers this one. Default: the agent's
+	// `settings.concurrentMessages`, else `enqueue`.
+	OnConflict *SendMessageRequestOnConflict `json:"onConflict,omitzero"`
 }
 
 // StatusReason is: Why the agent is in `error`: the provider call that failed for a reason that will not fix

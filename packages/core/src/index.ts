@@ -1,5 +1,8 @@
 export {
   AGENT_BOUNDS,
+  CONFLICT_MODES,
+  type ConflictMode,
+  DEFAULT_CONFLICT_MODE,
   FALLBACK_MAX_ITEMS,
   type FallbackChoice,
   fallbackChoices,

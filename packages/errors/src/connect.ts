@@ -26,6 +26,7 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_IN_USE: Code.Aborted,
+  CONVERSATION_BUSY: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_REUSED: Code.FailedPrecondition,
   PAYLOAD_TOO_LARGE: Code.InvalidArgument,
   UNSUPPORTED_MEDIA_TYPE: Code.InvalidArgument,

@@ -84,7 +84,11 @@ export class NotFoundError extends APIError {
   override name = "NotFoundError";
 }
 
-/** 409: `AGENT_INACTIVE`, a message sent to an inactive agent. Activate the agent first. */
+/**
+ * 409: `AGENT_INACTIVE`, a message sent to an inactive agent (activate the agent first); `CONVERSATION_BUSY`, a
+ * message sent with `onConflict: "reject"` while its conversation has one in progress (send it again once that
+ * one has ended, or with `enqueue` or `interrupt`); `IDEMPOTENCY_KEY_IN_USE`.
+ */
 export class ConflictError extends APIError {
   override name = "ConflictError";
 }
@@ -175,6 +179,7 @@ export const ERROR_CODE_STATUS: Readonly<Record<string, number>> = {
   METHOD_NOT_ALLOWED: 405,
   AGENT_INACTIVE: 409,
   IDEMPOTENCY_KEY_IN_USE: 409,
+  CONVERSATION_BUSY: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   IDEMPOTENCY_KEY_REUSED: 422,

@@ -94,7 +94,7 @@ import type { ConversationContext } from "./context.js";
 import { memoryLimit, newMemory } from "./memories.js";
 import type { SuppliedContext } from "./prompt.js";
 import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
-import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
+import type { MessageInput, ReplyRecord, StreamEvent } from "./service.js";
 import type {
   ConversationRecord,
   ListedRunStatus,
@@ -127,7 +127,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
     router.service(ConversationService, {
       async sendMessage(request: SendMessageRequest, call: HandlerContext): Promise<SendMessageResponse> {
         const reply = await ctx.sends.send(messageInput(request, call), (input) =>
-          sendMessage(ctx, input, call.signal),
+          ctx.runs.send(input, call.signal),
         );
         return create(SendMessageResponseSchema, { reply: toReply(reply) });
       },
@@ -402,6 +402,7 @@ function messageInput(
     deadline: deadlineOf(call),
     idempotencyKeyHash: request.idempotencyKeyHash || undefined,
     suppliedContext: "suppliedContext" in request ? suppliedContext(request.suppliedContext) : undefined,
+    onConflict: request.onConflict,
   };
 }
 
@@ -448,6 +449,7 @@ const BACKGROUND_STATUS = {
   pending: MessageStatus.PENDING,
   completed: MessageStatus.COMPLETED,
   failed: MessageStatus.FAILED,
+  cancelled: MessageStatus.CANCELLED,
 } as const;
 
 function toStreamEvent(event: StreamEvent): StreamMessageResponse {

@@ -28,7 +28,11 @@ export interface BackgroundState {
   agentId: string;
   userId: string | undefined;
   roomId: string | undefined;
-  status: "pending" | "completed" | "failed";
+  /**
+   * `cancelled`: stopped by the kill switch (`error` says so, no reply) or interrupted by a later message (`reply`
+   * the text it had, finish reason `cancelled`).
+   */
+  status: "pending" | "completed" | "failed" | "cancelled";
   reply: ReplyRecord | null;
   error: { code: ErrorCode; message: string } | null;
 }
@@ -68,6 +72,7 @@ export function runEnd(
     errorMessage: failed ? event.message : null,
     result,
     ...endTimes(retentionMs, background, status),
+    ...(event.type === "completed" && event.reply.finishReason === "cancelled" ? { cancelled: true } : {}),
   };
 }
 
@@ -115,7 +120,7 @@ export function storedBackground(turn: TurnRecord): BackgroundState | null {
     agentId: turn.agentId,
     userId: reply.userId,
     roomId: reply.roomId,
-    status: "completed",
+    status: reply.finishReason === "cancelled" ? "cancelled" : "completed",
     reply,
     error: null,
   };

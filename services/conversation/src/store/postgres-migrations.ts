@@ -304,6 +304,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       DROP INDEX ${s}.message_runs_by_agent;
     `,
   },
+  {
+    version: 15,
+    name: "conversation queues",
+    // A place in line per message being answered or waiting, per conversation (conversation-queue.ts): `seq` the
+    // order of arrival, `admitted` once it runs, `interrupted` once a later message asked it to stop; its holder
+    // renews `expires_at` while it waits or runs.
+    sql: (s) => `
+      CREATE TABLE ${s}.conversation_queue (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        room_id text NOT NULL,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        admitted boolean NOT NULL DEFAULT false,
+        interrupted boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX conversation_queue_by_conversation
+        ON ${s}.conversation_queue (account_id, agent_id, user_id, room_id, seq);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -100,9 +100,11 @@ message).
 """
 
 
-BackgroundMessageStatus = Literal["pending", "completed", "failed"]
+BackgroundMessageStatus = Literal["pending", "completed", "failed", "cancelled"]
 """`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-here; `failed`: see `error`.
+here; `failed`: see `error`; `cancelled`: stopped, either by a later message that interrupted it (every field
+of the reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error`
+says so, no reply).
 """
 
 
@@ -124,6 +126,7 @@ ErrorCode = Literal[
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
     "IDEMPOTENCY_KEY_IN_USE",
+    "CONVERSATION_BUSY",
     "PAYLOAD_TOO_LARGE",
     "UNSUPPORTED_MEDIA_TYPE",
     "IDEMPOTENCY_KEY_REUSED",
@@ -135,10 +138,11 @@ ErrorCode = Literal[
 """An error code, as in the error envelope."""
 
 
-FinishReason = Literal["stop", "length", "content_filter", "other"]
+FinishReason = Literal["stop", "length", "content_filter", "other", "cancelled"]
 """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
-provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content)
-or `other`.
+provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content),
+`other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict: "interrupt"`:
+the text is what was generated before).
 """
 
 
@@ -179,6 +183,7 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
+    "CONVERSATION_BUSY": 409,
     "PAYLOAD_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA_TYPE": 415,
     "IDEMPOTENCY_KEY_REUSED": 422,
@@ -380,7 +385,7 @@ class AgentRunListResponseDataItem:
     """The reply's id (a background message's `messageId`), as `GET …/messages/{messageId}` and `GET
     …/messages/{messageId}/events` take it: `msg_` and a ULID. Treat it as opaque.
     """
-    status: Literal["pending", "completed", "failed", "cancelled"]
+    status: BackgroundMessageStatus
     """`pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
     `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
     """
@@ -711,9 +716,9 @@ class ApiKeyRevoked:
 class BackgroundMessage:
     """A message sent with `background: true`: the reply object with `status` added. One object with optional
     fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`;
-    `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A completed one is
-    answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or
-    `STREAM_RETENTION`, if longer).
+    `completed` has every field of `Reply` as well; `failed` has the ids and `error`; `cancelled` has either
+    the reply's fields or `error`. A completed one is answered so for as long as its reply is stored; a failed
+    one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).
     """
 
     id: str
@@ -726,7 +731,9 @@ class BackgroundMessage:
     """The request's `roomId`, echoed; `null` when it carried none."""
     status: BackgroundMessageStatus
     """`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-    here; `failed`: see `error`.
+    here; `failed`: see `error`; `cancelled`: stopped, either by a later message that interrupted it (every
+    field of the reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch
+    (`error` says so, no reply).
     """
     text: Optional[str] = None
     """The reply text."""
@@ -737,7 +744,8 @@ class BackgroundMessage:
     finish_reason: Optional[FinishReason] = None
     """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
     provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-    content) or `other`.
+    content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+    "interrupt"`: the text is what was generated before).
     """
     usage: Optional[Usage] = None
     """Tokens used, as the provider reported them; zeros when it did not."""
@@ -750,7 +758,7 @@ class BackgroundMessage:
     when it called none.
     """
     error: Optional[BackgroundMessageError] = None
-    """Why it failed; `failed` only."""
+    """Why it failed; `failed`, and `cancelled` by the kill switch, only."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessage:
@@ -830,7 +838,7 @@ class BackgroundMessageAccepted:
 
 @dataclass
 class BackgroundMessageError:
-    """Why it failed; `failed` only."""
+    """Why it failed; `failed`, and `cancelled` by the kill switch, only."""
 
     code: ErrorCode
     """An error code, as in the error envelope."""
@@ -2008,7 +2016,8 @@ class Reply:
     finish_reason: FinishReason
     """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
     provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-    content) or `other`.
+    content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+    "interrupt"`: the text is what was generated before).
     """
     usage: Usage
     """Tokens used, as the provider reported them; zeros when it did not."""

@@ -44,6 +44,7 @@ from .models import (
     ApiKeyRevoked,
     BackgroundMessage,
     BackgroundMessageAccepted,
+    BackgroundMessageStatus,
     CancelAgentRunsResponseData,
     CharacterImport,
     CharacterImportPreview,
@@ -121,6 +122,7 @@ class Messages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -156,6 +158,13 @@ class Messages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -173,6 +182,11 @@ class Messages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -188,7 +202,7 @@ class Messages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -201,6 +215,7 @@ class Messages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
             },
             options.extra_body,
         )
@@ -217,6 +232,7 @@ class Messages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -252,6 +268,13 @@ class Messages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -279,6 +302,11 @@ class Messages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -294,7 +322,7 @@ class Messages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -307,6 +335,7 @@ class Messages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "stream": True,
             },
             options.extra_body,
@@ -323,6 +352,7 @@ class Messages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -361,6 +391,13 @@ class Messages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -376,6 +413,11 @@ class Messages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -391,7 +433,7 @@ class Messages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -404,6 +446,7 @@ class Messages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "background": True,
             },
             options.extra_body,
@@ -751,7 +794,7 @@ class Runs:
         self,
         agent_id: str,
         *,
-        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
+        status: Union[BackgroundMessageStatus, NotGiven] = NOT_GIVEN,
         limit: Union[int, NotGiven] = NOT_GIVEN,
         before: Union[str, NotGiven] = NOT_GIVEN,
         after: Union[str, NotGiven] = NOT_GIVEN,
@@ -2702,6 +2745,7 @@ class AsyncMessages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -2737,6 +2781,13 @@ class AsyncMessages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -2754,6 +2805,11 @@ class AsyncMessages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -2769,7 +2825,7 @@ class AsyncMessages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2782,6 +2838,7 @@ class AsyncMessages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
             },
             options.extra_body,
         )
@@ -2798,6 +2855,7 @@ class AsyncMessages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -2833,6 +2891,13 @@ class AsyncMessages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -2860,6 +2925,11 @@ class AsyncMessages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -2875,7 +2945,7 @@ class AsyncMessages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2888,6 +2958,7 @@ class AsyncMessages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "stream": True,
             },
             options.extra_body,
@@ -2904,6 +2975,7 @@ class AsyncMessages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -2942,6 +3014,13 @@ class AsyncMessages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -2957,6 +3036,11 @@ class AsyncMessages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -2972,7 +3056,7 @@ class AsyncMessages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -2985,6 +3069,7 @@ class AsyncMessages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "background": True,
             },
             options.extra_body,
@@ -3332,7 +3417,7 @@ class AsyncRuns:
         self,
         agent_id: str,
         *,
-        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
+        status: Union[BackgroundMessageStatus, NotGiven] = NOT_GIVEN,
         limit: Union[int, NotGiven] = NOT_GIVEN,
         before: Union[str, NotGiven] = NOT_GIVEN,
         after: Union[str, NotGiven] = NOT_GIVEN,

@@ -18,13 +18,16 @@ module Agentry
     end
 
     # `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
-    # reply is here; `failed`: see `error`.
+    # reply is here; `failed`: see `error`; `cancelled`: stopped, either by a later message that
+    # interrupted it (every field of the reply is here, with the text it had and `finishReason:
+    # "cancelled"`) or by the kill switch (`error` says so, no reply).
     module BackgroundMessageStatus
       PENDING = "pending"
       COMPLETED = "completed"
       FAILED = "failed"
+      CANCELLED = "cancelled"
       # Every value.
-      ALL = [PENDING, COMPLETED, FAILED].freeze
+      ALL = [PENDING, COMPLETED, FAILED, CANCELLED].freeze
     end
 
     # An error code, as in the error envelope.
@@ -46,6 +49,7 @@ module Agentry
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
       IDEMPOTENCY_KEY_IN_USE = "IDEMPOTENCY_KEY_IN_USE"
+      CONVERSATION_BUSY = "CONVERSATION_BUSY"
       PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
       UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
       IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
@@ -72,6 +76,7 @@ module Agentry
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
         IDEMPOTENCY_KEY_IN_USE,
+        CONVERSATION_BUSY,
         PAYLOAD_TOO_LARGE,
         UNSUPPORTED_MEDIA_TYPE,
         IDEMPOTENCY_KEY_REUSED,
@@ -84,14 +89,16 @@ module Agentry
 
     # Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
     # `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-    # withheld content) or `other`.
+    # withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it with
+    # `onConflict: "interrupt"`: the text is what was generated before).
     module FinishReason
       STOP = "stop"
       LENGTH = "length"
       CONTENT_FILTER = "content_filter"
       OTHER = "other"
+      CANCELLED = "cancelled"
       # Every value.
-      ALL = [STOP, LENGTH, CONTENT_FILTER, OTHER].freeze
+      ALL = [STOP, LENGTH, CONTENT_FILTER, OTHER, CANCELLED].freeze
     end
 
     # The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved
@@ -317,7 +324,7 @@ module Agentry
       # @!attribute [r] status
       #   `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
       #   `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`. One of `pending`, `completed`,
-      #   `failed`, `cancelled`.
+      #   `failed`, `cancelled` (Models::BackgroundMessageStatus).
       #   @return [String]
       field :status, "status", :string, required: true
 
@@ -537,9 +544,9 @@ module Agentry
 
     # A message sent with `background: true`: the reply object with `status` added. One object with
     # optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId`
-    # and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A
-    # completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it
-    # ended (or `STREAM_RETENTION`, if longer).
+    # and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`;
+    # `cancelled` has either the reply's fields or `error`. A completed one is answered so for as long as
+    # its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).
     class BackgroundMessage < Agentry::Model
       # @!attribute [r] id
       #   The reply's id: `msg_` and a ULID. Treat it as opaque.
@@ -563,8 +570,10 @@ module Agentry
 
       # @!attribute [r] status
       #   `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
-      #   reply is here; `failed`: see `error`. One of `pending`, `completed`, `failed`
-      #   (Models::BackgroundMessageStatus).
+      #   reply is here; `failed`: see `error`; `cancelled`: stopped, either by a later message that
+      #   interrupted it (every field of the reply is here, with the text it had and `finishReason:
+      #   "cancelled"`) or by the kill switch (`error` says so, no reply). One of `pending`, `completed`,
+      #   `failed`, `cancelled` (Models::BackgroundMessageStatus).
       #   @return [String]
       field :status, "status", :string, required: true
 
@@ -586,8 +595,9 @@ module Agentry
       # @!attribute [r] finish_reason
       #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
       #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
-      #   (Models::FinishReason).
+      #   withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it
+      #   with `onConflict: "interrupt"`: the text is what was generated before). One of `stop`, `length`,
+      #   `content_filter`, `other`, `cancelled` (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string
 
@@ -613,7 +623,7 @@ module Agentry
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
 
       # @!attribute [r] error
-      #   Why it failed; `failed` only.
+      #   Why it failed; `failed`, and `cancelled` by the kill switch, only.
       #   @return [BackgroundMessageError]
       field :error, "error", "BackgroundMessageError"
     end
@@ -632,15 +642,16 @@ module Agentry
       field :status, "status", :string, required: true
     end
 
-    # Why it failed; `failed` only.
+    # Why it failed; `failed`, and `cancelled` by the kill switch, only.
     class BackgroundMessageError < Agentry::Model
       # @!attribute [r] code
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
       #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
+      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
+      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -1163,7 +1174,7 @@ module Agentry
 
       # @!attribute [r] finish_reason
       #   Why generation stopped, as in the send reply; `null` for replies stored before it was recorded.
-      #   Assistant messages only. One of `stop`, `length`, `content_filter`, `other`
+      #   Assistant messages only. One of `stop`, `length`, `content_filter`, `other`, `cancelled`
       #   (Models::FinishReason).
       #   @return [String, nil]
       field :finish_reason, "finishReason", [:nullable, :string]
@@ -1443,8 +1454,9 @@ module Agentry
       # @!attribute [r] finish_reason
       #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
       #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
-      #   (Models::FinishReason).
+      #   withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it
+      #   with `onConflict: "interrupt"`: the text is what was generated before). One of `stop`, `length`,
+      #   `content_filter`, `other`, `cancelled` (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string, required: true
 
@@ -1520,8 +1532,9 @@ module Agentry
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
       #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
+      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
+      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
