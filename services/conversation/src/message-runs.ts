@@ -809,6 +809,7 @@ export function storedRounds(logged: readonly LoggedEvent[]): StoredRound[] {
         current = { text: "", calls: [], outcomes: [] };
       }
       current.calls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      if (event.spent) current.spent = event.spent;
       current.outcomes.push(undefined);
     } else if (event.type === "tool.result") {
       const at = current.calls.findIndex((call) => call.id === event.call.id);

@@ -132,7 +132,7 @@ export function abandoned(record: RunRecord): boolean {
 
 /**
  * An event as the log keeps it: started `{messageId, agentId, userId, roomId}`, delta `{text}`, tool.call
- * `{id, name, arguments}`, tool.result `{call}` (the call with its outcome), completed the reply (createdAt as
+ * `{id, name, arguments, spent?}` (`spent` on a round's first call: its model call's tokens), tool.result `{call}` (the call with its outcome), completed the reply (createdAt as
  * ISO 8601), failed `{code, message}`.
  */
 export function encodeEvent(seq: number, event: LogEvent): RunEvent {
@@ -161,7 +161,13 @@ export function decodeEvent(event: RunEvent): LogEvent {
     case "delta":
       return { type: "delta", text: data.text };
     case "tool.call":
-      return { type: "tool.call", id: data.id, name: data.name, arguments: data.arguments };
+      return {
+        type: "tool.call",
+        id: data.id,
+        name: data.name,
+        arguments: data.arguments,
+        ...(data.spent ? { spent: data.spent } : {}),
+      };
     case "tool.result":
       return { type: "tool.result", call: data.call };
     case "completed":

@@ -156,7 +156,8 @@ export async function* streamMessage(
         text: stored[0]!.text,
         model: plan.request.model,
         finishReason: "other",
-        usage: { inputTokens: 0, outputTokens: 0 },
+        // Spent by the process that stored the round (tool-loop.ts): counted, though not spent again.
+        usage: stored[0]!.spent ?? { inputTokens: 0, outputTokens: 0 },
         toolCalls: stored[0]!.calls,
       };
       const result = yield* tally(call.useTools(first, signal, true, stored), heard);
