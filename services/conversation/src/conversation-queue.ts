@@ -110,6 +110,14 @@ export class ConversationQueue {
     return place;
   }
 
+  /**
+   * A place outside any line: for a message whose caller supplies its whole conversation (the OpenAI-compatible
+   * route), which reads no stored history, so that no order of the stored conversation matters to it.
+   */
+  outOfLine(id: string, key: ConversationKey): Place {
+    return new Place(this, id, key, false);
+  }
+
   /** @internal A place's entry as its holder writes it now. */
   entry(id: string, key: ConversationKey): QueueEntry {
     const now = Date.now();
@@ -184,6 +192,8 @@ export class Place {
     private readonly queue: ConversationQueue,
     readonly id: string,
     readonly key: ConversationKey,
+    /** false: a message that waits for nobody and nobody waits for (`ConversationQueue.outOfLine`). */
+    private readonly inLine = true,
   ) {}
 
   /** Aborted (with an Interrupted reason) once a later message interrupts this one. */
@@ -193,11 +203,13 @@ export class Place {
 
   /** Resolves once no message of the conversation is before this one; throws `signal`'s reason if it aborts. */
   admitted(signal: AbortSignal): Promise<void> {
+    if (!this.inLine) return Promise.resolve();
     return this.queue.waitForTurn(this, AbortSignal.any([signal, this.controller.signal]));
   }
 
   /** Leaves the line, once. */
   leave(): Promise<void> {
+    if (!this.inLine) return Promise.resolve();
     this.left ??= this.queue.leave(this);
     return this.left;
   }

@@ -600,6 +600,7 @@ export class MessageRuns {
   /** The message's place in its conversation's line; CONVERSATION_BUSY when it rejects a conflict. */
   private join(input: MessageInput & { ids: { reply: string } }): Promise<Place> {
     const key = conversationKey(input);
+    if (input.suppliedContext) return Promise.resolve(this.queue.outOfLine(input.ids.reply, key));
     return this.queue.join(input.ids.reply, key, conflictMode(input.onConflict, input.agent?.spec?.settings));
   }
 
