@@ -488,6 +488,13 @@ type AgentMessageService struct {
 // whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a concurrency
 // slot until it ends.
 //
+// One message of a conversation is answered at a time. A message sent while its conversation has one in
+// progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+// `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject` answers
+// `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored with the text
+// it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`), then answers this
+// one.
+//
 // Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
 // `concurrentMessages`.
 //
@@ -497,9 +504,9 @@ type AgentMessageService struct {
 // lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
-// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502 MODEL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE or CONVERSATION_BUSY, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
+// MODEL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentMessageService) Send(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*Reply, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -565,6 +572,13 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 // whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a concurrency
 // slot until it ends.
 //
+// One message of a conversation is answered at a time. A message sent while its conversation has one in
+// progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+// `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject` answers
+// `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored with the text
+// it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`), then answers this
+// one.
+//
 // Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
 // `concurrentMessages`.
 //
@@ -574,9 +588,9 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 // lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
-// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502 MODEL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE or CONVERSATION_BUSY, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
+// MODEL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentMessageService) SendBackground(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*BackgroundMessageAccepted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -1007,7 +1021,7 @@ type AgentRunService struct {
 // ListRunsParams are the query parameters of Agents.Runs.List; leave a field nil for the server's default.
 type ListRunsParams struct {
 	// Only the runs of this status.
-	Status *RunStatus
+	Status *BackgroundMessageStatus
 
 	// Items per page, from 1 to 100. Default: 20.
 	Limit *int

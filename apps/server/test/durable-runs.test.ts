@@ -84,6 +84,7 @@ describe("two all-in-one servers on one SQLite file", () => {
       status: string;
       text?: string;
       toolCalls?: { id: string; ok: boolean }[];
+      usage?: { inputTokens: number; outputTokens: number; totalTokens: number };
     };
   };
   const newAgent = async (on: DeployableProcess, extra: Record<string, unknown> = {}) => {
@@ -230,9 +231,10 @@ describe("two all-in-one servers on one SQLite file", () => {
     counted = 0;
     openai.answer({
       toolCalls: [{ id: "call_stock", name: "http__request", arguments: { url: `${counterUrl}stock` } }],
+      usage: { input: 11, output: 7 },
     });
     openai.answer(slowly(30, 200));
-    openai.reply("seven in stock");
+    openai.reply("seven in stock", { usage: { input: 5, output: 3 } });
     const id = await sendInBackground(doomed, agentId, "how many are in stock?");
     // The tool has run, and the model is answering its outcome.
     await until(
@@ -246,6 +248,9 @@ describe("two all-in-one servers on one SQLite file", () => {
     expect(done.body.data).toMatchObject({ status: "completed", text: "seven in stock" });
     expect(done.body.data.toolCalls).toMatchObject([{ id: "call_stock", ok: true }]);
     expect(counted).toBe(1);
+    // The stored round's tokens, spent by the killed server, are counted; the round it was generating was never
+    // reported by the provider, and is generated (and counted) once, by the survivor.
+    expect(done.body.data.usage).toEqual({ inputTokens: 16, outputTokens: 10, totalTokens: 26 });
     expect(openai.requests.length).toBe(before + 3);
     // The survivor gave the model the stored outcome.
     const resumed = openai.requests.at(-1)!.body.messages;

@@ -187,7 +187,7 @@ describe("the kill switch", () => {
       "GET",
       `/v1/agents/${agentId}/messages/${id}`,
     );
-    expect(read.body.data.status).toBe("failed");
+    expect(read.body.data.status).toBe("cancelled");
     const log = await events(here, agentId, id);
     expect(log.at(-1)?.event).toBe("error");
     expect(log.at(-1)?.data).toMatchObject({ code: "AGENT_UNAVAILABLE" });

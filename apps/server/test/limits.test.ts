@@ -118,8 +118,12 @@ describe("rate limits on one gateway", () => {
     ).body.data.id;
     openai.reset();
     for (let i = 0; i < 10; i++) openai.reply("slow", { delayMs: 600 });
-    const running = Array.from({ length: 10 }, () =>
-      h.request("POST", `/v1/agents/${agentId}/messages`, { key: t.key, body: { text: "hi" } }),
+    // Ten conversations: one conversation's messages are answered one at a time.
+    const running = Array.from({ length: 10 }, (_, i) =>
+      h.request("POST", `/v1/agents/${agentId}/messages`, {
+        key: t.key,
+        body: { text: "hi", userId: `u${i}` },
+      }),
     );
     await openai.waitForRequests(10);
     const eleventh = await h.request<ErrorBody>("POST", `/v1/agents/${agentId}/messages`, {

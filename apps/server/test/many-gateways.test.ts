@@ -228,7 +228,11 @@ describe("two gateways sharing Redis", () => {
     const path = `/v1/agents/${agent.data.id}/messages`;
     openai.reset();
     openai.reply("never seen", { delayMs: 20_000 }).reply("never seen", { delayMs: 20_000 });
-    const held = [call(a, key, "POST", path, { text: "hold" }), call(a, key, "POST", path, { text: "hold" })];
+    // Two conversations: one conversation's messages are answered one at a time.
+    const held = [
+      call(a, key, "POST", path, { text: "hold", userId: "u1" }),
+      call(a, key, "POST", path, { text: "hold", userId: "u2" }),
+    ];
     for (const pending of held) pending.catch(() => undefined);
     await openai.waitForRequests(2);
     expect((await call(b, key, "POST", path, { text: "third" })).status).toBe(429);

@@ -58,6 +58,8 @@ export const MESSAGE_BOUNDS = {
  *   `settings.memoryLimit`: the most memories kept per user (`MEMORY_BOUNDS`), the oldest evicted beyond it.
  * - `settings.knowledgeTokenBudget`: the most estimated tokens of the agent's documents one prompt may carry
  *   (`DOCUMENT_BOUNDS`); 0 leaves them out.
+ * - `settings.concurrentMessages`: what a message does when its conversation has one in progress
+ *   (`CONFLICT_MODES`); a send's `onConflict` overrides it.
  * `null` means unset. Other keys of `settings` are platform configuration and are not checked here.
  */
 export const GENERATION_BOUNDS = {
@@ -90,6 +92,15 @@ export const DOCUMENT_BOUNDS = {
  */
 export const TOOL_CHOICES = ["auto", "required"] as const;
 export type ToolChoice = (typeof TOOL_CHOICES)[number];
+
+/**
+ * What a message does when its conversation (agent, user, room) has a message in progress
+ * (docs/api/messages-and-streams.md, "Conflicts"): `reject` it (409 CONVERSATION_BUSY), `enqueue` it to be
+ * answered after (the default), or `interrupt` the one in progress (it ends with the text it had, cancelled).
+ */
+export const CONFLICT_MODES = ["reject", "enqueue", "interrupt"] as const;
+export type ConflictMode = (typeof CONFLICT_MODES)[number];
+export const DEFAULT_CONFLICT_MODE: ConflictMode = "enqueue";
 
 /** The problems of an agent's generation settings, as error `details` items; empty when they are within bounds. */
 export function generationSettingsIssues(
@@ -156,6 +167,13 @@ export function generationSettingsIssues(
         issue: `must be an integer from ${min} to ${max}`,
       });
     }
+  }
+  const concurrentMessages = settings?.concurrentMessages;
+  if (concurrentMessages != null && !(CONFLICT_MODES as readonly unknown[]).includes(concurrentMessages)) {
+    issues.push({
+      field: "settings.concurrentMessages",
+      issue: `must be one of ${CONFLICT_MODES.join(", ")}`,
+    });
   }
   issues.push(...fallbackIssues(settings?.fallbacks));
   return issues;

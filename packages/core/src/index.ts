@@ -1,6 +1,9 @@
 export {
   AGENT_BOUNDS,
   DOCUMENT_BOUNDS,
+  CONFLICT_MODES,
+  type ConflictMode,
+  DEFAULT_CONFLICT_MODE,
   FALLBACK_MAX_ITEMS,
   type FallbackChoice,
   fallbackChoices,

@@ -28,6 +28,7 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_IN_USE: Code.Aborted,
+  CONVERSATION_BUSY: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_REUSED: Code.FailedPrecondition,
   // A compare-and-set that found the agent changed: the caller reads it again and decides.
   PRECONDITION_FAILED: Code.Aborted,

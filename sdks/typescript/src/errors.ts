@@ -85,7 +85,9 @@ export class NotFoundError extends APIError {
 }
 
 /**
- * 409: `AGENT_INACTIVE`, a message sent to an inactive agent. Activate the agent first. 412 `PRECONDITION_FAILED`:
+ * 409: `AGENT_INACTIVE`, a message sent to an inactive agent (activate the agent first); `CONVERSATION_BUSY`, a
+ * message sent with `onConflict: "reject"` while its conversation has one in progress (send it again once that
+ * one has ended, or with `enqueue` or `interrupt`); `IDEMPOTENCY_KEY_IN_USE`. 412 `PRECONDITION_FAILED`:
  * an `ifMatch` update or delete of an agent that changed since; read it again.
  */
 export class ConflictError extends APIError {
@@ -181,6 +183,7 @@ export const ERROR_CODE_STATUS: Readonly<Record<string, number>> = {
   AGENT_INACTIVE: 409,
   IDEMPOTENCY_KEY_IN_USE: 409,
   PRECONDITION_FAILED: 412,
+  CONVERSATION_BUSY: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   IDEMPOTENCY_KEY_REUSED: 422,

@@ -131,7 +131,17 @@ export interface MessageSendParams {
   roomId?: string;
   /** Extra context for this turn only (any JSON object); it reaches the model but is not kept as history. */
   context?: Record<string, unknown>;
+  /**
+   * What this message does when its conversation has a message in progress: `reject` (409 `CONVERSATION_BUSY`,
+   * a `ConflictError`), `enqueue` (answered after it, in the order messages came) or `interrupt` (the one in
+   * progress is cancelled: its reply is kept with the text it had, `finishReason: "cancelled"`). Default: the
+   * agent's `settings.concurrentMessages`, else `enqueue`.
+   */
+  onConflict?: ConflictMode;
 }
+
+/** What a message does when its conversation has a message in progress (`onConflict`). */
+export type ConflictMode = "reject" | "enqueue" | "interrupt";
 
 /** What `stream` takes besides the message. */
 export interface MessageStreamParams extends MessageSendParams {
@@ -160,17 +170,19 @@ export interface BackgroundWaitOptions extends RequestOptions {
 
 /**
  * A background message while the service keeps its state (`STREAM_RETENTION` after it ends, 1 hour by default):
- * only the ids while `pending`, the whole reply once `completed`, the error once `failed`.
+ * only the ids while `pending`, the whole reply once `completed`, the error once `failed`. `cancelled`: with the
+ * reply (the text it had, `finishReason: "cancelled"`) when a later message interrupted it, with the error when
+ * the kill switch stopped it.
  */
 export type BackgroundMessage =
   | { id: string; agentId: string; userId: string | null; roomId: string | null; status: "pending" }
-  | (MessageReply & { status: "completed" })
+  | (MessageReply & { status: "completed" | "cancelled" })
   | {
       id: string;
       agentId: string;
       userId: string | null;
       roomId: string | null;
-      status: "failed";
+      status: "failed" | "cancelled";
       error: { code: string; message: string };
     };
 
@@ -457,7 +469,8 @@ export interface CursorListParams {
 }
 
 /** Why a model stopped writing a reply. */
-export type FinishReason = "stop" | "length" | "content_filter" | "other";
+/** `cancelled`: a later message to the conversation interrupted the reply (`onConflict: "interrupt"`). */
+export type FinishReason = "stop" | "length" | "content_filter" | "other" | "cancelled";
 
 /** What every stored message has, whichever side wrote it. */
 interface HistoryMessageBase {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { AppError } from "@agentry/errors";
+import { setTimeout as sleep } from "node:timers/promises";
+import { AppError, answeredByService, type ErrorCode, fromConnectError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import {
   type AccountService,
@@ -13,12 +14,20 @@ import {
 } from "@agentry/proto";
 import { create, toJson, toJsonString } from "@bufbuild/protobuf";
 import { timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
-import type { Client } from "@connectrpc/connect";
+import { type Client, ConnectError } from "@connectrpc/connect";
 import { type ClientConfig, PLATFORM_SECRETS, type Platform, runClients } from "./domain/clients.js";
 import { CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
 import type { ConnectorMetrics } from "./metrics.js";
 import type { Connector, PlatformDriver, TurnRequest } from "./platform.js";
 import type { ConnectorStore } from "./store/types.js";
+
+/** How long a turn's follower waits before following its run again, once the process it followed went away. */
+const FOLLOW_AGAIN_MS = 1_000;
+/**
+ * Followings of one turn's run before it is given up: another conversation process takes a run over within 15 s of
+ * its own dying, and generating it again may take the provider's whole time limit.
+ */
+const FOLLOW_ATTEMPTS = 120;
 
 export interface SupervisorOptions {
   accounts: Client<typeof AccountService>;
@@ -228,23 +237,53 @@ export class ConnectorSupervisor {
     const { agent } = entry;
     this.options.metrics?.messageReceived(platform);
     try {
-      const { reply } = await this.options.conversations.sendMessage({
+      // A run with a lease (a background message): a conversation process that dies mid-turn has it taken over
+      // by another, and the reply is read from whichever generates it.
+      const { messageId } = await this.options.conversations.startMessage({
         accountId: agent.accountId,
         agent,
         text: request.text,
         userId: request.userId,
         roomId: request.roomId,
         context: { source: { ...request.source, platform } },
-        // The platform message's key: a message read again after a restart finds its stored exchange instead of
-        // calling the model a second time.
+        // The platform message's key: a message read again after a restart finds its run, or its stored
+        // exchange, instead of calling the model a second time.
         idempotencyKeyHash: createHash("sha256").update(request.messageKey).digest("hex"),
       });
-      return reply?.text;
+      return await this.turnReply(agent, messageId);
     } catch (error) {
       // The conversation service recorded the failure (message.failed); the user gets one apology.
       this.options.logger.warn({ err: error, agentId: agent.id }, "turn from a platform message failed");
       this.options.metrics?.failed(platform, "turn");
       return undefined;
+    }
+  }
+
+  /**
+   * The reply of a turn's run, once it has ended, wherever it is generated: its events are followed to their end,
+   * again after the conversation process answering went away. A run that ended failed throws its error; a run
+   * whose events are gone (or a turn stored before turns were runs) is read from its stored reply.
+   */
+  private async turnReply(agent: Agent, messageId: string): Promise<string | undefined> {
+    const { conversations } = this.options;
+    const scope = { accountId: agent.accountId, agentId: agent.id, messageId };
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        for await (const { event } of conversations.watchMessage({ ...scope, after: 0n, endOnly: true })) {
+          if (event.case === "completed") return event.value.text;
+          if (event.case === "failed") throw new AppError(event.value.code as ErrorCode, event.value.message);
+        }
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        const failure = ConnectError.from(error);
+        if (answeredByService(failure)) {
+          if (fromConnectError(failure).code !== "STREAM_NOT_FOUND") throw failure;
+          const read = await conversations.getMessage(scope);
+          return read.background?.reply?.text ?? read.message?.text;
+        }
+        if (attempt >= FOLLOW_ATTEMPTS) throw error;
+      }
+      await sleep(FOLLOW_AGAIN_MS);
     }
   }
 

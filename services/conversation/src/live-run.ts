@@ -122,7 +122,14 @@ export class LiveRun {
       agentId: this.agentId,
       userId: this.record.userId ?? undefined,
       roomId: this.record.roomId ?? undefined,
-      status: last?.type === "completed" ? "completed" : last?.type === "failed" ? "failed" : "pending",
+      status:
+        last?.type === "completed"
+          ? last.reply.finishReason === "cancelled"
+            ? "cancelled"
+            : "completed"
+          : last?.type === "failed"
+            ? "failed"
+            : "pending",
       reply: last?.type === "completed" ? last.reply : null,
       error: last?.type === "failed" ? { code: last.code, message: last.message } : null,
     };

@@ -13,6 +13,7 @@ import { AppError, asAppError, type ErrorCode } from "@agentry/errors";
 import { type Agent, AgentSchema } from "@agentry/proto";
 import { fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { TurnContext } from "./context.js";
+import { ConversationQueue, conflictMode, type Place } from "./conversation-queue.js";
 import { LiveRun } from "./live-run.js";
 import {
   ABANDONED,
@@ -35,6 +36,8 @@ import {
   type MessageInput,
   type ReplyRecord,
   replyOfTurn,
+  type StreamEvent,
+  sendMessage,
   streamMessage,
 } from "./service.js";
 import type { RunEnd, RunEvent, RunRecord } from "./store/types.js";
@@ -151,6 +154,8 @@ export class MessageRuns {
   private renewal: Repetition | undefined;
   private scan: Repetition | undefined;
   private closing = false;
+  /** The conversations' lines: one message of a conversation answered at a time (conversation-queue.ts). */
+  readonly queue: ConversationQueue;
 
   /** `turns`: what generating a message uses (service.ts); its store keeps the runs. */
   constructor(
@@ -160,6 +165,10 @@ export class MessageRuns {
     this.pollMs = options.pollMs ?? POLL_MS;
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.writer = new GroupWriter(turns.store, turns.logger, options.flushMs ?? FLUSH_MS);
+    this.queue = new ConversationQueue(turns.store, turns.logger, this.holder, {
+      leaseMs: this.leaseMs,
+      pollMs: this.pollMs,
+    });
   }
 
   /** Starts the sweep of abandoned and expired runs, the renewal of leases and the scan for runs to take over. */
@@ -167,6 +176,7 @@ export class MessageRuns {
     this.sweep ??= repeatEvery(SWEEP_MS, () => this.sweepOnce());
     this.renewal ??= repeatEvery(this.options.renewMs ?? DEFAULT_LEASE_RENEW_MS, () => this.renewOnce());
     this.scan ??= repeatEvery(this.options.scanMs ?? DEFAULT_TAKEOVER_SCAN_MS, () => this.scanOnce());
+    this.queue.start();
   }
 
   /**
@@ -191,7 +201,9 @@ export class MessageRuns {
       }
       return;
     }
-    const run = this.begin(input, false, continued ? undefined : signal, claim);
+    const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
+    const place = await this.join({ ...input, ids });
+    const run = this.begin({ ...input, ids }, false, continued ? undefined : signal, claim, place);
     // Once the caller is gone the reply is no longer paced by its reading.
     if (signal.aborted) run.unpace();
     else signal.addEventListener("abort", () => run.unpace(), { once: true });
@@ -208,12 +220,34 @@ export class MessageRuns {
   }
 
   /**
+   * A JSON send's reply (service.ts), generated once its turn in the conversation has come; a later message may
+   * interrupt it (its reply is then stored cancelled, without text: a complete reply comes whole).
+   */
+  async send(input: MessageInput, signal: AbortSignal): Promise<ReplyRecord> {
+    const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
+    const place = await this.join({ ...input, ids });
+    try {
+      await place.admitted(signal).catch(() => undefined);
+      return await sendMessage(this.turns, { ...input, ids }, AbortSignal.any([signal, place.interruption]));
+    } finally {
+      await place.leave();
+    }
+  }
+
+  /**
    * A message answered in the background: recorded as pending before this returns its reply's id, then generated
    * to its end whatever happens to the caller. A keyed send's `claim` is told of the run.
    */
   async startBackground(input: MessageInput, claim?: RunClaim): Promise<string> {
-    conversationKey(input);
-    const run = this.begin(input, true, undefined, claim);
+    const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
+    const place = await this.join({ ...input, ids });
+    let run: LiveRun;
+    try {
+      run = this.begin({ ...input, ids }, true, undefined, claim, place);
+    } catch (error) {
+      await place.leave();
+      throw error;
+    }
     if (!(await run.recorded)) {
       throw new AppError("AGENT_UNAVAILABLE", "The message could not be recorded; retry shortly.", {
         retryAfterSeconds: 1,
@@ -330,7 +364,7 @@ export class MessageRuns {
       agentId: record.agentId,
       userId: record.userId ?? undefined,
       roomId: record.roomId ?? undefined,
-      status: record.status,
+      status: record.cancelled ? "cancelled" : record.status,
       reply: null,
       error: null,
     };
@@ -372,7 +406,7 @@ export class MessageRuns {
    */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all([this.sweep?.stop(), this.renewal?.stop(), this.scan?.stop()]);
+    await Promise.all([this.sweep?.stop(), this.renewal?.stop(), this.scan?.stop(), this.queue.close()]);
     const running = [...this.live.values()];
     const held = running.filter((run) => this.held.has(run.id));
     for (const run of running) {
@@ -401,6 +435,7 @@ export class MessageRuns {
     background: boolean,
     signal: AbortSignal | undefined,
     claim: RunClaim | undefined,
+    place: Place,
   ): LiveRun {
     const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
     const controller = new AbortController();
@@ -413,11 +448,14 @@ export class MessageRuns {
     const run = new LiveRun(this.turns, this.writer, record, controller, this.options.retentionMs);
     this.live.set(run.id, run);
     claim?.begun(run);
-    const generate = () => run.drive(streamMessage(this.turns, generating, controller.signal));
+    const generate = () => run.drive(this.inTurn(place, generating, controller));
     // A background message is generated only once it is recorded: its caller is told of it only then.
     const driving = background
       ? run.recorded.then((ok) => {
-          if (!ok) return run.unrecorded();
+          if (!ok) {
+            void place.leave();
+            return run.unrecorded();
+          }
           if (record.lease) this.held.add(run.id);
           return generate();
         })
@@ -547,7 +585,9 @@ export class MessageRuns {
       background: true,
       ...(started ? { resume: { rounds: storedRounds(logged) } } : {}),
     };
-    void run.drive(streamMessage(this.turns, generating, controller.signal)).finally(() => {
+    // Back in its conversation's line, at the place it had while that is kept.
+    const place = await this.queue.join(record.id, conversationKey(generating), "enqueue");
+    void run.drive(this.inTurn(place, generating, controller)).finally(() => {
       this.live.delete(run.id);
       this.held.delete(run.id);
     });
@@ -555,6 +595,35 @@ export class MessageRuns {
       { messageId: record.id, events: logged.length, takeovers: record.takeovers ?? 1 },
       "background message taken over from a process that stopped",
     );
+  }
+
+  /** The message's place in its conversation's line; CONVERSATION_BUSY when it rejects a conflict. */
+  private join(input: MessageInput & { ids: { reply: string } }): Promise<Place> {
+    const key = conversationKey(input);
+    if (input.suppliedContext) return Promise.resolve(this.queue.outOfLine(input.ids.reply, key));
+    return this.queue.join(input.ids.reply, key, conflictMode(input.onConflict, input.agent?.spec?.settings));
+  }
+
+  /**
+   * A message generated once its turn in the conversation has come; interrupted by a later message, it ends with
+   * the text it had (service.ts). It leaves the line once it has ended.
+   */
+  private async *inTurn(
+    place: Place,
+    input: MessageInput,
+    controller: AbortController,
+  ): AsyncGenerator<StreamEvent> {
+    const interrupt = () => controller.abort(place.interruption.reason);
+    if (place.interruption.aborted) interrupt();
+    else place.interruption.addEventListener("abort", interrupt, { once: true });
+    try {
+      // A wait cut short (cancelled, interrupted) is ended by the generation, which finds its signal aborted.
+      await place.admitted(controller.signal).catch(() => undefined);
+      yield* streamMessage(this.turns, input, controller.signal);
+    } finally {
+      place.interruption.removeEventListener("abort", interrupt);
+      await place.leave();
+    }
   }
 
   /** A pending run's record, as its start writes it. */
@@ -741,6 +810,7 @@ export function storedRounds(logged: readonly LoggedEvent[]): StoredRound[] {
         current = { text: "", calls: [], outcomes: [] };
       }
       current.calls.push({ id: event.id, name: event.name, arguments: event.arguments });
+      if (event.spent) current.spent = event.spent;
       current.outcomes.push(undefined);
     } else if (event.type === "tool.result") {
       const at = current.calls.findIndex((call) => call.id === event.call.id);

@@ -108,7 +108,7 @@ import { memoryLimit, newMemory } from "./memories.js";
 import type { SuppliedContext } from "./prompt.js";
 import { type BackgroundState, type LoggedEvent, storedBackground } from "./run-records.js";
 import { scheduleHandlers } from "./schedule-routes.js";
-import { type MessageInput, type ReplyRecord, type StreamEvent, sendMessage } from "./service.js";
+import type { MessageInput, ReplyRecord, StreamEvent } from "./service.js";
 import type {
   ConversationRecord,
   ListedRunStatus,
@@ -142,7 +142,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
       ...scheduleHandlers(ctx),
       async sendMessage(request: SendMessageRequest, call: HandlerContext): Promise<SendMessageResponse> {
         const reply = await ctx.sends.send(messageInput(request, call), (input) =>
-          sendMessage(ctx, input, call.signal),
+          ctx.runs.send(input, call.signal),
         );
         return create(SendMessageResponseSchema, { reply: toReply(reply) });
       },
@@ -449,6 +449,7 @@ function messageInput(
     deadline: deadlineOf(call),
     idempotencyKeyHash: request.idempotencyKeyHash || undefined,
     suppliedContext: "suppliedContext" in request ? suppliedContext(request.suppliedContext) : undefined,
+    onConflict: request.onConflict,
   };
 }
 
@@ -495,6 +496,7 @@ const BACKGROUND_STATUS = {
   pending: MessageStatus.PENDING,
   completed: MessageStatus.COMPLETED,
   failed: MessageStatus.FAILED,
+  cancelled: MessageStatus.CANCELLED,
 } as const;
 
 function toStreamEvent(event: StreamEvent): StreamMessageResponse {

@@ -28,7 +28,11 @@ export interface BackgroundState {
   agentId: string;
   userId: string | undefined;
   roomId: string | undefined;
-  status: "pending" | "completed" | "failed";
+  /**
+   * `cancelled`: stopped by the kill switch (`error` says so, no reply) or interrupted by a later message (`reply`
+   * the text it had, finish reason `cancelled`).
+   */
+  status: "pending" | "completed" | "failed" | "cancelled";
   reply: ReplyRecord | null;
   error: { code: ErrorCode; message: string } | null;
 }
@@ -68,6 +72,7 @@ export function runEnd(
     errorMessage: failed ? event.message : null,
     result,
     ...endTimes(retentionMs, background, status),
+    ...(event.type === "completed" && event.reply.finishReason === "cancelled" ? { cancelled: true } : {}),
   };
 }
 
@@ -115,7 +120,7 @@ export function storedBackground(turn: TurnRecord): BackgroundState | null {
     agentId: turn.agentId,
     userId: reply.userId,
     roomId: reply.roomId,
-    status: "completed",
+    status: reply.finishReason === "cancelled" ? "cancelled" : "completed",
     reply,
     error: null,
   };
@@ -127,7 +132,7 @@ export function abandoned(record: RunRecord): boolean {
 
 /**
  * An event as the log keeps it: started `{messageId, agentId, userId, roomId}`, delta `{text}`, tool.call
- * `{id, name, arguments}`, tool.result `{call}` (the call with its outcome), completed the reply (createdAt as
+ * `{id, name, arguments, spent?}` (`spent` on a round's first call: its model call's tokens), tool.result `{call}` (the call with its outcome), completed the reply (createdAt as
  * ISO 8601), failed `{code, message}`.
  */
 export function encodeEvent(seq: number, event: LogEvent): RunEvent {
@@ -156,7 +161,13 @@ export function decodeEvent(event: RunEvent): LogEvent {
     case "delta":
       return { type: "delta", text: data.text };
     case "tool.call":
-      return { type: "tool.call", id: data.id, name: data.name, arguments: data.arguments };
+      return {
+        type: "tool.call",
+        id: data.id,
+        name: data.name,
+        arguments: data.arguments,
+        ...(data.spent ? { spent: data.spent } : {}),
+      };
     case "tool.result":
       return { type: "tool.result", call: data.call };
     case "completed":

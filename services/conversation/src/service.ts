@@ -11,6 +11,7 @@ import { currentRequestId, type Logger } from "@agentry/logging";
 import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { TurnContext } from "./context.js";
+import { isInterrupted } from "./conversation-queue.js";
 import { CallDeadline } from "./deadline.js";
 import { CHUNKS_CONSIDERED, citationsOf, knowledgeTokenBudget, withinBudget } from "./documents.js";
 import { messageCompleted, messageFailed } from "./events.js";
@@ -64,6 +65,8 @@ export interface MessageInput {
    * of tool calls its log has, which are not run again. Its log has its `started` event already.
    */
   resume?: { rounds: StoredRound[] } | undefined;
+  /** The send's `onConflict` (conversation-queue.ts); unset, the agent's `settings.concurrentMessages`. */
+  onConflict?: string | undefined;
 }
 
 /** The agent's complete reply (docs/api/messages-and-streams.md, "Reply": the non-stream reply `data`). */
@@ -120,6 +123,8 @@ export async function sendMessage(
     answered.deadline.dispose();
     return await call.complete(await drained(call.useTools(answered.started, signal, false)));
   } catch (error) {
+    // A complete reply came whole or not at all: an interrupted one has no text.
+    if (isInterrupted(signal)) return await call.cancelled("");
     const cancelled = deadline?.abortCause === "cancelled" || signal.aborted;
     throw await call.fail(error, cancelled ? "cancelled" : "failed");
   } finally {
@@ -140,6 +145,11 @@ export async function* streamMessage(
   const call = new Call(ctx, input, true);
   let deadline: CallDeadline | undefined;
   let settled = false;
+  // The text sent so far, every round's: what an interrupted reply keeps.
+  let partial = "";
+  const heard = (text: string) => {
+    partial += text;
+  };
   try {
     const plan = await call.plan(signal);
     const stored = input.resume?.rounds ?? [];
@@ -149,10 +159,11 @@ export async function* streamMessage(
         text: stored[0]!.text,
         model: plan.request.model,
         finishReason: "other",
-        usage: { inputTokens: 0, outputTokens: 0 },
+        // Spent by the process that stored the round (tool-loop.ts): counted, though not spent again.
+        usage: stored[0]!.spent ?? { inputTokens: 0, outputTokens: 0 },
         toolCalls: stored[0]!.calls,
       };
-      const result = yield* call.useTools(first, signal, true, stored);
+      const result = yield* tally(call.useTools(first, signal, true, stored), heard);
       const reply = await call.complete(result);
       settled = true;
       yield { type: "completed", reply };
@@ -199,6 +210,7 @@ export async function* streamMessage(
           current.firstToken();
         }
         text += event.text;
+        heard(event.text);
         yield { type: "delta", text: event.text };
       }
     } catch (error) {
@@ -207,12 +219,16 @@ export async function* streamMessage(
     // An aborted provider stream may end quietly, so only `done` says the reply is complete.
     if (!done) throw current.abortError(provider.name) ?? incompleteError(provider.name);
     current.dispose();
-    const result = yield* call.useTools({ text, ...done }, signal, true);
+    const result = yield* tally(call.useTools({ text, ...done }, signal, true), heard);
     const reply = await call.complete(result);
     settled = true;
     yield { type: "completed", reply };
   } catch (error) {
     settled = true;
+    if (isInterrupted(signal)) {
+      yield { type: "completed", reply: await call.cancelled(partial) };
+      return;
+    }
     const cancelled = deadline?.abortCause === "cancelled" || signal.aborted;
     throw await call.fail(error, cancelled ? "cancelled" : "failed");
   } finally {
@@ -222,6 +238,19 @@ export async function* streamMessage(
       await call.fail(new AppError("AGENT_UNAVAILABLE", "The caller went away."), "cancelled");
     }
     deadline?.dispose();
+  }
+}
+
+/** Passes a tool loop's events on, telling `heard` of each delta's text; returns what the loop returns. */
+async function* tally<R>(
+  events: AsyncGenerator<ToolLoopEvent, R>,
+  heard: (text: string) => void,
+): AsyncGenerator<ToolLoopEvent, R> {
+  for (;;) {
+    const next = await events.next();
+    if (next.done) return next.value;
+    if (next.value.type === "delta") heard(next.value.text);
+    yield next.value;
   }
 }
 
@@ -298,6 +327,8 @@ class Call {
   private citations: CitationRecord[] = [];
   /** Tokens of the provider calls that answered, for the record of a turn that fails in a later round. */
   private readonly spent = { inputTokens: 0, outputTokens: 0 };
+  /** Set when a later message interrupted this one: its reply is stored as cancelled. */
+  private interrupted = false;
 
   constructor(
     private readonly ctx: TurnContext,
@@ -620,10 +651,27 @@ class Call {
     return reply;
   }
 
+  /**
+   * Stores the reply of a message a later one interrupted (conversation-queue.ts): the text it had, finish reason
+   * `cancelled`, the tokens of the rounds that answered. Nothing is learnt from it.
+   */
+  async cancelled(text: string): Promise<ReplyRecord> {
+    this.interrupted = true;
+    if (!this.provider) {
+      throw new AppError("AGENT_UNAVAILABLE", "The message was interrupted by a later one before it began.");
+    }
+    return this.complete({
+      text,
+      model: this.model ?? "",
+      finishReason: "cancelled",
+      usage: { ...this.spent },
+    });
+  }
+
   /** Starts learning what the exchange told about the user, in the background, when the agent keeps memories. */
   private learn(replyText: string): void {
     const settings = this.input.agent?.spec?.settings;
-    if (!this.ctx.memories || this.key.userId === "" || !memoryEnabled(settings)) return;
+    if (this.interrupted || !this.ctx.memories || this.key.userId === "" || !memoryEnabled(settings)) return;
     this.ctx.memories.learn({
       owner: this.key,
       provider: this.provider!,

@@ -6,13 +6,24 @@ import type {
   ModelToolCall,
   ProviderRequest,
   ProviderResult,
+  ProviderUsage,
 } from "./providers/types.js";
 import type { ToolCallRecord, TurnTools } from "./tools.js";
 
 /** What a turn with tools shows as it goes: the text of later rounds, each call as it starts, each outcome. */
 export type ToolLoopEvent =
   | { type: "delta"; text: string }
-  | { type: "tool.call"; id: string; name: string; arguments: string }
+  | {
+      type: "tool.call";
+      id: string;
+      name: string;
+      arguments: string;
+      /**
+       * On a round's first call: the tokens of the model call that made the round's calls. Kept in the run's log
+       * only (never sent to callers), so that a process taking the run over counts them.
+       */
+      spent?: ProviderUsage | undefined;
+    }
   | { type: "tool.result"; call: ToolCallRecord };
 
 /**
@@ -23,6 +34,8 @@ export interface StoredRound {
   text: string;
   calls: ModelToolCall[];
   outcomes: (ToolCallRecord | undefined)[];
+  /** The tokens of the model call that made the round's calls, as the log has them (zeros when it has none). */
+  spent?: ProviderUsage | undefined;
 }
 
 export interface ToolLoopInput {
@@ -74,8 +87,15 @@ export async function* toolRounds(
     const calls = result.toolCalls;
     const stored = input.stored?.[step - 1];
     if (!stored) {
-      for (const call of calls)
-        yield { type: "tool.call", id: call.id, name: call.name, arguments: call.arguments };
+      for (const [i, call] of calls.entries()) {
+        yield {
+          type: "tool.call",
+          id: call.id,
+          name: call.name,
+          arguments: call.arguments,
+          ...(i === 0 ? { spent: result.usage } : {}),
+        };
+      }
     }
     const outcomes: ToolCallRecord[] = new Array(calls.length);
     const running = new Map<number, Promise<{ i: number; outcome: ToolCallRecord }>>();
@@ -120,10 +140,14 @@ export async function* toolRounds(
         text: next.text,
         model: result.model,
         finishReason: "other",
-        usage: { inputTokens: 0, outputTokens: 0 },
+        usage: next.spent ?? { inputTokens: 0, outputTokens: 0 },
         toolCalls: next.calls,
       };
+      // Spent by the process that stored the round: counted, though not spent again.
+      input.onUsage?.(result.usage);
       text += result.text;
+      usage.inputTokens += result.usage.inputTokens;
+      usage.outputTokens += result.usage.outputTokens;
       continue;
     }
     result = yield* round(provider, request, signal, input);

@@ -31,8 +31,19 @@ describe("CancelAgentRuns (the kill switch)", () => {
     a.openai.answer(slow);
     a.openai.answer(slow);
     a.openai.reply("the other agent's reply");
-    const first = await a.client.startMessage({ accountId: ACCOUNT, agent: looping, text: "loop" });
-    const second = await a.client.startMessage({ accountId: ACCOUNT, agent: looping, text: "loop again" });
+    // Two conversations: one conversation's second message would wait for its first.
+    const first = await a.client.startMessage({
+      accountId: ACCOUNT,
+      agent: looping,
+      text: "loop",
+      userId: "u1",
+    });
+    const second = await a.client.startMessage({
+      accountId: ACCOUNT,
+      agent: looping,
+      text: "loop again",
+      userId: "u2",
+    });
     const kept = await a.client.startMessage({ accountId: ACCOUNT, agent: other, text: "carry on" });
     await expect.poll(() => a.openai.requests.length).toBe(3);
 
@@ -44,7 +55,7 @@ describe("CancelAgentRuns (the kill switch)", () => {
     for (const { messageId } of [first, second]) {
       const state = await a.client.getMessage({ accountId: ACCOUNT, agentId: looping.id, messageId });
       expect(state.background).toMatchObject({
-        status: MessageStatus.FAILED,
+        status: MessageStatus.CANCELLED,
         error: { code: "AGENT_UNAVAILABLE" },
       });
     }

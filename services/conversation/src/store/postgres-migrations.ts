@@ -345,6 +345,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 15,
+    name: "conversation queues",
+    // A place in line per message being answered or waiting, per conversation (conversation-queue.ts): `seq` the
+    // order of arrival, `admitted` once it runs, `interrupted` once a later message asked it to stop; its holder
+    // renews `expires_at` while it waits or runs.
+    sql: (s) => `
+      CREATE TABLE ${s}.conversation_queue (
+        seq bigserial PRIMARY KEY,
+        id text NOT NULL UNIQUE,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        user_id text NOT NULL,
+        room_id text NOT NULL,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        admitted boolean NOT NULL DEFAULT false,
+        interrupted boolean NOT NULL DEFAULT false,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX conversation_queue_by_conversation
+        ON ${s}.conversation_queue (account_id, agent_id, user_id, room_id, seq);
+    `,
+  },
+  {
     version: 16,
     name: "knowledge documents and citations",
     // An agent's documents and their chunks; seq orders documents and is the cursor. A chunk is a row of its

@@ -87,6 +87,7 @@ export class PostgresRuns {
       end.keptUntil,
       runId,
       end.holder ?? null,
+      end.cancelled ?? false,
     ]);
     if ((ended.rowCount ?? 0) === 0) return false;
     if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
@@ -316,7 +317,7 @@ function statements(s: string) {
     end: prepared(
       "endRun",
       `UPDATE ${s}.message_runs SET status = $1, error_code = $2, error_message = $3, result = $4, ended_at = $5,
-         expires_at = $6, kept_until = $7
+         expires_at = $6, kept_until = $7, cancelled = $10
        WHERE id = $8 AND status = 'pending' AND ($9::text IS NULL OR lease_holder = $9)`,
     ),
     get: prepared(

@@ -57,6 +57,7 @@ import {
 import { PostgresDocuments } from "./postgres-documents.js";
 import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
+import { PostgresQueue } from "./postgres-queue.js";
 import { type PgRunRow, PostgresRuns, toRun } from "./postgres-runs.js";
 import { PostgresSchedules } from "./postgres-schedules.js";
 import {
@@ -87,6 +88,7 @@ import {
 import type {
   CallRecord,
   ChunkMatch,
+  ConflictMode,
   ConversationKey,
   ConversationRecord,
   ConversationStore,
@@ -109,6 +111,9 @@ import type {
   Page,
   PageRequest,
   PurgeResult,
+  QueueEntry,
+  QueueRenewal,
+  QueueTurn,
   RunEnd,
   RunEvent,
   RunRecord,
@@ -445,6 +450,7 @@ type Statements = ReturnType<typeof statements>;
 
 export class PostgresConversationStore implements ConversationStore {
   private readonly sql: Statements;
+  private readonly queue: PostgresQueue;
   private readonly runs: PostgresRuns;
   private readonly memories: PostgresMemories;
   private readonly documents: PostgresDocuments;
@@ -458,6 +464,7 @@ export class PostgresConversationStore implements ConversationStore {
   ) {
     this.sql = statements(schema);
     this.runs = new PostgresRuns(db, schema);
+    this.queue = new PostgresQueue(db, schema);
     this.memories = new PostgresMemories(db, schema);
     this.documents = new PostgresDocuments(db, schema);
     this.schedules = new PostgresSchedules(db, schema);
@@ -773,6 +780,21 @@ export class PostgresConversationStore implements ConversationStore {
   async endedRunsAmong(runIds: readonly string[]): Promise<string[]> {
     if (runIds.length === 0) return [];
     return this.runs.endedAmong(runIds);
+  }
+  async joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean> {
+    return this.queue.join(entry, mode, now);
+  }
+
+  async admitTurn(id: string, now: string): Promise<QueueTurn> {
+    return this.queue.admit(id, now);
+  }
+
+  async leaveConversation(id: string, holder: string): Promise<void> {
+    await this.queue.leave(id, holder);
+  }
+
+  async renewQueue(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]> {
+    return this.queue.renew(holder, ids, expiresAt);
   }
 
   async listRuns(

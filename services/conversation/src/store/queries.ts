@@ -139,8 +139,11 @@ export function runsPage(
 ): Query {
   const p = new Params(placeholder);
   const where = [`account_id = ${p.add(scope.accountId)}`, `agent_id = ${p.add(scope.agentId)}`, "logged"];
-  if (scope.status === "cancelled") where.push(`status = 'failed' AND cancelled = ${p.add(scope.yes)}`);
-  else if (scope.status === "failed") where.push(`status = 'failed' AND cancelled = ${p.add(scope.no)}`);
+  // Cancelled: ended failed by the kill switch, or completed with the text it had when a later message
+  // interrupted it.
+  if (scope.status === "cancelled") where.push(`cancelled = ${p.add(scope.yes)}`);
+  else if (scope.status !== null && scope.status !== "pending")
+    where.push(`status = ${p.add(scope.status)} AND cancelled = ${p.add(scope.no)}`);
   else if (scope.status !== null) where.push(`status = ${p.add(scope.status)}`);
   if (page.before !== null) where.push(`id < ${p.add(page.before)}`);
   else if (page.after !== null) where.push(`id > ${p.add(page.after)}`);

@@ -339,6 +339,30 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     `,
   },
   {
+    version: 15,
+    name: "conversation queues",
+    // A place in line per message being answered or waiting, per conversation (conversation-queue.ts): `seq` the
+    // order of arrival, `admitted` once it runs, `interrupted` once a later message asked it to stop; its holder
+    // renews `expires_at` while it waits or runs.
+    sql: `
+      CREATE TABLE conversation_queue (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        room_id TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        admitted INTEGER NOT NULL DEFAULT 0,
+        interrupted INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX conversation_queue_by_conversation
+        ON conversation_queue (account_id, agent_id, user_id, room_id, seq);
+    `,
+  },
+  {
     version: 16,
     name: "knowledge documents and citations",
     // An agent's documents and their chunks; seq orders documents and is the cursor. A chunk is a row of its

@@ -77,6 +77,7 @@ export class SqliteRuns {
       end.endedAt,
       end.expiresAt,
       end.keptUntil,
+      end.cancelled ? 1 : 0,
       runId,
       end.holder ?? null,
       end.holder ?? null,
@@ -311,13 +312,14 @@ function prepare(db: Database.Database) {
         string,
         string,
         string,
+        number,
         string,
         string | null,
         string | null,
       ]
     >(
       `UPDATE message_runs SET status = ?, error_code = ?, error_message = ?, result = ?, ended_at = ?,
-         expires_at = ?, kept_until = ?
+         expires_at = ?, kept_until = ?, cancelled = ?
        WHERE id = ? AND status = 'pending' AND (? IS NULL OR lease_holder = ?)`,
     ),
     get: db.prepare<[string, string, string], SqliteRunRow>(

@@ -49,11 +49,13 @@ import {
 import { SqliteDocuments } from "./sqlite-documents.js";
 import { SqliteMemories } from "./sqlite-memories.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
+import { SqliteQueue } from "./sqlite-queue.js";
 import { type SqliteRunRow, SqliteRuns, toRun } from "./sqlite-runs.js";
 import { SqliteSchedules } from "./sqlite-schedules.js";
 import type {
   CallRecord,
   ChunkMatch,
+  ConflictMode,
   ConversationKey,
   ConversationRecord,
   ConversationStore,
@@ -76,6 +78,9 @@ import type {
   Page,
   PageRequest,
   PurgeResult,
+  QueueEntry,
+  QueueRenewal,
+  QueueTurn,
   RunEnd,
   RunEvent,
   RunRecord,
@@ -158,6 +163,7 @@ export class SqliteConversationStore implements ConversationStore {
   /** The history windows of recently used conversations (see HistoryCache). */
   private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
   private readonly othersCommitted: () => boolean;
+  private readonly queue: SqliteQueue;
   private readonly runs: SqliteRuns;
   private readonly memories: SqliteMemories;
   private readonly documents: SqliteDocuments;
@@ -171,6 +177,7 @@ export class SqliteConversationStore implements ConversationStore {
     this.statements = s;
     const runs = new SqliteRuns(this.db);
     this.runs = runs;
+    this.queue = new SqliteQueue(this.db);
     const memories = new SqliteMemories(this.db, (accountId, agentId) => this.purged(accountId, agentId));
     this.memories = memories;
     const documents = new SqliteDocuments(this.db, (accountId, agentId) => this.purged(accountId, agentId));
@@ -617,6 +624,21 @@ export class SqliteConversationStore implements ConversationStore {
   async endedRunsAmong(runIds: readonly string[]): Promise<string[]> {
     if (runIds.length === 0) return [];
     return this.runs.endedAmong(runIds);
+  }
+  async joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean> {
+    return this.queue.join(entry, mode, now);
+  }
+
+  async admitTurn(id: string, now: string): Promise<QueueTurn> {
+    return this.queue.admit(id, now);
+  }
+
+  async leaveConversation(id: string, holder: string): Promise<void> {
+    this.queue.leave(id, holder);
+  }
+
+  async renewQueue(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]> {
+    return this.queue.renew(holder, ids, expiresAt);
   }
 
   async listRuns(

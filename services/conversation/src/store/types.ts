@@ -1,3 +1,4 @@
+import type { ConflictMode } from "@agentry/core";
 import type { JsonObject } from "@agentry/events";
 import type { ToolCallRecord } from "../tools.js";
 import type { UsageReport, UsageRequest } from "../usage.js";
@@ -293,6 +294,8 @@ export interface RunEnd {
    * past its lease (the run taken over meanwhile) does not end the run its taker is generating.
    */
   holder?: string | undefined;
+  /** Ended by a cancel (the kill switch, or a later message that interrupted it), not by a failure of its own. */
+  cancelled?: boolean | undefined;
 }
 
 /** One write of a message log, as the service batches them (message-runs.ts). */
@@ -637,6 +640,21 @@ export interface ConversationStore {
    * generates them), for that process to stop them.
    */
   endedRunsAmong(runIds: readonly string[]): Promise<string[]>;
+  /**
+   * Takes a place at the end of the conversation's line (conversation-queue.ts), or renews the place `entry.id`
+   * has (a run taken over keeps its place). `reject`: false, and no place taken, when the line has anyone live in
+   * it. `interrupt`: every other live place of the line is marked interrupted.
+   */
+  joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean>;
+  /** Admits a place when no live place is before it and none is admitted; says where it stands. */
+  admitTurn(id: string, now: string): Promise<QueueTurn>;
+  /**
+   * Leaves the line (a message answered, failed or cancelled), while `holder` has the place: a run taken over by
+   * another process keeps the place its taker holds.
+   */
+  leaveConversation(id: string, holder: string): Promise<void>;
+  /** Renews the places `holder` has among `ids`; answers each renewed one and whether it was interrupted. */
+  renewQueue(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**
@@ -732,4 +750,25 @@ export interface ConversationStore {
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */
   close(): Promise<void>;
+}
+
+export type { ConflictMode } from "@agentry/core";
+
+/** A message's place in its conversation's line, as its holder writes it. */
+export interface QueueEntry {
+  /** The reply's id (the run's, for a run). */
+  id: string;
+  key: ConversationKey;
+  /** The process that answers the message and renews the place. */
+  holder: string;
+  expiresAt: string;
+  createdAt: string;
+}
+
+/** Where a place stands: its message may run, must wait, or has left the line. */
+export type QueueTurn = "admitted" | "waiting" | "gone";
+
+export interface QueueRenewal {
+  id: string;
+  interrupted: boolean;
 }

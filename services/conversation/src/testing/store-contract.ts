@@ -418,6 +418,73 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       ).toEqual([]);
     });
 
+    describe("conversation queues", () => {
+      const soon = () => new Date(Date.now() + 60_000).toISOString();
+      const now = () => new Date().toISOString();
+      const place = (id: string, holder = "p1", k = key(), expiresAt = soon()) => ({
+        id,
+        key: k,
+        holder,
+        expiresAt,
+        createdAt: now(),
+      });
+
+      it("admits one place of a conversation at a time, in the order they joined, others apart", async () => {
+        const store = await fresh();
+        expect(await store.joinConversation(place("m1"), "enqueue", now())).toBe(true);
+        expect(await store.joinConversation(place("m2", "p2"), "enqueue", now())).toBe(true);
+        expect(await store.joinConversation(place("m3"), "enqueue", now())).toBe(true);
+        expect(
+          await store.joinConversation(place("x1", "p1", key({ userId: "other" })), "enqueue", now()),
+        ).toBe(true);
+        expect(await store.admitTurn("m2", now())).toBe("waiting");
+        expect(await store.admitTurn("m1", now())).toBe("admitted");
+        expect(await store.admitTurn("x1", now())).toBe("admitted");
+        expect(await store.admitTurn("m3", now())).toBe("waiting");
+        // Leaving needs the holder: another process's leave does not free the place.
+        await store.leaveConversation("m1", "p2");
+        expect(await store.admitTurn("m2", now())).toBe("waiting");
+        await store.leaveConversation("m1", "p1");
+        expect(await store.admitTurn("m3", now())).toBe("waiting");
+        expect(await store.admitTurn("m2", now())).toBe("admitted");
+        await store.leaveConversation("m2", "p2");
+        expect(await store.admitTurn("m3", now())).toBe("admitted");
+        expect(await store.admitTurn("gone", now())).toBe("gone");
+      });
+
+      it("rejects a place while the line is not empty; passes over places whose lease expired", async () => {
+        const store = await fresh();
+        await store.joinConversation(place("m1"), "enqueue", now());
+        expect(await store.joinConversation(place("m2"), "reject", now())).toBe(false);
+        expect(await store.admitTurn("m2", now())).toBe("gone");
+        // A process that died: its place expired.
+        await store.joinConversation(place("dead", "p9", key({ roomId: "r" }), now()), "enqueue", now());
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(await store.joinConversation(place("m3", "p1", key({ roomId: "r" })), "reject", now())).toBe(
+          true,
+        );
+        expect(await store.admitTurn("m3", now())).toBe("admitted");
+      });
+
+      it("marks the places before an interrupting one, renews its holder's places, and keeps a place joined again", async () => {
+        const store = await fresh();
+        await store.joinConversation(place("m1", "p1"), "enqueue", now());
+        await store.joinConversation(place("m2", "p2"), "enqueue", now());
+        expect(await store.admitTurn("m1", now())).toBe("admitted");
+        expect(await store.joinConversation(place("m3", "p2"), "interrupt", now())).toBe(true);
+        expect(await store.renewQueue("p1", ["m1"], soon())).toEqual([{ id: "m1", interrupted: true }]);
+        const renewed = await store.renewQueue("p2", ["m2", "m3", "m1"], soon());
+        expect(renewed.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+          { id: "m2", interrupted: true },
+          { id: "m3", interrupted: false },
+        ]);
+        // A run taken over joins again under its id: same place, new holder.
+        expect(await store.joinConversation(place("m1", "p3"), "enqueue", now())).toBe(true);
+        expect(await store.admitTurn("m1", now())).toBe("admitted");
+        expect(await store.renewQueue("p3", ["m1"], soon())).toEqual([{ id: "m1", interrupted: true }]);
+      });
+    });
+
     describe("outbox", () => {
       it("writes an exchange's and a failed call's events with them, oldest first, their data as written", async () => {
         const store = await fresh();

@@ -58,6 +58,10 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     when: "The agent's status is `inactive`; set it to `active` to send it messages.",
     metered: "always",
   },
+  CONVERSATION_BUSY: {
+    when: 'The message was sent with `onConflict: "reject"` (or the agent\'s `settings.concurrentMessages` is `reject`) while its conversation has a message in progress; send it again once that one has ended, or with `onConflict` `enqueue` or `interrupt`.',
+    metered: "always",
+  },
   IDEMPOTENCY_KEY_IN_USE: {
     when: "A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds.",
     metered: "always",

@@ -112,16 +112,20 @@ export function presentBackgroundMessage(message: BackgroundMessage) {
   if (message.status === MessageStatus.COMPLETED && message.reply) {
     return { ...presentReply(message.reply), status: "completed" as const };
   }
+  // Interrupted by a later message: the reply with the text it had.
+  if (message.status === MessageStatus.CANCELLED && message.reply) {
+    return { ...presentReply(message.reply), status: "cancelled" as const };
+  }
   const ids = {
     id: message.id,
     agentId: message.agentId,
     userId: message.userId ?? null,
     roomId: message.roomId ?? null,
   };
-  if (message.status === MessageStatus.FAILED) {
+  if (message.status === MessageStatus.FAILED || message.status === MessageStatus.CANCELLED) {
     return {
       ...ids,
-      status: "failed" as const,
+      status: message.status === MessageStatus.CANCELLED ? ("cancelled" as const) : ("failed" as const),
       error: { code: message.error?.code ?? "INTERNAL_ERROR", message: message.error?.message ?? "" },
     };
   }

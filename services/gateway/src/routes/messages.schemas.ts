@@ -88,7 +88,7 @@ export const Reply = z
     modelProvider: z.enum(PROVIDER_NAMES).meta({ description: "The provider that answered." }),
     finishReason: z.enum(FINISH_REASONS).meta({
       description:
-        "Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content) or `other`.",
+        'Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict: "interrupt"`: the text is what was generated before).',
     }),
     usage: Usage.meta({ description: "Tokens used, as the provider reported them; zeros when it did not." }),
     latencyMs: z
@@ -133,20 +133,22 @@ export const BackgroundMessage = z
     agentId: id("agt", "The agent that answers"),
     userId: conversationEcho("userId"),
     roomId: conversationEcho("roomId"),
-    status: z.enum(["pending", "completed", "failed"]).meta({
+    status: z.enum(["pending", "completed", "failed", "cancelled"]).meta({
       description:
-        "`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is here; `failed`: see `error`.",
+        '`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is here; `failed`: see `error`; `cancelled`: stopped, either by a later message that interrupted it (every field of the reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error` says so, no reply).',
     }),
     ...Object.fromEntries(
       Object.entries(Reply.shape)
         .filter(([name]) => !BACKGROUND_IDS.includes(name))
         .map(([name, schema]) => [name, (schema as z.ZodType).optional()]),
     ),
-    error: ErrorSummary.optional().meta({ description: "Why it failed; `failed` only." }),
+    error: ErrorSummary.optional().meta({
+      description: "Why it failed; `failed`, and `cancelled` by the kill switch, only.",
+    }),
   })
   .meta({
     description:
-      "A message sent with `background: true`: the reply object with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).",
+      "A message sent with `background: true`: the reply object with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`; `cancelled` has either the reply's fields or `error`. A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).",
   });
 
 /**

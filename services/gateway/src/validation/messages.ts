@@ -1,4 +1,4 @@
-import { MESSAGE_BOUNDS } from "@agentry/core";
+import { CONFLICT_MODES, MESSAGE_BOUNDS } from "@agentry/core";
 import { z } from "zod";
 import { plainText } from "./text.js";
 
@@ -48,6 +48,13 @@ export const sendMessageBody = z
         .meta({
           description:
             "What a stream does when the caller goes away: `cancel` stops generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default `cancel`.",
+        }),
+      onConflict: z
+        .enum(CONFLICT_MODES, { error: `must be one of ${CONFLICT_MODES.join(", ")}` })
+        .optional()
+        .meta({
+          description:
+            'What this message does when its conversation (the agent, `userId` and `roomId`) has a message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this one. Default: the agent\'s `settings.concurrentMessages`, else `enqueue`.',
         }),
     },
     { error: "must be a JSON object" },

@@ -51,6 +51,7 @@ from .models import (
     ApiKeyRevoked,
     BackgroundMessage,
     BackgroundMessageAccepted,
+    BackgroundMessageStatus,
     CancelAgentRunsResponseData,
     CharacterImport,
     CharacterImportPreview,
@@ -133,6 +134,7 @@ class Messages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -168,6 +170,13 @@ class Messages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -185,6 +194,11 @@ class Messages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -200,7 +214,7 @@ class Messages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -213,6 +227,7 @@ class Messages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
             },
             options.extra_body,
         )
@@ -229,6 +244,7 @@ class Messages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -264,6 +280,13 @@ class Messages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -291,6 +314,11 @@ class Messages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -306,7 +334,7 @@ class Messages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -319,6 +347,7 @@ class Messages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "stream": True,
             },
             options.extra_body,
@@ -335,6 +364,7 @@ class Messages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -373,6 +403,13 @@ class Messages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -388,6 +425,11 @@ class Messages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -403,7 +445,7 @@ class Messages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -416,6 +458,7 @@ class Messages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "background": True,
             },
             options.extra_body,
@@ -763,7 +806,7 @@ class Runs:
         self,
         agent_id: str,
         *,
-        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
+        status: Union[BackgroundMessageStatus, NotGiven] = NOT_GIVEN,
         limit: Union[int, NotGiven] = NOT_GIVEN,
         before: Union[str, NotGiven] = NOT_GIVEN,
         after: Union[str, NotGiven] = NOT_GIVEN,
@@ -3003,6 +3046,7 @@ class AsyncMessages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -3038,6 +3082,13 @@ class AsyncMessages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -3055,6 +3106,11 @@ class AsyncMessages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -3070,7 +3126,7 @@ class AsyncMessages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3083,6 +3139,7 @@ class AsyncMessages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
             },
             options.extra_body,
         )
@@ -3099,6 +3156,7 @@ class AsyncMessages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -3134,6 +3192,13 @@ class AsyncMessages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -3161,6 +3226,11 @@ class AsyncMessages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -3176,7 +3246,7 @@ class AsyncMessages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3189,6 +3259,7 @@ class AsyncMessages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "stream": True,
             },
             options.extra_body,
@@ -3205,6 +3276,7 @@ class AsyncMessages:
         room_id: Union[str, NotGiven] = NOT_GIVEN,
         context: Union[Mapping[str, Any], NotGiven] = NOT_GIVEN,
         on_disconnect: Union[Literal["cancel", "continue"], NotGiven] = NOT_GIVEN,
+        on_conflict: Union[Literal["reject", "enqueue", "interrupt"], NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_query: Optional[Mapping[str, object]] = None,
         extra_body: Optional[Mapping[str, object]] = None,
@@ -3243,6 +3315,13 @@ class AsyncMessages:
         tells whether it is `pending`, `completed` (with the reply) or `failed` (with the error). It holds a
         concurrency slot until it ends.
 
+        One message of a conversation is answered at a time. A message sent while its conversation has one in
+        progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else `enqueue`):
+        `enqueue` waits its turn, in the order messages came, across every conversation instance; `reject`
+        answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress, whose reply is stored
+        with the text it had and `finishReason: "cancelled"` (a background one reads `status: "cancelled"`),
+        then answers this one.
+
         Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         `concurrentMessages`.
 
@@ -3258,6 +3337,11 @@ class AsyncMessages:
             on_disconnect: What a stream does when the caller goes away: `cancel` stops generating (nothing is
                 stored); `continue` generates the whole reply and stores it, and the stream can be resumed. Default
                 `cancel`.
+            on_conflict: What this message does when its conversation (the agent, `userId` and `roomId`) has a
+                message in progress: `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages
+                before it, in the order they came; `interrupt` cancels the message in progress (its reply is stored
+                with the text it had, `finishReason: "cancelled"`) and every one waiting before it, then answers this
+                one. Default: the agent's `settings.concurrentMessages`, else `enqueue`.
             extra_headers: Headers to add to (or override in) this request.
             extra_query: Query parameters to add to this request.
             extra_body: JSON fields to add to (or override in) the body.
@@ -3273,7 +3357,7 @@ class AsyncMessages:
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
-            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
+            ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
             RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
             InternalServerError: 500 `INTERNAL_ERROR`; 502 `MODEL_ERROR`; 503 `AGENT_UNAVAILABLE`.
             APIConnectionError: no response (`APITimeoutError` when it timed out).
@@ -3286,6 +3370,7 @@ class AsyncMessages:
                 "roomId": room_id,
                 "context": context,
                 "onDisconnect": on_disconnect,
+                "onConflict": on_conflict,
                 "background": True,
             },
             options.extra_body,
@@ -3633,7 +3718,7 @@ class AsyncRuns:
         self,
         agent_id: str,
         *,
-        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
+        status: Union[BackgroundMessageStatus, NotGiven] = NOT_GIVEN,
         limit: Union[int, NotGiven] = NOT_GIVEN,
         before: Union[str, NotGiven] = NOT_GIVEN,
         after: Union[str, NotGiven] = NOT_GIVEN,

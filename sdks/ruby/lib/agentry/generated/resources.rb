@@ -568,6 +568,13 @@ module Agentry
         # /v1/agents/{agentId}/messages/{messageId}` tells whether it is `pending`, `completed` (with the
         # reply) or `failed` (with the error). It holds a concurrency slot until it ends.
         #
+        # One message of a conversation is answered at a time. A message sent while its conversation has one
+        # in progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else
+        # `enqueue`): `enqueue` waits its turn, in the order messages came, across every conversation
+        # instance; `reject` answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress,
+        # whose reply is stored with the text it had and `finishReason: "cancelled"` (a background one reads
+        # `status: "cancelled"`), then answers this one.
+        #
         # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         # `concurrentMessages`.
         #
@@ -590,6 +597,12 @@ module Agentry
         # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
         #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
         #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
+        # @param on_conflict [String, Symbol] What this message does when its conversation (the agent,
+        #   `userId` and `roomId`) has a message in progress: `reject` answers 409 `CONVERSATION_BUSY`;
+        #   `enqueue` answers it after the messages before it, in the order they came; `interrupt` cancels the
+        #   message in progress (its reply is stored with the text it had, `finishReason: "cancelled"`) and
+        #   every one waiting before it, then answers this one. Default: the agent's
+        #   `settings.concurrentMessages`, else `enqueue`. One of `reject`, `enqueue`, `interrupt`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
         #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
         #   new random one.
@@ -598,7 +611,7 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`
         # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
         # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
         # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
@@ -613,6 +626,7 @@ module Agentry
           room_id: nil,
           context: nil,
           on_disconnect: nil,
+          on_conflict: nil,
           request_options: nil
         )
           body = {}
@@ -621,6 +635,7 @@ module Agentry
           body["roomId"] = room_id unless room_id.nil?
           body["context"] = context unless context.nil?
           body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
+          body["onConflict"] = on_conflict unless on_conflict.nil?
           api_request(
             :post,
             "/agents/#{path_segment(:agent_id, agent_id)}/messages",
@@ -658,6 +673,13 @@ module Agentry
         # /v1/agents/{agentId}/messages/{messageId}` tells whether it is `pending`, `completed` (with the
         # reply) or `failed` (with the error). It holds a concurrency slot until it ends.
         #
+        # One message of a conversation is answered at a time. A message sent while its conversation has one
+        # in progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else
+        # `enqueue`): `enqueue` waits its turn, in the order messages came, across every conversation
+        # instance; `reject` answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress,
+        # whose reply is stored with the text it had and `finishReason: "cancelled"` (a background one reads
+        # `status: "cancelled"`), then answers this one.
+        #
         # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         # `concurrentMessages`.
         #
@@ -694,6 +716,12 @@ module Agentry
         # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
         #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
         #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
+        # @param on_conflict [String, Symbol] What this message does when its conversation (the agent,
+        #   `userId` and `roomId`) has a message in progress: `reject` answers 409 `CONVERSATION_BUSY`;
+        #   `enqueue` answers it after the messages before it, in the order they came; `interrupt` cancels the
+        #   message in progress (its reply is stored with the text it had, `finishReason: "cancelled"`) and
+        #   every one waiting before it, then answers this one. Default: the agent's
+        #   `settings.concurrentMessages`, else `enqueue`. One of `reject`, `enqueue`, `interrupt`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
         #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
         #   new random one.
@@ -703,7 +731,7 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`
         # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
         # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
         # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
@@ -718,6 +746,7 @@ module Agentry
           room_id: nil,
           context: nil,
           on_disconnect: nil,
+          on_conflict: nil,
           request_options: nil,
           &block
         )
@@ -727,6 +756,7 @@ module Agentry
           body["roomId"] = room_id unless room_id.nil?
           body["context"] = context unless context.nil?
           body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
+          body["onConflict"] = on_conflict unless on_conflict.nil?
           body["stream"] = true
           api_stream(
             :post,
@@ -769,6 +799,13 @@ module Agentry
         # /v1/agents/{agentId}/messages/{messageId}` tells whether it is `pending`, `completed` (with the
         # reply) or `failed` (with the error). It holds a concurrency slot until it ends.
         #
+        # One message of a conversation is answered at a time. A message sent while its conversation has one
+        # in progress does what `onConflict` says (else the agent's `settings.concurrentMessages`, else
+        # `enqueue`): `enqueue` waits its turn, in the order messages came, across every conversation
+        # instance; `reject` answers `409 CONVERSATION_BUSY`; `interrupt` cancels the message in progress,
+        # whose reply is stored with the text it had and `finishReason: "cancelled"` (a background one reads
+        # `status: "cancelled"`), then answers this one.
+        #
         # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `messagesPerMinute`,
         # `concurrentMessages`.
         #
@@ -789,6 +826,12 @@ module Agentry
         # @param on_disconnect [String, Symbol] What a stream does when the caller goes away: `cancel` stops
         #   generating (nothing is stored); `continue` generates the whole reply and stores it, and the stream
         #   can be resumed. Default `cancel`. One of `cancel`, `continue`.
+        # @param on_conflict [String, Symbol] What this message does when its conversation (the agent,
+        #   `userId` and `roomId`) has a message in progress: `reject` answers 409 `CONVERSATION_BUSY`;
+        #   `enqueue` answers it after the messages before it, in the order they came; `interrupt` cancels the
+        #   message in progress (its reply is stored with the text it had, `finishReason: "cancelled"`) and
+        #   every one waiting before it, then answers this one. Default: the agent's
+        #   `settings.concurrentMessages`, else `enqueue`. One of `reject`, `enqueue`, `interrupt`.
         # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
         #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
         #   new random one.
@@ -797,7 +840,7 @@ module Agentry
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
-        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`
         # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
         # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
         # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
@@ -812,6 +855,7 @@ module Agentry
           room_id: nil,
           context: nil,
           on_disconnect: nil,
+          on_conflict: nil,
           request_options: nil
         )
           body = {}
@@ -820,6 +864,7 @@ module Agentry
           body["roomId"] = room_id unless room_id.nil?
           body["context"] = context unless context.nil?
           body["onDisconnect"] = on_disconnect unless on_disconnect.nil?
+          body["onConflict"] = on_conflict unless on_conflict.nil?
           body["background"] = true
           api_request(
             :post,
@@ -1137,7 +1182,7 @@ module Agentry
         # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
         #   form, is answered `404 AGENT_NOT_FOUND`.
         # @param status [String, Symbol] Only the runs of this status. One of `pending`, `completed`,
-        #   `failed`, `cancelled`.
+        #   `failed`, `cancelled` (Models::BackgroundMessageStatus).
         # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
         # @param before [String] Only runs older than this one (its id): the page just below it. The next page
         #   of a `desc` list is `before` its last item's id. Not with `after`.

@@ -1,0 +1,129 @@
+import { type PgDatabase, run } from "@agentry/pg";
+import type pg from "pg";
+import type { ConflictMode, ConversationKey, QueueEntry, QueueRenewal, QueueTurn } from "./types.js";
+
+/**
+ * The conversations' queues of the Postgres store (migration 15). Joining and admitting hold a transaction lock
+ * on the conversation (an advisory lock on its key's hash), so that places are numbered in the order they commit
+ * and no two messages of one conversation are admitted at once.
+ */
+export class PostgresQueue {
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(
+    private readonly db: PgDatabase,
+    schema: string,
+  ) {
+    this.sql = statements(schema);
+  }
+
+  async join(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean> {
+    const key = conversationValues(entry.key);
+    return this.db.transaction(async (client) => {
+      await lock(client, entry.key);
+      await run(client, this.sql.dropExpired, [...key, now]);
+      const live = await run<{ id: string }>(client, this.sql.live, [...key, now, entry.id]);
+      if (mode === "reject" && live.rows.length > 0) return false;
+      if (mode === "interrupt") await run(client, this.sql.interruptAll, [...key, now, entry.id]);
+      await run(client, this.sql.upsert, [entry.id, ...key, entry.holder, entry.expiresAt, entry.createdAt]);
+      return true;
+    });
+  }
+
+  async admit(id: string, now: string): Promise<QueueTurn> {
+    return this.db.transaction(async (client) => {
+      const own = await run<ConversationRow & { admitted: boolean }>(client, this.sql.get, [id]);
+      const row = own.rows[0];
+      if (!row) return "gone";
+      if (row.admitted) return "admitted";
+      await lock(client, {
+        accountId: row.account_id,
+        agentId: row.agent_id,
+        userId: row.user_id,
+        roomId: row.room_id,
+      });
+      const ahead = await run(client, this.sql.ahead, [id, now]);
+      if (ahead.rows.length > 0) return "waiting";
+      await run(client, this.sql.admit, [id]);
+      return "admitted";
+    });
+  }
+
+  async leave(id: string, holder: string): Promise<void> {
+    await this.db.query(this.sql.leave, [id, holder]);
+  }
+
+  async renew(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<{ id: string; interrupted: boolean }>(this.sql.renew, [
+      expiresAt,
+      holder,
+      ids,
+    ]);
+    return rows.map((row) => ({ id: row.id, interrupted: row.interrupted }));
+  }
+}
+
+interface ConversationRow {
+  account_id: string;
+  agent_id: string;
+  user_id: string;
+  room_id: string;
+}
+
+function conversationValues(key: ConversationKey): [string, string, string, string] {
+  return [key.accountId, key.agentId, key.userId, key.roomId];
+}
+
+/** Held to the transaction's end: one conversation's line is changed by one transaction at a time. */
+async function lock(client: pg.PoolClient, key: ConversationKey): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 15))", [
+    JSON.stringify(conversationValues(key)),
+  ]);
+}
+
+function statements(s: string) {
+  const prepared = (name: string, text: string) => ({ name: `${s}.${name}`, text });
+  const conversation = "account_id = $1 AND agent_id = $2 AND user_id = $3 AND room_id = $4";
+  return {
+    dropExpired: prepared(
+      "queueDropExpired",
+      `DELETE FROM ${s}.conversation_queue WHERE ${conversation} AND expires_at <= $5`,
+    ),
+    live: prepared(
+      "queueLive",
+      `SELECT id FROM ${s}.conversation_queue WHERE ${conversation} AND expires_at > $5 AND id <> $6`,
+    ),
+    interruptAll: prepared(
+      "queueInterruptAll",
+      `UPDATE ${s}.conversation_queue SET interrupted = true
+       WHERE ${conversation} AND expires_at > $5 AND id <> $6`,
+    ),
+    // A run taken over joins again under its own id: it keeps its place.
+    upsert: prepared(
+      "queueUpsert",
+      `INSERT INTO ${s}.conversation_queue (id, account_id, agent_id, user_id, room_id, holder, expires_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`,
+    ),
+    get: prepared(
+      "queueGet",
+      `SELECT account_id, agent_id, user_id, room_id, admitted FROM ${s}.conversation_queue WHERE id = $1`,
+    ),
+    ahead: prepared(
+      "queueAhead",
+      `SELECT o.id FROM ${s}.conversation_queue me JOIN ${s}.conversation_queue o
+         ON o.account_id = me.account_id AND o.agent_id = me.agent_id AND o.user_id = me.user_id
+           AND o.room_id = me.room_id AND o.id <> me.id
+       WHERE me.id = $1 AND o.expires_at > $2 AND (o.seq < me.seq OR o.admitted)
+       LIMIT 1`,
+    ),
+    admit: prepared("queueAdmit", `UPDATE ${s}.conversation_queue SET admitted = true WHERE id = $1`),
+    leave: prepared("queueLeave", `DELETE FROM ${s}.conversation_queue WHERE id = $1 AND holder = $2`),
+    renew: prepared(
+      "queueRenew",
+      `UPDATE ${s}.conversation_queue SET expires_at = $1 WHERE holder = $2 AND id = ANY($3)
+       RETURNING id, interrupted`,
+    ),
+  };
+}

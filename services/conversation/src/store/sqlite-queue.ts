@@ -1,0 +1,128 @@
+import type Database from "better-sqlite3";
+import type { ConflictMode, QueueEntry, QueueRenewal, QueueTurn } from "./types.js";
+
+interface QueueRow {
+  id: string;
+  seq: number;
+  admitted: number;
+  interrupted: number;
+}
+
+/**
+ * The conversations' queues of the SQLite store (migration 15). Every statement that decides who goes next runs
+ * in an IMMEDIATE transaction: SQLite has one writer at a time, so two processes on one file see each other's
+ * places in line.
+ */
+export class SqliteQueue {
+  private readonly joinOne: Database.Transaction<
+    (entry: QueueEntry, mode: ConflictMode, now: string) => boolean
+  >;
+  private readonly admitOne: Database.Transaction<(id: string, now: string) => QueueTurn>;
+  private readonly s: ReturnType<typeof prepare>;
+
+  constructor(db: Database.Database) {
+    const s = prepare(db);
+    this.s = s;
+    this.joinOne = db.transaction((entry: QueueEntry, mode: ConflictMode, now: string) => {
+      const { accountId, agentId, userId, roomId } = entry.key;
+      const key = [accountId, agentId, userId, roomId] as const;
+      s.dropExpired.run(...key, now);
+      const others = s.live.all(...key, now).filter((row) => row.id !== entry.id);
+      if (mode === "reject" && others.length > 0) return false;
+      if (mode === "interrupt") s.interruptAll.run(...key, now, entry.id);
+      // A run taken over joins again under its own id: it keeps its place.
+      s.upsert.run({
+        id: entry.id,
+        account_id: accountId,
+        agent_id: agentId,
+        user_id: userId,
+        room_id: roomId,
+        holder: entry.holder,
+        expires_at: entry.expiresAt,
+        created_at: entry.createdAt,
+      });
+      return true;
+    });
+    this.admitOne = db.transaction((id: string, now: string): QueueTurn => {
+      const own = s.get.get(id);
+      if (!own) return "gone";
+      if (own.admitted === 1) return "admitted";
+      const ahead = s.ahead.get(id, now);
+      if (ahead) return "waiting";
+      s.admit.run(id);
+      return "admitted";
+    });
+  }
+
+  join(entry: QueueEntry, mode: ConflictMode, now: string): boolean {
+    return this.joinOne.immediate(entry, mode, now);
+  }
+
+  admit(id: string, now: string): QueueTurn {
+    return this.admitOne.immediate(id, now);
+  }
+
+  leave(id: string, holder: string): void {
+    this.s.leave.run(id, holder);
+  }
+
+  renew(holder: string, ids: readonly string[], expiresAt: string): QueueRenewal[] {
+    if (ids.length === 0) return [];
+    return this.s.renew
+      .all(expiresAt, holder, JSON.stringify(ids))
+      .map((row) => ({ id: row.id, interrupted: row.interrupted === 1 }));
+  }
+}
+
+function prepare(db: Database.Database) {
+  const conversation = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id = ?";
+  return {
+    live: db.prepare<[string, string, string, string, string], { id: string }>(
+      `SELECT id FROM conversation_queue WHERE ${conversation} AND expires_at > ?`,
+    ),
+    // Places whose holder stopped renewing them: their process is gone (a run taken over joins again).
+    dropExpired: db.prepare<[string, string, string, string, string]>(
+      `DELETE FROM conversation_queue WHERE ${conversation} AND expires_at <= ?`,
+    ),
+    interruptAll: db.prepare<[string, string, string, string, string, string]>(
+      `UPDATE conversation_queue SET interrupted = 1 WHERE ${conversation} AND expires_at > ? AND id <> ?`,
+    ),
+    upsert: db.prepare<
+      [
+        {
+          id: string;
+          account_id: string;
+          agent_id: string;
+          user_id: string;
+          room_id: string;
+          holder: string;
+          expires_at: string;
+          created_at: string;
+        },
+      ]
+    >(
+      `INSERT INTO conversation_queue (id, account_id, agent_id, user_id, room_id, holder, expires_at, created_at)
+       VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @holder, @expires_at, @created_at)
+       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`,
+    ),
+    get: db.prepare<[string], QueueRow>(
+      "SELECT id, seq, admitted, interrupted FROM conversation_queue WHERE id = ?",
+    ),
+    // Ahead of an entry: a live one of its conversation before it in line, or one already admitted (a run taken
+    // over, which kept its earlier place, finds the one admitted after it had gone quiet still running).
+    ahead: db.prepare<[string, string], { id: string }>(
+      `SELECT o.id FROM conversation_queue me JOIN conversation_queue o
+         ON o.account_id = me.account_id AND o.agent_id = me.agent_id AND o.user_id = me.user_id
+           AND o.room_id = me.room_id AND o.id <> me.id
+       WHERE me.id = ? AND o.expires_at > ? AND (o.seq < me.seq OR o.admitted = 1)
+       LIMIT 1`,
+    ),
+    admit: db.prepare<[string]>("UPDATE conversation_queue SET admitted = 1 WHERE id = ?"),
+    leave: db.prepare<[string, string]>("DELETE FROM conversation_queue WHERE id = ? AND holder = ?"),
+    renew: db.prepare<[string, string, string], { id: string; interrupted: number }>(
+      `UPDATE conversation_queue SET expires_at = ?
+       WHERE holder = ? AND id IN (SELECT value FROM json_each(?))
+       RETURNING id, interrupted`,
+    ),
+  };
+}
