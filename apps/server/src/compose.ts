@@ -114,6 +114,7 @@ export async function composeServer(
       contextTokenBudget: config.conversation.contextTokenBudget,
       streamRetentionMs: config.conversation.streamRetentionMs,
       runLeases: config.conversation.runLeases,
+      approvalTimeoutMs: config.conversation.approvalTimeoutMs,
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
       plugins: {

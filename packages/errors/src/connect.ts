@@ -26,6 +26,8 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_IN_USE: Code.Aborted,
+  MESSAGE_NOT_AWAITING_APPROVAL: Code.FailedPrecondition,
+  APPROVAL_EXPIRED: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_REUSED: Code.FailedPrecondition,
   PAYLOAD_TOO_LARGE: Code.InvalidArgument,
   UNSUPPORTED_MEDIA_TYPE: Code.InvalidArgument,

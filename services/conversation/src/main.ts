@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     contextTokenBudget: config.contextTokenBudget,
     streamRetentionMs: config.streamRetentionMs,
     runLeases: config.runLeases,
+    approvalTimeoutMs: config.approvalTimeoutMs,
     ...(metrics ? { metrics } : {}),
     ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
     ...(registry
