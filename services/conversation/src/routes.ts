@@ -134,16 +134,18 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         // A turn that may pause for approval is generated as a run, which keeps what the pause needs; the
         // answer is then the paused message's state rather than a request held open for a person.
         if (awaitsApprovals(request.agent?.spec?.plugins)) {
-          let paused: string | undefined;
+          let id: string | undefined;
+          let paused = false;
           for await (const { event } of ctx.sends.stream(input, call.signal, false)) {
             if (event.type === "completed")
               return create(SendMessageResponseSchema, { reply: toReply(event.reply) });
-            if (event.type === "started") paused = event.messageId;
-            if (event.type === "approval_required" && paused) {
-              const state = await ctx.runs.background(input.accountId, request.agent?.id ?? "", paused);
-              if (state) return create(SendMessageResponseSchema, { paused: toBackgroundMessage(state) });
-            }
+            if (event.type === "started") id = event.messageId;
+            // Its last event: the stream is left first, so that the run, no longer paced by it, writes its pause.
+            if (event.type === "approval_required") paused = true;
           }
+          const agentId = request.agent?.id ?? "";
+          const state = paused && id ? await ctx.runs.background(input.accountId, agentId, id) : null;
+          if (state) return create(SendMessageResponseSchema, { paused: toBackgroundMessage(state) });
           throw new AppError("AGENT_UNAVAILABLE", "The message ended without a reply; send it again.");
         }
         const reply = await ctx.sends.send(input, (generating) => sendMessage(ctx, generating, call.signal));

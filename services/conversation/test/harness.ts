@@ -54,6 +54,8 @@ export interface HarnessOptions {
   streamRetentionMs?: number;
   /** Background messages' leases; the service's defaults when unset. */
   runLeases?: BuildConversationOptions["runLeases"];
+  /** TOOL_APPROVAL_TIMEOUT in milliseconds; the service's default when unset. */
+  approvalTimeoutMs?: number;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -79,6 +81,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.store ? { store: options.store } : {}),
     ...(options.streamRetentionMs === undefined ? {} : { streamRetentionMs: options.streamRetentionMs }),
     ...(options.runLeases ? { runLeases: options.runLeases } : {}),
+    ...(options.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: options.approvalTimeoutMs }),
   });
   const client = createClient(
     ConversationService,
