@@ -29,15 +29,18 @@ const (
 	AgentStatusError    AgentStatus = "error"
 )
 
-// BackgroundMessageStatus is: `pending`: the reply is being generated (only the ids are known); `completed`:
-// every field of the reply is here; `failed`: see `error`.
+// BackgroundMessageStatus is: `pending`: the reply is being generated (only the ids are known);
+// `requires_action`: paused before tool calls that wait for a person's approval (see `pendingToolCalls`;
+// answer at `POST …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`:
+// see `error`.
 type BackgroundMessageStatus string
 
 // The values of BackgroundMessageStatus.
 const (
-	BackgroundMessageStatusPending   BackgroundMessageStatus = "pending"
-	BackgroundMessageStatusCompleted BackgroundMessageStatus = "completed"
-	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
+	BackgroundMessageStatusPending        BackgroundMessageStatus = "pending"
+	BackgroundMessageStatusRequiresAction BackgroundMessageStatus = "requires_action"
+	BackgroundMessageStatusCompleted      BackgroundMessageStatus = "completed"
+	BackgroundMessageStatusFailed         BackgroundMessageStatus = "failed"
 )
 
 // ClientStatusState is one of a fixed set of strings.
@@ -57,13 +60,14 @@ type DeliveryEventType string
 
 // The values of DeliveryEventType.
 const (
-	DeliveryEventTypeAgentCreated       DeliveryEventType = "agent.created"
-	DeliveryEventTypeAgentUpdated       DeliveryEventType = "agent.updated"
-	DeliveryEventTypeAgentStatusChanged DeliveryEventType = "agent.status_changed"
-	DeliveryEventTypeAgentDeleted       DeliveryEventType = "agent.deleted"
-	DeliveryEventTypeMessageCompleted   DeliveryEventType = "message.completed"
-	DeliveryEventTypeMessageFailed      DeliveryEventType = "message.failed"
-	DeliveryEventTypeWebhookTest        DeliveryEventType = "webhook.test"
+	DeliveryEventTypeAgentCreated          DeliveryEventType = "agent.created"
+	DeliveryEventTypeAgentUpdated          DeliveryEventType = "agent.updated"
+	DeliveryEventTypeAgentStatusChanged    DeliveryEventType = "agent.status_changed"
+	DeliveryEventTypeAgentDeleted          DeliveryEventType = "agent.deleted"
+	DeliveryEventTypeMessageCompleted      DeliveryEventType = "message.completed"
+	DeliveryEventTypeMessageFailed         DeliveryEventType = "message.failed"
+	DeliveryEventTypeMessageRequiresAction DeliveryEventType = "message.requires_action"
+	DeliveryEventTypeWebhookTest           DeliveryEventType = "webhook.test"
 )
 
 // DeliveryStatus is one of a fixed set of strings.
@@ -81,30 +85,32 @@ type ErrorCode string
 
 // The values of ErrorCode.
 const (
-	ErrorCodeInvalidRequest       ErrorCode = "INVALID_REQUEST"
-	ErrorCodeUnauthorized         ErrorCode = "UNAUTHORIZED"
-	ErrorCodeForbidden            ErrorCode = "FORBIDDEN"
-	ErrorCodeInsufficientQuota    ErrorCode = "INSUFFICIENT_QUOTA"
-	ErrorCodeAgentNotFound        ErrorCode = "AGENT_NOT_FOUND"
-	ErrorCodeConversationNotFound ErrorCode = "CONVERSATION_NOT_FOUND"
-	ErrorCodeMessageNotFound      ErrorCode = "MESSAGE_NOT_FOUND"
-	ErrorCodeStreamNotFound       ErrorCode = "STREAM_NOT_FOUND"
-	ErrorCodeWebhookNotFound      ErrorCode = "WEBHOOK_NOT_FOUND"
-	ErrorCodeDeliveryNotFound     ErrorCode = "DELIVERY_NOT_FOUND"
-	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
-	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
-	ErrorCodeMemoryNotFound       ErrorCode = "MEMORY_NOT_FOUND"
-	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
-	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
-	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
-	ErrorCodeIdempotencyKeyInUse  ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
-	ErrorCodePayloadTooLarge      ErrorCode = "PAYLOAD_TOO_LARGE"
-	ErrorCodeUnsupportedMediaType ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
-	ErrorCodeIdempotencyKeyReused ErrorCode = "IDEMPOTENCY_KEY_REUSED"
-	ErrorCodeRateLimitExceeded    ErrorCode = "RATE_LIMIT_EXCEEDED"
-	ErrorCodeInternalError        ErrorCode = "INTERNAL_ERROR"
-	ErrorCodeModelError           ErrorCode = "MODEL_ERROR"
-	ErrorCodeAgentUnavailable     ErrorCode = "AGENT_UNAVAILABLE"
+	ErrorCodeInvalidRequest             ErrorCode = "INVALID_REQUEST"
+	ErrorCodeUnauthorized               ErrorCode = "UNAUTHORIZED"
+	ErrorCodeForbidden                  ErrorCode = "FORBIDDEN"
+	ErrorCodeInsufficientQuota          ErrorCode = "INSUFFICIENT_QUOTA"
+	ErrorCodeAgentNotFound              ErrorCode = "AGENT_NOT_FOUND"
+	ErrorCodeConversationNotFound       ErrorCode = "CONVERSATION_NOT_FOUND"
+	ErrorCodeMessageNotFound            ErrorCode = "MESSAGE_NOT_FOUND"
+	ErrorCodeStreamNotFound             ErrorCode = "STREAM_NOT_FOUND"
+	ErrorCodeWebhookNotFound            ErrorCode = "WEBHOOK_NOT_FOUND"
+	ErrorCodeDeliveryNotFound           ErrorCode = "DELIVERY_NOT_FOUND"
+	ErrorCodeSecretNotFound             ErrorCode = "SECRET_NOT_FOUND"
+	ErrorCodeAPIKeyNotFound             ErrorCode = "API_KEY_NOT_FOUND"
+	ErrorCodeMemoryNotFound             ErrorCode = "MEMORY_NOT_FOUND"
+	ErrorCodeNotFound                   ErrorCode = "NOT_FOUND"
+	ErrorCodeMethodNotAllowed           ErrorCode = "METHOD_NOT_ALLOWED"
+	ErrorCodeAgentInactive              ErrorCode = "AGENT_INACTIVE"
+	ErrorCodeIdempotencyKeyInUse        ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
+	ErrorCodeMessageNotAwaitingApproval ErrorCode = "MESSAGE_NOT_AWAITING_APPROVAL"
+	ErrorCodeApprovalExpired            ErrorCode = "APPROVAL_EXPIRED"
+	ErrorCodePayloadTooLarge            ErrorCode = "PAYLOAD_TOO_LARGE"
+	ErrorCodeUnsupportedMediaType       ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
+	ErrorCodeIdempotencyKeyReused       ErrorCode = "IDEMPOTENCY_KEY_REUSED"
+	ErrorCodeRateLimitExceeded          ErrorCode = "RATE_LIMIT_EXCEEDED"
+	ErrorCodeInternalError              ErrorCode = "INTERNAL_ERROR"
+	ErrorCodeModelError                 ErrorCode = "MODEL_ERROR"
+	ErrorCodeAgentUnavailable           ErrorCode = "AGENT_UNAVAILABLE"
 )
 
 // FinishReason is: Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or,
@@ -213,13 +219,14 @@ type SubscribedEvent string
 
 // The values of SubscribedEvent.
 const (
-	SubscribedEventAll                SubscribedEvent = "*"
-	SubscribedEventAgentCreated       SubscribedEvent = "agent.created"
-	SubscribedEventAgentUpdated       SubscribedEvent = "agent.updated"
-	SubscribedEventAgentStatusChanged SubscribedEvent = "agent.status_changed"
-	SubscribedEventAgentDeleted       SubscribedEvent = "agent.deleted"
-	SubscribedEventMessageCompleted   SubscribedEvent = "message.completed"
-	SubscribedEventMessageFailed      SubscribedEvent = "message.failed"
+	SubscribedEventAll                   SubscribedEvent = "*"
+	SubscribedEventAgentCreated          SubscribedEvent = "agent.created"
+	SubscribedEventAgentUpdated          SubscribedEvent = "agent.updated"
+	SubscribedEventAgentStatusChanged    SubscribedEvent = "agent.status_changed"
+	SubscribedEventAgentDeleted          SubscribedEvent = "agent.deleted"
+	SubscribedEventMessageCompleted      SubscribedEvent = "message.completed"
+	SubscribedEventMessageFailed         SubscribedEvent = "message.failed"
+	SubscribedEventMessageRequiresAction SubscribedEvent = "message.requires_action"
 )
 
 // UsageDimension is one of a fixed set of strings.
@@ -265,6 +272,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 	case ErrorCodeAgentInactive:
 		return 409, true
 	case ErrorCodeIdempotencyKeyInUse:
+		return 409, true
+	case ErrorCodeMessageNotAwaitingApproval:
 		return 409, true
 	case ErrorCodePayloadTooLarge:
 		return 413, true
@@ -553,11 +562,23 @@ type APIKeyRevoked struct {
 	Revoked bool `json:"revoked"`
 }
 
-// BackgroundMessage is a message sent with `background: true`: the reply object with `status` added. One
-// object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`,
-// `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A
-// completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended
-// (or `STREAM_RETENTION`, if longer).
+// ApproveToolCallsParams is the request body of Agents.Messages.Approve.
+type ApproveToolCallsParams struct {
+	// The pending calls this answer decides (`pendingToolCalls[].id`).
+	ToolCallIDs []string `json:"toolCallIds"`
+
+	// `true`: the calls run; `false`: the model is told the person refused them.
+	Approve bool `json:"approve"`
+
+	// Given to the model with a refusal.
+	Reason *string `json:"reason,omitzero"`
+}
+
+// BackgroundMessage is a message sent with `background: true` (or paused for tool approval): the reply object
+// with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`,
+// `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has
+// the ids and `error`. A completed one is answered so for as long as its reply is stored; a failed one for 24
+// hours after it ended (or `STREAM_RETENTION`, if longer).
 type BackgroundMessage struct {
 	// The reply's id: `msg_` and a ULID. Treat it as opaque.
 	ID string `json:"id"`
@@ -571,8 +592,9 @@ type BackgroundMessage struct {
 	// The request's `roomId`, echoed; `null` when it carried none.
 	RoomID *string `json:"roomId"`
 
-	// `pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-	// here; `failed`: see `error`.
+	// `pending`: the reply is being generated (only the ids are known); `requires_action`: paused before tool
+	// calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+	// …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see `error`.
 	Status BackgroundMessageStatus `json:"status"`
 
 	// The reply text.
@@ -604,17 +626,27 @@ type BackgroundMessage struct {
 
 	// Why it failed; `failed` only.
 	Error *BackgroundMessageError `json:"error,omitzero"`
+
+	// `requires_action` only: the calls still waiting for an answer.
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls,omitzero"`
+
+	// `requires_action` only: when the wait ends; unanswered by then, the message fails with `APPROVAL_EXPIRED`.
+	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt,omitzero"`
 }
 
-// BackgroundMessageAccepted is a background message, accepted: its reply is generated whatever happens to the
-// caller.
+// BackgroundMessageAccepted is a message accepted without its reply: a background message (its reply is
+// generated whatever happens to the caller), or a send paused for tool approval.
 type BackgroundMessageAccepted struct {
 	// The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a ULID. Treat
 	// it as opaque.
 	ID string `json:"id"`
 
-	// Always `pending`: the reply is being generated. Always "pending".
-	Status string `json:"status"`
+	// `pending`: the reply is being generated (`background: true`). `requires_action`: a send without
+	// `background` whose turn paused before tools that wait for approval (see `pendingToolCalls`).
+	Status BackgroundMessageStatus `json:"status"`
+
+	// `requires_action` only: the calls to approve or refuse.
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls,omitzero"`
 }
 
 // BackgroundMessageError is: Why it failed; `failed` only.
@@ -1221,6 +1253,19 @@ type Pagination struct {
 	HasMore bool `json:"hasMore"`
 }
 
+// PendingToolCall is a tool call the model made that waits for a person's approval before it runs. Kept by
+// the server: an answer names calls by id only, so what runs is what the model asked for.
+type PendingToolCall struct {
+	// The call's id: what `POST …/messages/{messageId}/approve` names.
+	ID string `json:"id"`
+
+	// The tool as the model called it: `"<plugin>__<tool>"`.
+	Tool string `json:"tool"`
+
+	// The arguments as JSON text, as the model wrote them.
+	Arguments string `json:"arguments"`
+}
+
 // Percentiles is: From receipt to the complete reply, of completed sends.
 type Percentiles struct {
 	// The median, in ms; `null` without a completed send.
@@ -1259,6 +1304,12 @@ type PluginConfig struct {
 	Name    string         `json:"name"`
 	Enabled *bool          `json:"enabled,omitzero"`
 	Config  map[string]any `json:"config,omitzero"`
+
+	// Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or
+	// the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with
+	// `400`). The message then stands in `requires_action` until `POST
+	// /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+	RequireApproval *BooleanOrArray `json:"requireApproval,omitzero"`
 }
 
 // PluginToolsItem is the tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`:
@@ -1375,6 +1426,16 @@ type StreamError struct {
 	// An error code, as in the error envelope.
 	Code    ErrorCode `json:"code"`
 	Message string    `json:"message"`
+}
+
+// ToolApprovalRequired is: Data of `tool.approval_required`: the turn paused before tool calls that wait for
+// a person's approval. Ends the stream; answer at `POST …/messages/{messageId}/approve`.
+type ToolApprovalRequired struct {
+	// The paused message: the id the reply will carry: `msg_` and a ULID. Treat it as opaque.
+	MessageID string `json:"messageId"`
+
+	// The calls to approve or refuse.
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls"`
 }
 
 // ToolCall is one tool call the model made during the turn, with its outcome; the data of `tool.result` and
@@ -1750,6 +1811,48 @@ func (u *AgentPlugin) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("agentry: AgentPlugin: unexpected JSON %.40s", data)
 }
 
+// BooleanOrArray is one of: a bool (OfBool) or a []string (OfListstring). Set exactly one field, or use
+// BooleanOrArrayOfBool or BooleanOrArrayOfListstring.
+type BooleanOrArray struct {
+	OfBool       *bool
+	OfListstring *[]string
+}
+
+// BooleanOrArrayOfBool returns a BooleanOrArray holding v.
+func BooleanOrArrayOfBool(v bool) BooleanOrArray {
+	return BooleanOrArray{OfBool: &v}
+}
+
+// BooleanOrArrayOfListstring returns a BooleanOrArray holding v.
+func BooleanOrArrayOfListstring(v []string) BooleanOrArray {
+	return BooleanOrArray{OfListstring: &v}
+}
+
+// MarshalJSON encodes the variant that is set.
+func (u BooleanOrArray) MarshalJSON() ([]byte, error) {
+	switch {
+	case u.OfBool != nil:
+		return json.Marshal(*u.OfBool)
+	case u.OfListstring != nil:
+		return json.Marshal(*u.OfListstring)
+	}
+	return nil, fmt.Errorf("agentry: BooleanOrArray: %w", errNoVariant)
+}
+
+// UnmarshalJSON decodes whichever variant the JSON holds.
+func (u *BooleanOrArray) UnmarshalJSON(data []byte) error {
+	*u = BooleanOrArray{}
+	switch jsonKind(data) {
+	case 't', 'f':
+		u.OfBool = new(bool)
+		return json.Unmarshal(data, u.OfBool)
+	case '[':
+		u.OfListstring = new([]string)
+		return json.Unmarshal(data, u.OfListstring)
+	}
+	return fmt.Errorf("agentry: BooleanOrArray: unexpected JSON %.40s", data)
+}
+
 // CharacterDirectory is one of: a string (OfString) or a map[string]any (OfMapany). Set exactly one field, or
 // use CharacterDirectoryOfString or CharacterDirectoryOfMapany.
 type CharacterDirectory struct {
@@ -1878,7 +1981,8 @@ func (u *UserExportLine) UnmarshalJSON(data []byte) error {
 }
 
 // MessageStreamEvent is one event of a streamed message: *MessageStartedEvent, *MessageDeltaEvent,
-// *ToolCallEvent, *ToolResultEvent or *MessageCompletedEvent. Tell them apart with a type switch.
+// *ToolCallEvent, *ToolResultEvent, *ToolApprovalRequiredEvent or *MessageCompletedEvent. Tell them apart
+// with a type switch.
 type MessageStreamEvent interface {
 	// EventName returns the event's name, its event: field.
 	EventName() string
@@ -1970,6 +2074,28 @@ func (e *ToolResultEvent) EventID() string {
 
 func (*ToolResultEvent) isMessageStreamEvent() {}
 
+// ToolApprovalRequiredEvent is the tool.approval_required event: The turn paused before tool calls that wait
+// for a person's approval. Ends the stream; the message is `requires_action` until answered. The last event
+// of a stream that succeeds.
+type ToolApprovalRequiredEvent struct {
+	// ID is the event's id: field.
+	ID string
+	// Data is the event's data.
+	Data ToolApprovalRequired
+}
+
+// EventName returns "tool.approval_required".
+func (*ToolApprovalRequiredEvent) EventName() string {
+	return "tool.approval_required"
+}
+
+// EventID returns the event's id: field.
+func (e *ToolApprovalRequiredEvent) EventID() string {
+	return e.ID
+}
+
+func (*ToolApprovalRequiredEvent) isMessageStreamEvent() {}
+
 // MessageCompletedEvent is the message.completed event: The complete reply, the same object as the non-stream
 // response's `data`. Ends the stream. The last event of a stream that succeeds.
 type MessageCompletedEvent struct {
@@ -2005,6 +2131,9 @@ func decodeMessageStreamEvent(name, id string, data []byte) (MessageStreamEvent,
 		return event, json.Unmarshal(data, &event.Data)
 	case "tool.result":
 		event := &ToolResultEvent{ID: id}
+		return event, json.Unmarshal(data, &event.Data)
+	case "tool.approval_required":
+		event := &ToolApprovalRequiredEvent{ID: id}
 		return event, json.Unmarshal(data, &event.Data)
 	case "message.completed":
 		event := &MessageCompletedEvent{ID: id}

@@ -527,7 +527,10 @@ function toStreamEvent(event: StreamEvent): StreamMessageResponse {
       return create(StreamMessageResponseSchema, {
         event: {
           case: "approvalRequired",
-          value: { pendingToolCalls: event.pendingToolCalls.map(toPendingToolCall) },
+          value: {
+            messageId: event.messageId,
+            pendingToolCalls: event.pendingToolCalls.map(toPendingToolCall),
+          },
         },
       });
   }

@@ -108,7 +108,7 @@ export type StreamEvent =
     }
   | ToolLoopEvent
   /** The turn paused before tools that wait for a person's approval; nothing more comes until it is answered. */
-  | { type: "approval_required"; pendingToolCalls: PendingToolCall[] }
+  | { type: "approval_required"; messageId: string; pendingToolCalls: PendingToolCall[] }
   | { type: "completed"; reply: ReplyRecord };
 
 /** Answers one message with the complete reply, and stores the exchange once the reply is complete. */
@@ -171,7 +171,7 @@ export async function* streamMessage(
       const result = yield* call.useTools(first, signal, true, stored, input.resume?.decisions);
       if ("paused" in result) {
         settled = true;
-        yield { type: "approval_required", pendingToolCalls: result.paused };
+        yield { type: "approval_required", messageId: call.id, pendingToolCalls: result.paused };
         return;
       }
       const reply = await call.complete(result);
@@ -231,7 +231,7 @@ export async function* streamMessage(
     const result = yield* call.useTools({ text, ...done }, signal, true);
     if ("paused" in result) {
       settled = true;
-      yield { type: "approval_required", pendingToolCalls: result.paused };
+      yield { type: "approval_required", messageId: call.id, pendingToolCalls: result.paused };
       return;
     }
     const reply = await call.complete(result);

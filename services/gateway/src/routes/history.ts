@@ -20,7 +20,7 @@ import { parseOrThrow } from "../validation/issues.js";
 import { component, defineRoute, type HandlerInput, type Route } from "./define.js";
 import { UserExportLine } from "./history.schemas.js";
 import { presentMemory } from "./memories.js";
-import { callerGone, presentReply, toolCallView } from "./messages.js";
+import { callerGone, presentPendingToolCall, presentReply, toolCallView } from "./messages.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
 export function presentMessage(turn: Turn) {
@@ -122,6 +122,16 @@ export function presentBackgroundMessage(message: BackgroundMessage) {
       ...ids,
       status: "failed" as const,
       error: { code: message.error?.code ?? "INTERNAL_ERROR", message: message.error?.message ?? "" },
+    };
+  }
+  if (message.status === MessageStatus.REQUIRES_ACTION) {
+    return {
+      ...ids,
+      status: "requires_action" as const,
+      pendingToolCalls: message.pendingToolCalls.map(presentPendingToolCall),
+      approvalExpiresAt: message.approvalExpireTime
+        ? timestampDate(message.approvalExpireTime).toISOString()
+        : "",
     };
   }
   return { ...ids, status: "pending" as const };
@@ -290,7 +300,7 @@ export const historyRoutes: Route[] = [
     tag: "History",
     summary: "Get a message",
     description:
-      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.",
+      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with). For a message sent with `background: true` (or paused for tool approval), a `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.",
     success: {
       status: 200,
       schema: "MessageByIdResponse",

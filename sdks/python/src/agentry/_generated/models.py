@@ -9,7 +9,7 @@ do not know are ignored) and write it back with ``to_dict``. Timestamps are ISO 
 from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, TypedDict, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 __all__ = [
     "Agent",
@@ -66,6 +66,7 @@ __all__ = [
     "MessageStreamEvent",
     "ModelProvider",
     "Pagination",
+    "PendingToolCall",
     "Percentiles",
     "Plugin",
     "PluginConfig",
@@ -77,6 +78,8 @@ __all__ = [
     "SecretDeletedResponseData",
     "StatusReason",
     "StreamError",
+    "ToolApprovalRequired",
+    "ToolApprovalRequiredEvent",
     "ToolCall",
     "ToolCallEvent",
     "ToolCallStarted",
@@ -100,9 +103,10 @@ message).
 """
 
 
-BackgroundMessageStatus = Literal["pending", "completed", "failed"]
-"""`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-here; `failed`: see `error`.
+BackgroundMessageStatus = Literal["pending", "requires_action", "completed", "failed"]
+"""`pending`: the reply is being generated (only the ids are known); `requires_action`: paused before tool calls
+that wait for a person's approval (see `pendingToolCalls`; answer at `POST …/messages/{messageId}/approve`);
+`completed`: every field of the reply is here; `failed`: see `error`.
 """
 
 
@@ -124,6 +128,8 @@ ErrorCode = Literal[
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
     "IDEMPOTENCY_KEY_IN_USE",
+    "MESSAGE_NOT_AWAITING_APPROVAL",
+    "APPROVAL_EXPIRED",
     "PAYLOAD_TOO_LARGE",
     "UNSUPPORTED_MEDIA_TYPE",
     "IDEMPOTENCY_KEY_REUSED",
@@ -179,6 +185,7 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
+    "MESSAGE_NOT_AWAITING_APPROVAL": 409,
     "PAYLOAD_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA_TYPE": 415,
     "IDEMPOTENCY_KEY_REUSED": 422,
@@ -709,11 +716,11 @@ class ApiKeyRevoked:
 
 @dataclass
 class BackgroundMessage:
-    """A message sent with `background: true`: the reply object with `status` added. One object with optional
-    fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`;
-    `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A completed one is
-    answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or
-    `STREAM_RETENTION`, if longer).
+    """A message sent with `background: true` (or paused for tool approval): the reply object with `status`
+    added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`,
+    `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and
+    `error`. A completed one is answered so for as long as its reply is stored; a failed one for 24 hours
+    after it ended (or `STREAM_RETENTION`, if longer).
     """
 
     id: str
@@ -725,8 +732,9 @@ class BackgroundMessage:
     room_id: Optional[str]
     """The request's `roomId`, echoed; `null` when it carried none."""
     status: BackgroundMessageStatus
-    """`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-    here; `failed`: see `error`.
+    """`pending`: the reply is being generated (only the ids are known); `requires_action`: paused before tool
+    calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+    …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see `error`.
     """
     text: Optional[str] = None
     """The reply text."""
@@ -751,6 +759,11 @@ class BackgroundMessage:
     """
     error: Optional[BackgroundMessageError] = None
     """Why it failed; `failed` only."""
+    pending_tool_calls: Optional[List[PendingToolCall]] = None
+    """`requires_action` only: the calls still waiting for an answer."""
+    approval_expires_at: Optional[str] = None
+    """`requires_action` only: when the wait ends; unanswered by then, the message fails with `APPROVAL_EXPIRED`.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessage:
@@ -770,6 +783,8 @@ class BackgroundMessage:
             created_at=data.get("createdAt"),
             tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
             error=None if data.get("error") is None else BackgroundMessageError.from_dict(data["error"]),
+            pending_tool_calls=None if data.get("pendingToolCalls") is None else [PendingToolCall.from_dict(x0) for x0 in data["pendingToolCalls"]],
+            approval_expires_at=data.get("approvalExpiresAt"),
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -798,19 +813,29 @@ class BackgroundMessage:
             out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
         if self.error is not None:
             out["error"] = self.error.to_dict()
+        if self.pending_tool_calls is not None:
+            out["pendingToolCalls"] = [x0.to_dict() for x0 in self.pending_tool_calls]
+        if self.approval_expires_at is not None:
+            out["approvalExpiresAt"] = self.approval_expires_at
         return out
 
 
 @dataclass
 class BackgroundMessageAccepted:
-    """A background message, accepted: its reply is generated whatever happens to the caller."""
+    """A message accepted without its reply: a background message (its reply is generated whatever happens to the
+    caller), or a send paused for tool approval.
+    """
 
     id: str
     """The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a ULID. Treat
     it as opaque.
     """
-    status: str
-    """Always `pending`: the reply is being generated."""
+    status: Literal["pending", "requires_action"]
+    """`pending`: the reply is being generated (`background: true`). `requires_action`: a send without
+    `background` whose turn paused before tools that wait for approval (see `pendingToolCalls`).
+    """
+    pending_tool_calls: Optional[List[PendingToolCall]] = None
+    """`requires_action` only: the calls to approve or refuse."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessageAccepted:
@@ -818,6 +843,7 @@ class BackgroundMessageAccepted:
         return cls(
             id=data["id"],
             status=data["status"],
+            pending_tool_calls=None if data.get("pendingToolCalls") is None else [PendingToolCall.from_dict(x0) for x0 in data["pendingToolCalls"]],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -825,6 +851,8 @@ class BackgroundMessageAccepted:
         out: Dict[str, Any] = {}
         out["id"] = self.id
         out["status"] = self.status
+        if self.pending_tool_calls is not None:
+            out["pendingToolCalls"] = [x0.to_dict() for x0 in self.pending_tool_calls]
         return out
 
 
@@ -1395,7 +1423,7 @@ class Delivery:
     """The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat it as
     opaque.
     """
-    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "webhook.test"]
+    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "webhook.test"]
     """The event's type."""
     attempt: int
     """1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries."""
@@ -1838,6 +1866,37 @@ class Pagination:
 
 
 @dataclass
+class PendingToolCall:
+    """A tool call the model made that waits for a person's approval before it runs. Kept by the server: an
+    answer names calls by id only, so what runs is what the model asked for.
+    """
+
+    id: str
+    """The call's id: what `POST …/messages/{messageId}/approve` names."""
+    tool: str
+    """The tool as the model called it: `"<plugin>__<tool>"`."""
+    arguments: str
+    """The arguments as JSON text, as the model wrote them."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingToolCall:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            tool=data["tool"],
+            arguments=data["arguments"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["tool"] = self.tool
+        out["arguments"] = self.arguments
+        return out
+
+
+@dataclass
 class Percentiles:
     """From receipt to the complete reply, of completed sends."""
 
@@ -1920,6 +1979,12 @@ class PluginConfig:
     name: str
     enabled: Optional[bool] = None
     config: Optional[Dict[str, Any]] = None
+    require_approval: Optional[Union[bool, List[str]]] = None
+    """Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or
+    the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with
+    `400`). The message then stands in `requires_action` until `POST
+    /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PluginConfig:
@@ -1928,6 +1993,7 @@ class PluginConfig:
             name=data["name"],
             enabled=data.get("enabled"),
             config=None if data.get("config") is None else dict(data["config"]),
+            require_approval=None if data.get("requireApproval") is None else list(data["requireApproval"]) if isinstance(data["requireApproval"], list) else data["requireApproval"],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -1938,6 +2004,8 @@ class PluginConfig:
             out["enabled"] = self.enabled
         if self.config is not None:
             out["config"] = dict(self.config)
+        if self.require_approval is not None:
+            out["requireApproval"] = list(self.require_approval) if isinstance(self.require_approval, list) else self.require_approval
         return out
 
 
@@ -1954,6 +2022,12 @@ class PluginConfigParam(_PluginConfigParamRequired, total=False):
 
     enabled: bool
     config: Mapping[str, Any]
+    requireApproval: Union[bool, Sequence[str]]
+    """Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or
+    the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with
+    `400`). The message then stands in `requires_action` until `POST
+    /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+    """
 
 
 @dataclass
@@ -2156,6 +2230,33 @@ class StreamError:
         out: Dict[str, Any] = {}
         out["code"] = self.code
         out["message"] = self.message
+        return out
+
+
+@dataclass
+class ToolApprovalRequired:
+    """Data of `tool.approval_required`: the turn paused before tool calls that wait for a person's approval.
+    Ends the stream; answer at `POST …/messages/{messageId}/approve`.
+    """
+
+    message_id: str
+    """The paused message: the id the reply will carry: `msg_` and a ULID. Treat it as opaque."""
+    pending_tool_calls: List[PendingToolCall]
+    """The calls to approve or refuse."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolApprovalRequired:
+        """Reads the JSON object the API sends."""
+        return cls(
+            message_id=data["messageId"],
+            pending_tool_calls=[PendingToolCall.from_dict(x0) for x0 in data["pendingToolCalls"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["messageId"] = self.message_id
+        out["pendingToolCalls"] = [x0.to_dict() for x0 in self.pending_tool_calls]
         return out
 
 
@@ -2492,7 +2593,7 @@ class Webhook:
     """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
     url: str
     """Where deliveries are POSTed."""
-    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]]
     """The event types delivered to it, or `["*"]` for every type."""
     description: str
     """Free text of its owner; empty when none was given."""
@@ -2541,7 +2642,7 @@ class WebhookCreated:
     """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
     url: str
     """Where deliveries are POSTed."""
-    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]]
     """The event types delivered to it, or `["*"]` for every type."""
     description: str
     """Free text of its owner; empty when none was given."""
@@ -2670,6 +2771,22 @@ class ToolResultEvent:
 
 
 @dataclass
+class ToolApprovalRequiredEvent:
+    """`tool.approval_required`: The turn paused before tool calls that wait for a person's approval. Ends the
+    stream; the message is `requires_action` until answered.
+    """
+
+    id: str
+    """The event's `id:` field: its sequence number in the stream, from 1."""
+    data: ToolApprovalRequired
+    type: Literal["tool.approval_required"] = "tool.approval_required"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The event as `{"type", "id", "data"}`, its data with the API's field names."""
+        return {"type": self.type, "id": self.id, "data": self.data.to_dict()}
+
+
+@dataclass
 class MessageCompletedEvent:
     """`message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the
     stream.
@@ -2685,7 +2802,7 @@ class MessageCompletedEvent:
         return {"type": self.type, "id": self.id, "data": self.data.to_dict()}
 
 
-MessageStreamEvent = Union[MessageStartedEvent, MessageDeltaEvent, ToolCallEvent, ToolResultEvent, MessageCompletedEvent]
+MessageStreamEvent = Union[MessageStartedEvent, MessageDeltaEvent, ToolCallEvent, ToolResultEvent, ToolApprovalRequiredEvent, MessageCompletedEvent]
 """One event of a streamed message; `type` tells which."""
 
 MESSAGE_STREAM_EVENTS: Dict[str, Callable[[str, Any], MessageStreamEvent]] = {
@@ -2693,6 +2810,7 @@ MESSAGE_STREAM_EVENTS: Dict[str, Callable[[str, Any], MessageStreamEvent]] = {
     "message.delta": lambda id, data: MessageDeltaEvent(id=id, data=MessageDelta.from_dict(data)),
     "tool.call": lambda id, data: ToolCallEvent(id=id, data=ToolCallStarted.from_dict(data)),
     "tool.result": lambda id, data: ToolResultEvent(id=id, data=ToolCall.from_dict(data)),
+    "tool.approval_required": lambda id, data: ToolApprovalRequiredEvent(id=id, data=ToolApprovalRequired.from_dict(data)),
     "message.completed": lambda id, data: MessageCompletedEvent(id=id, data=Reply.from_dict(data)),
 }
 """Builds each event from its `id:` field and parsed `data:`, by its `event:` name."""

@@ -17,14 +17,17 @@ module Agentry
       ALL = [ACTIVE, INACTIVE, ERROR].freeze
     end
 
-    # `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
-    # reply is here; `failed`: see `error`.
+    # `pending`: the reply is being generated (only the ids are known); `requires_action`: paused before
+    # tool calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+    # …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see
+    # `error`.
     module BackgroundMessageStatus
       PENDING = "pending"
+      REQUIRES_ACTION = "requires_action"
       COMPLETED = "completed"
       FAILED = "failed"
       # Every value.
-      ALL = [PENDING, COMPLETED, FAILED].freeze
+      ALL = [PENDING, REQUIRES_ACTION, COMPLETED, FAILED].freeze
     end
 
     # An error code, as in the error envelope.
@@ -46,6 +49,8 @@ module Agentry
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
       IDEMPOTENCY_KEY_IN_USE = "IDEMPOTENCY_KEY_IN_USE"
+      MESSAGE_NOT_AWAITING_APPROVAL = "MESSAGE_NOT_AWAITING_APPROVAL"
+      APPROVAL_EXPIRED = "APPROVAL_EXPIRED"
       PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
       UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
       IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
@@ -72,6 +77,8 @@ module Agentry
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
         IDEMPOTENCY_KEY_IN_USE,
+        MESSAGE_NOT_AWAITING_APPROVAL,
+        APPROVAL_EXPIRED,
         PAYLOAD_TOO_LARGE,
         UNSUPPORTED_MEDIA_TYPE,
         IDEMPOTENCY_KEY_REUSED,
@@ -535,11 +542,11 @@ module Agentry
       field :revoked, "revoked", :boolean, required: true
     end
 
-    # A message sent with `background: true`: the reply object with `status` added. One object with
-    # optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId`
-    # and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A
-    # completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it
-    # ended (or `STREAM_RETENTION`, if longer).
+    # A message sent with `background: true` (or paused for tool approval): the reply object with `status`
+    # added. One object with optional fields rather than a union of three: `pending` has only `id`,
+    # `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed`
+    # has the ids and `error`. A completed one is answered so for as long as its reply is stored; a failed
+    # one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).
     class BackgroundMessage < Agentry::Model
       # @!attribute [r] id
       #   The reply's id: `msg_` and a ULID. Treat it as opaque.
@@ -562,8 +569,10 @@ module Agentry
       field :room_id, "roomId", [:nullable, :string], required: true
 
       # @!attribute [r] status
-      #   `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
-      #   reply is here; `failed`: see `error`. One of `pending`, `completed`, `failed`
+      #   `pending`: the reply is being generated (only the ids are known); `requires_action`: paused before
+      #   tool calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+      #   …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see
+      #   `error`. One of `pending`, `requires_action`, `completed`, `failed`
       #   (Models::BackgroundMessageStatus).
       #   @return [String]
       field :status, "status", :string, required: true
@@ -616,9 +625,21 @@ module Agentry
       #   Why it failed; `failed` only.
       #   @return [BackgroundMessageError]
       field :error, "error", "BackgroundMessageError"
+
+      # @!attribute [r] pending_tool_calls
+      #   `requires_action` only: the calls still waiting for an answer.
+      #   @return [Array<PendingToolCall>]
+      field :pending_tool_calls, "pendingToolCalls", [:array, "PendingToolCall"]
+
+      # @!attribute [r] approval_expires_at
+      #   `requires_action` only: when the wait ends; unanswered by then, the message fails with
+      #   `APPROVAL_EXPIRED`.
+      #   @return [Time]
+      field :approval_expires_at, "approvalExpiresAt", :time
     end
 
-    # A background message, accepted: its reply is generated whatever happens to the caller.
+    # A message accepted without its reply: a background message (its reply is generated whatever happens
+    # to the caller), or a send paused for tool approval.
     class BackgroundMessageAccepted < Agentry::Model
       # @!attribute [r] id
       #   The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a
@@ -627,9 +648,16 @@ module Agentry
       field :id, "id", :string, required: true
 
       # @!attribute [r] status
-      #   Always `pending`: the reply is being generated.
-      #   @return ["pending"]
+      #   `pending`: the reply is being generated (`background: true`). `requires_action`: a send without
+      #   `background` whose turn paused before tools that wait for approval (see `pendingToolCalls`). One
+      #   of `pending`, `requires_action`.
+      #   @return [String]
       field :status, "status", :string, required: true
+
+      # @!attribute [r] pending_tool_calls
+      #   `requires_action` only: the calls to approve or refuse.
+      #   @return [Array<PendingToolCall>]
+      field :pending_tool_calls, "pendingToolCalls", [:array, "PendingToolCall"]
     end
 
     # Why it failed; `failed` only.
@@ -639,8 +667,9 @@ module Agentry
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
       #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `IDEMPOTENCY_KEY_IN_USE`, `MESSAGE_NOT_AWAITING_APPROVAL`, `APPROVAL_EXPIRED`,
+      #   `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`,
+      #   `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -989,7 +1018,7 @@ module Agentry
 
       # @!attribute [r] event_type
       #   The event's type. One of `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`, `webhook.test`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`, `webhook.test`.
       #   @return [String]
       field :event_type, "eventType", :string, required: true
 
@@ -1317,6 +1346,25 @@ module Agentry
       field :has_more, "hasMore", :boolean, required: true
     end
 
+    # A tool call the model made that waits for a person's approval before it runs. Kept by the server: an
+    # answer names calls by id only, so what runs is what the model asked for.
+    class PendingToolCall < Agentry::Model
+      # @!attribute [r] id
+      #   The call's id: what `POST …/messages/{messageId}/approve` names.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] tool
+      #   The tool as the model called it: `"<plugin>__<tool>"`.
+      #   @return [String]
+      field :tool, "tool", :string, required: true
+
+      # @!attribute [r] arguments
+      #   The arguments as JSON text, as the model wrote them.
+      #   @return [String]
+      field :arguments, "arguments", :string, required: true
+    end
+
     # From receipt to the complete reply, of completed sends.
     class Percentiles < Agentry::Model
       # @!attribute [r] p50
@@ -1382,6 +1430,14 @@ module Agentry
       # @!attribute [r] config
       #   @return [Hash{Symbol => Object}]
       field :config, "config", :json
+
+      # @!attribute [r] require_approval
+      #   Calls of these tools wait for a person's approval before they run: `true` for all the plugin's
+      #   tools, or the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is
+      #   refused with `400`). The message then stands in `requires_action` until `POST
+      #   /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+      #   @return [Boolean, Array<String>]
+      field :require_approval, "requireApproval", [:union, :boolean, [:array, :string]]
     end
 
     # The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of the
@@ -1520,14 +1576,29 @@ module Agentry
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
       #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `IDEMPOTENCY_KEY_IN_USE`, `MESSAGE_NOT_AWAITING_APPROVAL`, `APPROVAL_EXPIRED`,
+      #   `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`,
+      #   `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
       # @!attribute [r] message
       #   @return [String]
       field :message, "message", :string, required: true
+    end
+
+    # Data of `tool.approval_required`: the turn paused before tool calls that wait for a person's
+    # approval. Ends the stream; answer at `POST …/messages/{messageId}/approve`.
+    class ToolApprovalRequired < Agentry::Model
+      # @!attribute [r] message_id
+      #   The paused message: the id the reply will carry: `msg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :message_id, "messageId", :string, required: true
+
+      # @!attribute [r] pending_tool_calls
+      #   The calls to approve or refuse.
+      #   @return [Array<PendingToolCall>]
+      field :pending_tool_calls, "pendingToolCalls", [:array, "PendingToolCall"], required: true
     end
 
     # One tool call the model made during the turn, with its outcome; the data of `tool.result` and an
@@ -1790,7 +1861,8 @@ module Agentry
 
       # @!attribute [r] events
       #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
-      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`,
+      #   `message.requires_action`.
       #   @return [Array<String>]
       field :events, "events", [:array, :string], required: true
 
@@ -1835,7 +1907,8 @@ module Agentry
 
       # @!attribute [r] events
       #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
-      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`,
+      #   `message.requires_action`.
       #   @return [Array<String>]
       field :events, "events", [:array, :string], required: true
 
