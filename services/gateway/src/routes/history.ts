@@ -3,11 +3,9 @@ import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { presentToolCall } from "@agentry/events";
 import {
-  type BackgroundMessage,
   type Conversation,
   type ExportUserResponse,
   HistoryOrder,
-  MessageStatus,
   type PageCursor,
   type Turn,
   TurnRole,
@@ -20,7 +18,7 @@ import { parseOrThrow } from "../validation/issues.js";
 import { component, defineRoute, type HandlerInput, type Route } from "./define.js";
 import { UserExportLine } from "./history.schemas.js";
 import { presentMemory } from "./memories.js";
-import { callerGone, presentPendingToolCall, presentReply, toolCallView } from "./messages.js";
+import { callerGone, presentBackgroundMessage, toolCallView } from "./messages.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
 export function presentMessage(turn: Turn) {
@@ -101,40 +99,6 @@ export function pageCursor(query: {
 
 function conversationNotFound(id: string): AppError {
   return new AppError("CONVERSATION_NOT_FOUND", `Conversation ${JSON.stringify(id)} does not exist.`);
-}
-
-/**
- * A background message (docs/api/messages-and-streams.md, "Background messages"): the reply object with its
- * `status`; only the ids while pending, the whole reply once completed, the error once failed.
- */
-export function presentBackgroundMessage(message: BackgroundMessage) {
-  if (message.status === MessageStatus.COMPLETED && message.reply) {
-    return { ...presentReply(message.reply), status: "completed" as const };
-  }
-  const ids = {
-    id: message.id,
-    agentId: message.agentId,
-    userId: message.userId ?? null,
-    roomId: message.roomId ?? null,
-  };
-  if (message.status === MessageStatus.FAILED) {
-    return {
-      ...ids,
-      status: "failed" as const,
-      error: { code: message.error?.code ?? "INTERNAL_ERROR", message: message.error?.message ?? "" },
-    };
-  }
-  if (message.status === MessageStatus.REQUIRES_ACTION) {
-    return {
-      ...ids,
-      status: "requires_action" as const,
-      pendingToolCalls: message.pendingToolCalls.map(presentPendingToolCall),
-      approvalExpiresAt: message.approvalExpireTime
-        ? timestampDate(message.approvalExpireTime).toISOString()
-        : "",
-    };
-  }
-  return { ...ids, status: "pending" as const };
 }
 
 /** The user id of the user routes, decoded from the path; a value no message can carry is refused. */

@@ -10,6 +10,8 @@ import {
 import {
   type Agent,
   AgentStatus,
+  type BackgroundMessage,
+  MessageStatus,
   type PendingToolCall,
   type Reply,
   type SendMessageRequest,
@@ -23,12 +25,45 @@ import { toAppError } from "../http/errors.js";
 import { EventStream, PING_INTERVAL_MS } from "../http/sse.js";
 import { sendMessageBody } from "../validation/messages.js";
 import { defineRoute, type HandlerInput, type RequestContext, type Route } from "./define.js";
-import { presentBackgroundMessage } from "./history.js";
 import { ApproveToolCallsBody, STREAM_EVENT_SCHEMA_ID } from "./messages.schemas.js";
 
 /** A tool call waiting for approval (docs/api/plugins-and-tools.md, "Tool approvals"). */
 export function presentPendingToolCall(call: PendingToolCall) {
   return { id: call.id, tool: call.tool, arguments: call.argumentsJson };
+}
+
+/**
+ * A background message (docs/api/messages-and-streams.md, "Background messages"): the reply object with its
+ * `status`; only the ids while pending, the whole reply once completed, the error once failed.
+ */
+export function presentBackgroundMessage(message: BackgroundMessage) {
+  if (message.status === MessageStatus.COMPLETED && message.reply) {
+    return { ...presentReply(message.reply), status: "completed" as const };
+  }
+  const ids = {
+    id: message.id,
+    agentId: message.agentId,
+    userId: message.userId ?? null,
+    roomId: message.roomId ?? null,
+  };
+  if (message.status === MessageStatus.FAILED) {
+    return {
+      ...ids,
+      status: "failed" as const,
+      error: { code: message.error?.code ?? "INTERNAL_ERROR", message: message.error?.message ?? "" },
+    };
+  }
+  if (message.status === MessageStatus.REQUIRES_ACTION) {
+    return {
+      ...ids,
+      status: "requires_action" as const,
+      pendingToolCalls: message.pendingToolCalls.map(presentPendingToolCall),
+      approvalExpiresAt: message.approvalExpireTime
+        ? timestampDate(message.approvalExpireTime).toISOString()
+        : "",
+    };
+  }
+  return { ...ids, status: "pending" as const };
 }
 
 /** The fields SendMessage and StreamMessage share. */
