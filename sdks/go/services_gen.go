@@ -710,8 +710,9 @@ func (s *AgentMessageService) ListAll(ctx context.Context, agentID string, param
 // lost answer gets that answer, and the request runs once.
 //
 // Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
-// MESSAGE_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE or MESSAGE_NOT_AWAITING_APPROVAL, 422 IDEMPOTENCY_KEY_REUSED,
-// 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+// MESSAGE_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE or MESSAGE_NOT_AWAITING_APPROVAL, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
 func (s *AgentMessageService) Approve(ctx context.Context, agentID string, messageID string, params ApproveToolCallsParams, opts ...Option) (*BackgroundMessage, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {

@@ -526,7 +526,14 @@ export const messageRoutes: Route[] = [
       description:
         "The message after the answer: `pending` once it resumed, `requires_action` while calls wait.",
     },
-    errors: ["INVALID_REQUEST", "AGENT_NOT_FOUND", "MESSAGE_NOT_FOUND", "MESSAGE_NOT_AWAITING_APPROVAL"],
+    errors: [
+      "INVALID_REQUEST",
+      "AGENT_NOT_FOUND",
+      "MESSAGE_NOT_FOUND",
+      "MESSAGE_NOT_AWAITING_APPROVAL",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+    ],
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
       const body = await input.body();

@@ -533,7 +533,8 @@ class Messages:
                 answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
@@ -3183,7 +3184,8 @@ class AsyncMessages:
                 answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
 
         Raises:
-            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.

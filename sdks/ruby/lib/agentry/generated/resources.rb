@@ -915,6 +915,8 @@ module Agentry
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`, `MESSAGE_NOT_AWAITING_APPROVAL`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
         # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
         # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
         # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
