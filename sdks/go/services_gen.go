@@ -455,7 +455,7 @@ func (s *AgentService) ExportCharacter(ctx context.Context, agentID string, opts
 }
 
 // AgentMessageService is client.Agents.Messages: Talk to an agent, with or without streaming. Methods: Send,
-// Stream, SendBackground, List, ListAll, Get, GetBackground, WaitForBackground.
+// Stream, SendBackground, List, ListAll, Approve, Get, GetBackground, WaitForBackground.
 type AgentMessageService struct {
 	client *Client
 }
@@ -527,9 +527,9 @@ func (s *AgentMessageService) Send(ctx context.Context, agentID string, params S
 }
 
 // Stream sends the same request as Send and streams the answer as it is written, as server-sent events
-// (message.started, message.delta, tool.call, tool.result, message.completed, error); see [MessageStream].
-// The request is sent before Stream returns; a failure before the stream starts is retried as for Send, and
-// then reported by the stream's Err. A stream is never retried once it has started.
+// (message.started, message.delta, tool.call, tool.result, tool.approval_required, message.completed, error);
+// see [MessageStream]. The request is sent before Stream returns; a failure before the stream starts is
+// retried as for Send, and then reported by the stream's Err. A stream is never retried once it has started.
 func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) *MessageStream {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -544,7 +544,8 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 }
 
 // SendBackground sends the request of Send with background: true, and returns the 202 answer: the message is
-// accepted, and its reply is being generated.
+// accepted, and its reply is being generated. Without it, when the turn paused before tool calls that wait
+// for approval: `status: "requires_action"` with `pendingToolCalls`.
 //
 // Sends a text message and returns the agent's reply. Context is kept per agent, `userId` and `roomId`: send
 // the same `userId` for the same user; calls without them share one default conversation. `context` applies
@@ -724,12 +725,57 @@ func (s *AgentMessageService) ListAll(ctx context.Context, agentID string, param
 	})
 }
 
+// Approve approves or refuse a message's tool calls.
+//
+// Answers tool calls a message paused before (its plugin item's `requireApproval`): with `approve: true` they
+// run; with `false` the model is told the person refused them (with `reason`). The calls are the ones the
+// server stored: an answer names them by id only. Once every pending call is decided the message resumes in
+// the background from its stored steps (tool rounds before the pause are not run again) and is `pending`,
+// then `completed` or `failed`, at `GET …/messages/{messageId}`; while some are undecided it stays
+// `requires_action`, listing those. Unanswered for `TOOL_APPROVAL_TIMEOUT` (24 hours by default) it fails
+// with `APPROVAL_EXPIRED`.
+//
+// Requires the `messages:send` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// MESSAGE_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE or MESSAGE_NOT_AWAITING_APPROVAL, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *AgentMessageService) Approve(ctx context.Context, agentID string, messageID string, params ApproveToolCallsParams, opts ...Option) (*BackgroundMessage, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	messageIDSegment, err := pathSegment("messageID", messageID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data BackgroundMessage `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/messages/" + messageIDSegment + "/approve", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
 // Get gets a message.
 //
 // One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).
-// For a message sent with `background: true`, a `BackgroundMessage`: the reply object with `status`
-// (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a
-// failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
+// For a message sent with `background: true` (or paused for tool approval), a `BackgroundMessage`: the reply
+// object with `status` (`pending`, `requires_action`, `completed` or `failed`). A completed one is answered
+// so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if
+// longer), then `404 MESSAGE_NOT_FOUND`.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 //
@@ -760,9 +806,10 @@ func (s *AgentMessageService) Get(ctx context.Context, agentID string, messageID
 // not one (it has no status) is an error matching [ErrOtherAnswerType]: read it with Get.
 //
 // One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with).
-// For a message sent with `background: true`, a `BackgroundMessage`: the reply object with `status`
-// (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a
-// failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
+// For a message sent with `background: true` (or paused for tool approval), a `BackgroundMessage`: the reply
+// object with `status` (`pending`, `requires_action`, `completed` or `failed`). A completed one is answered
+// so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if
+// longer), then `404 MESSAGE_NOT_FOUND`.
 //
 // Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 //

@@ -117,6 +117,7 @@ export async function composeServer(
       runLeases: config.conversation.runLeases,
       scheduleScanMs: config.conversation.scheduleScanMs,
       agents: registryAgents(createClient(AgentService, laterRegistry)),
+      approvalTimeoutMs: config.conversation.approvalTimeoutMs,
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
       plugins: {

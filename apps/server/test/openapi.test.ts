@@ -703,6 +703,50 @@ describe("messages", () => {
     expect(events.at(-1)).toBe(terminal[0]);
   }
 
+  it("pauses before a tool that waits for approval and answers approve as documented, with its 400, 404s and 409", async () => {
+    const created = await call("createAgent", {
+      body: { name: "Ada", plugins: [{ name: "lab", requireApproval: ["add"] }] },
+    });
+    const agentId = (created.body as { data: { id: string } }).data.id;
+    openai.callTools([{ id: "call_a", name: "lab__add", arguments: { a: 1, b: 2 } }]);
+    const { events } = await stream(agentId, { text: "add" });
+    expectEventsDocumented(events);
+    expect(events.map((event) => event.event)).toEqual([
+      "message.started",
+      "tool.call",
+      "tool.approval_required",
+    ]);
+    const messageId = (events[0]!.data as { id: string }).id;
+    const paused = await call("getMessage", { params: { agentId, messageId } });
+    expect((paused.body as { data: { status: string } }).data.status).toBe("requires_action");
+    const params = { agentId, messageId };
+    expect(
+      (await call("approveToolCalls", { params, body: { toolCallIds: ["nope"], approve: true } })).status,
+    ).toBe(400);
+    openai.reply("Three.");
+    expect(
+      (await call("approveToolCalls", { params, body: { toolCallIds: ["call_a"], approve: true } })).status,
+    ).toBe(200);
+    expect(
+      (await call("approveToolCalls", { params, body: { toolCallIds: ["call_a"], approve: true } })).status,
+    ).toBe(409);
+    const missing = { toolCallIds: ["call_a"], approve: true };
+    expect(
+      (await call("approveToolCalls", { params: { agentId, messageId: MISSING_MESSAGE }, body: missing }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await call("approveToolCalls", { params: { agentId: MISSING_AGENT, messageId }, body: missing }))
+        .status,
+    ).toBe(404);
+
+    // A JSON send that pauses is answered 202 requires_action.
+    openai.callTools([{ id: "call_b", name: "lab__add", arguments: { a: 2, b: 2 } }]);
+    const sent = await call("sendMessage", { params: { agentId }, body: { text: "add again" } });
+    expect(sent.status).toBe(202);
+    expect((sent.body as { data: { status: string } }).data.status).toBe("requires_action");
+  });
+
   it("streams events whose data satisfy the documented event schemas", async () => {
     const agentId = await newAgent();
     openai.reply("one two three", { chunkDelayMs: 2 });
@@ -1438,13 +1482,13 @@ describe("every authenticated operation", () => {
       if (op.requestBody === undefined) continue;
       const operationId = op.operationId as string;
       const tooLarge = await call(operationId, {
-        params: { agentId, webhookId, scheduleId, name: "TOKEN" },
+        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE },
         rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
         headers: { "content-type": "application/json" },
       });
       expect(tooLarge.status).toBe(413);
       const form = await call(operationId, {
-        params: { agentId, webhookId, scheduleId, name: "TOKEN" },
+        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE },
         rawBody: "name=Ada",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });
@@ -1465,6 +1509,7 @@ describe("every write operation", () => {
       memoryId: MISSING_MEMORY,
       documentId: MISSING_DOCUMENT,
       scheduleId: MISSING_SCHEDULE,
+      messageId: MISSING_MESSAGE,
       name: "TOKEN",
     };
     const { idempotency } = h.gateway.context;

@@ -165,7 +165,7 @@ export const secrets = z
       "Secret values by name (API keys). Stored in the agent's `settings.secrets`, which no read, event or export ever returns.",
   });
 
-/** An agent's plugin, as `POST /v1/agents` takes it: a name, or `{name, enabled?, config?}`. */
+/** An agent's plugin, as `POST /v1/agents` takes it: a name, or `{name, enabled?, config?, requireApproval?}`. */
 export const agentPlugin = z.union(
   [
     agentString,
@@ -173,9 +173,18 @@ export const agentPlugin = z.union(
       name: agentString,
       enabled: z.boolean({ error: "must be a boolean" }).optional(),
       config: anyObject("plugin configuration").optional(),
+      requireApproval: z
+        .union([z.boolean(), z.array(agentString, { error: "must be an array of tool names" })], {
+          error: "must be true, false or an array of the plugin's tool names",
+        })
+        .optional()
+        .meta({
+          description:
+            "Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with `400`). The message then stands in `requires_action` until `POST /v1/agents/{agentId}/messages/{messageId}/approve` decides.",
+        }),
     }),
   ],
-  { error: "must be a plugin name or an object {name, enabled?, config?}" },
+  { error: "must be a plugin name or an object {name, enabled?, config?, requireApproval?}" },
 );
 
 /** An agent's client, as `POST /v1/agents` takes it: a platform name, or an object with a `type`. */

@@ -29,6 +29,8 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   AGENT_INACTIVE: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_IN_USE: Code.Aborted,
   CONVERSATION_BUSY: Code.FailedPrecondition,
+  MESSAGE_NOT_AWAITING_APPROVAL: Code.FailedPrecondition,
+  APPROVAL_EXPIRED: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_REUSED: Code.FailedPrecondition,
   // A compare-and-set that found the agent changed: the caller reads it again and decides.
   PRECONDITION_FAILED: Code.Aborted,

@@ -10,8 +10,10 @@ export {
 } from "./agent.js";
 export {
   type MessageFailedData,
+  type MessageRequiresActionData,
   messageCompletedData,
   messageFailedData,
+  messageRequiresActionData,
   presentReply,
   presentToolCall,
   type ReplyJson,

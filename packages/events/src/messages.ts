@@ -143,3 +143,32 @@ export function messageFailedData(failure: MessageFailedData): MessageFailedData
     message: failure.message,
   };
 }
+
+/**
+ * The `data` of `message.requires_action` (docs/api/webhooks.md, "Events"): a message paused before tool calls that
+ * wait for a person's approval, with those calls and when the wait ends (ISO 8601).
+ */
+export interface MessageRequiresActionData {
+  [key: string]: JsonValue;
+  agentId: string;
+  messageId: string;
+  userId: string | null;
+  roomId: string | null;
+  pendingToolCalls: { id: string; tool: string; arguments: string }[];
+  expiresAt: string;
+}
+
+export function messageRequiresActionData(paused: MessageRequiresActionData): MessageRequiresActionData {
+  return {
+    agentId: paused.agentId,
+    messageId: paused.messageId,
+    userId: paused.userId,
+    roomId: paused.roomId,
+    pendingToolCalls: paused.pendingToolCalls.map((call) => ({
+      id: call.id,
+      tool: call.tool,
+      arguments: call.arguments,
+    })),
+    expiresAt: paused.expiresAt,
+  };
+}

@@ -12,6 +12,7 @@ export const PUBLISHED_EVENT_TYPES = [
   "agent.deleted",
   "message.completed",
   "message.failed",
+  "message.requires_action",
 ] as const;
 
 export type PublishedEventType = (typeof PUBLISHED_EVENT_TYPES)[number];

@@ -16,6 +16,16 @@ export interface PluginSetting {
   name: string;
   enabled: boolean;
   config: Record<string, unknown>;
+  /**
+   * The tools whose calls wait for a person's approval before they run (docs/api/plugins-and-tools.md, "Tool
+   * approvals"): `true` for all the plugin's tools, or their names; absent for none.
+   */
+  requireApproval?: true | string[];
+}
+
+/** Whether a plugin item's `requireApproval` holds the plugin's tool `tool` (its own name, not the model's). */
+export function approvalRequired(requireApproval: PluginSetting["requireApproval"], tool: string): boolean {
+  return requireApproval === true || (requireApproval?.includes(tool) ?? false);
 }
 
 /** Why one item of an agent's `plugins` was refused: `field` is its path from `plugins`, e.g. `plugins[2].config.url`. */
@@ -80,6 +90,17 @@ export class Catalogue {
         });
         return;
       }
+      // A plugin whose tools depend on its config (an MCP server's) has no names to check them against.
+      if (Array.isArray(setting.requireApproval) && !plugin.toolsFor) {
+        const tools = plugin.tools.map((tool) => tool.name);
+        setting.requireApproval.forEach((name, j) => {
+          if (tools.includes(name)) return;
+          problems.push({
+            field: `plugins[${i}].requireApproval[${j}]`,
+            message: `${JSON.stringify(name)} is not a tool of plugin ${JSON.stringify(plugin.name)} (${tools.join(", ") || "it has none"})`,
+          });
+        });
+      }
       const parsed = plugin.config.safeParse(setting.config);
       if (parsed.success) return;
       for (const issue of parsed.error.issues) {
@@ -96,14 +117,21 @@ export class Catalogue {
    * The plugins an agent's turn uses, in its order, each with its parsed config: enabled, in the catalogue, and
    * with a config that still parses (an agent stored before a plugin changed keeps it, inert).
    */
-  active(plugins: readonly unknown[]): { plugin: Plugin; config: unknown }[] {
-    const active: { plugin: Plugin; config: unknown }[] = [];
+  active(
+    plugins: readonly unknown[],
+  ): { plugin: Plugin; config: unknown; requireApproval?: true | string[] }[] {
+    const active: { plugin: Plugin; config: unknown; requireApproval?: true | string[] }[] = [];
     for (const item of plugins) {
       const setting = normalisePluginSetting(item);
       const plugin = setting?.enabled ? this.byName.get(setting.name) : undefined;
       if (!plugin || !setting) continue;
       const parsed = plugin.config.safeParse(setting.config);
-      if (parsed.success) active.push({ plugin, config: parsed.data });
+      if (!parsed.success) continue;
+      active.push({
+        plugin,
+        config: parsed.data,
+        ...(setting.requireApproval ? { requireApproval: setting.requireApproval } : {}),
+      });
     }
     return active;
   }
@@ -113,9 +141,17 @@ export class Catalogue {
 export function normalisePluginSetting(item: unknown): PluginSetting | undefined {
   if (typeof item === "string") return { name: item, enabled: true, config: {} };
   if (!isObject(item) || typeof item.name !== "string") return undefined;
+  const gate = item.requireApproval;
+  const requireApproval =
+    gate === true
+      ? true
+      : Array.isArray(gate) && gate.length > 0
+        ? gate.filter((name): name is string => typeof name === "string")
+        : undefined;
   return {
     name: item.name,
     enabled: item.enabled !== false,
     config: isObject(item.config) ? item.config : {},
+    ...(requireApproval ? { requireApproval } : {}),
   };
 }

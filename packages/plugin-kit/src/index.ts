@@ -1,4 +1,5 @@
 export {
+  approvalRequired,
   Catalogue,
   type CatalogueEntry,
   normalisePluginSetting,

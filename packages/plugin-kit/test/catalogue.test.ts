@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Catalogue, definePlugin, defineTool, type ToolContext, ToolInputError } from "../src/index.js";
+import {
+  approvalRequired,
+  Catalogue,
+  definePlugin,
+  defineTool,
+  type ToolContext,
+  ToolInputError,
+} from "../src/index.js";
 
 const echo = definePlugin({
   name: "echo",
@@ -38,6 +45,30 @@ describe("Catalogue", () => {
         ],
       },
     ]);
+  });
+
+  it("checks requireApproval's names against the plugin's tools, and passes the gate on to the turn", () => {
+    expect(
+      catalogue.check([
+        { name: "echo", requireApproval: ["say"] },
+        { name: "echo", requireApproval: true },
+      ]),
+    ).toEqual([]);
+    expect(catalogue.check([{ name: "echo", requireApproval: ["say", "shout"] }])).toEqual([
+      {
+        field: "plugins[0].requireApproval[1]",
+        message: '"shout" is not a tool of plugin "echo" (say)',
+      },
+    ]);
+    const [gated] = catalogue.active([{ name: "echo", requireApproval: ["say"] }]);
+    expect(approvalRequired(gated?.requireApproval, "say")).toBe(true);
+    expect(approvalRequired(catalogue.active(["echo"])[0]?.requireApproval, "say")).toBe(false);
+    expect(
+      approvalRequired(
+        catalogue.active([{ name: "echo", requireApproval: false }])[0]?.requireApproval,
+        "say",
+      ),
+    ).toBe(false);
   });
 
   it("accepts bare names, known enabled plugins with valid config, and anything disabled", () => {

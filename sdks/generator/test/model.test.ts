@@ -45,6 +45,7 @@ describe("model", () => {
       "GET /agents/{agentId}/character agents.exportCharacter",
       "POST /agents/{agentId}/messages agents.messages.send",
       "GET /agents/{agentId}/messages agents.messages.list",
+      "POST /agents/{agentId}/messages/{messageId}/approve agents.messages.approve",
       "GET /agents/{agentId}/conversations agents.conversations.list",
       "DELETE /agents/{agentId}/conversations/{conversationId} agents.conversations.delete",
       "GET /agents/{agentId}/messages/{messageId} agents.messages.get",
@@ -429,6 +430,7 @@ describe("model", () => {
       ["message.delta", false, { kind: "ref", name: "MessageDelta" }],
       ["tool.call", false, { kind: "ref", name: "ToolCallStarted" }],
       ["tool.result", false, { kind: "ref", name: "ToolCall" }],
+      ["tool.approval_required", true, { kind: "ref", name: "ToolApprovalRequired" }],
       ["message.completed", true, { kind: "ref", name: "Reply" }],
       ["error", true, { kind: "ref", name: "StreamError" }],
     ]);

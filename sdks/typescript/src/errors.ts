@@ -9,6 +9,23 @@ export class AgentryError extends Error {
   override name = "AgentryError";
 }
 
+/**
+ * Thrown by `messages.send` when the turn paused before tool calls that wait for a person's approval (the agent's
+ * plugin item sets `requireApproval`): not a failure, the message waits, `requires_action`. Answer the calls with
+ * `messages.approve(agentId, messageId, …)`; the reply then comes in the background (`waitForBackground`).
+ */
+export class ApprovalRequiredError extends AgentryError {
+  override name = "ApprovalRequiredError";
+  constructor(
+    /** The paused message (the id its reply will carry). */
+    readonly messageId: string,
+    /** The calls to approve or refuse. */
+    readonly pendingToolCalls: { id: string; tool: string; arguments: string }[],
+  ) {
+    super(`Message ${messageId} paused for tool approval; answer it with messages.approve().`);
+  }
+}
+
 interface APIErrorInit {
   status?: number | undefined;
   code?: string | undefined;

@@ -13,6 +13,7 @@ export {
   APIError,
   APITimeoutError,
   APIUserAbortError,
+  ApprovalRequiredError,
   AuthenticationError,
   BadRequestError,
   ConflictError,

@@ -8,7 +8,14 @@ import {
   errorFromStreamEvent,
 } from "./errors.js";
 import { readServerSentEvents, type ServerSentEvent } from "./sse.js";
-import type { MessageReply, MessageStarted, MessageStreamEvent, ToolCall, ToolCallStarted } from "./types.js";
+import type {
+  MessageReply,
+  MessageStarted,
+  MessageStreamEvent,
+  ToolApprovalRequired,
+  ToolCall,
+  ToolCallStarted,
+} from "./types.js";
 
 /** How many times in a row a dropped stream is resumed before it fails. */
 export const MAX_RECONNECTS = 3;
@@ -72,6 +79,7 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
   #response: Response | undefined;
   #text = "";
   #final: MessageReply | undefined;
+  #paused: ToolApprovalRequired | undefined;
   #unlink: () => void = () => {};
 
   /** @internal `resume` opens the message's events after an event id, to resume a dropped connection. */
@@ -128,10 +136,25 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
     return this.#text;
   }
 
-  /** The completed reply (the `message.completed` event's data), once the stream has completed. */
+  /**
+   * The completed reply (the `message.completed` event's data), once the stream has completed.
+   *
+   * @throws {AgentryError} the turn paused for tool approval (`pendingApproval()` says which calls)
+   */
   async finalMessage(): Promise<MessageReply> {
     await this.#drain();
+    if (this.#paused) {
+      throw new AgentryError(
+        `Message ${this.#paused.messageId} paused for tool approval; answer it with messages.approve().`,
+      );
+    }
     return this.#final!;
+  }
+
+  /** The calls the turn paused before (the `tool.approval_required` event's data), or undefined when it did not. */
+  async pendingApproval(): Promise<ToolApprovalRequired | undefined> {
+    await this.#drain();
+    return this.#paused;
   }
 
   async #drain(): Promise<void> {
@@ -188,9 +211,10 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
               yield event;
               armIdleTimer();
             }
-            if (this.#final) break;
+            if (this.#final || this.#paused) break;
           }
-          if (!this.#final) throw new APIConnectionError("The stream ended before the reply was complete.");
+          if (!this.#final && !this.#paused)
+            throw new APIConnectionError("The stream ended before the reply was complete.");
           break;
         } catch (error) {
           clearTimeout(idle);
@@ -214,7 +238,7 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
       clearTimeout(idle);
       // The loop stopped early (`break`): close the connection unless the reply was already complete.
       if (!this.#settled) {
-        if (this.#final) this.#settle();
+        if (this.#final || this.#paused) this.#settle();
         else {
           this.#settle(new APIUserAbortError("The stream was closed before the reply was complete."));
           this.controller.abort();
@@ -244,6 +268,7 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
       type !== "message.delta" &&
       type !== "tool.call" &&
       type !== "tool.result" &&
+      type !== "tool.approval_required" &&
       type !== "message.completed" &&
       type !== "error"
     )
@@ -271,6 +296,10 @@ export class MessageStream implements AsyncIterable<MessageStreamEvent> {
     }
     if (type === "tool.call") return { type, id, data: data as ToolCallStarted };
     if (type === "tool.result") return { type, id, data: data as ToolCall };
+    if (type === "tool.approval_required") {
+      this.#paused = data as ToolApprovalRequired;
+      return { type, id, data: this.#paused };
+    }
     if (type === "message.completed") {
       this.#final = data as MessageReply;
       return { type, id, data: this.#final };

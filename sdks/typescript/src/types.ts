@@ -23,7 +23,18 @@ export type ModelProvider = "openai" | "anthropic" | "local";
 export type AgentClient = string | { type: string; [setting: string]: unknown };
 
 /** A plugin: a plugin name or `{ name, enabled?, config? }`. */
-export type AgentPlugin = string | { name: string; enabled?: boolean; config?: Record<string, unknown> };
+export type AgentPlugin =
+  | string
+  | {
+      name: string;
+      enabled?: boolean;
+      config?: Record<string, unknown>;
+      /**
+       * Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or
+       * the names of some. The message is then `requires_action` until `messages.approve` answers.
+       */
+      requireApproval?: boolean | string[];
+    };
 
 /** Why an agent is in the `error` status. */
 export interface AgentStatusReason {
@@ -153,11 +164,36 @@ export interface MessageStreamParams extends MessageSendParams {
   onDisconnect?: "cancel" | "continue";
 }
 
-/** A message accepted to be answered in the background. */
+/** A tool call the model made that waits for a person's approval before it runs. */
+export interface PendingToolCall {
+  /** What `messages.approve` names. */
+  id: string;
+  /** As the model called it: `<plugin>__<tool>`. */
+  tool: string;
+  /** The arguments as JSON text, as the model wrote them. */
+  arguments: string;
+}
+
+/**
+ * A message accepted without its reply: `pending` when sent in the background; `requires_action` when a send
+ * paused before tool calls that wait for approval (answer them with `messages.approve`).
+ */
 export interface BackgroundMessageAccepted {
   /** The id the reply will carry: what `getBackground` takes. */
   id: string;
-  status: "pending";
+  status: "pending" | "requires_action";
+  /** `requires_action` only: the calls to approve or refuse. */
+  pendingToolCalls?: PendingToolCall[];
+}
+
+/** A person's answer to tool calls a message paused before. */
+export interface MessageApproveParams {
+  /** The pending calls this answer decides. */
+  toolCallIds: string[];
+  /** `true`: they run; `false`: the model is told the person refused them. */
+  approve: boolean;
+  /** Given to the model with a refusal. */
+  reason?: string;
 }
 
 /** How `waitForBackground` paces its reads, beside the options of each read. */
@@ -184,6 +220,17 @@ export type BackgroundMessage =
       roomId: string | null;
       status: "failed" | "cancelled";
       error: { code: string; message: string };
+    }
+  | {
+      id: string;
+      agentId: string;
+      userId: string | null;
+      roomId: string | null;
+      status: "requires_action";
+      /** The calls still waiting for an answer (`messages.approve`). */
+      pendingToolCalls: PendingToolCall[];
+      /** When the wait ends (ISO 8601); unanswered, the message then fails with `APPROVAL_EXPIRED`. */
+      approvalExpiresAt: string;
     };
 
 /** Tokens spent by one reply. */
@@ -300,6 +347,23 @@ export interface ToolResultEvent {
   data: ToolCall;
 }
 
+/** The data of `tool.approval_required`. */
+export interface ToolApprovalRequired {
+  /** The paused message: answer with `messages.approve(agentId, messageId, …)`. */
+  messageId: string;
+  pendingToolCalls: PendingToolCall[];
+}
+
+/**
+ * `tool.approval_required`: the turn paused before tool calls that wait for a person's approval. The last event
+ * of such a stream; the reply comes, in the background, once they are answered.
+ */
+export interface ToolApprovalRequiredEvent {
+  type: "tool.approval_required";
+  id: string;
+  data: ToolApprovalRequired;
+}
+
 /** `message.completed`: the whole reply, as the non-streaming call returns it. Always the last event. */
 export interface MessageCompletedEvent {
   type: "message.completed";
@@ -317,6 +381,7 @@ export type MessageStreamEvent =
   | MessageDeltaEvent
   | ToolCallEvent
   | ToolResultEvent
+  | ToolApprovalRequiredEvent
   | MessageCompletedEvent;
 
 /** A permission an API key can hold. */
@@ -391,6 +456,7 @@ export type WebhookEventType =
   | "agent.deleted"
   | "message.completed"
   | "message.failed"
+  | "message.requires_action"
   | "webhook.test";
 
 /** The body of a webhook delivery: one event, the same on every retry of it. */
@@ -418,6 +484,17 @@ export interface MessageFailedWebhookData {
   message: string;
 }
 
+/** The data of `message.requires_action`: a message paused before tool calls that wait for approval. */
+export interface MessageRequiresActionWebhookData {
+  agentId: string;
+  messageId: string;
+  userId: string | null;
+  roomId: string | null;
+  pendingToolCalls: PendingToolCall[];
+  /** When the wait ends (ISO 8601). */
+  expiresAt: string;
+}
+
 /** `agent.created`: an agent was created; `data` is the agent. */
 export type AgentCreatedWebhookEvent = WebhookEventBase<"agent.created", Agent>;
 /** `agent.updated`: an agent was changed (every update); `data` is the agent as it now is. */
@@ -430,6 +507,11 @@ export type AgentDeletedWebhookEvent = WebhookEventBase<"agent.deleted", AgentDe
 export type MessageCompletedWebhookEvent = WebhookEventBase<"message.completed", MessageReply>;
 /** `message.failed`: a reply failed; `data` says which and why. */
 export type MessageFailedWebhookEvent = WebhookEventBase<"message.failed", MessageFailedWebhookData>;
+/** `message.requires_action`: a message paused for tool approval; answer it with `messages.approve`. */
+export type MessageRequiresActionWebhookEvent = WebhookEventBase<
+  "message.requires_action",
+  MessageRequiresActionWebhookData
+>;
 /** `webhook.test`: sent when asked for, to check an endpoint; `data` has no fixed shape. */
 export type WebhookTestEvent = WebhookEventBase<"webhook.test", JsonObject>;
 
@@ -444,6 +526,7 @@ export type WebhookEvent =
   | AgentDeletedWebhookEvent
   | MessageCompletedWebhookEvent
   | MessageFailedWebhookEvent
+  | MessageRequiresActionWebhookEvent
   | WebhookTestEvent;
 
 /** Where a page of a cursor-paged list is (history, the delivery log). */

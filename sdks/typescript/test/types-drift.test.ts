@@ -21,6 +21,9 @@ const PAIRS: Record<string, string> = {
   Reply: "MessageReply",
   BackgroundMessageAccepted: "BackgroundMessageAccepted",
   ToolCallStarted: "ToolCallStarted",
+  PendingToolCall: "PendingToolCall",
+  ToolApprovalRequired: "ToolApprovalRequired",
+  ApproveToolCallsRequest: "MessageApproveParams",
   MessageStarted: "MessageStarted",
   MessageDelta: "MessageDelta",
   StreamError: "StreamErrorData",
@@ -48,6 +51,7 @@ const PAIRS: Record<string, string> = {
   UpdateWebhookRequest: "WebhookEndpointUpdateParams",
   AgentDeletedData: "AgentDeletedWebhookData",
   MessageFailedData: "MessageFailedWebhookData",
+  MessageRequiresActionData: "MessageRequiresActionWebhookData",
   // characters
   CharacterFile: "CharacterFile",
   ExportedCharacterFile: "ExportedCharacterFile",

@@ -63,6 +63,8 @@ export interface BuildConversationOptions {
   keepStreams?: boolean;
   /** Background messages' leases (RUN_LEASE_MS, …); 10 s, renewed every 3 s, looked for every 2 s when unset. */
   runLeases?: Partial<RunLeases>;
+  /** TOOL_APPROVAL_TIMEOUT: how long a message paused for tool approval waits before it fails; 24 h when unset. */
+  approvalTimeoutMs?: number;
   /** false: background messages hold no lease and are not taken over (the benchmark's baseline). Default true. */
   durableRuns?: boolean;
   /**
@@ -137,6 +139,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   const runs = new MessageRuns(turns, {
     retentionMs: options.streamRetentionMs ?? DEFAULT_STREAM_RETENTION_MS,
     ...options.runLeases,
+    ...(options.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: options.approvalTimeoutMs }),
     ...(options.durableRuns === undefined ? {} : { durable: options.durableRuns }),
     ...(options.keepStreams === undefined ? {} : { keepStreams: options.keepStreams }),
   });

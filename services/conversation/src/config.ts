@@ -91,6 +91,13 @@ const variables = z.object({
     .default("1h")
     .transform(durationMs)
     .refine((ms) => ms >= 1000, "must be at least 1s"),
+  /** How long a message paused for tool approval waits before it fails (APPROVAL_EXPIRED); 24h. */
+  TOOL_APPROVAL_TIMEOUT: z
+    .string()
+    .regex(/^\d+(s|m|h)?$/, "must be a duration: seconds, or a number with s, m or h (e.g. 90s, 30m, 24h)")
+    .default("24h")
+    .transform(durationMs)
+    .refine((ms) => ms >= 1000, "must be at least 1s"),
   /** How long a background message's lease lasts unless its process renews it (message-runs.ts); 10 s. */
   RUN_LEASE_MS: z.coerce.number().int().min(100).default(DEFAULT_LEASE_MS),
   /** How often a process renews the leases of the background messages it generates; 3 s. */
@@ -172,6 +179,8 @@ export interface ConversationConfig {
   runLeases: RunLeases;
   /** SCHEDULE_SCAN_MS. */
   scheduleScanMs: number;
+  /** TOOL_APPROVAL_TIMEOUT in milliseconds. */
+  approvalTimeoutMs: number;
   shutdownTimeoutMs: number;
   /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
   webhooksUrl?: string;
@@ -238,6 +247,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
       scanMs: value.RUN_TAKEOVER_SCAN_MS,
     },
     scheduleScanMs: value.SCHEDULE_SCAN_MS,
+    approvalTimeoutMs: value.TOOL_APPROVAL_TIMEOUT,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
     ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),

@@ -1,8 +1,15 @@
 import { newId } from "@agentry/core";
 import type { AppError } from "@agentry/errors";
-import { messageCompletedData, messageFailedData, type PublicEvent, type ReplyView } from "@agentry/events";
+import {
+  messageCompletedData,
+  messageFailedData,
+  messageRequiresActionData,
+  type PublicEvent,
+  type ReplyView,
+} from "@agentry/events";
 import type { ReplyRecord } from "./service.js";
 import type { ConversationKey, NewOutboxEvent, OutboxEvent } from "./store/types.js";
+import type { PendingToolCall } from "./tool-loop.js";
 
 /*
  * The message events (docs/api/webhooks.md, "Events"), made here and written by the stores in the transaction of what
@@ -61,6 +68,29 @@ export function messageFailed(
       messageId,
       code: error.code,
       message: error.message,
+    }),
+  };
+}
+
+/** `message.requires_action`: the message paused before `calls`, which wait for a person's approval until `expiresAt`. */
+export function messageRequiresAction(
+  record: { accountId: string; agentId: string; id: string; userId: string | null; roomId: string | null },
+  calls: readonly PendingToolCall[],
+  expiresAt: Date,
+): NewOutboxEvent {
+  return {
+    id: newId("event"),
+    type: "message.requires_action",
+    accountId: record.accountId,
+    agentId: record.agentId,
+    createdAt: new Date().toISOString(),
+    data: messageRequiresActionData({
+      agentId: record.agentId,
+      messageId: record.id,
+      userId: record.userId,
+      roomId: record.roomId,
+      pendingToolCalls: calls.map((call) => ({ id: call.id, tool: call.tool, arguments: call.arguments })),
+      expiresAt: expiresAt.toISOString(),
     }),
   };
 }

@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     runLeases: config.runLeases,
     scheduleScanMs: config.scheduleScanMs,
     ...(registryTransport ? { agents: registryAgents(createClient(AgentService, registryTransport)) } : {}),
+    approvalTimeoutMs: config.approvalTimeoutMs,
     ...(metrics ? { metrics } : {}),
     ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
     ...(registry

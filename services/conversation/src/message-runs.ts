@@ -9,15 +9,18 @@ import {
   removeInBatches,
   repeatEvery,
 } from "@agentry/core";
-import { AppError, asAppError, type ErrorCode } from "@agentry/errors";
+import { AppError, asAppError, type ErrorCode, invalid } from "@agentry/errors";
 import { type Agent, AgentSchema } from "@agentry/proto";
 import { fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { TurnContext } from "./context.js";
 import { ConversationQueue, conflictMode, type Place } from "./conversation-queue.js";
-import { LiveRun } from "./live-run.js";
+import { messageRequiresAction } from "./events.js";
+import { LiveRun, type PauseOf } from "./live-run.js";
 import {
   ABANDONED,
   abandoned,
+  approvalExpired,
+  approvalOf,
   type BackgroundState,
   decodeEvent,
   decodeReply,
@@ -25,10 +28,10 @@ import {
   expired,
   failedEvent,
   failure,
+  final,
   forgotten,
   type LoggedEvent,
   runEnd,
-  terminal,
 } from "./run-records.js";
 import { GroupWriter } from "./run-writer.js";
 import {
@@ -41,7 +44,7 @@ import {
   streamMessage,
 } from "./service.js";
 import type { RunEnd, RunEvent, RunRecord } from "./store/types.js";
-import type { StoredRound } from "./tool-loop.js";
+import type { ApprovalDecision, PendingToolCall, StoredRound } from "./tool-loop.js";
 
 /** STREAM_RETENTION when unset: how long a message's events are kept after it ends. */
 export const DEFAULT_STREAM_RETENTION_MS = 60 * 60 * 1000;
@@ -67,6 +70,8 @@ const STOPPED = new AppError(
   "AGENT_UNAVAILABLE",
   "The message was stopped: every message of the agent was cancelled.",
 );
+/** TOOL_APPROVAL_TIMEOUT when unset: how long a message paused for tool approval waits before it fails. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 /** Takeovers of one run after which it is ended as failed: a message that stops every process taking it. */
 const MAX_TAKEOVERS = 3;
 
@@ -83,6 +88,8 @@ export interface RunLeases {
 export interface RunsOptions extends Partial<RunLeases> {
   /** STREAM_RETENTION in milliseconds. */
   retentionMs: number;
+  /** TOOL_APPROVAL_TIMEOUT in milliseconds: how long a message paused for tool approval waits. */
+  approvalTimeoutMs?: number;
   /** false: streams keep no log (they cannot be resumed); the benchmark's baseline. Default true. */
   keepStreams?: boolean;
   /**
@@ -135,6 +142,14 @@ export interface RunClaim {
  * that stopped ends the run with it. The reply is stored once, with its `message.completed` event, in one
  * transaction. A process that stops gracefully lets its background runs go (their leases expire at once) rather
  * than failing them. A process that finds its lease taken (it was paused past its expiry) stops generating.
+ *
+ * Tool approvals: a turn about to call a tool that waits for a person's approval ends its log, for now, with
+ * `approval_required` and pauses its run (one transaction with its `message.requires_action` event): the run
+ * stays pending, without a lease, as a background message (whatever it was sent as) holding the calls to decide
+ * on and `input`. `approve` records the person's answers on the run with one conditional update; once every call
+ * is decided the same update leases the run to this process, which generates it on from its stored steps as a
+ * takeover does, the answers applied (kept on the run, for a process that takes it over later). Unanswered for
+ * `approvalTimeoutMs`, the run is ended failed (APPROVAL_EXPIRED) by the scan of whichever process ends it first.
  */
 export class MessageRuns {
   private readonly live = new Map<string, LiveRun>();
@@ -352,10 +367,17 @@ export class MessageRuns {
   async background(accountId: string, agentId: string, id: string): Promise<BackgroundState | null> {
     // Generated here: its state as it is now, which the store may not have yet.
     const local = this.live.get(id);
-    if (local && local.accountId === accountId && local.agentId === agentId) return local.state();
+    if (local && local.accountId === accountId && local.agentId === agentId) {
+      if (!local.pausedBefore) return local.state();
+      // Paused: its state is the store's once the pause is written.
+      await local.done;
+    }
     let record = await this.turns.store.getRun(accountId, agentId, id);
     if (!record?.background || forgotten(record)) return null;
-    if (record.status === "pending" && abandoned(record) && !this.live.has(id)) {
+    if (record.status === "pending" && record.approval && approvalEnded(record)) {
+      await this.expireApproval(record);
+      record = (await this.turns.store.getRun(accountId, agentId, id)) ?? record;
+    } else if (record.status === "pending" && abandoned(record) && !this.live.has(id)) {
       await this.abandon(record);
       record = (await this.turns.store.getRun(accountId, agentId, id)) ?? record;
     }
@@ -368,7 +390,10 @@ export class MessageRuns {
       reply: null,
       error: null,
     };
-    if (record.status === "completed" && record.result) {
+    if (record.status === "pending" && record.approval) {
+      state.status = "requires_action";
+      state.approval = approvalOf(record);
+    } else if (record.status === "completed" && record.result) {
       state.reply = decodeReply(JSON.parse(record.result));
     } else if (record.status === "failed") {
       state.error = {
@@ -376,6 +401,81 @@ export class MessageRuns {
         message: record.errorMessage ?? "",
       };
     }
+    return state;
+  }
+
+  /**
+   * A person's answer to calls a message paused before (`POST …/messages/{messageId}/approve`): recorded on its
+   * run; once every pending call is decided the message resumes here, in the background. Answers its state.
+   * Throws MESSAGE_NOT_FOUND for a message the agent does not have, MESSAGE_NOT_AWAITING_APPROVAL for one that is
+   * not paused (or was answered meanwhile), INVALID_REQUEST naming call ids that are not pending.
+   */
+  async approve(
+    scope: { accountId: string; agentId: string },
+    id: string,
+    answer: { toolCallIds: readonly string[]; approve: boolean; reason?: string | undefined },
+  ): Promise<BackgroundState> {
+    const { accountId, agentId } = scope;
+    const local = this.live.get(id);
+    if (local?.pausedBefore && local.accountId === accountId && local.agentId === agentId) await local.done;
+    const record = await this.turns.store.getRun(accountId, agentId, id);
+    if (!record || forgotten(record)) {
+      if (await this.turns.store.getMessage(accountId, agentId, id)) throw notAwaiting(id);
+      throw new AppError("MESSAGE_NOT_FOUND", `The agent has no message ${JSON.stringify(id)}.`);
+    }
+    if (record.status !== "pending" || !record.approval) throw notAwaiting(id);
+    if (approvalEnded(record)) {
+      await this.expireApproval(record);
+      throw notAwaiting(id);
+    }
+    if (answer.toolCallIds.length === 0) throw invalid("toolCallIds", "must name at least one pending call");
+    const pending = JSON.parse(record.approval.pendingToolCalls) as PendingToolCall[];
+    const decided: Record<string, ApprovalDecision> = record.decisions ? JSON.parse(record.decisions) : {};
+    const open = new Set(pending.map((call) => call.id).filter((callId) => !(callId in decided)));
+    const unknown = [...new Set(answer.toolCallIds)].filter((callId) => !open.has(callId));
+    if (unknown.length > 0) {
+      throw invalid(
+        "toolCallIds",
+        `${unknown.map((callId) => JSON.stringify(callId)).join(", ")} ${unknown.length === 1 ? "is" : "are"} not pending on this message (pending: ${[...open].map((callId) => JSON.stringify(callId)).join(", ") || "none"})`,
+      );
+    }
+    for (const callId of answer.toolCallIds) {
+      decided[callId] = {
+        approve: answer.approve,
+        ...(answer.reason === undefined || answer.approve ? {} : { reason: answer.reason }),
+      };
+    }
+    const complete = pending.every((call) => call.id in decided);
+    const updated = await this.turns.store.decideRun(accountId, agentId, id, {
+      expected: record.decisions ?? null,
+      decisions: JSON.stringify(decided),
+      resume: complete
+        ? {
+            holder: this.holder,
+            expiresAt: new Date(Date.now() + this.leaseMs).toISOString(),
+            deadlineAt: new Date(
+              Date.now() + (1 + FALLBACK_MAX_ITEMS) * this.turns.limits.timeoutMs + DEADLINE_MARGIN_MS,
+            ).toISOString(),
+          }
+        : null,
+    });
+    // Answered, expired or cancelled meanwhile: this answer was not recorded.
+    if (!updated) throw notAwaiting(id);
+    this.turns.logger.info(
+      { messageId: id, calls: answer.toolCallIds.length, approve: answer.approve, resumed: complete },
+      "tool calls answered",
+    );
+    const state: BackgroundState = {
+      id,
+      agentId,
+      userId: updated.userId ?? undefined,
+      roomId: updated.roomId ?? undefined,
+      status: complete ? "pending" : "requires_action",
+      reply: null,
+      error: null,
+      ...(complete ? {} : { approval: approvalOf(updated) }),
+    };
+    if (complete) await this.takeOver(updated);
     return state;
   }
 
@@ -445,7 +545,16 @@ export class MessageRuns {
     }
     const generating = { ...input, ids, ...(background ? { background } : {}) };
     const record = this.newRecord(generating, ids.reply, { background, logged: true }, claim?.key ?? null);
-    const run = new LiveRun(this.turns, this.writer, record, controller, this.options.retentionMs);
+    const run = new LiveRun(
+      this.turns,
+      this.writer,
+      record,
+      controller,
+      this.options.retentionMs,
+      undefined,
+      this.pauseOf(record, generating),
+      () => this.turns.events?.written(),
+    );
     this.live.set(run.id, run);
     claim?.begun(run);
     const generate = () => run.drive(this.inTurn(place, generating, controller));
@@ -515,8 +624,17 @@ export class MessageRuns {
     }
   }
 
-  /** Takes over the background runs whose lease expired, each claimed by one process only. */
+  /** Takes over the background runs whose lease expired, each claimed by one process only; fails paused runs
+   * whose wait for approval ended. */
   private async scanOnce(): Promise<void> {
+    try {
+      for (const found of await this.turns.store.expiredApprovals(new Date().toISOString(), PAGE)) {
+        if (this.closing) return;
+        await this.expireApproval(found);
+      }
+    } catch (error) {
+      this.turns.logger.warn({ err: error }, "could not look for messages whose approval expired");
+    }
     try {
       const now = new Date();
       for (const found of await this.turns.store.expiredLeases(now.toISOString(), PAGE)) {
@@ -577,14 +695,23 @@ export class MessageRuns {
     const input = decodeInput(record.accountId, record.input);
     const started = logged.some((entry) => entry.event.type === "started");
     const controller = new AbortController();
-    const run = new LiveRun(this.turns, this.writer, record, controller, retentionMs, logged);
-    this.live.set(run.id, run);
-    this.held.add(run.id);
     const generating: MessageInput = {
       ...input,
       background: true,
-      ...(started ? { resume: { rounds: storedRounds(logged) } } : {}),
+      ...(started ? { resume: { rounds: storedRounds(logged), decisions: decisionsOf(record) } } : {}),
     };
+    const run = new LiveRun(
+      this.turns,
+      this.writer,
+      record,
+      controller,
+      retentionMs,
+      logged,
+      this.pauseOf(record, generating),
+      () => this.turns.events?.written(),
+    );
+    this.live.set(run.id, run);
+    this.held.add(run.id);
     // Back in its conversation's line, at the place it had while that is kept.
     const place = await this.queue.join(record.id, conversationKey(generating), "enqueue");
     void run.drive(this.inTurn(place, generating, controller)).finally(() => {
@@ -624,6 +751,50 @@ export class MessageRuns {
       place.interruption.removeEventListener("abort", interrupt);
       await place.leave();
     }
+  }
+
+  /**
+   * How a run of `input` pauses for approval: as a background message from then on, resumable from `input`, its
+   * wait ending `approvalTimeoutMs` from now.
+   */
+  private pauseOf(record: RunRecord, input: MessageInput): PauseOf {
+    return (calls: PendingToolCall[]) => {
+      const expiresAt = new Date(Date.now() + this.approvalTimeoutMs());
+      return {
+        pendingToolCalls: JSON.stringify(calls),
+        expiresAt: expiresAt.toISOString(),
+        deadlineAt: new Date(expiresAt.getTime() + DEADLINE_MARGIN_MS).toISOString(),
+        input: encodeInput({ ...input, background: true }),
+        holder: record.lease?.holder,
+        events: this.turns.events ? [messageRequiresAction(record, calls, expiresAt)] : [],
+      };
+    };
+  }
+
+  private approvalTimeoutMs(): number {
+    return this.options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+  }
+
+  /**
+   * Ends a paused run whose wait for approval ended as failed (APPROVAL_EXPIRED), its log's next event saying so;
+   * of the processes that find it, the one whose update ends it only.
+   */
+  private async expireApproval(run: Pick<RunRecord, "id" | "background">): Promise<void> {
+    let last = 0;
+    for (;;) {
+      const page = await this.turns.store.runEvents(run.id, last, PAGE);
+      last = page.at(-1)?.seq ?? last;
+      if (page.length < PAGE) break;
+    }
+    const event = failedEvent(approvalExpired(this.approvalTimeoutMs()));
+    const encoded = encodeEvent(last + 1, event);
+    const ended = await this.turns.store.endRun(
+      run.id,
+      [encoded],
+      runEnd(event, this.options.retentionMs, true, encoded.data),
+    );
+    if (ended)
+      this.turns.logger.info({ messageId: run.id }, "message's tool calls not answered in time; failed");
   }
 
   /** A pending run's record, as its start writes it. */
@@ -688,11 +859,13 @@ export class MessageRuns {
           lastType = event.type;
           if (event.seq <= after) continue;
           const decoded = decodeEvent(event);
-          if (!endOnly || terminal(decoded)) yield { seq: event.seq, event: decoded };
+          if (!endOnly || final(decoded)) yield { seq: event.seq, event: decoded };
         }
         if (events.length < PAGE) break;
       }
       if (lastType === "completed" || lastType === "failed") return;
+      // Paused for approval: the log goes on once a person has answered, as a new run's events.
+      if (lastType === "approval_required" && record.approval) return;
       if (ended) {
         // Ended without its terminal event in the log: abandoned (the sweep wrote none).
         const seq = last + 1;
@@ -741,6 +914,28 @@ export class MessageRuns {
       this.turns.logger.warn({ err: error }, "could not sweep message logs");
     }
   }
+}
+
+function notAwaiting(id: string): AppError {
+  return new AppError(
+    "MESSAGE_NOT_AWAITING_APPROVAL",
+    `Message ${JSON.stringify(id)} is not waiting for a tool approval (it is being generated, has ended, or was answered meanwhile); read it with GET …/messages/{messageId}.`,
+  );
+}
+
+/** Whether a paused run's wait for approval has ended. */
+function approvalEnded(record: RunRecord): boolean {
+  return (
+    record.approval !== null &&
+    record.approval !== undefined &&
+    Date.parse(record.approval.expiresAt) <= Date.now()
+  );
+}
+
+/** The answers recorded on a run, by call id. */
+function decisionsOf(record: RunRecord): ReadonlyMap<string, ApprovalDecision> {
+  if (!record.decisions) return new Map();
+  return new Map(Object.entries(JSON.parse(record.decisions) as Record<string, ApprovalDecision>));
 }
 
 /**

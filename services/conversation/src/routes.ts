@@ -7,6 +7,9 @@ import {
 } from "@agentry/core";
 import { AppError, invalid } from "@agentry/errors";
 import {
+  type ApproveToolCallsRequest,
+  type ApproveToolCallsResponse,
+  ApproveToolCallsResponseSchema,
   type BackgroundMessageSchema,
   type CancelAgentRunsRequest,
   type CancelAgentRunsResponse,
@@ -117,7 +120,8 @@ import type {
   RunRecord,
   TurnRecord,
 } from "./store/types.js";
-import type { ToolCallRecord } from "./tools.js";
+import type { PendingToolCall } from "./tool-loop.js";
+import { awaitsApprovals, type ToolCallRecord } from "./tools.js";
 import type {
   UsageDimension as Dimension,
   UsageFigures as Figures,
@@ -141,10 +145,37 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
     router.service(ConversationService, {
       ...scheduleHandlers(ctx),
       async sendMessage(request: SendMessageRequest, call: HandlerContext): Promise<SendMessageResponse> {
-        const reply = await ctx.sends.send(messageInput(request, call), (input) =>
-          ctx.runs.send(input, call.signal),
-        );
+        const input = messageInput(request, call);
+        // A turn that may pause for approval is generated as a run, which keeps what the pause needs; the
+        // answer is then the paused message's state rather than a request held open for a person.
+        if (awaitsApprovals(request.agent?.spec?.plugins)) {
+          let id: string | undefined;
+          let paused = false;
+          for await (const { event } of ctx.sends.stream(input, call.signal, false)) {
+            if (event.type === "completed")
+              return create(SendMessageResponseSchema, { reply: toReply(event.reply) });
+            if (event.type === "started") id = event.messageId;
+            // Its last event: the stream is left first, so that the run, no longer paced by it, writes its pause.
+            if (event.type === "approval_required") paused = true;
+          }
+          const agentId = request.agent?.id ?? "";
+          const state = paused && id ? await ctx.runs.background(input.accountId, agentId, id) : null;
+          if (state) return create(SendMessageResponseSchema, { paused: toBackgroundMessage(state) });
+          throw new AppError("AGENT_UNAVAILABLE", "The message ended without a reply; send it again.");
+        }
+        const reply = await ctx.sends.send(input, (generating) => ctx.runs.send(generating, call.signal));
         return create(SendMessageResponseSchema, { reply: toReply(reply) });
+      },
+
+      async approveToolCalls(request: ApproveToolCallsRequest): Promise<ApproveToolCallsResponse> {
+        const scope = agentScope(request);
+        if (!request.messageId) throw invalid("message_id", "is required");
+        const state = await ctx.runs.approve(scope, request.messageId, {
+          toolCallIds: request.toolCallIds,
+          approve: request.approve,
+          reason: request.reason,
+        });
+        return create(ApproveToolCallsResponseSchema, { message: toBackgroundMessage(state) });
       },
 
       streamMessage(
@@ -489,11 +520,22 @@ function toBackgroundMessage(state: BackgroundState): MessageInitShape<typeof Ba
     status: BACKGROUND_STATUS[state.status],
     ...(state.reply ? { reply: toReply(state.reply) } : {}),
     ...(state.error ? { error: state.error } : {}),
+    ...(state.approval
+      ? {
+          pendingToolCalls: state.approval.pendingToolCalls.map(toPendingToolCall),
+          approvalExpireTime: timestampFromDate(state.approval.expiresAt),
+        }
+      : {}),
   };
+}
+
+function toPendingToolCall(call: PendingToolCall) {
+  return { id: call.id, tool: call.tool, argumentsJson: call.arguments };
 }
 
 const BACKGROUND_STATUS = {
   pending: MessageStatus.PENDING,
+  requires_action: MessageStatus.REQUIRES_ACTION,
   completed: MessageStatus.COMPLETED,
   failed: MessageStatus.FAILED,
   cancelled: MessageStatus.CANCELLED,
@@ -529,6 +571,16 @@ function toStreamEvent(event: StreamEvent): StreamMessageResponse {
     case "tool.result":
       return create(StreamMessageResponseSchema, {
         event: { case: "toolResult", value: toToolCall(event.call) },
+      });
+    case "approval_required":
+      return create(StreamMessageResponseSchema, {
+        event: {
+          case: "approvalRequired",
+          value: {
+            messageId: event.messageId,
+            pendingToolCalls: event.pendingToolCalls.map(toPendingToolCall),
+          },
+        },
       });
   }
 }

@@ -6,6 +6,7 @@ import { IDEMPOTENCY_KEY_TTL_MS } from "@agentry/core";
 import { AppError, type ErrorCode } from "@agentry/errors";
 import { type ReplyRecord, replyOfTurn, type StreamEvent } from "./service.js";
 import type { RunEnd, RunEvent, RunRecord, TurnRecord } from "./store/types.js";
+import type { PendingToolCall } from "./tool-loop.js";
 
 /**
  * How long at least a failed background message's state is kept after it ended, though its events go after the
@@ -32,9 +33,41 @@ export interface BackgroundState {
    * `cancelled`: stopped by the kill switch (`error` says so, no reply) or interrupted by a later message (`reply`
    * the text it had, finish reason `cancelled`).
    */
-  status: "pending" | "completed" | "failed" | "cancelled";
+  status: "pending" | "requires_action" | "completed" | "failed" | "cancelled";
   reply: ReplyRecord | null;
   error: { code: ErrorCode; message: string } | null;
+  /** While requires_action: the calls waiting for approval, and when the wait ends. */
+  approval?: { pendingToolCalls: PendingToolCall[]; expiresAt: Date } | undefined;
+}
+
+/** The approval a paused run's record holds, as its state shows it. */
+export function approvalOf(record: RunRecord): BackgroundState["approval"] {
+  if (!record.approval) return undefined;
+  const decided = record.decisions ? (JSON.parse(record.decisions) as Record<string, unknown>) : {};
+  const calls = JSON.parse(record.approval.pendingToolCalls) as PendingToolCall[];
+  return {
+    // Those a partial answer decided wait for the rest, no longer for an answer.
+    pendingToolCalls: calls.filter((call) => !(call.id in decided)),
+    expiresAt: new Date(record.approval.expiresAt),
+  };
+}
+
+/** How a message ends whose tool calls waited for approval longer than allowed. */
+export function approvalExpired(waitMs: number): AppError {
+  const hours = waitMs / 3_600_000;
+  const span = hours >= 1 ? `${Math.round(hours * 10) / 10} h` : `${Math.round(waitMs / 1000)} s`;
+  return new AppError(
+    "APPROVAL_EXPIRED",
+    `The message's tool calls waited for approval longer than ${span} (TOOL_APPROVAL_TIMEOUT); send it again.`,
+  );
+}
+
+/**
+ * Whether a log's event ends what its followers are sent for now: its terminal event, or `approval_required` (the
+ * log goes on only once a person has decided, as a new run of the message).
+ */
+export function final(event: LogEvent): boolean {
+  return terminal(event) || event.type === "approval_required";
 }
 
 /** How a run ends that its process left pending when it stopped. */
@@ -132,7 +165,7 @@ export function abandoned(record: RunRecord): boolean {
 
 /**
  * An event as the log keeps it: started `{messageId, agentId, userId, roomId}`, delta `{text}`, tool.call
- * `{id, name, arguments, spent?}` (`spent` on a round's first call: its model call's tokens), tool.result `{call}` (the call with its outcome), completed the reply (createdAt as
+ * `{id, name, arguments, spent?}` (`spent` on a round's first call: its model call's tokens), tool.result `{call}` (the call with its outcome), approval_required `{pendingToolCalls}`, completed the reply (createdAt as
  * ISO 8601), failed `{code, message}`.
  */
 export function encodeEvent(seq: number, event: LogEvent): RunEvent {
@@ -170,6 +203,8 @@ export function decodeEvent(event: RunEvent): LogEvent {
       };
     case "tool.result":
       return { type: "tool.result", call: data.call };
+    case "approval_required":
+      return { type: "approval_required", messageId: data.messageId, pendingToolCalls: data.pendingToolCalls };
     case "completed":
       return { type: "completed", reply: decodeReply(data) };
     case "failed":

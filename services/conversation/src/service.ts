@@ -34,7 +34,14 @@ import {
   toolChoice,
 } from "./settings.js";
 import type { CallOutcome, CitationRecord, ConversationKey, TurnRecord } from "./store/types.js";
-import { drained, type StoredRound, type ToolLoopEvent, toolRounds } from "./tool-loop.js";
+import {
+  type ApprovalDecision,
+  drained,
+  type PendingToolCall,
+  type StoredRound,
+  type ToolLoopEvent,
+  toolRounds,
+} from "./tool-loop.js";
 import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
 
 /** One message to an agent, as the gateway passes it. */
@@ -64,7 +71,13 @@ export interface MessageInput {
    * Set when the message is generated again by a process that took its run over (message-runs.ts): the rounds
    * of tool calls its log has, which are not run again. Its log has its `started` event already.
    */
-  resume?: { rounds: StoredRound[] } | undefined;
+  resume?:
+    | {
+        rounds: StoredRound[];
+        /** The person's answers to the calls the message paused before (`ApproveToolCalls`), by call id. */
+        decisions?: ReadonlyMap<string, ApprovalDecision>;
+      }
+    | undefined;
   /** The send's `onConflict` (conversation-queue.ts); unset, the agent's `settings.concurrentMessages`. */
   onConflict?: string | undefined;
 }
@@ -100,6 +113,8 @@ export type StreamEvent =
       roomId: string | undefined;
     }
   | ToolLoopEvent
+  /** The turn paused before tools that wait for a person's approval; nothing more comes until it is answered. */
+  | { type: "approval_required"; messageId: string; pendingToolCalls: PendingToolCall[] }
   | { type: "completed"; reply: ReplyRecord };
 
 /** Answers one message with the complete reply, and stores the exchange once the reply is complete. */
@@ -121,7 +136,11 @@ export async function sendMessage(
       (provider, request, abort) => provider.complete(request, abort),
     );
     answered.deadline.dispose();
-    return await call.complete(await drained(call.useTools(answered.started, signal, false)));
+    const result = await drained(call.useTools(answered.started, signal, false));
+    // A JSON send to an agent with tools that wait for approval is generated as a run (message-runs.ts), which can
+    // pause; this path cannot.
+    if ("paused" in result) throw new AppError("INTERNAL_ERROR", "The message paused outside a run.");
+    return await call.complete(result);
   } catch (error) {
     // A complete reply came whole or not at all: an interrupted one has no text.
     if (isInterrupted(signal)) return await call.cancelled("");
@@ -163,7 +182,12 @@ export async function* streamMessage(
         usage: stored[0]!.spent ?? { inputTokens: 0, outputTokens: 0 },
         toolCalls: stored[0]!.calls,
       };
-      const result = yield* tally(call.useTools(first, signal, true, stored), heard);
+      const result = yield* tally(call.useTools(first, signal, true, stored, input.resume?.decisions), heard);
+      if ("paused" in result) {
+        settled = true;
+        yield { type: "approval_required", messageId: call.id, pendingToolCalls: result.paused };
+        return;
+      }
       const reply = await call.complete(result);
       settled = true;
       yield { type: "completed", reply };
@@ -220,6 +244,11 @@ export async function* streamMessage(
     if (!done) throw current.abortError(provider.name) ?? incompleteError(provider.name);
     current.dispose();
     const result = yield* tally(call.useTools({ text, ...done }, signal, true), heard);
+    if ("paused" in result) {
+      settled = true;
+      yield { type: "approval_required", messageId: call.id, pendingToolCalls: result.paused };
+      return;
+    }
     const reply = await call.complete(result);
     settled = true;
     yield { type: "completed", reply };
@@ -519,14 +548,16 @@ class Call {
   /**
    * The rest of the turn once the model's first answer is in: when it called tools, the rounds of tool calls and
    * answers (tool-loop.ts) with the provider that answered, their events passed on; otherwise that answer.
-   * Resolves to the turn's last answer, its text and usage those of every round.
+   * Resolves to the turn's last answer, its text and usage those of every round, or to the calls it paused before
+   * (they wait for a person's approval, `decisions` holding none for them).
    */
   async *useTools(
     first: ProviderResult,
     signal: AbortSignal,
     stream: boolean,
     stored?: readonly StoredRound[],
-  ): AsyncGenerator<ToolLoopEvent, ProviderResult> {
+    decisions?: ReadonlyMap<string, ApprovalDecision>,
+  ): AsyncGenerator<ToolLoopEvent, ProviderResult | { paused: PendingToolCall[] }> {
     if (!this.tools || !first.toolCalls?.length) {
       const { toolCalls: _, ...answer } = first;
       return answer;
@@ -536,7 +567,7 @@ class Call {
       this.spent.outputTokens += usage.outputTokens;
     };
     count(first.usage);
-    const { result, toolCalls } = yield* toolRounds({
+    const end = yield* toolRounds({
       tools: this.tools,
       provider: this.provider!,
       request: this.request(this.provider!, this.model!),
@@ -552,9 +583,10 @@ class Call {
       onText: () => this.firstText(),
       onUsage: count,
       ...(stored ? { stored } : {}),
+      ...(decisions ? { decisions } : {}),
     });
-    this.toolCalls = toolCalls;
-    return result;
+    this.toolCalls = end.toolCalls;
+    return "paused" in end ? { paused: end.paused } : end.result;
   }
 
   /** When the turn must be over: the caller's deadline, or the turn timeout from the message's arrival. */

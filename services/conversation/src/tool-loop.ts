@@ -38,6 +38,31 @@ export interface StoredRound {
   spent?: ProviderUsage | undefined;
 }
 
+/** A call waiting for a person's approval: as the message's `pendingToolCalls` show it. */
+export interface PendingToolCall {
+  id: string;
+  /** As the model called it: `<plugin>__<tool>`. */
+  tool: string;
+  /** JSON text, as the model wrote it. */
+  arguments: string;
+}
+
+/** A person's answer to one pending call (`POST …/messages/{messageId}/approve`). */
+export interface ApprovalDecision {
+  approve: boolean;
+  reason?: string | undefined;
+}
+
+/** What a call the person refused tells the model. */
+export function refusal(reason: string | undefined): string {
+  return reason ? `The person refused this tool call: ${reason}` : "The person refused this tool call.";
+}
+
+/** How the rounds end: with the turn's last answer, or paused before calls that wait for approval. */
+export type ToolLoopEnd =
+  | { result: ProviderResult; toolCalls: ToolCallRecord[] }
+  | { paused: PendingToolCall[]; toolCalls: ToolCallRecord[] };
+
 export interface ToolLoopInput {
   tools: TurnTools;
   /** The provider that answered the first call; every later round goes to it. */
@@ -66,6 +91,11 @@ export interface ToolLoopInput {
    * calling the model. Their events are in the log already; only those of what runs now are yielded.
    */
   stored?: readonly StoredRound[];
+  /**
+   * The person's answers, by call id, to calls that wait for approval (`TurnTools.needsApproval`). A round with
+   * such a call unanswered runs none of its calls: the rounds end `paused` with the calls to answer.
+   */
+  decisions?: ReadonlyMap<string, ApprovalDecision>;
 }
 
 /**
@@ -74,9 +104,7 @@ export interface ToolLoopInput {
  * the last round lists the tools but lets the model call none, so the turn ends in text. Returns the last answer
  * with the text of every round, the usage of every call summed and every call's record.
  */
-export async function* toolRounds(
-  input: ToolLoopInput,
-): AsyncGenerator<ToolLoopEvent, { result: ProviderResult; toolCalls: ToolCallRecord[] }> {
+export async function* toolRounds(input: ToolLoopInput): AsyncGenerator<ToolLoopEvent, ToolLoopEnd> {
   const { tools, provider, signal } = input;
   const messages: ModelMessage[] = [...input.request.messages];
   const records: ToolCallRecord[] = [];
@@ -97,12 +125,26 @@ export async function* toolRounds(
         };
       }
     }
+    // Before any call of the round runs: its calls were told, and stored, for the person to decide on.
+    const waiting = calls.filter(
+      (call, i) => !stored?.outcomes[i] && tools.needsApproval(call.name) && !input.decisions?.has(call.id),
+    );
+    if (waiting.length > 0) {
+      return {
+        paused: waiting.map((call) => ({ id: call.id, tool: call.name, arguments: call.arguments })),
+        toolCalls: records,
+      };
+    }
     const outcomes: ToolCallRecord[] = new Array(calls.length);
     const running = new Map<number, Promise<{ i: number; outcome: ToolCallRecord }>>();
     calls.forEach((call, i) => {
       const kept = stored?.outcomes[i];
+      const decision = tools.needsApproval(call.name) ? input.decisions?.get(call.id) : undefined;
       if (kept) outcomes[i] = kept;
-      else
+      else if (decision && !decision.approve) {
+        const refused = { ...call, ok: false, error: refusal(decision.reason) };
+        running.set(i, Promise.resolve({ i, outcome: refused }));
+      } else
         running.set(
           i,
           tools.run(call, signal, input.turnDeadline).then((outcome) => ({ i, outcome })),

@@ -1,13 +1,15 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "@agentry/logging";
-import type {
-  Catalogue,
-  DocumentHit,
-  GuardedFetch,
-  Plugin,
-  PluginHost,
-  Tool,
-  ToolContext,
+import {
+  approvalRequired,
+  type Catalogue,
+  type DocumentHit,
+  type GuardedFetch,
+  normalisePluginSetting,
+  type Plugin,
+  type PluginHost,
+  type Tool,
+  type ToolContext,
 } from "@agentry/plugin-kit";
 import type { PluginService } from "@agentry/proto";
 import { toJson } from "@bufbuild/protobuf";
@@ -52,6 +54,8 @@ interface Bound {
   tool: Tool;
   config: unknown;
   secrets: Readonly<Record<string, string>>;
+  /** Its calls wait for a person's approval (the plugin item's `requireApproval`). */
+  gated: boolean;
 }
 
 /**
@@ -111,7 +115,7 @@ export class TurnTools {
     };
     const byName = new Map<string, Bound>();
     const seen = new Set<string>();
-    for (const { plugin, config } of active) {
+    for (const { plugin, config, requireApproval } of active) {
       if (seen.has(plugin.name)) continue;
       seen.add(plugin.name);
       const secrets = Object.fromEntries(
@@ -121,11 +125,17 @@ export class TurnTools {
       );
       const tools = await toolsOf(plugin, { accountId, agentId, config, secrets, signal, host }, log);
       for (const tool of tools) {
-        byName.set(modelToolName(plugin.name, tool.name), { plugin, tool, config, secrets });
+        const gated = approvalRequired(requireApproval, tool.name);
+        byName.set(modelToolName(plugin.name, tool.name), { plugin, tool, config, secrets, gated });
       }
     }
     if (byName.size === 0) return undefined;
     return new TurnTools(byName, { accountId, agentId, host }, Object.values(revealed));
+  }
+
+  /** Whether a call of the tool the model names `name` waits for a person's approval before it runs. */
+  needsApproval(name: string): boolean {
+    return this.byName.get(name)?.gated ?? false;
   }
 
   /**
@@ -209,6 +219,14 @@ export function agentPlugins(value: Value | undefined): unknown[] {
   if (!value) return [];
   const json = toJson(ValueSchema, value);
   return Array.isArray(json) ? json : [];
+}
+
+/** Whether any enabled plugin item of an agent has tools that wait for a person's approval (`requireApproval`). */
+export function awaitsApprovals(value: Value | undefined): boolean {
+  return agentPlugins(value).some((item) => {
+    const setting = normalisePluginSetting(item);
+    return setting?.enabled === true && setting.requireApproval !== undefined;
+  });
 }
 
 /**

@@ -60,6 +60,8 @@ export interface HarnessOptions {
   agents?: BuildConversationOptions["agents"];
   /** SCHEDULE_SCAN_MS; the service's default when unset. */
   scheduleScanMs?: number;
+  /** TOOL_APPROVAL_TIMEOUT in milliseconds; the service's default when unset. */
+  approvalTimeoutMs?: number;
 }
 
 /** Both fake providers, the service on a fresh SQLite file, and a client over the in-process transport. */
@@ -88,6 +90,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.embeddings ? { embeddings: options.embeddings } : {}),
     ...(options.agents ? { agents: options.agents } : {}),
     ...(options.scheduleScanMs === undefined ? {} : { scheduleScanMs: options.scheduleScanMs }),
+    ...(options.approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs: options.approvalTimeoutMs }),
   });
   const client = createClient(
     ConversationService,

@@ -1,5 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import { AgentryError, APITimeoutError, APIUserAbortError } from "../errors.js";
+import { AgentryError, APITimeoutError, APIUserAbortError, ApprovalRequiredError } from "../errors.js";
 import {
   type CursorEnvelope,
   type CursorPagePromise,
@@ -13,6 +13,7 @@ import type {
   BackgroundMessageAccepted,
   BackgroundWaitOptions,
   HistoryMessage,
+  MessageApproveParams,
   MessageListParams,
   MessageReply,
   MessageSendParams,
@@ -63,6 +64,8 @@ export class Messages {
    *
    * @throws {ConflictError} `AGENT_INACTIVE`: the agent is inactive
    * @throws {NotFoundError} `AGENT_NOT_FOUND`
+   * @throws {ApprovalRequiredError} the turn paused before tool calls that wait for approval (the agent's
+   *   plugins set `requireApproval`): answer them with `approve`
    * @throws {InternalServerError} `MODEL_ERROR` (502): the model provider refused the call, and the agent's
    *   status is now `error`; `AGENT_UNAVAILABLE` (503) once retries are spent
    */
@@ -74,7 +77,46 @@ export class Messages {
         body: params,
       },
       options,
-    )) as { data: MessageReply };
+    )) as { data: MessageReply | BackgroundMessageAccepted };
+    if ("status" in body.data && body.data.status === "requires_action") {
+      throw new ApprovalRequiredError(body.data.id, body.data.pendingToolCalls ?? []);
+    }
+    return body.data as MessageReply;
+  }
+
+  /**
+   * Answers tool calls a message paused before: approved ones run, refused ones are reported to the model as
+   * refused (with `reason`). Once every pending call is answered the message resumes in the background; follow
+   * it with `waitForBackground`.
+   *
+   * ```ts
+   * const paused = await client.agents.messages.getBackground(agentId, messageId);
+   * if (paused.status === "requires_action") {
+   *   await client.agents.messages.approve(agentId, messageId, {
+   *     toolCallIds: paused.pendingToolCalls.map((call) => call.id),
+   *     approve: true,
+   *   });
+   * }
+   * ```
+   *
+   * @throws {ConflictError} `MESSAGE_NOT_AWAITING_APPROVAL`: the message is not paused (or was answered)
+   * @throws {BadRequestError} `INVALID_REQUEST`: ids that are not pending
+   * @throws {NotFoundError} `MESSAGE_NOT_FOUND`, `AGENT_NOT_FOUND`
+   */
+  async approve(
+    agentId: string,
+    messageId: string,
+    params: MessageApproveParams,
+    options?: RequestOptions,
+  ): Promise<BackgroundMessage> {
+    const body = (await this.#transport.json(
+      {
+        method: "POST",
+        path: `/agents/${idSegment("agentId", agentId)}/messages/${idSegment("messageId", messageId)}/approve`,
+        body: params,
+      },
+      options,
+    )) as { data: BackgroundMessage };
     return body.data;
   }
 

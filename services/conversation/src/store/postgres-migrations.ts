@@ -345,6 +345,22 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 14,
+    name: "runs paused for tool approvals",
+    // A run waiting for a person's approval (message-runs.ts, "Tool approvals"): the calls to decide on and when
+    // the wait ends (the scan fails it then), and the answers given, kept for a process that takes the run over.
+    sql: (s) => `
+      ALTER TABLE ${s}.message_runs ADD COLUMN pending_tool_calls text;
+      ALTER TABLE ${s}.message_runs ADD COLUMN approval_expires_at timestamptz;
+      ALTER TABLE ${s}.message_runs ADD COLUMN decisions text;
+      CREATE INDEX message_runs_by_approval ON ${s}.message_runs (approval_expires_at)
+        WHERE status = 'pending' AND approval_expires_at IS NOT NULL;
+      ALTER TABLE ${s}.outbox DROP CONSTRAINT outbox_type_check,
+        ADD CONSTRAINT outbox_type_check
+          CHECK (type IN ('message.completed', 'message.failed', 'message.requires_action'));
+    `,
+  },
+  {
     version: 15,
     name: "conversation queues",
     // A place in line per message being answered or waiting, per conversation (conversation-queue.ts): `seq` the

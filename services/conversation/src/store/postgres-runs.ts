@@ -1,6 +1,16 @@
 import { type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
-import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
+import type {
+  ExpiredLease,
+  NewOutboxEvent,
+  RunDecision,
+  RunEnd,
+  RunEvent,
+  RunPause,
+  RunRecord,
+  RunStatus,
+  RunWrite,
+} from "./types.js";
 
 export interface PgRunRow {
   id: string;
@@ -26,18 +36,23 @@ export interface PgRunRow {
   input: string | null;
   takeovers: number;
   cancelled: boolean;
+  pending_tool_calls: string | null;
+  approval_expires_at: Date | null;
+  decisions: string | null;
 }
 
 /**
- * The message runs of the Postgres store (its tables of migrations 6, 8, 9 and 10). A run's events cascade with it. Events are
+ * The message runs of the Postgres store (its tables of migrations 6, 8, 9, 10, 12 and 14). A run's events cascade with it. Events are
  * appended by the one process that generates the run, in order, so their numbers need no lock.
  */
 export class PostgresRuns {
   private readonly sql: ReturnType<typeof statements>;
 
+  /** `writeOutbox`: writes message events to the outbox, within the transaction under way (a pause's). */
   constructor(
     private readonly db: PgDatabase,
     schema: string,
+    private readonly writeOutbox: (client: pg.PoolClient, events: readonly NewOutboxEvent[]) => Promise<void>,
   ) {
     this.sql = statements(schema);
   }
@@ -53,7 +68,9 @@ export class PostgresRuns {
         else if (write.kind === "events") {
           if (write.events.length > 0)
             await run(client, this.sql.appendEvents, eventValues(write.runId, write.events));
-        } else await this.endWith(client, write.runId, write.events, write.end);
+        } else if (write.kind === "pause")
+          await this.pauseWith(client, write.runId, write.events, write.pause);
+        else await this.endWith(client, write.runId, write.events, write.end);
       }
     });
   }
@@ -92,6 +109,58 @@ export class PostgresRuns {
     if ((ended.rowCount ?? 0) === 0) return false;
     if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
     return true;
+  }
+
+  /** Pauses a run still pending (and held by `pause.holder`, when given) for approval, with its last events. */
+  private async pauseWith(
+    client: pg.PoolClient,
+    runId: string,
+    events: readonly RunEvent[],
+    pause: RunPause,
+  ): Promise<boolean> {
+    const paused = await run(client, this.sql.pause, [
+      pause.input,
+      pause.pendingToolCalls,
+      pause.expiresAt,
+      pause.deadlineAt,
+      runId,
+      pause.holder ?? null,
+    ]);
+    if ((paused.rowCount ?? 0) === 0) return false;
+    if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
+    await this.writeOutbox(client, pause.events);
+    return true;
+  }
+
+  async decide(
+    accountId: string,
+    agentId: string,
+    runId: string,
+    decision: RunDecision,
+  ): Promise<RunRecord | null> {
+    const [row] = decision.resume
+      ? await this.db.query<PgRunRow>(this.sql.resume, [
+          decision.decisions,
+          decision.resume.holder,
+          decision.resume.expiresAt,
+          decision.resume.deadlineAt,
+          runId,
+          accountId,
+          agentId,
+          decision.expected,
+        ])
+      : await this.db.query<PgRunRow>(this.sql.decide, [
+          decision.decisions,
+          runId,
+          accountId,
+          agentId,
+          decision.expected,
+        ]);
+    return row ? toRun(row) : null;
+  }
+
+  async expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
+    return this.db.query<{ id: string; background: boolean }>(this.sql.expiredApprovals, [now, limit]);
   }
 
   async get(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {
@@ -256,6 +325,15 @@ export function toRun(row: PgRunRow): RunRecord {
     ...(row.input === null ? {} : { input: row.input }),
     ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
     ...(row.cancelled ? { cancelled: true } : {}),
+    ...(row.pending_tool_calls === null
+      ? {}
+      : {
+          approval: {
+            pendingToolCalls: row.pending_tool_calls,
+            expiresAt: (row.approval_expires_at ?? row.deadline_at).toISOString(),
+          },
+        }),
+    ...(row.decisions === null ? {} : { decisions: row.decisions }),
   };
 }
 
@@ -298,6 +376,34 @@ function statements(s: string) {
          takeovers = takeovers + 1
        WHERE id = $4 AND status = 'pending' AND lease_expires_at IS NOT NULL AND lease_expires_at < $5
        RETURNING *`,
+    ),
+    // A paused run is a background message from now on (read by id, resumed from `input`), held by no process.
+    pause: prepared(
+      "pauseRun",
+      `UPDATE ${s}.message_runs SET background = true, input = $1, pending_tool_calls = $2,
+         approval_expires_at = $3, deadline_at = $4, lease_holder = NULL, lease_expires_at = NULL
+       WHERE id = $5 AND status = 'pending' AND ($6::text IS NULL OR lease_holder = $6)`,
+    ),
+    decide: prepared(
+      "decideRun",
+      `UPDATE ${s}.message_runs SET decisions = $1
+       WHERE id = $2 AND account_id = $3 AND agent_id = $4 AND status = 'pending'
+         AND pending_tool_calls IS NOT NULL AND decisions IS NOT DISTINCT FROM $5::text
+       RETURNING *`,
+    ),
+    resume: prepared(
+      "resumeRun",
+      `UPDATE ${s}.message_runs SET decisions = $1, pending_tool_calls = NULL, approval_expires_at = NULL,
+         lease_holder = $2, lease_expires_at = $3, deadline_at = $4
+       WHERE id = $5 AND account_id = $6 AND agent_id = $7 AND status = 'pending'
+         AND pending_tool_calls IS NOT NULL AND decisions IS NOT DISTINCT FROM $8::text
+       RETURNING *`,
+    ),
+    expiredApprovals: prepared(
+      "expiredApprovals",
+      `SELECT id, background FROM ${s}.message_runs
+       WHERE status = 'pending' AND approval_expires_at IS NOT NULL AND approval_expires_at < $1
+       ORDER BY approval_expires_at LIMIT $2`,
     ),
     insertEvents: prepared(
       "insertRunEvents",

@@ -114,6 +114,7 @@ import type {
   QueueEntry,
   QueueRenewal,
   QueueTurn,
+  RunDecision,
   RunEnd,
   RunEvent,
   RunRecord,
@@ -398,8 +399,9 @@ function statements(s: string) {
       LIMIT $4`,
     deleteUserTurns: `DELETE FROM ${s}.turns WHERE account_id = $1 AND user_id = $2`,
     deleteUserConversations: `DELETE FROM ${s}.conversations WHERE account_id = $1 AND user_id = $2`,
-    // The user's replies waiting in the outbox (message.failed events carry no user's words).
-    deleteUserEvents: `DELETE FROM ${s}.outbox WHERE account_id = $1 AND type = 'message.completed'
+    // The user's replies and paused calls waiting in the outbox (message.failed events carry no user's words).
+    deleteUserEvents: `DELETE FROM ${s}.outbox WHERE account_id = $1
+      AND type IN ('message.completed', 'message.requires_action')
       AND data->>'userId' = $2`,
     // The calls stay (usage keeps its counts) without the user's id.
     forgetUserCalls: `UPDATE ${s}.calls SET user_id = '' WHERE account_id = $1 AND user_id = $2`,
@@ -463,7 +465,7 @@ export class PostgresConversationStore implements ConversationStore {
     schema: string,
   ) {
     this.sql = statements(schema);
-    this.runs = new PostgresRuns(db, schema);
+    this.runs = new PostgresRuns(db, schema, (client, events) => this.insertEvents(client, events));
     this.queue = new PostgresQueue(db, schema);
     this.memories = new PostgresMemories(db, schema);
     this.documents = new PostgresDocuments(db, schema);
@@ -819,6 +821,19 @@ export class PostgresConversationStore implements ConversationStore {
 
   async abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
     return this.runs.abandoned(now, limit);
+  }
+
+  async decideRun(
+    accountId: string,
+    agentId: string,
+    runId: string,
+    decision: RunDecision,
+  ): Promise<RunRecord | null> {
+    return this.runs.decide(accountId, agentId, runId, decision);
+  }
+
+  async expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
+    return this.runs.expiredApprovals(now, limit);
   }
 
   async removeExpiredRuns(now: string, limit: number): Promise<number> {

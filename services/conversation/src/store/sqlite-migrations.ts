@@ -339,6 +339,34 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     `,
   },
   {
+    version: 14,
+    name: "runs paused for tool approvals",
+    // A run waiting for a person's approval (message-runs.ts, "Tool approvals"): the calls to decide on and when
+    // the wait ends (the scan fails it then), and the answers given, kept for a process that takes the run over.
+    sql: `
+      ALTER TABLE message_runs ADD COLUMN pending_tool_calls TEXT;
+      ALTER TABLE message_runs ADD COLUMN approval_expires_at TEXT;
+      ALTER TABLE message_runs ADD COLUMN decisions TEXT;
+      CREATE INDEX message_runs_by_approval ON message_runs (approval_expires_at)
+        WHERE status = 'pending' AND approval_expires_at IS NOT NULL;
+      -- The outbox takes message.requires_action too: SQLite changes a CHECK only by rebuilding the table.
+      CREATE TABLE outbox_next (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL CHECK (type IN ('message.completed', 'message.failed', 'message.requires_action')),
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) STRICT;
+      INSERT INTO outbox_next (seq, event_id, type, account_id, agent_id, data, created_at)
+        SELECT seq, event_id, type, account_id, agent_id, data, created_at FROM outbox;
+      DROP TABLE outbox;
+      ALTER TABLE outbox_next RENAME TO outbox;
+      CREATE INDEX outbox_by_agent ON outbox (agent_id, account_id);
+    `,
+  },
+  {
     version: 15,
     name: "conversation queues",
     // A place in line per message being answered or waiting, per conversation (conversation-queue.ts): `seq` the

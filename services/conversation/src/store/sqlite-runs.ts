@@ -1,5 +1,15 @@
 import type Database from "better-sqlite3";
-import type { ExpiredLease, RunEnd, RunEvent, RunRecord, RunStatus, RunWrite } from "./types.js";
+import type {
+  ExpiredLease,
+  NewOutboxEvent,
+  RunDecision,
+  RunEnd,
+  RunEvent,
+  RunPause,
+  RunRecord,
+  RunStatus,
+  RunWrite,
+} from "./types.js";
 
 export interface SqliteRunRow {
   id: string;
@@ -25,9 +35,12 @@ export interface SqliteRunRow {
   input: string | null;
   takeovers: number;
   cancelled: number;
+  pending_tool_calls: string | null;
+  approval_expires_at: string | null;
+  decisions: string | null;
 }
 
-/** The message runs of the SQLite store (its tables of migrations 6, 8, 9 and 10): statements and their one transaction. */
+/** The message runs of the SQLite store (its tables of migrations 6, 8, 9, 10, 12 and 14): statements and their one transaction. */
 export class SqliteRuns {
   private readonly s: ReturnType<typeof prepare>;
   private readonly end: Database.Transaction<
@@ -39,7 +52,11 @@ export class SqliteRuns {
     (holder: string, runIds: readonly string[], expiresAt: string) => string[]
   >;
 
-  constructor(private readonly db: Database.Database) {
+  /** `writeOutbox`: writes message events to the outbox, within the transaction under way (a pause's). */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly writeOutbox: (events: readonly NewOutboxEvent[]) => void,
+  ) {
     const s = prepare(db);
     this.s = s;
     this.end = db.transaction((runId: string, events: readonly RunEvent[], end: RunEnd) =>
@@ -49,6 +66,7 @@ export class SqliteRuns {
       for (const write of writes) {
         if (write.kind === "start") this.start(write.run);
         else if (write.kind === "events") this.append(write.runId, write.events);
+        else if (write.kind === "pause") this.pauseOne(write.runId, write.events, write.pause);
         else this.endOne(write.runId, write.events, write.end);
       }
     });
@@ -86,6 +104,46 @@ export class SqliteRuns {
     for (const event of events)
       this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
     return true;
+  }
+
+  /** Pauses a run still pending (and held by `pause.holder`, when given) for approval, with its last events. */
+  private pauseOne(runId: string, events: readonly RunEvent[], pause: RunPause): boolean {
+    const paused = this.s.pause.run(
+      pause.input,
+      pause.pendingToolCalls,
+      pause.expiresAt,
+      pause.deadlineAt,
+      runId,
+      pause.holder ?? null,
+      pause.holder ?? null,
+    ).changes;
+    if (paused === 0) return false;
+    for (const event of events)
+      this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
+    this.writeOutbox(pause.events);
+    return true;
+  }
+
+  decide(accountId: string, agentId: string, runId: string, decision: RunDecision): RunRecord | null {
+    const row = decision.resume
+      ? this.s.resume.get(
+          decision.decisions,
+          decision.resume.holder,
+          decision.resume.expiresAt,
+          decision.resume.deadlineAt,
+          runId,
+          accountId,
+          agentId,
+          decision.expected,
+        )
+      : this.s.decide.get(decision.decisions, runId, accountId, agentId, decision.expected);
+    return row ? toRun(row) : null;
+  }
+
+  expiredApprovals(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
+    return this.s.expiredApprovals
+      .all(now, limit)
+      .map((row) => ({ id: row.id, background: row.background === 1 }));
   }
 
   start(run: RunRecord): void {
@@ -244,6 +302,15 @@ export function toRun(row: SqliteRunRow): RunRecord {
     ...(row.input === null ? {} : { input: row.input }),
     ...(row.takeovers > 0 ? { takeovers: row.takeovers } : {}),
     ...(row.cancelled === 1 ? { cancelled: true } : {}),
+    ...(row.pending_tool_calls === null
+      ? {}
+      : {
+          approval: {
+            pendingToolCalls: row.pending_tool_calls,
+            expiresAt: row.approval_expires_at ?? row.deadline_at,
+          },
+        }),
+    ...(row.decisions === null ? {} : { decisions: row.decisions }),
   };
 }
 
@@ -257,7 +324,9 @@ function prepare(db: Database.Database) {
       AND coalesce(r.user_id, '') = c.user_id AND coalesce(r.room_id, '') = c.room_id
     WHERE c.id = ? AND c.account_id = ? AND c.agent_id = ?`;
   return {
-    insert: db.prepare<[Omit<SqliteRunRow, "cancelled">]>(
+    insert: db.prepare<
+      [Omit<SqliteRunRow, "cancelled" | "pending_tool_calls" | "approval_expires_at" | "decisions">]
+    >(
       `INSERT INTO message_runs (id, account_id, agent_id, user_id, room_id, background, status, error_code,
          error_message, result, created_at, deadline_at, ended_at, expires_at, kept_until, logged, key_hash,
          key_request, lease_holder, lease_expires_at, input, takeovers)
@@ -291,6 +360,30 @@ function prepare(db: Database.Database) {
       `UPDATE message_runs SET lease_holder = ?, lease_expires_at = ?, deadline_at = ?, takeovers = takeovers + 1
        WHERE id = ? AND status = 'pending' AND lease_expires_at IS NOT NULL AND lease_expires_at < ?
        RETURNING *`,
+    ),
+    // A paused run is a background message from now on (read by id, resumed from `input`), held by no process.
+    pause: db.prepare<[string, string, string, string, string, string | null, string | null]>(
+      `UPDATE message_runs SET background = 1, input = ?, pending_tool_calls = ?, approval_expires_at = ?,
+         deadline_at = ?, lease_holder = NULL, lease_expires_at = NULL
+       WHERE id = ? AND status = 'pending' AND (? IS NULL OR lease_holder = ?)`,
+    ),
+    decide: db.prepare<[string, string, string, string, string | null], SqliteRunRow>(
+      `UPDATE message_runs SET decisions = ?
+       WHERE id = ? AND account_id = ? AND agent_id = ? AND status = 'pending'
+         AND pending_tool_calls IS NOT NULL AND decisions IS ?
+       RETURNING *`,
+    ),
+    resume: db.prepare<[string, string, string, string, string, string, string, string | null], SqliteRunRow>(
+      `UPDATE message_runs SET decisions = ?, pending_tool_calls = NULL, approval_expires_at = NULL,
+         lease_holder = ?, lease_expires_at = ?, deadline_at = ?
+       WHERE id = ? AND account_id = ? AND agent_id = ? AND status = 'pending'
+         AND pending_tool_calls IS NOT NULL AND decisions IS ?
+       RETURNING *`,
+    ),
+    expiredApprovals: db.prepare<[string, number], { id: string; background: number }>(
+      `SELECT id, background FROM message_runs
+       WHERE status = 'pending' AND approval_expires_at IS NOT NULL AND approval_expires_at < ?
+       ORDER BY approval_expires_at LIMIT ?`,
     ),
     // Only while the run is there: a run purged (or erased) while it streams writes no orphans.
     insertEvent: db.prepare<[{ run: string; seq: number; type: string; data: string }]>(

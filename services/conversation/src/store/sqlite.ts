@@ -81,6 +81,7 @@ import type {
   QueueEntry,
   QueueRenewal,
   QueueTurn,
+  RunDecision,
   RunEnd,
   RunEvent,
   RunRecord,
@@ -175,7 +176,9 @@ export class SqliteConversationStore implements ConversationStore {
     this.othersCommitted = watchOtherConnections(this.db);
     const s = prepare(this.db);
     this.statements = s;
-    const runs = new SqliteRuns(this.db);
+    const runs = new SqliteRuns(this.db, (events) => {
+      for (const event of events) s.insertEvent.run(outboxRow(event));
+    });
     this.runs = runs;
     this.queue = new SqliteQueue(this.db);
     const memories = new SqliteMemories(this.db, (accountId, agentId) => this.purged(accountId, agentId));
@@ -664,6 +667,19 @@ export class SqliteConversationStore implements ConversationStore {
     return this.runs.abandoned(now, limit);
   }
 
+  async decideRun(
+    accountId: string,
+    agentId: string,
+    runId: string,
+    decision: RunDecision,
+  ): Promise<RunRecord | null> {
+    return this.runs.decide(accountId, agentId, runId, decision);
+  }
+
+  async expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
+    return this.runs.expiredApprovals(now, limit);
+  }
+
   async removeExpiredRuns(now: string, limit: number): Promise<number> {
     return this.runs.removeExpiredRuns(now, limit);
   }
@@ -830,9 +846,9 @@ function prepare(db: Database.Database) {
       "SELECT * FROM turns WHERE account_id = ? AND user_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?",
     ),
     deleteUserTurns: db.prepare<[string, string]>("DELETE FROM turns WHERE account_id = ? AND user_id = ?"),
-    // The user's replies waiting in the outbox (message.failed events carry no user's words).
+    // The user's replies and paused calls waiting in the outbox (message.failed events carry no user's words).
     deleteUserEvents: db.prepare<[string, string]>(
-      `DELETE FROM outbox WHERE account_id = ? AND type = 'message.completed'
+      `DELETE FROM outbox WHERE account_id = ? AND type IN ('message.completed', 'message.requires_action')
          AND json_extract(data, '$.userId') = ?`,
     ),
     deleteUserConversations: db.prepare<[string, string]>(

@@ -182,7 +182,7 @@ export interface MessageFilter {
 }
 
 /** The events the conversation service publishes for webhooks (docs/api/webhooks.md, "Events"). */
-export type MessageEventType = "message.completed" | "message.failed";
+export type MessageEventType = "message.completed" | "message.failed" | "message.requires_action";
 
 /**
  * An event for the outbox, written in the transaction that stores what it tells of (events.ts makes them): its
@@ -263,6 +263,39 @@ export interface RunRecord {
   takeovers?: number;
   /** Whether the kill switch ended it (`cancelAgentRuns`). */
   cancelled?: boolean;
+  /**
+   * While it waits for a person's approval (message-runs.ts, "Tool approvals"): the calls to decide on, JSON
+   * `[{id, tool, arguments}]`, and when the wait ends; null otherwise.
+   */
+  approval?: { pendingToolCalls: string; expiresAt: string } | null;
+  /** The person's answers so far, JSON `{[callId]: {approve, reason?}}`; null before any. */
+  decisions?: string | null;
+}
+
+/** How a run pauses for a person's approval (`RunWrite` "pause"). */
+export interface RunPause {
+  /** The calls to decide on, JSON `[{id, tool, arguments}]`. */
+  pendingToolCalls: string;
+  /** When the wait ends (the message then fails). */
+  expiresAt: string;
+  /** When the run counts as abandoned if nothing ended it: past `expiresAt`. */
+  deadlineAt: string;
+  /** The message as a process resuming it needs it (as a background message's `input`). */
+  input: string;
+  /** The lease holder pausing it, when leased: only while it holds the lease. */
+  holder?: string | undefined;
+  /** Its `message.requires_action` event, written with the pause. */
+  events: readonly NewOutboxEvent[];
+}
+
+/** A person's answers recorded on a paused run (`decideRun`). */
+export interface RunDecision {
+  /** The run's decisions as read before: the update happens only if they are still these (null: none). */
+  expected: string | null;
+  /** All its decisions now, JSON. */
+  decisions: string;
+  /** Given once every pending call is decided: the run resumes, leased by `holder` until `expiresAt`. */
+  resume: { holder: string; expiresAt: string; deadlineAt: string } | null;
 }
 
 /** A background run whose lease has expired, as the scan for runs to take over finds it. */
@@ -276,7 +309,7 @@ export interface ExpiredLease {
 export interface RunEvent {
   /** From 1, without gaps. */
   seq: number;
-  type: "started" | "delta" | "tool.call" | "tool.result" | "completed" | "failed";
+  type: "started" | "delta" | "tool.call" | "tool.result" | "approval_required" | "completed" | "failed";
   data: string;
 }
 
@@ -302,7 +335,9 @@ export interface RunEnd {
 export type RunWrite =
   | { kind: "start"; run: RunRecord }
   | { kind: "events"; runId: string; events: readonly RunEvent[] }
-  | { kind: "end"; runId: string; events: readonly RunEvent[]; end: RunEnd };
+  | { kind: "end"; runId: string; events: readonly RunEvent[]; end: RunEnd }
+  /** The run stays pending, without a lease, its log ending in `approval_required`, until a person decides. */
+  | { kind: "pause"; runId: string; events: readonly RunEvent[]; pause: RunPause };
 
 /** A fact an agent keeps about one of its users (docs/api/memories.md). */
 export interface MemoryRecord {
@@ -655,6 +690,19 @@ export interface ConversationStore {
   leaveConversation(id: string, holder: string): Promise<void>;
   /** Renews the places `holder` has among `ids`; answers each renewed one and whether it was interrupted. */
   renewQueue(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]>;
+  /**
+   * Records a person's answers on a run paused for approval, in one conditional update: only while it is paused
+   * and its decisions are still `decision.expected` (of two answers at once, one only is recorded). With
+   * `decision.resume` it stops waiting and is leased to the resuming process. Answers the run as updated, or null.
+   */
+  decideRun(
+    accountId: string,
+    agentId: string,
+    runId: string,
+    decision: RunDecision,
+  ): Promise<RunRecord | null>;
+  /** Paused runs whose wait for approval ended before `now`, at most `limit`. */
+  expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**

@@ -1645,6 +1645,96 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.claimRun(held.id, claim("p3", "2026-06-02T00:00:00.000Z"))).toBeNull();
     });
 
+    it("pauses a run for approval with its event, records answers once each, resumes it leased, and finds expired waits", async () => {
+      const store = await fresh();
+      const streamed = pendingRun({ background: false });
+      await store.startRun(streamed);
+      const calls = JSON.stringify([{ id: "c1", tool: "bank__transfer", arguments: "{}" }]);
+      const pause = {
+        pendingToolCalls: calls,
+        expiresAt: "2026-06-02T00:00:00.000Z",
+        deadlineAt: "2026-06-02T00:00:30.000Z",
+        input: JSON.stringify({ text: "work" }),
+        events: [
+          {
+            id: "evt_01JPAUSE00000000000000000",
+            type: "message.requires_action" as const,
+            accountId: "acct_A",
+            agentId: "agt_A",
+            createdAt: "2026-06-01T00:00:00.000Z",
+            data: { agentId: "agt_A", messageId: streamed.id },
+          },
+        ],
+      };
+      const paused = { seq: 2, type: "approval_required" as const, data: "{}" };
+      await store.writeRuns([{ kind: "pause", runId: streamed.id, events: [paused], pause }]);
+      const read = await store.getRun("acct_A", "agt_A", streamed.id);
+      // A paused stream is a background message from then on, held by nobody, resumable from its input.
+      expect(read).toEqual({
+        ...streamed,
+        background: true,
+        deadlineAt: pause.deadlineAt,
+        input: pause.input,
+        approval: { pendingToolCalls: calls, expiresAt: pause.expiresAt },
+      });
+      expect(await store.runEvents(streamed.id, 0, 10)).toEqual([paused]);
+      expect((await store.pendingEvents(10)).map((event) => event.type)).toEqual(["message.requires_action"]);
+      expect(await store.expiredLeases("2026-06-03T00:00:00.000Z", 10)).toEqual([]);
+      expect(await store.expiredApprovals("2026-06-01T12:00:00.000Z", 10)).toEqual([]);
+      expect(await store.expiredApprovals("2026-06-02T00:00:01.000Z", 10)).toEqual([
+        { id: streamed.id, background: true },
+      ]);
+
+      // Two answers read the same state: one only is recorded.
+      const first = '{"c1":{"approve":true}}';
+      const answers = await Promise.all([
+        store.decideRun("acct_A", "agt_A", streamed.id, { expected: null, decisions: first, resume: null }),
+        store.decideRun("acct_A", "agt_A", streamed.id, { expected: null, decisions: "{}", resume: null }),
+      ]);
+      expect(answers.filter((answer) => answer !== null)).toHaveLength(1);
+      const kept = (await store.getRun("acct_A", "agt_A", streamed.id))!.decisions!;
+      expect(
+        await store.decideRun("acct_B", "agt_A", streamed.id, {
+          expected: kept,
+          decisions: first,
+          resume: null,
+        }),
+      ).toBeNull();
+      const resume = {
+        holder: "p1",
+        expiresAt: "2026-06-01T00:01:00.000Z",
+        deadlineAt: "2026-06-01T00:05:00.000Z",
+      };
+      const resumed = await store.decideRun("acct_A", "agt_A", streamed.id, {
+        expected: kept,
+        decisions: first,
+        resume,
+      });
+      expect(resumed).toEqual({
+        ...read,
+        approval: undefined,
+        decisions: first,
+        lease: { holder: "p1", expiresAt: resume.expiresAt },
+        deadlineAt: resume.deadlineAt,
+      });
+      // Resumed: no longer paused, so neither answered again nor expired.
+      expect(
+        await store.decideRun("acct_A", "agt_A", streamed.id, { expected: first, decisions: first, resume }),
+      ).toBeNull();
+      expect(await store.expiredApprovals("2026-06-03T00:00:00.000Z", 10)).toEqual([]);
+      // A pause by a process that does not hold the lease writes nothing.
+      await store.writeRuns([
+        {
+          kind: "pause",
+          runId: streamed.id,
+          events: [{ ...paused, seq: 3 }],
+          pause: { ...pause, holder: "p2" },
+        },
+      ]);
+      expect((await store.getRun("acct_A", "agt_A", streamed.id))?.approval).toBeUndefined();
+      expect(await store.runEvents(streamed.id, 2, 10)).toEqual([]);
+    });
+
     it("finds pending runs past their deadline, and removes expired runs with their events in batches", async () => {
       const store = await fresh();
       const late = pendingRun({ deadlineAt: "2026-01-01T00:00:00.000Z" });

@@ -62,6 +62,14 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     when: 'The message was sent with `onConflict: "reject"` (or the agent\'s `settings.concurrentMessages` is `reject`) while its conversation has a message in progress; send it again once that one has ended, or with `onConflict` `enqueue` or `interrupt`.',
     metered: "always",
   },
+  MESSAGE_NOT_AWAITING_APPROVAL: {
+    when: "The message is not waiting for a tool approval: it is being generated, has ended, or was answered meanwhile.",
+    metered: "always",
+  },
+  APPROVAL_EXPIRED: {
+    when: "A message's tool calls waited for approval longer than `TOOL_APPROVAL_TIMEOUT`; only a failed message's `error` carries it.",
+    metered: "never",
+  },
   IDEMPOTENCY_KEY_IN_USE: {
     when: "A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds.",
     metered: "always",

@@ -3,11 +3,9 @@ import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { presentToolCall } from "@agentry/events";
 import {
-  type BackgroundMessage,
   type Conversation,
   type ExportUserResponse,
   HistoryOrder,
-  MessageStatus,
   type PageCursor,
   type Turn,
   TurnRole,
@@ -20,7 +18,7 @@ import { parseOrThrow } from "../validation/issues.js";
 import { component, defineRoute, type HandlerInput, type Route } from "./define.js";
 import { UserExportLine } from "./history.schemas.js";
 import { presentMemory } from "./memories.js";
-import { callerGone, presentCitation, presentReply, toolCallView } from "./messages.js";
+import { callerGone, presentBackgroundMessage, presentCitation, presentReply, toolCallView } from "./messages.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
 export function presentMessage(turn: Turn) {
@@ -102,34 +100,6 @@ export function pageCursor(query: {
 
 function conversationNotFound(id: string): AppError {
   return new AppError("CONVERSATION_NOT_FOUND", `Conversation ${JSON.stringify(id)} does not exist.`);
-}
-
-/**
- * A background message (docs/api/messages-and-streams.md, "Background messages"): the reply object with its
- * `status`; only the ids while pending, the whole reply once completed, the error once failed.
- */
-export function presentBackgroundMessage(message: BackgroundMessage) {
-  if (message.status === MessageStatus.COMPLETED && message.reply) {
-    return { ...presentReply(message.reply), status: "completed" as const };
-  }
-  // Interrupted by a later message: the reply with the text it had.
-  if (message.status === MessageStatus.CANCELLED && message.reply) {
-    return { ...presentReply(message.reply), status: "cancelled" as const };
-  }
-  const ids = {
-    id: message.id,
-    agentId: message.agentId,
-    userId: message.userId ?? null,
-    roomId: message.roomId ?? null,
-  };
-  if (message.status === MessageStatus.FAILED || message.status === MessageStatus.CANCELLED) {
-    return {
-      ...ids,
-      status: message.status === MessageStatus.CANCELLED ? ("cancelled" as const) : ("failed" as const),
-      error: { code: message.error?.code ?? "INTERNAL_ERROR", message: message.error?.message ?? "" },
-    };
-  }
-  return { ...ids, status: "pending" as const };
 }
 
 /** The user id of the user routes, decoded from the path; a value no message can carry is refused. */
@@ -295,7 +265,7 @@ export const historyRoutes: Route[] = [
     tag: "History",
     summary: "Get a message",
     description:
-      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.",
+      "One stored message of the agent: a message sent to it, or its reply (whose id the send call answered with). For a message sent with `background: true` (or paused for tool approval), a `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.",
     success: {
       status: 200,
       schema: "MessageByIdResponse",

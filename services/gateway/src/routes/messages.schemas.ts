@@ -104,13 +104,31 @@ export const Reply = z
 
 export const MessageResponse = success(Reply);
 
+export const PendingToolCall = z
+  .object({
+    id: z.string().meta({ description: "The call's id: what `POST …/messages/{messageId}/approve` names." }),
+    tool: z.string().meta({ description: 'The tool as the model called it: `"<plugin>__<tool>"`.' }),
+    arguments: z.string().meta({ description: "The arguments as JSON text, as the model wrote them." }),
+  })
+  .meta({
+    description:
+      "A tool call the model made that waits for a person's approval before it runs. Kept by the server: an answer names calls by id only, so what runs is what the model asked for.",
+  });
+
 export const BackgroundMessageAccepted = z
   .object({
     id: id("msg", "The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`"),
-    status: z.literal("pending").meta({ description: "Always `pending`: the reply is being generated." }),
+    status: z.enum(["pending", "requires_action"]).meta({
+      description:
+        "`pending`: the reply is being generated (`background: true`). `requires_action`: a send without `background` whose turn paused before tools that wait for approval (see `pendingToolCalls`).",
+    }),
+    pendingToolCalls: z.array(PendingToolCall).optional().meta({
+      description: "`requires_action` only: the calls to approve or refuse.",
+    }),
   })
   .meta({
-    description: "A background message, accepted: its reply is generated whatever happens to the caller.",
+    description:
+      "A message accepted without its reply: a background message (its reply is generated whatever happens to the caller), or a send paused for tool approval.",
   });
 
 const ErrorSummary = z
@@ -133,9 +151,9 @@ export const BackgroundMessage = z
     agentId: id("agt", "The agent that answers"),
     userId: conversationEcho("userId"),
     roomId: conversationEcho("roomId"),
-    status: z.enum(["pending", "completed", "failed", "cancelled"]).meta({
+    status: z.enum(["pending", "requires_action", "completed", "failed", "cancelled"]).meta({
       description:
-        '`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is here; `failed`: see `error`; `cancelled`: stopped, either by a later message that interrupted it (every field of the reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error` says so, no reply).',
+        '`pending`: the reply is being generated (only the ids are known); `requires_action`: paused before tool calls that wait for a person\'s approval (see `pendingToolCalls`; answer at `POST …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see `error`; `cancelled`: stopped, either by a later message that interrupted it (every field of the reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error` says so, no reply).',
     }),
     ...Object.fromEntries(
       Object.entries(Reply.shape)
@@ -145,10 +163,16 @@ export const BackgroundMessage = z
     error: ErrorSummary.optional().meta({
       description: "Why it failed; `failed`, and `cancelled` by the kill switch, only.",
     }),
+    pendingToolCalls: z.array(PendingToolCall).optional().meta({
+      description: "`requires_action` only: the calls still waiting for an answer.",
+    }),
+    approvalExpiresAt: timestamp(
+      "`requires_action` only: when the wait ends; unanswered by then, the message fails with `APPROVAL_EXPIRED`.",
+    ).optional(),
   })
   .meta({
     description:
-      "A message sent with `background: true`: the reply object with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`; `cancelled` has either the reply's fields or `error`. A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).",
+      "A message sent with `background: true` (or paused for tool approval): the reply object with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`; `cancelled` has either the reply's fields or `error`; `requires_action` has the ids, `pendingToolCalls` and `approvalExpiresAt`. A completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).",
   });
 
 /**
@@ -166,10 +190,19 @@ export function backgroundStates(reply: JsonSchema): JsonSchema[] {
     if: { properties: { status: { const: status } }, required: ["status"] },
     then,
   });
+  const approval = (present: boolean) => ({ pendingToolCalls: present, approvalExpiresAt: present });
   return [
-    when("pending", { properties: { ...fields(false), error: false } }),
-    when("completed", { properties: { ...fields(true), error: false }, required }),
-    when("failed", { properties: { ...fields(false), error: true }, required: ["error"] }),
+    when("pending", { properties: { ...fields(false), error: false, ...approval(false) } }),
+    when("requires_action", {
+      properties: { ...fields(false), error: false, ...approval(true) },
+      required: ["pendingToolCalls", "approvalExpiresAt"],
+    }),
+    when("completed", { properties: { ...fields(true), error: false, ...approval(false) }, required }),
+    when("failed", {
+      properties: { ...fields(false), error: true, ...approval(false) },
+      required: ["error"],
+    }),
+    when("cancelled", { properties: approval(false) }),
   ];
 }
 
@@ -185,6 +218,34 @@ export const MessageStarted = z
 export const MessageDelta = z
   .object({ text: z.string().meta({ description: "Text to append to the reply; never empty." }) })
   .meta({ description: "Data of `message.delta`: the next piece of the reply's text." });
+
+export const ToolApprovalRequired = z
+  .object({
+    messageId: id("msg", "The paused message: the id the reply will carry"),
+    pendingToolCalls: z.array(PendingToolCall).meta({ description: "The calls to approve or refuse." }),
+  })
+  .meta({
+    description:
+      "Data of `tool.approval_required`: the turn paused before tool calls that wait for a person's approval. Ends the stream; answer at `POST …/messages/{messageId}/approve`.",
+  });
+
+export const ApproveToolCallsBody = z
+  .strictObject({
+    toolCallIds: z
+      .array(z.string().min(1, "must not be empty"), { error: "must be an array of tool call ids" })
+      .min(1, "must name at least one pending call")
+      .max(128, "must name at most 128 calls")
+      .meta({ description: "The pending calls this answer decides (`pendingToolCalls[].id`)." }),
+    approve: z.boolean({ error: "must be a boolean" }).meta({
+      description: "`true`: the calls run; `false`: the model is told the person refused them.",
+    }),
+    reason: z
+      .string()
+      .max(1000, "must be at most 1000 characters")
+      .optional()
+      .meta({ description: "Given to the model with a refusal." }),
+  })
+  .meta({ description: "A person's answer to tool calls a message paused before." });
 
 export const StreamError = z
   .object({
@@ -222,6 +283,14 @@ export const STREAM_EVENTS = [
     dataSchemaId: "ToolCall",
     terminal: false,
     description: "A tool call's outcome, given to the model, which then goes on answering.",
+  },
+  {
+    event: "tool.approval_required",
+    eventSchemaId: "ToolApprovalRequiredEvent",
+    dataSchemaId: "ToolApprovalRequired",
+    terminal: true,
+    description:
+      "The turn paused before tool calls that wait for a person's approval. Ends the stream; the message is `requires_action` until answered.",
   },
   {
     event: "message.completed",
@@ -273,7 +342,7 @@ export function streamEventSchemas(): Record<string, JsonSchema> {
   }
   out[STREAM_EVENT_SCHEMA_ID] = {
     description:
-      "One server-sent event of a streamed reply: `message.started`, any number of `message.delta`, `tool.call` and `tool.result`, then exactly one of `message.completed` or `error` (`x-terminal`), after which the stream closes.",
+      "One server-sent event of a streamed reply: `message.started`, any number of `message.delta`, `tool.call` and `tool.result`, then exactly one of `message.completed`, `tool.approval_required` or `error` (`x-terminal`), after which the stream closes.",
     oneOf: STREAM_EVENTS.map((event) => schemaRef(event.eventSchemaId)),
     discriminator: {
       propertyName: "event",

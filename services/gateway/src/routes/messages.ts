@@ -10,7 +10,10 @@ import {
 import {
   type Agent,
   AgentStatus,
+  type BackgroundMessage,
   type Citation,
+  MessageStatus,
+  type PendingToolCall,
   type Reply,
   type SendMessageRequest,
   type StreamMessageResponse,
@@ -23,7 +26,50 @@ import { toAppError } from "../http/errors.js";
 import { EventStream, PING_INTERVAL_MS } from "../http/sse.js";
 import { sendMessageBody } from "../validation/messages.js";
 import { defineRoute, type HandlerInput, type RequestContext, type Route } from "./define.js";
-import { STREAM_EVENT_SCHEMA_ID } from "./messages.schemas.js";
+import { ApproveToolCallsBody, STREAM_EVENT_SCHEMA_ID } from "./messages.schemas.js";
+
+/** A tool call waiting for approval (docs/api/plugins-and-tools.md, "Tool approvals"). */
+export function presentPendingToolCall(call: PendingToolCall) {
+  return { id: call.id, tool: call.tool, arguments: call.argumentsJson };
+}
+
+/**
+ * A background message (docs/api/messages-and-streams.md, "Background messages"): the reply object with its
+ * `status`; only the ids while pending, the whole reply once completed, the error once failed.
+ */
+export function presentBackgroundMessage(message: BackgroundMessage) {
+  if (message.status === MessageStatus.COMPLETED && message.reply) {
+    return { ...presentReply(message.reply), status: "completed" as const };
+  }
+  // Interrupted by a later message: the reply with the text it had.
+  if (message.status === MessageStatus.CANCELLED && message.reply) {
+    return { ...presentReply(message.reply), status: "cancelled" as const };
+  }
+  const ids = {
+    id: message.id,
+    agentId: message.agentId,
+    userId: message.userId ?? null,
+    roomId: message.roomId ?? null,
+  };
+  if (message.status === MessageStatus.FAILED || message.status === MessageStatus.CANCELLED) {
+    return {
+      ...ids,
+      status: message.status === MessageStatus.CANCELLED ? ("cancelled" as const) : ("failed" as const),
+      error: { code: message.error?.code ?? "INTERNAL_ERROR", message: message.error?.message ?? "" },
+    };
+  }
+  if (message.status === MessageStatus.REQUIRES_ACTION) {
+    return {
+      ...ids,
+      status: "requires_action" as const,
+      pendingToolCalls: message.pendingToolCalls.map(presentPendingToolCall),
+      approvalExpiresAt: message.approvalExpireTime
+        ? timestampDate(message.approvalExpireTime).toISOString()
+        : "",
+    };
+  }
+  return { ...ids, status: "pending" as const };
+}
 
 /** The fields SendMessage and StreamMessage share. */
 type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent"> & { agent: Agent };
@@ -187,14 +233,18 @@ async function streamReply(
   const streamClosed = gateway.metrics?.streamOpened("sse");
   let completed: "by the agent's model" | "by a fallback" | null = null;
   let messageId: string | null = null;
+  let paused = false;
   try {
     for (let next = first; !next.done; next = await events.next()) {
       const { event, sequence } = next.value;
       if (event.case === "started") messageId = event.value.messageId;
       if (event.case === "completed")
         completed = event.value.fallback ? "by a fallback" : "by the agent's model";
+      // Paused for approval: the stream ends here; the reply comes once a person answers.
+      if (event.case === "approvalRequired") paused = true;
       sendEvent(stream, event, Number(sequence));
     }
+    if (paused) return;
     if (!completed) throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
     if (completed === "by the agent's model") await reportHealth(input, agent, null);
   } catch (error) {
@@ -243,6 +293,16 @@ function sendEvent(stream: EventStream, event: LoggedEvent, id: number): void {
       break;
     case "toolResult":
       stream.send("tool.result", presentToolCall(toolCallView(event.value)), id);
+      break;
+    case "approvalRequired":
+      stream.send(
+        "tool.approval_required",
+        {
+          messageId: event.value.messageId,
+          pendingToolCalls: event.value.pendingToolCalls.map(presentPendingToolCall),
+        },
+        id,
+      );
       break;
     case "completed":
       stream.send("message.completed", presentReply(event.value), id);
@@ -295,7 +355,8 @@ export const messageRoutes: Route[] = [
       {
         status: 202,
         schema: "BackgroundMessageAcceptedResponse",
-        description: "With `background: true`: the message is accepted, and its reply is being generated.",
+        description:
+          'With `background: true`: the message is accepted, and its reply is being generated. Without it, when the turn paused before tool calls that wait for approval: `status: "requires_action"` with `pendingToolCalls`.',
         whenBody: { background: true },
         sdkMethod: "sendBackground",
       },
@@ -350,7 +411,20 @@ export const messageRoutes: Route[] = [
         return streamReply(input, agent, { ...request, continueOnDisconnect: continued }, options);
       }
       try {
-        const { reply } = await gateway.conversations.sendMessage(request, options);
+        const { reply, paused } = await gateway.conversations.sendMessage(request, options);
+        if (paused) {
+          // Not held open for a person: the message waits, requires_action, for its answer.
+          ctx.status = 202;
+          ctx.body = {
+            success: true,
+            data: {
+              id: paused.id,
+              status: "requires_action",
+              pendingToolCalls: paused.pendingToolCalls.map(presentPendingToolCall),
+            },
+          };
+          return;
+        }
         // A fallback's answer says nothing of the agent's own model.
         if (!reply!.fallback) await reportHealth(input, agent, null);
         ctx.body = { success: true, data: presentReply(reply!) };
@@ -447,6 +521,57 @@ export const messageRoutes: Route[] = [
         stream.close();
         streamClosed?.();
       }
+    },
+  }),
+  defineRoute({
+    method: "POST",
+    path: "/v1/agents/:agentId/messages/:messageId/approve",
+    scope: "messages:send",
+    limit: "updatePerMinute",
+    operationId: "approveToolCalls",
+    sdk: { resource: ["agents", "messages"], method: "approve" },
+    tag: "Messages",
+    summary: "Approve or refuse a message's tool calls",
+    description:
+      "Answers tool calls a message paused before (its plugin item's `requireApproval`): with `approve: true` they run; with `false` the model is told the person refused them (with `reason`). The calls are the ones the server stored: an answer names them by id only. Once every pending call is decided the message resumes in the background from its stored steps (tool rounds before the pause are not run again) and is `pending`, then `completed` or `failed`, at `GET …/messages/{messageId}`; while some are undecided it stays `requires_action`, listing those. Unanswered for `TOOL_APPROVAL_TIMEOUT` (24 hours by default) it fails with `APPROVAL_EXPIRED`.",
+    body: { schema: ApproveToolCallsBody, component: "ApproveToolCallsRequest" },
+    success: {
+      status: 200,
+      schema: "BackgroundMessageResponse",
+      description:
+        "The message after the answer: `pending` once it resumed, `requires_action` while calls wait.",
+    },
+    errors: [
+      "INVALID_REQUEST",
+      "AGENT_NOT_FOUND",
+      "MESSAGE_NOT_FOUND",
+      "MESSAGE_NOT_AWAITING_APPROVAL",
+      "PAYLOAD_TOO_LARGE",
+      "UNSUPPORTED_MEDIA_TYPE",
+    ],
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const body = await input.body();
+      const agentId = input.params.agentId;
+      if (!isId("agent", agentId))
+        throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
+      const messageId = input.params.messageId;
+      if (!isId("message", messageId))
+        throw new AppError("MESSAGE_NOT_FOUND", `The agent has no message ${JSON.stringify(messageId)}.`);
+      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+      if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
+      const { message } = await gateway.conversations.approveToolCalls(
+        {
+          accountId: principal.accountId,
+          agentId,
+          messageId,
+          toolCallIds: body.toolCallIds,
+          approve: body.approve,
+          ...(body.reason === undefined ? {} : { reason: body.reason }),
+        },
+        rpc,
+      );
+      ctx.body = { success: true, data: presentBackgroundMessage(message!) };
     },
   }),
 ];

@@ -114,6 +114,32 @@ export const MessageFailedData = z
     description: "Data of `message.failed`: a send whose reply failed, with the error its caller got.",
   });
 
+export const MessageRequiresActionData = z
+  .object({
+    agentId: id("agt", "The agent"),
+    messageId: id("msg", "The paused message: the id its reply will carry"),
+    userId: z.string().nullable().meta({ description: "The user id it was sent with; null when none." }),
+    roomId: z.string().nullable().meta({ description: "The room id it was sent with; null when none." }),
+    pendingToolCalls: z
+      .array(
+        z.object({
+          id: z
+            .string()
+            .meta({ description: "The call's id: what `POST …/messages/{messageId}/approve` names." }),
+          tool: z.string().meta({ description: 'The tool as the model called it: `"<plugin>__<tool>"`.' }),
+          arguments: z.string().meta({ description: "The arguments as JSON text, as the model wrote them." }),
+        }),
+      )
+      .meta({ description: "The calls to approve or refuse." }),
+    expiresAt: timestamp(
+      "When the wait ends; unanswered by then, the message fails with `APPROVAL_EXPIRED`.",
+    ),
+  })
+  .meta({
+    description:
+      "Data of `message.requires_action`: a message paused before tool calls that wait for a person's approval.",
+  });
+
 export const WebhookTestData = z
   .object({
     webhookId: id("whk", "The endpoint the test was asked for"),
@@ -149,6 +175,13 @@ export const WEBHOOK_EVENTS = [
     dataSchemaId: "MessageFailedData",
     description:
       "A send failed: the call ended with an error instead of a reply (a caller that went away is no failure); `data` names the message and the error, as in the error envelope.",
+  },
+  {
+    types: ["message.requires_action"],
+    schemaId: "MessageRequiresActionEvent",
+    dataSchemaId: "MessageRequiresActionData",
+    description:
+      "A message paused before tool calls that wait for a person's approval (`requireApproval`); answer at `POST /v1/agents/{agentId}/messages/{messageId}/approve`.",
   },
   {
     types: [TEST_EVENT_TYPE],

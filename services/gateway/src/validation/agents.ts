@@ -22,7 +22,7 @@ const client = z.union([stringItem, z.looseObject({ type: stringItem })], {
   error: "must be a platform name or an object with a 'type'",
 });
 
-/** A plugin is a name or `{name, enabled?, config?}`. */
+/** A plugin is a name or `{name, enabled?, config?, requireApproval?}`. */
 const plugin = z.union(
   [
     stringItem,
@@ -30,9 +30,18 @@ const plugin = z.union(
       name: stringItem,
       enabled: z.boolean({ error: "must be a boolean" }).optional(),
       config: plainObject("plugin configuration").optional(),
+      requireApproval: z
+        .union([z.boolean(), z.array(stringItem, { error: "must be an array of tool names" })], {
+          error: "must be true, false or an array of the plugin's tool names",
+        })
+        .optional()
+        .meta({
+          description:
+            "Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with `400`). The message then stands in `requires_action` until `POST /v1/agents/{agentId}/messages/{messageId}/approve` decides.",
+        }),
     }),
   ],
-  { error: "must be a plugin name or an object {name, enabled?, config?}" },
+  { error: "must be a plugin name or an object {name, enabled?, config?, requireApproval?}" },
 );
 
 const modelProvider = z.enum(PROVIDER_NAMES, { error: `must be one of: ${PROVIDER_NAMES.join(", ")}` }).meta({

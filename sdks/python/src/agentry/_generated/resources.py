@@ -297,6 +297,7 @@ class Messages:
         - `message.delta`: The next piece of the reply's text; the pieces joined are the reply's text.
         - `tool.call`: The model called a tool; its `tool.result` follows (calls made together run concurrently).
         - `tool.result`: A tool call's outcome, given to the model, which then goes on answering.
+        - `tool.approval_required`: The turn paused before tool calls that wait for a person's approval. Ends the stream; the message is `requires_action` until answered.
         - `message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the stream.
         - `error` (raised, not yielded): The reply failed after the stream started. Ends the stream.
 
@@ -373,7 +374,8 @@ class Messages:
         idempotency_key: Optional[str] = None,
     ) -> BackgroundMessageAccepted:
         """Send a message to an agent, sending `background=True`: the message is accepted, and its reply is being
-        generated.
+        generated. Without it, when the turn paused before tool calls that wait for approval: `status:
+        "requires_action"` with `pendingToolCalls`.
 
         Returns the `202` answer, a `BackgroundMessageAccepted`. Otherwise as `send`:
 
@@ -541,6 +543,74 @@ class Messages:
         cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
         return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, HistoryMessage.from_dict)
 
+    def approve(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        tool_call_ids: Sequence[str],
+        approve: bool,
+        reason: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BackgroundMessage:
+        """Approve or refuse a message's tool calls.
+
+        Answers tool calls a message paused before (its plugin item's `requireApproval`): with `approve: true`
+        they run; with `false` the model is told the person refused them (with `reason`). The calls are the
+        ones the server stored: an answer names them by id only. Once every pending call is decided the
+        message resumes in the background from its stored steps (tool rounds before the pause are not run
+        again) and is `pending`, then `completed` or `failed`, at `GET …/messages/{messageId}`; while some are
+        undecided it stays `requires_action`, listing those. Unanswered for `TOOL_APPROVAL_TIMEOUT` (24 hours
+        by default) it fails with `APPROVAL_EXPIRED`.
+
+        Requires the `messages:send` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            tool_call_ids: The pending calls this answer decides (`pendingToolCalls[].id`).
+            approve: `true`: the calls run; `false`: the model is told the person refused them.
+            reason: Given to the model with a refusal.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MESSAGE_NOT_AWAITING_APPROVAL`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "toolCallIds": tool_call_ids,
+                "approve": approve,
+                "reason": reason,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}/approve", body=body)
+        envelope = self._transport.request(spec, options)
+        return BackgroundMessage.from_dict(envelope["data"])
+
     def get(
         self,
         agent_id: str,
@@ -554,10 +624,10 @@ class Messages:
         """Get a message.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
-        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
-        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
-        MESSAGE_NOT_FOUND`.
+        with). For a message sent with `background: true` (or paused for tool approval), a
+        `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or
+        `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24
+        hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -602,10 +672,10 @@ class Messages:
         Raises `AgentryError` when the answer is not one (it has no `status`): read that with `get`.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
-        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
-        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
-        MESSAGE_NOT_FOUND`.
+        with). For a message sent with `background: true` (or paused for tool approval), a
+        `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or
+        `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24
+        hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -2484,7 +2554,7 @@ class WebhookEndpoints:
         self,
         *,
         url: str,
-        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]],
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]],
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2620,7 +2690,7 @@ class WebhookEndpoints:
         webhook_id: str,
         *,
         url: Union[str, NotGiven] = NOT_GIVEN,
-        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]], NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]], NotGiven] = NOT_GIVEN,
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -3209,6 +3279,7 @@ class AsyncMessages:
         - `message.delta`: The next piece of the reply's text; the pieces joined are the reply's text.
         - `tool.call`: The model called a tool; its `tool.result` follows (calls made together run concurrently).
         - `tool.result`: A tool call's outcome, given to the model, which then goes on answering.
+        - `tool.approval_required`: The turn paused before tool calls that wait for a person's approval. Ends the stream; the message is `requires_action` until answered.
         - `message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the stream.
         - `error` (raised, not yielded): The reply failed after the stream started. Ends the stream.
 
@@ -3285,7 +3356,8 @@ class AsyncMessages:
         idempotency_key: Optional[str] = None,
     ) -> BackgroundMessageAccepted:
         """Send a message to an agent, sending `background=True`: the message is accepted, and its reply is being
-        generated.
+        generated. Without it, when the turn paused before tool calls that wait for approval: `status:
+        "requires_action"` with `pendingToolCalls`.
 
         Returns the `202` answer, a `BackgroundMessageAccepted`. Otherwise as `send`:
 
@@ -3453,6 +3525,74 @@ class AsyncMessages:
         cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
         return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, HistoryMessage.from_dict))
 
+    async def approve(
+        self,
+        agent_id: str,
+        message_id: str,
+        *,
+        tool_call_ids: Sequence[str],
+        approve: bool,
+        reason: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BackgroundMessage:
+        """Approve or refuse a message's tool calls.
+
+        Answers tool calls a message paused before (its plugin item's `requireApproval`): with `approve: true`
+        they run; with `false` the model is told the person refused them (with `reason`). The calls are the
+        ones the server stored: an answer names them by id only. Once every pending call is decided the
+        message resumes in the background from its stored steps (tool rounds before the pause are not run
+        again) and is `pending`, then `completed` or `failed`, at `GET …/messages/{messageId}`; while some are
+        undecided it stays `requires_action`, listing those. Unanswered for `TOOL_APPROVAL_TIMEOUT` (24 hours
+        by default) it fails with `APPROVAL_EXPIRED`.
+
+        Requires the `messages:send` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            message_id: The message's id (`msg_…`), as a list or the send call gave it. An id of another agent's
+                or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+            tool_call_ids: The pending calls this answer decides (`pendingToolCalls[].id`).
+            approve: `true`: the calls run; `false`: the model is told the person refused them.
+            reason: Given to the model with a refusal.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MESSAGE_NOT_AWAITING_APPROVAL`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "toolCallIds": tool_call_ids,
+                "approve": approve,
+                "reason": reason,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/messages/{path_segment('message_id', message_id)}/approve", body=body)
+        envelope = await self._transport.request(spec, options)
+        return BackgroundMessage.from_dict(envelope["data"])
+
     async def get(
         self,
         agent_id: str,
@@ -3466,10 +3606,10 @@ class AsyncMessages:
         """Get a message.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
-        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
-        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
-        MESSAGE_NOT_FOUND`.
+        with). For a message sent with `background: true` (or paused for tool approval), a
+        `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or
+        `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24
+        hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -3514,10 +3654,10 @@ class AsyncMessages:
         Raises `AgentryError` when the answer is not one (it has no `status`): read that with `get`.
 
         One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
-        `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its reply
-        is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then `404
-        MESSAGE_NOT_FOUND`.
+        with). For a message sent with `background: true` (or paused for tool approval), a
+        `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or
+        `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24
+        hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
 
         Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
 
@@ -5396,7 +5536,7 @@ class AsyncWebhookEndpoints:
         self,
         *,
         url: str,
-        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]],
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]],
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -5532,7 +5672,7 @@ class AsyncWebhookEndpoints:
         webhook_id: str,
         *,
         url: Union[str, NotGiven] = NOT_GIVEN,
-        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]], NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]], NotGiven] = NOT_GIVEN,
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,

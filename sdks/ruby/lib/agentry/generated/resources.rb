@@ -536,6 +536,7 @@ module Agentry
           "message.delta" => "MessageDelta",
           "tool.call" => "ToolCallStarted",
           "tool.result" => "ToolCall",
+          "tool.approval_required" => "ToolApprovalRequired",
           "message.completed" => "Reply",
           "error" => "StreamError"
         }.freeze
@@ -695,6 +696,9 @@ module Agentry
         #   (calls made together run concurrently).
         # - `tool.result` (data: Models::ToolCall): A tool call's outcome, given to the model, which then goes
         #   on answering.
+        # - `tool.approval_required` (data: Models::ToolApprovalRequired): The turn paused before tool calls
+        #   that wait for a person's approval. Ends the stream; the message is `requires_action` until
+        #   answered.
         # - `message.completed` (data: Models::Reply): The complete reply, the same object as the non-stream
         #   response's `data`. Ends the stream.
         # - `error` (data: Models::StreamError): The reply failed after the stream started. Ends the stream.
@@ -726,7 +730,7 @@ module Agentry
         #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
         #   new random one.
         # @yieldparam event [Agentry::StreamEvent] each event, in order
-        # @return [Agentry::MessageStream, Models::Reply, nil]
+        # @return [Agentry::MessageStream, Models::ToolApprovalRequired, nil]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
@@ -769,7 +773,8 @@ module Agentry
         end
 
         # Send a message to an agent, sending `background: true`: the message is accepted, and its reply is
-        # being generated.
+        # being generated. Without it, when the turn paused before tool calls that wait for approval: `status:
+        # "requires_action"` with `pendingToolCalls`.
         #
         # Returns the 202 answer. Otherwise as `create`:
         #
@@ -948,13 +953,67 @@ module Agentry
           )
         end
 
+        # Approve or refuse a message's tool calls.
+        #
+        # Answers tool calls a message paused before (its plugin item's `requireApproval`): with `approve:
+        # true` they run; with `false` the model is told the person refused them (with `reason`). The calls
+        # are the ones the server stored: an answer names them by id only. Once every pending call is decided
+        # the message resumes in the background from its stored steps (tool rounds before the pause are not
+        # run again) and is `pending`, then `completed` or `failed`, at `GET …/messages/{messageId}`; while
+        # some are undecided it stays `requires_action`, listing those. Unanswered for `TOOL_APPROVAL_TIMEOUT`
+        # (24 hours by default) it fails with `APPROVAL_EXPIRED`.
+        #
+        # Requires the `messages:send` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param message_id [String] The message's id (`msg_…`), as a list or the send call gave it. An id of
+        #   another agent's or account's message, or not of that form, is answered `404 MESSAGE_NOT_FOUND`.
+        # @param tool_call_ids [Array<String>] The pending calls this answer decides
+        #   (`pendingToolCalls[].id`).
+        # @param approve [Boolean] `true`: the calls run; `false`: the model is told the person refused them.
+        # @param reason [String] Given to the model with a refusal.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::BackgroundMessage]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `MESSAGE_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`, `MESSAGE_NOT_AWAITING_APPROVAL`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def approve(agent_id, message_id, tool_call_ids:, approve:, reason: nil, request_options: nil)
+          body = {}
+          body["toolCallIds"] = tool_call_ids
+          body["approve"] = approve
+          body["reason"] = reason unless reason.nil?
+          api_request(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/messages/#{path_segment(:message_id, message_id)}/approve",
+            type: "BackgroundMessage",
+            body: body,
+            options: request_options
+          )
+        end
+
         # Get a message.
         #
         # One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        # with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
-        # `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its
-        # reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then
-        # `404 MESSAGE_NOT_FOUND`.
+        # with). For a message sent with `background: true` (or paused for tool approval), a
+        # `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or
+        # `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24
+        # hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
         #
         # Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
         #
@@ -991,10 +1050,10 @@ module Agentry
         # Raises Agentry::Error when the answer is not one (it has no `status`): read that with `get`.
         #
         # One stored message of the agent: a message sent to it, or its reply (whose id the send call answered
-        # with). For a message sent with `background: true`, a `BackgroundMessage`: the reply object with
-        # `status` (`pending`, `completed` or `failed`). A completed one is answered so for as long as its
-        # reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer), then
-        # `404 MESSAGE_NOT_FOUND`.
+        # with). For a message sent with `background: true` (or paused for tool approval), a
+        # `BackgroundMessage`: the reply object with `status` (`pending`, `requires_action`, `completed` or
+        # `failed`). A completed one is answered so for as long as its reply is stored; a failed one for 24
+        # hours after it ended (or `STREAM_RETENTION`, if longer), then `404 MESSAGE_NOT_FOUND`.
         #
         # Requires the `history:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
         #
@@ -2012,7 +2071,7 @@ module Agentry
       # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
       #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
       #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`.
       # @param description [String] Free text for you, at most 1000 characters, kept as sent; unset: empty.
       # @param enabled [Boolean] Whether events are delivered to it; unset: `true`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
@@ -2111,7 +2170,7 @@ module Agentry
       # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
       #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
       #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`.
       # @param description [String] Free text for you, at most 1000 characters, kept as sent.
       # @param enabled [Boolean] `false` stops deliveries: its pending attempts fail and nothing more is
       #   sent until it is `true` again, which also clears `disabledReason`.
