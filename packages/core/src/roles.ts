@@ -32,3 +32,14 @@ export const ROLE_SCOPES: Readonly<Record<Role, ScopeGrant>> = {
   developer: DEVELOPER,
   viewer: VIEWER,
 };
+
+/** Bounds of a member's fields. */
+export const MEMBER_BOUNDS = { nameMaxLength: 100, emailMaxLength: 254 } as const;
+
+// One @, something on each side, a dot in the domain, no spaces: the shape of an address, not its deliverability.
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Whether a text has the shape of an email address, within MEMBER_BOUNDS. */
+export function isEmail(value: string): boolean {
+  return value.length <= MEMBER_BOUNDS.emailMaxLength && EMAIL.test(value);
+}

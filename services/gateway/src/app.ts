@@ -16,6 +16,7 @@ import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
 import type { RequestContext, Route, ServedRoute } from "./routes/define.js";
 import { historyRoutes } from "./routes/history.js";
+import { memberRoutes } from "./routes/members.js";
 import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
@@ -41,6 +42,7 @@ export const ROUTES: Route[] = [
   ...pluginRoutes,
   ...clientRoutes,
   ...apiKeyRoutes,
+  ...memberRoutes,
 ];
 
 /**

@@ -142,7 +142,7 @@ describe("SQLite registry schema version 2", () => {
 
       const store = await openRegistryStore({ dataDir });
       try {
-        const { items } = await store.listMembers("acct_A", { limit: 10 });
+        const { items } = await store.listMembers("acct_A", { limit: 10, order: "asc" });
         expect(items).toEqual([
           {
             id: expect.any(String),

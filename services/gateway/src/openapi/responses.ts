@@ -22,7 +22,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     metered: "never",
   },
   FORBIDDEN: {
-    when: "The API key lacks the scope this operation needs (or, creating a key, a scope it would grant).",
+    when: "The API key, or the role of the console session's member, lacks the scope this operation needs (or, creating a key, a scope it would grant).",
     metered: "sometimes",
   },
   INSUFFICIENT_QUOTA: {
@@ -47,6 +47,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   SECRET_NOT_FOUND: { when: "No such secret of the agent.", metered: "always" },
   API_KEY_NOT_FOUND: { when: "No such API key in the caller's account.", metered: "always" },
   MEMORY_NOT_FOUND: { when: "No such memory of the agent.", metered: "always" },
+  MEMBER_NOT_FOUND: { when: "No such member of the caller's account.", metered: "always" },
   NOT_FOUND: { when: "No such resource.", metered: "always" },
   METHOD_NOT_ALLOWED: {
     when: "The path exists but not with this method; `Allow` lists the methods it has.",
@@ -54,6 +55,14 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   },
   AGENT_INACTIVE: {
     when: "The agent's status is `inactive`; set it to `active` to send it messages.",
+    metered: "always",
+  },
+  MEMBER_EXISTS: {
+    when: "The account already has a member with this email; change that member instead.",
+    metered: "always",
+  },
+  LAST_OWNER: {
+    when: "The change or removal would leave the account without an owner; make another member an owner first.",
     metered: "always",
   },
   IDEMPOTENCY_KEY_IN_USE: {

@@ -1,6 +1,6 @@
 import { newId, type Role } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { MemberChange, MemberRecord } from "./types.js";
+import type { MemberChange, MemberRecord, MembersQuery } from "./types.js";
 
 /** The name of an account's first member when none is given. */
 export const FIRST_OWNER_NAME = "Owner";
@@ -44,4 +44,35 @@ export function memberExists(email: string): AppError {
     "MEMBER_EXISTS",
     `The account already has a member with the email ${email}: change that member instead.`,
   );
+}
+
+/**
+ * How a store reads a page of members: the condition on `id` (compared with the cursor), the direction to read
+ * in, and whether the rows read must be reversed to be presented in the query's order.
+ */
+export function memberPage(query: MembersQuery): {
+  cursor: string | null;
+  comparison: ">" | "<" | null;
+  direction: "ASC" | "DESC";
+  reverse: boolean;
+} {
+  if (query.after !== undefined) {
+    return { cursor: query.after, comparison: ">", direction: "ASC", reverse: query.order === "desc" };
+  }
+  if (query.before !== undefined) {
+    return { cursor: query.before, comparison: "<", direction: "DESC", reverse: query.order === "asc" };
+  }
+  return {
+    cursor: null,
+    comparison: null,
+    direction: query.order === "asc" ? "ASC" : "DESC",
+    reverse: false,
+  };
+}
+
+/** The page of `rows` read with one more than `limit`, in the query's order. */
+export function memberPageOf<T>(rows: T[], query: MembersQuery, reverse: boolean) {
+  const items = rows.slice(0, query.limit);
+  if (reverse) items.reverse();
+  return { items, hasMore: rows.length > query.limit };
 }

@@ -150,10 +150,15 @@ export interface MemberChange {
   role?: Role;
 }
 
-/** One page of members, oldest first: those after the cursor (a member id), when there is one. */
+/**
+ * One page of members by the cursor rules of the other cursor-paged lists: `before` a member id, the members
+ * nearest below it; `after`, those nearest above; either way presented in `order` (ids sort by creation).
+ */
 export interface MembersQuery {
   limit: number;
+  before?: string;
   after?: string;
+  order: "asc" | "desc";
 }
 
 /** A one-time sign-in link of the web console; only its token's SHA-256 is stored. */

@@ -882,7 +882,7 @@ export function registryStoreContract(
 
       it("redeems a link once, into a session of the link's account", async () => {
         const redeemed = await store.redeemConsoleLink(sha("1"), session("a"));
-        const [owner] = (await store.listMembers(account.id, { limit: 10 })).items;
+        const [owner] = (await store.listMembers(account.id, { limit: 10, order: "asc" })).items;
         expect(redeemed).toEqual({
           account,
           member: owner,
@@ -1001,7 +1001,8 @@ export function registryStoreContract(
       beforeEach(async () => {
         account = await newAccount();
       });
-      const page = async (limit = 100) => (await store.listMembers(account.id, { limit })).items;
+      const page = async (limit = 100) =>
+        (await store.listMembers(account.id, { limit, order: "asc" })).items;
 
       it("gives a new account one owner, with the email and name given or none", async () => {
         const [owner, ...others] = await page();
@@ -1020,7 +1021,7 @@ export function registryStoreContract(
           limitOverrides: {},
           owner: { email: "Ada@Example.COM", name: "Ada" },
         });
-        expect((await store.listMembers(named.id, { limit: 5 })).items).toMatchObject([
+        expect((await store.listMembers(named.id, { limit: 5, order: "asc" })).items).toMatchObject([
           { email: "ada@example.com", name: "Ada", role: "owner" },
         ]);
       });
@@ -1049,11 +1050,30 @@ export function registryStoreContract(
         expect(await store.getMember(account.id, dev.id)).toEqual(dev);
         const other = await newAccount();
         expect(await store.getMember(other.id, dev.id)).toBeNull();
-        const first = await store.listMembers(account.id, { limit: 2 });
+        const first = await store.listMembers(account.id, { limit: 2, order: "asc" });
         expect(first.hasMore).toBe(true);
         expect(first.items.map((m) => m.role)).toEqual(["owner", "developer"]);
-        const rest = await store.listMembers(account.id, { limit: 2, after: first.items[1]!.id });
+        const rest = await store.listMembers(account.id, {
+          limit: 2,
+          after: first.items[1]!.id,
+          order: "asc",
+        });
         expect(rest).toEqual({ items: [viewer], hasMore: false });
+        const newest = await store.listMembers(account.id, { limit: 2, order: "desc" });
+        expect(newest.items.map((m) => m.role)).toEqual(["viewer", "developer"]);
+        const older = await store.listMembers(account.id, {
+          limit: 2,
+          before: newest.items[1]!.id,
+          order: "desc",
+        });
+        expect(older.items.map((m) => m.role)).toEqual(["owner"]);
+        expect(older.hasMore).toBe(false);
+        const above = await store.listMembers(account.id, {
+          limit: 1,
+          after: first.items[0]!.id,
+          order: "desc",
+        });
+        expect(above).toEqual({ items: [dev], hasMore: true });
 
         expect(await store.updateMember(account.id, dev.id, { role: "admin", name: "Devi" })).toEqual({
           ...dev,

@@ -1,7 +1,14 @@
 import { newId, type Role } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { PgDatabase } from "@agentry/pg";
-import { applyMemberChange, assertOwnerKept, memberExists, normalEmail } from "../members.js";
+import {
+  applyMemberChange,
+  assertOwnerKept,
+  memberExists,
+  memberPage,
+  memberPageOf,
+  normalEmail,
+} from "../members.js";
 import type { MemberChange, MemberRecord, MemberStore, NewMember } from "../types.js";
 import { iso, now } from "./shared.js";
 
@@ -43,8 +50,12 @@ function statements(s: string) {
     insert: `INSERT INTO ${s}.members (id, account_id, email, name, role, created_at)
       SELECT $1::text, id, $3::text, $4::text, $5::text, $6::timestamptz FROM ${s}.accounts WHERE id = $2
       RETURNING id`,
-    firstPage: `SELECT * FROM ${s}.members WHERE account_id = $1 ORDER BY id LIMIT $2`,
-    pageAfter: `SELECT * FROM ${s}.members WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+    page: {
+      ASC: `SELECT * FROM ${s}.members WHERE account_id = $1 ORDER BY id LIMIT $2`,
+      DESC: `SELECT * FROM ${s}.members WHERE account_id = $1 ORDER BY id DESC LIMIT $2`,
+    },
+    after: `SELECT * FROM ${s}.members WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+    before: `SELECT * FROM ${s}.members WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3`,
     // The account's row is locked first: changes to one account's owners are checked one after another.
     lockAccount: `SELECT id FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
     memberForUpdate: `SELECT * FROM ${s}.members WHERE account_id = $1 AND id = $2 FOR UPDATE`,
@@ -91,11 +102,16 @@ export function postgresMembers(db: PgDatabase, schema: string): MemberStore {
       return row ? toMember(row) : null;
     },
     async listMembers(accountId, query) {
+      const page = memberPage(query);
       const rows =
-        query.after === undefined
-          ? await db.query<MemberRow>(sql.firstPage, [accountId, query.limit + 1])
-          : await db.query<MemberRow>(sql.pageAfter, [accountId, query.after, query.limit + 1]);
-      return { items: rows.slice(0, query.limit).map(toMember), hasMore: rows.length > query.limit };
+        page.cursor === null
+          ? await db.query<MemberRow>(sql.page[page.direction], [accountId, query.limit + 1])
+          : await db.query<MemberRow>(sql[page.comparison === ">" ? "after" : "before"], [
+              accountId,
+              page.cursor,
+              query.limit + 1,
+            ]);
+      return memberPageOf(rows.map(toMember), query, page.reverse);
     },
     async updateMember(accountId: string, id: string, change: MemberChange): Promise<MemberRecord | null> {
       try {

@@ -2,7 +2,14 @@ import { newId, type Role } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { GroupCommit } from "@agentry/sqlite";
 import Database from "better-sqlite3";
-import { applyMemberChange, assertOwnerKept, memberExists, normalEmail } from "../members.js";
+import {
+  applyMemberChange,
+  assertOwnerKept,
+  memberExists,
+  memberPage,
+  memberPageOf,
+  normalEmail,
+} from "../members.js";
 import type { MemberRecord, MemberStore, NewMember } from "../types.js";
 import type { sqliteAccounts } from "./accounts.js";
 import { now, preparer } from "./shared.js";
@@ -55,11 +62,19 @@ export function sqliteMembers(
   const shared = memberStatements(db);
   const sql = {
     ...shared,
-    firstPage: prepare<[string, number], MemberRow>(
-      "SELECT * FROM members WHERE account_id = ? ORDER BY id LIMIT ?",
-    ),
-    pageAfter: prepare<[string, string, number], MemberRow>(
+    page: {
+      ASC: prepare<[string, number], MemberRow>(
+        "SELECT * FROM members WHERE account_id = ? ORDER BY id LIMIT ?",
+      ),
+      DESC: prepare<[string, number], MemberRow>(
+        "SELECT * FROM members WHERE account_id = ? ORDER BY id DESC LIMIT ?",
+      ),
+    },
+    after: prepare<[string, string, number], MemberRow>(
       "SELECT * FROM members WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
+    ),
+    before: prepare<[string, string, number], MemberRow>(
+      "SELECT * FROM members WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
     ),
     owners: prepare<[string], { n: number }>(
       "SELECT count(*) AS n FROM members WHERE account_id = ? AND role = 'owner'",
@@ -137,11 +152,12 @@ export function sqliteMembers(
       return row ? toMember(row) : null;
     },
     async listMembers(accountId, query) {
+      const page = memberPage(query);
       const rows =
-        query.after === undefined
-          ? sql.firstPage.all(accountId, query.limit + 1)
-          : sql.pageAfter.all(accountId, query.after, query.limit + 1);
-      return { items: rows.slice(0, query.limit).map(toMember), hasMore: rows.length > query.limit };
+        page.cursor === null
+          ? sql.page[page.direction].all(accountId, query.limit + 1)
+          : sql[page.comparison === ">" ? "after" : "before"].all(accountId, page.cursor, query.limit + 1);
+      return memberPageOf(rows.map(toMember), query, page.reverse);
     },
     async updateMember(accountId, id, change) {
       return group.run(() => updateMember(accountId, id, change));

@@ -1,0 +1,33 @@
+import { ROLES } from "@agentry/core";
+import { z } from "zod";
+import { cursorList, id, success, timestamp } from "./common.schemas.js";
+import { component } from "./define.js";
+
+/* The member records of docs/api/members.md, components of the document declared with their routes. */
+
+const MemberObject = z
+  .object({
+    id: id("usr", "The member's id"),
+    email: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "The member's email, in lowercase; their OIDC sign-in maps to it. `null` only for the owner the admin CLI made with the account, until one is set.",
+        examples: ["ada@example.com"],
+      }),
+    name: z.string().meta({ description: "The member's name.", examples: ["Ada Lovelace"] }),
+    role: z.enum(ROLES).meta({ description: 'What the member may do (docs/api/members.md, "Roles").' }),
+    createdAt: timestamp("When the member was added."),
+  })
+  .meta({
+    description: "A person of the account, who signs in to the console with the scopes of their role.",
+  });
+
+export const Member = component("Member", MemberObject);
+export const MemberResponse = component("MemberResponse", success(MemberObject));
+export const MemberListResponse = component("MemberListResponse", cursorList(MemberObject));
+export const MemberRemovedResponse = component(
+  "MemberRemovedResponse",
+  success(z.object({ id: id("usr", "The removed member's id"), removed: z.literal(true) })),
+);
