@@ -94,10 +94,13 @@ const (
 	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
 	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
 	ErrorCodeMemoryNotFound       ErrorCode = "MEMORY_NOT_FOUND"
+	ErrorCodeMemberNotFound       ErrorCode = "MEMBER_NOT_FOUND"
 	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
 	ErrorCodeIdempotencyKeyInUse  ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
+	ErrorCodeMemberExists         ErrorCode = "MEMBER_EXISTS"
+	ErrorCodeLastOwner            ErrorCode = "LAST_OWNER"
 	ErrorCodePayloadTooLarge      ErrorCode = "PAYLOAD_TOO_LARGE"
 	ErrorCodeUnsupportedMediaType ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
 	ErrorCodeIdempotencyKeyReused ErrorCode = "IDEMPOTENCY_KEY_REUSED"
@@ -152,6 +155,17 @@ const (
 	ModelProviderLocal     ModelProvider = "local"
 )
 
+// Role is: What the member may do (docs/api/members.md, "Roles").
+type Role string
+
+// The values of Role.
+const (
+	RoleOwner     Role = "owner"
+	RoleAdmin     Role = "admin"
+	RoleDeveloper Role = "developer"
+	RoleViewer    Role = "viewer"
+)
+
 // RunStatus is one of a fixed set of strings.
 type RunStatus string
 
@@ -178,6 +192,8 @@ const (
 	ScopeUsageRead      Scope = "usage:read"
 	ScopeWebhooksManage Scope = "webhooks:manage"
 	ScopePluginsManage  Scope = "plugins:manage"
+	ScopeMembersRead    Scope = "members:read"
+	ScopeMembersWrite   Scope = "members:write"
 )
 
 // SendMessageRequestOnDisconnect is one of a fixed set of strings.
@@ -260,11 +276,17 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 404, true
 	case ErrorCodeMemoryNotFound:
 		return 404, true
+	case ErrorCodeMemberNotFound:
+		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
 	case ErrorCodeAgentInactive:
 		return 409, true
 	case ErrorCodeIdempotencyKeyInUse:
+		return 409, true
+	case ErrorCodeMemberExists:
+		return 409, true
+	case ErrorCodeLastOwner:
 		return 409, true
 	case ErrorCodePayloadTooLarge:
 		return 413, true
@@ -512,6 +534,10 @@ type APIKey struct {
 
 	// When the key stops working; `null`: never.
 	ExpiresAt *time.Time `json:"expiresAt"`
+
+	// The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+	// admin CLI made.
+	CreatedBy *string `json:"createdBy"`
 }
 
 // APIKeyCreated is what APIKeys.Create returns: the key created, with its secret.
@@ -540,6 +566,10 @@ type APIKeyCreated struct {
 
 	// When the key stops working; `null`: never.
 	ExpiresAt *time.Time `json:"expiresAt"`
+
+	// The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+	// admin CLI made.
+	CreatedBy *string `json:"createdBy"`
 
 	// The secret: `agentry_sk_` and 38 letters and digits. Shown this once; store it safely.
 	Key string `json:"key"`
@@ -1149,6 +1179,46 @@ type HistoryMessageUsage struct {
 	TotalTokens int `json:"totalTokens"`
 }
 
+// InviteMemberParams is the request body of Members.Invite.
+type InviteMemberParams struct {
+	// The member's email, compared in lowercase; unique within the account.
+	Email string `json:"email"`
+
+	// The member's name; the part of the email before `@` when absent.
+	Name *string `json:"name,omitzero"`
+
+	// `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus agents,
+	// messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+	Role Role `json:"role"`
+}
+
+// Member is a person of the account, who signs in to the console with the scopes of their role.
+type Member struct {
+	// The member's id: `usr_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The member's email, in lowercase; their OIDC sign-in maps to it. `null` only for the owner the admin CLI
+	// made with the account, until one is set.
+	Email *string `json:"email"`
+
+	// The member's name.
+	Name string `json:"name"`
+
+	// What the member may do (docs/api/members.md, "Roles").
+	Role Role `json:"role"`
+
+	// When the member was added.
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// MemberRemovedResponseData is what Members.Remove returns: the member was removed.
+type MemberRemovedResponseData struct {
+	// The removed member's id: `usr_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Removed bool `json:"removed"`
+}
+
 // Memory is a fact an agent keeps about one of its users (docs/api/memories.md).
 type Memory struct {
 	// The memory's id: `mem_` and a ULID. Treat it as opaque.
@@ -1455,6 +1525,19 @@ type UpdateAgentParams struct {
 
 	// `active` or `inactive`. `error` is set only by the service.
 	Status *AgentStatus `json:"status,omitzero"`
+}
+
+// UpdateMemberParams is the request body of Members.Update.
+type UpdateMemberParams struct {
+	// The member's email, compared in lowercase; unique within the account.
+	Email *string `json:"email,omitzero"`
+
+	// The member's name, 1 to 100 characters once trimmed.
+	Name *string `json:"name,omitzero"`
+
+	// `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus agents,
+	// messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+	Role *Role `json:"role,omitzero"`
 }
 
 // UpdateWebhookParams is the request body of WebhookEndpoints.Update.

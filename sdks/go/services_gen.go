@@ -20,6 +20,7 @@ func (c *Client) initServices() {
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
 	c.Plugins = &PluginService{client: c}
 	c.APIKeys = &APIKeyService{client: c}
+	c.Members = &MemberService{client: c}
 }
 
 // AgentService is client.Agents: Create, list, read, update and delete agents; import and export elizaOS
@@ -1970,9 +1971,10 @@ type APIKeyService struct {
 // Create creates an API key.
 //
 // Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant
-// only scopes the calling key holds. Without `scopes`, a full-access calling key makes a full-access key
-// (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one
-// with exactly its own scopes.
+// only scopes the calling key holds; from the console, only scopes the member's role holds
+// (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a
+// full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes added in
+// later versions) and any other key makes one with exactly its own scopes.
 //
 // Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 //
@@ -2045,6 +2047,222 @@ func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option
 		Data APIKeyRevoked `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/api-keys/" + keyIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// MemberService is client.Members: The people of the account and their roles, which decide what their console
+// sessions may do (scopes `members:read`, `members:write`). Methods: Invite, List, ListAll, Get, Update,
+// Remove.
+type MemberService struct {
+	client *Client
+}
+
+// Invite invites a member.
+//
+// Adds a person to the account with a role. They sign in to the console by OIDC with this email (or with a
+// sign-in link made for them by `agentry console link --member`), and act with the scopes of their role. Only
+// an owner may add an owner.
+//
+// Requires the `members:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE or
+// MEMBER_EXISTS, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Invite(ctx context.Context, params InviteMemberParams, opts ...Option) (*Member, error) {
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Member `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/members", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// ListMembersParams are the query parameters of Members.List; leave a field nil for the server's default.
+type ListMembersParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only members older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only members newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists members.
+//
+// The account's members, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default 20);
+// `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in the
+// list's order either way; the next page's cursor is the last item's id (`before` it when newest first,
+// `after` it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+// answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+//
+// Requires the `members:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) List(ctx context.Context, params ListMembersParams, opts ...Option) (*CursorPage[Member], error) {
+	query := url.Values{}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data       []Member         `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/members", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[Member]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Member], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Members.ListAll(ctx, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *MemberService) ListAll(ctx context.Context, params ListMembersParams, opts ...Option) iter.Seq2[Member, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Member], error) {
+		return s.List(ctx, params, opts...)
+	})
+}
+
+// Get gets a member.
+//
+// One member of the account.
+//
+// Requires the `members:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 MEMBER_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Get(ctx context.Context, memberID string, opts ...Option) (*Member, error) {
+	memberIDSegment, err := pathSegment("memberID", memberID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Member `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/members/" + memberIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update changes a member.
+//
+// Changes a member's role, name or email; only the fields sent change. A new role takes effect on the
+// member's console sessions within a second. Only an owner may make or unmake an owner, and the account's
+// last owner cannot become anything else (`409 LAST_OWNER`).
+//
+// Requires the `members:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 MEMBER_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE or MEMBER_EXISTS or LAST_OWNER, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE,
+// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Update(ctx context.Context, memberID string, params UpdateMemberParams, opts ...Option) (*Member, error) {
+	memberIDSegment, err := pathSegment("memberID", memberID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Member `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/members/" + memberIDSegment, body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Remove removes a member.
+//
+// Removes a member from the account and ends their console sessions at once. The keys they created stay, and
+// still name them in `createdBy`. Only an owner may remove an owner, and the account's last owner cannot be
+// removed (`409 LAST_OWNER`).
+//
+// Requires the `members:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 MEMBER_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE or LAST_OWNER, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Remove(ctx context.Context, memberID string, opts ...Option) (*MemberRemovedResponseData, error) {
+	memberIDSegment, err := pathSegment("memberID", memberID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data MemberRemovedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/members/" + memberIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -74,6 +74,11 @@ describe("model", () => {
       "POST /api-keys apiKeys.create",
       "GET /api-keys apiKeys.list",
       "DELETE /api-keys/{keyId} apiKeys.revoke",
+      "POST /members members.invite",
+      "GET /members members.list",
+      "GET /members/{memberId} members.get",
+      "PATCH /members/{memberId} members.update",
+      "DELETE /members/{memberId} members.remove",
     ]);
     expect(model.defaultBaseUrl).toBe("http://localhost:8080/v1");
     expect(model.resources).toEqual([
@@ -488,6 +493,7 @@ describe("model", () => {
       "ErrorCode",
       "FinishReason",
       "ModelProvider",
+      "Role",
       "Scope",
     ]);
   });

@@ -29,6 +29,7 @@ export { Agents } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
 export { AgentClients } from "./resources/clients.js";
 export { Conversations } from "./resources/conversations.js";
+export { Members } from "./resources/members.js";
 export { Memories } from "./resources/memories.js";
 export { Messages } from "./resources/messages.js";
 export { Plugins } from "./resources/plugins.js";

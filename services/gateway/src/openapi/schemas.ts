@@ -31,6 +31,7 @@ import {
   messageByIdResponse,
   UserErased,
 } from "../routes/history.schemas.js";
+import { registerMemberSchemas } from "../routes/members.schemas.js";
 import { registerMemorySchemas } from "../routes/memories.schemas.js";
 import {
   BackgroundMessage,
@@ -163,6 +164,7 @@ export function componentSchemas(
   for (const [name, schema] of named) responses.add(schema, { id: name });
   registerCharacterSchemas(requests, responses, Agent, FieldIssue);
   registerMemorySchemas(requests, responses, { success, cursorList });
+  registerMemberSchemas(requests, responses);
   // Those routes declare themselves (`component`, a body's `schema`) come after, unless already named here.
   for (const { id, schema } of declared.requests) if (!requests.has(schema)) requests.add(schema, { id });
   for (const { id, schema } of declared.responses) if (!responses.has(schema)) responses.add(schema, { id });

@@ -1,11 +1,12 @@
 import { ROLES } from "@agentry/core";
 import { z } from "zod";
+import type { ComponentRegistry } from "../openapi/convert.js";
+import { inviteMemberBody, updateMemberBody } from "../validation/members.js";
 import { cursorList, id, success, timestamp } from "./common.schemas.js";
-import { component } from "./define.js";
 
 /* The member records of docs/api/members.md, components of the document declared with their routes. */
 
-const MemberObject = z
+export const Member = z
   .object({
     id: id("usr", "The member's id"),
     email: z
@@ -24,10 +25,14 @@ const MemberObject = z
     description: "A person of the account, who signs in to the console with the scopes of their role.",
   });
 
-export const Member = component("Member", MemberObject);
-export const MemberResponse = component("MemberResponse", success(MemberObject));
-export const MemberListResponse = component("MemberListResponse", cursorList(MemberObject));
-export const MemberRemovedResponse = component(
-  "MemberRemovedResponse",
-  success(z.object({ id: id("usr", "The removed member's id"), removed: z.literal(true) })),
-);
+const MemberRemoved = z.object({ id: id("usr", "The removed member's id"), removed: z.literal(true) });
+
+/** Adds the member schemas to the document. */
+export function registerMemberSchemas(requests: ComponentRegistry, responses: ComponentRegistry): void {
+  requests.add(inviteMemberBody, { id: "InviteMemberRequest" });
+  requests.add(updateMemberBody, { id: "UpdateMemberRequest" });
+  responses.add(Member, { id: "Member" });
+  responses.add(success(Member), { id: "MemberResponse" });
+  responses.add(cursorList(Member), { id: "MemberListResponse" });
+  responses.add(success(MemberRemoved), { id: "MemberRemovedResponse" });
+}

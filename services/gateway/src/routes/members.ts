@@ -6,7 +6,6 @@ import { roleOf } from "../http/console-session.js";
 import { CURSOR_NOTE } from "../openapi/operations.js";
 import { inviteMemberBody, listMembersQuery, updateMemberBody } from "../validation/members.js";
 import { defineRoute, type Route } from "./define.js";
-import { MemberListResponse, MemberRemovedResponse, MemberResponse } from "./members.schemas.js";
 
 const ROLE_TO_PROTO: Record<Role, RoleEnum> = {
   owner: RoleEnum.OWNER,
@@ -55,7 +54,7 @@ export const memberRoutes: Route[] = [
     description:
       "Adds a person to the account with a role. They sign in to the console by OIDC with this email (or with a sign-in link made for them by `agentry console link --member`), and act with the scopes of their role. Only an owner may add an owner.",
     body: { schema: inviteMemberBody, component: "InviteMemberRequest" },
-    success: { status: 201, schema: MemberResponse, description: "The member added." },
+    success: { status: 201, schema: "MemberResponse", description: "The member added." },
     errors: ["INVALID_REQUEST", "MEMBER_EXISTS", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
@@ -85,7 +84,7 @@ export const memberRoutes: Route[] = [
     description: `The account's members, newest first unless \`order=asc\`. ${CURSOR_NOTE}`,
     query: listMembersQuery,
     pagination: "cursor",
-    success: { status: 200, schema: MemberListResponse, description: "One page of members." },
+    success: { status: 200, schema: "MemberListResponse", description: "One page of members." },
     errors: ["INVALID_REQUEST"],
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
@@ -117,7 +116,7 @@ export const memberRoutes: Route[] = [
     tag: "Members",
     summary: "Get a member",
     description: "One member of the account.",
-    success: { status: 200, schema: MemberResponse, description: "The member." },
+    success: { status: 200, schema: "MemberResponse", description: "The member." },
     errors: ["MEMBER_NOT_FOUND"],
     async handler({ ctx, gateway, principal, rpc, params }) {
       const { member } = await gateway.accounts.getMember(
@@ -139,7 +138,7 @@ export const memberRoutes: Route[] = [
     description:
       "Changes a member's role, name or email; only the fields sent change. A new role takes effect on the member's console sessions within a second. Only an owner may make or unmake an owner, and the account's last owner cannot become anything else (`409 LAST_OWNER`).",
     body: { schema: updateMemberBody, component: "UpdateMemberRequest" },
-    success: { status: 200, schema: MemberResponse, description: "The member as changed." },
+    success: { status: 200, schema: "MemberResponse", description: "The member as changed." },
     errors: [
       "INVALID_REQUEST",
       "MEMBER_NOT_FOUND",
@@ -183,7 +182,7 @@ export const memberRoutes: Route[] = [
     summary: "Remove a member",
     description:
       "Removes a member from the account and ends their console sessions at once. The keys they created stay, and still name them in `createdBy`. Only an owner may remove an owner, and the account's last owner cannot be removed (`409 LAST_OWNER`).",
-    success: { status: 200, schema: MemberRemovedResponse, description: "The member was removed." },
+    success: { status: 200, schema: "MemberRemovedResponse", description: "The member was removed." },
     errors: ["MEMBER_NOT_FOUND", "LAST_OWNER"],
     async handler({ ctx, gateway, principal, rpc, params }) {
       const id = memberId(params.memberId);

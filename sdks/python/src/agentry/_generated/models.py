@@ -55,6 +55,8 @@ __all__ = [
     "HistoryMessage",
     "HistoryMessageUsage",
     "MESSAGE_STREAM_EVENTS",
+    "Member",
+    "MemberRemovedResponseData",
     "Memory",
     "MemoryDeletedResponseData",
     "MemorySource",
@@ -72,6 +74,7 @@ __all__ = [
     "PluginConfigParam",
     "PluginToolsItem",
     "Reply",
+    "Role",
     "Scope",
     "Secret",
     "SecretDeletedResponseData",
@@ -120,10 +123,13 @@ ErrorCode = Literal[
     "SECRET_NOT_FOUND",
     "API_KEY_NOT_FOUND",
     "MEMORY_NOT_FOUND",
+    "MEMBER_NOT_FOUND",
     "NOT_FOUND",
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
     "IDEMPOTENCY_KEY_IN_USE",
+    "MEMBER_EXISTS",
+    "LAST_OWNER",
     "PAYLOAD_TOO_LARGE",
     "UNSUPPORTED_MEDIA_TYPE",
     "IDEMPOTENCY_KEY_REUSED",
@@ -150,6 +156,10 @@ messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other val
 """
 
 
+Role = Literal["owner", "admin", "developer", "viewer"]
+"""What the member may do (docs/api/members.md, "Roles")."""
+
+
 Scope = Literal[
     "agents:read",
     "agents:write",
@@ -161,6 +171,8 @@ Scope = Literal[
     "usage:read",
     "webhooks:manage",
     "plugins:manage",
+    "members:read",
+    "members:write",
 ]
 
 ERROR_CODE_STATUS: Dict[str, int] = {
@@ -176,9 +188,12 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "DELIVERY_NOT_FOUND": 404,
     "SECRET_NOT_FOUND": 404,
     "MEMORY_NOT_FOUND": 404,
+    "MEMBER_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
+    "MEMBER_EXISTS": 409,
+    "LAST_OWNER": 409,
     "PAYLOAD_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA_TYPE": 415,
     "IDEMPOTENCY_KEY_REUSED": 422,
@@ -603,6 +618,10 @@ class ApiKey:
     """When the key was last used, to within a few seconds; `null`: never used."""
     expires_at: Optional[str]
     """When the key stops working; `null`: never."""
+    created_by: Optional[str]
+    """The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+    admin CLI made.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApiKey:
@@ -616,6 +635,7 @@ class ApiKey:
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
+            created_by=data["createdBy"],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -629,6 +649,7 @@ class ApiKey:
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at
+        out["createdBy"] = self.created_by
         return out
 
 
@@ -652,6 +673,10 @@ class ApiKeyCreated:
     """When the key was last used, to within a few seconds; `null`: never used."""
     expires_at: Optional[str]
     """When the key stops working; `null`: never."""
+    created_by: Optional[str]
+    """The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+    admin CLI made.
+    """
     key: str
     """The secret: `agentry_sk_` and 38 letters and digits. Shown this once; store it safely."""
 
@@ -667,6 +692,7 @@ class ApiKeyCreated:
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
+            created_by=data["createdBy"],
             key=data["key"],
         )
 
@@ -681,6 +707,7 @@ class ApiKeyCreated:
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at
+        out["createdBy"] = self.created_by
         out["key"] = self.key
         return out
 
@@ -1660,6 +1687,67 @@ class HistoryMessageUsage:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        return out
+
+
+@dataclass
+class Member:
+    """A person of the account, who signs in to the console with the scopes of their role."""
+
+    id: str
+    """The member's id: `usr_` and a ULID. Treat it as opaque."""
+    email: Optional[str]
+    """The member's email, in lowercase; their OIDC sign-in maps to it. `null` only for the owner the admin CLI
+    made with the account, until one is set.
+    """
+    name: str
+    """The member's name."""
+    role: Role
+    """What the member may do (docs/api/members.md, "Roles")."""
+    created_at: str
+    """When the member was added."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Member:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            email=data["email"],
+            name=data["name"],
+            role=data["role"],
+            created_at=data["createdAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["email"] = self.email
+        out["name"] = self.name
+        out["role"] = self.role
+        out["createdAt"] = self.created_at
+        return out
+
+
+@dataclass
+class MemberRemovedResponseData:
+    id: str
+    """The removed member's id: `usr_` and a ULID. Treat it as opaque."""
+    removed: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemberRemovedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            removed=data["removed"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["removed"] = self.removed
         return out
 
 

@@ -55,6 +55,8 @@ from .models import (
     Delivery,
     ExportedCharacterFile,
     HistoryMessage,
+    Member,
+    MemberRemovedResponseData,
     Memory,
     MemoryDeletedResponseData,
     ModelProvider,
@@ -62,6 +64,7 @@ from .models import (
     PluginConfig,
     PluginConfigParam,
     Reply,
+    Role,
     Scope,
     Secret,
     SecretDeletedResponseData,
@@ -82,6 +85,7 @@ __all__ = [
     "AsyncClients",
     "AsyncConversations",
     "AsyncDeliveries",
+    "AsyncMembers",
     "AsyncMemories",
     "AsyncMessages",
     "AsyncPlugins",
@@ -94,6 +98,7 @@ __all__ = [
     "Clients",
     "Conversations",
     "Deliveries",
+    "Members",
     "Memories",
     "Messages",
     "Plugins",
@@ -2536,9 +2541,10 @@ class ApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
-        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
-        other key makes one with exactly its own scopes.
+        grant only scopes the calling key holds; from the console, only scopes the member's role holds
+        (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a
+        full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes
+        added in later versions) and any other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
@@ -2658,6 +2664,272 @@ class ApiKeys:
         return ApiKeyRevoked.from_dict(envelope["data"])
 
 
+class Members:
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def invite(
+        self,
+        *,
+        email: str,
+        role: Role,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Invite a member.
+
+        Adds a person to the account with a role. They sign in to the console by OIDC with this email (or with
+        a sign-in link made for them by `agentry console link --member`), and act with the scopes of their
+        role. Only an owner may add an owner.
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            email: The member's email, compared in lowercase; unique within the account.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            name: The member's name; the part of the email before `@` when absent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "role": role,
+                "name": name,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/members", body=body)
+        envelope = self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def list(
+        self,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[Member]:
+        """List members.
+
+        The account's members, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default 20);
+        `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in
+        the list's order either way; the next page's cursor is the last item's id (`before` it when newest
+        first, `after` it when oldest first). A cursor that is not an item of this list (unknown, or another
+        agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of
+        range.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only members older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only members newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", "/members", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Member.from_dict)
+
+    def get(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Member:
+        """Get a member.
+
+        One member of the account.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/members/{path_segment('member_id', member_id)}")
+        envelope = self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def update(
+        self,
+        member_id: str,
+        *,
+        email: Union[str, NotGiven] = NOT_GIVEN,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        role: Union[Role, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Change a member.
+
+        Changes a member's role, name or email; only the fields sent change. A new role takes effect on the
+        member's console sessions within a second. Only an owner may make or unmake an owner, and the
+        account's last owner cannot become anything else (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            email: The member's email, compared in lowercase; unique within the account.
+            name: The member's name, 1 to 100 characters once trimmed.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "name": name,
+                "role": role,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/members/{path_segment('member_id', member_id)}", body=body)
+        envelope = self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def remove(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> MemberRemovedResponseData:
+        """Remove a member.
+
+        Removes a member from the account and ends their console sessions at once. The keys they created stay,
+        and still name them in `createdBy`. Only an owner may remove an owner, and the account's last owner
+        cannot be removed (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/members/{path_segment('member_id', member_id)}")
+        envelope = self._transport.request(spec, options)
+        return MemberRemovedResponseData.from_dict(envelope["data"])
+
+
 class SyncResources:
     """The API's top-level resources; the client is one of these."""
 
@@ -2677,6 +2949,10 @@ class SyncResources:
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: ApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
+    members: Members
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
 
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
@@ -2685,6 +2961,7 @@ class SyncResources:
         self.webhook_endpoints = WebhookEndpoints(transport)
         self.plugins = Plugins(transport)
         self.api_keys = ApiKeys(transport)
+        self.members = Members(transport)
 
 
 class AsyncMessages:
@@ -5117,9 +5394,10 @@ class AsyncApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
-        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
-        other key makes one with exactly its own scopes.
+        grant only scopes the calling key holds; from the console, only scopes the member's role holds
+        (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a
+        full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes
+        added in later versions) and any other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
@@ -5239,6 +5517,272 @@ class AsyncApiKeys:
         return ApiKeyRevoked.from_dict(envelope["data"])
 
 
+class AsyncMembers:
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def invite(
+        self,
+        *,
+        email: str,
+        role: Role,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Invite a member.
+
+        Adds a person to the account with a role. They sign in to the console by OIDC with this email (or with
+        a sign-in link made for them by `agentry console link --member`), and act with the scopes of their
+        role. Only an owner may add an owner.
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            email: The member's email, compared in lowercase; unique within the account.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            name: The member's name; the part of the email before `@` when absent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "role": role,
+                "name": name,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/members", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def list(
+        self,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[Member]:
+        """List members.
+
+        The account's members, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default 20);
+        `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in
+        the list's order either way; the next page's cursor is the last item's id (`before` it when newest
+        first, `after` it when oldest first). A cursor that is not an item of this list (unknown, or another
+        agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of
+        range.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only members older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only members newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", "/members", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Member.from_dict))
+
+    async def get(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Member:
+        """Get a member.
+
+        One member of the account.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/members/{path_segment('member_id', member_id)}")
+        envelope = await self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    async def update(
+        self,
+        member_id: str,
+        *,
+        email: Union[str, NotGiven] = NOT_GIVEN,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        role: Union[Role, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Change a member.
+
+        Changes a member's role, name or email; only the fields sent change. A new role takes effect on the
+        member's console sessions within a second. Only an owner may make or unmake an owner, and the
+        account's last owner cannot become anything else (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            email: The member's email, compared in lowercase; unique within the account.
+            name: The member's name, 1 to 100 characters once trimmed.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "name": name,
+                "role": role,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/members/{path_segment('member_id', member_id)}", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    async def remove(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> MemberRemovedResponseData:
+        """Remove a member.
+
+        Removes a member from the account and ends their console sessions at once. The keys they created stay,
+        and still name them in `createdBy`. Only an owner may remove an owner, and the account's last owner
+        cannot be removed (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/members/{path_segment('member_id', member_id)}")
+        envelope = await self._transport.request(spec, options)
+        return MemberRemovedResponseData.from_dict(envelope["data"])
+
+
 class AsyncResources:
     """The API's top-level resources; the async client is one of these."""
 
@@ -5258,6 +5802,10 @@ class AsyncResources:
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: AsyncApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
+    members: AsyncMembers
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
 
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
@@ -5266,3 +5814,4 @@ class AsyncResources:
         self.webhook_endpoints = AsyncWebhookEndpoints(transport)
         self.plugins = AsyncPlugins(transport)
         self.api_keys = AsyncApiKeys(transport)
+        self.members = AsyncMembers(transport)

@@ -42,10 +42,13 @@ module Agentry
       SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
       API_KEY_NOT_FOUND = "API_KEY_NOT_FOUND"
       MEMORY_NOT_FOUND = "MEMORY_NOT_FOUND"
+      MEMBER_NOT_FOUND = "MEMBER_NOT_FOUND"
       NOT_FOUND = "NOT_FOUND"
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
       IDEMPOTENCY_KEY_IN_USE = "IDEMPOTENCY_KEY_IN_USE"
+      MEMBER_EXISTS = "MEMBER_EXISTS"
+      LAST_OWNER = "LAST_OWNER"
       PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
       UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
       IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
@@ -68,10 +71,13 @@ module Agentry
         SECRET_NOT_FOUND,
         API_KEY_NOT_FOUND,
         MEMORY_NOT_FOUND,
+        MEMBER_NOT_FOUND,
         NOT_FOUND,
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
         IDEMPOTENCY_KEY_IN_USE,
+        MEMBER_EXISTS,
+        LAST_OWNER,
         PAYLOAD_TOO_LARGE,
         UNSUPPORTED_MEDIA_TYPE,
         IDEMPOTENCY_KEY_REUSED,
@@ -107,6 +113,16 @@ module Agentry
       ALL = [OPENAI, ANTHROPIC, LOCAL].freeze
     end
 
+    # What the member may do (docs/api/members.md, "Roles").
+    module Role
+      OWNER = "owner"
+      ADMIN = "admin"
+      DEVELOPER = "developer"
+      VIEWER = "viewer"
+      # Every value.
+      ALL = [OWNER, ADMIN, DEVELOPER, VIEWER].freeze
+    end
+
     # The Scope values.
     module Scope
       AGENTS_READ = "agents:read"
@@ -119,6 +135,8 @@ module Agentry
       USAGE_READ = "usage:read"
       WEBHOOKS_MANAGE = "webhooks:manage"
       PLUGINS_MANAGE = "plugins:manage"
+      MEMBERS_READ = "members:read"
+      MEMBERS_WRITE = "members:write"
       # Every value.
       ALL = [
         AGENTS_READ,
@@ -130,7 +148,9 @@ module Agentry
         HISTORY_DELETE,
         USAGE_READ,
         WEBHOOKS_MANAGE,
-        PLUGINS_MANAGE
+        PLUGINS_MANAGE,
+        MEMBERS_READ,
+        MEMBERS_WRITE
       ].freeze
     end
 
@@ -446,7 +466,7 @@ module Agentry
       # @!attribute [r] scopes
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
-      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `webhooks:manage`, `plugins:manage`, `members:read`, `members:write` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -470,6 +490,12 @@ module Agentry
       #   When the key stops working; `null`: never.
       #   @return [Time, nil]
       field :expires_at, "expiresAt", [:nullable, :time], required: true
+
+      # @!attribute [r] created_by
+      #   The member who created the key (`usr_…`), directly or through a key they created; `null` for a key
+      #   the admin CLI made.
+      #   @return [String, nil]
+      field :created_by, "createdBy", [:nullable, :string], required: true
     end
 
     # The ApiKeyCreated object.
@@ -492,7 +518,7 @@ module Agentry
       # @!attribute [r] scopes
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
-      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `webhooks:manage`, `plugins:manage`, `members:read`, `members:write` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -516,6 +542,12 @@ module Agentry
       #   When the key stops working; `null`: never.
       #   @return [Time, nil]
       field :expires_at, "expiresAt", [:nullable, :time], required: true
+
+      # @!attribute [r] created_by
+      #   The member who created the key (`usr_…`), directly or through a key they created; `null` for a key
+      #   the admin CLI made.
+      #   @return [String, nil]
+      field :created_by, "createdBy", [:nullable, :string], required: true
 
       # @!attribute [r] key
       #   The secret: `agentry_sk_` and 38 letters and digits. Shown this once; store it safely.
@@ -638,9 +670,10 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `MEMBER_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`, `LAST_OWNER`, `PAYLOAD_TOO_LARGE`,
+      #   `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`,
+      #   `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -1206,6 +1239,48 @@ module Agentry
       field :total_tokens, "totalTokens", :integer, required: true
     end
 
+    # A person of the account, who signs in to the console with the scopes of their role.
+    class Member < Agentry::Model
+      # @!attribute [r] id
+      #   The member's id: `usr_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] email
+      #   The member's email, in lowercase; their OIDC sign-in maps to it. `null` only for the owner the
+      #   admin CLI made with the account, until one is set.
+      #   @return [String, nil]
+      field :email, "email", [:nullable, :string], required: true
+
+      # @!attribute [r] name
+      #   The member's name.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] role
+      #   What the member may do (docs/api/members.md, "Roles"). One of `owner`, `admin`, `developer`,
+      #   `viewer` (Models::Role).
+      #   @return [String]
+      field :role, "role", :string, required: true
+
+      # @!attribute [r] created_at
+      #   When the member was added.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+    end
+
+    # The MemberRemovedResponseData object.
+    class MemberRemovedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The removed member's id: `usr_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] removed
+      #   @return [true]
+      field :removed, "removed", :boolean, required: true
+    end
+
     # A fact an agent keeps about one of its users (docs/api/memories.md).
     class Memory < Agentry::Model
       # @!attribute [r] id
@@ -1519,9 +1594,10 @@ module Agentry
       #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
       #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
       #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `MEMBER_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`, `LAST_OWNER`, `PAYLOAD_TOO_LARGE`,
+      #   `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`,
+      #   `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
