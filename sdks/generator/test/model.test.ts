@@ -130,6 +130,12 @@ describe("model", () => {
         description: "Manage the account's API keys (scope `keys:manage`).",
         children: [],
       },
+      {
+        path: ["members"],
+        description:
+          "The people of the account and their roles, which decide what their console sessions may do (scopes `members:read`, `members:write`).",
+        children: [],
+      },
     ]);
     expect(model.operations[0]?.tag).toBe("Agents");
   });
