@@ -7,6 +7,7 @@ import { AgentsPage } from "./pages/agents";
 import { ChatPage } from "./pages/chat";
 import { HistoryPage } from "./pages/history";
 import { KeysPage } from "./pages/keys";
+import { MembersPage } from "./pages/members";
 import { SignInPage } from "./pages/sign-in";
 import { UsagePage } from "./pages/usage";
 import { WebhooksPage } from "./pages/webhooks";
@@ -20,6 +21,7 @@ const NAV: { to: string; label: string }[] = [
   { to: "/usage", label: "Usage" },
   { to: "/webhooks", label: "Webhooks" },
   { to: "/settings/api-keys", label: "API keys" },
+  { to: "/settings/members", label: "Members" },
 ];
 
 function page(path: string): { title: string; body: JSX.Element } {
@@ -38,6 +40,8 @@ function page(path: string): { title: string; body: JSX.Element } {
       return { title: "Webhooks", body: <WebhooksPage /> };
     case "/settings/api-keys":
       return { title: "API keys", body: <KeysPage /> };
+    case "/settings/members":
+      return { title: "Members", body: <MembersPage /> };
     default:
       return { title: "Agents", body: <AgentsPage /> };
   }
