@@ -8,6 +8,7 @@ import { consoleRoutes } from "./http/console-static.js";
 import { requestFrame } from "./http/frame.js";
 import { idempotency } from "./http/idempotency.js";
 import { allowedMethods, requestTemplate } from "./http/methods.js";
+import { oidcRoutes } from "./http/oidc.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -86,6 +87,7 @@ export function buildApp(
   );
   characterSchemaRoute(router);
   consoleSessionRoutes(router, gateway);
+  oidcRoutes(router, gateway);
   connectorUpdateRoutes(router, gateway);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of [...ROUTES, ...openAiRoutes]) {

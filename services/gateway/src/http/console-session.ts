@@ -251,7 +251,7 @@ function overHttps(gateway: GatewayContext, ctx: Context): boolean {
   return ctx.get("x-forwarded-proto").split(",")[0]?.trim().toLowerCase() === "https";
 }
 
-function setSessionCookies(
+export function setSessionCookies(
   gateway: GatewayContext,
   ctx: Context,
   secret: string | null,
