@@ -11,7 +11,6 @@ import {
   normalEmail,
 } from "../members.js";
 import type { MemberRecord, MemberStore, NewMember } from "../types.js";
-import type { sqliteAccounts } from "./accounts.js";
 import { now, preparer } from "./shared.js";
 
 export interface MemberRow {
@@ -56,7 +55,7 @@ export function memberStatements(db: Database.Database) {
 export function sqliteMembers(
   db: Database.Database,
   group: GroupCommit,
-  { accountById }: Pick<ReturnType<typeof sqliteAccounts>, "accountById">,
+  { accountById }: { accountById: Database.Statement<[string], unknown> },
 ): MemberStore {
   const prepare = preparer(db);
   const shared = memberStatements(db);
