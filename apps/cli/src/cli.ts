@@ -6,6 +6,7 @@ import { accountsCreate, accountsList, accountsUpdate } from "./commands/account
 import { agentsExport, agentsImport } from "./commands/agents.js";
 import { consoleLink } from "./commands/console.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";
+import { membersInvite, membersList, membersRemove, membersSetRole } from "./commands/members.js";
 import { usage } from "./commands/usage.js";
 import { type CliConfig, loadConfig } from "./config.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError } from "./errors.js";
@@ -32,6 +33,10 @@ export const COMMANDS: readonly Command[] = [
   keysCreate,
   keysList,
   keysRevoke,
+  membersList,
+  membersInvite,
+  membersSetRole,
+  membersRemove,
   agentsImport,
   agentsExport,
   consoleLink,

@@ -30,7 +30,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   const { port } = server.address() as AddressInfo;
@@ -38,11 +38,16 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** `env`: more of the server's settings (a platform API's address, the connectors' intervals). */
-export async function startServer(options: { env?: Record<string, string> } = {}): Promise<RunningServer> {
+/**
+ * `env`: more of the server's settings (a platform API's address, the connectors' intervals); `port`: the port to
+ * listen on, when another party must know the server's address first (an OIDC provider's redirect URI).
+ */
+export async function startServer(
+  options: { env?: Record<string, string>; port?: number } = {},
+): Promise<RunningServer> {
   const openai = await startFakeOpenAI({ apiKey: "sk-console-e2e" });
   const dataDir = await mkdtemp(join(tmpdir(), "agentry-console-e2e-"));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
   const env: Record<string, string | undefined> = {
     ...process.env,

@@ -169,6 +169,9 @@ function noteRateLimit(headers: Headers): void {
 export interface ConsoleSession {
   id: string;
   account: { id: string; name: string };
+  /** Who is signed in; the session acts with the scopes of their role. */
+  member: { id: string; email: string | null; name: string; role: string };
+  scopes: string[];
   createdAt: string;
   expiresAt: string;
   idleTimeoutSeconds: number;

@@ -8,6 +8,7 @@ import { ChatPage } from "./pages/chat";
 import { HistoryPage } from "./pages/history";
 import { KeysPage } from "./pages/keys";
 import { MemoriesPage } from "./pages/memories";
+import { MembersPage } from "./pages/members";
 import { SignInPage } from "./pages/sign-in";
 import { UsagePage } from "./pages/usage";
 import { WebhooksPage } from "./pages/webhooks";
@@ -22,6 +23,7 @@ const NAV: { to: string; label: string }[] = [
   { to: "/usage", label: "Usage" },
   { to: "/webhooks", label: "Webhooks" },
   { to: "/settings/api-keys", label: "API keys" },
+  { to: "/settings/members", label: "Members" },
 ];
 
 function page(path: string): { title: string; body: JSX.Element } {
@@ -42,6 +44,8 @@ function page(path: string): { title: string; body: JSX.Element } {
       return { title: "Webhooks", body: <WebhooksPage /> };
     case "/settings/api-keys":
       return { title: "API keys", body: <KeysPage /> };
+    case "/settings/members":
+      return { title: "Members", body: <MembersPage /> };
     default:
       return { title: "Agents", body: <AgentsPage /> };
   }

@@ -116,6 +116,7 @@ describe("GET /v1/api-keys", () => {
     for (const key of res.body.data) {
       expect(Object.keys(key).sort()).toEqual([
         "createdAt",
+        "createdBy",
         "expiresAt",
         "fullAccess",
         "id",

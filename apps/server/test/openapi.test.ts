@@ -34,6 +34,7 @@ type Json = Record<string, unknown>;
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 const MISSING_AGENT = "agt_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_KEY = "key_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_MEMBER = "usr_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_CONVERSATION = "conv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_MESSAGE = "msg_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_WEBHOOK = "whk_01JAAAAAAAAAAAAAAAAAAAAAAA";
@@ -1410,6 +1411,7 @@ describe("every authenticated operation", () => {
   const pathParams = {
     agentId: MISSING_AGENT,
     keyId: MISSING_KEY,
+    memberId: MISSING_MEMBER,
     conversationId: MISSING_CONVERSATION,
     messageId: MISSING_MESSAGE,
     userId: "nobody",
@@ -1482,13 +1484,13 @@ describe("every authenticated operation", () => {
       if (op.requestBody === undefined) continue;
       const operationId = op.operationId as string;
       const tooLarge = await call(operationId, {
-        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE },
+        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE, memberId: MISSING_MEMBER },
         rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
         headers: { "content-type": "application/json" },
       });
       expect(tooLarge.status).toBe(413);
       const form = await call(operationId, {
-        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE },
+        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE, memberId: MISSING_MEMBER },
         rawBody: "name=Ada",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });
@@ -1497,11 +1499,47 @@ describe("every authenticated operation", () => {
   });
 });
 
+describe("Members", () => {
+  it("invite, list, get, change and remove answer as documented", async () => {
+    const account = await h.tenant();
+    const key = account.key;
+    const invited = await call("inviteMember", { key, body: { email: "doc@example.com", role: "viewer" } });
+    expect(invited.status).toBe(201);
+    const memberId = (invited.body as { data: { id: string } }).data.id;
+    expect(
+      (await call("inviteMember", { key, body: { email: "doc@example.com", role: "admin" } })).status,
+    ).toBe(409);
+    expect((await call("inviteMember", { key, body: { email: "nope", role: "viewer" } })).status).toBe(400);
+    expect((await call("listMembers", { key, query: "order=asc&limit=1" })).status).toBe(200);
+    expect((await call("listMembers", { key, query: "limit=0" })).status).toBe(400);
+    expect((await call("getMember", { key, params: { memberId } })).status).toBe(200);
+    expect((await call("getMember", { key, params: { memberId: MISSING_MEMBER } })).status).toBe(404);
+    expect(
+      (await call("updateMember", { key, params: { memberId }, body: { role: "developer" } })).status,
+    ).toBe(200);
+    expect((await call("updateMember", { key, params: { memberId }, body: {} })).status).toBe(400);
+    expect(
+      (await call("updateMember", { key, params: { memberId: MISSING_MEMBER }, body: { name: "x" } })).status,
+    ).toBe(404);
+    const owners = (await call("listMembers", { key, query: "order=asc&limit=1" })).body as {
+      data: { id: string }[];
+    };
+    const ownerId = owners.data[0]!.id;
+    expect(
+      (await call("updateMember", { key, params: { memberId: ownerId }, body: { role: "viewer" } })).status,
+    ).toBe(409);
+    expect((await call("removeMember", { key, params: { memberId: ownerId } })).status).toBe(409);
+    expect((await call("removeMember", { key, params: { memberId } })).status).toBe(200);
+    expect((await call("removeMember", { key, params: { memberId } })).status).toBe(404);
+  });
+});
+
 describe("every write operation", () => {
   it("answers 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED and 400 for a malformed key as documented", async () => {
     const params = {
       agentId: MISSING_AGENT,
       keyId: MISSING_KEY,
+      memberId: MISSING_MEMBER,
       conversationId: MISSING_CONVERSATION,
       userId: "nobody",
       webhookId: MISSING_WEBHOOK,

@@ -15,6 +15,7 @@ const PREFIX = {
   memory: "mem",
   document: "doc",
   schedule: "sch",
+  member: "usr",
 } as const;
 
 export type IdKind = keyof typeof PREFIX;

@@ -61,6 +61,7 @@ export {
   TIERS,
   type Tier,
 } from "./plans.js";
+export { isEmail, isRole, MEMBER_BOUNDS, ROLE_SCOPES, ROLES, type Role } from "./roles.js";
 export {
   MalformedSealedText,
   openPacked,

@@ -24,6 +24,7 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   MEMORY_NOT_FOUND: Code.NotFound,
   DOCUMENT_NOT_FOUND: Code.NotFound,
   SCHEDULE_NOT_FOUND: Code.NotFound,
+  MEMBER_NOT_FOUND: Code.NotFound,
   NOT_FOUND: Code.NotFound,
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,
@@ -31,6 +32,8 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   CONVERSATION_BUSY: Code.FailedPrecondition,
   MESSAGE_NOT_AWAITING_APPROVAL: Code.FailedPrecondition,
   APPROVAL_EXPIRED: Code.FailedPrecondition,
+  MEMBER_EXISTS: Code.AlreadyExists,
+  LAST_OWNER: Code.FailedPrecondition,
   IDEMPOTENCY_KEY_REUSED: Code.FailedPrecondition,
   // A compare-and-set that found the agent changed: the caller reads it again and decides.
   PRECONDITION_FAILED: Code.Aborted,

@@ -428,6 +428,7 @@ const ENUM_NAMES: Record<string, string> = {
   "Agent.modelProvider": "ModelProvider",
   "ApiKey.scopes[]": "Scope",
   "BackgroundMessage.status": "BackgroundMessageStatus",
+  "Member.role": "Role",
   "Reply.finishReason": "FinishReason",
   "StreamError.code": "ErrorCode",
 };

@@ -85,6 +85,11 @@ describe("model", () => {
       "POST /api-keys apiKeys.create",
       "GET /api-keys apiKeys.list",
       "DELETE /api-keys/{keyId} apiKeys.revoke",
+      "POST /members members.invite",
+      "GET /members members.list",
+      "GET /members/{memberId} members.get",
+      "PATCH /members/{memberId} members.update",
+      "DELETE /members/{memberId} members.remove",
     ]);
     expect(model.defaultBaseUrl).toBe("http://localhost:8080/v1");
     expect(model.resources).toEqual([
@@ -143,6 +148,12 @@ describe("model", () => {
       {
         path: ["apiKeys"],
         description: "Manage the account's API keys (scope `keys:manage`).",
+        children: [],
+      },
+      {
+        path: ["members"],
+        description:
+          "The people of the account and their roles, which decide what their console sessions may do (scopes `members:read`, `members:write`).",
         children: [],
       },
     ]);
@@ -509,6 +520,7 @@ describe("model", () => {
       "ErrorCode",
       "FinishReason",
       "ModelProvider",
+      "Role",
       "Scope",
     ]);
   });

@@ -31,6 +31,7 @@ export { ApiKeys } from "./resources/api-keys.js";
 export { AgentClients } from "./resources/clients.js";
 export { Conversations } from "./resources/conversations.js";
 export { Documents } from "./resources/documents.js";
+export { Members } from "./resources/members.js";
 export { Memories } from "./resources/memories.js";
 export { Messages } from "./resources/messages.js";
 export { Plugins } from "./resources/plugins.js";

@@ -395,7 +395,9 @@ export type ApiKeyScope =
   | "history:delete"
   | "usage:read"
   | "webhooks:manage"
-  | "plugins:manage";
+  | "plugins:manage"
+  | "members:read"
+  | "members:write";
 
 /** An API key record. The secret itself is shown only once, by `apiKeys.create`. */
 export interface ApiKey {
@@ -411,6 +413,8 @@ export interface ApiKey {
   createdAt: string | null;
   lastUsedAt: string | null;
   expiresAt: string | null;
+  /** The member who created the key (`usr_…`); `null` for a key the admin CLI made. */
+  createdBy: string | null;
 }
 
 /** A new API key with its secret, which cannot be read again. */
@@ -1160,4 +1164,47 @@ export interface DocumentDeleted {
 export interface KnowledgeSources {
   references: { path: string; kind: "file" | "folder"; uploaded: boolean }[];
   missing: string[];
+}
+
+/**
+ * What a member may do: `owner` every scope; `admin` a developer's plus keys and members; `developer` reads plus
+ * agents, messages, history, webhooks and plugins; `viewer` reads only.
+ */
+export type Role = "owner" | "admin" | "developer" | "viewer";
+
+/** A person of the account, who signs in to the console with the scopes of their role. */
+export interface Member {
+  /** `usr_` followed by a ULID. */
+  id: string;
+  /** Lowercase; `null` only for the owner the admin CLI made with the account, until one is set. */
+  email: string | null;
+  name: string;
+  role: Role;
+  createdAt: string;
+}
+
+/** A member to invite. */
+export interface MemberInviteParams {
+  email: string;
+  /** By default the part of the email before `@`. */
+  name?: string;
+  role: Role;
+}
+
+/** A change to a member: only the fields given change. */
+export interface MemberUpdateParams {
+  email?: string;
+  name?: string;
+  role?: Role;
+}
+
+/** Which members to list; newest first unless `order: "asc"`. */
+export interface MemberListParams extends CursorListParams {
+  order?: "asc" | "desc";
+}
+
+/** The answer to a removal. */
+export interface MemberRemoved {
+  id: string;
+  removed: true;
 }

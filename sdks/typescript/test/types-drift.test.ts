@@ -42,6 +42,10 @@ const PAIRS: Record<string, string> = {
   // keys
   ApiKey: "ApiKey",
   CreateApiKeyRequest: "ApiKeyCreateParams",
+  // members
+  Member: "Member",
+  InviteMemberRequest: "MemberInviteParams",
+  UpdateMemberRequest: "MemberUpdateParams",
   // usage
   UsageReport: "UsageReport",
   UsageGroup: "UsageGroup",

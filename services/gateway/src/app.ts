@@ -8,6 +8,7 @@ import { consoleRoutes } from "./http/console-static.js";
 import { requestFrame } from "./http/frame.js";
 import { idempotency } from "./http/idempotency.js";
 import { allowedMethods, requestTemplate } from "./http/methods.js";
+import { oidcRoutes } from "./http/oidc.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -17,6 +18,7 @@ import { clientRoutes } from "./routes/clients.js";
 import type { RequestContext, Route, ServedRoute } from "./routes/define.js";
 import { documentRoutes } from "./routes/documents.js";
 import { historyRoutes } from "./routes/history.js";
+import { memberRoutes } from "./routes/members.js";
 import { memoryRoutes } from "./routes/memories.js";
 import { messageRoutes } from "./routes/messages.js";
 import { pluginRoutes } from "./routes/plugins.js";
@@ -45,6 +47,7 @@ export const ROUTES: Route[] = [
   ...pluginRoutes,
   ...clientRoutes,
   ...apiKeyRoutes,
+  ...memberRoutes,
 ];
 
 /**
@@ -88,6 +91,7 @@ export function buildApp(
   );
   characterSchemaRoute(router);
   consoleSessionRoutes(router, gateway);
+  oidcRoutes(router, gateway);
   connectorUpdateRoutes(router, gateway);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of [...ROUTES, ...openAiRoutes]) {

@@ -38,11 +38,23 @@ export const gatewayEnvSchema = z
         .min(60_000)
         .max(30 * 24 * 3600_000),
     ),
+    /** OIDC sign-in to the console (docs/api/members.md, "Signing in by OIDC"): the provider's issuer URL... */
+    OIDC_ISSUER: env.url().optional(),
+    /** ...this deployment's client at the provider... */
+    OIDC_CLIENT_ID: z.string().min(1).optional(),
+    OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+    /** ...and where the provider sends the browser back; PUBLIC_BASE_URL/console/oidc/callback by default. */
+    OIDC_REDIRECT_URL: env.url().optional(),
     /** Behind a proxy that sets X-Forwarded-Proto, trust it to say whether the caller came over https. */
     TRUST_PROXY: env.flag("false"),
     LOG_LEVEL: env.logLevel(),
     LOG_FORMAT: env.logFormat(),
     ...metricsEnv,
+  })
+  .refine((value) => (value.OIDC_ISSUER === undefined) === (value.OIDC_CLIENT_ID === undefined), {
+    message:
+      "OIDC_ISSUER and OIDC_CLIENT_ID are set together (with OIDC_CLIENT_SECRET for a confidential client)",
+    path: ["OIDC_CLIENT_ID"],
   })
   .transform((value) => ({
     ...value,

@@ -1,4 +1,4 @@
-import type { Limits, Scope, Tier } from "@agentry/core";
+import type { Limits, Role, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
 import type { Catalogue } from "@agentry/plugin-kit";
@@ -20,14 +20,24 @@ import type { KeyUsageRecorder } from "./http/key-usage.js";
 import type { ProviderCatalog } from "./providers.js";
 import type { RedisTaskStore } from "./standard/a2a-tasks.js";
 
+/**
+ * Who made a request, for records of who changed what: the member of a console session, or the API key (with the
+ * member who created it, when one did).
+ */
+export type Actor = { type: "member"; id: string } | { type: "key"; id: string; createdBy: string | null };
+
 /** The caller, as established by its API key or by a console session. */
 export interface Principal {
   /** The key the request came with; empty for a console session. */
   keyId: string;
   /** The console session the request came with, when it came with one instead of a key. */
   sessionId?: string;
+  /** A console session's member, and their role, whose scopes the session holds. */
+  member?: { id: string; role: Role };
+  /** Who made the request. */
+  actor: Actor;
   accountId: string;
-  /** Every scope the key holds in this version. */
+  /** Every scope the key (or the session's member's role) holds in this version. */
   scopes: ReadonlySet<Scope>;
   /** Created without scopes: it holds every scope, and the keys it creates without scopes do too. */
   fullAccess: boolean;

@@ -125,6 +125,45 @@ describe("SQLite registry file", () => {
 });
 
 describe("SQLite registry schema version 2", () => {
+  it("gives every account that existed before members an owner, for whom its sessions then act", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-v8-"));
+    try {
+      const v8 = new Database(join(dataDir, REGISTRY_DB_FILE));
+      runSqliteMigrations(v8, { service: "registry", migrations: MIGRATIONS.slice(0, 8) });
+      const at = "2026-01-01T00:00:00.000Z";
+      v8.prepare(
+        "INSERT INTO accounts (id, name, tier, limit_overrides, created_at) VALUES ('acct_A', 'acme', 'standard', '{}', ?)",
+      ).run(at);
+      v8.prepare(
+        `INSERT INTO console_sessions (sha256, id, account_id, created_at, expires_at, idle_timeout_ms, last_seen_at)
+         VALUES (?, 'ses_A', 'acct_A', ?, '2999-01-01T00:00:00.000Z', 86400000000, ?)`,
+      ).run("5".repeat(64), at, new Date().toISOString());
+      v8.close();
+
+      const store = await openRegistryStore({ dataDir });
+      try {
+        const { items } = await store.listMembers("acct_A", { limit: 10, order: "asc" });
+        expect(items).toEqual([
+          {
+            id: expect.any(String),
+            accountId: "acct_A",
+            email: null,
+            name: "Owner",
+            role: "owner",
+            createdAt: at,
+          },
+        ]);
+        expect(isId("member", items[0]!.id)).toBe(true);
+        expect(timeOfId(items[0]!.id)).toBe(Date.parse(at));
+        expect((await store.useConsoleSession("5".repeat(64)))?.member).toEqual(items[0]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("turns keys holding exactly the five scopes of version 1 into full-access keys, and only those", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "agentry-registry-v1-"));
     try {

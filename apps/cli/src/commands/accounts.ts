@@ -6,6 +6,7 @@ import { FailureError, UsageError } from "../errors.js";
 import { formatTime, renderFields, renderTable } from "../format.js";
 import { parseAccountName, parseLimitOverrides, parseTier } from "../values.js";
 import { findAccount } from "./keys.js";
+import { parseEmail, parseMemberName } from "./members.js";
 
 /** An account as the CLI shows it: with the limits in force, not only its overrides. */
 export function accountView(account: AccountRecord) {
@@ -40,14 +41,17 @@ function describeAccount(account: AccountRecord): string[] {
 export const accountsCreate: Command = {
   group: "accounts",
   name: "create",
-  synopsis: `NAME [--tier ${TIERS.join("|")}] [--limit NAME=VALUE]... [--json]`,
+  synopsis: `NAME [--tier ${TIERS.join("|")}] [--limit NAME=VALUE]... [--owner-email ADDRESS] [--owner-name NAME] [--json]`,
   summary: "Create an account",
-  help: `Creates an account and prints it with the limits in force.
+  help: `Creates an account and prints it with the limits in force. The account gets its first member, an owner:
+give their email to let them sign in to the console by OIDC (or set it later with 'agentry members').
 
 Options:
   --tier TIER          ${TIERS.join(", ")} (default standard)
   --limit NAME=VALUE   Enterprise only, repeatable: override one limit with a positive integer.
                        Limits: ${LIMIT_NAMES.join(", ")}
+  --owner-email ADDR   The owner's email (default: none yet)
+  --owner-name NAME    The owner's name (default: Owner)
   --json               Print the account as JSON
 
 Example:
@@ -58,6 +62,8 @@ Example:
       {
         tier: { type: "string" },
         limit: { type: "string", multiple: true },
+        "owner-email": { type: "string" },
+        "owner-name": { type: "string" },
         json: { type: "boolean" },
       },
       ["NAME"],
@@ -66,12 +72,19 @@ Example:
     const name = parseAccountName(positionals[0] ?? "");
     const tier = parseTier(values.tier);
     const limitOverrides = parseLimitOverrides(values.limit, tier);
+    const ownerName = parseMemberName(values["owner-name"], "--owner-name");
+    const owner = {
+      ...(values["owner-email"] !== undefined
+        ? { email: parseEmail(values["owner-email"], "--owner-email") }
+        : {}),
+      ...(ownerName !== undefined ? { name: ownerName } : {}),
+    };
 
     const store = await context.store();
     // The store refuses a taken name too; asking first gives the admin a clearer message.
     if (await store.getAccountByName(name))
       throw new FailureError(`an account named '${name}' already exists`);
-    const account = await store.createAccount({ name, tier, limitOverrides });
+    const account = await store.createAccount({ name, tier, limitOverrides, owner });
 
     if (values.json) return context.printJson(accountView(account));
     context.print(`Created account ${account.name}.`, ...describeAccount(account));

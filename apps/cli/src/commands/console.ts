@@ -5,6 +5,7 @@ import type { Command } from "../command.js";
 import { UsageError } from "../errors.js";
 import { formatTime } from "../format.js";
 import { findAccount } from "./keys.js";
+import { findMember } from "./members.js";
 
 /** How long a sign-in link works when --ttl is not given, and the longest it may. */
 const DEFAULT_TTL_MINUTES = 10;
@@ -35,14 +36,15 @@ function parseBaseUrl(value: string): string {
 export const consoleLink: Command = {
   group: "console",
   name: "link",
-  synopsis: "--account NAME [--ttl MINUTES] [--base-url URL] [--json]",
+  synopsis: "--account NAME [--member EMAIL|ID] [--ttl MINUTES] [--base-url URL] [--json]",
   summary: "Print a one-time sign-in link to the web console",
-  help: `Prints a link that signs its opener in to the web console as the account, with every scope. It works
-once, within --ttl minutes; only its SHA-256 is stored. The session it opens lasts until sign-out, 30 minutes
+  help: `Prints a link that signs its opener in to the web console as a member of the account (the account's first
+owner unless --member names another), with the scopes of their role. It works once, within --ttl minutes; only its SHA-256 is stored. The session it opens lasts until sign-out, 30 minutes
 without use or 12 hours at most (the gateway's CONSOLE_SESSION_IDLE_MS and CONSOLE_SESSION_MAX_MS).
 
 Options:
   --account NAME    The account's name (or id)
+  --member MEMBER   The member to sign in as: their email or id (default: the account's first owner)
   --ttl MINUTES     How long the link works, 1 to ${MAX_TTL_MINUTES} (default ${DEFAULT_TTL_MINUTES})
   --base-url URL    Where the service is reached (default PUBLIC_BASE_URL, else http://localhost:$PORT)
   --json            Print the link and its expiry as JSON
@@ -52,6 +54,7 @@ Example:
   async run(args, context) {
     const { values } = parseCommandArgs(args, {
       account: { type: "string" },
+      member: { type: "string" },
       ttl: { type: "string" },
       "base-url": { type: "string" },
       json: { type: "boolean" },
@@ -66,7 +69,14 @@ Example:
     const account = await findAccount(store, reference);
     const token = randomBytes(32).toString("base64url");
     const expiresAt = new Date(context.now().getTime() + minutes * 60_000).toISOString();
-    await store.createConsoleLink({ accountId: account.id, sha256: sha256Hex(token), expiresAt });
+    const member =
+      values.member === undefined ? undefined : await findMember(store, account, values.member.trim());
+    await store.createConsoleLink({
+      accountId: account.id,
+      sha256: sha256Hex(token),
+      expiresAt,
+      ...(member ? { memberId: member.id } : {}),
+    });
     // The token rides in the fragment, which browsers never send to a server, so no access log keeps it.
     const url = `${baseUrl}/console/sign-in#token=${token}`;
 

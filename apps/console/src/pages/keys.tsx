@@ -23,6 +23,8 @@ export const SCOPES = [
   "usage:read",
   "webhooks:manage",
   "plugins:manage",
+  "members:read",
+  "members:write",
 ] as const;
 
 /** Account settings → API keys: list, create (the key shown once), revoke. */

@@ -102,6 +102,7 @@ export class Authenticator {
         if (key.expireTime) entry.keyExpiresAtMs = timestampDate(key.expireTime).getTime();
         return {
           keyId: key.id,
+          actor: { type: "key", id: key.id, createdBy: key.createdBy || null },
           accountId: account.id,
           scopes: new Set(heldScopes(key)),
           fullAccess: key.fullAccess,
@@ -149,9 +150,14 @@ function toLimits(message: LimitsMessage | undefined): Limits {
   };
 }
 
-/** Refuses the request unless the caller's key holds the scope. */
+/** Refuses the request unless the caller's key (or the session's member's role) holds the scope. */
 export function requireScope(principal: Principal, scope: Scope): void {
-  if (!principal.scopes.has(scope)) {
-    throw new AppError("FORBIDDEN", `This API key lacks the '${scope}' scope required for this operation.`);
+  if (principal.scopes.has(scope)) return;
+  if (principal.member) {
+    throw new AppError(
+      "FORBIDDEN",
+      `Your role '${principal.member.role}' does not allow this operation (it needs the '${scope}' scope): ask an owner or admin of the account.`,
+    );
   }
+  throw new AppError("FORBIDDEN", `This API key lacks the '${scope}' scope required for this operation.`);
 }

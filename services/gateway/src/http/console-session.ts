@@ -1,7 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { FULL_ACCESS, grantedScopes, sha256Hex } from "@agentry/core";
+import { FULL_ACCESS, grantedScopes, ROLE_SCOPES, type Role, sha256Hex } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { Account, AccountService, ConsoleSession } from "@agentry/proto";
+import {
+  type Account,
+  type AccountService,
+  type ConsoleSession,
+  type Member,
+  Role as RoleEnum,
+} from "@agentry/proto";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
@@ -43,11 +49,39 @@ export interface SessionTimeouts {
   absoluteMs: number;
 }
 
+const ROLES: Record<RoleEnum, Role | undefined> = {
+  [RoleEnum.UNSPECIFIED]: undefined,
+  [RoleEnum.OWNER]: "owner",
+  [RoleEnum.ADMIN]: "admin",
+  [RoleEnum.DEVELOPER]: "developer",
+  [RoleEnum.VIEWER]: "viewer",
+};
+
+/** A member's role as the registry sends it; a role this gateway does not know is refused, never widened. */
+export function roleOf(member: Member): Role {
+  const role = ROLES[member.role];
+  if (role === undefined) throw new AppError("UNAUTHORIZED", SESSION_ENDED);
+  return role;
+}
+
+/** What a session of a member of this role may do (ROLE_SCOPES): an owner holds every scope. */
+export function memberAccess(member: Member): Pick<Principal, "member" | "actor" | "scopes" | "fullAccess"> {
+  const role = roleOf(member);
+  const grant = ROLE_SCOPES[role];
+  return {
+    member: { id: member.id, role },
+    actor: { type: "member", id: member.id },
+    scopes: new Set(grantedScopes(grant)),
+    fullAccess: grant === FULL_ACCESS,
+  };
+}
+
 /**
- * Console sessions: a one-time sign-in link (made by `agentry console link`) is redeemed for a session whose
- * secret lives only in an HttpOnly cookie; the registry keeps its SHA-256, so sessions hold across gateways and
- * restarts. A session acts for its account with every scope. Verified sessions are trusted for `ttlMs`, as keys
- * are; a sign-out through this gateway drops the entry at once.
+ * Console sessions: a one-time sign-in link (made by `agentry console link`) or an OIDC sign-in opens a session
+ * whose secret lives only in an HttpOnly cookie; the registry keeps its SHA-256, so sessions hold across gateways
+ * and restarts. A session acts for its member with the scopes of the member's role (ROLE_SCOPES), read again
+ * whenever the session is verified. Verified sessions are trusted for `ttlMs`, as keys are; a sign-out through
+ * this gateway drops the entry at once.
  */
 export class ConsoleSessions {
   private readonly entries = new Map<string, Entry>();
@@ -63,13 +97,13 @@ export class ConsoleSessions {
   async signIn(
     token: string,
     options: CallOptions,
-  ): Promise<{ secret: string; session: ConsoleSession; account: Account }> {
+  ): Promise<{ secret: string; session: ConsoleSession; account: Account; member: Member }> {
     if (!SECRET.test(token))
       throw new AppError("UNAUTHORIZED", "The sign-in link is malformed: copy it whole.");
     const secret = randomBytes(32).toString("base64url");
     const now = this.now();
     try {
-      const { session, account } = await this.accounts.redeemConsoleLink(
+      const { session, account, member } = await this.accounts.redeemConsoleLink(
         {
           tokenSha256: sha256Hex(token),
           sessionSha256: sha256Hex(secret),
@@ -78,10 +112,30 @@ export class ConsoleSessions {
         },
         options,
       );
-      return { secret, session: session!, account: account! };
+      return { secret, session: session!, account: account!, member: member! };
     } catch (error) {
       throw unauthorized(error, "The sign-in link is invalid, used or expired: ask for a new one.");
     }
+  }
+
+  /** Opens a session for a member signed in by OIDC; the secret returned goes into the cookie. */
+  async open(
+    accountId: string,
+    memberId: string,
+    options: CallOptions,
+  ): Promise<{ secret: string; session: ConsoleSession; account: Account; member: Member }> {
+    const secret = randomBytes(32).toString("base64url");
+    const { session, account, member } = await this.accounts.openConsoleSession(
+      {
+        accountId,
+        memberId,
+        sessionSha256: sha256Hex(secret),
+        expireTime: timestampFromMs(this.now() + this.timeouts.absoluteMs),
+        idleTimeoutSeconds: Math.max(1, Math.round(this.timeouts.idleMs / 1000)),
+      },
+      options,
+    );
+    return { secret, session: session!, account: account!, member: member! };
   }
 
   /** The session's caller; a session that ended, idled out or expired is 401. */
@@ -100,14 +154,14 @@ export class ConsoleSessions {
   async describe(
     secret: string,
     options: CallOptions,
-  ): Promise<{ session: ConsoleSession; account: Account }> {
+  ): Promise<{ session: ConsoleSession; account: Account; member: Member }> {
     if (!SECRET.test(secret)) throw new AppError("UNAUTHORIZED", SESSION_ENDED);
     try {
-      const { session, account } = await this.accounts.verifyConsoleSession(
+      const { session, account, member } = await this.accounts.verifyConsoleSession(
         { sessionSha256: sha256Hex(secret) },
         options,
       );
-      return { session: session!, account: account! };
+      return { session: session!, account: account!, member: member! };
     } catch (error) {
       throw unauthorized(error, SESSION_ENDED);
     }
@@ -124,12 +178,11 @@ export class ConsoleSessions {
     const entry: Entry = {
       staleAtMs: this.now() + this.ttlMs,
       principal: this.accounts.verifyConsoleSession({ sessionSha256: sha256 }, options).then(
-        ({ session, account }) => ({
+        ({ session, account, member }) => ({
           keyId: "",
           sessionId: session!.id,
           accountId: account!.id,
-          scopes: new Set(grantedScopes(FULL_ACCESS)),
-          fullAccess: true,
+          ...memberAccess(member!),
           ...accountPlan(account!),
         }),
         (error: unknown) => {
@@ -198,7 +251,7 @@ function overHttps(gateway: GatewayContext, ctx: Context): boolean {
   return ctx.get("x-forwarded-proto").split(",")[0]?.trim().toLowerCase() === "https";
 }
 
-function setSessionCookies(
+export function setSessionCookies(
   gateway: GatewayContext,
   ctx: Context,
   secret: string | null,
@@ -218,10 +271,13 @@ function setSessionCookies(
   ctx.cookies.set(CSRF_COOKIE, secret === null ? "" : csrfTokenOf(secret), { ...common, httpOnly: false });
 }
 
-function presentSession(session: ConsoleSession, account: Account) {
+function presentSession(session: ConsoleSession, account: Account, member: Member) {
+  const access = memberAccess(member);
   return {
     id: session.id,
     account: { id: account.id, name: account.name },
+    member: { id: member.id, email: member.email || null, name: member.name, role: roleOf(member) },
+    scopes: [...access.scopes],
     createdAt: timestampDate(session.createTime!).toISOString(),
     expiresAt: timestampDate(session.expireTime!).toISOString(),
     idleTimeoutSeconds: session.idleTimeoutSeconds,
@@ -253,20 +309,23 @@ export function consoleSessionRoutes(router: Router<GatewayState>, gateway: Gate
         details: unknown.map((field) => ({ field, issue: "is not a field of this request" })),
       });
     }
-    const { secret, session, account } = await gateway.sessions.signIn(token, rpcOptions(gateway, ctx));
+    const { secret, session, account, member } = await gateway.sessions.signIn(
+      token,
+      rpcOptions(gateway, ctx),
+    );
     setSessionCookies(gateway, ctx, secret, timestampDate(session.expireTime!));
     ctx.set("Cache-Control", "no-store");
     ctx.status = 201;
-    ctx.body = { success: true, data: presentSession(session, account) };
+    ctx.body = { success: true, data: presentSession(session, account, member) };
   });
 
   router.get(SESSION_PATH, async (ctx) => {
     const secret = ctx.cookies.get(SESSION_COOKIE);
     if (!secret)
       throw new AppError("UNAUTHORIZED", "Not signed in: open a sign-in link from 'agentry console link'.");
-    const { session, account } = await gateway.sessions.describe(secret, rpcOptions(gateway, ctx));
+    const { session, account, member } = await gateway.sessions.describe(secret, rpcOptions(gateway, ctx));
     ctx.set("Cache-Control", "no-store");
-    ctx.body = { success: true, data: presentSession(session, account) };
+    ctx.body = { success: true, data: presentSession(session, account, member) };
   });
 
   router.delete(SESSION_PATH, async (ctx) => {

@@ -673,6 +673,11 @@ const TAGS: { name: string; description: string }[] = [
       "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).",
   },
   { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
+  {
+    name: "Members",
+    description:
+      "The people of the account and their roles, which decide what their console sessions may do (scopes `members:read`, `members:write`).",
+  },
   { name: "Service", description: "Health, readiness and this documentation; no authentication." },
 ];
 

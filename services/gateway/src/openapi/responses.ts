@@ -22,7 +22,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     metered: "never",
   },
   FORBIDDEN: {
-    when: "The API key lacks the scope this operation needs (or, creating a key, a scope it would grant).",
+    when: "The API key, or the role of the console session's member, lacks the scope this operation needs (or, creating a key, a scope it would grant).",
     metered: "sometimes",
   },
   INSUFFICIENT_QUOTA: {
@@ -49,6 +49,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   MEMORY_NOT_FOUND: { when: "No such memory of the agent.", metered: "always" },
   DOCUMENT_NOT_FOUND: { when: "No such document of the agent.", metered: "always" },
   SCHEDULE_NOT_FOUND: { when: "No such schedule of the agent.", metered: "always" },
+  MEMBER_NOT_FOUND: { when: "No such member of the caller's account.", metered: "always" },
   NOT_FOUND: { when: "No such resource.", metered: "always" },
   METHOD_NOT_ALLOWED: {
     when: "The path exists but not with this method; `Allow` lists the methods it has.",
@@ -69,6 +70,14 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   APPROVAL_EXPIRED: {
     when: "A message's tool calls waited for approval longer than `TOOL_APPROVAL_TIMEOUT`; only a failed message's `error` carries it.",
     metered: "never",
+  },
+  MEMBER_EXISTS: {
+    when: "The account already has a member with this email; change that member instead.",
+    metered: "always",
+  },
+  LAST_OWNER: {
+    when: "The change or removal would leave the account without an owner; make another member an owner first.",
+    metered: "always",
   },
   IDEMPOTENCY_KEY_IN_USE: {
     when: "A request with this `Idempotency-Key` is still running; retry after `Retry-After` seconds.",

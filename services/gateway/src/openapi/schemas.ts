@@ -32,6 +32,7 @@ import {
   messageByIdResponse,
   UserErased,
 } from "../routes/history.schemas.js";
+import { registerMemberSchemas } from "../routes/members.schemas.js";
 import { registerMemorySchemas } from "../routes/memories.schemas.js";
 import {
   BackgroundMessage,
@@ -175,6 +176,7 @@ export function componentSchemas(
   registerMemorySchemas(requests, responses, { success, cursorList });
   registerDocumentSchemas(requests, responses, { success, cursorList });
   registerScheduleSchemas(responses);
+  registerMemberSchemas(requests, responses);
   // Those routes declare themselves (`component`, a body's `schema`) come after, unless already named here.
   for (const { id, schema } of declared.requests) if (!requests.has(schema)) requests.add(schema, { id });
   for (const { id, schema } of declared.responses) if (!responses.has(schema)) responses.add(schema, { id });

@@ -21,6 +21,14 @@ const apiKeyFields = {
   createdAt: nullableTimestamp("When the key was created."),
   lastUsedAt: nullableTimestamp("When the key was last used, to within a few seconds; `null`: never used."),
   expiresAt: nullableTimestamp("When the key stops working; `null`: never."),
+  createdBy: z
+    .string()
+    .nullable()
+    .meta({
+      description:
+        "The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the admin CLI made.",
+      examples: ["usr_01JCZ3S8Q5M2T7V9X0B4D6F8H1"],
+    }),
 };
 
 export const ApiKey = z

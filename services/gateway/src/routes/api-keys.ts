@@ -18,6 +18,7 @@ function presentKey(key: ApiKey) {
     createdAt: key.createTime ? timestampDate(key.createTime).toISOString() : null,
     lastUsedAt: key.lastUsedTime ? timestampDate(key.lastUsedTime).toISOString() : null,
     expiresAt: key.expireTime ? timestampDate(key.expireTime).toISOString() : null,
+    createdBy: key.createdBy || null,
   };
 }
 
@@ -32,7 +33,7 @@ export const apiKeyRoutes: Route[] = [
     tag: "API keys",
     summary: "Create an API key",
     description:
-      "Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one with exactly its own scopes.",
+      "Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant only scopes the calling key holds; from the console, only scopes the member's role holds (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one with exactly its own scopes.",
     body: { schema: createApiKeyBody, component: "CreateApiKeyRequest" },
     success: { status: 201, schema: "ApiKeyResponse", description: "The key created, with its secret." },
     errors: ["INVALID_REQUEST", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"],
@@ -46,9 +47,13 @@ export const apiKeyRoutes: Route[] = [
       if (missing.length > 0) {
         throw new AppError(
           "FORBIDDEN",
-          `A key can only grant scopes it holds itself; this one lacks: ${missing.join(", ")}.`,
+          principal.member
+            ? `A key can only grant scopes your role '${principal.member.role}' holds; it lacks: ${missing.join(", ")}.`
+            : `A key can only grant scopes it holds itself; this one lacks: ${missing.join(", ")}.`,
         );
       }
+      const { actor } = principal;
+      const createdBy = actor.type === "member" ? actor.id : (actor.createdBy ?? "");
       const keyed = ctx.state.idempotency;
       const { apiKey, secret } = createdUnderKey(
         ctx,
@@ -57,6 +62,7 @@ export const apiKeyRoutes: Route[] = [
             accountId: principal.accountId,
             name: body.name ?? "",
             scopes,
+            createdBy,
             ...(body.expiresAt ? { expireTime: timestampFromMs(Date.parse(body.expiresAt)) } : {}),
             // The registry keeps the new secret under the key sealed with this, to answer a retry with.
             ...(keyed?.create ? { idempotency: { ...keyed.create, sealingKey: keyed.sealing() } } : {}),

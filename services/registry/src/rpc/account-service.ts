@@ -2,9 +2,12 @@ import {
   FULL_ACCESS,
   generateApiKey,
   grantedScopes,
+  isEmail,
+  isId,
   isScope,
   LIMIT_NAMES,
   type Limits,
+  MEMBER_BOUNDS,
   openPacked,
   SCOPES,
   type ScopeGrant,
@@ -15,7 +18,7 @@ import { AppError, invalid } from "@agentry/errors";
 import type { AccountService } from "@agentry/proto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { sessionUsable } from "../store/console-sessions.js";
-import type { AccountRecord } from "../store/types.js";
+import type { AccountRecord, SignedIn } from "../store/types.js";
 import type { RegistryContext } from "./context.js";
 import {
   accountToProto,
@@ -24,6 +27,8 @@ import {
   consoleSessionToProto,
   fromTimestamp,
   limitsFromProto,
+  memberToProto,
+  roleFromProto,
   tierFromProto,
 } from "./convert.js";
 import { createClaim, createSealingKey, storedResponseToProto } from "./idempotency-service.js";
@@ -70,6 +75,33 @@ function checkScopes(requested: string[]): ScopeGrant {
   return grantedScopes(requested.filter(isScope));
 }
 
+function memberNotFound(id: string): AppError {
+  return new AppError("MEMBER_NOT_FOUND", `Member ${JSON.stringify(id)} does not exist.`);
+}
+
+function checkEmail(email: string): string {
+  const trimmed = email.trim();
+  if (!isEmail(trimmed)) throw invalid("email", "must be an email address");
+  return trimmed;
+}
+
+function checkMemberName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "" || [...trimmed].length > MEMBER_BOUNDS.nameMaxLength) {
+    throw invalid("name", `must be 1 to ${MEMBER_BOUNDS.nameMaxLength} characters`);
+  }
+  return trimmed;
+}
+
+/** A session as its RPCs answer it. */
+function signedInToProto({ session, account, member }: SignedIn) {
+  return {
+    session: consoleSessionToProto(session),
+    account: accountToProto(account),
+    ...(member ? { member: memberToProto(member) } : {}),
+  };
+}
+
 export function accountService({ store, logger }: RegistryContext): ServiceImpl<typeof AccountService> {
   async function existingAccount(id: string): Promise<AccountRecord> {
     const account = await store.getAccount(id);
@@ -83,7 +115,11 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
       if (name === "") throw invalid("name", "is required");
       const tier = tierFromProto(request.tier);
       const limitOverrides = checkOverrides(tier, limitsFromProto(request.limitOverrides));
-      const account = await store.createAccount({ name, tier, limitOverrides });
+      const owner = {
+        ...(request.ownerEmail !== "" ? { email: checkEmail(request.ownerEmail) } : {}),
+        ...(request.ownerName !== "" ? { name: checkMemberName(request.ownerName) } : {}),
+      };
+      const account = await store.createAccount({ name, tier, limitOverrides, owner });
       logger.info({ accountId: account.id, tier }, "account created");
       return { account: accountToProto(account) };
     },
@@ -115,7 +151,15 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
         if (Date.parse(expiresAt) <= Date.now()) throw invalid("expire_time", "must be in the future");
       }
       const { secret, sha256, prefix } = generateApiKey();
-      const input = { accountId: request.accountId, name: request.name, scopes, expiresAt, sha256, prefix };
+      const input = {
+        accountId: request.accountId,
+        name: request.name,
+        scopes,
+        expiresAt,
+        sha256,
+        prefix,
+        createdBy: request.createdBy || null,
+      };
       if (request.idempotency) {
         // The secret is kept with the key's record, sealed with a key only the caller can derive again.
         const claim = createClaim(request.idempotency);
@@ -169,7 +213,12 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
       if (!request.expireTime) throw invalid("expire_time", "is required");
       const expiresAt = fromTimestamp(request.expireTime);
       if (Date.parse(expiresAt) <= Date.now()) throw invalid("expire_time", "must be in the future");
-      await store.createConsoleLink({ accountId: request.accountId, sha256, expiresAt });
+      await store.createConsoleLink({
+        accountId: request.accountId,
+        sha256,
+        expiresAt,
+        ...(request.memberId ? { memberId: request.memberId } : {}),
+      });
       logger.info({ accountId: request.accountId }, "console sign-in link created");
       return {};
     },
@@ -194,14 +243,96 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
         { sessionId: redeemed.session.id, accountId: redeemed.account.id },
         "console session started",
       );
-      return { session: consoleSessionToProto(redeemed.session), account: accountToProto(redeemed.account) };
+      return signedInToProto(redeemed);
+    },
+
+    async openConsoleSession(request) {
+      const sha256 = checkSha256("session_sha256", request.sessionSha256);
+      if (!request.expireTime) throw invalid("expire_time", "is required");
+      const expiresAt = fromTimestamp(request.expireTime);
+      const lifetimeMs = Date.parse(expiresAt) - Date.now();
+      if (lifetimeMs <= 0 || lifetimeMs > MAX_SESSION_MS) {
+        throw invalid("expire_time", "must be in the future, at most 30 days ahead");
+      }
+      if (request.idleTimeoutSeconds < 1) throw invalid("idle_timeout_seconds", "must be positive");
+      const opened = await store.openConsoleSession(request.accountId, request.memberId, {
+        sha256,
+        expiresAt,
+        idleTimeoutMs: request.idleTimeoutSeconds * 1000,
+      });
+      if (!opened) throw memberNotFound(request.memberId);
+      logger.info(
+        { sessionId: opened.session.id, accountId: opened.account.id, memberId: request.memberId },
+        "console session started",
+      );
+      return signedInToProto(opened);
+    },
+
+    async createMember(request) {
+      const role = roleFromProto(request.role);
+      if (role === undefined) throw invalid("role", "is required");
+      await existingAccount(request.accountId);
+      const member = await store.createMember({
+        accountId: request.accountId,
+        email: checkEmail(request.email),
+        name: checkMemberName(request.name),
+        role,
+      });
+      logger.info({ accountId: member.accountId, memberId: member.id, role }, "member added");
+      return { member: memberToProto(member) };
+    },
+
+    async getMember(request) {
+      const member = isId("member", request.id) ? await store.getMember(request.accountId, request.id) : null;
+      if (!member) throw memberNotFound(request.id);
+      return { member: memberToProto(member) };
+    },
+
+    async listMembers(request) {
+      if (request.limit < 1 || request.limit > 100) throw invalid("limit", "must be 1 to 100");
+      if (request.before !== "" && request.after !== "")
+        throw invalid("after", "cannot be combined with before");
+      const page = await store.listMembers(request.accountId, {
+        limit: request.limit,
+        ...(request.before !== "" ? { before: request.before } : {}),
+        ...(request.after !== "" ? { after: request.after } : {}),
+        order: request.ascending ? "asc" : "desc",
+      });
+      return { members: page.items.map(memberToProto), hasMore: page.hasMore };
+    },
+
+    async updateMember(request) {
+      const role = roleFromProto(request.role);
+      const change = {
+        ...(request.email !== undefined ? { email: checkEmail(request.email) } : {}),
+        ...(request.name !== undefined ? { name: checkMemberName(request.name) } : {}),
+        ...(role !== undefined ? { role } : {}),
+      };
+      const member = isId("member", request.id)
+        ? await store.updateMember(request.accountId, request.id, change)
+        : null;
+      if (!member) throw memberNotFound(request.id);
+      logger.info({ accountId: member.accountId, memberId: member.id, role: member.role }, "member changed");
+      return { member: memberToProto(member) };
+    },
+
+    async deleteMember(request) {
+      const deleted = isId("member", request.id) && (await store.deleteMember(request.accountId, request.id));
+      if (!deleted) throw memberNotFound(request.id);
+      logger.info({ accountId: request.accountId, memberId: request.id }, "member removed");
+      return {};
+    },
+
+    async findMembersByEmail(request) {
+      const email = request.email.trim();
+      return { members: email === "" ? [] : (await store.findMembersByEmail(email)).map(memberToProto) };
     },
 
     async verifyConsoleSession(request) {
       const found = await store.useConsoleSession(request.sessionSha256);
-      if (!found || !sessionUsable(found.session, Date.now()))
+      if (!found?.member || !sessionUsable(found.session, Date.now()))
         throw new AppError("UNAUTHORIZED", INVALID_SESSION);
-      return { session: consoleSessionToProto(found.session), account: accountToProto(found.account) };
+      return signedInToProto(found);
     },
 
     async endConsoleSession(request) {

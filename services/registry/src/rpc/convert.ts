@@ -1,4 +1,12 @@
-import { effectiveLimits, isSha256Hex, LIMIT_NAMES, type Limits, PAGE_LIMIT, type Tier } from "@agentry/core";
+import {
+  effectiveLimits,
+  isSha256Hex,
+  LIMIT_NAMES,
+  type Limits,
+  PAGE_LIMIT,
+  type Role,
+  type Tier,
+} from "@agentry/core";
 import { invalid } from "@agentry/errors";
 import {
   type Account,
@@ -15,6 +23,9 @@ import {
   ConsoleSessionSchema,
   type Limits as LimitsMessage,
   LimitsSchema,
+  type Member,
+  MemberSchema,
+  Role as RoleEnum,
   SortOrder,
   type StatusReason as StatusReasonMessage,
   StatusReasonSchema,
@@ -36,6 +47,7 @@ import type {
   ConsoleSessionRecord,
   JsonValue,
   ListAgentsQuery,
+  MemberRecord,
   AgentSortField as SortField,
   AgentStatus as Status,
   StatusReason,
@@ -261,6 +273,36 @@ export function apiKeyToProto(key: ApiKeyRecord): ApiKey {
     lastUsedTime: optionalTimestamp(key.lastUsedAt),
     expireTime: optionalTimestamp(key.expiresAt),
     revokeTime: optionalTimestamp(key.revokedAt),
+    createdBy: key.createdBy ?? "",
+  });
+}
+
+const ROLE_TO_PROTO: Record<Role, RoleEnum> = {
+  owner: RoleEnum.OWNER,
+  admin: RoleEnum.ADMIN,
+  developer: RoleEnum.DEVELOPER,
+  viewer: RoleEnum.VIEWER,
+};
+
+export function roleToProto(role: Role): RoleEnum {
+  return ROLE_TO_PROTO[role];
+}
+
+/** A role; undefined for UNSPECIFIED (callers decide whether one is required). */
+export function roleFromProto(role: RoleEnum): Role | undefined {
+  const found = (Object.keys(ROLE_TO_PROTO) as Role[]).find((name) => ROLE_TO_PROTO[name] === role);
+  if (found === undefined && role !== RoleEnum.UNSPECIFIED) throw invalid("role", "is not a known role");
+  return found;
+}
+
+export function memberToProto(member: MemberRecord): Member {
+  return create(MemberSchema, {
+    id: member.id,
+    accountId: member.accountId,
+    email: member.email ?? "",
+    name: member.name,
+    role: roleToProto(member.role),
+    createTime: toTimestamp(member.createdAt),
   });
 }
 
@@ -272,6 +314,7 @@ export function consoleSessionToProto(session: ConsoleSessionRecord): ConsoleSes
     expireTime: toTimestamp(session.expiresAt),
     idleTimeoutSeconds: Math.floor(session.idleTimeoutMs / 1000),
     lastSeenTime: toTimestamp(session.lastSeenAt),
+    memberId: session.memberId,
   });
 }
 

@@ -1,4 +1,5 @@
 import type { MigrationTarget, PgMigration } from "@agentry/pg";
+import { ownerIds } from "./members.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 
 export type { PgMigration };
@@ -235,6 +236,43 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE ${s}.idempotency_keys ADD COLUMN created_at bigint;
       ALTER TABLE ${s}.idempotency_keys ADD COLUMN secret bytea;
     `,
+  },
+  {
+    version: 9,
+    name: "members",
+    // As SQLite's version 9.
+    sql: (s) => `
+      CREATE TABLE ${s}.members (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES ${s}.accounts (id) ON DELETE CASCADE,
+        email text COLLATE "C",
+        name text NOT NULL,
+        role text NOT NULL CHECK (role IN ('owner', 'admin', 'developer', 'viewer')),
+        created_at timestamptz NOT NULL
+      );
+      CREATE UNIQUE INDEX members_by_email ON ${s}.members (account_id, email);
+      CREATE INDEX members_by_account ON ${s}.members (account_id, id);
+      CREATE INDEX members_by_any_email ON ${s}.members (email);
+      ALTER TABLE ${s}.api_keys ADD COLUMN created_by text COLLATE "C";
+      ALTER TABLE ${s}.console_links ADD COLUMN member_id text COLLATE "C";
+      ALTER TABLE ${s}.console_sessions ADD COLUMN member_id text COLLATE "C";
+    `,
+    async data(client, s) {
+      const accounts = await client.query<{ id: string; created_at: Date }>(
+        `SELECT id, created_at FROM ${s}.accounts`,
+      );
+      for (const [account, id] of ownerIds(accounts.rows)) {
+        await client.query(
+          `INSERT INTO ${s}.members (id, account_id, email, name, role, created_at)
+           VALUES ($1, $2, NULL, 'Owner', 'owner', $3)`,
+          [id, account.id, account.created_at],
+        );
+        await client.query(`UPDATE ${s}.console_sessions SET member_id = $1 WHERE account_id = $2`, [
+          id,
+          account.id,
+        ]);
+      }
+    },
   },
 ];
 

@@ -27,6 +27,7 @@ import { postgresAccounts } from "./postgres/accounts.js";
 import { postgresAgents } from "./postgres/agents.js";
 import { postgresConsoleSessions } from "./postgres/console-sessions.js";
 import { postgresIdempotency } from "./postgres/idempotency.js";
+import { postgresMembers } from "./postgres/members.js";
 import { postgresOutbox } from "./postgres/outbox.js";
 import { migrationTarget } from "./postgres-migrations.js";
 import type { RegistryStore } from "./types.js";
@@ -54,6 +55,7 @@ export class PostgresRegistryStore {
     const operations: Omit<RegistryStore, "close"> = {
       ...postgresAgents(db, schema, accounts, outbox, idempotency),
       ...accounts.store,
+      ...postgresMembers(db, schema),
       ...postgresConsoleSessions(db, schema, accounts),
       ...outbox.store,
       ...idempotency.store,

@@ -1,4 +1,5 @@
 import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
+import { ownerIds } from "./members.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
@@ -242,6 +243,44 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ALTER TABLE idempotency_keys ADD COLUMN created_at INTEGER;
       ALTER TABLE idempotency_keys ADD COLUMN secret BLOB;
     `,
+  },
+  {
+    version: 9,
+    name: "members",
+    // The people of an account, each with a role. Every account gets its first member, an owner without an email
+    // (set one with PATCH /v1/members/{id}); the keys and sessions that exist were made for it, and sessions
+    // carry their member from now on. A key's creator is kept as an id: a removed member's keys stay as they are.
+    sql: `
+      CREATE TABLE members (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        email TEXT,
+        name TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'developer', 'viewer')),
+        created_at TEXT NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX members_by_email ON members (account_id, email);
+      CREATE INDEX members_by_account ON members (account_id, id);
+      CREATE INDEX members_by_any_email ON members (email);
+      ALTER TABLE api_keys ADD COLUMN created_by TEXT;
+      ALTER TABLE console_links ADD COLUMN member_id TEXT;
+      ALTER TABLE console_sessions ADD COLUMN member_id TEXT;
+    `,
+    data(db) {
+      const accounts = db
+        .prepare<[], { id: string; created_at: string }>("SELECT id, created_at FROM accounts")
+        .all();
+      const insert = db.prepare<[string, string, string]>(
+        "INSERT INTO members (id, account_id, email, name, role, created_at) VALUES (?, ?, NULL, 'Owner', 'owner', ?)",
+      );
+      const sessions = db.prepare<[string, string]>(
+        "UPDATE console_sessions SET member_id = ? WHERE account_id = ?",
+      );
+      for (const [account, id] of ownerIds(accounts)) {
+        insert.run(id, account.id, account.created_at);
+        sessions.run(id, account.id);
+      }
+    },
   },
 ];
 

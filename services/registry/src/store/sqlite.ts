@@ -5,6 +5,7 @@ import { sqliteAccounts } from "./sqlite/accounts.js";
 import { sqliteAgents } from "./sqlite/agents.js";
 import { sqliteConsoleSessions } from "./sqlite/console-sessions.js";
 import { sqliteIdempotency } from "./sqlite/idempotency.js";
+import { sqliteMembers } from "./sqlite/members.js";
 import { sqliteOutbox } from "./sqlite/outbox.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import type { RegistryStore } from "./types.js";
@@ -25,6 +26,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   return {
     ...sqliteAgents(db, group, accounts, outbox, idempotency),
     ...accounts.store,
+    ...sqliteMembers(db, group, accounts),
     ...sqliteConsoleSessions(db, accounts),
     ...outbox.store,
     ...idempotency.store,

@@ -1,4 +1,4 @@
-import type { Limits, Scope, ScopeGrant, Tier } from "@agentry/core";
+import type { Limits, Role, Scope, ScopeGrant, Tier } from "@agentry/core";
 import type { CreateUnderKey, IdempotencyBegin, IdempotencyClaim, KeyedCreate } from "./idempotency.js";
 
 export type {
@@ -105,6 +105,8 @@ export interface ApiKeyRecord {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** The member who created it (`usr_…`); null for a key the admin CLI made. */
+  createdBy: string | null;
 }
 
 export interface NewApiKey {
@@ -115,6 +117,48 @@ export interface NewApiKey {
   /** Lowercase hex SHA-256 of the secret; the secret itself is never stored. */
   sha256: string;
   prefix: string;
+  /** The member creating it; null (or absent) for the admin CLI. */
+  createdBy?: string | null;
+}
+
+/** A person of an account, who signs in to the console and acts with the scopes of their role. */
+export interface MemberRecord {
+  /** `usr_` and a ULID. */
+  id: string;
+  accountId: string;
+  /**
+   * Lowercase; unique within the account. Null only for the owner made with an account by the admin CLI without
+   * `--owner-email`, until one is set.
+   */
+  email: string | null;
+  name: string;
+  role: Role;
+  createdAt: string;
+}
+
+export interface NewMember {
+  accountId: string;
+  email: string;
+  name: string;
+  role: Role;
+}
+
+/** A change to a member: only the fields present change. */
+export interface MemberChange {
+  email?: string;
+  name?: string;
+  role?: Role;
+}
+
+/**
+ * One page of members by the cursor rules of the other cursor-paged lists: `before` a member id, the members
+ * nearest below it; `after`, those nearest above; either way presented in `order` (ids sort by creation).
+ */
+export interface MembersQuery {
+  limit: number;
+  before?: string;
+  after?: string;
+  order: "asc" | "desc";
 }
 
 /** A one-time sign-in link of the web console; only its token's SHA-256 is stored. */
@@ -130,6 +174,8 @@ export interface ConsoleSessionRecord {
   /** `ses_` and a ULID. */
   id: string;
   accountId: string;
+  /** The member it acts for, with the scopes of their role. */
+  memberId: string;
   createdAt: string;
   /** The absolute timeout: the session ends then however active it is. */
   expiresAt: string;
@@ -140,6 +186,11 @@ export interface ConsoleSessionRecord {
 }
 
 export interface NewConsoleSession {
+  /**
+   * The member it acts for. A sign-in link's session acts for the link's member, or without one for the account's
+   * first owner.
+   */
+  memberId?: string;
   /** Lowercase hex SHA-256 of the session's secret. */
   sha256: string;
   expiresAt: string;
@@ -256,8 +307,16 @@ export interface AgentStore {
 
 /** Accounts and their API keys. */
 export interface AccountStore {
-  /** Throws AppError INVALID_REQUEST when the name is taken. */
-  createAccount(input: { name: string; tier: Tier; limitOverrides: Partial<Limits> }): Promise<AccountRecord>;
+  /**
+   * Creates the account and, in the same transaction, its first member: an owner named `owner.name` ("Owner" by
+   * default) with `owner.email` (or none). Throws AppError INVALID_REQUEST when the name is taken.
+   */
+  createAccount(input: {
+    name: string;
+    tier: Tier;
+    limitOverrides: Partial<Limits>;
+    owner?: { email?: string; name?: string };
+  }): Promise<AccountRecord>;
   getAccount(id: string): Promise<AccountRecord | null>;
   /**
    * Changes an account's plan: its tier and/or its limit overrides (replaced whole). Null when the account does
@@ -292,25 +351,62 @@ export interface AccountStore {
   touchApiKeys(lastUsed: ReadonlyMap<string, string>): Promise<void>;
 }
 
+/**
+ * The members of accounts. An account always keeps at least one owner: a change or removal that would leave it
+ * none throws AppError LAST_OWNER, checked in the change's transaction so simultaneous ones cannot both pass.
+ */
+export interface MemberStore {
+  /**
+   * Throws AppError MEMBER_EXISTS when the account has a member with this email, NOT_FOUND when the account does
+   * not exist.
+   */
+  createMember(input: NewMember): Promise<MemberRecord>;
+  /** Null when the account has no such member. */
+  getMember(accountId: string, id: string): Promise<MemberRecord | null>;
+  listMembers(accountId: string, query: MembersQuery): Promise<{ items: MemberRecord[]; hasMore: boolean }>;
+  /** Null when the account has no such member; MEMBER_EXISTS for an email another member has. */
+  updateMember(accountId: string, id: string, change: MemberChange): Promise<MemberRecord | null>;
+  /** False when the account has no such member. Their console sessions end with them. */
+  deleteMember(accountId: string, id: string): Promise<boolean>;
+  /** Every member with this email (compared in lowercase), across accounts, oldest first. */
+  findMembersByEmail(email: string): Promise<MemberRecord[]>;
+}
+
+/** A console session with its account and the member it acts for (null once they are removed). */
+export interface SignedIn {
+  session: ConsoleSessionRecord;
+  account: AccountRecord;
+  member: MemberRecord | null;
+}
+
 /** Console sign-in links and the sessions they open. */
 export interface ConsoleSessionStore {
   /** Stores a sign-in link by its token's SHA-256. Throws AppError NOT_FOUND when the account does not exist. */
-  createConsoleLink(input: { accountId: string; sha256: string; expiresAt: string }): Promise<void>;
+  createConsoleLink(input: {
+    accountId: string;
+    sha256: string;
+    expiresAt: string;
+    /** The member the session will act for; without one, the account's first owner. */
+    memberId?: string;
+  }): Promise<void>;
   /**
    * In one transaction: when the link is redeemable (`linkRedeemable` of `console-sessions.ts`), marks it used and
    * creates the session. Null when the link is unknown, used or expired, so of simultaneous redemptions one wins.
    */
-  redeemConsoleLink(
-    linkSha256: string,
+  redeemConsoleLink(linkSha256: string, session: NewConsoleSession): Promise<SignedIn | null>;
+  /**
+   * Opens a session for a member signed in another way (OIDC). Null when the account has no such member.
+   */
+  openConsoleSession(
+    accountId: string,
+    memberId: string,
     session: NewConsoleSession,
-  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | null>;
+  ): Promise<SignedIn | null>;
   /**
    * The session with this SHA-256 and its account, with the use recorded (`lastSeenAt` set to now) when it is
    * usable (`sessionUsable`); an unusable one is returned as it was, and callers refuse it.
    */
-  useConsoleSession(
-    sha256: string,
-  ): Promise<{ session: ConsoleSessionRecord; account: AccountRecord } | null>;
+  useConsoleSession(sha256: string): Promise<SignedIn | null>;
   /** Signs the session out (once; ending again keeps the first time). False when there is no such session. */
   endConsoleSession(sha256: string): Promise<boolean>;
   /**
@@ -358,6 +454,7 @@ export interface IdempotencyStore {
 export interface RegistryStore
   extends AgentStore,
     AccountStore,
+    MemberStore,
     ConsoleSessionStore,
     OutboxStore,
     IdempotencyStore {

@@ -819,6 +819,7 @@ export function registryStoreContract(
           lastUsedAt: null,
           expiresAt: "2030-01-02T03:04:05.678Z",
           revokedAt: null,
+          createdBy: null,
         });
         expect(key).not.toHaveProperty("sha256");
         expect(await store.findApiKeyBySha256(sha256)).toEqual({ key, account });
@@ -939,11 +940,14 @@ export function registryStoreContract(
 
       it("redeems a link once, into a session of the link's account", async () => {
         const redeemed = await store.redeemConsoleLink(sha("1"), session("a"));
+        const [owner] = (await store.listMembers(account.id, { limit: 10, order: "asc" })).items;
         expect(redeemed).toEqual({
           account,
+          member: owner,
           session: {
             id: expect.stringMatching(/^ses_[0-9A-Z]{26}$/),
             accountId: account.id,
+            memberId: owner!.id,
             createdAt: "2026-05-01T00:00:00.000Z",
             expiresAt: "2026-05-01T12:00:00.000Z",
             idleTimeoutMs: 30 * 60_000,
@@ -1047,6 +1051,214 @@ export function registryStoreContract(
         expect(await store.endConsoleSession(sha("a"))).toBe(true);
         expect((await store.useConsoleSession(sha("a")))!.session.endedAt).toBe("2026-05-01T00:00:00.000Z");
         expect(await store.endConsoleSession(sha("f"))).toBe(false);
+      });
+    });
+
+    describe("members", () => {
+      let account: AccountRecord;
+      beforeEach(async () => {
+        account = await newAccount();
+      });
+      const page = async (limit = 100) =>
+        (await store.listMembers(account.id, { limit, order: "asc" })).items;
+
+      it("gives a new account one owner, with the email and name given or none", async () => {
+        const [owner, ...others] = await page();
+        expect(others).toEqual([]);
+        expect(owner).toEqual({
+          id: expect.stringMatching(/^usr_[0-9A-Z]{26}$/),
+          accountId: account.id,
+          email: null,
+          name: "Owner",
+          role: "owner",
+          createdAt: account.createdAt,
+        });
+        const named = await store.createAccount({
+          name: `named-${newId("request")}`,
+          tier: "standard",
+          limitOverrides: {},
+          owner: { email: "Ada@Example.COM", name: "Ada" },
+        });
+        expect((await store.listMembers(named.id, { limit: 5, order: "asc" })).items).toMatchObject([
+          { email: "ada@example.com", name: "Ada", role: "owner" },
+        ]);
+      });
+
+      it("invites, reads, lists in pages, changes and removes members of its own account only", async () => {
+        const dev = await store.createMember({
+          accountId: account.id,
+          email: " Dev@Example.com ",
+          name: "Dev",
+          role: "developer",
+        });
+        expect(dev).toEqual({
+          id: expect.stringMatching(/^usr_/),
+          accountId: account.id,
+          email: "dev@example.com",
+          name: "Dev",
+          role: "developer",
+          createdAt: expect.stringMatching(ISO_MS),
+        });
+        const viewer = await store.createMember({
+          accountId: account.id,
+          email: "v@example.com",
+          name: "V",
+          role: "viewer",
+        });
+        expect(await store.getMember(account.id, dev.id)).toEqual(dev);
+        const other = await newAccount();
+        expect(await store.getMember(other.id, dev.id)).toBeNull();
+        const first = await store.listMembers(account.id, { limit: 2, order: "asc" });
+        expect(first.hasMore).toBe(true);
+        expect(first.items.map((m) => m.role)).toEqual(["owner", "developer"]);
+        const rest = await store.listMembers(account.id, {
+          limit: 2,
+          after: first.items[1]!.id,
+          order: "asc",
+        });
+        expect(rest).toEqual({ items: [viewer], hasMore: false });
+        const newest = await store.listMembers(account.id, { limit: 2, order: "desc" });
+        expect(newest.items.map((m) => m.role)).toEqual(["viewer", "developer"]);
+        const older = await store.listMembers(account.id, {
+          limit: 2,
+          before: newest.items[1]!.id,
+          order: "desc",
+        });
+        expect(older.items.map((m) => m.role)).toEqual(["owner"]);
+        expect(older.hasMore).toBe(false);
+        const above = await store.listMembers(account.id, {
+          limit: 1,
+          after: first.items[0]!.id,
+          order: "desc",
+        });
+        expect(above).toEqual({ items: [dev], hasMore: true });
+
+        expect(await store.updateMember(account.id, dev.id, { role: "admin", name: "Devi" })).toEqual({
+          ...dev,
+          role: "admin",
+          name: "Devi",
+        });
+        expect(await store.updateMember(other.id, dev.id, { role: "viewer" })).toBeNull();
+        expect(await store.deleteMember(other.id, dev.id)).toBe(false);
+        expect(await store.deleteMember(account.id, dev.id)).toBe(true);
+        expect(await store.getMember(account.id, dev.id)).toBeNull();
+        expect(await store.deleteMember(account.id, dev.id)).toBe(false);
+      });
+
+      it("keeps emails unique within an account, not across accounts", async () => {
+        await store.createMember({
+          accountId: account.id,
+          email: "a@example.com",
+          name: "A",
+          role: "viewer",
+        });
+        await expect(
+          store.createMember({ accountId: account.id, email: "A@example.com", name: "A2", role: "admin" }),
+        ).rejects.toMatchObject({ code: "MEMBER_EXISTS" });
+        const b = await store.createMember({
+          accountId: account.id,
+          email: "b@example.com",
+          name: "B",
+          role: "viewer",
+        });
+        await expect(store.updateMember(account.id, b.id, { email: "a@example.com" })).rejects.toMatchObject({
+          code: "MEMBER_EXISTS",
+        });
+        const other = await newAccount();
+        await store.createMember({ accountId: other.id, email: "a@example.com", name: "A", role: "owner" });
+        expect((await store.findMembersByEmail("A@EXAMPLE.com")).map((m) => m.accountId).sort()).toEqual(
+          [account.id, other.id].sort(),
+        );
+        await expect(
+          store.createMember({
+            accountId: newId("account"),
+            email: "x@example.com",
+            name: "X",
+            role: "viewer",
+          }),
+        ).rejects.toMatchObject({ code: "NOT_FOUND" });
+      });
+
+      it("never leaves an account without an owner, even under simultaneous changes", async () => {
+        const [owner] = await page();
+        await expect(store.deleteMember(account.id, owner!.id)).rejects.toMatchObject({ code: "LAST_OWNER" });
+        await expect(store.updateMember(account.id, owner!.id, { role: "admin" })).rejects.toMatchObject({
+          code: "LAST_OWNER",
+        });
+        const second = await store.createMember({
+          accountId: account.id,
+          email: "o2@example.com",
+          name: "O2",
+          role: "owner",
+        });
+        const results = await Promise.allSettled([
+          store.updateMember(account.id, owner!.id, { role: "viewer" }),
+          store.deleteMember(account.id, second.id),
+        ]);
+        expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+        expect((await page()).filter((m) => m.role === "owner")).toHaveLength(1);
+      });
+
+      it("ends a removed member's sessions, and opens sessions for the member a link names", async () => {
+        vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-05-01T00:00:00Z") });
+        try {
+          const dev = await store.createMember({
+            accountId: account.id,
+            email: "d@example.com",
+            name: "D",
+            role: "developer",
+          });
+          await store.createConsoleLink({
+            accountId: account.id,
+            sha256: "7".repeat(64),
+            expiresAt: "2026-05-01T00:10:00Z",
+            memberId: dev.id,
+          });
+          const newSession = {
+            sha256: "8".repeat(64),
+            expiresAt: "2026-05-01T12:00:00Z",
+            idleTimeoutMs: 60_000,
+          };
+          const redeemed = await store.redeemConsoleLink("7".repeat(64), newSession);
+          expect(redeemed?.member).toEqual(dev);
+          expect(redeemed?.session.memberId).toBe(dev.id);
+          const opened = await store.openConsoleSession(account.id, dev.id, {
+            ...newSession,
+            sha256: "9".repeat(64),
+          });
+          expect(opened?.member).toEqual(dev);
+          expect(await store.openConsoleSession(account.id, newId("member"), newSession)).toBeNull();
+          await store.updateMember(account.id, dev.id, { role: "viewer" });
+          expect((await store.useConsoleSession("9".repeat(64)))?.member?.role).toBe("viewer");
+          await store.deleteMember(account.id, dev.id);
+          expect(await store.useConsoleSession("8".repeat(64))).toBeNull();
+          expect(await store.useConsoleSession("9".repeat(64))).toBeNull();
+          await expect(
+            store.createConsoleLink({
+              accountId: account.id,
+              sha256: "6".repeat(64),
+              expiresAt: "2026-05-01T00:10:00Z",
+              memberId: dev.id,
+            }),
+          ).rejects.toMatchObject({ code: "MEMBER_NOT_FOUND" });
+        } finally {
+          vi.useRealTimers();
+        }
+      });
+
+      it("records the member who created a key", async () => {
+        const [owner] = await page();
+        const key = await store.createApiKey({
+          accountId: account.id,
+          name: "by owner",
+          scopes: ["agents:read"],
+          expiresAt: null,
+          sha256: randomHex(),
+          prefix: "agentry_sk_abcdef",
+          createdBy: owner!.id,
+        });
+        expect(key.createdBy).toBe(owner!.id);
+        expect((await store.listApiKeys(account.id))[0]?.createdBy).toBe(owner!.id);
       });
     });
 

@@ -45,6 +45,13 @@ module Agentry
       def api_keys
         @api_keys ||= ApiKeys.new(@transport)
       end
+
+      # The people of the account and their roles, which decide what their console sessions may do (scopes
+      # `members:read`, `members:write`).
+      # @return [Members]
+      def members
+        @members ||= Members.new(@transport)
+      end
     end
 
     # Create, list, read, update and delete agents; import and export elizaOS character files.
@@ -2437,9 +2444,10 @@ module Agentry
       # Create an API key.
       #
       # Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-      # grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
-      # full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
-      # other key makes one with exactly its own scopes.
+      # grant only scopes the calling key holds; from the console, only scopes the member's role holds
+      # (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a
+      # full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes
+      # added in later versions) and any other key makes one with exactly its own scopes.
       #
       # Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
       #
@@ -2453,7 +2461,8 @@ module Agentry
       #   hold them. Unset: what the calling key holds. A full-access key makes a full-access key (every
       #   scope, including scopes added in later versions); any other key makes one with exactly its own
       #   scopes. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`, `keys:manage`,
-      #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage`, `members:read`,
+      #   `members:write` (Models::Scope).
       # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
       #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
@@ -2532,6 +2541,207 @@ module Agentry
           :delete,
           "/api-keys/#{path_segment(:key_id, key_id)}",
           type: "ApiKeyRevoked",
+          options: request_options
+        )
+      end
+    end
+
+    # The people of the account and their roles, which decide what their console sessions may do (scopes
+    # `members:read`, `members:write`).
+    class Members < Agentry::Resource
+      # Invite a member.
+      #
+      # Adds a person to the account with a role. They sign in to the console by OIDC with this email (or
+      # with a sign-in link made for them by `agentry console link --member`), and act with the scopes of
+      # their role. Only an owner may add an owner.
+      #
+      # Requires the `members:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param email [String] The member's email, compared in lowercase; unique within the account.
+      # @param name [String] The member's name; the part of the email before `@` when absent.
+      # @param role [String, Symbol] `owner`: every scope; `admin`: a developer's plus keys and members;
+      #   `developer`: reads plus agents, messages, history, webhooks and plugins; `viewer`: reads only
+      #   (docs/api/members.md, "Roles"). One of `owner`, `admin`, `developer`, `viewer` (Models::Role).
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::Member]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def invite(email:, name: nil, role:, request_options: nil)
+        body = {}
+        body["email"] = email
+        body["name"] = name unless name.nil?
+        body["role"] = role
+        api_request(:post, "/members", type: "Member", body: body, options: request_options)
+      end
+
+      # List members.
+      #
+      # The account's members, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default 20);
+      # `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented
+      # in the list's order either way; the next page's cursor is the last item's id (`before` it when
+      # newest first, `after` it when oldest first). A cursor that is not an item of this list (unknown, or
+      # another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values
+      # out of range.
+      #
+      # Requires the `members:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+      # @param before [String] Only members older than this one (its id): the page just below it. The next
+      #   page of a `desc` list is `before` its last item's id. Not with `after`.
+      # @param after [String] Only members newer than this one (its id): the page just above it. The next
+      #   page of an `asc` list is `after` its last item's id. Not with `before`.
+      # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+      #   either way. Server default: `desc`. One of `asc`, `desc`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Agentry::CursorPage<Models::Member>] the first page asked for; enumerating it walks every page
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def list(limit: nil, before: nil, after: nil, order: nil, request_options: nil)
+        query = {"limit" => limit, "before" => before, "after" => after, "order" => order}
+        api_cursor_paginate(
+          "/members",
+          query: query,
+          pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                        items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                        item_type: "Member", info_type: "CursorPagination" },
+          options: request_options
+        )
+      end
+
+      # Get a member.
+      #
+      # One member of the account.
+      #
+      # Requires the `members:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param member_id [String] The member's id (`usr_…`). An id of another account's member, or not of
+      #   that form, is answered `404 MEMBER_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Member]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `MEMBER_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def get(member_id, request_options: nil)
+        api_request(
+          :get,
+          "/members/#{path_segment(:member_id, member_id)}",
+          type: "Member",
+          options: request_options
+        )
+      end
+
+      # Change a member.
+      #
+      # Changes a member's role, name or email; only the fields sent change. A new role takes effect on the
+      # member's console sessions within a second. Only an owner may make or unmake an owner, and the
+      # account's last owner cannot become anything else (`409 LAST_OWNER`).
+      #
+      # Requires the `members:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param member_id [String] The member's id (`usr_…`). An id of another account's member, or not of
+      #   that form, is answered `404 MEMBER_NOT_FOUND`.
+      # @param email [String] The member's email, compared in lowercase; unique within the account.
+      # @param name [String] The member's name, 1 to 100 characters once trimmed.
+      # @param role [String, Symbol] `owner`: every scope; `admin`: a developer's plus keys and members;
+      #   `developer`: reads plus agents, messages, history, webhooks and plugins; `viewer`: reads only
+      #   (docs/api/members.md, "Roles"). One of `owner`, `admin`, `developer`, `viewer` (Models::Role).
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::Member]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `MEMBER_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`, `LAST_OWNER`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def update(member_id, email: nil, name: nil, role: nil, request_options: nil)
+        body = {}
+        body["email"] = email unless email.nil?
+        body["name"] = name unless name.nil?
+        body["role"] = role unless role.nil?
+        api_request(
+          :patch,
+          "/members/#{path_segment(:member_id, member_id)}",
+          type: "Member",
+          body: body,
+          options: request_options
+        )
+      end
+
+      # Remove a member.
+      #
+      # Removes a member from the account and ends their console sessions at once. The keys they created
+      # stay, and still name them in `createdBy`. Only an owner may remove an owner, and the account's last
+      # owner cannot be removed (`409 LAST_OWNER`).
+      #
+      # Requires the `members:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param member_id [String] The member's id (`usr_…`). An id of another account's member, or not of
+      #   that form, is answered `404 MEMBER_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::MemberRemovedResponseData]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `MEMBER_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`, `LAST_OWNER`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def remove(member_id, request_options: nil)
+        api_request(
+          :delete,
+          "/members/#{path_segment(:member_id, member_id)}",
+          type: "MemberRemovedResponseData",
           options: request_options
         )
       end

@@ -3,6 +3,7 @@ import { AppError } from "@agentry/errors";
 import type { PgDatabase } from "@agentry/pg";
 import type pg from "pg";
 import { apiKeyAsCreated } from "../idempotency.js";
+import { FIRST_OWNER_NAME, normalEmail } from "../members.js";
 import { scopesColumn, scopesOfColumn } from "../scopes.js";
 import type {
   AccountRecord,
@@ -33,6 +34,7 @@ interface ApiKeyRow {
   last_used_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  created_by: string | null;
 }
 
 export function toAccount(row: AccountRow): AccountRecord {
@@ -56,6 +58,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     lastUsedAt: isoOrNull(row.last_used_at),
     expiresAt: isoOrNull(row.expires_at),
     revokedAt: isoOrNull(row.revoked_at),
+    createdBy: row.created_by,
   };
 }
 
@@ -66,14 +69,16 @@ function statements(s: string) {
     accounts: `SELECT * FROM ${s}.accounts ORDER BY created_at, id`,
     insertAccount: `INSERT INTO ${s}.accounts (id, name, tier, limit_overrides, created_at)
       VALUES ($1, $2, $3, $4, $5)`,
+    insertOwner: `INSERT INTO ${s}.members (id, account_id, email, name, role, created_at)
+      VALUES ($1, $2, $3, $4, 'owner', $5)`,
     // Absent parts (null) keep their value; overrides given are replaced whole.
     updateAccount: `UPDATE ${s}.accounts
       SET tier = COALESCE($2, tier), limit_overrides = COALESCE($3::jsonb, limit_overrides)
       WHERE id = $1 RETURNING *`,
     lockAccount: `SELECT id, tier, limit_overrides FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
     insertApiKey: `INSERT INTO ${s}.api_keys
-        (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
-      SELECT $1::text, id, $3::text, $4::text, $5::text, $6::jsonb, $7::timestamptz, $8::timestamptz
+        (id, account_id, name, sha256, prefix, scopes, created_at, expires_at, created_by)
+      SELECT $1::text, id, $3::text, $4::text, $5::text, $6::jsonb, $7::timestamptz, $8::timestamptz, $9::text
       FROM ${s}.accounts WHERE id = $2
       RETURNING *`,
     apiKey: `SELECT * FROM ${s}.api_keys WHERE id = $1`,
@@ -83,7 +88,7 @@ function statements(s: string) {
       WHERE id = $1 AND ($3::text IS NULL OR account_id = $3) RETURNING *`,
     apiKeyWithAccount: `SELECT
         k.id, k.account_id, k.name, k.prefix, k.scopes, k.created_at, k.last_used_at, k.expires_at,
-        k.revoked_at,
+        k.revoked_at, k.created_by,
         a.name AS account_name, a.tier, a.limit_overrides, a.created_at AS account_created_at
       FROM ${s}.api_keys k JOIN ${s}.accounts a ON a.id = k.account_id WHERE k.sha256 = $1`,
     // Rows are locked in id order first, so two batches touching the same keys cannot deadlock.
@@ -125,6 +130,7 @@ export function postgresAccounts(
         JSON.stringify(scopesColumn(input.scopes)),
         now(),
         input.expiresAt,
+        input.createdBy ?? null,
       ])
     ).rows[0];
     if (!row) throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
@@ -132,11 +138,7 @@ export function postgresAccounts(
   }
 
   const store: AccountStore = {
-    async createAccount(input: {
-      name: string;
-      tier: Tier;
-      limitOverrides: Partial<Limits>;
-    }): Promise<AccountRecord> {
+    async createAccount(input: Parameters<AccountStore["createAccount"]>[0]): Promise<AccountRecord> {
       const account: AccountRecord = {
         id: newId("account"),
         name: input.name,
@@ -145,13 +147,22 @@ export function postgresAccounts(
         createdAt: now(),
       };
       try {
-        await db.query(sql.insertAccount, [
-          account.id,
-          account.name,
-          account.tier,
-          JSON.stringify(account.limitOverrides),
-          account.createdAt,
-        ]);
+        await db.transaction(async (client) => {
+          await client.query(sql.insertAccount, [
+            account.id,
+            account.name,
+            account.tier,
+            JSON.stringify(account.limitOverrides),
+            account.createdAt,
+          ]);
+          await client.query(sql.insertOwner, [
+            newId("member"),
+            account.id,
+            input.owner?.email ? normalEmail(input.owner.email) : null,
+            input.owner?.name || FIRST_OWNER_NAME,
+            account.createdAt,
+          ]);
+        });
       } catch (error) {
         if ((error as { code?: unknown }).code === "23505") {
           throw new AppError("INVALID_REQUEST", `an account named ${input.name} already exists`);

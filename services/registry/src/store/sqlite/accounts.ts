@@ -3,9 +3,11 @@ import { AppError } from "@agentry/errors";
 import type { GroupCommit } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { apiKeyAsCreated } from "../idempotency.js";
+import { FIRST_OWNER_NAME, normalEmail } from "../members.js";
 import { scopesColumn, scopesOfColumn } from "../scopes.js";
 import type { AccountRecord, AccountStore, ApiKeyRecord, CreateUnderKey, NewApiKey } from "../types.js";
 import type { sqliteIdempotency } from "./idempotency.js";
+import { memberStatements } from "./members.js";
 import { BOOKKEEPING, now, preparer } from "./shared.js";
 
 export interface AccountRow {
@@ -26,6 +28,7 @@ interface ApiKeyRow {
   last_used_at: string | null;
   expires_at: string | null;
   revoked_at: string | null;
+  created_by: string | null;
 }
 
 export function toAccount(row: AccountRow): AccountRecord {
@@ -49,6 +52,7 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     lastUsedAt: row.last_used_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    createdBy: row.created_by,
   };
 }
 
@@ -72,9 +76,11 @@ export function sqliteAccounts(
     updateAccount: prepare<[string, string, string]>(
       "UPDATE accounts SET tier = ?, limit_overrides = ? WHERE id = ?",
     ),
-    insertApiKey: prepare<[string, string, string, string, string, string, string, string | null]>(
-      `INSERT INTO api_keys (id, account_id, name, sha256, prefix, scopes, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    insertApiKey: prepare<
+      [string, string, string, string, string, string, string, string | null, string | null]
+    >(
+      `INSERT INTO api_keys (id, account_id, name, sha256, prefix, scopes, created_at, expires_at, created_by)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     apiKey: prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE id = ?"),
     apiKeyBySha256: prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE sha256 = ?"),
@@ -119,6 +125,7 @@ export function sqliteAccounts(
       lastUsedAt: null,
       expiresAt: input.expiresAt,
       revokedAt: null,
+      createdBy: input.createdBy ?? null,
     };
     sql.insertApiKey.run(
       key.id,
@@ -129,6 +136,7 @@ export function sqliteAccounts(
       JSON.stringify(scopes),
       key.createdAt,
       key.expiresAt,
+      key.createdBy,
     );
     return key;
   };
@@ -176,30 +184,43 @@ export function sqliteAccounts(
     }
   });
 
+  const members = memberStatements(db);
+  const createAccount = db.transaction((input: Parameters<AccountStore["createAccount"]>[0]) => {
+    const account: AccountRecord = {
+      id: newId("account"),
+      name: input.name,
+      tier: input.tier,
+      limitOverrides: { ...input.limitOverrides },
+      createdAt: now(),
+    };
+    try {
+      sql.insertAccount.run(
+        account.id,
+        account.name,
+        account.tier,
+        JSON.stringify(account.limitOverrides),
+        account.createdAt,
+      );
+    } catch (error) {
+      if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
+        throw new AppError("INVALID_REQUEST", `an account named ${input.name} already exists`);
+      }
+      throw error;
+    }
+    members.insertMember.run(
+      newId("member"),
+      account.id,
+      input.owner?.email ? normalEmail(input.owner.email) : null,
+      input.owner?.name || FIRST_OWNER_NAME,
+      "owner",
+      account.createdAt,
+    );
+    return account;
+  });
+
   const store: AccountStore = {
     async createAccount(input) {
-      const account: AccountRecord = {
-        id: newId("account"),
-        name: input.name,
-        tier: input.tier,
-        limitOverrides: { ...input.limitOverrides },
-        createdAt: now(),
-      };
-      try {
-        sql.insertAccount.run(
-          account.id,
-          account.name,
-          account.tier,
-          JSON.stringify(account.limitOverrides),
-          account.createdAt,
-        );
-      } catch (error) {
-        if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-          throw new AppError("INVALID_REQUEST", `an account named ${input.name} already exists`);
-        }
-        throw error;
-      }
-      return account;
+      return createAccount.immediate(input);
     },
     async getAccount(id) {
       const row = sql.accountById.get(id);

@@ -7,12 +7,15 @@ import type {
   ConsoleSessionRecord,
   ConsoleSessionStore,
   NewConsoleSession,
+  SignedIn,
 } from "../types.js";
-import { type sqliteAccounts, toAccount } from "./accounts.js";
+import { type AccountRow, type sqliteAccounts, toAccount } from "./accounts.js";
+import { memberStatements, toMember } from "./members.js";
 import { now, preparer } from "./shared.js";
 
 interface ConsoleLinkRow {
   account_id: string;
+  member_id: string | null;
   created_at: string;
   expires_at: string;
   used_at: string | null;
@@ -21,6 +24,7 @@ interface ConsoleLinkRow {
 interface ConsoleSessionRow {
   id: string;
   account_id: string;
+  member_id: string | null;
   created_at: string;
   expires_at: string;
   idle_timeout_ms: number;
@@ -41,6 +45,7 @@ function toConsoleSession(row: ConsoleSessionRow): ConsoleSessionRecord {
   return {
     id: row.id,
     accountId: row.account_id,
+    memberId: row.member_id ?? "",
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     idleTimeoutMs: row.idle_timeout_ms,
@@ -56,14 +61,15 @@ export function sqliteConsoleSessions(
 ): ConsoleSessionStore {
   const prepare = preparer(db);
   const sql = {
-    insertConsoleLink: prepare<[string, string, string, string]>(
-      "INSERT INTO console_links (sha256, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+    insertConsoleLink: prepare<[string, string, string, string, string | null]>(
+      "INSERT INTO console_links (sha256, account_id, created_at, expires_at, member_id) VALUES (?, ?, ?, ?, ?)",
     ),
     consoleLink: prepare<[string], ConsoleLinkRow>("SELECT * FROM console_links WHERE sha256 = ?"),
     useConsoleLink: prepare<[string, string]>("UPDATE console_links SET used_at = ? WHERE sha256 = ?"),
-    insertConsoleSession: prepare<[string, string, string, string, string, number, string]>(
-      `INSERT INTO console_sessions (sha256, id, account_id, created_at, expires_at, idle_timeout_ms, last_seen_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    insertConsoleSession: prepare<[string, string, string, string, string, number, string, string]>(
+      `INSERT INTO console_sessions
+         (sha256, id, account_id, created_at, expires_at, idle_timeout_ms, last_seen_at, member_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     consoleSession: prepare<[string], ConsoleSessionRow>("SELECT * FROM console_sessions WHERE sha256 = ?"),
     touchConsoleSession: prepare<[string, string]>(
@@ -82,16 +88,21 @@ export function sqliteConsoleSessions(
     ),
   };
 
-  const redeemConsoleLink = db.transaction((linkSha256: string, input: NewConsoleSession) => {
-    const row = sql.consoleLink.get(linkSha256);
-    const at = now();
-    if (!row || !linkRedeemable(toConsoleLink(row), Date.parse(at))) return null;
-    const account = accountById.get(row.account_id);
-    if (!account) return null;
-    sql.useConsoleLink.run(at, linkSha256);
+  const members = memberStatements(db);
+
+  /** Opens a session for the member, in the caller's transaction. */
+  const open = (
+    account: AccountRow,
+    memberId: string,
+    input: NewConsoleSession,
+    at: string,
+  ): SignedIn | null => {
+    const member = members.member.get(account.id, memberId);
+    if (!member) return null;
     const session: ConsoleSessionRecord = {
       id: newId("session"),
-      accountId: row.account_id,
+      accountId: account.id,
+      memberId,
       createdAt: at,
       expiresAt: new Date(input.expiresAt).toISOString(),
       idleTimeoutMs: input.idleTimeoutMs,
@@ -106,9 +117,29 @@ export function sqliteConsoleSessions(
       session.expiresAt,
       session.idleTimeoutMs,
       session.lastSeenAt,
+      memberId,
     );
-    return { session, account: toAccount(account) };
+    return { session, account: toAccount(account), member: toMember(member) };
+  };
+
+  const redeemConsoleLink = db.transaction((linkSha256: string, input: NewConsoleSession) => {
+    const row = sql.consoleLink.get(linkSha256);
+    const at = now();
+    if (!row || !linkRedeemable(toConsoleLink(row), Date.parse(at))) return null;
+    const account = accountById.get(row.account_id);
+    if (!account) return null;
+    const memberId = input.memberId ?? row.member_id ?? members.firstOwner.get(account.id)?.id;
+    if (memberId === undefined) return null;
+    sql.useConsoleLink.run(at, linkSha256);
+    return open(account, memberId, input, at);
   });
+
+  const openConsoleSession = db.transaction(
+    (accountId: string, memberId: string, input: NewConsoleSession) => {
+      const account = accountById.get(accountId);
+      return account ? open(account, memberId, input, now()) : null;
+    },
+  );
 
   const useConsoleSession = db.transaction((sha256: string) => {
     const row = sql.consoleSession.get(sha256);
@@ -116,12 +147,13 @@ export function sqliteConsoleSessions(
     const account = accountById.get(row.account_id);
     if (!account) return null;
     const session = toConsoleSession(row);
+    const member = row.member_id === null ? undefined : members.member.get(row.account_id, row.member_id);
     const at = now();
-    if (sessionUsable(session, Date.parse(at))) {
+    if (member && sessionUsable(session, Date.parse(at))) {
       sql.touchConsoleSession.run(at, sha256);
       session.lastSeenAt = at;
     }
-    return { session, account: toAccount(account) };
+    return { session, account: toAccount(account), member: member ? toMember(member) : null };
   });
 
   return {
@@ -129,15 +161,22 @@ export function sqliteConsoleSessions(
       if (!accountById.get(input.accountId)) {
         throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
       }
+      if (input.memberId !== undefined && !members.member.get(input.accountId, input.memberId)) {
+        throw new AppError("MEMBER_NOT_FOUND", `Member ${input.memberId} does not exist.`);
+      }
       sql.insertConsoleLink.run(
         input.sha256,
         input.accountId,
         now(),
         new Date(input.expiresAt).toISOString(),
+        input.memberId ?? null,
       );
     },
     async redeemConsoleLink(linkSha256, session) {
       return redeemConsoleLink.immediate(linkSha256, session);
+    },
+    async openConsoleSession(accountId, memberId, session) {
+      return openConsoleSession.immediate(accountId, memberId, session);
     },
     async useConsoleSession(sha256) {
       return useConsoleSession.immediate(sha256);
