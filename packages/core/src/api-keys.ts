@@ -24,6 +24,8 @@ export const SCOPES = [
   "usage:read",
   "webhooks:manage",
   "plugins:manage",
+  "budgets:read",
+  "budgets:write",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -13,6 +13,7 @@ const PREFIX = {
   delivery: "dlv",
   session: "ses",
   memory: "mem",
+  budget: "bdg",
 } as const;
 
 export type IdKind = keyof typeof PREFIX;
