@@ -9,6 +9,7 @@ describe("error codes", () => {
     expect(Object.fromEntries(ERROR_CODES.map((code) => [code, httpStatusOf(code)]))).toEqual({
       INVALID_REQUEST: 400,
       UNAUTHORIZED: 401,
+      BUDGET_EXCEEDED: 402,
       FORBIDDEN: 403,
       INSUFFICIENT_QUOTA: 403,
       AGENT_NOT_FOUND: 404,
@@ -20,6 +21,7 @@ describe("error codes", () => {
       SECRET_NOT_FOUND: 404,
       API_KEY_NOT_FOUND: 404,
       MEMORY_NOT_FOUND: 404,
+      BUDGET_NOT_FOUND: 404,
       NOT_FOUND: 404,
       METHOD_NOT_ALLOWED: 405,
       AGENT_INACTIVE: 409,

@@ -1,4 +1,5 @@
 import type { Limits, Scope, ScopeGrant, Tier } from "@agentry/core";
+import type { BudgetStore } from "./budgets.js";
 import type { CreateUnderKey, IdempotencyBegin, IdempotencyClaim, KeyedCreate } from "./idempotency.js";
 
 export type {
@@ -349,7 +350,8 @@ export interface RegistryStore
     AccountStore,
     ConsoleSessionStore,
     OutboxStore,
-    IdempotencyStore {
+    IdempotencyStore,
+    BudgetStore {
   /** Flushes and closes; the store is unusable afterwards. Closing again does nothing. */
   close(): Promise<void>;
 }
