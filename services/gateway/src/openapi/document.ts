@@ -657,6 +657,11 @@ const TAGS: { name: string; description: string }[] = [
       "The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`).",
   },
   { name: "API keys", description: "Manage the account's API keys (scope `keys:manage`)." },
+  {
+    name: "Budgets",
+    description:
+      "Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes `budgets:read`, `budgets:write`).",
+  },
   { name: "Service", description: "Health, readiness and this documentation; no authentication." },
 ];
 

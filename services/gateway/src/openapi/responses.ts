@@ -21,6 +21,10 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     when: "The API key is missing, malformed, unknown, revoked or expired.",
     metered: "never",
   },
+  BUDGET_EXCEEDED: {
+    when: "A spend budget of the account, the agent or the key does not allow this message; `error.budget` names it, with its limit, spend and `resetsAt`. Retrying before then will not help.",
+    metered: "always",
+  },
   FORBIDDEN: {
     when: "The API key lacks the scope this operation needs (or, creating a key, a scope it would grant).",
     metered: "sometimes",
@@ -47,6 +51,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   SECRET_NOT_FOUND: { when: "No such secret of the agent.", metered: "always" },
   API_KEY_NOT_FOUND: { when: "No such API key in the caller's account.", metered: "always" },
   MEMORY_NOT_FOUND: { when: "No such memory of the agent.", metered: "always" },
+  BUDGET_NOT_FOUND: { when: "No such budget in the caller's account.", metered: "always" },
   NOT_FOUND: { when: "No such resource.", metered: "always" },
   METHOD_NOT_ALLOWED: {
     when: "The path exists but not with this method; `Allow` lists the methods it has.",

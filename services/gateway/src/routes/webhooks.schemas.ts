@@ -151,6 +151,13 @@ export const WEBHOOK_EVENTS = [
       "A send failed: the call ended with an error instead of a reply (a caller that went away is no failure); `data` names the message and the error, as in the error envelope.",
   },
   {
+    types: ["budget.threshold"],
+    schemaId: "BudgetThresholdEvent",
+    dataSchemaId: "BudgetThresholdData",
+    description:
+      'A budget\'s spend reached 50, 80 or 100 % of its limit; each threshold is sent once per budget and period (docs/api/budgets.md, "Alerts").',
+  },
+  {
     types: [TEST_EVENT_TYPE],
     schemaId: "WebhookTestEvent",
     dataSchemaId: "WebhookTestData",
