@@ -13,10 +13,11 @@ describe("MemorySpendMeter", () => {
     const meter = new MemorySpendMeter(() => now);
     let seeds = 0;
     const budget = { key: "b", limit: 10, ttlMs: 100, seed: async () => (seeds++ === 0 ? 0 : 7) };
+    // The new period is seeded with 7 spent: 3 are left.
     expect((await meter.reserve([budget], [10])).allowed).toBe(true);
     now += 100;
     expect(await meter.peek(["b"])).toEqual([null]);
-    expect(await meter.reserve([budget], [4])).toEqual({ allowed: false, refused: 0, spent: [7] });
+    expect(await meter.reserve([budget], [4])).toEqual({ allowed: true, spent: [10], amounts: [3] });
     expect(seeds).toBe(2);
   });
 });

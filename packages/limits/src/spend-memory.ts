@@ -21,13 +21,14 @@ export class MemorySpendMeter implements SpendMeter {
     // From here to the end, nothing awaits: the check and the increments are one step on the event loop.
     const held = counters.map((counter) => this.held(counter.key) ?? this.start(counter, 0));
     const spent = held.map((h) => h.value);
-    const refused = counters.findIndex((counter, i) => spent[i]! + amounts[i]! > counter.limit);
+    const refused = counters.findIndex((counter, i) => spent[i]! >= counter.limit);
     if (refused >= 0) return { allowed: false, refused, spent };
+    const reserved = counters.map((counter, i) => Math.min(amounts[i]!, counter.limit - spent[i]!));
     counters.forEach((counter, i) => {
-      held[i]!.value += amounts[i]!;
+      held[i]!.value += reserved[i]!;
       held[i]!.expiresAtMs = this.now() + counter.ttlMs;
     });
-    return { allowed: true, spent: held.map((h) => h.value), amounts: [...amounts] };
+    return { allowed: true, spent: held.map((h) => h.value), amounts: reserved };
   }
 
   async settle(keys: readonly string[], reserved: readonly number[], actual: readonly number[]) {

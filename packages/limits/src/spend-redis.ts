@@ -4,8 +4,9 @@ import { type Reservation, type SpendCounter, type SpendMeter, validateAmounts }
 
 /**
  * KEYS: the counters. ARGV: amount, limit and ttl of each, in KEYS order.
- * Returns { -1, i } when counter i does not exist yet (the caller seeds it and asks again); else { 1, 0, spent... }
- * having added every amount, or { 0, i, spent... } having added none, i being the first that would go over.
+ * Returns { -1, i } when counter i does not exist yet (the caller seeds it and asks again); else
+ * { 1, 0, spent..., reserved... } having added every amount (at most what is left of each), or
+ * { 0, i, spent... } having added none, i being the first with nothing left.
  */
 const RESERVE = script(`
 local values = {}
@@ -15,15 +16,18 @@ for i = 1, #KEYS do
   values[i] = tonumber(v)
 end
 for i = 1, #KEYS do
-  if values[i] + tonumber(ARGV[3 * i - 2]) > tonumber(ARGV[3 * i - 1]) then
+  if values[i] >= tonumber(ARGV[3 * i - 1]) then
     local out = { 0, i }
     for j = 1, #KEYS do out[j + 2] = values[j] end
     return out
   end
 end
 local out = { 1, 0 }
-for i = 1, #KEYS do
-  out[i + 2] = redis.call('INCRBY', KEYS[i], ARGV[3 * i - 2])
+local n = #KEYS
+for i = 1, n do
+  local reserved = math.min(tonumber(ARGV[3 * i - 2]), tonumber(ARGV[3 * i - 1]) - values[i])
+  out[i + 2] = redis.call('INCRBY', KEYS[i], reserved)
+  out[n + i + 2] = reserved
   redis.call('PEXPIRE', KEYS[i], ARGV[3 * i])
 end
 return out
@@ -85,8 +89,8 @@ export class RedisSpendMeter implements SpendMeter {
         await this.seed(counters[(index ?? 1) - 1]!);
         continue;
       }
-      const spent = reply.slice(2);
-      if (outcome === 1) return { allowed: true, spent, amounts: [...amounts] };
+      const spent = reply.slice(2, 2 + counters.length);
+      if (outcome === 1) return { allowed: true, spent, amounts: reply.slice(2 + counters.length) };
       return { allowed: false, refused: (index ?? 1) - 1, spent };
     }
     throw new Error("spend counters expired while being seeded");

@@ -1,8 +1,9 @@
 /**
  * Spend counters for budgets: each counts the units (tokens, nano-dollars) spent in one period, with the
- * estimates of sends still running reserved in it. A send reserves its estimate in every counter it spends from
- * if and only if each stays within its limit, atomically; when the send ends its reservation is settled to what
- * it really spent.
+ * estimates of sends still running reserved in it. A send is admitted if and only if every counter it spends from
+ * has something left, atomically, and reserves its estimate in each (no more than is left); when the send ends
+ * its reservation is settled to what it really spent. So admissions stop exactly at the limit, and spend can pass
+ * it only by what the one send that took the last of it used beyond its reservation.
  */
 export interface SpendCounter {
   /** e.g. `budget:bdg_1:1764547200000` (the budget and its period's start), so a new period starts at zero. */
@@ -23,12 +24,12 @@ export type Reservation =
       allowed: true;
       /** Each counter's spend, reservations included, after this one: in the order given. */
       spent: number[];
-      /** The amounts reserved, to settle. */
+      /** The amounts reserved (each estimate, or what was left when less), to settle. */
       amounts: number[];
     }
   | {
       allowed: false;
-      /** The first counter (by its index in the order given) that would go over its limit. */
+      /** The first counter (by its index in the order given) with nothing left. */
       refused: number;
       /** Each counter's spend, reservations included, as it stands. */
       spent: number[];
@@ -36,8 +37,8 @@ export type Reservation =
 
 export interface SpendMeter {
   /**
-   * Reserves `amounts[i]` in `counters[i]`, for every i or for none: none when any counter's spend plus its
-   * amount would go over its limit.
+   * Reserves `amounts[i]` (at most what is left) in `counters[i]`, for every i or for none: none when any
+   * counter's spend has reached its limit.
    * @throws LimiterUnavailableError when the backing store cannot decide (fail closed).
    */
   reserve(counters: readonly SpendCounter[], amounts: readonly number[]): Promise<Reservation>;

@@ -19,6 +19,7 @@ export function spendMeterContract(name: string, makeMeters: (n: number) => Prom
     });
 
     it("admits exactly what fits out of 50 simultaneous reservations, over every meter", async () => {
+      // 70 units, 10 each: exactly 7 admitted, whichever meter each goes through.
       const meters = await makeMeters(2);
       const budget = counter(70);
       const outcomes = await Promise.all(
@@ -45,14 +46,24 @@ export function spendMeterContract(name: string, makeMeters: (n: number) => Prom
       expect(seeds.count).toBeLessThanOrEqual(meters.length);
     });
 
-    it("reserves in all counters or in none", async () => {
+    it("reserves in all counters or in none, no more than is left of each", async () => {
       const [meter] = await makeMeters(1);
       const wide = counter(1000);
       const tight = counter(15);
-      expect((await meter!.reserve([wide, tight], [10, 10])).allowed).toBe(true);
+      expect(await meter!.reserve([wide, tight], [10, 10])).toEqual({
+        allowed: true,
+        spent: [10, 10],
+        amounts: [10, 10],
+      });
+      // The tight counter has 5 left: the send is admitted with 5 reserved there.
+      expect(await meter!.reserve([wide, tight], [10, 10])).toEqual({
+        allowed: true,
+        spent: [20, 15],
+        amounts: [10, 5],
+      });
       const refused = await meter!.reserve([wide, tight], [10, 10]);
-      expect(refused).toEqual({ allowed: false, refused: 1, spent: [10, 10] });
-      expect(await meter!.peek([wide.key, tight.key])).toEqual([10, 10]);
+      expect(refused).toEqual({ allowed: false, refused: 1, spent: [20, 15] });
+      expect(await meter!.peek([wide.key, tight.key])).toEqual([20, 15]);
     });
 
     it("settles a reservation to what was spent", async () => {
@@ -61,10 +72,12 @@ export function spendMeterContract(name: string, makeMeters: (n: number) => Prom
       const reservation = await meter!.reserve([budget], [40]);
       expect(reservation).toEqual({ allowed: true, spent: [40], amounts: [40] });
       expect(await meter!.settle([budget.key], [40], [25])).toEqual([25]);
-      // What the first send did not use is free again: 25 + 75 fits exactly, one more unit does not.
-      expect((await meter!.reserve([budget], [76])).allowed).toBe(false);
-      expect((await meter!.reserve([budget], [75])).allowed).toBe(true);
+      // What the first send did not use is free again: 75 are left, and reserved even when more is asked.
+      expect(await meter!.reserve([budget], [80])).toEqual({ allowed: true, spent: [100], amounts: [75] });
+      expect((await meter!.reserve([budget], [1])).allowed).toBe(false);
+      // A send may spend more than it reserved: spend passes the limit by that much, and nothing more is admitted.
       expect(await meter!.settle([budget.key], [75], [90])).toEqual([115]);
+      expect(await meter!.reserve([budget], [1])).toEqual({ allowed: false, refused: 0, spent: [115] });
       expect(await meter!.peek([budget.key, "test:unknown"])).toEqual([115, null]);
       expect(await meter!.settle(["test:unknown"], [1], [2])).toEqual([null]);
     });

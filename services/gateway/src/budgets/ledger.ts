@@ -81,9 +81,9 @@ export interface Send {
 
 /**
  * The account's budgets, and what each has spent this period (docs/api/budgets.md, "Enforcement"). Before a send
- * reaches a model, `admit` reserves its estimate in every budget it counts against, or refuses it with 402
- * BUDGET_EXCEEDED; when it ends, its charge is settled to what the model really used, which may cross an alert
- * threshold.
+ * reaches a model, `admit` reserves its estimate (at most what is left) in every budget it counts against, or
+ * refuses it with 402 BUDGET_EXCEEDED when one has nothing left; when it ends, its charge is settled to what the
+ * model really used, which may cross an alert threshold.
  */
 export class BudgetLedger {
   private readonly now: () => number;
@@ -135,9 +135,9 @@ export class BudgetLedger {
     const outcome = await this.options.meter.reserve(counters, amounts);
     if (!outcome.allowed) {
       const budget = budgets[outcome.refused]!;
-      throw exceeded(budget, outcome.spent[outcome.refused]!, amounts[outcome.refused]!, at);
+      throw exceeded(budget, outcome.spent[outcome.refused]!, at);
     }
-    return new Charge(this, send, budgets, counters, amounts, at);
+    return new Charge(this, send, budgets, counters, outcome.amounts, at);
   }
 
   /**
@@ -320,7 +320,7 @@ function mostExpensive(prices: PriceTable): string {
   return best;
 }
 
-function exceeded(budget: Budget, spent: number, estimate: number, atMs: number): AppError {
+function exceeded(budget: Budget, spent: number, atMs: number): AppError {
   const { resetsAtMs } = budgetWindow(budget.period, atMs);
   const resetsAt = new Date(resetsAtMs).toISOString();
   const whose =
@@ -330,14 +330,9 @@ function exceeded(budget: Budget, spent: number, estimate: number, atMs: number)
         ? `API key ${budget.apiKeyId}'s`
         : "the account's";
   const unit = budget.unit === "usd" ? "USD" : "tokens";
-  const left = Math.max(0, budget.limit - spent);
-  const state =
-    left === 0
-      ? `it is spent (${shown(budget.unit, spent)} of ${shown(budget.unit, budget.limit)} ${unit})`
-      : `${shown(budget.unit, left)} ${unit} are left of ${shown(budget.unit, budget.limit)}, less than a message is estimated to spend (${shown(budget.unit, estimate)})`;
   return new AppError(
     "BUDGET_EXCEEDED",
-    `Budget ${budget.id} (${whose}, per ${budget.period}) does not allow this message: ${state}. It resets at ${resetsAt}; raise its limit with PATCH /v1/budgets/${budget.id} to send sooner.`,
+    `Budget ${budget.id} (${whose}, per ${budget.period}) is spent: ${shown(budget.unit, spent)} of ${shown(budget.unit, budget.limit)} ${unit}, messages under way included. It resets at ${resetsAt}; raise its limit with PATCH /v1/budgets/${budget.id} to send sooner.`,
     {
       extra: {
         budget: {
@@ -345,7 +340,7 @@ function exceeded(budget: Budget, spent: number, estimate: number, atMs: number)
           unit: budget.unit,
           period: budget.period,
           limit: shown(budget.unit, budget.limit),
-          spent: shown(budget.unit, Math.min(spent, budget.limit)),
+          spent: shown(budget.unit, spent),
           resetsAt,
         },
       },
