@@ -40,6 +40,24 @@ const (
 	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
 )
 
+// BudgetPeriod is one of a fixed set of strings.
+type BudgetPeriod string
+
+// The values of BudgetPeriod.
+const (
+	BudgetPeriodDay   BudgetPeriod = "day"
+	BudgetPeriodMonth BudgetPeriod = "month"
+)
+
+// BudgetUnit is one of a fixed set of strings.
+type BudgetUnit string
+
+// The values of BudgetUnit.
+const (
+	BudgetUnitTokens BudgetUnit = "tokens"
+	BudgetUnitUsd    BudgetUnit = "usd"
+)
+
 // ClientStatusState is one of a fixed set of strings.
 type ClientStatusState string
 
@@ -63,6 +81,7 @@ const (
 	DeliveryEventTypeAgentDeleted       DeliveryEventType = "agent.deleted"
 	DeliveryEventTypeMessageCompleted   DeliveryEventType = "message.completed"
 	DeliveryEventTypeMessageFailed      DeliveryEventType = "message.failed"
+	DeliveryEventTypeBudgetThreshold    DeliveryEventType = "budget.threshold"
 	DeliveryEventTypeWebhookTest        DeliveryEventType = "webhook.test"
 )
 
@@ -83,6 +102,7 @@ type ErrorCode string
 const (
 	ErrorCodeInvalidRequest       ErrorCode = "INVALID_REQUEST"
 	ErrorCodeUnauthorized         ErrorCode = "UNAUTHORIZED"
+	ErrorCodeBudgetExceeded       ErrorCode = "BUDGET_EXCEEDED"
 	ErrorCodeForbidden            ErrorCode = "FORBIDDEN"
 	ErrorCodeInsufficientQuota    ErrorCode = "INSUFFICIENT_QUOTA"
 	ErrorCodeAgentNotFound        ErrorCode = "AGENT_NOT_FOUND"
@@ -94,6 +114,7 @@ const (
 	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
 	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
 	ErrorCodeMemoryNotFound       ErrorCode = "MEMORY_NOT_FOUND"
+	ErrorCodeBudgetNotFound       ErrorCode = "BUDGET_NOT_FOUND"
 	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
 	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
 	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
@@ -178,6 +199,8 @@ const (
 	ScopeUsageRead      Scope = "usage:read"
 	ScopeWebhooksManage Scope = "webhooks:manage"
 	ScopePluginsManage  Scope = "plugins:manage"
+	ScopeBudgetsRead    Scope = "budgets:read"
+	ScopeBudgetsWrite   Scope = "budgets:write"
 )
 
 // SendMessageRequestOnDisconnect is one of a fixed set of strings.
@@ -220,6 +243,7 @@ const (
 	SubscribedEventAgentDeleted       SubscribedEvent = "agent.deleted"
 	SubscribedEventMessageCompleted   SubscribedEvent = "message.completed"
 	SubscribedEventMessageFailed      SubscribedEvent = "message.failed"
+	SubscribedEventBudgetThreshold    SubscribedEvent = "budget.threshold"
 )
 
 // UsageDimension is one of a fixed set of strings.
@@ -240,6 +264,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 400, true
 	case ErrorCodeUnauthorized:
 		return 401, true
+	case ErrorCodeBudgetExceeded:
+		return 402, true
 	case ErrorCodeForbidden:
 		return 403, true
 	case ErrorCodeInsufficientQuota:
@@ -258,7 +284,11 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 404, true
 	case ErrorCodeSecretNotFound:
 		return 404, true
+	case ErrorCodeAPIKeyNotFound:
+		return 404, true
 	case ErrorCodeMemoryNotFound:
+		return 404, true
+	case ErrorCodeBudgetNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -626,6 +656,56 @@ type BackgroundMessageError struct {
 	Message string `json:"message"`
 }
 
+// Budget is a spend budget (docs/api/budgets.md).
+type Budget struct {
+	// The budget's id: `bdg_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// Set: only this agent's messages count.
+	AgentID *string `json:"agentId"`
+
+	// Set: only the messages sent with this key count.
+	APIKeyID *string `json:"apiKeyId"`
+
+	// `tokens` or `usd` (US dollars).
+	Unit BudgetUnit `json:"unit"`
+
+	// `day` or `month`, in UTC.
+	Period BudgetPeriod `json:"period"`
+
+	// In the budget's unit.
+	Limit float64 `json:"limit"`
+
+	// Where the budget stands in its current period.
+	Spend     BudgetSpend `json:"spend"`
+	CreatedAt time.Time   `json:"createdAt"`
+	UpdatedAt time.Time   `json:"updatedAt"`
+}
+
+// BudgetDeletedResponseData is what Budgets.Delete returns: the budget is deleted.
+type BudgetDeletedResponseData struct {
+	// The deleted budget's id: `bdg_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
+}
+
+// BudgetSpend is: Where the budget stands in its current period.
+type BudgetSpend struct {
+	// Spent this period, in the budget's unit, with the estimates of messages under way.
+	Spent float64 `json:"spent"`
+
+	// What is left of the limit this period.
+	Remaining float64 `json:"remaining"`
+
+	// `spent` as a percentage of `limit`, to two decimals.
+	Percent     float64   `json:"percent"`
+	PeriodStart time.Time `json:"periodStart"`
+
+	// When the next period starts at zero.
+	ResetsAt time.Time `json:"resetsAt"`
+}
+
 // CancelAgentRunsResponseData is what Agents.Runs.Cancel returns: the runs cancelled.
 type CancelAgentRunsResponseData struct {
 	// How many runs were pending and are now cancelled.
@@ -972,6 +1052,25 @@ type CreateAPIKeyParams struct {
 	// When the key stops working: a date-time with a time zone, which must be in the future (an earlier one is
 	// refused with `400 INVALID_REQUEST`). Unset: never.
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
+}
+
+// CreateBudgetParams is the request body of Budgets.Create.
+type CreateBudgetParams struct {
+	// `tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.
+	Unit BudgetUnit `json:"unit"`
+
+	// In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+	// 10,000,000, to the billionth).
+	Limit float64 `json:"limit"`
+
+	// How often the budget starts again: every UTC day, or on the first of every UTC month.
+	Period BudgetPeriod `json:"period"`
+
+	// Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.
+	AgentID *string `json:"agentId,omitzero"`
+
+	// Only the messages sent with this key count. Not with `agentId`.
+	APIKeyID *string `json:"apiKeyId,omitzero"`
 }
 
 // CreateMemoryParams is the request body of Agents.Memories.Create.
@@ -1457,6 +1556,16 @@ type UpdateAgentParams struct {
 	Status *AgentStatus `json:"status,omitzero"`
 }
 
+// UpdateBudgetParams is the request body of Budgets.Update.
+type UpdateBudgetParams struct {
+	// In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+	// 10,000,000, to the billionth).
+	Limit *float64 `json:"limit,omitzero"`
+
+	// How often the budget starts again: every UTC day, or on the first of every UTC month.
+	Period *BudgetPeriod `json:"period,omitzero"`
+}
+
 // UpdateWebhookParams is the request body of WebhookEndpoints.Update.
 type UpdateWebhookParams struct {
 	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
@@ -1530,6 +1639,10 @@ type UsageGroup struct {
 	// inputTokens + outputTokens.
 	TotalTokens int `json:"totalTokens"`
 
+	// What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+	// "Prices"): exact to the billionth of a dollar.
+	CostUsd float64 `json:"costUsd"`
+
 	// From receipt to the complete reply, of completed sends.
 	LatencyMs Percentiles `json:"latencyMs"`
 
@@ -1575,6 +1688,10 @@ type UsageTotals struct {
 
 	// inputTokens + outputTokens.
 	TotalTokens int `json:"totalTokens"`
+
+	// What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+	// "Prices"): exact to the billionth of a dollar.
+	CostUsd float64 `json:"costUsd"`
 
 	// From receipt to the complete reply, of completed sends.
 	LatencyMs Percentiles `json:"latencyMs"`

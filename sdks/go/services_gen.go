@@ -20,6 +20,7 @@ func (c *Client) initServices() {
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
 	c.Plugins = &PluginService{client: c}
 	c.APIKeys = &APIKeyService{client: c}
+	c.Budgets = &BudgetService{client: c}
 }
 
 // AgentService is client.Agents: Create, list, read, update and delete agents; import and export elizaOS
@@ -477,10 +478,10 @@ type AgentMessageService struct {
 // IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
 // lost answer gets that answer, and the request runs once.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
-// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502 MODEL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 402 BUDGET_EXCEEDED, 403 FORBIDDEN, 404
+// AGENT_NOT_FOUND, 409 AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
+// MODEL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentMessageService) Send(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*Reply, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -554,10 +555,10 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 // IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
 // lost answer gets that answer, and the request runs once.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
-// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502 MODEL_ERROR, 503
-// AGENT_UNAVAILABLE.
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 402 BUDGET_EXCEEDED, 403 FORBIDDEN, 404
+// AGENT_NOT_FOUND, 409 AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
+// MODEL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentMessageService) SendBackground(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*BackgroundMessageAccepted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
 	if err != nil {
@@ -2045,6 +2046,155 @@ func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option
 		Data APIKeyRevoked `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/api-keys/" + keyIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// BudgetService is client.Budgets: Spend limits in tokens or US dollars per day or month for the account, an
+// agent or a key (scopes `budgets:read`, `budgets:write`). Methods: Create, List, Get, Update, Delete.
+type BudgetService struct {
+	client *Client
+}
+
+// Create creates a budget.
+//
+// Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per UTC day
+// or month, in tokens or in US dollars at the configured prices. From then on a message it counts is refused
+// with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take it; `budget.threshold`
+// webhook events tell when its spend reaches 50, 80 and 100 %. Spend already recorded this period counts. At
+// most 100 budgets per account.
+//
+// Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 404
+// AGENT_NOT_FOUND or API_KEY_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *BudgetService) Create(ctx context.Context, params CreateBudgetParams, opts ...Option) (*Budget, error) {
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Budget `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/budgets", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// List lists budgets.
+//
+// Every budget of the account (at most 100), oldest first, each with its spend this period.
+//
+// Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *BudgetService) List(ctx context.Context, opts ...Option) ([]Budget, error) {
+	var out struct {
+		Data []Budget `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/budgets"}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Get gets a budget.
+//
+// One budget, with its spend this period and when it resets.
+//
+// Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 BUDGET_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *BudgetService) Get(ctx context.Context, budgetID string, opts ...Option) (*Budget, error) {
+	budgetIDSegment, err := pathSegment("budgetID", budgetID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Budget `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/budgets/" + budgetIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update updates a budget.
+//
+// Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit applies
+// to the next message; spend this period is kept (a new period starts from what was spent in it).
+//
+// Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 BUDGET_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *BudgetService) Update(ctx context.Context, budgetID string, params UpdateBudgetParams, opts ...Option) (*Budget, error) {
+	budgetIDSegment, err := pathSegment("budgetID", budgetID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Budget `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/budgets/" + budgetIDSegment, body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a budget.
+//
+// Removes the budget: the messages it counted are no longer limited by it.
+//
+// Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 BUDGET_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *BudgetService) Delete(ctx context.Context, budgetID string, opts ...Option) (*BudgetDeletedResponseData, error) {
+	budgetIDSegment, err := pathSegment("budgetID", budgetID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data BudgetDeletedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/budgets/" + budgetIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

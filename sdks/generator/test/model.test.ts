@@ -74,6 +74,11 @@ describe("model", () => {
       "POST /api-keys apiKeys.create",
       "GET /api-keys apiKeys.list",
       "DELETE /api-keys/{keyId} apiKeys.revoke",
+      "POST /budgets budgets.create",
+      "GET /budgets budgets.list",
+      "GET /budgets/{budgetId} budgets.get",
+      "PATCH /budgets/{budgetId} budgets.update",
+      "DELETE /budgets/{budgetId} budgets.delete",
     ]);
     expect(model.defaultBaseUrl).toBe("http://localhost:8080/v1");
     expect(model.resources).toEqual([
@@ -123,6 +128,12 @@ describe("model", () => {
       {
         path: ["apiKeys"],
         description: "Manage the account's API keys (scope `keys:manage`).",
+        children: [],
+      },
+      {
+        path: ["budgets"],
+        description:
+          "Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes `budgets:read`, `budgets:write`).",
         children: [],
       },
     ]);

@@ -2,6 +2,7 @@ import { checkNumber, type Fetch, readEnv, Transport } from "./core.js";
 import { AgentryError } from "./errors.js";
 import { Agents } from "./resources/agents.js";
 import { ApiKeys } from "./resources/api-keys.js";
+import { Budgets } from "./resources/budgets.js";
 import { Plugins } from "./resources/plugins.js";
 import { AccountUsage } from "./resources/usage.js";
 import { Users } from "./resources/users.js";
@@ -58,6 +59,8 @@ export class Agentry {
   readonly agents: Agents;
   /** The account's API keys (scope `keys:manage`). */
   readonly apiKeys: ApiKeys;
+  /** The account's spend budgets. */
+  readonly budgets: Budgets;
   /** A user's data across every agent: export and erasure. */
   readonly users: Users;
   /** The account's usage figures (scope `usage:read`). */
@@ -120,6 +123,7 @@ export class Agentry {
     });
     this.agents = new Agents(this.#transport);
     this.apiKeys = new ApiKeys(this.#transport);
+    this.budgets = new Budgets(this.#transport);
     this.users = new Users(this.#transport);
     this.usage = new AccountUsage(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);

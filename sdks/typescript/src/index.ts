@@ -27,6 +27,7 @@ export {
 export { CursorPage, type CursorPagePromise, Page, PagePromise } from "./pagination.js";
 export { Agents } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
+export { Budgets } from "./resources/budgets.js";
 export { AgentClients } from "./resources/clients.js";
 export { Conversations } from "./resources/conversations.js";
 export { Memories } from "./resources/memories.js";

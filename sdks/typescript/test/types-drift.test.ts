@@ -43,6 +43,11 @@ const PAIRS: Record<string, string> = {
   UpdateWebhookRequest: "WebhookEndpointUpdateParams",
   AgentDeletedData: "AgentDeletedWebhookData",
   MessageFailedData: "MessageFailedWebhookData",
+  BudgetThresholdData: "BudgetThresholdWebhookData",
+  // budgets
+  Budget: "Budget",
+  CreateBudgetRequest: "BudgetCreateParams",
+  UpdateBudgetRequest: "BudgetUpdateParams",
   // characters
   CharacterFile: "CharacterFile",
   ExportedCharacterFile: "ExportedCharacterFile",

@@ -29,6 +29,9 @@ __all__ = [
     "BackgroundMessageAccepted",
     "BackgroundMessageError",
     "BackgroundMessageStatus",
+    "Budget",
+    "BudgetDeletedResponseData",
+    "BudgetSpend",
     "CancelAgentRunsResponseData",
     "CharacterAgentSettings",
     "CharacterAgentrySettings",
@@ -109,6 +112,7 @@ here; `failed`: see `error`.
 ErrorCode = Literal[
     "INVALID_REQUEST",
     "UNAUTHORIZED",
+    "BUDGET_EXCEEDED",
     "FORBIDDEN",
     "INSUFFICIENT_QUOTA",
     "AGENT_NOT_FOUND",
@@ -120,6 +124,7 @@ ErrorCode = Literal[
     "SECRET_NOT_FOUND",
     "API_KEY_NOT_FOUND",
     "MEMORY_NOT_FOUND",
+    "BUDGET_NOT_FOUND",
     "NOT_FOUND",
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
@@ -161,11 +166,14 @@ Scope = Literal[
     "usage:read",
     "webhooks:manage",
     "plugins:manage",
+    "budgets:read",
+    "budgets:write",
 ]
 
 ERROR_CODE_STATUS: Dict[str, int] = {
     "INVALID_REQUEST": 400,
     "UNAUTHORIZED": 401,
+    "BUDGET_EXCEEDED": 402,
     "FORBIDDEN": 403,
     "INSUFFICIENT_QUOTA": 403,
     "AGENT_NOT_FOUND": 404,
@@ -175,7 +183,9 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "WEBHOOK_NOT_FOUND": 404,
     "DELIVERY_NOT_FOUND": 404,
     "SECRET_NOT_FOUND": 404,
+    "API_KEY_NOT_FOUND": 404,
     "MEMORY_NOT_FOUND": 404,
+    "BUDGET_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
@@ -854,6 +864,115 @@ class BackgroundMessageError:
 
 
 @dataclass
+class Budget:
+    """A spend budget (docs/api/budgets.md)."""
+
+    id: str
+    """The budget's id: `bdg_` and a ULID. Treat it as opaque."""
+    agent_id: Optional[str]
+    """Set: only this agent's messages count."""
+    api_key_id: Optional[str]
+    """Set: only the messages sent with this key count."""
+    unit: Literal["tokens", "usd"]
+    """`tokens` or `usd` (US dollars)."""
+    period: Literal["day", "month"]
+    """`day` or `month`, in UTC."""
+    limit: float
+    """In the budget's unit."""
+    spend: BudgetSpend
+    """Where the budget stands in its current period."""
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Budget:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            api_key_id=data["apiKeyId"],
+            unit=data["unit"],
+            period=data["period"],
+            limit=data["limit"],
+            spend=BudgetSpend.from_dict(data["spend"]),
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["apiKeyId"] = self.api_key_id
+        out["unit"] = self.unit
+        out["period"] = self.period
+        out["limit"] = self.limit
+        out["spend"] = self.spend.to_dict()
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        return out
+
+
+@dataclass
+class BudgetDeletedResponseData:
+    id: str
+    """The deleted budget's id: `bdg_` and a ULID. Treat it as opaque."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BudgetDeletedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
+        return out
+
+
+@dataclass
+class BudgetSpend:
+    """Where the budget stands in its current period."""
+
+    spent: float
+    """Spent this period, in the budget's unit, with the estimates of messages under way."""
+    remaining: float
+    """What is left of the limit this period."""
+    percent: float
+    """`spent` as a percentage of `limit`, to two decimals."""
+    period_start: str
+    resets_at: str
+    """When the next period starts at zero."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BudgetSpend:
+        """Reads the JSON object the API sends."""
+        return cls(
+            spent=data["spent"],
+            remaining=data["remaining"],
+            percent=data["percent"],
+            period_start=data["periodStart"],
+            resets_at=data["resetsAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["spent"] = self.spent
+        out["remaining"] = self.remaining
+        out["percent"] = self.percent
+        out["periodStart"] = self.period_start
+        out["resetsAt"] = self.resets_at
+        return out
+
+
+@dataclass
 class CancelAgentRunsResponseData:
     cancelled: int
     """How many runs were pending and are now cancelled."""
@@ -1395,7 +1514,7 @@ class Delivery:
     """The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat it as
     opaque.
     """
-    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "webhook.test"]
+    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "budget.threshold", "webhook.test"]
     """The event's type."""
     attempt: int
     """1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries."""
@@ -2309,6 +2428,10 @@ class UsageGroup:
     """Reply tokens."""
     total_tokens: int
     """inputTokens + outputTokens."""
+    cost_usd: float
+    """What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+    "Prices"): exact to the billionth of a dollar.
+    """
     latency_ms: Percentiles
     """From receipt to the complete reply, of completed sends."""
     time_to_first_token_ms: Percentiles
@@ -2337,6 +2460,7 @@ class UsageGroup:
             input_tokens=data["inputTokens"],
             output_tokens=data["outputTokens"],
             total_tokens=data["totalTokens"],
+            cost_usd=data["costUsd"],
             latency_ms=Percentiles.from_dict(data["latencyMs"]),
             time_to_first_token_ms=Percentiles.from_dict(data["timeToFirstTokenMs"]),
         )
@@ -2357,6 +2481,7 @@ class UsageGroup:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        out["costUsd"] = self.cost_usd
         out["latencyMs"] = self.latency_ms.to_dict()
         out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
         return out
@@ -2420,6 +2545,10 @@ class UsageTotals:
     """Reply tokens."""
     total_tokens: int
     """inputTokens + outputTokens."""
+    cost_usd: float
+    """What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+    "Prices"): exact to the billionth of a dollar.
+    """
     latency_ms: Percentiles
     """From receipt to the complete reply, of completed sends."""
     time_to_first_token_ms: Percentiles
@@ -2436,6 +2565,7 @@ class UsageTotals:
             input_tokens=data["inputTokens"],
             output_tokens=data["outputTokens"],
             total_tokens=data["totalTokens"],
+            cost_usd=data["costUsd"],
             latency_ms=Percentiles.from_dict(data["latencyMs"]),
             time_to_first_token_ms=Percentiles.from_dict(data["timeToFirstTokenMs"]),
             groups=None if data.get("groups") is None else [UsageGroup.from_dict(x0) for x0 in data["groups"]],
@@ -2449,6 +2579,7 @@ class UsageTotals:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        out["costUsd"] = self.cost_usd
         out["latencyMs"] = self.latency_ms.to_dict()
         out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
         if self.groups is not None:
@@ -2492,7 +2623,7 @@ class Webhook:
     """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
     url: str
     """Where deliveries are POSTed."""
-    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "budget.threshold"]]
     """The event types delivered to it, or `["*"]` for every type."""
     description: str
     """Free text of its owner; empty when none was given."""
@@ -2541,7 +2672,7 @@ class WebhookCreated:
     """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
     url: str
     """Where deliveries are POSTed."""
-    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "budget.threshold"]]
     """The event types delivered to it, or `["*"]` for every type."""
     description: str
     """Free text of its owner; empty when none was given."""

@@ -44,6 +44,8 @@ from .models import (
     ApiKeyRevoked,
     BackgroundMessage,
     BackgroundMessageAccepted,
+    Budget,
+    BudgetDeletedResponseData,
     CancelAgentRunsResponseData,
     CharacterImport,
     CharacterImportPreview,
@@ -79,6 +81,7 @@ __all__ = [
     "AsyncAgents",
     "AsyncAgentsUsage",
     "AsyncApiKeys",
+    "AsyncBudgets",
     "AsyncClients",
     "AsyncConversations",
     "AsyncDeliveries",
@@ -91,6 +94,7 @@ __all__ = [
     "AsyncUsage",
     "AsyncUsers",
     "AsyncWebhookEndpoints",
+    "Budgets",
     "Clients",
     "Conversations",
     "Deliveries",
@@ -186,6 +190,7 @@ class Messages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
@@ -292,6 +297,7 @@ class Messages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
@@ -389,6 +395,7 @@ class Messages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
@@ -2140,7 +2147,7 @@ class WebhookEndpoints:
         self,
         *,
         url: str,
-        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]],
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "budget.threshold"]],
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2276,7 +2283,7 @@ class WebhookEndpoints:
         webhook_id: str,
         *,
         url: Union[str, NotGiven] = NOT_GIVEN,
-        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]], NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "budget.threshold"]], NotGiven] = NOT_GIVEN,
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2658,6 +2665,251 @@ class ApiKeys:
         return ApiKeyRevoked.from_dict(envelope["data"])
 
 
+class Budgets:
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def create(
+        self,
+        *,
+        unit: Literal["tokens", "usd"],
+        limit: float,
+        period: Literal["day", "month"],
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        api_key_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Create a budget.
+
+        Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per UTC
+        day or month, in tokens or in US dollars at the configured prices. From then on a message it counts is
+        refused with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take it;
+        `budget.threshold` webhook events tell when its spend reaches 50, 80 and 100 %. Spend already recorded
+        this period counts. At most 100 budgets per account.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            unit: `tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            agent_id: Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.
+            api_key_id: Only the messages sent with this key count. Not with `agentId`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `API_KEY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "unit": unit,
+                "limit": limit,
+                "period": period,
+                "agentId": agent_id,
+                "apiKeyId": api_key_id,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/budgets", body=body)
+        envelope = self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    def list(
+        self,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Budget]:
+        """List budgets.
+
+        Every budget of the account (at most 100), oldest first, each with its spend this period.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/budgets")
+        envelope = self._transport.request(spec, options)
+        return [Budget.from_dict(x0) for x0 in envelope["data"]]
+
+    def get(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Budget:
+        """Get a budget.
+
+        One budget, with its spend this period and when it resets.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    def update(
+        self,
+        budget_id: str,
+        *,
+        limit: Union[float, NotGiven] = NOT_GIVEN,
+        period: Union[Literal["day", "month"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Update a budget.
+
+        Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit
+        applies to the next message; spend this period is kept (a new period starts from what was spent in
+        it).
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "limit": limit,
+                "period": period,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/budgets/{path_segment('budget_id', budget_id)}", body=body)
+        envelope = self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BudgetDeletedResponseData:
+        """Delete a budget.
+
+        Removes the budget: the messages it counted are no longer limited by it.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = self._transport.request(spec, options)
+        return BudgetDeletedResponseData.from_dict(envelope["data"])
+
+
 class SyncResources:
     """The API's top-level resources; the client is one of these."""
 
@@ -2677,6 +2929,10 @@ class SyncResources:
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: ApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
+    budgets: Budgets
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
 
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
@@ -2685,6 +2941,7 @@ class SyncResources:
         self.webhook_endpoints = WebhookEndpoints(transport)
         self.plugins = Plugins(transport)
         self.api_keys = ApiKeys(transport)
+        self.budgets = Budgets(transport)
 
 
 class AsyncMessages:
@@ -2767,6 +3024,7 @@ class AsyncMessages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
@@ -2873,6 +3131,7 @@ class AsyncMessages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
@@ -2970,6 +3229,7 @@ class AsyncMessages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`.
@@ -4721,7 +4981,7 @@ class AsyncWebhookEndpoints:
         self,
         *,
         url: str,
-        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]],
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "budget.threshold"]],
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -4857,7 +5117,7 @@ class AsyncWebhookEndpoints:
         webhook_id: str,
         *,
         url: Union[str, NotGiven] = NOT_GIVEN,
-        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]], NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "budget.threshold"]], NotGiven] = NOT_GIVEN,
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -5239,6 +5499,251 @@ class AsyncApiKeys:
         return ApiKeyRevoked.from_dict(envelope["data"])
 
 
+class AsyncBudgets:
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def create(
+        self,
+        *,
+        unit: Literal["tokens", "usd"],
+        limit: float,
+        period: Literal["day", "month"],
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        api_key_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Create a budget.
+
+        Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per UTC
+        day or month, in tokens or in US dollars at the configured prices. From then on a message it counts is
+        refused with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take it;
+        `budget.threshold` webhook events tell when its spend reaches 50, 80 and 100 %. Spend already recorded
+        this period counts. At most 100 budgets per account.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            unit: `tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            agent_id: Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.
+            api_key_id: Only the messages sent with this key count. Not with `agentId`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `API_KEY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "unit": unit,
+                "limit": limit,
+                "period": period,
+                "agentId": agent_id,
+                "apiKeyId": api_key_id,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/budgets", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    async def list(
+        self,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Budget]:
+        """List budgets.
+
+        Every budget of the account (at most 100), oldest first, each with its spend this period.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/budgets")
+        envelope = await self._transport.request(spec, options)
+        return [Budget.from_dict(x0) for x0 in envelope["data"]]
+
+    async def get(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Budget:
+        """Get a budget.
+
+        One budget, with its spend this period and when it resets.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = await self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    async def update(
+        self,
+        budget_id: str,
+        *,
+        limit: Union[float, NotGiven] = NOT_GIVEN,
+        period: Union[Literal["day", "month"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Update a budget.
+
+        Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit
+        applies to the next message; spend this period is kept (a new period starts from what was spent in
+        it).
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "limit": limit,
+                "period": period,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/budgets/{path_segment('budget_id', budget_id)}", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BudgetDeletedResponseData:
+        """Delete a budget.
+
+        Removes the budget: the messages it counted are no longer limited by it.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = await self._transport.request(spec, options)
+        return BudgetDeletedResponseData.from_dict(envelope["data"])
+
+
 class AsyncResources:
     """The API's top-level resources; the async client is one of these."""
 
@@ -5258,6 +5763,10 @@ class AsyncResources:
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: AsyncApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
+    budgets: AsyncBudgets
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
 
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
@@ -5266,3 +5775,4 @@ class AsyncResources:
         self.webhook_endpoints = AsyncWebhookEndpoints(transport)
         self.plugins = AsyncPlugins(transport)
         self.api_keys = AsyncApiKeys(transport)
+        self.budgets = AsyncBudgets(transport)

@@ -14,6 +14,7 @@ module Agentry
   ERROR_CODE_STATUS = {
     "INVALID_REQUEST" => 400,
     "UNAUTHORIZED" => 401,
+    "BUDGET_EXCEEDED" => 402,
     "FORBIDDEN" => 403,
     "INSUFFICIENT_QUOTA" => 403,
     "AGENT_NOT_FOUND" => 404,
@@ -23,7 +24,9 @@ module Agentry
     "WEBHOOK_NOT_FOUND" => 404,
     "DELIVERY_NOT_FOUND" => 404,
     "SECRET_NOT_FOUND" => 404,
+    "API_KEY_NOT_FOUND" => 404,
     "MEMORY_NOT_FOUND" => 404,
+    "BUDGET_NOT_FOUND" => 404,
     "NOT_FOUND" => 404,
     "AGENT_INACTIVE" => 409,
     "IDEMPOTENCY_KEY_IN_USE" => 409,

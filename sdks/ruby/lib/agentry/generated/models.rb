@@ -31,6 +31,7 @@ module Agentry
     module ErrorCode
       INVALID_REQUEST = "INVALID_REQUEST"
       UNAUTHORIZED = "UNAUTHORIZED"
+      BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
       FORBIDDEN = "FORBIDDEN"
       INSUFFICIENT_QUOTA = "INSUFFICIENT_QUOTA"
       AGENT_NOT_FOUND = "AGENT_NOT_FOUND"
@@ -42,6 +43,7 @@ module Agentry
       SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
       API_KEY_NOT_FOUND = "API_KEY_NOT_FOUND"
       MEMORY_NOT_FOUND = "MEMORY_NOT_FOUND"
+      BUDGET_NOT_FOUND = "BUDGET_NOT_FOUND"
       NOT_FOUND = "NOT_FOUND"
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
@@ -57,6 +59,7 @@ module Agentry
       ALL = [
         INVALID_REQUEST,
         UNAUTHORIZED,
+        BUDGET_EXCEEDED,
         FORBIDDEN,
         INSUFFICIENT_QUOTA,
         AGENT_NOT_FOUND,
@@ -68,6 +71,7 @@ module Agentry
         SECRET_NOT_FOUND,
         API_KEY_NOT_FOUND,
         MEMORY_NOT_FOUND,
+        BUDGET_NOT_FOUND,
         NOT_FOUND,
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
@@ -119,6 +123,8 @@ module Agentry
       USAGE_READ = "usage:read"
       WEBHOOKS_MANAGE = "webhooks:manage"
       PLUGINS_MANAGE = "plugins:manage"
+      BUDGETS_READ = "budgets:read"
+      BUDGETS_WRITE = "budgets:write"
       # Every value.
       ALL = [
         AGENTS_READ,
@@ -130,7 +136,9 @@ module Agentry
         HISTORY_DELETE,
         USAGE_READ,
         WEBHOOKS_MANAGE,
-        PLUGINS_MANAGE
+        PLUGINS_MANAGE,
+        BUDGETS_READ,
+        BUDGETS_WRITE
       ].freeze
     end
 
@@ -446,7 +454,7 @@ module Agentry
       # @!attribute [r] scopes
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
-      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `webhooks:manage`, `plugins:manage`, `budgets:read`, `budgets:write` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -492,7 +500,7 @@ module Agentry
       # @!attribute [r] scopes
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
-      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `webhooks:manage`, `plugins:manage`, `budgets:read`, `budgets:write` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -635,12 +643,13 @@ module Agentry
     # Why it failed; `failed` only.
     class BackgroundMessageError < Agentry::Model
       # @!attribute [r] code
-      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
-      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
-      #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`,
+      #   `BUDGET_EXCEEDED`, `FORBIDDEN`, `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`,
+      #   `MESSAGE_NOT_FOUND`, `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`,
+      #   `SECRET_NOT_FOUND`, `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `BUDGET_NOT_FOUND`, `NOT_FOUND`,
+      #   `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`,
+      #   `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`,
+      #   `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -648,6 +657,91 @@ module Agentry
       #   What went wrong, for a person.
       #   @return [String]
       field :message, "message", :string, required: true
+    end
+
+    # A spend budget (docs/api/budgets.md).
+    class Budget < Agentry::Model
+      # @!attribute [r] id
+      #   The budget's id: `bdg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   Set: only this agent's messages count.
+      #   @return [String, nil]
+      field :agent_id, "agentId", [:nullable, :string], required: true
+
+      # @!attribute [r] api_key_id
+      #   Set: only the messages sent with this key count.
+      #   @return [String, nil]
+      field :api_key_id, "apiKeyId", [:nullable, :string], required: true
+
+      # @!attribute [r] unit
+      #   `tokens` or `usd` (US dollars). One of `tokens`, `usd`.
+      #   @return [String]
+      field :unit, "unit", :string, required: true
+
+      # @!attribute [r] period
+      #   `day` or `month`, in UTC. One of `day`, `month`.
+      #   @return [String]
+      field :period, "period", :string, required: true
+
+      # @!attribute [r] limit
+      #   In the budget's unit.
+      #   @return [Numeric]
+      field :limit, "limit", :number, required: true
+
+      # @!attribute [r] spend
+      #   Where the budget stands in its current period.
+      #   @return [BudgetSpend]
+      field :spend, "spend", "BudgetSpend", required: true
+
+      # @!attribute [r] created_at
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+    end
+
+    # The BudgetDeletedResponseData object.
+    class BudgetDeletedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted budget's id: `bdg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+    end
+
+    # Where the budget stands in its current period.
+    class BudgetSpend < Agentry::Model
+      # @!attribute [r] spent
+      #   Spent this period, in the budget's unit, with the estimates of messages under way.
+      #   @return [Numeric]
+      field :spent, "spent", :number, required: true
+
+      # @!attribute [r] remaining
+      #   What is left of the limit this period.
+      #   @return [Numeric]
+      field :remaining, "remaining", :number, required: true
+
+      # @!attribute [r] percent
+      #   `spent` as a percentage of `limit`, to two decimals.
+      #   @return [Numeric]
+      field :percent, "percent", :number, required: true
+
+      # @!attribute [r] period_start
+      #   @return [Time]
+      field :period_start, "periodStart", :time, required: true
+
+      # @!attribute [r] resets_at
+      #   When the next period starts at zero.
+      #   @return [Time]
+      field :resets_at, "resetsAt", :time, required: true
     end
 
     # The CancelAgentRunsResponseData object.
@@ -989,7 +1083,7 @@ module Agentry
 
       # @!attribute [r] event_type
       #   The event's type. One of `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`, `webhook.test`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `budget.threshold`, `webhook.test`.
       #   @return [String]
       field :event_type, "eventType", :string, required: true
 
@@ -1516,12 +1610,13 @@ module Agentry
     # Data of `error`: the stream failed after it started; no reply was stored.
     class StreamError < Agentry::Model
       # @!attribute [r] code
-      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
-      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
-      #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`,
-      #   `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`,
+      #   `BUDGET_EXCEEDED`, `FORBIDDEN`, `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`,
+      #   `MESSAGE_NOT_FOUND`, `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`,
+      #   `SECRET_NOT_FOUND`, `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `BUDGET_NOT_FOUND`, `NOT_FOUND`,
+      #   `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PAYLOAD_TOO_LARGE`,
+      #   `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`,
+      #   `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -1669,6 +1764,12 @@ module Agentry
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
 
+      # @!attribute [r] cost_usd
+      #   What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+      #   "Prices"): exact to the billionth of a dollar.
+      #   @return [Numeric]
+      field :cost_usd, "costUsd", :number, required: true
+
       # @!attribute [r] latency_ms
       #   From receipt to the complete reply, of completed sends.
       #   @return [Percentiles]
@@ -1742,6 +1843,12 @@ module Agentry
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
 
+      # @!attribute [r] cost_usd
+      #   What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+      #   "Prices"): exact to the billionth of a dollar.
+      #   @return [Numeric]
+      field :cost_usd, "costUsd", :number, required: true
+
       # @!attribute [r] latency_ms
       #   From receipt to the complete reply, of completed sends.
       #   @return [Percentiles]
@@ -1790,7 +1897,8 @@ module Agentry
 
       # @!attribute [r] events
       #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
-      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`,
+      #   `budget.threshold`.
       #   @return [Array<String>]
       field :events, "events", [:array, :string], required: true
 
@@ -1835,7 +1943,8 @@ module Agentry
 
       # @!attribute [r] events
       #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
-      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`,
+      #   `budget.threshold`.
       #   @return [Array<String>]
       field :events, "events", [:array, :string], required: true
 

@@ -45,6 +45,13 @@ module Agentry
       def api_keys
         @api_keys ||= ApiKeys.new(@transport)
       end
+
+      # Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+      # `budgets:read`, `budgets:write`).
+      # @return [Budgets]
+      def budgets
+        @budgets ||= Budgets.new(@transport)
+      end
     end
 
     # Create, list, read, update and delete agents; import and export elizaOS character files.
@@ -569,6 +576,7 @@ module Agentry
         # @return [Models::Reply]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::APIError] 402 `BUDGET_EXCEEDED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
@@ -674,6 +682,7 @@ module Agentry
         # @return [Agentry::MessageStream, Models::Reply, nil]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::APIError] 402 `BUDGET_EXCEEDED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
@@ -768,6 +777,7 @@ module Agentry
         # @return [Models::BackgroundMessageAccepted]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::APIError] 402 `BUDGET_EXCEEDED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`
@@ -1722,7 +1732,7 @@ module Agentry
       # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
       #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
       #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `budget.threshold`.
       # @param description [String] Free text for you, at most 1000 characters, kept as sent; unset: empty.
       # @param enabled [Boolean] Whether events are delivered to it; unset: `true`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
@@ -1821,7 +1831,7 @@ module Agentry
       # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
       #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
       #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `budget.threshold`.
       # @param description [String] Free text for you, at most 1000 characters, kept as sent.
       # @param enabled [Boolean] `false` stops deliveries: its pending attempts fail and nothing more is
       #   sent until it is `true` again, which also clears `disabledReason`.
@@ -2104,7 +2114,8 @@ module Agentry
       #   hold them. Unset: what the calling key holds. A full-access key makes a full-access key (every
       #   scope, including scopes added in later versions); any other key makes one with exactly its own
       #   scopes. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`, `keys:manage`,
-      #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage`, `budgets:read`,
+      #   `budgets:write` (Models::Scope).
       # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
       #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
@@ -2183,6 +2194,191 @@ module Agentry
           :delete,
           "/api-keys/#{path_segment(:key_id, key_id)}",
           type: "ApiKeyRevoked",
+          options: request_options
+        )
+      end
+    end
+
+    # Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    # `budgets:read`, `budgets:write`).
+    class Budgets < Agentry::Resource
+      # Create a budget.
+      #
+      # Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per
+      # UTC day or month, in tokens or in US dollars at the configured prices. From then on a message it
+      # counts is refused with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take
+      # it; `budget.threshold` webhook events tell when its spend reaches 50, 80 and 100 %. Spend already
+      # recorded this period counts. At most 100 budgets per account.
+      #
+      # Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param unit [String, Symbol] `tokens`: input and output tokens; `usd`: what they cost at the
+      #   configured prices per model. One of `tokens`, `usd`.
+      # @param limit [Numeric] In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or
+      #   US dollars (0.01 to 10,000,000, to the billionth).
+      # @param period [String, Symbol] How often the budget starts again: every UTC day, or on the first of
+      #   every UTC month. One of `day`, `month`.
+      # @param agent_id [String] Only this agent's messages count. Unset (and no `apiKeyId`): the whole
+      #   account's.
+      # @param api_key_id [String] Only the messages sent with this key count. Not with `agentId`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::Budget]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `API_KEY_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def create(unit:, limit:, period:, agent_id: nil, api_key_id: nil, request_options: nil)
+        body = {}
+        body["unit"] = unit
+        body["limit"] = limit
+        body["period"] = period
+        body["agentId"] = agent_id unless agent_id.nil?
+        body["apiKeyId"] = api_key_id unless api_key_id.nil?
+        api_request(:post, "/budgets", type: "Budget", body: body, options: request_options)
+      end
+
+      # List budgets.
+      #
+      # Every budget of the account (at most 100), oldest first, each with its spend this period.
+      #
+      # Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Array<Models::Budget>]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def list(request_options: nil)
+        api_request(:get, "/budgets", type: [:array, "Budget"], options: request_options)
+      end
+
+      # Get a budget.
+      #
+      # One budget, with its spend this period and when it resets.
+      #
+      # Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param budget_id [String] The budget's id (`bdg_…`). An id of another account's budget, or not of
+      #   that form, is answered `404 BUDGET_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Budget]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `BUDGET_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def get(budget_id, request_options: nil)
+        api_request(
+          :get,
+          "/budgets/#{path_segment(:budget_id, budget_id)}",
+          type: "Budget",
+          options: request_options
+        )
+      end
+
+      # Update a budget.
+      #
+      # Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit
+      # applies to the next message; spend this period is kept (a new period starts from what was spent in
+      # it).
+      #
+      # Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param budget_id [String] The budget's id (`bdg_…`). An id of another account's budget, or not of
+      #   that form, is answered `404 BUDGET_NOT_FOUND`.
+      # @param limit [Numeric] In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or
+      #   US dollars (0.01 to 10,000,000, to the billionth).
+      # @param period [String, Symbol] How often the budget starts again: every UTC day, or on the first of
+      #   every UTC month. One of `day`, `month`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::Budget]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `BUDGET_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def update(budget_id, limit: nil, period: nil, request_options: nil)
+        body = {}
+        body["limit"] = limit unless limit.nil?
+        body["period"] = period unless period.nil?
+        api_request(
+          :patch,
+          "/budgets/#{path_segment(:budget_id, budget_id)}",
+          type: "Budget",
+          body: body,
+          options: request_options
+        )
+      end
+
+      # Delete a budget.
+      #
+      # Removes the budget: the messages it counted are no longer limited by it.
+      #
+      # Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param budget_id [String] The budget's id (`bdg_…`). An id of another account's budget, or not of
+      #   that form, is answered `404 BUDGET_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::BudgetDeletedResponseData]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `BUDGET_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def delete(budget_id, request_options: nil)
+        api_request(
+          :delete,
+          "/budgets/#{path_segment(:budget_id, budget_id)}",
+          type: "BudgetDeletedResponseData",
           options: request_options
         )
       end
