@@ -39,6 +39,7 @@ const MISSING_MESSAGE = "msg_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_WEBHOOK = "whk_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_DELIVERY = "dlv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_MEMORY = "mem_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_BUDGET = "bdg_01JAAAAAAAAAAAAAAAAAAAAAAA";
 /** Nothing listens there: deliveries to it fail, which no test here waits for. */
 const WEBHOOK_URL = "http://127.0.0.1:9/hook";
 
@@ -857,6 +858,38 @@ describe("memories", () => {
   });
 });
 
+describe("budgets", () => {
+  it("create, list, read, update and delete as documented, and a spent budget refuses a message with 402", async () => {
+    const agentId = await newAgent();
+    const created = await call("createBudget", {
+      body: { unit: "tokens", limit: 1, period: "day", agentId },
+    });
+    expect(created.status).toBe(201);
+    const budgetId = (created.body as { data: { id: string } }).data.id;
+    expect((await call("listBudgets")).status).toBe(200);
+    expect((await call("getBudget", { params: { budgetId } })).status).toBe(200);
+    expect((await call("updateBudget", { params: { budgetId }, body: { period: "month" } })).status).toBe(
+      200,
+    );
+    expect((await call("updateBudget", { params: { budgetId }, body: { limit: 0.5 } })).status).toBe(400);
+
+    openai.reply("Hello there.", { usage: { input: 5, output: 1 } });
+    expect((await call("sendMessage", { params: { agentId }, body: { text: "Hi" } })).status).toBe(200);
+    const refused = await call("sendMessage", { params: { agentId }, body: { text: "Hi" } });
+    expect(refused.status).toBe(402);
+
+    expect((await call("deleteBudget", { params: { budgetId } })).status).toBe(200);
+    for (const operationId of ["getBudget", "deleteBudget"]) {
+      expect((await call(operationId, { params: { budgetId: MISSING_BUDGET } })).status).toBe(404);
+    }
+    const patch = await call("updateBudget", { params: { budgetId: MISSING_BUDGET }, body: { limit: 2 } });
+    expect(patch.status).toBe(404);
+    const foreign = { unit: "tokens", limit: 1, period: "day" };
+    expect((await call("createBudget", { body: { ...foreign, agentId: MISSING_AGENT } })).status).toBe(404);
+    expect((await call("createBudget", { body: { ...foreign, period: "week" } })).status).toBe(400);
+  });
+});
+
 describe("runs", () => {
   it("lists and cancels an agent's runs as documented, with the documented 400 and 404s", async () => {
     const agentId = await newAgent();
@@ -1287,6 +1320,7 @@ describe("every authenticated operation", () => {
     webhookId: MISSING_WEBHOOK,
     deliveryId: MISSING_DELIVERY,
     memoryId: MISSING_MEMORY,
+    budgetId: MISSING_BUDGET,
     name: "TOKEN",
   };
 
@@ -1340,24 +1374,27 @@ describe("every authenticated operation", () => {
   it("answers 413 to a body over 1 MiB and 415 to a body that is not JSON", async () => {
     const agentId = await newAgent();
     const webhookId = await newWebhook();
+    const budget = await call("createBudget", { body: { unit: "tokens", limit: 1000, period: "day" } });
+    const budgetId = (budget.body as { data: { id: string } }).data.id;
     for (const route of ROUTES.filter((r) => ["POST", "PATCH", "PUT"].includes(r.method))) {
       const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
       // Actions without a body (a rotation, a test event, a redelivery) do not read one.
       if (op.requestBody === undefined) continue;
       const operationId = op.operationId as string;
       const tooLarge = await call(operationId, {
-        params: { agentId, webhookId, name: "TOKEN" },
+        params: { agentId, webhookId, budgetId, name: "TOKEN" },
         rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
         headers: { "content-type": "application/json" },
       });
       expect(tooLarge.status).toBe(413);
       const form = await call(operationId, {
-        params: { agentId, webhookId, name: "TOKEN" },
+        params: { agentId, webhookId, budgetId, name: "TOKEN" },
         rawBody: "name=Ada",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });
       expect(form.status).toBe(415);
     }
+    expect((await call("deleteBudget", { params: { budgetId } })).status).toBe(200);
   });
 });
 
@@ -1371,6 +1408,7 @@ describe("every write operation", () => {
       webhookId: MISSING_WEBHOOK,
       deliveryId: MISSING_DELIVERY,
       memoryId: MISSING_MEMORY,
+      budgetId: MISSING_BUDGET,
       name: "TOKEN",
     };
     const { idempotency } = h.gateway.context;

@@ -233,10 +233,11 @@ export class BudgetLedger {
     const learnt = this.estimates.get(send.agentId);
     if (learnt) return learnt;
     const tokens = this.options.estimateTokens;
-    const { agent } = await this.options.agents.getAgent(
-      { accountId: send.accountId, id: send.agentId },
-      { timeoutMs: this.options.rpcTimeoutMs },
-    );
+    // An agent that cannot be read is the handler's to answer (404, after the Idempotency-Key's claim).
+    const agent = await this.options.agents
+      .getAgent({ accountId: send.accountId, id: send.agentId }, { timeoutMs: this.options.rpcTimeoutMs })
+      .then((answer) => answer.agent)
+      .catch(() => undefined);
     const model = agent?.spec?.model ?? "";
     // An unknown model (the server default) is priced as the most expensive input a budget would stop.
     const priced = model !== "" ? model : mostExpensive(this.options.prices);
