@@ -3,8 +3,23 @@ import { BUDGET_BOUNDS, newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NewBudget } from "../store/budgets.js";
-import type { AccountRecord, RegistryStore } from "../store/types.js";
-import { agentFields } from "./store-contract.js";
+import type { AccountRecord, AgentFields, RegistryStore } from "../store/types.js";
+
+/** The least agent there is. */
+function agentFields(): AgentFields {
+  return {
+    name: "agent",
+    bio: [],
+    personality: {},
+    knowledge: [],
+    goals: [],
+    clients: [],
+    settings: {},
+    modelProvider: null,
+    model: null,
+    plugins: [],
+  };
+}
 
 /** The budgets part of the registry store contract; `open` as for `registryStoreContract`. */
 export function budgetStoreContract(
