@@ -85,6 +85,7 @@ describe("the usage chart's series", () => {
             totalTokens: 10,
             latencyMs: { p50: 5, p95: 9 },
             timeToFirstTokenMs: { p50: 2, p95: 3 },
+            costUsd: 0,
           },
           {
             agentId: "agt_b",
@@ -95,6 +96,7 @@ describe("the usage chart's series", () => {
             totalTokens: 4,
             latencyMs: { p50: 7, p95: 7 },
             timeToFirstTokenMs: { p50: 2, p95: 2 },
+            costUsd: 0,
           },
         ],
       },
@@ -108,6 +110,7 @@ describe("the usage chart's series", () => {
       totalTokens: 14,
       latencyMs: { p50: 6, p95: 9 },
       timeToFirstTokenMs: { p50: 2, p95: 3 },
+      costUsd: 0,
     },
   };
 

@@ -31,7 +31,7 @@ export interface Server extends Gateway {
 export async function composeServer(
   config: ServerConfig,
   logger: Logger,
-  installed: { plugins?: readonly Plugin[] } = {},
+  installed: { plugins?: readonly Plugin[]; now?: () => number } = {},
 ): Promise<Server> {
   const { gateway: gatewayConfig } = config;
   const closers: (() => Promise<void>)[] = [];
@@ -236,6 +236,7 @@ export async function composeServer(
     dependencies,
     catalogue,
     ...(metrics ? { metrics } : {}),
+    ...(installed.now ? { now: installed.now } : {}),
   });
   return {
     ...gateway,

@@ -42,6 +42,7 @@ const MISSING_DELIVERY = "dlv_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_MEMORY = "mem_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_DOCUMENT = "doc_01JAAAAAAAAAAAAAAAAAAAAAAA";
 const MISSING_SCHEDULE = "sch_01JAAAAAAAAAAAAAAAAAAAAAAA";
+const MISSING_BUDGET = "bdg_01JAAAAAAAAAAAAAAAAAAAAAAA";
 /** Nothing listens there: deliveries to it fail, which no test here waits for. */
 const WEBHOOK_URL = "http://127.0.0.1:9/hook";
 
@@ -987,6 +988,38 @@ describe("schedules", () => {
   });
 });
 
+describe("budgets", () => {
+  it("create, list, read, update and delete as documented, and a spent budget refuses a message with 402", async () => {
+    const agentId = await newAgent();
+    const created = await call("createBudget", {
+      body: { unit: "tokens", limit: 1, period: "day", agentId },
+    });
+    expect(created.status).toBe(201);
+    const budgetId = (created.body as { data: { id: string } }).data.id;
+    expect((await call("listBudgets")).status).toBe(200);
+    expect((await call("getBudget", { params: { budgetId } })).status).toBe(200);
+    expect((await call("updateBudget", { params: { budgetId }, body: { period: "month" } })).status).toBe(
+      200,
+    );
+    expect((await call("updateBudget", { params: { budgetId }, body: { limit: 0.5 } })).status).toBe(400);
+
+    openai.reply("Hello there.", { usage: { input: 5, output: 1 } });
+    expect((await call("sendMessage", { params: { agentId }, body: { text: "Hi" } })).status).toBe(200);
+    const refused = await call("sendMessage", { params: { agentId }, body: { text: "Hi" } });
+    expect(refused.status).toBe(402);
+
+    expect((await call("deleteBudget", { params: { budgetId } })).status).toBe(200);
+    for (const operationId of ["getBudget", "deleteBudget"]) {
+      expect((await call(operationId, { params: { budgetId: MISSING_BUDGET } })).status).toBe(404);
+    }
+    const patch = await call("updateBudget", { params: { budgetId: MISSING_BUDGET }, body: { limit: 2 } });
+    expect(patch.status).toBe(404);
+    const foreign = { unit: "tokens", limit: 1, period: "day" };
+    expect((await call("createBudget", { body: { ...foreign, agentId: MISSING_AGENT } })).status).toBe(404);
+    expect((await call("createBudget", { body: { ...foreign, period: "week" } })).status).toBe(400);
+  });
+});
+
 describe("runs", () => {
   it("lists and cancels an agent's runs as documented, with the documented 400 and 404s", async () => {
     const agentId = await newAgent();
@@ -1420,6 +1453,7 @@ describe("every authenticated operation", () => {
     memoryId: MISSING_MEMORY,
     documentId: MISSING_DOCUMENT,
     scheduleId: MISSING_SCHEDULE,
+    budgetId: MISSING_BUDGET,
     name: "TOKEN",
   };
 
@@ -1478,24 +1512,43 @@ describe("every authenticated operation", () => {
       body: { cron: "0 9 * * *", timezone: "UTC", text: "A body of the right size." },
     });
     const scheduleId = (schedule.body as { data: { id: string } }).data.id;
+    const budget = await call("createBudget", { body: { unit: "tokens", limit: 1000, period: "day" } });
+    const budgetId = (budget.body as { data: { id: string } }).data.id;
     for (const route of ROUTES.filter((r) => ["POST", "PATCH", "PUT"].includes(r.method))) {
       const op = doc.paths[openApiPath(route.path)]![route.method.toLowerCase()]!;
       // Actions without a body (a rotation, a test event, a redelivery) do not read one.
       if (op.requestBody === undefined) continue;
       const operationId = op.operationId as string;
       const tooLarge = await call(operationId, {
-        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE, memberId: MISSING_MEMBER },
+        params: {
+          agentId,
+          webhookId,
+          scheduleId,
+          budgetId,
+          name: "TOKEN",
+          messageId: MISSING_MESSAGE,
+          memberId: MISSING_MEMBER,
+        },
         rawBody: JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }),
         headers: { "content-type": "application/json" },
       });
       expect(tooLarge.status).toBe(413);
       const form = await call(operationId, {
-        params: { agentId, webhookId, scheduleId, name: "TOKEN", messageId: MISSING_MESSAGE, memberId: MISSING_MEMBER },
+        params: {
+          agentId,
+          webhookId,
+          scheduleId,
+          budgetId,
+          name: "TOKEN",
+          messageId: MISSING_MESSAGE,
+          memberId: MISSING_MEMBER,
+        },
         rawBody: "name=Ada",
         headers: { "content-type": "application/x-www-form-urlencoded" },
       });
       expect(form.status).toBe(415);
     }
+    expect((await call("deleteBudget", { params: { budgetId } })).status).toBe(200);
   });
 });
 
@@ -1548,6 +1601,7 @@ describe("every write operation", () => {
       documentId: MISSING_DOCUMENT,
       scheduleId: MISSING_SCHEDULE,
       messageId: MISSING_MESSAGE,
+      budgetId: MISSING_BUDGET,
       name: "TOKEN",
     };
     const { idempotency } = h.gateway.context;

@@ -26,6 +26,8 @@ export const SCOPES = [
   "plugins:manage",
   "members:read",
   "members:write",
+  "budgets:read",
+  "budgets:write",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -16,6 +16,7 @@ const PREFIX = {
   document: "doc",
   schedule: "sch",
   member: "usr",
+  budget: "bdg",
 } as const;
 
 export type IdKind = keyof typeof PREFIX;

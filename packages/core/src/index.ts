@@ -35,6 +35,18 @@ export {
   type ScopeGrant,
   sha256Hex,
 } from "./api-keys.js";
+export {
+  BUDGET_BOUNDS,
+  BUDGET_PERIODS,
+  BUDGET_THRESHOLDS,
+  BUDGET_UNITS,
+  type Budget,
+  type BudgetPeriod,
+  type BudgetUnit,
+  budgetApplies,
+  budgetWindow,
+  thresholdsCrossed,
+} from "./budgets.js";
 export { charCount, exceedsCharacters, TRIMMED_SPACE } from "./characters.js";
 export {
   clientTypes,
@@ -62,6 +74,17 @@ export {
   type Tier,
 } from "./plans.js";
 export { isEmail, isRole, MEMBER_BOUNDS, ROLE_SCOPES, ROLES, type Role } from "./roles.js";
+export {
+  costNanoUsd,
+  DEFAULT_PRICE_TABLE,
+  InvalidPricesError,
+  type ModelPrice,
+  NANO_USD_PER_USD,
+  type PriceTable,
+  parsePrices,
+  priceOf,
+  toUsd,
+} from "./prices.js";
 export {
   MalformedSealedText,
   openPacked,

@@ -16,7 +16,13 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly options: { details?: FieldIssue[]; retryAfterSeconds?: number; cause?: unknown } = {},
+    readonly options: {
+      details?: FieldIssue[];
+      retryAfterSeconds?: number;
+      cause?: unknown;
+      /** Members of the error envelope's `error` beside code and message (a 402's `budget`). */
+      extra?: Record<string, unknown>;
+    } = {},
   ) {
     super(message, { cause: options.cause });
   }

@@ -9,6 +9,7 @@ describe("error codes", () => {
     expect(Object.fromEntries(ERROR_CODES.map((code) => [code, httpStatusOf(code)]))).toEqual({
       INVALID_REQUEST: 400,
       UNAUTHORIZED: 401,
+      BUDGET_EXCEEDED: 402,
       FORBIDDEN: 403,
       INSUFFICIENT_QUOTA: 403,
       AGENT_NOT_FOUND: 404,
@@ -23,6 +24,7 @@ describe("error codes", () => {
       DOCUMENT_NOT_FOUND: 404,
       SCHEDULE_NOT_FOUND: 404,
       MEMBER_NOT_FOUND: 404,
+      BUDGET_NOT_FOUND: 404,
       NOT_FOUND: 404,
       METHOD_NOT_ALLOWED: 405,
       AGENT_INACTIVE: 409,

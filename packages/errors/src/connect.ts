@@ -11,6 +11,7 @@ const RETRY_AFTER_KEY = "agentry-retry-after";
 const RPC_CODE: Record<ErrorCode, Code> = {
   INVALID_REQUEST: Code.InvalidArgument,
   UNAUTHORIZED: Code.Unauthenticated,
+  BUDGET_EXCEEDED: Code.ResourceExhausted,
   FORBIDDEN: Code.PermissionDenied,
   INSUFFICIENT_QUOTA: Code.FailedPrecondition,
   AGENT_NOT_FOUND: Code.NotFound,
@@ -25,6 +26,7 @@ const RPC_CODE: Record<ErrorCode, Code> = {
   DOCUMENT_NOT_FOUND: Code.NotFound,
   SCHEDULE_NOT_FOUND: Code.NotFound,
   MEMBER_NOT_FOUND: Code.NotFound,
+  BUDGET_NOT_FOUND: Code.NotFound,
   NOT_FOUND: Code.NotFound,
   METHOD_NOT_ALLOWED: Code.Unimplemented,
   AGENT_INACTIVE: Code.FailedPrecondition,

@@ -8,6 +8,7 @@ export {
   agentEventData,
   presentAgent,
 } from "./agent.js";
+export { type BudgetThresholdData, budgetThresholdEventId } from "./budgets.js";
 export {
   type MessageFailedData,
   type MessageRequiresActionData,

@@ -3,7 +3,7 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * The event types services publish for webhooks (docs/api/webhooks.md, "Events"). The registry publishes the agent
- * events, the conversation service the message events, both through PublishEvents.
+ * events, the conversation service the message events, the gateways the budget events, all through PublishEvents.
  */
 export const PUBLISHED_EVENT_TYPES = [
   "agent.created",
@@ -13,6 +13,7 @@ export const PUBLISHED_EVENT_TYPES = [
   "message.completed",
   "message.failed",
   "message.requires_action",
+  "budget.threshold",
 ] as const;
 
 export type PublishedEventType = (typeof PUBLISHED_EVENT_TYPES)[number];

@@ -5,7 +5,7 @@ export interface Script {
   sha1: string;
 }
 
-function script(body: string): Script {
+export function script(body: string): Script {
   // Every script decides on the server's clock, so all gateways share one notion of time.
   const source = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -159,8 +159,12 @@ export class RedisLimiter implements Limiter {
     return `${this.prefix}slot:${key}`;
   }
 
-  /** One round trip in the common case: EVALSHA, and EVAL (which also caches the script) when Redis lost it. */
-  private async run(script: Script, keys: string[], args: string[]): Promise<Reply> {
+  /**
+   * One round trip in the common case: EVALSHA, and EVAL (which also caches the script) when Redis lost it. Also
+   * what the spend meter runs its scripts with, on this limiter's connection.
+   * @internal
+   */
+  async run(script: Script, keys: string[], args: string[]): Promise<Reply> {
     if (this.closed)
       throw new LimiterUnavailableError(this.unavailableRetryAfterMs, new Error("limiter closed"));
     try {

@@ -13,6 +13,8 @@ export * from "./gen/agentry/registry/v1/account_pb.js";
 export * from "./gen/agentry/registry/v1/account_service_pb.js";
 export * from "./gen/agentry/registry/v1/agent_pb.js";
 export * from "./gen/agentry/registry/v1/agent_service_pb.js";
+export * from "./gen/agentry/registry/v1/budget_pb.js";
+export * from "./gen/agentry/registry/v1/budget_service_pb.js";
 export * from "./gen/agentry/registry/v1/console_session_pb.js";
 export * from "./gen/agentry/registry/v1/idempotency_service_pb.js";
 export * from "./gen/agentry/registry/v1/plugin_service_pb.js";

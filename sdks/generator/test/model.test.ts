@@ -90,6 +90,11 @@ describe("model", () => {
       "GET /members/{memberId} members.get",
       "PATCH /members/{memberId} members.update",
       "DELETE /members/{memberId} members.remove",
+      "POST /budgets budgets.create",
+      "GET /budgets budgets.list",
+      "GET /budgets/{budgetId} budgets.get",
+      "PATCH /budgets/{budgetId} budgets.update",
+      "DELETE /budgets/{budgetId} budgets.delete",
     ]);
     expect(model.defaultBaseUrl).toBe("http://localhost:8080/v1");
     expect(model.resources).toEqual([
@@ -124,6 +129,11 @@ describe("model", () => {
       { path: ["agents", "memories"], description: HISTORY, children: [] },
       {
         path: ["agents", "documents"],
+        description:
+          "Create, list, read, update and delete agents; import and export elizaOS character files.",
+        children: [],
+      },
+      {
         path: ["agents", "schedules"],
         description:
           "Create, list, read, update and delete agents; import and export elizaOS character files.",
@@ -154,6 +164,12 @@ describe("model", () => {
         path: ["members"],
         description:
           "The people of the account and their roles, which decide what their console sessions may do (scopes `members:read`, `members:write`).",
+        children: [],
+      },
+      {
+        path: ["budgets"],
+        description:
+          "Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes `budgets:read`, `budgets:write`).",
         children: [],
       },
     ]);

@@ -3,6 +3,7 @@ import { AgentryError } from "./errors.js";
 import { Agents } from "./resources/agents.js";
 import { ApiKeys } from "./resources/api-keys.js";
 import { Members } from "./resources/members.js";
+import { Budgets } from "./resources/budgets.js";
 import { Plugins } from "./resources/plugins.js";
 import { AccountUsage } from "./resources/usage.js";
 import { Users } from "./resources/users.js";
@@ -61,6 +62,8 @@ export class Agentry {
   readonly apiKeys: ApiKeys;
   /** The people of the account and their roles (scopes `members:read`, `members:write`). */
   readonly members: Members;
+  /** The account's spend budgets. */
+  readonly budgets: Budgets;
   /** A user's data across every agent: export and erasure. */
   readonly users: Users;
   /** The account's usage figures (scope `usage:read`). */
@@ -124,6 +127,7 @@ export class Agentry {
     this.agents = new Agents(this.#transport);
     this.apiKeys = new ApiKeys(this.#transport);
     this.members = new Members(this.#transport);
+    this.budgets = new Budgets(this.#transport);
     this.users = new Users(this.#transport);
     this.usage = new AccountUsage(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);

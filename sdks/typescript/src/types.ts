@@ -461,6 +461,7 @@ export type WebhookEventType =
   | "message.completed"
   | "message.failed"
   | "message.requires_action"
+  | "budget.threshold"
   | "webhook.test";
 
 /** The body of a webhook delivery: one event, the same on every retry of it. */
@@ -516,6 +517,25 @@ export type MessageRequiresActionWebhookEvent = WebhookEventBase<
   "message.requires_action",
   MessageRequiresActionWebhookData
 >;
+
+/** The data of `budget.threshold`: a budget's spend reached 50, 80 or 100 % of it this period. */
+export interface BudgetThresholdWebhookData {
+  budgetId: string;
+  /** 50, 80 or 100. */
+  threshold: 50 | 80 | 100;
+  unit: BudgetUnit;
+  period: BudgetPeriod;
+  agentId: string | null;
+  apiKeyId: string | null;
+  /** In the budget's unit: tokens, or US dollars. */
+  limit: number;
+  spent: number;
+  periodStart: string;
+  resetsAt: string;
+}
+
+/** `budget.threshold`: a budget reached a threshold; sent once per threshold, budget and period. */
+export type BudgetThresholdWebhookEvent = WebhookEventBase<"budget.threshold", BudgetThresholdWebhookData>;
 /** `webhook.test`: sent when asked for, to check an endpoint; `data` has no fixed shape. */
 export type WebhookTestEvent = WebhookEventBase<"webhook.test", JsonObject>;
 
@@ -531,6 +551,7 @@ export type WebhookEvent =
   | MessageCompletedWebhookEvent
   | MessageFailedWebhookEvent
   | MessageRequiresActionWebhookEvent
+  | BudgetThresholdWebhookEvent
   | WebhookTestEvent;
 
 /** Where a page of a cursor-paged list is (history, the delivery log). */
@@ -843,6 +864,8 @@ export interface UsageFigures {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /** What the tokens cost, in US dollars, at the server's prices per model. */
+  costUsd: number;
   /** From receipt to the complete reply, of completed sends. */
   latencyMs: UsagePercentiles;
   /** From receipt to the reply's first text, of completed sends. */
@@ -853,6 +876,58 @@ export interface UsageFigures {
  * The figures of one group: the keys asked for in `groupBy` come with it, each `null` where the sends had none
  * (a `userId` of messages without one, or of an erased user).
  */
+/** What a budget counts: `tokens`, or `usd` (what the tokens cost at the server's prices). */
+export type BudgetUnit = "tokens" | "usd";
+/** How often a budget starts again, in UTC. */
+export type BudgetPeriod = "day" | "month";
+
+/** A spend budget, with where it stands in its current period. */
+export interface Budget {
+  /** `bdg_` followed by a ULID. */
+  id: string;
+  /** Set: only this agent's messages count. */
+  agentId: string | null;
+  /** Set: only the messages sent with this key count. Neither: the whole account's. */
+  apiKeyId: string | null;
+  unit: BudgetUnit;
+  period: BudgetPeriod;
+  /** In the budget's unit: tokens, or US dollars. */
+  limit: number;
+  spend: {
+    /** Spent this period, messages under way included. */
+    spent: number;
+    remaining: number;
+    /** `spent` as a percentage of `limit`, to two decimals. */
+    percent: number;
+    periodStart: string;
+    /** When the next period starts at zero. */
+    resetsAt: string;
+  };
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A new budget: the account's, or one agent's (`agentId`), or one key's (`apiKeyId`). */
+export interface BudgetCreateParams {
+  unit: BudgetUnit;
+  /** A whole number of tokens, or US dollars (0.01 and up). */
+  limit: number;
+  period: BudgetPeriod;
+  agentId?: string;
+  apiKeyId?: string;
+}
+
+/** What an update may change; what the budget counts and its unit stay. */
+export interface BudgetUpdateParams {
+  limit?: number;
+  period?: BudgetPeriod;
+}
+
+export interface BudgetDeleted {
+  id: string;
+  deleted: true;
+}
+
 export interface UsageGroup extends UsageFigures {
   agentId?: string | null;
   userId?: string | null;

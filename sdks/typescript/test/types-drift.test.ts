@@ -56,6 +56,11 @@ const PAIRS: Record<string, string> = {
   AgentDeletedData: "AgentDeletedWebhookData",
   MessageFailedData: "MessageFailedWebhookData",
   MessageRequiresActionData: "MessageRequiresActionWebhookData",
+  BudgetThresholdData: "BudgetThresholdWebhookData",
+  // budgets
+  Budget: "Budget",
+  CreateBudgetRequest: "BudgetCreateParams",
+  UpdateBudgetRequest: "BudgetUpdateParams",
   // characters
   CharacterFile: "CharacterFile",
   ExportedCharacterFile: "ExportedCharacterFile",

@@ -9,6 +9,7 @@ const figures = (messages: number) => ({
   inputTokens: 10 * messages,
   outputTokens: 2 * messages,
   totalTokens: 12 * messages,
+  costUsd: 0.0000021 * messages,
   latencyMs: messages > 0 ? { p50: 11.9, p95: 15.2 } : { p50: null, p95: null },
   timeToFirstTokenMs: messages > 0 ? { p50: 4.1, p95: 6 } : { p50: null, p95: null },
 });

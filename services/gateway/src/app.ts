@@ -13,6 +13,7 @@ import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
+import { budgetRoutes } from "./routes/budgets.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
 import type { RequestContext, Route, ServedRoute } from "./routes/define.js";
@@ -48,6 +49,7 @@ export const ROUTES: Route[] = [
   ...clientRoutes,
   ...apiKeyRoutes,
   ...memberRoutes,
+  ...budgetRoutes,
 ];
 
 /**

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { env, gatewayAddress, parseEnv, publicOrigin, z } from "@agentry/config";
+import { DEFAULT_PRICE_TABLE, type PriceTable, parsePrices } from "@agentry/core";
 import { metricsEnv } from "@agentry/observability";
 
 export const gatewayEnvSchema = z
@@ -45,6 +47,10 @@ export const gatewayEnvSchema = z
     OIDC_CLIENT_SECRET: z.string().min(1).optional(),
     /** ...and where the provider sends the browser back; PUBLIC_BASE_URL/console/oidc/callback by default. */
     OIDC_REDIRECT_URL: env.url().optional(),
+    /** A prices file (JSON, docs/api/budgets.md "Prices") laid over the shipped prices per model. */
+    PRICES_FILE: z.string().min(1).optional(),
+    /** What a send to an agent is taken to spend, in tokens, before one of its sends has been seen. */
+    BUDGET_ESTIMATE_TOKENS: z.coerce.number().int().min(1).max(10_000_000).default(1000),
     /** Behind a proxy that sets X-Forwarded-Proto, trust it to say whether the caller came over https. */
     TRUST_PROXY: env.flag("false"),
     LOG_LEVEL: env.logLevel(),
@@ -56,10 +62,34 @@ export const gatewayEnvSchema = z
       "OIDC_ISSUER and OIDC_CLIENT_ID are set together (with OIDC_CLIENT_SECRET for a confidential client)",
     path: ["OIDC_CLIENT_ID"],
   })
-  .transform((value) => ({
-    ...value,
-    PUBLIC_BASE_URL: publicOrigin(value),
-  }));
+  .transform((value, ctx) => {
+    let PRICES: PriceTable = DEFAULT_PRICE_TABLE;
+    try {
+      PRICES = loadPrices(value.PRICES_FILE);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", path: ["PRICES_FILE"], message: (error as Error).message });
+      return z.NEVER;
+    }
+    return { ...value, PUBLIC_BASE_URL: publicOrigin(value), PRICES };
+  });
+
+/** The shipped prices, with the operator's file over them when one is named. */
+function loadPrices(file: string | undefined): PriceTable {
+  if (file === undefined) return DEFAULT_PRICE_TABLE;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`cannot read the prices file ${file}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`the prices file ${file} is not JSON: ${(error as Error).message}`);
+  }
+  return parsePrices(json, DEFAULT_PRICE_TABLE, `the prices file ${file}`);
+}
 
 export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;
 

@@ -1,10 +1,11 @@
-import type { Limits, Role, Scope, Tier } from "@agentry/core";
+import type { Limits, PriceTable, Role, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
 import type { Catalogue } from "@agentry/plugin-kit";
 import type {
   AccountService,
   AgentService,
+  BudgetService,
   ConnectorService,
   ConversationService,
   IdempotencyService,
@@ -12,6 +13,7 @@ import type {
   WebhookService,
 } from "@agentry/proto";
 import type { Client } from "@connectrpc/connect";
+import type { BudgetLedger, Charge } from "./budgets/ledger.js";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
 import type { ConsoleSessions } from "./http/console-session.js";
@@ -56,6 +58,8 @@ export interface GatewayState {
    * `work` settles (a background message, which counts until it ends).
    */
   holdSlotUntil?: (work: Promise<unknown>) => void;
+  /** Set on a send some budget counts: settled with the reply's usage (docs/api/budgets.md). */
+  spend?: Charge;
 }
 
 /** Everything the gateway's handlers use, built once by the composition root (`compose.ts`). */
@@ -69,6 +73,12 @@ export interface GatewayContext {
   webhooks: Client<typeof WebhookService>;
   /** Agents' platform clients; absent when no connectors service is configured (nothing runs them then). */
   connectors?: Client<typeof ConnectorService>;
+  /** Accounts' spend budgets (the registry's BudgetService). */
+  budgets: Client<typeof BudgetService>;
+  /** What each budget has spent this period, and the reservations of sends under way. */
+  ledger: BudgetLedger;
+  /** Prices per model, for spend in usage and budgets (PRICES_FILE over the shipped ones). */
+  prices: PriceTable;
   /** Agents' secrets (the registry's PluginService). */
   plugins: Client<typeof PluginService>;
   /** The plugins this deployment installs: `GET /v1/plugins` lists them, agents' `plugins` are checked against them. */

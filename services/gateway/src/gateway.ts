@@ -1,10 +1,17 @@
-import { createMemoryLimiter, createRedisLimiter, type Limiter } from "@agentry/limits";
+import {
+  createMemoryLimiter,
+  createRedisLimiter,
+  type Limiter,
+  MemorySpendMeter,
+  RedisSpendMeter,
+} from "@agentry/limits";
 import { type Logger, OutageLog } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
 import type { Catalogue } from "@agentry/plugin-kit";
 import {
   AccountService,
   AgentService,
+  BudgetService,
   ConnectorService,
   ConversationService,
   IdempotencyService,
@@ -15,9 +22,11 @@ import type { DependencyState } from "@agentry/rpc";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type Koa from "koa";
 import { buildApp } from "./app.js";
+import { BudgetLedger } from "./budgets/ledger.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { Authenticator } from "./http/auth.js";
+import { budgetsMiddleware } from "./http/budgets.js";
 import { ConsoleSessions } from "./http/console-session.js";
 import { KeyUsageRecorder } from "./http/key-usage.js";
 import { limitsMiddleware } from "./http/limits.js";
@@ -45,6 +54,8 @@ export interface GatewayOptions {
   catalogue: Catalogue;
   /** The process's metrics, when METRICS_PORT is set. */
   metrics?: Metrics;
+  /** The clock budgets' periods follow (epoch milliseconds); tests move it across a period's end. */
+  now?: () => number;
 }
 
 export interface Gateway {
@@ -63,9 +74,12 @@ export interface Gateway {
 export function buildGateway(options: GatewayOptions): Gateway {
   const { config, logger, metrics } = options;
   const { registry, conversation, webhooks } = options.transports;
-  const backend: Limiter = config.REDIS_URL
+  const redisLimiter = config.REDIS_URL
     ? createRedisLimiter({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") })
-    : createMemoryLimiter();
+    : undefined;
+  const backend: Limiter = redisLimiter ?? createMemoryLimiter();
+  // Budgets count on the limiter's Redis when there is one, so they are exact across gateways.
+  const meter = redisLimiter ? new RedisSpendMeter(redisLimiter) : new MemorySpendMeter(options.now);
   const a2aTasks = config.REDIS_URL
     ? new RedisTaskStore({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") })
     : undefined;
@@ -94,14 +108,33 @@ export function buildGateway(options: GatewayOptions): Gateway {
     retryMs: PROVIDER_CATALOG_RETRY_MS,
     logger,
   });
+  const agents = createClient(AgentService, registry);
+  const webhookClient = createClient(WebhookService, webhooks);
+  const budgets = createClient(BudgetService, registry);
+  const ledger = new BudgetLedger({
+    meter,
+    prices: config.PRICES,
+    budgets,
+    agents,
+    conversations,
+    webhooks: webhookClient,
+    logger,
+    cacheTtlMs: config.AUTH_CACHE_TTL_MS,
+    estimateTokens: config.BUDGET_ESTIMATE_TOKENS,
+    rpcTimeoutMs: config.RPC_TIMEOUT_MS,
+    ...(options.now ? { now: options.now } : {}),
+  });
   const context: GatewayContext = {
     config,
     logger,
-    agents: createClient(AgentService, registry),
+    agents,
+    budgets,
+    ledger,
+    prices: config.PRICES,
     accounts,
     idempotency: createClient(IdempotencyService, registry),
     conversations,
-    webhooks: createClient(WebhookService, webhooks),
+    webhooks: webhookClient,
     ...(options.transports.connectors
       ? { connectors: createClient(ConnectorService, options.transports.connectors) }
       : {}),
@@ -130,9 +163,16 @@ export function buildGateway(options: GatewayOptions): Gateway {
     },
     draining: false,
   };
+  const limits = limitsMiddleware({ limiter, logger, leaseMs: config.CONCURRENCY_LEASE_MS });
+  const spend = budgetsMiddleware(ledger);
   return {
     app: buildApp(context, {
-      limits: limitsMiddleware({ limiter, logger, leaseMs: config.CONCURRENCY_LEASE_MS }),
+      // Budgets after the limits: a request they refuse reserves nothing.
+      limits: (route) => {
+        const limited = limits(route);
+        const budgeted = spend(route);
+        return budgeted ? (ctx, next) => limited(ctx, () => budgeted(ctx, next)) : limited;
+      },
     }),
     context,
     async close() {

@@ -7,3 +7,4 @@ export {
   startTestRedis,
   type TestRedis,
 } from "./redis-server.js";
+export { spendMeterContract } from "./spend-contract.js";

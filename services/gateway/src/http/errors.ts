@@ -40,6 +40,7 @@ export function errorEnvelope(error: AppError, requestId: string) {
       code: error.code,
       message: error.message,
       ...(error.details ? { details: error.details } : {}),
+      ...error.options.extra,
       requestId,
     },
   };

@@ -678,6 +678,11 @@ const TAGS: { name: string; description: string }[] = [
     description:
       "The people of the account and their roles, which decide what their console sessions may do (scopes `members:read`, `members:write`).",
   },
+  {
+    name: "Budgets",
+    description:
+      "Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes `budgets:read`, `budgets:write`).",
+  },
   { name: "Service", description: "Health, readiness and this documentation; no authentication." },
 ];
 

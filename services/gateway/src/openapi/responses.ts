@@ -21,6 +21,10 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
     when: "The API key is missing, malformed, unknown, revoked or expired.",
     metered: "never",
   },
+  BUDGET_EXCEEDED: {
+    when: "A spend budget of the account, the agent or the key does not allow this message; `error.budget` names it, with its limit, spend and `resetsAt`. Retrying before then will not help.",
+    metered: "always",
+  },
   FORBIDDEN: {
     when: "The API key, or the role of the console session's member, lacks the scope this operation needs (or, creating a key, a scope it would grant).",
     metered: "sometimes",
@@ -50,6 +54,7 @@ export const ERROR_CODE_DOCS: Record<ErrorCode, CodeDoc> = {
   DOCUMENT_NOT_FOUND: { when: "No such document of the agent.", metered: "always" },
   SCHEDULE_NOT_FOUND: { when: "No such schedule of the agent.", metered: "always" },
   MEMBER_NOT_FOUND: { when: "No such member of the caller's account.", metered: "always" },
+  BUDGET_NOT_FOUND: { when: "No such budget in the caller's account.", metered: "always" },
   NOT_FOUND: { when: "No such resource.", metered: "always" },
   METHOD_NOT_ALLOWED: {
     when: "The path exists but not with this method; `Allow` lists the methods it has.",

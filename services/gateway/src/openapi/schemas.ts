@@ -11,6 +11,7 @@ import {
   narrowToDeployment,
 } from "../routes/agents.schemas.js";
 import { ApiKey, ApiKeyCreated, ApiKeyRevoked } from "../routes/api-keys.schemas.js";
+import { BudgetThresholdData, registerBudgetSchemas } from "../routes/budgets.schemas.js";
 import { narrowCharacterFile, registerCharacterSchemas } from "../routes/characters.schemas.js";
 import { ClientStatus } from "../routes/clients.schemas.js";
 import {
@@ -153,6 +154,7 @@ export function componentSchemas(
     ["MessageFailedData", MessageFailedData],
     ["MessageRequiresActionData", MessageRequiresActionData],
     ["WebhookTestData", WebhookTestData],
+    ["BudgetThresholdData", BudgetThresholdData],
     ["ApiKey", ApiKey],
     ["ApiKeyResponse", success(ApiKeyCreated)],
     ["ApiKeyListResponse", success(z.array(ApiKey))],
@@ -177,6 +179,7 @@ export function componentSchemas(
   registerDocumentSchemas(requests, responses, { success, cursorList });
   registerScheduleSchemas(responses);
   registerMemberSchemas(requests, responses);
+  registerBudgetSchemas(requests, responses);
   // Those routes declare themselves (`component`, a body's `schema`) come after, unless already named here.
   for (const { id, schema } of declared.requests) if (!requests.has(schema)) requests.add(schema, { id });
   for (const { id, schema } of declared.responses) if (!responses.has(schema)) responses.add(schema, { id });

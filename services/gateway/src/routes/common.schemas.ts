@@ -70,6 +70,19 @@ export const ErrorResponse = z
         .array(FieldIssue)
         .optional()
         .meta({ description: "Each field problem, on `INVALID_REQUEST` about fields." }),
+      budget: z
+        .object({
+          id: z.string().meta({ examples: [`bdg_${EXAMPLE_ULID}`] }),
+          unit: z.enum(["tokens", "usd"]),
+          period: z.enum(["day", "month"]),
+          limit: z.number().meta({ description: "In the budget's unit: tokens, or US dollars." }),
+          spent: z.number().meta({ description: "Spent this period, messages under way included." }),
+          resetsAt: z.iso.datetime().meta({ description: "When the budget starts again at zero." }),
+        })
+        .optional()
+        .meta({
+          description: "On `BUDGET_EXCEEDED`: the budget that refused the message (docs/api/budgets.md).",
+        }),
       requestId: z.string().meta({
         description: "The request's id, as in `X-Request-Id`.",
         examples: [`req_${EXAMPLE_ULID}`],

@@ -22,6 +22,7 @@ import {
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
+import { replyUsage } from "../budgets/ledger.js";
 import { toAppError } from "../http/errors.js";
 import { EventStream, PING_INTERVAL_MS } from "../http/sse.js";
 import { sendMessageBody } from "../validation/messages.js";
@@ -180,6 +181,7 @@ function followTimeoutMs(input: HandlerInput): number {
  */
 async function awaitEnd(input: HandlerInput, agent: Agent, messageId: string): Promise<void> {
   const { gateway, principal, rpc } = input;
+  const spend = input.ctx.state.spend;
   try {
     const events = gateway.conversations.watchMessage(
       { accountId: principal.accountId, agentId: agent.id, messageId, after: 0n, endOnly: true },
@@ -187,6 +189,7 @@ async function awaitEnd(input: HandlerInput, agent: Agent, messageId: string): P
     );
     for await (const { event } of events) {
       if (event.case === "completed") {
+        await spend?.settle(replyUsage(event.value));
         if (!event.value.fallback) await reportHealth(input, agent, null);
       } else if (event.case === "failed") {
         await reportHealth(input, agent, new AppError(event.value.code as ErrorCode, event.value.message));
@@ -238,8 +241,10 @@ async function streamReply(
     for (let next = first; !next.done; next = await events.next()) {
       const { event, sequence } = next.value;
       if (event.case === "started") messageId = event.value.messageId;
-      if (event.case === "completed")
+      if (event.case === "completed") {
         completed = event.value.fallback ? "by a fallback" : "by the agent's model";
+        await ctx.state.spend?.settle(replyUsage(event.value));
+      }
       // Paused for approval: the stream ends here; the reply comes once a person answers.
       if (event.case === "approvalRequired") paused = true;
       sendEvent(stream, event, Number(sequence));
@@ -369,6 +374,7 @@ export const messageRoutes: Route[] = [
       "PAYLOAD_TOO_LARGE",
       "UNSUPPORTED_MEDIA_TYPE",
       "MODEL_ERROR",
+      "BUDGET_EXCEEDED",
     ],
     stream: true,
     async handler(input) {
@@ -425,6 +431,7 @@ export const messageRoutes: Route[] = [
           };
           return;
         }
+        await ctx.state.spend?.settle(replyUsage(reply!));
         // A fallback's answer says nothing of the agent's own model.
         if (!reply!.fallback) await reportHealth(input, agent, null);
         ctx.body = { success: true, data: presentReply(reply!) };

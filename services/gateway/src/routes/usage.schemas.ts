@@ -23,6 +23,14 @@ const usageFigures = {
   inputTokens: z.number().int().min(0).meta({ description: "Prompt tokens." }),
   outputTokens: z.number().int().min(0).meta({ description: "Reply tokens." }),
   totalTokens: z.number().int().min(0).meta({ description: "inputTokens + outputTokens." }),
+  costUsd: z
+    .number()
+    .min(0)
+    .meta({
+      description:
+        'What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md, "Prices"): exact to the billionth of a dollar.',
+      examples: [0.0042],
+    }),
   latencyMs: Percentiles.meta({ description: "From receipt to the complete reply, of completed sends." }),
   timeToFirstTokenMs: Percentiles.meta({
     description:

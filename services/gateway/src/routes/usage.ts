@@ -1,4 +1,4 @@
-import { isId } from "@agentry/core";
+import { costNanoUsd, isId, type PriceTable, toUsd } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
   type GetUsageResponse,
@@ -44,10 +44,40 @@ function presentFigures(figures: UsageFigures | undefined) {
 }
 
 /** A group: the keys it is grouped by (a blank user id, as for erased users, shown as null), then its figures. */
-function presentGroup(group: UsageGroup, groupBy: readonly UsageDimensionName[]) {
+function presentGroup(group: UsageGroup, groupBy: readonly UsageDimensionName[], costNano: number) {
   const keys: Record<string, string | null> = {};
   for (const name of groupBy) keys[name] = group[name] || null;
-  return { ...keys, ...presentFigures(group.figures) };
+  return { ...keys, ...presentFigures(group.figures), costUsd: toUsd(costNano) };
+}
+
+/** The groups' key, by the dimensions asked. */
+function groupKey(group: UsageGroup, groupBy: readonly UsageDimensionName[]): string {
+  return JSON.stringify(groupBy.map((name) => group[name] ?? ""));
+}
+
+/**
+ * What each group cost, in nano-dollars, from a report grouped by the same dimensions and the model (tokens are
+ * priced per model): per bucket, then for the whole range.
+ */
+function costs(prices: PriceTable, priced: GetUsageResponse, groupBy: readonly UsageDimensionName[]) {
+  const add = (into: Map<string, number>, group: UsageGroup) => {
+    const key = groupKey(group, groupBy);
+    const cost = costNanoUsd(prices, group.model ?? "", {
+      inputTokens: Number(group.figures?.inputTokens ?? 0n),
+      outputTokens: Number(group.figures?.outputTokens ?? 0n),
+    });
+    into.set(key, (into.get(key) ?? 0) + cost);
+  };
+  const buckets = priced.buckets.map((bucket) => {
+    const byGroup = new Map<string, number>();
+    for (const group of bucket.groups) add(byGroup, group);
+    return byGroup;
+  });
+  const totals = new Map<string, number>();
+  for (const group of priced.totals) add(totals, group);
+  let overall = 0;
+  for (const cost of totals.values()) overall += cost;
+  return { buckets, totals, overall };
 }
 
 function iso(value: Parameters<typeof timestampDate>[0] | undefined): string {
@@ -74,8 +104,15 @@ async function usage(input: HandlerInput, query: UsageQuery, agentId: string | u
       },
       rpc,
     );
-  const [report, ungrouped] = await Promise.all([ask(groupBy), groupBy.length > 0 ? ask([]) : null]);
+  // Spend is priced per model: a third question adds the model to the groups when they lack it.
+  const byModel: UsageDimensionName[] = groupBy.includes("model") ? [...groupBy] : [...groupBy, "model"];
+  const [report, ungrouped, priced] = await Promise.all([
+    ask(groupBy),
+    groupBy.length > 0 ? ask([]) : null,
+    ask(byModel),
+  ]);
   const overall: GetUsageResponse = ungrouped ?? report;
+  const spend = costs(gateway.prices, priced, groupBy);
   ctx.body = {
     success: true,
     data: {
@@ -83,14 +120,23 @@ async function usage(input: HandlerInput, query: UsageQuery, agentId: string | u
       to: iso(report.toTime),
       granularity: report.granularity === UsageGranularity.HOUR ? "hour" : "day",
       ...(groupBy.length > 0 ? { groupBy } : {}),
-      buckets: report.buckets.map((bucket) => ({
+      buckets: report.buckets.map((bucket, i) => ({
         start: iso(bucket.startTime),
         end: iso(bucket.endTime),
-        groups: bucket.groups.map((group) => presentGroup(group, groupBy)),
+        groups: bucket.groups.map((group) =>
+          presentGroup(group, groupBy, spend.buckets[i]?.get(groupKey(group, groupBy)) ?? 0),
+        ),
       })),
       totals: {
         ...presentFigures(overall.totals[0]?.figures),
-        ...(groupBy.length > 0 ? { groups: report.totals.map((group) => presentGroup(group, groupBy)) } : {}),
+        costUsd: toUsd(spend.overall),
+        ...(groupBy.length > 0
+          ? {
+              groups: report.totals.map((group) =>
+                presentGroup(group, groupBy, spend.totals.get(groupKey(group, groupBy)) ?? 0),
+              ),
+            }
+          : {}),
       },
     },
   };

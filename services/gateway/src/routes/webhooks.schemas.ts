@@ -184,6 +184,13 @@ export const WEBHOOK_EVENTS = [
       "A message paused before tool calls that wait for a person's approval (`requireApproval`); answer at `POST /v1/agents/{agentId}/messages/{messageId}/approve`.",
   },
   {
+    types: ["budget.threshold"],
+    schemaId: "BudgetThresholdEvent",
+    dataSchemaId: "BudgetThresholdData",
+    description:
+      'A budget\'s spend reached 50, 80 or 100 % of its limit; each threshold is sent once per budget and period (docs/api/budgets.md, "Alerts").',
+  },
+  {
     types: [TEST_EVENT_TYPE],
     schemaId: "WebhookTestEvent",
     dataSchemaId: "WebhookTestData",

@@ -193,12 +193,13 @@ class TurnExecutor implements AgentExecutor {
           metadata: undefined,
         });
       let started = false;
-      const reply = await user.caller.run("sendMessage", user.agent.id, () =>
+      const reply = await user.caller.run("sendMessage", user.agent.id, (state) =>
         user.caller.send(
           user.agent,
           { text, roomId: contextId },
           {
             signal: abort.signal,
+            spend: state.spend,
             onText: (messageId, delta) => {
               bus.publish(piece(messageId, delta, started ? "next" : "first"));
               started = true;

@@ -4,6 +4,7 @@ import { type Agent, AgentStatus, type Reply } from "@agentry/proto";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import type { Middleware, ParameterizedContext } from "koa";
+import { type Charge, replyUsage } from "../budgets/ledger.js";
 import type { GatewayContext, GatewayState, Principal } from "../context.js";
 import { requireScope } from "../http/auth.js";
 import { toAppError } from "../http/errors.js";
@@ -68,11 +69,15 @@ export class StandardCaller {
    * Runs `work` as the REST operation would run: the key must hold its scope (403 FORBIDDEN naming it), then its
    * rate limits and, for messages, a concurrency slot of the agent held while `work` runs.
    */
-  async run<T>(operation: Operation, agentId: string | undefined, work: () => Promise<T>): Promise<T> {
+  async run<T>(
+    operation: Operation,
+    agentId: string | undefined,
+    work: (state: GatewayState) => Promise<T>,
+  ): Promise<T> {
     const route = routeOf(operation);
     if (route.scope) requireScope(this.principal, route.scope);
     const middleware: Middleware<GatewayState> | undefined = this.limits?.(route);
-    if (!middleware) return work();
+    if (!middleware) return work(this.ctx.state);
     // The limits read the caller and the agent from a request context; each operation of a protocol request
     // (several in one JSON-RPC batch) gets its own, so slots are neither shared nor left held.
     const outer = this.ctx;
@@ -83,7 +88,7 @@ export class StandardCaller {
     } as unknown as ParameterizedContext<GatewayState>;
     let result: T | undefined;
     await middleware(scoped, async () => {
-      result = await work();
+      result = await work(scoped.state);
     });
     return result as T;
   }
@@ -107,7 +112,12 @@ export class StandardCaller {
   async send(
     agent: Agent,
     message: { text: string; userId?: string | undefined; roomId?: string | undefined },
-    options: { signal?: AbortSignal; onText?: (messageId: string, text: string) => void } = {},
+    options: {
+      signal?: AbortSignal;
+      onText?: (messageId: string, text: string) => void;
+      /** The send's budget charge (the state `run` hands its work), settled with the reply's usage. */
+      spend?: Charge | undefined;
+    } = {},
   ): Promise<Reply> {
     const body = parseOrThrow(
       sendMessageBody,
@@ -138,6 +148,7 @@ export class StandardCaller {
       const reply = options.onText
         ? await this.streamed(request, call, options.onText)
         : (await this.gateway.conversations.sendMessage(request, call)).reply!;
+      await options.spend?.settle(replyUsage(reply));
       if (!reply.fallback) await this.reportHealth(agent, null);
       return reply;
     } catch (error) {

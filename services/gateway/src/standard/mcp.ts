@@ -150,13 +150,13 @@ function serverFor(caller: StandardCaller): McpServer {
     },
     (args, extra) =>
       tool(gateway, () =>
-        caller.run("sendMessage", args.agentId, async () => {
+        caller.run("sendMessage", args.agentId, async (state) => {
           const agent = await caller.agent(args.agentId);
           const reply = presentReply(
             await caller.send(
               agent,
               { text: args.text, userId: args.userId, roomId: args.roomId },
-              { signal: extra.signal },
+              { signal: extra.signal, spend: state.spend },
             ),
           );
           return {

@@ -274,6 +274,26 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       }
     },
   },
+  {
+    version: 10,
+    name: "spend budgets",
+    // An account's, an agent's or a key's budget. The spend itself is counted by the gateways, from usage.
+    sql: (s) => `
+      CREATE TABLE ${s}.budgets (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES ${s}.accounts (id) ON DELETE CASCADE,
+        agent_id text COLLATE "C" REFERENCES ${s}.agents (id) ON DELETE CASCADE,
+        api_key_id text COLLATE "C" REFERENCES ${s}.api_keys (id) ON DELETE CASCADE,
+        unit text NOT NULL CHECK (unit IN ('tokens', 'usd')),
+        period text NOT NULL CHECK (period IN ('day', 'month')),
+        budget_limit bigint NOT NULL CHECK (budget_limit > 0),
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        CHECK (agent_id IS NULL OR api_key_id IS NULL)
+      );
+      CREATE INDEX budgets_by_account ON ${s}.budgets (account_id, created_at, id);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the registry schema. */

@@ -25,6 +25,7 @@
 import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentry/pg";
 import { postgresAccounts } from "./postgres/accounts.js";
 import { postgresAgents } from "./postgres/agents.js";
+import { postgresBudgets } from "./postgres/budgets.js";
 import { postgresConsoleSessions } from "./postgres/console-sessions.js";
 import { postgresIdempotency } from "./postgres/idempotency.js";
 import { postgresMembers } from "./postgres/members.js";
@@ -59,6 +60,7 @@ export class PostgresRegistryStore {
       ...postgresConsoleSessions(db, schema, accounts),
       ...outbox.store,
       ...idempotency.store,
+      ...postgresBudgets(db, schema),
     };
     Object.assign(this, operations);
   }

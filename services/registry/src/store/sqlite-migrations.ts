@@ -282,6 +282,26 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       }
     },
   },
+  {
+    version: 10,
+    name: "spend budgets",
+    // An account's, an agent's or a key's budget. The spend itself is counted by the gateways, from usage.
+    sql: `
+      CREATE TABLE budgets (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+        agent_id TEXT REFERENCES agents (id) ON DELETE CASCADE,
+        api_key_id TEXT REFERENCES api_keys (id) ON DELETE CASCADE,
+        unit TEXT NOT NULL CHECK (unit IN ('tokens', 'usd')),
+        period TEXT NOT NULL CHECK (period IN ('day', 'month')),
+        budget_limit INTEGER NOT NULL CHECK (budget_limit > 0),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        CHECK (agent_id IS NULL OR api_key_id IS NULL)
+      ) STRICT;
+      CREATE INDEX budgets_by_account ON budgets (account_id, created_at, id);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "registry", migrations: MIGRATIONS };

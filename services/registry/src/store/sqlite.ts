@@ -3,6 +3,7 @@ import { GroupCommit, openSqliteDatabase } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { sqliteAccounts } from "./sqlite/accounts.js";
 import { sqliteAgents } from "./sqlite/agents.js";
+import { sqliteBudgets } from "./sqlite/budgets.js";
 import { sqliteConsoleSessions } from "./sqlite/console-sessions.js";
 import { sqliteIdempotency } from "./sqlite/idempotency.js";
 import { sqliteMembers } from "./sqlite/members.js";
@@ -30,6 +31,7 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
     ...sqliteConsoleSessions(db, accounts),
     ...outbox.store,
     ...idempotency.store,
+    ...sqliteBudgets(db),
     async close() {
       group.flushNow();
       if (db.open) db.close();

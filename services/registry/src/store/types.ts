@@ -1,4 +1,5 @@
 import type { Limits, Role, Scope, ScopeGrant, Tier } from "@agentry/core";
+import type { BudgetStore } from "./budgets.js";
 import type { CreateUnderKey, IdempotencyBegin, IdempotencyClaim, KeyedCreate } from "./idempotency.js";
 
 export type {
@@ -457,7 +458,8 @@ export interface RegistryStore
     MemberStore,
     ConsoleSessionStore,
     OutboxStore,
-    IdempotencyStore {
+    IdempotencyStore,
+    BudgetStore {
   /** Flushes and closes; the store is unusable afterwards. Closing again does nothing. */
   close(): Promise<void>;
 }

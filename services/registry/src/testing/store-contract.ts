@@ -16,6 +16,7 @@ import type {
   RegistryStore,
   StatusReason,
 } from "../store/types.js";
+import { budgetStoreContract } from "./budget-contract.js";
 
 /**
  * The behaviour every RegistryStore must have. Each implementation runs it unchanged with its own `open`, which
@@ -25,6 +26,7 @@ export function registryStoreContract(
   name: string,
   open: () => Promise<{ store: RegistryStore; cleanup(): Promise<void> }>,
 ): void {
+  budgetStoreContract(name, open);
   describe(`RegistryStore contract: ${name}`, () => {
     let store: RegistryStore;
     let cleanup: () => Promise<void>;

@@ -11,6 +11,7 @@ import {
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
+import { replyUsage } from "../../budgets/ledger.js";
 import { readJsonBody } from "../../http/body.js";
 import { toAppError } from "../../http/errors.js";
 import type { RequestContext } from "../../routes/define.js";
@@ -67,6 +68,7 @@ export async function chatCompletions(input: RequestContext): Promise<void> {
   }
   try {
     const { reply } = await gateway.conversations.sendMessage(request, options);
+    await ctx.state.spend?.settle(replyUsage(reply!));
     if (!reply!.fallback) await reportHealth(input, agent, null);
     ctx.body = completion(reply!, agent.id);
   } catch (error) {
@@ -241,6 +243,7 @@ async function streamCompletion(
         send(chunk([choice({ content: event.value.text })]));
       } else if (event.case === "completed") {
         completed = event.value;
+        await ctx.state.spend?.settle(replyUsage(completed));
       }
     }
     if (!completed) throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
