@@ -29,15 +29,39 @@ const (
 	AgentStatusError    AgentStatus = "error"
 )
 
-// BackgroundMessageStatus is: `pending`: the reply is being generated (only the ids are known); `completed`:
-// every field of the reply is here; `failed`: see `error`.
+// BackgroundMessageStatus is: `pending`: the reply is being generated (only the ids are known);
+// `requires_action`: paused before tool calls that wait for a person's approval (see `pendingToolCalls`;
+// answer at `POST …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`:
+// see `error`; `cancelled`: stopped, either by a later message that interrupted it (every field of the reply
+// is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error` says so, no
+// reply).
 type BackgroundMessageStatus string
 
 // The values of BackgroundMessageStatus.
 const (
-	BackgroundMessageStatusPending   BackgroundMessageStatus = "pending"
-	BackgroundMessageStatusCompleted BackgroundMessageStatus = "completed"
-	BackgroundMessageStatusFailed    BackgroundMessageStatus = "failed"
+	BackgroundMessageStatusPending        BackgroundMessageStatus = "pending"
+	BackgroundMessageStatusRequiresAction BackgroundMessageStatus = "requires_action"
+	BackgroundMessageStatusCompleted      BackgroundMessageStatus = "completed"
+	BackgroundMessageStatusFailed         BackgroundMessageStatus = "failed"
+	BackgroundMessageStatusCancelled      BackgroundMessageStatus = "cancelled"
+)
+
+// BudgetPeriod is one of a fixed set of strings.
+type BudgetPeriod string
+
+// The values of BudgetPeriod.
+const (
+	BudgetPeriodDay   BudgetPeriod = "day"
+	BudgetPeriodMonth BudgetPeriod = "month"
+)
+
+// BudgetUnit is one of a fixed set of strings.
+type BudgetUnit string
+
+// The values of BudgetUnit.
+const (
+	BudgetUnitTokens BudgetUnit = "tokens"
+	BudgetUnitUsd    BudgetUnit = "usd"
 )
 
 // ClientStatusState is one of a fixed set of strings.
@@ -68,13 +92,15 @@ type DeliveryEventType string
 
 // The values of DeliveryEventType.
 const (
-	DeliveryEventTypeAgentCreated       DeliveryEventType = "agent.created"
-	DeliveryEventTypeAgentUpdated       DeliveryEventType = "agent.updated"
-	DeliveryEventTypeAgentStatusChanged DeliveryEventType = "agent.status_changed"
-	DeliveryEventTypeAgentDeleted       DeliveryEventType = "agent.deleted"
-	DeliveryEventTypeMessageCompleted   DeliveryEventType = "message.completed"
-	DeliveryEventTypeMessageFailed      DeliveryEventType = "message.failed"
-	DeliveryEventTypeWebhookTest        DeliveryEventType = "webhook.test"
+	DeliveryEventTypeAgentCreated          DeliveryEventType = "agent.created"
+	DeliveryEventTypeAgentUpdated          DeliveryEventType = "agent.updated"
+	DeliveryEventTypeAgentStatusChanged    DeliveryEventType = "agent.status_changed"
+	DeliveryEventTypeAgentDeleted          DeliveryEventType = "agent.deleted"
+	DeliveryEventTypeMessageCompleted      DeliveryEventType = "message.completed"
+	DeliveryEventTypeMessageFailed         DeliveryEventType = "message.failed"
+	DeliveryEventTypeMessageRequiresAction DeliveryEventType = "message.requires_action"
+	DeliveryEventTypeBudgetThreshold       DeliveryEventType = "budget.threshold"
+	DeliveryEventTypeWebhookTest           DeliveryEventType = "webhook.test"
 )
 
 // DeliveryStatus is one of a fixed set of strings.
@@ -92,37 +118,47 @@ type ErrorCode string
 
 // The values of ErrorCode.
 const (
-	ErrorCodeInvalidRequest       ErrorCode = "INVALID_REQUEST"
-	ErrorCodeUnauthorized         ErrorCode = "UNAUTHORIZED"
-	ErrorCodeForbidden            ErrorCode = "FORBIDDEN"
-	ErrorCodeInsufficientQuota    ErrorCode = "INSUFFICIENT_QUOTA"
-	ErrorCodeAgentNotFound        ErrorCode = "AGENT_NOT_FOUND"
-	ErrorCodeConversationNotFound ErrorCode = "CONVERSATION_NOT_FOUND"
-	ErrorCodeMessageNotFound      ErrorCode = "MESSAGE_NOT_FOUND"
-	ErrorCodeStreamNotFound       ErrorCode = "STREAM_NOT_FOUND"
-	ErrorCodeWebhookNotFound      ErrorCode = "WEBHOOK_NOT_FOUND"
-	ErrorCodeDeliveryNotFound     ErrorCode = "DELIVERY_NOT_FOUND"
-	ErrorCodeSecretNotFound       ErrorCode = "SECRET_NOT_FOUND"
-	ErrorCodeAPIKeyNotFound       ErrorCode = "API_KEY_NOT_FOUND"
-	ErrorCodeMemoryNotFound       ErrorCode = "MEMORY_NOT_FOUND"
-	ErrorCodeDocumentNotFound     ErrorCode = "DOCUMENT_NOT_FOUND"
-	ErrorCodeNotFound             ErrorCode = "NOT_FOUND"
-	ErrorCodeMethodNotAllowed     ErrorCode = "METHOD_NOT_ALLOWED"
-	ErrorCodeAgentInactive        ErrorCode = "AGENT_INACTIVE"
-	ErrorCodeIdempotencyKeyInUse  ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
-	ErrorCodePreconditionFailed   ErrorCode = "PRECONDITION_FAILED"
-	ErrorCodePayloadTooLarge      ErrorCode = "PAYLOAD_TOO_LARGE"
-	ErrorCodeUnsupportedMediaType ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
-	ErrorCodeIdempotencyKeyReused ErrorCode = "IDEMPOTENCY_KEY_REUSED"
-	ErrorCodeRateLimitExceeded    ErrorCode = "RATE_LIMIT_EXCEEDED"
-	ErrorCodeInternalError        ErrorCode = "INTERNAL_ERROR"
-	ErrorCodeModelError           ErrorCode = "MODEL_ERROR"
-	ErrorCodeAgentUnavailable     ErrorCode = "AGENT_UNAVAILABLE"
+	ErrorCodeInvalidRequest             ErrorCode = "INVALID_REQUEST"
+	ErrorCodeUnauthorized               ErrorCode = "UNAUTHORIZED"
+	ErrorCodeBudgetExceeded             ErrorCode = "BUDGET_EXCEEDED"
+	ErrorCodeForbidden                  ErrorCode = "FORBIDDEN"
+	ErrorCodeInsufficientQuota          ErrorCode = "INSUFFICIENT_QUOTA"
+	ErrorCodeAgentNotFound              ErrorCode = "AGENT_NOT_FOUND"
+	ErrorCodeConversationNotFound       ErrorCode = "CONVERSATION_NOT_FOUND"
+	ErrorCodeMessageNotFound            ErrorCode = "MESSAGE_NOT_FOUND"
+	ErrorCodeStreamNotFound             ErrorCode = "STREAM_NOT_FOUND"
+	ErrorCodeWebhookNotFound            ErrorCode = "WEBHOOK_NOT_FOUND"
+	ErrorCodeDeliveryNotFound           ErrorCode = "DELIVERY_NOT_FOUND"
+	ErrorCodeSecretNotFound             ErrorCode = "SECRET_NOT_FOUND"
+	ErrorCodeAPIKeyNotFound             ErrorCode = "API_KEY_NOT_FOUND"
+	ErrorCodeMemoryNotFound             ErrorCode = "MEMORY_NOT_FOUND"
+	ErrorCodeDocumentNotFound           ErrorCode = "DOCUMENT_NOT_FOUND"
+	ErrorCodeScheduleNotFound           ErrorCode = "SCHEDULE_NOT_FOUND"
+	ErrorCodeMemberNotFound             ErrorCode = "MEMBER_NOT_FOUND"
+	ErrorCodeBudgetNotFound             ErrorCode = "BUDGET_NOT_FOUND"
+	ErrorCodeNotFound                   ErrorCode = "NOT_FOUND"
+	ErrorCodeMethodNotAllowed           ErrorCode = "METHOD_NOT_ALLOWED"
+	ErrorCodeAgentInactive              ErrorCode = "AGENT_INACTIVE"
+	ErrorCodeIdempotencyKeyInUse        ErrorCode = "IDEMPOTENCY_KEY_IN_USE"
+	ErrorCodePreconditionFailed         ErrorCode = "PRECONDITION_FAILED"
+	ErrorCodeConversationBusy           ErrorCode = "CONVERSATION_BUSY"
+	ErrorCodeMessageNotAwaitingApproval ErrorCode = "MESSAGE_NOT_AWAITING_APPROVAL"
+	ErrorCodeApprovalExpired            ErrorCode = "APPROVAL_EXPIRED"
+	ErrorCodeMemberExists               ErrorCode = "MEMBER_EXISTS"
+	ErrorCodeLastOwner                  ErrorCode = "LAST_OWNER"
+	ErrorCodePayloadTooLarge            ErrorCode = "PAYLOAD_TOO_LARGE"
+	ErrorCodeUnsupportedMediaType       ErrorCode = "UNSUPPORTED_MEDIA_TYPE"
+	ErrorCodeIdempotencyKeyReused       ErrorCode = "IDEMPOTENCY_KEY_REUSED"
+	ErrorCodeRateLimitExceeded          ErrorCode = "RATE_LIMIT_EXCEEDED"
+	ErrorCodeInternalError              ErrorCode = "INTERNAL_ERROR"
+	ErrorCodeModelError                 ErrorCode = "MODEL_ERROR"
+	ErrorCodeAgentUnavailable           ErrorCode = "AGENT_UNAVAILABLE"
 )
 
 // FinishReason is: Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or,
 // on the `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-// withheld content) or `other`.
+// withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it with
+// `onConflict: "interrupt"`: the text is what was generated before).
 type FinishReason string
 
 // The values of FinishReason.
@@ -131,6 +167,7 @@ const (
 	FinishReasonLength        FinishReason = "length"
 	FinishReasonContentFilter FinishReason = "content_filter"
 	FinishReasonOther         FinishReason = "other"
+	FinishReasonCancelled     FinishReason = "cancelled"
 )
 
 // Granularity is one of a fixed set of strings.
@@ -174,15 +211,26 @@ const (
 	ModelProviderLocal     ModelProvider = "local"
 )
 
-// RunStatus is one of a fixed set of strings.
-type RunStatus string
+// Role is: What the member may do (docs/api/members.md, "Roles").
+type Role string
 
-// The values of RunStatus.
+// The values of Role.
 const (
-	RunStatusPending   RunStatus = "pending"
-	RunStatusCompleted RunStatus = "completed"
-	RunStatusFailed    RunStatus = "failed"
-	RunStatusCancelled RunStatus = "cancelled"
+	RoleOwner     Role = "owner"
+	RoleAdmin     Role = "admin"
+	RoleDeveloper Role = "developer"
+	RoleViewer    Role = "viewer"
+)
+
+// ScheduleFireStatus is one of a fixed set of strings.
+type ScheduleFireStatus string
+
+// The values of ScheduleFireStatus.
+const (
+	ScheduleFireStatusPending   ScheduleFireStatus = "pending"
+	ScheduleFireStatusCompleted ScheduleFireStatus = "completed"
+	ScheduleFireStatusFailed    ScheduleFireStatus = "failed"
+	ScheduleFireStatusSkipped   ScheduleFireStatus = "skipped"
 )
 
 // Scope is one of a fixed set of strings.
@@ -200,6 +248,20 @@ const (
 	ScopeUsageRead      Scope = "usage:read"
 	ScopeWebhooksManage Scope = "webhooks:manage"
 	ScopePluginsManage  Scope = "plugins:manage"
+	ScopeMembersRead    Scope = "members:read"
+	ScopeMembersWrite   Scope = "members:write"
+	ScopeBudgetsRead    Scope = "budgets:read"
+	ScopeBudgetsWrite   Scope = "budgets:write"
+)
+
+// SendMessageRequestOnConflict is one of a fixed set of strings.
+type SendMessageRequestOnConflict string
+
+// The values of SendMessageRequestOnConflict.
+const (
+	SendMessageRequestOnConflictReject    SendMessageRequestOnConflict = "reject"
+	SendMessageRequestOnConflictEnqueue   SendMessageRequestOnConflict = "enqueue"
+	SendMessageRequestOnConflictInterrupt SendMessageRequestOnConflict = "interrupt"
 )
 
 // SendMessageRequestOnDisconnect is one of a fixed set of strings.
@@ -235,13 +297,15 @@ type SubscribedEvent string
 
 // The values of SubscribedEvent.
 const (
-	SubscribedEventAll                SubscribedEvent = "*"
-	SubscribedEventAgentCreated       SubscribedEvent = "agent.created"
-	SubscribedEventAgentUpdated       SubscribedEvent = "agent.updated"
-	SubscribedEventAgentStatusChanged SubscribedEvent = "agent.status_changed"
-	SubscribedEventAgentDeleted       SubscribedEvent = "agent.deleted"
-	SubscribedEventMessageCompleted   SubscribedEvent = "message.completed"
-	SubscribedEventMessageFailed      SubscribedEvent = "message.failed"
+	SubscribedEventAll                   SubscribedEvent = "*"
+	SubscribedEventAgentCreated          SubscribedEvent = "agent.created"
+	SubscribedEventAgentUpdated          SubscribedEvent = "agent.updated"
+	SubscribedEventAgentStatusChanged    SubscribedEvent = "agent.status_changed"
+	SubscribedEventAgentDeleted          SubscribedEvent = "agent.deleted"
+	SubscribedEventMessageCompleted      SubscribedEvent = "message.completed"
+	SubscribedEventMessageFailed         SubscribedEvent = "message.failed"
+	SubscribedEventMessageRequiresAction SubscribedEvent = "message.requires_action"
+	SubscribedEventBudgetThreshold       SubscribedEvent = "budget.threshold"
 )
 
 // UsageDimension is one of a fixed set of strings.
@@ -262,6 +326,8 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 400, true
 	case ErrorCodeUnauthorized:
 		return 401, true
+	case ErrorCodeBudgetExceeded:
+		return 402, true
 	case ErrorCodeForbidden:
 		return 403, true
 	case ErrorCodeInsufficientQuota:
@@ -280,9 +346,17 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 404, true
 	case ErrorCodeSecretNotFound:
 		return 404, true
+	case ErrorCodeAPIKeyNotFound:
+		return 404, true
 	case ErrorCodeMemoryNotFound:
 		return 404, true
 	case ErrorCodeDocumentNotFound:
+		return 404, true
+	case ErrorCodeScheduleNotFound:
+		return 404, true
+	case ErrorCodeMemberNotFound:
+		return 404, true
+	case ErrorCodeBudgetNotFound:
 		return 404, true
 	case ErrorCodeNotFound:
 		return 404, true
@@ -292,6 +366,14 @@ func errorCodeStatus(code ErrorCode) (int, bool) {
 		return 409, true
 	case ErrorCodePreconditionFailed:
 		return 412, true
+	case ErrorCodeConversationBusy:
+		return 409, true
+	case ErrorCodeMessageNotAwaitingApproval:
+		return 409, true
+	case ErrorCodeMemberExists:
+		return 409, true
+	case ErrorCodeLastOwner:
+		return 409, true
 	case ErrorCodePayloadTooLarge:
 		return 413, true
 	case ErrorCodeUnsupportedMediaType:
@@ -424,7 +506,7 @@ type AgentRunListResponseDataItem struct {
 
 	// `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
 	// `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
-	Status RunStatus `json:"status"`
+	Status BackgroundMessageStatus `json:"status"`
 
 	// Whether it was sent with `background: true` (else streamed).
 	Background bool `json:"background"`
@@ -538,6 +620,10 @@ type APIKey struct {
 
 	// When the key stops working; `null`: never.
 	ExpiresAt *time.Time `json:"expiresAt"`
+
+	// The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+	// admin CLI made.
+	CreatedBy *string `json:"createdBy"`
 }
 
 // APIKeyCreated is what APIKeys.Create returns: the key created, with its secret.
@@ -567,6 +653,10 @@ type APIKeyCreated struct {
 	// When the key stops working; `null`: never.
 	ExpiresAt *time.Time `json:"expiresAt"`
 
+	// The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+	// admin CLI made.
+	CreatedBy *string `json:"createdBy"`
+
 	// The secret: `agentry_sk_` and 38 letters and digits. Shown this once; store it safely.
 	Key string `json:"key"`
 }
@@ -579,11 +669,24 @@ type APIKeyRevoked struct {
 	Revoked bool `json:"revoked"`
 }
 
-// BackgroundMessage is a message sent with `background: true`: the reply object with `status` added. One
-// object with optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`,
-// `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A
-// completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it ended
-// (or `STREAM_RETENTION`, if longer).
+// ApproveToolCallsParams is the request body of Agents.Messages.Approve.
+type ApproveToolCallsParams struct {
+	// The pending calls this answer decides (`pendingToolCalls[].id`).
+	ToolCallIDs []string `json:"toolCallIds"`
+
+	// `true`: the calls run; `false`: the model is told the person refused them.
+	Approve bool `json:"approve"`
+
+	// Given to the model with a refusal.
+	Reason *string `json:"reason,omitzero"`
+}
+
+// BackgroundMessage is a message sent with `background: true` (or paused for tool approval): the reply object
+// with `status` added. One object with optional fields rather than a union of three: `pending` has only `id`,
+// `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has
+// the ids and `error`; `cancelled` has either the reply's fields or `error`; `requires_action` has the ids,
+// `pendingToolCalls` and `approvalExpiresAt`. A completed one is answered so for as long as its reply is
+// stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).
 type BackgroundMessage struct {
 	// The reply's id: `msg_` and a ULID. Treat it as opaque.
 	ID string `json:"id"`
@@ -597,8 +700,11 @@ type BackgroundMessage struct {
 	// The request's `roomId`, echoed; `null` when it carried none.
 	RoomID *string `json:"roomId"`
 
-	// `pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-	// here; `failed`: see `error`.
+	// `pending`: the reply is being generated (only the ids are known); `requires_action`: paused before tool
+	// calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+	// …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see `error`;
+	// `cancelled`: stopped, either by a later message that interrupted it (every field of the reply is here,
+	// with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error` says so, no reply).
 	Status BackgroundMessageStatus `json:"status"`
 
 	// The reply text.
@@ -612,7 +718,8 @@ type BackgroundMessage struct {
 
 	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
 	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-	// content) or `other`.
+	// content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+	// "interrupt"`: the text is what was generated before).
 	FinishReason *FinishReason `json:"finishReason,omitzero"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.
@@ -632,28 +739,88 @@ type BackgroundMessage struct {
 	// the model was asked to cite; absent when it carried none.
 	Citations []Citation `json:"citations,omitzero"`
 
-	// Why it failed; `failed` only.
+	// Why it failed; `failed`, and `cancelled` by the kill switch, only.
 	Error *BackgroundMessageError `json:"error,omitzero"`
+
+	// `requires_action` only: the calls still waiting for an answer.
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls,omitzero"`
+
+	// `requires_action` only: when the wait ends; unanswered by then, the message fails with `APPROVAL_EXPIRED`.
+	ApprovalExpiresAt *time.Time `json:"approvalExpiresAt,omitzero"`
 }
 
-// BackgroundMessageAccepted is a background message, accepted: its reply is generated whatever happens to the
-// caller.
+// BackgroundMessageAccepted is a message accepted without its reply: a background message (its reply is
+// generated whatever happens to the caller), or a send paused for tool approval.
 type BackgroundMessageAccepted struct {
 	// The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a ULID. Treat
 	// it as opaque.
 	ID string `json:"id"`
 
-	// Always `pending`: the reply is being generated. Always "pending".
-	Status string `json:"status"`
+	// `pending`: the reply is being generated (`background: true`). `requires_action`: a send without
+	// `background` whose turn paused before tools that wait for approval (see `pendingToolCalls`).
+	Status BackgroundMessageStatus `json:"status"`
+
+	// `requires_action` only: the calls to approve or refuse.
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls,omitzero"`
 }
 
-// BackgroundMessageError is: Why it failed; `failed` only.
+// BackgroundMessageError is: Why it failed; `failed`, and `cancelled` by the kill switch, only.
 type BackgroundMessageError struct {
 	// An error code, as in the error envelope.
 	Code ErrorCode `json:"code"`
 
 	// What went wrong, for a person.
 	Message string `json:"message"`
+}
+
+// Budget is a spend budget (docs/api/budgets.md).
+type Budget struct {
+	// The budget's id: `bdg_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// Set: only this agent's messages count.
+	AgentID *string `json:"agentId"`
+
+	// Set: only the messages sent with this key count.
+	APIKeyID *string `json:"apiKeyId"`
+
+	// `tokens` or `usd` (US dollars).
+	Unit BudgetUnit `json:"unit"`
+
+	// `day` or `month`, in UTC.
+	Period BudgetPeriod `json:"period"`
+
+	// In the budget's unit.
+	Limit float64 `json:"limit"`
+
+	// Where the budget stands in its current period.
+	Spend     BudgetSpend `json:"spend"`
+	CreatedAt time.Time   `json:"createdAt"`
+	UpdatedAt time.Time   `json:"updatedAt"`
+}
+
+// BudgetDeletedResponseData is what Budgets.Delete returns: the budget is deleted.
+type BudgetDeletedResponseData struct {
+	// The deleted budget's id: `bdg_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
+}
+
+// BudgetSpend is: Where the budget stands in its current period.
+type BudgetSpend struct {
+	// Spent this period, in the budget's unit, with the estimates of messages under way.
+	Spent float64 `json:"spent"`
+
+	// What is left of the limit this period.
+	Remaining float64 `json:"remaining"`
+
+	// `spent` as a percentage of `limit`, to two decimals.
+	Percent     float64   `json:"percent"`
+	PeriodStart time.Time `json:"periodStart"`
+
+	// When the next period starts at zero.
+	ResetsAt time.Time `json:"resetsAt"`
 }
 
 // CancelAgentRunsResponseData is what Agents.Runs.Cancel returns: the runs cancelled.
@@ -1017,6 +1184,25 @@ type CreateAPIKeyParams struct {
 	ExpiresAt *time.Time `json:"expiresAt,omitzero"`
 }
 
+// CreateBudgetParams is the request body of Budgets.Create.
+type CreateBudgetParams struct {
+	// `tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.
+	Unit BudgetUnit `json:"unit"`
+
+	// In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+	// 10,000,000, to the billionth).
+	Limit float64 `json:"limit"`
+
+	// How often the budget starts again: every UTC day, or on the first of every UTC month.
+	Period BudgetPeriod `json:"period"`
+
+	// Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.
+	AgentID *string `json:"agentId,omitzero"`
+
+	// Only the messages sent with this key count. Not with `agentId`.
+	APIKeyID *string `json:"apiKeyId,omitzero"`
+}
+
 // CreateDocumentParams is the request body of Agents.Documents.Create.
 type CreateDocumentParams struct {
 	// The document's title, 0 to 200 characters; empty or absent: the file's name, else the first line of its
@@ -1045,6 +1231,31 @@ type CreateMemoryParams struct {
 
 	// The fact, 1 to 1000 characters once trimmed.
 	Text string `json:"text"`
+}
+
+// CreateScheduleParams is the request body of Agents.Schedules.Create.
+type CreateScheduleParams struct {
+	// A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`: 09:00 on
+	// weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`, `JAN`) and
+	// `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+	Cron string `json:"cron"`
+
+	// The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`, `"UTC"`); daylight
+	// saving time is followed. An unknown one is answered 400 naming `timezone`.
+	Timezone string `json:"timezone"`
+
+	// The message each fire sends to the agent, 1 to 100000 characters.
+	Text string `json:"text"`
+
+	// The user id each fire's message gives (its conversation).
+	UserID *string `json:"userId,omitzero"`
+
+	// The room id each fire's message gives: a connector chat's room id (`telegram:<chat id>`) keeps the
+	// conversation with that chat.
+	RoomID *string `json:"roomId,omitzero"`
+
+	// Whether it fires; `true` when left out.
+	Enabled *bool `json:"enabled,omitzero"`
 }
 
 // CreateWebhookParams is the request body of WebhookEndpoints.Create.
@@ -1255,6 +1466,19 @@ type HistoryMessageUsage struct {
 	TotalTokens int `json:"totalTokens"`
 }
 
+// InviteMemberParams is the request body of Members.Invite.
+type InviteMemberParams struct {
+	// The member's email, compared in lowercase; unique within the account.
+	Email string `json:"email"`
+
+	// The member's name; the part of the email before `@` when absent.
+	Name *string `json:"name,omitzero"`
+
+	// `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus agents,
+	// messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+	Role Role `json:"role"`
+}
+
 // KnowledgeSourcesResponseData is what Agents.Documents.Sources returns: the references.
 type KnowledgeSourcesResponseData struct {
 	// The character's file and folder references, in the file's order.
@@ -1275,6 +1499,33 @@ type KnowledgeSourcesResponseDataReferencesItem struct {
 
 	// Whether a document answers it: one uploaded with this path as `source` (a folder's: a path inside it).
 	Uploaded bool `json:"uploaded"`
+}
+
+// Member is a person of the account, who signs in to the console with the scopes of their role.
+type Member struct {
+	// The member's id: `usr_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The member's email, in lowercase; their OIDC sign-in maps to it. `null` only for the owner the admin CLI
+	// made with the account, until one is set.
+	Email *string `json:"email"`
+
+	// The member's name.
+	Name string `json:"name"`
+
+	// What the member may do (docs/api/members.md, "Roles").
+	Role Role `json:"role"`
+
+	// When the member was added.
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// MemberRemovedResponseData is what Members.Remove returns: the member was removed.
+type MemberRemovedResponseData struct {
+	// The removed member's id: `usr_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Removed bool `json:"removed"`
 }
 
 // Memory is a fact an agent keeps about one of its users (docs/api/memories.md).
@@ -1349,6 +1600,19 @@ type Pagination struct {
 	HasMore bool `json:"hasMore"`
 }
 
+// PendingToolCall is a tool call the model made that waits for a person's approval before it runs. Kept by
+// the server: an answer names calls by id only, so what runs is what the model asked for.
+type PendingToolCall struct {
+	// The call's id: what `POST …/messages/{messageId}/approve` names.
+	ID string `json:"id"`
+
+	// The tool as the model called it: `"<plugin>__<tool>"`.
+	Tool string `json:"tool"`
+
+	// The arguments as JSON text, as the model wrote them.
+	Arguments string `json:"arguments"`
+}
+
 // Percentiles is: From receipt to the complete reply, of completed sends.
 type Percentiles struct {
 	// The median, in ms; `null` without a completed send.
@@ -1387,6 +1651,12 @@ type PluginConfig struct {
 	Name    string         `json:"name"`
 	Enabled *bool          `json:"enabled,omitzero"`
 	Config  map[string]any `json:"config,omitzero"`
+
+	// Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or
+	// the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with
+	// `400`). The message then stands in `requires_action` until `POST
+	// /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+	RequireApproval *BooleanOrArray `json:"requireApproval,omitzero"`
 }
 
 // PluginToolsItem is the tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`:
@@ -1433,7 +1703,8 @@ type Reply struct {
 
 	// Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
 	// provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-	// content) or `other`.
+	// content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+	// "interrupt"`: the text is what was generated before).
 	FinishReason FinishReason `json:"finishReason"`
 
 	// Tokens used, as the provider reported them; zeros when it did not.
@@ -1452,6 +1723,84 @@ type Reply struct {
 	// The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`, `[2]`, ...
 	// the model was asked to cite; absent when it carried none.
 	Citations []Citation `json:"citations,omitzero"`
+}
+
+// Schedule is a schedule: at each time of its cron expression (in its time zone) the agent is sent `text` as
+// one background message, once across all processes (docs/api/schedules.md).
+type Schedule struct {
+	// The schedule's id: `sch_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// The agent it messages: `agt_` and a ULID. Treat it as opaque.
+	AgentID string `json:"agentId"`
+
+	// The cron expression.
+	Cron string `json:"cron"`
+
+	// The IANA time zone.
+	Timezone string `json:"timezone"`
+
+	// The message each fire sends.
+	Text string `json:"text"`
+
+	// The user id of each fire's message; null for none.
+	UserID *string `json:"userId"`
+
+	// The room id of each fire's message; null for none.
+	RoomID *string `json:"roomId"`
+
+	// Whether it fires.
+	Enabled bool `json:"enabled"`
+
+	// Its next fire time; null while disabled.
+	NextFireAt *time.Time `json:"nextFireAt"`
+
+	// Its next 5 fire times (UTC, ISO 8601), soonest first; empty while disabled.
+	NextFireTimes []time.Time `json:"nextFireTimes"`
+
+	// Fires not run because every process of the service was down past them by more than an hour (one missed by
+	// less runs once at start).
+	SkippedFires int `json:"skippedFires"`
+
+	// Its last fire; null before the first.
+	LastFire *ScheduleFire `json:"lastFire"`
+
+	// When it was created.
+	CreatedAt time.Time `json:"createdAt"`
+
+	// When it was last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ScheduleDeletedResponseData is what Agents.Schedules.Delete returns: the schedule was deleted.
+type ScheduleDeletedResponseData struct {
+	// The deleted schedule's id: `sch_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+	// Always true.
+	Deleted bool `json:"deleted"`
+}
+
+// ScheduleFire is a schedule's last fire and how its message went.
+type ScheduleFire struct {
+	// The fire time it stands for.
+	ScheduledAt time.Time `json:"scheduledAt"`
+
+	// When a process of the service ran it.
+	FiredAt   time.Time `json:"firedAt"`
+	MessageID *string   `json:"messageId"`
+
+	// The message's status (`pending`, `completed`, `failed`), or `skipped` when no message was sent (the agent
+	// was inactive).
+	Status ScheduleFireStatus `json:"status"`
+
+	// Why the message failed, or why none was sent; null otherwise.
+	Error *ScheduleFireError `json:"error"`
+}
+
+// ScheduleFireError is: Why the message failed, or why none was sent; null otherwise.
+type ScheduleFireError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // Secret is an agent's secret: its name and when it was set. Its value is never shown.
@@ -1489,6 +1838,13 @@ type SendMessageParams struct {
 	// What a stream does when the caller goes away: `cancel` stops generating (nothing is stored); `continue`
 	// generates the whole reply and stores it, and the stream can be resumed. Default `cancel`.
 	OnDisconnect *SendMessageRequestOnDisconnect `json:"onDisconnect,omitzero"`
+
+	// What this message does when its conversation (the agent, `userId` and `roomId`) has a message in progress:
+	// `reject` answers 409 `CONVERSATION_BUSY`; `enqueue` answers it after the messages before it, in the order
+	// they came; `interrupt` cancels the message in progress (its reply is stored with the text it had,
+	// `finishReason: "cancelled"`) and every one waiting before it, then answers this one. Default: the agent's
+	// `settings.concurrentMessages`, else `enqueue`.
+	OnConflict *SendMessageRequestOnConflict `json:"onConflict,omitzero"`
 }
 
 // StatusReason is: Why the agent is in `error`: the provider call that failed for a reason that will not fix
@@ -1507,6 +1863,16 @@ type StreamError struct {
 	// An error code, as in the error envelope.
 	Code    ErrorCode `json:"code"`
 	Message string    `json:"message"`
+}
+
+// ToolApprovalRequired is: Data of `tool.approval_required`: the turn paused before tool calls that wait for
+// a person's approval. Ends the stream; answer at `POST …/messages/{messageId}/approve`.
+type ToolApprovalRequired struct {
+	// The paused message: the id the reply will carry: `msg_` and a ULID. Treat it as opaque.
+	MessageID string `json:"messageId"`
+
+	// The calls to approve or refuse.
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls"`
 }
 
 // ToolCall is one tool call the model made during the turn, with its outcome; the data of `tool.result` and
@@ -1589,6 +1955,49 @@ type UpdateAgentParams struct {
 	Status *AgentStatus `json:"status,omitzero"`
 }
 
+// UpdateBudgetParams is the request body of Budgets.Update.
+type UpdateBudgetParams struct {
+	// In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+	// 10,000,000, to the billionth).
+	Limit *float64 `json:"limit,omitzero"`
+
+	// How often the budget starts again: every UTC day, or on the first of every UTC month.
+	Period *BudgetPeriod `json:"period,omitzero"`
+}
+
+// UpdateMemberParams is the request body of Members.Update.
+type UpdateMemberParams struct {
+	// The member's email, compared in lowercase; unique within the account.
+	Email *string `json:"email,omitzero"`
+
+	// The member's name, 1 to 100 characters once trimmed.
+	Name *string `json:"name,omitzero"`
+
+	// `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus agents,
+	// messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+	Role *Role `json:"role,omitzero"`
+}
+
+// UpdateScheduleParams is the request body of Agents.Schedules.Update.
+type UpdateScheduleParams struct {
+	// A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`: 09:00 on
+	// weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`, `JAN`) and
+	// `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+	Cron *string `json:"cron,omitzero"`
+
+	// The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`, `"UTC"`); daylight
+	// saving time is followed. An unknown one is answered 400 naming `timezone`.
+	Timezone *string `json:"timezone,omitzero"`
+
+	// The message each fire sends to the agent, 1 to 100000 characters.
+	Text   *string          `json:"text,omitzero"`
+	UserID Nullable[string] `json:"userId,omitzero"`
+	RoomID Nullable[string] `json:"roomId,omitzero"`
+
+	// `false` stops its fires; `true` starts them again from the next fire time after now.
+	Enabled *bool `json:"enabled,omitzero"`
+}
+
 // UpdateWebhookParams is the request body of WebhookEndpoints.Update.
 type UpdateWebhookParams struct {
 	// Where deliveries are POSTed: an `https` URL of at most 2048 characters, without credentials, whose host
@@ -1662,6 +2071,10 @@ type UsageGroup struct {
 	// inputTokens + outputTokens.
 	TotalTokens int `json:"totalTokens"`
 
+	// What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+	// "Prices"): exact to the billionth of a dollar.
+	CostUsd float64 `json:"costUsd"`
+
 	// From receipt to the complete reply, of completed sends.
 	LatencyMs Percentiles `json:"latencyMs"`
 
@@ -1707,6 +2120,10 @@ type UsageTotals struct {
 
 	// inputTokens + outputTokens.
 	TotalTokens int `json:"totalTokens"`
+
+	// What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+	// "Prices"): exact to the billionth of a dollar.
+	CostUsd float64 `json:"costUsd"`
 
 	// From receipt to the complete reply, of completed sends.
 	LatencyMs Percentiles `json:"latencyMs"`
@@ -1882,6 +2299,48 @@ func (u *AgentPlugin) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("agentry: AgentPlugin: unexpected JSON %.40s", data)
 }
 
+// BooleanOrArray is one of: a bool (OfBool) or a []string (OfListstring). Set exactly one field, or use
+// BooleanOrArrayOfBool or BooleanOrArrayOfListstring.
+type BooleanOrArray struct {
+	OfBool       *bool
+	OfListstring *[]string
+}
+
+// BooleanOrArrayOfBool returns a BooleanOrArray holding v.
+func BooleanOrArrayOfBool(v bool) BooleanOrArray {
+	return BooleanOrArray{OfBool: &v}
+}
+
+// BooleanOrArrayOfListstring returns a BooleanOrArray holding v.
+func BooleanOrArrayOfListstring(v []string) BooleanOrArray {
+	return BooleanOrArray{OfListstring: &v}
+}
+
+// MarshalJSON encodes the variant that is set.
+func (u BooleanOrArray) MarshalJSON() ([]byte, error) {
+	switch {
+	case u.OfBool != nil:
+		return json.Marshal(*u.OfBool)
+	case u.OfListstring != nil:
+		return json.Marshal(*u.OfListstring)
+	}
+	return nil, fmt.Errorf("agentry: BooleanOrArray: %w", errNoVariant)
+}
+
+// UnmarshalJSON decodes whichever variant the JSON holds.
+func (u *BooleanOrArray) UnmarshalJSON(data []byte) error {
+	*u = BooleanOrArray{}
+	switch jsonKind(data) {
+	case 't', 'f':
+		u.OfBool = new(bool)
+		return json.Unmarshal(data, u.OfBool)
+	case '[':
+		u.OfListstring = new([]string)
+		return json.Unmarshal(data, u.OfListstring)
+	}
+	return fmt.Errorf("agentry: BooleanOrArray: unexpected JSON %.40s", data)
+}
+
 // CharacterDirectory is one of: a string (OfString) or a map[string]any (OfMapany). Set exactly one field, or
 // use CharacterDirectoryOfString or CharacterDirectoryOfMapany.
 type CharacterDirectory struct {
@@ -2010,7 +2469,8 @@ func (u *UserExportLine) UnmarshalJSON(data []byte) error {
 }
 
 // MessageStreamEvent is one event of a streamed message: *MessageStartedEvent, *MessageDeltaEvent,
-// *ToolCallEvent, *ToolResultEvent or *MessageCompletedEvent. Tell them apart with a type switch.
+// *ToolCallEvent, *ToolResultEvent, *ToolApprovalRequiredEvent or *MessageCompletedEvent. Tell them apart
+// with a type switch.
 type MessageStreamEvent interface {
 	// EventName returns the event's name, its event: field.
 	EventName() string
@@ -2102,6 +2562,28 @@ func (e *ToolResultEvent) EventID() string {
 
 func (*ToolResultEvent) isMessageStreamEvent() {}
 
+// ToolApprovalRequiredEvent is the tool.approval_required event: The turn paused before tool calls that wait
+// for a person's approval. Ends the stream; the message is `requires_action` until answered. The last event
+// of a stream that succeeds.
+type ToolApprovalRequiredEvent struct {
+	// ID is the event's id: field.
+	ID string
+	// Data is the event's data.
+	Data ToolApprovalRequired
+}
+
+// EventName returns "tool.approval_required".
+func (*ToolApprovalRequiredEvent) EventName() string {
+	return "tool.approval_required"
+}
+
+// EventID returns the event's id: field.
+func (e *ToolApprovalRequiredEvent) EventID() string {
+	return e.ID
+}
+
+func (*ToolApprovalRequiredEvent) isMessageStreamEvent() {}
+
 // MessageCompletedEvent is the message.completed event: The complete reply, the same object as the non-stream
 // response's `data`. Ends the stream. The last event of a stream that succeeds.
 type MessageCompletedEvent struct {
@@ -2137,6 +2619,9 @@ func decodeMessageStreamEvent(name, id string, data []byte) (MessageStreamEvent,
 		return event, json.Unmarshal(data, &event.Data)
 	case "tool.result":
 		event := &ToolResultEvent{ID: id}
+		return event, json.Unmarshal(data, &event.Data)
+	case "tool.approval_required":
+		event := &ToolApprovalRequiredEvent{ID: id}
 		return event, json.Unmarshal(data, &event.Data)
 	case "message.completed":
 		event := &MessageCompletedEvent{ID: id}

@@ -14,12 +14,14 @@ import (
 
 // initServices creates the client's services.
 func (c *Client) initServices() {
-	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Documents: &AgentDocumentService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
+	c.Agents = &AgentService{client: c, Messages: &AgentMessageService{client: c}, Conversations: &AgentConversationService{client: c}, Runs: &AgentRunService{client: c}, Memories: &AgentMemoryService{client: c}, Documents: &AgentDocumentService{client: c}, Schedules: &AgentScheduleService{client: c}, Usage: &AgentUsageService{client: c}, Secrets: &AgentSecretService{client: c}, Clients: &AgentClientService{client: c}}
 	c.Users = &UserService{client: c}
 	c.Usage = &UsageService{client: c}
 	c.WebhookEndpoints = &WebhookEndpointService{client: c, Deliveries: &WebhookEndpointDeliveryService{client: c}}
 	c.Plugins = &PluginService{client: c}
 	c.APIKeys = &APIKeyService{client: c}
+	c.Members = &MemberService{client: c}
+	c.Budgets = &BudgetService{client: c}
 }
 
 // AgentService is client.Agents: Create, list, read, update and delete agents; import and export elizaOS
@@ -40,6 +42,9 @@ type AgentService struct {
 	// Documents is client.Agents.Documents: Create, list, read, update and delete agents; import and export
 	// elizaOS character files.
 	Documents *AgentDocumentService
+	// Schedules is client.Agents.Schedules: Create, list, read, update and delete agents; import and export
+	// elizaOS character files.
+	Schedules *AgentScheduleService
 	// Usage is client.Agents.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
 	// `usage:read`).
 	Usage *AgentUsageService
@@ -503,9 +508,9 @@ type AgentMessageService struct {
 // IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
 // lost answer gets that answer, and the request runs once.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE or CONVERSATION_BUSY, 413 PAYLOAD_TOO_LARGE, 415
-// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 402 BUDGET_EXCEEDED, 403 FORBIDDEN, 404
+// AGENT_NOT_FOUND, 409 AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE or CONVERSATION_BUSY, 413 PAYLOAD_TOO_LARGE,
+// 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
 // MODEL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentMessageService) Send(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*Reply, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
@@ -588,9 +593,9 @@ func (s *AgentMessageService) Stream(ctx context.Context, agentID string, params
 // IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
 // lost answer gets that answer, and the request runs once.
 //
-// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
-// AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE or CONVERSATION_BUSY, 413 PAYLOAD_TOO_LARGE, 415
-// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 402 BUDGET_EXCEEDED, 403 FORBIDDEN, 404
+// AGENT_NOT_FOUND, 409 AGENT_INACTIVE or IDEMPOTENCY_KEY_IN_USE or CONVERSATION_BUSY, 413 PAYLOAD_TOO_LARGE,
+// 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 502
 // MODEL_ERROR, 503 AGENT_UNAVAILABLE.
 func (s *AgentMessageService) SendBackground(ctx context.Context, agentID string, params SendMessageParams, opts ...Option) (*BackgroundMessageAccepted, error) {
 	agentIDSegment, err := pathSegment("agentID", agentID)
@@ -1607,6 +1612,244 @@ func (s *AgentDocumentService) Sources(ctx context.Context, agentID string, opts
 	return &out.Data, nil
 }
 
+// AgentScheduleService is client.Agents.Schedules: Create, list, read, update and delete agents; import and
+// export elizaOS character files. Methods: Create, List, ListAll, Get, Update, Delete.
+type AgentScheduleService struct {
+	client *Client
+}
+
+// Create creates a schedule.
+//
+// Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background message
+// per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the deployment. Its
+// reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as `message.completed`
+// (or `message.failed`). A fire missed while the service was down runs once at start if less than an hour
+// late; later ones are skipped and counted in `skippedFires`. The answer shows the next 5 fire times.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Create(ctx context.Context, agentID string, params CreateScheduleParams, opts ...Option) (*Schedule, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Schedule `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/agents/" + agentIDSegment + "/schedules", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// ListSchedulesParams are the query parameters of Agents.Schedules.List; leave a field nil for the server's
+// default.
+type ListSchedulesParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only schedules older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only schedules newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists an agent's schedules.
+//
+// The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+// Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one,
+// `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the last
+// item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an item of
+// this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated
+// parameters and values out of range.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) List(ctx context.Context, agentID string, params ListSchedulesParams, opts ...Option) (*CursorPage[Schedule], error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	query := url.Values{}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data       []Schedule       `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/schedules", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[Schedule]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Schedule], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, agentID, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Agents.Schedules.ListAll(ctx, agentID, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AgentScheduleService) ListAll(ctx context.Context, agentID string, params ListSchedulesParams, opts ...Option) iter.Seq2[Schedule, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Schedule], error) {
+		return s.List(ctx, agentID, params, opts...)
+	})
+}
+
+// Get gets a schedule.
+//
+// One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status of the
+// message it sent.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or SCHEDULE_NOT_FOUND, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Get(ctx context.Context, agentID string, scheduleID string, opts ...Option) (*Schedule, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	scheduleIDSegment, err := pathSegment("scheduleID", scheduleID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Schedule `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/agents/" + agentIDSegment + "/schedules/" + scheduleIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update updates a schedule.
+//
+// Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now: fires
+// missed while it was disabled are not run. `enabled: false` stops its fires.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// SCHEDULE_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422
+// IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Update(ctx context.Context, agentID string, scheduleID string, params UpdateScheduleParams, opts ...Option) (*Schedule, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	scheduleIDSegment, err := pathSegment("scheduleID", scheduleID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Schedule `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/agents/" + agentIDSegment + "/schedules/" + scheduleIDSegment, body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a schedule.
+//
+// Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again is
+// answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+//
+// Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 AGENT_NOT_FOUND or
+// SCHEDULE_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AgentScheduleService) Delete(ctx context.Context, agentID string, scheduleID string, opts ...Option) (*ScheduleDeletedResponseData, error) {
+	agentIDSegment, err := pathSegment("agentID", agentID)
+	if err != nil {
+		return nil, err
+	}
+	scheduleIDSegment, err := pathSegment("scheduleID", scheduleID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data ScheduleDeletedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/agents/" + agentIDSegment + "/schedules/" + scheduleIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
 // UsageService is client.Usage: Sends, tokens, errors and latency by hour or day, grouped as asked (scope
 // `usage:read`). Methods: Get.
 type UsageService struct {
@@ -2278,9 +2521,10 @@ type APIKeyService struct {
 // Create creates an API key.
 //
 // Creates a key in the caller's account and returns its secret, the only time it is shown. A key can grant
-// only scopes the calling key holds. Without `scopes`, a full-access calling key makes a full-access key
-// (`fullAccess: true`: every scope, including scopes added in later versions) and any other key makes one
-// with exactly its own scopes.
+// only scopes the calling key holds; from the console, only scopes the member's role holds
+// (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a
+// full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes added in
+// later versions) and any other key makes one with exactly its own scopes.
 //
 // Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 //
@@ -2353,6 +2597,371 @@ func (s *APIKeyService) Revoke(ctx context.Context, keyID string, opts ...Option
 		Data APIKeyRevoked `json:"data"`
 	}
 	req := &request{method: http.MethodDelete, path: "/api-keys/" + keyIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// MemberService is client.Members: The people of the account and their roles, which decide what their console
+// sessions may do (scopes `members:read`, `members:write`). Methods: Invite, List, ListAll, Get, Update,
+// Remove.
+type MemberService struct {
+	client *Client
+}
+
+// Invite invites a member.
+//
+// Adds a person to the account with a role. They sign in to the console by OIDC with this email (or with a
+// sign-in link made for them by `agentry console link --member`), and act with the scopes of their role. Only
+// an owner may add an owner.
+//
+// Requires the `members:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 409 IDEMPOTENCY_KEY_IN_USE or
+// MEMBER_EXISTS, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Invite(ctx context.Context, params InviteMemberParams, opts ...Option) (*Member, error) {
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Member `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/members", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// ListMembersParams are the query parameters of Members.List; leave a field nil for the server's default.
+type ListMembersParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only members older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only members newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+}
+
+// List lists members.
+//
+// The account's members, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default 20);
+// `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in the
+// list's order either way; the next page's cursor is the last item's id (`before` it when newest first,
+// `after` it when oldest first). A cursor that is not an item of this list (unknown, or another agent's) is
+// answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+//
+// Requires the `members:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) List(ctx context.Context, params ListMembersParams, opts ...Option) (*CursorPage[Member], error) {
+	query := url.Values{}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	var out struct {
+		Data       []Member         `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/members", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[Member]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[Member], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.Members.ListAll(ctx, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *MemberService) ListAll(ctx context.Context, params ListMembersParams, opts ...Option) iter.Seq2[Member, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[Member], error) {
+		return s.List(ctx, params, opts...)
+	})
+}
+
+// Get gets a member.
+//
+// One member of the account.
+//
+// Requires the `members:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 MEMBER_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Get(ctx context.Context, memberID string, opts ...Option) (*Member, error) {
+	memberIDSegment, err := pathSegment("memberID", memberID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Member `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/members/" + memberIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update changes a member.
+//
+// Changes a member's role, name or email; only the fields sent change. A new role takes effect on the
+// member's console sessions within a second. Only an owner may make or unmake an owner, and the account's
+// last owner cannot become anything else (`409 LAST_OWNER`).
+//
+// Requires the `members:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 MEMBER_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE or MEMBER_EXISTS or LAST_OWNER, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE,
+// 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Update(ctx context.Context, memberID string, params UpdateMemberParams, opts ...Option) (*Member, error) {
+	memberIDSegment, err := pathSegment("memberID", memberID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Member `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/members/" + memberIDSegment, body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Remove removes a member.
+//
+// Removes a member from the account and ends their console sessions at once. The keys they created stay, and
+// still name them in `createdBy`. Only an owner may remove an owner, and the account's last owner cannot be
+// removed (`409 LAST_OWNER`).
+//
+// Requires the `members:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 MEMBER_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE or LAST_OWNER, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *MemberService) Remove(ctx context.Context, memberID string, opts ...Option) (*MemberRemovedResponseData, error) {
+	memberIDSegment, err := pathSegment("memberID", memberID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data MemberRemovedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/members/" + memberIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// BudgetService is client.Budgets: Spend limits in tokens or US dollars per day or month for the account, an
+// agent or a key (scopes `budgets:read`, `budgets:write`). Methods: Create, List, Get, Update, Delete.
+type BudgetService struct {
+	client *Client
+}
+
+// Create creates a budget.
+//
+// Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per UTC day
+// or month, in tokens or in US dollars at the configured prices. From then on a message it counts is refused
+// with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take it; `budget.threshold`
+// webhook events tell when its spend reaches 50, 80 and 100 %. Spend already recorded this period counts. At
+// most 100 budgets per account.
+//
+// Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN or INSUFFICIENT_QUOTA, 404
+// AGENT_NOT_FOUND or API_KEY_NOT_FOUND, 409 IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415
+// UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *BudgetService) Create(ctx context.Context, params CreateBudgetParams, opts ...Option) (*Budget, error) {
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Budget `json:"data"`
+	}
+	req := &request{method: http.MethodPost, path: "/budgets", body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// List lists budgets.
+//
+// Every budget of the account (at most 100), oldest first, each with its spend this period.
+//
+// Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *BudgetService) List(ctx context.Context, opts ...Option) ([]Budget, error) {
+	var out struct {
+		Data []Budget `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/budgets"}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Get gets a budget.
+//
+// One budget, with its spend this period and when it resets.
+//
+// Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 401 UNAUTHORIZED, 403 FORBIDDEN, 404 BUDGET_NOT_FOUND, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *BudgetService) Get(ctx context.Context, budgetID string, opts ...Option) (*Budget, error) {
+	budgetIDSegment, err := pathSegment("budgetID", budgetID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Budget `json:"data"`
+	}
+	req := &request{method: http.MethodGet, path: "/budgets/" + budgetIDSegment}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Update updates a budget.
+//
+// Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit applies
+// to the next message; spend this period is kept (a new period starts from what was spent in it).
+//
+// Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 BUDGET_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 IDEMPOTENCY_KEY_REUSED, 429
+// RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *BudgetService) Update(ctx context.Context, budgetID string, params UpdateBudgetParams, opts ...Option) (*Budget, error) {
+	budgetIDSegment, err := pathSegment("budgetID", budgetID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := marshalBody(params)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Budget `json:"data"`
+	}
+	req := &request{method: http.MethodPatch, path: "/budgets/" + budgetIDSegment, body: body}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Delete deletes a budget.
+//
+// Removes the budget: the messages it counted are no longer limited by it.
+//
+// Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+//
+// Sent with an Idempotency-Key (a new random one per call, the same on each of its retries;
+// WithIdempotencyKey chooses it), so it is retried like a read, on 408, 409 (not AGENT_INACTIVE;
+// IDEMPOTENCY_KEY_IN_USE after its Retry-After), 429, 5xx, timeouts and connection failures: a retry after a
+// lost answer gets that answer, and the request runs once.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 404 BUDGET_NOT_FOUND, 409
+// IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED, 429 RATE_LIMIT_EXCEEDED, 500 INTERNAL_ERROR, 503
+// AGENT_UNAVAILABLE.
+func (s *BudgetService) Delete(ctx context.Context, budgetID string, opts ...Option) (*BudgetDeletedResponseData, error) {
+	budgetIDSegment, err := pathSegment("budgetID", budgetID)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data BudgetDeletedResponseData `json:"data"`
+	}
+	req := &request{method: http.MethodDelete, path: "/budgets/" + budgetIDSegment}
 	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ do not know are ignored) and write it back with ``to_dict``. Timestamps are ISO 
 from __future__ import annotations
 
 from dataclasses import dataclass, field as _field
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, TypedDict, Union
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 __all__ = [
     "Agent",
@@ -29,6 +29,9 @@ __all__ = [
     "BackgroundMessageAccepted",
     "BackgroundMessageError",
     "BackgroundMessageStatus",
+    "Budget",
+    "BudgetDeletedResponseData",
+    "BudgetSpend",
     "CancelAgentRunsResponseData",
     "CharacterAgentSettings",
     "CharacterAgentrySettings",
@@ -60,6 +63,8 @@ __all__ = [
     "KnowledgeSourcesResponseData",
     "KnowledgeSourcesResponseDataReferencesItem",
     "MESSAGE_STREAM_EVENTS",
+    "Member",
+    "MemberRemovedResponseData",
     "Memory",
     "MemoryDeletedResponseData",
     "MemorySource",
@@ -71,17 +76,25 @@ __all__ = [
     "MessageStreamEvent",
     "ModelProvider",
     "Pagination",
+    "PendingToolCall",
     "Percentiles",
     "Plugin",
     "PluginConfig",
     "PluginConfigParam",
     "PluginToolsItem",
     "Reply",
+    "Role",
+    "Schedule",
+    "ScheduleDeletedResponseData",
+    "ScheduleFire",
+    "ScheduleFireError",
     "Scope",
     "Secret",
     "SecretDeletedResponseData",
     "StatusReason",
     "StreamError",
+    "ToolApprovalRequired",
+    "ToolApprovalRequiredEvent",
     "ToolCall",
     "ToolCallEvent",
     "ToolCallStarted",
@@ -105,15 +118,19 @@ message).
 """
 
 
-BackgroundMessageStatus = Literal["pending", "completed", "failed"]
-"""`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-here; `failed`: see `error`.
+BackgroundMessageStatus = Literal["pending", "requires_action", "completed", "failed", "cancelled"]
+"""`pending`: the reply is being generated (only the ids are known); `requires_action`: paused before tool calls
+that wait for a person's approval (see `pendingToolCalls`; answer at `POST …/messages/{messageId}/approve`);
+`completed`: every field of the reply is here; `failed`: see `error`; `cancelled`: stopped, either by a later
+message that interrupted it (every field of the reply is here, with the text it had and `finishReason:
+"cancelled"`) or by the kill switch (`error` says so, no reply).
 """
 
 
 ErrorCode = Literal[
     "INVALID_REQUEST",
     "UNAUTHORIZED",
+    "BUDGET_EXCEEDED",
     "FORBIDDEN",
     "INSUFFICIENT_QUOTA",
     "AGENT_NOT_FOUND",
@@ -126,11 +143,19 @@ ErrorCode = Literal[
     "API_KEY_NOT_FOUND",
     "MEMORY_NOT_FOUND",
     "DOCUMENT_NOT_FOUND",
+    "SCHEDULE_NOT_FOUND",
+    "MEMBER_NOT_FOUND",
+    "BUDGET_NOT_FOUND",
     "NOT_FOUND",
     "METHOD_NOT_ALLOWED",
     "AGENT_INACTIVE",
     "IDEMPOTENCY_KEY_IN_USE",
     "PRECONDITION_FAILED",
+    "CONVERSATION_BUSY",
+    "MESSAGE_NOT_AWAITING_APPROVAL",
+    "APPROVAL_EXPIRED",
+    "MEMBER_EXISTS",
+    "LAST_OWNER",
     "PAYLOAD_TOO_LARGE",
     "UNSUPPORTED_MEDIA_TYPE",
     "IDEMPOTENCY_KEY_REUSED",
@@ -142,10 +167,11 @@ ErrorCode = Literal[
 """An error code, as in the error envelope."""
 
 
-FinishReason = Literal["stop", "length", "content_filter", "other"]
+FinishReason = Literal["stop", "length", "content_filter", "other", "cancelled"]
 """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
-provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content)
-or `other`.
+provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld content),
+`other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict: "interrupt"`:
+the text is what was generated before).
 """
 
 
@@ -155,6 +181,10 @@ message is sent. Every provider this server has a client for is accepted, config
 configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the variable to set, and
 messages to the agent fail with `502 MODEL_ERROR` until it is set. Any other value is refused with `400`.
 """
+
+
+Role = Literal["owner", "admin", "developer", "viewer"]
+"""What the member may do (docs/api/members.md, "Roles")."""
 
 
 Scope = Literal[
@@ -168,11 +198,16 @@ Scope = Literal[
     "usage:read",
     "webhooks:manage",
     "plugins:manage",
+    "members:read",
+    "members:write",
+    "budgets:read",
+    "budgets:write",
 ]
 
 ERROR_CODE_STATUS: Dict[str, int] = {
     "INVALID_REQUEST": 400,
     "UNAUTHORIZED": 401,
+    "BUDGET_EXCEEDED": 402,
     "FORBIDDEN": 403,
     "INSUFFICIENT_QUOTA": 403,
     "AGENT_NOT_FOUND": 404,
@@ -182,12 +217,20 @@ ERROR_CODE_STATUS: Dict[str, int] = {
     "WEBHOOK_NOT_FOUND": 404,
     "DELIVERY_NOT_FOUND": 404,
     "SECRET_NOT_FOUND": 404,
+    "API_KEY_NOT_FOUND": 404,
     "MEMORY_NOT_FOUND": 404,
     "DOCUMENT_NOT_FOUND": 404,
+    "SCHEDULE_NOT_FOUND": 404,
+    "MEMBER_NOT_FOUND": 404,
+    "BUDGET_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "AGENT_INACTIVE": 409,
     "IDEMPOTENCY_KEY_IN_USE": 409,
     "PRECONDITION_FAILED": 412,
+    "CONVERSATION_BUSY": 409,
+    "MESSAGE_NOT_AWAITING_APPROVAL": 409,
+    "MEMBER_EXISTS": 409,
+    "LAST_OWNER": 409,
     "PAYLOAD_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA_TYPE": 415,
     "IDEMPOTENCY_KEY_REUSED": 422,
@@ -612,6 +655,10 @@ class ApiKey:
     """When the key was last used, to within a few seconds; `null`: never used."""
     expires_at: Optional[str]
     """When the key stops working; `null`: never."""
+    created_by: Optional[str]
+    """The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+    admin CLI made.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApiKey:
@@ -625,6 +672,7 @@ class ApiKey:
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
+            created_by=data["createdBy"],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -638,6 +686,7 @@ class ApiKey:
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at
+        out["createdBy"] = self.created_by
         return out
 
 
@@ -661,6 +710,10 @@ class ApiKeyCreated:
     """When the key was last used, to within a few seconds; `null`: never used."""
     expires_at: Optional[str]
     """When the key stops working; `null`: never."""
+    created_by: Optional[str]
+    """The member who created the key (`usr_…`), directly or through a key they created; `null` for a key the
+    admin CLI made.
+    """
     key: str
     """The secret: `agentry_sk_` and 38 letters and digits. Shown this once; store it safely."""
 
@@ -676,6 +729,7 @@ class ApiKeyCreated:
             created_at=data["createdAt"],
             last_used_at=data["lastUsedAt"],
             expires_at=data["expiresAt"],
+            created_by=data["createdBy"],
             key=data["key"],
         )
 
@@ -690,6 +744,7 @@ class ApiKeyCreated:
         out["createdAt"] = self.created_at
         out["lastUsedAt"] = self.last_used_at
         out["expiresAt"] = self.expires_at
+        out["createdBy"] = self.created_by
         out["key"] = self.key
         return out
 
@@ -718,11 +773,12 @@ class ApiKeyRevoked:
 
 @dataclass
 class BackgroundMessage:
-    """A message sent with `background: true`: the reply object with `status` added. One object with optional
-    fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId` and `status`;
-    `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A completed one is
-    answered so for as long as its reply is stored; a failed one for 24 hours after it ended (or
-    `STREAM_RETENTION`, if longer).
+    """A message sent with `background: true` (or paused for tool approval): the reply object with `status`
+    added. One object with optional fields rather than a union of three: `pending` has only `id`, `agentId`,
+    `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and
+    `error`; `cancelled` has either the reply's fields or `error`; `requires_action` has the ids,
+    `pendingToolCalls` and `approvalExpiresAt`. A completed one is answered so for as long as its reply is
+    stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).
     """
 
     id: str
@@ -734,8 +790,11 @@ class BackgroundMessage:
     room_id: Optional[str]
     """The request's `roomId`, echoed; `null` when it carried none."""
     status: BackgroundMessageStatus
-    """`pending`: the reply is being generated (only the ids are known); `completed`: every field of the reply is
-    here; `failed`: see `error`.
+    """`pending`: the reply is being generated (only the ids are known); `requires_action`: paused before tool
+    calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+    …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see `error`;
+    `cancelled`: stopped, either by a later message that interrupted it (every field of the reply is here,
+    with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error` says so, no reply).
     """
     text: Optional[str] = None
     """The reply text."""
@@ -746,7 +805,8 @@ class BackgroundMessage:
     finish_reason: Optional[FinishReason] = None
     """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
     provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-    content) or `other`.
+    content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+    "interrupt"`: the text is what was generated before).
     """
     usage: Optional[Usage] = None
     """Tokens used, as the provider reported them; zeros when it did not."""
@@ -763,7 +823,12 @@ class BackgroundMessage:
     the model was asked to cite; absent when it carried none.
     """
     error: Optional[BackgroundMessageError] = None
-    """Why it failed; `failed` only."""
+    """Why it failed; `failed`, and `cancelled` by the kill switch, only."""
+    pending_tool_calls: Optional[List[PendingToolCall]] = None
+    """`requires_action` only: the calls still waiting for an answer."""
+    approval_expires_at: Optional[str] = None
+    """`requires_action` only: when the wait ends; unanswered by then, the message fails with `APPROVAL_EXPIRED`.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessage:
@@ -784,6 +849,8 @@ class BackgroundMessage:
             tool_calls=None if data.get("toolCalls") is None else [ToolCall.from_dict(x0) for x0 in data["toolCalls"]],
             citations=None if data.get("citations") is None else [Citation.from_dict(x0) for x0 in data["citations"]],
             error=None if data.get("error") is None else BackgroundMessageError.from_dict(data["error"]),
+            pending_tool_calls=None if data.get("pendingToolCalls") is None else [PendingToolCall.from_dict(x0) for x0 in data["pendingToolCalls"]],
+            approval_expires_at=data.get("approvalExpiresAt"),
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -814,19 +881,29 @@ class BackgroundMessage:
             out["citations"] = [x0.to_dict() for x0 in self.citations]
         if self.error is not None:
             out["error"] = self.error.to_dict()
+        if self.pending_tool_calls is not None:
+            out["pendingToolCalls"] = [x0.to_dict() for x0 in self.pending_tool_calls]
+        if self.approval_expires_at is not None:
+            out["approvalExpiresAt"] = self.approval_expires_at
         return out
 
 
 @dataclass
 class BackgroundMessageAccepted:
-    """A background message, accepted: its reply is generated whatever happens to the caller."""
+    """A message accepted without its reply: a background message (its reply is generated whatever happens to the
+    caller), or a send paused for tool approval.
+    """
 
     id: str
     """The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a ULID. Treat
     it as opaque.
     """
-    status: str
-    """Always `pending`: the reply is being generated."""
+    status: Literal["pending", "requires_action"]
+    """`pending`: the reply is being generated (`background: true`). `requires_action`: a send without
+    `background` whose turn paused before tools that wait for approval (see `pendingToolCalls`).
+    """
+    pending_tool_calls: Optional[List[PendingToolCall]] = None
+    """`requires_action` only: the calls to approve or refuse."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BackgroundMessageAccepted:
@@ -834,6 +911,7 @@ class BackgroundMessageAccepted:
         return cls(
             id=data["id"],
             status=data["status"],
+            pending_tool_calls=None if data.get("pendingToolCalls") is None else [PendingToolCall.from_dict(x0) for x0 in data["pendingToolCalls"]],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -841,12 +919,14 @@ class BackgroundMessageAccepted:
         out: Dict[str, Any] = {}
         out["id"] = self.id
         out["status"] = self.status
+        if self.pending_tool_calls is not None:
+            out["pendingToolCalls"] = [x0.to_dict() for x0 in self.pending_tool_calls]
         return out
 
 
 @dataclass
 class BackgroundMessageError:
-    """Why it failed; `failed` only."""
+    """Why it failed; `failed`, and `cancelled` by the kill switch, only."""
 
     code: ErrorCode
     """An error code, as in the error envelope."""
@@ -866,6 +946,115 @@ class BackgroundMessageError:
         out: Dict[str, Any] = {}
         out["code"] = self.code
         out["message"] = self.message
+        return out
+
+
+@dataclass
+class Budget:
+    """A spend budget (docs/api/budgets.md)."""
+
+    id: str
+    """The budget's id: `bdg_` and a ULID. Treat it as opaque."""
+    agent_id: Optional[str]
+    """Set: only this agent's messages count."""
+    api_key_id: Optional[str]
+    """Set: only the messages sent with this key count."""
+    unit: Literal["tokens", "usd"]
+    """`tokens` or `usd` (US dollars)."""
+    period: Literal["day", "month"]
+    """`day` or `month`, in UTC."""
+    limit: float
+    """In the budget's unit."""
+    spend: BudgetSpend
+    """Where the budget stands in its current period."""
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Budget:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            api_key_id=data["apiKeyId"],
+            unit=data["unit"],
+            period=data["period"],
+            limit=data["limit"],
+            spend=BudgetSpend.from_dict(data["spend"]),
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["apiKeyId"] = self.api_key_id
+        out["unit"] = self.unit
+        out["period"] = self.period
+        out["limit"] = self.limit
+        out["spend"] = self.spend.to_dict()
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        return out
+
+
+@dataclass
+class BudgetDeletedResponseData:
+    id: str
+    """The deleted budget's id: `bdg_` and a ULID. Treat it as opaque."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BudgetDeletedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
+        return out
+
+
+@dataclass
+class BudgetSpend:
+    """Where the budget stands in its current period."""
+
+    spent: float
+    """Spent this period, in the budget's unit, with the estimates of messages under way."""
+    remaining: float
+    """What is left of the limit this period."""
+    percent: float
+    """`spent` as a percentage of `limit`, to two decimals."""
+    period_start: str
+    resets_at: str
+    """When the next period starts at zero."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BudgetSpend:
+        """Reads the JSON object the API sends."""
+        return cls(
+            spent=data["spent"],
+            remaining=data["remaining"],
+            percent=data["percent"],
+            period_start=data["periodStart"],
+            resets_at=data["resetsAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["spent"] = self.spent
+        out["remaining"] = self.remaining
+        out["percent"] = self.percent
+        out["periodStart"] = self.period_start
+        out["resetsAt"] = self.resets_at
         return out
 
 
@@ -1442,7 +1631,7 @@ class Delivery:
     """The event's id: the `webhook-id` header of every attempt to deliver it: `evt_` and a ULID. Treat it as
     opaque.
     """
-    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "webhook.test"]
+    event_type: Literal["agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "budget.threshold", "webhook.test"]
     """The event's type."""
     attempt: int
     """1 for the event's first attempt at this endpoint, then 2, 3, … across retries and redeliveries."""
@@ -1847,6 +2036,67 @@ class KnowledgeSourcesResponseDataReferencesItem:
 
 
 @dataclass
+class Member:
+    """A person of the account, who signs in to the console with the scopes of their role."""
+
+    id: str
+    """The member's id: `usr_` and a ULID. Treat it as opaque."""
+    email: Optional[str]
+    """The member's email, in lowercase; their OIDC sign-in maps to it. `null` only for the owner the admin CLI
+    made with the account, until one is set.
+    """
+    name: str
+    """The member's name."""
+    role: Role
+    """What the member may do (docs/api/members.md, "Roles")."""
+    created_at: str
+    """When the member was added."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Member:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            email=data["email"],
+            name=data["name"],
+            role=data["role"],
+            created_at=data["createdAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["email"] = self.email
+        out["name"] = self.name
+        out["role"] = self.role
+        out["createdAt"] = self.created_at
+        return out
+
+
+@dataclass
+class MemberRemovedResponseData:
+    id: str
+    """The removed member's id: `usr_` and a ULID. Treat it as opaque."""
+    removed: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemberRemovedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            removed=data["removed"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["removed"] = self.removed
+        return out
+
+
+@dataclass
 class Memory:
     """A fact an agent keeps about one of its users (docs/api/memories.md)."""
 
@@ -2021,6 +2271,37 @@ class Pagination:
 
 
 @dataclass
+class PendingToolCall:
+    """A tool call the model made that waits for a person's approval before it runs. Kept by the server: an
+    answer names calls by id only, so what runs is what the model asked for.
+    """
+
+    id: str
+    """The call's id: what `POST …/messages/{messageId}/approve` names."""
+    tool: str
+    """The tool as the model called it: `"<plugin>__<tool>"`."""
+    arguments: str
+    """The arguments as JSON text, as the model wrote them."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PendingToolCall:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            tool=data["tool"],
+            arguments=data["arguments"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["tool"] = self.tool
+        out["arguments"] = self.arguments
+        return out
+
+
+@dataclass
 class Percentiles:
     """From receipt to the complete reply, of completed sends."""
 
@@ -2103,6 +2384,12 @@ class PluginConfig:
     name: str
     enabled: Optional[bool] = None
     config: Optional[Dict[str, Any]] = None
+    require_approval: Optional[Union[bool, List[str]]] = None
+    """Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or
+    the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with
+    `400`). The message then stands in `requires_action` until `POST
+    /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+    """
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PluginConfig:
@@ -2111,6 +2398,7 @@ class PluginConfig:
             name=data["name"],
             enabled=data.get("enabled"),
             config=None if data.get("config") is None else dict(data["config"]),
+            require_approval=None if data.get("requireApproval") is None else list(data["requireApproval"]) if isinstance(data["requireApproval"], list) else data["requireApproval"],
         )
 
     def to_dict(self) -> Dict[str, Any]:
@@ -2121,6 +2409,8 @@ class PluginConfig:
             out["enabled"] = self.enabled
         if self.config is not None:
             out["config"] = dict(self.config)
+        if self.require_approval is not None:
+            out["requireApproval"] = list(self.require_approval) if isinstance(self.require_approval, list) else self.require_approval
         return out
 
 
@@ -2137,6 +2427,12 @@ class PluginConfigParam(_PluginConfigParamRequired, total=False):
 
     enabled: bool
     config: Mapping[str, Any]
+    requireApproval: Union[bool, Sequence[str]]
+    """Calls of these tools wait for a person's approval before they run: `true` for all the plugin's tools, or
+    the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is refused with
+    `400`). The message then stands in `requires_action` until `POST
+    /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+    """
 
 
 @dataclass
@@ -2191,7 +2487,8 @@ class Reply:
     finish_reason: FinishReason
     """Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the `local`
     provider, its reply time limit or a loop of repeated text), `content_filter` (the provider withheld
-    content) or `other`.
+    content), `other`, or `cancelled` (a later message to the conversation interrupted it with `onConflict:
+    "interrupt"`: the text is what was generated before).
     """
     usage: Usage
     """Tokens used, as the provider reported them; zeros when it did not."""
@@ -2245,6 +2542,166 @@ class Reply:
             out["toolCalls"] = [x0.to_dict() for x0 in self.tool_calls]
         if self.citations is not None:
             out["citations"] = [x0.to_dict() for x0 in self.citations]
+        return out
+
+
+@dataclass
+class Schedule:
+    """A schedule: at each time of its cron expression (in its time zone) the agent is sent `text` as one
+    background message, once across all processes (docs/api/schedules.md).
+    """
+
+    id: str
+    """The schedule's id: `sch_` and a ULID. Treat it as opaque."""
+    agent_id: str
+    """The agent it messages: `agt_` and a ULID. Treat it as opaque."""
+    cron: str
+    """The cron expression."""
+    timezone: str
+    """The IANA time zone."""
+    text: str
+    """The message each fire sends."""
+    user_id: Optional[str]
+    """The user id of each fire's message; null for none."""
+    room_id: Optional[str]
+    """The room id of each fire's message; null for none."""
+    enabled: bool
+    """Whether it fires."""
+    next_fire_at: Optional[str]
+    """Its next fire time; null while disabled."""
+    next_fire_times: List[str]
+    """Its next 5 fire times (UTC, ISO 8601), soonest first; empty while disabled."""
+    skipped_fires: int
+    """Fires not run because every process of the service was down past them by more than an hour (one missed by
+    less runs once at start).
+    """
+    last_fire: Optional[ScheduleFire]
+    """Its last fire; null before the first."""
+    created_at: str
+    """When it was created."""
+    updated_at: str
+    """When it was last changed."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Schedule:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            agent_id=data["agentId"],
+            cron=data["cron"],
+            timezone=data["timezone"],
+            text=data["text"],
+            user_id=data["userId"],
+            room_id=data["roomId"],
+            enabled=data["enabled"],
+            next_fire_at=data["nextFireAt"],
+            next_fire_times=list(data["nextFireTimes"]),
+            skipped_fires=data["skippedFires"],
+            last_fire=None if data["lastFire"] is None else ScheduleFire.from_dict(data["lastFire"]),
+            created_at=data["createdAt"],
+            updated_at=data["updatedAt"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["agentId"] = self.agent_id
+        out["cron"] = self.cron
+        out["timezone"] = self.timezone
+        out["text"] = self.text
+        out["userId"] = self.user_id
+        out["roomId"] = self.room_id
+        out["enabled"] = self.enabled
+        out["nextFireAt"] = self.next_fire_at
+        out["nextFireTimes"] = list(self.next_fire_times)
+        out["skippedFires"] = self.skipped_fires
+        out["lastFire"] = None if self.last_fire is None else self.last_fire.to_dict()
+        out["createdAt"] = self.created_at
+        out["updatedAt"] = self.updated_at
+        return out
+
+
+@dataclass
+class ScheduleDeletedResponseData:
+    id: str
+    """The deleted schedule's id: `sch_` and a ULID. Treat it as opaque."""
+    deleted: bool
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScheduleDeletedResponseData:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            deleted=data["deleted"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["deleted"] = self.deleted
+        return out
+
+
+@dataclass
+class ScheduleFire:
+    """A schedule's last fire and how its message went."""
+
+    scheduled_at: str
+    """The fire time it stands for."""
+    fired_at: str
+    """When a process of the service ran it."""
+    message_id: Optional[str]
+    status: Literal["pending", "completed", "failed", "skipped"]
+    """The message's status (`pending`, `completed`, `failed`), or `skipped` when no message was sent (the agent
+    was inactive).
+    """
+    error: Optional[ScheduleFireError]
+    """Why the message failed, or why none was sent; null otherwise."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScheduleFire:
+        """Reads the JSON object the API sends."""
+        return cls(
+            scheduled_at=data["scheduledAt"],
+            fired_at=data["firedAt"],
+            message_id=data["messageId"],
+            status=data["status"],
+            error=None if data["error"] is None else ScheduleFireError.from_dict(data["error"]),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["scheduledAt"] = self.scheduled_at
+        out["firedAt"] = self.fired_at
+        out["messageId"] = self.message_id
+        out["status"] = self.status
+        out["error"] = None if self.error is None else self.error.to_dict()
+        return out
+
+
+@dataclass
+class ScheduleFireError:
+    """Why the message failed, or why none was sent; null otherwise."""
+
+    code: str
+    message: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScheduleFireError:
+        """Reads the JSON object the API sends."""
+        return cls(
+            code=data["code"],
+            message=data["message"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["code"] = self.code
+        out["message"] = self.message
         return out
 
 
@@ -2346,6 +2803,33 @@ class StreamError:
         out: Dict[str, Any] = {}
         out["code"] = self.code
         out["message"] = self.message
+        return out
+
+
+@dataclass
+class ToolApprovalRequired:
+    """Data of `tool.approval_required`: the turn paused before tool calls that wait for a person's approval.
+    Ends the stream; answer at `POST …/messages/{messageId}/approve`.
+    """
+
+    message_id: str
+    """The paused message: the id the reply will carry: `msg_` and a ULID. Treat it as opaque."""
+    pending_tool_calls: List[PendingToolCall]
+    """The calls to approve or refuse."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolApprovalRequired:
+        """Reads the JSON object the API sends."""
+        return cls(
+            message_id=data["messageId"],
+            pending_tool_calls=[PendingToolCall.from_dict(x0) for x0 in data["pendingToolCalls"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["messageId"] = self.message_id
+        out["pendingToolCalls"] = [x0.to_dict() for x0 in self.pending_tool_calls]
         return out
 
 
@@ -2499,6 +2983,10 @@ class UsageGroup:
     """Reply tokens."""
     total_tokens: int
     """inputTokens + outputTokens."""
+    cost_usd: float
+    """What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+    "Prices"): exact to the billionth of a dollar.
+    """
     latency_ms: Percentiles
     """From receipt to the complete reply, of completed sends."""
     time_to_first_token_ms: Percentiles
@@ -2527,6 +3015,7 @@ class UsageGroup:
             input_tokens=data["inputTokens"],
             output_tokens=data["outputTokens"],
             total_tokens=data["totalTokens"],
+            cost_usd=data["costUsd"],
             latency_ms=Percentiles.from_dict(data["latencyMs"]),
             time_to_first_token_ms=Percentiles.from_dict(data["timeToFirstTokenMs"]),
         )
@@ -2547,6 +3036,7 @@ class UsageGroup:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        out["costUsd"] = self.cost_usd
         out["latencyMs"] = self.latency_ms.to_dict()
         out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
         return out
@@ -2610,6 +3100,10 @@ class UsageTotals:
     """Reply tokens."""
     total_tokens: int
     """inputTokens + outputTokens."""
+    cost_usd: float
+    """What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+    "Prices"): exact to the billionth of a dollar.
+    """
     latency_ms: Percentiles
     """From receipt to the complete reply, of completed sends."""
     time_to_first_token_ms: Percentiles
@@ -2626,6 +3120,7 @@ class UsageTotals:
             input_tokens=data["inputTokens"],
             output_tokens=data["outputTokens"],
             total_tokens=data["totalTokens"],
+            cost_usd=data["costUsd"],
             latency_ms=Percentiles.from_dict(data["latencyMs"]),
             time_to_first_token_ms=Percentiles.from_dict(data["timeToFirstTokenMs"]),
             groups=None if data.get("groups") is None else [UsageGroup.from_dict(x0) for x0 in data["groups"]],
@@ -2639,6 +3134,7 @@ class UsageTotals:
         out["inputTokens"] = self.input_tokens
         out["outputTokens"] = self.output_tokens
         out["totalTokens"] = self.total_tokens
+        out["costUsd"] = self.cost_usd
         out["latencyMs"] = self.latency_ms.to_dict()
         out["timeToFirstTokenMs"] = self.time_to_first_token_ms.to_dict()
         if self.groups is not None:
@@ -2682,7 +3178,7 @@ class Webhook:
     """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
     url: str
     """Where deliveries are POSTed."""
-    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "budget.threshold"]]
     """The event types delivered to it, or `["*"]` for every type."""
     description: str
     """Free text of its owner; empty when none was given."""
@@ -2731,7 +3227,7 @@ class WebhookCreated:
     """The endpoint's id: `whk_` and a ULID. Treat it as opaque."""
     url: str
     """Where deliveries are POSTed."""
-    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed"]]
+    events: List[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "budget.threshold"]]
     """The event types delivered to it, or `["*"]` for every type."""
     description: str
     """Free text of its owner; empty when none was given."""
@@ -2860,6 +3356,22 @@ class ToolResultEvent:
 
 
 @dataclass
+class ToolApprovalRequiredEvent:
+    """`tool.approval_required`: The turn paused before tool calls that wait for a person's approval. Ends the
+    stream; the message is `requires_action` until answered.
+    """
+
+    id: str
+    """The event's `id:` field: its sequence number in the stream, from 1."""
+    data: ToolApprovalRequired
+    type: Literal["tool.approval_required"] = "tool.approval_required"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The event as `{"type", "id", "data"}`, its data with the API's field names."""
+        return {"type": self.type, "id": self.id, "data": self.data.to_dict()}
+
+
+@dataclass
 class MessageCompletedEvent:
     """`message.completed`: The complete reply, the same object as the non-stream response's `data`. Ends the
     stream.
@@ -2875,7 +3387,7 @@ class MessageCompletedEvent:
         return {"type": self.type, "id": self.id, "data": self.data.to_dict()}
 
 
-MessageStreamEvent = Union[MessageStartedEvent, MessageDeltaEvent, ToolCallEvent, ToolResultEvent, MessageCompletedEvent]
+MessageStreamEvent = Union[MessageStartedEvent, MessageDeltaEvent, ToolCallEvent, ToolResultEvent, ToolApprovalRequiredEvent, MessageCompletedEvent]
 """One event of a streamed message; `type` tells which."""
 
 MESSAGE_STREAM_EVENTS: Dict[str, Callable[[str, Any], MessageStreamEvent]] = {
@@ -2883,6 +3395,7 @@ MESSAGE_STREAM_EVENTS: Dict[str, Callable[[str, Any], MessageStreamEvent]] = {
     "message.delta": lambda id, data: MessageDeltaEvent(id=id, data=MessageDelta.from_dict(data)),
     "tool.call": lambda id, data: ToolCallEvent(id=id, data=ToolCallStarted.from_dict(data)),
     "tool.result": lambda id, data: ToolResultEvent(id=id, data=ToolCall.from_dict(data)),
+    "tool.approval_required": lambda id, data: ToolApprovalRequiredEvent(id=id, data=ToolApprovalRequired.from_dict(data)),
     "message.completed": lambda id, data: MessageCompletedEvent(id=id, data=Reply.from_dict(data)),
 }
 """Builds each event from its `id:` field and parsed `data:`, by its `event:` name."""

@@ -51,7 +51,8 @@ from .models import (
     ApiKeyRevoked,
     BackgroundMessage,
     BackgroundMessageAccepted,
-    BackgroundMessageStatus,
+    Budget,
+    BudgetDeletedResponseData,
     CancelAgentRunsResponseData,
     CharacterImport,
     CharacterImportPreview,
@@ -66,6 +67,8 @@ from .models import (
     ExportedCharacterFile,
     HistoryMessage,
     KnowledgeSourcesResponseData,
+    Member,
+    MemberRemovedResponseData,
     Memory,
     MemoryDeletedResponseData,
     ModelProvider,
@@ -73,6 +76,9 @@ from .models import (
     PluginConfig,
     PluginConfigParam,
     Reply,
+    Role,
+    Schedule,
+    ScheduleDeletedResponseData,
     Scope,
     Secret,
     SecretDeletedResponseData,
@@ -90,27 +96,33 @@ __all__ = [
     "AsyncAgents",
     "AsyncAgentsUsage",
     "AsyncApiKeys",
+    "AsyncBudgets",
     "AsyncClients",
     "AsyncConversations",
     "AsyncDeliveries",
     "AsyncDocuments",
+    "AsyncMembers",
     "AsyncMemories",
     "AsyncMessages",
     "AsyncPlugins",
     "AsyncResources",
     "AsyncRuns",
+    "AsyncSchedules",
     "AsyncSecrets",
     "AsyncUsage",
     "AsyncUsers",
     "AsyncWebhookEndpoints",
+    "Budgets",
     "Clients",
     "Conversations",
     "Deliveries",
     "Documents",
+    "Members",
     "Memories",
     "Messages",
     "Plugins",
     "Runs",
+    "Schedules",
     "Secrets",
     "SyncResources",
     "Usage",
@@ -212,6 +224,7 @@ class Messages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
@@ -333,6 +346,7 @@ class Messages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
@@ -445,6 +459,7 @@ class Messages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
@@ -876,7 +891,7 @@ class Runs:
         self,
         agent_id: str,
         *,
-        status: Union[BackgroundMessageStatus, NotGiven] = NOT_GIVEN,
+        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
         limit: Union[int, NotGiven] = NOT_GIVEN,
         before: Union[str, NotGiven] = NOT_GIVEN,
         after: Union[str, NotGiven] = NOT_GIVEN,
@@ -1435,6 +1450,312 @@ class Documents:
         return KnowledgeSourcesResponseData.from_dict(envelope["data"])
 
 
+class Schedules:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def create(
+        self,
+        agent_id: str,
+        *,
+        cron: str,
+        timezone: str,
+        text: str,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Create a schedule.
+
+        Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background
+        message per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the
+        deployment. Its reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as
+        `message.completed` (or `message.failed`). A fire missed while the service was down runs once at start
+        if less than an hour late; later ones are skipped and counted in `skippedFires`. The answer shows the
+        next 5 fire times.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id: The user id each fire's message gives (its conversation).
+            room_id: The room id each fire's message gives: a connector chat's room id (`telegram:<chat id>`)
+                keeps the conversation with that chat.
+            enabled: Whether it fires; `true` when left out.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/schedules", body=body)
+        envelope = self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[Schedule]:
+        """List an agent's schedules.
+
+        The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+        Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one,
+        `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the
+        last item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an
+        item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or
+        repeated parameters and values out of range.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only schedules older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only schedules newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Schedule.from_dict)
+
+    def get(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Schedule:
+        """Get a schedule.
+
+        One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status of
+        the message it sent.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def update(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        cron: Union[str, NotGiven] = NOT_GIVEN,
+        timezone: Union[str, NotGiven] = NOT_GIVEN,
+        text: Union[str, NotGiven] = NOT_GIVEN,
+        user_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        room_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Update a schedule.
+
+        Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now: fires
+        missed while it was disabled are not run. `enabled: false` stops its fires.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id:
+            room_id:
+            enabled: `false` stops its fires; `true` starts them again from the next fire time after now.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}", body=body)
+        envelope = self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> ScheduleDeletedResponseData:
+        """Delete a schedule.
+
+        Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again is
+        answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = self._transport.request(spec, options)
+        return ScheduleDeletedResponseData.from_dict(envelope["data"])
+
+
 class AgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -1830,6 +2151,8 @@ class Agents:
     """
     documents: Documents
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
+    schedules: Schedules
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: Secrets
@@ -1844,6 +2167,7 @@ class Agents:
         self.runs = Runs(transport)
         self.memories = Memories(transport)
         self.documents = Documents(transport)
+        self.schedules = Schedules(transport)
         self.usage = AgentsUsage(transport)
         self.secrets = Secrets(transport)
         self.clients = Clients(transport)
@@ -2554,7 +2878,7 @@ class WebhookEndpoints:
         self,
         *,
         url: str,
-        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]],
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "budget.threshold"]],
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2690,7 +3014,7 @@ class WebhookEndpoints:
         webhook_id: str,
         *,
         url: Union[str, NotGiven] = NOT_GIVEN,
-        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]], NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "budget.threshold"]], NotGiven] = NOT_GIVEN,
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -2950,9 +3274,10 @@ class ApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
-        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
-        other key makes one with exactly its own scopes.
+        grant only scopes the calling key holds; from the console, only scopes the member's role holds
+        (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a
+        full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes
+        added in later versions) and any other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
@@ -3072,6 +3397,517 @@ class ApiKeys:
         return ApiKeyRevoked.from_dict(envelope["data"])
 
 
+class Members:
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def invite(
+        self,
+        *,
+        email: str,
+        role: Role,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Invite a member.
+
+        Adds a person to the account with a role. They sign in to the console by OIDC with this email (or with
+        a sign-in link made for them by `agentry console link --member`), and act with the scopes of their
+        role. Only an owner may add an owner.
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            email: The member's email, compared in lowercase; unique within the account.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            name: The member's name; the part of the email before `@` when absent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "role": role,
+                "name": name,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/members", body=body)
+        envelope = self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def list(
+        self,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[Member]:
+        """List members.
+
+        The account's members, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default 20);
+        `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in
+        the list's order either way; the next page's cursor is the last item's id (`before` it when newest
+        first, `after` it when oldest first). A cursor that is not an item of this list (unknown, or another
+        agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of
+        range.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only members older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only members newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", "/members", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, Member.from_dict)
+
+    def get(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Member:
+        """Get a member.
+
+        One member of the account.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/members/{path_segment('member_id', member_id)}")
+        envelope = self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def update(
+        self,
+        member_id: str,
+        *,
+        email: Union[str, NotGiven] = NOT_GIVEN,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        role: Union[Role, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Change a member.
+
+        Changes a member's role, name or email; only the fields sent change. A new role takes effect on the
+        member's console sessions within a second. Only an owner may make or unmake an owner, and the
+        account's last owner cannot become anything else (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            email: The member's email, compared in lowercase; unique within the account.
+            name: The member's name, 1 to 100 characters once trimmed.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "name": name,
+                "role": role,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/members/{path_segment('member_id', member_id)}", body=body)
+        envelope = self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def remove(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> MemberRemovedResponseData:
+        """Remove a member.
+
+        Removes a member from the account and ends their console sessions at once. The keys they created stay,
+        and still name them in `createdBy`. Only an owner may remove an owner, and the account's last owner
+        cannot be removed (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/members/{path_segment('member_id', member_id)}")
+        envelope = self._transport.request(spec, options)
+        return MemberRemovedResponseData.from_dict(envelope["data"])
+
+
+class Budgets:
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def create(
+        self,
+        *,
+        unit: Literal["tokens", "usd"],
+        limit: float,
+        period: Literal["day", "month"],
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        api_key_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Create a budget.
+
+        Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per UTC
+        day or month, in tokens or in US dollars at the configured prices. From then on a message it counts is
+        refused with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take it;
+        `budget.threshold` webhook events tell when its spend reaches 50, 80 and 100 %. Spend already recorded
+        this period counts. At most 100 budgets per account.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            unit: `tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            agent_id: Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.
+            api_key_id: Only the messages sent with this key count. Not with `agentId`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `API_KEY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "unit": unit,
+                "limit": limit,
+                "period": period,
+                "agentId": agent_id,
+                "apiKeyId": api_key_id,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/budgets", body=body)
+        envelope = self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    def list(
+        self,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Budget]:
+        """List budgets.
+
+        Every budget of the account (at most 100), oldest first, each with its spend this period.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/budgets")
+        envelope = self._transport.request(spec, options)
+        return [Budget.from_dict(x0) for x0 in envelope["data"]]
+
+    def get(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Budget:
+        """Get a budget.
+
+        One budget, with its spend this period and when it resets.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    def update(
+        self,
+        budget_id: str,
+        *,
+        limit: Union[float, NotGiven] = NOT_GIVEN,
+        period: Union[Literal["day", "month"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Update a budget.
+
+        Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit
+        applies to the next message; spend this period is kept (a new period starts from what was spent in
+        it).
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "limit": limit,
+                "period": period,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/budgets/{path_segment('budget_id', budget_id)}", body=body)
+        envelope = self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    def delete(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BudgetDeletedResponseData:
+        """Delete a budget.
+
+        Removes the budget: the messages it counted are no longer limited by it.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = self._transport.request(spec, options)
+        return BudgetDeletedResponseData.from_dict(envelope["data"])
+
+
 class SyncResources:
     """The API's top-level resources; the client is one of these."""
 
@@ -3091,6 +3927,14 @@ class SyncResources:
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: ApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
+    members: Members
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
+    budgets: Budgets
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
 
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
@@ -3099,6 +3943,8 @@ class SyncResources:
         self.webhook_endpoints = WebhookEndpoints(transport)
         self.plugins = Plugins(transport)
         self.api_keys = ApiKeys(transport)
+        self.members = Members(transport)
+        self.budgets = Budgets(transport)
 
 
 class AsyncMessages:
@@ -3194,6 +4040,7 @@ class AsyncMessages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
@@ -3315,6 +4162,7 @@ class AsyncMessages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
@@ -3427,6 +4275,7 @@ class AsyncMessages:
             BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
                 `IDEMPOTENCY_KEY_REUSED`.
             AuthenticationError: 401 `UNAUTHORIZED`.
+            APIError: 402 `BUDGET_EXCEEDED`.
             PermissionDeniedError: 403 `FORBIDDEN`.
             NotFoundError: 404 `AGENT_NOT_FOUND`.
             ConflictError: 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`.
@@ -3858,7 +4707,7 @@ class AsyncRuns:
         self,
         agent_id: str,
         *,
-        status: Union[BackgroundMessageStatus, NotGiven] = NOT_GIVEN,
+        status: Union[Literal["pending", "completed", "failed", "cancelled"], NotGiven] = NOT_GIVEN,
         limit: Union[int, NotGiven] = NOT_GIVEN,
         before: Union[str, NotGiven] = NOT_GIVEN,
         after: Union[str, NotGiven] = NOT_GIVEN,
@@ -4417,6 +5266,312 @@ class AsyncDocuments:
         return KnowledgeSourcesResponseData.from_dict(envelope["data"])
 
 
+class AsyncSchedules:
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def create(
+        self,
+        agent_id: str,
+        *,
+        cron: str,
+        timezone: str,
+        text: str,
+        user_id: Union[str, NotGiven] = NOT_GIVEN,
+        room_id: Union[str, NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Create a schedule.
+
+        Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background
+        message per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the
+        deployment. Its reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as
+        `message.completed` (or `message.failed`). A fire missed while the service was down runs once at start
+        if less than an hour late; later ones are skipped and counted in `skippedFires`. The answer shows the
+        next 5 fire times.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id: The user id each fire's message gives (its conversation).
+            room_id: The room id each fire's message gives: a connector chat's room id (`telegram:<chat id>`)
+                keeps the conversation with that chat.
+            enabled: Whether it fires; `true` when left out.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", f"/agents/{path_segment('agent_id', agent_id)}/schedules", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    def list(
+        self,
+        agent_id: str,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[Schedule]:
+        """List an agent's schedules.
+
+        The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+        Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that one,
+        `after=<id>` those just newer, presented in the list's order either way; the next page's cursor is the
+        last item's id (`before` it when newest first, `after` it when oldest first). A cursor that is not an
+        item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are unknown or
+        repeated parameters and values out of range.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only schedules older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only schedules newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Schedule.from_dict))
+
+    async def get(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Schedule:
+        """Get a schedule.
+
+        One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status of
+        the message it sent.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = await self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    async def update(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        cron: Union[str, NotGiven] = NOT_GIVEN,
+        timezone: Union[str, NotGiven] = NOT_GIVEN,
+        text: Union[str, NotGiven] = NOT_GIVEN,
+        user_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        room_id: Union[Optional[str], NotGiven] = NOT_GIVEN,
+        enabled: Union[bool, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Schedule:
+        """Update a schedule.
+
+        Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now: fires
+        missed while it was disabled are not run. `enabled: false` stops its fires.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            cron: A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g. `"0 9 * * 1-5"`:
+                09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists, steps, names (`MON`,
+                `JAN`) and `L` are accepted. An expression that is not valid is answered 400 naming `cron`.
+            timezone: The IANA time zone the expression is read in (`"Europe/Berlin"`, `"America/New_York"`,
+                `"UTC"`); daylight saving time is followed. An unknown one is answered 400 naming `timezone`.
+            text: The message each fire sends to the agent, 1 to 100000 characters.
+            user_id:
+            room_id:
+            enabled: `false` stops its fires; `true` starts them again from the next fire time after now.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "cron": cron,
+                "timezone": timezone,
+                "text": text,
+                "userId": user_id,
+                "roomId": room_id,
+                "enabled": enabled,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Schedule.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        agent_id: str,
+        schedule_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> ScheduleDeletedResponseData:
+        """Delete a schedule.
+
+        Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again is
+        answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+
+        Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            agent_id: The agent's id (`agt_…`). An id of another account's agent, or not of that form, is answered
+                `404 AGENT_NOT_FOUND`.
+            schedule_id: The schedule's id (`sch_…`). An id of another agent's or account's schedule, or not of
+                that form, is answered `404 SCHEDULE_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/agents/{path_segment('agent_id', agent_id)}/schedules/{path_segment('schedule_id', schedule_id)}")
+        envelope = await self._transport.request(spec, options)
+        return ScheduleDeletedResponseData.from_dict(envelope["data"])
+
+
 class AsyncAgentsUsage:
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
 
@@ -4812,6 +5967,8 @@ class AsyncAgents:
     """
     documents: AsyncDocuments
     """Create, list, read, update and delete agents; import and export elizaOS character files."""
+    schedules: AsyncSchedules
+    """Create, list, read, update and delete agents; import and export elizaOS character files."""
     usage: AsyncAgentsUsage
     """Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`)."""
     secrets: AsyncSecrets
@@ -4826,6 +5983,7 @@ class AsyncAgents:
         self.runs = AsyncRuns(transport)
         self.memories = AsyncMemories(transport)
         self.documents = AsyncDocuments(transport)
+        self.schedules = AsyncSchedules(transport)
         self.usage = AsyncAgentsUsage(transport)
         self.secrets = AsyncSecrets(transport)
         self.clients = AsyncClients(transport)
@@ -5536,7 +6694,7 @@ class AsyncWebhookEndpoints:
         self,
         *,
         url: str,
-        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]],
+        events: Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "budget.threshold"]],
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -5672,7 +6830,7 @@ class AsyncWebhookEndpoints:
         webhook_id: str,
         *,
         url: Union[str, NotGiven] = NOT_GIVEN,
-        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action"]], NotGiven] = NOT_GIVEN,
+        events: Union[Sequence[Literal["*", "agent.created", "agent.updated", "agent.status_changed", "agent.deleted", "message.completed", "message.failed", "message.requires_action", "budget.threshold"]], NotGiven] = NOT_GIVEN,
         description: Union[str, NotGiven] = NOT_GIVEN,
         enabled: Union[bool, NotGiven] = NOT_GIVEN,
         extra_headers: Optional[Mapping[str, str]] = None,
@@ -5932,9 +7090,10 @@ class AsyncApiKeys:
         """Create an API key.
 
         Creates a key in the caller's account and returns its secret, the only time it is shown. A key can
-        grant only scopes the calling key holds. Without `scopes`, a full-access calling key makes a
-        full-access key (`fullAccess: true`: every scope, including scopes added in later versions) and any
-        other key makes one with exactly its own scopes.
+        grant only scopes the calling key holds; from the console, only scopes the member's role holds
+        (docs/api/members.md). The key records the member who created it (`createdBy`). Without `scopes`, a
+        full-access calling key makes a full-access key (`fullAccess: true`: every scope, including scopes
+        added in later versions) and any other key makes one with exactly its own scopes.
 
         Requires the `keys:manage` scope. Counts against `requestsPerMinute`.
 
@@ -6054,6 +7213,517 @@ class AsyncApiKeys:
         return ApiKeyRevoked.from_dict(envelope["data"])
 
 
+class AsyncMembers:
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def invite(
+        self,
+        *,
+        email: str,
+        role: Role,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Invite a member.
+
+        Adds a person to the account with a role. They sign in to the console by OIDC with this email (or with
+        a sign-in link made for them by `agentry console link --member`), and act with the scopes of their
+        role. Only an owner may add an owner.
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            email: The member's email, compared in lowercase; unique within the account.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            name: The member's name; the part of the email before `@` when absent.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "role": role,
+                "name": name,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/members", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    def list(
+        self,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[Member]:
+        """List members.
+
+        The account's members, newest first unless `order=asc`. Cursor-paged: `limit` 1 to 100 (default 20);
+        `before=<id>` returns the items just older than that one, `after=<id>` those just newer, presented in
+        the list's order either way; the next page's cursor is the last item's id (`before` it when newest
+        first, `after` it when oldest first). A cursor that is not an item of this list (unknown, or another
+        agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of
+        range.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only members older than this one (its id): the page just below it. The next page of a `desc`
+                list is `before` its last item's id. Not with `after`.
+            after: Only members newer than this one (its id): the page just above it. The next page of an `asc`
+                list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+        }
+        spec = RequestSpec("GET", "/members", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, Member.from_dict))
+
+    async def get(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Member:
+        """Get a member.
+
+        One member of the account.
+
+        Requires the `members:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/members/{path_segment('member_id', member_id)}")
+        envelope = await self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    async def update(
+        self,
+        member_id: str,
+        *,
+        email: Union[str, NotGiven] = NOT_GIVEN,
+        name: Union[str, NotGiven] = NOT_GIVEN,
+        role: Union[Role, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Member:
+        """Change a member.
+
+        Changes a member's role, name or email; only the fields sent change. A new role takes effect on the
+        member's console sessions within a second. Only an owner may make or unmake an owner, and the
+        account's last owner cannot become anything else (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            email: The member's email, compared in lowercase; unique within the account.
+            name: The member's name, 1 to 100 characters once trimmed.
+            role: `owner`: every scope; `admin`: a developer's plus keys and members; `developer`: reads plus
+                agents, messages, history, webhooks and plugins; `viewer`: reads only (docs/api/members.md, "Roles").
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `MEMBER_EXISTS`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "email": email,
+                "name": name,
+                "role": role,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/members/{path_segment('member_id', member_id)}", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Member.from_dict(envelope["data"])
+
+    async def remove(
+        self,
+        member_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> MemberRemovedResponseData:
+        """Remove a member.
+
+        Removes a member from the account and ends their console sessions at once. The keys they created stay,
+        and still name them in `createdBy`. Only an owner may remove an owner, and the account's last owner
+        cannot be removed (`409 LAST_OWNER`).
+
+        Requires the `members:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            member_id: The member's id (`usr_…`). An id of another account's member, or not of that form, is
+                answered `404 MEMBER_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `MEMBER_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`, `LAST_OWNER`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/members/{path_segment('member_id', member_id)}")
+        envelope = await self._transport.request(spec, options)
+        return MemberRemovedResponseData.from_dict(envelope["data"])
+
+
+class AsyncBudgets:
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    async def create(
+        self,
+        *,
+        unit: Literal["tokens", "usd"],
+        limit: float,
+        period: Literal["day", "month"],
+        agent_id: Union[str, NotGiven] = NOT_GIVEN,
+        api_key_id: Union[str, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Create a budget.
+
+        Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per UTC
+        day or month, in tokens or in US dollars at the configured prices. From then on a message it counts is
+        refused with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take it;
+        `budget.threshold` webhook events tell when its spend reaches 50, 80 and 100 %. Spend already recorded
+        this period counts. At most 100 budgets per account.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+
+        Args:
+            unit: `tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            agent_id: Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.
+            api_key_id: Only the messages sent with this key count. Not with `agentId`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`.
+            NotFoundError: 404 `AGENT_NOT_FOUND`, `API_KEY_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "unit": unit,
+                "limit": limit,
+                "period": period,
+                "agentId": agent_id,
+                "apiKeyId": api_key_id,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("POST", "/budgets", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    async def list(
+        self,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> List[Budget]:
+        """List budgets.
+
+        Every budget of the account (at most 100), oldest first, each with its spend this period.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Args:
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", "/budgets")
+        envelope = await self._transport.request(spec, options)
+        return [Budget.from_dict(x0) for x0 in envelope["data"]]
+
+    async def get(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> Budget:
+        """Get a budget.
+
+        One budget, with its spend this period and when it resets.
+
+        Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        spec = RequestSpec("GET", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = await self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    async def update(
+        self,
+        budget_id: str,
+        *,
+        limit: Union[float, NotGiven] = NOT_GIVEN,
+        period: Union[Literal["day", "month"], NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        extra_body: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Budget:
+        """Update a budget.
+
+        Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit
+        applies to the next message; spend this period is kept (a new period starts from what was spent in
+        it).
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            limit: In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or US dollars (0.01 to
+                10,000,000, to the billionth).
+            period: How often the budget starts again: every UTC day, or on the first of every UTC month.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            extra_body: JSON fields to add to (or override in) the body.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 413 `PAYLOAD_TOO_LARGE`; 415 `UNSUPPORTED_MEDIA_TYPE`; 422
+                `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, extra_body, timeout, max_retries, idempotency_key)
+        body = build_body(
+            {
+                "limit": limit,
+                "period": period,
+            },
+            options.extra_body,
+        )
+        spec = RequestSpec("PATCH", f"/budgets/{path_segment('budget_id', budget_id)}", body=body)
+        envelope = await self._transport.request(spec, options)
+        return Budget.from_dict(envelope["data"])
+
+    async def delete(
+        self,
+        budget_id: str,
+        *,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BudgetDeletedResponseData:
+        """Delete a budget.
+
+        Removes the budget: the messages it counted are no longer limited by it.
+
+        Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+
+        Args:
+            budget_id: The budget's id (`bdg_…`). An id of another account's budget, or not of that form, is
+                answered `404 BUDGET_NOT_FOUND`.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+            idempotency_key: The `Idempotency-Key` sent on every attempt of this call, instead of a new random
+                one: the service runs a request once per key (for 24 hours) and answers a repeat with the first
+                answer; the same key with another request is `BadRequestError` 422 `IDEMPOTENCY_KEY_REUSED`.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`; 422 `IDEMPOTENCY_KEY_REUSED`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            NotFoundError: 404 `BUDGET_NOT_FOUND`.
+            ConflictError: 409 `IDEMPOTENCY_KEY_IN_USE`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries, idempotency_key)
+        spec = RequestSpec("DELETE", f"/budgets/{path_segment('budget_id', budget_id)}")
+        envelope = await self._transport.request(spec, options)
+        return BudgetDeletedResponseData.from_dict(envelope["data"])
+
+
 class AsyncResources:
     """The API's top-level resources; the async client is one of these."""
 
@@ -6073,6 +7743,14 @@ class AsyncResources:
     """The plugin catalogue (any key) and agents' secrets, which plugins read (scope `plugins:manage`)."""
     api_keys: AsyncApiKeys
     """Manage the account's API keys (scope `keys:manage`)."""
+    members: AsyncMembers
+    """The people of the account and their roles, which decide what their console sessions may do (scopes
+    `members:read`, `members:write`).
+    """
+    budgets: AsyncBudgets
+    """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    `budgets:read`, `budgets:write`).
+    """
 
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
@@ -6081,3 +7759,5 @@ class AsyncResources:
         self.webhook_endpoints = AsyncWebhookEndpoints(transport)
         self.plugins = AsyncPlugins(transport)
         self.api_keys = AsyncApiKeys(transport)
+        self.members = AsyncMembers(transport)
+        self.budgets = AsyncBudgets(transport)

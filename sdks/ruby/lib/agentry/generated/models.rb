@@ -17,20 +17,27 @@ module Agentry
       ALL = [ACTIVE, INACTIVE, ERROR].freeze
     end
 
-    # `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
-    # reply is here; `failed`: see `error`.
+    # `pending`: the reply is being generated (only the ids are known); `requires_action`: paused before
+    # tool calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+    # …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see
+    # `error`; `cancelled`: stopped, either by a later message that interrupted it (every field of the
+    # reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch (`error`
+    # says so, no reply).
     module BackgroundMessageStatus
       PENDING = "pending"
+      REQUIRES_ACTION = "requires_action"
       COMPLETED = "completed"
       FAILED = "failed"
+      CANCELLED = "cancelled"
       # Every value.
-      ALL = [PENDING, COMPLETED, FAILED].freeze
+      ALL = [PENDING, REQUIRES_ACTION, COMPLETED, FAILED, CANCELLED].freeze
     end
 
     # An error code, as in the error envelope.
     module ErrorCode
       INVALID_REQUEST = "INVALID_REQUEST"
       UNAUTHORIZED = "UNAUTHORIZED"
+      BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
       FORBIDDEN = "FORBIDDEN"
       INSUFFICIENT_QUOTA = "INSUFFICIENT_QUOTA"
       AGENT_NOT_FOUND = "AGENT_NOT_FOUND"
@@ -42,11 +49,20 @@ module Agentry
       SECRET_NOT_FOUND = "SECRET_NOT_FOUND"
       API_KEY_NOT_FOUND = "API_KEY_NOT_FOUND"
       MEMORY_NOT_FOUND = "MEMORY_NOT_FOUND"
+      DOCUMENT_NOT_FOUND = "DOCUMENT_NOT_FOUND"
+      SCHEDULE_NOT_FOUND = "SCHEDULE_NOT_FOUND"
+      MEMBER_NOT_FOUND = "MEMBER_NOT_FOUND"
+      BUDGET_NOT_FOUND = "BUDGET_NOT_FOUND"
       NOT_FOUND = "NOT_FOUND"
       METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
       AGENT_INACTIVE = "AGENT_INACTIVE"
       IDEMPOTENCY_KEY_IN_USE = "IDEMPOTENCY_KEY_IN_USE"
       PRECONDITION_FAILED = "PRECONDITION_FAILED"
+      CONVERSATION_BUSY = "CONVERSATION_BUSY"
+      MESSAGE_NOT_AWAITING_APPROVAL = "MESSAGE_NOT_AWAITING_APPROVAL"
+      APPROVAL_EXPIRED = "APPROVAL_EXPIRED"
+      MEMBER_EXISTS = "MEMBER_EXISTS"
+      LAST_OWNER = "LAST_OWNER"
       PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
       UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
       IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
@@ -58,6 +74,7 @@ module Agentry
       ALL = [
         INVALID_REQUEST,
         UNAUTHORIZED,
+        BUDGET_EXCEEDED,
         FORBIDDEN,
         INSUFFICIENT_QUOTA,
         AGENT_NOT_FOUND,
@@ -69,11 +86,20 @@ module Agentry
         SECRET_NOT_FOUND,
         API_KEY_NOT_FOUND,
         MEMORY_NOT_FOUND,
+        DOCUMENT_NOT_FOUND,
+        SCHEDULE_NOT_FOUND,
+        MEMBER_NOT_FOUND,
+        BUDGET_NOT_FOUND,
         NOT_FOUND,
         METHOD_NOT_ALLOWED,
         AGENT_INACTIVE,
         IDEMPOTENCY_KEY_IN_USE,
         PRECONDITION_FAILED,
+        CONVERSATION_BUSY,
+        MESSAGE_NOT_AWAITING_APPROVAL,
+        APPROVAL_EXPIRED,
+        MEMBER_EXISTS,
+        LAST_OWNER,
         PAYLOAD_TOO_LARGE,
         UNSUPPORTED_MEDIA_TYPE,
         IDEMPOTENCY_KEY_REUSED,
@@ -86,14 +112,16 @@ module Agentry
 
     # Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
     # `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-    # withheld content) or `other`.
+    # withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it with
+    # `onConflict: "interrupt"`: the text is what was generated before).
     module FinishReason
       STOP = "stop"
       LENGTH = "length"
       CONTENT_FILTER = "content_filter"
       OTHER = "other"
+      CANCELLED = "cancelled"
       # Every value.
-      ALL = [STOP, LENGTH, CONTENT_FILTER, OTHER].freeze
+      ALL = [STOP, LENGTH, CONTENT_FILTER, OTHER, CANCELLED].freeze
     end
 
     # The AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`), resolved
@@ -109,6 +137,16 @@ module Agentry
       ALL = [OPENAI, ANTHROPIC, LOCAL].freeze
     end
 
+    # What the member may do (docs/api/members.md, "Roles").
+    module Role
+      OWNER = "owner"
+      ADMIN = "admin"
+      DEVELOPER = "developer"
+      VIEWER = "viewer"
+      # Every value.
+      ALL = [OWNER, ADMIN, DEVELOPER, VIEWER].freeze
+    end
+
     # The Scope values.
     module Scope
       AGENTS_READ = "agents:read"
@@ -121,6 +159,10 @@ module Agentry
       USAGE_READ = "usage:read"
       WEBHOOKS_MANAGE = "webhooks:manage"
       PLUGINS_MANAGE = "plugins:manage"
+      MEMBERS_READ = "members:read"
+      MEMBERS_WRITE = "members:write"
+      BUDGETS_READ = "budgets:read"
+      BUDGETS_WRITE = "budgets:write"
       # Every value.
       ALL = [
         AGENTS_READ,
@@ -132,7 +174,11 @@ module Agentry
         HISTORY_DELETE,
         USAGE_READ,
         WEBHOOKS_MANAGE,
-        PLUGINS_MANAGE
+        PLUGINS_MANAGE,
+        MEMBERS_READ,
+        MEMBERS_WRITE,
+        BUDGETS_READ,
+        BUDGETS_WRITE
       ].freeze
     end
 
@@ -448,7 +494,8 @@ module Agentry
       # @!attribute [r] scopes
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
-      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `webhooks:manage`, `plugins:manage`, `members:read`, `members:write`, `budgets:read`,
+      #   `budgets:write` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -472,6 +519,12 @@ module Agentry
       #   When the key stops working; `null`: never.
       #   @return [Time, nil]
       field :expires_at, "expiresAt", [:nullable, :time], required: true
+
+      # @!attribute [r] created_by
+      #   The member who created the key (`usr_…`), directly or through a key they created; `null` for a key
+      #   the admin CLI made.
+      #   @return [String, nil]
+      field :created_by, "createdBy", [:nullable, :string], required: true
     end
 
     # The ApiKeyCreated object.
@@ -494,7 +547,8 @@ module Agentry
       # @!attribute [r] scopes
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
-      #   `webhooks:manage`, `plugins:manage` (Models::Scope).
+      #   `webhooks:manage`, `plugins:manage`, `members:read`, `members:write`, `budgets:read`,
+      #   `budgets:write` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -519,6 +573,12 @@ module Agentry
       #   @return [Time, nil]
       field :expires_at, "expiresAt", [:nullable, :time], required: true
 
+      # @!attribute [r] created_by
+      #   The member who created the key (`usr_…`), directly or through a key they created; `null` for a key
+      #   the admin CLI made.
+      #   @return [String, nil]
+      field :created_by, "createdBy", [:nullable, :string], required: true
+
       # @!attribute [r] key
       #   The secret: `agentry_sk_` and 38 letters and digits. Shown this once; store it safely.
       #   @return [String]
@@ -537,11 +597,12 @@ module Agentry
       field :revoked, "revoked", :boolean, required: true
     end
 
-    # A message sent with `background: true`: the reply object with `status` added. One object with
-    # optional fields rather than a union of three: `pending` has only `id`, `agentId`, `userId`, `roomId`
-    # and `status`; `completed` has every field of `Reply` as well; `failed` has the ids and `error`. A
-    # completed one is answered so for as long as its reply is stored; a failed one for 24 hours after it
-    # ended (or `STREAM_RETENTION`, if longer).
+    # A message sent with `background: true` (or paused for tool approval): the reply object with `status`
+    # added. One object with optional fields rather than a union of three: `pending` has only `id`,
+    # `agentId`, `userId`, `roomId` and `status`; `completed` has every field of `Reply` as well; `failed`
+    # has the ids and `error`; `cancelled` has either the reply's fields or `error`; `requires_action` has
+    # the ids, `pendingToolCalls` and `approvalExpiresAt`. A completed one is answered so for as long as
+    # its reply is stored; a failed one for 24 hours after it ended (or `STREAM_RETENTION`, if longer).
     class BackgroundMessage < Agentry::Model
       # @!attribute [r] id
       #   The reply's id: `msg_` and a ULID. Treat it as opaque.
@@ -564,9 +625,13 @@ module Agentry
       field :room_id, "roomId", [:nullable, :string], required: true
 
       # @!attribute [r] status
-      #   `pending`: the reply is being generated (only the ids are known); `completed`: every field of the
-      #   reply is here; `failed`: see `error`. One of `pending`, `completed`, `failed`
-      #   (Models::BackgroundMessageStatus).
+      #   `pending`: the reply is being generated (only the ids are known); `requires_action`: paused before
+      #   tool calls that wait for a person's approval (see `pendingToolCalls`; answer at `POST
+      #   …/messages/{messageId}/approve`); `completed`: every field of the reply is here; `failed`: see
+      #   `error`; `cancelled`: stopped, either by a later message that interrupted it (every field of the
+      #   reply is here, with the text it had and `finishReason: "cancelled"`) or by the kill switch
+      #   (`error` says so, no reply). One of `pending`, `requires_action`, `completed`, `failed`,
+      #   `cancelled` (Models::BackgroundMessageStatus).
       #   @return [String]
       field :status, "status", :string, required: true
 
@@ -588,8 +653,9 @@ module Agentry
       # @!attribute [r] finish_reason
       #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
       #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
-      #   (Models::FinishReason).
+      #   withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it
+      #   with `onConflict: "interrupt"`: the text is what was generated before). One of `stop`, `length`,
+      #   `content_filter`, `other`, `cancelled` (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string
 
@@ -614,13 +680,31 @@ module Agentry
       #   @return [Array<ToolCall>]
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
 
+      # @!attribute [r] citations
+      #   The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`,
+      #   `[2]`, ... the model was asked to cite; absent when it carried none.
+      #   @return [Array<Citation>]
+      field :citations, "citations", [:array, "Citation"]
+
       # @!attribute [r] error
-      #   Why it failed; `failed` only.
+      #   Why it failed; `failed`, and `cancelled` by the kill switch, only.
       #   @return [BackgroundMessageError]
       field :error, "error", "BackgroundMessageError"
+
+      # @!attribute [r] pending_tool_calls
+      #   `requires_action` only: the calls still waiting for an answer.
+      #   @return [Array<PendingToolCall>]
+      field :pending_tool_calls, "pendingToolCalls", [:array, "PendingToolCall"]
+
+      # @!attribute [r] approval_expires_at
+      #   `requires_action` only: when the wait ends; unanswered by then, the message fails with
+      #   `APPROVAL_EXPIRED`.
+      #   @return [Time]
+      field :approval_expires_at, "approvalExpiresAt", :time
     end
 
-    # A background message, accepted: its reply is generated whatever happens to the caller.
+    # A message accepted without its reply: a background message (its reply is generated whatever happens
+    # to the caller), or a send paused for tool approval.
     class BackgroundMessageAccepted < Agentry::Model
       # @!attribute [r] id
       #   The id the reply will carry: read it at `GET /v1/agents/{agentId}/messages/{id}`: `msg_` and a
@@ -629,21 +713,30 @@ module Agentry
       field :id, "id", :string, required: true
 
       # @!attribute [r] status
-      #   Always `pending`: the reply is being generated.
-      #   @return ["pending"]
+      #   `pending`: the reply is being generated (`background: true`). `requires_action`: a send without
+      #   `background` whose turn paused before tools that wait for approval (see `pendingToolCalls`). One
+      #   of `pending`, `requires_action`.
+      #   @return [String]
       field :status, "status", :string, required: true
+
+      # @!attribute [r] pending_tool_calls
+      #   `requires_action` only: the calls to approve or refuse.
+      #   @return [Array<PendingToolCall>]
+      field :pending_tool_calls, "pendingToolCalls", [:array, "PendingToolCall"]
     end
 
-    # Why it failed; `failed` only.
+    # Why it failed; `failed`, and `cancelled` by the kill switch, only.
     class BackgroundMessageError < Agentry::Model
       # @!attribute [r] code
-      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
-      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
-      #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PRECONDITION_FAILED`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
-      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
-      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`,
+      #   `BUDGET_EXCEEDED`, `FORBIDDEN`, `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`,
+      #   `MESSAGE_NOT_FOUND`, `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`,
+      #   `SECRET_NOT_FOUND`, `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `DOCUMENT_NOT_FOUND`,
+      #   `SCHEDULE_NOT_FOUND`, `MEMBER_NOT_FOUND`, `BUDGET_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PRECONDITION_FAILED`, `CONVERSATION_BUSY`,
+      #   `MESSAGE_NOT_AWAITING_APPROVAL`, `APPROVAL_EXPIRED`, `MEMBER_EXISTS`, `LAST_OWNER`,
+      #   `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`,
+      #   `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
@@ -651,6 +744,91 @@ module Agentry
       #   What went wrong, for a person.
       #   @return [String]
       field :message, "message", :string, required: true
+    end
+
+    # A spend budget (docs/api/budgets.md).
+    class Budget < Agentry::Model
+      # @!attribute [r] id
+      #   The budget's id: `bdg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   Set: only this agent's messages count.
+      #   @return [String, nil]
+      field :agent_id, "agentId", [:nullable, :string], required: true
+
+      # @!attribute [r] api_key_id
+      #   Set: only the messages sent with this key count.
+      #   @return [String, nil]
+      field :api_key_id, "apiKeyId", [:nullable, :string], required: true
+
+      # @!attribute [r] unit
+      #   `tokens` or `usd` (US dollars). One of `tokens`, `usd`.
+      #   @return [String]
+      field :unit, "unit", :string, required: true
+
+      # @!attribute [r] period
+      #   `day` or `month`, in UTC. One of `day`, `month`.
+      #   @return [String]
+      field :period, "period", :string, required: true
+
+      # @!attribute [r] limit
+      #   In the budget's unit.
+      #   @return [Numeric]
+      field :limit, "limit", :number, required: true
+
+      # @!attribute [r] spend
+      #   Where the budget stands in its current period.
+      #   @return [BudgetSpend]
+      field :spend, "spend", "BudgetSpend", required: true
+
+      # @!attribute [r] created_at
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+    end
+
+    # The BudgetDeletedResponseData object.
+    class BudgetDeletedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted budget's id: `bdg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+    end
+
+    # Where the budget stands in its current period.
+    class BudgetSpend < Agentry::Model
+      # @!attribute [r] spent
+      #   Spent this period, in the budget's unit, with the estimates of messages under way.
+      #   @return [Numeric]
+      field :spent, "spent", :number, required: true
+
+      # @!attribute [r] remaining
+      #   What is left of the limit this period.
+      #   @return [Numeric]
+      field :remaining, "remaining", :number, required: true
+
+      # @!attribute [r] percent
+      #   `spent` as a percentage of `limit`, to two decimals.
+      #   @return [Numeric]
+      field :percent, "percent", :number, required: true
+
+      # @!attribute [r] period_start
+      #   @return [Time]
+      field :period_start, "periodStart", :time, required: true
+
+      # @!attribute [r] resets_at
+      #   When the next period starts at zero.
+      #   @return [Time]
+      field :resets_at, "resetsAt", :time, required: true
     end
 
     # The CancelAgentRunsResponseData object.
@@ -852,6 +1030,25 @@ module Agentry
       field :post, "post", [:array, :string]
     end
 
+    # A chunk of one of the agent's documents that the reply's prompt carried.
+    class Citation < Agentry::Model
+      # @!attribute [r] document_id
+      #   The document: `doc_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :document_id, "documentId", :string, required: true
+
+      # @!attribute [r] chunk
+      #   The chunk's position in the document, from 0.
+      #   @return [Integer]
+      field :chunk, "chunk", :integer, required: true
+
+      # @!attribute [r] score
+      #   How well it matched the message, relative to the best passage of the reply: 1 for the best, less
+      #   for the others.
+      #   @return [Numeric]
+      field :score, "score", :number, required: true
+    end
+
     # Platform integrations: a platform name, or an object with a `type` and that platform's
     # configuration.
     #
@@ -992,7 +1189,8 @@ module Agentry
 
       # @!attribute [r] event_type
       #   The event's type. One of `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`, `webhook.test`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`,
+      #   `budget.threshold`, `webhook.test`.
       #   @return [String]
       field :event_type, "eventType", :string, required: true
 
@@ -1031,6 +1229,67 @@ module Agentry
       #   Pending: when it is due. Failed: when its retry is due; `null` when none follows.
       #   @return [Time, nil]
       field :next_attempt_at, "nextAttemptAt", [:nullable, :time], required: true
+    end
+
+    # A file an agent answers from (docs/api/documents.md).
+    class Document < Agentry::Model
+      # @!attribute [r] id
+      #   The document's id: `doc_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent that answers from it.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] title
+      #   Its title, 1 to 200 characters: the one given, else the file's name, else the first line of its
+      #   text.
+      #   @return [String]
+      field :title, "title", :string, required: true
+
+      # @!attribute [r] content_type
+      #   The type it was read as. One of `text/plain`, `text/markdown`, `text/html`, `application/pdf`.
+      #   @return [String]
+      field :content_type, "contentType", :string, required: true
+
+      # @!attribute [r] size_bytes
+      #   The size of the file uploaded, in bytes.
+      #   @return [Integer]
+      field :size_bytes, "sizeBytes", :integer, required: true
+
+      # @!attribute [r] text_length
+      #   Characters of text read from it.
+      #   @return [Integer]
+      field :text_length, "textLength", :integer, required: true
+
+      # @!attribute [r] chunks
+      #   How many chunks its text was cut into.
+      #   @return [Integer]
+      field :chunks, "chunks", :integer, required: true
+
+      # @!attribute [r] source
+      #   The knowledge reference of the agent's character it answers; `null` when none was given.
+      #   @return [String, nil]
+      field :source, "source", [:nullable, :string], required: true
+
+      # @!attribute [r] created_at
+      #   When it was stored.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+    end
+
+    # The DocumentDeletedResponseData object.
+    class DocumentDeletedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted document's id.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
     end
 
     # An agent as an elizaOS 1.x character file. Importing it gives an agent equal to this one in every
@@ -1166,7 +1425,7 @@ module Agentry
 
       # @!attribute [r] finish_reason
       #   Why generation stopped, as in the send reply; `null` for replies stored before it was recorded.
-      #   Assistant messages only. One of `stop`, `length`, `content_filter`, `other`
+      #   Assistant messages only. One of `stop`, `length`, `content_filter`, `other`, `cancelled`
       #   (Models::FinishReason).
       #   @return [String, nil]
       field :finish_reason, "finishReason", [:nullable, :string]
@@ -1191,6 +1450,12 @@ module Agentry
       #   absent when it called none. Assistant messages only.
       #   @return [Array<ToolCall>]
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
+
+      # @!attribute [r] citations
+      #   The chunks of the agent's documents the reply's prompt carried, as in the send reply; absent when
+      #   it carried none. Assistant messages only.
+      #   @return [Array<Citation>]
+      field :citations, "citations", [:array, "Citation"]
     end
 
     # Tokens used by the call. Assistant messages only.
@@ -1207,6 +1472,80 @@ module Agentry
       #   `inputTokens + outputTokens`.
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
+    end
+
+    # The KnowledgeSourcesResponseData object.
+    class KnowledgeSourcesResponseData < Agentry::Model
+      # @!attribute [r] references
+      #   The character's file and folder references, in the file's order.
+      #   @return [Array<KnowledgeSourcesResponseDataReferencesItem>]
+      field :references, "references", [:array, "KnowledgeSourcesResponseDataReferencesItem"], required: true
+
+      # @!attribute [r] missing
+      #   The paths of the references no document answers yet.
+      #   @return [Array<String>]
+      field :missing, "missing", [:array, :string], required: true
+    end
+
+    # The character's file and folder references, in the file's order.
+    class KnowledgeSourcesResponseDataReferencesItem < Agentry::Model
+      # @!attribute [r] path
+      #   The path the character file names.
+      #   @return [String]
+      field :path, "path", :string, required: true
+
+      # @!attribute [r] kind
+      #   Whether it names a file or a folder. One of `file`, `folder`.
+      #   @return [String]
+      field :kind, "kind", :string, required: true
+
+      # @!attribute [r] uploaded
+      #   Whether a document answers it: one uploaded with this path as `source` (a folder's: a path inside
+      #   it).
+      #   @return [Boolean]
+      field :uploaded, "uploaded", :boolean, required: true
+    end
+
+    # A person of the account, who signs in to the console with the scopes of their role.
+    class Member < Agentry::Model
+      # @!attribute [r] id
+      #   The member's id: `usr_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] email
+      #   The member's email, in lowercase; their OIDC sign-in maps to it. `null` only for the owner the
+      #   admin CLI made with the account, until one is set.
+      #   @return [String, nil]
+      field :email, "email", [:nullable, :string], required: true
+
+      # @!attribute [r] name
+      #   The member's name.
+      #   @return [String]
+      field :name, "name", :string, required: true
+
+      # @!attribute [r] role
+      #   What the member may do (docs/api/members.md, "Roles"). One of `owner`, `admin`, `developer`,
+      #   `viewer` (Models::Role).
+      #   @return [String]
+      field :role, "role", :string, required: true
+
+      # @!attribute [r] created_at
+      #   When the member was added.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+    end
+
+    # The MemberRemovedResponseData object.
+    class MemberRemovedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The removed member's id: `usr_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] removed
+      #   @return [true]
+      field :removed, "removed", :boolean, required: true
     end
 
     # A fact an agent keeps about one of its users (docs/api/memories.md).
@@ -1320,6 +1659,25 @@ module Agentry
       field :has_more, "hasMore", :boolean, required: true
     end
 
+    # A tool call the model made that waits for a person's approval before it runs. Kept by the server: an
+    # answer names calls by id only, so what runs is what the model asked for.
+    class PendingToolCall < Agentry::Model
+      # @!attribute [r] id
+      #   The call's id: what `POST …/messages/{messageId}/approve` names.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] tool
+      #   The tool as the model called it: `"<plugin>__<tool>"`.
+      #   @return [String]
+      field :tool, "tool", :string, required: true
+
+      # @!attribute [r] arguments
+      #   The arguments as JSON text, as the model wrote them.
+      #   @return [String]
+      field :arguments, "arguments", :string, required: true
+    end
+
     # From receipt to the complete reply, of completed sends.
     class Percentiles < Agentry::Model
       # @!attribute [r] p50
@@ -1385,6 +1743,14 @@ module Agentry
       # @!attribute [r] config
       #   @return [Hash{Symbol => Object}]
       field :config, "config", :json
+
+      # @!attribute [r] require_approval
+      #   Calls of these tools wait for a person's approval before they run: `true` for all the plugin's
+      #   tools, or the names of some (as `GET /v1/plugins` lists them; a name the plugin does not have is
+      #   refused with `400`). The message then stands in `requires_action` until `POST
+      #   /v1/agents/{agentId}/messages/{messageId}/approve` decides.
+      #   @return [Boolean, Array<String>]
+      field :require_approval, "requireApproval", [:union, :boolean, [:array, :string]]
     end
 
     # The tools the plugin gives an agent. A plugin whose tools depend on its config (`mcp`: those of the
@@ -1446,8 +1812,9 @@ module Agentry
       # @!attribute [r] finish_reason
       #   Why generation stopped: `stop` (natural end), `length` (cut short: `maxTokens` reached or, on the
       #   `local` provider, its reply time limit or a loop of repeated text), `content_filter` (the provider
-      #   withheld content) or `other`. One of `stop`, `length`, `content_filter`, `other`
-      #   (Models::FinishReason).
+      #   withheld content), `other`, or `cancelled` (a later message to the conversation interrupted it
+      #   with `onConflict: "interrupt"`: the text is what was generated before). One of `stop`, `length`,
+      #   `content_filter`, `other`, `cancelled` (Models::FinishReason).
       #   @return [String]
       field :finish_reason, "finishReason", :string, required: true
 
@@ -1471,6 +1838,138 @@ module Agentry
       #   absent when it called none.
       #   @return [Array<ToolCall>]
       field :tool_calls, "toolCalls", [:array, "ToolCall"]
+
+      # @!attribute [r] citations
+      #   The chunks of the agent's documents the prompt carried, best first, under the markers `[1]`,
+      #   `[2]`, ... the model was asked to cite; absent when it carried none.
+      #   @return [Array<Citation>]
+      field :citations, "citations", [:array, "Citation"]
+    end
+
+    # A schedule: at each time of its cron expression (in its time zone) the agent is sent `text` as one
+    # background message, once across all processes (docs/api/schedules.md).
+    class Schedule < Agentry::Model
+      # @!attribute [r] id
+      #   The schedule's id: `sch_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] agent_id
+      #   The agent it messages: `agt_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :agent_id, "agentId", :string, required: true
+
+      # @!attribute [r] cron
+      #   The cron expression.
+      #   @return [String]
+      field :cron, "cron", :string, required: true
+
+      # @!attribute [r] timezone
+      #   The IANA time zone.
+      #   @return [String]
+      field :timezone, "timezone", :string, required: true
+
+      # @!attribute [r] text
+      #   The message each fire sends.
+      #   @return [String]
+      field :text, "text", :string, required: true
+
+      # @!attribute [r] user_id
+      #   The user id of each fire's message; null for none.
+      #   @return [String, nil]
+      field :user_id, "userId", [:nullable, :string], required: true
+
+      # @!attribute [r] room_id
+      #   The room id of each fire's message; null for none.
+      #   @return [String, nil]
+      field :room_id, "roomId", [:nullable, :string], required: true
+
+      # @!attribute [r] enabled
+      #   Whether it fires.
+      #   @return [Boolean]
+      field :enabled, "enabled", :boolean, required: true
+
+      # @!attribute [r] next_fire_at
+      #   Its next fire time; null while disabled.
+      #   @return [Time, nil]
+      field :next_fire_at, "nextFireAt", [:nullable, :time], required: true
+
+      # @!attribute [r] next_fire_times
+      #   Its next 5 fire times (UTC, ISO 8601), soonest first; empty while disabled.
+      #   @return [Array<Time>]
+      field :next_fire_times, "nextFireTimes", [:array, :time], required: true
+
+      # @!attribute [r] skipped_fires
+      #   Fires not run because every process of the service was down past them by more than an hour (one
+      #   missed by less runs once at start).
+      #   @return [Integer]
+      field :skipped_fires, "skippedFires", :integer, required: true
+
+      # @!attribute [r] last_fire
+      #   Its last fire; null before the first.
+      #   @return [ScheduleFire, nil]
+      field :last_fire, "lastFire", [:nullable, "ScheduleFire"], required: true
+
+      # @!attribute [r] created_at
+      #   When it was created.
+      #   @return [Time]
+      field :created_at, "createdAt", :time, required: true
+
+      # @!attribute [r] updated_at
+      #   When it was last changed.
+      #   @return [Time]
+      field :updated_at, "updatedAt", :time, required: true
+    end
+
+    # The ScheduleDeletedResponseData object.
+    class ScheduleDeletedResponseData < Agentry::Model
+      # @!attribute [r] id
+      #   The deleted schedule's id: `sch_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] deleted
+      #   @return [true]
+      field :deleted, "deleted", :boolean, required: true
+    end
+
+    # A schedule's last fire and how its message went.
+    class ScheduleFire < Agentry::Model
+      # @!attribute [r] scheduled_at
+      #   The fire time it stands for.
+      #   @return [Time]
+      field :scheduled_at, "scheduledAt", :time, required: true
+
+      # @!attribute [r] fired_at
+      #   When a process of the service ran it.
+      #   @return [Time]
+      field :fired_at, "firedAt", :time, required: true
+
+      # @!attribute [r] message_id
+      #   @return [String, nil]
+      field :message_id, "messageId", [:nullable, :string], required: true
+
+      # @!attribute [r] status
+      #   The message's status (`pending`, `completed`, `failed`), or `skipped` when no message was sent
+      #   (the agent was inactive). One of `pending`, `completed`, `failed`, `skipped`.
+      #   @return [String]
+      field :status, "status", :string, required: true
+
+      # @!attribute [r] error
+      #   Why the message failed, or why none was sent; null otherwise.
+      #   @return [ScheduleFireError, nil]
+      field :error, "error", [:nullable, "ScheduleFireError"], required: true
+    end
+
+    # Why the message failed, or why none was sent; null otherwise.
+    class ScheduleFireError < Agentry::Model
+      # @!attribute [r] code
+      #   @return [String]
+      field :code, "code", :string, required: true
+
+      # @!attribute [r] message
+      #   @return [String]
+      field :message, "message", :string, required: true
     end
 
     # An agent's secret: its name and when it was set. Its value is never shown.
@@ -1519,19 +2018,35 @@ module Agentry
     # Data of `error`: the stream failed after it started; no reply was stored.
     class StreamError < Agentry::Model
       # @!attribute [r] code
-      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`, `FORBIDDEN`,
-      #   `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`, `MESSAGE_NOT_FOUND`,
-      #   `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`, `SECRET_NOT_FOUND`,
-      #   `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`, `AGENT_INACTIVE`,
-      #   `IDEMPOTENCY_KEY_IN_USE`, `PRECONDITION_FAILED`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`,
-      #   `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR`, `MODEL_ERROR`,
-      #   `AGENT_UNAVAILABLE` (Models::ErrorCode).
+      #   An error code, as in the error envelope. One of `INVALID_REQUEST`, `UNAUTHORIZED`,
+      #   `BUDGET_EXCEEDED`, `FORBIDDEN`, `INSUFFICIENT_QUOTA`, `AGENT_NOT_FOUND`, `CONVERSATION_NOT_FOUND`,
+      #   `MESSAGE_NOT_FOUND`, `STREAM_NOT_FOUND`, `WEBHOOK_NOT_FOUND`, `DELIVERY_NOT_FOUND`,
+      #   `SECRET_NOT_FOUND`, `API_KEY_NOT_FOUND`, `MEMORY_NOT_FOUND`, `DOCUMENT_NOT_FOUND`,
+      #   `SCHEDULE_NOT_FOUND`, `MEMBER_NOT_FOUND`, `BUDGET_NOT_FOUND`, `NOT_FOUND`, `METHOD_NOT_ALLOWED`,
+      #   `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `PRECONDITION_FAILED`, `CONVERSATION_BUSY`,
+      #   `MESSAGE_NOT_AWAITING_APPROVAL`, `APPROVAL_EXPIRED`, `MEMBER_EXISTS`, `LAST_OWNER`,
+      #   `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `IDEMPOTENCY_KEY_REUSED`, `RATE_LIMIT_EXCEEDED`,
+      #   `INTERNAL_ERROR`, `MODEL_ERROR`, `AGENT_UNAVAILABLE` (Models::ErrorCode).
       #   @return [String]
       field :code, "code", :string, required: true
 
       # @!attribute [r] message
       #   @return [String]
       field :message, "message", :string, required: true
+    end
+
+    # Data of `tool.approval_required`: the turn paused before tool calls that wait for a person's
+    # approval. Ends the stream; answer at `POST …/messages/{messageId}/approve`.
+    class ToolApprovalRequired < Agentry::Model
+      # @!attribute [r] message_id
+      #   The paused message: the id the reply will carry: `msg_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :message_id, "messageId", :string, required: true
+
+      # @!attribute [r] pending_tool_calls
+      #   The calls to approve or refuse.
+      #   @return [Array<PendingToolCall>]
+      field :pending_tool_calls, "pendingToolCalls", [:array, "PendingToolCall"], required: true
     end
 
     # One tool call the model made during the turn, with its outcome; the data of `tool.result` and an
@@ -1673,6 +2188,12 @@ module Agentry
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
 
+      # @!attribute [r] cost_usd
+      #   What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+      #   "Prices"): exact to the billionth of a dollar.
+      #   @return [Numeric]
+      field :cost_usd, "costUsd", :number, required: true
+
       # @!attribute [r] latency_ms
       #   From receipt to the complete reply, of completed sends.
       #   @return [Percentiles]
@@ -1746,6 +2267,12 @@ module Agentry
       #   @return [Integer]
       field :total_tokens, "totalTokens", :integer, required: true
 
+      # @!attribute [r] cost_usd
+      #   What the tokens cost, in US dollars, at the configured prices of each model (docs/api/budgets.md,
+      #   "Prices"): exact to the billionth of a dollar.
+      #   @return [Numeric]
+      field :cost_usd, "costUsd", :number, required: true
+
       # @!attribute [r] latency_ms
       #   From receipt to the complete reply, of completed sends.
       #   @return [Percentiles]
@@ -1794,7 +2321,8 @@ module Agentry
 
       # @!attribute [r] events
       #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
-      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`,
+      #   `message.requires_action`, `budget.threshold`.
       #   @return [Array<String>]
       field :events, "events", [:array, :string], required: true
 
@@ -1839,7 +2367,8 @@ module Agentry
 
       # @!attribute [r] events
       #   The event types delivered to it, or `["*"]` for every type. One of `*`, `agent.created`,
-      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`.
+      #   `agent.updated`, `agent.status_changed`, `agent.deleted`, `message.completed`, `message.failed`,
+      #   `message.requires_action`, `budget.threshold`.
       #   @return [Array<String>]
       field :events, "events", [:array, :string], required: true
 

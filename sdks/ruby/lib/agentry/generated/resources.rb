@@ -52,6 +52,13 @@ module Agentry
       def members
         @members ||= Members.new(@transport)
       end
+
+      # Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+      # `budgets:read`, `budgets:write`).
+      # @return [Budgets]
+      def budgets
+        @budgets ||= Budgets.new(@transport)
+      end
     end
 
     # Create, list, read, update and delete agents; import and export elizaOS character files.
@@ -86,6 +93,12 @@ module Agentry
       # @return [Agents::Documents]
       def documents
         @documents ||= Documents.new(@transport)
+      end
+
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      # @return [Agents::Schedules]
+      def schedules
+        @schedules ||= Schedules.new(@transport)
       end
 
       # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
@@ -617,6 +630,7 @@ module Agentry
         # @return [Models::Reply]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::APIError] 402 `BUDGET_EXCEEDED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`
@@ -740,6 +754,7 @@ module Agentry
         # @return [Agentry::MessageStream, Models::ToolApprovalRequired, nil]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::APIError] 402 `BUDGET_EXCEEDED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`
@@ -850,6 +865,7 @@ module Agentry
         # @return [Models::BackgroundMessageAccepted]
         # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
         # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::APIError] 402 `BUDGET_EXCEEDED`
         # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
         # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
         # @raise [Agentry::ConflictError] 409 `AGENT_INACTIVE`, `IDEMPOTENCY_KEY_IN_USE`, `CONVERSATION_BUSY`
@@ -1248,7 +1264,7 @@ module Agentry
         # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
         #   form, is answered `404 AGENT_NOT_FOUND`.
         # @param status [String, Symbol] Only the runs of this status. One of `pending`, `completed`,
-        #   `failed`, `cancelled` (Models::BackgroundMessageStatus).
+        #   `failed`, `cancelled`.
         # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
         # @param before [String] Only runs older than this one (its id): the page just below it. The next page
         #   of a `desc` list is `before` its last item's id. Not with `after`.
@@ -1689,6 +1705,265 @@ module Agentry
         end
       end
 
+      # Create, list, read, update and delete agents; import and export elizaOS character files.
+      class Schedules < Agentry::Resource
+        # Create a schedule.
+        #
+        # Sends `text` to the agent at each time of a cron expression in an IANA time zone, as one background
+        # message per fire (its `context.schedule` is `{id, firedAt}`), run once across every process of the
+        # deployment. Its reply is stored in the conversation of `userId` and `roomId` and reaches webhooks as
+        # `message.completed` (or `message.failed`). A fire missed while the service was down runs once at
+        # start if less than an hour late; later ones are skipped and counted in `skippedFires`. The answer
+        # shows the next 5 fire times.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param cron [String] A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g.
+        #   `"0 9 * * 1-5"`: 09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists,
+        #   steps, names (`MON`, `JAN`) and `L` are accepted. An expression that is not valid is answered 400
+        #   naming `cron`.
+        # @param timezone [String] The IANA time zone the expression is read in (`"Europe/Berlin"`,
+        #   `"America/New_York"`, `"UTC"`); daylight saving time is followed. An unknown one is answered 400
+        #   naming `timezone`.
+        # @param text [String] The message each fire sends to the agent, 1 to 100000 characters.
+        # @param user_id [String] The user id each fire's message gives (its conversation).
+        # @param room_id [String] The room id each fire's message gives: a connector chat's room id
+        #   (`telegram:<chat id>`) keeps the conversation with that chat.
+        # @param enabled [Boolean] Whether it fires; `true` when left out.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::Schedule]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def create(
+          agent_id,
+          cron:,
+          timezone:,
+          text:,
+          user_id: nil,
+          room_id: nil,
+          enabled: nil,
+          request_options: nil
+        )
+          body = {}
+          body["cron"] = cron
+          body["timezone"] = timezone
+          body["text"] = text
+          body["userId"] = user_id unless user_id.nil?
+          body["roomId"] = room_id unless room_id.nil?
+          body["enabled"] = enabled unless enabled.nil?
+          api_request(
+            :post,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules",
+            type: "Schedule",
+            body: body,
+            options: request_options
+          )
+        end
+
+        # List an agent's schedules.
+        #
+        # The agent's schedules, newest first unless `order=asc`, each with its next fire times and last fire.
+        # Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just older than that
+        # one, `after=<id>` those just newer, presented in the list's order either way; the next page's cursor
+        # is the last item's id (`before` it when newest first, `after` it when oldest first). A cursor that
+        # is not an item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are
+        # unknown or repeated parameters and values out of range.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+        # @param before [String] Only schedules older than this one (its id): the page just below it. The next
+        #   page of a `desc` list is `before` its last item's id. Not with `after`.
+        # @param after [String] Only schedules newer than this one (its id): the page just above it. The next
+        #   page of an `asc` list is `after` its last item's id. Not with `before`.
+        # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+        #   either way. Server default: `desc`. One of `asc`, `desc`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Agentry::CursorPage<Models::Schedule>] the first page asked for; enumerating it walks every page
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def list(agent_id, limit: nil, before: nil, after: nil, order: nil, request_options: nil)
+          query = {"limit" => limit, "before" => before, "after" => after, "order" => order}
+          api_cursor_paginate(
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules",
+            query: query,
+            pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                          items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                          item_type: "Schedule", info_type: "CursorPagination" },
+            options: request_options
+          )
+        end
+
+        # Get a schedule.
+        #
+        # One schedule: its next 5 fire times, how many fires were skipped, and its last fire with the status
+        # of the message it sent.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+        #
+        # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+        # again has the same effect.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param schedule_id [String] The schedule's id (`sch_…`). An id of another agent's or account's
+        #   schedule, or not of that form, is answered `404 SCHEDULE_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+        #   `headers:`.
+        # @return [Models::Schedule]
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def get(agent_id, schedule_id, request_options: nil)
+          api_request(
+            :get,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules/#{path_segment(:schedule_id, schedule_id)}",
+            type: "Schedule",
+            options: request_options
+          )
+        end
+
+        # Update a schedule.
+        #
+        # Changes the fields given. A new `cron` or `timezone`, or `enabled: true` again, counts from now:
+        # fires missed while it was disabled are not run. `enabled: false` stops its fires.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param schedule_id [String] The schedule's id (`sch_…`). An id of another agent's or account's
+        #   schedule, or not of that form, is answered `404 SCHEDULE_NOT_FOUND`.
+        # @param cron [String] A cron expression: 5 fields (minute hour day-of-month month day-of-week, e.g.
+        #   `"0 9 * * 1-5"`: 09:00 on weekdays), or 6 with seconds first (`"*/30 * * * * *"`). Ranges, lists,
+        #   steps, names (`MON`, `JAN`) and `L` are accepted. An expression that is not valid is answered 400
+        #   naming `cron`.
+        # @param timezone [String] The IANA time zone the expression is read in (`"Europe/Berlin"`,
+        #   `"America/New_York"`, `"UTC"`); daylight saving time is followed. An unknown one is answered 400
+        #   naming `timezone`.
+        # @param text [String] The message each fire sends to the agent, 1 to 100000 characters.
+        # @param user_id [String, nil] `nil` sends `null`; leave it out to keep the current value.
+        # @param room_id [String, nil] `nil` sends `null`; leave it out to keep the current value.
+        # @param enabled [Boolean] `false` stops its fires; `true` starts them again from the next fire time
+        #   after now.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::Schedule]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+        # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def update(
+          agent_id,
+          schedule_id,
+          cron: nil,
+          timezone: nil,
+          text: nil,
+          user_id: Agentry::OMIT,
+          room_id: Agentry::OMIT,
+          enabled: nil,
+          request_options: nil
+        )
+          body = {}
+          body["cron"] = cron unless cron.nil?
+          body["timezone"] = timezone unless timezone.nil?
+          body["text"] = text unless text.nil?
+          body["userId"] = user_id unless user_id.equal?(Agentry::OMIT)
+          body["roomId"] = room_id unless room_id.equal?(Agentry::OMIT)
+          body["enabled"] = enabled unless enabled.nil?
+          api_request(
+            :patch,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules/#{path_segment(:schedule_id, schedule_id)}",
+            type: "Schedule",
+            body: body,
+            options: request_options
+          )
+        end
+
+        # Delete a schedule.
+        #
+        # Deletes a schedule: it fires no more (a message it already sent runs to its end). Deleting it again
+        # is answered `404 SCHEDULE_NOT_FOUND`. Deleting the agent deletes its schedules.
+        #
+        # Requires the `agents:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+        #
+        # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+        # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+        # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+        # that answer, and the request runs once.
+        #
+        # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
+        #   form, is answered `404 AGENT_NOT_FOUND`.
+        # @param schedule_id [String] The schedule's id (`sch_…`). An id of another agent's or account's
+        #   schedule, or not of that form, is answered `404 SCHEDULE_NOT_FOUND`.
+        # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+        #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+        #   new random one.
+        # @return [Models::ScheduleDeletedResponseData]
+        # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+        # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+        # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+        # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `SCHEDULE_NOT_FOUND`
+        # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+        # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+        # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+        # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+        # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+        def delete(agent_id, schedule_id, request_options: nil)
+          api_request(
+            :delete,
+            "/agents/#{path_segment(:agent_id, agent_id)}/schedules/#{path_segment(:schedule_id, schedule_id)}",
+            type: "ScheduleDeletedResponseData",
+            options: request_options
+          )
+        end
+      end
+
       # Sends, tokens, errors and latency by hour or day, grouped as asked (scope `usage:read`).
       class Usage < Agentry::Resource
         # Get an agent's usage.
@@ -2078,7 +2353,8 @@ module Agentry
       # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
       #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
       #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`,
+      #   `budget.threshold`.
       # @param description [String] Free text for you, at most 1000 characters, kept as sent; unset: empty.
       # @param enabled [Boolean] Whether events are delivered to it; unset: `true`.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
@@ -2177,7 +2453,8 @@ module Agentry
       # @param events [Array<String, Symbol>] The event types delivered to the endpoint, each at most once,
       #   or `["*"]` alone for every type (those added later included). `webhook.test` events are sent on
       #   request whatever it lists. One of `*`, `agent.created`, `agent.updated`, `agent.status_changed`,
-      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`.
+      #   `agent.deleted`, `message.completed`, `message.failed`, `message.requires_action`,
+      #   `budget.threshold`.
       # @param description [String] Free text for you, at most 1000 characters, kept as sent.
       # @param enabled [Boolean] `false` stops deliveries: its pending attempts fail and nothing more is
       #   sent until it is `true` again, which also clears `disabledReason`.
@@ -2462,7 +2739,7 @@ module Agentry
       #   scope, including scopes added in later versions); any other key makes one with exactly its own
       #   scopes. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`, `keys:manage`,
       #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage`, `members:read`,
-      #   `members:write` (Models::Scope).
+      #   `members:write`, `budgets:read`, `budgets:write` (Models::Scope).
       # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
       #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
@@ -2742,6 +3019,191 @@ module Agentry
           :delete,
           "/members/#{path_segment(:member_id, member_id)}",
           type: "MemberRemovedResponseData",
+          options: request_options
+        )
+      end
+    end
+
+    # Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
+    # `budgets:read`, `budgets:write`).
+    class Budgets < Agentry::Resource
+      # Create a budget.
+      #
+      # Limits what the account, one of its agents (`agentId`) or one of its keys (`apiKeyId`) spends per
+      # UTC day or month, in tokens or in US dollars at the configured prices. From then on a message it
+      # counts is refused with `402 BUDGET_EXCEEDED` before it reaches a model when the budget cannot take
+      # it; `budget.threshold` webhook events tell when its spend reaches 50, 80 and 100 %. Spend already
+      # recorded this period counts. At most 100 budgets per account.
+      #
+      # Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `createPerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param unit [String, Symbol] `tokens`: input and output tokens; `usd`: what they cost at the
+      #   configured prices per model. One of `tokens`, `usd`.
+      # @param limit [Numeric] In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or
+      #   US dollars (0.01 to 10,000,000, to the billionth).
+      # @param period [String, Symbol] How often the budget starts again: every UTC day, or on the first of
+      #   every UTC month. One of `day`, `month`.
+      # @param agent_id [String] Only this agent's messages count. Unset (and no `apiKeyId`): the whole
+      #   account's.
+      # @param api_key_id [String] Only the messages sent with this key count. Not with `agentId`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::Budget]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`, `INSUFFICIENT_QUOTA`
+      # @raise [Agentry::NotFoundError] 404 `AGENT_NOT_FOUND`, `API_KEY_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def create(unit:, limit:, period:, agent_id: nil, api_key_id: nil, request_options: nil)
+        body = {}
+        body["unit"] = unit
+        body["limit"] = limit
+        body["period"] = period
+        body["agentId"] = agent_id unless agent_id.nil?
+        body["apiKeyId"] = api_key_id unless api_key_id.nil?
+        api_request(:post, "/budgets", type: "Budget", body: body, options: request_options)
+      end
+
+      # List budgets.
+      #
+      # Every budget of the account (at most 100), oldest first, each with its spend this period.
+      #
+      # Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Array<Models::Budget>]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def list(request_options: nil)
+        api_request(:get, "/budgets", type: [:array, "Budget"], options: request_options)
+      end
+
+      # Get a budget.
+      #
+      # One budget, with its spend this period and when it resets.
+      #
+      # Requires the `budgets:read` scope. Counts against `requestsPerMinute`, `getPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param budget_id [String] The budget's id (`bdg_…`). An id of another account's budget, or not of
+      #   that form, is answered `404 BUDGET_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Models::Budget]
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `BUDGET_NOT_FOUND`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def get(budget_id, request_options: nil)
+        api_request(
+          :get,
+          "/budgets/#{path_segment(:budget_id, budget_id)}",
+          type: "Budget",
+          options: request_options
+        )
+      end
+
+      # Update a budget.
+      #
+      # Changes its `limit` (in its unit) or its `period`; what it counts and its unit stay. The new limit
+      # applies to the next message; spend this period is kept (a new period starts from what was spent in
+      # it).
+      #
+      # Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `updatePerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param budget_id [String] The budget's id (`bdg_…`). An id of another account's budget, or not of
+      #   that form, is answered `404 BUDGET_NOT_FOUND`.
+      # @param limit [Numeric] In the budget's unit: a whole number of tokens (1 to 1,000,000,000,000), or
+      #   US dollars (0.01 to 10,000,000, to the billionth).
+      # @param period [String, Symbol] How often the budget starts again: every UTC day, or on the first of
+      #   every UTC month. One of `day`, `month`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::Budget]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `BUDGET_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 413 `PAYLOAD_TOO_LARGE`
+      # @raise [Agentry::BadRequestError] 415 `UNSUPPORTED_MEDIA_TYPE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def update(budget_id, limit: nil, period: nil, request_options: nil)
+        body = {}
+        body["limit"] = limit unless limit.nil?
+        body["period"] = period unless period.nil?
+        api_request(
+          :patch,
+          "/budgets/#{path_segment(:budget_id, budget_id)}",
+          type: "Budget",
+          body: body,
+          options: request_options
+        )
+      end
+
+      # Delete a budget.
+      #
+      # Removes the budget: the messages it counted are no longer limited by it.
+      #
+      # Requires the `budgets:write` scope. Counts against `requestsPerMinute`, `deletePerMinute`.
+      #
+      # Sent with an `Idempotency-Key` (a new random one per call, the same on each of its retries), so it
+      # is retried like a read, on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`;
+      # `IDEMPOTENCY_KEY_IN_USE` after its `Retry-After`), 429 and 5xx: a retry after a lost answer gets
+      # that answer, and the request runs once.
+      #
+      # @param budget_id [String] The budget's id (`bdg_…`). An id of another account's budget, or not of
+      #   that form, is answered `404 BUDGET_NOT_FOUND`.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
+      #   `headers:`, and `idempotency_key:`, the `Idempotency-Key` sent on each of its attempts instead of a
+      #   new random one.
+      # @return [Models::BudgetDeletedResponseData]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::NotFoundError] 404 `BUDGET_NOT_FOUND`
+      # @raise [Agentry::ConflictError] 409 `IDEMPOTENCY_KEY_IN_USE`
+      # @raise [Agentry::BadRequestError] 422 `IDEMPOTENCY_KEY_REUSED`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def delete(budget_id, request_options: nil)
+        api_request(
+          :delete,
+          "/budgets/#{path_segment(:budget_id, budget_id)}",
+          type: "BudgetDeletedResponseData",
           options: request_options
         )
       end
