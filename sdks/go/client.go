@@ -45,6 +45,8 @@ type Client struct {
 	Usage *UsageService
 	// APIKeys manages the account's API keys (scope keys:manage).
 	APIKeys *APIKeyService
+	// Members manages the people of the account and their roles (scopes members:read, members:write).
+	Members *MemberService
 	// Budgets manages the account's spend budgets (scopes budgets:read, budgets:write).
 	Budgets *BudgetService
 	// WebhookEndpoints manages the endpoints that receive the account's events, their secrets and, in

@@ -1,9 +1,9 @@
 export {
   AGENT_BOUNDS,
-  DOCUMENT_BOUNDS,
   CONFLICT_MODES,
   type ConflictMode,
   DEFAULT_CONFLICT_MODE,
+  DOCUMENT_BOUNDS,
   FALLBACK_MAX_ITEMS,
   type FallbackChoice,
   fallbackChoices,
@@ -73,7 +73,6 @@ export {
   TIERS,
   type Tier,
 } from "./plans.js";
-export { isEmail, isRole, MEMBER_BOUNDS, ROLE_SCOPES, ROLES, type Role } from "./roles.js";
 export {
   costNanoUsd,
   DEFAULT_PRICE_TABLE,
@@ -85,6 +84,7 @@ export {
   priceOf,
   toUsd,
 } from "./prices.js";
+export { isEmail, isRole, MEMBER_BOUNDS, ROLE_SCOPES, ROLES, type Role } from "./roles.js";
 export {
   MalformedSealedText,
   openPacked,

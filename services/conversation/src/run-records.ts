@@ -204,7 +204,11 @@ export function decodeEvent(event: RunEvent): LogEvent {
     case "tool.result":
       return { type: "tool.result", call: data.call };
     case "approval_required":
-      return { type: "approval_required", messageId: data.messageId, pendingToolCalls: data.pendingToolCalls };
+      return {
+        type: "approval_required",
+        messageId: data.messageId,
+        pendingToolCalls: data.pendingToolCalls,
+      };
     case "completed":
       return { type: "completed", reply: decodeReply(data) };
     case "failed":

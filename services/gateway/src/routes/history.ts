@@ -18,7 +18,7 @@ import { parseOrThrow } from "../validation/issues.js";
 import { component, defineRoute, type HandlerInput, type Route } from "./define.js";
 import { UserExportLine } from "./history.schemas.js";
 import { presentMemory } from "./memories.js";
-import { callerGone, presentBackgroundMessage, presentCitation, presentReply, toolCallView } from "./messages.js";
+import { callerGone, presentBackgroundMessage, presentCitation, toolCallView } from "./messages.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
 export function presentMessage(turn: Turn) {
