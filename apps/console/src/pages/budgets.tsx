@@ -7,14 +7,14 @@ import { ConfirmButton, ErrorMessage, Field, formatTime, TableScroll, useAction 
 const PERIOD_WORDS: Record<BudgetPeriod, string> = { day: "per UTC day", month: "per UTC month" };
 
 /** An amount in a budget's unit, in words. */
-export function amountOf(unit: BudgetUnit, amount: number): string {
+function amountOf(unit: BudgetUnit, amount: number): string {
   if (unit === "usd")
     return `$${amount.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`;
   return `${amount.toLocaleString("en-US")} tokens`;
 }
 
 /** What a budget counts, in words: the account's messages, one agent's or one key's. */
-export function scopeOf(budget: Budget, agents: Map<string, string>, keys: Map<string, string>): string {
+function scopeOf(budget: Budget, agents: Map<string, string>, keys: Map<string, string>): string {
   if (budget.agentId) return `Agent ${agents.get(budget.agentId) ?? budget.agentId}`;
   if (budget.apiKeyId) return `Key ${keys.get(budget.apiKeyId) ?? budget.apiKeyId}`;
   return "Account";
