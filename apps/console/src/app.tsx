@@ -4,6 +4,7 @@ import { type ConsoleSession, type RateLimit, rateLimit, session, signedOut } fr
 import { type Draft, hasDraft, keepDraft, restoreDraft, takeDraft } from "./drafts";
 import { AgentForm } from "./pages/agent-form";
 import { AgentsPage } from "./pages/agents";
+import { BudgetsPage } from "./pages/budgets";
 import { ChatPage } from "./pages/chat";
 import { HistoryPage } from "./pages/history";
 import { KeysPage } from "./pages/keys";
@@ -21,6 +22,7 @@ const NAV: { to: string; label: string }[] = [
   { to: "/history", label: "History" },
   { to: "/memories", label: "Memories" },
   { to: "/usage", label: "Usage" },
+  { to: "/budgets", label: "Budgets" },
   { to: "/webhooks", label: "Webhooks" },
   { to: "/settings/api-keys", label: "API keys" },
   { to: "/settings/members", label: "Members" },
@@ -40,6 +42,8 @@ function page(path: string): { title: string; body: JSX.Element } {
       return { title: "Memories", body: <MemoriesPage /> };
     case "/usage":
       return { title: "Usage", body: <UsagePage /> };
+    case "/budgets":
+      return { title: "Budgets", body: <BudgetsPage /> };
     case "/webhooks":
       return { title: "Webhooks", body: <WebhooksPage /> };
     case "/settings/api-keys":
