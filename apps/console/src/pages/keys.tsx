@@ -25,6 +25,8 @@ export const SCOPES = [
   "plugins:manage",
   "members:read",
   "members:write",
+  "budgets:read",
+  "budgets:write",
 ] as const;
 
 /** Account settings → API keys: list, create (the key shown once), revoke. */
