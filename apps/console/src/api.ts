@@ -94,8 +94,10 @@ export async function send(method: string, path: string, options: RequestOptions
     const token = readCookie(document.cookie, CSRF_COOKIE);
     if (token) headers[CSRF_HEADER] = token;
   }
-  let body: string | undefined;
-  if (options.body !== undefined) {
+  let body: string | FormData | undefined;
+  // A form (a file upload) goes as multipart/form-data: the browser writes its Content-Type with the boundary.
+  if (options.body instanceof FormData) body = options.body;
+  else if (options.body !== undefined) {
     headers["content-type"] = "application/json";
     body = JSON.stringify(options.body);
   }
