@@ -11,7 +11,7 @@ class UsageCharactersTest < Minitest::Test
 
   FIGURES = {
     "messages" => 3, "errors" => 1, "inputTokens" => 40, "outputTokens" => 12, "totalTokens" => 52,
-    "latencyMs" => { "p50" => 812.5, "p95" => 2210.0 }, "timeToFirstTokenMs" => { "p50" => nil, "p95" => nil }
+    "costUsd" => 0.0012, "latencyMs" => { "p50" => 812.5, "p95" => 2210.0 }, "timeToFirstTokenMs" => { "p50" => nil, "p95" => nil }
   }.freeze
 
   REPORT = {
