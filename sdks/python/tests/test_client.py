@@ -136,7 +136,8 @@ class TestRequests:
     def test_api_keys(self) -> None:
         created = {"id": "key_1", "name": "ci", "prefix": "agentry_sk_ab", "scopes": ["agents:read"],
                    "fullAccess": False,
-                   "createdAt": "2026-11-20T09:30:00Z", "lastUsedAt": None, "expiresAt": None, "key": "agentry_sk_x"}
+                   "createdAt": "2026-11-20T09:30:00Z", "lastUsedAt": None, "expiresAt": None, "createdBy": None,
+                   "key": "agentry_sk_x"}
         listed = {key: value for key, value in created.items() if key != "key"}
         server = Server([ok(created, 201), ok([listed]), ok({"id": "key_1", "revoked": True})])
         client = server.client()

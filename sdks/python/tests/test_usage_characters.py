@@ -35,6 +35,7 @@ FIGURES: Dict[str, Any] = {
     "inputTokens": 40,
     "outputTokens": 12,
     "totalTokens": 52,
+    "costUsd": 0.0012,
     "latencyMs": {"p50": 812.5, "p95": 2210.0},
     "timeToFirstTokenMs": {"p50": None, "p95": None},
 }
