@@ -15,7 +15,7 @@ import (
 	agentry "github.com/agentry/agentry-go"
 )
 
-const usageFigures = `"messages":3,"errors":1,"inputTokens":40,"outputTokens":12,"totalTokens":52,` +
+const usageFigures = `"messages":3,"errors":1,"inputTokens":40,"outputTokens":12,"totalTokens":52,"costUsd":0.0012,` +
 	`"latencyMs":{"p50":812.5,"p95":2210},"timeToFirstTokenMs":{"p50":null,"p95":null}`
 
 const usageReport = `{"from":"2026-11-24T00:00:00.000Z","to":"2026-11-25T00:00:00.000Z","granularity":"day",` +
