@@ -504,8 +504,9 @@ type AgentRunListResponseDataItem struct {
 	// …/messages/{messageId}/events` take it: `msg_` and a ULID. Treat it as opaque.
 	MessageID string `json:"messageId"`
 
-	// `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
-	// `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
+	// `pending`: being generated; `requires_action`: paused until its tool calls are approved or refused (`POST
+	// /v1/agents/{agentId}/messages/{messageId}/approve`); `completed`: its reply is stored; `failed`: it ended
+	// with `error`; `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
 	Status BackgroundMessageStatus `json:"status"`
 
 	// Whether it was sent with `background: true` (else streamed).

@@ -105,6 +105,16 @@ describe("tool approvals over REST", () => {
       { id: "c1", tool: "calculator__calculate", arguments: '{"expression":"6 * 7"}' },
     ]);
     expect(Date.parse(paused.approvalExpiresAt!) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    const runs = async (status: string) =>
+      (
+        await h.request<{ data: { id: string; status: string }[] }>(
+          "GET",
+          `/v1/agents/${agentId}/runs?status=${status}`,
+          { key: tenant.key },
+        )
+      ).body.data;
+    expect(await runs("requires_action")).toMatchObject([{ id: messageId, status: "requires_action" }]);
+    expect(await runs("pending")).toEqual([]);
 
     const unknown = await approve(agentId, messageId, { toolCallIds: ["c9"], approve: true });
     expect(unknown.status).toBe(400);

@@ -659,8 +659,11 @@ export interface ConversationListParams extends CursorListParams {
   roomId?: string;
 }
 
-/** Where a run stands; `cancelled`: stopped by `client.agents.runs.cancel`. */
-export type AgentRunStatus = "pending" | "completed" | "failed" | "cancelled";
+/**
+ * Where a run stands; `requires_action`: paused until its tool calls are answered (`messages.approve`);
+ * `cancelled`: stopped by `client.agents.runs.cancel`.
+ */
+export type AgentRunStatus = "pending" | "requires_action" | "completed" | "failed" | "cancelled";
 
 /** One streamed or background message of an agent, while its record is kept. */
 export interface AgentRun {

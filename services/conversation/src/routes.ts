@@ -635,13 +635,26 @@ function userScope(request: { accountId: string; userId: string }): { accountId:
 
 /** A page of a history list as the stores take it; INVALID_REQUEST for a limit out of bounds or two cursors. */
 /** The statuses ListRuns filters by. */
-const LISTED_RUN_STATUSES: readonly ListedRunStatus[] = ["pending", "completed", "failed", "cancelled"];
+const LISTED_RUN_STATUSES: readonly ListedRunStatus[] = [
+  "pending",
+  "requires_action",
+  "completed",
+  "failed",
+  "cancelled",
+];
 
-/** A run as ListRuns answers it: a run the kill switch ended is `cancelled`. */
+/** A run's status as ListRuns shows it (ListedRunStatus). */
+function listedStatus(run: RunRecord): ListedRunStatus {
+  if (run.cancelled) return "cancelled";
+  if (run.status === "pending" && run.approval) return "requires_action";
+  return run.status;
+}
+
+/** A run as ListRuns answers it: a run the kill switch ended is `cancelled`, a paused one `requires_action`. */
 function toRunMessage(run: RunRecord) {
   return create(RunSchema, {
     messageId: run.id,
-    status: run.cancelled ? "cancelled" : run.status,
+    status: listedStatus(run),
     background: run.background,
     ...(run.userId !== null ? { userId: run.userId } : {}),
     ...(run.roomId !== null ? { roomId: run.roomId } : {}),

@@ -7,6 +7,7 @@ import { checkRequest } from "../schema-check";
 import { ErrorMessage, Field, Link, useAction, Warnings } from "../widgets/common";
 import { ListEditor } from "../widgets/list-editor";
 import { type Entry, entriesOf, RecordEditor, recordOf } from "../widgets/record-editor";
+import { ApprovalsPanel } from "./approvals";
 import { DocumentsPanel } from "./documents";
 import { PlatformClients } from "./platform-clients";
 import { SchedulesPanel } from "./schedules";
@@ -256,6 +257,7 @@ export function AgentForm({ agentId }: { agentId?: string }) {
           }}
         />
       ) : null}
+      {agentId && agent ? <ApprovalsPanel agentId={agentId} /> : null}
       {agentId && agent ? <SchedulesPanel agentId={agentId} /> : null}
       {agentId && agent ? <DocumentsPanel agentId={agentId} /> : null}
     </>

@@ -142,9 +142,12 @@ export function runsPage(
   // Cancelled: ended failed by the kill switch, or completed with the text it had when a later message
   // interrupted it.
   if (scope.status === "cancelled") where.push(`cancelled = ${p.add(scope.yes)}`);
-  else if (scope.status !== null && scope.status !== "pending")
+  // A paused run is still pending in the store; its approval deadline is what tells it apart.
+  else if (scope.status === "requires_action")
+    where.push("status = 'pending' AND approval_expires_at IS NOT NULL");
+  else if (scope.status === "pending") where.push("status = 'pending' AND approval_expires_at IS NULL");
+  else if (scope.status !== null)
     where.push(`status = ${p.add(scope.status)} AND cancelled = ${p.add(scope.no)}`);
-  else if (scope.status !== null) where.push(`status = ${p.add(scope.status)}`);
   if (page.before !== null) where.push(`id < ${p.add(page.before)}`);
   else if (page.after !== null) where.push(`id > ${p.add(page.after)}`);
   const text = `SELECT * FROM ${runs} WHERE ${where.join(" AND ")}

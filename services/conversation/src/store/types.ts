@@ -207,8 +207,11 @@ export interface OutboxEvent extends NewOutboxEvent {
 /** Where a message with an event log stands (message-runs.ts): its reply is being generated, stored, or failed. */
 export type RunStatus = "pending" | "completed" | "failed";
 
-/** A run's status as ListRuns shows it: a failed run the kill switch ended (`cancelAgentRuns`) is `cancelled`. */
-export type ListedRunStatus = RunStatus | "cancelled";
+/**
+ * A run's status as ListRuns shows it: a failed run the kill switch ended (`cancelAgentRuns`) is `cancelled`, a
+ * pending one paused for a person's approval (`approval` set) `requires_action`.
+ */
+export type ListedRunStatus = RunStatus | "cancelled" | "requires_action";
 
 /**
  * The log of one streamed or background message (message-runs.ts), or the record of a JSON send with an

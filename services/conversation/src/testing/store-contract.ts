@@ -1678,6 +1678,20 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
         approval: { pendingToolCalls: calls, expiresAt: pause.expiresAt },
       });
       expect(await store.runEvents(streamed.id, 0, 10)).toEqual([paused]);
+      // ListRuns tells a paused run apart from one being generated.
+      const running = pendingRun();
+      await store.startRun(running);
+      const listed = async (status: "pending" | "requires_action") =>
+        (
+          await store.listRuns("acct_A", "agt_A", status, {
+            limit: 10,
+            before: null,
+            after: null,
+            order: "desc",
+          })
+        ).items.map((run) => run.id);
+      expect(await listed("requires_action")).toEqual([streamed.id]);
+      expect(await listed("pending")).toEqual([running.id]);
       expect((await store.pendingEvents(10)).map((event) => event.type)).toEqual(["message.requires_action"]);
       expect(await store.expiredLeases("2026-06-03T00:00:00.000Z", 10)).toEqual([]);
       expect(await store.expiredApprovals("2026-06-01T12:00:00.000Z", 10)).toEqual([]);

@@ -7,7 +7,7 @@ import { cursorList, id, nullableTimestamp, success, timestamp } from "./common.
 import { component, defineRoute, type Route } from "./define.js";
 import { callersAgent, pageCursor } from "./history.js";
 
-const RUN_STATUSES = ["pending", "completed", "failed", "cancelled"] as const;
+const RUN_STATUSES = ["pending", "requires_action", "completed", "failed", "cancelled"] as const;
 
 /** An agent's run: one streamed or background message, while its record is kept (docs/api/messages-and-streams.md). */
 const AgentRun = z
@@ -19,7 +19,7 @@ const AgentRun = z
     ),
     status: z.enum(RUN_STATUSES).meta({
       description:
-        "`pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`; `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.",
+        "`pending`: being generated; `requires_action`: paused until its tool calls are approved or refused (`POST /v1/agents/{agentId}/messages/{messageId}/approve`); `completed`: its reply is stored; `failed`: it ended with `error`; `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.",
     }),
     background: z
       .boolean()

@@ -432,9 +432,10 @@ class AgentRunListResponseDataItem:
     """The reply's id (a background message's `messageId`), as `GET …/messages/{messageId}` and `GET
     …/messages/{messageId}/events` take it: `msg_` and a ULID. Treat it as opaque.
     """
-    status: Literal["pending", "completed", "failed", "cancelled"]
-    """`pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
-    `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
+    status: BackgroundMessageStatus
+    """`pending`: being generated; `requires_action`: paused until its tool calls are approved or refused (`POST
+    /v1/agents/{agentId}/messages/{messageId}/approve`); `completed`: its reply is stored; `failed`: it ended
+    with `error`; `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
     """
     background: bool
     """Whether it was sent with `background: true` (else streamed)."""

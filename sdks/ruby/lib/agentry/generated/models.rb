@@ -363,9 +363,11 @@ module Agentry
       field :message_id, "messageId", :string, required: true
 
       # @!attribute [r] status
-      #   `pending`: being generated; `completed`: its reply is stored; `failed`: it ended with `error`;
-      #   `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`. One of `pending`, `completed`,
-      #   `failed`, `cancelled`.
+      #   `pending`: being generated; `requires_action`: paused until its tool calls are approved or refused
+      #   (`POST /v1/agents/{agentId}/messages/{messageId}/approve`); `completed`: its reply is stored;
+      #   `failed`: it ended with `error`; `cancelled`: stopped by `POST /v1/agents/{agentId}/runs/cancel`.
+      #   One of `pending`, `requires_action`, `completed`, `failed`, `cancelled`
+      #   (Models::BackgroundMessageStatus).
       #   @return [String]
       field :status, "status", :string, required: true
 

@@ -1263,8 +1263,8 @@ module Agentry
         #
         # @param agent_id [String] The agent's id (`agt_…`). An id of another account's agent, or not of that
         #   form, is answered `404 AGENT_NOT_FOUND`.
-        # @param status [String, Symbol] Only the runs of this status. One of `pending`, `completed`,
-        #   `failed`, `cancelled`.
+        # @param status [String, Symbol] Only the runs of this status. One of `pending`, `requires_action`,
+        #   `completed`, `failed`, `cancelled` (Models::BackgroundMessageStatus).
         # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
         # @param before [String] Only runs older than this one (its id): the page just below it. The next page
         #   of a `desc` list is `before` its last item's id. Not with `after`.
