@@ -22,6 +22,7 @@ const server = connectorServer(startFakeDiscord, (fake) => ({
   DISCORD_API_URL: fake.url,
   DISCORD_GATEWAY_URL: fake.gatewayUrl,
   CONNECTORS_LEASE_MS: "3000",
+  SCHEDULE_SCAN_MS: "200",
 }));
 let bots = 0;
 
@@ -320,5 +321,28 @@ describe("Discord", () => {
       (n) => n === 0,
       5_000,
     );
+  });
+
+  it("posts a schedule's reply to the Discord channel its roomId names, once", async () => {
+    const bot = await discordAgent();
+    server.openai.reply("Standup in five minutes.");
+    // A 6-field expression naming one second a few seconds from now, so the schedule fires exactly once.
+    const at = new Date(Date.now() + 3_000);
+    const cron = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+    const created = await server.h.request("POST", `/v1/agents/${bot.id}/schedules`, {
+      key: server.tenant.key,
+      body: { cron, timezone: "UTC", text: "Remind the team of standup.", roomId: `discord:${CHANNEL}` },
+    });
+    expect(created.status).toBe(201);
+    const posts = await until(
+      () => server.fake.posts(bot.token),
+      (found) => found.length > 0,
+      15_000,
+    );
+    expect(posts).toEqual([
+      { token: bot.token, channelId: CHANNEL, content: "Standup in five minutes.", replyTo: undefined },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(server.fake.posts(bot.token)).toHaveLength(1);
   });
 });

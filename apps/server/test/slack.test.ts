@@ -16,7 +16,10 @@ import {
  * service (the fake OpenAI server), and replies go through @slack/web-api to a local fake of the Web API.
  */
 
-const server = connectorServer(startFakeSlack, (fake) => ({ SLACK_API_URL: fake.url }));
+const server = connectorServer(startFakeSlack, (fake) => ({
+  SLACK_API_URL: fake.url,
+  SCHEDULE_SCAN_MS: "200",
+}));
 let bots = 0;
 let events = 0;
 
@@ -238,5 +241,38 @@ describe("Slack", () => {
       () => agentState(server.h, server.tenant, id),
       (data) => data.status === "active",
     );
+  });
+
+  it("posts a schedule's reply in the Slack thread its roomId names, once", async () => {
+    const bot = await slackAgent();
+    server.openai.reply("The nightly build passed.");
+    // A 6-field expression naming one second a few seconds from now, so the schedule fires exactly once.
+    const at = new Date(Date.now() + 3_000);
+    const cron = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+    const created = await server.h.request("POST", `/v1/agents/${bot.id}/schedules`, {
+      key: server.tenant.key,
+      body: {
+        cron,
+        timezone: "UTC",
+        text: "Report the nightly build.",
+        roomId: "slack:C0BUILDS:1800000999.000100",
+      },
+    });
+    expect(created.status).toBe(201);
+    const posts = await until(
+      () => server.fake.posts(bot.token),
+      (found) => found.length > 0,
+      15_000,
+    );
+    expect(posts).toEqual([
+      {
+        token: bot.token,
+        channel: "C0BUILDS",
+        text: "The nightly build passed.",
+        threadTs: "1800000999.000100",
+      },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(server.fake.posts(bot.token)).toHaveLength(1);
   });
 });

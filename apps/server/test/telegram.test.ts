@@ -16,6 +16,7 @@ import { type Harness, PUBLIC_BASE_URL, startHarness } from "./harness.js";
 const server = connectorServer(startFakeTelegram, (fake) => ({
   TELEGRAM_API_URL: fake.url,
   CONNECTORS_LEASE_MS: "3000",
+  SCHEDULE_SCAN_MS: "200",
 }));
 let bots = 0;
 
@@ -353,6 +354,40 @@ describe("GET /v1/agents/{agentId}/clients", () => {
     const { key } = await server.tenant.keyWith(["messages:send"]);
     expect((await server.h.request("GET", `/v1/agents/${bot.id}/clients`, { key })).status).toBe(403);
     expect((await server.h.request("GET", `/v1/agents/${bot.id}/clients`, { key: null })).status).toBe(401);
+  });
+  it("posts a schedule's reply to the Telegram chat its roomId names, once", async () => {
+    const bot = await telegramAgent();
+    server.openai.reply("Good morning: three deploys are waiting.");
+    // A 6-field expression naming one second a few seconds from now, so the schedule fires exactly once.
+    const at = new Date(Date.now() + 3_000);
+    const cron = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+    const created = (await server.h.request("POST", `/v1/agents/${bot.id}/schedules`, {
+      key: server.tenant.key,
+      body: { cron, timezone: "UTC", text: "Post the morning summary.", roomId: "telegram:-4242" },
+    })) as { status: number; body: { data: { id: string } } };
+    expect(created.status).toBe(201);
+    const sent = await until(
+      () => server.fake.sent(bot.token),
+      (messages) => messages.length > 0,
+      15_000,
+    );
+    // Not a reply to any message of the chat: no one asked for it.
+    expect(sent).toEqual([
+      {
+        token: bot.token,
+        chatId: -4242,
+        text: "Good morning: three deploys are waiting.",
+        replyTo: undefined,
+      },
+    ]);
+    const read = (await server.h.request("GET", `/v1/agents/${bot.id}/schedules/${created.body.data.id}`, {
+      key: server.tenant.key,
+    })) as { body: { data: { lastFire: { status: string; messageId: string } | null } } };
+    expect(read.body.data.lastFire?.status).toBe("completed");
+    // Every process looks on each sync; the claim lets one send it, once.
+    await quiet(1_500);
+    expect(server.fake.sent(bot.token)).toHaveLength(1);
+    expect(server.openai.requests).toHaveLength(1);
   });
 });
 

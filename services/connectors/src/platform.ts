@@ -54,6 +54,11 @@ export interface Connector {
    * throws UNAUTHORIZED otherwise. Absent for connectors that only poll or hold a session.
    */
   receive?(secretToken: string, body: string): Promise<void>;
+  /**
+   * Posts a reply no platform message asked for (a schedule's) to the chat `roomId` names (`<platform>:…`, as the
+   * platform's turns give it), at most once across processes under `messageKey`. Absent where not supported.
+   */
+  post?(roomId: string, reply: string, messageKey: string): Promise<void>;
   /** Stops taking messages and waits for the one in hand to be answered or given up. */
   stop(): Promise<void>;
 }
@@ -174,6 +179,21 @@ export abstract class PlatformConnector implements Connector {
 
   protected recordError(code: string, message: string): void {
     this.lastError = { code, message, at: new Date().toISOString() };
+  }
+
+  /** Posts `reply` through `deliverReply` (claimed under `messageKey` first, so no process sends it twice). */
+  protected async deliverUnasked(
+    messageKey: string,
+    reply: string,
+    out: Pick<Delivery, "send" | "classify">,
+  ): Promise<void> {
+    await deliverReply(this.context, {
+      platform: this.type,
+      messageKey,
+      reply,
+      writtenAt: Date.now(),
+      ...out,
+    });
   }
 
   /** Runs `work` unless a message under `key` is already in hand here (a pushed update the platform sent again). */

@@ -13,7 +13,7 @@ import {
   StatusReasonSchema,
 } from "@agentry/proto";
 import { create, toJson, toJsonString } from "@bufbuild/protobuf";
-import { timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, ConnectError } from "@connectrpc/connect";
 import { type ClientConfig, PLATFORM_SECRETS, type Platform, runClients } from "./domain/clients.js";
 import { CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
@@ -49,6 +49,7 @@ export interface SupervisorOptions {
 
 interface Running {
   connector: Connector;
+  platform: Platform;
   /** What the connector was started from: a change of any of it restarts the connector. */
   fingerprint: string;
   /** The agent's record as last read, for its turns. */
@@ -56,6 +57,11 @@ interface Running {
 }
 
 const DEFAULT_SYNC_INTERVAL_MS = 2_000;
+/**
+ * A schedule's reply first seen later than this after its fire is left in history, not posted: a connector
+ * started long after (or a service upgraded to post them) does not send old news.
+ */
+const SCHEDULED_REPLY_WINDOW_MS = 60 * 60 * 1000;
 const PAGE_SIZE = 100;
 
 /**
@@ -193,6 +199,56 @@ export class ConnectorSupervisor {
       if (this.running.has(key)) continue;
       this.launch(key, want.agent, want.config, want.secrets);
     }
+    await this.postScheduledReplies();
+  }
+
+  /**
+   * Posts the replies of schedules whose `roomId` names a chat of one of the running connectors: each schedule's
+   * last fire, once its message completed, goes to the chat once (claimed in the store under the reply's id, so
+   * every process may look and one sends). Read on each sync; a failure is logged and tried on the next.
+   */
+  private async postScheduledReplies(): Promise<void> {
+    const { conversations, logger } = this.options;
+    const since = Date.now() - SCHEDULED_REPLY_WINDOW_MS;
+    for (const running of [...this.running.values()]) {
+      const { agent, connector, platform } = running;
+      if (!connector.post || connector.status().state !== "connected") continue;
+      try {
+        for (let before = ""; ; ) {
+          const { schedules, hasMore } = await conversations.listSchedules({
+            accountId: agent.accountId,
+            agentId: agent.id,
+            page: { limit: 100, before },
+          });
+          for (const schedule of schedules) {
+            const fire = schedule.lastFire;
+            const messageId = fire?.messageId;
+            if (!schedule.roomId?.startsWith(`${platform}:`) || fire?.status !== "completed" || !messageId)
+              continue;
+            if (!fire.fireTime || timestampDate(fire.fireTime).getTime() < since) continue;
+            const messageKey = `schedule:${messageId}`;
+            if (await this.options.store.answered(messageKey)) continue;
+            const read = await conversations.getMessage({
+              accountId: agent.accountId,
+              agentId: agent.id,
+              messageId,
+            });
+            const reply = read.background?.reply?.text ?? read.message?.text;
+            if (!reply) continue;
+            await connector.post(schedule.roomId, reply, messageKey);
+            logger.info({ agentId: agent.id, scheduleId: schedule.id, messageId }, "schedule's reply posted");
+          }
+          const last = schedules.at(-1);
+          if (!hasMore || !last) break;
+          before = last.id;
+        }
+      } catch (error) {
+        logger.warn(
+          { err: error, agentId: agent.id },
+          "could not post schedules' replies; trying again shortly",
+        );
+      }
+    }
   }
 
   private launch(key: string, agent: Agent, config: ClientConfig, secrets: Record<string, string>): void {
@@ -202,6 +258,7 @@ export class ConnectorSupervisor {
     const logger = options.logger.child({ agentId: agent.id, client: config.type });
     const entry: Running = {
       agent,
+      platform: config.type,
       fingerprint: fingerprintOf({ agent, config, secrets }),
       connector: undefined as unknown as Connector,
     };

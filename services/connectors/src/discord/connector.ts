@@ -18,7 +18,7 @@ import {
   type PlatformDriver,
   sleep,
 } from "../platform.js";
-import { discordReply } from "./reply.js";
+import { discordPost, discordReply } from "./reply.js";
 
 export interface DiscordOptions {
   /** The REST API's root (DISCORD_API_URL), without the version; Discord's own by default. */
@@ -52,6 +52,8 @@ class DiscordConnector extends PlatformConnector {
   private me: APIUser | undefined;
   /** Messages being answered: the session ends only after each is answered or given up. */
   private readonly handling = new Set<Promise<void>>();
+  /** The gateway session's client while this process holds one: schedules' replies go out through its REST. */
+  private live: Client | undefined;
 
   constructor(
     context: ConnectorContext,
@@ -132,10 +134,26 @@ class DiscordConnector extends PlatformConnector {
     }
   }
 
+  async post(roomId: string, reply: string, messageKey: string): Promise<void> {
+    const client = this.live;
+    if (!client) return;
+    const posted = this.deliverUnasked(
+      messageKey,
+      reply,
+      discordPost(client.rest, roomId.slice("discord:".length)),
+    );
+    // The session closes its client only after this is out, as with a message in hand.
+    const tracked = posted.catch(() => {});
+    this.handling.add(tracked);
+    void tracked.finally(() => this.handling.delete(tracked));
+    await posted;
+  }
+
   /** Holds one gateway session while this process holds the lease; answers messages until it ends. */
   private async session(me: APIUser, key: string): Promise<SessionEnd> {
     const { context } = this;
     const client = this.client();
+    this.live = client;
     let end: SessionEnd | undefined;
     let finish: () => void = () => {};
     const ended = new Promise<void>((resolve) => {
@@ -208,6 +226,7 @@ class DiscordConnector extends PlatformConnector {
     this.abort.signal.removeEventListener("abort", onStop);
     // No new messages are taken; the ones in hand are answered (through this client's REST) before it closes.
     client.removeAllListeners(Events.MessageCreate);
+    this.live = undefined;
     await Promise.all([...this.handling]);
     await client.destroy();
     if (end !== "stopped" && end !== "rejected" && end !== "refused") this.state = "connecting";

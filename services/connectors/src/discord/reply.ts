@@ -1,4 +1,4 @@
-import { DiscordAPIError, HTTPError, type Message, RateLimitError } from "discord.js";
+import { DiscordAPIError, HTTPError, type Message, RateLimitError, type REST, Routes } from "discord.js";
 import type { Delivery } from "../delivery.js";
 
 /**
@@ -15,12 +15,29 @@ export function discordReply(message: Message): Pick<Delivery, "send" | "classif
         failIfNotExists: false,
       });
     },
-    classify(error) {
-      if (error instanceof RateLimitError) return "refused-retryable";
-      if (error instanceof DiscordAPIError || error instanceof HTTPError) {
-        return error.status === 429 || error.status >= 500 ? "refused-retryable" : "refused";
-      }
-      return "unknown";
-    },
+    classify: classifyDiscord,
   };
+}
+
+/**
+ * How a message goes out to a Discord channel through `rest` (a schedule's reply: it answers no message). No one
+ * it names is pinged.
+ */
+export function discordPost(rest: REST, channelId: string): Pick<Delivery, "send" | "classify"> {
+  return {
+    async send(piece) {
+      await rest.post(Routes.channelMessages(channelId), {
+        body: { content: piece, allowed_mentions: { parse: [] } },
+      });
+    },
+    classify: classifyDiscord,
+  };
+}
+
+function classifyDiscord(error: unknown): ReturnType<Delivery["classify"]> {
+  if (error instanceof RateLimitError) return "refused-retryable";
+  if (error instanceof DiscordAPIError || error instanceof HTTPError) {
+    return error.status === 429 || error.status >= 500 ? "refused-retryable" : "refused";
+  }
+  return "unknown";
 }

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { AppError } from "@agentry/errors";
 import { LogLevel, WebAPIPlatformError, WebClient } from "@slack/web-api";
 import { type ConnectorContext, PlatformConnector, type PlatformDriver } from "../platform.js";
-import { showThinking, slackReply } from "./reply.js";
+import { showThinking, slackPost, slackReply } from "./reply.js";
 
 export interface SlackOptions {
   /** The Web API's root (SLACK_API_URL), ending in `/`; Slack's own by default. */
@@ -91,6 +91,12 @@ class SlackConnector extends PlatformConnector {
    * An Events API request the gateway took for this agent: `proof` is what Slack sent to prove itself,
    * `<X-Slack-Request-Timestamp>:<X-Slack-Signature>`, and `body` the raw request body it signed.
    */
+  async post(roomId: string, reply: string, messageKey: string): Promise<void> {
+    // `slack:<channel>` or `slack:<channel>:<thread ts>`, as turns give it.
+    const [, channel = "", thread] = roomId.split(":");
+    await this.deliverUnasked(messageKey, reply, slackPost(this.client, channel, thread));
+  }
+
   async receive(proof: string, body: string): Promise<void> {
     this.verify(proof, body);
     let payload: { type?: string; event?: SlackMessageEvent };

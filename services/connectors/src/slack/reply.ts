@@ -19,15 +19,23 @@ export function slackReply(
   client: WebClient,
   where: { channel: string; thread: string | undefined; ts: string },
 ): Pick<Delivery, "send" | "classify" | "writtenAt"> {
+  return { ...slackPost(client, where.channel, where.thread), writtenAt: Number(where.ts) * 1000 };
+}
+
+/** How a message goes out to a Slack channel, in `thread` when given. */
+export function slackPost(
+  client: WebClient,
+  channel: string,
+  thread: string | undefined,
+): Pick<Delivery, "send" | "classify"> {
   return {
-    writtenAt: Number(where.ts) * 1000,
     async send(piece) {
       const formatted = markdownToSlack(piece);
       await client.chat.postMessage({
-        channel: where.channel,
+        channel,
         text: formatted ?? piece,
         ...(formatted === undefined ? { mrkdwn: false } : {}),
-        ...(where.thread ? { thread_ts: where.thread } : {}),
+        ...(thread ? { thread_ts: thread } : {}),
       });
     },
     classify(error) {

@@ -9,7 +9,7 @@ import {
   type PlatformDriver,
   sleep,
 } from "../platform.js";
-import { telegramReply } from "./reply.js";
+import { telegramPost, telegramReply } from "./reply.js";
 
 export interface TelegramOptions {
   /** The Bot API's root (TELEGRAM_API_URL); Telegram's own by default. */
@@ -193,6 +193,11 @@ class TelegramConnector extends PlatformConnector {
     }
     const message = update.message;
     await this.once(message ? `${message.chat.id}:${message.message_id}` : "", () => this.handle(me, update));
+  }
+
+  async post(roomId: string, reply: string, messageKey: string): Promise<void> {
+    const chatId = roomId.slice("telegram:".length);
+    await this.deliverUnasked(messageKey, reply, telegramPost(this.api, chatId));
   }
 
   /** Runs a long poll while renewing the lease; losing the lease ends the poll. */

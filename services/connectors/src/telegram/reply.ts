@@ -8,20 +8,32 @@ import { markdownToTelegramHtml } from "../format/telegram.js";
  * Telegram refuses (400, "can't parse entities") is sent again as the plain text the model wrote.
  */
 export function telegramReply(api: Api, message: Message): Pick<Delivery, "send" | "classify" | "writtenAt"> {
-  const options = {
-    reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true },
-  };
   return {
+    ...telegramPost(api, message.chat.id, message.message_id),
     writtenAt: message.date * 1000,
+  };
+}
+
+/**
+ * How a message goes out to a Telegram chat, as a reply to `replyTo` when given (a schedule's reply answers no
+ * message of the chat).
+ */
+export function telegramPost(
+  api: Api,
+  chatId: number | string,
+  replyTo?: number,
+): Pick<Delivery, "send" | "classify"> {
+  const options =
+    replyTo === undefined
+      ? {}
+      : { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } };
+  return {
     async send(piece) {
       try {
-        await api.sendMessage(message.chat.id, markdownToTelegramHtml(piece), {
-          ...options,
-          parse_mode: "HTML",
-        });
+        await api.sendMessage(chatId, markdownToTelegramHtml(piece), { ...options, parse_mode: "HTML" });
       } catch (error) {
         if (!(error instanceof GrammyError && error.error_code === 400)) throw error;
-        await api.sendMessage(message.chat.id, piece, options);
+        await api.sendMessage(chatId, piece, options);
       }
     },
     classify(error) {
