@@ -49,6 +49,9 @@ def before_call(context, case, kwargs):
         keep_webhook_rules(case.body, WEBHOOK_SINK)
     if (case.operation.method.upper(), case.operation.path) in AGENT_WRITES:
         keep_plugin_rules(case.body)
+    exclusive = EXCLUSIVE_FIELDS.get((case.operation.method.upper(), case.operation.path))
+    if exclusive is not None:
+        keep_exclusive_fields(case.body, exclusive)
     if (case.operation.method.upper(), case.operation.path) in PROVIDER_WRITES:
         keep_provider_rules(case.body)
     if case.operation.method.upper() == "GET" and case.operation.path in USAGE_QUERIES and isinstance(case.query, dict):
@@ -78,11 +81,14 @@ def keep_idempotency_rules(headers: object) -> None:
 
 # The cursor-paged lists (docs/api/lists-and-pagination.md, "Cursor pagination"): rules between parameters, and cursors that must be
 # items of the list, which no parameter schema can state. Each is keyed by the path parameter that scopes it.
-HISTORY_LISTS = {
+HISTORY_LISTS: dict[str, str | None] = {
     "/v1/agents/{agentId}/conversations": "agentId",
     "/v1/agents/{agentId}/messages": "agentId",
     "/v1/agents/{agentId}/memories": "agentId",
     "/v1/agents/{agentId}/runs": "agentId",
+    "/v1/agents/{agentId}/documents": "agentId",
+    "/v1/agents/{agentId}/schedules": "agentId",
+    "/v1/members": None,
     "/v1/webhooks/{webhookId}/deliveries": "webhookId",
 }
 # Deletions after which a cursor seen before may name nothing.
@@ -90,10 +96,13 @@ HISTORY_DELETIONS = (
     "/v1/agents/{agentId}",
     "/v1/agents/{agentId}/conversations/{conversationId}",
     "/v1/agents/{agentId}/memories/{memoryId}",
+    "/v1/agents/{agentId}/documents/{documentId}",
+    "/v1/agents/{agentId}/schedules/{scheduleId}",
+    "/v1/members/{memberId}",
     "/v1/users/{userId}",
     "/v1/webhooks/{webhookId}",
 )
-CURSOR = re.compile(r"^(?:msg|conv|dlv|mem)_[0-9A-HJKMNP-TV-Z]{26}$")
+CURSOR = re.compile(r"^(?:msg|conv|dlv|mem|doc|sch|usr)_[0-9A-HJKMNP-TV-Z]{26}$")
 ID_MAX_LENGTH = 256
 
 # Ids the service listed, by (list path, agent id): the only cursors a list accepts.
@@ -130,7 +139,11 @@ def keep_history_rules(query: dict, known: set[str]) -> None:
 def history_list_key(case) -> tuple[str, str] | None:
     if case.operation.method.upper() != "GET" or case.operation.path not in HISTORY_LISTS:
         return None
-    scope = (case.path_parameters or {}).get(HISTORY_LISTS[case.operation.path])
+    parameter = HISTORY_LISTS[case.operation.path]
+    # An account's own list (no path parameter): the run's one account is its scope.
+    if parameter is None:
+        return (case.operation.path, "")
+    scope = (case.path_parameters or {}).get(parameter)
     return (case.operation.path, scope) if isinstance(scope, str) else None
 
 
@@ -252,6 +265,21 @@ def keep_usage_rules(query: dict, now: datetime) -> None:
             del query["from"]
         else:
             query["from"] = (end - bucket).isoformat()
+
+
+# Fields of which a body names one at most, as their descriptions say: a document's `text` or `contentBase64`
+# (docs/api/documents.md), a budget's `agentId` or `apiKeyId` (docs/api/budgets.md). JSON Schema could say it with
+# `not: {required: [a, b]}`, which the SDK generators do not read; the second one given is dropped.
+EXCLUSIVE_FIELDS = {
+    ("POST", "/v1/agents/{agentId}/documents"): ("text", "contentBase64"),
+    ("POST", "/v1/budgets"): ("agentId", "apiKeyId"),
+}
+
+
+def keep_exclusive_fields(body: object, fields: tuple[str, str]) -> None:
+    """Drops the second of two fields a body may not hold together, when it holds both."""
+    if isinstance(body, dict) and fields[0] in body and fields[1] in body:
+        del body[fields[1]]
 
 
 @schemathesis.hook

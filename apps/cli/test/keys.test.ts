@@ -278,6 +278,8 @@ describe("keys list", () => {
         lastUsedAt: null,
         expiresAt: null,
         revokedAt: null,
+        // Made by the admin CLI, not by a member.
+        createdBy: null,
       },
     ]);
   });

@@ -10,6 +10,9 @@ const email = z
   .trim()
   .refine(isEmail, `must be an email address of at most ${MEMBER_BOUNDS.emailMaxLength} characters`)
   .meta({
+    // What isEmail accepts once the value is trimmed, for the document's readers and generators.
+    pattern: "^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$",
+    maxLength: MEMBER_BOUNDS.emailMaxLength,
     description: "The member's email, compared in lowercase; unique within the account.",
     examples: ["ada@example.com"],
   });
@@ -45,7 +48,8 @@ export const updateMemberBody = z
   .refine((body) => Object.keys(body).length > 0, {
     message: "must change at least one of email, name and role",
     path: [],
-  });
+  })
+  .meta({ minProperties: 1 });
 
 export const listMembersQuery = z
   .strictObject({
