@@ -49,9 +49,17 @@ def before_call(context, case, kwargs):
         keep_webhook_rules(case.body, WEBHOOK_SINK)
     if (case.operation.method.upper(), case.operation.path) in AGENT_WRITES:
         keep_plugin_rules(case.body)
-    exclusive = EXCLUSIVE_FIELDS.get((case.operation.method.upper(), case.operation.path))
+    operation = (case.operation.method.upper(), case.operation.path)
+    exclusive = EXCLUSIVE_FIELDS.get(operation)
     if exclusive is not None:
         keep_exclusive_fields(case.body, exclusive)
+    if operation == DOCUMENT_UPLOAD and isinstance(case.body, dict):
+        if "text" not in case.body and "contentBase64" not in case.body:
+            case.body["text"] = "The reading room opens at nine."
+    if operation in SCHEDULE_WRITES:
+        keep_schedule_rules(case.body)
+    if operation in BUDGET_WRITES:
+        keep_budget_rules(case.body)
     if (case.operation.method.upper(), case.operation.path) in PROVIDER_WRITES:
         keep_provider_rules(case.body)
     if case.operation.method.upper() == "GET" and case.operation.path in USAGE_QUERIES and isinstance(case.query, dict):
@@ -280,6 +288,45 @@ def keep_exclusive_fields(body: object, fields: tuple[str, str]) -> None:
     """Drops the second of two fields a body may not hold together, when it holds both."""
     if isinstance(body, dict) and fields[0] in body and fields[1] in body:
         del body[fields[1]]
+
+
+# A document sent as JSON has its text or its bytes: a body with neither gets a text.
+DOCUMENT_UPLOAD = ("POST", "/v1/agents/{agentId}/documents")
+
+# A schedule's cron and time zone are checked by a cron library and the IANA database (docs/api/schedules.md),
+# which JSON Schema cannot state: a string that is neither becomes one. A cron stays when it is one of a few
+# known-good forms; the service's own tests cover the parser.
+SCHEDULE_WRITES = {
+    ("POST", "/v1/agents/{agentId}/schedules"),
+    ("PATCH", "/v1/agents/{agentId}/schedules/{scheduleId}"),
+}
+KNOWN_CRONS = {"0 9 * * 1-5", "*/5 * * * *", "0 0 1 * *", "30 8 * * *"}
+IANA_ZONES = {"UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney"}
+
+# A budget's limit is whole in tokens and 0.01 to 10,000,000 in US dollars (docs/api/budgets.md); the unit is the
+# budget's, which a PATCH does not repeat: a number outside what both allow becomes one within.
+BUDGET_WRITES = {("POST", "/v1/budgets"), ("PATCH", "/v1/budgets/{budgetId}")}
+BUDGET_LIMIT_MAX = 10_000_000
+
+
+def keep_schedule_rules(body: object) -> None:
+    """Makes a schedule's string cron and time zone ones the service accepts."""
+    if not isinstance(body, dict):
+        return
+    if isinstance(body.get("cron"), str) and body["cron"] not in KNOWN_CRONS:
+        body["cron"] = "0 9 * * 1-5"
+    zone = body.get("timezone")
+    if isinstance(zone, str) and zone not in IANA_ZONES:
+        body["timezone"] = "UTC"
+
+
+def keep_budget_rules(body: object) -> None:
+    """Makes a budget's numeric limit a whole number from 1 to 10,000,000."""
+    if not isinstance(body, dict):
+        return
+    limit = body.get("limit")
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and math.isfinite(limit):
+        body["limit"] = min(max(round(limit), 1), BUDGET_LIMIT_MAX)
 
 
 @schemathesis.hook

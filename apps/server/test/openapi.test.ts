@@ -1711,6 +1711,9 @@ describe("service routes and route-level errors", () => {
     expect((await fetched("getConsolePage", "/console/agents")).status).toBe(200);
     expect((await fetched("getConsolePage", "/console/assets/main.js")).status).toBe(200);
     expect((await fetched("getConsolePage", "/console/assets/missing.js")).status).toBe(404);
+    const oidc = await fetched("getConsoleOidc", "/console/oidc");
+    expect(oidc.status).toBe(200);
+    expect(oidc.body).toEqual({ success: true, data: { enabled: false, startUrl: null } });
 
     const token = randomBytes(32).toString("base64url");
     await h.gateway.context.accounts.createConsoleLink({

@@ -7,6 +7,7 @@ import type { GatewayContext, GatewayState } from "../context.js";
 import { setSessionCookies } from "./console-session.js";
 
 /** Where the console starts an OIDC sign-in, and where the provider sends the browser back. */
+export const OIDC_STATUS_PATH = "/console/oidc";
 export const OIDC_START_PATH = "/console/oidc/start";
 export const OIDC_CALLBACK_PATH = "/console/oidc/callback";
 /** The sign-in in flight (PKCE verifier, state, nonce): HttpOnly, and only for the callback's path. */
@@ -113,7 +114,7 @@ function refuse(ctx: Context, status: number, text: string): void {
 /** The OIDC sign-in routes, when OIDC_ISSUER is set; `GET /console/oidc` says whether it is. */
 export function oidcRoutes(router: Router<GatewayState>, gateway: GatewayContext): void {
   const enabled = gateway.config.OIDC_ISSUER !== undefined;
-  router.get("/console/oidc", (ctx) => {
+  router.get(OIDC_STATUS_PATH, (ctx) => {
     ctx.body = { success: true, data: { enabled, startUrl: enabled ? OIDC_START_PATH : null } };
   });
   if (!enabled) return;

@@ -1,5 +1,6 @@
 import { CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, SESSION_PATH } from "../http/console-session.js";
 import { CONSOLE_PATH } from "../http/console-static.js";
+import { OIDC_STATUS_PATH } from "../http/oidc.js";
 import type { JsonSchema } from "./convert.js";
 import { errorResponse } from "./responses.js";
 
@@ -99,6 +100,32 @@ export function consolePaths(
             },
           }),
           "403": errorResponse(["FORBIDDEN"], "never"),
+        },
+      },
+    },
+    [OIDC_STATUS_PATH]: {
+      get: {
+        ...common,
+        operationId: "getConsoleOidc",
+        summary: "Whether the console signs in by OIDC",
+        description:
+          'Says whether this deployment signs people in to the console by OIDC (`OIDC_ISSUER` set) and, if it does, where the sign-in starts: a browser sent there goes to the provider and comes back signed in as the member with the verified email (docs/api/members.md, "Signing in by OIDC").',
+        responses: {
+          "200": plain("Whether OIDC sign-in is on.", {
+            "application/json": {
+              schema: envelope({
+                type: "object",
+                required: ["enabled", "startUrl"],
+                properties: {
+                  enabled: { type: "boolean" },
+                  startUrl: {
+                    type: ["string", "null"],
+                    description: "The path that starts a sign-in; null when OIDC is off.",
+                  },
+                },
+              }),
+            },
+          }),
         },
       },
     },
