@@ -303,6 +303,11 @@ describe("traces", () => {
       (await call("POST", `/v1/agents/${agentId}/messages`, "obs-trace-2", { text: "Trace" })).status,
     ).toBe(200);
     const root = await collector.waitFor((span) => span.attributes["agentry.request_id"] === "obs-trace-2");
+    // Spans are exported as each ends, in no set order: wait for the ones asserted on, not for a count.
+    const inTrace = (name: string) => (span: CollectedSpan) =>
+      span.traceId === root.traceId && span.name === name;
+    await collector.waitFor(inTrace("openai complete"));
+    await collector.waitFor(inTrace("conversation.store.saveExchange"));
     const spans = await traceOf(root, 6);
     const server = spans.find(
       (s) => s.service === "agentry-conversation" && s.name.endsWith("ConversationService/SendMessage"),

@@ -122,6 +122,7 @@ describe("a route declared with defineRoute", () => {
       "Webhooks",
       "Plugins",
       "API keys",
+      "Members",
       "Budgets",
       "Service",
       "Notes",
