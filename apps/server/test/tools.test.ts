@@ -137,6 +137,8 @@ describe("the built-in plugins in a turn", () => {
         output: {
           query: "parking garage",
           hits: [{ index: 1, text: "Parking is on level 2 of the north garage." }],
+          // The agent has no uploaded documents.
+          documents: [],
         },
       },
     ]);
