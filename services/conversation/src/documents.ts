@@ -2,7 +2,6 @@ import { DOCUMENT_BOUNDS, newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { convert } from "html-to-text";
-import { extractText, getDocumentProxy } from "unpdf";
 import { turnTokens } from "./history.js";
 import type { ChunkMatch, CitationRecord, NewDocument } from "./store/types.js";
 
@@ -56,6 +55,8 @@ export async function documentText(type: DocumentType, content: Uint8Array): Pro
   let text: string;
   if (type === "application/pdf") {
     try {
+      // Loaded on the first PDF: PDF.js is large, and most processes never read one.
+      const { extractText, getDocumentProxy } = await import("unpdf");
       const pdf = await getDocumentProxy(new Uint8Array(content));
       text = (await extractText(pdf, { mergePages: false })).text.join("\n\n");
     } catch (error) {
