@@ -7,6 +7,11 @@ import { trimmedText } from "./text.js";
 
 const email = z
   .string({ error: "must be a string" })
+  // As sent, as the document's maxLength counts it; then trimmed.
+  .max(
+    MEMBER_BOUNDS.emailMaxLength,
+    `must be an email address of at most ${MEMBER_BOUNDS.emailMaxLength} characters`,
+  )
   .trim()
   .refine(isEmail, `must be an email address of at most ${MEMBER_BOUNDS.emailMaxLength} characters`)
   .meta({
