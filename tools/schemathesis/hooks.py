@@ -60,6 +60,8 @@ def before_call(context, case, kwargs):
             case.body["text"] = "The reading room opens at nine."
             if case.body.get("contentType") == "application/pdf":
                 case.body["contentType"] = "text/plain"
+    if operation == CHAT_COMPLETIONS:
+        drop_nul_keys(case.body)
     if operation in SCHEDULE_WRITES:
         keep_schedule_rules(case.body)
     if operation in BUDGET_WRITES:
@@ -311,6 +313,23 @@ IANA_ZONES = {"UTC", "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Austral
 # budget's, which a PATCH does not repeat: a number outside what both allow becomes one within.
 BUDGET_WRITES = {("POST", "/v1/budgets"), ("PATCH", "/v1/budgets/{budgetId}")}
 BUDGET_LIMIT_MAX = 10_000_000
+
+
+# No text of a request may hold NUL (docs/api/standard-clients.md keeps this API's rules): the OpenAI-compatible body
+# admits fields it does not name, whose keys JSON Schema cannot keep free of NUL; such keys are dropped.
+CHAT_COMPLETIONS = ("POST", "/v1/chat/completions")
+
+
+def drop_nul_keys(value: object) -> None:
+    """Removes, at every depth, the object keys that hold NUL."""
+    if isinstance(value, dict):
+        for name in [name for name in value if isinstance(name, str) and "\x00" in name]:
+            del value[name]
+        for item in value.values():
+            drop_nul_keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            drop_nul_keys(item)
 
 
 def keep_schedule_rules(body: object) -> None:
