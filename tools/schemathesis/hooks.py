@@ -315,7 +315,7 @@ BUDGET_WRITES = {("POST", "/v1/budgets"), ("PATCH", "/v1/budgets/{budgetId}")}
 BUDGET_LIMIT_MAX = 10_000_000
 
 
-# No text of a request may hold NUL (docs/api/standard-clients.md keeps this API's rules): the OpenAI-compatible body
+# No text of a request body may hold NUL (README.md, the request bodies rules): the OpenAI-compatible body
 # admits fields it does not name, whose keys JSON Schema cannot keep free of NUL; such keys are dropped.
 CHAT_COMPLETIONS = ("POST", "/v1/chat/completions")
 
