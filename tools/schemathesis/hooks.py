@@ -321,15 +321,21 @@ CHAT_COMPLETIONS = ("POST", "/v1/chat/completions")
 
 
 def drop_nul_keys(value: object) -> None:
-    """Removes, at every depth, the object keys that hold NUL."""
+    """Removes, at every depth, the object keys that hold NUL, and NUL from the strings."""
     if isinstance(value, dict):
         for name in [name for name in value if isinstance(name, str) and "\x00" in name]:
             del value[name]
-        for item in value.values():
-            drop_nul_keys(item)
+        for name, item in value.items():
+            if isinstance(item, str):
+                value[name] = item.replace("\x00", "")
+            else:
+                drop_nul_keys(item)
     elif isinstance(value, list):
-        for item in value:
-            drop_nul_keys(item)
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                value[index] = item.replace("\x00", "")
+            else:
+                drop_nul_keys(item)
 
 
 def keep_schedule_rules(body: object) -> None:
@@ -344,12 +350,13 @@ def keep_schedule_rules(body: object) -> None:
 
 
 def keep_budget_rules(body: object) -> None:
-    """Makes a budget's numeric limit a whole number from 1 to 10,000,000."""
+    """Makes a budget's numeric limit the largest whole number allowed, so that no budget the run makes refuses
+    the run's later messages (a spent budget's 402 depends on what was sent before, not on a request's shape)."""
     if not isinstance(body, dict):
         return
     limit = body.get("limit")
     if isinstance(limit, (int, float)) and not isinstance(limit, bool) and math.isfinite(limit):
-        body["limit"] = min(max(round(limit), 1), BUDGET_LIMIT_MAX)
+        body["limit"] = BUDGET_LIMIT_MAX
 
 
 @schemathesis.hook

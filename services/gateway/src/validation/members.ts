@@ -16,7 +16,7 @@ const email = z
   .refine(isEmail, `must be an email address of at most ${MEMBER_BOUNDS.emailMaxLength} characters`)
   .meta({
     // What isEmail accepts once the value is trimmed, for the document's readers and generators.
-    pattern: "^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$",
+    pattern: "^\\s*[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+\\s*$",
     maxLength: MEMBER_BOUNDS.emailMaxLength,
     description: "The member's email, compared in lowercase; unique within the account.",
     examples: ["ada@example.com"],
