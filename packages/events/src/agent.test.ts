@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type AgentView, agentDeletedData, agentEventData, presentAgent } from "./agent.js";
+import {
+  type AgentView,
+  agentDeletedData,
+  agentEventData,
+  agentPublicText,
+  presentAgent,
+  withApiEndpoint,
+} from "./agent.js";
 
 const agent: AgentView & { accountId: string } = {
   id: "agt_01JCZ3S8Q5M2T7V9X0B4D6F8H1",
@@ -64,5 +71,18 @@ describe("agentEventData", () => {
 
   it("agent.deleted carries only the id", () => {
     expect(agentDeletedData(agent.id)).toEqual({ id: agent.id });
+  });
+});
+
+describe("agentPublicText", () => {
+  it("completed with apiEndpoint, is byte for byte the JSON of presentAgent", () => {
+    const text = agentPublicText(agent);
+    expect(text).not.toContain("apiEndpoint");
+    expect(text).not.toContain("sk-live");
+    for (const base of ["https://api.example.com", 'http://h:1/a "quoted"\\path']) {
+      expect(withApiEndpoint(text, base, agent.id)).toBe(JSON.stringify(presentAgent(agent, base)));
+    }
+    const odd = { ...agent, personality: { "2": "b", "1": "a", "\u2028": "\ud800" }, statusReason: null };
+    expect(withApiEndpoint(agentPublicText(odd), "", odd.id)).toBe(JSON.stringify(presentAgent(odd, "")));
   });
 });

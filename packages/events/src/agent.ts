@@ -74,6 +74,23 @@ export function presentAgent(agent: AgentView, publicBaseUrl: string): AgentJson
 }
 
 /**
+ * The public JSON of an agent as text, without `apiEndpoint` (the one member that depends on where it is served):
+ * what a service keeps and carries, and `withApiEndpoint` completes.
+ */
+export function agentPublicText(agent: AgentView): string {
+  const { apiEndpoint: _endpoint, ...record } = presentAgent(agent, "");
+  return JSON.stringify(record);
+}
+
+/**
+ * The text of `presentAgent(agent, publicBaseUrl)` from `agentPublicText(agent)`: byte for byte the same, since
+ * `apiEndpoint` is the record's last member.
+ */
+export function withApiEndpoint(publicText: string, publicBaseUrl: string, agentId: string): string {
+  return `${publicText.slice(0, -1)},"apiEndpoint":${JSON.stringify(agentEndpoint(publicBaseUrl, agentId))}}`;
+}
+
+/**
  * The `data` of `agent.created`, `agent.updated` and `agent.status_changed`: the agent as the API shows it. An
  * event goes to a URL its account chose, is kept in the delivery log and may be redelivered; like every read, it
  * carries no secret.

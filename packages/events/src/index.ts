@@ -6,7 +6,9 @@ export {
   agentDeletedData,
   agentEndpoint,
   agentEventData,
+  agentPublicText,
   presentAgent,
+  withApiEndpoint,
 } from "./agent.js";
 export { type BudgetThresholdData, budgetThresholdEventId } from "./budgets.js";
 export {

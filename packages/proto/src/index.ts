@@ -1,3 +1,4 @@
+export * from "./agent-json.js";
 export * from "./gen/agentry/connectors/v1/client_pb.js";
 export * from "./gen/agentry/connectors/v1/connector_service_pb.js";
 export * from "./gen/agentry/conversation/v1/conversation_pb.js";

@@ -1,5 +1,6 @@
 export { webhookEvent, webhooksConsumer } from "./outbox/webhooks.js";
 export { type BuildRegistryOptions, buildRegistry, type Registry } from "./registry.js";
+export { specFromProto } from "./rpc/agent-json.js";
 export type { RegistryContext } from "./rpc/context.js";
 export {
   accountToProto,
@@ -8,7 +9,6 @@ export {
   fromTimestamp,
   limitsFromProto,
   limitsToProto,
-  specFromProto,
   specToProto,
   statusFromProto,
   statusReasonFromProto,

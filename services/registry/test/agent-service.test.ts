@@ -1,6 +1,7 @@
 import { fromConnectError } from "@agentry/errors";
+import { presentAgent } from "@agentry/events";
 import { currentRequestId } from "@agentry/logging";
-import { AgentSortField, AgentSpecSchema, AgentStatus, SortOrder, Tier } from "@agentry/proto";
+import { AgentSortField, AgentSpecSchema, AgentStatus, AgentView, SortOrder, Tier } from "@agentry/proto";
 import { create, fromJson, type JsonValue, type MessageInitShape, toJson } from "@bufbuild/protobuf";
 import { FieldMaskSchema, timestampDate, timestampFromDate, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -166,6 +167,150 @@ describe("CreateAgent and GetAgent", () => {
     expect(rpc.code).toBe(Code.NotFound);
     expect(app.code).toBe("AGENT_NOT_FOUND");
     expect(app.message).toBe("Agent agt_missing does not exist.");
+  });
+});
+
+describe("agents as JSON text (AgentView)", () => {
+  const fields = {
+    personality: { tone: "precise", "2": ["b"], "1": { nested: null } },
+    clients: ["discord", { type: "telegram", respondIn: "all" }],
+    settings: { temperature: 0.5, secrets: { OPENAI_API_KEY: "sk-kept" } },
+    plugins: [{ name: "calc", enabled: true }],
+  };
+
+  /** A create as a gateway of an earlier release sends it: the Struct and Value forms only. */
+  async function createdOldShape() {
+    const { agent } = await h.agents.createAgent({
+      accountId,
+      spec: spec({
+        name: "Ada",
+        bio: ["Mathematician"],
+        personality: fields.personality,
+        clients: value(fields.clients),
+        settings: fields.settings,
+        plugins: value(fields.plugins),
+        modelProvider: "openai",
+      }),
+    });
+    return agent!;
+  }
+
+  it("answers each view in its own form, the unspecified one exactly as before", async () => {
+    const created = await createdOldShape();
+    const old = (await h.agents.getAgent({ accountId, id: created.id })).agent!;
+    expect(old).toEqual(created);
+    expect(old.spec?.personalityJson).toBe("");
+    expect(old.publicJson).toBe("");
+
+    const json = (await h.agents.getAgent({ accountId, id: created.id, view: AgentView.JSON })).agent!;
+    const s = json.spec!;
+    expect([s.personality, s.clients, s.settings, s.plugins]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(JSON.parse(s.personalityJson)).toEqual(fields.personality);
+    expect(JSON.parse(s.clientsJson)).toEqual(fields.clients);
+    expect(JSON.parse(s.settingsJson)).toEqual(fields.settings);
+    expect(JSON.parse(s.pluginsJson)).toEqual(fields.plugins);
+    expect([s.name, s.bio, s.modelProvider, s.model]).toEqual([
+      "Ada",
+      ["Mathematician"],
+      "openai",
+      undefined,
+    ]);
+    expect([json.updateTime, json.createTime, json.status]).toEqual([
+      old.updateTime,
+      old.createTime,
+      old.status,
+    ]);
+
+    const pub = (await h.agents.getAgent({ accountId, id: created.id, view: AgentView.PUBLIC })).agent!;
+    expect(pub.spec).toBeUndefined();
+    expect(pub.updateTime).toEqual(old.updateTime);
+    const record = await h.store.getAgent(accountId, created.id);
+    const { apiEndpoint: _, ...expected } = presentAgent(record!, "");
+    expect(pub.publicJson).toBe(JSON.stringify(expected));
+    expect(pub.publicJson).not.toContain("sk-kept");
+  });
+
+  it("answers a page in the view asked for", async () => {
+    const created = await createdOldShape();
+    const page = await h.agents.listAgents({ accountId, view: AgentView.PUBLIC });
+    expect(page.agents.map((agent) => [agent.id, agent.spec, JSON.parse(agent.publicJson).name])).toEqual([
+      [created.id, undefined, "Ada"],
+    ]);
+    const old = await h.agents.listAgents({ accountId });
+    expect(old.agents).toEqual([created]);
+  });
+
+  it("reads a spec's JSON text in preference to its Struct and Value forms, on create and update", async () => {
+    const { agent } = await h.agents.createAgent({
+      accountId,
+      spec: spec({
+        personality: { from: "struct" },
+        personalityJson: JSON.stringify({ from: "text" }),
+        clientsJson: JSON.stringify(["slack"]),
+        settingsJson: JSON.stringify({ memory: false }),
+        pluginsJson: "[]",
+        plugins: value([{ name: "ignored" }]),
+      }),
+    });
+    expect(await h.store.getAgent(accountId, agent!.id)).toMatchObject({
+      personality: { from: "text" },
+      clients: ["slack"],
+      settings: { memory: false },
+      plugins: [],
+    });
+    await h.agents.updateAgent({
+      accountId,
+      id: agent!.id,
+      spec: spec({ settingsJson: JSON.stringify({ memory: true }), pluginsJson: '["search"]' }),
+      updateMask: create(FieldMaskSchema, { paths: ["settings", "plugins"] }),
+    });
+    expect(await h.store.getAgent(accountId, agent!.id)).toMatchObject({
+      personality: { from: "text" },
+      settings: { memory: true },
+      plugins: ["search"],
+    });
+  });
+
+  it("refuses JSON text that is not JSON, or not of its field's shape, naming the field", async () => {
+    for (const [bad, field] of [
+      [{ personalityJson: "{" }, "personality_json"],
+      [{ personalityJson: "[]" }, "personality_json"],
+      [{ clientsJson: "{}" }, "clients_json"],
+      [{ settingsJson: "null" }, "settings_json"],
+      [{ pluginsJson: '"calc"' }, "plugins_json"],
+    ] as const) {
+      const refused = await failure(h.agents.createAgent({ accountId, spec: spec(bad) }));
+      expect(refused.rpc.code).toBe(Code.InvalidArgument);
+      expect(refused.rpc.rawMessage).toContain(field);
+    }
+  });
+
+  it("answers every new version's text, whoever wrote it", async () => {
+    const created = await createdOldShape();
+    const read = async () =>
+      JSON.parse(
+        (await h.agents.getAgent({ accountId, id: created.id, view: AgentView.PUBLIC })).agent!.publicJson,
+      );
+    expect((await read()).name).toBe("Ada");
+    // Written to the store directly, as another registry process sharing it would: the handlers are not told.
+    await h.store.updateAgent(accountId, created.id, { name: "Grace", settings: { temperature: 1 } });
+    expect(await read()).toMatchObject({ name: "Grace", settings: { temperature: 1 } });
+    const json = (await h.agents.getAgent({ accountId, id: created.id, view: AgentView.JSON })).agent!;
+    expect(JSON.parse(json.spec!.settingsJson)).toMatchObject({ temperature: 1 });
+    await h.agents.reportAgentHealth({
+      accountId,
+      id: created.id,
+      failure: { code: "MODEL_ERROR", message: "no" },
+    });
+    expect(await read()).toMatchObject({
+      status: "error",
+      statusReason: { code: "MODEL_ERROR", message: "no" },
+    });
   });
 });
 

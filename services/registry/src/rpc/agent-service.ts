@@ -4,15 +4,9 @@ import { type AgentService, AgentSpecSchema, AgentStatus, type UpdateAgentReques
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AgentFields, AgentPatch, AgentRecord } from "../store/types.js";
+import { AgentTextCache, agentInView, specFromProto, specJson } from "./agent-json.js";
 import type { RegistryContext } from "./context.js";
-import {
-  agentToProto,
-  fromTimestamp,
-  jsonArrayFromValue,
-  listQueryFromProto,
-  specFromProto,
-  statusReasonFromProto,
-} from "./convert.js";
+import { agentToProto, fromTimestamp, listQueryFromProto, statusReasonFromProto } from "./convert.js";
 import { createClaim, storedResponseToProto } from "./idempotency-service.js";
 
 function notFound(id: string): AppError {
@@ -52,6 +46,7 @@ function required<T>(value: T | undefined, field: string): T {
  */
 export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
   const spec = request.spec ?? create(AgentSpecSchema);
+  const json = specJson(spec);
   const patch: AgentPatch = {};
   for (const path of request.updateMask?.paths ?? []) {
     switch (path) {
@@ -62,7 +57,7 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
         patch.bio = spec.bio;
         break;
       case "personality":
-        patch.personality = spec.personality ?? {};
+        patch.personality = json.personality;
         break;
       case "knowledge":
         patch.knowledge = spec.knowledge;
@@ -71,10 +66,10 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
         patch.goals = spec.goals;
         break;
       case "clients":
-        patch.clients = jsonArrayFromValue(spec.clients, "clients");
+        patch.clients = json.clients;
         break;
       case "settings":
-        patch.settings = spec.settings ?? {};
+        patch.settings = json.settings;
         break;
       case "model_provider":
         patch.modelProvider = spec.modelProvider ?? null;
@@ -83,7 +78,7 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
         patch.model = spec.model ?? null;
         break;
       case "plugins":
-        patch.plugins = jsonArrayFromValue(spec.plugins, "plugins");
+        patch.plugins = json.plugins;
         break;
       default:
         throw invalid("update_mask", `names ${JSON.stringify(path)}, which is not a field of AgentSpec`);
@@ -98,6 +93,7 @@ export function patchFromUpdate(request: UpdateAgentRequest): AgentPatch {
 }
 
 export function agentService({ store, logger, changed }: RegistryContext): ServiceImpl<typeof AgentService> {
+  const texts = new AgentTextCache();
   return {
     async createAgent(request) {
       const fields = checkFields(specFromProto(required(request.spec, "spec")));
@@ -127,12 +123,15 @@ export function agentService({ store, logger, changed }: RegistryContext): Servi
 
     async getAgent(request) {
       const agent = found(await store.getAgent(request.accountId, request.id), request.id);
-      return { agent: agentToProto(agent) };
+      return { agent: agentInView(agent, request.view, texts) };
     },
 
     async listAgents(request) {
       const page = await store.listAgents(request.accountId, listQueryFromProto(request));
-      return { agents: page.items.map(agentToProto), totalSize: page.total };
+      return {
+        agents: page.items.map((agent) => agentInView(agent, request.view, texts)),
+        totalSize: page.total,
+      };
     },
 
     async updateAgent(request) {

@@ -189,21 +189,6 @@ export function specToProto(fields: AgentFields): AgentSpec {
   });
 }
 
-export function specFromProto(spec: AgentSpec): AgentFields {
-  return {
-    name: spec.name,
-    bio: spec.bio,
-    personality: spec.personality ?? {},
-    knowledge: spec.knowledge,
-    goals: spec.goals,
-    clients: jsonArrayFromValue(spec.clients, "clients"),
-    settings: spec.settings ?? {},
-    modelProvider: spec.modelProvider ?? null,
-    model: spec.model ?? null,
-    plugins: jsonArrayFromValue(spec.plugins, "plugins"),
-  };
-}
-
 export function statusReasonToProto(reason: StatusReason): StatusReasonMessage {
   return create(StatusReasonSchema, {
     code: reason.code,
