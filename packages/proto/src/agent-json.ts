@@ -65,7 +65,9 @@ export function agentSpecJson(spec: AgentSpec | undefined): AgentSpecJson {
 }
 
 /** The JSON text fields of a spec holding `json`'s fields. */
-export function specJsonText(json: Partial<AgentSpecJson>): Partial<AgentSpec> {
+export function specJsonText(
+  json: Partial<AgentSpecJson>,
+): Partial<Pick<AgentSpec, "personalityJson" | "clientsJson" | "settingsJson" | "pluginsJson">> {
   return {
     ...(json.personality ? { personalityJson: JSON.stringify(json.personality) } : {}),
     ...(json.clients ? { clientsJson: JSON.stringify(json.clients) } : {}),
@@ -75,7 +77,9 @@ export function specJsonText(json: Partial<AgentSpecJson>): Partial<AgentSpec> {
 }
 
 /** The Struct and Value fields of a spec holding `json`'s fields: the form readers of earlier releases take. */
-export function specStructs(json: Partial<AgentSpecJson>): Partial<AgentSpec> {
+export function specStructs(
+  json: Partial<AgentSpecJson>,
+): Partial<Pick<AgentSpec, "personality" | "clients" | "settings" | "plugins">> {
   return {
     ...(json.personality ? { personality: json.personality } : {}),
     ...(json.clients ? { clients: fromJson(ValueSchema, json.clients) } : {}),

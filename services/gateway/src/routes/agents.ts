@@ -7,6 +7,7 @@ import {
   TIER_DEFAULTS,
 } from "@agentry/core";
 import { AppError, type FieldIssue, invalidInputListing } from "@agentry/errors";
+import { AgentView } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { agentETag, answeredNotModified, ifMatchVersion, pageETag } from "../http/conditional.js";
@@ -32,6 +33,8 @@ import {
   type Route,
 } from "./define.js";
 import {
+  agentText,
+  isoTime,
   presentAgent,
   SORT_FIELDS,
   SORT_ORDERS,
@@ -283,24 +286,28 @@ export const agentRoutes: Route[] = [
           ...(query.status ? { status: STATUS_VALUES[query.status] } : {}),
           sortBy: SORT_FIELDS[query.sortBy],
           order: SORT_ORDERS[query.order],
+          view: AgentView.PUBLIC,
         },
         rpc,
       );
       const total = response.totalSize;
       const totalPages = Math.ceil(total / query.limit);
-      const data = response.agents.map((agent) => presentAgent(agent, gateway.config.PUBLIC_BASE_URL));
-      if (answeredNotModified(ctx, pageETag(data, [query.page, query.limit, total]))) return;
-      ctx.body = {
-        success: true,
-        data,
-        pagination: {
-          page: query.page,
-          limit: query.limit,
-          total,
-          totalPages,
-          hasMore: query.page < totalPages,
-        },
-      };
+      const versions = response.agents.map((agent) => ({
+        id: agent.id,
+        updatedAt: isoTime(agent.updateTime),
+      }));
+      if (answeredNotModified(ctx, pageETag(versions, [query.page, query.limit, total]))) return;
+      // The page is assembled from the agents' texts, as `JSON.stringify` would write the same envelope.
+      const data = response.agents.map((agent) => agentText(agent, gateway.config.PUBLIC_BASE_URL)).join(",");
+      const pagination = JSON.stringify({
+        page: query.page,
+        limit: query.limit,
+        total,
+        totalPages,
+        hasMore: query.page < totalPages,
+      });
+      ctx.body = `{"success":true,"data":[${data}],"pagination":${pagination}}`;
+      ctx.type = "application/json";
     },
   }),
   defineRoute({
@@ -320,10 +327,13 @@ export const agentRoutes: Route[] = [
     async handler(input) {
       const { ctx, gateway, principal, rpc } = input;
       const id = agentIdParam(input);
-      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id }, rpc);
-      const data = presentAgent(agent!, gateway.config.PUBLIC_BASE_URL);
-      if (answeredNotModified(ctx, agentETag(data.updatedAt))) return;
-      ctx.body = { success: true, data };
+      const { agent } = await gateway.agents.getAgent(
+        { accountId: principal.accountId, id, view: AgentView.PUBLIC },
+        rpc,
+      );
+      if (answeredNotModified(ctx, agentETag(isoTime(agent!.updateTime)))) return;
+      ctx.body = `{"success":true,"data":${agentText(agent!, gateway.config.PUBLIC_BASE_URL)}}`;
+      ctx.type = "application/json";
     },
   }),
   defineRoute({

@@ -1,14 +1,22 @@
-import { type AgentJson, type AgentStatusName, presentAgent as presentAgentView } from "@agentry/events";
+import {
+  type AgentJson,
+  type AgentStatusName,
+  presentAgent as presentAgentView,
+  withApiEndpoint,
+} from "@agentry/events";
 import {
   type Agent,
   AgentSortField,
   type AgentSpec,
   AgentSpecSchema,
   AgentStatus,
+  agentSpecJson,
   SortOrder,
+  specJsonText,
+  specStructs,
 } from "@agentry/proto";
-import { create, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
-import { FieldMaskSchema, timestampDate, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { FieldMaskSchema, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from "../validation/agents.js";
 
 export type { AgentJson, AgentStatusName };
@@ -37,14 +45,18 @@ export const SORT_ORDERS: Record<ListAgentsQuery["order"], SortOrder> = {
   desc: SortOrder.DESC,
 };
 
-function jsonArray(value: AgentSpec["clients"]): JsonValue[] {
-  if (!value) return [];
-  const json = toJson(ValueSchema, value);
-  return Array.isArray(json) ? json : [];
+export function isoTime(value: Parameters<typeof timestampDate>[0] | undefined): string {
+  return value ? timestampDate(value).toISOString() : new Date(0).toISOString();
 }
 
-function isoTime(value: Parameters<typeof timestampDate>[0] | undefined): string {
-  return value ? timestampDate(value).toISOString() : new Date(0).toISOString();
+/**
+ * The public JSON of an agent as text, byte for byte `JSON.stringify(presentAgent(agent, publicBaseUrl))`: the
+ * registry's own text of it where the read asked for one (AgentView PUBLIC), so a read writes what the registry
+ * already had; presented here from the spec otherwise (a registry of an earlier release).
+ */
+export function agentText(agent: Agent, publicBaseUrl: string): string {
+  if (agent.publicJson) return withApiEndpoint(agent.publicJson, publicBaseUrl, agent.id);
+  return JSON.stringify(presentAgent(agent, publicBaseUrl));
 }
 
 /**
@@ -52,20 +64,22 @@ function isoTime(value: Parameters<typeof timestampDate>[0] | undefined): string
  * `@agentry/events`' own, which agent events carry too.
  */
 export function presentAgent(agent: Agent, publicBaseUrl: string): AgentJson {
+  if (agent.publicJson) return JSON.parse(agentText(agent, publicBaseUrl)) as AgentJson;
   const spec = agent.spec;
+  const json = agentSpecJson(spec);
   return presentAgentView(
     {
       id: agent.id,
       name: spec?.name ?? "",
       bio: spec?.bio ?? [],
-      personality: spec?.personality ?? {},
+      personality: json.personality,
       knowledge: spec?.knowledge ?? [],
       goals: spec?.goals ?? [],
-      clients: jsonArray(spec?.clients),
-      settings: spec?.settings ?? {},
+      clients: json.clients,
+      settings: json.settings,
       modelProvider: spec?.modelProvider ?? null,
       model: spec?.model ?? null,
-      plugins: jsonArray(spec?.plugins),
+      plugins: json.plugins,
       status: STATUS_NAMES[agent.status],
       statusReason: agent.statusReason
         ? {
@@ -97,17 +111,24 @@ const MASK_PATHS: Record<keyof SpecFields, string> = {
   plugins: "plugins",
 };
 
-/** An AgentSpec holding the supplied fields; `null` model fields stay unset, which the mask turns into a reset. */
+/**
+ * An AgentSpec holding the supplied fields; `null` model fields stay unset, which the mask turns into a reset. The
+ * free-form JSON fields go as text and, for registries of the earlier release, in their Struct and Value forms too.
+ */
 export function toAgentSpec(body: CreateAgentBody | SpecFields): AgentSpec {
+  const json = {
+    ...(body.personality ? { personality: body.personality as JsonObject } : {}),
+    ...(body.settings ? { settings: body.settings as JsonObject } : {}),
+    ...(body.clients ? { clients: body.clients as JsonValue[] } : {}),
+    ...(body.plugins ? { plugins: body.plugins as JsonValue[] } : {}),
+  };
   return create(AgentSpecSchema, {
     name: body.name ?? "",
     bio: body.bio ?? [],
     knowledge: body.knowledge ?? [],
     goals: body.goals ?? [],
-    ...(body.personality ? { personality: body.personality as JsonObject } : {}),
-    ...(body.settings ? { settings: body.settings as JsonObject } : {}),
-    ...(body.clients ? { clients: fromJson(ValueSchema, body.clients as JsonValue[]) } : {}),
-    ...(body.plugins ? { plugins: fromJson(ValueSchema, body.plugins as JsonValue[]) } : {}),
+    ...specStructs(json),
+    ...specJsonText(json),
     ...(body.modelProvider != null ? { modelProvider: body.modelProvider } : {}),
     ...(body.model != null ? { model: body.model } : {}),
   });
