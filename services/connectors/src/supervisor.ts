@@ -8,8 +8,10 @@ import {
   type AgentService,
   AgentSpecSchema,
   AgentStatus,
+  AgentView,
   type ConversationService,
   type PluginService,
+  readableAgent,
   StatusReasonSchema,
 } from "@agentry/proto";
 import { create, toJson, toJsonString } from "@bufbuild/protobuf";
@@ -152,11 +154,12 @@ export class ConnectorSupervisor {
     const { accounts } = await options.accounts.listAccounts({}, call);
     for (const account of accounts) {
       for (let page = 1; ; page++) {
+        // The JSON view costs the registry least; a registry of the earlier release answers the Struct form.
         const { agents, totalSize } = await options.agents.listAgents(
-          { accountId: account.id, page, pageSize: PAGE_SIZE },
+          { accountId: account.id, page, pageSize: PAGE_SIZE, view: AgentView.JSON },
           call,
         );
-        for (const agent of agents) {
+        for (const agent of agents.map(readableAgent)) {
           const clients = agent.spec?.clients ? toJson(ValueSchema, agent.spec.clients) : null;
           if (!runnable(agent)) continue;
           const configs = runClients(clients).filter((config) =>

@@ -78,6 +78,7 @@ import {
   type Reply,
   ReplySchema,
   RunSchema,
+  readableAgent,
   type SendMessageRequest,
   type SendMessageResponse,
   SendMessageResponseSchema,
@@ -148,7 +149,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         const input = messageInput(request, call);
         // A turn that may pause for approval is generated as a run, which keeps what the pause needs; the
         // answer is then the paused message's state rather than a request held open for a person.
-        if (awaitsApprovals(request.agent?.spec?.plugins)) {
+        if (awaitsApprovals(input.agent?.spec?.plugins)) {
           let id: string | undefined;
           let paused = false;
           for await (const { event } of ctx.sends.stream(input, call.signal, false)) {
@@ -470,7 +471,8 @@ function messageInput(
 ): MessageInput {
   return {
     accountId: request.accountId,
-    agent: request.agent,
+    // Read once in the form the rest of the service reads: the JSON text where a sender set it.
+    agent: readableAgent(request.agent),
     text: request.text,
     userId: request.userId,
     roomId: request.roomId,

@@ -1,7 +1,7 @@
 import { newId, type Repetition, repeatEvery } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
-import { type Agent, AgentStatus } from "@agentry/proto";
+import { type Agent, AgentStatus, AgentView, readableAgent } from "@agentry/proto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Cron } from "croner";
 import type { MessageRuns } from "./message-runs.js";
@@ -259,12 +259,20 @@ export class Scheduler {
 
 /** The AgentDirectory of the registry's AgentService (a client of it): an agent it does not find is null. */
 export function registryAgents(client: {
-  getAgent(request: { accountId: string; id: string }): Promise<{ agent?: Agent | undefined }>;
+  getAgent(request: {
+    accountId: string;
+    id: string;
+    view: AgentView;
+  }): Promise<{ agent?: Agent | undefined }>;
 }): AgentDirectory {
   return {
     async getAgent(accountId, agentId) {
       try {
-        return (await client.getAgent({ accountId, id: agentId })).agent ?? null;
+        // The JSON view: a registry of the earlier release ignores it and answers the Struct form, read alike.
+        return (
+          readableAgent((await client.getAgent({ accountId, id: agentId, view: AgentView.JSON })).agent) ??
+          null
+        );
       } catch (error) {
         if (ConnectError.from(error).code === Code.NotFound) return null;
         throw error;
