@@ -72,6 +72,25 @@ describe("SendMessage", () => {
     expect(viaAnthropic.reply?.finishReason).toBe("length");
   });
 
+  it("reads an agent's JSON fields from their text, in preference to the Struct form", async () => {
+    const { personality, ...rest } = profile;
+    const a = agent({
+      ...rest,
+      personality: { style: "ignored: the text is read" },
+      personalityJson: JSON.stringify(personality),
+      settingsJson: JSON.stringify({ temperature: 0.25, maxTokens: 77 }),
+      pluginsJson: "[]",
+      clientsJson: "[]",
+    });
+    await h.client.sendMessage({ accountId: ACCOUNT, agent: a, text: "Who are you?", userId: "u-json" });
+    const { body } = h.openai.lastRequest;
+    const system = body.messages[0]?.content ?? "";
+    expect(system).toContain("- traits: curious, precise");
+    expect(system).toContain("- style: concise");
+    expect(system).not.toContain("ignored");
+    expect(body).toMatchObject({ temperature: 0.25, max_completion_tokens: 77 });
+  });
+
   it("sends the agent's profile and the caller's context as system prompt, and never stores the context", async () => {
     const a = agent(profile);
     await h.client.sendMessage({
