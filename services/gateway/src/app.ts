@@ -53,9 +53,9 @@ export const ROUTES: Route[] = [
 ];
 
 /**
- * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and
- * quotas are enforced. The composition root supplies it; the chain is request frame (id, access log,
- * metrics, error envelope) → route match → authentication → scope → **limits** → handler.
+ * Per-route middleware between authentication and the handler, where rate limits, concurrency limits, quotas and
+ * budgets are enforced. The composition root supplies it; the chain is request frame (id, access log,
+ * metrics, error envelope) → route match → authentication → scope → validation → **limits** → handler.
  */
 export type LimitsMiddleware = (route: ServedRoute) => Middleware<GatewayState>;
 
@@ -108,7 +108,8 @@ export function buildApp(
 
 /**
  * A route's own chain, in one middleware (see `requestFrame` for why): authentication, the key's scope, the
- * limits, the Idempotency-Key of a write, then the handler. Neither this nor the handler waits on the steps after it, so only the limits' slot
+ * request's own checks (`validate`, so a malformed request reserves nothing), the limits, the Idempotency-Key of a
+ * write, then the handler. Neither this nor the handler waits on the steps after it, so only the limits' slot
  * (released when the request ends) keeps a frame open for the request's whole life.
  */
 function serveRoute(
@@ -132,6 +133,7 @@ function serveRoute(
     if (route.scope) requireScope(principal, route.scope);
     if (principal.keyId !== "") gateway.keyUsage.record(principal.keyId);
     ctx.state.principal = principal;
+    await route.validate?.(input(ctx));
     return limits ? limits(ctx, () => handle(ctx)) : handle(ctx);
   };
 }

@@ -87,6 +87,7 @@ export function idempotency(
     const handlerInput = input(ctx);
     const keyed: KeyedRequest = {
       gateway,
+      route,
       input: handlerInput,
       keyHash: sha256Hex(key),
       fingerprint: await fingerprint(ctx, key),
@@ -100,6 +101,7 @@ export function idempotency(
 /** A request with a valid Idempotency-Key, as the two ways of claiming it need it. */
 interface KeyedRequest {
   gateway: GatewayContext;
+  route: ServedRoute;
   input: RequestContext;
   keyHash: string;
   fingerprint: string;
@@ -162,7 +164,7 @@ async function claimAround(keyed: KeyedRequest, next: () => Promise<unknown>): P
     }
   } catch (thrown) {
     const error = toAppError(thrown);
-    outcome = failed(error, ctx);
+    outcome = failed(error, ctx, keyed.route);
     throw error;
   } finally {
     await settle(keyed, outcome);
@@ -196,7 +198,7 @@ async function claimInCreate(keyed: KeyedRequest, next: () => Promise<unknown>):
     if (thrown instanceof KeptAnswer) return replay(ctx, thrown.stored, keyed.sealing());
     error = toAppError(thrown);
     if (state.created || KEY_REFUSALS.has(error.code)) throw error;
-    outcome = failed(error, ctx);
+    outcome = failed(error, ctx, keyed.route);
   }
   const earlier = await claimAfterwards(keyed, outcome);
   if (earlier) return replay(ctx, earlier, keyed.sealing());
@@ -260,14 +262,12 @@ function answered(ctx: Context): Outcome {
   };
 }
 
-/** An error's response as it would be kept. */
-function failed(error: AppError, ctx: Context): Outcome {
+/** An error's response as it would be kept: as the route answers it, in its own shape. */
+function failed(error: AppError, ctx: Context, route: ServedRoute): Outcome {
+  const body = route.errorBody ? route.errorBody(error) : errorEnvelope(error, ctx.state.requestId);
   return {
     status: httpStatusOf(error.code),
-    response: {
-      contentType: "application/json",
-      body: JSON.stringify(errorEnvelope(error, ctx.state.requestId)),
-    },
+    response: { contentType: "application/json", body: JSON.stringify(body) },
   };
 }
 
