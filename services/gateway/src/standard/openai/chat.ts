@@ -99,6 +99,8 @@ function checkedRequest({ ctx }: RequestContext): Promise<CheckedRequest> {
     request = readJsonBody(ctx).then((raw) => {
       const body = parseOrThrow(chatCompletionBody, raw, "request body");
       refuseUnsupported(body);
+      // A model that cannot be an agent is answered 404 before the messages are read, as a malformed agent id is.
+      if (!isId("agent", body.model)) throw unknownModel(body.model);
       return { body, ...conversation(body) };
     });
     checked.set(ctx, request);
@@ -109,15 +111,17 @@ function checkedRequest({ ctx }: RequestContext): Promise<CheckedRequest> {
 /** The agent `model` names, of the caller's account; 404 otherwise, as OpenAI answers an unknown model. */
 export async function addressedAgent(input: RequestContext, model: string): Promise<Agent> {
   const { gateway, principal, rpc } = input;
-  const missing = () =>
-    new AppError(
-      "AGENT_NOT_FOUND",
-      `The model ${JSON.stringify(model)} is not an agent of this account; GET /v1/models lists them.`,
-    );
-  if (!isId("agent", model)) throw missing();
+  if (!isId("agent", model)) throw unknownModel(model);
   const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: model }, rpc);
-  if (!agent) throw missing();
+  if (!agent) throw unknownModel(model);
   return agent;
+}
+
+function unknownModel(model: string): AppError {
+  return new AppError(
+    "AGENT_NOT_FOUND",
+    `The model ${JSON.stringify(model)} is not an agent of this account; GET /v1/models lists them.`,
+  );
 }
 
 /** What the agent does not do through this API is refused, never dropped: its own tools run on its side. */
