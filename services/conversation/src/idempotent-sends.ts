@@ -45,7 +45,7 @@ type KeyedStart =
  * answers the id of the first one's reply.
  *
  * A message sent again while its first send is still being answered by this process waits for that reply (a
- * background message answers its id at once). One whose first send is being answered by another process finds
+ * background message answers its id at once); when that send ends without one, the message is generated anew. One whose first send is being answered by another process finds
  * that send's run, which records the key (runs are in the store all processes share; a background message's is
  * committed before its id is answered, a stream's or a JSON send's within a few milliseconds of its start, while
  * its provider call is under way): a stream follows that run's log as a resumed stream does (a JSON send's run
