@@ -55,8 +55,8 @@ type Outcome = { status: number; response: KeptResponse } | null;
  * Idempotency-Key on every POST, PATCH and DELETE. The first request with a key runs; the same request again
  * answers the first one's response with `Idempotent-Replayed: true`; another request with the key is 422
  * IDEMPOTENCY_KEY_REUSED; the same one while the first still runs is 409 IDEMPOTENCY_KEY_IN_USE. A response whose
- * status says the request may succeed when retried (409, 429, 5xx) is not kept: the key is released, so the retry
- * runs. A streamed reply is kept once it completed.
+ * status says the request may succeed when retried (402, 409, 429, 5xx) is not kept: the key is released, so the
+ * retry runs. A streamed reply is kept once it completed.
  *
  * Most routes claim the key before their handler runs and keep its response after (IdempotencyService). An agent
  * or API key create claims it in the create's own transaction instead (`Route.claimsKeyInCreate`), which keeps the
@@ -271,9 +271,12 @@ function failed(error: AppError, ctx: Context, route: ServedRoute): Outcome {
   };
 }
 
-/** Whether a response is the final answer to its request, to be replayed, or one a retry may change. */
+/**
+ * Whether a response is the final answer to its request, to be replayed, or one a retry may change: a spent
+ * budget's 402 among them, which a new period or a raised limit lifts.
+ */
 function keeps(status: number): boolean {
-  return status < 500 && status !== 409 && status !== 429;
+  return status < 500 && status !== 402 && status !== 409 && status !== 429;
 }
 
 async function settle(keyed: KeyedRequest, outcome: Outcome): Promise<void> {

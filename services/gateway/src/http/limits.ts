@@ -63,13 +63,12 @@ function limitNameOf(key: string): LimitName {
 }
 
 /**
- * Enforces rate limits and, for messages, the per-agent concurrency limit, then reports the tightest bucket, by
- * name in `X-RateLimit-Bucket`, in `X-RateLimit-*` on every response that follows, errors included. A refused request is 429 with
- * `Retry-After`. A concurrency slot is a lease renewed while the request (or its stream, or the background message
- * it started) runs and released when it ends; a gateway that dies frees its slots when their leases lapse.
+ * Enforces rate limits, then reports the tightest bucket, by name in `X-RateLimit-Bucket`, in `X-RateLimit-*` on
+ * every response that follows, errors included. A refused request is 429 with `Retry-After`. Every request counts,
+ * a malformed one included.
  */
 export function limitsMiddleware(options: LimitsOptions) {
-  const { limiter, leaseMs } = options;
+  const { limiter } = options;
   return (route: ServedRoute): Middleware<GatewayState> =>
     async (ctx, next) => {
       const principal = ctx.state.principal!;
@@ -86,7 +85,24 @@ export function limitsMiddleware(options: LimitsOptions) {
           { retryAfterSeconds: seconds },
         );
       }
-      if (!route.concurrency || !agentId || !isId("agent", agentId)) return next();
+      return next();
+    };
+}
+
+/**
+ * The per-agent concurrency limit of the routes that hold a slot (`concurrency`), taken once the request is
+ * valid: a slot is a lease renewed while the request (or its stream, or the background message it started) runs
+ * and released when it ends; a gateway that dies frees its slots when their leases lapse. Refused: 429 with
+ * `Retry-After`.
+ */
+export function concurrencyMiddleware(options: LimitsOptions) {
+  const { limiter, leaseMs } = options;
+  return (route: ServedRoute): Middleware<GatewayState> | undefined => {
+    if (!route.concurrency) return undefined;
+    return async (ctx, next) => {
+      const principal = ctx.state.principal!;
+      const agentId = (ctx as { params?: Record<string, string> }).params?.agentId;
+      if (!agentId || !isId("agent", agentId)) return next();
       const limit = principal.limits.concurrentMessages;
       const slot = await limiter.acquireSlot(
         `acct:${principal.accountId}:agent:${agentId}:concurrentMessages`,
@@ -134,4 +150,5 @@ export function limitsMiddleware(options: LimitsOptions) {
         else await release();
       }
     };
+  };
 }
