@@ -2,7 +2,7 @@ import { isId, type LimitName } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { type Bucket, type Limiter, rateLimitHeaders, retryAfterSeconds } from "@agentry/limits";
 import type { Logger } from "@agentry/logging";
-import type { Middleware } from "koa";
+import type { Middleware, Next, ParameterizedContext } from "koa";
 import type { GatewayState, Principal } from "../context.js";
 import type { ServedRoute } from "../routes/define.js";
 
@@ -97,58 +97,75 @@ export function limitsMiddleware(options: LimitsOptions) {
  */
 export function concurrencyMiddleware(options: LimitsOptions) {
   const { limiter, leaseMs } = options;
+  return reservingMiddleware(async (ctx, next, principal, agentId) => {
+    const limit = principal.limits.concurrentMessages;
+    const slot = await limiter.acquireSlot(
+      `acct:${principal.accountId}:agent:${agentId}:concurrentMessages`,
+      limit,
+      leaseMs,
+    );
+    if (!slot.acquired) {
+      const seconds = retryAfterSeconds(slot.retryAfterMs);
+      ctx.set("Retry-After", String(seconds));
+      throw new AppError(
+        "RATE_LIMIT_EXCEEDED",
+        `Concurrency limit reached: at most ${limit} ${DESCRIPTIONS.concurrentMessages}. Retry when one finishes.`,
+        { retryAfterSeconds: seconds },
+      );
+    }
+    const renewal = setInterval(
+      () => {
+        slot.lease
+          .renew()
+          .catch((error: unknown) =>
+            options.logger.warn({ err: error }, "could not renew a concurrency slot"),
+          );
+      },
+      Math.max(1000, Math.floor(leaseMs / 3)),
+    );
+    renewal.unref();
+    const release = async () => {
+      clearInterval(renewal);
+      await slot.lease.release().catch((error: unknown) => {
+        options.logger.warn(
+          { err: error },
+          "could not release a concurrency slot; it frees itself when its lease lapses",
+        );
+      });
+    };
+    let held: Promise<unknown> | undefined;
+    ctx.state.holdSlotUntil = (work) => {
+      held = work;
+    };
+    try {
+      await next();
+    } finally {
+      ctx.state.holdSlotUntil = undefined;
+      if (held) void held.catch(() => undefined).then(release);
+      else await release();
+    }
+  });
+}
+
+/**
+ * A middleware of the routes that reserve for the agent a request addresses (`concurrency`): `reserve` runs with
+ * the caller and the agent's id. A request without a well-formed agent id reserves nothing: it is answered 404
+ * without reaching a model.
+ */
+export function reservingMiddleware(
+  reserve: (
+    ctx: ParameterizedContext<GatewayState>,
+    next: Next,
+    principal: Principal,
+    agentId: string,
+  ) => Promise<unknown>,
+) {
   return (route: ServedRoute): Middleware<GatewayState> | undefined => {
     if (!route.concurrency) return undefined;
     return async (ctx, next) => {
-      const principal = ctx.state.principal!;
       const agentId = (ctx as { params?: Record<string, string> }).params?.agentId;
       if (!agentId || !isId("agent", agentId)) return next();
-      const limit = principal.limits.concurrentMessages;
-      const slot = await limiter.acquireSlot(
-        `acct:${principal.accountId}:agent:${agentId}:concurrentMessages`,
-        limit,
-        leaseMs,
-      );
-      if (!slot.acquired) {
-        const seconds = retryAfterSeconds(slot.retryAfterMs);
-        ctx.set("Retry-After", String(seconds));
-        throw new AppError(
-          "RATE_LIMIT_EXCEEDED",
-          `Concurrency limit reached: at most ${limit} ${DESCRIPTIONS.concurrentMessages}. Retry when one finishes.`,
-          { retryAfterSeconds: seconds },
-        );
-      }
-      const renewal = setInterval(
-        () => {
-          slot.lease
-            .renew()
-            .catch((error: unknown) =>
-              options.logger.warn({ err: error }, "could not renew a concurrency slot"),
-            );
-        },
-        Math.max(1000, Math.floor(leaseMs / 3)),
-      );
-      renewal.unref();
-      const release = async () => {
-        clearInterval(renewal);
-        await slot.lease.release().catch((error: unknown) => {
-          options.logger.warn(
-            { err: error },
-            "could not release a concurrency slot; it frees itself when its lease lapses",
-          );
-        });
-      };
-      let held: Promise<unknown> | undefined;
-      ctx.state.holdSlotUntil = (work) => {
-        held = work;
-      };
-      try {
-        await next();
-      } finally {
-        ctx.state.holdSlotUntil = undefined;
-        if (held) void held.catch(() => undefined).then(release);
-        else await release();
-      }
+      return reserve(ctx, next, ctx.state.principal!, agentId);
     };
   };
 }
