@@ -7,6 +7,8 @@ from pathlib import Path
 from hooks import (
     WEBHOOK_URL_PATTERN,
     future,
+    keep_budget_rules,
+    keep_document_rules,
     keep_history_rules,
     keep_idempotency_rules,
     keep_plugin_rules,
@@ -197,3 +199,24 @@ def test_leaves_plugin_items_that_break_the_schema_to_be_refused():
         before = json.dumps(other)
         keep_plugin_rules(other)
         assert json.dumps(other) == before
+
+
+def test_turns_a_documents_generated_bytes_into_text_and_leaves_a_broken_one_of_to_be_refused():
+    pdf = {"contentBase64": "JVBERi0=", "contentType": "application/pdf"}
+    keep_document_rules(pdf)
+    assert pdf == {"text": "The reading room opens at nine.", "contentType": "text/plain"}
+    for body in [{"text": "a", "contentBase64": "YQ=="}, {"title": "neither"}, {"text": "as sent"}]:
+        before = dict(body)
+        keep_document_rules(body)
+        assert body == before
+
+
+def test_makes_a_budgets_limit_a_whole_number_within_bounds_and_leaves_other_values():
+    for limit, kept in [(0.2, 1), (-5, 1), (12.6, 13), (1e12, 10_000_000)]:
+        body = {"limit": limit}
+        keep_budget_rules(body)
+        assert body == {"limit": kept}
+    for limit in ["ten", True, None]:
+        body = {"limit": limit}
+        keep_budget_rules(body)
+        assert body == {"limit": limit}

@@ -294,6 +294,42 @@ describe("enforcement", () => {
     expect((await send(tenant, agentId, "x")).status).toBe(200);
   });
 
+  it("checks a send before its budget: a malformed send to a spent budget is 400, a valid one 402", async () => {
+    const tenant = await h.tenant();
+    const agentId = await newAgent(tenant);
+    const created = await budget(tenant, { unit: "tokens", limit: PER_SEND, period: "day" });
+    expect((await send(tenant, agentId, "a")).status).toBe(200);
+    openai.reset();
+
+    const malformed = await h.request<ErrorBody>("POST", `/v1/agents/${agentId}/messages`, {
+      key: tenant.key,
+      body: { text: "", userId: "a" },
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.code).toBe("INVALID_REQUEST");
+    expect(malformed.body.error.details).toEqual([expect.objectContaining({ field: "text" })]);
+    expectExceeded(await send(tenant, agentId, "a"), created.body.data.id);
+
+    const chat = (messages: unknown[]) =>
+      h.request<{ error: { code: string; param: string | null } }>("POST", "/v1/chat/completions", {
+        key: tenant.key,
+        body: { model: agentId, messages },
+      });
+    const noMessages = await chat([]);
+    expect(noMessages.status).toBe(400);
+    expect(noMessages.body.error).toMatchObject({ code: "INVALID_REQUEST", param: "messages" });
+    const endsWithAssistant = await chat([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
+    expect(endsWithAssistant.status).toBe(400);
+    expect(endsWithAssistant.body.error).toMatchObject({ code: "INVALID_REQUEST", param: "messages" });
+    const valid = await chat([{ role: "user", content: "hi" }]);
+    expect(valid.status).toBe(402);
+    expect(valid.body.error.code).toBe("BUDGET_EXCEEDED");
+    expect(openai.requests).toHaveLength(0);
+  });
+
   it("starts again when the period ends, and counts what was spent before the budget existed", async () => {
     const tenant = await h.tenant();
     const agentId = await newAgent(tenant);

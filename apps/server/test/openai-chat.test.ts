@@ -201,6 +201,26 @@ describe("POST /v1/chat/completions", () => {
     expect(provider.requests).toHaveLength(2);
   });
 
+  it("answers an error retried with its Idempotency-Key in OpenAI's shape, as the first time", async () => {
+    const model = "agt_00000000000000000000000000";
+    const messages = [{ role: "user" as const, content: "Anyone there?" }];
+    const headers = { "Idempotency-Key": `oa-error-${Date.now()}` };
+    const attempt = () => client().chat.completions.create({ model, messages }, { headers });
+    const first = await attempt().catch((error: unknown) => error);
+    const again = await attempt().catch((error: unknown) => error);
+    for (const error of [first, again]) {
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error).toMatchObject({
+        status: 404,
+        type: "not_found_error",
+        code: "AGENT_NOT_FOUND",
+        param: "model",
+      });
+    }
+    expect((again as NotFoundError).headers.get("idempotent-replayed")).toBe("true");
+    expect((again as NotFoundError).error).toEqual((first as NotFoundError).error);
+  });
+
   it("raises OpenAI's typed errors: bad key, unknown model, tools, scope", async () => {
     const agentId = await newAgent();
     const messages = [{ role: "user" as const, content: "Hi" }];

@@ -1,3 +1,4 @@
+import type { RequestOptions, Transport } from "./core.js";
 import { AgentryError } from "./errors.js";
 import type { CursorPagination, Pagination } from "./types.js";
 
@@ -145,6 +146,25 @@ export async function fetchCursorPage<T extends { id: string }, Q extends Cursor
   const body = await load(query);
   return new CursorPage(body.data, body.pagination, () =>
     fetchCursorPage(nextCursorQuery(query, body.data), load),
+  );
+}
+
+/**
+ * @internal A cursor-paged `list()` of the resource at `path`: each page is one GET with the list's query (its
+ * filters and page size as given), its cursor moved past the page before.
+ */
+export function listCursorPages<T extends { id: string }>(
+  transport: Transport,
+  path: string,
+  params: CursorQuery,
+  options?: RequestOptions,
+): CursorPagePromise<T> {
+  return new PagePromise(() =>
+    fetchCursorPage(
+      params,
+      async (query) =>
+        (await transport.json({ method: "GET", path, query: { ...query } }, options)) as CursorEnvelope<T>,
+    ),
   );
 }
 

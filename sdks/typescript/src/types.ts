@@ -916,7 +916,9 @@ export interface BudgetCreateParams {
   /** A whole number of tokens, or US dollars (0.01 and up). */
   limit: number;
   period: BudgetPeriod;
+  /** Only this agent's messages count. At most one of `agentId` and `apiKeyId`; neither: the whole account's. */
   agentId?: string;
+  /** Only the messages sent with this key count. Not with `agentId`. */
   apiKeyId?: string;
 }
 
@@ -1212,7 +1214,9 @@ export interface Document {
 export interface DocumentCreateParams {
   title?: string;
   contentType?: Document["contentType"];
+  /** The document's text. Exactly one of `text` and `contentBase64`. */
   text?: string;
+  /** The file's bytes in base64 (a PDF, say). Exactly one of `text` and `contentBase64`. */
   contentBase64?: string;
   source?: string;
 }

@@ -45,7 +45,7 @@ type KeyedStart =
  * answers the id of the first one's reply.
  *
  * A message sent again while its first send is still being answered by this process waits for that reply (a
- * background message answers its id at once). One whose first send is being answered by another process finds
+ * background message answers its id at once); when that send ends without one, the message is generated anew. One whose first send is being answered by another process finds
  * that send's run, which records the key (runs are in the store all processes share; a background message's is
  * committed before its id is answered, a stream's or a JSON send's within a few milliseconds of its start, while
  * its provider call is under way): a stream follows that run's log as a resumed stream does (a JSON send's run
@@ -200,6 +200,10 @@ export class IdempotentSends {
     const earlier = this.running.get(name);
     if (earlier) {
       if (!sameRequest(earlier.request, request)) throw reused();
+      // A send whose first one failed here (its caller went away and it was cancelled, say) is generated anew, as
+      // the gateway lets a key go with a failure so that the retry runs: the failure of a send still ending
+      // would otherwise answer the retry its caller made after giving up on it.
+      if (!earlier.background && !(await earlier.generated)) return this.begin(input, background);
       return {
         kind: "earlier",
         id: earlier.background ? Promise.resolve(earlier.id) : earlier.reply.then((reply) => reply.id),
@@ -329,7 +333,10 @@ interface KeyedRequest {
 /** A keyed message being answered here: its reply's id, and the reply once it is settled. */
 class Running {
   readonly reply: Promise<ReplyRecord>;
+  /** Whether the send ended with its reply, known once its claim has ended. */
+  readonly generated: Promise<boolean>;
   private settle!: { resolve(reply: ReplyRecord): void; reject(error: unknown): void };
+  private finish!: (generated: boolean) => void;
   private linked = false;
 
   constructor(
@@ -343,6 +350,9 @@ class Running {
     });
     // Only the messages sent again meanwhile wait for it; its failure is their own to handle.
     this.reply.catch(() => undefined);
+    this.generated = new Promise<boolean>((resolve) => {
+      this.finish = resolve;
+    });
   }
 
   /** Settles the reply with `outcome` (the first one given wins) and ends the claim once it is settled. */
@@ -352,9 +362,19 @@ class Running {
     if (outcome instanceof AppError) {
       this.settle.reject(outcome);
       this.ended();
+      this.finish(false);
       return;
     }
-    outcome.then(this.settle.resolve, this.settle.reject).finally(this.ended);
+    outcome.then(this.settle.resolve, this.settle.reject);
+    void outcome.then(
+      () => this.end(true),
+      () => this.end(false),
+    );
+  }
+
+  private end(generated: boolean): void {
+    this.ended();
+    this.finish(generated);
   }
 }
 

@@ -113,6 +113,26 @@ describe.each(["sqlite", "postgres"] as const)("messages with an Idempotency-Key
     }
   });
 
+  it("generates anew a message sent again while its first send is still failing, instead of answering that failure", async () => {
+    const owner = agent();
+    const hash = keyHash();
+    // The first send's caller gives up while the model is still answering: its retry comes before that send ends.
+    h.openai.failWith(503, { delayMs: 400 });
+    const gaveUp = new AbortController();
+    const first = failure(
+      h.client.sendMessage(
+        { accountId: ACCOUNT, agent: owner, text: "hello", userId: "u1", idempotencyKeyHash: hash },
+        { signal: gaveUp.signal },
+      ),
+    );
+    await expect.poll(() => h.openai.requests.length).toBe(1);
+    gaveUp.abort();
+    await first;
+    h.openai.reply("answered on the retry");
+    expect((await send(owner, hash)).reply?.text).toBe("answered on the retry");
+    expect(h.openai.requests).toHaveLength(2);
+  });
+
   it("refuses the key with another message: IDEMPOTENCY_KEY_REUSED", async () => {
     const owner = agent();
     const hash = keyHash();

@@ -53,16 +53,20 @@ export const ROUTES: Route[] = [
 ];
 
 /**
- * Per-route middleware between authentication and the handler, where rate limits, concurrency limits and
- * quotas are enforced. The composition root supplies it; the chain is request frame (id, access log,
- * metrics, error envelope) → route match → authentication → scope → **limits** → handler.
+ * Per-route middleware between authentication and the handler, which the composition root supplies. The chain is
+ * request frame (id, access log, metrics, error envelope) → route match → authentication → scope → **limits**
+ * (rate limits, which count every request) → Idempotency-Key → validation → **admission** (what the request
+ * reserves: a concurrency slot, budgets) → handler, so that a malformed request reserves nothing.
  */
 export type LimitsMiddleware = (route: ServedRoute) => Middleware<GatewayState>;
+
+/** What a valid request reserves before its handler runs, for the routes that reserve anything. */
+export type AdmissionMiddleware = (route: ServedRoute) => Middleware<GatewayState> | undefined;
 
 /** Builds the Koa application. It does not listen: `server.ts` does, so tests can bind port 0. */
 export function buildApp(
   gateway: GatewayContext,
-  options: { limits?: LimitsMiddleware } = {},
+  options: { limits?: LimitsMiddleware; admission?: AdmissionMiddleware } = {},
 ): Koa<GatewayState> {
   const app = new Koa<GatewayState>();
   app.silent = true;
@@ -97,24 +101,32 @@ export function buildApp(
   connectorUpdateRoutes(router, gateway);
   consoleRoutes(router, gateway.config.CONSOLE_DIR);
   for (const route of [...ROUTES, ...openAiRoutes]) {
-    router.register(route.path, [route.method], [serveRoute(gateway, route, options.limits?.(route))]);
+    router.register(
+      route.path,
+      [route.method],
+      [serveRoute(gateway, route, options.limits?.(route), options.admission?.(route))],
+    );
   }
 
   app.use(router.routes());
   app.use(allowedMethods(router));
-  app.use(standardClients(gateway, options.limits));
+  // The standard protocols check their arguments before they ask for an operation's limits and admission.
+  const { limits, admission } = options;
+  app.use(standardClients(gateway, limits && ((route) => chain(limits(route), admission?.(route)))));
   return app;
 }
 
 /**
- * A route's own chain, in one middleware (see `requestFrame` for why): authentication, the key's scope, the
- * limits, the Idempotency-Key of a write, then the handler. Neither this nor the handler waits on the steps after it, so only the limits' slot
+ * A route's own chain, in one middleware (see `requestFrame` for why): authentication, the key's scope, the rate
+ * limits, the Idempotency-Key of a write, the request's own checks (`validate`), what it reserves (admission: so a
+ * malformed request reserves nothing), then the handler. Neither this nor the handler waits on the steps after it, so only the limits' slot
  * (released when the request ends) keeps a frame open for the request's whole life.
  */
 function serveRoute(
   gateway: GatewayContext,
   route: ServedRoute,
   limits: Middleware<GatewayState> | undefined,
+  admission: Middleware<GatewayState> | undefined,
 ): Middleware<GatewayState> {
   const input = (ctx: ParameterizedContext<GatewayState>): RequestContext => ({
     ctx: ctx as RequestContext["ctx"],
@@ -124,7 +136,13 @@ function serveRoute(
   });
   const keyed = idempotency(gateway, route, input);
   const run = (ctx: ParameterizedContext<GatewayState>) => route.handle(input(ctx));
-  const handle = keyed ? (ctx: ParameterizedContext<GatewayState>) => keyed(ctx, () => run(ctx)) : run;
+  const admitted = async (ctx: ParameterizedContext<GatewayState>) => {
+    await route.validate?.(input(ctx));
+    return admission ? admission(ctx, () => run(ctx)) : run(ctx);
+  };
+  const handle = keyed
+    ? (ctx: ParameterizedContext<GatewayState>) => keyed(ctx, () => admitted(ctx))
+    : admitted;
   return async (ctx, next) => {
     // A more specific route's path is the request's (`/v1/agents/import` rather than `:agentId`): not this one's.
     if (requestTemplate(ctx) !== route.path) return next();
@@ -139,4 +157,12 @@ function serveRoute(
 /** Every RPC carries the request id and a deadline, so the callee's logs and time budget follow the request. */
 function rpcOptions(gateway: GatewayContext, state: GatewayState) {
   return { headers: { "x-request-id": state.requestId }, timeoutMs: gateway.config.RPC_TIMEOUT_MS };
+}
+
+/** Two middlewares as one, the first around the second; either may be absent. */
+function chain(
+  outer: Middleware<GatewayState>,
+  inner: Middleware<GatewayState> | undefined,
+): Middleware<GatewayState> {
+  return inner ? (ctx, next) => outer(ctx, () => inner(ctx, next)) : outer;
 }

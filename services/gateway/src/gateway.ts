@@ -29,7 +29,7 @@ import { Authenticator } from "./http/auth.js";
 import { budgetsMiddleware } from "./http/budgets.js";
 import { ConsoleSessions } from "./http/console-session.js";
 import { KeyUsageRecorder } from "./http/key-usage.js";
-import { limitsMiddleware } from "./http/limits.js";
+import { concurrencyMiddleware, limitsMiddleware } from "./http/limits.js";
 import { observedLimiter } from "./http/observe.js";
 import { ProviderCatalog } from "./providers.js";
 import { serverStreamingFn } from "./server-streaming.js";
@@ -163,15 +163,18 @@ export function buildGateway(options: GatewayOptions): Gateway {
     },
     draining: false,
   };
-  const limits = limitsMiddleware({ limiter, logger, leaseMs: config.CONCURRENCY_LEASE_MS });
+  const limitOptions = { limiter, logger, leaseMs: config.CONCURRENCY_LEASE_MS };
+  const slots = concurrencyMiddleware(limitOptions);
   const spend = budgetsMiddleware(ledger);
   return {
     app: buildApp(context, {
-      // Budgets after the limits: a request they refuse reserves nothing.
-      limits: (route) => {
-        const limited = limits(route);
+      limits: limitsMiddleware(limitOptions),
+      // Budgets after the concurrency slot: a request it refuses reserves nothing.
+      admission: (route) => {
+        const slot = slots(route);
         const budgeted = spend(route);
-        return budgeted ? (ctx, next) => limited(ctx, () => budgeted(ctx, next)) : limited;
+        if (!slot || !budgeted) return slot ?? budgeted;
+        return (ctx, next) => slot(ctx, () => budgeted(ctx, next));
       },
     }),
     context,

@@ -1,11 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import type { Conversation, ConversationDeleted, ConversationListParams } from "../types.js";
 import { idSegment } from "./path.js";
 
@@ -40,16 +34,7 @@ export class Conversations {
     options?: RequestOptions,
   ): CursorPagePromise<Conversation> {
     const path = `/agents/${idSegment("agentId", agentId)}/conversations`;
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path, query: { ...query } },
-            options,
-          )) as CursorEnvelope<Conversation>,
-      ),
-    );
+    return listCursorPages<Conversation>(this.#transport, path, params, options);
   }
 
   /** Every conversation that `list` would walk through, fetched page by page and returned in one array. */

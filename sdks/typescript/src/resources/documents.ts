@@ -1,11 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import type {
   Document,
   DocumentCreateParams,
@@ -73,16 +67,7 @@ export class Documents {
     options?: RequestOptions,
   ): CursorPagePromise<Document> {
     const path = `/agents/${idSegment("agentId", agentId)}/documents`;
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path, query: { ...query } },
-            options,
-          )) as CursorEnvelope<Document>,
-      ),
-    );
+    return listCursorPages<Document>(this.#transport, path, params, options);
   }
 
   /** Every document that `list` would walk through, in one array. */

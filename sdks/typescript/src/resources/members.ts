@@ -1,11 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import type {
   Member,
   MemberInviteParams,
@@ -48,16 +42,7 @@ export class Members {
    * for every member.
    */
   list(params: MemberListParams = {}, options?: RequestOptions): CursorPagePromise<Member> {
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path: "/members", query: { ...query } },
-            options,
-          )) as CursorEnvelope<Member>,
-      ),
-    );
+    return listCursorPages<Member>(this.#transport, "/members", params, options);
   }
 
   /** Every member that `list` would walk through, in one array. */

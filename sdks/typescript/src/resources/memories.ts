@@ -1,11 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import type { Memory, MemoryCreateParams, MemoryDeleted, MemoryListParams } from "../types.js";
 import { idSegment } from "./path.js";
 
@@ -37,16 +31,7 @@ export class Memories {
    */
   list(agentId: string, params: MemoryListParams = {}, options?: RequestOptions): CursorPagePromise<Memory> {
     const path = `/agents/${idSegment("agentId", agentId)}/memories`;
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path, query: { ...query } },
-            options,
-          )) as CursorEnvelope<Memory>,
-      ),
-    );
+    return listCursorPages<Memory>(this.#transport, path, params, options);
   }
 
   /** Every memory that `list` would walk through, fetched page by page and returned in one array. */

@@ -1,12 +1,6 @@
 import type { RequestOptions, Transport } from "../core.js";
 import { AgentryError, APITimeoutError, APIUserAbortError, ApprovalRequiredError } from "../errors.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import { MessageStream } from "../streaming.js";
 import type {
   BackgroundMessage,
@@ -266,16 +260,7 @@ export class Messages {
     options?: RequestOptions,
   ): CursorPagePromise<HistoryMessage> {
     const path = `/agents/${idSegment("agentId", agentId)}/messages`;
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path, query: { ...query } },
-            options,
-          )) as CursorEnvelope<HistoryMessage>,
-      ),
-    );
+    return listCursorPages<HistoryMessage>(this.#transport, path, params, options);
   }
 
   /**

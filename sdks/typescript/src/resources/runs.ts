@@ -1,11 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import type { AgentRun, AgentRunListParams, AgentRunsCancelled } from "../types.js";
 import { idSegment } from "./path.js";
 
@@ -40,16 +34,7 @@ export class AgentRuns {
     options?: RequestOptions,
   ): CursorPagePromise<AgentRun> {
     const path = `/agents/${idSegment("agentId", agentId)}/runs`;
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path, query: { ...query } },
-            options,
-          )) as CursorEnvelope<AgentRun>,
-      ),
-    );
+    return listCursorPages<AgentRun>(this.#transport, path, params, options);
   }
 
   /** Every run that `list` would walk through, fetched page by page and returned in one array. */

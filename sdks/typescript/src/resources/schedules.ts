@@ -1,11 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import type {
   Schedule,
   ScheduleCreateParams,
@@ -61,16 +55,7 @@ export class Schedules {
     options?: RequestOptions,
   ): CursorPagePromise<Schedule> {
     const path = this.#path(agentId);
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path, query: { ...query } },
-            options,
-          )) as CursorEnvelope<Schedule>,
-      ),
-    );
+    return listCursorPages<Schedule>(this.#transport, path, params, options);
   }
 
   /** Every schedule that `list` would walk through, in one array. */

@@ -1,11 +1,5 @@
 import type { RequestOptions, Transport } from "../core.js";
-import {
-  type CursorEnvelope,
-  type CursorPagePromise,
-  collect,
-  fetchCursorPage,
-  PagePromise,
-} from "../pagination.js";
+import { type CursorPagePromise, collect, listCursorPages } from "../pagination.js";
 import type {
   WebhookDelivery,
   WebhookDeliveryListParams,
@@ -47,16 +41,7 @@ export class WebhookDeliveries {
     options?: RequestOptions,
   ): CursorPagePromise<WebhookDelivery> {
     const path = `${endpointPath(webhookId)}/deliveries`;
-    return new PagePromise(() =>
-      fetchCursorPage(
-        params,
-        async (query) =>
-          (await this.#transport.json(
-            { method: "GET", path, query: { ...query } },
-            options,
-          )) as CursorEnvelope<WebhookDelivery>,
-      ),
-    );
+    return listCursorPages<WebhookDelivery>(this.#transport, path, params, options);
   }
 
   /** Every delivery attempt that `list` would walk through, fetched page by page and returned in one array. */

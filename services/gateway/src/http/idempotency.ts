@@ -55,8 +55,8 @@ type Outcome = { status: number; response: KeptResponse } | null;
  * Idempotency-Key on every POST, PATCH and DELETE. The first request with a key runs; the same request again
  * answers the first one's response with `Idempotent-Replayed: true`; another request with the key is 422
  * IDEMPOTENCY_KEY_REUSED; the same one while the first still runs is 409 IDEMPOTENCY_KEY_IN_USE. A response whose
- * status says the request may succeed when retried (409, 429, 5xx) is not kept: the key is released, so the retry
- * runs. A streamed reply is kept once it completed.
+ * status says the request may succeed when retried (402, 409, 429, 5xx) is not kept: the key is released, so the
+ * retry runs. A streamed reply is kept once it completed.
  *
  * Most routes claim the key before their handler runs and keep its response after (IdempotencyService). An agent
  * or API key create claims it in the create's own transaction instead (`Route.claimsKeyInCreate`), which keeps the
@@ -87,6 +87,7 @@ export function idempotency(
     const handlerInput = input(ctx);
     const keyed: KeyedRequest = {
       gateway,
+      route,
       input: handlerInput,
       keyHash: sha256Hex(key),
       fingerprint: await fingerprint(ctx, key),
@@ -100,6 +101,7 @@ export function idempotency(
 /** A request with a valid Idempotency-Key, as the two ways of claiming it need it. */
 interface KeyedRequest {
   gateway: GatewayContext;
+  route: ServedRoute;
   input: RequestContext;
   keyHash: string;
   fingerprint: string;
@@ -162,7 +164,7 @@ async function claimAround(keyed: KeyedRequest, next: () => Promise<unknown>): P
     }
   } catch (thrown) {
     const error = toAppError(thrown);
-    outcome = failed(error, ctx);
+    outcome = failed(error, ctx, keyed.route);
     throw error;
   } finally {
     await settle(keyed, outcome);
@@ -196,7 +198,7 @@ async function claimInCreate(keyed: KeyedRequest, next: () => Promise<unknown>):
     if (thrown instanceof KeptAnswer) return replay(ctx, thrown.stored, keyed.sealing());
     error = toAppError(thrown);
     if (state.created || KEY_REFUSALS.has(error.code)) throw error;
-    outcome = failed(error, ctx);
+    outcome = failed(error, ctx, keyed.route);
   }
   const earlier = await claimAfterwards(keyed, outcome);
   if (earlier) return replay(ctx, earlier, keyed.sealing());
@@ -260,20 +262,21 @@ function answered(ctx: Context): Outcome {
   };
 }
 
-/** An error's response as it would be kept. */
-function failed(error: AppError, ctx: Context): Outcome {
+/** An error's response as it would be kept: as the route answers it, in its own shape. */
+function failed(error: AppError, ctx: Context, route: ServedRoute): Outcome {
+  const body = route.errorBody ? route.errorBody(error) : errorEnvelope(error, ctx.state.requestId);
   return {
     status: httpStatusOf(error.code),
-    response: {
-      contentType: "application/json",
-      body: JSON.stringify(errorEnvelope(error, ctx.state.requestId)),
-    },
+    response: { contentType: "application/json", body: JSON.stringify(body) },
   };
 }
 
-/** Whether a response is the final answer to its request, to be replayed, or one a retry may change. */
+/**
+ * Whether a response is the final answer to its request, to be replayed, or one a retry may change: a spent
+ * budget's 402 among them, which a new period or a raised limit lifts.
+ */
 function keeps(status: number): boolean {
-  return status < 500 && status !== 409 && status !== 429;
+  return status < 500 && status !== 402 && status !== 409 && status !== 429;
 }
 
 async function settle(keyed: KeyedRequest, outcome: Outcome): Promise<void> {

@@ -2,7 +2,7 @@ import { isId, type LimitName } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { type Bucket, type Limiter, rateLimitHeaders, retryAfterSeconds } from "@agentry/limits";
 import type { Logger } from "@agentry/logging";
-import type { Middleware } from "koa";
+import type { Middleware, Next, ParameterizedContext } from "koa";
 import type { GatewayState, Principal } from "../context.js";
 import type { ServedRoute } from "../routes/define.js";
 
@@ -63,13 +63,12 @@ function limitNameOf(key: string): LimitName {
 }
 
 /**
- * Enforces rate limits and, for messages, the per-agent concurrency limit, then reports the tightest bucket, by
- * name in `X-RateLimit-Bucket`, in `X-RateLimit-*` on every response that follows, errors included. A refused request is 429 with
- * `Retry-After`. A concurrency slot is a lease renewed while the request (or its stream, or the background message
- * it started) runs and released when it ends; a gateway that dies frees its slots when their leases lapse.
+ * Enforces rate limits, then reports the tightest bucket, by name in `X-RateLimit-Bucket`, in `X-RateLimit-*` on
+ * every response that follows, errors included. A refused request is 429 with `Retry-After`. Every request counts,
+ * a malformed one included.
  */
 export function limitsMiddleware(options: LimitsOptions) {
-  const { limiter, leaseMs } = options;
+  const { limiter } = options;
   return (route: ServedRoute): Middleware<GatewayState> =>
     async (ctx, next) => {
       const principal = ctx.state.principal!;
@@ -86,52 +85,87 @@ export function limitsMiddleware(options: LimitsOptions) {
           { retryAfterSeconds: seconds },
         );
       }
-      if (!route.concurrency || !agentId || !isId("agent", agentId)) return next();
-      const limit = principal.limits.concurrentMessages;
-      const slot = await limiter.acquireSlot(
-        `acct:${principal.accountId}:agent:${agentId}:concurrentMessages`,
-        limit,
-        leaseMs,
-      );
-      if (!slot.acquired) {
-        const seconds = retryAfterSeconds(slot.retryAfterMs);
-        ctx.set("Retry-After", String(seconds));
-        throw new AppError(
-          "RATE_LIMIT_EXCEEDED",
-          `Concurrency limit reached: at most ${limit} ${DESCRIPTIONS.concurrentMessages}. Retry when one finishes.`,
-          { retryAfterSeconds: seconds },
-        );
-      }
-      const renewal = setInterval(
-        () => {
-          slot.lease
-            .renew()
-            .catch((error: unknown) =>
-              options.logger.warn({ err: error }, "could not renew a concurrency slot"),
-            );
-        },
-        Math.max(1000, Math.floor(leaseMs / 3)),
-      );
-      renewal.unref();
-      const release = async () => {
-        clearInterval(renewal);
-        await slot.lease.release().catch((error: unknown) => {
-          options.logger.warn(
-            { err: error },
-            "could not release a concurrency slot; it frees itself when its lease lapses",
-          );
-        });
-      };
-      let held: Promise<unknown> | undefined;
-      ctx.state.holdSlotUntil = (work) => {
-        held = work;
-      };
-      try {
-        await next();
-      } finally {
-        ctx.state.holdSlotUntil = undefined;
-        if (held) void held.catch(() => undefined).then(release);
-        else await release();
-      }
+      return next();
     };
+}
+
+/**
+ * The per-agent concurrency limit of the routes that hold a slot (`concurrency`), taken once the request is
+ * valid: a slot is a lease renewed while the request (or its stream, or the background message it started) runs
+ * and released when it ends; a gateway that dies frees its slots when their leases lapse. Refused: 429 with
+ * `Retry-After`.
+ */
+export function concurrencyMiddleware(options: LimitsOptions) {
+  const { limiter, leaseMs } = options;
+  return reservingMiddleware(async (ctx, next, principal, agentId) => {
+    const limit = principal.limits.concurrentMessages;
+    const slot = await limiter.acquireSlot(
+      `acct:${principal.accountId}:agent:${agentId}:concurrentMessages`,
+      limit,
+      leaseMs,
+    );
+    if (!slot.acquired) {
+      const seconds = retryAfterSeconds(slot.retryAfterMs);
+      ctx.set("Retry-After", String(seconds));
+      throw new AppError(
+        "RATE_LIMIT_EXCEEDED",
+        `Concurrency limit reached: at most ${limit} ${DESCRIPTIONS.concurrentMessages}. Retry when one finishes.`,
+        { retryAfterSeconds: seconds },
+      );
+    }
+    const renewal = setInterval(
+      () => {
+        slot.lease
+          .renew()
+          .catch((error: unknown) =>
+            options.logger.warn({ err: error }, "could not renew a concurrency slot"),
+          );
+      },
+      Math.max(1000, Math.floor(leaseMs / 3)),
+    );
+    renewal.unref();
+    const release = async () => {
+      clearInterval(renewal);
+      await slot.lease.release().catch((error: unknown) => {
+        options.logger.warn(
+          { err: error },
+          "could not release a concurrency slot; it frees itself when its lease lapses",
+        );
+      });
+    };
+    let held: Promise<unknown> | undefined;
+    ctx.state.holdSlotUntil = (work) => {
+      held = work;
+    };
+    try {
+      await next();
+    } finally {
+      ctx.state.holdSlotUntil = undefined;
+      if (held) void held.catch(() => undefined).then(release);
+      else await release();
+    }
+  });
+}
+
+/**
+ * A middleware of the routes that reserve for the agent a request addresses (`concurrency`): `reserve` runs with
+ * the caller and the agent's id. A request without a well-formed agent id reserves nothing: it is answered 404
+ * without reaching a model.
+ */
+export function reservingMiddleware(
+  reserve: (
+    ctx: ParameterizedContext<GatewayState>,
+    next: Next,
+    principal: Principal,
+    agentId: string,
+  ) => Promise<unknown>,
+) {
+  return (route: ServedRoute): Middleware<GatewayState> | undefined => {
+    if (!route.concurrency) return undefined;
+    return async (ctx, next) => {
+      const agentId = (ctx as { params?: Record<string, string> }).params?.agentId;
+      if (!agentId || !isId("agent", agentId)) return next();
+      return reserve(ctx, next, ctx.state.principal!, agentId);
+    };
+  };
 }

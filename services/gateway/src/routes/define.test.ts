@@ -8,6 +8,7 @@ import { ROUTES } from "../app.js";
 import type { GatewayContext, GatewayState, Principal } from "../context.js";
 import type { JsonSchema } from "../openapi/convert.js";
 import { buildOpenApiDocument } from "../openapi/document.js";
+import { openAiRoutes } from "../standard/openai/index.js";
 import { component, defineRoute, type RequestContext, type Route } from "./define.js";
 
 const Note = z.object({ agentId: z.string(), text: z.string(), pinned: z.boolean() });
@@ -127,6 +128,15 @@ describe("a route declared with defineRoute", () => {
       "Service",
       "Notes",
     ]);
+  });
+
+  it("has every route that reserves (a concurrency slot, a budget) check its request before it is admitted", () => {
+    const reserving = [...ROUTES, ...openAiRoutes].filter((route) => route.concurrency);
+    expect(reserving.map((route) => `${route.method} ${route.path}`)).toEqual([
+      "POST /v1/agents/:agentId/messages",
+      "POST /v1/chat/completions",
+    ]);
+    for (const route of reserving) expect(route.validate, route.path).toBeTypeOf("function");
   });
 
   describe("served", () => {

@@ -1,5 +1,5 @@
 import type { LimitName, Scope } from "@agentry/core";
-import type { ErrorCode } from "@agentry/errors";
+import type { AppError, ErrorCode } from "@agentry/errors";
 import type { CallOptions } from "@connectrpc/connect";
 import type { ParameterizedContext } from "koa";
 import type { z } from "zod";
@@ -12,6 +12,10 @@ import { parseOrThrow } from "../validation/issues.js";
  * One declaration per REST operation (docs/gateway-routes.md): `defineRoute` holds its method, path, scope,
  * limits, request schemas, documentation and handler. The router, the scope check, the limits, the idempotency of
  * writes, request validation and the OpenAPI document are all read from it.
+ *
+ * A request is served in this order: authenticated, its scope checked, validated (`validate`), admitted (rate and
+ * concurrency limits, budgets), then handled. A malformed request is a 400 whatever the limits or budgets say,
+ * and is never counted against them.
  */
 
 /** What every handler gets: the Koa context, the gateway's dependencies, the caller, RPC call options. */
@@ -213,11 +217,20 @@ export interface RouteDefinition<
    */
   sdk?: { resource: string[]; method: string };
 
+  /**
+   * The request's own checks, run before it is admitted (limits, budgets): a route that reserves (`concurrency`)
+   * must have them, so that a malformed request is refused before anything is reserved for it. It gets the
+   * handler's input; the query and body it parses are the ones the handler then gets, read once.
+   */
+  validate?(input: HandlerInput<Path, Parsed<Query>, Parsed<Body>>): Promise<void>;
+
   handler(input: HandlerInput<Path, Parsed<Query>, Parsed<Body>>): Promise<void>;
 }
 
 /** A declared operation as the router, the limits and the document take it. */
-export type Route = Omit<RouteDefinition, "handler"> & {
+export type Route = Omit<RouteDefinition, "handler" | "validate"> & {
+  /** Checks the request before it is admitted (the declaration's `validate`). */
+  validate?(request: RequestContext): Promise<void>;
   /** Runs the handler, with the query and body parsed by the declaration's schemas. */
   handle(request: RequestContext): Promise<void>;
 };
@@ -228,8 +241,14 @@ export type Route = Omit<RouteDefinition, "handler"> & {
  */
 export type ServedRoute = Pick<
   Route,
-  "method" | "path" | "scope" | "limit" | "concurrency" | "claimsKeyInCreate" | "handle"
->;
+  "method" | "path" | "scope" | "limit" | "concurrency" | "claimsKeyInCreate" | "validate" | "handle"
+> & {
+  /**
+   * An error's body in the route's own wire format, for an answer kept under an Idempotency-Key and replayed as
+   * it was first given; this API's envelope otherwise.
+   */
+  errorBody?(error: AppError): unknown;
+};
 
 /** Declares one REST operation; list it in `ROUTES` (app.ts) to serve and document it. */
 export function defineRoute<
@@ -237,25 +256,35 @@ export function defineRoute<
   Query extends z.ZodType | undefined = undefined,
   Body extends z.ZodType | undefined = undefined,
 >(definition: RouteDefinition<Path, Query, Body>): Route {
-  const { handler, ...route } = definition;
+  const { handler, validate, ...route } = definition;
   const { query, body } = definition;
   const what = `${definition.method} ${definition.path}`;
+  // One parse per request, whether `validate` or the handler asks first.
+  const bodies = new WeakMap<object, Promise<Parsed<Body>>>();
+  const inputOf = (request: RequestContext): HandlerInput<Path, Parsed<Query>, Parsed<Body>> => ({
+    ...request,
+    params: request.ctx.params as PathParams<Path>,
+    query: () => {
+      if (!query) throw new Error(`${what} declares no query schema`);
+      return parseOrThrow(query, request.ctx.query, "query parameters") as Parsed<Query>;
+    },
+    body: (check) => {
+      if (!body?.schema) throw new Error(`${what} declares no body schema`);
+      const schema = body.schema;
+      let parsed = bodies.get(request.ctx);
+      if (!parsed) {
+        parsed = readJsonBody(request.ctx).then((raw) => {
+          check?.(raw);
+          return parseOrThrow(schema, raw, "request body") as Parsed<Body>;
+        });
+        bodies.set(request.ctx, parsed);
+      }
+      return parsed;
+    },
+  });
   return {
     ...route,
-    handle: (request) =>
-      handler({
-        ...request,
-        params: request.ctx.params as PathParams<Path>,
-        query: () => {
-          if (!query) throw new Error(`${what} declares no query schema`);
-          return parseOrThrow(query, request.ctx.query, "query parameters") as Parsed<Query>;
-        },
-        body: async (check) => {
-          if (!body?.schema) throw new Error(`${what} declares no body schema`);
-          const raw = await readJsonBody(request.ctx);
-          check?.(raw);
-          return parseOrThrow(body.schema, raw, "request body") as Parsed<Body>;
-        },
-      }),
+    ...(validate ? { validate: (request: RequestContext) => validate(inputOf(request)) } : {}),
+    handle: (request) => handler(inputOf(request)),
   };
 }

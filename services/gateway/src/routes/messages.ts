@@ -377,11 +377,16 @@ export const messageRoutes: Route[] = [
       "BUDGET_EXCEEDED",
     ],
     stream: true,
-    async handler(input) {
-      const { ctx, gateway, principal, rpc } = input;
+    // A malformed id is a 404 before a bad body is a 400, and both come before the send reserves its budget.
+    async validate(input) {
       const agentId = input.params.agentId;
       if (!isId("agent", agentId))
         throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
+      await input.body();
+    },
+    async handler(input) {
+      const { ctx, gateway, principal, rpc } = input;
+      const agentId = input.params.agentId;
       const body = await input.body();
 
       const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);

@@ -173,6 +173,7 @@ class TurnExecutor implements AgentExecutor {
         .join("");
       if (text === "")
         throw new AppError("INVALID_REQUEST", "The message has no text part; send its text in one.");
+      const checked = user.caller.message({ text, roomId: contextId });
       bus.publish(status(TaskState.TASK_STATE_WORKING));
       // The reply's text streams as pieces of one artifact (the reply's id): the first starts it, the next are
       // appended, and the complete text replaces them last, so the task keeps the reply whole in one part.
@@ -194,18 +195,14 @@ class TurnExecutor implements AgentExecutor {
         });
       let started = false;
       const reply = await user.caller.run("sendMessage", user.agent.id, (state) =>
-        user.caller.send(
-          user.agent,
-          { text, roomId: contextId },
-          {
-            signal: abort.signal,
-            spend: state.spend,
-            onText: (messageId, delta) => {
-              bus.publish(piece(messageId, delta, started ? "next" : "first"));
-              started = true;
-            },
+        user.caller.send(user.agent, checked, {
+          signal: abort.signal,
+          spend: state.spend,
+          onText: (messageId, delta) => {
+            bus.publish(piece(messageId, delta, started ? "next" : "first"));
+            started = true;
           },
-        ),
+        }),
       );
       bus.publish(piece(reply.id, reply.text, "whole"));
       bus.publish(status(TaskState.TASK_STATE_COMPLETED));

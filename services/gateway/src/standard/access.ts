@@ -4,6 +4,7 @@ import { type Agent, AgentStatus, type Reply } from "@agentry/proto";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import type { Middleware, ParameterizedContext } from "koa";
+import type { z } from "zod";
 import { type Charge, replyUsage } from "../budgets/ledger.js";
 import type { GatewayContext, GatewayState, Principal } from "../context.js";
 import { requireScope } from "../http/auth.js";
@@ -19,6 +20,9 @@ export type LimitsMiddleware = (route: ServedRoute) => Middleware<GatewayState>;
 
 /** The REST operations the standard protocols stand in for: their scopes and limits are these operations' own. */
 export type Operation = "listAgents" | "getAgent" | "sendMessage";
+
+/** A message as `StandardCaller.message` checked it. */
+export type CheckedMessage = z.output<typeof sendMessageBody>;
 
 const OPERATIONS: Record<Operation, [Route["method"], string, Route[]]> = {
   listAgents: ["GET", "/v1/agents", agentRoutes],
@@ -106,12 +110,29 @@ export class StandardCaller {
   }
 
   /**
+   * A message checked against the bounds of `POST /v1/agents/{agentId}/messages` (400 INVALID_REQUEST naming
+   * each problem): checked before `run` admits the send, as that route checks its body before its budgets.
+   */
+  message(message: {
+    text: string;
+    userId?: string | undefined;
+    roomId?: string | undefined;
+  }): CheckedMessage {
+    return parseOrThrow(
+      sendMessageBody,
+      Object.fromEntries(Object.entries(message).filter(([, value]) => value !== undefined)),
+      "arguments",
+    );
+  }
+
+  /**
    * One turn with the agent through the conversation service, as `POST /v1/agents/{agentId}/messages` makes it:
-   * the same bounds on the text and ids, history, usage (attributed to this key) and the agent's health.
+   * the same bounds on the text and ids (`message`), history, usage (attributed to this key) and the agent's
+   * health.
    */
   async send(
     agent: Agent,
-    message: { text: string; userId?: string | undefined; roomId?: string | undefined },
+    body: CheckedMessage,
     options: {
       signal?: AbortSignal;
       onText?: (messageId: string, text: string) => void;
@@ -119,11 +140,6 @@ export class StandardCaller {
       spend?: Charge | undefined;
     } = {},
   ): Promise<Reply> {
-    const body = parseOrThrow(
-      sendMessageBody,
-      Object.fromEntries(Object.entries(message).filter(([, value]) => value !== undefined)),
-      "arguments",
-    );
     if (agent.status === AgentStatus.INACTIVE) {
       throw new AppError(
         "AGENT_INACTIVE",

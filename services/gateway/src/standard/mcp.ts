@@ -149,15 +149,12 @@ function serverFor(caller: StandardCaller): McpServer {
       },
     },
     (args, extra) =>
-      tool(gateway, () =>
-        caller.run("sendMessage", args.agentId, async (state) => {
+      tool(gateway, () => {
+        const message = caller.message({ text: args.text, userId: args.userId, roomId: args.roomId });
+        return caller.run("sendMessage", args.agentId, async (state) => {
           const agent = await caller.agent(args.agentId);
           const reply = presentReply(
-            await caller.send(
-              agent,
-              { text: args.text, userId: args.userId, roomId: args.roomId },
-              { signal: extra.signal, spend: state.spend },
-            ),
+            await caller.send(agent, message, { signal: extra.signal, spend: state.spend }),
           );
           return {
             content: [{ type: "text", text: reply.text }],
@@ -171,8 +168,8 @@ function serverFor(caller: StandardCaller): McpServer {
               usage: reply.usage,
             },
           };
-        }),
-      ),
+        });
+      }),
   );
   return server;
 }

@@ -6,6 +6,7 @@ import {
   NANO_USD_PER_USD,
 } from "@agentry/core";
 import { z } from "zod";
+import { atMostOneOf } from "./exclusive.js";
 
 /* The bodies of the budget routes (docs/api/budgets.md). */
 
@@ -38,41 +39,39 @@ export function storedLimit(unit: BudgetUnit, value: number): bigint {
   return BigInt(unit === "usd" ? Math.round(value * NANO_USD_PER_USD) : value);
 }
 
-export const createBudgetBody = z
-  .strictObject(
-    {
-      unit: z.enum(BUDGET_UNITS, { error: "must be tokens or usd" }).meta({
-        description:
-          "`tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.",
-      }),
-      limit,
-      period,
-      agentId: z
-        .string()
-        .regex(/^agt_[0-9A-HJKMNP-TV-Z]{26}$/, "must be an agent id (agt_…)")
-        .optional()
-        .meta({
-          description: "Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.",
+export const createBudgetBody = atMostOneOf(
+  z
+    .strictObject(
+      {
+        unit: z.enum(BUDGET_UNITS, { error: "must be tokens or usd" }).meta({
+          description:
+            "`tokens`: input and output tokens; `usd`: what they cost at the configured prices per model.",
         }),
-      apiKeyId: z
-        .string()
-        .regex(/^key_[0-9A-HJKMNP-TV-Z]{26}$/, "must be an API key id (key_…)")
-        .optional()
-        .meta({ description: "Only the messages sent with this key count. Not with `agentId`." }),
-    },
-    { error: "must be a JSON object" },
-  )
-  .superRefine((body, ctx) => {
-    if (body.agentId !== undefined && body.apiKeyId !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["apiKeyId"],
-        message: "a budget is the account's, one agent's or one key's: give agentId or apiKeyId, not both",
-      });
-    }
-    const issue = limitIssue(body.unit, body.limit);
-    if (issue) ctx.addIssue({ code: "custom", path: ["limit"], message: issue });
-  });
+        limit,
+        period,
+        agentId: z
+          .string()
+          .regex(/^agt_[0-9A-HJKMNP-TV-Z]{26}$/, "must be an agent id (agt_…)")
+          .optional()
+          .meta({
+            description: "Only this agent's messages count. Unset (and no `apiKeyId`): the whole account's.",
+          }),
+        apiKeyId: z
+          .string()
+          .regex(/^key_[0-9A-HJKMNP-TV-Z]{26}$/, "must be an API key id (key_…)")
+          .optional()
+          .meta({ description: "Only the messages sent with this key count. Not with `agentId`." }),
+      },
+      { error: "must be a JSON object" },
+    )
+    .superRefine((body, ctx) => {
+      const issue = limitIssue(body.unit, body.limit);
+      if (issue) ctx.addIssue({ code: "custom", path: ["limit"], message: issue });
+    }),
+  "agentId",
+  "apiKeyId",
+  "a budget is the account's, one agent's or one key's: give agentId or apiKeyId, not both",
+);
 
 export const updateBudgetBody = z.strictObject(
   { limit: limit.optional(), period: period.optional() },

@@ -1,5 +1,6 @@
 import { DOCUMENT_BOUNDS } from "@agentry/core";
 import { z } from "zod";
+import { exactlyOneOf } from "./exclusive.js";
 import { cursorLimit, cursorOrder, cursors, oneCursor } from "./history.js";
 import { trimmedText } from "./text.js";
 
@@ -28,8 +29,8 @@ const source = trimmedText(0, DOCUMENT_BOUNDS.sourceMaxLength).meta({
 });
 
 /** The JSON form of an upload: the text itself, or the file in base64, within the 1 MiB of a JSON body. */
-export const createDocumentBody = z
-  .strictObject(
+export const createDocumentBody = exactlyOneOf(
+  z.strictObject(
     {
       title: title.optional(),
       contentType: z
@@ -53,16 +54,11 @@ export const createDocumentBody = z
       source: source.optional(),
     },
     { error: "must be a JSON object" },
-  )
-  .superRefine((body, issues) => {
-    if ((body.text === undefined) === (body.contentBase64 === undefined)) {
-      issues.addIssue({
-        code: "custom",
-        path: ["text"],
-        message: "give exactly one of text and contentBase64",
-      });
-    }
-  });
+  ),
+  "text",
+  "contentBase64",
+  "give exactly one of text and contentBase64",
+);
 
 export type CreateDocumentBody = z.infer<typeof createDocumentBody>;
 

@@ -39,8 +39,7 @@ type MessageRequest = Omit<SendMessageRequest, "$typeName" | "agent" | "supplied
  */
 export async function chatCompletions(input: RequestContext): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
-  const body = parseOrThrow(chatCompletionBody, await readJsonBody(ctx), "request body");
-  refuseUnsupported(body);
+  const { body, text, suppliedContext } = await checkedRequest(input);
   const agent = await addressedAgent(input, body.model);
   if (agent.status === AgentStatus.INACTIVE) {
     throw new AppError(
@@ -48,7 +47,6 @@ export async function chatCompletions(input: RequestContext): Promise<void> {
       `Agent ${agent.id} is inactive; set its status to 'active' to send it messages.`,
     );
   }
-  const { text, suppliedContext } = conversation(body);
   const request: MessageRequest = {
     accountId: principal.accountId,
     agent,
@@ -78,18 +76,52 @@ export async function chatCompletions(input: RequestContext): Promise<void> {
   }
 }
 
+/** A request's body and the turn it asks for, checked once, before the completion is admitted. */
+interface CheckedRequest {
+  body: ChatCompletionBody;
+  text: string;
+  suppliedContext: MessageInitShape<typeof SuppliedContextSchema>;
+}
+
+const checked = new WeakMap<object, Promise<CheckedRequest>>();
+
+/**
+ * The chat completion's own checks, before its limits and budgets (`ServedRoute.validate`): the body's shape,
+ * and what this API does not do. A malformed request is a 400 whatever the agent's budgets say.
+ */
+export async function validateChatCompletion(input: RequestContext): Promise<void> {
+  await checkedRequest(input);
+}
+
+function checkedRequest({ ctx }: RequestContext): Promise<CheckedRequest> {
+  let request = checked.get(ctx);
+  if (!request) {
+    request = readJsonBody(ctx).then((raw) => {
+      const body = parseOrThrow(chatCompletionBody, raw, "request body");
+      refuseUnsupported(body);
+      // A model that cannot be an agent is answered 404 before the messages are read, as a malformed agent id is.
+      if (!isId("agent", body.model)) throw unknownModel(body.model);
+      return { body, ...conversation(body) };
+    });
+    checked.set(ctx, request);
+  }
+  return request;
+}
+
 /** The agent `model` names, of the caller's account; 404 otherwise, as OpenAI answers an unknown model. */
 export async function addressedAgent(input: RequestContext, model: string): Promise<Agent> {
   const { gateway, principal, rpc } = input;
-  const missing = () =>
-    new AppError(
-      "AGENT_NOT_FOUND",
-      `The model ${JSON.stringify(model)} is not an agent of this account; GET /v1/models lists them.`,
-    );
-  if (!isId("agent", model)) throw missing();
+  if (!isId("agent", model)) throw unknownModel(model);
   const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: model }, rpc);
-  if (!agent) throw missing();
+  if (!agent) throw unknownModel(model);
   return agent;
+}
+
+function unknownModel(model: string): AppError {
+  return new AppError(
+    "AGENT_NOT_FOUND",
+    `The model ${JSON.stringify(model)} is not an agent of this account; GET /v1/models lists them.`,
+  );
 }
 
 /** What the agent does not do through this API is refused, never dropped: its own tools run on its side. */

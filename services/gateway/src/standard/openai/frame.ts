@@ -1,5 +1,5 @@
 import { isId } from "@agentry/core";
-import { AppError, type ErrorCode, type FieldIssue, httpStatusOf } from "@agentry/errors";
+import { AppError, httpStatusOf } from "@agentry/errors";
 import type { Middleware } from "koa";
 import type { GatewayContext, GatewayState } from "../../context.js";
 import { readRawBody } from "../../http/body.js";
@@ -25,14 +25,6 @@ export function openAiFrame(gateway: GatewayContext): Middleware<GatewayState> {
       }
       await next();
       if (ctx.respond === false) return;
-      const envelope = ctx.body as { success?: unknown; error?: ErrorEnvelope } | undefined;
-      if (ctx.status >= 400 && envelope?.success === false && envelope.error) {
-        // An answer a layer wrote in this API's envelope itself (an Idempotency-Key's kept outcome): the same
-        // error in OpenAI's shape.
-        const { code, message, details } = envelope.error;
-        ctx.body = openAiError(new AppError(code, message, details ? { details } : {}));
-        return;
-      }
       if (ctx.status === 405) {
         throw new AppError("METHOD_NOT_ALLOWED", `${ctx.method} is not allowed on ${ctx.path}.`);
       }
@@ -51,13 +43,6 @@ export function openAiFrame(gateway: GatewayContext): Middleware<GatewayState> {
       ctx.body = openAiError(error);
     }
   };
-}
-
-/** The `error` of this API's envelope (docs/api/errors-and-status-codes.md, "Envelope"). */
-interface ErrorEnvelope {
-  code: ErrorCode;
-  message: string;
-  details?: FieldIssue[];
 }
 
 /** The body's `model` when it is an agent id; anything else is left for the handler to refuse. */

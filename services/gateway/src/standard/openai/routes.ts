@@ -1,11 +1,11 @@
 import type { ServedRoute } from "../../routes/define.js";
-import { chatCompletions } from "./chat.js";
+import { chatCompletions, validateChatCompletion } from "./chat.js";
 import { getModel, listModels } from "./models.js";
-import { CHAT_COMPLETIONS_PATH, MODELS_PATH } from "./wire.js";
+import { CHAT_COMPLETIONS_PATH, MODELS_PATH, openAiError } from "./wire.js";
 
 /**
  * The OpenAI-compatible operations (docs/api/standard-clients.md): served through the same chain as every REST
- * route (key, scope, limits), with errors in OpenAI's shape (`openAiFrame`). Chat completions spend the
+ * route (key, scope, validation, limits), with errors in OpenAI's shape (`openAiFrame`). Chat completions spend the
  * addressed agent's message bucket and concurrency slots, as a message does.
  */
 export const openAiRoutes: ServedRoute[] = [
@@ -15,7 +15,9 @@ export const openAiRoutes: ServedRoute[] = [
     scope: "messages:send",
     limit: "messagesPerMinute",
     concurrency: true,
+    validate: validateChatCompletion,
     handle: chatCompletions,
+    errorBody: openAiError,
   },
   { method: "GET", path: MODELS_PATH, scope: "agents:read", limit: "listPerMinute", handle: listModels },
   {
