@@ -854,6 +854,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
     usageContract(fresh);
     runsContract(fresh);
     keysContract(fresh);
+    fireStartsContract(fresh);
   });
 }
 
@@ -2043,6 +2044,105 @@ function keysContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.keyedExchange("acct_A", "e".repeat(64), NOW)).toBeNull();
       expect((await store.keyedExchange("acct_B", "d".repeat(64), NOW))?.replyId).toBe(otherAccount.reply.id);
       expect((await store.keyedExchange("acct_A", HASH, NOW))?.replyId).toBe(lasting.reply.id);
+    });
+  });
+}
+
+function fireStartsContract(fresh: () => Promise<ConversationStore>): void {
+  describe("starts of schedule fires", () => {
+    const at = (minutes: number) =>
+      new Date(Date.parse("2026-06-01T09:00:00.000Z") + minutes * 60_000).toISOString();
+    const schedule = (nextFireAt: string) => ({
+      id: newId("schedule"),
+      accountId: "acct_A",
+      agentId: "agt_A",
+      cron: "* * * * *",
+      timezone: "UTC",
+      text: "tick",
+      userId: null,
+      roomId: null,
+      enabled: true,
+      nextFireAt,
+      skippedFires: 0,
+      lastFire: null,
+      createdAt: at(-60),
+      updatedAt: at(-60),
+    });
+    const claim = (scheduleId: string, scheduledAt: string, startBy: string | null) => {
+      const ids = { message: newId("message"), reply: newId("message") };
+      return {
+        ids,
+        claim: {
+          scheduleId,
+          scheduledAt,
+          nextFireAt: new Date(Date.parse(scheduledAt) + 60_000).toISOString(),
+          skipped: 0,
+          fire: {
+            scheduledAt,
+            firedAt: scheduledAt,
+            messageId: startBy ? ids.reply : null,
+            userMessageId: startBy ? ids.message : null,
+            startBy,
+            error: startBy ? null : { code: "AGENT_INACTIVE", message: "inactive" },
+          },
+        },
+      };
+    };
+
+    it("lists a claimed fire not started by its time, lets one caller take it over, and forgets it once settled", async () => {
+      const store = await fresh();
+      const created = await store.schedules.createSchedule(schedule(at(0)));
+      const { ids, claim: first } = claim(created.id, at(0), at(1));
+      expect(await store.schedules.claimFire(first)).toBe(true);
+      // Before its time to start, it is its claimer's.
+      expect(await store.schedules.unstartedFires(at(0.5), 10)).toEqual([]);
+      const [late] = await store.schedules.unstartedFires(at(1), 10);
+      expect(late).toEqual({
+        scheduleId: created.id,
+        scheduledAt: at(0),
+        accountId: "acct_A",
+        agentId: "agt_A",
+        userMessageId: ids.message,
+        messageId: ids.reply,
+        startBy: at(1),
+      });
+      // Two processes that read it take it over: one does.
+      const taken = await Promise.all([
+        store.schedules.reclaimFire(late!, at(2)),
+        store.schedules.reclaimFire(late!, at(3)),
+      ]);
+      expect(taken.filter(Boolean)).toHaveLength(1);
+      expect(await store.schedules.unstartedFires(at(1.5), 10)).toEqual([]);
+      const [again] = await store.schedules.unstartedFires(at(5), 10);
+      expect(again!.startBy).toBe(taken[0] ? at(2) : at(3));
+      await store.schedules.settleFire(created.id, at(0), null);
+      expect(await store.schedules.unstartedFires(at(60), 10)).toEqual([]);
+      expect(await store.schedules.reclaimFire(again!, at(9))).toBe(false);
+      expect((await store.schedules.getSchedule("acct_A", "agt_A", created.id))!.lastFire).toMatchObject({
+        messageId: ids.reply,
+        error: null,
+      });
+    });
+
+    it("a fire that sends no message is never unstarted; one settled with an error says so as the last fire", async () => {
+      const store = await fresh();
+      const created = await store.schedules.createSchedule(schedule(at(0)));
+      expect(await store.schedules.claimFire(claim(created.id, at(0), null).claim)).toBe(true);
+      expect(await store.schedules.unstartedFires(at(60), 10)).toEqual([]);
+      const { claim: second } = claim(created.id, at(1), at(2));
+      expect(await store.schedules.claimFire(second)).toBe(true);
+      const error = { code: "CONVERSATION_BUSY", message: "busy" };
+      await store.schedules.settleFire(created.id, at(1), error);
+      expect(await store.schedules.unstartedFires(at(60), 10)).toEqual([]);
+      expect((await store.schedules.getSchedule("acct_A", "agt_A", created.id))!.lastFire).toMatchObject({
+        scheduledAt: at(1),
+        error,
+      });
+      // An error of an earlier fire does not overwrite the last one's.
+      await store.schedules.settleFire(created.id, at(0), { code: "X", message: "earlier" });
+      expect((await store.schedules.getSchedule("acct_A", "agt_A", created.id))!.lastFire!.error).toEqual(
+        error,
+      );
     });
   });
 }
