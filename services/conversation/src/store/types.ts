@@ -289,7 +289,18 @@ export interface RunPause {
   holder?: string | undefined;
   /** Its `message.requires_action` event, written with the pause. */
   events: readonly NewOutboxEvent[];
+  /**
+   * The tokens the turn spent since it began or last paused, added to the usage rollups with the pause (as
+   * `recordTokens` adds them), so that they are counted once however the message goes on.
+   */
+  tokens?: CallRecord | undefined;
 }
+
+/** A paused run whose wait for approval has ended, as `expiredApprovals` finds it. */
+export type ExpiredApproval = Pick<
+  RunRecord,
+  "id" | "background" | "accountId" | "agentId" | "userId" | "roomId"
+>;
 
 /** A person's answers recorded on a paused run (`decideRun`). */
 export interface RunDecision {
@@ -332,6 +343,8 @@ export interface RunEnd {
   holder?: string | undefined;
   /** Ended by a cancel (the kill switch, or a later message that interrupted it), not by a failure of its own. */
   cancelled?: boolean | undefined;
+  /** Message events written with the end, only if it ends the run (a paused run's `message.failed` at expiry). */
+  events?: readonly NewOutboxEvent[] | undefined;
 }
 
 /** One write of a message log, as the service batches them (message-runs.ts). */
@@ -744,7 +757,7 @@ export interface ConversationStore {
     decision: RunDecision,
   ): Promise<RunRecord | null>;
   /** Paused runs whose wait for approval ended before `now`, at most `limit`. */
-  expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
+  expiredApprovals(now: string, limit: number): Promise<ExpiredApproval[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**

@@ -1658,6 +1658,8 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
         expiresAt: "2026-06-02T00:00:00.000Z",
         deadlineAt: "2026-06-02T00:00:30.000Z",
         input: JSON.stringify({ text: "work" }),
+        // The tokens spent before the pause: counted in usage with it, as tokens alone (no message).
+        tokens: sendAt("2026-06-01T00:00:00.000Z", { inputTokens: 7, outputTokens: 3 }),
         events: [
           {
             id: "evt_01JPAUSE00000000000000000",
@@ -1681,6 +1683,16 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
         approval: { pendingToolCalls: calls, expiresAt: pause.expiresAt },
       });
       expect(await store.runEvents(streamed.id, 0, 10)).toEqual([paused]);
+      const usageOfDay = async () =>
+        (
+          await store.getUsage({
+            accountId: "acct_A",
+            granularity: "day",
+            from: new Date("2026-06-01T00:00:00Z"),
+            to: new Date("2026-06-02T00:00:00Z"),
+          })
+        ).totals[0]!.figures;
+      expect(await usageOfDay()).toMatchObject({ messages: 0, errors: 0, inputTokens: 7, outputTokens: 3 });
       // ListRuns tells a paused run apart from one being generated.
       const running = pendingRun();
       await store.startRun(running);
@@ -1699,7 +1711,14 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.expiredLeases("2026-06-03T00:00:00.000Z", 10)).toEqual([]);
       expect(await store.expiredApprovals("2026-06-01T12:00:00.000Z", 10)).toEqual([]);
       expect(await store.expiredApprovals("2026-06-02T00:00:01.000Z", 10)).toEqual([
-        { id: streamed.id, background: true },
+        {
+          id: streamed.id,
+          background: true,
+          accountId: "acct_A",
+          agentId: "agt_A",
+          userId: "u1",
+          roomId: null,
+        },
       ]);
 
       // Two answers read the same state: one only is recorded.
@@ -1750,6 +1769,40 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       ]);
       expect((await store.getRun("acct_A", "agt_A", streamed.id))?.approval).toBeUndefined();
       expect(await store.runEvents(streamed.id, 2, 10)).toEqual([]);
+      // Nor counts its tokens.
+      expect(await usageOfDay()).toMatchObject({ inputTokens: 7, outputTokens: 3 });
+    });
+
+    it("writes an end's message events only with the update that ends the run", async () => {
+      const store = await fresh();
+      const run = pendingRun();
+      await store.startRun(run);
+      const failed = {
+        ...completedEnd({
+          status: "failed",
+          errorCode: "APPROVAL_EXPIRED",
+          errorMessage: "expired",
+          result: null,
+        }),
+        events: [
+          {
+            id: "evt_01JEXPIRED000000000000000",
+            type: "message.failed" as const,
+            accountId: "acct_A",
+            agentId: "agt_A",
+            createdAt: "2026-06-02T00:00:00.000Z",
+            data: { agentId: "agt_A", messageId: run.id },
+          },
+        ],
+      };
+      const ends = await Promise.all([store.endRun(run.id, [], failed), store.endRun(run.id, [], failed)]);
+      expect(ends.filter(Boolean)).toHaveLength(1);
+      expect(
+        await store.endRun(run.id, [], { ...failed, events: [{ ...failed.events[0]!, id: "evt_01JAGAIN" }] }),
+      ).toBe(false);
+      expect((await store.pendingEvents(10)).map((event) => [event.type, event.id])).toEqual([
+        ["message.failed", "evt_01JEXPIRED000000000000000"],
+      ]);
     });
 
     it("finds pending runs past their deadline, and removes expired runs with their events in batches", async () => {
