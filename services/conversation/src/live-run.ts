@@ -130,8 +130,9 @@ export class LiveRun {
   state(): BackgroundState | null {
     if (!this.record.background) return null;
     const last = this.events.at(-1)?.event;
-    // Paused: the store's record says when the wait ends; it is read from there.
-    if (last?.type === "approval_required") return null;
+    // Paused: the store's record says when the wait ends; it is read from there. A run resumed after its pause
+    // (its log's last event still the pause's until the next comes) is pending.
+    if (last?.type === "approval_required" && this.pausedBefore) return null;
     return {
       id: this.id,
       agentId: this.agentId,
