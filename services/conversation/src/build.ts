@@ -148,6 +148,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   const scheduler = options.agents
     ? new Scheduler(turns.store, runs, options.agents, logger, {
         ...(options.scheduleScanMs !== undefined ? { scanMs: options.scheduleScanMs } : {}),
+        ...(options.runLeases?.leaseMs !== undefined ? { startWithinMs: options.runLeases.leaseMs } : {}),
       })
     : undefined;
   if (scheduler) scheduler.start();

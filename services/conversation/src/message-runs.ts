@@ -14,7 +14,7 @@ import { type Agent, AgentSchema } from "@agentry/proto";
 import { fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { TurnContext } from "./context.js";
 import { ConversationQueue, conflictMode, type Place } from "./conversation-queue.js";
-import { messageRequiresAction } from "./events.js";
+import { messageFailed, messageRequiresAction } from "./events.js";
 import { LiveRun, type PauseOf } from "./live-run.js";
 import {
   ABANDONED,
@@ -43,7 +43,7 @@ import {
   sendMessage,
   streamMessage,
 } from "./service.js";
-import type { RunEnd, RunEvent, RunRecord } from "./store/types.js";
+import type { CallRecord, RunEnd, RunEvent, RunRecord } from "./store/types.js";
 import type { ApprovalDecision, PendingToolCall, StoredRound } from "./tool-loop.js";
 
 /** STREAM_RETENTION when unset: how long a message's events are kept after it ends. */
@@ -698,7 +698,15 @@ export class MessageRuns {
     const generating: MessageInput = {
       ...input,
       background: true,
-      ...(started ? { resume: { rounds: storedRounds(logged), decisions: decisionsOf(record) } } : {}),
+      ...(started
+        ? {
+            resume: {
+              rounds: storedRounds(logged),
+              decisions: decisionsOf(record),
+              counted: countedAtPauses(logged),
+            },
+          }
+        : {}),
     };
     const run = new LiveRun(
       this.turns,
@@ -758,7 +766,7 @@ export class MessageRuns {
    * wait ending `approvalTimeoutMs` from now.
    */
   private pauseOf(record: RunRecord, input: MessageInput): PauseOf {
-    return (calls: PendingToolCall[]) => {
+    return (calls: PendingToolCall[], tokens: CallRecord | undefined) => {
       const expiresAt = new Date(Date.now() + this.approvalTimeoutMs());
       return {
         pendingToolCalls: JSON.stringify(calls),
@@ -767,6 +775,7 @@ export class MessageRuns {
         input: encodeInput({ ...input, background: true }),
         holder: record.lease?.holder,
         events: this.turns.events ? [messageRequiresAction(record, calls, expiresAt)] : [],
+        tokens,
       };
     };
   }
@@ -779,22 +788,33 @@ export class MessageRuns {
    * Ends a paused run whose wait for approval ended as failed (APPROVAL_EXPIRED), its log's next event saying so;
    * of the processes that find it, the one whose update ends it only.
    */
-  private async expireApproval(run: Pick<RunRecord, "id" | "background">): Promise<void> {
+  private async expireApproval(
+    run: Pick<RunRecord, "id" | "background" | "accountId" | "agentId" | "userId" | "roomId">,
+  ): Promise<void> {
     let last = 0;
     for (;;) {
       const page = await this.turns.store.runEvents(run.id, last, PAGE);
       last = page.at(-1)?.seq ?? last;
       if (page.length < PAGE) break;
     }
-    const event = failedEvent(approvalExpired(this.approvalTimeoutMs()));
+    const error = approvalExpired(this.approvalTimeoutMs());
+    const event = failedEvent(error);
     const encoded = encodeEvent(last + 1, event);
-    const ended = await this.turns.store.endRun(
-      run.id,
-      [encoded],
-      runEnd(event, this.options.retentionMs, true, encoded.data),
-    );
-    if (ended)
+    const key = {
+      accountId: run.accountId,
+      agentId: run.agentId,
+      userId: run.userId ?? "",
+      roomId: run.roomId ?? "",
+    };
+    // Its message.failed is written with the end: only by the process whose update ends it.
+    const ended = await this.turns.store.endRun(run.id, [encoded], {
+      ...runEnd(event, this.options.retentionMs, true, encoded.data),
+      ...(this.turns.events ? { events: [messageFailed(key, run.id, error, new Date())] } : {}),
+    });
+    if (ended) {
+      if (this.turns.events) this.turns.events.written();
       this.turns.logger.info({ messageId: run.id }, "message's tool calls not answered in time; failed");
+    }
   }
 
   /** A pending run's record, as its start writes it. */
@@ -1014,4 +1034,18 @@ export function storedRounds(logged: readonly LoggedEvent[]): StoredRound[] {
   }
   if (current.calls.length > 0) rounds.push(current);
   return rounds;
+}
+
+/** The tokens a log's pauses for approval counted in usage (each pause those spent since the one before). */
+export function countedAtPauses(logged: readonly LoggedEvent[]): {
+  inputTokens: number;
+  outputTokens: number;
+} {
+  const counted = { inputTokens: 0, outputTokens: 0 };
+  for (const { event } of logged) {
+    if (event.type !== "approval_required" || !event.tokens) continue;
+    counted.inputTokens += event.tokens.inputTokens;
+    counted.outputTokens += event.tokens.outputTokens;
+  }
+  return counted;
 }

@@ -165,7 +165,7 @@ export function abandoned(record: RunRecord): boolean {
 
 /**
  * An event as the log keeps it: started `{messageId, agentId, userId, roomId}`, delta `{text}`, tool.call
- * `{id, name, arguments, spent?}` (`spent` on a round's first call: its model call's tokens), tool.result `{call}` (the call with its outcome), approval_required `{pendingToolCalls}`, completed the reply (createdAt as
+ * `{id, name, arguments, spent?}` (`spent` on a round's first call: its model call's tokens), tool.result `{call}` (the call with its outcome), approval_required `{pendingToolCalls, tokens?}` (`tokens`: the usage counted with the pause), completed the reply (createdAt as
  * ISO 8601), failed `{code, message}`.
  */
 export function encodeEvent(seq: number, event: LogEvent): RunEvent {
@@ -208,6 +208,7 @@ export function decodeEvent(event: RunEvent): LogEvent {
         type: "approval_required",
         messageId: data.messageId,
         pendingToolCalls: data.pendingToolCalls,
+        ...(data.tokens ? { tokens: data.tokens } : {}),
       };
     case "completed":
       return { type: "completed", reply: decodeReply(data) };

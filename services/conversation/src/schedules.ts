@@ -1,11 +1,11 @@
 import { newId, type Repetition, repeatEvery } from "@agentry/core";
-import { AppError } from "@agentry/errors";
+import { AppError, asAppError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import { type Agent, AgentStatus, AgentView, readableAgent } from "@agentry/proto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Cron } from "croner";
-import type { MessageRuns } from "./message-runs.js";
-import type { ConversationStore, ScheduleRecord } from "./store/types.js";
+import { DEFAULT_LEASE_MS, type MessageRuns } from "./message-runs.js";
+import type { ConversationStore, ScheduleRecord, UnstartedFire } from "./store/types.js";
 
 /*
  * Schedules (docs/api/schedules.md): a cron expression in an IANA time zone, each fire of which sends the
@@ -27,6 +27,18 @@ const PRUNE_MS = 60 * 60 * 1000;
 const PAGE = 100;
 /** Missed fire times counted one by one at most, per claim: an every-second schedule down for weeks stops here. */
 const MAX_COUNTED = 100_000;
+
+/** A fire's error when its agent was inactive at fire time. */
+const INACTIVE = {
+  code: "AGENT_INACTIVE",
+  message: "The agent was inactive at fire time; no message was sent.",
+};
+/** A fire's error when its claimer stopped before sending it and no process could within CATCH_UP_MS. */
+const NOT_STARTED_IN_TIME = {
+  code: "AGENT_UNAVAILABLE",
+  message:
+    "The process that claimed this fire stopped before sending its message, and none sent it within 1 h of its time.",
+};
 
 export const SCHEDULE_BOUNDS = { cronMaxLength: 200, timezoneMaxLength: 100 } as const;
 
@@ -119,13 +131,24 @@ export interface AgentDirectory {
 export interface SchedulerOptions {
   /** SCHEDULE_SCAN_MS. */
   scanMs?: number;
+  /**
+   * How long a process that claimed a fire has to start its message before another process may (RUN_LEASE_MS:
+   * starting it takes milliseconds; a process still not done by then has stopped, or stalled as long as a run's
+   * lease allows).
+   */
+  startWithinMs?: number;
 }
 
 /**
  * Runs the fires of every schedule in the store: every `scanMs` each process reads the due schedules and claims
  * each fire (`claimFire`: one conditional update and the fire's unique row, in one transaction), so that any
- * number of processes sharing the store run each fire once. The claimer then starts the fire's background
- * message (a durable run, taken over by another process if this one stops).
+ * number of processes sharing the store run each fire once. The claim records the ids of the fire's message and
+ * until when the claimer has to start it (`startWithinMs`); the claimer then starts the fire's background message
+ * (a durable run, taken over by another process if this one stops) and notes it started. A claimer that stopped
+ * in between leaves a fire not started past its time: the scan of any process takes its start over with one
+ * conditional update (`reclaimFire`), and starts the message under the recorded ids unless its run or reply
+ * exists already (the claimer stopped after starting it). Recorded under the same id, the message's run is stored
+ * once whoever starts it, so a fire never sends two.
  */
 export class Scheduler {
   private scan: Repetition | undefined;
@@ -154,7 +177,7 @@ export class Scheduler {
     this.prune = undefined;
   }
 
-  /** Claims and runs the fires due now; how many this process ran. */
+  /** Claims and runs the fires due now, and starts those whose claimer stopped first; how many this process ran. */
   async scanOnce(): Promise<number> {
     let ran = 0;
     try {
@@ -165,7 +188,103 @@ export class Scheduler {
     } catch (error) {
       this.logger.warn({ err: error }, "could not look for schedules to fire");
     }
+    try {
+      for (const fire of await this.store.schedules.unstartedFires(new Date().toISOString(), PAGE)) {
+        if (await this.restart(fire)) ran += 1;
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, "could not look for schedule fires left unstarted");
+    }
     return ran;
+  }
+
+  private startBy(): string {
+    return new Date(Date.now() + (this.options.startWithinMs ?? DEFAULT_LEASE_MS)).toISOString();
+  }
+
+  /**
+   * Starts a fire claimed by a process that did not start it in time (it stopped), unless another process takes
+   * it first, its message exists already, or it is more than CATCH_UP_MS late (then it is not sent, and says so).
+   */
+  private async restart(fire: UnstartedFire): Promise<boolean> {
+    const schedules = this.store.schedules;
+    if (Date.now() - Date.parse(fire.scheduledAt) >= CATCH_UP_MS) {
+      await schedules.settleFire(fire.scheduleId, fire.scheduledAt, NOT_STARTED_IN_TIME);
+      this.logger.warn(
+        { scheduleId: fire.scheduleId, due: fire.scheduledAt },
+        "schedule fire not sent in time; skipped",
+      );
+      return false;
+    }
+    if (!(await schedules.reclaimFire(fire, this.startBy()))) return false;
+    const { accountId, agentId } = fire;
+    const started =
+      (await this.store.getRun(accountId, agentId, fire.messageId)) ??
+      (await this.store.getMessage(accountId, agentId, fire.messageId));
+    const schedule = started ? null : await schedules.getSchedule(accountId, agentId, fire.scheduleId);
+    if (!schedule) {
+      // Started before its claimer stopped, or the schedule is gone (its fires with it).
+      await schedules.settleFire(fire.scheduleId, fire.scheduledAt, null);
+      return false;
+    }
+    const agent = await this.agents.getAgent(accountId, agentId);
+    if (!agent || agent.status === AgentStatus.INACTIVE) {
+      await schedules.settleFire(fire.scheduleId, fire.scheduledAt, agent ? INACTIVE : null);
+      return false;
+    }
+    const ids = { message: fire.userMessageId, reply: fire.messageId };
+    const sent = await this.send(schedule, agent, fire.scheduledAt, ids);
+    if (sent) {
+      this.logger.info(
+        { scheduleId: schedule.id, messageId: ids.reply, due: fire.scheduledAt },
+        "schedule fire sent in place of the process that claimed it",
+      );
+    }
+    return sent;
+  }
+
+  /**
+   * Starts a claimed fire's message and notes it started; false when it was not. A failure the same message would
+   * meet again (the conversation busy and rejecting it) ends the fire with that error; any other (the store out of
+   * reach, or the message recorded by another process meanwhile) leaves the fire to the next process whose scan
+   * finds it not started.
+   */
+  private async send(
+    schedule: ScheduleRecord,
+    agent: Agent,
+    scheduledAt: string,
+    ids: { message: string; reply: string },
+  ): Promise<boolean> {
+    try {
+      await this.runs.startBackground({
+        accountId: schedule.accountId,
+        agent,
+        text: schedule.text,
+        userId: schedule.userId ?? undefined,
+        roomId: schedule.roomId ?? undefined,
+        context: { schedule: { id: schedule.id, firedAt: scheduledAt } },
+        ids,
+      });
+    } catch (error) {
+      const failure = asAppError(error);
+      this.logger.error(
+        { err: error, scheduleId: schedule.id, code: failure.code },
+        "schedule fired but its message was not started",
+      );
+      if (failure.code !== "AGENT_UNAVAILABLE" && failure.code !== "INTERNAL_ERROR") {
+        await this.store.schedules
+          .settleFire(schedule.id, scheduledAt, { code: failure.code, message: failure.message })
+          .catch(() => undefined);
+      }
+      return false;
+    }
+    try {
+      await this.store.schedules.settleFire(schedule.id, scheduledAt, null);
+    } catch (error) {
+      // Left not started: the process that finds it so finds its run, and notes it started.
+      this.logger.warn({ err: error, scheduleId: schedule.id }, "could not note a schedule fire started");
+    }
+    return true;
   }
 
   private async fire(schedule: ScheduleRecord, now: Date): Promise<boolean> {
@@ -218,29 +337,13 @@ export class Scheduler {
         scheduledAt: plan.run,
         firedAt,
         messageId: inactive ? null : ids.reply,
-        error: inactive
-          ? { code: "AGENT_INACTIVE", message: "The agent was inactive at fire time; no message was sent." }
-          : null,
+        userMessageId: inactive ? null : ids.message,
+        startBy: inactive ? null : this.startBy(),
+        error: inactive ? INACTIVE : null,
       },
     });
     if (!claimed || inactive) return false;
-    try {
-      await this.runs.startBackground({
-        accountId: schedule.accountId,
-        agent,
-        text: schedule.text,
-        userId: schedule.userId ?? undefined,
-        roomId: schedule.roomId ?? undefined,
-        context: { schedule: { id: schedule.id, firedAt: plan.run } },
-        ids,
-      });
-    } catch (error) {
-      this.logger.error(
-        { err: error, scheduleId: schedule.id },
-        "schedule fired but its message was not started",
-      );
-      return false;
-    }
+    if (!(await this.send(schedule, agent, plan.run, ids))) return false;
     this.logger.info({ scheduleId: schedule.id, messageId: ids.reply, due: plan.run }, "schedule fired");
     return true;
   }

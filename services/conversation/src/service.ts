@@ -33,7 +33,7 @@ import {
   replyMaxTokens,
   toolChoice,
 } from "./settings.js";
-import type { CallOutcome, CitationRecord, ConversationKey, TurnRecord } from "./store/types.js";
+import type { CallOutcome, CallRecord, CitationRecord, ConversationKey, TurnRecord } from "./store/types.js";
 import {
   type ApprovalDecision,
   drained,
@@ -76,6 +76,8 @@ export interface MessageInput {
         rounds: StoredRound[];
         /** The person's answers to the calls the message paused before (`ApproveToolCalls`), by call id. */
         decisions?: ReadonlyMap<string, ApprovalDecision>;
+        /** The tokens of its rounds counted in usage when it paused for approval: not counted again. */
+        counted?: { inputTokens: number; outputTokens: number };
       }
     | undefined;
   /** The send's `onConflict` (conversation-queue.ts); unset, the agent's `settings.concurrentMessages`. */
@@ -113,8 +115,17 @@ export type StreamEvent =
       roomId: string | undefined;
     }
   | ToolLoopEvent
-  /** The turn paused before tools that wait for a person's approval; nothing more comes until it is answered. */
-  | { type: "approval_required"; messageId: string; pendingToolCalls: PendingToolCall[] }
+  /**
+   * The turn paused before tools that wait for a person's approval; nothing more comes until it is answered.
+   * `tokens`: what the turn spent since it began or last paused, counted in usage with the pause; kept in the
+   * run's log only (never sent to callers), so that the rest of the turn does not count them again.
+   */
+  | {
+      type: "approval_required";
+      messageId: string;
+      pendingToolCalls: PendingToolCall[];
+      tokens?: CallRecord | undefined;
+    }
   | { type: "completed"; reply: ReplyRecord };
 
 /** Answers one message with the complete reply, and stores the exchange once the reply is complete. */
@@ -185,7 +196,12 @@ export async function* streamMessage(
       const result = yield* tally(call.useTools(first, signal, true, stored, input.resume?.decisions), heard);
       if ("paused" in result) {
         settled = true;
-        yield { type: "approval_required", messageId: call.id, pendingToolCalls: result.paused };
+        yield {
+          type: "approval_required",
+          messageId: call.id,
+          pendingToolCalls: result.paused,
+          tokens: call.pausedTokens(),
+        };
         return;
       }
       const reply = await call.complete(result);
@@ -246,7 +262,12 @@ export async function* streamMessage(
     const result = yield* tally(call.useTools({ text, ...done }, signal, true), heard);
     if ("paused" in result) {
       settled = true;
-      yield { type: "approval_required", messageId: call.id, pendingToolCalls: result.paused };
+      yield {
+        type: "approval_required",
+        messageId: call.id,
+        pendingToolCalls: result.paused,
+        tokens: call.pausedTokens(),
+      };
       return;
     }
     const reply = await call.complete(result);
@@ -656,7 +677,7 @@ class Call {
             }
           : {}),
       },
-      this.record("completed", null, { model: result.model, inputTokens, outputTokens, createdAt }),
+      this.record("completed", null, { model: result.model, ...this.uncounted(result.usage), createdAt }),
       this.ctx.events ? [messageCompleted(this.key.accountId, reply)] : [],
     );
     this.recorded = true;
@@ -743,7 +764,7 @@ class Call {
       this.ctx.events && outcome === "failed" ? [messageFailed(this.key, this.id, appError, at)] : [];
     try {
       const recorded = await this.ctx.store.recordCall(
-        this.record(outcome, appError, { model: this.model, ...this.spent, createdAt: at }),
+        this.record(outcome, appError, { model: this.model, ...this.uncounted(this.spent), createdAt: at }),
         events,
       );
       if (recorded && events.length > 0) this.ctx.events?.written();
@@ -754,6 +775,27 @@ class Call {
       else this.log.error({ err: storeError }, "could not record the call");
     }
     return appError;
+  }
+
+  /**
+   * The tokens of a turn spent since it began or last paused for approval, as a record for the usage rollups
+   * (message-runs.ts writes it with the pause): counted then, once, whatever becomes of the message.
+   */
+  pausedTokens(): CallRecord {
+    return this.record("completed", null, {
+      model: this.model,
+      ...this.uncounted(this.spent),
+      createdAt: new Date(),
+    });
+  }
+
+  /** `usage` less the tokens counted when the turn paused before (a resumed turn's rounds before its pause). */
+  private uncounted(usage: { inputTokens: number; outputTokens: number }) {
+    const counted = this.input.resume?.counted;
+    return {
+      inputTokens: Math.max(0, usage.inputTokens - (counted?.inputTokens ?? 0)),
+      outputTokens: Math.max(0, usage.outputTokens - (counted?.outputTokens ?? 0)),
+    };
   }
 
   private record(

@@ -456,3 +456,177 @@ describe("fires missed while every service was down", () => {
     }
   });
 });
+
+describe("a fire whose claimer stopped before sending its message", () => {
+  /** A schedule whose fire `lateMs` ago was claimed by a process that stopped before it sent it; its ids. */
+  async function claimedAndLeft(store: ConversationStore, agentId: string, lateMs: number) {
+    const due = new Date(Date.now() - lateMs).toISOString();
+    const created = new Date(Date.now() - 86_400_000).toISOString();
+    const schedule = await store.schedules.createSchedule({
+      id: newId("schedule"),
+      accountId: ACCOUNT,
+      agentId,
+      cron: "0 0 1 1 *",
+      timezone: "UTC",
+      text: "yearly report",
+      userId: "cron",
+      roomId: null,
+      enabled: true,
+      nextFireAt: due,
+      skippedFires: 0,
+      lastFire: null,
+      createdAt: created,
+      updatedAt: created,
+    });
+    const ids = { message: newId("message"), reply: newId("message") };
+    const claimed = await store.schedules.claimFire({
+      scheduleId: schedule.id,
+      scheduledAt: due,
+      nextFireAt: "2099-01-01T00:00:00.000Z",
+      skipped: 0,
+      fire: {
+        scheduledAt: due,
+        firedAt: due,
+        messageId: ids.reply,
+        userMessageId: ids.message,
+        // Its claimer's time to start it ran out a moment ago.
+        startBy: new Date(Date.now() - 1).toISOString(),
+        error: null,
+      },
+    });
+    expect(claimed).toBe(true);
+    return { schedule, ids, due };
+  }
+
+  it("is sent once by one of two services sharing the store, under the ids its claim recorded", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "schedules-unstarted-"));
+    const a = agent();
+    const offline = openSqliteConversationStore({ dataDir: dir });
+    const { schedule, ids, due } = await claimedAndLeft(offline, a.id, 5_000);
+    await offline.close();
+    const published: PublicEvent[] = [];
+    const [one, two] = await Promise.all(
+      [0, 1].map(() =>
+        startHarness({
+          store: openSqliteConversationStore({ dataDir: dir }),
+          agents: directory([a], 50),
+          scheduleScanMs: 100,
+          publish: async (events) => {
+            published.push(...events);
+          },
+        }),
+      ),
+    );
+    try {
+      const fired = await until(async () => {
+        const read = await one!.client.getSchedule({
+          accountId: ACCOUNT,
+          agentId: a.id,
+          scheduleId: schedule.id,
+        });
+        return read.schedule!.lastFire?.status === "completed" ? read.schedule!.lastFire : undefined;
+      });
+      expect(fired.messageId).toBe(ids.reply);
+      // Read from the other service, from the store.
+      const message = await until(async () => {
+        const read = await two!.client.getMessage({
+          accountId: ACCOUNT,
+          agentId: a.id,
+          messageId: ids.reply,
+        });
+        return read.background?.reply ? read : undefined;
+      });
+      expect(message.background?.reply?.text).toBe("Echo: yearly report");
+      // Several scans of both services later: it reached the model once, and was stored once.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(firesSeen(one!, two!)).toEqual([due]);
+      const { messages } = await one!.client.listMessages({
+        accountId: ACCOUNT,
+        agentId: a.id,
+        userId: "cron",
+        page: { limit: 10, order: HistoryOrder.ASC },
+      });
+      expect(messages.map((m) => m.id)).toEqual([ids.message, ids.reply]);
+      expect(
+        await one!.conversation.store.schedules.unstartedFires(
+          new Date(Date.now() + 3_600_000).toISOString(),
+          10,
+        ),
+      ).toEqual([]);
+      await until(async () => {
+        for (const h of [one!, two!]) {
+          h.conversation.relay!.kick();
+          await h.conversation.relay!.settle();
+        }
+        return published.some((e) => e.type === "message.completed" && e.data.id === ids.reply)
+          ? true
+          : undefined;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(published.filter((e) => e.type === "message.completed" && e.data.id === ids.reply)).toHaveLength(
+        1,
+      );
+    } finally {
+      await Promise.all([one!.close(), two!.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  it("is not sent again when its claimer had sent it; is not sent, and says why, when an hour late", async () => {
+    const a = agent();
+    const h = await startHarness({ agents: directory([a]), scheduleScanMs: 100 });
+    try {
+      const store = h.conversation.store;
+      // The claimer recorded its message, then stopped before noting it sent: the message's run exists, held by a
+      // process that is generating it.
+      const sent = await claimedAndLeft(store, a.id, 5_000);
+      const now = Date.now();
+      await store.startRun({
+        id: sent.ids.reply,
+        accountId: ACCOUNT,
+        agentId: a.id,
+        userId: "cron",
+        roomId: null,
+        background: true,
+        logged: true,
+        idempotencyKey: null,
+        status: "pending",
+        errorCode: null,
+        errorMessage: null,
+        result: null,
+        createdAt: new Date(now).toISOString(),
+        deadlineAt: new Date(now + 600_000).toISOString(),
+        endedAt: null,
+        expiresAt: null,
+        keptUntil: null,
+        lease: { holder: "another process", expiresAt: new Date(now + 600_000).toISOString() },
+      });
+      const late = await claimedAndLeft(store, a.id, 61 * 60_000);
+      await until(async () =>
+        (await store.schedules.unstartedFires(new Date(Date.now() + 3_600_000).toISOString(), 10)).length ===
+        0
+          ? true
+          : undefined,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Neither fire reached the model: one was its claimer's to generate, the other too late.
+      expect(h.openai.requests).toHaveLength(0);
+      const pending = await h.client.getSchedule({
+        accountId: ACCOUNT,
+        agentId: a.id,
+        scheduleId: sent.schedule.id,
+      });
+      expect(pending.schedule!.lastFire).toMatchObject({ messageId: sent.ids.reply, status: "pending" });
+      const skipped = await h.client.getSchedule({
+        accountId: ACCOUNT,
+        agentId: a.id,
+        scheduleId: late.schedule.id,
+      });
+      expect(skipped.schedule!.lastFire).toMatchObject({ messageId: late.ids.reply, status: "failed" });
+      expect(skipped.schedule!.lastFire!.errorCode).toBe("AGENT_UNAVAILABLE");
+      expect(skipped.schedule!.lastFire!.errorMessage).toContain("1 h");
+    } finally {
+      await h.close();
+    }
+  }, 30_000);
+});

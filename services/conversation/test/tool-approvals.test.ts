@@ -189,6 +189,39 @@ describe("tool approvals", () => {
     expect(ran).toHaveLength(1);
   });
 
+  it("counts the tokens spent before a pause once, with the pause, and only the rest when the message completes", async () => {
+    const a = gated();
+    const usage = async () =>
+      (await h.conversation.store.getUsage({ accountId: ACCOUNT, agentId: a.id, granularity: "day" }))
+        .totals[0]?.figures;
+    h.openai.callTools([{ id: "call_t", name: "bank__transfer", arguments: { amount: 40 } }], {
+      usage: { input: 30, output: 12 },
+    });
+    const events = await collect(
+      h.client.streamMessage({ accountId: ACCOUNT, agent: a, text: "Send Bob 40", userId: "u1" }),
+    );
+    expect(events.at(-1)?.case).toBe("approvalRequired");
+    const id = events[0]?.case === "started" ? events[0].value.messageId : "";
+    // Counted as the message paused: its tokens, no message yet.
+    await vi.waitFor(async () =>
+      expect(await usage()).toMatchObject({ messages: 0, inputTokens: 30, outputTokens: 12 }),
+    );
+
+    h.openai.answer({ chunks: ["Sent."], usage: { input: 50, output: 4 } });
+    await h.client.approveToolCalls({
+      accountId: ACCOUNT,
+      agentId: a.id,
+      messageId: id,
+      toolCallIds: ["call_t"],
+      approve: true,
+    });
+    const done = await settledState(a.id, id);
+    expect(done.status).toBe(MessageStatus.COMPLETED);
+    // The reply tells the whole turn's tokens; usage has each counted once: the message, and its tokens.
+    expect(done.reply?.usage).toMatchObject({ inputTokens: 80, outputTokens: 16 });
+    expect(await usage()).toMatchObject({ messages: 1, errors: 0, inputTokens: 80, outputTokens: 16 });
+  });
+
   it("tells the model a refused call was refused, with the reason, and runs nothing", async () => {
     const a = gated();
     const { id } = await pausedStream(a);
@@ -307,7 +340,14 @@ describe("tool approvals", () => {
 describe("an approval left unanswered", () => {
   let short: Harness;
   beforeAll(async () => {
-    short = await startHarness({ plugins: runtime, approvalTimeoutMs: 300, runLeases: { scanMs: 50 } });
+    short = await startHarness({
+      plugins: runtime,
+      approvalTimeoutMs: 300,
+      runLeases: { scanMs: 50 },
+      publish: async (events) => {
+        published.push(...events);
+      },
+    });
   });
   afterAll(() => short.close());
 
@@ -345,5 +385,19 @@ describe("an approval left unanswered", () => {
       if (response.event.case) watched.push(response.event.case);
     }
     expect(watched).toEqual(["started", "toolCall", "approvalRequired", "failed"]);
+    // Webhooks are told it failed, once, as of any failed message.
+    await vi.waitFor(() =>
+      expect(eventsOf(messageId).map((event) => event.type)).toEqual([
+        "message.requires_action",
+        "message.failed",
+      ]),
+    );
+    expect(eventsOf(messageId)[1]!.data).toMatchObject({
+      agentId: a.id,
+      messageId,
+      code: "APPROVAL_EXPIRED",
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(eventsOf(messageId)).toHaveLength(2);
   });
 });

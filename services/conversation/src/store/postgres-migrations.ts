@@ -446,6 +446,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX memory_vectors_by_owner ON ${s}.memory_vectors (account_id, agent_id, user_id, model);
     `,
   },
+  {
+    version: 19,
+    name: "fires started after their claim",
+    // A claimed fire's ids (its reply's is message_id) and until when its claimer has to start its message:
+    // past start_by, another process starts it (schedules.ts). NULL once started, or when it sends none.
+    sql: (s) => `
+      ALTER TABLE ${s}.schedule_fires ADD COLUMN user_message_id text;
+      ALTER TABLE ${s}.schedule_fires ADD COLUMN start_by timestamptz;
+      CREATE INDEX schedule_fires_unstarted ON ${s}.schedule_fires (start_by) WHERE start_by IS NOT NULL;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

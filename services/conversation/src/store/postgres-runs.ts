@@ -1,6 +1,8 @@
 import { type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
 import type {
+  CallRecord,
+  ExpiredApproval,
   ExpiredLease,
   NewOutboxEvent,
   RunDecision,
@@ -48,11 +50,18 @@ export interface PgRunRow {
 export class PostgresRuns {
   private readonly sql: ReturnType<typeof statements>;
 
-  /** `writeOutbox`: writes message events to the outbox, within the transaction under way (a pause's). */
+  /**
+   * `writeOutbox`: writes message events to the outbox, and adds a call's tokens to the usage rollups, within the
+   * transaction under way (a pause's or an end's).
+   */
   constructor(
     private readonly db: PgDatabase,
     schema: string,
-    private readonly writeOutbox: (client: pg.PoolClient, events: readonly NewOutboxEvent[]) => Promise<void>,
+    private readonly writeOutbox: (
+      client: pg.PoolClient,
+      events: readonly NewOutboxEvent[],
+      tokens?: CallRecord,
+    ) => Promise<void>,
   ) {
     this.sql = statements(schema);
   }
@@ -108,6 +117,7 @@ export class PostgresRuns {
     ]);
     if ((ended.rowCount ?? 0) === 0) return false;
     if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
+    if (end.events?.length) await this.writeOutbox(client, end.events);
     return true;
   }
 
@@ -128,7 +138,7 @@ export class PostgresRuns {
     ]);
     if ((paused.rowCount ?? 0) === 0) return false;
     if (events.length > 0) await run(client, this.sql.insertEvents, eventValues(runId, events));
-    await this.writeOutbox(client, pause.events);
+    await this.writeOutbox(client, pause.events, pause.tokens);
     return true;
   }
 
@@ -159,8 +169,23 @@ export class PostgresRuns {
     return row ? toRun(row) : null;
   }
 
-  async expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
-    return this.db.query<{ id: string; background: boolean }>(this.sql.expiredApprovals, [now, limit]);
+  async expiredApprovals(now: string, limit: number): Promise<ExpiredApproval[]> {
+    const rows = await this.db.query<{
+      id: string;
+      background: boolean;
+      account_id: string;
+      agent_id: string;
+      user_id: string | null;
+      room_id: string | null;
+    }>(this.sql.expiredApprovals, [now, limit]);
+    return rows.map((row) => ({
+      id: row.id,
+      background: row.background,
+      accountId: row.account_id,
+      agentId: row.agent_id,
+      userId: row.user_id,
+      roomId: row.room_id,
+    }));
   }
 
   async get(accountId: string, agentId: string, runId: string): Promise<RunRecord | null> {
@@ -401,7 +426,7 @@ function statements(s: string) {
     ),
     expiredApprovals: prepared(
       "expiredApprovals",
-      `SELECT id, background FROM ${s}.message_runs
+      `SELECT id, background, account_id, agent_id, user_id, room_id FROM ${s}.message_runs
        WHERE status = 'pending' AND approval_expires_at IS NOT NULL AND approval_expires_at < $1
        ORDER BY approval_expires_at LIMIT $2`,
     ),

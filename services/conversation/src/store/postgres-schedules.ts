@@ -1,7 +1,15 @@
 import type { PgDatabase } from "@agentry/pg";
 import type pg from "pg";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
-import type { FireClaim, Page, PageRequest, SchedulePatch, ScheduleRecord, ScheduleStore } from "./types.js";
+import type {
+  FireClaim,
+  Page,
+  PageRequest,
+  SchedulePatch,
+  ScheduleRecord,
+  ScheduleStore,
+  UnstartedFire,
+} from "./types.js";
 
 interface PgScheduleRow {
   id: string;
@@ -138,6 +146,8 @@ export class PostgresSchedules implements ScheduleStore {
         owner.agent_id,
         claim.fire.firedAt,
         claim.fire.messageId,
+        claim.fire.userMessageId,
+        claim.fire.startBy,
       ]);
       if ((inserted.rowCount ?? 0) === 0) return false;
       await client.query(this.sql.lastFire, [
@@ -155,6 +165,50 @@ export class PostgresSchedules implements ScheduleStore {
   async removeOldFires(before: string, limit: number): Promise<number> {
     const rows = await this.db.query<{ n: string }>(this.sql.removeOld, [before, limit]);
     return Number(rows[0]?.n ?? 0);
+  }
+
+  async unstartedFires(now: string, limit: number): Promise<UnstartedFire[]> {
+    const rows = await this.db.query<{
+      schedule_id: string;
+      scheduled_at: Date;
+      account_id: string;
+      agent_id: string;
+      user_message_id: string;
+      message_id: string;
+      start_by: Date;
+    }>(this.sql.unstarted, [now, limit]);
+    return rows.map((row) => ({
+      scheduleId: row.schedule_id,
+      scheduledAt: row.scheduled_at.toISOString(),
+      accountId: row.account_id,
+      agentId: row.agent_id,
+      userMessageId: row.user_message_id,
+      messageId: row.message_id,
+      startBy: row.start_by.toISOString(),
+    }));
+  }
+
+  async reclaimFire(fire: UnstartedFire, startBy: string): Promise<boolean> {
+    // Read committed: a concurrent reclaim's commit is waited for, then the row no longer has the start_by read.
+    const rows = await this.db.query(this.sql.reclaim, [
+      startBy,
+      fire.scheduleId,
+      fire.scheduledAt,
+      fire.startBy,
+    ]);
+    return rows.length === 1;
+  }
+
+  async settleFire(
+    scheduleId: string,
+    scheduledAt: string,
+    error: { code: string; message: string } | null,
+  ): Promise<void> {
+    await this.db.transaction(async (client) => {
+      await client.query(this.sql.settle, [scheduleId, scheduledAt]);
+      if (error)
+        await client.query(this.sql.lastFireError, [scheduleId, scheduledAt, error.code, error.message]);
+    });
   }
 
   /** Within the store's purge transaction. */
@@ -177,8 +231,17 @@ function statements(s: string) {
     advance: `UPDATE ${s}.schedules SET next_fire_at = $3, skipped_fires = skipped_fires + $4
       WHERE id = $1 AND enabled AND next_fire_at = $2 RETURNING account_id, agent_id`,
     insertFire: `INSERT INTO ${s}.schedule_fires (schedule_id, scheduled_at, account_id, agent_id, fired_at,
-        message_id)
-      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+        message_id, user_message_id, start_by)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+    unstarted: `SELECT schedule_id, scheduled_at, account_id, agent_id, user_message_id, message_id, start_by
+      FROM ${s}.schedule_fires
+      WHERE start_by IS NOT NULL AND start_by <= $1 AND message_id IS NOT NULL AND user_message_id IS NOT NULL
+      ORDER BY start_by LIMIT $2`,
+    reclaim: `UPDATE ${s}.schedule_fires SET start_by = $1
+      WHERE schedule_id = $2 AND scheduled_at = $3 AND start_by = $4 RETURNING 1`,
+    settle: `UPDATE ${s}.schedule_fires SET start_by = NULL WHERE schedule_id = $1 AND scheduled_at = $2`,
+    lastFireError: `UPDATE ${s}.schedules SET last_error_code = $3, last_error_message = $4
+      WHERE id = $1 AND last_scheduled_at = $2`,
     lastFire: `UPDATE ${s}.schedules SET last_scheduled_at = $2, last_fired_at = $3, last_message_id = $4,
         last_error_code = $5, last_error_message = $6
       WHERE id = $1`,

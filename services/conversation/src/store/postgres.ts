@@ -93,6 +93,7 @@ import type {
   ConversationRecord,
   ConversationStore,
   DocumentRecord,
+  ExpiredApproval,
   ExpiredLease,
   HistoryLimits,
   HistoryTurn,
@@ -465,7 +466,10 @@ export class PostgresConversationStore implements ConversationStore {
     schema: string,
   ) {
     this.sql = statements(schema);
-    this.runs = new PostgresRuns(db, schema, (client, events) => this.insertEvents(client, events));
+    this.runs = new PostgresRuns(db, schema, async (client, events, tokens) => {
+      await this.insertEvents(client, events);
+      if (tokens) await run(client, this.sql.addUsage, usageValues(usageIncrement(tokens, true)));
+    });
     this.queue = new PostgresQueue(db, schema);
     this.memories = new PostgresMemories(db, schema);
     this.documents = new PostgresDocuments(db, schema);
@@ -832,7 +836,7 @@ export class PostgresConversationStore implements ConversationStore {
     return this.runs.decide(accountId, agentId, runId, decision);
   }
 
-  async expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
+  async expiredApprovals(now: string, limit: number): Promise<ExpiredApproval[]> {
     return this.runs.expiredApprovals(now, limit);
   }
 

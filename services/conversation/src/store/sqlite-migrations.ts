@@ -450,6 +450,17 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX memory_vectors_by_owner ON memory_vectors (account_id, agent_id, user_id, model);
     `,
   },
+  {
+    version: 19,
+    name: "fires started after their claim",
+    // A claimed fire's ids (its reply's is message_id) and until when its claimer has to start its message:
+    // past start_by, another process starts it (schedules.ts). NULL once started, or when it sends none.
+    sql: `
+      ALTER TABLE schedule_fires ADD COLUMN user_message_id TEXT;
+      ALTER TABLE schedule_fires ADD COLUMN start_by TEXT;
+      CREATE INDEX schedule_fires_unstarted ON schedule_fires (start_by) WHERE start_by IS NOT NULL;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

@@ -1,5 +1,7 @@
 import type Database from "better-sqlite3";
 import type {
+  CallRecord,
+  ExpiredApproval,
   ExpiredLease,
   NewOutboxEvent,
   RunDecision,
@@ -52,10 +54,13 @@ export class SqliteRuns {
     (holder: string, runIds: readonly string[], expiresAt: string) => string[]
   >;
 
-  /** `writeOutbox`: writes message events to the outbox, within the transaction under way (a pause's). */
+  /**
+   * `writeOutbox`: writes message events to the outbox, and adds a call's tokens to the usage rollups, within the
+   * transaction under way (a pause's or an end's).
+   */
   constructor(
     private readonly db: Database.Database,
-    private readonly writeOutbox: (events: readonly NewOutboxEvent[]) => void,
+    private readonly writeOutbox: (events: readonly NewOutboxEvent[], tokens?: CallRecord) => void,
   ) {
     const s = prepare(db);
     this.s = s;
@@ -103,6 +108,7 @@ export class SqliteRuns {
     if (ended === 0) return false;
     for (const event of events)
       this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
+    if (end.events?.length) this.writeOutbox(end.events);
     return true;
   }
 
@@ -120,7 +126,7 @@ export class SqliteRuns {
     if (paused === 0) return false;
     for (const event of events)
       this.s.insertEvent.run({ run: runId, seq: event.seq, type: event.type, data: event.data });
-    this.writeOutbox(pause.events);
+    this.writeOutbox(pause.events, pause.tokens);
     return true;
   }
 
@@ -140,10 +146,15 @@ export class SqliteRuns {
     return row ? toRun(row) : null;
   }
 
-  expiredApprovals(now: string, limit: number): Pick<RunRecord, "id" | "background">[] {
-    return this.s.expiredApprovals
-      .all(now, limit)
-      .map((row) => ({ id: row.id, background: row.background === 1 }));
+  expiredApprovals(now: string, limit: number): ExpiredApproval[] {
+    return this.s.expiredApprovals.all(now, limit).map((row) => ({
+      id: row.id,
+      background: row.background === 1,
+      accountId: row.account_id,
+      agentId: row.agent_id,
+      userId: row.user_id,
+      roomId: row.room_id,
+    }));
   }
 
   start(run: RunRecord): void {
@@ -380,8 +391,18 @@ function prepare(db: Database.Database) {
          AND pending_tool_calls IS NOT NULL AND decisions IS ?
        RETURNING *`,
     ),
-    expiredApprovals: db.prepare<[string, number], { id: string; background: number }>(
-      `SELECT id, background FROM message_runs
+    expiredApprovals: db.prepare<
+      [string, number],
+      {
+        id: string;
+        background: number;
+        account_id: string;
+        agent_id: string;
+        user_id: string | null;
+        room_id: string | null;
+      }
+    >(
+      `SELECT id, background, account_id, agent_id, user_id, room_id FROM message_runs
        WHERE status = 'pending' AND approval_expires_at IS NOT NULL AND approval_expires_at < ?
        ORDER BY approval_expires_at LIMIT ?`,
     ),

@@ -1,6 +1,14 @@
 import type Database from "better-sqlite3";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
-import type { FireClaim, Page, PageRequest, SchedulePatch, ScheduleRecord, ScheduleStore } from "./types.js";
+import type {
+  FireClaim,
+  Page,
+  PageRequest,
+  SchedulePatch,
+  ScheduleRecord,
+  ScheduleStore,
+  UnstartedFire,
+} from "./types.js";
 
 interface SqliteScheduleRow {
   id: string;
@@ -61,6 +69,8 @@ export class SqliteSchedules implements ScheduleStore {
         agent_id: owner.agent_id,
         fired_at: claim.fire.firedAt,
         message_id: claim.fire.messageId,
+        user_message_id: claim.fire.userMessageId,
+        start_by: claim.fire.startBy,
       }).changes;
       if (inserted === 0) return false;
       s.lastFire.run({
@@ -154,6 +164,33 @@ export class SqliteSchedules implements ScheduleStore {
     return this.s.removeOld.run(before, limit).changes;
   }
 
+  async unstartedFires(now: string, limit: number): Promise<UnstartedFire[]> {
+    return this.s.unstarted.all(now, limit).map((row) => ({
+      scheduleId: row.schedule_id,
+      scheduledAt: row.scheduled_at,
+      accountId: row.account_id,
+      agentId: row.agent_id,
+      userMessageId: row.user_message_id,
+      messageId: row.message_id,
+      startBy: row.start_by,
+    }));
+  }
+
+  async reclaimFire(fire: UnstartedFire, startBy: string): Promise<boolean> {
+    return this.s.reclaim.run(startBy, fire.scheduleId, fire.scheduledAt, fire.startBy).changes === 1;
+  }
+
+  async settleFire(
+    scheduleId: string,
+    scheduledAt: string,
+    error: { code: string; message: string } | null,
+  ): Promise<void> {
+    this.db.transaction(() => {
+      this.s.settle.run(scheduleId, scheduledAt);
+      if (error) this.s.lastFireError.run(error.code, error.message, scheduleId, scheduledAt);
+    })();
+  }
+
   /** Within the store's purge transaction. */
   deleteAgent(accountId: string, agentId: string): void {
     this.s.deleteAgent.run(accountId, agentId);
@@ -186,9 +223,38 @@ function prepare(db: Database.Database) {
        WHERE id = @id AND enabled = 1 AND next_fire_at = @scheduled_at`,
     ),
     insertFire: db.prepare(
-      `INSERT INTO schedule_fires (schedule_id, scheduled_at, account_id, agent_id, fired_at, message_id)
-       VALUES (@schedule_id, @scheduled_at, @account_id, @agent_id, @fired_at, @message_id)
+      `INSERT INTO schedule_fires (schedule_id, scheduled_at, account_id, agent_id, fired_at, message_id,
+         user_message_id, start_by)
+       VALUES (@schedule_id, @scheduled_at, @account_id, @agent_id, @fired_at, @message_id, @user_message_id,
+         @start_by)
        ON CONFLICT DO NOTHING`,
+    ),
+    unstarted: db.prepare<
+      [string, number],
+      {
+        schedule_id: string;
+        scheduled_at: string;
+        account_id: string;
+        agent_id: string;
+        user_message_id: string;
+        message_id: string;
+        start_by: string;
+      }
+    >(
+      `SELECT schedule_id, scheduled_at, account_id, agent_id, user_message_id, message_id, start_by
+       FROM schedule_fires
+       WHERE start_by IS NOT NULL AND start_by <= ? AND message_id IS NOT NULL AND user_message_id IS NOT NULL
+       ORDER BY start_by LIMIT ?`,
+    ),
+    reclaim: db.prepare<[string, string, string, string]>(
+      "UPDATE schedule_fires SET start_by = ? WHERE schedule_id = ? AND scheduled_at = ? AND start_by = ?",
+    ),
+    settle: db.prepare<[string, string]>(
+      "UPDATE schedule_fires SET start_by = NULL WHERE schedule_id = ? AND scheduled_at = ?",
+    ),
+    lastFireError: db.prepare<[string, string, string, string]>(
+      `UPDATE schedules SET last_error_code = ?, last_error_message = ?
+       WHERE id = ? AND last_scheduled_at = ?`,
     ),
     lastFire: db.prepare(
       `UPDATE schedules SET last_scheduled_at = @scheduled_at, last_fired_at = @fired_at,

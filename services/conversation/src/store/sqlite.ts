@@ -60,6 +60,7 @@ import type {
   ConversationRecord,
   ConversationStore,
   DocumentRecord,
+  ExpiredApproval,
   ExpiredLease,
   HistoryLimits,
   HistoryTurn,
@@ -176,8 +177,9 @@ export class SqliteConversationStore implements ConversationStore {
     this.othersCommitted = watchOtherConnections(this.db);
     const s = prepare(this.db);
     this.statements = s;
-    const runs = new SqliteRuns(this.db, (events) => {
+    const runs = new SqliteRuns(this.db, (events, tokens) => {
       for (const event of events) s.insertEvent.run(outboxRow(event));
+      if (tokens) this.addUsage(tokens, true);
     });
     this.runs = runs;
     this.queue = new SqliteQueue(this.db);
@@ -676,7 +678,7 @@ export class SqliteConversationStore implements ConversationStore {
     return this.runs.decide(accountId, agentId, runId, decision);
   }
 
-  async expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]> {
+  async expiredApprovals(now: string, limit: number): Promise<ExpiredApproval[]> {
     return this.runs.expiredApprovals(now, limit);
   }
 

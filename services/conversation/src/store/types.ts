@@ -289,7 +289,18 @@ export interface RunPause {
   holder?: string | undefined;
   /** Its `message.requires_action` event, written with the pause. */
   events: readonly NewOutboxEvent[];
+  /**
+   * The tokens the turn spent since it began or last paused, added to the usage rollups with the pause (as
+   * `recordTokens` adds them), so that they are counted once however the message goes on.
+   */
+  tokens?: CallRecord | undefined;
 }
+
+/** A paused run whose wait for approval has ended, as `expiredApprovals` finds it. */
+export type ExpiredApproval = Pick<
+  RunRecord,
+  "id" | "background" | "accountId" | "agentId" | "userId" | "roomId"
+>;
 
 /** A person's answers recorded on a paused run (`decideRun`). */
 export interface RunDecision {
@@ -332,6 +343,8 @@ export interface RunEnd {
   holder?: string | undefined;
   /** Ended by a cancel (the kill switch, or a later message that interrupted it), not by a failure of its own. */
   cancelled?: boolean | undefined;
+  /** Message events written with the end, only if it ends the run (a paused run's `message.failed` at expiry). */
+  events?: readonly NewOutboxEvent[] | undefined;
 }
 
 /** One write of a message log, as the service batches them (message-runs.ts). */
@@ -491,7 +504,30 @@ export interface FireClaim {
   /** Fires counted as skipped with this claim (`scheduledAt` among them when `fire` is null). */
   skipped: number;
   /** The fire to record (its own `scheduledAt`, the latest time due); null when no fire is run. */
-  fire: LastFire | null;
+  fire: ClaimedFire | null;
+}
+
+/** A fire as its claim records it: with a message to start (`messageId` its reply's), or why it sends none. */
+export interface ClaimedFire extends LastFire {
+  /** The id of the message the fire sends (its reply's is `messageId`); null when it sends none. */
+  userMessageId: string | null;
+  /**
+   * Until when the claimer has to start the fire's message; past it, another process may start it
+   * (`unstartedFires`). Null when it sends none.
+   */
+  startBy: string | null;
+}
+
+/** A fire claimed with a message that nobody has started yet, its claimer's time to start it over. */
+export interface UnstartedFire {
+  scheduleId: string;
+  scheduledAt: string;
+  accountId: string;
+  agentId: string;
+  /** The ids of the message and of its reply, as the claim recorded them. */
+  userMessageId: string;
+  messageId: string;
+  startBy: string;
 }
 
 /**
@@ -522,6 +558,22 @@ export interface ScheduleStore {
   claimFire(claim: FireClaim): Promise<boolean>;
   /** Removes the rows of fires due before `before`, at most `limit`; how many. */
   removeOldFires(before: string, limit: number): Promise<number>;
+  /** Fires whose claimer did not start their message by `startBy`, which is at or before `now`; oldest first. */
+  unstartedFires(now: string, limit: number): Promise<UnstartedFire[]>;
+  /**
+   * Takes over the start of a fire whose claimer did not start it: true when this caller moved its `startBy` from
+   * the value read (`fire.startBy`) to `startBy`, so that it alone starts it now.
+   */
+  reclaimFire(fire: UnstartedFire, startBy: string): Promise<boolean>;
+  /**
+   * Notes a fire's message started (`error` null) or never to be started (`error` says why, and becomes the
+   * schedule's last fire's error while that fire is its last).
+   */
+  settleFire(
+    scheduleId: string,
+    scheduledAt: string,
+    error: { code: string; message: string } | null,
+  ): Promise<void>;
 }
 
 export interface ConversationStore {
@@ -705,7 +757,7 @@ export interface ConversationStore {
     decision: RunDecision,
   ): Promise<RunRecord | null>;
   /** Paused runs whose wait for approval ended before `now`, at most `limit`. */
-  expiredApprovals(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
+  expiredApprovals(now: string, limit: number): Promise<ExpiredApproval[]>;
   /** Runs still pending past their deadline at `now`, at most `limit`. */
   abandonedRuns(now: string, limit: number): Promise<Pick<RunRecord, "id" | "background">[]>;
   /**

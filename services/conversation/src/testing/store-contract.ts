@@ -854,6 +854,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
     usageContract(fresh);
     runsContract(fresh);
     keysContract(fresh);
+    fireStartsContract(fresh);
   });
 }
 
@@ -1657,6 +1658,8 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
         expiresAt: "2026-06-02T00:00:00.000Z",
         deadlineAt: "2026-06-02T00:00:30.000Z",
         input: JSON.stringify({ text: "work" }),
+        // The tokens spent before the pause: counted in usage with it, as tokens alone (no message).
+        tokens: sendAt("2026-06-01T00:00:00.000Z", { inputTokens: 7, outputTokens: 3 }),
         events: [
           {
             id: "evt_01JPAUSE00000000000000000",
@@ -1680,6 +1683,16 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
         approval: { pendingToolCalls: calls, expiresAt: pause.expiresAt },
       });
       expect(await store.runEvents(streamed.id, 0, 10)).toEqual([paused]);
+      const usageOfDay = async () =>
+        (
+          await store.getUsage({
+            accountId: "acct_A",
+            granularity: "day",
+            from: new Date("2026-06-01T00:00:00Z"),
+            to: new Date("2026-06-02T00:00:00Z"),
+          })
+        ).totals[0]!.figures;
+      expect(await usageOfDay()).toMatchObject({ messages: 0, errors: 0, inputTokens: 7, outputTokens: 3 });
       // ListRuns tells a paused run apart from one being generated.
       const running = pendingRun();
       await store.startRun(running);
@@ -1698,7 +1711,14 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.expiredLeases("2026-06-03T00:00:00.000Z", 10)).toEqual([]);
       expect(await store.expiredApprovals("2026-06-01T12:00:00.000Z", 10)).toEqual([]);
       expect(await store.expiredApprovals("2026-06-02T00:00:01.000Z", 10)).toEqual([
-        { id: streamed.id, background: true },
+        {
+          id: streamed.id,
+          background: true,
+          accountId: "acct_A",
+          agentId: "agt_A",
+          userId: "u1",
+          roomId: null,
+        },
       ]);
 
       // Two answers read the same state: one only is recorded.
@@ -1749,6 +1769,40 @@ function runsContract(fresh: () => Promise<ConversationStore>): void {
       ]);
       expect((await store.getRun("acct_A", "agt_A", streamed.id))?.approval).toBeUndefined();
       expect(await store.runEvents(streamed.id, 2, 10)).toEqual([]);
+      // Nor counts its tokens.
+      expect(await usageOfDay()).toMatchObject({ inputTokens: 7, outputTokens: 3 });
+    });
+
+    it("writes an end's message events only with the update that ends the run", async () => {
+      const store = await fresh();
+      const run = pendingRun();
+      await store.startRun(run);
+      const failed = {
+        ...completedEnd({
+          status: "failed",
+          errorCode: "APPROVAL_EXPIRED",
+          errorMessage: "expired",
+          result: null,
+        }),
+        events: [
+          {
+            id: "evt_01JEXPIRED000000000000000",
+            type: "message.failed" as const,
+            accountId: "acct_A",
+            agentId: "agt_A",
+            createdAt: "2026-06-02T00:00:00.000Z",
+            data: { agentId: "agt_A", messageId: run.id },
+          },
+        ],
+      };
+      const ends = await Promise.all([store.endRun(run.id, [], failed), store.endRun(run.id, [], failed)]);
+      expect(ends.filter(Boolean)).toHaveLength(1);
+      expect(
+        await store.endRun(run.id, [], { ...failed, events: [{ ...failed.events[0]!, id: "evt_01JAGAIN" }] }),
+      ).toBe(false);
+      expect((await store.pendingEvents(10)).map((event) => [event.type, event.id])).toEqual([
+        ["message.failed", "evt_01JEXPIRED000000000000000"],
+      ]);
     });
 
     it("finds pending runs past their deadline, and removes expired runs with their events in batches", async () => {
@@ -2043,6 +2097,105 @@ function keysContract(fresh: () => Promise<ConversationStore>): void {
       expect(await store.keyedExchange("acct_A", "e".repeat(64), NOW)).toBeNull();
       expect((await store.keyedExchange("acct_B", "d".repeat(64), NOW))?.replyId).toBe(otherAccount.reply.id);
       expect((await store.keyedExchange("acct_A", HASH, NOW))?.replyId).toBe(lasting.reply.id);
+    });
+  });
+}
+
+function fireStartsContract(fresh: () => Promise<ConversationStore>): void {
+  describe("starts of schedule fires", () => {
+    const at = (minutes: number) =>
+      new Date(Date.parse("2026-06-01T09:00:00.000Z") + minutes * 60_000).toISOString();
+    const schedule = (nextFireAt: string) => ({
+      id: newId("schedule"),
+      accountId: "acct_A",
+      agentId: "agt_A",
+      cron: "* * * * *",
+      timezone: "UTC",
+      text: "tick",
+      userId: null,
+      roomId: null,
+      enabled: true,
+      nextFireAt,
+      skippedFires: 0,
+      lastFire: null,
+      createdAt: at(-60),
+      updatedAt: at(-60),
+    });
+    const claim = (scheduleId: string, scheduledAt: string, startBy: string | null) => {
+      const ids = { message: newId("message"), reply: newId("message") };
+      return {
+        ids,
+        claim: {
+          scheduleId,
+          scheduledAt,
+          nextFireAt: new Date(Date.parse(scheduledAt) + 60_000).toISOString(),
+          skipped: 0,
+          fire: {
+            scheduledAt,
+            firedAt: scheduledAt,
+            messageId: startBy ? ids.reply : null,
+            userMessageId: startBy ? ids.message : null,
+            startBy,
+            error: startBy ? null : { code: "AGENT_INACTIVE", message: "inactive" },
+          },
+        },
+      };
+    };
+
+    it("lists a claimed fire not started by its time, lets one caller take it over, and forgets it once settled", async () => {
+      const store = await fresh();
+      const created = await store.schedules.createSchedule(schedule(at(0)));
+      const { ids, claim: first } = claim(created.id, at(0), at(1));
+      expect(await store.schedules.claimFire(first)).toBe(true);
+      // Before its time to start, it is its claimer's.
+      expect(await store.schedules.unstartedFires(at(0.5), 10)).toEqual([]);
+      const [late] = await store.schedules.unstartedFires(at(1), 10);
+      expect(late).toEqual({
+        scheduleId: created.id,
+        scheduledAt: at(0),
+        accountId: "acct_A",
+        agentId: "agt_A",
+        userMessageId: ids.message,
+        messageId: ids.reply,
+        startBy: at(1),
+      });
+      // Two processes that read it take it over: one does.
+      const taken = await Promise.all([
+        store.schedules.reclaimFire(late!, at(2)),
+        store.schedules.reclaimFire(late!, at(3)),
+      ]);
+      expect(taken.filter(Boolean)).toHaveLength(1);
+      expect(await store.schedules.unstartedFires(at(1.5), 10)).toEqual([]);
+      const [again] = await store.schedules.unstartedFires(at(5), 10);
+      expect(again!.startBy).toBe(taken[0] ? at(2) : at(3));
+      await store.schedules.settleFire(created.id, at(0), null);
+      expect(await store.schedules.unstartedFires(at(60), 10)).toEqual([]);
+      expect(await store.schedules.reclaimFire(again!, at(9))).toBe(false);
+      expect((await store.schedules.getSchedule("acct_A", "agt_A", created.id))!.lastFire).toMatchObject({
+        messageId: ids.reply,
+        error: null,
+      });
+    });
+
+    it("a fire that sends no message is never unstarted; one settled with an error says so as the last fire", async () => {
+      const store = await fresh();
+      const created = await store.schedules.createSchedule(schedule(at(0)));
+      expect(await store.schedules.claimFire(claim(created.id, at(0), null).claim)).toBe(true);
+      expect(await store.schedules.unstartedFires(at(60), 10)).toEqual([]);
+      const { claim: second } = claim(created.id, at(1), at(2));
+      expect(await store.schedules.claimFire(second)).toBe(true);
+      const error = { code: "CONVERSATION_BUSY", message: "busy" };
+      await store.schedules.settleFire(created.id, at(1), error);
+      expect(await store.schedules.unstartedFires(at(60), 10)).toEqual([]);
+      expect((await store.schedules.getSchedule("acct_A", "agt_A", created.id))!.lastFire).toMatchObject({
+        scheduledAt: at(1),
+        error,
+      });
+      // An error of an earlier fire does not overwrite the last one's.
+      await store.schedules.settleFire(created.id, at(0), { code: "X", message: "earlier" });
+      expect((await store.schedules.getSchedule("acct_A", "agt_A", created.id))!.lastFire!.error).toEqual(
+        error,
+      );
     });
   });
 }
