@@ -450,6 +450,16 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX memory_vectors_by_owner ON memory_vectors (account_id, agent_id, user_id, model);
     `,
   },
+  {
+    version: 22,
+    name: "a conversation's messages by the cursor",
+    // A conversation's page (GET /v1/agents/{id}/messages?conversationId=...) reads this index from the cursor on,
+    // whatever else the agent holds: turns_of_agent made its first page walk the agent's newest turns of every
+    // conversation until enough were of this one.
+    sql: `
+      CREATE INDEX turns_of_conversation ON turns (account_id, agent_id, conversation_id, seq);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };
