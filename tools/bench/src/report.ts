@@ -666,7 +666,7 @@ export function renderTargets(r: Report): string {
     TARGETS_SECTION,
     "",
     "Issue 32's targets, each from the last run of `pnpm bench` that measured it, against its baseline from that",
-    "same run (docs/benchmarks.md explains each measure and, under the sections above, why a missed one misses).",
+    "same run (the sections above explain each measure and why a missed one misses).",
     "",
     `- Run: ${r.machine}; load average ${r.loadBefore.map((l) => l.toFixed(2)).join(" ")} before, ` +
       `${r.loadAfter.map((l) => l.toFixed(2)).join(" ")} after`,
