@@ -11,6 +11,7 @@ import { loadConversationConfig } from "../src/config.js";
 import { openConversationStore } from "../src/store/open.js";
 import { openPostgresConversationStore, PostgresConversationStore } from "../src/store/postgres.js";
 import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
+import { messagesPage } from "../src/store/queries.js";
 import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
@@ -118,6 +119,41 @@ describe("PostgresConversationStore", () => {
       expect(existsSync(join(dataDir, CONVERSATION_DB_FILE))).toBe(true);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("pages a conversation's messages from its own index, in order, with no sort and no scan of the agent's", async () => {
+    const url = await db.createDatabase();
+    const store = await openPostgresConversationStore({ connectionString: url, schema: "conversation" });
+    await store.close();
+    // Many conversations of one agent, so that the planner weighs the indexes as it would in production.
+    await sql(
+      url,
+      `INSERT INTO conversation.turns (id, conversation_id, account_id, agent_id, user_id, room_id, role, text,
+         input_tokens, output_tokens, latency_ms, created_at)
+       SELECT 'msg_' || n, 'conv_' || (n % 500), 'acct_A', 'agt_A', 'u' || (n % 500), '', 'user', 'hi', 0, 0, 0, now()
+       FROM generate_series(1, 20000) AS n;
+       ANALYZE conversation.turns;`,
+    );
+    const scope = { accountId: "acct_A", agentId: "agt_A", filter: { conversationId: "conv_7" } };
+    const request = { limit: 100, before: null, after: null, order: "desc" as const };
+    for (const [page, position] of [
+      [request, null],
+      [{ ...request, before: "msg_1" }, 15_000],
+      [{ ...request, after: "msg_1", order: "asc" as const }, 5_000],
+    ] as const) {
+      const query = messagesPage("conversation.turns", (n) => `$${n}`, scope, page, position);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const plan = (
+          await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${query.text}`, query.values)
+        ).rows.map((row) => row["QUERY PLAN"]);
+        expect(plan.join("\n")).toMatch(/Index Scan (Backward )?using turns_of_conversation on turns/);
+        expect(plan.join("\n")).not.toMatch(/Sort|Seq Scan/);
+      } finally {
+        await client.end();
+      }
     }
   });
 

@@ -5,6 +5,7 @@ import { timeOfId } from "@agentry/core";
 import { runSqliteMigrations, sqliteSchemaVersion } from "@agentry/sqlite";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { messagesPage } from "../src/store/queries.js";
 import {
   CONVERSATION_DB_FILE,
   openSqliteConversationStore,
@@ -31,6 +32,35 @@ memoryStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir:
 documentStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir: tempDir() }));
 
 describe("SqliteConversationStore", () => {
+  it("pages a conversation's messages from its own index, in order, with no sort and no scan of the agent's", async () => {
+    const dir = tempDir();
+    await openSqliteConversationStore({ dataDir: dir }).close();
+    const db = new Database(join(dir, CONVERSATION_DB_FILE), { readonly: true });
+    try {
+      const filter = { conversationId: "conv_1" };
+      const scope = { accountId: "acct_A", agentId: "agt_A", filter };
+      const request = { limit: 100, before: null, after: null, order: "desc" as const };
+      for (const [page, position] of [
+        [request, null],
+        [{ ...request, before: "msg_1" }, 42],
+        [{ ...request, after: "msg_1", order: "asc" as const }, 42],
+      ] as const) {
+        const query = messagesPage("turns", () => "?", scope, page, position);
+        const plan = db
+          .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${query.text}`)
+          .all(...query.values)
+          .map((row) => row.detail);
+        expect(plan).toEqual([
+          expect.stringMatching(
+            /^SEARCH turns USING INDEX turns_of_conversation \(account_id=\? AND agent_id=\? AND conversation_id=\?/,
+          ),
+        ]);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
   it("loads sqlite-vec, so that memories are ranked by vector besides full text", async () => {
     const store = openSqliteConversationStore({ dataDir: tempDir() });
     expect(await store.searchesVectors()).toBe(true);

@@ -23,14 +23,17 @@ import {
   describeMachine,
   type Report,
   renderAccountSize,
+  renderFloor,
   renderMemoryRecall,
   renderReport,
   renderRunLease,
   renderScaledOut,
+  renderTargets,
   writeSection,
 } from "./report.js";
 import { accountSize } from "./scenarios/account-size.js";
 import { creates } from "./scenarios/creates.js";
+import { floor } from "./scenarios/floor.js";
 import { historyPage } from "./scenarios/history.js";
 import { idempotency } from "./scenarios/idempotency.js";
 import { memoryRecall } from "./scenarios/memory-recall.js";
@@ -48,6 +51,7 @@ import type { Target } from "./workers/latency.js";
  * only. See docs/benchmarks.md for what each figure means.
  */
 const SCENARIOS = [
+  "floor",
   "reads",
   "messages",
   "streams",
@@ -65,6 +69,8 @@ const SCENARIOS = [
   "memory-recall",
   "cold-start",
 ];
+/** The scenarios that measure issue 32's targets (report.ts, renderTargets). */
+const TARGET_SCENARIOS = ["reads", "messages", "streams", "history", "usage", "webhooks"];
 const USAGE =
   "Usage: pnpm bench [--seconds N] [--rounds N] [--connections N] [--streams N] [--messages N] [--cold-starts N]\n" +
   "                  [--history-messages N] [--usage-sends N] [--usage-queries N] [--recordings N]\n" +
@@ -277,14 +283,12 @@ async function main(): Promise<void> {
     `bench on ${machine}; load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}; ` +
       `CPU check ${cpuCheckBefore.toFixed(0)} ms`,
   );
-  log("bundling the services (scripts/bundle.mjs) ...");
-  for (const deployable of [
-    "apps/server",
-    "services/gateway",
-    "services/registry",
-    "services/conversation",
-    "services/webhooks",
-  ])
+  // The floor runs in this process, from the sources: it needs no bundle.
+  const bundled = [...only].some((name) => name !== "floor");
+  if (bundled) log("bundling the services (scripts/bundle.mjs) ...");
+  for (const deployable of bundled
+    ? ["apps/server", "services/gateway", "services/registry", "services/conversation", "services/webhooks"]
+    : [])
     await bundle(deployable);
 
   // Each stream held through the all-in-one gateway takes two descriptors there (the caller's and the provider's).
@@ -316,6 +320,10 @@ async function main(): Promise<void> {
       settings,
       throughput: [],
     };
+    if (only.has("floor")) {
+      log("the per-request floor, layer by layer ...");
+      report.floor = await floor(bench);
+    }
     if (["reads", "messages", "streams"].some((name) => only.has(name))) {
       Object.assign(report, await serviceOverhead(bench, dataDir, tenant, provider, providerEnv));
     }
@@ -343,11 +351,12 @@ async function main(): Promise<void> {
     const conditions = `${machine}; load average ${load(report.loadBefore)} before, ${load(report.loadAfter)} after`;
     // The account-size and scaled-out measures have sections of their own, so that running them alone leaves
     // the rest.
-    const ownSections = ["account-size", "scaled-out", "run-lease", "memory-recall"].filter((name) =>
+    const ownSections = ["floor", "account-size", "scaled-out", "run-lease", "memory-recall"].filter((name) =>
       only.has(name),
     ).length;
     const sections = [
       ...(only.size > ownSections ? [renderReport(report)] : []),
+      ...(report.floor ? [renderFloor(report.floor, conditions)] : []),
       ...(accounts ? [renderAccountSize(accounts, conditions, settings)] : []),
       ...(scaled ? [renderScaledOut(scaled, conditions, settings)] : []),
       ...(leases ? [renderRunLease(leases, conditions)] : []),
@@ -358,6 +367,12 @@ async function main(): Promise<void> {
       log(section);
       if (!args["no-write"]) await writeSection(section);
     }
+    // The targets are printed after every run; written only by a run that measured all of them, so that a partial
+    // run does not replace figures with "not run".
+    const targets = renderTargets(report);
+    log("");
+    log(targets);
+    if (!args["no-write"] && TARGET_SCENARIOS.every((name) => only.has(name))) await writeSection(targets);
     if (!args["no-write"]) log("\nwritten to docs/benchmarks.md");
   } finally {
     await bench.stop();

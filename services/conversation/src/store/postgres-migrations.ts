@@ -457,6 +457,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX schedule_fires_unstarted ON ${s}.schedule_fires (start_by) WHERE start_by IS NOT NULL;
     `,
   },
+  {
+    version: 22,
+    name: "a conversation's messages by the cursor",
+    // A conversation's page (GET /v1/agents/{id}/messages?conversationId=...) reads this index from the cursor on,
+    // whatever else the agent holds (see the SQLite migration of the same version).
+    sql: (s) => `
+      CREATE INDEX turns_of_conversation ON ${s}.turns (account_id, agent_id, conversation_id, seq);
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -461,6 +461,16 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX schedule_fires_unstarted ON schedule_fires (start_by) WHERE start_by IS NOT NULL;
     `,
   },
+  {
+    version: 22,
+    name: "a conversation's messages by the cursor",
+    // A conversation's page (GET /v1/agents/{id}/messages?conversationId=...) reads this index from the cursor on,
+    // whatever else the agent holds: turns_of_agent made its first page walk the agent's newest turns of every
+    // conversation until enough were of this one.
+    sql: `
+      CREATE INDEX turns_of_conversation ON turns (account_id, agent_id, conversation_id, seq);
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

@@ -655,6 +655,33 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       ).rejects.toMatchObject({ code: "INVALID_REQUEST" });
     });
 
+    it("pages one conversation by its cursor either way while the agent's other conversations are newer", async () => {
+      const store = await fresh();
+      const mine = key({ userId: "u1", roomId: "r1" });
+      for (let n = 1; n <= 5; n++) await storeExchange(store, mine, `q${n}`, `a${n}`);
+      for (let n = 1; n <= 30; n++) await storeExchange(store, key({ userId: `other${n}` }), "x", "y");
+      const conversationId = (await store.listMessages("acct_A", "agt_A", { userId: "u1" }, page())).items[0]!
+        .conversationId;
+      const walk = async (order: "asc" | "desc") => {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (;;) {
+          const p = page({
+            limit: 4,
+            order,
+            ...(cursor === null ? {} : order === "desc" ? { before: cursor } : { after: cursor }),
+          });
+          const result = await store.listMessages("acct_A", "agt_A", { conversationId }, p);
+          seen.push(...result.items.map((m) => m.text));
+          if (!result.hasMore) return seen;
+          cursor = result.items.at(-1)!.id;
+        }
+      };
+      const oldestFirst = ["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4", "q5", "a5"];
+      expect(await walk("asc")).toEqual(oldestFirst);
+      expect(await walk("desc")).toEqual([...oldestFirst].reverse());
+    });
+
     it("lists an agent's messages, both roles, filtered as asked, paged by cursor in either order", async () => {
       const store = await fresh();
       const texts: string[] = [];

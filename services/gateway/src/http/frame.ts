@@ -1,5 +1,5 @@
 import { AppError } from "@agentry/errors";
-import { withRequestScope } from "@agentry/logging";
+import { type Logger, withRequestScope } from "@agentry/logging";
 import { observeHttpRequest, tracer } from "@agentry/observability";
 import type { Middleware, ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "../context.js";
@@ -22,9 +22,10 @@ const UNMATCHED = "unmatched";
  */
 export function requestFrame(gateway: GatewayContext): Middleware<GatewayState> {
   const observed = gateway.metrics !== undefined || tracer() !== undefined;
+  const accessLog = accessLogger(gateway.logger);
 
   async function serve(ctx: Context, next: () => Promise<void>, requestId: string): Promise<void> {
-    writeAccessLogOnClose(gateway, ctx, requestId);
+    writeAccessLogOnClose(accessLog, ctx, requestId);
     const observation = observed ? observeHttpRequest(gateway.metrics, ctx.method, ctx.headers) : undefined;
     try {
       await (observation ? observation.run(next) : next());
@@ -45,16 +46,25 @@ export function requestFrame(gateway: GatewayContext): Middleware<GatewayState> 
 }
 
 /**
+ * The logger of access lines: the process's, without its redaction of secrets. An access line's fields are fixed
+ * (method, path without its query, status, duration) and hold none, and the redaction's walk of every line's
+ * object was the largest part of writing it (about 7 of 10 µs).
+ */
+export function accessLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: { paths: [] } });
+}
+
+/**
  * One line per request, written once the response has gone (or the connection closed): off the response's path,
  * with the final status and the time until the last byte was handed to the connection. It is written in the
  * request's scope, so it carries the request id.
  */
-function writeAccessLogOnClose(gateway: GatewayContext, ctx: Context, requestId: string): void {
+export function writeAccessLogOnClose(accessLog: Logger, ctx: Context, requestId: string): void {
   const started = performance.now();
   // Entered again rather than kept with AsyncResource.bind, which costs a read about 4 % of its CPU time.
   ctx.res.once("close", () =>
     withRequestScope({ requestId }, () =>
-      gateway.logger.info(
+      accessLog.info(
         {
           method: ctx.method,
           path: ctx.path,
