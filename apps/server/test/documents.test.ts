@@ -48,19 +48,25 @@ async function upload(
   file: { name: string; type: string; content: string | Uint8Array },
   fields: Record<string, string> = {},
   key = tenant.key,
+  headers: Record<string, string> = {},
 ): Promise<{
   status: number;
   body: { success: boolean; data: DocumentJson; error?: { code: string; message: string } };
+  replayed: string | null;
 }> {
   const form = new FormData();
   form.append("file", new Blob([file.content], { type: file.type }), file.name);
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   const res = await fetch(`${h.url}/v1/agents/${agentId}/documents`, {
     method: "POST",
-    headers: { authorization: `Bearer ${key}` },
+    headers: { authorization: `Bearer ${key}`, ...headers },
     body: form,
   });
-  return { status: res.status, body: (await res.json()) as never };
+  return {
+    status: res.status,
+    body: (await res.json()) as never,
+    replayed: res.headers.get("idempotent-replayed"),
+  };
 }
 
 const systemPrompt = () =>
@@ -199,6 +205,33 @@ describe("/v1/agents/{agentId}/documents", () => {
       404,
       "DOCUMENT_NOT_FOUND",
     );
+  });
+
+  it("replays an upload retried under its Idempotency-Key, and refuses another file or form under it", async () => {
+    const agentId = await newAgent(h, tenant.key);
+    const file = { name: "tides.md", type: "text/markdown", content: "# Tides\nHigh water at noon." };
+    const headers = { "Idempotency-Key": `upload-${agentId}` };
+    const first = await upload(agentId, file, { title: "Tides" }, tenant.key, headers);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    // The same file and fields again (a new form, so a new boundary): the first answer, once stored.
+    const again = await upload(agentId, file, { title: "Tides" }, tenant.key, headers);
+    expect(again.status).toBe(201);
+    expect(again.replayed).toBe("true");
+    expect(again.body.data.id).toBe(first.body.data.id);
+    // Another file, or the same file with another title, under the same key: refused, and nothing stored.
+    for (const [other, fields] of [
+      [{ ...file, content: "# Tides\nHigh water at one." }, { title: "Tides" }],
+      [file, { title: "Tide tables" }],
+      [{ ...file, name: "tides.txt" }, { title: "Tides" }],
+    ] as const) {
+      const refused = await upload(agentId, other, fields, tenant.key, headers);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+      expect(refused.body.error?.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    }
+    const listed = await h.request<Page<DocumentJson>>("GET", `/v1/agents/${agentId}/documents`, {
+      key: tenant.key,
+    });
+    expect(listed.body.data.map((d) => d.id)).toEqual([first.body.data.id]);
   });
 
   it("takes JSON too: text, or a file in base64", async () => {
