@@ -314,6 +314,55 @@ describe("/v1/agents/{agentId}/documents", () => {
     expect(listed.body.data.map((d) => d.id)).toEqual([mine.id]);
   });
 
+  it("answers from documents and the user's memories through /v1/chat/completions, citing them", async () => {
+    const agentId = await newAgent(h, tenant.key);
+    const doc = (
+      await upload(agentId, {
+        name: "a.txt",
+        type: "text/plain",
+        content: "The Skerryvore lamp burns paraffin.",
+      })
+    ).body.data;
+    const memory = await h.request("POST", `/v1/agents/${agentId}/memories`, {
+      key: tenant.key,
+      body: { userId: "keeper", text: "The user keeps the Skerryvore lamp." },
+    });
+    expect(memory.status, JSON.stringify(memory.body)).toBe(201);
+    const question = "What does the Skerryvore lamp burn?";
+    const completion = async (body: object) =>
+      fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: agentId, messages: [{ role: "user", content: question }], ...body }),
+      });
+
+    const res = await completion({ user: "keeper" });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { object: string; citations?: Citation[] };
+    expect(answer.object).toBe("chat.completion");
+    expect(answer.citations).toEqual([{ documentId: doc.id, chunk: 0, score: 1 }]);
+    expect(systemPrompt()).toContain("lamp burns paraffin");
+    expect(systemPrompt()).toContain("The user keeps the Skerryvore lamp.");
+
+    // Streamed: the citations ride on the chunk that finishes; a request without a user recalls no memory.
+    const streamed = await (await completion({ stream: true })).text();
+    const chunks = streamed
+      .split("\n\n")
+      .filter((event) => event.startsWith("data: {"))
+      .map(
+        (event) =>
+          JSON.parse(event.slice("data: ".length)) as {
+            choices: { finish_reason: string | null }[];
+            citations?: Citation[];
+          },
+      );
+    const finishing = chunks.find((chunk) => chunk.choices[0]?.finish_reason);
+    expect(finishing?.citations).toEqual([{ documentId: doc.id, chunk: 0, score: 1 }]);
+    expect(chunks.filter((chunk) => chunk.citations)).toHaveLength(1);
+    expect(systemPrompt()).toContain("lamp burns paraffin");
+    expect(systemPrompt()).not.toContain("The user keeps the Skerryvore lamp.");
+  });
+
   it("cites in the stream's completed event and in a background message's reply", async () => {
     const agentId = await newAgent(h, tenant.key);
     const doc = (

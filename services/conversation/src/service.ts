@@ -388,6 +388,23 @@ class Call {
   ): Promise<{ system: string; messages: PromptMessage[] }> {
     const historyLimits = { maxTurns: MAX_HISTORY_TURNS, tokenBudget: this.ctx.limits.contextTokenBudget };
     const history = await this.ctx.store.recentTurns(this.key, historyLimits);
+    const { memories, passages } = await this.recall(settings);
+    return buildPrompt({
+      profile,
+      context: this.input.context,
+      history,
+      text: this.input.text,
+      memories,
+      passages,
+      historyLimits,
+    });
+  }
+
+  /**
+   * What the agent knows that bears on the message, whichever way its context came: the user's memories and its
+   * documents' passages within the knowledge budget. The passages become the reply's citations.
+   */
+  private async recall(settings: JsonObject | undefined) {
     // A user's memories reach only that user's prompts with this agent; messages without a user have none.
     const memories =
       this.key.userId !== "" && memoryEnabled(settings)
@@ -408,15 +425,7 @@ class Call {
           )
         : [];
     this.citations = citationsOf(passages);
-    return buildPrompt({
-      profile,
-      context: this.input.context,
-      history,
-      text: this.input.text,
-      memories,
-      passages,
-      historyLimits,
-    });
+    return { memories, passages };
   }
 
   /** Settings, provider, model, prompt and tools; every failure here is the caller's or the configuration's. */
@@ -438,7 +447,7 @@ class Call {
     };
     const supplied = this.input.suppliedContext;
     const prompt = supplied
-      ? suppliedPrompt(profile, supplied, this.input.text)
+      ? suppliedPrompt(profile, supplied, this.input.text, await this.recall(spec?.settings))
       : await this.storedPrompt(profile, spec?.settings);
     this.tools =
       this.maxToolSteps > 0
