@@ -406,12 +406,16 @@ class Call {
    */
   private async recall(settings: JsonObject | undefined) {
     // A user's memories reach only that user's prompts with this agent; messages without a user have none.
-    const memories =
-      this.key.userId !== "" && memoryEnabled(settings)
-        ? await (this.ctx.memoryVectors?.relevant(this.key, this.input.text, MEMORIES_RECALLED) ??
-            this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED))
-        : [];
+    const recallMemories = this.key.userId !== "" && memoryEnabled(settings);
     const budget = knowledgeTokenBudget(settings);
+    // One vector of the message serves both searches.
+    const query =
+      recallMemories || budget > 0
+        ? await this.ctx.memoryVectors?.queryVector(this.key, this.input.text)
+        : undefined;
+    const memories = recallMemories
+      ? await this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED, query)
+      : [];
     const passages =
       budget > 0
         ? withinBudget(
@@ -420,6 +424,7 @@ class Call {
               this.key.agentId,
               this.input.text,
               CHUNKS_CONSIDERED,
+              query,
             ),
             budget,
           )
