@@ -48,19 +48,25 @@ async function upload(
   file: { name: string; type: string; content: string | Uint8Array },
   fields: Record<string, string> = {},
   key = tenant.key,
+  headers: Record<string, string> = {},
 ): Promise<{
   status: number;
   body: { success: boolean; data: DocumentJson; error?: { code: string; message: string } };
+  replayed: string | null;
 }> {
   const form = new FormData();
   form.append("file", new Blob([file.content], { type: file.type }), file.name);
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   const res = await fetch(`${h.url}/v1/agents/${agentId}/documents`, {
     method: "POST",
-    headers: { authorization: `Bearer ${key}` },
+    headers: { authorization: `Bearer ${key}`, ...headers },
     body: form,
   });
-  return { status: res.status, body: (await res.json()) as never };
+  return {
+    status: res.status,
+    body: (await res.json()) as never,
+    replayed: res.headers.get("idempotent-replayed"),
+  };
 }
 
 const systemPrompt = () =>
@@ -201,6 +207,33 @@ describe("/v1/agents/{agentId}/documents", () => {
     );
   });
 
+  it("replays an upload retried under its Idempotency-Key, and refuses another file or form under it", async () => {
+    const agentId = await newAgent(h, tenant.key);
+    const file = { name: "tides.md", type: "text/markdown", content: "# Tides\nHigh water at noon." };
+    const headers = { "Idempotency-Key": `upload-${agentId}` };
+    const first = await upload(agentId, file, { title: "Tides" }, tenant.key, headers);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    // The same file and fields again (a new form, so a new boundary): the first answer, once stored.
+    const again = await upload(agentId, file, { title: "Tides" }, tenant.key, headers);
+    expect(again.status).toBe(201);
+    expect(again.replayed).toBe("true");
+    expect(again.body.data.id).toBe(first.body.data.id);
+    // Another file, or the same file with another title, under the same key: refused, and nothing stored.
+    for (const [other, fields] of [
+      [{ ...file, content: "# Tides\nHigh water at one." }, { title: "Tides" }],
+      [file, { title: "Tide tables" }],
+      [{ ...file, name: "tides.txt" }, { title: "Tides" }],
+    ] as const) {
+      const refused = await upload(agentId, other, fields, tenant.key, headers);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+      expect(refused.body.error?.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    }
+    const listed = await h.request<Page<DocumentJson>>("GET", `/v1/agents/${agentId}/documents`, {
+      key: tenant.key,
+    });
+    expect(listed.body.data.map((d) => d.id)).toEqual([first.body.data.id]);
+  });
+
   it("takes JSON too: text, or a file in base64", async () => {
     const agentId = await newAgent(h, tenant.key);
     const text = await h.request<{ data: DocumentJson }>("POST", `/v1/agents/${agentId}/documents`, {
@@ -279,6 +312,55 @@ describe("/v1/agents/{agentId}/documents", () => {
       key: reader.key,
     });
     expect(listed.body.data.map((d) => d.id)).toEqual([mine.id]);
+  });
+
+  it("answers from documents and the user's memories through /v1/chat/completions, citing them", async () => {
+    const agentId = await newAgent(h, tenant.key);
+    const doc = (
+      await upload(agentId, {
+        name: "a.txt",
+        type: "text/plain",
+        content: "The Skerryvore lamp burns paraffin.",
+      })
+    ).body.data;
+    const memory = await h.request("POST", `/v1/agents/${agentId}/memories`, {
+      key: tenant.key,
+      body: { userId: "keeper", text: "The user keeps the Skerryvore lamp." },
+    });
+    expect(memory.status, JSON.stringify(memory.body)).toBe(201);
+    const question = "What does the Skerryvore lamp burn?";
+    const completion = async (body: object) =>
+      fetch(`${h.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: agentId, messages: [{ role: "user", content: question }], ...body }),
+      });
+
+    const res = await completion({ user: "keeper" });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { object: string; citations?: Citation[] };
+    expect(answer.object).toBe("chat.completion");
+    expect(answer.citations).toEqual([{ documentId: doc.id, chunk: 0, score: 1 }]);
+    expect(systemPrompt()).toContain("lamp burns paraffin");
+    expect(systemPrompt()).toContain("The user keeps the Skerryvore lamp.");
+
+    // Streamed: the citations ride on the chunk that finishes; a request without a user recalls no memory.
+    const streamed = await (await completion({ stream: true })).text();
+    const chunks = streamed
+      .split("\n\n")
+      .filter((event) => event.startsWith("data: {"))
+      .map(
+        (event) =>
+          JSON.parse(event.slice("data: ".length)) as {
+            choices: { finish_reason: string | null }[];
+            citations?: Citation[];
+          },
+      );
+    const finishing = chunks.find((chunk) => chunk.choices[0]?.finish_reason);
+    expect(finishing?.citations).toEqual([{ documentId: doc.id, chunk: 0, score: 1 }]);
+    expect(chunks.filter((chunk) => chunk.citations)).toHaveLength(1);
+    expect(systemPrompt()).toContain("lamp burns paraffin");
+    expect(systemPrompt()).not.toContain("The user keeps the Skerryvore lamp.");
   });
 
   it("cites in the stream's completed event and in a background message's reply", async () => {

@@ -31,6 +31,7 @@ export async function createDocument(
   const stored = await ctx.store.addDocument(accountId, agentId, document);
   // Nothing stored: the agent was deleted meanwhile.
   if (!stored) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
+  ctx.memoryVectors?.indexChunks(accountId, agentId, stored.id, document.chunks);
   ctx.logger.info(
     { agentId, documentId: stored.id, contentType: type, chunks: stored.chunkCount },
     "document stored",

@@ -3,6 +3,7 @@ import { AppError } from "@agentry/errors";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { convert } from "html-to-text";
 import { turnTokens } from "./history.js";
+import { fuseRankings, RRF_K } from "./memories.js";
 import type { ChunkMatch, CitationRecord, NewDocument } from "./store/types.js";
 
 /*
@@ -169,6 +170,22 @@ export function withinBudget(matches: readonly ChunkMatch[], budget: number): Ch
  * A reply's citations: which chunk of which document its prompt carried, and how well it matched, relative to the
  * best of them (1): the stores' full-text ranks have no common scale, their order does.
  */
+/**
+ * Chunks ranked by full text and by vector, fused as memories are (reciprocal rank fusion, memories.ts
+ * `fuseRankings`); a chunk's score is its fused score, so that citations stay relative to the best passage.
+ */
+export function fuseChunks(rankings: readonly (readonly ChunkMatch[])[], limit: number): ChunkMatch[] {
+  const keyOf = (match: ChunkMatch) => `${match.documentId}#${match.chunk}`;
+  const scores = new Map<string, number>();
+  for (const ranking of rankings) {
+    for (const [rank, match] of ranking.entries()) {
+      scores.set(keyOf(match), (scores.get(keyOf(match)) ?? 0) + 1 / (RRF_K + rank + 1));
+    }
+  }
+  const keyed = rankings.map((ranking) => ranking.map((match) => ({ id: keyOf(match), match })));
+  return fuseRankings(keyed, limit).map(({ id, match }) => ({ ...match, score: scores.get(id)! }));
+}
+
 export function citationsOf(matches: readonly ChunkMatch[]): CitationRecord[] {
   const best = Math.max(...matches.map((match) => match.score));
   return matches.map((match) => ({

@@ -6,6 +6,7 @@ export {
 } from "./build.js";
 export { type ConversationConfig, DEFAULT_CONTEXT_TOKEN_BUDGET, loadConversationConfig } from "./config.js";
 export type { ConversationContext, ConversationLimits } from "./context.js";
+export { CHUNKS_CONSIDERED, newDocument } from "./documents.js";
 export {
   createEmbedder,
   createOpenAIEmbedder,

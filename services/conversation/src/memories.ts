@@ -162,7 +162,7 @@ export function memorySection(memories: readonly Pick<MemoryRecord, "text">[]): 
 export const RECALL_CANDIDATES = 20;
 
 /** Reciprocal rank fusion's constant: 60, as in its paper (Cormack et al., 2009) and most search engines. */
-const RRF_K = 60;
+export const RRF_K = 60;
 
 /**
  * Reciprocal rank fusion of rankings (full text, vector): each item scores the sum of 1 / (60 + its rank) in every

@@ -2,8 +2,11 @@ import type { Logger } from "@agentry/logging";
 import type { Embedder } from "./embeddings.js";
 import type { ConversationStore, MemoryOwner, MemoryRecord, MemoryVector } from "./store/types.js";
 
+/** Chunks embedded per embeddings call: a 10 MiB document has some 10,000. */
+const CHUNKS_PER_CALL = 64;
+
 /**
- * Memories' vectors (docs/api/memories.md, "Recall"): computed in the background once memories are stored,
+ * Memories' and document chunks' vectors (docs/api/memories.md, "Recall"): computed in the background once memories are stored,
  * never delaying or failing the write, and the recall that fuses full-text and vector rankings when an
  * embedding provider is configured and the store searches vectors. Without either, recall is by full text, as
  * it is for a message whose vector cannot be had in time.
@@ -50,6 +53,38 @@ export class MemoryVectors {
   }
 
   /**
+   * Starts computing the vectors of a document's chunks (`chunks[i]` is chunk i) and returns at once, as `index`
+   * does for memories; a failure leaves those chunks to full-text search.
+   */
+  indexChunks(accountId: string, agentId: string, documentId: string, chunks: readonly string[]): void {
+    const embedder = this.embedder;
+    if (!embedder || chunks.length === 0 || this.aborts.signal.aborted) return;
+    const job = (async () => {
+      for (let start = 0; start < chunks.length; start += CHUNKS_PER_CALL) {
+        const batch = chunks.slice(start, start + CHUNKS_PER_CALL);
+        const vectors = await embedder.embed(batch, this.aborts.signal);
+        await this.store.saveChunkVectors(
+          accountId,
+          agentId,
+          batch.map((_, i) => ({
+            documentId,
+            chunk: start + i,
+            vector: { model: embedder.model, vector: vectors[i]! },
+          })),
+        );
+      }
+    })()
+      .catch((error: unknown) => {
+        this.logger.warn(
+          { agentId, documentId, err: error instanceof Error ? error.message : String(error) },
+          "document embeddings failed: its chunks are found by full text",
+        );
+      })
+      .finally(() => this.pending.delete(job));
+    this.pending.add(job);
+  }
+
+  /**
    * The user's memories most relevant to `text`, at most `limit`: full text and vectors fused when both can be
    * had, else full text alone.
    */
@@ -74,7 +109,8 @@ export class MemoryVectors {
     return this.searches;
   }
 
-  private async queryVector(owner: MemoryOwner, text: string): Promise<MemoryVector | undefined> {
+  /** The vector of a message, or undefined without a provider, a store searching vectors, or in time. */
+  async queryVector(owner: MemoryOwner, text: string): Promise<MemoryVector | undefined> {
     const embedder = this.embedder;
     if (!embedder || text.trim() === "" || !(await this.searchesVectors())) return undefined;
     try {
@@ -83,7 +119,7 @@ export class MemoryVectors {
     } catch (error) {
       this.logger.warn(
         { agentId: owner.agentId, err: error instanceof Error ? error.message : String(error) },
-        "the message's embedding failed: memories are recalled by full text",
+        "the message's embedding failed: memories and documents are searched by full text",
       );
       return undefined;
     }

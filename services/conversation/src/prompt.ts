@@ -201,16 +201,25 @@ export interface SuppliedContext {
 }
 
 /**
- * The prompt of a message that brings its whole conversation: the agent's system prompt, then the caller's
- * instructions, then the caller's messages and the new one, as given. Nothing stored is added: the caller owns
- * the context. Two messages in a row from one speaker are joined, since providers require turns to alternate.
+ * The prompt of a message that brings its whole conversation: the agent's system prompt with what it recalls
+ * (the user's memories, its documents' passages), then the caller's instructions, then the caller's messages and
+ * the new one, as given. No stored history is added: the caller owns the conversation. Two messages in a row from
+ * one speaker are joined, since providers require turns to alternate.
  */
 export function suppliedPrompt(
   profile: AgentProfile,
   supplied: SuppliedContext,
   text: string,
+  recalled: { memories?: readonly { text: string }[]; passages?: readonly ChunkMatch[] } = {},
 ): { system: string; messages: PromptMessage[] } {
-  const system = [systemPrompt(profile), supplied.system.trim()].filter(Boolean).join("\n\n");
+  const system = [
+    systemPrompt(profile),
+    memorySection(recalled.memories ?? []),
+    knowledgeSection(recalled.passages ?? []),
+    supplied.system.trim(),
+  ]
+    .filter(Boolean)
+    .join("\n\n");
   const messages: PromptMessage[] = [];
   for (const message of [...supplied.messages, { role: "user" as const, text }]) {
     const last = messages.at(-1);

@@ -409,26 +409,7 @@ class Call {
   ): Promise<{ system: string; messages: PromptMessage[] }> {
     const historyLimits = { maxTurns: MAX_HISTORY_TURNS, tokenBudget: this.ctx.limits.contextTokenBudget };
     const history = await this.ctx.store.recentTurns(this.key, historyLimits);
-    // A user's memories reach only that user's prompts with this agent; messages without a user have none.
-    const memories =
-      this.key.userId !== "" && memoryEnabled(settings)
-        ? await (this.ctx.memoryVectors?.relevant(this.key, this.input.text, MEMORIES_RECALLED) ??
-            this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED))
-        : [];
-    const budget = knowledgeTokenBudget(settings);
-    const passages =
-      budget > 0
-        ? withinBudget(
-            await this.ctx.store.relevantChunks(
-              this.key.accountId,
-              this.key.agentId,
-              this.input.text,
-              CHUNKS_CONSIDERED,
-            ),
-            budget,
-          )
-        : [];
-    this.citations = citationsOf(passages);
+    const { memories, passages } = await this.recall(settings);
     return buildPrompt({
       profile,
       context: this.input.context,
@@ -438,6 +419,39 @@ class Call {
       passages,
       historyLimits,
     });
+  }
+
+  /**
+   * What the agent knows that bears on the message, whichever way its context came: the user's memories and its
+   * documents' passages within the knowledge budget. The passages become the reply's citations.
+   */
+  private async recall(settings: JsonObject | undefined) {
+    // A user's memories reach only that user's prompts with this agent; messages without a user have none.
+    const recallMemories = this.key.userId !== "" && memoryEnabled(settings);
+    const budget = knowledgeTokenBudget(settings);
+    // One vector of the message serves both searches.
+    const query =
+      recallMemories || budget > 0
+        ? await this.ctx.memoryVectors?.queryVector(this.key, this.input.text)
+        : undefined;
+    const memories = recallMemories
+      ? await this.ctx.store.relevantMemories(this.key, this.input.text, MEMORIES_RECALLED, query)
+      : [];
+    const passages =
+      budget > 0
+        ? withinBudget(
+            await this.ctx.store.relevantChunks(
+              this.key.accountId,
+              this.key.agentId,
+              this.input.text,
+              CHUNKS_CONSIDERED,
+              query,
+            ),
+            budget,
+          )
+        : [];
+    this.citations = citationsOf(passages);
+    return { memories, passages };
   }
 
   /** Settings, provider, model, prompt and tools; every failure here is the caller's or the configuration's. */
@@ -459,7 +473,7 @@ class Call {
     };
     const supplied = this.input.suppliedContext;
     const prompt = supplied
-      ? suppliedPrompt(profile, supplied, this.input.text)
+      ? suppliedPrompt(profile, supplied, this.input.text, await this.recall(spec?.settings))
       : await this.storedPrompt(profile, spec?.settings);
     this.tools =
       this.maxToolSteps > 0

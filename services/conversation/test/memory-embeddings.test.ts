@@ -110,6 +110,50 @@ describe("recall by embeddings", () => {
   });
 });
 
+describe("documents by embeddings", () => {
+  it("finds a passage full text misses by its chunks' vectors, and cites it; without a provider it is missed", async () => {
+    const a = agent();
+    const text = "Ferries may not carry a canine below deck.";
+    const { document } = await h.client.createDocument({
+      accountId: ACCOUNT,
+      agentId: a.id,
+      contentType: "text/plain",
+      content: new TextEncoder().encode(text),
+      title: "Rules",
+      source: "",
+    });
+    await h.conversation.memoryVectors.idle();
+    expect(embeddings.inputs.flat()).toContain(text);
+
+    // No word in common with the chunk ("puppy" and "canine" mean one thing to the embeddings server).
+    const question = "Is my puppy allowed?";
+    const { reply } = await h.client.sendMessage({ accountId: ACCOUNT, agent: a, text: question });
+    expect(systemOf(h.openai.lastRequest.body)).toContain(text);
+    expect(reply!.citations.map((c) => [c.documentId, c.chunk, c.score])).toEqual([[document!.id, 0, 1]]);
+
+    const plain = await startHarness();
+    try {
+      await plain.client.createDocument({
+        accountId: ACCOUNT,
+        agentId: a.id,
+        contentType: "text/plain",
+        content: new TextEncoder().encode(text),
+        title: "Rules",
+        source: "",
+      });
+      const { reply: missed } = await plain.client.sendMessage({
+        accountId: ACCOUNT,
+        agent: a,
+        text: question,
+      });
+      expect(systemOf(plain.openai.lastRequest.body)).not.toContain(text);
+      expect(missed!.citations).toEqual([]);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
 describe("the OpenAI-compatible embeddings client", () => {
   it("sends the key and model, answers unit vectors in input order, and maps a refusal to a provider error", async () => {
     const embedder = createOpenAIEmbedder({

@@ -431,11 +431,12 @@ export function renderMemoryRecall(result: MemoryRecallResult, machine: string):
   return [
     "## Memory recall and extraction",
     "",
-    "What memories cost a turn, on the conversation service's SQLite store itself, in the benchmark's process: the",
+    "What memories and documents cost a turn, on the conversation service's SQLite store itself, in the benchmark's process: the",
     `recall of the ${MEMORIES_RECALLED} most relevant of one user's ${result.memories} memories (another user of the same`,
     "agent holds as many) for each of a series of messages, by full text alone (no embeddings provider), and fused",
-    `with vectors (${result.dimensions} dimensions, from the fake embeddings server: sqlite-vec's cosine distance over`,
-    "the user's vectors, reciprocal rank fusion with the full-text ranking); the message's embeddings call, to the",
+    `with vectors (${result.dimensions} dimensions, from the fake embeddings server: a sqlite-vec \`vec0\` index`,
+    "partitioned by agent and user, its candidates by one bit a dimension ranked by exact cosine distance, then",
+    "reciprocal rank fusion with the full-text ranking); the message's embeddings call, to the",
     "fake server on loopback, is timed apart (a hosted provider takes tens of milliseconds instead). Extraction runs",
     "after the reply, off the turn's path: its store work (the known memories recalled, a new one stored with its",
     "vector) is timed, and its model call is sized by its prompt (a token taken as four characters).",
@@ -452,6 +453,8 @@ export function renderMemoryRecall(result: MemoryRecallResult, machine: string):
     `| The message's embeddings call (fake, loopback) | ${timing(result.embedding)} | | |`,
     `| Extraction, store work per turn | ${timing(result.extractionStore)} | | |`,
     `| Extraction, model call per turn | about ${tokens} input tokens, at most 300 output | | |`,
+    `| Documents, full text (${result.chunks} chunks of the agent) | ${timing(result.chunksFullText)} | ≤ 5 ms p50 | ${verdict(result.chunksFullText)} |`,
+    `| Documents, full text and vectors (${result.chunks} chunks) | ${timing(result.chunksHybrid)} | ≤ 5 ms p50 | ${verdict(result.chunksHybrid)} |`,
   ].join("\n");
 }
 

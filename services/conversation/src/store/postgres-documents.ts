@@ -1,8 +1,9 @@
 import type { PgDatabase } from "@agentry/pg";
 import type pg from "pg";
-import { searchTerms } from "../memories.js";
+import { fuseChunks } from "../documents.js";
+import { RECALL_CANDIDATES, searchTerms } from "../memories.js";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
-import type { ChunkMatch, DocumentRecord, NewDocument, Page, PageRequest } from "./types.js";
+import type { ChunkMatch, DocumentRecord, MemoryVector, NewDocument, Page, PageRequest } from "./types.js";
 
 interface PgDocumentRow {
   seq: string;
@@ -22,16 +23,19 @@ const COLUMNS =
   "seq, id, account_id, agent_id, title, content_type, size_bytes, text_length, chunk_count, source, created_at";
 
 /**
- * The documents of the Postgres store (its tables of migration 16): queries, and the deletion the store's purge
- * runs inside its own transaction. Chunks are searched by `to_tsvector('english', text)` under GIN, ranked by
- * `ts_rank`.
+ * The documents of the Postgres store (its tables of migrations 16 and 20): queries, and the deletion the store's
+ * purge runs inside its own transaction. Chunks are searched by `to_tsvector('english', text)` under GIN, ranked
+ * by `ts_rank`; their vectors are kept as `real[]` and ranked by pgvector's cosine distance when the database has
+ * the extension.
  */
 export class PostgresDocuments {
   private readonly sql: ReturnType<typeof statements>;
+  /** The vector ranking's query, or null without pgvector; looked up once. */
+  private nearest: Promise<string | null> | undefined;
 
   constructor(
     private readonly db: PgDatabase,
-    schema: string,
+    private readonly schema: string,
   ) {
     this.sql = statements(schema);
   }
@@ -107,29 +111,95 @@ export class PostgresDocuments {
     return (await this.db.query(this.sql.deleteOne, [documentId, accountId, agentId])).length > 0;
   }
 
-  async relevant(accountId: string, agentId: string, text: string, limit: number): Promise<ChunkMatch[]> {
+  async relevant(
+    accountId: string,
+    agentId: string,
+    text: string,
+    limit: number,
+    query?: MemoryVector,
+  ): Promise<ChunkMatch[]> {
     const terms = searchTerms(text);
-    if (terms.length === 0) return [];
-    const rows = await this.db.query<{
-      document_id: string;
-      title: string;
-      position: number;
-      text: string;
-      score: number;
-    }>(this.sql.relevant, [accountId, agentId, terms.join(" | "), limit]);
-    return rows.map((row) => ({
-      documentId: row.document_id,
-      title: row.title,
-      chunk: row.position,
-      text: row.text,
-      score: Number(row.score),
-    }));
+    const nearest = query ? await this.nearestQuery() : null;
+    const candidates = nearest ? Math.max(limit, RECALL_CANDIDATES) : limit;
+    const [byText, byVector] = await Promise.all([
+      terms.length === 0
+        ? []
+        : this.db.query<PgChunkRow>(this.sql.relevant, [accountId, agentId, terms.join(" | "), candidates]),
+      nearest && query
+        ? this.db.query<PgChunkRow>(nearest, [
+            accountId,
+            agentId,
+            query.model,
+            `[${Array.from(query.vector).join(",")}]`,
+            candidates,
+          ])
+        : null,
+    ]);
+    const textMatches = byText.map(chunkMatch);
+    return byVector ? fuseChunks([textMatches, byVector.map(chunkMatch)], limit) : textMatches;
+  }
+
+  async saveVectors(
+    accountId: string,
+    agentId: string,
+    vectors: readonly { documentId: string; chunk: number; vector: MemoryVector }[],
+  ): Promise<void> {
+    for (const { documentId, chunk, vector } of vectors) {
+      await this.db.query(this.sql.saveVector, [
+        accountId,
+        agentId,
+        documentId,
+        chunk,
+        vector.model,
+        Array.from(vector.vector),
+      ]);
+    }
+  }
+
+  /** The query ranking by vector, through the schema pgvector was installed in; null without it. */
+  private nearestQuery(): Promise<string | null> {
+    this.nearest ??= this.db
+      .query<{ schema: string }>(
+        "SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'vector'",
+        [],
+      )
+      .then((rows) => {
+        const schema = rows[0]?.schema;
+        if (schema === undefined) return null;
+        const vector = `${schema}.vector`;
+        return `SELECT c.document_id, d.title, c.position, c.text, 0 AS score FROM (
+            SELECT seq, vector::${vector} OPERATOR(${schema}.<=>) $4::${vector} AS distance
+            FROM ${this.schema}.document_chunk_vectors
+            WHERE account_id = $1 AND agent_id = $2 AND model = $3
+            ORDER BY distance LIMIT $5) v
+          JOIN ${this.schema}.document_chunks c USING (seq) JOIN ${this.schema}.documents d ON d.id = c.document_id
+          ORDER BY v.distance, c.seq`;
+      });
+    return this.nearest;
   }
 
   /** Within the store's purge transaction. */
   async deleteAgent(client: pg.PoolClient, accountId: string, agentId: string): Promise<void> {
     await client.query(this.sql.deleteAgent, [accountId, agentId]);
   }
+}
+
+interface PgChunkRow {
+  document_id: string;
+  title: string;
+  position: number;
+  text: string;
+  score: number;
+}
+
+function chunkMatch(row: PgChunkRow): ChunkMatch {
+  return {
+    documentId: row.document_id,
+    title: row.title,
+    chunk: row.position,
+    text: row.text,
+    score: Number(row.score),
+  };
 }
 
 function documentRecord(row: PgDocumentRow): DocumentRecord {
@@ -163,6 +233,11 @@ function statements(s: string) {
       FROM ${s}.document_chunks c JOIN ${s}.documents d ON d.id = c.document_id, to_tsquery('english', $3) query
       WHERE c.account_id = $1 AND c.agent_id = $2 AND c.search @@ query
       ORDER BY score DESC, c.seq LIMIT $4`,
+    // The chunk's agent is checked: a vector never lands on another agent's chunk.
+    saveVector: `INSERT INTO ${s}.document_chunk_vectors (seq, account_id, agent_id, model, vector)
+      SELECT seq, account_id, agent_id, $5, $6 FROM ${s}.document_chunks
+      WHERE account_id = $1 AND agent_id = $2 AND document_id = $3 AND position = $4
+      ON CONFLICT (seq) DO UPDATE SET model = excluded.model, vector = excluded.vector`,
     deleteOne: `DELETE FROM ${s}.documents WHERE id = $1 AND account_id = $2 AND agent_id = $3 RETURNING 1`,
     deleteAgent: `DELETE FROM ${s}.documents WHERE account_id = $1 AND agent_id = $2`,
   };

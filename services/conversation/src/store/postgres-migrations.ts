@@ -458,6 +458,22 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     `,
   },
   {
+    version: 20,
+    name: "vectors of document chunks",
+    // One vector per chunk (unit length) and the embedding model that made it; deleted with it. real[], as the
+    // memories' are, ranked through pgvector where the database has it.
+    sql: (s) => `
+      CREATE TABLE ${s}.document_chunk_vectors (
+        seq bigint PRIMARY KEY REFERENCES ${s}.document_chunks (seq) ON DELETE CASCADE,
+        account_id text NOT NULL,
+        agent_id text NOT NULL,
+        model text NOT NULL,
+        vector real[] NOT NULL
+      );
+      CREATE INDEX document_chunk_vectors_by_owner ON ${s}.document_chunk_vectors (account_id, agent_id, model);
+    `,
+  },
+  {
     version: 22,
     name: "a conversation's messages by the cursor",
     // A conversation's page (GET /v1/agents/{id}/messages?conversationId=...) reads this index from the cursor on,

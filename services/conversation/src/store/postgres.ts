@@ -931,8 +931,17 @@ export class PostgresConversationStore implements ConversationStore {
     agentId: string,
     text: string,
     limit: number,
+    query?: MemoryVector,
   ): Promise<ChunkMatch[]> {
-    return this.documents.relevant(accountId, agentId, text, limit);
+    return this.documents.relevant(accountId, agentId, text, limit, query);
+  }
+
+  async saveChunkVectors(
+    accountId: string,
+    agentId: string,
+    vectors: readonly { documentId: string; chunk: number; vector: MemoryVector }[],
+  ): Promise<void> {
+    return this.documents.saveVectors(accountId, agentId, vectors);
   }
 
   async ping(): Promise<void> {

@@ -1,7 +1,10 @@
 import type Database from "better-sqlite3";
-import { searchTerms } from "../memories.js";
+import { load as loadSqliteVec } from "sqlite-vec";
+import { fuseChunks } from "../documents.js";
+import { RECALL_CANDIDATES, searchTerms } from "../memories.js";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
-import type { ChunkMatch, DocumentRecord, NewDocument, Page, PageRequest } from "./types.js";
+import { SqliteVectorIndex } from "./sqlite-vector-index.js";
+import type { ChunkMatch, DocumentRecord, MemoryVector, NewDocument, Page, PageRequest } from "./types.js";
 
 interface SqliteDocumentRow {
   seq: number;
@@ -26,18 +29,42 @@ interface SqliteChunkMatchRow {
 }
 
 /**
- * The documents of the SQLite store (its tables of migration 16): statements, and the deletion the store's purge
- * runs inside its own transaction. Chunks are searched with FTS5 (Porter stemmer); their rank is bm25's.
+ * The documents of the SQLite store (its tables of migrations 16 and 20): statements, and the deletion the store's
+ * purge runs inside its own transaction. Chunks are searched with FTS5 (Porter stemmer); their rank is bm25's.
+ * Their vectors, where an embeddings provider made them, are searched through a sqlite-vec index partitioned by
+ * agent (sqlite-vector-index.ts) when the extension loads.
  */
 export class SqliteDocuments {
   private readonly s: ReturnType<typeof prepare>;
   private readonly add: Database.Transaction<
     (accountId: string, agentId: string, document: NewDocument) => DocumentRecord | null
   >;
+  private readonly saveVectorsOf: Database.Transaction<
+    (accountId: string, agentId: string, vectors: readonly ChunkVector[]) => void
+  >;
+  /** The vector index, or null when sqlite-vec could not be loaded (chunks are then found by full text alone). */
+  private readonly vectors: SqliteVectorIndex | null;
 
   constructor(db: Database.Database, purged: (accountId: string, agentId: string) => boolean) {
     const s = prepare(db);
     this.s = s;
+    const index = vectorIndex(db);
+    this.vectors = index;
+    this.saveVectorsOf = db.transaction(
+      (accountId: string, agentId: string, vectors: readonly ChunkVector[]) => {
+        for (const { documentId, chunk, vector } of vectors) {
+          index?.ensure(vector.vector.length);
+          s.saveVector.run({
+            account_id: accountId,
+            agent_id: agentId,
+            document_id: documentId,
+            position: chunk,
+            model: vector.model,
+            vector: Buffer.from(vector.vector.buffer, vector.vector.byteOffset, vector.vector.byteLength),
+          });
+        }
+      },
+    );
     this.add = db.transaction((accountId: string, agentId: string, document: NewDocument) => {
       if (purged(accountId, agentId)) return null;
       const row = s.insert.get({
@@ -91,24 +118,68 @@ export class SqliteDocuments {
     return this.s.deleteOne.run(documentId, accountId, agentId).changes > 0;
   }
 
-  relevant(accountId: string, agentId: string, text: string, limit: number): ChunkMatch[] {
+  relevant(
+    accountId: string,
+    agentId: string,
+    text: string,
+    limit: number,
+    query?: MemoryVector,
+  ): ChunkMatch[] {
+    const byVector =
+      query && this.vectors
+        ? this.vectors
+            .nearest([accountId, agentId, query.model], query.vector, Math.max(limit, RECALL_CANDIDATES))
+            .map((seq) => this.s.chunkBySeq.get(seq))
+            .filter((row) => row !== undefined)
+            .map((row) => chunkMatch({ ...row, rank: 0 }))
+        : null;
     const terms = searchTerms(text);
-    if (terms.length === 0) return [];
     const match = terms.map((term) => `"${term}"`).join(" OR ");
-    return this.s.relevant.all(match, accountId, agentId, limit).map((row) => ({
-      documentId: row.document_id,
-      title: row.title,
-      chunk: row.position,
-      text: row.text,
-      // bm25 is negative, lower for better matches.
-      score: -row.rank,
-    }));
+    const candidates = byVector ? Math.max(limit, RECALL_CANDIDATES) : limit;
+    const byText =
+      terms.length === 0 ? [] : this.s.relevant.all(match, accountId, agentId, candidates).map(chunkMatch);
+    return byVector ? fuseChunks([byText, byVector], limit) : byText;
+  }
+
+  saveVectors(accountId: string, agentId: string, vectors: readonly ChunkVector[]): void {
+    this.saveVectorsOf.immediate(accountId, agentId, vectors);
   }
 
   /** Within the store's purge transaction. */
   deleteAgent(accountId: string, agentId: string): void {
     this.s.deleteAgent.run(accountId, agentId);
   }
+}
+
+interface ChunkVector {
+  documentId: string;
+  chunk: number;
+  vector: MemoryVector;
+}
+
+function chunkMatch(row: SqliteChunkMatchRow): ChunkMatch {
+  return {
+    documentId: row.document_id,
+    title: row.title,
+    chunk: row.position,
+    text: row.text,
+    // bm25 is negative, lower for better matches.
+    score: -row.rank,
+  };
+}
+
+/** The index of chunks' vectors, partitioned by agent and model; null when sqlite-vec cannot be loaded. */
+function vectorIndex(db: Database.Database): SqliteVectorIndex | null {
+  try {
+    loadSqliteVec(db);
+  } catch {
+    return null;
+  }
+  return new SqliteVectorIndex(db, {
+    source: "document_chunk_vectors",
+    prefix: "document_chunk_vectors_vec",
+    partition: ["account_id", "agent_id", "model"],
+  });
 }
 
 function documentRecord(row: SqliteDocumentRow): DocumentRecord {
@@ -162,6 +233,25 @@ function prepare(db: Database.Database) {
        FROM document_chunks_fts f JOIN document_chunks c ON c.seq = f.rowid JOIN documents d ON d.id = c.document_id
        WHERE document_chunks_fts MATCH ? AND c.account_id = ? AND c.agent_id = ?
        ORDER BY rank, c.seq LIMIT ?`,
+    ),
+    chunkBySeq: db.prepare<[number], Omit<SqliteChunkMatchRow, "rank">>(
+      `SELECT c.document_id, d.title, c.position, c.text
+       FROM document_chunks c JOIN documents d ON d.id = c.document_id WHERE c.seq = ?`,
+    ),
+    // The chunk's agent is checked: a vector never lands on another agent's chunk.
+    saveVector: db.prepare<{
+      account_id: string;
+      agent_id: string;
+      document_id: string;
+      position: number;
+      model: string;
+      vector: Buffer;
+    }>(
+      `INSERT INTO document_chunk_vectors (seq, account_id, agent_id, model, vector)
+       SELECT seq, account_id, agent_id, @model, @vector FROM document_chunks
+       WHERE document_id = @document_id AND position = @position AND account_id = @account_id
+         AND agent_id = @agent_id
+       ON CONFLICT (seq) DO UPDATE SET model = excluded.model, vector = excluded.vector`,
     ),
     deleteOne: db.prepare<[string, string, string]>(
       "DELETE FROM documents WHERE id = ? AND account_id = ? AND agent_id = ?",

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { load as loadSqliteVec } from "sqlite-vec";
 import { fuseRankings, RECALL_CANDIDATES, searchTerms } from "../memories.js";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
+import { SqliteVectorIndex } from "./sqlite-vector-index.js";
 import type {
   MemoryFilter,
   MemoryOwner,
@@ -26,7 +27,7 @@ interface SqliteMemoryRow {
 /**
  * The memories of the SQLite store (its tables of migrations 11 and 17): statements, and the deletions the store's
  * purge and erasure run inside their own transactions. Full-text search is FTS5 with the Porter stemmer; vectors
- * are float32 blobs ranked by sqlite-vec's cosine distance, when the extension loads.
+ * are float32 blobs, searched through sqlite-vec `vec0` tables (sqlite-vector-index.ts) when the extension loads.
  */
 export class SqliteMemories {
   private readonly s: ReturnType<typeof prepare>;
@@ -41,8 +42,8 @@ export class SqliteMemories {
   private readonly saveVectorsOf: Database.Transaction<
     (owner: MemoryOwner, vectors: readonly { memoryId: string; vector: MemoryVector }[]) => void
   >;
-  /** The vector ranking, or null when sqlite-vec could not be loaded (recall is then by full text alone). */
-  private readonly nearest: Database.Statement<[NearestParams], SqliteMemoryRow> | null;
+  /** The vector index, or null when sqlite-vec could not be loaded (recall is then by full text alone). */
+  private readonly vectors: SqliteVectorIndex | null;
 
   constructor(
     private readonly db: Database.Database,
@@ -50,10 +51,12 @@ export class SqliteMemories {
   ) {
     const s = prepare(db);
     this.s = s;
-    this.nearest = nearestStatement(db);
+    const index = vectorIndex(db);
+    this.vectors = index;
     this.saveVectorsOf = db.transaction(
       (owner: MemoryOwner, vectors: readonly { memoryId: string; vector: MemoryVector }[]) => {
         for (const { memoryId, vector } of vectors) {
+          index?.ensure(vector.vector.length);
           s.saveVector.run({
             ...ownerParams(owner),
             id: memoryId,
@@ -128,13 +131,15 @@ export class SqliteMemories {
 
   relevant(owner: MemoryOwner, text: string, limit: number, query?: MemoryVector): MemoryRecord[] {
     const byVector =
-      query && this.nearest
-        ? this.nearest.all({
-            ...ownerParams(owner),
-            model: query.model,
-            vector: blobOf(query),
-            limit: Math.max(limit, RECALL_CANDIDATES),
-          })
+      query && this.vectors
+        ? this.vectors
+            .nearest(
+              [owner.accountId, owner.agentId, owner.userId, query.model],
+              query.vector,
+              Math.max(limit, RECALL_CANDIDATES),
+            )
+            .map((seq) => this.s.bySeq.get(seq))
+            .filter((row) => row !== undefined)
         : null;
     const terms = searchTerms(text);
     // Any word, best matches first (bm25 is lower for better ones).
@@ -153,7 +158,7 @@ export class SqliteMemories {
   }
 
   searchesVectors(): boolean {
-    return this.nearest !== null;
+    return this.vectors !== null;
   }
 
   delete(accountId: string, agentId: string, memoryId: string): boolean {
@@ -211,8 +216,6 @@ interface VectorParams {
   vector: Buffer;
 }
 
-type NearestParams = Omit<VectorParams, "id"> & { limit: number };
-
 function ownerParams(owner: MemoryOwner) {
   return { account_id: owner.accountId, agent_id: owner.agentId, user_id: owner.userId };
 }
@@ -223,24 +226,20 @@ function blobOf({ vector }: MemoryVector): Buffer {
 }
 
 /**
- * The user's memories whose vector (of the model) is nearest the query's, nearest first; null when sqlite-vec
- * cannot be loaded into this connection. The distance is computed over the user's vectors only (their index),
- * a scan bounded by the agent's `memoryLimit`.
+ * The index of memories' vectors, partitioned by owner and model so that a recall reads the user's vectors only;
+ * null when sqlite-vec cannot be loaded into this connection.
  */
-function nearestStatement(
-  db: Database.Database,
-): Database.Statement<[NearestParams], SqliteMemoryRow> | null {
+function vectorIndex(db: Database.Database): SqliteVectorIndex | null {
   try {
     loadSqliteVec(db);
   } catch {
     return null;
   }
-  return db.prepare(
-    `SELECT m.* FROM (SELECT seq, vec_distance_cosine(vector, @vector) AS distance FROM memory_vectors
-         WHERE account_id = @account_id AND agent_id = @agent_id AND user_id = @user_id AND model = @model
-         ORDER BY distance LIMIT @limit) v
-       JOIN memories m ON m.seq = v.seq ORDER BY v.distance, m.seq DESC`,
-  );
+  return new SqliteVectorIndex(db, {
+    source: "memory_vectors",
+    prefix: "memory_vectors_vec",
+    partition: ["account_id", "agent_id", "user_id", "model"],
+  });
 }
 
 function prepare(db: Database.Database) {
@@ -251,6 +250,7 @@ function prepare(db: Database.Database) {
        ON CONFLICT (account_id, agent_id, user_id, key) DO NOTHING
        RETURNING *`,
     ),
+    bySeq: db.prepare<[number], SqliteMemoryRow>("SELECT * FROM memories WHERE seq = ?"),
     byKey: db.prepare<[string, string, string, string], SqliteMemoryRow>(
       "SELECT * FROM memories WHERE account_id = ? AND agent_id = ? AND user_id = ? AND key = ?",
     ),

@@ -462,6 +462,21 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     `,
   },
   {
+    version: 20,
+    name: "vectors of document chunks",
+    // One vector per chunk (float32 blob, unit length) and the embedding model that made it; deleted with it. The
+    // owner's columns repeat the chunk's, so that a search reads only the agent's vectors of one model.
+    sql: `
+      CREATE TABLE document_chunk_vectors (
+        seq INTEGER PRIMARY KEY REFERENCES document_chunks (seq) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL
+      ) STRICT;
+    `,
+  },
+  {
     version: 22,
     name: "a conversation's messages by the cursor",
     // A conversation's page (GET /v1/agents/{id}/messages?conversationId=...) reads this index from the cursor on,

@@ -562,8 +562,17 @@ export class SqliteConversationStore implements ConversationStore {
     agentId: string,
     text: string,
     limit: number,
+    query?: MemoryVector,
   ): Promise<ChunkMatch[]> {
-    return this.documents.relevant(accountId, agentId, text, limit);
+    return this.documents.relevant(accountId, agentId, text, limit, query);
+  }
+
+  async saveChunkVectors(
+    accountId: string,
+    agentId: string,
+    vectors: readonly { documentId: string; chunk: number; vector: MemoryVector }[],
+  ): Promise<void> {
+    return this.documents.saveVectors(accountId, agentId, vectors);
   }
 
   async getUsage(request: UsageRequest): Promise<UsageReport> {

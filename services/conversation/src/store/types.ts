@@ -846,9 +846,25 @@ export interface ConversationStore {
   deleteDocument(accountId: string, agentId: string, documentId: string): Promise<boolean>;
   /**
    * The agent's chunks that match any search term of `text` (memories.ts `searchTerms`), best first, at most
-   * `limit`; none when nothing matches.
+   * `limit`; none when nothing matches. Given `query` (the vector of `text`) and a store that searches vectors,
+   * fused with the ranking of the chunks' vectors of the same model, as memories are (documents.ts `fuseChunks`).
    */
-  relevantChunks(accountId: string, agentId: string, text: string, limit: number): Promise<ChunkMatch[]>;
+  relevantChunks(
+    accountId: string,
+    agentId: string,
+    text: string,
+    limit: number,
+    query?: MemoryVector,
+  ): Promise<ChunkMatch[]>;
+  /**
+   * Keeps the vectors of the agent's chunks (by document and position), one per chunk (a later one replaces it);
+   * those of chunks deleted meanwhile are dropped. Deleting a document deletes its chunks' vectors.
+   */
+  saveChunkVectors(
+    accountId: string,
+    agentId: string,
+    vectors: readonly { documentId: string; chunk: number; vector: MemoryVector }[],
+  ): Promise<void>;
   /** Resolves when the database answers a trivial query: what readiness reports. */
   ping(): Promise<void>;
   /** Flushes and closes; the store is unusable afterwards. */

@@ -2,6 +2,7 @@ import { newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, describe, expect, it } from "vitest";
 import { newDocument } from "../documents.js";
+import { unitVector } from "../embeddings.js";
 import type { ConversationStore, NewDocument, PageRequest } from "../store/types.js";
 
 const page = (limit = 20, order: "asc" | "desc" = "desc"): PageRequest => ({
@@ -83,6 +84,44 @@ export function documentStoreContract(name: string, open: () => Promise<Conversa
       expect(await s.deleteDocument("acct_A", "agt_A", doc!.id)).toBe(false);
       expect(await s.getDocument("acct_A", "agt_A", doc!.id)).toBeNull();
       expect(await s.relevantChunks("acct_A", "agt_A", "Skerryvore", 5)).toEqual([]);
+    });
+
+    it("ranks chunks by vector besides full text where the store searches vectors, within the agent", async () => {
+      const s = await store();
+      const vector = (values: number[], model = "embed-1") => ({ model, vector: unitVector(values) });
+      const tides = await s.addDocument("acct_A", "agt_A", document("High water at the harbour is at noon."));
+      const lamp = await s.addDocument("acct_A", "agt_A", document("The Skerryvore lamp burns paraffin."));
+      const theirs = await s.addDocument("acct_A", "agt_B", document("The ferry fuel is diesel."));
+      await s.saveChunkVectors("acct_A", "agt_A", [
+        { documentId: tides!.id, chunk: 0, vector: vector([1, 0, 0]) },
+        { documentId: lamp!.id, chunk: 0, vector: vector([0, 1, 0]) },
+        // Not a chunk of this agent: dropped.
+        { documentId: theirs!.id, chunk: 0, vector: vector([0, 0.9, 0.1]) },
+      ]);
+      await s.saveChunkVectors("acct_A", "agt_B", [
+        { documentId: theirs!.id, chunk: 0, vector: vector([0, 1, 0]) },
+      ]);
+      // A paraphrase sharing no word with the lamp's chunk.
+      const text = "What fuel does the light use?";
+      const query = vector([0.1, 1, 0]);
+      const byText = await s.relevantChunks("acct_A", "agt_A", text, 5);
+      expect(byText).toEqual([]);
+      const hybrid = await s.relevantChunks("acct_A", "agt_A", text, 1, query);
+      if (await s.searchesVectors()) {
+        expect(hybrid.map((m) => m.documentId)).toEqual([lamp!.id]);
+        expect(hybrid[0]).toMatchObject({ chunk: 0, text: "The Skerryvore lamp burns paraffin." });
+        expect(hybrid[0]!.score).toBeGreaterThan(0);
+        // Another model's vectors are not compared; another agent's are never read.
+        expect(await s.relevantChunks("acct_A", "agt_A", text, 5, vector([0, 1, 0], "embed-2"))).toEqual([]);
+        const other = await s.relevantChunks("acct_A", "agt_B", text, 5, query);
+        expect(other.map((m) => m.documentId)).toEqual([theirs!.id]);
+        // A document deleted takes its chunks' vectors with it.
+        await s.deleteDocument("acct_A", "agt_A", lamp!.id);
+        const after = await s.relevantChunks("acct_A", "agt_A", text, 5, query);
+        expect(after.map((m) => m.documentId)).toEqual([tides!.id]);
+      } else {
+        expect(hybrid).toEqual([]);
+      }
     });
 
     it("purging the agent deletes its documents, and stores none for it afterwards", async () => {

@@ -14,6 +14,7 @@ import type { GatewayContext, GatewayState } from "../context.js";
 import type { RequestContext, ServedRoute } from "../routes/define.js";
 import { readRawBody } from "./body.js";
 import { errorEnvelope, toAppError } from "./errors.js";
+import { uploadIdentity } from "./upload.js";
 
 type Context = ParameterizedContext<GatewayState>;
 
@@ -311,13 +312,15 @@ function replay(ctx: Context, stored: StoredResponse, sealing: Buffer): void {
 }
 
 /**
- * What makes two requests the same one: method, path with query, and body, exactly as sent. Keyed with the
+ * What makes two requests the same one: method, path with query, and body, exactly as sent (a file upload: the
+ * file and the form's fields, whatever its boundary). Keyed with the
  * Idempotency-Key, which the registry never sees, so that what it stores says nothing of a body (an agent
  * secret's value, say) that could be found by hashing guesses.
  */
 async function fingerprint(ctx: Context, key: string): Promise<string> {
   const hash = createHmac("sha256", key).update(`${ctx.method} ${ctx.url}\n`);
   if (ctx.method !== "DELETE" && ctx.is("application/json")) hash.update(await readRawBody(ctx));
+  else if (ctx.method !== "DELETE" && ctx.is("multipart/form-data")) hash.update(await uploadIdentity(ctx));
   return hash.digest("hex");
 }
 

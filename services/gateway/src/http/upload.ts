@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { DOCUMENT_BOUNDS } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import type { Context } from "koa";
@@ -26,7 +27,16 @@ function tooLarge(): AppError {
  * `Content-Length` first, then while reading, then on the file itself), 400 for a form without a file. The form is
  * parsed by the runtime's own Fetch implementation.
  */
-export async function readUpload(ctx: Context): Promise<Upload> {
+export function readUpload(ctx: Context): Promise<Upload> {
+  // Read once: the Idempotency-Key check reads it before the handler does.
+  const holder = ctx as Context & { [UPLOAD]?: Promise<Upload> };
+  holder[UPLOAD] ??= parseUpload(ctx);
+  return holder[UPLOAD];
+}
+
+const UPLOAD = Symbol("upload");
+
+async function parseUpload(ctx: Context): Promise<Upload> {
   const limit = DOCUMENT_BOUNDS.maxBytes + FORM_OVERHEAD_BYTES;
   const declared = Number(ctx.get("content-length") || Number.NaN);
   if (declared > limit) throw tooLarge();
@@ -66,6 +76,17 @@ export async function readUpload(ctx: Context): Promise<Upload> {
     fileName: "name" in file && typeof file.name === "string" ? file.name : "",
     fields,
   };
+}
+
+/**
+ * What identifies an upload for its Idempotency-Key: the file's bytes, media type and name, and the form's text
+ * fields, but not the form's boundary, which a client may draw anew for each attempt of the same upload.
+ */
+export async function uploadIdentity(ctx: Context): Promise<string> {
+  const upload = await readUpload(ctx);
+  const hash = createHash("sha256").update(upload.content);
+  const fields = Object.entries(upload.fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([hash.digest("hex"), upload.contentType, upload.fileName, fields]);
 }
 
 /** The media type of an uploaded file sent without a useful one, from its name's extension; "" when unknown. */

@@ -1,9 +1,11 @@
 import { join } from "node:path";
 import {
+  CHUNKS_CONSIDERED,
   EXTRACTION_PROMPT,
   extractionMessage,
   KNOWN_MEMORIES_SHOWN,
   MEMORIES_RECALLED,
+  newDocument,
   newMemory,
   openSqliteConversationStore,
 } from "@agentry/conversation";
@@ -31,6 +33,12 @@ export interface MemoryRecallResult {
   extractionStore: Timing;
   /** The extraction call's prompt, in characters, and tokens at four characters a token. */
   extractionPromptChars: number;
+  /** Chunks of the agent's documents searched per turn. */
+  chunks: number;
+  /** Document retrieval by full text alone. */
+  chunksFullText: Timing;
+  /** Document retrieval fusing full text and the chunks' vectors. */
+  chunksHybrid: Timing;
 }
 
 const VERBS = [
@@ -112,6 +120,7 @@ export async function memoryRecall(
   memories = 10_000,
   turns = 1_000,
   extractions = 200,
+  chunks = 1_000,
 ): Promise<MemoryRecallResult> {
   const dataDir = join(bench.dir, "memory-recall");
   const store = openSqliteConversationStore({ dataDir });
@@ -188,7 +197,30 @@ export async function memoryRecall(
         })),
       );
     }, extractions);
+    log(`${chunks} document chunks for the agent, retrieval per turn ...`);
+    const chunkTexts = factTexts(chunks * 3);
+    for (let i = 0; i < chunks; i++) {
+      // One chunk per document, of three facts: a chunk as long as a short paragraph.
+      const text = chunkTexts.slice(i * 3, i * 3 + 3).join(" ");
+      const document = newDocument(
+        { title: `Notes ${i}`, type: "text/plain", sizeBytes: text.length, source: "" },
+        text,
+      );
+      const stored = await store.addDocument(owner.accountId, owner.agentId, document);
+      await store.saveChunkVectors(owner.accountId, owner.agentId, [
+        { documentId: stored!.id, chunk: 0, vector: vectorOf(embeddings, model, text) },
+      ]);
+    }
+    const chunksFullText = await time((message) =>
+      store.relevantChunks(owner.accountId, owner.agentId, message, CHUNKS_CONSIDERED),
+    );
+    const chunksHybrid = await time((message, i) =>
+      store.relevantChunks(owner.accountId, owner.agentId, message, CHUNKS_CONSIDERED, queries[i]),
+    );
     return {
+      chunks,
+      chunksFullText,
+      chunksHybrid,
       memories,
       turns,
       extractions,

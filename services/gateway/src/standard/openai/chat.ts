@@ -15,7 +15,7 @@ import { replyUsage } from "../../budgets/ledger.js";
 import { readJsonBody } from "../../http/body.js";
 import { toAppError } from "../../http/errors.js";
 import type { RequestContext } from "../../routes/define.js";
-import { callerGone, reportHealth } from "../../routes/messages.js";
+import { callerGone, presentCitation, reportHealth } from "../../routes/messages.js";
 import { parseOrThrow } from "../../validation/issues.js";
 import {
   type ChatCompletionBody,
@@ -203,7 +203,16 @@ function completion(reply: Reply, model: string) {
     ],
     usage: usageOf(reply),
     system_fingerprint: null,
+    ...citationsOf(reply),
   };
+}
+
+/**
+ * The documents' chunks the reply's prompt carried, as the REST reply lists them: a field OpenAI's shape does not
+ * have, which its SDKs keep on the object and otherwise ignore. Absent when there are none.
+ */
+function citationsOf(reply: Reply) {
+  return reply.citations.length > 0 ? { citations: reply.citations.map(presentCitation) } : {};
 }
 
 /**
@@ -279,7 +288,7 @@ async function streamCompletion(
       }
     }
     if (!completed) throw new AppError("AGENT_UNAVAILABLE", "The reply stream ended before it was complete.");
-    send(chunk([choice({}, finishReasonOf(completed.finishReason))]));
+    send({ ...chunk([choice({}, finishReasonOf(completed.finishReason))]), ...citationsOf(completed) });
     if (includeUsage) send(chunk([], usageOf(completed)));
     write("data: [DONE]\n\n", "message.completed");
     if (!completed.fallback) await reportHealth(input, agent, null);

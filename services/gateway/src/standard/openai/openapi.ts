@@ -110,6 +110,21 @@ const requestBody: JsonSchema = {
   },
 };
 
+const citations: JsonSchema = {
+  type: "array",
+  description:
+    "The chunks of the agent's documents the prompt carried, as `citations` of `POST /v1/agents/{agentId}/messages` (not part of OpenAI's shape). Absent when there are none.",
+  items: {
+    type: "object",
+    required: ["documentId", "chunk", "score"],
+    properties: {
+      documentId: { type: "string" },
+      chunk: { type: "integer", minimum: 0 },
+      score: { type: "number" },
+    },
+  },
+};
+
 const completion: JsonSchema = {
   type: "object",
   required: ["id", "object", "created", "model", "choices", "usage"],
@@ -143,6 +158,7 @@ const completion: JsonSchema = {
       },
     },
     usage,
+    citations,
   },
 };
 
@@ -175,6 +191,7 @@ const chunk: JsonSchema = {
       },
     },
     usage: { oneOf: [usage, { type: "null" }] },
+    citations: { ...citations, description: "On the chunk that carries `finish_reason` only." },
   },
 };
 
