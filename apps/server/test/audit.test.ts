@@ -20,7 +20,7 @@ interface AuditEventJson {
   requestId: string | null;
   changes: Record<string, { from: unknown; to: unknown }> | null;
 }
-type Page = { success: true; data: AuditEventJson[]; pagination: { limit: number; hasMore: boolean } };
+type Page = { data: AuditEventJson[]; pagination: { limit: number; hasMore: boolean } };
 
 let openai: FakeProviderServer<OpenAIChatBody>;
 let h: Harness;

@@ -16,6 +16,7 @@ import type {
   RegistryStore,
   StatusReason,
 } from "../store/types.js";
+import { auditStoreContract } from "./audit-contract.js";
 import { budgetStoreContract } from "./budget-contract.js";
 
 /**
@@ -27,6 +28,7 @@ export function registryStoreContract(
   open: () => Promise<{ store: RegistryStore; cleanup(): Promise<void> }>,
 ): void {
   budgetStoreContract(name, open);
+  auditStoreContract(name, open);
   describe(`RegistryStore contract: ${name}`, () => {
     let store: RegistryStore;
     let cleanup: () => Promise<void>;
