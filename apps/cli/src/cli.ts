@@ -5,6 +5,7 @@ import type { RegistryStore } from "@agentry/registry";
 import type { Command, CommandContext } from "./command.js";
 import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
 import { agentsExport, agentsImport } from "./commands/agents.js";
+import { audit } from "./commands/audit.js";
 import { consoleLink } from "./commands/console.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";
 import { membersInvite, membersList, membersRemove, membersSetRole } from "./commands/members.js";
@@ -42,6 +43,7 @@ export const COMMANDS: readonly Command[] = [
   agentsExport,
   consoleLink,
   usage,
+  audit,
 ];
 
 const GROUPS = [...new Set(COMMANDS.map((command) => command.group))];
