@@ -2,7 +2,7 @@ import { type AuditStamp, CLI_STAMP, newId, withAuditStamp } from "@agentry/core
 import type { AppError } from "@agentry/errors";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RegistryStore } from "../store/types.js";
-import { agentFields } from "./store-contract.js";
+import { agentFields } from "./agent-fields.js";
 
 const KEY: AuditStamp = {
   actor: { type: "key", id: "key_01JCZ3S8Q5M2T7V9X0B4D6F8H1" },

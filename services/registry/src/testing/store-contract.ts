@@ -16,6 +16,7 @@ import type {
   RegistryStore,
   StatusReason,
 } from "../store/types.js";
+import { agentFields } from "./agent-fields.js";
 import { auditStoreContract } from "./audit-contract.js";
 import { budgetStoreContract } from "./budget-contract.js";
 
@@ -1522,23 +1523,6 @@ export function registryStoreContract(
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** The fields of an agent with nothing in them but a name, and the overrides. */
-export function agentFields(overrides: Partial<AgentFields> = {}): AgentFields {
-  return {
-    name: "agent",
-    bio: [],
-    personality: {},
-    knowledge: [],
-    goals: [],
-    clients: [],
-    settings: {},
-    modelProvider: null,
-    model: null,
-    plugins: [],
-    ...overrides,
-  };
-}
-
 function query(overrides: Partial<ListAgentsQuery> = {}): ListAgentsQuery {
   return { page: 1, limit: 100, sortBy: "createdAt", order: "desc", ...overrides };
 }
@@ -1634,3 +1618,5 @@ function randomHex(): string {
 function tick(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 2));
 }
+
+export { agentFields };
