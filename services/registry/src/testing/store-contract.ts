@@ -4,7 +4,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { sessionUsable } from "../store/console-sessions.js";
 import type {
   AccountRecord,
-  AgentFields,
   AgentRecord,
   ApiKeyRecord,
   CreateUnderKey,
