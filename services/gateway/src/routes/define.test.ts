@@ -124,6 +124,7 @@ describe("a route declared with defineRoute", () => {
       "API keys",
       "Members",
       "Budgets",
+      "Audit",
       "Service",
       "Notes",
     ]);
