@@ -1,9 +1,11 @@
 import path from "node:path";
 import type { ConversationStore } from "@agentry/conversation";
+import { CLI_STAMP, withAuditStamp } from "@agentry/core";
 import type { RegistryStore } from "@agentry/registry";
 import type { Command, CommandContext } from "./command.js";
 import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
 import { agentsExport, agentsImport } from "./commands/agents.js";
+import { audit } from "./commands/audit.js";
 import { consoleLink } from "./commands/console.js";
 import { keysCreate, keysList, keysRevoke } from "./commands/keys.js";
 import { membersInvite, membersList, membersRemove, membersSetRole } from "./commands/members.js";
@@ -41,6 +43,7 @@ export const COMMANDS: readonly Command[] = [
   agentsExport,
   consoleLink,
   usage,
+  audit,
 ];
 
 const GROUPS = [...new Set(COMMANDS.map((command) => command.group))];
@@ -215,7 +218,8 @@ async function execute(command: Command, args: string[], io: CliIo): Promise<num
 
   let code: number;
   try {
-    await command.run(args, context);
+    // Every change a command makes through the stores is on the audit log as the CLI's (docs/api/audit.md).
+    await withAuditStamp(CLI_STAMP, () => command.run(args, context));
     code = EXIT_OK;
   } catch (error) {
     code =

@@ -129,7 +129,13 @@ export async function startHarness(
         ...(body !== undefined ? { body } : {}),
       });
       const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
+      // An NDJSON export is answered as its text: its lines are JSON, the whole is not.
+      const ndjson = (response.headers.get("content-type") ?? "").includes("application/x-ndjson");
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: text ? (ndjson ? text : JSON.parse(text)) : {},
+      };
     },
     async close() {
       await running.close(1000);

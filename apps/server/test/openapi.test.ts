@@ -1587,6 +1587,24 @@ describe("Members", () => {
   });
 });
 
+describe("Audit", () => {
+  it("lists and exports the account's audit events as documented", async () => {
+    const account = await h.tenant();
+    const key = account.key;
+    expect(
+      (await call("inviteMember", { key, body: { email: "audit@example.com", role: "viewer" } })).status,
+    ).toBe(201);
+    const listed = await call("listAuditEvents", { key, query: "limit=1&action=member.invite" });
+    expect(listed.status).toBe(200);
+    expect((listed.body as { data: unknown[] }).data).toHaveLength(1);
+    expect((await call("listAuditEvents", { key, query: "limit=0" })).status).toBe(400);
+    const exported = await call("exportAuditEvents", { key, query: "actorType=key" });
+    expect(exported.status).toBe(200);
+    expect(String(exported.body).trimEnd().split("\n")).toHaveLength(1);
+    expect((await call("exportAuditEvents", { key, query: "since=yesterday" })).status).toBe(400);
+  });
+});
+
 describe("every write operation", () => {
   it("answers 409 IDEMPOTENCY_KEY_IN_USE, 422 IDEMPOTENCY_KEY_REUSED and 400 for a malformed key as documented", async () => {
     const params = {

@@ -95,6 +95,8 @@ describe("model", () => {
       "GET /budgets/{budgetId} budgets.get",
       "PATCH /budgets/{budgetId} budgets.update",
       "DELETE /budgets/{budgetId} budgets.delete",
+      "GET /audit-events auditEvents.list",
+      "GET /audit-events/export auditEvents.export",
     ]);
     expect(model.defaultBaseUrl).toBe("http://localhost:8080/v1");
     expect(model.resources).toEqual([
@@ -170,6 +172,12 @@ describe("model", () => {
         path: ["budgets"],
         description:
           "Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes `budgets:read`, `budgets:write`).",
+        children: [],
+      },
+      {
+        path: ["auditEvents"],
+        description:
+          "Who changed what in the account, when and from where: every change through any route, the console or the admin CLI (scope `audit:read`).",
         children: [],
       },
     ]);

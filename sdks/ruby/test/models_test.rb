@@ -140,7 +140,7 @@ class ModelsTest < Minitest::Test
   def test_enums_name_their_values
     assert_equal %w[agents:read agents:write agents:delete messages:send keys:manage history:read history:delete
                     usage:read webhooks:manage plugins:manage members:read members:write budgets:read
-                    budgets:write], Agentry::Models::Scope::ALL
+                    budgets:write audit:read], Agentry::Models::Scope::ALL
     assert_equal "content_filter", Agentry::Models::FinishReason::CONTENT_FILTER
     assert_equal 503, Agentry::ERROR_CODE_STATUS["AGENT_UNAVAILABLE"]
   end

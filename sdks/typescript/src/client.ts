@@ -2,6 +2,7 @@ import { checkNumber, type Fetch, readEnv, Transport } from "./core.js";
 import { AgentryError } from "./errors.js";
 import { Agents } from "./resources/agents.js";
 import { ApiKeys } from "./resources/api-keys.js";
+import { AuditEvents } from "./resources/audit-events.js";
 import { Budgets } from "./resources/budgets.js";
 import { Members } from "./resources/members.js";
 import { Plugins } from "./resources/plugins.js";
@@ -64,6 +65,8 @@ export class Agentry {
   readonly members: Members;
   /** The account's spend budgets. */
   readonly budgets: Budgets;
+  /** The account's audit log: who changed what, when and from where (scope `audit:read`). */
+  readonly auditEvents: AuditEvents;
   /** A user's data across every agent: export and erasure. */
   readonly users: Users;
   /** The account's usage figures (scope `usage:read`). */
@@ -128,6 +131,7 @@ export class Agentry {
     this.apiKeys = new ApiKeys(this.#transport);
     this.members = new Members(this.#transport);
     this.budgets = new Budgets(this.#transport);
+    this.auditEvents = new AuditEvents(this.#transport);
     this.users = new Users(this.#transport);
     this.usage = new AccountUsage(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);

@@ -28,6 +28,7 @@ export {
 export { CursorPage, type CursorPagePromise, Page, PagePromise } from "./pagination.js";
 export { Agents, type ConditionalRequestOptions } from "./resources/agents.js";
 export { ApiKeys } from "./resources/api-keys.js";
+export { AuditEvents } from "./resources/audit-events.js";
 export { Budgets } from "./resources/budgets.js";
 export { AgentClients } from "./resources/clients.js";
 export { Conversations } from "./resources/conversations.js";

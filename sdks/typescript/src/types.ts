@@ -397,7 +397,10 @@ export type ApiKeyScope =
   | "webhooks:manage"
   | "plugins:manage"
   | "members:read"
-  | "members:write";
+  | "members:write"
+  | "budgets:read"
+  | "budgets:write"
+  | "audit:read";
 
 /** An API key record. The secret itself is shown only once, by `apiKeys.create`. */
 export interface ApiKey {
@@ -1289,4 +1292,37 @@ export interface MemberListParams extends CursorListParams {
 export interface MemberRemoved {
   id: string;
   removed: true;
+}
+
+/** One change to the account: who made it, what it changed, when and from where (docs/api/audit.md). */
+export interface AuditEvent {
+  /** `aud_` followed by a ULID; ids sort by time. */
+  id: string;
+  at: string;
+  actor: { type: "member" | "key" | "cli"; id: string | null };
+  /** `<resource>.<verb>`: `agent.update`, `key.revoke`, … */
+  action: string;
+  target: { type: string; id: string };
+  ip: string | null;
+  requestId: string | null;
+  /** `{field: {from, to}}` of the fields changed; secrets read `"[redacted]"`. */
+  changes: Record<string, { from: unknown; to: unknown }> | null;
+}
+
+/** Which audit events to export; every filter is optional. */
+export interface AuditEventExportParams {
+  actorType?: "member" | "key" | "cli";
+  actorId?: string;
+  action?: string;
+  targetType?: string;
+  targetId?: string;
+  /** ISO-8601, inclusive. */
+  since?: string;
+  /** ISO-8601, exclusive. */
+  until?: string;
+}
+
+/** Which audit events to list; newest first unless `order: "asc"`. */
+export interface AuditEventListParams extends CursorListParams, AuditEventExportParams {
+  order?: "asc" | "desc";
 }

@@ -7,7 +7,8 @@ import type { HistoryMessage, Memory } from "./types.js";
 export type UserExportLine = HistoryMessage | Memory;
 
 /**
- * A user's messages in every agent of the account, then the memories those agents keep of the user, read as the
+ * An NDJSON export read as it arrives (the type of its lines: `T`; a user's export by default, the audit log's with
+ * `AuditEvent`). A user's export: the user's messages in every agent of the account, then the memories those agents keep of the user, read as the
  * service sends them (NDJSON, one a line): each is yielded as soon as its line has arrived, so memory stays flat whatever the export's size.
  *
  * ```ts
@@ -22,7 +23,7 @@ export type UserExportLine = HistoryMessage | Memory;
  * that ends without an error is complete. Silence longer than the client's `timeout` throws `APITimeoutError`;
  * `abort()` or the `signal` option throws `APIUserAbortError`. Leaving the loop early closes the connection.
  */
-export class UserExport implements AsyncIterable<UserExportLine> {
+export class UserExport<T = UserExportLine> implements AsyncIterable<T> {
   /** Aborting this controller ends the export, as `abort()` does. */
   readonly controller = new AbortController();
   readonly #open: (signal: AbortSignal) => Promise<OpenedStream>;
@@ -59,14 +60,13 @@ export class UserExport implements AsyncIterable<UserExportLine> {
   }
 
   /** The messages, in the order they were stored (oldest first). An export can be iterated once. */
-  [Symbol.asyncIterator](): AsyncGenerator<UserExportLine> {
-    if (this.#consumed)
-      throw new AgentryError("A UserExport can be iterated once; call users.export() again.");
+  [Symbol.asyncIterator](): AsyncGenerator<T> {
+    if (this.#consumed) throw new AgentryError("An export can be iterated once; call export() again.");
     this.#consumed = true;
     return this.#iterate();
   }
 
-  async *#iterate(): AsyncGenerator<UserExportLine> {
+  async *#iterate(): AsyncGenerator<T> {
     let opened: OpenedStream | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
     const armIdleTimer = () => {
@@ -84,9 +84,9 @@ export class UserExport implements AsyncIterable<UserExportLine> {
       if (!body) return;
       armIdleTimer();
       for await (const line of readLines(body, armIdleTimer)) {
-        let message: UserExportLine;
+        let message: T;
         try {
-          message = JSON.parse(line) as UserExportLine;
+          message = JSON.parse(line) as T;
         } catch {
           throw new APIError("A line of the export is not JSON.", { headers, body: line });
         }

@@ -14,6 +14,7 @@ import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations
 import { messagesPage } from "../src/store/queries.js";
 import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
+import { auditStoreContract } from "../src/testing/audit-contract.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
 import { conversationStoreContract } from "../src/testing/store-contract.js";
@@ -33,6 +34,9 @@ memoryStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
 documentStoreContract("postgres", () =>
+  openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
+);
+auditStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
 

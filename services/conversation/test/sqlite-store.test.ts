@@ -13,6 +13,7 @@ import {
 } from "../src/store/sqlite.js";
 import { MIGRATIONS } from "../src/store/sqlite-migrations.js";
 import type { HistoryLimits } from "../src/store/types.js";
+import { auditStoreContract } from "../src/testing/audit-contract.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
 import { conversationStoreContract, storeExchange } from "../src/testing/store-contract.js";
@@ -30,6 +31,7 @@ afterAll(() => {
 conversationStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir: tempDir() }));
 memoryStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir: tempDir() }));
 documentStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir: tempDir() }));
+auditStoreContract("sqlite", async () => openSqliteConversationStore({ dataDir: tempDir() }));
 
 describe("SqliteConversationStore", () => {
   it("pages a conversation's messages from its own index, in order, with no sort and no scan of the agent's", async () => {

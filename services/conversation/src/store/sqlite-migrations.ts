@@ -451,6 +451,13 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     `,
   },
   {
+    version: 18,
+    name: "audit log",
+    // Who changed schedules, documents, memories and histories, recorded in the change's transaction
+    // (docs/api/audit.md).
+    sql: SQLITE_AUDIT_TABLE,
+  },
+  {
     version: 19,
     name: "fires started after their claim",
     // A claimed fire's ids (its reply's is message_id) and until when its claimer has to start its message:

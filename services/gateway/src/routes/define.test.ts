@@ -125,6 +125,7 @@ describe("a route declared with defineRoute", () => {
       "API keys",
       "Members",
       "Budgets",
+      "Audit",
       "Service",
       "Notes",
     ]);

@@ -4,7 +4,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { sessionUsable } from "../store/console-sessions.js";
 import type {
   AccountRecord,
-  AgentFields,
   AgentRecord,
   ApiKeyRecord,
   CreateUnderKey,
@@ -16,6 +15,8 @@ import type {
   RegistryStore,
   StatusReason,
 } from "../store/types.js";
+import { agentFields } from "./agent-fields.js";
+import { auditStoreContract } from "./audit-contract.js";
 import { budgetStoreContract } from "./budget-contract.js";
 
 /**
@@ -27,6 +28,7 @@ export function registryStoreContract(
   open: () => Promise<{ store: RegistryStore; cleanup(): Promise<void> }>,
 ): void {
   budgetStoreContract(name, open);
+  auditStoreContract(name, open);
   describe(`RegistryStore contract: ${name}`, () => {
     let store: RegistryStore;
     let cleanup: () => Promise<void>;
@@ -1520,23 +1522,6 @@ export function registryStoreContract(
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** The fields of an agent with nothing in them but a name, and the overrides. */
-export function agentFields(overrides: Partial<AgentFields> = {}): AgentFields {
-  return {
-    name: "agent",
-    bio: [],
-    personality: {},
-    knowledge: [],
-    goals: [],
-    clients: [],
-    settings: {},
-    modelProvider: null,
-    model: null,
-    plugins: [],
-    ...overrides,
-  };
-}
-
 function query(overrides: Partial<ListAgentsQuery> = {}): ListAgentsQuery {
   return { page: 1, limit: 100, sortBy: "createdAt", order: "desc", ...overrides };
 }
@@ -1632,3 +1617,5 @@ function randomHex(): string {
 function tick(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 2));
 }
+
+export { agentFields };

@@ -1,4 +1,4 @@
-import { newId } from "@agentry/core";
+import { type AuditStamp, newId, WEBHOOK_BOUNDS, withAuditStamp } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EndpointFields } from "../domain/endpoint.js";
@@ -94,6 +94,65 @@ export function webhookStoreContract(
       });
     const log = async (accountId: string, endpointId: string) =>
       (await store.listDeliveries(accountId, endpointId, { limit: 100, order: "desc" }))?.items ?? [];
+
+    describe("audit log", () => {
+      const stamp: AuditStamp = {
+        actor: { type: "key", id: "key_01JCZ3S8Q5M2T7V9X0B4D6F8H1" },
+        ip: "203.0.113.7",
+        requestId: "req_1",
+      };
+      const all = async (accountId: string) =>
+        (await store.listAuditEvents(accountId, { limit: 100, ascending: true })).items;
+
+      it("records each change to an endpoint in its transaction, never its secret", async () => {
+        const account = newId("account");
+        const endpoint = await withAuditStamp(stamp, () => createEndpoint(account, {}, "whsec_first"));
+        await withAuditStamp(stamp, () =>
+          store.updateEndpoint(account, endpoint.id, { description: "prod" }),
+        );
+        await withAuditStamp(stamp, () => store.rotateSecret(account, endpoint.id, "whsec_second", 1000));
+        await withAuditStamp(stamp, () => store.deleteEndpoint(account, endpoint.id));
+        // Unknown endpoints change nothing and record nothing.
+        await withAuditStamp(stamp, () => store.deleteEndpoint(account, endpoint.id));
+        await withAuditStamp(stamp, () => store.updateEndpoint(account, endpoint.id, { enabled: false }));
+        const events = await all(account);
+        expect(events.map((e) => e.action)).toEqual([
+          "webhook.create",
+          "webhook.update",
+          "webhook.rotate_secret",
+          "webhook.delete",
+        ]);
+        expect(events[0]).toMatchObject({ actor: stamp.actor, ip: stamp.ip, requestId: stamp.requestId });
+        expect(events[0]!.target).toEqual({ type: "webhook", id: endpoint.id });
+        expect(events[1]!.changes).toEqual({ description: { from: "", to: "prod" } });
+        expect(events[2]!.changes).toEqual({ secret: { from: "[redacted]", to: "[redacted]" } });
+        expect(JSON.stringify(events)).not.toContain("whsec_");
+      });
+
+      it("records nothing for a refused create, nor without a stamp, and prunes by time", async () => {
+        const account = newId("account");
+        for (let i = 0; i < WEBHOOK_BOUNDS.maxPerAccount; i += 1) await createEndpoint(account);
+        const refused = await withAuditStamp(stamp, () =>
+          createEndpoint(account).catch((error: unknown) => error),
+        );
+        expect((refused as { code?: string }).code).toBe("INSUFFICIENT_QUOTA");
+        expect(await all(account)).toEqual([]);
+        const other = newId("account");
+        for (let i = 0; i < 3; i += 1) await withAuditStamp(stamp, () => createEndpoint(other));
+        const events = await all(other);
+        expect(events).toHaveLength(3);
+        const page = await store.listAuditEvents(other, {
+          limit: 2,
+          ascending: false,
+          before: events[2]!.id,
+        });
+        expect(page).toEqual({ items: [events[1], events[0]], hasMore: false });
+        expect(await store.pruneAuditEvents(new Date(Date.parse(events[2]!.at) + 1).toISOString(), 10)).toBe(
+          3,
+        );
+        expect(await all(other)).toEqual([]);
+      });
+    });
 
     describe("endpoints", () => {
       it("creates an endpoint and reads it back, never with its secret", async () => {
