@@ -1,5 +1,5 @@
 import { newId } from "@agentry/core";
-import type { MigrationTarget, PgMigration } from "@agentry/pg";
+import { type MigrationTarget, type PgMigration, pgAuditTable } from "@agentry/pg";
 
 export type { PgMigration };
 

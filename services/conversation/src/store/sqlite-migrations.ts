@@ -1,5 +1,5 @@
 import { newId } from "@agentry/core";
-import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
+import { SQLITE_AUDIT_TABLE, type SqliteMigration, type SqliteMigrationTarget } from "@agentry/sqlite";
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   {
