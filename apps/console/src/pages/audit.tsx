@@ -4,7 +4,7 @@ import { useEffect, useId, useState } from "preact/hooks";
 import { api, withQuery } from "../api";
 import { ErrorMessage, Field, formatTime, TableScroll, useAction } from "../widgets/common";
 
-/** One change on the record (`GET /v1/audit-events`, docs/api/audit.md). */
+/** One change on the record, as `GET /v1/audit-events` answers it. */
 export interface AuditEvent {
   id: string;
   at: string;
