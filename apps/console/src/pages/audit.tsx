@@ -159,7 +159,7 @@ export function AuditPage() {
         and what changed.
       </p>
       <form
-        class="card filters"
+        class="card audit-filters"
         aria-label="Filter the audit log"
         onSubmit={(event) => {
           event.preventDefault();
@@ -176,13 +176,28 @@ export function AuditPage() {
           </select>
         </Field>
         <Field label="Actor id" id={`${id}-actor-id`} hint="usr_… or key_…">
-          <input id={`${id}-actor-id`} value={form.actorId} onInput={set("actorId")} />
+          <input
+            id={`${id}-actor-id`}
+            aria-describedby={`${id}-actor-id-hint`}
+            value={form.actorId}
+            onInput={set("actorId")}
+          />
         </Field>
         <Field label="Action" id={`${id}-action`} hint="For example agent.update">
-          <input id={`${id}-action`} value={form.action} onInput={set("action")} />
+          <input
+            id={`${id}-action`}
+            aria-describedby={`${id}-action-hint`}
+            value={form.action}
+            onInput={set("action")}
+          />
         </Field>
         <Field label="Target type" id={`${id}-target-type`} hint="For example agent">
-          <input id={`${id}-target-type`} value={form.targetType} onInput={set("targetType")} />
+          <input
+            id={`${id}-target-type`}
+            aria-describedby={`${id}-target-type-hint`}
+            value={form.targetType}
+            onInput={set("targetType")}
+          />
         </Field>
         <Field label="Target id" id={`${id}-target-id`}>
           <input id={`${id}-target-id`} value={form.targetId} onInput={set("targetId")} />
