@@ -20,6 +20,7 @@ describe("the sign-in page's words for an OIDC sign-in sent back to it", () => {
     );
     expect(ssoRefusal("expired", null)).toMatch(/took more than ten minutes\. Sign in with SSO again\.$/);
     expect(ssoRefusal("denied", null)).toMatch(/you declined there\. Sign in with SSO again to retry\.$/);
+    expect(ssoRefusal("unavailable", null)).toMatch(/could not be reached\. Try again in a moment/);
     expect(ssoRefusal("failed", null)).toMatch(/ask whoever runs this service to check its OIDC settings/);
     expect(ssoRefusal("something-new", null)).toBe(ssoRefusal("failed", null));
   });

@@ -17,6 +17,8 @@ export function ssoRefusal(outcome: string | null, email: string | null): string
       return "Your identity provider did not vouch for your email address (no verified email). Ask its administrator to verify it, or sign in with a link from the server.";
     case "expired":
       return "The sign-in was not started in this browser, or took more than ten minutes. Sign in with SSO again.";
+    case "unavailable":
+      return "The identity provider could not be reached. Try again in a moment, or sign in with a link from the server.";
     case "denied":
       return "The identity provider did not let you in, or you declined there. Sign in with SSO again to retry.";
     default:

@@ -30,11 +30,18 @@ const MAX_CHOICES = 20;
  * Why the callback sends the browser back to the sign-in page instead of signing it in (`?sso=` there): `pick`
  * (the email is a member of several accounts), or a refusal the page words with what to do.
  */
-export type SsoOutcome = "pick" | "no-member" | "unverified" | "expired" | "denied" | "failed";
+export type SsoOutcome =
+  | "pick"
+  | "no-member"
+  | "unverified"
+  | "expired"
+  | "denied"
+  | "failed"
+  | "unavailable";
 
 /** A refusal of the provider's answer, by its outcome on the sign-in page. */
 class Refused extends Error {
-  constructor(readonly outcome: Exclude<SsoOutcome, "pick" | "no-member">) {
+  constructor(readonly outcome: "unverified" | "expired" | "denied") {
     super(outcome);
   }
 }
@@ -176,7 +183,17 @@ export function oidcRoutes(router: Router<GatewayState>, gateway: GatewayContext
   });
 
   router.get(OIDC_START_PATH, async (ctx) => {
-    const { url, flight } = await signIn.start();
+    let started: { url: string; flight: string };
+    try {
+      started = await signIn.start();
+    } catch (error) {
+      gateway.logger.warn(
+        { err: error, requestId: ctx.state.requestId },
+        "an OIDC sign-in could not start: the provider's metadata could not be read",
+      );
+      return backToSignIn(ctx, "unavailable");
+    }
+    const { url, flight } = started;
     // Lax, not Strict: the provider's redirect back is a navigation from its site, which must carry it.
     ctx.cookies.set(FLIGHT_COOKIE, flight, {
       path: OIDC_CALLBACK_PATH,
