@@ -7,6 +7,7 @@ import {
   newContext,
   type RunningServer,
   request,
+  screenshot,
   seedAccount,
   startServer,
 } from "./harness.js";
@@ -89,6 +90,7 @@ describe("OIDC sign-in", () => {
     expect(page.url()).toBe(`${server.url}/console/sign-in`);
     await page.getByRole("link", { name: "Sign in with SSO" }).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, "oidc-refused");
     const described = await page.evaluate(async () => (await fetch("/console/session")).status);
     expect(described).toBe(401);
   });
@@ -112,6 +114,7 @@ describe("OIDC sign-in", () => {
       `${SECOND} as viewer`,
     ]);
     expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, "oidc-account-picker");
     const notOffered = await page.evaluate(async () => {
       const res = await fetch("/console/oidc/accounts", {
         method: "POST",
