@@ -175,3 +175,27 @@ describe("the audit page", () => {
     expect(previous.disabled).toBe(false);
   });
 });
+
+describe("the audit page refused", () => {
+  it("shows the API's words, no endless loading and no export that would be refused too", async () => {
+    vi.stubGlobal("fetch", async () =>
+      Response.json(
+        {
+          success: false,
+          error: {
+            code: "FORBIDDEN",
+            message: "Your role 'viewer' does not allow this operation: it needs the 'audit:read' scope.",
+          },
+        },
+        { status: 403 },
+      ),
+    );
+    const root = document.createElement("div");
+    document.body.append(root);
+    render(<AuditPage />, root);
+    await until(() => root.querySelector('[role="alert"]') !== null);
+    expect(root.querySelector('[role="alert"]')!.textContent).toContain("it needs the 'audit:read' scope");
+    expect(root.querySelector('[aria-busy="true"]')).toBeNull();
+    expect(root.querySelector("a[download]")).toBeNull();
+  });
+});

@@ -222,9 +222,12 @@ export function AuditPage() {
           >
             Clear
           </button>
-          <a class="button" href={exportUrl(filters)} download="audit-events.ndjson">
-            Export NDJSON
-          </a>
+          {/* What the list is refused (a role without audit:read, a bad filter), the export would be too. */}
+          {load.error ? null : (
+            <a class="button" href={exportUrl(filters)} download="audit-events.ndjson">
+              Export NDJSON
+            </a>
+          )}
         </div>
       </form>
       <ErrorMessage error={load.error} />
