@@ -49,6 +49,9 @@ type Client struct {
 	Members *MemberService
 	// Budgets manages the account's spend budgets (scopes budgets:read, budgets:write).
 	Budgets *BudgetService
+	// AuditEvents lists and exports the account's audit log: who changed what, when and from where (scope
+	// audit:read).
+	AuditEvents *AuditEventService
 	// WebhookEndpoints manages the endpoints that receive the account's events, their secrets and, in
 	// WebhookEndpoints.Deliveries, their delivery logs (scope webhooks:manage).
 	WebhookEndpoints *WebhookEndpointService

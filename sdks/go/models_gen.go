@@ -197,6 +197,16 @@ const (
 	KnowledgeSourcesResponseDataReferencesItemKindFolder KnowledgeSourcesResponseDataReferencesItemKind = "folder"
 )
 
+// ListAuditEventsActorType is one of a fixed set of strings.
+type ListAuditEventsActorType string
+
+// The values of ListAuditEventsActorType.
+const (
+	ListAuditEventsActorTypeMember ListAuditEventsActorType = "member"
+	ListAuditEventsActorTypeKey    ListAuditEventsActorType = "key"
+	ListAuditEventsActorTypeCli    ListAuditEventsActorType = "cli"
+)
+
 // ModelProvider is the AI model provider. Unset: the server's default provider (`DEFAULT_MODEL_PROVIDER`),
 // resolved when a message is sent. Every provider this server has a client for is accepted, configured here
 // or not; one with no configuration (no `OPENAI_API_KEY`, say) is written with a `warnings` entry naming the
@@ -252,6 +262,7 @@ const (
 	ScopeMembersWrite   Scope = "members:write"
 	ScopeBudgetsRead    Scope = "budgets:read"
 	ScopeBudgetsWrite   Scope = "budgets:write"
+	ScopeAuditRead      Scope = "audit:read"
 )
 
 // SendMessageRequestOnConflict is one of a fixed set of strings.
@@ -680,6 +691,58 @@ type ApproveToolCallsParams struct {
 
 	// Given to the model with a refusal.
 	Reason *string `json:"reason,omitzero"`
+}
+
+// AuditEvent is one change to the account: who made it, what it changed, when and from where.
+type AuditEvent struct {
+	// The event's id; ids sort by time: `aud_` and a ULID. Treat it as opaque.
+	ID string `json:"id"`
+
+	// When the change was made.
+	At time.Time `json:"at"`
+
+	// Who made the change.
+	Actor AuditEventActor `json:"actor"`
+
+	// What was done, `<resource>.<verb>`: `agent.create`, `key.revoke`, `secret.set`, …
+	Action string `json:"action"`
+
+	// What was changed.
+	Target AuditEventTarget `json:"target"`
+
+	// The caller's address; `null` when unknown (the CLI).
+	Ip *string `json:"ip"`
+
+	// The request's id (`X-Request-Id`); `null` for the CLI.
+	RequestID *string `json:"requestId"`
+
+	// The fields the change changed, `{field: {from, to}}` (a create: `from` is `null`); `null` when it lists
+	// none. A secret value, a key's secret or a signing secret never appears: such a field reads `"[redacted]"`.
+	Changes map[string]AuditEventChanges `json:"changes"`
+}
+
+// AuditEventActor is: Who made the change.
+type AuditEventActor struct {
+	// `member`: a console session's member; `key`: an API key; `cli`: the admin CLI.
+	Type ListAuditEventsActorType `json:"type"`
+
+	// The member's or key's id; `null` for the CLI.
+	ID *string `json:"id"`
+}
+
+// AuditEventChanges is an object of the API.
+type AuditEventChanges struct {
+	From any `json:"from"`
+	To   any `json:"to"`
+}
+
+// AuditEventTarget is: What was changed.
+type AuditEventTarget struct {
+	// The kind of resource changed.
+	Type string `json:"type"`
+
+	// The resource changed (an agent's secret: `<agentId>/<NAME>`).
+	ID string `json:"id"`
 }
 
 // BackgroundMessage is a message sent with `background: true` (or paused for tool approval): the reply object

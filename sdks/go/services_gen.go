@@ -22,6 +22,7 @@ func (c *Client) initServices() {
 	c.APIKeys = &APIKeyService{client: c}
 	c.Members = &MemberService{client: c}
 	c.Budgets = &BudgetService{client: c}
+	c.AuditEvents = &AuditEventService{client: c}
 }
 
 // AgentService is client.Agents: Create, list, read, update and delete agents; import and export elizaOS
@@ -2966,6 +2967,220 @@ func (s *BudgetService) Delete(ctx context.Context, budgetID string, opts ...Opt
 		return nil, err
 	}
 	return &out.Data, nil
+}
+
+// AuditEventService is client.AuditEvents: Who changed what in the account, when and from where: every change
+// through any route, the console or the admin CLI (scope `audit:read`). Methods: List, ListAll, Export.
+type AuditEventService struct {
+	client *Client
+}
+
+// ListAuditEventsParams are the query parameters of AuditEvents.List; leave a field nil for the server's
+// default.
+type ListAuditEventsParams struct {
+	// Items per page, from 1 to 100. Default: 20.
+	Limit *int
+
+	// Only audit events older than this one (its id): the page just below it. The next page of a `desc` list is
+	// `before` its last item's id. Not with `after`.
+	Before *string
+
+	// Only audit events newer than this one (its id): the page just above it. The next page of an `asc` list is
+	// `after` its last item's id. Not with `before`.
+	After *string
+
+	// `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Default: "desc".
+	Order *SortOrder
+
+	// Only changes made by this kind of actor: a console `member`, an API `key`, the `cli`.
+	ActorType *ListAuditEventsActorType
+
+	// Only changes made by this member (`usr_…`) or key (`key_…`).
+	ActorID *string
+
+	// Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+	Action *string
+
+	// Only changes to this kind of resource (`agent`, `key`, `member`, `webhook`, …).
+	TargetType *string
+
+	// Only changes to this resource (its id).
+	TargetID *string
+
+	// Only changes made at or after this time.
+	Since *time.Time
+
+	// Only changes made before this time.
+	Until *time.Time
+}
+
+// List lists audit events.
+//
+// Every change made to the account through any route, the console or the admin CLI, newest first unless
+// `order=asc`: who made it (a member, a key or the CLI), what it changed, when and from where. Filters:
+// `actorType`, `actorId`, `action`, `targetType`, `targetId`, and the time range `since` (inclusive) to
+// `until` (exclusive). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just
+// older than that one, `after=<id>` those just newer, presented in the list's order either way; the next
+// page's cursor is the last item's id (`before` it when newest first, `after` it when oldest first). A cursor
+// that is not an item of this list (unknown, or another agent's) is answered `400 INVALID_REQUEST`, as are
+// unknown or repeated parameters and values out of range.
+//
+// Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+func (s *AuditEventService) List(ctx context.Context, params ListAuditEventsParams, opts ...Option) (*CursorPage[AuditEvent], error) {
+	query := url.Values{}
+	if params.Limit != nil {
+		query.Set("limit", strconv.Itoa(*params.Limit))
+	}
+	if params.Before != nil {
+		query.Set("before", *params.Before)
+	}
+	if params.After != nil {
+		query.Set("after", *params.After)
+	}
+	if params.Order != nil {
+		query.Set("order", string(*params.Order))
+	}
+	if params.ActorType != nil {
+		query.Set("actorType", string(*params.ActorType))
+	}
+	if params.ActorID != nil {
+		query.Set("actorId", *params.ActorID)
+	}
+	if params.Action != nil {
+		query.Set("action", *params.Action)
+	}
+	if params.TargetType != nil {
+		query.Set("targetType", *params.TargetType)
+	}
+	if params.TargetID != nil {
+		query.Set("targetId", *params.TargetID)
+	}
+	if params.Since != nil {
+		query.Set("since", (*params.Since).Format(time.RFC3339Nano))
+	}
+	if params.Until != nil {
+		query.Set("until", (*params.Until).Format(time.RFC3339Nano))
+	}
+	var out struct {
+		Data       []AuditEvent     `json:"data"`
+		Pagination CursorPagination `json:"pagination"`
+	}
+	req := &request{method: http.MethodGet, path: "/audit-events", query: query}
+	if err := s.client.doJSON(ctx, req, opts, &out); err != nil {
+		return nil, err
+	}
+	page := &CursorPage[AuditEvent]{Data: out.Data, Pagination: out.Pagination, hasMore: out.Pagination.HasMore}
+	if len(out.Data) == 0 {
+		return page, nil
+	}
+	index, older := cursorStep(len(out.Data), params.Before != nil, params.After != nil, params.Order != nil && string(*params.Order) == "asc")
+	cursor := out.Data[index].ID
+	page.NextCursor = cursor
+	page.fetchNext = func(ctx context.Context) (*CursorPage[AuditEvent], error) {
+		next := params
+		next.Before, next.After = nil, nil
+		if older {
+			next.Before = &cursor
+		} else {
+			next.After = &cursor
+		}
+		return s.List(ctx, next, opts...)
+	}
+	return page, nil
+}
+
+// ListAll iterates over every item of every page from the one params ask for, fetching the pages as the loop
+// asks for them. A failure is yielded once, as the last pair:
+//
+//	for item, err := range client.AuditEvents.ListAll(ctx, params) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AuditEventService) ListAll(ctx context.Context, params ListAuditEventsParams, opts ...Option) iter.Seq2[AuditEvent, error] {
+	return paginateCursor(ctx, func(ctx context.Context) (*CursorPage[AuditEvent], error) {
+		return s.List(ctx, params, opts...)
+	})
+}
+
+// ExportAuditEventsParams are the query parameters of AuditEvents.Export; leave a field nil for the server's
+// default.
+type ExportAuditEventsParams struct {
+	// Only changes made by this kind of actor: a console `member`, an API `key`, the `cli`.
+	ActorType *ListAuditEventsActorType
+
+	// Only changes made by this member (`usr_…`) or key (`key_…`).
+	ActorID *string
+
+	// Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+	Action *string
+
+	// Only changes to this kind of resource (`agent`, `key`, `member`, `webhook`, …).
+	TargetType *string
+
+	// Only changes to this resource (its id).
+	TargetID *string
+
+	// Only changes made at or after this time.
+	Since *time.Time
+
+	// Only changes made before this time.
+	Until *time.Time
+}
+
+// Export exports audit events: an iterator over the items of the answer (NDJSON), read line by line as they
+// arrive. The request is sent when the loop starts. A failure is yielded once, as the last pair; an answer
+// cut short yields a [*ConnectionError] wrapping [ErrCutShort] after the items that arrived whole. Leaving
+// the loop closes the connection.
+//
+// Every audit event matching the filters, oldest first, as NDJSON (`application/x-ndjson`): one `AuditEvent`
+// per line, each line ending in `\n`. The response is streamed as it is read, so its size is not limited; no
+// events is `200` with an empty body. Filters: `actorType`, `actorId`, `action`, `targetType`, `targetId`,
+// and the time range `since` (inclusive) to `until` (exclusive). A failure after the first line cuts the
+// response short, which HTTP clients report as an incomplete body: retry the export.
+//
+// Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+//
+// Retried on 408, 409 (not AGENT_INACTIVE), 429, 5xx, timeouts and connection failures.
+//
+// Errors ([*APIError]): 400 INVALID_REQUEST, 401 UNAUTHORIZED, 403 FORBIDDEN, 429 RATE_LIMIT_EXCEEDED, 500
+// INTERNAL_ERROR, 503 AGENT_UNAVAILABLE.
+//
+//	for item, err := range client.AuditEvents.Export(ctx, ) {
+//		if err != nil {
+//			return err
+//		}
+//	}
+func (s *AuditEventService) Export(ctx context.Context, params ExportAuditEventsParams, opts ...Option) iter.Seq2[AuditEvent, error] {
+	query := url.Values{}
+	if params.ActorType != nil {
+		query.Set("actorType", string(*params.ActorType))
+	}
+	if params.ActorID != nil {
+		query.Set("actorId", *params.ActorID)
+	}
+	if params.Action != nil {
+		query.Set("action", *params.Action)
+	}
+	if params.TargetType != nil {
+		query.Set("targetType", *params.TargetType)
+	}
+	if params.TargetID != nil {
+		query.Set("targetId", *params.TargetID)
+	}
+	if params.Since != nil {
+		query.Set("since", (*params.Since).Format(time.RFC3339Nano))
+	}
+	if params.Until != nil {
+		query.Set("until", (*params.Until).Format(time.RFC3339Nano))
+	}
+	req := &request{method: http.MethodGet, path: "/audit-events/export", query: query}
+	return streamLines[AuditEvent](ctx, s.client, req, opts)
 }
 
 // WithIfMatch sends If-Match with the call. The agent's ETag as last read (`W/"<updatedAt>"`; the quoted

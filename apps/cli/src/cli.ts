@@ -1,5 +1,6 @@
 import path from "node:path";
 import type { ConversationStore } from "@agentry/conversation";
+import { CLI_STAMP, withAuditStamp } from "@agentry/core";
 import type { RegistryStore } from "@agentry/registry";
 import type { Command, CommandContext } from "./command.js";
 import { accountsCreate, accountsList, accountsUpdate } from "./commands/accounts.js";
@@ -215,7 +216,8 @@ async function execute(command: Command, args: string[], io: CliIo): Promise<num
 
   let code: number;
   try {
-    await command.run(args, context);
+    // Every change a command makes through the stores is on the audit log as the CLI's (docs/api/audit.md).
+    await withAuditStamp(CLI_STAMP, () => command.run(args, context));
     code = EXIT_OK;
   } catch (error) {
     code =

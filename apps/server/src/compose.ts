@@ -66,6 +66,7 @@ export async function composeServer(
       leaseMs: config.webhooks.WEBHOOK_LEASE_MS,
       concurrency: config.webhooks.WEBHOOK_CONCURRENCY,
       logRetentionDays: config.webhooks.WEBHOOK_LOG_RETENTION_DAYS,
+      auditRetentionDays: config.webhooks.AUDIT_RETENTION_DAYS,
     });
     closers.push(() => webhooks.close());
     drains.push((graceMs) => webhooks.stopDeliveries(graceMs));
@@ -118,6 +119,7 @@ export async function composeServer(
       scheduleScanMs: config.conversation.scheduleScanMs,
       agents: registryAgents(createClient(AgentService, laterRegistry)),
       approvalTimeoutMs: config.conversation.approvalTimeoutMs,
+      auditRetentionDays: config.conversation.auditRetentionDays,
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
       plugins: {
@@ -169,6 +171,7 @@ export async function composeServer(
               "with the database, or set SECRETS_KEY to it",
           ),
       }),
+      ...(config.auditRetentionDays !== undefined ? { auditRetentionDays: config.auditRetentionDays } : {}),
       purgeAgent: async (accountId, agentId) => {
         await conversations.purgeAgent({ accountId, agentId }, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS });
       },

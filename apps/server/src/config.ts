@@ -11,6 +11,7 @@ const storeEnvSchema = z.object({
   DATABASE_URL: env.databaseUrl(),
   /** Agent secrets are sealed with it; unset, the embedded registry generates one into DATA_DIR (secrets.key). */
   SECRETS_KEY: env.optional(env.sealingKey()),
+  AUDIT_RETENTION_DAYS: env.auditRetentionDays(),
 });
 
 /**
@@ -27,6 +28,8 @@ export interface ServerConfig {
   databaseUrl?: string;
   /** SECRETS_KEY of the embedded registry; absent, the key generated into `dataDir` (see `keyInDataDir`). */
   secretsKey?: string;
+  /** AUDIT_RETENTION_DAYS of the embedded registry (the other embedded services read it from their own configuration). */
+  auditRetentionDays?: number;
   /** The embedded conversation service's configuration; absent when CONVERSATION_URL is set. */
   conversation?: ConversationConfig;
   /** The embedded webhooks service's configuration; absent when WEBHOOKS_URL is set. */
@@ -46,6 +49,7 @@ export function loadServerConfig(source: NodeJS.ProcessEnv = process.env): Serve
   return {
     gateway,
     dataDir: stores.DATA_DIR,
+    auditRetentionDays: stores.AUDIT_RETENTION_DAYS,
     ...(stores.DATABASE_URL ? { databaseUrl: stores.DATABASE_URL } : {}),
     ...(stores.SECRETS_KEY ? { secretsKey: stores.SECRETS_KEY } : {}),
     ...(gateway.CONVERSATION_URL

@@ -59,6 +59,11 @@ export const env = {
   /** SHUTDOWN_TIMEOUT_MS: on SIGTERM, how long in-flight requests and streams may run before they are cut. */
   shutdownTimeout: (fallback = 25_000) => z.coerce.number().int().min(0).default(fallback),
   /**
+   * AUDIT_RETENTION_DAYS: how long each service keeps the audit events it records (365 by default); 0 keeps them
+   * forever.
+   */
+  auditRetentionDays: () => z.coerce.number().int().min(0).max(36_500).default(365),
+  /**
    * PUBLIC_BASE_URL: the origin callers reach the REST API at. Agents' `apiEndpoint` links are built from it, in
    * the gateway's answers and in the agent events the registry publishes, so both must be given the same one.
    * Unset here; each deployable says what it falls back to. A trailing slash is dropped.

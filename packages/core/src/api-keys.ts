@@ -28,6 +28,7 @@ export const SCOPES = [
   "members:write",
   "budgets:read",
   "budgets:write",
+  "audit:read",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -17,6 +17,7 @@ const PREFIX = {
   schedule: "sch",
   member: "usr",
   budget: "bdg",
+  audit: "aud",
 } as const;
 
 export type IdKind = keyof typeof PREFIX;

@@ -36,6 +36,28 @@ export {
   sha256Hex,
 } from "./api-keys.js";
 export {
+  AUDIT_ACTOR_TYPES,
+  AUDIT_HEADERS,
+  type AuditActor,
+  type AuditActorType,
+  type AuditChanges,
+  type AuditEntry,
+  type AuditEvent,
+  type AuditQuery,
+  type AuditStamp,
+  auditChanges,
+  auditHeaders,
+  auditStampIn,
+  auditStampOf,
+  CLI_STAMP,
+  currentAuditStamp,
+  DEFAULT_AUDIT_RETENTION_DAYS,
+  newAuditEvent,
+  pruneAuditEvents,
+  REDACTED,
+  withAuditStamp,
+} from "./audit.js";
+export {
   BUDGET_BOUNDS,
   BUDGET_PERIODS,
   BUDGET_THRESHOLDS,

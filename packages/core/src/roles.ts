@@ -18,12 +18,12 @@ const DEVELOPER: Scope[] = [
   "webhooks:manage",
   "plugins:manage",
 ];
-const ADMIN: Scope[] = [...DEVELOPER, "keys:manage", "members:write"];
+const ADMIN: Scope[] = [...DEVELOPER, "keys:manage", "members:write", "audit:read"];
 
 /**
  * What each role may do, as scopes: the one map every check of a member's rights reads (docs/api/members.md,
  * "Roles"). A viewer reads; a developer also works on agents, messages, history, webhooks and plugins; an admin
- * also manages keys and members; an owner holds every scope, including those later versions add (budgets, the
+ * also manages keys and members and reads the audit log; an owner holds every scope, including those later versions add (budgets, the
  * account itself).
  */
 export const ROLE_SCOPES: Readonly<Record<Role, ScopeGrant>> = {

@@ -1,4 +1,11 @@
 export {
+  type PgAuditLog,
+  type PgAuditPageQuery,
+  type PgAuditRecord,
+  pgAuditLog,
+  pgAuditTable,
+} from "./audit.js";
+export {
   type OpenDatabaseOptions,
   openPgDatabase,
   openStoreDatabase,

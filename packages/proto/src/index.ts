@@ -1,3 +1,11 @@
+export {
+  auditEventMessage,
+  auditQueryMessage,
+  type PlainAuditEvent,
+  type PlainAuditQuery,
+  plainAuditEvent,
+  plainAuditQuery,
+} from "./audit.js";
 export * from "./gen/agentry/connectors/v1/client_pb.js";
 export * from "./gen/agentry/connectors/v1/connector_service_pb.js";
 export * from "./gen/agentry/conversation/v1/conversation_pb.js";
@@ -13,6 +21,7 @@ export * from "./gen/agentry/registry/v1/account_pb.js";
 export * from "./gen/agentry/registry/v1/account_service_pb.js";
 export * from "./gen/agentry/registry/v1/agent_pb.js";
 export * from "./gen/agentry/registry/v1/agent_service_pb.js";
+export * from "./gen/agentry/registry/v1/audit_pb.js";
 export * from "./gen/agentry/registry/v1/budget_pb.js";
 export * from "./gen/agentry/registry/v1/budget_service_pb.js";
 export * from "./gen/agentry/registry/v1/console_session_pb.js";

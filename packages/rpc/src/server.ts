@@ -1,5 +1,6 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
+import { auditStampIn, withAuditStamp } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { requestScopeInterceptor } from "@agentry/observability";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
@@ -125,5 +126,14 @@ export function createRpcServer(options: RpcServerOptions): RpcServer {
  * `extra` (metrics, tracing), then the error translation, nearest the handler so the others see the final code.
  */
 export function servedInterceptors(logger: Logger, extra: Interceptor[] = []): Interceptor[] {
-  return [requestScopeInterceptor, ...extra, errorInterceptor(logger)];
+  return [requestScopeInterceptor, auditScopeInterceptor, ...extra, errorInterceptor(logger)];
 }
+
+/**
+ * Runs each served call as the change of the actor its headers name (docs/api/audit.md), so the stores record who
+ * made it. A call that names none (one service calling another on its own) keeps the stamp it was made under.
+ */
+export const auditScopeInterceptor: Interceptor = (next) => async (request) => {
+  const stamp = auditStampIn(request.header);
+  return stamp ? withAuditStamp(stamp, () => next(request)) : next(request);
+};

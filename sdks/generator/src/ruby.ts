@@ -362,7 +362,8 @@ function operationMethod(
       serverDefault: undefined,
     })),
     ...op.queryParameters.map((param) => ({
-      ruby: identifier(snakeCase(param.name), `${where}.${param.name}`),
+      // A query parameter named like a Ruby keyword (`until`) takes a trailing underscore: `until_:`.
+      ruby: identifier(unreserved(snakeCase(param.name)), `${where}.${param.name}`),
       wire: param.name,
       type: param.type,
       required: param.required,
@@ -832,6 +833,10 @@ function enumNote(type: TypeRef): string {
 function methodName(name: string, where: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`ruby: ${where} would be the Ruby name '${name}'`);
   return name;
+}
+
+function unreserved(name: string): string {
+  return RESERVED.has(name) ? `${name}_` : name;
 }
 
 function identifier(name: string, where: string): string {

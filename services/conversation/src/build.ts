@@ -1,3 +1,4 @@
+import { DEFAULT_AUDIT_RETENTION_DAYS, pruneAuditEvents, repeatEvery } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { type Metrics, traceMethods } from "@agentry/observability";
 import { OutboxRelay, type PublishEvents, publishingConsumer } from "@agentry/outbox";
@@ -25,6 +26,9 @@ import type { PluginRuntime } from "./tools.js";
 
 /** How long a whole turn, tool calls included, may take when the caller sets no deadline. */
 export const DEFAULT_TURN_TIMEOUT_MS = 120_000;
+
+/** How often audit events past their retention are removed. */
+const AUDIT_PRUNE_MS = 60 * 60 * 1000;
 
 export interface BuildConversationOptions {
   /** Directory of the embedded database (`<dataDir>/conversation.db`). */
@@ -74,6 +78,8 @@ export interface BuildConversationOptions {
   agents?: AgentDirectory;
   /** SCHEDULE_SCAN_MS: how often due schedules are looked for; 5 s when unset. */
   scheduleScanMs?: number;
+  /** AUDIT_RETENTION_DAYS: audit events older than this are removed; 0 keeps them forever (365 by default). */
+  auditRetentionDays?: number;
 }
 
 export interface Conversation {
@@ -153,6 +159,15 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   if (scheduler) scheduler.start();
   else logger.info("no agent directory (REGISTRY_URL): schedules are kept but do not fire here");
   ctx.sends.startSweep();
+  const auditPruning = repeatEvery(AUDIT_PRUNE_MS, async () => {
+    try {
+      await pruneAuditEvents(options.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS, (before, limit) =>
+        store.pruneAuditEvents(before, limit),
+      );
+    } catch (error) {
+      logger.warn({ err: error }, "could not remove old audit events; trying again later");
+    }
+  });
   relay?.start();
   observeProviders(ctx.providers, options.metrics);
   if (ctx.providers.localByDefault) {
@@ -180,6 +195,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
         () => false,
       ),
     async close() {
+      await auditPruning.stop();
       await scheduler?.close();
       await ctx.sends.close();
       await ctx.runs.close();

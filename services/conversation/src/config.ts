@@ -106,6 +106,7 @@ const variables = z.object({
   RUN_TAKEOVER_SCAN_MS: z.coerce.number().int().min(50).default(DEFAULT_TAKEOVER_SCAN_MS),
   /** How often each process looks for schedules whose fire is due (schedules.ts); 5 s. */
   SCHEDULE_SCAN_MS: z.coerce.number().int().min(100).default(DEFAULT_SCHEDULE_SCAN_MS),
+  AUDIT_RETENTION_DAYS: env.auditRetentionDays(),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(),
   /**
    * The webhooks service (HTTP/2), which message events are published to. Unset, the standalone service writes
@@ -181,6 +182,8 @@ export interface ConversationConfig {
   scheduleScanMs: number;
   /** TOOL_APPROVAL_TIMEOUT in milliseconds. */
   approvalTimeoutMs: number;
+  /** AUDIT_RETENTION_DAYS: 0 keeps audit events forever. */
+  auditRetentionDays: number;
   shutdownTimeoutMs: number;
   /** WEBHOOKS_URL: where the standalone service publishes message events; absent: it writes none. */
   webhooksUrl?: string;
@@ -248,6 +251,7 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     },
     scheduleScanMs: value.SCHEDULE_SCAN_MS,
     approvalTimeoutMs: value.TOOL_APPROVAL_TIMEOUT,
+    auditRetentionDays: value.AUDIT_RETENTION_DAYS,
     shutdownTimeoutMs: value.SHUTDOWN_TIMEOUT_MS,
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
     ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),

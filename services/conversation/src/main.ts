@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     scheduleScanMs: config.scheduleScanMs,
     ...(registryTransport ? { agents: registryAgents(createClient(AgentService, registryTransport)) } : {}),
     approvalTimeoutMs: config.approvalTimeoutMs,
+    auditRetentionDays: config.auditRetentionDays,
     ...(metrics ? { metrics } : {}),
     ...(webhooks ? { webhooks: { publish: publishWith(webhooks, { timeoutMs: 10_000 }) } } : {}),
     ...(registry

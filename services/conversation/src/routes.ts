@@ -10,6 +10,7 @@ import {
   type ApproveToolCallsRequest,
   type ApproveToolCallsResponse,
   ApproveToolCallsResponseSchema,
+  auditEventMessage,
   type BackgroundMessageSchema,
   type CancelAgentRunsRequest,
   type CancelAgentRunsResponse,
@@ -75,6 +76,7 @@ import {
   type PurgeAgentRequest,
   type PurgeAgentResponse,
   PurgeAgentResponseSchema,
+  plainAuditQuery,
   type Reply,
   ReplySchema,
   RunSchema,
@@ -355,6 +357,11 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         const deleted = await ctx.store.eraseUser(accountId, userId);
         ctx.logger.info({ deleted }, "user erased");
         return create(EraseUserResponseSchema, { deletedMessages: deleted });
+      },
+      async listConversationAuditEvents(request) {
+        const { accountId, ...query } = plainAuditQuery(request.query);
+        const page = await ctx.store.listAuditEvents(accountId, query);
+        return { events: page.items.map(auditEventMessage), hasMore: page.hasMore };
       },
       async listMemories(request: ListMemoriesRequest): Promise<ListMemoriesResponse> {
         const { accountId, agentId } = agentScope(request);

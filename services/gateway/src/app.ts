@@ -1,3 +1,4 @@
+import { auditHeaders } from "@agentry/core";
 import { Router } from "@koa/router";
 import Koa, { type Middleware, type ParameterizedContext } from "koa";
 import type { GatewayContext, GatewayState } from "./context.js";
@@ -13,6 +14,7 @@ import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
 import { apiKeyRoutes } from "./routes/api-keys.js";
+import { auditRoutes } from "./routes/audit.js";
 import { budgetRoutes } from "./routes/budgets.js";
 import { characterRoutes, characterSchemaRoute } from "./routes/characters.js";
 import { clientRoutes } from "./routes/clients.js";
@@ -50,6 +52,7 @@ export const ROUTES: Route[] = [
   ...apiKeyRoutes,
   ...memberRoutes,
   ...budgetRoutes,
+  ...auditRoutes,
 ];
 
 /**
@@ -120,7 +123,7 @@ function serveRoute(
     ctx: ctx as RequestContext["ctx"],
     gateway,
     principal: ctx.state.principal!,
-    rpc: rpcOptions(gateway, ctx.state),
+    rpc: auditedRpcOptions(gateway, ctx),
   });
   const keyed = idempotency(gateway, route, input);
   const run = (ctx: ParameterizedContext<GatewayState>) => route.handle(input(ctx));
@@ -139,4 +142,20 @@ function serveRoute(
 /** Every RPC carries the request id and a deadline, so the callee's logs and time budget follow the request. */
 function rpcOptions(gateway: GatewayContext, state: GatewayState) {
   return { headers: { "x-request-id": state.requestId }, timeoutMs: gateway.config.RPC_TIMEOUT_MS };
+}
+
+/**
+ * A handler's RPCs also carry who is making the request and from where, so that the service which makes a change
+ * records it on the audit log with them (docs/api/audit.md).
+ */
+function auditedRpcOptions(gateway: GatewayContext, ctx: ParameterizedContext<GatewayState>) {
+  const { actor } = ctx.state.principal!;
+  return {
+    headers: auditHeaders({
+      actor: { type: actor.type, id: actor.id },
+      ip: ctx.ip || null,
+      requestId: ctx.state.requestId,
+    }),
+    timeoutMs: gateway.config.RPC_TIMEOUT_MS,
+  };
 }

@@ -19,6 +19,7 @@ export const registryEnvSchema = z.object({
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(10_000),
+  AUDIT_RETENTION_DAYS: env.auditRetentionDays(),
   ...metricsEnv,
 });
 

@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     databaseUrl: config.DATABASE_URL,
     logger,
     secretsKey: config.SECRETS_KEY,
+    auditRetentionDays: config.AUDIT_RETENTION_DAYS,
     ...(conversations
       ? {
           purgeAgent: async (accountId: string, agentId: string) => {

@@ -1,4 +1,10 @@
-import { type Repetition, removeInBatches, repeatEvery } from "@agentry/core";
+import {
+  DEFAULT_AUDIT_RETENTION_DAYS,
+  pruneAuditEvents,
+  type Repetition,
+  removeInBatches,
+  repeatEvery,
+} from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
 import {
@@ -50,6 +56,8 @@ export interface BuildRegistryOptions {
   secretsKey: string;
   /** How often the outbox is read besides right after each change. */
   outboxIntervalMs?: number;
+  /** AUDIT_RETENTION_DAYS: audit events older than this are removed; 0 keeps them forever (365 by default). */
+  auditRetentionDays?: number;
 }
 
 /** The registry's composition root: its store, the handlers that serve it, and the outbox relays. */
@@ -99,7 +107,11 @@ export async function buildRegistry(options: BuildRegistryOptions): Promise<Regi
     ),
   };
   for (const each of Object.values(relays)) each.start();
-  const sweeper = sweepIdempotencyKeys(store, options.logger);
+  const sweeper = sweepIdempotencyKeys(
+    store,
+    options.logger,
+    options.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS,
+  );
   return {
     routes: registryRoutes({
       store,
@@ -134,10 +146,16 @@ const SWEEP_BATCH = 1000;
 
 /**
  * Removes expired Idempotency-Key records, console sign-in links and console sessions in the background (lookups
- * already ignore them; this only keeps the tables small). Every registry instance sweeps; batches skip rows another is removing.
+ * already ignore them; this only keeps the tables small), and audit events past their retention. Every registry
+ * instance sweeps; batches skip rows another is removing.
  */
-function sweepIdempotencyKeys(store: RegistryStore, logger: Logger): Repetition {
+function sweepIdempotencyKeys(store: RegistryStore, logger: Logger, auditRetentionDays: number): Repetition {
   return repeatEvery(SWEEP_INTERVAL_MS, async () => {
+    try {
+      await pruneAuditEvents(auditRetentionDays, (before, limit) => store.pruneAuditEvents(before, limit));
+    } catch (error) {
+      logger.warn({ err: error }, "could not remove old audit events; trying again later");
+    }
     try {
       await removeInBatches((limit) => store.deleteExpiredIdempotencyKeys(limit), SWEEP_BATCH);
     } catch (error) {

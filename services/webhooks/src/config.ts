@@ -31,6 +31,7 @@ export const webhooksEnvSchema = z.object({
   /** Days an event and its delivery log are kept once no attempt of it is pending. */
   WEBHOOK_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   SHUTDOWN_TIMEOUT_MS: env.shutdownTimeout(10_000),
+  AUDIT_RETENTION_DAYS: env.auditRetentionDays(),
   LOG_LEVEL: env.logLevel(),
   LOG_FORMAT: env.logFormat(),
   ...metricsEnv,

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     leaseMs: config.WEBHOOK_LEASE_MS,
     concurrency: config.WEBHOOK_CONCURRENCY,
     logRetentionDays: config.WEBHOOK_LOG_RETENTION_DAYS,
+    auditRetentionDays: config.AUDIT_RETENTION_DAYS,
   });
   const server = createRpcServer({
     routes: webhooks.routes,

@@ -1,4 +1,10 @@
-import { type Repetition, removeInBatches, repeatEvery } from "@agentry/core";
+import {
+  DEFAULT_AUDIT_RETENTION_DAYS,
+  pruneAuditEvents,
+  type Repetition,
+  removeInBatches,
+  repeatEvery,
+} from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { traceMethods } from "@agentry/observability";
 import { type guardedLookup, OutboundClient } from "@agentry/outbound";
@@ -44,6 +50,8 @@ export interface BuildWebhooksOptions {
   pollIntervalMs?: number;
   /** WEBHOOK_LOG_RETENTION_DAYS: how long an event and its log are kept once nothing of it is pending. */
   logRetentionDays?: number;
+  /** AUDIT_RETENTION_DAYS: audit events older than this are removed; 0 keeps them forever (365 by default). */
+  auditRetentionDays?: number;
   /** Name resolution for endpoint URLs instead of the system's, for tests. */
   lookup?: Parameters<typeof guardedLookup>[1];
   /** The store's clock, for tests. */
@@ -92,6 +100,7 @@ export async function buildWebhooks(options: BuildWebhooksOptions): Promise<Webh
     store,
     logger,
     options.logRetentionDays ?? DEFAULT_LOG_RETENTION_DAYS,
+    options.auditRetentionDays ?? DEFAULT_AUDIT_RETENTION_DAYS,
     options.clock ?? Date.now,
   );
   let stopped: Promise<void> | undefined;
@@ -127,15 +136,26 @@ const SWEEP_BATCH = 1000;
 
 /**
  * Removes, in the background, events (with their delivery log) older than the retention once no attempt of them
- * is pending: message events carry users' words, which no store keeps longer than it needs them.
+ * is pending: message events carry users' words, which no store keeps longer than it needs them. Audit events
+ * go after their own retention.
  */
 function sweepExpiredEvents(
   store: WebhookStore,
   logger: Logger,
   retentionDays: number,
+  auditRetentionDays: number,
   clock: Clock,
 ): Repetition {
   return repeatEvery(SWEEP_INTERVAL_MS, async () => {
+    try {
+      await pruneAuditEvents(
+        auditRetentionDays,
+        (before, limit) => store.pruneAuditEvents(before, limit),
+        clock(),
+      );
+    } catch (error) {
+      logger.warn({ err: error }, "could not remove old audit events; trying again later");
+    }
     const before = new Date(clock() - retentionDays * DAY_MS);
     try {
       await removeInBatches((limit) => store.deleteExpiredEvents(before, limit), SWEEP_BATCH);

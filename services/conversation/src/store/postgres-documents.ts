@@ -45,6 +45,8 @@ export class PostgresDocuments {
     agentId: string,
     document: NewDocument,
     purged: (client: pg.PoolClient) => Promise<boolean>,
+    /** Run in the transaction with the document stored (the store's audit record). */
+    onStored?: (client: pg.PoolClient, document: DocumentRecord) => Promise<void>,
   ): Promise<DocumentRecord | null> {
     return this.db.transaction(async (client) => {
       if (await purged(client)) return null;
@@ -68,7 +70,9 @@ export class PostgresDocuments {
         document.chunks.map((_, position) => position),
         document.chunks,
       ]);
-      return documentRecord(inserted.rows[0]!);
+      const added = documentRecord(inserted.rows[0]!);
+      await onStored?.(client, added);
+      return added;
     });
   }
 
@@ -103,8 +107,16 @@ export class PostgresDocuments {
     return rows.map((row) => row.source);
   }
 
-  async delete(accountId: string, agentId: string, documentId: string): Promise<boolean> {
-    return (await this.db.query(this.sql.deleteOne, [documentId, accountId, agentId])).length > 0;
+  /** On `client`, in its transaction, when given. */
+  async delete(
+    accountId: string,
+    agentId: string,
+    documentId: string,
+    client?: pg.PoolClient,
+  ): Promise<boolean> {
+    const values = [documentId, accountId, agentId];
+    if (client) return ((await client.query(this.sql.deleteOne, values)).rowCount ?? 0) > 0;
+    return (await this.db.query(this.sql.deleteOne, values)).length > 0;
   }
 
   async relevant(accountId: string, agentId: string, text: string, limit: number): Promise<ChunkMatch[]> {

@@ -51,6 +51,8 @@ export class PostgresMemories {
     memories: readonly NewMemory[],
     limit: number,
     purged: (client: pg.PoolClient) => Promise<boolean>,
+    /** Run in the transaction with what is kept (the store's audit record). */
+    onStored?: (client: pg.PoolClient, kept: { memory: MemoryRecord; created: boolean }[]) => Promise<void>,
   ): Promise<{ memory: MemoryRecord; created: boolean }[]> {
     return this.db.transaction(async (client) => {
       if (await purged(client)) return [];
@@ -74,7 +76,9 @@ export class PostgresMemories {
       }
       const evicted = await client.query<{ id: string }>(this.sql.evict, [...owned, limit]);
       const gone = new Set(evicted.rows.map((row) => row.id));
-      return stored.filter(({ memory }) => !gone.has(memory.id));
+      const kept = stored.filter(({ memory }) => !gone.has(memory.id));
+      await onStored?.(client, kept);
+      return kept;
     });
   }
 
@@ -172,8 +176,16 @@ export class PostgresMemories {
     return this.nearest;
   }
 
-  async delete(accountId: string, agentId: string, memoryId: string): Promise<boolean> {
-    return (await this.db.query(this.sql.deleteOne, [memoryId, accountId, agentId])).length > 0;
+  /** On `client`, in its transaction, when given. */
+  async delete(
+    accountId: string,
+    agentId: string,
+    memoryId: string,
+    client?: pg.PoolClient,
+  ): Promise<boolean> {
+    const values = [memoryId, accountId, agentId];
+    if (client) return ((await client.query(this.sql.deleteOne, values)).rowCount ?? 0) > 0;
+    return (await this.db.query(this.sql.deleteOne, values)).length > 0;
   }
 
   async exportUser(accountId: string, userId: string, cursor: string | null, limit: number) {

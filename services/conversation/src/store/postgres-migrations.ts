@@ -1,5 +1,5 @@
 import { newId } from "@agentry/core";
-import type { MigrationTarget, PgMigration } from "@agentry/pg";
+import { type MigrationTarget, type PgMigration, pgAuditTable } from "@agentry/pg";
 
 export type { PgMigration };
 
@@ -445,6 +445,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
       CREATE INDEX memory_vectors_by_owner ON ${s}.memory_vectors (account_id, agent_id, user_id, model);
     `,
+  },
+  {
+    version: 18,
+    name: "audit log",
+    // Who changed schedules, documents, memories and histories, recorded in the change's transaction
+    // (docs/api/audit.md).
+    sql: pgAuditTable,
   },
 ];
 

@@ -206,8 +206,14 @@ export class PostgresRuns {
     return row ? toRun(row) : null;
   }
 
-  async cancelAgent(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
-    const rows = await this.db.query<{ id: string }>(this.sql.cancelAgent, [
+  /** On `client`, in its transaction, when given. */
+  async cancelAgent(
+    accountId: string,
+    agentId: string,
+    end: RunEnd,
+    client?: pg.PoolClient,
+  ): Promise<string[]> {
+    const values = [
       end.status,
       end.errorCode,
       end.errorMessage,
@@ -217,7 +223,10 @@ export class PostgresRuns {
       end.keptUntil,
       accountId,
       agentId,
-    ]);
+    ];
+    const rows = client
+      ? (await client.query<{ id: string }>(this.sql.cancelAgent, values)).rows
+      : await this.db.query<{ id: string }>(this.sql.cancelAgent, values);
     return rows.map((row) => row.id);
   }
 

@@ -1,5 +1,7 @@
-import type { PgDatabase } from "@agentry/pg";
+import { newAuditEvent } from "@agentry/core";
+import type { PgAuditLog, PgDatabase } from "@agentry/pg";
 import type pg from "pg";
+import { scheduleAudit } from "./audit.js";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
 import type { FireClaim, Page, PageRequest, SchedulePatch, ScheduleRecord, ScheduleStore } from "./types.js";
 
@@ -47,26 +49,31 @@ export class PostgresSchedules implements ScheduleStore {
   constructor(
     private readonly db: PgDatabase,
     private readonly schema: string,
+    private readonly audit: PgAuditLog,
   ) {
     this.sql = statements(schema);
   }
 
   async createSchedule(schedule: ScheduleRecord): Promise<ScheduleRecord> {
-    const rows = await this.db.query<PgScheduleRow>(this.sql.insert, [
-      schedule.id,
-      schedule.accountId,
-      schedule.agentId,
-      schedule.cron,
-      schedule.timezone,
-      schedule.text,
-      schedule.userId,
-      schedule.roomId,
-      schedule.enabled,
-      schedule.nextFireAt,
-      schedule.createdAt,
-      schedule.updatedAt,
-    ]);
-    return scheduleRecord(rows[0]!);
+    return this.db.transaction(async (client) => {
+      const { rows } = await client.query<PgScheduleRow>(this.sql.insert, [
+        schedule.id,
+        schedule.accountId,
+        schedule.agentId,
+        schedule.cron,
+        schedule.timezone,
+        schedule.text,
+        schedule.userId,
+        schedule.roomId,
+        schedule.enabled,
+        schedule.nextFireAt,
+        schedule.createdAt,
+        schedule.updatedAt,
+      ]);
+      const created = scheduleRecord(rows[0]!);
+      await this.audit.record(client, schedule.accountId, newAuditEvent(scheduleAudit.create(created)));
+      return created;
+    });
   }
 
   async getSchedule(accountId: string, agentId: string, id: string): Promise<ScheduleRecord | null> {
@@ -101,18 +108,33 @@ export class PostgresSchedules implements ScheduleStore {
       values.push(value);
       sets.push(`${column} = $${values.length}`);
     }
-    const rows = await this.db.query<PgScheduleRow>(
-      `UPDATE ${this.schema}.schedules SET ${sets.join(", ")}
-       WHERE id = $1 AND account_id = $2 AND agent_id = $3 RETURNING *`,
-      values,
-    );
-    return rows[0] ? scheduleRecord(rows[0]) : null;
+    return this.db.transaction(async (client) => {
+      const old = (await client.query<PgScheduleRow>(`${this.sql.get} FOR UPDATE`, [id, accountId, agentId]))
+        .rows[0];
+      if (!old) return null;
+      const { rows } = await client.query<PgScheduleRow>(
+        `UPDATE ${this.schema}.schedules SET ${sets.join(", ")}
+         WHERE id = $1 AND account_id = $2 AND agent_id = $3 RETURNING *`,
+        values,
+      );
+      if (!rows[0]) return null;
+      const after = scheduleRecord(rows[0]);
+      await this.audit.record(
+        client,
+        accountId,
+        newAuditEvent(scheduleAudit.update(scheduleRecord(old), after)),
+      );
+      return after;
+    });
   }
 
   async deleteSchedule(accountId: string, agentId: string, id: string): Promise<boolean> {
     return this.db.transaction(async (client) => {
       const deleted = ((await client.query(this.sql.delete, [id, accountId, agentId])).rowCount ?? 0) > 0;
-      if (deleted) await client.query(this.sql.deleteFires, [id]);
+      if (deleted) {
+        await client.query(this.sql.deleteFires, [id]);
+        await this.audit.record(client, accountId, newAuditEvent(scheduleAudit.delete(id)));
+      }
       return deleted;
     });
   }

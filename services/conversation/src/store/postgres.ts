@@ -36,9 +36,16 @@
  *   rows they change in the order sends do (hours before days), so that a send does not deadlock with them.
  */
 
-import { newId } from "@agentry/core";
+import { type AuditEntry, type AuditQuery, newAuditEvent, newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { openStoreDatabase, type PgDatabase, type PgStoreOptions, run } from "@agentry/pg";
+import {
+  openStoreDatabase,
+  type PgAuditLog,
+  type PgDatabase,
+  type PgStoreOptions,
+  pgAuditLog,
+  run,
+} from "@agentry/pg";
 import type pg from "pg";
 import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
 import {
@@ -54,6 +61,7 @@ import {
   usageReport,
   ZERO_BIN,
 } from "../usage.js";
+import { documentAudit, historyAudit, memoryAudit } from "./audit.js";
 import { PostgresDocuments } from "./postgres-documents.js";
 import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
@@ -457,6 +465,7 @@ export class PostgresConversationStore implements ConversationStore {
   private readonly memories: PostgresMemories;
   private readonly documents: PostgresDocuments;
   readonly schedules: PostgresSchedules;
+  private readonly audit: PgAuditLog;
   private closed = false;
 
   /** Use `openPostgresConversationStore`, which also migrates the schema. */
@@ -469,7 +478,21 @@ export class PostgresConversationStore implements ConversationStore {
     this.queue = new PostgresQueue(db, schema);
     this.memories = new PostgresMemories(db, schema);
     this.documents = new PostgresDocuments(db, schema);
-    this.schedules = new PostgresSchedules(db, schema);
+    this.audit = pgAuditLog(db, schema);
+    this.schedules = new PostgresSchedules(db, schema, this.audit);
+  }
+
+  /** Records a change's audit event on its transaction's connection; none for a null entry. */
+  private async record(client: pg.PoolClient, accountId: string, entry: AuditEntry | null): Promise<void> {
+    if (entry) await this.audit.record(client, accountId, newAuditEvent(entry));
+  }
+
+  async listAuditEvents(accountId: string, query: AuditQuery) {
+    return this.audit.list(accountId, query);
+  }
+
+  async pruneAuditEvents(before: string, limit: number): Promise<number> {
+    return this.audit.prune(before, limit);
   }
 
   async recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]> {
@@ -681,7 +704,9 @@ export class PostgresConversationStore implements ConversationStore {
       const deleted = await client.query(this.sql.deleteConversation, [conversationId, accountId, agentId]);
       if ((deleted.rowCount ?? 0) === 0) return null;
       await client.query(this.sql.deleteConversationKeys, [conversationId]);
-      return (await client.query(this.sql.deleteConversationTurns, [conversationId])).rowCount ?? 0;
+      const messages = (await client.query(this.sql.deleteConversationTurns, [conversationId])).rowCount ?? 0;
+      await this.record(client, accountId, historyAudit.deleteConversation(conversationId, messages));
+      return messages;
     });
   }
 
@@ -714,6 +739,7 @@ export class PostgresConversationStore implements ConversationStore {
         await client.query(this.sql.lockUserUsage, [accountId, userId]);
         await client.query(this.sql.unattributeUsage, [accountId, userId]);
       }
+      await this.record(client, accountId, historyAudit.eraseUser(userId, turns));
       return turns;
     });
   }
@@ -776,7 +802,11 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
-    return this.runs.cancelAgent(accountId, agentId, end);
+    return this.db.transaction(async (client) => {
+      const cancelled = await this.runs.cancelAgent(accountId, agentId, end, client);
+      await this.record(client, accountId, historyAudit.cancelRuns(agentId, cancelled));
+      return cancelled;
+    });
   }
 
   async endedRunsAmong(runIds: readonly string[]): Promise<string[]> {
@@ -858,8 +888,17 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async addMemories(owner: MemoryOwner, memories: readonly NewMemory[], limit: number) {
-    return this.memories.add(owner, memories, limit, (client) =>
-      this.purged(client, owner.accountId, owner.agentId),
+    return this.memories.add(
+      owner,
+      memories,
+      limit,
+      (client) => this.purged(client, owner.accountId, owner.agentId),
+      async (client, kept) => {
+        // One memory written through the API (it has no source message) is a caller's change.
+        const written = kept.find(({ memory, created }) => created && memory.sourceMessageId === null);
+        if (written && kept.length === 1)
+          await this.record(client, owner.accountId, memoryAudit.create(written.memory));
+      },
     );
   }
 
@@ -893,7 +932,11 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async deleteMemory(accountId: string, agentId: string, memoryId: string): Promise<boolean> {
-    return this.memories.delete(accountId, agentId, memoryId);
+    return this.db.transaction(async (client) => {
+      const deleted = await this.memories.delete(accountId, agentId, memoryId, client);
+      if (deleted) await this.record(client, accountId, memoryAudit.delete(memoryId));
+      return deleted;
+    });
   }
 
   async exportUserMemories(accountId: string, userId: string, cursor: string | null, limit: number) {
@@ -901,8 +944,12 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async addDocument(accountId: string, agentId: string, document: NewDocument) {
-    return this.documents.add(accountId, agentId, document, (client) =>
-      this.purged(client, accountId, agentId),
+    return this.documents.add(
+      accountId,
+      agentId,
+      document,
+      (client) => this.purged(client, accountId, agentId),
+      (client, added) => this.record(client, accountId, documentAudit.create(added)),
     );
   }
 
@@ -919,7 +966,11 @@ export class PostgresConversationStore implements ConversationStore {
   }
 
   async deleteDocument(accountId: string, agentId: string, documentId: string) {
-    return this.documents.delete(accountId, agentId, documentId);
+    return this.db.transaction(async (client) => {
+      const deleted = await this.documents.delete(accountId, agentId, documentId, client);
+      if (deleted) await this.record(client, accountId, documentAudit.delete(documentId));
+      return deleted;
+    });
   }
 
   async relevantChunks(

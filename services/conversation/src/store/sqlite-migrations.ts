@@ -1,5 +1,5 @@
 import { newId } from "@agentry/core";
-import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
+import { SQLITE_AUDIT_TABLE, type SqliteMigration, type SqliteMigrationTarget } from "@agentry/sqlite";
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   {
@@ -449,6 +449,13 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ) STRICT;
       CREATE INDEX memory_vectors_by_owner ON memory_vectors (account_id, agent_id, user_id, model);
     `,
+  },
+  {
+    version: 18,
+    name: "audit log",
+    // Who changed schedules, documents, memories and histories, recorded in the change's transaction
+    // (docs/api/audit.md).
+    sql: SQLITE_AUDIT_TABLE,
   },
 ];
 

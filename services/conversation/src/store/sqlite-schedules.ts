@@ -1,4 +1,7 @@
+import { currentAuditStamp, newAuditEvent } from "@agentry/core";
+import type { SqliteAuditLog } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
+import { scheduleAudit } from "./audit.js";
 import { cursorOf, foreignCursor, pageOf } from "./queries.js";
 import type { FireClaim, Page, PageRequest, SchedulePatch, ScheduleRecord, ScheduleStore } from "./types.js";
 
@@ -42,7 +45,10 @@ export class SqliteSchedules implements ScheduleStore {
   private readonly s: ReturnType<typeof prepare>;
   private readonly claim: Database.Transaction<(claim: FireClaim) => boolean>;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly audit: SqliteAuditLog,
+  ) {
     const s = prepare(db);
     this.s = s;
     this.claim = db.transaction((claim: FireClaim) => {
@@ -76,6 +82,21 @@ export class SqliteSchedules implements ScheduleStore {
   }
 
   async createSchedule(schedule: ScheduleRecord): Promise<ScheduleRecord> {
+    const stamp = currentAuditStamp();
+    return this.db.transaction(() => {
+      this.insert(schedule);
+      const created = this.read(schedule.accountId, schedule.agentId, schedule.id)!;
+      this.audit.record(schedule.accountId, newAuditEvent(scheduleAudit.create(created), stamp));
+      return created;
+    })();
+  }
+
+  private read(accountId: string, agentId: string, id: string): ScheduleRecord | null {
+    const row = this.s.get.get(id, accountId, agentId);
+    return row ? scheduleRecord(row) : null;
+  }
+
+  private insert(schedule: ScheduleRecord): void {
     this.s.insert.run({
       id: schedule.id,
       account_id: schedule.accountId,
@@ -90,7 +111,6 @@ export class SqliteSchedules implements ScheduleStore {
       created_at: schedule.createdAt,
       updated_at: schedule.updatedAt,
     });
-    return (await this.getSchedule(schedule.accountId, schedule.agentId, schedule.id))!;
   }
 
   async getSchedule(accountId: string, agentId: string, id: string): Promise<ScheduleRecord | null> {
@@ -126,18 +146,26 @@ export class SqliteSchedules implements ScheduleStore {
       sets.push(`${column} = @${column}`);
       values[column] = typeof value === "boolean" ? (value ? 1 : 0) : value;
     }
-    const changed = this.db
-      .prepare(
-        `UPDATE schedules SET ${sets.join(", ")} WHERE id = @id AND account_id = @account_id AND agent_id = @agent_id`,
-      )
-      .run(values).changes;
-    return changed === 0 ? null : this.getSchedule(accountId, agentId, id);
+    const update = this.db.prepare(
+      `UPDATE schedules SET ${sets.join(", ")} WHERE id = @id AND account_id = @account_id AND agent_id = @agent_id`,
+    );
+    const stamp = currentAuditStamp();
+    return this.db.transaction(() => {
+      const before = this.read(accountId, agentId, id);
+      if (!before || update.run(values).changes === 0) return null;
+      const after = this.read(accountId, agentId, id)!;
+      this.audit.record(accountId, newAuditEvent(scheduleAudit.update(before, after), stamp));
+      return after;
+    })();
   }
 
   async deleteSchedule(accountId: string, agentId: string, id: string): Promise<boolean> {
     return this.db.transaction(() => {
       const deleted = this.s.delete.run(id, accountId, agentId).changes > 0;
-      if (deleted) this.s.deleteFires.run(id);
+      if (deleted) {
+        this.s.deleteFires.run(id);
+        this.audit.record(accountId, newAuditEvent(scheduleAudit.delete(id)));
+      }
       return deleted;
     })();
   }

@@ -1,7 +1,12 @@
 import { join } from "node:path";
-import { newId } from "@agentry/core";
+import { type AuditEntry, type AuditQuery, currentAuditStamp, newAuditEvent, newId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { openSqliteDatabase, watchOtherConnections } from "@agentry/sqlite";
+import {
+  openSqliteDatabase,
+  type SqliteAuditLog,
+  sqliteAuditLog,
+  watchOtherConnections,
+} from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { oldestFirst, turnTokens, withinLimits } from "../history.js";
 import {
@@ -18,6 +23,7 @@ import {
   usageIncrement,
   usageReport,
 } from "../usage.js";
+import { documentAudit, historyAudit, memoryAudit } from "./audit.js";
 import { HistoryCache } from "./history-cache.js";
 import {
   conversationPosition,
@@ -168,6 +174,7 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly runs: SqliteRuns;
   private readonly memories: SqliteMemories;
   private readonly documents: SqliteDocuments;
+  private readonly audit: SqliteAuditLog;
   readonly schedules: SqliteSchedules;
 
   /** Opens (creating when missing) the database file and brings its schema up to date. */
@@ -185,7 +192,8 @@ export class SqliteConversationStore implements ConversationStore {
     this.memories = memories;
     const documents = new SqliteDocuments(this.db, (accountId, agentId) => this.purged(accountId, agentId));
     this.documents = documents;
-    const schedules = new SqliteSchedules(this.db);
+    this.audit = sqliteAuditLog(this.db);
+    const schedules = new SqliteSchedules(this.db, this.audit);
     this.schedules = schedules;
     this.save = this.db.transaction(
       (
@@ -463,12 +471,40 @@ export class SqliteConversationStore implements ConversationStore {
     return row ? turnRecord(row) : null;
   }
 
+  /**
+   * Runs a change and records its audit event (`entry` of its result; none for null) in one transaction, the
+   * change's own when it has one (better-sqlite3 nests it as a savepoint).
+   */
+  private audited<T>(accountId: string, change: () => T, entry: (result: T) => AuditEntry | null): T {
+    const stamp = currentAuditStamp();
+    return this.db
+      .transaction(() => {
+        const result = change();
+        const made = entry(result);
+        if (made) this.audit.record(accountId, newAuditEvent(made, stamp));
+        return result;
+      })
+      .immediate();
+  }
+
+  async listAuditEvents(accountId: string, query: AuditQuery) {
+    return this.audit.list(accountId, query);
+  }
+
+  async pruneAuditEvents(before: string, limit: number): Promise<number> {
+    return this.audit.prune(before, limit);
+  }
+
   async deleteConversation(
     accountId: string,
     agentId: string,
     conversationId: string,
   ): Promise<number | null> {
-    const deleted = this.dropConversation.immediate(accountId, agentId, conversationId);
+    const deleted = this.audited(
+      accountId,
+      () => this.dropConversation(accountId, agentId, conversationId),
+      (messages) => (messages === null ? null : historyAudit.deleteConversation(conversationId, messages)),
+    );
     this.history.clear();
     return deleted;
   }
@@ -489,13 +525,25 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async eraseUser(accountId: string, userId: string): Promise<number> {
-    const deleted = this.erase.immediate(accountId, userId);
+    const deleted = this.audited(
+      accountId,
+      () => this.erase(accountId, userId),
+      (messages) => historyAudit.eraseUser(userId, messages),
+    );
     this.history.clear();
     return deleted;
   }
 
   async addMemories(owner: MemoryOwner, memories: readonly NewMemory[], limit: number) {
-    return this.memories.addMemories(owner, memories, limit);
+    return this.audited(
+      owner.accountId,
+      () => this.memories.addMemories(owner, memories, limit),
+      (stored) => {
+        // One memory written through the API (it has no source message) is a caller's change.
+        const written = stored.find(({ memory, created }) => created && memory.sourceMessageId === null);
+        return written && stored.length === 1 ? memoryAudit.create(written.memory) : null;
+      },
+    );
   }
 
   async listMemories(
@@ -528,7 +576,11 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async deleteMemory(accountId: string, agentId: string, memoryId: string): Promise<boolean> {
-    return this.memories.delete(accountId, agentId, memoryId);
+    return this.audited(
+      accountId,
+      () => this.memories.delete(accountId, agentId, memoryId),
+      (deleted) => (deleted ? memoryAudit.delete(memoryId) : null),
+    );
   }
 
   async exportUserMemories(accountId: string, userId: string, cursor: string | null, limit: number) {
@@ -536,7 +588,11 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async addDocument(accountId: string, agentId: string, document: NewDocument) {
-    return this.documents.addDocument(accountId, agentId, document);
+    return this.audited(
+      accountId,
+      () => this.documents.addDocument(accountId, agentId, document),
+      (added) => (added ? documentAudit.create(added) : null),
+    );
   }
 
   async listDocuments(accountId: string, agentId: string, page: PageRequest): Promise<Page<DocumentRecord>> {
@@ -552,7 +608,11 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async deleteDocument(accountId: string, agentId: string, documentId: string) {
-    return this.documents.delete(accountId, agentId, documentId);
+    return this.audited(
+      accountId,
+      () => this.documents.delete(accountId, agentId, documentId),
+      (deleted) => (deleted ? documentAudit.delete(documentId) : null),
+    );
   }
 
   async relevantChunks(
@@ -621,7 +681,11 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async cancelAgentRuns(accountId: string, agentId: string, end: RunEnd): Promise<string[]> {
-    return this.runs.cancelAgent(accountId, agentId, end);
+    return this.audited(
+      accountId,
+      () => this.runs.cancelAgent(accountId, agentId, end),
+      (cancelled) => historyAudit.cancelRuns(agentId, cancelled),
+    );
   }
 
   async endedRunsAmong(runIds: readonly string[]): Promise<string[]> {

@@ -1,4 +1,4 @@
-import type { ConflictMode } from "@agentry/core";
+import type { AuditEvent, AuditQuery, ConflictMode } from "@agentry/core";
 import type { JsonObject } from "@agentry/events";
 import type { ToolCallRecord } from "../tools.js";
 import type { UsageReport, UsageRequest } from "../usage.js";
@@ -527,6 +527,15 @@ export interface ScheduleStore {
 export interface ConversationStore {
   /** The schedules of agents (their rows go with the agent's purge). */
   readonly schedules: ScheduleStore;
+  /**
+   * A page of the account's audit events this service recorded, in the query's order (docs/api/audit.md). Each
+   * change a caller makes (schedules, documents, memories written or deleted through the API, a conversation
+   * deleted, a user erased, an agent's runs cancelled) records its event, with the stamp of the call it serves
+   * (`currentAuditStamp`), in its own transaction.
+   */
+  listAuditEvents(accountId: string, query: AuditQuery): Promise<{ items: AuditEvent[]; hasMore: boolean }>;
+  /** Removes up to `limit` audit events recorded before `before` (ISO-8601); how many it removed. */
+  pruneAuditEvents(before: string, limit: number): Promise<number>;
   /**
    * The history a prompt can use, oldest first: what `fitHistory` of history.ts keeps of the whole conversation
    * (the most recent turns within `limits`, cut between turns, never starting with a reply), or more. A store may

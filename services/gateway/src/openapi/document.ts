@@ -683,6 +683,11 @@ const TAGS: { name: string; description: string }[] = [
     description:
       "Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes `budgets:read`, `budgets:write`).",
   },
+  {
+    name: "Audit",
+    description:
+      "Who changed what in the account, when and from where: every change through any route, the console or the admin CLI (scope `audit:read`).",
+  },
   { name: "Service", description: "Health, readiness and this documentation; no authentication." },
 ];
 

@@ -15,7 +15,7 @@ import {
   type Tier,
 } from "@agentry/core";
 import { AppError, invalid } from "@agentry/errors";
-import type { AccountService } from "@agentry/proto";
+import { type AccountService, auditEventMessage, plainAuditQuery } from "@agentry/proto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { sessionUsable } from "../store/console-sessions.js";
 import type { AccountRecord, SignedIn } from "../store/types.js";
@@ -286,6 +286,13 @@ export function accountService({ store, logger }: RegistryContext): ServiceImpl<
       const member = isId("member", request.id) ? await store.getMember(request.accountId, request.id) : null;
       if (!member) throw memberNotFound(request.id);
       return { member: memberToProto(member) };
+    },
+
+    async listAuditEvents(request) {
+      const { accountId, ...query } = plainAuditQuery(request.query);
+      if (query.limit < 1 || query.limit > 100) throw invalid("limit", "must be 1 to 100");
+      const page = await store.listAuditEvents(accountId, query);
+      return { events: page.items.map(auditEventMessage), hasMore: page.hasMore };
     },
 
     async listMembers(request) {

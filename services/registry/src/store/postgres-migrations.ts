@@ -1,4 +1,4 @@
-import type { MigrationTarget, PgMigration } from "@agentry/pg";
+import { type MigrationTarget, type PgMigration, pgAuditTable } from "@agentry/pg";
 import { ownerIds } from "./members.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 
@@ -293,6 +293,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
       CREATE INDEX budgets_by_account ON ${s}.budgets (account_id, created_at, id);
     `,
+  },
+  {
+    version: 11,
+    name: "audit log",
+    // Who changed what: each change to agents, keys, members, secrets, budgets and accounts is recorded in its own
+    // transaction. Not tied to the account's row: the record of an account's changes outlives what it names.
+    sql: pgAuditTable,
   },
 ];
 

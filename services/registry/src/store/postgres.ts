@@ -22,7 +22,7 @@
  * connection and process. Updates lock the agent's row (`FOR UPDATE`) for their read-modify-write.
  * Transactions run at READ COMMITTED; a deadlock or serialization failure is retried twice.
  */
-import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentry/pg";
+import { openStoreDatabase, type PgDatabase, type PgStoreOptions, pgAuditLog } from "@agentry/pg";
 import { postgresAccounts } from "./postgres/accounts.js";
 import { postgresAgents } from "./postgres/agents.js";
 import { postgresBudgets } from "./postgres/budgets.js";
@@ -51,16 +51,19 @@ export class PostgresRegistryStore {
     schema: string,
   ) {
     const outbox = postgresOutbox(db, schema);
+    const audit = pgAuditLog(db, schema);
     const idempotency = postgresIdempotency(db, schema);
-    const accounts = postgresAccounts(db, schema, idempotency);
+    const accounts = postgresAccounts(db, schema, idempotency, audit);
     const operations: Omit<RegistryStore, "close"> = {
-      ...postgresAgents(db, schema, accounts, outbox, idempotency),
+      ...postgresAgents(db, schema, accounts, outbox, idempotency, audit),
       ...accounts.store,
-      ...postgresMembers(db, schema),
+      ...postgresMembers(db, schema, audit),
       ...postgresConsoleSessions(db, schema, accounts),
       ...outbox.store,
       ...idempotency.store,
-      ...postgresBudgets(db, schema),
+      ...postgresBudgets(db, schema, audit),
+      listAuditEvents: (accountId, query) => audit.list(accountId, query),
+      pruneAuditEvents: (before, limit) => audit.prune(before, limit),
     };
     Object.assign(this, operations);
   }

@@ -1,4 +1,4 @@
-import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
+import { SQLITE_AUDIT_TABLE, type SqliteMigration, type SqliteMigrationTarget } from "@agentry/sqlite";
 import { ownerIds } from "./members.js";
 import { nameOutboxEvents } from "./outbox-ids.js";
 
@@ -301,6 +301,13 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ) STRICT;
       CREATE INDEX budgets_by_account ON budgets (account_id, created_at, id);
     `,
+  },
+  {
+    version: 11,
+    name: "audit log",
+    // Who changed what: each change to agents, keys, members, secrets, budgets and accounts is recorded in its own
+    // transaction. Not tied to the account's row: the record of an account's changes outlives what it names.
+    sql: SQLITE_AUDIT_TABLE,
   },
 ];
 

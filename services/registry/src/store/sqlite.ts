@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { GroupCommit, openSqliteDatabase } from "@agentry/sqlite";
+import { GroupCommit, openSqliteDatabase, sqliteAuditLog } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { sqliteAccounts } from "./sqlite/accounts.js";
 import { sqliteAgents } from "./sqlite/agents.js";
@@ -22,16 +22,23 @@ function sqliteRegistryStore(db: Database.Database): RegistryStore {
   // The writes of concurrent requests share a commit (and its wait for the disk); each is answered after it.
   const group = new GroupCommit(db);
   const outbox = sqliteOutbox(db);
+  const audit = sqliteAuditLog(db);
   const idempotency = sqliteIdempotency(db, group);
-  const accounts = sqliteAccounts(db, group, idempotency);
+  const accounts = sqliteAccounts(db, group, idempotency, audit);
   return {
-    ...sqliteAgents(db, group, accounts, outbox, idempotency),
+    ...sqliteAgents(db, group, accounts, outbox, idempotency, audit),
     ...accounts.store,
-    ...sqliteMembers(db, group, accounts),
+    ...sqliteMembers(db, group, accounts, audit),
     ...sqliteConsoleSessions(db, accounts),
     ...outbox.store,
     ...idempotency.store,
-    ...sqliteBudgets(db),
+    ...sqliteBudgets(db, audit),
+    async listAuditEvents(accountId, query) {
+      return audit.list(accountId, query);
+    },
+    async pruneAuditEvents(before, limit) {
+      return group.run(() => audit.prune(before, limit));
+    },
     async close() {
       group.flushNow();
       if (db.open) db.close();

@@ -1,4 +1,4 @@
-import type { Limits, Role, Scope, ScopeGrant, Tier } from "@agentry/core";
+import type { AuditEvent, AuditQuery, Limits, Role, Scope, ScopeGrant, Tier } from "@agentry/core";
 import type { BudgetStore } from "./budgets.js";
 import type { CreateUnderKey, IdempotencyBegin, IdempotencyClaim, KeyedCreate } from "./idempotency.js";
 
@@ -450,10 +450,19 @@ export interface IdempotencyStore {
  * `registryStoreContract` of `@agentry/registry/testing`.
  *
  * Every agent operation is scoped to an account: another account's agent is reported exactly like a missing one
- * (null / false). Mutations write their outbox event in the same transaction.
+ * (null / false). Mutations write their outbox event, and their audit event (with the stamp of the call they
+ * serve, `currentAuditStamp`), in the same transaction.
  */
+export interface AuditStore {
+  /** A page of the account's audit events the registry recorded, in the query's order (docs/api/audit.md). */
+  listAuditEvents(accountId: string, query: AuditQuery): Promise<{ items: AuditEvent[]; hasMore: boolean }>;
+  /** Removes up to `limit` events recorded before `before` (ISO-8601); how many it removed. */
+  pruneAuditEvents(before: string, limit: number): Promise<number>;
+}
+
 export interface RegistryStore
   extends AgentStore,
+    AuditStore,
     AccountStore,
     MemberStore,
     ConsoleSessionStore,

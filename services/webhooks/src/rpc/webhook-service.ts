@@ -2,8 +2,10 @@ import { IDEMPOTENCY_KEY_TTL_MS, isId, isSha256Hex, newId, PAGE_LIMIT } from "@a
 import type { FieldIssue } from "@agentry/errors";
 import { invalid, invalidRequest } from "@agentry/errors";
 import {
+  auditEventMessage,
   DeliveryOrder,
   type PublishEventsRequest,
+  plainAuditQuery,
   type UpdateWebhookRequest,
   type WebhookService,
   type WebhookSpec,
@@ -249,6 +251,11 @@ export function webhookService(ctx: WebhooksContext): ServiceImpl<typeof Webhook
     },
     async eraseUserEvents(request) {
       return { deletedEvents: await store.eraseUserEvents(request.accountId, request.userId) };
+    },
+    async listWebhookAuditEvents(request) {
+      const { accountId, ...query } = plainAuditQuery(request.query);
+      const page = await store.listAuditEvents(accountId, query);
+      return { events: page.items.map(auditEventMessage), hasMore: page.hasMore };
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { MigrationTarget, PgMigration } from "@agentry/pg";
+import { type MigrationTarget, type PgMigration, pgAuditTable } from "@agentry/pg";
 
 /** The webhooks service's advisory lock class; the second key is the schema's hash, so each schema migrates alone. */
 const MIGRATION_LOCK_CLASS = 0x41475203;
@@ -83,6 +83,12 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX endpoints_by_idempotency_key ON ${s}.endpoints (account_id, idempotency_key_hash)
         WHERE idempotency_key_hash IS NOT NULL;
     `,
+  },
+  {
+    version: 4,
+    name: "audit log",
+    // Who changed which endpoint, recorded in the change's transaction (docs/api/audit.md).
+    sql: pgAuditTable,
   },
 ];
 

@@ -13,9 +13,16 @@
  * - The quota: a transaction-scoped advisory lock per account, then the count, so simultaneous creates of one
  *   account take turns and never exceed it.
  */
-import { newId } from "@agentry/core";
-import { openStoreDatabase, type PgDatabase, type PgStoreOptions } from "@agentry/pg";
+import { type AuditQuery, newAuditEvent, newId } from "@agentry/core";
+import {
+  openStoreDatabase,
+  type PgAuditLog,
+  type PgDatabase,
+  type PgStoreOptions,
+  pgAuditLog,
+} from "@agentry/pg";
 import type pg from "pg";
+import { endpointAudit } from "../domain/audit.js";
 import {
   assertDeliverable,
   assertEndpointQuota,
@@ -256,6 +263,7 @@ interface NewAttempt {
 
 export class PostgresWebhookStore implements WebhookStore {
   private readonly sql: Statements;
+  private readonly audit: PgAuditLog;
 
   /** Use `openPostgresWebhookStore`, which also migrates the schema. */
   constructor(
@@ -264,6 +272,7 @@ export class PostgresWebhookStore implements WebhookStore {
     private readonly clock: Clock = Date.now,
   ) {
     this.sql = statements(schema);
+    this.audit = pgAuditLog(db, schema);
   }
 
   private iso(ms: number = this.clock()): string {
@@ -355,7 +364,9 @@ export class PostgresWebhookStore implements WebhookStore {
         ])
       ).rows[0];
       if (!row) throw new Error("the endpoint was not inserted");
-      return toEndpoint(row);
+      const endpoint = toEndpoint(row);
+      await this.audit.record(client, input.accountId, newAuditEvent(endpointAudit.create(endpoint)));
+      return endpoint;
     });
   }
 
@@ -394,7 +405,10 @@ export class PostgresWebhookStore implements WebhookStore {
       ).rows[0];
       if (!enabled && before.enabled)
         await client.query(this.sql.failUnstarted, [id, ENDPOINT_DISABLED_ERROR]);
-      return after ? toEndpoint(after) : null;
+      if (!after) return null;
+      const updated = toEndpoint(after);
+      await this.audit.record(client, accountId, newAuditEvent(endpointAudit.update(before, updated)));
+      return updated;
     });
   }
 
@@ -404,6 +418,7 @@ export class PostgresWebhookStore implements WebhookStore {
       const row = (await client.query<EndpointRow>(this.sql.endpointForUpdate, [accountId, id])).rows[0];
       if (!row) return false;
       await client.query(this.sql.deleteEndpoint, [accountId, id]);
+      await this.audit.record(client, accountId, newAuditEvent(endpointAudit.delete(id)));
       return true;
     });
   }
@@ -415,16 +430,20 @@ export class PostgresWebhookStore implements WebhookStore {
     previousValidMs: number,
   ): Promise<EndpointRecord | null> {
     const now = this.clock();
-    const row = (
-      await this.db.query<EndpointRow>(this.sql.rotate, [
-        id,
-        secret,
-        this.iso(now + previousValidMs),
-        this.iso(now),
-        accountId,
-      ])
-    )[0];
-    return row ? toEndpoint(row) : null;
+    return this.db.transaction(async (client) => {
+      const row = (
+        await client.query<EndpointRow>(this.sql.rotate, [
+          id,
+          secret,
+          this.iso(now + previousValidMs),
+          this.iso(now),
+          accountId,
+        ])
+      ).rows[0];
+      if (!row) return null;
+      await this.audit.record(client, accountId, newAuditEvent(endpointAudit.rotateSecret(id)));
+      return toEndpoint(row);
+    });
   }
 
   async publishEvents(events: readonly EventRecord[]): Promise<{ accepted: number; deliveries: number }> {
@@ -651,6 +670,14 @@ export class PostgresWebhookStore implements WebhookStore {
         next: await this.takeNext(client, endpoint, request.worker, now, request.leaseMs),
       };
     });
+  }
+
+  async listAuditEvents(accountId: string, query: AuditQuery) {
+    return this.audit.list(accountId, query);
+  }
+
+  async pruneAuditEvents(before: string, limit: number): Promise<number> {
+    return this.audit.prune(before, limit);
   }
 
   async ping(): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { SqliteMigration, SqliteMigrationTarget } from "@agentry/sqlite";
+import { SQLITE_AUDIT_TABLE, type SqliteMigration, type SqliteMigrationTarget } from "@agentry/sqlite";
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   {
@@ -79,6 +79,12 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX endpoints_by_idempotency_key ON endpoints (account_id, idempotency_key_hash)
         WHERE idempotency_key_hash IS NOT NULL;
     `,
+  },
+  {
+    version: 4,
+    name: "audit log",
+    // Who changed which endpoint, recorded in the change's transaction (docs/api/audit.md).
+    sql: SQLITE_AUDIT_TABLE,
   },
 ];
 

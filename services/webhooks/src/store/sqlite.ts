@@ -1,7 +1,8 @@
 import { join } from "node:path";
-import { newId } from "@agentry/core";
-import { openSqliteDatabase } from "@agentry/sqlite";
+import { newAuditEvent, newId } from "@agentry/core";
+import { openSqliteDatabase, sqliteAuditLog } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
+import { endpointAudit } from "../domain/audit.js";
 import {
   assertDeliverable,
   assertEndpointQuota,
@@ -259,6 +260,7 @@ type Statements = ReturnType<typeof prepareStatements>;
  */
 function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
   const sql: Statements = prepareStatements(db);
+  const audit = sqliteAuditLog(db);
   const iso = (ms: number) => new Date(ms).toISOString();
 
   const insertAttempt = (input: {
@@ -316,7 +318,9 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
       });
       const row = sql.endpointById.get(input.id);
       if (!row) throw new Error("the endpoint vanished inside its transaction");
-      return toEndpoint(row);
+      const endpoint = toEndpoint(row);
+      audit.record(input.accountId, newAuditEvent(endpointAudit.create(endpoint)));
+      return endpoint;
     },
   );
 
@@ -339,8 +343,9 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
         now: iso(clock()),
       });
       if (!enabled && before.enabled) sql.failUnstarted.run(ENDPOINT_DISABLED_ERROR, id);
-      const after = sql.endpointById.get(id);
-      return after ? toEndpoint(after) : null;
+      const after = toEndpoint(sql.endpointById.get(id)!);
+      audit.record(accountId, newAuditEvent(endpointAudit.update(before, after)));
+      return after;
     },
   );
 
@@ -349,6 +354,7 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
       if (!sql.endpoint.get(accountId, id)) return null;
       const now = clock();
       sql.rotate.run(secret, iso(now + previousValidMs), iso(now), id);
+      audit.record(accountId, newAuditEvent(endpointAudit.rotateSecret(id)));
       const row = sql.endpointById.get(id);
       return row ? toEndpoint(row) : null;
     },
@@ -538,6 +544,12 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     return { recorded: true, next: takeNext(endpoint, request.worker, now, request.leaseMs) };
   });
 
+  const deleteEndpoint = db.transaction((accountId: string, id: string): boolean => {
+    if (sql.deleteEndpoint.run(accountId, id).changes === 0) return false;
+    audit.record(accountId, newAuditEvent(endpointAudit.delete(id)));
+    return true;
+  });
+
   return {
     async createEndpoint(input) {
       return createEndpoint.immediate(input);
@@ -557,7 +569,7 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
       return updateEndpoint.immediate(accountId, id, patch);
     },
     async deleteEndpoint(accountId, id) {
-      return sql.deleteEndpoint.run(accountId, id).changes > 0;
+      return deleteEndpoint.immediate(accountId, id);
     },
     async rotateSecret(accountId, id, secret, previousValidMs) {
       return rotateSecret.immediate(accountId, id, secret, previousValidMs);
@@ -589,6 +601,12 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     },
     async complete(request) {
       return withoutFlush(() => complete.immediate(request));
+    },
+    async listAuditEvents(accountId, query) {
+      return audit.list(accountId, query);
+    },
+    async pruneAuditEvents(before, limit) {
+      return audit.prune(before, limit);
     },
     async ping() {
       return sql.ping.get() === 1;

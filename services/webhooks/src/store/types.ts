@@ -1,3 +1,4 @@
+import type { AuditEvent, AuditQuery } from "@agentry/core";
 import type { EndpointFields } from "../domain/endpoint.js";
 import type { AttemptOutcome } from "../domain/schedule.js";
 
@@ -117,6 +118,10 @@ export interface CompleteResult {
  * interrupted: the next claim fails it with INTERRUPTED_ERROR and schedules the event again at once, so a
  * worker killed mid-delivery loses nothing. What an outcome means (retries, disabling) is `settleAttempt`'s.
  */
+/**
+ * Every change to an endpoint (create, update, secret rotation, delete) records its audit event, with the stamp of
+ * the call it serves (`currentAuditStamp`), in its own transaction.
+ */
 export interface WebhookStore {
   /**
    * Inserts an endpoint with its stored secret. The account's endpoints are counted (`assertEndpointQuota`)
@@ -151,6 +156,10 @@ export interface WebhookStore {
     id: string,
     patch: Partial<EndpointFields>,
   ): Promise<EndpointRecord | null>;
+  /** A page of the account's audit events this service recorded, in the query's order (docs/api/audit.md). */
+  listAuditEvents(accountId: string, query: AuditQuery): Promise<{ items: AuditEvent[]; hasMore: boolean }>;
+  /** Removes up to `limit` audit events recorded before `before` (ISO-8601); how many it removed. */
+  pruneAuditEvents(before: string, limit: number): Promise<number>;
   /** Removes the endpoint with its delivery log; false when it did not exist. */
   deleteEndpoint(accountId: string, id: string): Promise<boolean>;
   /** Replaces the secret; the replaced one keeps signing until `previousValidMs` from now. */

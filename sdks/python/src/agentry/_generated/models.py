@@ -25,6 +25,10 @@ __all__ = [
     "ApiKey",
     "ApiKeyCreated",
     "ApiKeyRevoked",
+    "AuditEvent",
+    "AuditEventActor",
+    "AuditEventChanges",
+    "AuditEventTarget",
     "BackgroundMessage",
     "BackgroundMessageAccepted",
     "BackgroundMessageError",
@@ -202,6 +206,7 @@ Scope = Literal[
     "members:write",
     "budgets:read",
     "budgets:write",
+    "audit:read",
 ]
 
 ERROR_CODE_STATUS: Dict[str, int] = {
@@ -769,6 +774,128 @@ class ApiKeyRevoked:
         out: Dict[str, Any] = {}
         out["id"] = self.id
         out["revoked"] = self.revoked
+        return out
+
+
+@dataclass
+class AuditEvent:
+    """One change to the account: who made it, what it changed, when and from where."""
+
+    id: str
+    """The event's id; ids sort by time: `aud_` and a ULID. Treat it as opaque."""
+    at: str
+    """When the change was made."""
+    actor: AuditEventActor
+    """Who made the change."""
+    action: str
+    """What was done, `<resource>.<verb>`: `agent.create`, `key.revoke`, `secret.set`, …"""
+    target: AuditEventTarget
+    """What was changed."""
+    ip: Optional[str]
+    """The caller's address; `null` when unknown (the CLI)."""
+    request_id: Optional[str]
+    """The request's id (`X-Request-Id`); `null` for the CLI."""
+    changes: Optional[Dict[str, AuditEventChanges]]
+    """The fields the change changed, `{field: {from, to}}` (a create: `from` is `null`); `null` when it lists
+    none. A secret value, a key's secret or a signing secret never appears: such a field reads `"[redacted]"`.
+    """
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditEvent:
+        """Reads the JSON object the API sends."""
+        return cls(
+            id=data["id"],
+            at=data["at"],
+            actor=AuditEventActor.from_dict(data["actor"]),
+            action=data["action"],
+            target=AuditEventTarget.from_dict(data["target"]),
+            ip=data["ip"],
+            request_id=data["requestId"],
+            changes=None if data["changes"] is None else {k0: AuditEventChanges.from_dict(v0) for k0, v0 in data["changes"].items()},
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["id"] = self.id
+        out["at"] = self.at
+        out["actor"] = self.actor.to_dict()
+        out["action"] = self.action
+        out["target"] = self.target.to_dict()
+        out["ip"] = self.ip
+        out["requestId"] = self.request_id
+        out["changes"] = None if self.changes is None else {k0: v0.to_dict() for k0, v0 in self.changes.items()}
+        return out
+
+
+@dataclass
+class AuditEventActor:
+    """Who made the change."""
+
+    type: Literal["member", "key", "cli"]
+    """`member`: a console session's member; `key`: an API key; `cli`: the admin CLI."""
+    id: Optional[str]
+    """The member's or key's id; `null` for the CLI."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditEventActor:
+        """Reads the JSON object the API sends."""
+        return cls(
+            type=data["type"],
+            id=data["id"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["type"] = self.type
+        out["id"] = self.id
+        return out
+
+
+@dataclass
+class AuditEventChanges:
+    from_: Any
+    to: Any
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditEventChanges:
+        """Reads the JSON object the API sends."""
+        return cls(
+            from_=data["from"],
+            to=data["to"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["from"] = self.from_
+        out["to"] = self.to
+        return out
+
+
+@dataclass
+class AuditEventTarget:
+    """What was changed."""
+
+    type: str
+    """The kind of resource changed."""
+    id: str
+    """The resource changed (an agent's secret: `<agentId>/<NAME>`)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditEventTarget:
+        """Reads the JSON object the API sends."""
+        return cls(
+            type=data["type"],
+            id=data["id"],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON object, with the API's field names; unset optional fields are left out."""
+        out: Dict[str, Any] = {}
+        out["type"] = self.type
+        out["id"] = self.id
         return out
 
 

@@ -49,6 +49,7 @@ from .models import (
     ApiKey,
     ApiKeyCreated,
     ApiKeyRevoked,
+    AuditEvent,
     BackgroundMessage,
     BackgroundMessageAccepted,
     BackgroundMessageStatus,
@@ -97,6 +98,7 @@ __all__ = [
     "AsyncAgents",
     "AsyncAgentsUsage",
     "AsyncApiKeys",
+    "AsyncAuditEvents",
     "AsyncBudgets",
     "AsyncClients",
     "AsyncConversations",
@@ -113,6 +115,7 @@ __all__ = [
     "AsyncUsage",
     "AsyncUsers",
     "AsyncWebhookEndpoints",
+    "AuditEvents",
     "Budgets",
     "Clients",
     "Conversations",
@@ -3909,6 +3912,159 @@ class Budgets:
         return BudgetDeletedResponseData.from_dict(envelope["data"])
 
 
+class AuditEvents:
+    """Who changed what in the account, when and from where: every change through any route, the console or the
+    admin CLI (scope `audit:read`).
+    """
+
+    def __init__(self, transport: SyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        actor_type: Union[Literal["member", "key", "cli"], NotGiven] = NOT_GIVEN,
+        actor_id: Union[str, NotGiven] = NOT_GIVEN,
+        action: Union[str, NotGiven] = NOT_GIVEN,
+        target_type: Union[str, NotGiven] = NOT_GIVEN,
+        target_id: Union[str, NotGiven] = NOT_GIVEN,
+        since: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        until: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> SyncCursorPage[AuditEvent]:
+        """List audit events.
+
+        Every change made to the account through any route, the console or the admin CLI, newest first unless
+        `order=asc`: who made it (a member, a key or the CLI), what it changed, when and from where. Filters:
+        `actorType`, `actorId`, `action`, `targetType`, `targetId`, and the time range `since` (inclusive) to
+        `until` (exclusive). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just
+        older than that one, `after=<id>` those just newer, presented in the list's order either way; the next
+        page's cursor is the last item's id (`before` it when newest first, `after` it when oldest first). A
+        cursor that is not an item of this list (unknown, or another agent's) is answered `400
+        INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns the first page; iterating it yields every item of every page, fetching pages as needed.
+
+        Args:
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only audit events older than this one (its id): the page just below it. The next page of a
+                `desc` list is `before` its last item's id. Not with `after`.
+            after: Only audit events newer than this one (its id): the page just above it. The next page of an
+                `asc` list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            actor_type: Only changes made by this kind of actor: a console `member`, an API `key`, the `cli`.
+            actor_id: Only changes made by this member (`usr_…`) or key (`key_…`).
+            action: Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+            target_type: Only changes to this kind of resource (`agent`, `key`, `member`, `webhook`, …).
+            target_id: Only changes to this resource (its id).
+            since: Only changes made at or after this time.
+            until: Only changes made before this time.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+            "actorType": actor_type,
+            "actorId": actor_id,
+            "action": action,
+            "targetType": target_type,
+            "targetId": target_id,
+            "since": since,
+            "until": until,
+        }
+        spec = RequestSpec("GET", "/audit-events", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return fetch_sync_cursor_page(self._transport, spec, options, cursor_spec, AuditEvent.from_dict)
+
+    def export(
+        self,
+        *,
+        actor_type: Union[Literal["member", "key", "cli"], NotGiven] = NOT_GIVEN,
+        actor_id: Union[str, NotGiven] = NOT_GIVEN,
+        action: Union[str, NotGiven] = NOT_GIVEN,
+        target_type: Union[str, NotGiven] = NOT_GIVEN,
+        target_id: Union[str, NotGiven] = NOT_GIVEN,
+        since: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        until: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> NDJSONStream[AuditEvent]:
+        """Export audit events.
+
+        Every audit event matching the filters, oldest first, as NDJSON (`application/x-ndjson`): one
+        `AuditEvent` per line, each line ending in `\\n`. The response is streamed as it is read, so its size
+        is not limited; no events is `200` with an empty body. Filters: `actorType`, `actorId`, `action`,
+        `targetType`, `targetId`, and the time range `since` (inclusive) to `until` (exclusive). A failure
+        after the first line cuts the response short, which HTTP clients report as an incomplete body: retry
+        the export.
+
+        Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a stream to iterate (`for`) for the items, read line by line as they arrive; best used as a
+        context manager so the connection is closed. The request is sent when the stream is first used. An
+        answer cut short raises `APIConnectionError` after the items that arrived whole.
+
+        Args:
+            actor_type: Only changes made by this kind of actor: a console `member`, an API `key`, the `cli`.
+            actor_id: Only changes made by this member (`usr_…`) or key (`key_…`).
+            action: Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+            target_type: Only changes to this kind of resource (`agent`, `key`, `member`, `webhook`, …).
+            target_id: Only changes to this resource (its id).
+            since: Only changes made at or after this time.
+            until: Only changes made before this time.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises (when the stream is used):
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "actorType": actor_type,
+            "actorId": actor_id,
+            "action": action,
+            "targetType": target_type,
+            "targetId": target_id,
+            "since": since,
+            "until": until,
+        }
+        spec = RequestSpec("GET", "/audit-events/export", query=query)
+        return NDJSONStream(self._transport, spec, options, AuditEvent.from_dict)
+
+
 class SyncResources:
     """The API's top-level resources; the client is one of these."""
 
@@ -3936,6 +4092,10 @@ class SyncResources:
     """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
     `budgets:read`, `budgets:write`).
     """
+    audit_events: AuditEvents
+    """Who changed what in the account, when and from where: every change through any route, the console or the
+    admin CLI (scope `audit:read`).
+    """
 
     def __init__(self, transport: SyncTransport) -> None:
         self.agents = Agents(transport)
@@ -3946,6 +4106,7 @@ class SyncResources:
         self.api_keys = ApiKeys(transport)
         self.members = Members(transport)
         self.budgets = Budgets(transport)
+        self.audit_events = AuditEvents(transport)
 
 
 class AsyncMessages:
@@ -7725,6 +7886,159 @@ class AsyncBudgets:
         return BudgetDeletedResponseData.from_dict(envelope["data"])
 
 
+class AsyncAuditEvents:
+    """Who changed what in the account, when and from where: every change through any route, the console or the
+    admin CLI (scope `audit:read`).
+    """
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._transport = transport
+
+    def list(
+        self,
+        *,
+        limit: Union[int, NotGiven] = NOT_GIVEN,
+        before: Union[str, NotGiven] = NOT_GIVEN,
+        after: Union[str, NotGiven] = NOT_GIVEN,
+        order: Union[Literal["asc", "desc"], NotGiven] = NOT_GIVEN,
+        actor_type: Union[Literal["member", "key", "cli"], NotGiven] = NOT_GIVEN,
+        actor_id: Union[str, NotGiven] = NOT_GIVEN,
+        action: Union[str, NotGiven] = NOT_GIVEN,
+        target_type: Union[str, NotGiven] = NOT_GIVEN,
+        target_id: Union[str, NotGiven] = NOT_GIVEN,
+        since: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        until: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncCursorPager[AuditEvent]:
+        """List audit events.
+
+        Every change made to the account through any route, the console or the admin CLI, newest first unless
+        `order=asc`: who made it (a member, a key or the CLI), what it changed, when and from where. Filters:
+        `actorType`, `actorId`, `action`, `targetType`, `targetId`, and the time range `since` (inclusive) to
+        `until` (exclusive). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>` returns the items just
+        older than that one, `after=<id>` those just newer, presented in the list's order either way; the next
+        page's cursor is the last item's id (`before` it when newest first, `after` it when oldest first). A
+        cursor that is not an item of this list (unknown, or another agent's) is answered `400
+        INVALID_REQUEST`, as are unknown or repeated parameters and values out of range.
+
+        Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a pager: `await` it for the first page, or `async for` every item of every page.
+
+        Args:
+            limit: Items per page, from 1 to 100. Server default: `20`.
+            before: Only audit events older than this one (its id): the page just below it. The next page of a
+                `desc` list is `before` its last item's id. Not with `after`.
+            after: Only audit events newer than this one (its id): the page just above it. The next page of an
+                `asc` list is `after` its last item's id. Not with `before`.
+            order: `desc`: newest first; `asc`: oldest first. Cursors keep their meaning either way. Server
+                default: `"desc"`.
+            actor_type: Only changes made by this kind of actor: a console `member`, an API `key`, the `cli`.
+            actor_id: Only changes made by this member (`usr_…`) or key (`key_…`).
+            action: Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+            target_type: Only changes to this kind of resource (`agent`, `key`, `member`, `webhook`, …).
+            target_id: Only changes to this resource (its id).
+            since: Only changes made at or after this time.
+            until: Only changes made before this time.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises:
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "limit": limit,
+            "before": before,
+            "after": after,
+            "order": order,
+            "actorType": actor_type,
+            "actorId": actor_id,
+            "action": action,
+            "targetType": target_type,
+            "targetId": target_id,
+            "since": since,
+            "until": until,
+        }
+        spec = RequestSpec("GET", "/audit-events", query=query)
+        cursor_spec = CursorSpec("before", "after", "order", "data", "pagination", "hasMore", "id")
+        return AsyncCursorPager(lambda: fetch_async_cursor_page(self._transport, spec, options, cursor_spec, AuditEvent.from_dict))
+
+    def export(
+        self,
+        *,
+        actor_type: Union[Literal["member", "key", "cli"], NotGiven] = NOT_GIVEN,
+        actor_id: Union[str, NotGiven] = NOT_GIVEN,
+        action: Union[str, NotGiven] = NOT_GIVEN,
+        target_type: Union[str, NotGiven] = NOT_GIVEN,
+        target_id: Union[str, NotGiven] = NOT_GIVEN,
+        since: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        until: Union[str, datetime, NotGiven] = NOT_GIVEN,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_query: Optional[Mapping[str, object]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+    ) -> AsyncNDJSONStream[AuditEvent]:
+        """Export audit events.
+
+        Every audit event matching the filters, oldest first, as NDJSON (`application/x-ndjson`): one
+        `AuditEvent` per line, each line ending in `\\n`. The response is streamed as it is read, so its size
+        is not limited; no events is `200` with an empty body. Filters: `actorType`, `actorId`, `action`,
+        `targetType`, `targetId`, and the time range `since` (inclusive) to `until` (exclusive). A failure
+        after the first line cuts the response short, which HTTP clients report as an incomplete body: retry
+        the export.
+
+        Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+
+        Returns a stream to iterate (`async for`) for the items, read line by line as they arrive; best used
+        as a context manager so the connection is closed. The request is sent when the stream is first used.
+        An answer cut short raises `APIConnectionError` after the items that arrived whole.
+
+        Args:
+            actor_type: Only changes made by this kind of actor: a console `member`, an API `key`, the `cli`.
+            actor_id: Only changes made by this member (`usr_…`) or key (`key_…`).
+            action: Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+            target_type: Only changes to this kind of resource (`agent`, `key`, `member`, `webhook`, …).
+            target_id: Only changes to this resource (its id).
+            since: Only changes made at or after this time.
+            until: Only changes made before this time.
+            extra_headers: Headers to add to (or override in) this request.
+            extra_query: Query parameters to add to this request.
+            timeout: Seconds for this call's connect and each read, instead of the client's.
+            max_retries: Retries for this call, instead of the client's.
+
+        Raises (when the stream is used):
+            BadRequestError: 400 `INVALID_REQUEST`.
+            AuthenticationError: 401 `UNAUTHORIZED`.
+            PermissionDeniedError: 403 `FORBIDDEN`.
+            RateLimitError: 429 `RATE_LIMIT_EXCEEDED`.
+            InternalServerError: 500 `INTERNAL_ERROR`; 503 `AGENT_UNAVAILABLE`.
+            APIConnectionError: no response (`APITimeoutError` when it timed out).
+        """
+        options = merged_options(extra_headers, extra_query, None, timeout, max_retries)
+        query = {
+            "actorType": actor_type,
+            "actorId": actor_id,
+            "action": action,
+            "targetType": target_type,
+            "targetId": target_id,
+            "since": since,
+            "until": until,
+        }
+        spec = RequestSpec("GET", "/audit-events/export", query=query)
+        return AsyncNDJSONStream(self._transport, spec, options, AuditEvent.from_dict)
+
+
 class AsyncResources:
     """The API's top-level resources; the async client is one of these."""
 
@@ -7752,6 +8066,10 @@ class AsyncResources:
     """Spend limits in tokens or US dollars per day or month for the account, an agent or a key (scopes
     `budgets:read`, `budgets:write`).
     """
+    audit_events: AsyncAuditEvents
+    """Who changed what in the account, when and from where: every change through any route, the console or the
+    admin CLI (scope `audit:read`).
+    """
 
     def __init__(self, transport: AsyncTransport) -> None:
         self.agents = AsyncAgents(transport)
@@ -7762,3 +8080,4 @@ class AsyncResources:
         self.api_keys = AsyncApiKeys(transport)
         self.members = AsyncMembers(transport)
         self.budgets = AsyncBudgets(transport)
+        self.audit_events = AsyncAuditEvents(transport)

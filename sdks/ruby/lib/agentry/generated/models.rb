@@ -163,6 +163,7 @@ module Agentry
       MEMBERS_WRITE = "members:write"
       BUDGETS_READ = "budgets:read"
       BUDGETS_WRITE = "budgets:write"
+      AUDIT_READ = "audit:read"
       # Every value.
       ALL = [
         AGENTS_READ,
@@ -178,7 +179,8 @@ module Agentry
         MEMBERS_READ,
         MEMBERS_WRITE,
         BUDGETS_READ,
-        BUDGETS_WRITE
+        BUDGETS_WRITE,
+        AUDIT_READ
       ].freeze
     end
 
@@ -497,7 +499,7 @@ module Agentry
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
       #   `webhooks:manage`, `plugins:manage`, `members:read`, `members:write`, `budgets:read`,
-      #   `budgets:write` (Models::Scope).
+      #   `budgets:write`, `audit:read` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -550,7 +552,7 @@ module Agentry
       #   What the key may do: every scope it holds in this version. One of `agents:read`, `agents:write`,
       #   `agents:delete`, `messages:send`, `keys:manage`, `history:read`, `history:delete`, `usage:read`,
       #   `webhooks:manage`, `plugins:manage`, `members:read`, `members:write`, `budgets:read`,
-      #   `budgets:write` (Models::Scope).
+      #   `budgets:write`, `audit:read` (Models::Scope).
       #   @return [Array<String>]
       field :scopes, "scopes", [:array, :string], required: true
 
@@ -597,6 +599,89 @@ module Agentry
       # @!attribute [r] revoked
       #   @return [true]
       field :revoked, "revoked", :boolean, required: true
+    end
+
+    # One change to the account: who made it, what it changed, when and from where.
+    class AuditEvent < Agentry::Model
+      # @!attribute [r] id
+      #   The event's id; ids sort by time: `aud_` and a ULID. Treat it as opaque.
+      #   @return [String]
+      field :id, "id", :string, required: true
+
+      # @!attribute [r] at
+      #   When the change was made.
+      #   @return [Time]
+      field :at, "at", :time, required: true
+
+      # @!attribute [r] actor
+      #   Who made the change.
+      #   @return [AuditEventActor]
+      field :actor, "actor", "AuditEventActor", required: true
+
+      # @!attribute [r] action
+      #   What was done, `<resource>.<verb>`: `agent.create`, `key.revoke`, `secret.set`, …
+      #   @return [String]
+      field :action, "action", :string, required: true
+
+      # @!attribute [r] target
+      #   What was changed.
+      #   @return [AuditEventTarget]
+      field :target, "target", "AuditEventTarget", required: true
+
+      # @!attribute [r] ip
+      #   The caller's address; `null` when unknown (the CLI).
+      #   @return [String, nil]
+      field :ip, "ip", [:nullable, :string], required: true
+
+      # @!attribute [r] request_id
+      #   The request's id (`X-Request-Id`); `null` for the CLI.
+      #   @return [String, nil]
+      field :request_id, "requestId", [:nullable, :string], required: true
+
+      # @!attribute [r] changes
+      #   The fields the change changed, `{field: {from, to}}` (a create: `from` is `null`); `null` when it
+      #   lists none. A secret value, a key's secret or a signing secret never appears: such a field reads
+      #   `"[redacted]"`.
+      #   @return [Hash{Symbol => AuditEventChanges}, nil]
+      field :changes, "changes", [:nullable, [:map, "AuditEventChanges"]], required: true
+    end
+
+    # Who made the change.
+    class AuditEventActor < Agentry::Model
+      # @!attribute [r] type
+      #   `member`: a console session's member; `key`: an API key; `cli`: the admin CLI. One of `member`,
+      #   `key`, `cli`.
+      #   @return [String]
+      field :type, "type", :string, required: true
+
+      # @!attribute [r] id
+      #   The member's or key's id; `null` for the CLI.
+      #   @return [String, nil]
+      field :id, "id", [:nullable, :string], required: true
+    end
+
+    # The AuditEventChanges object.
+    class AuditEventChanges < Agentry::Model
+      # @!attribute [r] from
+      #   @return [Object]
+      field :from, "from", :json, required: true
+
+      # @!attribute [r] to
+      #   @return [Object]
+      field :to, "to", :json, required: true
+    end
+
+    # What was changed.
+    class AuditEventTarget < Agentry::Model
+      # @!attribute [r] type
+      #   The kind of resource changed.
+      #   @return [String]
+      field :type, "type", :string, required: true
+
+      # @!attribute [r] id
+      #   The resource changed (an agent's secret: `<agentId>/<NAME>`).
+      #   @return [String]
+      field :id, "id", :string, required: true
     end
 
     # A message sent with `background: true` (or paused for tool approval): the reply object with `status`

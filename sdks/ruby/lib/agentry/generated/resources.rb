@@ -59,6 +59,13 @@ module Agentry
       def budgets
         @budgets ||= Budgets.new(@transport)
       end
+
+      # Who changed what in the account, when and from where: every change through any route, the console or
+      # the admin CLI (scope `audit:read`).
+      # @return [AuditEvents]
+      def audit_events
+        @audit_events ||= AuditEvents.new(@transport)
+      end
     end
 
     # Create, list, read, update and delete agents; import and export elizaOS character files.
@@ -2739,7 +2746,7 @@ module Agentry
       #   scope, including scopes added in later versions); any other key makes one with exactly its own
       #   scopes. One of `agents:read`, `agents:write`, `agents:delete`, `messages:send`, `keys:manage`,
       #   `history:read`, `history:delete`, `usage:read`, `webhooks:manage`, `plugins:manage`, `members:read`,
-      #   `members:write`, `budgets:read`, `budgets:write` (Models::Scope).
+      #   `members:write`, `budgets:read`, `budgets:write`, `audit:read` (Models::Scope).
       # @param expires_at [Time, String] When the key stops working: a date-time with a time zone, which
       #   must be in the future (an earlier one is refused with `400 INVALID_REQUEST`). Unset: never.
       # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:`, extra
@@ -3205,6 +3212,157 @@ module Agentry
           "/budgets/#{path_segment(:budget_id, budget_id)}",
           type: "BudgetDeletedResponseData",
           options: request_options
+        )
+      end
+    end
+
+    # Who changed what in the account, when and from where: every change through any route, the console or
+    # the admin CLI (scope `audit:read`).
+    class AuditEvents < Agentry::Resource
+      # List audit events.
+      #
+      # Every change made to the account through any route, the console or the admin CLI, newest first
+      # unless `order=asc`: who made it (a member, a key or the CLI), what it changed, when and from where.
+      # Filters: `actorType`, `actorId`, `action`, `targetType`, `targetId`, and the time range `since`
+      # (inclusive) to `until` (exclusive). Cursor-paged: `limit` 1 to 100 (default 20); `before=<id>`
+      # returns the items just older than that one, `after=<id>` those just newer, presented in the list's
+      # order either way; the next page's cursor is the last item's id (`before` it when newest first,
+      # `after` it when oldest first). A cursor that is not an item of this list (unknown, or another
+      # agent's) is answered `400 INVALID_REQUEST`, as are unknown or repeated parameters and values out of
+      # range.
+      #
+      # Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param limit [Integer] Items per page, from 1 to 100. Server default: `20`.
+      # @param before [String] Only audit events older than this one (its id): the page just below it. The
+      #   next page of a `desc` list is `before` its last item's id. Not with `after`.
+      # @param after [String] Only audit events newer than this one (its id): the page just above it. The
+      #   next page of an `asc` list is `after` its last item's id. Not with `before`.
+      # @param order [String, Symbol] `desc`: newest first; `asc`: oldest first. Cursors keep their meaning
+      #   either way. Server default: `desc`. One of `asc`, `desc`.
+      # @param actor_type [String, Symbol] Only changes made by this kind of actor: a console `member`, an
+      #   API `key`, the `cli`. One of `member`, `key`, `cli`.
+      # @param actor_id [String] Only changes made by this member (`usr_…`) or key (`key_…`).
+      # @param action [String] Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+      # @param target_type [String] Only changes to this kind of resource (`agent`, `key`, `member`,
+      #   `webhook`, …).
+      # @param target_id [String] Only changes to this resource (its id).
+      # @param since [Time, String] Only changes made at or after this time.
+      # @param until_ [Time, String] Only changes made before this time.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @return [Agentry::CursorPage<Models::AuditEvent>] the first page asked for; enumerating it walks every page
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def list(
+        limit: nil,
+        before: nil,
+        after: nil,
+        order: nil,
+        actor_type: nil,
+        actor_id: nil,
+        action: nil,
+        target_type: nil,
+        target_id: nil,
+        since: nil,
+        until_: nil,
+        request_options: nil
+      )
+        query = {
+          "limit" => limit,
+          "before" => before,
+          "after" => after,
+          "order" => order,
+          "actorType" => actor_type,
+          "actorId" => actor_id,
+          "action" => action,
+          "targetType" => target_type,
+          "targetId" => target_id,
+          "since" => since,
+          "until" => until_
+        }
+        api_cursor_paginate(
+          "/audit-events",
+          query: query,
+          pagination: { before_parameter: "before", after_parameter: "after", order_parameter: "order",
+                        items_field: "data", info_field: "pagination", has_more_field: "hasMore", cursor_field: "id",
+                        item_type: "AuditEvent", info_type: "CursorPagination" },
+          options: request_options
+        )
+      end
+
+      # Export audit events.
+      #
+      # Every audit event matching the filters, oldest first, as NDJSON (`application/x-ndjson`): one
+      # `AuditEvent` per line, each line ending in `\n`. The response is streamed as it is read, so its size
+      # is not limited; no events is `200` with an empty body. Filters: `actorType`, `actorId`, `action`,
+      # `targetType`, `targetId`, and the time range `since` (inclusive) to `until` (exclusive). A failure
+      # after the first line cuts the response short, which HTTP clients report as an incomplete body: retry
+      # the export.
+      #
+      # Requires the `audit:read` scope. Counts against `requestsPerMinute`, `listPerMinute`.
+      #
+      # Without a block, returns an Agentry::NDJSONStream, read line by line when you iterate it. With a
+      # block, reads it at once, yielding each item. Leaving the loop early closes the connection. Once
+      # started, the answer is never retried: one cut short raises Agentry::APIConnectionError after the
+      # items that arrived whole.
+      #
+      # Retried on connection errors, timeouts, 408, 409 (but `AGENT_INACTIVE`), 429 and 5xx: sending it
+      # again has the same effect.
+      #
+      # @param actor_type [String, Symbol] Only changes made by this kind of actor: a console `member`, an
+      #   API `key`, the `cli`. One of `member`, `key`, `cli`.
+      # @param actor_id [String] Only changes made by this member (`usr_…`) or key (`key_…`).
+      # @param action [String] Only this action, `<resource>.<verb>` (`agent.update`, `key.revoke`, …).
+      # @param target_type [String] Only changes to this kind of resource (`agent`, `key`, `member`,
+      #   `webhook`, …).
+      # @param target_id [String] Only changes to this resource (its id).
+      # @param since [Time, String] Only changes made at or after this time.
+      # @param until_ [Time, String] Only changes made before this time.
+      # @param request_options [Hash, nil] this call's `timeout:` (seconds), `max_retries:` and extra
+      #   `headers:`.
+      # @yieldparam item [Models::AuditEvent] each item, in order
+      # @return [Agentry::NDJSONStream<Models::AuditEvent>]
+      # @raise [Agentry::BadRequestError] 400 `INVALID_REQUEST`
+      # @raise [Agentry::AuthenticationError] 401 `UNAUTHORIZED`
+      # @raise [Agentry::PermissionDeniedError] 403 `FORBIDDEN`
+      # @raise [Agentry::RateLimitError] 429 `RATE_LIMIT_EXCEEDED`
+      # @raise [Agentry::InternalServerError] 500 `INTERNAL_ERROR`
+      # @raise [Agentry::InternalServerError] 503 `AGENT_UNAVAILABLE`
+      def export(
+        actor_type: nil,
+        actor_id: nil,
+        action: nil,
+        target_type: nil,
+        target_id: nil,
+        since: nil,
+        until_: nil,
+        request_options: nil,
+        &block
+      )
+        query = {
+          "actorType" => actor_type,
+          "actorId" => actor_id,
+          "action" => action,
+          "targetType" => target_type,
+          "targetId" => target_id,
+          "since" => since,
+          "until" => until_
+        }
+        api_lines(
+          :get,
+          "/audit-events/export",
+          type: "AuditEvent",
+          query: query,
+          options: request_options,
+          &block
         )
       end
     end

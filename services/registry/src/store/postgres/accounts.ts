@@ -1,7 +1,8 @@
-import { type Limits, newId, type Tier } from "@agentry/core";
+import { type Limits, newAuditEvent, newId, type Tier } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { PgDatabase } from "@agentry/pg";
+import type { PgAuditLog, PgDatabase } from "@agentry/pg";
 import type pg from "pg";
+import { accountAudit, keyAudit } from "../audit.js";
 import { apiKeyAsCreated } from "../idempotency.js";
 import { FIRST_OWNER_NAME, normalEmail } from "../members.js";
 import { scopesColumn, scopesOfColumn } from "../scopes.js";
@@ -75,6 +76,7 @@ function statements(s: string) {
     updateAccount: `UPDATE ${s}.accounts
       SET tier = COALESCE($2, tier), limit_overrides = COALESCE($3::jsonb, limit_overrides)
       WHERE id = $1 RETURNING *`,
+    accountForUpdate: `SELECT * FROM ${s}.accounts WHERE id = $1 FOR UPDATE`,
     lockAccount: `SELECT id, tier, limit_overrides FROM ${s}.accounts WHERE id = $1 FOR NO KEY UPDATE`,
     insertApiKey: `INSERT INTO ${s}.api_keys
         (id, account_id, name, sha256, prefix, scopes, created_at, expires_at, created_by)
@@ -110,6 +112,7 @@ export function postgresAccounts(
   db: PgDatabase,
   schema: string,
   { underKey }: Pick<ReturnType<typeof postgresIdempotency>, "underKey">,
+  audit: PgAuditLog,
 ) {
   const sql = statements(schema);
   /** Locks the account's row for the transaction: creates of one account are checked against its quota in turn. */
@@ -134,7 +137,9 @@ export function postgresAccounts(
       ])
     ).rows[0];
     if (!row) throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
-    return toApiKey(row);
+    const key = toApiKey(row);
+    await audit.record(client, key.accountId, newAuditEvent(keyAudit.create(key)));
+    return key;
   }
 
   const store: AccountStore = {
@@ -162,6 +167,7 @@ export function postgresAccounts(
             input.owner?.name || FIRST_OWNER_NAME,
             account.createdAt,
           ]);
+          await audit.record(client, account.id, newAuditEvent(accountAudit.create(account)));
         });
       } catch (error) {
         if ((error as { code?: unknown }).code === "23505") {
@@ -179,14 +185,20 @@ export function postgresAccounts(
       id: string,
       change: { tier?: Tier; limitOverrides?: Partial<Limits> },
     ): Promise<AccountRecord | null> {
-      const row = (
-        await db.query<AccountRow>(sql.updateAccount, [
-          id,
-          change.tier ?? null,
-          change.limitOverrides === undefined ? null : JSON.stringify(change.limitOverrides),
-        ])
-      )[0];
-      return row ? toAccount(row) : null;
+      return db.transaction(async (client) => {
+        const old = (await client.query<AccountRow>(sql.accountForUpdate, [id])).rows[0];
+        if (!old) return null;
+        const row = (
+          await client.query<AccountRow>(sql.updateAccount, [
+            id,
+            change.tier ?? null,
+            change.limitOverrides === undefined ? null : JSON.stringify(change.limitOverrides),
+          ])
+        ).rows[0]!;
+        const after = toAccount(row);
+        await audit.record(client, id, newAuditEvent(accountAudit.update(toAccount(old), after)));
+        return after;
+      });
     },
     async getAccountByName(name: string): Promise<AccountRecord | null> {
       const row = (await db.query<AccountRow>(sql.accountByName, [name]))[0];
@@ -231,8 +243,16 @@ export function postgresAccounts(
       return (await db.query<ApiKeyRow>(sql.apiKeys, [accountId])).map(toApiKey);
     },
     async revokeApiKey(id: string, accountId?: string): Promise<ApiKeyRecord | null> {
-      const row = (await db.query<ApiKeyRow>(sql.revokeApiKey, [id, now(), accountId ?? null]))[0];
-      return row ? toApiKey(row) : null;
+      return db.transaction(async (client) => {
+        const at = now();
+        const row = (await client.query<ApiKeyRow>(sql.revokeApiKey, [id, at, accountId ?? null])).rows[0];
+        if (!row) return null;
+        const key = toApiKey(row);
+        // Revoking again keeps the first time, and changes nothing to record.
+        if (key.revokedAt === at)
+          await audit.record(client, key.accountId, newAuditEvent(keyAudit.revoke(key)));
+        return key;
+      });
     },
     async findApiKeyBySha256(sha256: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
       type Row = ApiKeyRow &

@@ -1,5 +1,7 @@
-import type { PgDatabase } from "@agentry/pg";
+import { newAuditEvent } from "@agentry/core";
+import type { PgAuditLog, PgDatabase } from "@agentry/pg";
 import type pg from "pg";
+import { agentAudit, secretAudit } from "../audit.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "../events.js";
 import { agentAsCreated } from "../idempotency.js";
 import { tsQuery } from "../knowledge.js";
@@ -127,6 +129,7 @@ function statements(s: string) {
     sealedSecrets: `SELECT s.name, s.sealed FROM ${s}.agents AS a
       LEFT JOIN ${s}.agent_secrets AS s ON s.agent_id = a.id AND s.name = ANY ($3::text[])
       WHERE a.account_id = $1 AND a.id = $2`,
+    secretExists: `SELECT 1 FROM ${s}.agent_secrets WHERE agent_id = $1 AND name = $2`,
     deleteSecret: `WITH agent AS (SELECT id FROM ${s}.agents WHERE account_id = $1 AND id = $2),
       gone AS (DELETE FROM ${s}.agent_secrets WHERE agent_id IN (SELECT id FROM agent) AND name = $3 RETURNING 1)
       SELECT (SELECT count(*) FROM agent)::int AS agents, (SELECT count(*) FROM gone)::int AS deleted`,
@@ -151,6 +154,7 @@ export function postgresAgents(
     underKey,
     completeIdempotencyKey,
   }: Pick<ReturnType<typeof postgresIdempotency>, "underKey" | "completeIdempotencyKey">,
+  audit: PgAuditLog,
 ): AgentStore {
   const sql = statements(schema);
   async function insertAgent(
@@ -170,6 +174,7 @@ export function postgresAgents(
       agent.updatedAt,
     ]);
     await emit(client, agentCreated(agent));
+    await audit.record(client, account.id, newAuditEvent(agentAudit.create(agent)));
     return agent;
   }
 
@@ -264,6 +269,7 @@ export function postgresAgents(
           after.updatedAt,
         ]);
         await emit(client, agentUpdated(before, after));
+        await audit.record(client, accountId, newAuditEvent(agentAudit.update(before, after)));
         return after;
       });
     },
@@ -300,6 +306,7 @@ export function postgresAgents(
         const { rowCount } = await client.query(sql.deleteAgent, [accountId, id]);
         if (!rowCount) return false;
         await emit(client, agentDeleted(accountId, id));
+        await audit.record(client, accountId, newAuditEvent(agentAudit.delete(id)));
         return true;
       });
     },
@@ -309,16 +316,21 @@ export function postgresAgents(
       name: string,
       sealed: string,
     ): Promise<SecretInfo | null> {
-      const row = (
-        await db.query<{ name: string; updated_at: Date }>(sql.putSecret, [
-          accountId,
-          agentId,
-          name,
-          sealed,
-          now(),
-        ])
-      )[0];
-      return row ? { name: row.name, updatedAt: iso(row.updated_at) } : null;
+      return db.transaction(async (client) => {
+        const replaced = ((await client.query(sql.secretExists, [agentId, name])).rowCount ?? 0) > 0;
+        const row = (
+          await client.query<{ name: string; updated_at: Date }>(sql.putSecret, [
+            accountId,
+            agentId,
+            name,
+            sealed,
+            now(),
+          ])
+        ).rows[0];
+        if (!row) return null;
+        await audit.record(client, accountId, newAuditEvent(secretAudit.set(agentId, name, replaced)));
+        return { name: row.name, updatedAt: iso(row.updated_at) };
+      });
     },
     async listAgentSecrets(accountId: string, agentId: string): Promise<SecretInfo[] | null> {
       const rows = await db.query<{ name: string | null; updated_at: Date | null }>(sql.secrets, [
@@ -333,11 +345,19 @@ export function postgresAgents(
       );
     },
     async deleteAgentSecret(accountId: string, agentId: string, name: string): Promise<boolean | null> {
-      const row = (
-        await db.query<{ agents: number; deleted: number }>(sql.deleteSecret, [accountId, agentId, name])
-      )[0];
-      if (!row?.agents) return null;
-      return row.deleted > 0;
+      return db.transaction(async (client) => {
+        const row = (
+          await client.query<{ agents: number; deleted: number }>(sql.deleteSecret, [
+            accountId,
+            agentId,
+            name,
+          ])
+        ).rows[0];
+        if (!row?.agents) return null;
+        if (row.deleted === 0) return false;
+        await audit.record(client, accountId, newAuditEvent(secretAudit.delete(agentId, name)));
+        return true;
+      });
     },
     async sealedAgentSecrets(
       accountId: string,

@@ -1,5 +1,13 @@
-import { BUDGET_BOUNDS, type Budget, type BudgetPeriod, type BudgetUnit, newId } from "@agentry/core";
-import type { PgDatabase } from "@agentry/pg";
+import {
+  BUDGET_BOUNDS,
+  type Budget,
+  type BudgetPeriod,
+  type BudgetUnit,
+  newAuditEvent,
+  newId,
+} from "@agentry/core";
+import type { PgAuditLog, PgDatabase } from "@agentry/pg";
+import { budgetAudit } from "../audit.js";
 import {
   type BudgetPatch,
   type BudgetStore,
@@ -45,6 +53,7 @@ function statements(s: string) {
         (id, account_id, agent_id, api_key_id, unit, period, budget_limit, created_at, updated_at)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
     list: `SELECT * FROM ${s}.budgets WHERE account_id = $1 ORDER BY created_at, id`,
+    getForUpdate: `SELECT * FROM ${s}.budgets WHERE account_id = $1 AND id = $2 FOR UPDATE`,
     update: `UPDATE ${s}.budgets SET budget_limit = COALESCE($3, budget_limit), period = COALESCE($4, period),
         updated_at = $5 WHERE account_id = $1 AND id = $2 RETURNING *`,
     delete: `DELETE FROM ${s}.budgets WHERE account_id = $1 AND id = $2 RETURNING id`,
@@ -52,7 +61,7 @@ function statements(s: string) {
 }
 
 /** Spend budgets in the registry's Postgres schema. */
-export function postgresBudgets(db: PgDatabase, schema: string): BudgetStore {
+export function postgresBudgets(db: PgDatabase, schema: string, audit: PgAuditLog): BudgetStore {
   const sql = statements(schema);
   return {
     async createBudget(input: NewBudget) {
@@ -80,6 +89,7 @@ export function postgresBudgets(db: PgDatabase, schema: string): BudgetStore {
           budget.limit,
           at,
         ]);
+        await audit.record(client, budget.accountId, newAuditEvent(budgetAudit.create(budget)));
         return budget;
       });
     },
@@ -87,17 +97,29 @@ export function postgresBudgets(db: PgDatabase, schema: string): BudgetStore {
       return (await db.query<BudgetRow>(sql.list, [accountId])).map(toBudget);
     },
     async updateBudget(accountId, id, patch: BudgetPatch) {
-      const rows = await db.query<BudgetRow>(sql.update, [
-        accountId,
-        id,
-        patch.limit ?? null,
-        patch.period ?? null,
-        now(),
-      ]);
-      return rows[0] ? toBudget(rows[0]) : null;
+      return db.transaction(async (client) => {
+        const old = (await client.query<BudgetRow>(sql.getForUpdate, [accountId, id])).rows[0];
+        if (!old) return null;
+        const row = (
+          await client.query<BudgetRow>(sql.update, [
+            accountId,
+            id,
+            patch.limit ?? null,
+            patch.period ?? null,
+            now(),
+          ])
+        ).rows[0]!;
+        const after = toBudget(row);
+        await audit.record(client, accountId, newAuditEvent(budgetAudit.update(toBudget(old), after)));
+        return after;
+      });
     },
     async deleteBudget(accountId, id) {
-      return (await db.query(sql.delete, [accountId, id])).length > 0;
+      return db.transaction(async (client) => {
+        if ((await client.query(sql.delete, [accountId, id])).rows.length === 0) return false;
+        await audit.record(client, accountId, newAuditEvent(budgetAudit.delete(id)));
+        return true;
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
-import { newId, type Role } from "@agentry/core";
+import { newAuditEvent, newId, type Role } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { PgDatabase } from "@agentry/pg";
+import type { PgAuditLog, PgDatabase } from "@agentry/pg";
+import { memberAudit } from "../audit.js";
 import {
   applyMemberChange,
   assertOwnerKept,
@@ -69,7 +70,7 @@ function statements(s: string) {
 }
 
 /** Members of accounts. */
-export function postgresMembers(db: PgDatabase, schema: string): MemberStore {
+export function postgresMembers(db: PgDatabase, schema: string, audit: PgAuditLog): MemberStore {
   const sql = statements(schema);
   return {
     async createMember(input: NewMember): Promise<MemberRecord> {
@@ -82,15 +83,19 @@ export function postgresMembers(db: PgDatabase, schema: string): MemberStore {
         createdAt: now(),
       };
       try {
-        const rows = await db.query(sql.insert, [
-          member.id,
-          member.accountId,
-          member.email,
-          member.name,
-          member.role,
-          member.createdAt,
-        ]);
-        if (rows.length === 0) throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
+        await db.transaction(async (client) => {
+          const { rows } = await client.query(sql.insert, [
+            member.id,
+            member.accountId,
+            member.email,
+            member.name,
+            member.role,
+            member.createdAt,
+          ]);
+          if (rows.length === 0)
+            throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
+          await audit.record(client, member.accountId, newAuditEvent(memberAudit.invite(member)));
+        });
       } catch (error) {
         if (isUniqueViolation(error)) throw memberExists(member.email!);
         throw error;
@@ -124,6 +129,7 @@ export function postgresMembers(db: PgDatabase, schema: string): MemberStore {
           const owners = (await client.query<{ n: number }>(sql.owners, [accountId])).rows[0]!.n;
           assertOwnerKept(before, after.role, owners);
           await client.query(sql.update, [id, after.email, after.name, after.role]);
+          await audit.record(client, accountId, newAuditEvent(memberAudit.update(before, after)));
           return after;
         });
       } catch (error) {
@@ -141,6 +147,7 @@ export function postgresMembers(db: PgDatabase, schema: string): MemberStore {
         await client.query(sql.endSessions, [id]);
         await client.query(sql.dropLinks, [id]);
         await client.query(sql.delete, [id]);
+        await audit.record(client, accountId, newAuditEvent(memberAudit.remove(id)));
         return true;
       });
     },

@@ -1,7 +1,15 @@
-import { type Limits, newId, type Tier } from "@agentry/core";
+import {
+  type AuditStamp,
+  currentAuditStamp,
+  type Limits,
+  newAuditEvent,
+  newId,
+  type Tier,
+} from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { GroupCommit } from "@agentry/sqlite";
+import type { GroupCommit, SqliteAuditLog } from "@agentry/sqlite";
 import Database from "better-sqlite3";
+import { accountAudit, keyAudit } from "../audit.js";
 import { apiKeyAsCreated } from "../idempotency.js";
 import { FIRST_OWNER_NAME, normalEmail } from "../members.js";
 import { scopesColumn, scopesOfColumn } from "../scopes.js";
@@ -64,6 +72,7 @@ export function sqliteAccounts(
   db: Database.Database,
   group: GroupCommit,
   { underKey }: Pick<ReturnType<typeof sqliteIdempotency>, "underKey">,
+  audit: SqliteAuditLog,
 ) {
   const prepare = preparer(db);
   const sql = {
@@ -96,7 +105,11 @@ export function sqliteAccounts(
   };
 
   const updateAccount = db.transaction(
-    (id: string, change: { tier?: Tier; limitOverrides?: Partial<Limits> }): AccountRecord | null => {
+    (
+      id: string,
+      change: { tier?: Tier; limitOverrides?: Partial<Limits> },
+      stamp: AuditStamp | null,
+    ): AccountRecord | null => {
       const row = sql.accountById.get(id);
       if (!row) return null;
       const before = toAccount(row);
@@ -106,11 +119,12 @@ export function sqliteAccounts(
         limitOverrides: { ...(change.limitOverrides ?? before.limitOverrides) },
       };
       sql.updateAccount.run(after.tier, JSON.stringify(after.limitOverrides), id);
+      audit.record(id, newAuditEvent(accountAudit.update(before, after), stamp));
       return after;
     },
   );
 
-  const insertApiKey = (input: NewApiKey): ApiKeyRecord => {
+  const insertApiKey = (input: NewApiKey, stamp: AuditStamp | null): ApiKeyRecord => {
     if (!sql.accountById.get(input.accountId)) {
       throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
     }
@@ -138,18 +152,19 @@ export function sqliteAccounts(
       key.expiresAt,
       key.createdBy,
     );
+    audit.record(key.accountId, newAuditEvent(keyAudit.create(key), stamp));
     return key;
   };
 
   const createApiKey = db.transaction(insertApiKey);
 
   const createApiKeyUnderKey = db.transaction(
-    (input: NewApiKey, key: CreateUnderKey & { secret: Uint8Array }) =>
+    (input: NewApiKey, key: CreateUnderKey & { secret: Uint8Array }, stamp: AuditStamp | null) =>
       underKey(
         input.accountId,
         key,
         () => {
-          const apiKey = insertApiKey(input);
+          const apiKey = insertApiKey(input, stamp);
           return { created: { apiKey, secret: key.secret }, record: apiKey, secret: key.secret };
         },
         (made) => ({
@@ -162,13 +177,16 @@ export function sqliteAccounts(
       ),
   );
 
-  const revokeApiKey = db.transaction((id: string, accountId: string | undefined): ApiKeyRecord | null => {
-    const row = sql.apiKey.get(id);
-    if (!row || (accountId !== undefined && row.account_id !== accountId)) return null;
-    sql.revokeApiKey.run(now(), id);
-    const revoked = sql.apiKey.get(id);
-    return revoked ? toApiKey(revoked) : null;
-  });
+  const revokeApiKey = db.transaction(
+    (id: string, accountId: string | undefined, stamp: AuditStamp | null): ApiKeyRecord | null => {
+      const row = sql.apiKey.get(id);
+      if (!row || (accountId !== undefined && row.account_id !== accountId)) return null;
+      const revoked = sql.revokeApiKey.run(now(), id).changes > 0;
+      const key = toApiKey(sql.apiKey.get(id)!);
+      if (revoked) audit.record(key.accountId, newAuditEvent(keyAudit.revoke(key), stamp));
+      return key;
+    },
+  );
 
   const findApiKey = db.transaction((sha256: string) => {
     const row = sql.apiKeyBySha256.get(sha256);
@@ -185,49 +203,52 @@ export function sqliteAccounts(
   });
 
   const members = memberStatements(db);
-  const createAccount = db.transaction((input: Parameters<AccountStore["createAccount"]>[0]) => {
-    const account: AccountRecord = {
-      id: newId("account"),
-      name: input.name,
-      tier: input.tier,
-      limitOverrides: { ...input.limitOverrides },
-      createdAt: now(),
-    };
-    try {
-      sql.insertAccount.run(
+  const createAccount = db.transaction(
+    (input: Parameters<AccountStore["createAccount"]>[0], stamp: AuditStamp | null) => {
+      const account: AccountRecord = {
+        id: newId("account"),
+        name: input.name,
+        tier: input.tier,
+        limitOverrides: { ...input.limitOverrides },
+        createdAt: now(),
+      };
+      try {
+        sql.insertAccount.run(
+          account.id,
+          account.name,
+          account.tier,
+          JSON.stringify(account.limitOverrides),
+          account.createdAt,
+        );
+      } catch (error) {
+        if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
+          throw new AppError("INVALID_REQUEST", `an account named ${input.name} already exists`);
+        }
+        throw error;
+      }
+      members.insertMember.run(
+        newId("member"),
         account.id,
-        account.name,
-        account.tier,
-        JSON.stringify(account.limitOverrides),
+        input.owner?.email ? normalEmail(input.owner.email) : null,
+        input.owner?.name || FIRST_OWNER_NAME,
+        "owner",
         account.createdAt,
       );
-    } catch (error) {
-      if (error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_UNIQUE") {
-        throw new AppError("INVALID_REQUEST", `an account named ${input.name} already exists`);
-      }
-      throw error;
-    }
-    members.insertMember.run(
-      newId("member"),
-      account.id,
-      input.owner?.email ? normalEmail(input.owner.email) : null,
-      input.owner?.name || FIRST_OWNER_NAME,
-      "owner",
-      account.createdAt,
-    );
-    return account;
-  });
+      audit.record(account.id, newAuditEvent(accountAudit.create(account), stamp));
+      return account;
+    },
+  );
 
   const store: AccountStore = {
     async createAccount(input) {
-      return createAccount.immediate(input);
+      return createAccount.immediate(input, currentAuditStamp());
     },
     async getAccount(id) {
       const row = sql.accountById.get(id);
       return row ? toAccount(row) : null;
     },
     async updateAccount(id, change) {
-      return updateAccount.immediate(id, change);
+      return updateAccount.immediate(id, change, currentAuditStamp());
     },
     async getAccountByName(name) {
       const row = sql.accountByName.get(name);
@@ -238,16 +259,19 @@ export function sqliteAccounts(
     },
 
     async createApiKey(input) {
-      return group.run(() => createApiKey(input));
+      const stamp = currentAuditStamp();
+      return group.run(() => createApiKey(input, stamp));
     },
     async createApiKeyUnderKey(input, key) {
-      return group.run(() => createApiKeyUnderKey(input, key));
+      const stamp = currentAuditStamp();
+      return group.run(() => createApiKeyUnderKey(input, key, stamp));
     },
     async listApiKeys(accountId) {
       return sql.apiKeys.all(accountId).map(toApiKey);
     },
     async revokeApiKey(id, accountId) {
-      return group.run(() => revokeApiKey(id, accountId));
+      const stamp = currentAuditStamp();
+      return group.run(() => revokeApiKey(id, accountId, stamp));
     },
     async findApiKeyBySha256(sha256) {
       return findApiKey.deferred(sha256);

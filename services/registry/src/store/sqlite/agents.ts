@@ -1,7 +1,8 @@
-import { SizedLru } from "@agentry/core";
+import { type AuditStamp, currentAuditStamp, newAuditEvent, SizedLru } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { type GroupCommit, watchOtherConnections } from "@agentry/sqlite";
+import { type GroupCommit, type SqliteAuditLog, watchOtherConnections } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
+import { agentAudit, secretAudit } from "../audit.js";
 import { agentCreated, agentDeleted, agentStatusChanged, agentUpdated } from "../events.js";
 import { agentAsCreated } from "../idempotency.js";
 import { fts5Query } from "../knowledge.js";
@@ -152,6 +153,7 @@ export function sqliteAgents(
     underKey,
     completeIdempotencyKey,
   }: Pick<ReturnType<typeof sqliteIdempotency>, "underKey" | "completeIdempotencyKey">,
+  audit: SqliteAuditLog,
 ): AgentStore {
   const prepare = preparer(db);
   // One statement per sort and per "filtered or not", so each can use its index (see the migrations). They read
@@ -268,31 +270,42 @@ export function sqliteAgents(
     }
   };
 
-  const insertAgent = (accountId: string, fields: AgentFields): AgentRecord => {
+  const insertAgent = (accountId: string, fields: AgentFields, stamp: AuditStamp | null): AgentRecord => {
     const account = accountById.get(accountId);
     if (!account) throw new AppError("UNAUTHORIZED", `Account ${accountId} does not exist.`);
     assertAgentQuota(toAccount(account), sql.countAgents.get(accountId) ?? 0);
     const agent = newAgent(accountId, fields, now());
     sql.insertAgent.run(agentBind(agent));
     emit(agentCreated(agent));
+    audit.record(accountId, newAuditEvent(agentAudit.create(agent), stamp));
     return agent;
   };
 
   const createAgent = db.transaction(
-    (accountId: string, fields: AgentFields, idempotencyKeyHash: string | undefined): AgentRecord => {
-      const agent = insertAgent(accountId, fields);
+    (
+      accountId: string,
+      fields: AgentFields,
+      idempotencyKeyHash: string | undefined,
+      stamp: AuditStamp | null,
+    ): AgentRecord => {
+      const agent = insertAgent(accountId, fields, stamp);
       if (idempotencyKeyHash) completeIdempotencyKey.run(201, null, agent.id, accountId, idempotencyKeyHash);
       return agent;
     },
   );
 
   const createAgentUnderKey = db.transaction(
-    (accountId: string, fields: AgentFields, key: CreateUnderKey): KeyedCreate<AgentRecord> =>
+    (
+      accountId: string,
+      fields: AgentFields,
+      key: CreateUnderKey,
+      stamp: AuditStamp | null,
+    ): KeyedCreate<AgentRecord> =>
       underKey(
         accountId,
         key,
         () => {
-          const agent = insertAgent(accountId, fields);
+          const agent = insertAgent(accountId, fields, stamp);
           return { created: agent, record: agent };
         },
         (made) =>
@@ -317,7 +330,13 @@ export function sqliteAgents(
   });
 
   const updateAgent = db.transaction(
-    (accountId: string, id: string, patch: AgentPatch, expectedUpdatedAt: string | undefined) => {
+    (
+      accountId: string,
+      id: string,
+      patch: AgentPatch,
+      expectedUpdatedAt: string | undefined,
+      stamp: AuditStamp | null,
+    ) => {
       const row = sql.agent.get(accountId, id);
       if (!row) return null;
       const before = toAgent(row);
@@ -325,6 +344,7 @@ export function sqliteAgents(
       const after = applyAgentPatch(before, patch, now());
       sql.updateAgent.run(agentBind(after));
       emit(agentUpdated(before, after));
+      audit.record(accountId, newAuditEvent(agentAudit.update(before, after), stamp));
       return after;
     },
   );
@@ -343,7 +363,12 @@ export function sqliteAgents(
   );
 
   const deleteAgent = db.transaction(
-    (accountId: string, id: string, expectedUpdatedAt: string | undefined): boolean => {
+    (
+      accountId: string,
+      id: string,
+      expectedUpdatedAt: string | undefined,
+      stamp: AuditStamp | null,
+    ): boolean => {
       if (expectedUpdatedAt !== undefined) {
         const row = sql.agent.get(accountId, id);
         if (!row) return false;
@@ -354,16 +379,19 @@ export function sqliteAgents(
       const { changes } = sql.deleteAgent.run(accountId, id);
       if (changes === 0) return false;
       emit(agentDeleted(accountId, id));
+      audit.record(accountId, newAuditEvent(agentAudit.delete(id), stamp));
       return true;
     },
   );
 
   return {
     async createAgent(accountId, fields, options) {
-      return group.run(() => createAgent(accountId, fields, options?.idempotencyKeyHash));
+      const stamp = currentAuditStamp();
+      return group.run(() => createAgent(accountId, fields, options?.idempotencyKeyHash, stamp));
     },
     async createAgentUnderKey(accountId, fields, key) {
-      return group.run(() => createAgentUnderKey(accountId, fields, key));
+      const stamp = currentAuditStamp();
+      return group.run(() => createAgentUnderKey(accountId, fields, key, stamp));
     },
     async getAgent(accountId, id) {
       const row = readAgentRow(accountId, id);
@@ -374,20 +402,27 @@ export function sqliteAgents(
       return listAgents.deferred(accountId, query);
     },
     async updateAgent(accountId, id, patch, expectedUpdatedAt) {
-      return changingAgent(id, () => group.run(() => updateAgent(accountId, id, patch, expectedUpdatedAt)));
+      const stamp = currentAuditStamp();
+      return changingAgent(id, () =>
+        group.run(() => updateAgent(accountId, id, patch, expectedUpdatedAt, stamp)),
+      );
     },
     async reportAgentHealth(accountId, id, failure) {
       return changingAgent(id, () => group.run(() => reportAgentHealth(accountId, id, failure)));
     },
     async deleteAgent(accountId, id, expectedUpdatedAt) {
-      return changingAgent(id, () => group.run(() => deleteAgent(accountId, id, expectedUpdatedAt)));
+      const stamp = currentAuditStamp();
+      return changingAgent(id, () => group.run(() => deleteAgent(accountId, id, expectedUpdatedAt, stamp)));
     },
 
     async putAgentSecret(accountId, agentId, name, sealed) {
+      const stamp = currentAuditStamp();
       const put = db.transaction(() => {
         if (!sql.agentExists.get(accountId, agentId)) return null;
+        const replaced = sql.secrets.all(agentId).some((row) => row.name === name);
         const updatedAt = now();
         sql.putSecret.run(agentId, name, sealed, updatedAt);
+        audit.record(accountId, newAuditEvent(secretAudit.set(agentId, name, replaced), stamp));
         return { name, updatedAt };
       });
       return group.run(put);
@@ -400,9 +435,12 @@ export function sqliteAgents(
       return list();
     },
     async deleteAgentSecret(accountId, agentId, name) {
+      const stamp = currentAuditStamp();
       const remove = db.transaction(() => {
         if (!sql.agentExists.get(accountId, agentId)) return null;
-        return sql.deleteSecret.run(agentId, name).changes > 0;
+        if (sql.deleteSecret.run(agentId, name).changes === 0) return false;
+        audit.record(accountId, newAuditEvent(secretAudit.delete(agentId, name), stamp));
+        return true;
       });
       return group.run(remove);
     },

@@ -1,5 +1,16 @@
-import { BUDGET_BOUNDS, type Budget, type BudgetPeriod, type BudgetUnit, newId } from "@agentry/core";
+import {
+  type AuditStamp,
+  BUDGET_BOUNDS,
+  type Budget,
+  type BudgetPeriod,
+  type BudgetUnit,
+  currentAuditStamp,
+  newAuditEvent,
+  newId,
+} from "@agentry/core";
+import type { SqliteAuditLog } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
+import { budgetAudit } from "../audit.js";
 import {
   type BudgetPatch,
   type BudgetStore,
@@ -36,7 +47,7 @@ function toBudget(row: BudgetRow): Budget {
 }
 
 /** Spend budgets in the registry's SQLite file. */
-export function sqliteBudgets(db: Database.Database): BudgetStore {
+export function sqliteBudgets(db: Database.Database, audit: SqliteAuditLog): BudgetStore {
   const prepare = preparer(db);
   const sql = {
     count: prepare<[string], number>("SELECT count(*) FROM budgets WHERE account_id = ?").pluck(),
@@ -58,7 +69,7 @@ export function sqliteBudgets(db: Database.Database): BudgetStore {
     delete: prepare<[string, string]>("DELETE FROM budgets WHERE account_id = ? AND id = ?"),
   };
 
-  const create = db.transaction((input: NewBudget): Budget => {
+  const create = db.transaction((input: NewBudget, stamp: AuditStamp | null): Budget => {
     const present =
       input.agentId !== null
         ? sql.agentExists.get(input.accountId, input.agentId)
@@ -80,30 +91,41 @@ export function sqliteBudgets(db: Database.Database): BudgetStore {
       at,
       at,
     );
+    audit.record(budget.accountId, newAuditEvent(budgetAudit.create(budget), stamp));
     return budget;
   });
 
-  const update = db.transaction((accountId: string, id: string, patch: BudgetPatch): Budget | null => {
-    const row = sql.get.get(accountId, id);
-    if (!row) return null;
-    const next = { ...toBudget(row), ...patch, updatedAt: now() };
-    sql.update.run(next.limit, next.period, next.updatedAt, accountId, id);
-    return next;
+  const update = db.transaction(
+    (accountId: string, id: string, patch: BudgetPatch, stamp: AuditStamp | null): Budget | null => {
+      const row = sql.get.get(accountId, id);
+      if (!row) return null;
+      const before = toBudget(row);
+      const next = { ...before, ...patch, updatedAt: now() };
+      sql.update.run(next.limit, next.period, next.updatedAt, accountId, id);
+      audit.record(accountId, newAuditEvent(budgetAudit.update(before, next), stamp));
+      return next;
+    },
+  );
+
+  const remove = db.transaction((accountId: string, id: string, stamp: AuditStamp | null): boolean => {
+    if (sql.delete.run(accountId, id).changes === 0) return false;
+    audit.record(accountId, newAuditEvent(budgetAudit.delete(id), stamp));
+    return true;
   });
 
   return {
     async createBudget(input) {
       // The count and the insert take the write lock together, so simultaneous creates never pass the maximum.
-      return create.immediate(input);
+      return create.immediate(input, currentAuditStamp());
     },
     async listBudgets(accountId) {
       return sql.list.all(accountId).map(toBudget);
     },
     async updateBudget(accountId, id, patch) {
-      return update.immediate(accountId, id, patch);
+      return update.immediate(accountId, id, patch, currentAuditStamp());
     },
     async deleteBudget(accountId, id) {
-      return sql.delete.run(accountId, id).changes > 0;
+      return remove.immediate(accountId, id, currentAuditStamp());
     },
   };
 }

@@ -1,7 +1,8 @@
-import { newId, type Role } from "@agentry/core";
+import { type AuditStamp, currentAuditStamp, newAuditEvent, newId, type Role } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import type { GroupCommit } from "@agentry/sqlite";
+import type { GroupCommit, SqliteAuditLog } from "@agentry/sqlite";
 import Database from "better-sqlite3";
+import { memberAudit } from "../audit.js";
 import {
   applyMemberChange,
   assertOwnerKept,
@@ -56,6 +57,7 @@ export function sqliteMembers(
   db: Database.Database,
   group: GroupCommit,
   { accountById }: { accountById: Database.Statement<[string], unknown> },
+  audit: SqliteAuditLog,
 ): MemberStore {
   const prepare = preparer(db);
   const shared = memberStatements(db);
@@ -87,7 +89,7 @@ export function sqliteMembers(
     byEmail: prepare<[string], MemberRow>("SELECT * FROM members WHERE email = ? ORDER BY created_at, id"),
   };
 
-  const createMember = db.transaction((input: NewMember): MemberRecord => {
+  const createMember = db.transaction((input: NewMember, stamp: AuditStamp | null): MemberRecord => {
     if (!accountById.get(input.accountId)) {
       throw new AppError("NOT_FOUND", `Account ${input.accountId} does not exist.`);
     }
@@ -112,11 +114,17 @@ export function sqliteMembers(
       if (isUniqueViolation(error)) throw memberExists(member.email!);
       throw error;
     }
+    audit.record(member.accountId, newAuditEvent(memberAudit.invite(member), stamp));
     return member;
   });
 
   const updateMember = db.transaction(
-    (accountId: string, id: string, change: Parameters<MemberStore["updateMember"]>[2]) => {
+    (
+      accountId: string,
+      id: string,
+      change: Parameters<MemberStore["updateMember"]>[2],
+      stamp: AuditStamp | null,
+    ) => {
       const row = sql.member.get(accountId, id);
       if (!row) return null;
       const before = toMember(row);
@@ -128,23 +136,26 @@ export function sqliteMembers(
         if (isUniqueViolation(error)) throw memberExists(after.email!);
         throw error;
       }
+      audit.record(accountId, newAuditEvent(memberAudit.update(before, after), stamp));
       return after;
     },
   );
 
-  const deleteMember = db.transaction((accountId: string, id: string): boolean => {
+  const deleteMember = db.transaction((accountId: string, id: string, stamp: AuditStamp | null): boolean => {
     const row = sql.member.get(accountId, id);
     if (!row) return false;
     assertOwnerKept(toMember(row), null, sql.owners.get(accountId)!.n);
     sql.endSessions.run(id);
     sql.dropLinks.run(id);
     sql.delete.run(id);
+    audit.record(accountId, newAuditEvent(memberAudit.remove(id), stamp));
     return true;
   });
 
   return {
     async createMember(input) {
-      return group.run(() => createMember(input));
+      const stamp = currentAuditStamp();
+      return group.run(() => createMember(input, stamp));
     },
     async getMember(accountId, id) {
       const row = sql.member.get(accountId, id);
@@ -159,10 +170,12 @@ export function sqliteMembers(
       return memberPageOf(rows.map(toMember), query, page.reverse);
     },
     async updateMember(accountId, id, change) {
-      return group.run(() => updateMember(accountId, id, change));
+      const stamp = currentAuditStamp();
+      return group.run(() => updateMember(accountId, id, change, stamp));
     },
     async deleteMember(accountId, id) {
-      return group.run(() => deleteMember(accountId, id));
+      const stamp = currentAuditStamp();
+      return group.run(() => deleteMember(accountId, id, stamp));
     },
     async findMembersByEmail(email) {
       return sql.byEmail.all(normalEmail(email)).map(toMember);
