@@ -243,7 +243,7 @@ export function AuditPage() {
         </p>
       ) : (
         <TableScroll label="Audit events">
-          <table>
+          <table class="audit-events">
             <caption class="visually-hidden">Audit events, newest first</caption>
             <thead>
               <tr>
@@ -261,7 +261,7 @@ export function AuditPage() {
                   <tr>
                     <td>{formatTime(event.at)}</td>
                     <td>{actorWords(event.actor, emails)}</td>
-                    <td>
+                    <td class="action">
                       <code>{event.action}</code>
                     </td>
                     <td>
