@@ -57,7 +57,11 @@ export const config = defineConfig({
   plugins: [precompress()],
   build: { outDir: "dist", emptyOutDir: true, target: "es2022", sourcemap: false },
   server: {
-    proxy: { "/v1": "http://localhost:8080", "/console/session": "http://localhost:8080" },
+    proxy: {
+      "/v1": "http://localhost:8080",
+      "/console/session": "http://localhost:8080",
+      "/console/oidc": "http://localhost:8080",
+    },
   },
   test: {
     include: ["src/**/*.test.ts", "src/**/*.test.tsx", "test/**/*.test.ts", "e2e/**/*.e2e.test.ts"],

@@ -8,6 +8,7 @@ import {
   request,
   screenshot,
   seedAccount,
+  signIn,
   startServer,
 } from "./harness.js";
 
@@ -28,9 +29,7 @@ beforeAll(async () => {
   adminKey = await seedAccount(server, ACCOUNT);
   browser = await launchBrowser();
   context = await newContext(browser);
-  page = await context.newPage();
-  await page.goto(await server.signInLink(ACCOUNT));
-  await page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
+  page = await signIn(server, context, ACCOUNT);
 }, 120_000);
 
 afterAll(async () => {

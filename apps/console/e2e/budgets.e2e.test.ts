@@ -7,6 +7,7 @@ import {
   type RunningServer,
   request,
   seedAccount,
+  signIn,
   startServer,
 } from "./harness.js";
 
@@ -39,9 +40,7 @@ beforeAll(async () => {
   server = await startServer();
   adminKey = await seedAccount(server, ACCOUNT);
   browser = await launchBrowser();
-  page = await (await newContext(browser)).newPage();
-  await page.goto(await server.signInLink(ACCOUNT));
-  await page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
+  page = await signIn(server, await newContext(browser), ACCOUNT);
 }, 180_000);
 
 afterAll(async () => {

@@ -7,6 +7,7 @@ import {
   request,
   screenshot,
   seedAccount,
+  signIn,
   startServer,
 } from "./harness.js";
 
@@ -31,10 +32,7 @@ async function newAgent(name: string): Promise<string> {
 /** A fresh tab (its own cookies) signed in to the account, on the Agents page. */
 async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
   const context = await newContext(browser);
-  const page = await context.newPage();
-  await page.goto(await server.signInLink(ACCOUNT));
-  await page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
-  return { context, page };
+  return { context, page: await signIn(server, context, ACCOUNT) };
 }
 
 beforeAll(async () => {

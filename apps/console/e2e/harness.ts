@@ -25,8 +25,8 @@ export interface RunningServer {
   openai: FakeProviderServer<OpenAIChatBody>;
   /** Runs the admin CLI against the server's DATA_DIR. */
   cli(args: string[]): Promise<string>;
-  /** A one-time sign-in link for the account. */
-  signInLink(account: string): Promise<string>;
+  /** A one-time sign-in link for the account, acting for the member with that email (the first owner without). */
+  signInLink(account: string, member?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -96,8 +96,15 @@ export async function startServer(
     dataDir,
     openai,
     cli,
-    async signInLink(account) {
-      const printed = await cli(["console", "link", "--account", account, "--json"]);
+    async signInLink(account, member) {
+      const printed = await cli([
+        "console",
+        "link",
+        "--account",
+        account,
+        ...(member ? ["--member", member] : []),
+        "--json",
+      ]);
       return (JSON.parse(printed) as { url: string }).url;
     },
     async close() {
@@ -143,6 +150,23 @@ export async function seedAccount(
   ]);
   const printed = await server.cli(["keys", "create", "--account", account, "--name", `${account}-admin`]);
   return printed.trim().split("\n").at(-1)!;
+}
+
+/**
+ * Signs in to the account's console with a one-time link, as the member with that email (the account's first owner
+ * without one), in `target` (a page, or a new page of a browser context), and waits for the Agents page every
+ * sign-in lands on.
+ */
+export async function signIn(
+  server: RunningServer,
+  target: BrowserContext | Page,
+  account: string,
+  options: { member?: string } = {},
+): Promise<Page> {
+  const page = "goto" in target ? target : await target.newPage();
+  await page.goto(await server.signInLink(account, options.member));
+  await page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
+  return page;
 }
 
 /** A call of the server's API with a key: its status and its parsed body (null when it has none). */

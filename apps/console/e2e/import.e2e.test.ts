@@ -6,6 +6,7 @@ import {
   newContext,
   type RunningServer,
   screenshot,
+  signIn,
   startServer,
 } from "./harness.js";
 
@@ -53,9 +54,7 @@ beforeAll(async () => {
     .split("\n")
     .at(-1)!;
   browser = await launchBrowser();
-  page = await (await newContext(browser)).newPage();
-  await page.goto(await server.signInLink(ACCOUNT));
-  await page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
+  page = await signIn(server, await newContext(browser), ACCOUNT);
 }, 120_000);
 
 afterAll(async () => {

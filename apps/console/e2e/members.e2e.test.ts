@@ -7,6 +7,7 @@ import {
   type RunningServer,
   request,
   seedAccount,
+  signIn,
   startServer,
 } from "./harness.js";
 
@@ -20,19 +21,7 @@ const ACCOUNT = "console-members";
 let adminKey = "";
 
 async function signInAs(member?: string): Promise<Page> {
-  const context = await newContext(browser);
-  const page = await context.newPage();
-  const printed = await server.cli([
-    "console",
-    "link",
-    "--account",
-    ACCOUNT,
-    ...(member ? ["--member", member] : []),
-    "--json",
-  ]);
-  await page.goto((JSON.parse(printed) as { url: string }).url);
-  await page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
-  return page;
+  return signIn(server, await newContext(browser), ACCOUNT, member ? { member } : {});
 }
 
 beforeAll(async () => {

@@ -8,6 +8,7 @@ import {
   request,
   screenshot,
   seedAccount,
+  signIn,
   startServer,
 } from "./harness.js";
 
@@ -61,9 +62,7 @@ describe("the Memories page", () => {
     ).toBe(201);
 
     const context = await newContext(browser);
-    const page = await context.newPage();
-    await page.goto(await server.signInLink(ACCOUNT));
-    await page.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
+    const page = await signIn(server, context, ACCOUNT);
     await page.getByRole("link", { name: "Memories" }).click();
     await page.getByRole("heading", { level: 1, name: "Memories" }).waitFor();
     await page.getByLabel("User id").fill("ada");

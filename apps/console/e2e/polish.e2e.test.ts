@@ -10,6 +10,7 @@ import {
   request,
   screenshot,
   seedAccount,
+  signIn,
   startServer,
 } from "./harness.js";
 
@@ -32,13 +33,6 @@ async function go(path: string, on: Page = page) {
   await on.locator("main h1").waitFor();
 }
 
-async function signIn(into: BrowserContext): Promise<Page> {
-  const opened = await into.newPage();
-  await opened.goto(await server.signInLink(ACCOUNT));
-  await opened.getByRole("heading", { level: 1, name: "Agents" }).waitFor();
-  return opened;
-}
-
 async function createAgent(name: string): Promise<string> {
   const created = await api("POST", "/v1/agents", { name, modelProvider: "openai" });
   expect(created.status).toBe(201);
@@ -51,7 +45,7 @@ beforeAll(async () => {
   adminKey = await seedAccount(server, ACCOUNT, { createPerMinute: 20 });
   browser = await launchBrowser();
   context = await newContext(browser);
-  page = await signIn(context);
+  page = await signIn(server, context, ACCOUNT);
 }, 180_000);
 
 afterAll(async () => {
@@ -190,7 +184,7 @@ describe("usage charts", () => {
 describe("at 360 px wide", () => {
   it("fits History and Agents on the screen, actions included", async () => {
     const narrow = await newContext(browser, { width: 360, height: 740 });
-    const small = await signIn(narrow);
+    const small = await signIn(server, narrow, ACCOUNT);
     try {
       const agentId = await createAgent("Narrow screen agent with a rather long name");
       // What people paste: a long command in a code block, an address without spaces.

@@ -184,3 +184,23 @@ export const session = {
   signIn: (token: string) => api<ConsoleSession>("POST", "/console/session", { body: { token } }),
   signOut: () => api<{ signedOut: true }>("DELETE", "/console/session"),
 };
+
+/** Whether this deployment signs people in by OIDC (`GET /console/oidc`), and where a sign-in starts. */
+export interface OidcStatus {
+  enabled: boolean;
+  startUrl: string | null;
+}
+
+/** An account a person signed in by OIDC may pick, with the role they hold in it. */
+export interface AccountChoice {
+  id: string;
+  name: string;
+  role: string;
+}
+
+export const sso = {
+  status: () => api<OidcStatus>("GET", "/console/oidc"),
+  /** The accounts the email just signed in by OIDC is a member of (more than one), while the choice is open. */
+  choices: () => api<{ email: string; accounts: AccountChoice[] }>("GET", "/console/oidc/accounts"),
+  pick: (accountId: string) => api<ConsoleSession>("POST", "/console/oidc/accounts", { body: { accountId } }),
+};

@@ -4,6 +4,7 @@ import { type ConsoleSession, type RateLimit, rateLimit, session, signedOut } fr
 import { type Draft, hasDraft, keepDraft, restoreDraft, takeDraft } from "./drafts";
 import { AgentForm } from "./pages/agent-form";
 import { AgentsPage } from "./pages/agents";
+import { AuditPage } from "./pages/audit";
 import { BudgetsPage } from "./pages/budgets";
 import { ChatPage } from "./pages/chat";
 import { HistoryPage } from "./pages/history";
@@ -26,6 +27,7 @@ const NAV: { to: string; label: string }[] = [
   { to: "/webhooks", label: "Webhooks" },
   { to: "/settings/api-keys", label: "API keys" },
   { to: "/settings/members", label: "Members" },
+  { to: "/settings/audit", label: "Audit log" },
 ];
 
 function page(path: string): { title: string; body: JSX.Element } {
@@ -50,6 +52,8 @@ function page(path: string): { title: string; body: JSX.Element } {
       return { title: "API keys", body: <KeysPage /> };
     case "/settings/members":
       return { title: "Members", body: <MembersPage /> };
+    case "/settings/audit":
+      return { title: "Audit log", body: <AuditPage /> };
     default:
       return { title: "Agents", body: <AgentsPage /> };
   }

@@ -244,7 +244,7 @@ function requireCsrfToken(ctx: Context, secret: string): void {
  * Whether the request reached this deployment over https: TLS to this process, or, behind a proxy trusted with
  * TRUST_PROXY, the proxy's `X-Forwarded-Proto`; a public base URL in https says so too.
  */
-function overHttps(gateway: GatewayContext, ctx: Context): boolean {
+export function overHttps(gateway: GatewayContext, ctx: Context): boolean {
   if ((ctx.req.socket as { encrypted?: boolean }).encrypted) return true;
   if (gateway.config.PUBLIC_BASE_URL.startsWith("https://")) return true;
   if (!gateway.config.TRUST_PROXY) return false;
@@ -271,7 +271,8 @@ export function setSessionCookies(
   ctx.cookies.set(CSRF_COOKIE, secret === null ? "" : csrfTokenOf(secret), { ...common, httpOnly: false });
 }
 
-function presentSession(session: ConsoleSession, account: Account, member: Member) {
+/** A session as the console reads it: its account, its member and the scopes of the member's role. */
+export function presentSession(session: ConsoleSession, account: Account, member: Member) {
   const access = memberAccess(member);
   return {
     id: session.id,
