@@ -1,3 +1,4 @@
+import type { BudgetLedger, Charge } from "@agentry/budgets";
 import type { Limits, PriceTable, Role, Scope, Tier } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
@@ -13,7 +14,6 @@ import type {
   WebhookService,
 } from "@agentry/proto";
 import type { Client } from "@connectrpc/connect";
-import type { BudgetLedger, Charge } from "./budgets/ledger.js";
 import type { GatewayConfig } from "./config.js";
 import type { Authenticator } from "./http/auth.js";
 import type { ConsoleSessions } from "./http/console-session.js";

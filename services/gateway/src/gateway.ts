@@ -1,3 +1,4 @@
+import { BudgetLedger } from "@agentry/budgets";
 import {
   createMemoryLimiter,
   createRedisLimiter,
@@ -22,7 +23,6 @@ import type { DependencyState } from "@agentry/rpc";
 import { createClient, type Transport } from "@connectrpc/connect";
 import type Koa from "koa";
 import { buildApp } from "./app.js";
-import { BudgetLedger } from "./budgets/ledger.js";
 import type { GatewayConfig } from "./config.js";
 import type { GatewayContext, GatewayState } from "./context.js";
 import { Authenticator } from "./http/auth.js";

@@ -1,4 +1,4 @@
-import type { BudgetLedger } from "../budgets/ledger.js";
+import type { BudgetLedger } from "@agentry/budgets";
 import { reservingMiddleware } from "./limits.js";
 
 /**

@@ -1,3 +1,4 @@
+import { replyUsage } from "@agentry/budgets";
 import { FALLBACK_MAX_ITEMS, isId } from "@agentry/core";
 import { AppError, type ErrorCode } from "@agentry/errors";
 import {
@@ -22,7 +23,6 @@ import {
 import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
-import { replyUsage } from "../budgets/ledger.js";
 import { toAppError } from "../http/errors.js";
 import { EventStream, PING_INTERVAL_MS } from "../http/sse.js";
 import { sendMessageBody } from "../validation/messages.js";

@@ -1,3 +1,4 @@
+import { type Charge, replyUsage } from "@agentry/budgets";
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { type Agent, AgentStatus, type Reply } from "@agentry/proto";
@@ -5,7 +6,6 @@ import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import type { Middleware, ParameterizedContext } from "koa";
 import type { z } from "zod";
-import { type Charge, replyUsage } from "../budgets/ledger.js";
 import type { GatewayContext, GatewayState, Principal } from "../context.js";
 import { requireScope } from "../http/auth.js";
 import { toAppError } from "../http/errors.js";

@@ -1,3 +1,4 @@
+import { replyUsage } from "@agentry/budgets";
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import {
@@ -11,7 +12,6 @@ import {
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
-import { replyUsage } from "../../budgets/ledger.js";
 import { readJsonBody } from "../../http/body.js";
 import { toAppError } from "../../http/errors.js";
 import type { RequestContext } from "../../routes/define.js";

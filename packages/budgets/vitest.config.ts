@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config";
+
+export const config = defineConfig({
+  test: {
+    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
+export { config as default };
