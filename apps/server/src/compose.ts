@@ -1,14 +1,20 @@
 import { keyInDataDir } from "@agentry/config";
 import { buildConnectors } from "@agentry/connectors";
 import { buildConversation, registryAgents } from "@agentry/conversation";
-import { buildGateway, type Gateway } from "@agentry/gateway";
+import { buildGateway, createSpendMeter, type Gateway } from "@agentry/gateway";
 import type { Logger } from "@agentry/logging";
 import { Metrics, rpcInterceptors } from "@agentry/observability";
 import { createGuardedFetch } from "@agentry/outbound";
 import { publishWith } from "@agentry/outbox";
 import { Catalogue, type Plugin } from "@agentry/plugin-kit";
 import { builtinPlugins } from "@agentry/plugins";
-import { AgentService, ConversationService, PluginService, WebhookService } from "@agentry/proto";
+import {
+  AgentService,
+  BudgetService,
+  ConversationService,
+  PluginService,
+  WebhookService,
+} from "@agentry/proto";
 import { buildRegistry } from "@agentry/registry";
 import { createInProcessTransport, remoteService, servedInterceptors } from "@agentry/rpc";
 import { buildWebhooks } from "@agentry/webhooks";
@@ -105,6 +111,11 @@ export async function composeServer(
     stream: (...args) => registryTransport!.stream(...args),
   };
 
+  // One meter for the gateway's sends and the conversation service's own model calls (platform turns, schedule
+  // fires, memory extraction): in memory, one instance is what makes a budget exact across both.
+  const spend = createSpendMeter(gatewayConfig, logger, installed.now);
+  closers.push(() => spend.close());
+
   let conversationTransport: Transport;
   if (config.conversation) {
     const conversation = await buildConversation({
@@ -120,6 +131,17 @@ export async function composeServer(
       agents: registryAgents(createClient(AgentService, laterRegistry)),
       approvalTimeoutMs: config.conversation.approvalTimeoutMs,
       auditRetentionDays: config.conversation.auditRetentionDays,
+      budgets: {
+        meter: spend.meter,
+        prices: gatewayConfig.PRICES,
+        budgets: createClient(BudgetService, laterRegistry),
+        agents: createClient(AgentService, laterRegistry),
+        webhooks: webhooksClient,
+        cacheTtlMs: gatewayConfig.AUTH_CACHE_TTL_MS,
+        estimateTokens: gatewayConfig.BUDGET_ESTIMATE_TOKENS,
+        rpcTimeoutMs: gatewayConfig.RPC_TIMEOUT_MS,
+        ...(installed.now ? { now: installed.now } : {}),
+      },
       ...(metrics ? { metrics } : {}),
       webhooks: { publish: publishWith(webhooksClient, { timeoutMs: gatewayConfig.RPC_TIMEOUT_MS }) },
       plugins: {
@@ -240,6 +262,7 @@ export async function composeServer(
     catalogue,
     ...(metrics ? { metrics } : {}),
     ...(installed.now ? { now: installed.now } : {}),
+    meter: spend.meter,
   });
   return {
     ...gateway,

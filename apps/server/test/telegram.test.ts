@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { APOLOGY } from "@agentry/connectors";
+import { APOLOGY, BUDGET_SPENT } from "@agentry/connectors";
 import { startFakeTelegram } from "@agentry/connectors/testing";
 import { describe, expect, it } from "vitest";
 import { agentState, connectorServer, platformAgent, quiet, until } from "./connectors.js";
@@ -150,6 +150,35 @@ describe("Telegram", () => {
     await quiet(500);
     expect(server.fake.sent(bot.token)).toHaveLength(1);
     expect(server.openai.requests).toHaveLength(1);
+  });
+
+  it("tells the chat the agent's budget is spent, without calling the model, once it is", async () => {
+    const bot = await telegramAgent();
+    const budget = await server.h.request("POST", "/v1/budgets", {
+      key: server.tenant.key,
+      body: { unit: "tokens", limit: 12, period: "day", agentId: bot.id },
+    });
+    expect(budget.status).toBe(201);
+    server.openai.answer({ text: "Spent it all.", usage: { input: 10, output: 2 } });
+    server.fake.send(bot.token, { chat: { id: 512, type: "private" }, text: "First" });
+    await until(
+      () => server.fake.sent(bot.token),
+      (messages) => messages.length === 1,
+    );
+    const { messageId } = server.fake.send(bot.token, { chat: { id: 512, type: "private" }, text: "Second" });
+    const sent = await until(
+      () => server.fake.sent(bot.token),
+      (messages) => messages.length === 2,
+    );
+    expect(sent.map((message) => message.text)).toEqual(["Spent it all.", BUDGET_SPENT]);
+    expect(sent[1]?.replyTo).toBe(messageId);
+    expect(server.openai.requests).toHaveLength(1);
+    await until(
+      () => server.fake.pending(bot.token),
+      (n) => n === 0,
+    );
+    await quiet(500);
+    expect(server.fake.sent(bot.token)).toHaveLength(2);
   });
 
   it("waits out a 429's retry_after and still replies once", async () => {

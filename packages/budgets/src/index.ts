@@ -7,3 +7,4 @@ export {
   type SendUsage,
 } from "./ledger.js";
 export { budgetOf, type Standing, shown } from "./present.js";
+export { loadPrices } from "./prices.js";

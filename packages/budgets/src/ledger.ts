@@ -122,22 +122,24 @@ export class BudgetLedger {
   }
 
   /**
-   * Reserves the send's estimate in every budget that counts it; null when none does.
+   * Reserves the send's estimate in every budget that counts it; null when none does. A `sideCall` (memory
+   * extraction) reserves nothing: it is admitted while every budget has something left, its usage is counted when
+   * it settles, and it teaches nothing about what the agent's messages spend.
    * @throws AppError BUDGET_EXCEEDED naming the first budget it would overspend.
    */
-  async admit(send: Send): Promise<Charge | null> {
+  async admit(send: Send, options: { sideCall?: boolean } = {}): Promise<Charge | null> {
     const budgets = (await this.budgetsOf(send.accountId)).filter((b) => budgetApplies(b, send));
     if (budgets.length === 0) return null;
     const at = this.now();
-    const estimate = await this.estimate(send);
+    const estimate = options.sideCall ? null : await this.estimate(send);
     const counters = budgets.map((budget) => this.counter(budget, at));
-    const amounts = budgets.map((budget) => this.amount(budget, estimate));
+    const amounts = budgets.map((budget) => (estimate ? this.amount(budget, estimate) : 0));
     const outcome = await this.options.meter.reserve(counters, amounts);
     if (!outcome.allowed) {
       const budget = budgets[outcome.refused]!;
       throw exceeded(budget, outcome.spent[outcome.refused]!, at);
     }
-    return new Charge(this, send, budgets, counters, outcome.amounts, at);
+    return new Charge(this, send, budgets, counters, outcome.amounts, at, !options.sideCall);
   }
 
   /**
@@ -163,7 +165,7 @@ export class BudgetLedger {
       actual,
     );
     if (!usage) return;
-    this.estimates.set(charge.send.agentId, estimateOf(usage));
+    if (charge.learns) this.estimates.set(charge.send.agentId, estimateOf(usage));
     const alerts: Promise<void>[] = [];
     charge.budgets.forEach((budget, i) => {
       const spent = after[i];
@@ -288,6 +290,8 @@ export class Charge {
     readonly counters: SpendCounter[],
     readonly amounts: number[],
     readonly atMs: number,
+    /** Whether its usage is what the agent's next message is estimated at (a message's, not a side call's). */
+    readonly learns = true,
   ) {}
 
   /** Replaces the estimate by what the send spent. Only the first settle or release counts. */

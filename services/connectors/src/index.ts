@@ -19,7 +19,13 @@ export {
   runClients,
 } from "./domain/clients.js";
 export { MESSAGE_LIMITS, splitReply } from "./domain/split.js";
-export { APOLOGY, CLIENT_AUTH_FAILED, type ClientState, type ClientStatus } from "./domain/status.js";
+export {
+  APOLOGY,
+  BUDGET_SPENT,
+  CLIENT_AUTH_FAILED,
+  type ClientState,
+  type ClientStatus,
+} from "./domain/status.js";
 export { markdownToSlack } from "./format/slack.js";
 export { escapeHtml, markdownToTelegramHtml } from "./format/telegram.js";
 export { type ConnectorFailure, ConnectorMetrics } from "./metrics.js";

@@ -18,7 +18,7 @@ import { create, toJson, toJsonString } from "@bufbuild/protobuf";
 import { timestampDate, timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, ConnectError } from "@connectrpc/connect";
 import { type ClientConfig, PLATFORM_SECRETS, type Platform, runClients } from "./domain/clients.js";
-import { CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
+import { BUDGET_SPENT, CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
 import type { ConnectorMetrics } from "./metrics.js";
 import type { Connector, PlatformDriver, TurnRequest } from "./platform.js";
 import type { ConnectorStore } from "./store/types.js";
@@ -309,9 +309,19 @@ export class ConnectorSupervisor {
         // The platform message's key: a message read again after a restart finds its run, or its stored
         // exchange, instead of calling the model a second time.
         idempotencyKeyHash: createHash("sha256").update(request.messageKey).digest("hex"),
+        // No gateway charged it: the conversation service reserves against the agent's and account's budgets.
+        enforceBudgets: true,
       });
       return await this.turnReply(agent, messageId);
     } catch (error) {
+      if (budgetSpent(error)) {
+        // Refused before the model: the chat is told why, not given the apology for a failure.
+        this.options.logger.info(
+          { agentId: agent.id },
+          "turn from a platform message refused: a budget is spent",
+        );
+        return BUDGET_SPENT;
+      }
       // The conversation service recorded the failure (message.failed); the user gets one apology.
       this.options.logger.warn({ err: error, agentId: agent.id }, "turn from a platform message failed");
       this.options.metrics?.failed(platform, "turn");
@@ -390,4 +400,11 @@ function fingerprintOf(want: {
   return createHash("sha256")
     .update(JSON.stringify([want.config, want.secrets, spec]))
     .digest("hex");
+}
+
+/** Whether a turn was refused because a budget of its agent or account is spent. */
+function budgetSpent(error: unknown): boolean {
+  if (error instanceof AppError) return error.code === "BUDGET_EXCEEDED";
+  const failure = ConnectError.from(error);
+  return answeredByService(failure) && fromConnectError(failure).code === "BUDGET_EXCEEDED";
 }

@@ -1,7 +1,10 @@
+import { BudgetLedger, type BudgetLedgerOptions } from "@agentry/budgets";
 import { DEFAULT_AUDIT_RETENTION_DAYS, pruneAuditEvents, repeatEvery } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { type Metrics, traceMethods } from "@agentry/observability";
 import { OutboxRelay, type PublishEvents, publishingConsumer } from "@agentry/outbox";
+import { GetUsageRequestSchema } from "@agentry/proto";
+import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { DEFAULT_CONTEXT_TOKEN_BUDGET } from "./config.js";
 import type { ConversationContext, TurnContext } from "./context.js";
@@ -18,7 +21,7 @@ import {
   ProviderSet,
   type ProvidersConfig,
 } from "./providers/resolve.js";
-import { conversationRoutes } from "./routes.js";
+import { conversationRoutes, usageReport } from "./routes.js";
 import { type AgentDirectory, Scheduler } from "./schedules.js";
 import { openConversationStore } from "./store/open.js";
 import type { ConversationStore, OutboxEvent } from "./store/types.js";
@@ -80,6 +83,12 @@ export interface BuildConversationOptions {
   scheduleScanMs?: number;
   /** AUDIT_RETENTION_DAYS: audit events older than this are removed; 0 keeps them forever (365 by default). */
   auditRetentionDays?: number;
+  /**
+   * Spend budgets for the model calls that pass no gateway (platform turns, schedule fires, memory extraction):
+   * the registry's budgets and agents, where alerts go, and the meter. The meter must be the gateways': their Redis
+   * one, or, in one process, the gateway's own instance. Unset, only the gateways enforce budgets.
+   */
+  budgets?: Omit<BudgetLedgerOptions, "conversations" | "logger">;
 }
 
 export interface Conversation {
@@ -124,7 +133,17 @@ export async function buildConversation(options: BuildConversationOptions): Prom
   const timeoutMs = options.providers.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
   const memoryVectors = new MemoryVectors(traced, createEmbedder(options.embeddings), logger);
   await memoryVectors.describe();
-  const memories = new MemoryLearning(traced, logger, timeoutMs, memoryVectors);
+  // Counters new to the meter start from the usage this store holds, as the gateways' do through GetUsage.
+  const budgets = options.budgets
+    ? new BudgetLedger({
+        ...options.budgets,
+        conversations: {
+          getUsage: (request) => usageReport(traced, create(GetUsageRequestSchema, request)),
+        },
+        logger,
+      })
+    : undefined;
+  const memories = new MemoryLearning(traced, logger, timeoutMs, memoryVectors, budgets);
   const turns: TurnContext = {
     store: traced,
     providers: new ProviderSet(options.providers, logger, options.dataDir),
@@ -140,6 +159,7 @@ export async function buildConversation(options: BuildConversationOptions): Prom
     ...(relay ? { events: { written: () => relay.kick() } } : {}),
     memories,
     memoryVectors,
+    ...(budgets ? { budgets } : {}),
   };
   // Each layer is handed the one below it: turns (service.ts) ← runs ← keyed sends.
   const runs = new MessageRuns(turns, {

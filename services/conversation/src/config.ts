@@ -119,6 +119,15 @@ const variables = z.object({
    * service the registry it uses itself.
    */
   REGISTRY_URL: env.registryUrl(),
+  /**
+   * The gateways' Redis: spend budgets of the model calls no gateway sees (platform turns, schedule fires, memory
+   * extraction) count on the same counters, exact across processes. Unset, this process counts them on its own.
+   */
+  REDIS_URL: env.url().optional(),
+  /** The gateways' prices file (docs/api/budgets.md "Prices"), for budgets in US dollars. */
+  PRICES_FILE: z.string().min(1).optional(),
+  /** What a message to an agent is taken to spend, in tokens, before one of its messages has been seen here. */
+  BUDGET_ESTIMATE_TOKENS: z.coerce.number().int().min(1).max(10_000_000).default(1000),
   /** Lets the http and mcp plugins reach http URLs and private addresses: for development and tests only. */
   ALLOW_PRIVATE_NETWORKS: env.allowPrivateNetworks(),
   LOG_LEVEL: env.logLevel(),
@@ -191,6 +200,12 @@ export interface ConversationConfig {
   registryUrl?: string;
   /** ALLOW_PRIVATE_NETWORKS: the outbound guard of the plugins' calls lets http and private addresses through. */
   allowPrivateNetworks: boolean;
+  /** REDIS_URL: the gateways' Redis, whose budget counters this service shares. */
+  redisUrl?: string;
+  /** PRICES_FILE. */
+  pricesFile?: string;
+  /** BUDGET_ESTIMATE_TOKENS. */
+  budgetEstimateTokens: number;
   logLevel: string;
   logFormat: "json" | "pretty" | "auto";
   /** METRICS_PORT: where Prometheus metrics are served; unset, none are collected. */
@@ -256,6 +271,9 @@ export function loadConversationConfig(source: NodeJS.ProcessEnv = process.env):
     ...(value.WEBHOOKS_URL ? { webhooksUrl: value.WEBHOOKS_URL } : {}),
     ...(value.REGISTRY_URL ? { registryUrl: value.REGISTRY_URL } : {}),
     allowPrivateNetworks: value.ALLOW_PRIVATE_NETWORKS,
+    ...(value.REDIS_URL ? { redisUrl: value.REDIS_URL } : {}),
+    ...(value.PRICES_FILE ? { pricesFile: value.PRICES_FILE } : {}),
+    budgetEstimateTokens: value.BUDGET_ESTIMATE_TOKENS,
     logLevel: value.LOG_LEVEL,
     logFormat: value.LOG_FORMAT,
     ...(value.METRICS_PORT === undefined ? {} : { metricsPort: value.METRICS_PORT }),

@@ -1,3 +1,4 @@
+import type { BudgetLedger } from "@agentry/budgets";
 import type { Logger } from "@agentry/logging";
 import type { IdempotentSends } from "./idempotent-sends.js";
 import type { MemoryLearning } from "./memory-learning.js";
@@ -38,6 +39,11 @@ export interface TurnContext {
   memories?: MemoryLearning;
   /** Memories' vectors and the recall that uses them; unset, recall is by full text and no vectors are made. */
   memoryVectors?: MemoryVectors;
+  /**
+   * Spend budgets for the model calls that pass no gateway (messages with `enforceBudgets`, memory extraction);
+   * unset, only the gateways enforce budgets.
+   */
+  budgets?: BudgetLedger;
 }
 
 /** Everything the handlers use, built once by `buildConversation`; handlers reach for nothing else. */

@@ -1,3 +1,5 @@
+import type { BudgetLedger, Charge } from "@agentry/budgets";
+import { asAppError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import {
   EXTRACTION_MAX_TOKENS,
@@ -44,6 +46,8 @@ export class MemoryLearning {
     private readonly timeoutMs: number,
     /** Where the memories learnt get their vectors, and the known ones are recalled through. */
     private readonly vectors?: MemoryVectors,
+    /** The agent's and the account's spend budgets, which an extraction reserves against like a message. */
+    private readonly budgets?: BudgetLedger,
   ) {}
 
   /**
@@ -74,23 +78,48 @@ export class MemoryLearning {
     await this.idle();
   }
 
+  /** The extraction's charge; false when a budget of the agent or the account is spent (it is then skipped). */
+  private async admit(turn: LearnFrom): Promise<Charge | null | false> {
+    if (!this.budgets) return null;
+    try {
+      // Reserves nothing, so an extraction never holds back a message: it runs while the budgets have room.
+      return await this.budgets.admit(
+        { accountId: turn.owner.accountId, agentId: turn.owner.agentId, apiKeyId: "" },
+        { sideCall: true },
+      );
+    } catch (error) {
+      if (asAppError(error).code !== "BUDGET_EXCEEDED") throw error;
+      this.logger.info({ agentId: turn.owner.agentId }, "memory extraction skipped: a budget is spent");
+      return false;
+    }
+  }
+
   private async extract(turn: LearnFrom): Promise<void> {
     const { owner } = turn;
     const exchange = `${turn.userText}\n${turn.replyText}`;
     const known = await (this.vectors?.relevant(owner, exchange, KNOWN_MEMORIES_SHOWN) ??
       this.store.relevantMemories(owner, exchange, KNOWN_MEMORIES_SHOWN));
+    const charge = await this.admit(turn);
+    if (charge === false) return;
     const started = performance.now();
     const signal = AbortSignal.any([this.aborts.signal, AbortSignal.timeout(this.timeoutMs)]);
-    const answer = await turn.provider.complete(
-      {
-        model: turn.model,
-        system: EXTRACTION_PROMPT,
-        messages: [{ role: "user", text: extractionMessage(known, turn.userText, turn.replyText) }],
-        maxTokens: EXTRACTION_MAX_TOKENS,
-        temperature: 0,
-      },
-      signal,
-    );
+    let answer: Awaited<ReturnType<ModelProvider["complete"]>>;
+    try {
+      answer = await turn.provider.complete(
+        {
+          model: turn.model,
+          system: EXTRACTION_PROMPT,
+          messages: [{ role: "user", text: extractionMessage(known, turn.userText, turn.replyText) }],
+          maxTokens: EXTRACTION_MAX_TOKENS,
+          temperature: 0,
+        },
+        signal,
+      );
+    } catch (error) {
+      await charge?.release();
+      throw error;
+    }
+    await charge?.settle({ model: answer.model, ...answer.usage });
     if (answer.usage.inputTokens + answer.usage.outputTokens > 0) {
       await this.store.recordTokens(extractionCall(turn, answer.model, answer.usage, started));
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
+import { replyUsage } from "@agentry/budgets";
 import {
   FALLBACK_MAX_ITEMS,
   fallbackChoices,
@@ -255,13 +256,35 @@ export class MessageRuns {
    */
   async startBackground(input: MessageInput, claim?: RunClaim): Promise<string> {
     const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
-    const place = await this.join({ ...input, ids });
+    // Reserved before the message takes its place: one its budget refuses is not recorded at all.
+    const charge =
+      input.enforceBudgets && this.turns.budgets && input.agent
+        ? await this.turns.budgets.admit({
+            accountId: input.accountId,
+            agentId: input.agent.id,
+            apiKeyId: "",
+          })
+        : null;
     let run: LiveRun;
     try {
-      run = this.begin({ ...input, ids }, true, undefined, claim, place);
+      const place = await this.join({ ...input, ids });
+      try {
+        run = this.begin({ ...input, ids }, true, undefined, claim, place);
+      } catch (error) {
+        await place.leave();
+        throw error;
+      }
     } catch (error) {
-      await place.leave();
+      void charge?.release();
       throw error;
+    }
+    if (charge) {
+      // Settled to the reply's usage; a run that failed or paused for approval frees its estimate. A run let go
+      // to another process keeps it until the counter's period ends (erring on the side of spending less).
+      void run.reply.then(
+        (reply) => charge.settle(replyUsage(reply)),
+        () => charge.release(),
+      );
     }
     if (!(await run.recorded)) {
       throw new AppError("AGENT_UNAVAILABLE", "The message could not be recorded; retry shortly.", {

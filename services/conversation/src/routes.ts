@@ -117,6 +117,7 @@ import { scheduleHandlers } from "./schedule-routes.js";
 import type { MessageInput, ReplyRecord, StreamEvent } from "./service.js";
 import type {
   ConversationRecord,
+  ConversationStore,
   ListedRunStatus,
   MemoryRecord,
   PageRequest,
@@ -445,31 +446,39 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
       },
 
       async getUsage(request: GetUsageRequest): Promise<GetUsageResponse> {
-        if (!request.accountId) throw invalid("account_id", "is required");
-        const report = await ctx.store.getUsage({
-          accountId: request.accountId,
-          from: request.fromTime && timestampDate(request.fromTime),
-          to: request.toTime && timestampDate(request.toTime),
-          granularity: granularityOf(request.granularity),
-          agentId: request.agentId,
-          userId: request.userId,
-          // An unknown dimension goes on by its number, for the store to refuse by name.
-          groupBy: request.groupBy.map((dimension) => DIMENSIONS.get(dimension) ?? String(dimension)),
-        });
-        return create(GetUsageResponseSchema, {
-          fromTime: timestampFromDate(new Date(report.from)),
-          toTime: timestampFromDate(new Date(report.to)),
-          granularity: report.granularity === "hour" ? UsageGranularity.HOUR : UsageGranularity.DAY,
-          buckets: report.buckets.map((bucket) => ({
-            startTime: timestampFromDate(new Date(bucket.start)),
-            endTime: timestampFromDate(new Date(bucket.end)),
-            groups: bucket.groups.map(toUsageGroup),
-          })),
-          totals: report.totals.map(toUsageGroup),
-        });
+        return usageReport(ctx.store, request);
       },
     });
   };
+}
+
+/** GetUsage over a store: what the RPC answers, and what budgets' counters start from here. */
+export async function usageReport(
+  store: ConversationStore,
+  request: GetUsageRequest,
+): Promise<GetUsageResponse> {
+  if (!request.accountId) throw invalid("account_id", "is required");
+  const report = await store.getUsage({
+    accountId: request.accountId,
+    from: request.fromTime && timestampDate(request.fromTime),
+    to: request.toTime && timestampDate(request.toTime),
+    granularity: granularityOf(request.granularity),
+    agentId: request.agentId,
+    userId: request.userId,
+    // An unknown dimension goes on by its number, for the store to refuse by name.
+    groupBy: request.groupBy.map((dimension) => DIMENSIONS.get(dimension) ?? String(dimension)),
+  });
+  return create(GetUsageResponseSchema, {
+    fromTime: timestampFromDate(new Date(report.from)),
+    toTime: timestampFromDate(new Date(report.to)),
+    granularity: report.granularity === "hour" ? UsageGranularity.HOUR : UsageGranularity.DAY,
+    buckets: report.buckets.map((bucket) => ({
+      startTime: timestampFromDate(new Date(bucket.start)),
+      endTime: timestampFromDate(new Date(bucket.end)),
+      groups: bucket.groups.map(toUsageGroup),
+    })),
+    totals: report.totals.map(toUsageGroup),
+  });
 }
 
 function messageInput(
@@ -490,6 +499,7 @@ function messageInput(
     idempotencyKeyHash: request.idempotencyKeyHash || undefined,
     suppliedContext: "suppliedContext" in request ? suppliedContext(request.suppliedContext) : undefined,
     onConflict: request.onConflict,
+    enforceBudgets: "enforceBudgets" in request ? request.enforceBudgets : undefined,
   };
 }
 

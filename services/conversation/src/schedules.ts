@@ -263,6 +263,8 @@ export class Scheduler {
         userId: schedule.userId ?? undefined,
         roomId: schedule.roomId ?? undefined,
         context: { schedule: { id: schedule.id, firedAt: scheduledAt } },
+        // No gateway charged it: its budgets are reserved against here (refused: the fire fails BUDGET_EXCEEDED).
+        enforceBudgets: true,
         ids,
       });
     } catch (error) {

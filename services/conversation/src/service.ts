@@ -82,6 +82,12 @@ export interface MessageInput {
     | undefined;
   /** The send's `onConflict` (conversation-queue.ts); unset, the agent's `settings.concurrentMessages`. */
   onConflict?: string | undefined;
+  /**
+   * A message that passed no gateway (a platform's, a schedule's): started in the background, it reserves against
+   * the agent's and the account's budgets first (`TurnContext.budgets`), and is refused BUDGET_EXCEEDED when one
+   * is spent. A gateway's messages are charged by the gateway.
+   */
+  enforceBudgets?: boolean | undefined;
 }
 
 /** The agent's complete reply (docs/api/messages-and-streams.md, "Reply": the non-stream reply `data`). */

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
+import { loadPrices } from "@agentry/budgets";
 import { env, gatewayAddress, parseEnv, publicOrigin, z } from "@agentry/config";
-import { DEFAULT_PRICE_TABLE, type PriceTable, parsePrices } from "@agentry/core";
+import { DEFAULT_PRICE_TABLE, type PriceTable } from "@agentry/core";
 import { metricsEnv } from "@agentry/observability";
 
 export const gatewayEnvSchema = z
@@ -72,24 +72,6 @@ export const gatewayEnvSchema = z
     }
     return { ...value, PUBLIC_BASE_URL: publicOrigin(value), PRICES };
   });
-
-/** The shipped prices, with the operator's file over them when one is named. */
-function loadPrices(file: string | undefined): PriceTable {
-  if (file === undefined) return DEFAULT_PRICE_TABLE;
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new Error(`cannot read the prices file ${file}: ${(error as Error).message}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new Error(`the prices file ${file} is not JSON: ${(error as Error).message}`);
-  }
-  return parsePrices(json, DEFAULT_PRICE_TABLE, `the prices file ${file}`);
-}
 
 export type GatewayConfig = z.infer<typeof gatewayEnvSchema>;
 

@@ -5,6 +5,7 @@ import {
   type Limiter,
   MemorySpendMeter,
   RedisSpendMeter,
+  type SpendMeter,
 } from "@agentry/limits";
 import { type Logger, OutageLog } from "@agentry/logging";
 import type { Metrics } from "@agentry/observability";
@@ -56,6 +57,11 @@ export interface GatewayOptions {
   metrics?: Metrics;
   /** The clock budgets' periods follow (epoch milliseconds); tests move it across a period's end. */
   now?: () => number;
+  /**
+   * The meter budgets count on, when the process shares one with its conversation service (`createSpendMeter`);
+   * unset, the limiter's Redis with REDIS_URL, else one of the gateway's own memory.
+   */
+  meter?: SpendMeter;
 }
 
 export interface Gateway {
@@ -70,6 +76,21 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/**
+ * A budgets' meter for a process whose conversation service calls models beside its gateway: on REDIS_URL's Redis
+ * (the same counters as every gateway's), else in memory, to give both the gateway and the conversation service,
+ * so that one count is exact in the process.
+ */
+export function createSpendMeter(
+  config: { REDIS_URL?: string | undefined },
+  logger: Logger,
+  now?: () => number,
+): { meter: SpendMeter; close(): Promise<void> } {
+  if (!config.REDIS_URL) return { meter: new MemorySpendMeter(now), close: async () => undefined };
+  const redis = createRedisLimiter({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") });
+  return { meter: new RedisSpendMeter(redis), close: () => redis.close() };
+}
+
 /** The REST gateway over the services it calls: its limiter, its RPC clients, its key cache, its Koa app. */
 export function buildGateway(options: GatewayOptions): Gateway {
   const { config, logger, metrics } = options;
@@ -79,7 +100,8 @@ export function buildGateway(options: GatewayOptions): Gateway {
     : undefined;
   const backend: Limiter = redisLimiter ?? createMemoryLimiter();
   // Budgets count on the limiter's Redis when there is one, so they are exact across gateways.
-  const meter = redisLimiter ? new RedisSpendMeter(redisLimiter) : new MemorySpendMeter(options.now);
+  const meter =
+    options.meter ?? (redisLimiter ? new RedisSpendMeter(redisLimiter) : new MemorySpendMeter(options.now));
   const a2aTasks = config.REDIS_URL
     ? new RedisTaskStore({ url: config.REDIS_URL, availability: new OutageLog(logger, "redis") })
     : undefined;

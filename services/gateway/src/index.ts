@@ -1,7 +1,7 @@
 export { buildApp, type LimitsMiddleware, ROUTES } from "./app.js";
 export { type GatewayConfig, gatewayEnvSchema, loadGatewayConfig } from "./config.js";
 export type { GatewayContext, GatewayState, Principal } from "./context.js";
-export { buildGateway, type Gateway, type GatewayOptions } from "./gateway.js";
+export { buildGateway, createSpendMeter, type Gateway, type GatewayOptions } from "./gateway.js";
 // The request frame's parts, the key check and the limits, for the benchmark of the per-request floor.
 export { Authenticator } from "./http/auth.js";
 export { accessLogger, requestFrame, writeAccessLogOnClose } from "./http/frame.js";

@@ -18,5 +18,9 @@ export interface ClientStatus {
 /** The code an agent's statusReason carries when a platform rejects its token. */
 export const CLIENT_AUTH_FAILED = "CLIENT_AUTH_FAILED";
 
+/** Sent in place of a reply when a budget of the agent or its account is spent (the model was not called). */
+export const BUDGET_SPENT =
+  "Sorry, I can't answer right now: this assistant's usage budget is spent. Please try again later.";
+
 /** The one message sent in place of a reply when a turn fails; the failure itself is not retried. */
 export const APOLOGY = "Sorry, I couldn't answer that just now. Please try again in a moment.";
