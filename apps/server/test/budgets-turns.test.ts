@@ -1,10 +1,11 @@
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
+import { sharedTestRedis } from "@agentry/limits/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ErrorBody, type Harness, startHarness } from "./harness.js";
 
 /*
  * Budgets on the model calls that pass no gateway, through the all-in-one server: its gateway and its
- * conversation service count on one meter in memory, so a budget shared by REST sends and schedule fires stops at
+ * conversation service count on one meter (in memory, or on a real Redis with REDIS_URL), so a budget shared by REST sends and schedule fires stops at
  * its limit exactly. Platform turns: telegram.test.ts.
  */
 
@@ -13,19 +14,25 @@ const USAGE = { input: 10, output: 2 };
 const PER_CALL = USAGE.input + USAGE.output;
 
 let openai: FakeProviderServer<OpenAIChatBody>;
-let h: Harness;
+let redis: { url: string; stop(): Promise<void> };
+const servers: Partial<Record<"memory" | "redis", Harness>> = {};
 
 beforeAll(async () => {
   openai = await startFakeOpenAI({ apiKey: "sk-test-openai" });
-  h = await startHarness({
+  redis = await sharedTestRedis();
+  const env = {
     OPENAI_BASE_URL: openai.baseURL,
     OPENAI_API_KEY: "sk-test-openai",
     DEFAULT_MODEL_PROVIDER: "openai",
     SCHEDULE_SCAN_MS: "200",
-  });
+  };
+  servers.memory = await startHarness(env);
+  servers.redis = await startHarness({ ...env, REDIS_URL: redis.url });
 });
 afterAll(async () => {
-  await h.close();
+  await servers.memory?.close();
+  await servers.redis?.close();
+  await redis?.stop();
   await openai.close();
 });
 
@@ -44,8 +51,9 @@ async function until<T>(what: () => Promise<T | undefined>, ms = 20_000): Promis
   }
 }
 
-describe("budgets on schedule fires", () => {
+describe.each(["memory", "redis"] as const)("budgets on schedule fires, counted in %s", (meter) => {
   it("stop REST sends and fires together at the limit exactly, and record the refused fire BUDGET_EXCEEDED", async () => {
+    const h = servers[meter]!;
     const tenant = await h.tenant();
     const created = await h.request<{ data: { id: string } }>("POST", "/v1/agents", {
       key: tenant.key,
