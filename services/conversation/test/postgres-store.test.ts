@@ -20,8 +20,21 @@ import { memoryStoreContract } from "../src/testing/memory-contract.js";
 import { conversationStoreContract } from "../src/testing/store-contract.js";
 
 let db: TestDatabase;
+/** A database copied from template1, where the server's superuser created pgvector's extension (scripts/test.sh). */
+let vectorUrl: string;
+/** Whether the server has pgvector installed: then the vector paths must run, else recall is by full text. */
+let pgvector: boolean;
 beforeAll(async () => {
   db = await openTestDatabase();
+  vectorUrl = await db.createDatabase({ template: "template1" });
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const available = await client.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
+    pgvector = available.rowCount === 1;
+  } finally {
+    await client.end();
+  }
 }, 60_000);
 afterAll(() => db?.close());
 
@@ -36,6 +49,35 @@ memoryStoreContract("postgres", () =>
 documentStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
+// The same contracts where pgvector ranks by vector (its extension created in template1 by the superuser).
+memoryStoreContract("postgres with pgvector", () =>
+  openPostgresConversationStore({ connectionString: vectorUrl, schema: `conversation_${++schemas}` }),
+);
+documentStoreContract("postgres with pgvector", () =>
+  openPostgresConversationStore({ connectionString: vectorUrl, schema: `conversation_${++schemas}` }),
+);
+
+describe("postgres: pgvector", () => {
+  it("ranks by vector where the database has the extension, and by full text where the role could not create it", async () => {
+    const withVector = await openPostgresConversationStore({
+      connectionString: vectorUrl,
+      schema: "pgvector_on",
+    });
+    // A database copied from template0: the migration's CREATE EXTENSION is refused to a role that is not
+    // superuser (pgvector is not a trusted extension), and the store falls back to full text.
+    const without = await openPostgresConversationStore({ connectionString: db.url, schema: "pgvector_off" });
+    try {
+      expect(await withVector.searchesVectors()).toBe(pgvector);
+      expect(await without.searchesVectors()).toBe(false);
+      if (!pgvector)
+        console.warn("pgvector is not installed on the test server: its vector paths were not run");
+    } finally {
+      await withVector.close();
+      await without.close();
+    }
+  });
+});
+
 auditStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
