@@ -18,15 +18,19 @@ import { auditStoreContract } from "../src/testing/audit-contract.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
 import { conversationStoreContract } from "../src/testing/store-contract.js";
+import { type PlainRole, plainRole } from "./fixtures/plain-role.js";
 
 let db: TestDatabase;
 /** A database copied from template1, where the server's superuser created pgvector's extension (scripts/test.sh). */
 let vectorUrl: string;
 /** Whether the server has pgvector installed: then the vector paths must run, else recall is by full text. */
 let pgvector: boolean;
+/** A role that may not create the extension: its stores recall by full text on any server. */
+let plain: PlainRole;
 beforeAll(async () => {
   db = await openTestDatabase();
   vectorUrl = await db.createDatabase({ template: "template1" });
+  plain = await plainRole(db.url);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
@@ -36,7 +40,10 @@ beforeAll(async () => {
     await client.end();
   }
 }, 60_000);
-afterAll(() => db?.close());
+afterAll(async () => {
+  await plain?.drop();
+  await db?.close();
+});
 
 // Each store is empty and of its own: a fresh schema, migrated from nothing, in this file's database.
 let schemas = 0;
@@ -57,15 +64,28 @@ documentStoreContract("postgres with pgvector", () =>
   openPostgresConversationStore({ connectionString: vectorUrl, schema: `conversation_${++schemas}` }),
 );
 
+// And where it cannot: the full-text fallback, as a role that is not superuser.
+memoryStoreContract("postgres without pgvector", async () => {
+  const schema = `conversation_${++schemas}`;
+  return openPostgresConversationStore({ connectionString: await plain.schema(schema), schema });
+});
+documentStoreContract("postgres without pgvector", async () => {
+  const schema = `conversation_${++schemas}`;
+  return openPostgresConversationStore({ connectionString: await plain.schema(schema), schema });
+});
+
 describe("postgres: pgvector", () => {
-  it("ranks by vector where the database has the extension, and by full text where the role could not create it", async () => {
+  it("ranks by vector where the database has the extension, by full text where the role could not create it", async () => {
     const withVector = await openPostgresConversationStore({
       connectionString: vectorUrl,
       schema: "pgvector_on",
     });
-    // A database copied from template0: the migration's CREATE EXTENSION is refused to a role that is not
-    // superuser (pgvector is not a trusted extension), and the store falls back to full text.
-    const without = await openPostgresConversationStore({ connectionString: db.url, schema: "pgvector_off" });
+    // The migration's CREATE EXTENSION is refused to a role that is not superuser (pgvector is not a trusted
+    // extension): the store falls back to full text instead of failing to start.
+    const without = await openPostgresConversationStore({
+      connectionString: await plain.schema("pgvector_off"),
+      schema: "pgvector_off",
+    });
     try {
       expect(await withVector.searchesVectors()).toBe(pgvector);
       expect(await without.searchesVectors()).toBe(false);
