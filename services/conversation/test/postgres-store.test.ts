@@ -43,7 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await plain?.drop();
   await db?.close();
-});
+}, 60_000);
 
 // Each store is empty and of its own: a fresh schema, migrated from nothing, in this file's database.
 let schemas = 0;
