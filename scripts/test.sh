@@ -77,7 +77,9 @@ fi
 # creates it here in template1 (which the tests copy for their pgvector databases) and in postgres, as
 # deploy/pgvector.sh does for an operator. Without pgvector on the server, only the full-text paths are tested.
 if [ -n "$(pg_psql -c "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")" ]; then
-  for database in template1 postgres; do pg_psql -d "$database" -c 'CREATE EXTENSION IF NOT EXISTS vector'; done
+  for database in template1 postgres; do
+    pg_psql -d "$database" -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION IF NOT EXISTS vector'
+  done
   log "pgvector $(pg_psql -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'") in template1 and postgres"
 else
   log "WARNING: pgvector is not installed for PostgreSQL $pg_version: the vector paths of memories and documents are not tested (see deploy/pgvector.sh)"
