@@ -64,6 +64,26 @@ if [ "$(pg_psql -c 'SHOW max_connections')" -lt 300 ]; then
   pg_psql -c 'ALTER SYSTEM SET max_connections = 300'
   as_root pg_ctlcluster "$pg_version" main restart
 fi
+# A server started before its packages were upgraded cannot load the upgraded libraries (plpgsql among them, so
+# every DO block fails): restarted onto the installed binaries.
+pg_installed=$("/usr/lib/postgresql/$pg_version/bin/postgres" --version | awk '{print $3}')
+pg_running=$(pg_psql -c 'SHOW server_version' | awk '{print $1}')
+if [ "$pg_installed" != "$pg_running" ]; then
+  log "restarting PostgreSQL $pg_running onto the installed $pg_installed"
+  as_root pg_ctlcluster "$pg_version" main restart
+fi
+# pgvector: the memory and document stores rank by vector where the database has its extension, `vector`, and by
+# full text alone elsewhere. It is not a trusted extension, so the tests' role cannot create it: the superuser
+# creates it here in template1 (which the tests copy for their pgvector databases) and in postgres, as
+# deploy/pgvector.sh does for an operator. Without pgvector on the server, only the full-text paths are tested.
+if [ -n "$(pg_psql -c "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")" ]; then
+  for database in template1 postgres; do
+    pg_psql -d "$database" -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION IF NOT EXISTS vector'
+  done
+  log "pgvector $(pg_psql -c "SELECT extversion FROM pg_extension WHERE extname = 'vector'") in template1 and postgres"
+else
+  log "WARNING: pgvector is not installed for PostgreSQL $pg_version: the vector paths of memories and documents are not tested (see deploy/pgvector.sh)"
+fi
 pg_psql <<'SQL'
 SELECT 'CREATE ROLE agentry_ci' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'agentry_ci') \gexec
 ALTER ROLE agentry_ci LOGIN CREATEDB CREATEROLE PASSWORD 'agentry_ci';

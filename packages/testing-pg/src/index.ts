@@ -17,10 +17,18 @@ import pg from "pg";
 export interface TestDatabase {
   /** Connection URL of a fresh, empty database of its own. */
   url: string;
-  /** Creates another fresh database on the same server (dropped by `close`) and returns its URL. */
-  createDatabase(): Promise<string>;
+  /**
+   * Creates another fresh database on the same server (dropped by `close`) and returns its URL. By default it is
+   * copied from `template0` (empty); `{ template: "template1" }` copies the server's `template1` instead, with the
+   * extensions its superuser created there (pgvector's `vector`, which a role that is not superuser cannot create).
+   */
+  createDatabase(options?: CreateOptions): Promise<string>;
   /** Drops every database it created and stops the throwaway server, if one was started. */
   close(): Promise<void>;
+}
+
+export interface CreateOptions {
+  template?: "template0" | "template1";
 }
 
 const execFileAsync = promisify(execFile);
@@ -55,11 +63,13 @@ export async function openTestDatabase(): Promise<TestDatabase> {
       await client.end();
     }
   };
-  const createDatabase = async () => {
+  const createDatabase = async (create: CreateOptions = {}) => {
     const name = `agentry_test_${randomBytes(6).toString("hex")}`;
+    // template1 keeps its own encoding and collation: a copy of it takes no locale options.
+    const attempts = create.template === "template1" ? ["TEMPLATE template1"] : CREATE_OPTIONS;
     await admin(async (client) => {
       let lastError: unknown;
-      for (const options of CREATE_OPTIONS) {
+      for (const options of attempts) {
         try {
           await client.query(`CREATE DATABASE ${name} ${options}`);
           return;

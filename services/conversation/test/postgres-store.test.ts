@@ -18,12 +18,32 @@ import { auditStoreContract } from "../src/testing/audit-contract.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
 import { conversationStoreContract } from "../src/testing/store-contract.js";
+import { type PlainRole, plainRole } from "./fixtures/plain-role.js";
 
 let db: TestDatabase;
+/** A database copied from template1, where the server's superuser created pgvector's extension (scripts/test.sh). */
+let vectorUrl: string;
+/** Whether the server has pgvector installed: then the vector paths must run, else recall is by full text. */
+let pgvector: boolean;
+/** A role that may not create the extension: its stores recall by full text on any server. */
+let plain: PlainRole;
 beforeAll(async () => {
   db = await openTestDatabase();
+  vectorUrl = await db.createDatabase({ template: "template1" });
+  plain = await plainRole(db.url);
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const available = await client.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
+    pgvector = available.rowCount === 1;
+  } finally {
+    await client.end();
+  }
 }, 60_000);
-afterAll(() => db?.close());
+afterAll(async () => {
+  await plain?.drop();
+  await db?.close();
+}, 60_000);
 
 // Each store is empty and of its own: a fresh schema, migrated from nothing, in this file's database.
 let schemas = 0;
@@ -36,6 +56,48 @@ memoryStoreContract("postgres", () =>
 documentStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
+// The same contracts where pgvector ranks by vector (its extension created in template1 by the superuser).
+memoryStoreContract("postgres with pgvector", () =>
+  openPostgresConversationStore({ connectionString: vectorUrl, schema: `conversation_${++schemas}` }),
+);
+documentStoreContract("postgres with pgvector", () =>
+  openPostgresConversationStore({ connectionString: vectorUrl, schema: `conversation_${++schemas}` }),
+);
+
+// And where it cannot: the full-text fallback, as a role that is not superuser.
+memoryStoreContract("postgres without pgvector", async () => {
+  const schema = `conversation_${++schemas}`;
+  return openPostgresConversationStore({ connectionString: await plain.schema(schema), schema });
+});
+documentStoreContract("postgres without pgvector", async () => {
+  const schema = `conversation_${++schemas}`;
+  return openPostgresConversationStore({ connectionString: await plain.schema(schema), schema });
+});
+
+describe("postgres: pgvector", () => {
+  it("ranks by vector where the database has the extension, by full text where the role could not create it", async () => {
+    const withVector = await openPostgresConversationStore({
+      connectionString: vectorUrl,
+      schema: "pgvector_on",
+    });
+    // The migration's CREATE EXTENSION is refused to a role that is not superuser (pgvector is not a trusted
+    // extension): the store falls back to full text instead of failing to start.
+    const without = await openPostgresConversationStore({
+      connectionString: await plain.schema("pgvector_off"),
+      schema: "pgvector_off",
+    });
+    try {
+      expect(await withVector.searchesVectors()).toBe(pgvector);
+      expect(await without.searchesVectors()).toBe(false);
+      if (!pgvector)
+        console.warn("pgvector is not installed on the test server: its vector paths were not run");
+    } finally {
+      await withVector.close();
+      await without.close();
+    }
+  });
+});
+
 auditStoreContract("postgres", () =>
   openPostgresConversationStore({ connectionString: db.url, schema: `conversation_${++schemas}` }),
 );
