@@ -545,8 +545,12 @@ export class MessageRuns {
     }
     const generating = { ...input, ids, ...(background ? { background } : {}) };
     const record = this.newRecord(generating, ids.reply, { background, logged: true }, claim?.key ?? null);
+    const { store, logger } = this.turns;
+    // Recorded, its place in line becomes this attempt's with it: another attempt at the same message (a schedule
+    // fire started by two processes) that fails to record leaves nothing of it.
+    const storage = { store: { startRun: (run: RunRecord) => store.startRun(run, place.owner) }, logger };
     const run = new LiveRun(
-      this.turns,
+      storage,
       this.writer,
       record,
       controller,
@@ -721,7 +725,7 @@ export class MessageRuns {
     this.live.set(run.id, run);
     this.held.add(run.id);
     // Back in its conversation's line, at the place it had while that is kept.
-    const place = await this.queue.join(record.id, conversationKey(generating), "enqueue");
+    const place = await this.queue.join(record.id, conversationKey(generating), "enqueue", true);
     void run.drive(this.inTurn(place, generating, controller)).finally(() => {
       this.live.delete(run.id);
       this.held.delete(run.id);
