@@ -538,6 +538,13 @@ export class MessageRuns {
     place: Place,
   ): LiveRun {
     const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
+    if (background && this.live.has(ids.reply)) {
+      // Another attempt at a message this process runs already (a schedule fire its own scan took over while
+      // the claimer stalled): its record would be refused, and it must not take the running one's entries here.
+      throw new AppError("AGENT_UNAVAILABLE", "The message is being answered already.", {
+        retryAfterSeconds: 1,
+      });
+    }
     const controller = new AbortController();
     if (signal) {
       if (signal.aborted) controller.abort();

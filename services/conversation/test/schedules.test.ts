@@ -679,88 +679,97 @@ function claimerStalledPastItsTime(
   kind: string,
   open: () => Promise<{ stores: [ConversationStore, ConversationStore]; done(): Promise<void> }>,
 ) {
-  it(`${kind}: a claimer back from a stall leaves the conversation's line to the process that sent its fire`, async () => {
-    const a = agent();
-    const { stores, done } = await open();
-    const now = Date.now();
-    const schedule = await stores[1].schedules.createSchedule({
-      id: newId("schedule"),
-      accountId: ACCOUNT,
-      agentId: a.id,
-      cron: "0 0 1 1 *",
-      timezone: "UTC",
-      text: "yearly report",
-      userId: "cron",
-      roomId: null,
-      enabled: true,
-      nextFireAt: new Date(now - 1_000).toISOString(),
-      skippedFires: 0,
-      lastFire: null,
-      createdAt: new Date(now - 86_400_000).toISOString(),
-      updatedAt: new Date(now - 86_400_000).toISOString(),
-    });
-    // Long enough that no place or lease expires on a loaded machine; the fire is taken over once it has.
-    const runLeases = { leaseMs: 2_000, renewMs: 100, scanMs: 100 };
-    const stall = stalledOnce(stores[0]);
-    // Its scan runs at start only: the fire is taken over by the other process.
-    const claimer = await startHarness({
-      store: stall.store,
-      agents: directory([a]),
-      scheduleScanMs: 600_000,
-      runLeases,
-    });
-    let taker: Harness | undefined;
-    try {
-      // The claimer claimed the fire and stalls before its message takes its place in line.
-      await stall.stalled;
-      const { lastFire } = (
-        await claimer.client.getSchedule({ accountId: ACCOUNT, agentId: a.id, scheduleId: schedule.id })
-      ).schedule!;
-      const reply = lastFire!.messageId!;
-      taker = await startHarness({
-        store: stores[1],
+  const slowReply = Array.from({ length: 30 }, (_, i) => `w${i} `);
+  it.each(["another process", "its own next scan"])(
+    `${kind}: a claimer back from a stall leaves the conversation's line to the sender of its fire (%s)`,
+    async (by) => {
+      const a = agent();
+      const { stores, done } = await open();
+      const now = Date.now();
+      const schedule = await stores[1].schedules.createSchedule({
+        id: newId("schedule"),
+        accountId: ACCOUNT,
+        agentId: a.id,
+        cron: "0 0 1 1 *",
+        timezone: "UTC",
+        text: "yearly report",
+        userId: "cron",
+        roomId: null,
+        enabled: true,
+        nextFireAt: new Date(now - 1_000).toISOString(),
+        skippedFires: 0,
+        lastFire: null,
+        createdAt: new Date(now - 86_400_000).toISOString(),
+        updatedAt: new Date(now - 86_400_000).toISOString(),
+      });
+      // Long enough that no place or lease expires on a loaded machine; the fire is taken over once it has.
+      const runLeases = { leaseMs: 2_000, renewMs: 100, scanMs: 100 };
+      const stall = stalledOnce(stores[0]);
+      const byItself = by === "its own next scan";
+      // Its scan at start stalls; without scans of its own after it, the fire is taken over by the other process.
+      const claimer = await startHarness({
+        store: stall.store,
         agents: directory([a]),
-        scheduleScanMs: 100,
+        scheduleScanMs: byItself ? 100 : 600_000,
         runLeases,
       });
-      // Its time to start it past, the other process sends the fire: a reply that takes a while.
-      taker.openai.answer({ chunks: Array.from({ length: 30 }, (_, i) => `w${i} `), chunkDelayMs: 100 });
-      await until(() => (taker!.openai.requests.length === 1 ? true : undefined));
-      expect(await stores[1].getRun(ACCOUNT, a.id, reply)).toMatchObject({ status: "pending" });
+      let taker: Harness | undefined;
+      try {
+        // The claimer claimed the fire and stalls before its message takes its place in line.
+        await stall.stalled;
+        const { lastFire } = (
+          await claimer.client.getSchedule({ accountId: ACCOUNT, agentId: a.id, scheduleId: schedule.id })
+        ).schedule!;
+        const reply = lastFire!.messageId!;
+        if (!byItself) {
+          taker = await startHarness({
+            store: stores[1],
+            agents: directory([a]),
+            scheduleScanMs: 100,
+            runLeases,
+          });
+        }
+        const sender = taker ?? claimer;
+        // Its time to start it past, the fire is sent again under its ids: a reply that takes a while.
+        sender.openai.answer({ chunks: slowReply, chunkDelayMs: 100 });
+        await until(() => (sender.openai.requests.length === 1 ? true : undefined));
+        expect(await stores[1].getRun(ACCOUNT, a.id, reply)).toMatchObject({ status: "pending" });
 
-      // Back, the claimer finds the message recorded by the other process, does not send it, and leaves the line.
-      stall.release();
-      await stall.left;
-      // The next message of the conversation, on the claimer, waits for the fire's reply to end: its place in
-      // line is still the sender's.
-      claimer.openai.reply("next");
-      const next = await claimer.client.startMessage({
-        accountId: ACCOUNT,
-        agent: a,
-        text: "and now?",
-        userId: "cron",
-      });
-      await until(() => (claimer.openai.requests.length === 1 ? true : undefined));
-      const fire = await claimer.client.getMessage({ accountId: ACCOUNT, agentId: a.id, messageId: reply });
-      expect(fire.background?.reply?.text).toBe(Array.from({ length: 30 }, (_, i) => `w${i} `).join(""));
-      const prompt = JSON.stringify(claimer.openai.requests[0]!.body);
-      expect(prompt).toContain("w29");
-      await until(async () => {
-        const read = await claimer.client.getMessage({
+        // Back, the claimer finds the message recorded by the sender, does not send it, and leaves the line.
+        stall.release();
+        await stall.left;
+        // The next message of the conversation, on the claimer, waits for the fire's reply to end: its place in
+        // line is still the sender's.
+        claimer.openai.reply("next");
+        const next = await claimer.client.startMessage({
           accountId: ACCOUNT,
-          agentId: a.id,
-          messageId: next.messageId,
+          agent: a,
+          text: "and now?",
+          userId: "cron",
         });
-        return read.background?.reply ? true : undefined;
-      });
-      // The fire reached a model once.
-      expect(firesSeen(claimer, taker)).toHaveLength(1);
-    } finally {
-      stall.release();
-      await Promise.all([claimer.close(), taker?.close()]);
-      await done();
-    }
-  }, 30_000);
+        const asked = byItself ? 2 : 1;
+        await until(() => (claimer.openai.requests.length === asked ? true : undefined));
+        const fire = await claimer.client.getMessage({ accountId: ACCOUNT, agentId: a.id, messageId: reply });
+        expect(fire.background?.reply?.text).toBe(slowReply.join(""));
+        expect(JSON.stringify(claimer.openai.requests[asked - 1]!.body)).toContain("w29");
+        await until(async () => {
+          const read = await claimer.client.getMessage({
+            accountId: ACCOUNT,
+            agentId: a.id,
+            messageId: next.messageId,
+          });
+          return read.background?.reply ? true : undefined;
+        });
+        // The fire reached a model once.
+        expect(firesSeen(claimer, ...(taker ? [taker] : []))).toHaveLength(1);
+      } finally {
+        stall.release();
+        await Promise.all([claimer.close(), taker?.close()]);
+        await done();
+      }
+    },
+    30_000,
+  );
 }
 
 describe("a fire whose claimer stalled past its time to start it", () => {
