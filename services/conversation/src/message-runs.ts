@@ -555,7 +555,10 @@ export class MessageRuns {
     const { store, logger } = this.turns;
     // Recorded, its place in line becomes this attempt's with it: another attempt at the same message (a schedule
     // fire started by two processes) that fails to record leaves nothing of it.
-    const storage = { store: { startRun: (run: RunRecord) => store.startRun(run, place.owner) }, logger };
+    const storage = {
+      store: { startRun: (started: RunRecord) => store.startRun(started, place.owner) },
+      logger,
+    };
     const run = new LiveRun(
       storage,
       this.writer,
