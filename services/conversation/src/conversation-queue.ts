@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   CONFLICT_MODES,
@@ -59,9 +60,11 @@ export interface QueueOptions {
  * answered (`join`), waits until no place is before it (`Place.admitted`), and leaves once it has ended. Places
  * hold a lease as runs do: a process renews its own every TICK_MS; the place of a process that died expires and
  * is passed over. A message joined with `interrupt` marks the places before it interrupted: their process, here
- * at once or elsewhere at its next tick, cancels them, and they end with the text they had.
+ * at once or elsewhere at its next tick, cancels them, and they end with the text they had. Each place has an
+ * owner token of its own: of two attempts at one message (one id), only the one that owns the place leaves it.
  */
 export class ConversationQueue {
+  /** By owner token: two attempts at one message may both be here. */
   private readonly places = new Map<string, Place>();
   private tick: Repetition | undefined;
 
@@ -82,20 +85,25 @@ export class ConversationQueue {
 
   /**
    * Takes the message's place in its conversation's line (`id` the reply's); CONVERSATION_BUSY when `mode` is
-   * reject and the line is not empty.
+   * reject and the line is not empty. `takeover`: this process holds the message's run, taken over from one that
+   * stopped, and takes its place.
    */
-  async join(id: string, key: ConversationKey, mode: ConflictMode): Promise<Place> {
+  async join(id: string, key: ConversationKey, mode: ConflictMode, takeover = false): Promise<Place> {
     const place = new Place(this, id, key);
-    this.places.set(id, place);
+    this.places.set(place.owner, place);
     let joined: boolean;
     try {
-      joined = await this.store.joinConversation(this.entry(id, key), mode, new Date().toISOString());
+      joined = await this.store.joinConversation(
+        { ...this.entry(place), ...(takeover ? { takeover } : {}) },
+        mode,
+        new Date().toISOString(),
+      );
     } catch (error) {
-      this.places.delete(id);
+      this.places.delete(place.owner);
       throw error;
     }
     if (!joined) {
-      this.places.delete(id);
+      this.places.delete(place.owner);
       throw new AppError(
         "CONVERSATION_BUSY",
         "The conversation has a message in progress. Send this one again once it has ended, or send it with " +
@@ -119,12 +127,13 @@ export class ConversationQueue {
   }
 
   /** @internal A place's entry as its holder writes it now. */
-  entry(id: string, key: ConversationKey): QueueEntry {
+  entry(place: Place): QueueEntry {
     const now = Date.now();
     return {
-      id,
-      key,
+      id: place.id,
+      key: place.key,
       holder: this.holder,
+      owner: place.owner,
       expiresAt: new Date(now + this.options.leaseMs).toISOString(),
       createdAt: new Date(now).toISOString(),
     };
@@ -137,11 +146,7 @@ export class ConversationQueue {
       if (turn === "admitted") return;
       // Dropped as expired (this process was paused past the lease): it joins again, at the end.
       if (turn === "gone")
-        await this.store.joinConversation(
-          this.entry(place.id, place.key),
-          "enqueue",
-          new Date().toISOString(),
-        );
+        await this.store.joinConversation(this.entry(place), "enqueue", new Date().toISOString());
       if (signal.aborted) throw signal.reason;
       await Promise.race([
         sleep(this.options.pollMs, undefined, { signal }).catch(() => undefined),
@@ -153,9 +158,9 @@ export class ConversationQueue {
 
   /** @internal */
   async leave(place: Place): Promise<void> {
-    this.places.delete(place.id);
+    this.places.delete(place.owner);
     try {
-      await this.store.leaveConversation(place.id, this.holder);
+      await this.store.leaveConversation(place.id, place.owner);
     } catch (error) {
       // Its lease then expires, and the next message goes.
       this.logger.warn({ err: error, messageId: place.id }, "could not leave the conversation's line");
@@ -166,12 +171,16 @@ export class ConversationQueue {
   }
 
   private async renewOnce(): Promise<void> {
-    const ids = [...this.places.keys()];
+    const ids = [...new Set([...this.places.values()].map((place) => place.id))];
     if (ids.length === 0) return;
     try {
       const until = new Date(Date.now() + this.options.leaseMs).toISOString();
+      const interrupted = new Set<string>();
       for (const renewal of await this.store.renewQueue(this.holder, ids, until)) {
-        if (renewal.interrupted) this.places.get(renewal.id)?.interrupt();
+        if (renewal.interrupted) interrupted.add(renewal.id);
+      }
+      for (const place of this.places.values()) {
+        if (interrupted.has(place.id)) place.interrupt();
       }
     } catch (error) {
       this.logger.warn(
@@ -187,6 +196,8 @@ export class Place {
   private readonly controller = new AbortController();
   private wake: (() => void) | null = null;
   private left: Promise<void> | null = null;
+  /** This attempt's token (QueueEntry.owner): the place is left by its owner only. */
+  readonly owner = randomUUID();
 
   constructor(
     private readonly queue: ConversationQueue,

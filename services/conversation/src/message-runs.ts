@@ -561,6 +561,13 @@ export class MessageRuns {
     place: Place,
   ): LiveRun {
     const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
+    if (background && this.live.has(ids.reply)) {
+      // Another attempt at a message this process runs already (a schedule fire its own scan took over while
+      // the claimer stalled): its record would be refused, and it must not take the running one's entries here.
+      throw new AppError("AGENT_UNAVAILABLE", "The message is being answered already.", {
+        retryAfterSeconds: 1,
+      });
+    }
     const controller = new AbortController();
     if (signal) {
       if (signal.aborted) controller.abort();
@@ -568,8 +575,15 @@ export class MessageRuns {
     }
     const generating = { ...input, ids, ...(background ? { background } : {}) };
     const record = this.newRecord(generating, ids.reply, { background, logged: true }, claim?.key ?? null);
+    const { store, logger } = this.turns;
+    // Recorded, its place in line becomes this attempt's with it: another attempt at the same message (a schedule
+    // fire started by two processes) that fails to record leaves nothing of it.
+    const storage = {
+      store: { startRun: (started: RunRecord) => store.startRun(started, place.owner) },
+      logger,
+    };
     const run = new LiveRun(
-      this.turns,
+      storage,
       this.writer,
       record,
       controller,
@@ -744,7 +758,7 @@ export class MessageRuns {
     this.live.set(run.id, run);
     this.held.add(run.id);
     // Back in its conversation's line, at the place it had while that is kept.
-    const place = await this.queue.join(record.id, conversationKey(generating), "enqueue");
+    const place = await this.queue.join(record.id, conversationKey(generating), "enqueue", true);
     void run.drive(this.inTurn(place, generating, controller)).finally(() => {
       this.live.delete(run.id);
       this.held.delete(run.id);

@@ -148,7 +148,8 @@ export interface SchedulerOptions {
  * in between leaves a fire not started past its time: the scan of any process takes its start over with one
  * conditional update (`reclaimFire`), and starts the message under the recorded ids unless its run or reply
  * exists already (the claimer stopped after starting it). Recorded under the same id, the message's run is stored
- * once whoever starts it, so a fire never sends two.
+ * once whoever starts it, so a fire never sends two; its place in the conversation's line is that of the attempt
+ * whose run was recorded (conversation-queue.ts), so a claimer that only stalled leaves nothing of the sender's.
  */
 export class Scheduler {
   private scan: Repetition | undefined;

@@ -630,3 +630,170 @@ describe("a fire whose claimer stopped before sending its message", () => {
     }
   }, 30_000);
 });
+
+/**
+ * A store whose first `joinConversation` waits until `release()`: its process stalls between claiming a fire and
+ * taking the message's place in line, as a process paused past its lease would. `left` resolves once it has left
+ * the line after that.
+ */
+function stalledOnce(store: ConversationStore) {
+  let release!: () => void;
+  let reached!: () => void;
+  let leftLine!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const stalled = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  const left = new Promise<void>((resolve) => {
+    leftLine = resolve;
+  });
+  let first = true;
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      if (prop === "joinConversation") {
+        return async (...args: Parameters<ConversationStore["joinConversation"]>) => {
+          if (first) {
+            first = false;
+            reached();
+            await gate;
+          }
+          return target.joinConversation(...args);
+        };
+      }
+      if (prop === "leaveConversation") {
+        return async (...args: Parameters<ConversationStore["leaveConversation"]>) => {
+          await target.leaveConversation(...args);
+          leftLine();
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { store: wrapped, stalled, release, left };
+}
+
+function claimerStalledPastItsTime(
+  kind: string,
+  open: () => Promise<{ stores: [ConversationStore, ConversationStore]; done(): Promise<void> }>,
+) {
+  const slowReply = Array.from({ length: 30 }, (_, i) => `w${i} `);
+  it.each(["another process", "its own next scan"])(
+    `${kind}: a claimer back from a stall leaves the conversation's line to the sender of its fire (%s)`,
+    async (by) => {
+      const a = agent();
+      const { stores, done } = await open();
+      const now = Date.now();
+      const schedule = await stores[1].schedules.createSchedule({
+        id: newId("schedule"),
+        accountId: ACCOUNT,
+        agentId: a.id,
+        cron: "0 0 1 1 *",
+        timezone: "UTC",
+        text: "yearly report",
+        userId: "cron",
+        roomId: null,
+        enabled: true,
+        nextFireAt: new Date(now - 1_000).toISOString(),
+        skippedFires: 0,
+        lastFire: null,
+        createdAt: new Date(now - 86_400_000).toISOString(),
+        updatedAt: new Date(now - 86_400_000).toISOString(),
+      });
+      // Long enough that no place or lease expires on a loaded machine; the fire is taken over once it has.
+      const runLeases = { leaseMs: 2_000, renewMs: 100, scanMs: 100 };
+      const stall = stalledOnce(stores[0]);
+      const byItself = by === "its own next scan";
+      // Its scan at start stalls; without scans of its own after it, the fire is taken over by the other process.
+      const claimer = await startHarness({
+        store: stall.store,
+        agents: directory([a]),
+        scheduleScanMs: byItself ? 100 : 600_000,
+        runLeases,
+      });
+      let taker: Harness | undefined;
+      try {
+        // The claimer claimed the fire and stalls before its message takes its place in line.
+        await stall.stalled;
+        const { lastFire } = (
+          await claimer.client.getSchedule({ accountId: ACCOUNT, agentId: a.id, scheduleId: schedule.id })
+        ).schedule!;
+        const reply = lastFire!.messageId!;
+        if (!byItself) {
+          taker = await startHarness({
+            store: stores[1],
+            agents: directory([a]),
+            scheduleScanMs: 100,
+            runLeases,
+          });
+        }
+        const sender = taker ?? claimer;
+        // Its time to start it past, the fire is sent again under its ids: a reply that takes a while.
+        sender.openai.answer({ chunks: slowReply, chunkDelayMs: 100 });
+        await until(() => (sender.openai.requests.length === 1 ? true : undefined));
+        expect(await stores[1].getRun(ACCOUNT, a.id, reply)).toMatchObject({ status: "pending" });
+
+        // Back, the claimer finds the message recorded by the sender, does not send it, and leaves the line.
+        stall.release();
+        await stall.left;
+        // The next message of the conversation, on the claimer, waits for the fire's reply to end: its place in
+        // line is still the sender's.
+        claimer.openai.reply("next");
+        const next = await claimer.client.startMessage({
+          accountId: ACCOUNT,
+          agent: a,
+          text: "and now?",
+          userId: "cron",
+        });
+        const asked = byItself ? 2 : 1;
+        await until(() => (claimer.openai.requests.length === asked ? true : undefined));
+        const fire = await claimer.client.getMessage({ accountId: ACCOUNT, agentId: a.id, messageId: reply });
+        expect(fire.background?.reply?.text).toBe(slowReply.join(""));
+        expect(JSON.stringify(claimer.openai.requests[asked - 1]!.body)).toContain("w29");
+        await until(async () => {
+          const read = await claimer.client.getMessage({
+            accountId: ACCOUNT,
+            agentId: a.id,
+            messageId: next.messageId,
+          });
+          return read.background?.reply ? true : undefined;
+        });
+        // The fire reached a model once.
+        expect(firesSeen(claimer, ...(taker ? [taker] : []))).toHaveLength(1);
+      } finally {
+        stall.release();
+        await Promise.all([claimer.close(), taker?.close()]);
+        await done();
+      }
+    },
+    30_000,
+  );
+}
+
+describe("a fire whose claimer stalled past its time to start it", () => {
+  claimerStalledPastItsTime("sqlite", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "schedules-stalled-"));
+    return {
+      stores: [openSqliteConversationStore({ dataDir: dir }), openSqliteConversationStore({ dataDir: dir })],
+      async done() {
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+
+  describe("on postgres", () => {
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await openTestDatabase();
+    }, 60_000);
+    afterAll(() => db?.close());
+    claimerStalledPastItsTime("postgres", async () => {
+      const schema = `schedules_stalled_${Date.now()}`;
+      const first = await openPostgresConversationStore({ connectionString: db.url, schema });
+      const second = await openPostgresConversationStore({ connectionString: db.url, schema });
+      return { stores: [first, second], async done() {} };
+    });
+  });
+});

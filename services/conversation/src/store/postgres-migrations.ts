@@ -489,6 +489,14 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX turns_of_conversation ON ${s}.turns (account_id, agent_id, conversation_id, seq);
     `,
   },
+  {
+    version: 25,
+    name: "the owner of a place in a conversation's line",
+    // The attempt at answering the message that owns its place (see the SQLite migration of the same version).
+    sql: (s) => `
+      ALTER TABLE ${s}.conversation_queue ADD COLUMN owner text;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

@@ -25,7 +25,15 @@ export class PostgresQueue {
       const live = await run<{ id: string }>(client, this.sql.live, [...key, now, entry.id]);
       if (mode === "reject" && live.rows.length > 0) return false;
       if (mode === "interrupt") await run(client, this.sql.interruptAll, [...key, now, entry.id]);
-      await run(client, this.sql.upsert, [entry.id, ...key, entry.holder, entry.expiresAt, entry.createdAt]);
+      await run(client, this.sql.upsert, [
+        entry.id,
+        ...key,
+        entry.holder,
+        entry.owner,
+        entry.expiresAt,
+        entry.createdAt,
+        entry.takeover === true,
+      ]);
       return true;
     });
   }
@@ -49,8 +57,13 @@ export class PostgresQueue {
     });
   }
 
-  async leave(id: string, holder: string): Promise<void> {
-    await this.db.query(this.sql.leave, [id, holder]);
+  /** Gives the place `id` to the attempt whose run was just recorded, within `client`'s transaction. */
+  async own(client: pg.PoolClient, id: string, holder: string, owner: string): Promise<void> {
+    await run(client, this.sql.own, [id, holder, owner]);
+  }
+
+  async leave(id: string, owner: string): Promise<void> {
+    await this.db.query(this.sql.leave, [id, owner]);
   }
 
   async renew(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]> {
@@ -99,12 +112,18 @@ function statements(s: string) {
       `UPDATE ${s}.conversation_queue SET interrupted = true
        WHERE ${conversation} AND expires_at > $5 AND id <> $6`,
     ),
-    // A run taken over joins again under its own id: it keeps its place.
+    // A place joined again by its owner, or by the process that took its run over, keeps its order in line.
+    // Another attempt at the message (a schedule fire started by two processes) leaves the place as it is: the
+    // place is that of the attempt whose run is recorded (`own`), never taken, then left, by the other.
     upsert: prepared(
       "queueUpsert",
-      `INSERT INTO ${s}.conversation_queue (id, account_id, agent_id, user_id, room_id, holder, expires_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`,
+      `INSERT INTO ${s}.conversation_queue (id, account_id, agent_id, user_id, room_id, holder, owner, expires_at,
+         created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE ${s}.conversation_queue.owner = excluded.owner
+         OR ($10::boolean AND EXISTS (
+           SELECT 1 FROM ${s}.message_runs r WHERE r.id = excluded.id AND r.lease_holder = excluded.holder))`,
     ),
     get: prepared(
       "queueGet",
@@ -119,7 +138,8 @@ function statements(s: string) {
        LIMIT 1`,
     ),
     admit: prepared("queueAdmit", `UPDATE ${s}.conversation_queue SET admitted = true WHERE id = $1`),
-    leave: prepared("queueLeave", `DELETE FROM ${s}.conversation_queue WHERE id = $1 AND holder = $2`),
+    own: prepared("queueOwn", `UPDATE ${s}.conversation_queue SET holder = $2, owner = $3 WHERE id = $1`),
+    leave: prepared("queueLeave", `DELETE FROM ${s}.conversation_queue WHERE id = $1 AND owner = $2`),
     renew: prepared(
       "queueRenew",
       `UPDATE ${s}.conversation_queue SET expires_at = $1 WHERE holder = $2 AND id = ANY($3)

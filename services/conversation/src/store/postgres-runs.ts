@@ -84,8 +84,9 @@ export class PostgresRuns {
     });
   }
 
-  async start(record: RunRecord): Promise<void> {
-    await this.db.query(this.sql.insert, runValues(record));
+  async start(record: RunRecord, client?: pg.PoolClient): Promise<void> {
+    if (client) await run(client, this.sql.insert, runValues(record));
+    else await this.db.query(this.sql.insert, runValues(record));
   }
 
   async append(runId: string, events: readonly RunEvent[]): Promise<void> {

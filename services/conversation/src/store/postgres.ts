@@ -762,8 +762,16 @@ export class PostgresConversationStore implements ConversationStore {
     );
   }
 
-  async startRun(record: RunRecord): Promise<void> {
-    await this.runs.start(record);
+  async startRun(record: RunRecord, placeOwner?: string): Promise<void> {
+    const holder = record.lease?.holder;
+    if (!holder || placeOwner === undefined) {
+      await this.runs.start(record);
+      return;
+    }
+    await this.db.transaction(async (client) => {
+      await this.runs.start(record, client);
+      await this.queue.own(client, record.id, holder, placeOwner);
+    });
   }
 
   async appendRunEvents(runId: string, events: readonly RunEvent[]): Promise<void> {

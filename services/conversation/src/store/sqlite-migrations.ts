@@ -493,6 +493,16 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       CREATE INDEX turns_of_conversation ON turns (account_id, agent_id, conversation_id, seq);
     `,
   },
+  {
+    version: 25,
+    name: "the owner of a place in a conversation's line",
+    // The one attempt at answering the message that owns its place (QueueEntry.owner): of two attempts at one
+    // message (a schedule fire started by two processes), the one whose run was recorded; it alone leaves the
+    // place. Null on places an earlier version joined, which leaves them by their holder.
+    sql: `
+      ALTER TABLE conversation_queue ADD COLUMN owner TEXT;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

@@ -30,7 +30,9 @@ export class SqliteQueue {
       const others = s.live.all(...key, now).filter((row) => row.id !== entry.id);
       if (mode === "reject" && others.length > 0) return false;
       if (mode === "interrupt") s.interruptAll.run(...key, now, entry.id);
-      // A run taken over joins again under its own id: it keeps its place.
+      // A place joined again by its owner, or by the process that took its run over, keeps its order in line.
+      // Another attempt at the message (a schedule fire started by two processes) leaves the place as it is:
+      // the place is that of the attempt whose run is recorded (`own`), never taken, then left, by the other.
       s.upsert.run({
         id: entry.id,
         account_id: accountId,
@@ -38,6 +40,8 @@ export class SqliteQueue {
         user_id: userId,
         room_id: roomId,
         holder: entry.holder,
+        owner: entry.owner,
+        takeover: entry.takeover ? 1 : 0,
         expires_at: entry.expiresAt,
         created_at: entry.createdAt,
       });
@@ -62,8 +66,13 @@ export class SqliteQueue {
     return this.admitOne.immediate(id, now);
   }
 
-  leave(id: string, holder: string): void {
-    this.s.leave.run(id, holder);
+  /** Gives the place `id` to the attempt whose run was just recorded (within that transaction). */
+  own(id: string, holder: string, owner: string): void {
+    this.s.own.run(holder, owner, id);
+  }
+
+  leave(id: string, owner: string): void {
+    this.s.leave.run(id, owner);
   }
 
   renew(holder: string, ids: readonly string[], expiresAt: string): QueueRenewal[] {
@@ -96,14 +105,19 @@ function prepare(db: Database.Database) {
           user_id: string;
           room_id: string;
           holder: string;
+          owner: string;
+          takeover: number;
           expires_at: string;
           created_at: string;
         },
       ]
     >(
-      `INSERT INTO conversation_queue (id, account_id, agent_id, user_id, room_id, holder, expires_at, created_at)
-       VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @holder, @expires_at, @created_at)
-       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`,
+      `INSERT INTO conversation_queue (id, account_id, agent_id, user_id, room_id, holder, owner, expires_at,
+         created_at)
+       VALUES (@id, @account_id, @agent_id, @user_id, @room_id, @holder, @owner, @expires_at, @created_at)
+       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE conversation_queue.owner = excluded.owner
+         OR (@takeover = 1 AND EXISTS (SELECT 1 FROM message_runs WHERE id = @id AND lease_holder = @holder))`,
     ),
     get: db.prepare<[string], QueueRow>(
       "SELECT id, seq, admitted, interrupted FROM conversation_queue WHERE id = ?",
@@ -118,7 +132,10 @@ function prepare(db: Database.Database) {
        LIMIT 1`,
     ),
     admit: db.prepare<[string]>("UPDATE conversation_queue SET admitted = 1 WHERE id = ?"),
-    leave: db.prepare<[string, string]>("DELETE FROM conversation_queue WHERE id = ? AND holder = ?"),
+    own: db.prepare<[string, string, string]>(
+      "UPDATE conversation_queue SET holder = ?, owner = ? WHERE id = ?",
+    ),
+    leave: db.prepare<[string, string]>("DELETE FROM conversation_queue WHERE id = ? AND owner = ?"),
     renew: db.prepare<[string, string, string], { id: string; interrupted: number }>(
       `UPDATE conversation_queue SET expires_at = ?
        WHERE holder = ? AND id IN (SELECT value FROM json_each(?))

@@ -166,6 +166,7 @@ export class SqliteConversationStore implements ConversationStore {
     (accountId: string, agentId: string, conversationId: string) => number | null
   >;
   private readonly erase: Database.Transaction<(accountId: string, userId: string) => number>;
+  private readonly startLeased: Database.Transaction<(run: RunRecord, holder: string, owner: string) => void>;
   /** Statements of the history reads, whose text depends on the filters: prepared once each. */
   private readonly reads = new Map<string, Database.Statement>();
   /** The history windows of recently used conversations (see HistoryCache). */
@@ -190,6 +191,10 @@ export class SqliteConversationStore implements ConversationStore {
     });
     this.runs = runs;
     this.queue = new SqliteQueue(this.db);
+    this.startLeased = this.db.transaction((run: RunRecord, holder: string, owner: string) => {
+      runs.start(run);
+      this.queue.own(run.id, holder, owner);
+    });
     const memories = new SqliteMemories(this.db, (accountId, agentId) => this.purged(accountId, agentId));
     this.memories = memories;
     const documents = new SqliteDocuments(this.db, (accountId, agentId) => this.purged(accountId, agentId));
@@ -648,8 +653,10 @@ export class SqliteConversationStore implements ConversationStore {
     );
   }
 
-  async startRun(run: RunRecord): Promise<void> {
-    this.runs.start(run);
+  async startRun(run: RunRecord, placeOwner?: string): Promise<void> {
+    const holder = run.lease?.holder;
+    if (holder && placeOwner !== undefined) this.startLeased.immediate(run, holder, placeOwner);
+    else this.runs.start(run);
   }
 
   async appendRunEvents(runId: string, events: readonly RunEvent[]): Promise<void> {

@@ -679,8 +679,12 @@ export interface ConversationStore {
    * range, grouped as asked. Throws AppError INVALID_REQUEST, naming the field, for a question `planUsage` refuses.
    */
   getUsage(request: UsageRequest): Promise<UsageReport>;
-  /** Records a new run, pending. */
-  startRun(run: RunRecord): Promise<void>;
+  /**
+   * Records a new run, pending. A leased run's place in its conversation's line (`placeOwner` the attempt's,
+   * QueueEntry.owner) becomes its holder's in the same transaction: of two attempts at one message, the place is
+   * the recorded one's, and the other leaves nothing when it leaves.
+   */
+  startRun(run: RunRecord, placeOwner?: string): Promise<void>;
   /** Appends events to a run's log (the next ones after those it has, in order). */
   appendRunEvents(runId: string, events: readonly RunEvent[]): Promise<void>;
   /**
@@ -741,17 +745,18 @@ export interface ConversationStore {
   endedRunsAmong(runIds: readonly string[]): Promise<string[]>;
   /**
    * Takes a place at the end of the conversation's line (conversation-queue.ts), or renews the place `entry.id`
-   * has (a run taken over keeps its place). `reject`: false, and no place taken, when the line has anyone live in
+   * has when `entry.owner` owns it or `entry.takeover` holds its run (a run taken over keeps its place); a live
+   * place another attempt owns is left as it is. `reject`: false, and no place taken, when the line has anyone live in
    * it. `interrupt`: every other live place of the line is marked interrupted.
    */
   joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean>;
   /** Admits a place when no live place is before it and none is admitted; says where it stands. */
   admitTurn(id: string, now: string): Promise<QueueTurn>;
   /**
-   * Leaves the line (a message answered, failed or cancelled), while `holder` has the place: a run taken over by
-   * another process keeps the place its taker holds.
+   * Leaves the line (a message answered, failed or cancelled), while `owner` (QueueEntry.owner) owns the place: a
+   * run taken over by another process, or recorded by another attempt, keeps the place its owner has.
    */
-  leaveConversation(id: string, holder: string): Promise<void>;
+  leaveConversation(id: string, owner: string): Promise<void>;
   /** Renews the places `holder` has among `ids`; answers each renewed one and whether it was interrupted. */
   renewQueue(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]>;
   /**
@@ -889,6 +894,17 @@ export interface QueueEntry {
   key: ConversationKey;
   /** The process that answers the message and renews the place. */
   holder: string;
+  /**
+   * The one attempt at answering the message that owns the place (a token of its own): it alone leaves it. Two
+   * attempts at one message (a schedule fire started by two processes) join under the same id; the place is the
+   * one whose run is recorded (`startRun`).
+   */
+  owner: string;
+  /**
+   * The joiner holds the message's run, taken over from a process that stopped: it takes the place whoever owned
+   * it, if the store records it as the run's holder.
+   */
+  takeover?: boolean;
   expiresAt: string;
   createdAt: string;
 }

@@ -423,10 +423,12 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
     describe("conversation queues", () => {
       const soon = () => new Date(Date.now() + 60_000).toISOString();
       const now = () => new Date().toISOString();
+      /** A place joined by process `holder`; its owner token is `holder/id` (one attempt per process here). */
       const place = (id: string, holder = "p1", k = key(), expiresAt = soon()) => ({
         id,
         key: k,
         holder,
+        owner: `${holder}/${id}`,
         expiresAt,
         createdAt: now(),
       });
@@ -443,13 +445,13 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         expect(await store.admitTurn("m1", now())).toBe("admitted");
         expect(await store.admitTurn("x1", now())).toBe("admitted");
         expect(await store.admitTurn("m3", now())).toBe("waiting");
-        // Leaving needs the holder: another process's leave does not free the place.
-        await store.leaveConversation("m1", "p2");
+        // Leaving needs the owner: another's leave does not free the place.
+        await store.leaveConversation("m1", "p2/m1");
         expect(await store.admitTurn("m2", now())).toBe("waiting");
-        await store.leaveConversation("m1", "p1");
+        await store.leaveConversation("m1", "p1/m1");
         expect(await store.admitTurn("m3", now())).toBe("waiting");
         expect(await store.admitTurn("m2", now())).toBe("admitted");
-        await store.leaveConversation("m2", "p2");
+        await store.leaveConversation("m2", "p2/m2");
         expect(await store.admitTurn("m3", now())).toBe("admitted");
         expect(await store.admitTurn("gone", now())).toBe("gone");
       });
@@ -480,10 +482,42 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
           { id: "m2", interrupted: true },
           { id: "m3", interrupted: false },
         ]);
-        // A run taken over joins again under its id: same place, new holder.
-        expect(await store.joinConversation(place("m1", "p3"), "enqueue", now())).toBe(true);
+        // A run taken over joins again under its id: same place, new holder, once the store has it the run's.
+        const takeover = { ...place("m1", "p3"), takeover: true };
+        expect(await store.joinConversation(takeover, "enqueue", now())).toBe(true);
+        expect(await store.renewQueue("p3", ["m1"], soon()), "p3 does not hold m1's run").toEqual([]);
+        await store.startRun(
+          pendingRun({ id: "m1", userId: "u1", lease: { holder: "p3", expiresAt: soon() }, input: "{}" }),
+        );
+        expect(await store.joinConversation(takeover, "enqueue", now())).toBe(true);
         expect(await store.admitTurn("m1", now())).toBe("admitted");
         expect(await store.renewQueue("p3", ["m1"], soon())).toEqual([{ id: "m1", interrupted: true }]);
+        await store.leaveConversation("m1", "p1/m1");
+        expect(await store.admitTurn("m1", now()), "left by its former owner").toBe("admitted");
+        await store.leaveConversation("m1", "p3/m1");
+        expect(await store.admitTurn("m1", now())).toBe("gone");
+      });
+
+      it("keeps a message's place for the attempt whose run is recorded; the other leaves nothing", async () => {
+        const store = await fresh();
+        const leased = (holder: string) =>
+          pendingRun({ id: "m1", userId: "u1", lease: { holder, expiresAt: soon() }, input: "{}" });
+        // Two processes start one message: the first to join has the place, until the other records the run.
+        expect(await store.joinConversation(place("m1", "p1"), "enqueue", now())).toBe(true);
+        expect(await store.joinConversation(place("m1", "p2"), "enqueue", now())).toBe(true);
+        expect(await store.renewQueue("p2", ["m1"], soon())).toEqual([]);
+        await store.startRun(leased("p2"), "p2/m1");
+        await expect(store.startRun(leased("p1"), "p1/m1")).rejects.toThrow();
+        await store.leaveConversation("m1", "p1/m1");
+        expect(await store.renewQueue("p1", ["m1"], soon())).toEqual([]);
+        expect(await store.renewQueue("p2", ["m1"], soon())).toEqual([{ id: "m1", interrupted: false }]);
+        // Another attempt coming once the run is recorded neither takes the place nor leaves it.
+        expect(await store.joinConversation(place("m1", "p3"), "enqueue", now())).toBe(true);
+        await store.leaveConversation("m1", "p3/m1");
+        expect(await store.admitTurn("m1", now())).toBe("admitted");
+        expect(await store.renewQueue("p2", ["m1"], soon())).toEqual([{ id: "m1", interrupted: false }]);
+        await store.leaveConversation("m1", "p2/m1");
+        expect(await store.admitTurn("m1", now())).toBe("gone");
       });
     });
 
