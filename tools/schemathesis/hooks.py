@@ -62,6 +62,8 @@ def before_call(context, case, kwargs):
         keep_provider_rules(case.body)
     if case.operation.method.upper() == "GET" and case.operation.path in USAGE_QUERIES and isinstance(case.query, dict):
         keep_usage_rules(case.query, datetime.now(timezone.utc))
+    if case.operation.method.upper() == "GET" and case.operation.path in AUDIT_QUERIES and isinstance(case.query, dict):
+        keep_audit_rules(case.query)
     if case.operation.method.upper() != "POST" or case.operation.path != "/v1/api-keys":
         return
     body = case.body
@@ -95,6 +97,7 @@ HISTORY_LISTS: dict[str, str | None] = {
     "/v1/agents/{agentId}/documents": "agentId",
     "/v1/agents/{agentId}/schedules": "agentId",
     "/v1/members": None,
+    "/v1/audit-events": None,
     "/v1/webhooks/{webhookId}/deliveries": "webhookId",
 }
 # Deletions after which a cursor seen before may name nothing.
@@ -108,7 +111,7 @@ HISTORY_DELETIONS = (
     "/v1/users/{userId}",
     "/v1/webhooks/{webhookId}",
 )
-CURSOR = re.compile(r"^(?:msg|conv|dlv|mem|doc|sch|usr)_[0-9A-HJKMNP-TV-Z]{26}$")
+CURSOR = re.compile(r"^(?:msg|conv|dlv|mem|doc|sch|usr|aud)_[0-9A-HJKMNP-TV-Z]{26}$")
 ID_MAX_LENGTH = 256
 
 # Ids the service listed, by (list path, agent id): the only cursors a list accepts.
@@ -271,6 +274,21 @@ def keep_usage_rules(query: dict, now: datetime) -> None:
             del query["from"]
         else:
             query["from"] = (end - bucket).isoformat()
+
+
+# The audit log's queries (docs/api/audit.md): `until` must be later than `since`, which no parameter schema can
+# state. A valid pair that is not gets an `until` one second after its `since`.
+AUDIT_QUERIES = {"/v1/audit-events", "/v1/audit-events/export"}
+
+
+def keep_audit_rules(query: dict) -> None:
+    start, end = parse_time(query.get("since")), parse_time(query.get("until"))
+    if start is None or end is None or end > start:
+        return
+    try:
+        query["until"] = (start + timedelta(seconds=1)).isoformat()
+    except OverflowError:
+        query["since"] = (end - timedelta(seconds=1)).isoformat()
 
 
 # A document sent as JSON has its text or its bytes, exactly one (the schema's `oneOf`). Bytes are read as the

@@ -7,6 +7,7 @@ from pathlib import Path
 from hooks import (
     WEBHOOK_URL_PATTERN,
     future,
+    keep_audit_rules,
     keep_budget_rules,
     keep_document_rules,
     keep_history_rules,
@@ -220,3 +221,16 @@ def test_makes_a_budgets_limit_a_whole_number_within_bounds_and_leaves_other_val
         body = {"limit": limit}
         keep_budget_rules(body)
         assert body == {"limit": limit}
+
+
+def test_gives_an_audit_range_that_does_not_end_after_it_starts_an_end_a_second_later():
+    for until in ["2026-11-20T09:30:00Z", "2026-11-19T09:30:00Z"]:
+        query = {"since": "2026-11-20T09:30:00Z", "until": until}
+        keep_audit_rules(query)
+        assert parse(query["until"]) - parse(query["since"]) == timedelta(seconds=1)
+    valid = {"since": "2026-11-20T09:30:00Z", "until": "2026-11-21T09:30:00Z"}
+    keep_audit_rules(valid)
+    assert valid == {"since": "2026-11-20T09:30:00Z", "until": "2026-11-21T09:30:00Z"}
+    unparsable = {"since": "yesterday", "until": "2026-11-19T09:30:00Z"}
+    keep_audit_rules(unparsable)
+    assert unparsable == {"since": "yesterday", "until": "2026-11-19T09:30:00Z"}
