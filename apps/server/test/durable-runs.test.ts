@@ -1,21 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
-import { generateApiKey, SCOPES } from "@agentry/core";
 import { ConversationService, MessageStatus, TurnRole, WebhookService } from "@agentry/proto";
-import { openRegistryStore } from "@agentry/registry";
 import { type DeployableProcess, startDeployable } from "@agentry/testing";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import { Receiver } from "@agentry/webhooks/testing";
 import { createClient } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonCaller, seedDataDir, startCounter } from "./processes.js";
 import { parseEventStream } from "./sse.js";
 
 /*
@@ -59,9 +57,7 @@ describe("two all-in-one servers on one SQLite file", () => {
   let key: string;
   let receiver: Receiver;
   /** Counts the requests the agents' http tool makes. */
-  let counter: Server;
-  let counted = 0;
-  let counterUrl: string;
+  let counter: Awaited<ReturnType<typeof startCounter>>;
   const processes: DeployableProcess[] = [];
   let env: Record<string, string>;
 
@@ -70,14 +66,7 @@ describe("two all-in-one servers on one SQLite file", () => {
     processes.push(started);
     return started;
   };
-  const call = async <T>(on: DeployableProcess, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${on.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as T };
-  };
+  const call = jsonCaller(() => key);
   type MessageBody = {
     data: {
       id: string;
@@ -132,31 +121,9 @@ describe("two all-in-one servers on one SQLite file", () => {
   let survivor: DeployableProcess;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "agentry-durable-runs-"));
-    const store = await openRegistryStore({ dataDir });
-    const account = await store.createAccount({
-      name: "durable-runs",
-      tier: "enterprise",
-      limitOverrides: { requestsPerMinute: 1_000_000, createPerMinute: 1_000_000, getPerMinute: 1_000_000 },
-    });
-    const generated = generateApiKey();
-    await store.createApiKey({
-      accountId: account.id,
-      name: "test",
-      scopes: [...SCOPES],
-      expiresAt: null,
-      sha256: generated.sha256,
-      prefix: generated.prefix,
-    });
-    await store.close();
-    key = generated.secret;
+    ({ dataDir, key } = await seedDataDir("durable-runs"));
     receiver = await Receiver.start();
-    counter = createServer((_, res) => {
-      counted += 1;
-      res.writeHead(200, { "content-type": "application/json" }).end('{"stock":7}');
-    }).listen(0, "127.0.0.1");
-    await new Promise((resolve) => counter.once("listening", resolve));
-    counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/`;
+    counter = await startCounter('{"stock":7}');
     env = {
       DATA_DIR: dataDir,
       PORT: "0",
@@ -226,11 +193,11 @@ describe("two all-in-one servers on one SQLite file", () => {
 
   it("does not run a stored tool round again when it takes a run over", async () => {
     const doomed = await start();
-    const agentId = await newAgent(doomed, { plugins: [{ name: "http", config: { allow: [counterUrl] } }] });
+    const agentId = await newAgent(doomed, { plugins: [{ name: "http", config: { allow: [counter.url] } }] });
     const before = openai.requests.length;
-    counted = 0;
+    counter.reset();
     openai.answer({
-      toolCalls: [{ id: "call_stock", name: "http__request", arguments: { url: `${counterUrl}stock` } }],
+      toolCalls: [{ id: "call_stock", name: "http__request", arguments: { url: `${counter.url}stock` } }],
       usage: { input: 11, output: 7 },
     });
     openai.answer(slowly(30, 200));
@@ -247,7 +214,7 @@ describe("two all-in-one servers on one SQLite file", () => {
     const done = await completed(survivor, agentId, id);
     expect(done.body.data).toMatchObject({ status: "completed", text: "seven in stock" });
     expect(done.body.data.toolCalls).toMatchObject([{ id: "call_stock", ok: true }]);
-    expect(counted).toBe(1);
+    expect(counter.count).toBe(1);
     // The stored round's tokens, spent by the killed server, are counted; the round it was generating was never
     // reported by the provider, and is generated (and counted) once, by the survivor.
     expect(done.body.data.usage).toEqual({ inputTokens: 16, outputTokens: 10, totalTokens: 26 });

@@ -1,13 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rm } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
-import { generateApiKey, SCOPES } from "@agentry/core";
-import { openRegistryStore } from "@agentry/registry";
 import { type DeployableProcess, startDeployable } from "@agentry/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonCaller, seedDataDir } from "./processes.js";
 import { parseEventStream } from "./sse.js";
 
 /*
@@ -34,14 +31,7 @@ interface Run {
   error: { code: string; message: string } | null;
 }
 
-async function call<T>(on: DeployableProcess, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${on.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as T };
-}
+const call = jsonCaller(() => key);
 
 async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, ms = 20_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -116,24 +106,7 @@ async function replies(on: DeployableProcess, agentId: string) {
 
 beforeAll(async () => {
   openai = await startFakeOpenAI({ apiKey: OPENAI_KEY });
-  dataDir = await mkdtemp(join(tmpdir(), "agentry-kill-switch-"));
-  const store = await openRegistryStore({ dataDir });
-  const account = await store.createAccount({
-    name: "kill-switch",
-    tier: "enterprise",
-    limitOverrides: { requestsPerMinute: 1_000_000, createPerMinute: 1_000_000, getPerMinute: 1_000_000 },
-  });
-  const generated = generateApiKey();
-  await store.createApiKey({
-    accountId: account.id,
-    name: "test",
-    scopes: [...SCOPES],
-    expiresAt: null,
-    sha256: generated.sha256,
-    prefix: generated.prefix,
-  });
-  await store.close();
-  key = generated.secret;
+  ({ dataDir, key } = await seedDataDir("kill-switch"));
   const env = {
     DATA_DIR: dataDir,
     PORT: "0",

@@ -1,17 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { CONVERSATION_DB_FILE } from "@agentry/conversation";
 import { type FakeProviderServer, type OpenAIChatBody, startFakeOpenAI } from "@agentry/conversation/testing";
-import { generateApiKey, SCOPES } from "@agentry/core";
-import { openRegistryStore } from "@agentry/registry";
 import { type DeployableProcess, startDeployable } from "@agentry/testing";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonCaller, seedDataDir, startCounter } from "./processes.js";
 
 /*
  * Schedules and paused messages outlive the process that holds them: two all-in-one servers share one SQLite file,
@@ -42,9 +38,7 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
   let key: string;
   let env: Record<string, string>;
   /** Counts the requests the agents' http tool makes. */
-  let counter: Server;
-  let counted = 0;
-  let counterUrl: string;
+  let counter: Awaited<ReturnType<typeof startCounter>>;
   const processes: DeployableProcess[] = [];
   /** The server that outlives the others, started once. */
   let survivor: DeployableProcess;
@@ -54,14 +48,7 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
     processes.push(started);
     return started;
   };
-  const call = async <T>(on: DeployableProcess, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${on.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as T };
-  };
+  const call = jsonCaller(() => key);
   type MessageBody = {
     data: {
       id: string;
@@ -83,30 +70,8 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
 
   beforeAll(async () => {
     openai = await startFakeOpenAI({ apiKey: OPENAI_KEY });
-    dataDir = await mkdtemp(join(tmpdir(), "agentry-schedules-crash-"));
-    const store = await openRegistryStore({ dataDir });
-    const account = await store.createAccount({
-      name: "schedules-crash",
-      tier: "enterprise",
-      limitOverrides: { requestsPerMinute: 1_000_000, createPerMinute: 1_000_000, getPerMinute: 1_000_000 },
-    });
-    const generated = generateApiKey();
-    await store.createApiKey({
-      accountId: account.id,
-      name: "test",
-      scopes: [...SCOPES],
-      expiresAt: null,
-      sha256: generated.sha256,
-      prefix: generated.prefix,
-    });
-    await store.close();
-    key = generated.secret;
-    counter = createServer((_, res) => {
-      counted += 1;
-      res.writeHead(200, { "content-type": "application/json" }).end('{"sent":true}');
-    }).listen(0, "127.0.0.1");
-    await new Promise((resolve) => counter.once("listening", resolve));
-    counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}/`;
+    ({ dataDir, key } = await seedDataDir("schedules-crash"));
+    counter = await startCounter('{"sent":true}');
     env = {
       DATA_DIR: dataDir,
       PORT: "0",
@@ -208,11 +173,11 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
   it("resumes a message paused for approval on the other server once its own is killed", async () => {
     const doomed = await start();
     const agentId = await newAgent(doomed, {
-      plugins: [{ name: "http", config: { allow: [counterUrl] }, requireApproval: true }],
+      plugins: [{ name: "http", config: { allow: [counter.url] }, requireApproval: true }],
     });
     openai.reset();
-    counted = 0;
-    openai.callTools([{ id: "call_send", name: "http__request", arguments: { url: `${counterUrl}send` } }], {
+    counter.reset();
+    openai.callTools([{ id: "call_send", name: "http__request", arguments: { url: `${counter.url}send` } }], {
       usage: { input: 21, output: 9 },
     });
     openai.reply("sent it", { usage: { input: 13, output: 2 } });
@@ -244,7 +209,7 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
     );
     expect(done.body.data).toMatchObject({ status: "completed", text: "sent it" });
     expect(done.body.data.usage).toMatchObject({ inputTokens: 34, outputTokens: 11 });
-    expect(counted).toBe(1);
+    expect(counter.count).toBe(1);
     expect(openai.requests).toHaveLength(2);
     // Usage counts the message once and each of its tokens once: those before the pause (counted by the killed
     // server as it paused) and those after.
