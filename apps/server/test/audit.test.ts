@@ -478,6 +478,7 @@ describe("GET /v1/audit-events", () => {
       ["action=Agent", "action"],
       ["before=aud_nope", "before"],
       ["since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z", "until"],
+      ["targetId=agt_%00", "targetId"],
     ] as const) {
       const res = await call("GET", `/v1/audit-events?${query}`);
       expect(res.status, query).toBe(400);

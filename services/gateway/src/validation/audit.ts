@@ -48,6 +48,7 @@ export const auditFilters = {
     .string(once)
     .min(1, "must not be empty")
     .max(300, "must be at most 300 characters")
+    .refine((value) => !value.includes("\u0000"), "must not contain U+0000")
     .optional()
     .meta({
       description: "Only changes to this resource (its id).",
