@@ -1,16 +1,6 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import {
-  accessibilityViolations,
-  launchBrowser,
-  newContext,
-  type RunningServer,
-  request,
-  screenshot,
-  seedAccount,
-  signIn,
-  startServer,
-} from "./harness.js";
+import { accessibilityViolations, openConsole, type RunningServer, request, screenshot } from "./harness.js";
 
 /**
  * The agent page's "Waiting for approval" panel in Chromium against the real server: background messages paused
@@ -18,24 +8,18 @@ import {
  * rejected with a reason completes with the refusal given to the model.
  */
 let server: RunningServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let adminKey = "";
 const ACCOUNT = "console-approvals";
 
+let opened: Awaited<ReturnType<typeof openConsole>> | undefined;
+
 beforeAll(async () => {
-  server = await startServer();
-  adminKey = await seedAccount(server, ACCOUNT);
-  browser = await launchBrowser();
-  context = await newContext(browser);
-  page = await signIn(server, context, ACCOUNT);
+  opened = await openConsole(ACCOUNT);
+  ({ server, adminKey, page } = opened);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => opened?.close());
 
 interface MessageState {
   status: string;

@@ -1,16 +1,6 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  accessibilityViolations,
-  launchBrowser,
-  newContext,
-  type RunningServer,
-  request,
-  screenshot,
-  seedAccount,
-  signIn,
-  startServer,
-} from "./harness.js";
+import { accessibilityViolations, openConsole, type RunningServer, request, screenshot } from "./harness.js";
 
 /**
  * The agent page's documents panel in Chromium against the real server: an imported character's knowledge file
@@ -18,24 +8,18 @@ import {
  * another type refused through the picker with the server's words, and the document deleted after confirmation.
  */
 let server: RunningServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let adminKey = "";
 const ACCOUNT = "console-documents";
 
+let opened: Awaited<ReturnType<typeof openConsole>> | undefined;
+
 beforeAll(async () => {
-  server = await startServer();
-  adminKey = await seedAccount(server, ACCOUNT);
-  browser = await launchBrowser();
-  context = await newContext(browser);
-  page = await signIn(server, context, ACCOUNT);
+  opened = await openConsole(ACCOUNT);
+  ({ server, adminKey, page } = opened);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => opened?.close());
 
 interface StoredDocument {
   id: string;

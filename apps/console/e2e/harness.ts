@@ -278,3 +278,28 @@ export function layoutShift(page: Page): Promise<number> {
       }),
   );
 }
+
+/** A server with one seeded account, a browser and a page signed in to that account's console: an e2e file's start. */
+export async function openConsole(account: string) {
+  const server = await startServer();
+  try {
+    const adminKey = await seedAccount(server, account);
+    const browser = await launchBrowser();
+    const context = await newContext(browser);
+    const page = await signIn(server, context, account);
+    return {
+      server,
+      adminKey,
+      browser,
+      context,
+      page,
+      async close() {
+        await browser.close();
+        await server.close();
+      },
+    };
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}

@@ -1,40 +1,24 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  accessibilityViolations,
-  launchBrowser,
-  newContext,
-  type RunningServer,
-  request,
-  screenshot,
-  seedAccount,
-  signIn,
-  startServer,
-} from "./harness.js";
+import { accessibilityViolations, openConsole, type RunningServer, request, screenshot } from "./harness.js";
 
 /**
  * The agent page's schedules panel in Chromium against the real server: a schedule added from the form, listed
  * with its next fire, paused and resumed, a bad time zone refused with the server's words, and deleted.
  */
 let server: RunningServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let adminKey = "";
 const ACCOUNT = "console-schedules";
 
+let opened: Awaited<ReturnType<typeof openConsole>> | undefined;
+
 beforeAll(async () => {
-  server = await startServer();
-  adminKey = await seedAccount(server, ACCOUNT);
-  browser = await launchBrowser();
-  context = await newContext(browser);
-  page = await signIn(server, context, ACCOUNT);
+  opened = await openConsole(ACCOUNT);
+  ({ server, adminKey, page } = opened);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => opened?.close());
 
 describe("the agent page's schedules", () => {
   it("adds a schedule, shows its next fire, pauses and resumes it, refuses a bad time zone, and deletes it", async () => {
