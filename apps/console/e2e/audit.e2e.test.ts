@@ -3,14 +3,11 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   accessibilityViolations,
-  launchBrowser,
   newContext,
+  openConsole,
   type RunningServer,
   request,
   screenshot,
-  seedAccount,
-  signIn,
-  startServer,
 } from "./harness.js";
 
 /**
@@ -25,19 +22,16 @@ let adminKey = "";
 let keyId = "";
 const ACCOUNT = "console-audit";
 
+let opened: Awaited<ReturnType<typeof openConsole>> | undefined;
+
 beforeAll(async () => {
-  server = await startServer();
-  adminKey = await seedAccount(server, ACCOUNT);
+  opened = await openConsole(ACCOUNT);
+  ({ server, adminKey, browser, page } = opened);
   const keys = await request(server, adminKey, "GET", "/v1/api-keys");
   keyId = (keys.body!.data as { id: string }[])[0]!.id;
-  browser = await launchBrowser();
-  page = await signIn(server, await newContext(browser), ACCOUNT);
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => opened?.close());
 
 describe("the audit log", () => {
   it("shows a create and an update newest first, with the update's changes, filters and an export", async () => {

@@ -1,22 +1,12 @@
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  accessibilityViolations,
-  launchBrowser,
-  newContext,
-  type RunningServer,
-  request,
-  seedAccount,
-  signIn,
-  startServer,
-} from "./harness.js";
+import { accessibilityViolations, openConsole, type RunningServer, request } from "./harness.js";
 
 /**
  * Budgets in Chromium against the real server: an account budget and an agent budget made in the page, listed with
  * the spend the API reports after a message, one edited, one deleted, and a limit the API refuses shown in its words.
  */
 let server: RunningServer;
-let browser: Browser;
 let page: Page;
 let adminKey = "";
 const ACCOUNT = "console-budgets";
@@ -36,17 +26,14 @@ async function budgets(): Promise<ListedBudget[]> {
   return listed.body!.data as ListedBudget[];
 }
 
+let opened: Awaited<ReturnType<typeof openConsole>> | undefined;
+
 beforeAll(async () => {
-  server = await startServer();
-  adminKey = await seedAccount(server, ACCOUNT);
-  browser = await launchBrowser();
-  page = await signIn(server, await newContext(browser), ACCOUNT);
+  opened = await openConsole(ACCOUNT);
+  ({ server, adminKey, page } = opened);
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => opened?.close());
 
 describe("budgets", () => {
   it("creates an account and an agent budget, lists their spend, edits one and deletes one", async () => {

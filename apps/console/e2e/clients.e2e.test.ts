@@ -1,17 +1,7 @@
 import { type FakeTelegram, startFakeTelegram } from "@agentry/connectors/testing";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  accessibilityViolations,
-  launchBrowser,
-  newContext,
-  type RunningServer,
-  request,
-  screenshot,
-  seedAccount,
-  signIn,
-  startServer,
-} from "./harness.js";
+import { accessibilityViolations, openConsole, type RunningServer, request, screenshot } from "./harness.js";
 
 /**
  * The agent page's platform clients panel in Chromium against the real server, whose connectors run Telegram
@@ -20,7 +10,6 @@ import {
  */
 let server: RunningServer;
 let telegram: FakeTelegram;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let adminKey = "";
@@ -50,24 +39,24 @@ async function openAgent(id: string) {
 /** The card of one platform client on the page. */
 const card = (name: string) => page.getByRole("article", { name: new RegExp(`^${name}`) });
 
+let opened: Awaited<ReturnType<typeof openConsole>> | undefined;
+
 beforeAll(async () => {
   telegram = await startFakeTelegram();
-  server = await startServer({
-    env: {
-      TELEGRAM_API_URL: telegram.url,
-      CONNECTORS_SYNC_INTERVAL_MS: "250",
-      CONNECTORS_LEASE_MS: "3000",
+  opened = await openConsole(ACCOUNT, {
+    server: {
+      env: {
+        TELEGRAM_API_URL: telegram.url,
+        CONNECTORS_SYNC_INTERVAL_MS: "250",
+        CONNECTORS_LEASE_MS: "3000",
+      },
     },
   });
-  adminKey = await seedAccount(server, ACCOUNT);
-  browser = await launchBrowser();
-  context = await newContext(browser);
-  page = await signIn(server, context, ACCOUNT);
+  ({ server, adminKey, context, page } = opened);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
+  await opened?.close();
   await telegram?.close();
 });
 

@@ -279,11 +279,17 @@ export function layoutShift(page: Page): Promise<number> {
   );
 }
 
-/** A server with one seeded account, a browser and a page signed in to that account's console: an e2e file's start. */
-export async function openConsole(account: string) {
-  const server = await startServer();
+/**
+ * A server with one seeded account, a browser and a page signed in to that account's console: an e2e file's start.
+ * `server` is passed to startServer, `limits` to seedAccount.
+ */
+export async function openConsole(
+  account: string,
+  options: { server?: Parameters<typeof startServer>[0]; limits?: Record<string, number> } = {},
+) {
+  const server = await startServer(options.server);
   try {
-    const adminKey = await seedAccount(server, account);
+    const adminKey = await seedAccount(server, account, options.limits);
     const browser = await launchBrowser();
     const context = await newContext(browser);
     const page = await signIn(server, context, account);

@@ -4,14 +4,12 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   accessibilityViolations,
-  launchBrowser,
   newContext,
+  openConsole,
   type RunningServer,
   request,
   screenshot,
-  seedAccount,
   signIn,
-  startServer,
 } from "./harness.js";
 
 /**
@@ -39,19 +37,15 @@ async function createAgent(name: string): Promise<string> {
   return (created.body!.data as { id: string }).id;
 }
 
+let opened: Awaited<ReturnType<typeof openConsole>> | undefined;
+
 beforeAll(async () => {
-  server = await startServer();
   // Every limit high but agent creation, which is 20 a minute: the smallest bucket of a request.
-  adminKey = await seedAccount(server, ACCOUNT, { createPerMinute: 20 });
-  browser = await launchBrowser();
-  context = await newContext(browser);
-  page = await signIn(server, context, ACCOUNT);
+  opened = await openConsole(ACCOUNT, { limits: { createPerMinute: 20 } });
+  ({ server, adminKey, browser, context, page } = opened);
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+afterAll(() => opened?.close());
 
 describe("the console's files", () => {
   it("arrive compressed with brotli, varying by Accept-Encoding", async () => {
