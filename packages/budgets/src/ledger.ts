@@ -13,6 +13,7 @@ import type { SpendCounter, SpendMeter } from "@agentry/limits";
 import type { Logger } from "@agentry/logging";
 import {
   type AgentService,
+  AgentView,
   type BudgetService,
   type ConversationService,
   UsageDimension,
@@ -237,7 +238,11 @@ export class BudgetLedger {
     const tokens = this.options.estimateTokens;
     // An agent that cannot be read is the handler's to answer (404, after the Idempotency-Key's claim).
     const agent = await this.options.agents
-      .getAgent({ accountId: send.accountId, id: send.agentId }, { timeoutMs: this.options.rpcTimeoutMs })
+      .getAgent(
+        // Only its model is read: the JSON view spares the registry the Struct form.
+        { accountId: send.accountId, id: send.agentId, view: AgentView.JSON },
+        { timeoutMs: this.options.rpcTimeoutMs },
+      )
       .then((answer) => answer.agent)
       .catch(() => undefined);
     const model = agent?.spec?.model ?? "";

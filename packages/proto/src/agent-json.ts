@@ -1,11 +1,6 @@
-import { create, fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
-import {
-  type Agent,
-  AgentSchema,
-  type AgentSpec,
-  AgentSpecSchema,
-} from "./gen/agentry/registry/v1/agent_pb.js";
+import type { AgentSpec } from "./gen/agentry/registry/v1/agent_pb.js";
 
 /*
  * An agent's free-form JSON fields travel as JSON text (AgentSpec's *_json fields): a protobuf Struct is a message
@@ -86,31 +81,4 @@ export function specStructs(
     ...(json.settings ? { settings: json.settings } : {}),
     ...(json.plugins ? { plugins: fromJson(ValueSchema, json.plugins) } : {}),
   };
-}
-
-/**
- * The agent with its spec's Struct and Value fields holding what its JSON text says, for code that reads those
- * fields; an agent without the text (from a sender of an earlier release) is returned as it is.
- */
-export function readableAgent<T extends Agent | undefined>(agent: T): T {
-  const spec = agent?.spec;
-  if (
-    !agent ||
-    !spec ||
-    !(spec.personalityJson || spec.clientsJson || spec.settingsJson || spec.pluginsJson)
-  ) {
-    return agent;
-  }
-  const json = agentSpecJson(spec);
-  return create(AgentSchema, {
-    ...agent,
-    spec: create(AgentSpecSchema, {
-      ...spec,
-      ...specStructs(json),
-      personalityJson: "",
-      clientsJson: "",
-      settingsJson: "",
-      pluginsJson: "",
-    }),
-  }) as T;
 }

@@ -9,13 +9,13 @@ import {
   AgentSpecSchema,
   AgentStatus,
   AgentView,
+  agentSpecJson,
   type ConversationService,
   type PluginService,
-  readableAgent,
   StatusReasonSchema,
 } from "@agentry/proto";
-import { create, toJson, toJsonString } from "@bufbuild/protobuf";
-import { timestampDate, timestampNow, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { create, toJsonString } from "@bufbuild/protobuf";
+import { timestampDate, timestampNow } from "@bufbuild/protobuf/wkt";
 import { type Client, ConnectError } from "@connectrpc/connect";
 import { type ClientConfig, PLATFORM_SECRETS, type Platform, runClients } from "./domain/clients.js";
 import { BUDGET_SPENT, CLIENT_AUTH_FAILED, type ClientStatus } from "./domain/status.js";
@@ -159,8 +159,9 @@ export class ConnectorSupervisor {
           { accountId: account.id, page, pageSize: PAGE_SIZE, view: AgentView.JSON },
           call,
         );
-        for (const agent of agents.map(readableAgent)) {
-          const clients = agent.spec?.clients ? toJson(ValueSchema, agent.spec.clients) : null;
+        for (const agent of agents) {
+          // Read from their text (or a registry of the earlier release's Value); the agent goes on as it came.
+          const { clients } = agentSpecJson(agent.spec);
           if (!runnable(agent)) continue;
           const configs = runClients(clients).filter((config) =>
             options.drivers.some((driver) => driver.type === config.type),

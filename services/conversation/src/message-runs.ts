@@ -13,6 +13,7 @@ import {
 import { AppError, asAppError, type ErrorCode, invalid } from "@agentry/errors";
 import { type Agent, AgentSchema } from "@agentry/proto";
 import { fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { specJsonOf } from "./agent-spec.js";
 import type { TurnContext } from "./context.js";
 import { ConversationQueue, conflictMode, type Place } from "./conversation-queue.js";
 import { messageFailed, messageRequiresAction } from "./events.js";
@@ -773,7 +774,11 @@ export class MessageRuns {
   private join(input: MessageInput & { ids: { reply: string } }): Promise<Place> {
     const key = conversationKey(input);
     if (input.suppliedContext) return Promise.resolve(this.queue.outOfLine(input.ids.reply, key));
-    return this.queue.join(input.ids.reply, key, conflictMode(input.onConflict, input.agent?.spec?.settings));
+    return this.queue.join(
+      input.ids.reply,
+      key,
+      conflictMode(input.onConflict, specJsonOf(input.agent).settings),
+    );
   }
 
   /**
@@ -863,7 +868,7 @@ export class MessageRuns {
   ): RunRecord {
     const createdAt = new Date();
     // Every model in line may take its whole time limit.
-    const models = 1 + Math.min(fallbackChoices(input.agent?.spec?.settings).length, FALLBACK_MAX_ITEMS);
+    const models = 1 + Math.min(fallbackChoices(specJsonOf(input.agent).settings).length, FALLBACK_MAX_ITEMS);
     const leased =
       kind.background && this.options.durable !== false
         ? {
@@ -1001,7 +1006,7 @@ function decisionsOf(record: RunRecord): ReadonlyMap<string, ApprovalDecision> {
  */
 function encodeInput(input: MessageInput): string {
   return JSON.stringify({
-    agent: input.agent ? toJson(AgentSchema, input.agent) : null,
+    agent: input.agent ? storedAgent(input.agent) : null,
     text: input.text,
     userId: input.userId ?? null,
     roomId: input.roomId ?? null,
@@ -1011,6 +1016,43 @@ function encodeInput(input: MessageInput): string {
     ids: input.ids ?? null,
     idempotencyKeyHash: input.idempotencyKeyHash ?? null,
   });
+}
+
+/** The JSON fields of a spec, by their name in the Struct form and in the text form. */
+const SPEC_JSON_FIELDS = [
+  ["personality", "personalityJson"],
+  ["clients", "clientsJson"],
+  ["settings", "settingsJson"],
+  ["plugins", "pluginsJson"],
+] as const;
+
+/**
+ * An agent as a run records it: its JSON fields under their Struct names, as plain JSON, which a process of any
+ * release reads when it takes the run over (one of an earlier release knows no text fields).
+ */
+function storedAgent(agent: Agent): JsonValue {
+  const json = toJson(AgentSchema, agent) as JsonObject;
+  const spec = json.spec as JsonObject | undefined;
+  if (!spec) return json;
+  const fields = specJsonOf(agent);
+  for (const [name, text] of SPEC_JSON_FIELDS) {
+    delete spec[text];
+    spec[name] = fields[name];
+  }
+  return json;
+}
+
+/** A recorded agent with its JSON fields as text, so that reading it back builds no Struct or Value message. */
+function agentWithJsonText(agent: JsonValue): JsonValue {
+  const spec = typeof agent === "object" && agent !== null && !Array.isArray(agent) ? agent.spec : undefined;
+  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) return agent;
+  const converted: JsonObject = { ...spec };
+  for (const [name, text] of SPEC_JSON_FIELDS) {
+    if (converted[name] === undefined) continue;
+    converted[text] = JSON.stringify(converted[name]);
+    delete converted[name];
+  }
+  return { ...(agent as JsonObject), spec: converted };
 }
 
 function decodeInput(accountId: string, text: string): MessageInput {
@@ -1026,7 +1068,9 @@ function decodeInput(accountId: string, text: string): MessageInput {
     idempotencyKeyHash: string | null;
   };
   const agent: Agent | undefined =
-    data.agent === null ? undefined : fromJson(AgentSchema, data.agent, { ignoreUnknownFields: true });
+    data.agent === null
+      ? undefined
+      : fromJson(AgentSchema, agentWithJsonText(data.agent), { ignoreUnknownFields: true });
   return {
     accountId,
     agent,

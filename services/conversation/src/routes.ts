@@ -80,7 +80,6 @@ import {
   type Reply,
   ReplySchema,
   RunSchema,
-  readableAgent,
   type SendMessageRequest,
   type SendMessageResponse,
   SendMessageResponseSchema,
@@ -108,6 +107,7 @@ import {
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { specJsonOf } from "./agent-spec.js";
 import type { ConversationContext } from "./context.js";
 import { createDocument, toDocument } from "./document-rpc.js";
 import { memoryLimit, newMemory } from "./memories.js";
@@ -152,7 +152,7 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
         const input = messageInput(request, call);
         // A turn that may pause for approval is generated as a run, which keeps what the pause needs; the
         // answer is then the paused message's state rather than a request held open for a person.
-        if (awaitsApprovals(input.agent?.spec?.plugins)) {
+        if (awaitsApprovals(specJsonOf(input.agent).plugins)) {
           let id: string | undefined;
           let paused = false;
           for await (const { event } of ctx.sends.stream(input, call.signal, false)) {
@@ -487,8 +487,8 @@ function messageInput(
 ): MessageInput {
   return {
     accountId: request.accountId,
-    // Read once in the form the rest of the service reads: the JSON text where a sender set it.
-    agent: readableAgent(request.agent),
+    // As sent: its JSON fields are read where needed, from their text where set (agent-spec.ts).
+    agent: request.agent,
     text: request.text,
     userId: request.userId,
     roomId: request.roomId,

@@ -1,7 +1,7 @@
 import { newId, type Repetition, repeatEvery } from "@agentry/core";
 import { AppError, asAppError } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
-import { type Agent, AgentStatus, AgentView, readableAgent } from "@agentry/proto";
+import { type Agent, AgentStatus, AgentView } from "@agentry/proto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Cron } from "croner";
 import { DEFAULT_LEASE_MS, type MessageRuns } from "./message-runs.js";
@@ -375,10 +375,7 @@ export function registryAgents(client: {
     async getAgent(accountId, agentId) {
       try {
         // The JSON view: a registry of the earlier release ignores it and answers the Struct form, read alike.
-        return (
-          readableAgent((await client.getAgent({ accountId, id: agentId, view: AgentView.JSON })).agent) ??
-          null
-        );
+        return (await client.getAgent({ accountId, id: agentId, view: AgentView.JSON })).agent ?? null;
       } catch (error) {
         if (ConnectError.from(error).code === Code.NotFound) return null;
         throw error;

@@ -10,6 +10,7 @@ import { AppError, asAppError, invalid } from "@agentry/errors";
 import { currentRequestId, type Logger } from "@agentry/logging";
 import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
+import { specJsonOf } from "./agent-spec.js";
 import type { TurnContext } from "./context.js";
 import { isInterrupted } from "./conversation-queue.js";
 import { CallDeadline } from "./deadline.js";
@@ -42,7 +43,7 @@ import {
   type ToolLoopEvent,
   toolRounds,
 } from "./tool-loop.js";
-import { agentPlugins, type ToolCallRecord, TurnTools } from "./tools.js";
+import { type ToolCallRecord, TurnTools } from "./tools.js";
 
 /** One message to an agent, as the gateway passes it. */
 export interface MessageInput {
@@ -463,24 +464,25 @@ class Call {
   /** Settings, provider, model, prompt and tools; every failure here is the caller's or the configuration's. */
   async plan(signal: AbortSignal): Promise<{ provider: ModelProvider; request: ProviderRequest }> {
     const spec = this.input.agent?.spec;
-    this.settings = generationSettings(spec?.settings);
-    this.maxToolSteps = maxToolSteps(spec?.settings);
+    const { settings, personality, plugins } = specJsonOf(this.input.agent);
+    this.settings = generationSettings(settings);
+    this.maxToolSteps = maxToolSteps(settings);
     const { provider, model } = this.ctx.providers.resolve(spec?.modelProvider, spec?.model);
     this.provider = provider;
     this.primary = provider;
     this.model = model;
-    this.fallbacks = fallbackChoices(spec?.settings);
+    this.fallbacks = fallbackChoices(settings);
     const profile = {
       name: spec?.name ?? "",
       bio: spec?.bio ?? [],
-      personality: spec?.personality ?? {},
+      personality,
       knowledge: spec?.knowledge ?? [],
       goals: spec?.goals ?? [],
     };
     const supplied = this.input.suppliedContext;
     const prompt = supplied
-      ? suppliedPrompt(profile, supplied, this.input.text, await this.recall(spec?.settings))
-      : await this.storedPrompt(profile, spec?.settings);
+      ? suppliedPrompt(profile, supplied, this.input.text, await this.recall(settings))
+      : await this.storedPrompt(profile, settings);
     this.tools =
       this.maxToolSteps > 0
         ? await TurnTools.prepare(
@@ -488,7 +490,7 @@ class Call {
             {
               accountId: this.key.accountId,
               agentId: this.key.agentId,
-              plugins: agentPlugins(spec?.plugins),
+              plugins,
               searchDocuments: async (query, limit) =>
                 (await this.ctx.store.relevantChunks(this.key.accountId, this.key.agentId, query, limit)).map(
                   ({ documentId, title, chunk, text }) => ({ documentId, title, chunk, text }),
@@ -502,7 +504,7 @@ class Call {
     this.prompt = {
       ...prompt,
       ...sampling,
-      ...(this.tools ? { tools: this.tools.specs, toolChoice: toolChoice(spec?.settings) } : {}),
+      ...(this.tools ? { tools: this.tools.specs, toolChoice: toolChoice(settings) } : {}),
     };
     return { provider, request: this.request(provider, model) };
   }
@@ -743,7 +745,7 @@ class Call {
 
   /** Starts learning what the exchange told about the user, in the background, when the agent keeps memories. */
   private learn(replyText: string): void {
-    const settings = this.input.agent?.spec?.settings;
+    const { settings } = specJsonOf(this.input.agent);
     if (this.interrupted || !this.ctx.memories || this.key.userId === "" || !memoryEnabled(settings)) return;
     this.ctx.memories.learn({
       owner: this.key,

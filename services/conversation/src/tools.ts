@@ -12,8 +12,6 @@ import {
   type ToolContext,
 } from "@agentry/plugin-kit";
 import type { PluginService } from "@agentry/proto";
-import { toJson } from "@bufbuild/protobuf";
-import { type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { sanitise } from "./providers/errors.js";
 import type { ModelTool, ModelToolCall } from "./providers/types.js";
@@ -214,16 +212,9 @@ export class TurnTools {
   }
 }
 
-/** An agent's `plugins` as the registry passes them (a JSON list in a Value); empty when unset. */
-export function agentPlugins(value: Value | undefined): unknown[] {
-  if (!value) return [];
-  const json = toJson(ValueSchema, value);
-  return Array.isArray(json) ? json : [];
-}
-
 /** Whether any enabled plugin item of an agent has tools that wait for a person's approval (`requireApproval`). */
-export function awaitsApprovals(value: Value | undefined): boolean {
-  return agentPlugins(value).some((item) => {
+export function awaitsApprovals(plugins: readonly unknown[]): boolean {
+  return plugins.some((item) => {
     const setting = normalisePluginSetting(item);
     return setting?.enabled === true && setting.requireApproval !== undefined;
   });

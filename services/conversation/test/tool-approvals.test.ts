@@ -1,11 +1,13 @@
 import type { PublicEvent } from "@agentry/events";
 import { Catalogue, definePlugin, defineTool } from "@agentry/plugin-kit";
 import {
+  AgentSchema,
   type BackgroundMessage,
   MessageStatus,
   PluginService,
   type StreamMessageResponse,
 } from "@agentry/proto";
+import { create } from "@bufbuild/protobuf";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
@@ -307,6 +309,42 @@ describe("tool approvals", () => {
     expect(answer.reply).toBeUndefined();
     expect(answer.paused?.status).toBe(MessageStatus.REQUIRES_ACTION);
     expect(answer.paused?.pendingToolCalls.map((call) => call.id)).toEqual(["call_j"]);
+  });
+
+  it("resumes an agent sent with its JSON fields as text with the same personality, settings and tools", async () => {
+    // As a gateway sends it from the registry's JSON view: text only, no Struct or Value form.
+    const base = gated();
+    const a = create(AgentSchema, {
+      id: base.id,
+      accountId: ACCOUNT,
+      spec: {
+        name: "Ada",
+        personalityJson: JSON.stringify({ tone: "meticulous" }),
+        settingsJson: JSON.stringify({ temperature: 0.25 }),
+        pluginsJson: JSON.stringify([{ name: "bank", requireApproval: ["transfer"] }]),
+        clientsJson: "[]",
+      },
+    });
+    const { events, id } = await pausedStream(a);
+    expect(events.at(-1)?.case).toBe("approvalRequired");
+    h.openai.reply("Sent.");
+    await h.client.approveToolCalls({
+      accountId: ACCOUNT,
+      agentId: a.id,
+      messageId: id,
+      toolCallIds: ["call_t"],
+      approve: true,
+    });
+    expect((await settledState(a.id, id)).reply?.text).toBe("Sent.");
+    // The run that resumed read the agent back from its record: the turn is the agent's, before and after.
+    expect(h.openai.requests).toHaveLength(2);
+    for (const { body } of h.openai.requests) {
+      expect(body.messages[0]?.content).toContain("meticulous");
+      expect(body.temperature).toBe(0.25);
+      expect(
+        body.tools?.map((tool) => (tool as { function: { name: string } }).function.name).sort(),
+      ).toEqual(["bank__balance", "bank__transfer"]);
+    }
   });
 
   it("refuses answers to unknown messages and to messages that are not paused", async () => {

@@ -11,6 +11,7 @@ import {
 import {
   type Agent,
   AgentStatus,
+  AgentView,
   type BackgroundMessage,
   type Citation,
   MessageStatus,
@@ -389,7 +390,12 @@ export const messageRoutes: Route[] = [
       const agentId = input.params.agentId;
       const body = await input.body();
 
-      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+      // The JSON view: the agent goes on to the conversation service with its JSON fields as text, which no
+      // process turns into Struct messages (a registry of the earlier release answers the Struct form, read alike).
+      const { agent } = await gateway.agents.getAgent(
+        { accountId: principal.accountId, id: agentId, view: AgentView.JSON },
+        rpc,
+      );
       if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
       if (agent.status === AgentStatus.INACTIVE) {
         throw new AppError(
@@ -496,7 +502,11 @@ export const messageRoutes: Route[] = [
           `No events are kept for message ${JSON.stringify(messageId)}.`,
         );
       }
-      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+      // Only whether it exists: the registry's smallest answer.
+      const { agent } = await gateway.agents.getAgent(
+        { accountId: principal.accountId, id: agentId, view: AgentView.PUBLIC },
+        rpc,
+      );
       if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
 
       const abort = callerGone(input);
@@ -570,7 +580,10 @@ export const messageRoutes: Route[] = [
       const messageId = input.params.messageId;
       if (!isId("message", messageId))
         throw new AppError("MESSAGE_NOT_FOUND", `The agent has no message ${JSON.stringify(messageId)}.`);
-      const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: agentId }, rpc);
+      const { agent } = await gateway.agents.getAgent(
+        { accountId: principal.accountId, id: agentId, view: AgentView.PUBLIC },
+        rpc,
+      );
       if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);
       const { message } = await gateway.conversations.approveToolCalls(
         {

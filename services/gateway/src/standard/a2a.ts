@@ -20,7 +20,7 @@ import {
 } from "@a2a-js/sdk/server";
 import { agentCardHandler, jsonRpcHandler } from "@a2a-js/sdk/server/express";
 import { AppError } from "@agentry/errors";
-import type { Agent } from "@agentry/proto";
+import { type Agent, agentSpecJson } from "@agentry/proto";
 import type { Router } from "@koa/router";
 import express, { type NextFunction, type RequestHandler } from "express";
 import type { GatewayContext, GatewayState } from "../context.js";
@@ -53,12 +53,12 @@ class A2AUser implements User {
 export function agentCard(gateway: GatewayContext, agent: Agent): AgentCard {
   const url = `${gateway.config.PUBLIC_BASE_URL}/v1/a2a/${agent.id}`;
   const spec = agent.spec;
-  const plugins = (spec?.plugins?.kind.case === "listValue" ? spec.plugins.kind.value.values : [])
-    .map((item) =>
-      item.kind.case === "stringValue"
-        ? item.kind.value
-        : item.kind.case === "structValue" && item.kind.value.fields.name?.kind.case === "stringValue"
-          ? item.kind.value.fields.name.kind.value
+  const plugins = agentSpecJson(spec)
+    .plugins.map((item) =>
+      typeof item === "string"
+        ? item
+        : typeof item === "object" && item !== null && !Array.isArray(item) && typeof item.name === "string"
+          ? item.name
           : "",
     )
     .filter((name) => name !== "");

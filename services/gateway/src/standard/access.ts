@@ -1,7 +1,7 @@
 import { type Charge, replyUsage } from "@agentry/budgets";
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { type Agent, AgentStatus, type Reply } from "@agentry/proto";
+import { type Agent, AgentStatus, AgentView, type Reply } from "@agentry/proto";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { CallOptions } from "@connectrpc/connect";
 import type { Middleware, ParameterizedContext } from "koa";
@@ -101,8 +101,9 @@ export class StandardCaller {
   async agent(agentId: string): Promise<Agent> {
     if (!isId("agent", agentId))
       throw new AppError("AGENT_NOT_FOUND", `Agent ${JSON.stringify(agentId)} does not exist.`);
+    // The JSON view, which a send passes on to the conversation service as it came (the messages route's).
     const { agent } = await this.gateway.agents.getAgent(
-      { accountId: this.principal.accountId, id: agentId },
+      { accountId: this.principal.accountId, id: agentId, view: AgentView.JSON },
       this.rpc,
     );
     if (!agent) throw new AppError("AGENT_NOT_FOUND", `Agent ${agentId} does not exist.`);

@@ -4,6 +4,7 @@ import { AppError } from "@agentry/errors";
 import {
   type Agent,
   AgentStatus,
+  AgentView,
   type Reply,
   type SendMessageRequest,
   type SuppliedContextSchema,
@@ -112,7 +113,11 @@ function checkedRequest({ ctx }: RequestContext): Promise<CheckedRequest> {
 export async function addressedAgent(input: RequestContext, model: string): Promise<Agent> {
   const { gateway, principal, rpc } = input;
   if (!isId("agent", model)) throw unknownModel(model);
-  const { agent } = await gateway.agents.getAgent({ accountId: principal.accountId, id: model }, rpc);
+  // The JSON view, which a completion passes on to the conversation service as it came (the messages route's).
+  const { agent } = await gateway.agents.getAgent(
+    { accountId: principal.accountId, id: model, view: AgentView.JSON },
+    rpc,
+  );
   if (!agent) throw unknownModel(model);
   return agent;
 }

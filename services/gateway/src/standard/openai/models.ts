@@ -1,4 +1,4 @@
-import { type Agent, AgentStatus } from "@agentry/proto";
+import { type Agent, AgentStatus, AgentView } from "@agentry/proto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { RequestContext } from "../../routes/define.js";
 import { addressedAgent } from "./chat.js";
@@ -23,7 +23,14 @@ export async function listModels(input: RequestContext): Promise<void> {
   const data: ReturnType<typeof modelOf>[] = [];
   for (let page = 1; ; page++) {
     const { agents, totalSize } = await gateway.agents.listAgents(
-      { accountId: principal.accountId, page, pageSize: PAGE_SIZE, status: AgentStatus.ACTIVE },
+      // The public view holds all a model's entry shows, and costs the registry least.
+      {
+        accountId: principal.accountId,
+        page,
+        pageSize: PAGE_SIZE,
+        status: AgentStatus.ACTIVE,
+        view: AgentView.PUBLIC,
+      },
       rpc,
     );
     data.push(...agents.map(modelOf));
