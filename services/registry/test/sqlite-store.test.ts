@@ -81,10 +81,18 @@ describe("SQLite registry file", () => {
       expect(await a.getAgent("acct_other", agent.id)).toBeNull();
       await b.deleteAgent(account.id, agent.id);
       expect(await a.getAgent(account.id, agent.id)).toBeNull();
-      // Each read is a record of its own: changing one changes nothing the store returns later.
+      // Reads share the kept record, so it is read-only: a caller that tries to change it fails, and what the
+      // store returns later is unchanged.
       const again = await a.createAgent(account.id, agentFields());
       const read = await a.getAgent(account.id, again.id);
-      read!.bio.push("changed by the caller");
+      expect(() => read!.bio.push("changed by the caller")).toThrow(TypeError);
+      expect(() => {
+        (read!.personality as Record<string, unknown>).tone = "changed";
+      }).toThrow(TypeError);
+      const [listed] = (
+        await a.listAgents(account.id, { page: 1, limit: 1, sortBy: "createdAt", order: "desc" })
+      ).items;
+      expect(listed).toBe(read);
       expect((await a.getAgent(account.id, again.id))?.bio).toEqual([]);
     } finally {
       await a.close();
