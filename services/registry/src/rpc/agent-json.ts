@@ -22,8 +22,9 @@ import {
 /*
  * Agents as JSON text (proto/agentry/registry/v1/agent.proto, AgentView). What a read answers is text the
  * registry already has: each agent's texts, and its answer in AgentView PUBLIC, are kept by id with the version
- * they were made from, its `updatedAt`, which every change of the agent replaces. A process serving a version another process wrote reads
- * that version from the store first and makes its texts then, so a stale text is never answered.
+ * they were made from, its `updatedAt`, which every change of the agent replaces. A process serving a version
+ * another process wrote reads that version from the store first and makes its texts then, so a stale text is
+ * never answered.
  */
 
 /** The texts a read of an agent answers. */
