@@ -80,6 +80,7 @@ export {
   RUN_PLATFORMS,
 } from "./clients.js";
 export { FINISH_REASONS, type FinishReason } from "./finish-reasons.js";
+export { deepFrozen } from "./frozen.js";
 export { IDEMPOTENCY_KEY_TTL_MS } from "./idempotency.js";
 export { type IdKind, isId, newId, timeOfId } from "./ids.js";
 export { type MapSteps, mapAsyncIterable } from "./iterate.js";

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { auditStampIn, withAuditStamp } from "@agentry/core";
 import type { Logger } from "@agentry/logging";
 import { requestScopeInterceptor } from "@agentry/observability";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { errorInterceptor } from "./errors.js";
@@ -131,9 +132,12 @@ export function servedInterceptors(logger: Logger, extra: Interceptor[] = []): I
 
 /**
  * Runs each served call as the change of the actor its headers name (docs/api/audit.md), so the stores record who
- * made it. A call that names none (one service calling another on its own) keeps the stamp it was made under.
+ * made it. A call that names none (one service calling another on its own) keeps the stamp it was made under. A
+ * method declared without side effects (`idempotency_level = NO_SIDE_EFFECTS`: the reads) changes nothing to
+ * record, so it runs without a scope of its own, which every read would otherwise pay for.
  */
 export const auditScopeInterceptor: Interceptor = (next) => async (request) => {
+  if (request.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS) return next(request);
   const stamp = auditStampIn(request.header);
   return stamp ? withAuditStamp(stamp, () => next(request)) : next(request);
 };

@@ -1,8 +1,14 @@
 import { once } from "node:events";
 import http2 from "node:http2";
+import { AUDIT_HEADERS, type AuditStamp, currentAuditStamp } from "@agentry/core";
 import { AppError, fromConnectError } from "@agentry/errors";
 import { silentLogger } from "@agentry/logging";
-import { AccountSchema, AccountService, ListAccountsResponseSchema } from "@agentry/proto";
+import {
+  AccountSchema,
+  AccountService,
+  CreateAccountResponseSchema,
+  ListAccountsResponseSchema,
+} from "@agentry/proto";
 import { create } from "@bufbuild/protobuf";
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -166,5 +172,45 @@ describe("a remote service's answers", () => {
     const gzipping = createConnectTransport({ baseUrl: url, httpVersion: "2", interceptors: [capture] });
     await createClient(AccountService, gzipping).listAccounts({});
     expect(encodings).toEqual([null, "gzip"]);
+  });
+});
+
+describe("the audit scope of a served call", () => {
+  it("runs a change as the actor its headers name, and a read without a scope of its own", async () => {
+    const seen: Record<string, AuditStamp | null> = {};
+    server = createRpcServer({
+      logger: silentLogger(),
+      routes: (router: Impl) =>
+        router.service(AccountService, {
+          async createAccount() {
+            seen.createAccount = currentAuditStamp();
+            return create(CreateAccountResponseSchema, {});
+          },
+          async listAccounts() {
+            seen.listAccounts = currentAuditStamp();
+            return create(ListAccountsResponseSchema, {});
+          },
+        }),
+    });
+    const { port } = await server.listen(0, "127.0.0.1");
+    const client = createClient(
+      AccountService,
+      createConnectTransport({ baseUrl: `http://127.0.0.1:${port}`, httpVersion: "2" }),
+    );
+    const headers = {
+      [AUDIT_HEADERS.actorType]: "member",
+      [AUDIT_HEADERS.actorId]: "mem_1",
+      [AUDIT_HEADERS.ip]: "10.0.0.1",
+      [AUDIT_HEADERS.requestId]: "req_1",
+    };
+    await client.createAccount({ name: "acme" }, { headers });
+    await client.listAccounts({}, { headers });
+    expect(seen.createAccount).toEqual({
+      actor: { type: "member", id: "mem_1" },
+      ip: "10.0.0.1",
+      requestId: "req_1",
+    });
+    // ListAccounts is declared without side effects: it records nothing, so no stamp is set up for it.
+    expect(seen.listAccounts).toBeNull();
   });
 });

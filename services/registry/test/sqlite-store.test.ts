@@ -65,7 +65,17 @@ describe("SQLite registry file", () => {
       const agent = await a.createAgent(account.id, agentFields());
       expect((await a.getAgent(account.id, agent.id))?.name).toBe("agent");
       expect((await b.getAgent(account.id, agent.id))?.name).toBe("agent");
+      const firstPage = { page: 1, limit: 10, sortBy: "createdAt", order: "desc" } as const;
+      expect((await a.listAgents(account.id, firstPage)).items.map((item) => item.name)).toEqual(["agent"]);
       await b.updateAgent(account.id, agent.id, { name: "renamed by b" });
+      // A page whose agents a holds is still read afresh once b has committed, total included.
+      const second = await b.createAgent(account.id, agentFields({ name: "second, by b" }));
+      expect(await a.listAgents(account.id, firstPage)).toEqual({
+        items: [second, await b.getAgent(account.id, agent.id)],
+        total: 2,
+      });
+      await b.deleteAgent(account.id, second.id);
+      expect((await a.listAgents(account.id, firstPage)).total).toBe(1);
       expect((await a.getAgent(account.id, agent.id))?.name).toBe("renamed by b");
       await a.updateAgent(account.id, agent.id, { name: "renamed by a" });
       expect((await a.getAgent(account.id, agent.id))?.name).toBe("renamed by a");
@@ -81,10 +91,18 @@ describe("SQLite registry file", () => {
       expect(await a.getAgent("acct_other", agent.id)).toBeNull();
       await b.deleteAgent(account.id, agent.id);
       expect(await a.getAgent(account.id, agent.id)).toBeNull();
-      // Each read is a record of its own: changing one changes nothing the store returns later.
+      // Reads share the kept record, so it is read-only: a caller that tries to change it fails, and what the
+      // store returns later is unchanged.
       const again = await a.createAgent(account.id, agentFields());
       const read = await a.getAgent(account.id, again.id);
-      read!.bio.push("changed by the caller");
+      expect(() => read!.bio.push("changed by the caller")).toThrow(TypeError);
+      expect(() => {
+        (read!.personality as Record<string, unknown>).tone = "changed";
+      }).toThrow(TypeError);
+      const [listed] = (
+        await a.listAgents(account.id, { page: 1, limit: 1, sortBy: "createdAt", order: "desc" })
+      ).items;
+      expect(listed).toBe(read);
       expect((await a.getAgent(account.id, again.id))?.bio).toEqual([]);
     } finally {
       await a.close();

@@ -1,4 +1,4 @@
-import { SizedLru } from "@agentry/core";
+import { deepFrozen, SizedLru } from "@agentry/core";
 import { invalid } from "@agentry/errors";
 import { agentPublicText } from "@agentry/events";
 import {
@@ -21,9 +21,10 @@ import {
 
 /*
  * Agents as JSON text (proto/agentry/registry/v1/agent.proto, AgentView). What a read answers is text the
- * registry already has: each agent's texts are kept by id with the version they were made from, its
- * `updatedAt`, which every change of the agent replaces. A process serving a version another process wrote reads
- * that version from the store first and makes its texts then, so a stale text is never answered.
+ * registry already has: each agent's texts, and its answer in AgentView PUBLIC, are kept by id with the version
+ * they were made from, its `updatedAt`, which every change of the agent replaces. A process serving a version
+ * another process wrote reads that version from the store first and makes its texts then, so a stale text is
+ * never answered.
  */
 
 /** The texts a read of an agent answers. */
@@ -35,6 +36,8 @@ interface AgentTexts {
   plugins: string;
   /** The public record without `apiEndpoint` (`agentPublicText`). */
   public: string;
+  /** The answer of a read in AgentView PUBLIC, made at the first such read; shared by every later one. */
+  publicAgent?: Agent;
 }
 
 /** Characters of text kept (about 16 MB of memory at most); the least recently read agent's go first. */
@@ -90,15 +93,19 @@ export class AgentTextCache {
 export function agentInView(agent: AgentRecord, view: AgentView, cache: AgentTextCache): Agent {
   switch (view) {
     case AgentView.PUBLIC: {
-      return create(AgentSchema, {
-        id: agent.id,
-        accountId: agent.accountId,
-        status: statusToProto(agent.status),
-        statusReason: agent.statusReason ? statusReasonToProto(agent.statusReason) : undefined,
-        createTime: toTimestamp(agent.createdAt),
-        updateTime: toTimestamp(agent.updatedAt),
-        publicJson: cache.read(agent).public,
-      });
+      const texts = cache.read(agent);
+      texts.publicAgent ??= deepFrozen(
+        create(AgentSchema, {
+          id: agent.id,
+          accountId: agent.accountId,
+          status: statusToProto(agent.status),
+          statusReason: agent.statusReason ? statusReasonToProto(agent.statusReason) : undefined,
+          createTime: toTimestamp(agent.createdAt),
+          updateTime: toTimestamp(agent.updatedAt),
+          publicJson: texts.public,
+        }),
+      );
+      return texts.publicAgent;
     }
     case AgentView.JSON: {
       const texts = cache.read(agent);

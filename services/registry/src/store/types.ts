@@ -249,7 +249,12 @@ export interface AgentStore {
     fields: AgentFields,
     key: CreateUnderKey,
   ): Promise<KeyedCreate<AgentRecord>>;
+  /**
+   * The agent as stored. A store may hand every read of one version the same record from a cache of its own,
+   * frozen: a caller treats what it reads as read-only.
+   */
   getAgent(accountId: string, id: string): Promise<AgentRecord | null>;
+  /** A page of agents, each as `getAgent` reads it, and the total, from one snapshot. */
   listAgents(accountId: string, query: ListAgentsQuery): Promise<Page<AgentRecord>>;
   /**
    * Applies the patch with `applyAgentPatch` inside one transaction; null when the agent does not exist. With

@@ -1,4 +1,4 @@
-import { type AuditStamp, currentAuditStamp, newAuditEvent, SizedLru } from "@agentry/core";
+import { type AuditStamp, currentAuditStamp, deepFrozen, newAuditEvent, SizedLru } from "@agentry/core";
 import { AppError } from "@agentry/errors";
 import { type GroupCommit, type SqliteAuditLog, watchOtherConnections } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
@@ -74,8 +74,8 @@ const SORT_COLUMN: Record<AgentSortField, string> = {
 };
 
 /**
- * Characters of agent rows the store keeps from recent reads (about 16 MB of memory at most): thousands of
- * ordinary agents, or a few of the largest; the least recently read is dropped first.
+ * Characters of agent rows the store keeps, as records, from recent reads (about 20 MB of memory at most):
+ * thousands of ordinary agents, or a few of the largest; the least recently read is dropped first.
  */
 const AGENT_ROW_CACHE_CHARS = 8 * 1024 * 1024;
 
@@ -223,50 +223,52 @@ export function sqliteAgents(
     ),
   };
 
-  // The rows of recently read agents, so that reading one again (every GET of it, every message to it) costs no
-  // query: a row is dropped when this store changes the agent, and all of them whenever another connection (a
-  // process sharing the file) has committed since the last look.
-  const agentRows = new SizedLru<string, AgentRow>(AGENT_ROW_CACHE_CHARS);
+  // The agents recently read, as records, so that reading one again (every GET of it, every page it is on, every
+  // message to it) costs no query and no parse of its JSON columns: an agent is dropped when this store changes
+  // it, and all of them whenever another connection (a process sharing the file) has committed since the last
+  // look. A record is frozen, since every reader of it shares it.
+  const agents = new SizedLru<string, AgentRecord>(AGENT_ROW_CACHE_CHARS);
   const othersCommitted = watchOtherConnections(db);
-  /** The account's agent's row if the cache has it; `forgetIfStale` first, once per read. */
-  const cachedRow = (accountId: string, id: string): AgentRow | undefined => {
-    const cached = agentRows.get(id);
-    return cached?.account_id === accountId ? cached : undefined;
+  /** The account's agent if the cache has it; `forgetIfStale` first, once per read. */
+  const cachedAgent = (accountId: string, id: string): AgentRecord | undefined => {
+    const cached = agents.get(id);
+    return cached?.accountId === accountId ? cached : undefined;
   };
   const forgetIfStale = () => {
-    if (othersCommitted()) agentRows.clear();
+    if (othersCommitted()) agents.clear();
   };
-  const readAgentRow = (accountId: string, id: string): AgentRow | undefined => {
+  const keep = (row: AgentRow): AgentRecord => {
+    const agent = deepFrozen(toAgent(row));
+    agents.set(row.id, agent, rowChars(row));
+    return agent;
+  };
+  const readAgent = (accountId: string, id: string): AgentRecord | null => {
     forgetIfStale();
-    const cached = cachedRow(accountId, id);
+    const cached = cachedAgent(accountId, id);
     if (cached) return cached;
     const row = sql.agent.get(accountId, id);
-    if (row) agentRows.set(id, row, rowChars(row));
-    return row;
+    return row ? keep(row) : null;
   };
-  /** The rows of `ids` in their order, from the cache where it has them and in one query for the others. */
-  const pageRows = (accountId: string, ids: readonly string[]): AgentRow[] => {
+  /** The agents of `ids` in their order, from the cache where it has them and in one query for the others. */
+  const pageAgents = (accountId: string, ids: readonly string[]): AgentRecord[] => {
     forgetIfStale();
-    const rows = ids.map((id) => cachedRow(accountId, id));
-    const missing = ids.filter((_, i) => rows[i] === undefined);
+    const found = ids.map((id) => cachedAgent(accountId, id));
+    const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length > 0) {
-      const read = new Map<string, AgentRow>();
-      for (const row of sql.agentsByIds.all(accountId, JSON.stringify(missing))) {
-        read.set(row.id, row);
-        agentRows.set(row.id, row, rowChars(row));
-      }
+      const read = new Map<string, AgentRecord>();
+      for (const row of sql.agentsByIds.all(accountId, JSON.stringify(missing))) read.set(row.id, keep(row));
       ids.forEach((id, i) => {
-        rows[i] ??= read.get(id);
+        found[i] ??= read.get(id);
       });
     }
-    return rows.filter((row): row is AgentRow => row !== undefined);
+    return found.filter((agent): agent is AgentRecord => agent !== undefined);
   };
-  /** Runs a write of one agent; its cached row goes once it is done, whatever the outcome. */
+  /** Runs a write of one agent; its cached record goes once it is done, whatever the outcome. */
   const changingAgent = async <T>(id: string, write: () => Promise<T>): Promise<T> => {
     try {
       return await write();
     } finally {
-      agentRows.delete(id);
+      agents.delete(id);
     }
   };
 
@@ -308,11 +310,7 @@ export function sqliteAgents(
           const agent = insertAgent(accountId, fields, stamp);
           return { created: agent, record: agent };
         },
-        (made) =>
-          agentAsCreated(made, accountId, fields, (id) => {
-            const agent = readAgentRow(accountId, id);
-            return agent ? toAgent(agent) : null;
-          }),
+        (made) => agentAsCreated(made, accountId, fields, (id) => readAgent(accountId, id)),
       ),
   );
 
@@ -326,7 +324,7 @@ export function sqliteAgents(
       (status === undefined
         ? sql.countAgents.get(accountId)
         : sql.countAgentsWithStatus.get(accountId, status)) ?? 0;
-    return { items: pageRows(accountId, ids).map(toAgent), total };
+    return { items: pageAgents(accountId, ids), total };
   });
 
   const updateAgent = db.transaction(
@@ -394,8 +392,7 @@ export function sqliteAgents(
       return group.run(() => createAgentUnderKey(accountId, fields, key, stamp));
     },
     async getAgent(accountId, id) {
-      const row = readAgentRow(accountId, id);
-      return row ? toAgent(row) : null;
+      return readAgent(accountId, id);
     },
     async listAgents(accountId, query) {
       // A read transaction, so the page and the total come from one snapshot.
@@ -456,7 +453,7 @@ export function sqliteAgents(
       return read();
     },
     async searchKnowledge(accountId, agentId, words, limit) {
-      if (!readAgentRow(accountId, agentId)) return null;
+      if (!readAgent(accountId, agentId)) return null;
       if (words.length === 0) return [];
       return sql.searchKnowledge
         .all(fts5Query(agentId, words), limit)
