@@ -52,7 +52,7 @@ export const FLOOR_LABELS: Record<FloorLayer | "koa", string> = {
   metrics: "Metrics (request counter and duration histogram)",
   envelope: "Error envelope and unmatched routes (now the whole `requestFrame`)",
   router: "Router (the gateway's routes, the request's template checked as `serveRoute` does)",
-  "key-check": "Key check (`Authorization` parsed, checksum, SHA-256, cached principal)",
+  "key-check": "Key check (the principal kept by the `Authorization` value)",
   limits: "Limits (tier and endpoint buckets taken, `X-RateLimit-*` headers)",
 };
 
