@@ -1,5 +1,5 @@
 export { LimiterUnavailableError } from "./errors.js";
-export { rateLimitHeaders, retryAfterSeconds } from "./headers.js";
+export { type HeaderTarget, rateLimitHeaders, retryAfterSeconds, writeRateLimitHeaders } from "./headers.js";
 export { createMemoryLimiter, MemoryLimiter, type MemoryLimiterOptions } from "./memory.js";
 export { createRedisLimiter, RedisLimiter, type RedisLimiterOptions } from "./redis.js";
 export type { Reservation, SpendCounter, SpendMeter } from "./spend.js";

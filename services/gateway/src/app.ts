@@ -10,6 +10,7 @@ import { requestFrame } from "./http/frame.js";
 import { idempotency } from "./http/idempotency.js";
 import { allowedMethods, requestTemplate } from "./http/methods.js";
 import { oidcRoutes } from "./http/oidc.js";
+import { routesOf } from "./http/route-index.js";
 import { buildOpenApiDocument } from "./openapi/document.js";
 import { docsRoutes } from "./openapi/serve.js";
 import { agentRoutes } from "./routes/agents.js";
@@ -111,7 +112,7 @@ export function buildApp(
     );
   }
 
-  app.use(router.routes());
+  app.use(routesOf(router));
   app.use(allowedMethods(router));
   // The standard protocols check their arguments before they ask for an operation's limits and admission.
   const { limits, admission } = options;

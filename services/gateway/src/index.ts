@@ -6,6 +6,8 @@ export { buildGateway, createSpendMeter, type Gateway, type GatewayOptions } fro
 export { Authenticator } from "./http/auth.js";
 export { accessLogger, requestFrame, writeAccessLogOnClose } from "./http/frame.js";
 export { limitsMiddleware } from "./http/limits.js";
+export { allowedMethods, requestTemplate } from "./http/methods.js";
 export { requestIdOf } from "./http/request-id.js";
+export { routesOf } from "./http/route-index.js";
 export { runGateway } from "./run.js";
 export { listen, type RunningServer } from "./server.js";

@@ -38,11 +38,17 @@ export function requestFrame(gateway: GatewayContext): Middleware<GatewayState> 
   }
 
   return (ctx, next) => {
-    const requestId = requestIdOf(ctx.get("x-request-id"));
+    // The request's and response's headers directly: Koa's `get` and `set` add a lookup and arrays per header.
+    const requestId = requestIdOf(headerOf(ctx.req.headers["x-request-id"]));
     ctx.state.requestId = requestId;
-    ctx.set("X-Request-Id", requestId);
+    ctx.res.setHeader("X-Request-Id", requestId);
     return withRequestScope({ requestId }, () => serve(ctx, next, requestId));
   };
+}
+
+/** A request header's value, "" when absent (Node joins a repeated one into one string). */
+function headerOf(value: string | string[] | undefined): string {
+  return typeof value === "string" ? value : "";
 }
 
 /**

@@ -3,9 +3,11 @@ import type { Middleware, ParameterizedContext } from "koa";
 import type { GatewayState } from "../context.js";
 
 /** What the router leaves on the context: every route whose path matched the request's, whatever its method. */
-interface RoutedContext {
+export interface RoutedContext {
   matched?: { path: string | RegExp; methods: string[] }[];
   _matchedRoute?: string | RegExp;
+  /** `requestTemplate`'s answer, kept with the number of matched routes it was found among. */
+  _requestTemplate?: { matched: number; path: string | undefined };
 }
 
 /** How specific a path segment is: a literal beats a `:param`, which beats a `*rest`. */
@@ -32,10 +34,24 @@ function bySpecificity(a: string, b: string): number {
  * Undefined when no route matched the path.
  */
 export function requestTemplate(ctx: ParameterizedContext<GatewayState>): string | undefined {
-  const paths = ((ctx as RoutedContext).matched ?? [])
-    .filter((layer) => layer.methods.length > 0 && typeof layer.path === "string")
-    .map((layer) => layer.path as string);
-  return paths.sort(bySpecificity)[0];
+  const routed = ctx as RoutedContext;
+  const matched = routed.matched ?? [];
+  // Found once per request (a route's chain asks, then the 405 answer may): again only if a router added routes.
+  if (routed._requestTemplate?.matched === matched.length) return routed._requestTemplate.path;
+  const path = mostSpecific(
+    matched
+      .filter((layer) => layer.methods.length > 0 && typeof layer.path === "string")
+      .map((layer) => layer.path as string),
+  );
+  routed._requestTemplate = { matched: matched.length, path };
+  return path;
+}
+
+/** The most specific of these path templates (the first of equals), as `requestTemplate` chooses. */
+export function mostSpecific(paths: string[]): string | undefined {
+  // Most requests match one path template, under one route per method.
+  if (paths.every((path) => path === paths[0])) return paths[0];
+  return [...paths].sort(bySpecificity)[0];
 }
 
 /**

@@ -6,11 +6,15 @@ import { generateApiKey } from "@agentry/core";
 import {
   Authenticator,
   accessLogger,
+  allowedMethods,
   type GatewayContext,
   type GatewayState,
   limitsMiddleware,
+  ROUTES,
   requestFrame,
   requestIdOf,
+  requestTemplate,
+  routesOf,
   writeAccessLogOnClose,
 } from "@agentry/gateway";
 import { createMemoryLimiter } from "@agentry/limits";
@@ -47,8 +51,8 @@ export const FLOOR_LABELS: Record<FloorLayer | "koa", string> = {
   "access-log": "Access log line (JSON at `info`, to a file)",
   metrics: "Metrics (request counter and duration histogram)",
   envelope: "Error envelope and unmatched routes (now the whole `requestFrame`)",
-  router: "Router (`@koa/router`, one parameterised route)",
-  "key-check": "Key check (`Authorization` parsed, checksum, SHA-256, cached principal)",
+  router: "Router (the gateway's routes, the request's template checked as `serveRoute` does)",
+  "key-check": "Key check (the principal kept by the `Authorization` value)",
   limits: "Limits (tier and endpoint buckets taken, `X-RateLimit-*` headers)",
 };
 
@@ -123,9 +127,24 @@ function floorApp(count: number, logFile: string) {
     return layers.has("limits") ? limits(ctx, respond) : respond();
   };
   if (layers.has("router")) {
+    // Every declared operation, dispatched as `buildApp` does; each route's chain first checks that the request's
+    // template is its own, as `serveRoute` does.
     const router = new Router<GatewayState>();
-    router.get(ROUTE, answer);
-    app.use(router.routes());
+    for (const declared of ROUTES) {
+      const serve: Middleware<GatewayState> =
+        declared.method === "GET" && declared.path === ROUTE
+          ? answer
+          : async () => {
+              throw new Error(`the floor serves only GET ${ROUTE}, not ${declared.method} ${declared.path}`);
+            };
+      router.register(
+        declared.path,
+        [declared.method],
+        [(ctx, next) => (requestTemplate(ctx) === declared.path ? serve(ctx, next) : next())],
+      );
+    }
+    app.use(routesOf(router));
+    app.use(allowedMethods(router));
   } else {
     app.use(answer);
   }
