@@ -117,7 +117,8 @@ describe("rate limits on one gateway", () => {
       await h.request<{ data: { id: string } }>("POST", "/v1/agents", { key: t.key, body: { name: "busy" } })
     ).body.data.id;
     openai.reset();
-    for (let i = 0; i < 10; i++) openai.reply("slow", { delayMs: 600 });
+    // Long enough that the ten still run when the eleventh arrives, however busy the machine.
+    for (let i = 0; i < 10; i++) openai.reply("slow", { delayMs: 3000 });
     // Ten conversations: one conversation's messages are answered one at a time.
     const running = Array.from({ length: 10 }, (_, i) =>
       h.request("POST", `/v1/agents/${agentId}/messages`, {
