@@ -1,14 +1,15 @@
-import type { UsagePlan, UsageRow } from "../usage.js";
+import type { SketchBins, UsagePlan, UsageRow } from "../usage.js";
 import type { Placeholder, Query } from "./queries.js";
 
 /*
  * The usage rollups as both stores keep them (usage.ts has the rules): one table, `usage_rollups`, keyed by
  * account, level, bucket width, agent, bucket start, user, model and API key, the dimensions a level does not keep
- * being ''. The stores differ in how they keep bins (a JSONB object in SQLite, an integer array in Postgres), both
- * read back as JSON text (usage.ts, SketchBins), and in the types their drivers give counts.
+ * being ''. The stores differ in how they keep bins (a JSONB object in SQLite, an integer array in Postgres),
+ * both read back in a binary form that each store turns into counts (usage.ts, SketchBins) without any text, and
+ * in the types their drivers give counts.
  */
 
-export interface UsageRollupRow<Time, Count> {
+export interface UsageRollupRow<Time, Count, Bins> {
   bucket_start: Time;
   agent_id: string;
   user_id: string;
@@ -18,12 +19,19 @@ export interface UsageRollupRow<Time, Count> {
   errors: Count;
   input_tokens: Count;
   output_tokens: Count;
-  latency_bins: string;
-  first_token_bins: string;
+  latency_bins: Bins;
+  first_token_bins: Bins;
 }
 
-/** The row of usage.ts from a rollup row whose time the store has read as epoch milliseconds. */
-export function toUsageRow(row: UsageRollupRow<unknown, number | string>, bucketStart: number): UsageRow {
+/**
+ * The row of usage.ts from a rollup row whose time the store has read as epoch milliseconds and whose bins
+ * `bins` reads.
+ */
+export function toUsageRow<Bins>(
+  row: UsageRollupRow<unknown, number | string, Bins>,
+  bucketStart: number,
+  bins: (value: Bins) => SketchBins,
+): UsageRow {
   return {
     bucketStart,
     agentId: row.agent_id,
@@ -34,8 +42,8 @@ export function toUsageRow(row: UsageRollupRow<unknown, number | string>, bucket
     errors: Number(row.errors),
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
-    latencyBins: row.latency_bins,
-    firstTokenBins: row.first_token_bins,
+    latencyBins: bins(row.latency_bins),
+    firstTokenBins: bins(row.first_token_bins),
   };
 }
 
@@ -50,7 +58,7 @@ export function usageRowsQuery(
   read: {
     /** The SQL that reads the bucket start column as the driver should give it. */
     time: (column: string) => string;
-    /** The SQL that reads a bins column as JSON text (usage.ts, SketchBins). */
+    /** The SQL that reads a bins column in the form the store turns into SketchBins. */
     bins: (column: string) => string;
   },
 ): Query {
