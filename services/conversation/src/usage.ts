@@ -52,6 +52,9 @@ export interface BinCounts {
   counts: ArrayLike<number>;
 }
 
+/** A sketch without any value: the bins of a row read for its counts only. */
+export const NO_BINS: BinCounts = { zeros: 0, first: 0, counts: [] };
+
 export const USAGE_DIMENSIONS = ["agentId", "userId", "model", "apiKeyId"] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
 
@@ -231,6 +234,11 @@ export interface UsageRequest {
   groupBy?: readonly string[] | undefined;
   /** The moment the default range ends at; the clock by default. */
   now?: Date | undefined;
+  /**
+   * Only the counts, without percentiles (null): the store adds up the rows of each bucket and group itself and
+   * reads no sketch. What a question priced per model needs, which reads the detail level.
+   */
+  countsOnly?: boolean | undefined;
 }
 
 /** A checked usage question and the rollup rows that answer it. */
@@ -247,6 +255,8 @@ export interface UsagePlan {
   userId: string | undefined;
   /** In the canonical order of USAGE_DIMENSIONS. */
   groupBy: UsageDimension[];
+  /** Whether the rows are read for their counts only (UsageRequest.countsOnly). */
+  countsOnly: boolean;
 }
 
 function isDimension(value: string): value is UsageDimension {
@@ -306,6 +316,7 @@ export function planUsage(request: UsageRequest): UsagePlan {
     agentId: request.agentId,
     userId: request.userId,
     groupBy: USAGE_DIMENSIONS.filter((dimension) => groupBy.has(dimension)),
+    countsOnly: request.countsOnly === true,
   };
 }
 

@@ -11,6 +11,7 @@ import type { CallRecord, ConversationStore } from "../src/store/types.js";
 import { toUsageRow, type UsageRollupRow, usageRowsQuery } from "../src/store/usage-queries.js";
 import {
   planUsage,
+  type UsageGroup,
   type UsagePlan,
   type UsageReport,
   type UsageRequest,
@@ -107,6 +108,20 @@ function requests(now: number): UsageRequest[] {
   ].map((request) => ({ accountId: ACCOUNT, now: at(now), ...request }));
 }
 
+function withoutPercentiles(report: UsageReport): UsageReport {
+  const none = { p50: null, p95: null };
+  const strip = (groups: UsageGroup[]) =>
+    groups.map((group) => ({
+      ...group,
+      figures: { ...group.figures, latencyMs: none, timeToFirstTokenMs: none },
+    }));
+  return {
+    ...report,
+    buckets: report.buckets.map((bucket) => ({ ...bucket, groups: strip(bucket.groups) })),
+    totals: strip(report.totals),
+  };
+}
+
 /**
  * Records calls, reads every question both ways, records more in the current hour and reads again; then merges
  * a user's rows into the blank user's and subtracts an agent's from the account's (the stores combine those
@@ -119,6 +134,11 @@ async function expectSameAnswers(store: ConversationStore, reference: Reference)
     for (const request of requests(now)) {
       const answer = await store.getUsage(request);
       expect(answer, `${what}: ${JSON.stringify(request)}`).toEqual(await reference(planUsage(request)));
+      // Counts only, as pricing asks: the sums the database adds up are the same, without percentiles.
+      expect(
+        await store.getUsage({ ...request, countsOnly: true }),
+        `${what}, counts only: ${JSON.stringify(request)}`,
+      ).toEqual(withoutPercentiles(answer));
       counted += answer.totals.reduce((sum, group) => sum + group.figures.messages, 0);
     }
     return counted;

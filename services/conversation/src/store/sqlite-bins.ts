@@ -20,28 +20,20 @@ const TEXTRAW = 10;
 const OBJECT = 12;
 const ZERO_KEY = ZERO_BIN.charCodeAt(0);
 
-/**
- * Where the payload of the element last read by readHeader starts and ends: no object is made per element, of
- * which a 31-day hourly answer reads some 600,000.
- */
-let payloadStart = 0;
-let payloadEnd = 0;
+/** How many bytes the header of the element at `at` takes: 1, or 1 and the 1, 2, 4 or 8 of its size. */
+function headerBytes(blob: Uint8Array, at: number): number {
+  const sizeCode = blob[at]! >> 4;
+  return sizeCode <= 11 ? 1 : 1 + 2 ** (sizeCode - 12);
+}
 
-/** Reads the header of the element at `at`: returns its type, and sets where its payload starts and ends. */
-function readHeader(blob: Uint8Array, at: number): number {
-  const first = blob[at]!;
-  const sizeCode = first >> 4;
-  if (sizeCode <= 11) {
-    payloadStart = at + 1;
-    payloadEnd = payloadStart + sizeCode;
-  } else {
-    const bytes = 2 ** (sizeCode - 12);
-    let size = 0;
-    for (let i = 1; i <= bytes; i++) size = size * 256 + blob[at + i]!;
-    payloadStart = at + 1 + bytes;
-    payloadEnd = payloadStart + size;
-  }
-  return first & 0x0f;
+/** The size of the payload of the element at `at`. */
+function payloadBytes(blob: Uint8Array, at: number): number {
+  const sizeCode = blob[at]! >> 4;
+  if (sizeCode <= 11) return sizeCode;
+  const end = at + 1 + 2 ** (sizeCode - 12);
+  let size = 0;
+  for (let i = at + 1; i < end; i++) size = size * 256 + blob[i]!;
+  return size;
 }
 
 /** An integer written in ASCII digits with an optional minus sign; NaN for anything else. */
@@ -63,53 +55,57 @@ function text(blob: Uint8Array, start: number, end: number): string {
 }
 
 /** Bin keys and counts of one object, before they are laid out from the least key. */
-let keys = new Float64Array(512);
-let values = new Float64Array(512);
+const scratch = { keys: new Float64Array(512), counts: new Float64Array(512) };
 
 /** The counts of a bins object in SQLite's JSONB; throws for a blob that is not an object of counts. */
 export function jsonbBinCounts(blob: Uint8Array): BinCounts {
-  if (readHeader(blob, 0) !== OBJECT || payloadEnd !== blob.length) {
+  const end = blob.length;
+  if ((blob[0]! & 0x0f) !== OBJECT || headerBytes(blob, 0) + payloadBytes(blob, 0) !== end) {
     throw new Error("bins are not a JSONB object");
   }
+  let { keys, counts } = scratch;
   let zeros = 0;
   let length = 0;
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
-  for (let at = payloadStart; at < blob.length; ) {
-    const keyType = readHeader(blob, at);
+  for (let at = headerBytes(blob, 0); at < end; ) {
+    const keyType = blob[at]! & 0x0f;
     if (keyType < TEXT || keyType > TEXTRAW) throw new Error("a key of a JSONB bins object is not text");
-    const keyStart = payloadStart;
-    const keyEnd = payloadEnd;
-    const type = readHeader(blob, keyEnd);
+    const keyStart = at + headerBytes(blob, at);
+    const keyEnd = keyStart + payloadBytes(blob, at);
+    const type = blob[keyEnd]! & 0x0f;
     if (type < INT || type > FLOAT5) throw new Error("a count of a JSONB bins object is not a number");
-    at = payloadEnd;
-    const count =
-      type === INT ? integer(blob, payloadStart, payloadEnd) : Number(text(blob, payloadStart, payloadEnd));
+    const valueStart = keyEnd + headerBytes(blob, keyEnd);
+    at = valueStart + payloadBytes(blob, keyEnd);
+    const count = type === INT ? integer(blob, valueStart, at) : Number(text(blob, valueStart, at));
     if (!(count > 0)) continue;
     if (keyEnd - keyStart === 1 && blob[keyStart] === ZERO_KEY) {
       zeros += count;
       continue;
     }
     const bin = integer(blob, keyStart, keyEnd);
-    if (Number.isNaN(bin))
+    if (Number.isNaN(bin)) {
       throw new Error(`a JSONB bins object has the key '${text(blob, keyStart, keyEnd)}'`);
+    }
     if (length === keys.length) {
-      const grown = [new Float64Array(length * 2), new Float64Array(length * 2)] as const;
-      grown[0].set(keys);
-      grown[1].set(values);
-      [keys, values] = grown;
+      const grown = { keys: new Float64Array(length * 2), counts: new Float64Array(length * 2) };
+      grown.keys.set(keys);
+      grown.counts.set(counts);
+      ({ keys, counts } = grown);
+      scratch.keys = keys;
+      scratch.counts = counts;
     }
     keys[length] = bin;
-    values[length] = count;
+    counts[length] = count;
     length++;
     if (bin < min) min = bin;
     if (bin > max) max = bin;
   }
   if (length === 0) return { zeros, first: 0, counts: [] };
-  const counts = new Float64Array(max - min + 1);
+  const dense = new Float64Array(max - min + 1);
   for (let i = 0; i < length; i++) {
     const index = keys[i]! - min;
-    counts[index] = counts[index]! + values[i]!;
+    dense[index] = dense[index]! + counts[i]!;
   }
-  return { zeros, first: min, counts };
+  return { zeros, first: min, counts: dense };
 }
