@@ -264,6 +264,8 @@ export class BudgetLedger {
           budget.apiKeyId !== null
             ? [UsageDimension.MODEL, UsageDimension.API_KEY_ID]
             : [UsageDimension.MODEL],
+        // Tokens only: no percentiles to work out over the detail level's rows.
+        countsOnly: true,
       },
       { timeoutMs: this.options.rpcTimeoutMs },
     );

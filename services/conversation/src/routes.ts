@@ -467,6 +467,7 @@ export async function usageReport(
     userId: request.userId,
     // An unknown dimension goes on by its number, for the store to refuse by name.
     groupBy: request.groupBy.map((dimension) => DIMENSIONS.get(dimension) ?? String(dimension)),
+    countsOnly: request.countsOnly,
   });
   return create(GetUsageResponseSchema, {
     fromTime: timestampFromDate(new Date(report.from)),

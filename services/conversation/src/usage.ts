@@ -35,11 +35,25 @@ const MAPPING = new DDSketch({ relativeAccuracy: PERCENTILE_RELATIVE_ACCURACY })
 export const ZERO_BIN = "z";
 
 /**
- * A sketch's bins as a store reads them back, as JSON text in either of two forms: an object of bin index (or
- * ZERO_BIN) → how many values fell in it, `{"187": 3, "z": 1}`; or dense, `[zeros, first, counts...]`, the zero
- * bin's count then the counts of the bins from `first` on, null for none (`[1, 187, 3]`, or `[zeros]` alone).
+ * A sketch's bins as a store reads them back: as counts (BinCounts), or as JSON text in either of two forms: an
+ * object of bin index (or ZERO_BIN) → how many values fell in it, `{"187": 3, "z": 1}`; or dense,
+ * `[zeros, first, counts...]`, the zero bin's count then the counts of the bins from `first` on, null for none
+ * (`[1, 187, 3]`, or `[zeros]` alone).
  */
-export type SketchBins = string;
+export type SketchBins = string | BinCounts;
+
+/**
+ * A sketch's bins as numbers, read from the store's own binary form without any text: the zero bin's count, and
+ * the counts of the bins from `first` on (0 for an empty bin).
+ */
+export interface BinCounts {
+  zeros: number;
+  first: number;
+  counts: ArrayLike<number>;
+}
+
+/** A sketch without any value: the bins of a row read for its counts only. */
+export const NO_BINS: BinCounts = { zeros: 0, first: 0, counts: [] };
 
 export const USAGE_DIMENSIONS = ["agentId", "userId", "model", "apiKeyId"] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
@@ -220,6 +234,11 @@ export interface UsageRequest {
   groupBy?: readonly string[] | undefined;
   /** The moment the default range ends at; the clock by default. */
   now?: Date | undefined;
+  /**
+   * Only the counts, without percentiles (null): the store adds up the rows of each bucket and group itself and
+   * reads no sketch. What a question priced per model needs, which reads the detail level.
+   */
+  countsOnly?: boolean | undefined;
 }
 
 /** A checked usage question and the rollup rows that answer it. */
@@ -236,6 +255,8 @@ export interface UsagePlan {
   userId: string | undefined;
   /** In the canonical order of USAGE_DIMENSIONS. */
   groupBy: UsageDimension[];
+  /** Whether the rows are read for their counts only (UsageRequest.countsOnly). */
+  countsOnly: boolean;
 }
 
 function isDimension(value: string): value is UsageDimension {
@@ -295,6 +316,7 @@ export function planUsage(request: UsageRequest): UsagePlan {
     agentId: request.agentId,
     userId: request.userId,
     groupBy: USAGE_DIMENSIONS.filter((dimension) => groupBy.has(dimension)),
+    countsOnly: request.countsOnly === true,
   };
 }
 
@@ -375,8 +397,15 @@ class BinReader {
     this.max = Number.NEGATIVE_INFINITY;
   }
 
-  /** Adds the bins of one text; anything but integer bins and counts is read by JSON.parse instead. */
-  read(text: string): void {
+  /** Adds the bins of one row; text of anything but integer bins and counts is read by JSON.parse instead. */
+  read(row: SketchBins): void {
+    if (typeof row !== "string") {
+      this.push(null, row.zeros);
+      const { first, counts } = row;
+      for (let i = 0; i < counts.length; i++) this.push(first + i, counts[i]!);
+      return;
+    }
+    const text = row;
     if (this.scan(text)) return;
     const bins = JSON.parse(text) as Record<string, number> | (number | null)[];
     if (Array.isArray(bins)) {
@@ -500,7 +529,7 @@ const reader = new BinReader();
 /** A DDSketch of the values counted in the bins of several rows. */
 export function sketchOf(bins: readonly SketchBins[]): DDSketch {
   reader.reset();
-  for (const text of bins) reader.read(text);
+  for (const row of bins) reader.read(row);
   const sketch = new DDSketch({ relativeAccuracy: PERCENTILE_RELATIVE_ACCURACY });
   if (reader.length > 0) {
     // The dense store is filled as a whole, one array from the least key to the greatest: added a key at a time,

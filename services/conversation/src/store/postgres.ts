@@ -62,6 +62,7 @@ import {
   ZERO_BIN,
 } from "../usage.js";
 import { documentAudit, historyAudit, memoryAudit } from "./audit.js";
+import { binCounts, binsAsBytes } from "./postgres-bins.js";
 import { PostgresDocuments } from "./postgres-documents.js";
 import { PostgresMemories } from "./postgres-memories.js";
 import { migrationTarget } from "./postgres-migrations.js";
@@ -141,7 +142,7 @@ export const DEFAULT_CONVERSATION_SCHEMA = "conversation";
 type PgTurnRow = TurnRow<string, Date>;
 type PgCallRow = CallRow<boolean, Date>;
 type PgConversationRow = ConversationRow<Date>;
-type PgUsageRow = UsageRollupRow<number, string>;
+type PgUsageRow = UsageRollupRow<number, string, Buffer>;
 
 interface PgOutboxRow {
   seq: string;
@@ -246,16 +247,6 @@ function combineFigures(total: string, part: string, sign: 1 | -1): string {
       ),
     )
     .join(",\n        ");
-}
-
-/**
- * A bins array read as usage.ts's dense JSON form, `[zeros, first, counts...]`: the zero bin's count, then the
- * counts of the bins from `first` on (null for none); `[zeros]` without other bins.
- */
-function binsAsText(column: string): string {
-  const zeros = column.replace(/_bins$/, "_zeros");
-  return `'[' || concat_ws(',', ${zeros}, array_lower(${column}, 1),
-    nullif(array_to_string(${column}, ',', 'null'), '')) || ']'`;
 }
 
 const quoted = (values: readonly (string | number)[]) =>
@@ -753,12 +744,12 @@ export class PostgresConversationStore implements ConversationStore {
     // The start as epoch milliseconds: the report needs no Date, and the driver parses a number faster.
     const query = usageRowsQuery(this.sql.usage, placeholder, plan, {
       time: (column) => `extract(epoch FROM ${column})::float8 * 1000`,
-      bins: binsAsText,
+      bins: binsAsBytes,
     });
     const rows = await this.db.query<PgUsageRow>(query.text, query.values);
     return usageReport(
       plan,
-      rows.map((row) => toUsageRow(row, row.bucket_start)),
+      rows.map((row) => toUsageRow(row, row.bucket_start, binCounts)),
     );
   }
 

@@ -1,14 +1,15 @@
-import type { UsagePlan, UsageRow } from "../usage.js";
+import { NO_BINS, type SketchBins, type UsageDimension, type UsagePlan, type UsageRow } from "../usage.js";
 import type { Placeholder, Query } from "./queries.js";
 
 /*
  * The usage rollups as both stores keep them (usage.ts has the rules): one table, `usage_rollups`, keyed by
  * account, level, bucket width, agent, bucket start, user, model and API key, the dimensions a level does not keep
- * being ''. The stores differ in how they keep bins (a JSONB object in SQLite, an integer array in Postgres), both
- * read back as JSON text (usage.ts, SketchBins), and in the types their drivers give counts.
+ * being ''. The stores differ in how they keep bins (a JSONB object in SQLite, an integer array in Postgres),
+ * both read back in a binary form that each store turns into counts (usage.ts, SketchBins) without any text, and
+ * in the types their drivers give counts.
  */
 
-export interface UsageRollupRow<Time, Count> {
+export interface UsageRollupRow<Time, Count, Bins> {
   bucket_start: Time;
   agent_id: string;
   user_id: string;
@@ -18,12 +19,20 @@ export interface UsageRollupRow<Time, Count> {
   errors: Count;
   input_tokens: Count;
   output_tokens: Count;
-  latency_bins: string;
-  first_token_bins: string;
+  /** Null for a row read for its counts only. */
+  latency_bins: Bins | null;
+  first_token_bins: Bins | null;
 }
 
-/** The row of usage.ts from a rollup row whose time the store has read as epoch milliseconds. */
-export function toUsageRow(row: UsageRollupRow<unknown, number | string>, bucketStart: number): UsageRow {
+/**
+ * The row of usage.ts from a rollup row whose time the store has read as epoch milliseconds and whose bins
+ * `bins` reads.
+ */
+export function toUsageRow<Bins>(
+  row: UsageRollupRow<unknown, number | string, Bins>,
+  bucketStart: number,
+  bins: (value: Bins) => SketchBins,
+): UsageRow {
   return {
     bucketStart,
     agentId: row.agent_id,
@@ -34,14 +43,22 @@ export function toUsageRow(row: UsageRollupRow<unknown, number | string>, bucket
     errors: Number(row.errors),
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
-    latencyBins: row.latency_bins,
-    firstTokenBins: row.first_token_bins,
+    latencyBins: row.latency_bins === null ? NO_BINS : bins(row.latency_bins),
+    firstTokenBins: row.first_token_bins === null ? NO_BINS : bins(row.first_token_bins),
   };
 }
 
+const COLUMNS: Record<UsageDimension, string> = {
+  agentId: "agent_id",
+  userId: "user_id",
+  model: "model",
+  apiKeyId: "api_key_id",
+};
+
 /**
  * The rows of a plan's level and granularity within its range, with its filters: through the primary key when
- * the agent is given, else through `usage_by_time`.
+ * the agent is given, else through `usage_by_time`. For counts only, the database adds up the rows of each bucket
+ * and group and returns those sums, without bins: a question by model reads the detail level, many rows a bucket.
  */
 export function usageRowsQuery(
   table: string,
@@ -50,7 +67,7 @@ export function usageRowsQuery(
   read: {
     /** The SQL that reads the bucket start column as the driver should give it. */
     time: (column: string) => string;
-    /** The SQL that reads a bins column as JSON text (usage.ts, SketchBins). */
+    /** The SQL that reads a bins column in the form the store turns into SketchBins. */
     bins: (column: string) => string;
   },
 ): Query {
@@ -68,8 +85,19 @@ export function usageRowsQuery(
   ];
   if (plan.agentId !== undefined) where.push(`agent_id = ${p(plan.agentId)}`);
   if (plan.userId !== undefined) where.push(`user_id = ${p(plan.userId)}`);
+  const from = `FROM ${table} WHERE ${where.join(" AND ")}`;
+  if (plan.countsOnly) {
+    const dimensions = Object.entries(COLUMNS).map(([dimension, column]) =>
+      plan.groupBy.includes(dimension as UsageDimension) ? column : `'' AS ${column}`,
+    );
+    const grouped = plan.groupBy.map((dimension) => COLUMNS[dimension]);
+    const columns = `${read.time("bucket_start")} AS bucket_start, ${dimensions.join(", ")},
+      sum(messages) AS messages, sum(errors) AS errors, sum(input_tokens) AS input_tokens,
+      sum(output_tokens) AS output_tokens, NULL AS latency_bins, NULL AS first_token_bins`;
+    return { text: `SELECT ${columns} ${from} GROUP BY ${["bucket_start", ...grouped].join(", ")}`, values };
+  }
   const columns = `${read.time("bucket_start")} AS bucket_start, agent_id, user_id, model, api_key_id, messages,
     errors, input_tokens, output_tokens, ${read.bins("latency_bins")} AS latency_bins,
     ${read.bins("first_token_bins")} AS first_token_bins`;
-  return { text: `SELECT ${columns} FROM ${table} WHERE ${where.join(" AND ")}`, values };
+  return { text: `SELECT ${columns} ${from}`, values };
 }

@@ -91,7 +91,7 @@ function iso(value: Parameters<typeof timestampDate>[0] | undefined): string {
 async function usage(input: HandlerInput, query: UsageQuery, agentId: string | undefined): Promise<void> {
   const { ctx, gateway, principal, rpc } = input;
   const groupBy = query.groupBy ?? [];
-  const ask = (dimensions: readonly UsageDimensionName[]) =>
+  const ask = (dimensions: readonly UsageDimensionName[], countsOnly = false) =>
     gateway.conversations.getUsage(
       {
         accountId: principal.accountId,
@@ -101,15 +101,17 @@ async function usage(input: HandlerInput, query: UsageQuery, agentId: string | u
         ...(agentId !== undefined ? { agentId } : {}),
         ...(query.userId !== undefined ? { userId: query.userId } : {}),
         groupBy: dimensions.map((name) => DIMENSIONS[name]),
+        countsOnly,
       },
       rpc,
     );
-  // Spend is priced per model: a third question adds the model to the groups when they lack it.
+  // Spend is priced per model: a third question adds the model to the groups when they lack it. It reads the
+  // detail level, many rows a bucket, so it asks for the tokens alone, added up by the database.
   const byModel: UsageDimensionName[] = groupBy.includes("model") ? [...groupBy] : [...groupBy, "model"];
   const [report, ungrouped, priced] = await Promise.all([
     ask(groupBy),
     groupBy.length > 0 ? ask([]) : null,
-    ask(byModel),
+    ask(byModel, true),
   ]);
   const overall: GetUsageResponse = ungrouped ?? report;
   const spend = costs(gateway.prices, priced, groupBy);
