@@ -12,6 +12,13 @@ export {
 } from "./agent.js";
 export { type BudgetThresholdData, budgetThresholdEventId } from "./budgets.js";
 export {
+  type CitationJson,
+  presentCitation,
+  presentStoredMessage,
+  type StoredMessageJson,
+  type StoredMessageView,
+} from "./history.js";
+export {
   type MessageFailedData,
   type MessageRequiresActionData,
   messageCompletedData,

@@ -75,6 +75,7 @@ export type {
   TurnRecord,
   TurnRole,
 } from "./store/types.js";
+export { storedMessageJson } from "./stored-messages.js";
 export {
   MAX_TOOL_OUTPUT,
   modelToolName,

@@ -96,6 +96,7 @@ import {
   type Turn,
   TurnRole,
   TurnSchema,
+  TurnView,
   UsageDimension,
   type UsageFiguresSchema,
   UsageGranularity,
@@ -281,16 +282,22 @@ export function conversationRoutes(ctx: ConversationContext): (router: ConnectRo
 
       async listMessages(request: ListMessagesRequest): Promise<ListMessagesResponse> {
         const { accountId, agentId } = agentScope(request);
-        const page = await ctx.store.listMessages(
-          accountId,
-          agentId,
-          {
-            ...(request.conversationId !== undefined ? { conversationId: request.conversationId } : {}),
-            ...(request.userId !== undefined ? { userId: request.userId } : {}),
-            ...(request.roomId !== undefined ? { roomId: request.roomId } : {}),
-          },
-          pageRequest(request.page),
-        );
+        const filter = {
+          ...(request.conversationId !== undefined ? { conversationId: request.conversationId } : {}),
+          ...(request.userId !== undefined ? { userId: request.userId } : {}),
+          ...(request.roomId !== undefined ? { roomId: request.roomId } : {}),
+        };
+        // The texts kept with the turns, which the gateway writes as they are (TurnView).
+        if (request.view === TurnView.JSON) {
+          const page = await ctx.store.listMessageTexts(
+            accountId,
+            agentId,
+            filter,
+            pageRequest(request.page),
+          );
+          return create(ListMessagesResponseSchema, { messageJson: page.items, hasMore: page.hasMore });
+        }
+        const page = await ctx.store.listMessages(accountId, agentId, filter, pageRequest(request.page));
         return create(ListMessagesResponseSchema, {
           messages: page.items.map(toTurn),
           hasMore: page.hasMore,

@@ -14,10 +14,11 @@ import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations
 import { messagesPage } from "../src/store/queries.js";
 import { CONVERSATION_DB_FILE } from "../src/store/sqlite.js";
 import type { CallRecord, ConversationKey, ConversationStore, NewExchange } from "../src/store/types.js";
+import { storedMessageJson } from "../src/stored-messages.js";
 import { auditStoreContract } from "../src/testing/audit-contract.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
-import { conversationStoreContract } from "../src/testing/store-contract.js";
+import { conversationStoreContract, exchangesOfEveryKind } from "../src/testing/store-contract.js";
 import { type PlainRole, plainRole } from "./fixtures/plain-role.js";
 
 let db: TestDatabase;
@@ -284,6 +285,34 @@ describe("PostgresConversationStore", () => {
       ["before ids", conversation!.id, null],
       ["old reply", conversation!.id, null],
     ]);
+    // Stored before texts were kept: presented from their columns.
+    const texts = await store.listMessageTexts("acct_A", "agt_A", {}, page);
+    expect(texts.items).toEqual(messages.map(storedMessageJson));
+    expect(JSON.parse(texts.items[1]!)).toMatchObject({ role: "assistant", text: "old reply", model: "" });
+  });
+
+  it("presents the messages stored before their texts were kept from their columns, as the kept texts read", async () => {
+    const url = await db.createDatabase();
+    const store = await open({ dataDir: "unused", databaseUrl: url });
+    const k = { accountId: "acct_A", agentId: "agt_A", userId: "u1", roomId: "r1" };
+    for (const ex of exchangesOfEveryKind(k)) {
+      expect(await store.saveExchange(ex, completedCall(ex.reply.id, k))).toBe(true);
+    }
+    const pages = [
+      { limit: 100, before: null, after: null, order: "desc" as const },
+      { limit: 5, before: null, after: null, order: "asc" as const },
+    ];
+    const kept = await Promise.all(pages.map((page) => store.listMessageTexts("acct_A", "agt_A", {}, page)));
+    // Every other row as a turn of an earlier version left it.
+    await sql(url, "UPDATE conversation.turns SET message_json = NULL WHERE seq % 2 = 0");
+    const nulls = await sql<{ n: string }>(
+      url,
+      "SELECT count(*) AS n FROM conversation.turns WHERE message_json IS NULL",
+    );
+    expect(Number(nulls[0]!.n)).toBe(6);
+    for (const [i, page] of pages.entries()) {
+      expect(await store.listMessageTexts("acct_A", "agt_A", {}, page)).toEqual(kept[i]);
+    }
   });
 
   it("refuses a database whose schema is newer than this build", async () => {
@@ -452,3 +481,24 @@ describe("PostgresConversationStore", () => {
     expect(await store.listCalls("acct_A", "agt_nul")).toEqual([]);
   });
 });
+
+/** The call record of a completed exchange. */
+function completedCall(id: string, k: ConversationKey): CallRecord {
+  return {
+    ...k,
+    id,
+    requestId: null,
+    apiKeyId: null,
+    provider: "openai",
+    model: "gpt-test",
+    stream: false,
+    outcome: "completed",
+    errorCode: null,
+    errorMessage: null,
+    latencyMs: 42,
+    firstTokenMs: null,
+    inputTokens: 11,
+    outputTokens: 7,
+    createdAt: new Date().toISOString(),
+  };
+}

@@ -13,10 +13,15 @@ import {
 } from "../src/store/sqlite.js";
 import { MIGRATIONS } from "../src/store/sqlite-migrations.js";
 import type { HistoryLimits } from "../src/store/types.js";
+import { storedMessageJson } from "../src/stored-messages.js";
 import { auditStoreContract } from "../src/testing/audit-contract.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
-import { conversationStoreContract, storeExchange } from "../src/testing/store-contract.js";
+import {
+  conversationStoreContract,
+  exchangesOfEveryKind,
+  storeExchange,
+} from "../src/testing/store-contract.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -60,6 +65,33 @@ describe("SqliteConversationStore", () => {
       }
     } finally {
       db.close();
+    }
+  });
+
+  it("presents the messages stored before their texts were kept from their columns, as the kept texts read", async () => {
+    const dataDir = tempDir();
+    const store = openSqliteConversationStore({ dataDir });
+    const k = { accountId: "acct_A", agentId: "agt_A", userId: "u1", roomId: "r1" };
+    for (const ex of exchangesOfEveryKind(k)) {
+      expect(await store.saveExchange(ex, callOf(ex.reply.id, k))).toBe(true);
+    }
+    const pages = [
+      { limit: 100, before: null, after: null, order: "desc" as const },
+      { limit: 5, before: null, after: null, order: "asc" as const },
+    ];
+    const kept = await Promise.all(pages.map((page) => store.listMessageTexts("acct_A", "agt_A", {}, page)));
+    await store.close();
+    // Every other row as a turn of an earlier version left it.
+    const db = new Database(join(dataDir, CONVERSATION_DB_FILE));
+    expect(db.prepare("UPDATE turns SET message_json = NULL WHERE seq % 2 = 0").run().changes).toBe(6);
+    db.close();
+    const reopened = openSqliteConversationStore({ dataDir });
+    try {
+      for (const [i, page] of pages.entries()) {
+        expect(await reopened.listMessageTexts("acct_A", "agt_A", {}, page)).toEqual(kept[i]);
+      }
+    } finally {
+      await reopened.close();
     }
   });
 
@@ -187,6 +219,10 @@ describe("SqliteConversationStore schema version 2", () => {
         ["before ids", conversation!.id, null],
         ["old reply", conversation!.id, null],
       ]);
+      // Stored before texts were kept: presented from their columns.
+      const texts = await store.listMessageTexts("acct_A", "agt_A", {}, page);
+      expect(texts.items).toEqual(messages.map(storedMessageJson));
+      expect(JSON.parse(texts.items[1]!)).toMatchObject({ role: "assistant", text: "old reply", model: "" });
       // New exchanges join it.
       await storeExchange(
         store,
@@ -202,3 +238,24 @@ describe("SqliteConversationStore schema version 2", () => {
     }
   });
 });
+
+/** The call record of a completed exchange. */
+function callOf(id: string, k: { accountId: string; agentId: string; userId: string; roomId: string }) {
+  return {
+    ...k,
+    id,
+    requestId: null,
+    apiKeyId: null,
+    provider: "openai",
+    model: "gpt-test",
+    stream: false,
+    outcome: "completed" as const,
+    errorCode: null,
+    errorMessage: null,
+    latencyMs: 42,
+    firstTokenMs: null,
+    inputTokens: 11,
+    outputTokens: 7,
+    createdAt: new Date().toISOString(),
+  };
+}

@@ -497,6 +497,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE ${s}.conversation_queue ADD COLUMN owner text;
     `,
   },
+  {
+    version: 26,
+    name: "each message's public JSON with its turn",
+    // The message as history reads present it (see the SQLite migration of the same version). text, not json:
+    // it is written and read as the very text it is, never queried into.
+    sql: (s) => `
+      ALTER TABLE ${s}.turns ADD COLUMN message_json text;
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */

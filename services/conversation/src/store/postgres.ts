@@ -48,6 +48,7 @@ import {
 } from "@agentry/pg";
 import type pg from "pg";
 import { CHARACTERS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, oldestFirst } from "../history.js";
+import { storedMessageJson } from "../stored-messages.js";
 import {
   AGENT_LEVELS,
   AGENT_SHARE,
@@ -77,15 +78,20 @@ import {
   messagePosition,
   messagesPage,
   pageOf,
+  type Query,
   runPosition,
   runsPage,
 } from "./queries.js";
 import {
+  asReadBack,
   type CallRow,
   type ConversationRow,
   citationsColumn,
   cursorPosition,
+  exchangeTurns,
+  keptOrPresented,
   keyParams,
+  loneSurrogatesAs,
   positionCursor,
   type TurnRow,
   toCall,
@@ -156,6 +162,8 @@ interface PgOutboxRow {
 }
 
 const placeholder = (n: number) => `$${n}`;
+/** pg writes a lone surrogate as U+FFFD (Node's UTF-8 encoder). */
+const READ_BACK = loneSurrogatesAs("\ufffd");
 const turnRecord = (row: PgTurnRow) => toTurn(row, row.created_at.toISOString());
 
 const KEY_WHERE = "account_id = $1 AND agent_id = $2 AND user_id = $3 AND room_id = $4";
@@ -386,13 +394,14 @@ function statements(s: string) {
       "insertTurns",
       `INSERT INTO ${s}.turns
         (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens,
-        output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at)
-      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, false, false, $7),
-        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $19, $20, $15)`,
+        output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at, message_json)
+      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, false, false, $7, $21),
+        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $19, $20, $15, $22)`,
     ),
     citeTurn: `UPDATE ${s}.turns SET citations = $1::json WHERE id = $2`,
     conversationOf: `SELECT 1 FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     message: `SELECT * FROM ${s}.turns WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
+    turnsById: `SELECT * FROM ${s}.turns WHERE id = ANY($1::text[])`,
     deleteConversation: `DELETE FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     deleteConversationTurns: `DELETE FROM ${s}.turns WHERE conversation_id = $1`,
     userTurns: `SELECT * FROM ${s}.turns WHERE account_id = $1 AND user_id = $2 AND seq > $3 ORDER BY seq ASC
@@ -527,6 +536,9 @@ export class PostgresConversationStore implements ConversationStore {
         toolCallsColumn(reply.toolCalls),
         reply.background ?? false,
         reply.fallback ?? false,
+        ...exchangeTurns(exchange, touched.rows[0]!.id).map((turn) =>
+          storedMessageJson(asReadBack(turn, READ_BACK)),
+        ),
       ]);
       const citations = citationsColumn(reply.citations);
       if (citations !== null) await client.query(this.sql.citeTurn, [citations, reply.id]);
@@ -668,6 +680,36 @@ export class PostgresConversationStore implements ConversationStore {
     filter: MessageFilter,
     page: PageRequest,
   ): Promise<Page<TurnRecord>> {
+    const query = await this.messagesQuery(accountId, agentId, filter, page);
+    return pageOf(await this.db.query<PgTurnRow>(query.text, query.values), page, turnRecord);
+  }
+
+  async listMessageTexts(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+  ): Promise<Page<string>> {
+    const query = await this.messagesQuery(accountId, agentId, filter, page, "id, message_json");
+    const rows = await this.db.query<{ id: string; message_json: string | null }>(query.text, query.values);
+    const unkept = rows.filter((row) => row.message_json === null).map((row) => row.id);
+    const presented = new Map<string, string>();
+    if (unkept.length > 0) {
+      for (const row of await this.db.query<PgTurnRow>(this.sql.turnsById, [unkept])) {
+        presented.set(row.id, storedMessageJson(turnRecord(row)));
+      }
+    }
+    return keptOrPresented(pageOf(rows, page, (row) => row.message_json ?? presented.get(row.id)));
+  }
+
+  /** The query of a page of messages, once its conversation and cursor are known to be the agent's. */
+  private async messagesQuery(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+    columns?: string,
+  ): Promise<Query> {
     if (filter.conversationId !== undefined) {
       const known = await this.db.query(this.sql.conversationOf, [filter.conversationId, accountId, agentId]);
       if (known.length === 0) throw conversationNotFound(filter.conversationId);
@@ -680,8 +722,7 @@ export class PostgresConversationStore implements ConversationStore {
       if (!row) throw foreignCursor(page);
       position = row.seq;
     }
-    const query = messagesPage(this.sql.turns, placeholder, { accountId, agentId, filter }, page, position);
-    return pageOf(await this.db.query<PgTurnRow>(query.text, query.values), page, turnRecord);
+    return messagesPage(this.sql.turns, placeholder, { accountId, agentId, filter }, page, position, columns);
   }
 
   async getMessage(accountId: string, agentId: string, messageId: string): Promise<TurnRecord | null> {

@@ -74,13 +74,17 @@ export interface CursorIds {
   agentId: string;
 }
 
-/** One page of an agent's messages, `position` being the cursor's sequence number when there is a cursor. */
+/**
+ * One page of an agent's messages, `position` being the cursor's sequence number when there is a cursor: their
+ * rows, or the columns named.
+ */
 export function messagesPage(
   turns: string,
   placeholder: Placeholder,
   scope: { accountId: string; agentId: string; filter: MessageFilter },
   page: PageRequest,
   position: unknown,
+  columns = "*",
 ): Query {
   const p = new Params(placeholder);
   const where = [`account_id = ${p.add(scope.accountId)}`, `agent_id = ${p.add(scope.agentId)}`];
@@ -90,7 +94,7 @@ export function messagesPage(
   if (roomId !== undefined) where.push(`room_id = ${p.add(roomId)}`);
   if (page.before !== null) where.push(`seq < ${p.add(position)}`);
   else if (page.after !== null) where.push(`seq > ${p.add(position)}`);
-  const text = `SELECT * FROM ${turns} WHERE ${where.join(" AND ")}
+  const text = `SELECT ${columns} FROM ${turns} WHERE ${where.join(" AND ")}
     ORDER BY seq ${direction(page)} LIMIT ${p.add(page.limit + 1)}`;
   return { text, values: p.values };
 }

@@ -6,6 +6,7 @@ import type {
   CitationRecord,
   ConversationKey,
   ConversationRecord,
+  NewExchange,
   TurnPage,
   TurnRecord,
   TurnRole,
@@ -36,6 +37,8 @@ export interface TurnRow<Seq, Time> {
   tool_calls: string | ToolCallRecord[] | null;
   /** JSON like tool_calls: the chunks an assistant turn's prompt carried; null for none. */
   citations: string | CitationRecord[] | null;
+  /** The message's public JSON (stored-messages.ts); null on turns stored before it was kept. */
+  message_json: string | null;
   /** SQLite: 0 or 1; Postgres: a boolean. */
   background: number | boolean;
   fallback: number | boolean;
@@ -104,6 +107,84 @@ export function toTurn(row: TurnRow<unknown, unknown>, createdAt: string): TurnR
     fallback: Boolean(row.fallback),
     createdAt,
   };
+}
+
+/**
+ * How a store's driver gives back a text column written with a lone surrogate, which UTF-8 cannot hold (JSON
+ * columns keep it, escaped). The other text is given back as written.
+ */
+export function loneSurrogatesAs(replacement: string): (text: string) => string {
+  return (text) => (LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, replacement) : text);
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+/** The record of a turn as reading its row back gives it: `stored` is the store's `loneSurrogatesAs`. */
+export function asReadBack(turn: TurnRecord, stored: (text: string) => string): TurnRecord {
+  const optional = (text: string | null) => (text === null ? null : stored(text));
+  return {
+    ...turn,
+    userId: stored(turn.userId),
+    roomId: stored(turn.roomId),
+    text: stored(turn.text),
+    model: optional(turn.model),
+    provider: optional(turn.provider),
+    finishReason: optional(turn.finishReason),
+  };
+}
+
+/** The records of an exchange's two turns, as the store writes them. */
+export function exchangeTurns(
+  { key, user, reply }: NewExchange,
+  conversationId: string,
+): [user: TurnRecord, reply: TurnRecord] {
+  const shared = { ...key, conversationId, background: false, fallback: false };
+  return [
+    {
+      ...shared,
+      id: user.id,
+      role: "user",
+      text: user.text,
+      model: null,
+      provider: null,
+      inputTokens: 0,
+      outputTokens: 0,
+      latencyMs: 0,
+      finishReason: null,
+      toolCalls: [],
+      citations: [],
+      createdAt: user.createdAt,
+    },
+    {
+      ...shared,
+      id: reply.id,
+      role: "assistant",
+      text: reply.text,
+      model: reply.model,
+      provider: reply.provider,
+      inputTokens: reply.inputTokens,
+      outputTokens: reply.outputTokens,
+      latencyMs: reply.latencyMs,
+      finishReason: reply.finishReason,
+      toolCalls: reply.toolCalls ?? [],
+      citations: reply.citations ?? [],
+      background: reply.background ?? false,
+      fallback: reply.fallback ?? false,
+      createdAt: reply.createdAt,
+    },
+  ];
+}
+
+/**
+ * A page of message texts, each kept with its turn or presented from its row; a turn whose row was deleted between
+ * the page's read and its row's (no text either way) is left out, as a read a moment later would leave it.
+ */
+export function keptOrPresented(page: { items: (string | undefined)[]; hasMore: boolean }): {
+  items: string[];
+  hasMore: boolean;
+} {
+  return { items: page.items.filter((text) => text !== undefined), hasMore: page.hasMore };
 }
 
 /** The tool calls column's value for an assistant turn: JSON text, or null when the model called none. */

@@ -503,6 +503,16 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ALTER TABLE conversation_queue ADD COLUMN owner TEXT;
     `,
   },
+  {
+    version: 26,
+    name: "each message's public JSON with its turn",
+    // The message as history reads present it (docs/api/history.md, "Stored messages"), written with the turn, so
+    // that a page reads one text per message instead of presenting its columns. Null on turns stored before: a
+    // read presents those from their columns.
+    sql: `
+      ALTER TABLE turns ADD COLUMN message_json TEXT;
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

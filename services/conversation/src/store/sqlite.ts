@@ -9,6 +9,7 @@ import {
 } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { oldestFirst, turnTokens, withinLimits } from "../history.js";
+import { storedMessageJson } from "../stored-messages.js";
 import {
   AGENT_LEVELS,
   AGENT_SHARE,
@@ -38,12 +39,16 @@ import {
   runsPage,
 } from "./queries.js";
 import {
+  asReadBack,
   type CallRow,
   type ConversationRow,
   citationsColumn,
   cursorPosition,
+  exchangeTurns,
   type KeyParams,
+  keptOrPresented,
   keyParams,
+  loneSurrogatesAs,
   positionCursor,
   type TurnRow,
   toCall,
@@ -132,6 +137,8 @@ interface SqliteKeyRow {
 }
 
 const placeholder = () => "?";
+/** better-sqlite3 writes a lone surrogate as its three bytes, which read back as three U+FFFD. */
+const READ_BACK = loneSurrogatesAs("\ufffd\ufffd\ufffd");
 const turnRecord = (row: SqliteTurnRow) => toTurn(row, row.created_at);
 
 const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id = ?";
@@ -204,11 +211,8 @@ export class SqliteConversationStore implements ConversationStore {
     const schedules = new SqliteSchedules(this.db, this.audit);
     this.schedules = schedules;
     this.save = this.db.transaction(
-      (
-        { key, user, reply, idempotencyKey }: NewExchange,
-        call: CallRecord,
-        events: readonly NewOutboxEvent[],
-      ) => {
+      (exchange: NewExchange, call: CallRecord, events: readonly NewOutboxEvent[]) => {
+        const { key, user, reply, idempotencyKey } = exchange;
         if (this.purged(key.accountId, key.agentId)) return false;
         const conversationId = s.touchConversation.get(
           newId("conversation"),
@@ -216,40 +220,26 @@ export class SqliteConversationStore implements ConversationStore {
           user.createdAt,
           reply.createdAt,
         )!;
-        s.insertTurn.run(
-          user.id,
-          conversationId,
-          ...keyParams(key),
-          "user",
-          user.text,
-          null,
-          null,
-          0,
-          0,
-          0,
-          null,
-          null,
-          0,
-          0,
-          user.createdAt,
-        );
-        s.insertTurn.run(
-          reply.id,
-          conversationId,
-          ...keyParams(key),
-          "assistant",
-          reply.text,
-          reply.model,
-          reply.provider,
-          reply.inputTokens,
-          reply.outputTokens,
-          reply.latencyMs,
-          reply.finishReason,
-          toolCallsColumn(reply.toolCalls),
-          reply.background ? 1 : 0,
-          reply.fallback ? 1 : 0,
-          reply.createdAt,
-        );
+        for (const turn of exchangeTurns(exchange, conversationId)) {
+          s.insertTurn.run(
+            turn.id,
+            conversationId,
+            ...keyParams(key),
+            turn.role,
+            turn.text,
+            turn.model,
+            turn.provider,
+            turn.inputTokens,
+            turn.outputTokens,
+            turn.latencyMs,
+            turn.finishReason,
+            toolCallsColumn(turn.toolCalls),
+            turn.background ? 1 : 0,
+            turn.fallback ? 1 : 0,
+            turn.createdAt,
+            storedMessageJson(asReadBack(turn, READ_BACK)),
+          );
+        }
         const citations = citationsColumn(reply.citations);
         if (citations !== null) s.citeTurn.run(citations, reply.id);
         if (idempotencyKey) {
@@ -453,6 +443,36 @@ export class SqliteConversationStore implements ConversationStore {
     filter: MessageFilter,
     page: PageRequest,
   ): Promise<Page<TurnRecord>> {
+    const rows = this.read<SqliteTurnRow>(this.messagesQuery(accountId, agentId, filter, page)).all();
+    return pageOf(rows, page, turnRecord);
+  }
+
+  async listMessageTexts(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+  ): Promise<Page<string>> {
+    const query = this.messagesQuery(accountId, agentId, filter, page, "id, message_json");
+    const rows = this.read<{ id: string; message_json: string | null }>(query).all();
+    const unkept = rows.filter((row) => row.message_json === null).map((row) => row.id);
+    const presented = new Map<string, string>();
+    if (unkept.length > 0) {
+      for (const row of this.statements.turnsById.all(JSON.stringify(unkept))) {
+        presented.set(row.id, storedMessageJson(turnRecord(row)));
+      }
+    }
+    return keptOrPresented(pageOf(rows, page, (row) => row.message_json ?? presented.get(row.id)));
+  }
+
+  /** The query of a page of messages, once its conversation and cursor are known to be the agent's. */
+  private messagesQuery(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+    columns?: string,
+  ): Query {
     if (
       filter.conversationId !== undefined &&
       !this.statements.conversationOf.get(filter.conversationId, accountId, agentId)
@@ -468,10 +488,7 @@ export class SqliteConversationStore implements ConversationStore {
       if (!row) throw foreignCursor(page);
       position = row.seq;
     }
-    const rows = this.read<SqliteTurnRow>(
-      messagesPage("turns", placeholder, { accountId, agentId, filter }, page, position),
-    ).all();
-    return pageOf(rows, page, turnRecord);
+    return messagesPage("turns", placeholder, { accountId, agentId, filter }, page, position, columns);
   }
 
   async getMessage(accountId: string, agentId: string, messageId: string): Promise<TurnRecord | null> {
@@ -899,11 +916,13 @@ function prepare(db: Database.Database) {
         number,
         number,
         string,
+        string,
       ]
     >(
       `INSERT INTO turns (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider,
-         input_tokens, output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         input_tokens, output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at,
+         message_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     citeTurn: db.prepare<[string, string]>("UPDATE turns SET citations = ? WHERE id = ?"),
     // The conversation's id: the one it has, or, for its first exchange, the new one given.
@@ -921,6 +940,10 @@ function prepare(db: Database.Database) {
     ),
     message: db.prepare<[string, string, string], SqliteTurnRow>(
       "SELECT * FROM turns WHERE id = ? AND account_id = ? AND agent_id = ?",
+    ),
+    // The ids as one JSON array: one statement, however many.
+    turnsById: db.prepare<[string], SqliteTurnRow>(
+      "SELECT * FROM turns WHERE id IN (SELECT value FROM json_each(?))",
     ),
     deleteConversation: db.prepare<[string, string, string]>(
       "DELETE FROM conversations WHERE id = ? AND account_id = ? AND agent_id = ?",

@@ -651,6 +651,16 @@ export interface ConversationStore {
     filter: MessageFilter,
     page: PageRequest,
   ): Promise<Page<TurnRecord>>;
+  /**
+   * The page `listMessages` reads, as each message's public JSON text (stored-messages.ts): the one kept with its
+   * turn, or for a turn stored before texts were kept, its columns presented.
+   */
+  listMessageTexts(
+    accountId: string,
+    agentId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+  ): Promise<Page<string>>;
   /** One of an agent's messages, or null. */
   getMessage(accountId: string, agentId: string, messageId: string): Promise<TurnRecord | null>;
   /**

@@ -13,6 +13,7 @@ import type {
   RunEvent,
   RunRecord,
 } from "../store/types.js";
+import { storedMessageJson } from "../stored-messages.js";
 import {
   PERCENTILE_RELATIVE_ACCURACY,
   type UsageDimension,
@@ -82,6 +83,39 @@ export async function storeExchange(
   const ex = exchange(k, question, answer);
   expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
   return ex;
+}
+
+/**
+ * Exchanges of every kind a stored message can be (under `k`'s account and agent; `k`'s user and room, and the
+ * default conversation's): tool calls that answered JSON, answered nothing, failed, or were called with arguments
+ * that are not JSON; citations; a reply stored without a finish reason; a background reply by a fallback model;
+ * text that JSON escapes (quotes, controls, U+2028, a lone surrogate) and text beyond ASCII.
+ */
+export function exchangesOfEveryKind(k: ConversationKey): NewExchange[] {
+  const plain = exchange({ ...k, userId: "", roomId: "" }, "hello", "hi");
+  const tools = exchange(k, "what time is it, and what is 2+2?", "noon, and 4");
+  tools.reply.toolCalls = [
+    { id: "call_1", name: "time__now", arguments: '{"zone":"Europe/Paris"}', ok: true, output: '"12:00 ✓"' },
+    { id: "call_2", name: "calc__evaluate", arguments: '{"expression": ', ok: false, error: "Not JSON." },
+    { id: "call_3", name: "calc__evaluate", arguments: "", ok: true },
+    { id: "call_4", name: "web__fetch", arguments: '{"url":"https://a.test"}', ok: true, output: "not json" },
+  ];
+  const cited = exchange(k, "what does the handbook say?", "It says [1].");
+  cited.reply.citations = [
+    { documentId: "doc_01JAAAAAAAAAAAAAAAAAAAAAAA", chunk: 3, score: 1 },
+    { documentId: "doc_01JBBBBBBBBBBBBBBBBBBBBBBB", chunk: 0, score: 0.1 + 0.2 },
+  ];
+  const unfinished = exchange(k, "an old reply", "stored before the finish reason was kept");
+  unfinished.reply.finishReason = "";
+  const background = exchange({ ...k, roomId: "" }, "later, please", "done in the background");
+  background.reply.background = true;
+  background.reply.fallback = true;
+  const escaped = exchange(
+    k,
+    'Grüße 👋 "quoted" \\ back\\slash\n\u2028 \u0007 \ud800 lone',
+    "line\nbreak\ttab </script> \u2028\u2029 ✓",
+  );
+  return [plain, tools, cited, unfinished, background, escaped];
 }
 
 /**
@@ -780,6 +814,108 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         store.listMessages("acct_A", "agt_A", { conversationId: otherAgent.conversationId }, page()),
       ).rejects.toMatchObject({ code: "CONVERSATION_NOT_FOUND" });
       expect((await store.listMessages("acct_B", "agt_A", {}, page())).items).toEqual([]);
+    });
+
+    it("keeps each message's public JSON with its turn: the text its row presents, in every page of the list", async () => {
+      const store = await fresh();
+      const k = key({ userId: "u1", roomId: "r1" });
+      const stored = exchangesOfEveryKind(k);
+      for (const ex of stored)
+        expect(await store.saveExchange(ex, call(ex.key, { id: ex.reply.id }))).toBe(true);
+      await storeExchange(store, key({ agentId: "agt_other" }), "other agent", "not listed");
+      const pages = [
+        page({ limit: 100 }),
+        page({ limit: 100, order: "asc" }),
+        page({ limit: 5 }),
+        page({ limit: 3, order: "asc" }),
+      ];
+      for (const p of pages) {
+        for (const filter of [{}, { userId: "u1" }, { roomId: "" }]) {
+          const records = await store.listMessages("acct_A", "agt_A", filter, p);
+          const texts = await store.listMessageTexts("acct_A", "agt_A", filter, p);
+          expect(texts).toEqual({ items: records.items.map(storedMessageJson), hasMore: records.hasMore });
+        }
+      }
+      const all = await store.listMessageTexts("acct_A", "agt_A", {}, page({ limit: 100, order: "asc" }));
+      expect(all.items).toHaveLength(2 * stored.length);
+      const messages = all.items.map((text) => JSON.parse(text) as Record<string, unknown>);
+      expect(messages.map((m) => m.id)).toEqual(stored.flatMap((ex) => [ex.user.id, ex.reply.id]));
+      const tools = stored[1]!;
+      const conversationId = messages[2]!.conversationId;
+      expect(Object.keys(messages[0]!)).toEqual([
+        "id",
+        "agentId",
+        "conversationId",
+        "userId",
+        "roomId",
+        "role",
+        "text",
+        "createdAt",
+      ]);
+      expect(messages[0]).toMatchObject({ userId: null, roomId: null, role: "user", text: "hello" });
+      expect(all.items[3]).toBe(
+        JSON.stringify({
+          id: tools.reply.id,
+          agentId: "agt_A",
+          conversationId,
+          userId: "u1",
+          roomId: "r1",
+          role: "assistant",
+          text: "noon, and 4",
+          model: "gpt-test",
+          modelProvider: "openai",
+          finishReason: "stop",
+          usage: { inputTokens: 11, outputTokens: 7, totalTokens: 18 },
+          latencyMs: 42,
+          createdAt: tools.reply.createdAt,
+          toolCalls: [
+            {
+              id: "call_1",
+              name: "time__now",
+              arguments: { zone: "Europe/Paris" },
+              ok: true,
+              output: "12:00 ✓",
+            },
+            {
+              id: "call_2",
+              name: "calc__evaluate",
+              arguments: '{"expression": ',
+              ok: false,
+              error: "Not JSON.",
+            },
+            { id: "call_3", name: "calc__evaluate", arguments: "", ok: true, output: "" },
+            {
+              id: "call_4",
+              name: "web__fetch",
+              arguments: { url: "https://a.test" },
+              ok: true,
+              output: "not json",
+            },
+          ],
+        }),
+      );
+      expect(messages[5]).toMatchObject({
+        citations: [
+          { documentId: "doc_01JAAAAAAAAAAAAAAAAAAAAAAA", chunk: 3, score: 1 },
+          { documentId: "doc_01JBBBBBBBBBBBBBBBBBBBBBBB", chunk: 0, score: 0.1 + 0.2 },
+        ],
+      });
+      expect(messages[7]).toMatchObject({ finishReason: null });
+      expect(messages[9]).toMatchObject({ roomId: null, text: "done in the background" });
+      // The lone surrogate as the store gives it back (one or more U+FFFD, by driver), the rest as written.
+      expect(messages[10]!.text).toBe((await store.getMessage("acct_A", "agt_A", stored[5]!.user.id))!.text);
+      expect(messages[10]!.text.replace(/\ufffd+/, "\ufffd")).toBe(
+        stored[5]!.user.text.replace("\ud800", "\ufffd"),
+      );
+      expect(messages[11]!.text).toBe(stored[5]!.reply.text);
+      // A cursor of another agent and another agent's conversation are refused as for the records.
+      const otherAgent = (await store.listMessages("acct_A", "agt_other", {}, page())).items[0]!;
+      await expect(
+        store.listMessageTexts("acct_A", "agt_A", {}, page({ before: otherAgent.id })),
+      ).rejects.toMatchObject({ code: "INVALID_REQUEST" });
+      await expect(
+        store.listMessageTexts("acct_A", "agt_A", { conversationId: otherAgent.conversationId }, page()),
+      ).rejects.toMatchObject({ code: "CONVERSATION_NOT_FOUND" });
     });
 
     it("reads one message of the agent, and nothing of another agent's or account's", async () => {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { isId } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { presentToolCall } from "@agentry/events";
+import { presentStoredMessage, type StoredMessageJson } from "@agentry/events";
 import {
   type Conversation,
   type ExportUserResponse,
@@ -9,6 +9,7 @@ import {
   type PageCursor,
   type Turn,
   TurnRole,
+  TurnView,
 } from "@agentry/proto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { toAppError } from "../http/errors.js";
@@ -18,24 +19,20 @@ import { parseOrThrow } from "../validation/issues.js";
 import { component, defineRoute, type HandlerInput, type Route } from "./define.js";
 import { UserExportLine } from "./history.schemas.js";
 import { presentMemory } from "./memories.js";
-import { callerGone, presentBackgroundMessage, presentCitation, toolCallView } from "./messages.js";
+import { callerGone, presentBackgroundMessage, toolCallView } from "./messages.js";
 
 /** A stored message as every history route presents it (docs/api/history.md, "Stored messages"). */
-export function presentMessage(turn: Turn) {
-  const common = {
+export function presentMessage(turn: Turn): StoredMessageJson {
+  return presentStoredMessage({
     id: turn.id,
     agentId: turn.agentId,
     conversationId: turn.conversationId,
     // The default conversation's user and room are stored as "", and shown as the send reply shows them.
     userId: turn.userId || null,
     roomId: turn.roomId || null,
-    role: turn.role === TurnRole.ASSISTANT ? ("assistant" as const) : ("user" as const),
+    role: turn.role === TurnRole.ASSISTANT ? "assistant" : "user",
     text: turn.text,
-  };
-  const createdAt = isoTime(turn.createTime);
-  if (turn.role !== TurnRole.ASSISTANT) return { ...common, createdAt };
-  return {
-    ...common,
+    createdAt: isoTime(turn.createTime),
     model: turn.model,
     modelProvider: turn.modelProvider,
     // Replies stored before the finish reason was kept have none.
@@ -46,12 +43,9 @@ export function presentMessage(turn: Turn) {
       totalTokens: turn.usage?.totalTokens ?? 0,
     },
     latencyMs: turn.latencyMs,
-    createdAt,
-    ...(turn.toolCalls.length > 0
-      ? { toolCalls: turn.toolCalls.map((call) => presentToolCall(toolCallView(call))) }
-      : {}),
-    ...(turn.citations.length > 0 ? { citations: turn.citations.map(presentCitation) } : {}),
-  };
+    toolCalls: turn.toolCalls.map(toolCallView),
+    citations: turn.citations,
+  });
 }
 
 export function presentConversation(conversation: Conversation) {
@@ -246,14 +240,19 @@ export const historyRoutes: Route[] = [
           ...(query.userId !== undefined ? { userId: query.userId } : {}),
           ...(query.roomId !== undefined ? { roomId: query.roomId } : {}),
           page: pageCursor(query),
+          view: TurnView.JSON,
         },
         rpc,
       );
-      ctx.body = {
-        success: true,
-        data: response.messages.map(presentMessage),
-        pagination: { limit: query.limit, hasMore: response.hasMore },
-      };
+      const pagination = { limit: query.limit, hasMore: response.hasMore };
+      // A conversation service of an earlier release ignores the view and answers Turn messages.
+      if (response.messages.length > 0) {
+        ctx.body = { success: true, data: response.messages.map(presentMessage), pagination };
+        return;
+      }
+      // The page is assembled from the messages' texts, as `JSON.stringify` would write the same envelope.
+      ctx.body = `{"success":true,"data":[${response.messageJson.join(",")}],"pagination":${JSON.stringify(pagination)}}`;
+      ctx.type = "application/json";
     },
   }),
   defineRoute({

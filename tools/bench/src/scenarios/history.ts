@@ -1,5 +1,10 @@
 import { join } from "node:path";
-import { CONVERSATION_DB_FILE, openSqliteConversationStore } from "@agentry/conversation";
+import {
+  CONVERSATION_DB_FILE,
+  openSqliteConversationStore,
+  storedMessageJson,
+  type TurnRecord,
+} from "@agentry/conversation";
 import { newId } from "@agentry/core";
 import Database from "better-sqlite3";
 import { type Bench, type LoadResult, log, serviceEnv } from "../bench.js";
@@ -18,7 +23,7 @@ export interface HistoryResult {
  * Listing the newest 100 messages of a conversation that holds `settings.historyMessages` against reading an agent,
  * CPU per request on the same all-in-one gateway in the same run (docs/api/history.md, "Stored messages"). The
  * conversation is written before the gateway starts: its first exchange through the store, the rest as rows in
- * one transaction, the way the store writes them.
+ * one transaction, the way the store writes them (each with its message's JSON text).
  */
 export async function historyPage(bench: Bench, providerEnv: Record<string, string>): Promise<HistoryResult> {
   const dataDir = join(bench.dir, "history");
@@ -111,40 +116,62 @@ async function writeConversation(dataDir: string, tenant: Seed, exchanges: numbe
       .get(key.accountId, key.agentId, key.userId, key.roomId)!;
     const insert = db.prepare(
       `INSERT INTO turns (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider,
-         input_tokens, output_tokens, latency_ms, finish_reason, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         input_tokens, output_tokens, latency_ms, finish_reason, created_at, message_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const row = [conversation.id, key.accountId, key.agentId, key.userId, key.roomId] as const;
+    const write = (turn: TurnRecord) =>
+      insert.run(
+        turn.id,
+        turn.conversationId,
+        turn.accountId,
+        turn.agentId,
+        turn.userId,
+        turn.roomId,
+        turn.role,
+        turn.text,
+        turn.model,
+        turn.provider,
+        turn.inputTokens,
+        turn.outputTokens,
+        turn.latencyMs,
+        turn.finishReason,
+        turn.createdAt,
+        storedMessageJson(turn),
+      );
+    const turn = { ...key, conversationId: conversation.id, toolCalls: [], citations: [] };
+    const flags = { background: false, fallback: false };
     db.transaction(() => {
       for (let i = 1; i < exchanges; i++) {
         const asked = at(i, 0);
         const answered = at(i, 1500);
-        insert.run(
-          newId("message", Date.parse(asked)),
-          ...row,
-          "user",
-          question(i),
-          null,
-          null,
-          0,
-          0,
-          0,
-          null,
-          asked,
-        );
-        insert.run(
-          newId("message", Date.parse(answered)),
-          ...row,
-          "assistant",
-          answer(i),
-          "bench-model",
-          "openai",
-          120,
-          48,
-          1500,
-          "stop",
-          answered,
-        );
+        write({
+          ...turn,
+          ...flags,
+          id: newId("message", Date.parse(asked)),
+          role: "user",
+          text: question(i),
+          model: null,
+          provider: null,
+          inputTokens: 0,
+          outputTokens: 0,
+          latencyMs: 0,
+          finishReason: null,
+          createdAt: asked,
+        });
+        write({
+          ...turn,
+          ...flags,
+          id: newId("message", Date.parse(answered)),
+          role: "assistant",
+          text: answer(i),
+          model: "bench-model",
+          provider: "openai",
+          inputTokens: 120,
+          outputTokens: 48,
+          latencyMs: 1500,
+          finishReason: "stop",
+          createdAt: answered,
+        });
       }
       db.prepare("UPDATE conversations SET turn_count = ?, updated_at = ? WHERE id = ?").run(
         exchanges * 2,
