@@ -122,6 +122,8 @@ export class DeliveryWorker {
   }
 
   private async fill(): Promise<void> {
+    // Asked to stop while this round waited for its turn.
+    if (this.stopping) return;
     const free = this.concurrency - this.active.size;
     if (free <= 0) return;
     let claims: Claim[];
