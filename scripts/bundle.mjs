@@ -9,7 +9,7 @@
  * `dist/build.json` records the sources the bundle came from; `scripts/start.mjs` runs the bundle only while none
  * of them is newer.
  */
-import { mkdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { build } from "esbuild";
 
@@ -52,6 +52,26 @@ const externals = {
   },
 };
 
+/**
+ * abort-controller's AbortSignal keeps its name, which the bundle would change to AbortSignal2 (it clashes with the
+ * global): node-fetch, under grammY, tells a signal by its constructor's name, and refused every Telegram request
+ * of the bundled server. esbuild's `keepNames` would do it too, but for every function of the bundle: each closure
+ * made at run time then carries a `name` property of its own, some 300 bytes, which a request or an open stream
+ * holds dozens of.
+ */
+const namedAbortSignal = {
+  name: "named-abort-signal",
+  setup(esbuild) {
+    esbuild.onLoad(
+      { filter: /[\\/]abort-controller[\\/]dist[\\/]abort-controller\.m?js$/ },
+      async (args) => ({
+        contents: `${await readFile(args.path, "utf8")}\nObject.defineProperty(AbortSignal, "name", { value: "AbortSignal" });\n`,
+        loader: "js",
+      }),
+    );
+  },
+};
+
 await rm(outdir, { recursive: true, force: true });
 await mkdir(outdir, { recursive: true });
 const result = await build({
@@ -68,15 +88,11 @@ const result = await build({
   // once a single character of it is not Latin-1 (a dash in a comment is enough). Names stay, for stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
-  // Classes and functions keep their names where the bundle would rename one clashing with another or a global
-  // (abort-controller's AbortSignal became AbortSignal2): node-fetch, under grammY, tells a signal by its
-  // constructor's name, and refused every Telegram request of the bundled server.
-  keepNames: true,
   legalComments: "none",
   charset: "ascii",
   metafile: true,
   logLevel: "warning",
-  plugins: [externals],
+  plugins: [externals, namedAbortSignal],
   // Bundled CommonJS packages call require(); an ES module has none of its own.
   banner: {
     js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",

@@ -1,4 +1,5 @@
 import { execSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -191,7 +192,8 @@ async function holdStreams(gatewayUrl: string, tenant: Seed, count: number) {
   const worker = forkWorker("streams", {
     url: `${gatewayUrl}/v1/agents/${tenant.holdAgentId}/messages`,
     headers: auth(tenant),
-    body: JSON.stringify({ text: "Hold on", stream: true }),
+    // A conversation answers one message at a time: each stream is a user of its own, as idle streams are.
+    body: JSON.stringify({ text: "Hold on", stream: true, userId: `hold-${randomUUID()}-[<id>]` }),
     marker: "event: message.delta",
     count,
     concurrency: 100,

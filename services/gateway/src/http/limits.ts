@@ -1,10 +1,17 @@
 import { isId, type LimitName } from "@agentry/core";
 import { AppError } from "@agentry/errors";
-import { type Bucket, type Limiter, retryAfterSeconds, writeRateLimitHeaders } from "@agentry/limits";
+import {
+  type Bucket,
+  type Lease,
+  type Limiter,
+  retryAfterSeconds,
+  writeRateLimitHeaders,
+} from "@agentry/limits";
 import type { Logger } from "@agentry/logging";
 import type { Middleware, Next, ParameterizedContext } from "koa";
 import type { GatewayState, Principal } from "../context.js";
 import type { ServedRoute } from "../routes/define.js";
+import { type Beating, heartbeatFor } from "./heartbeat.js";
 
 const MINUTE_MS = 60_000;
 
@@ -114,19 +121,11 @@ export function concurrencyMiddleware(options: LimitsOptions) {
         { retryAfterSeconds: seconds },
       );
     }
-    const renewal = setInterval(
-      () => {
-        slot.lease
-          .renew()
-          .catch((error: unknown) =>
-            options.logger.warn({ err: error }, "could not renew a concurrency slot"),
-          );
-      },
-      Math.max(1000, Math.floor(leaseMs / 3)),
-    );
-    renewal.unref();
+    const renewal = new SlotRenewal(slot.lease, Math.max(1000, Math.floor(leaseMs / 3)), options.logger);
+    const heartbeat = heartbeatFor(renewal.everyMs);
+    heartbeat.add(renewal);
     const release = async () => {
-      clearInterval(renewal);
+      heartbeat.delete(renewal);
       await slot.lease.release().catch((error: unknown) => {
         options.logger.warn(
           { err: error },
@@ -146,6 +145,25 @@ export function concurrencyMiddleware(options: LimitsOptions) {
       else await release();
     }
   });
+}
+
+/** Renews a held slot's lease every `everyMs`, on the process's heartbeat rather than a timer of its own. */
+class SlotRenewal implements Beating {
+  private renewedAt = Date.now();
+
+  constructor(
+    private readonly lease: Lease,
+    readonly everyMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  beat(now: number): void {
+    if (now - this.renewedAt < this.everyMs) return;
+    this.renewedAt = now;
+    this.lease
+      .renew()
+      .catch((error: unknown) => this.logger.warn({ err: error }, "could not renew a concurrency slot"));
+  }
 }
 
 /**

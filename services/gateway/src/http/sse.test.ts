@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { heartbeatFor } from "./heartbeat.js";
 import { EventStream } from "./sse.js";
 
 let server: Server | undefined;
@@ -54,6 +55,8 @@ describe("EventStream", () => {
     expect(beforeSilence).not.toContain(": ping");
     const pings = body.split("\n").filter((line) => line === ": ping").length;
     expect(pings).toBeGreaterThanOrEqual(2);
+    // A closed stream no longer holds a place on the shared heartbeat.
+    expect(heartbeatFor(40).size).toBe(0);
   });
 
   it("hands each event to the connection at once, not at the end of the tick", async () => {

@@ -1,15 +1,18 @@
 import type { ServerResponse } from "node:http";
+import { type Beating, heartbeatFor } from "./heartbeat.js";
 
 /** A comment line every this many ms of silence keeps proxies and clients from timing the stream out. */
 export const PING_INTERVAL_MS = 15_000;
 
 /**
  * Writes a `text/event-stream` response: numbered events (`id:` is the event's sequence number in the stream,
- * from 1, which `Last-Event-ID` resumes after), `: ping` comments after each 15 s of silence, and headers that stop proxies from buffering.
+ * from 1, which `Last-Event-ID` resumes after), `: ping` comments after each 15 s of silence (at most a
+ * second later: one timer serves every open stream), and headers that stop proxies from buffering.
  */
-export class EventStream {
+export class EventStream implements Beating {
   private seq = 0;
-  private timer: NodeJS.Timeout | undefined;
+  /** When the stream last wrote anything (`Date.now()`); the process's heartbeat pings it after a silence. */
+  private lastWrite = 0;
 
   /** `record` is given every event sent, with its frame as written (not pings). */
   constructor(
@@ -28,8 +31,8 @@ export class EventStream {
       "Cache-Control": "no-cache, no-transform",
       "X-Accel-Buffering": "no",
     });
-    this.timer = setTimeout(() => this.ping(), this.pingIntervalMs);
-    this.timer.unref();
+    this.lastWrite = Date.now();
+    heartbeatFor(this.pingIntervalMs).add(this);
   }
 
   /** `id`: the event's number in the message's event log, which a resumed stream goes on from; else the next. */
@@ -40,13 +43,20 @@ export class EventStream {
     this.res.write(frame);
     this.record?.(event, frame);
     this.flush();
-    // The same timer, pushed back: no new one per event.
-    this.timer?.refresh();
+    this.lastWrite = Date.now();
   }
 
   close(): void {
-    clearTimeout(this.timer);
+    heartbeatFor(this.pingIntervalMs).delete(this);
     if (!this.res.writableEnded) this.res.end();
+  }
+
+  beat(now: number): void {
+    if (this.res.writableEnded || this.res.destroyed) {
+      heartbeatFor(this.pingIntervalMs).delete(this);
+      return;
+    }
+    if (now - this.lastWrite >= this.pingIntervalMs) this.ping(now);
   }
 
   /**
@@ -58,10 +68,9 @@ export class EventStream {
     if (this.res.socket?.writableCorked) this.res.socket.uncork();
   }
 
-  private ping(): void {
-    if (this.res.writableEnded || this.res.destroyed) return;
+  private ping(now: number): void {
     this.res.write(": ping\n\n");
     this.flush();
-    this.timer?.refresh();
+    this.lastWrite = now;
   }
 }

@@ -27,6 +27,9 @@ export interface DeliveryWorkerOptions {
   attemptTimeoutMs?: number;
 }
 
+/** Resolves after the I/O the event loop already has waiting. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Attempts at recording an outcome before the worker leaves it to the lease's lapse (and so to a retry). */
 const RECORD_TRIES = 3;
 
@@ -81,13 +84,17 @@ export class DeliveryWorker {
       this.again = true;
       return;
     }
-    this.filling = this.fill().finally(() => {
-      this.filling = undefined;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    // The round starts on the next turn of the loop: a kick comes from whoever just scheduled work (an event
+    // published in answer to an API call), which should not also pay for the claim.
+    this.filling = nextTurn()
+      .then(() => this.fill())
+      .finally(() => {
+        this.filling = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
   }
 
   /** Resolves once nothing is in flight (for tests). */
@@ -115,6 +122,8 @@ export class DeliveryWorker {
   }
 
   private async fill(): Promise<void> {
+    // Asked to stop while this round waited for its turn.
+    if (this.stopping) return;
     const free = this.concurrency - this.active.size;
     if (free <= 0) return;
     let claims: Claim[];
@@ -149,6 +158,9 @@ export class DeliveryWorker {
     const { logger } = this.options;
     let claim: Claim | null = first;
     while (claim) {
+      // Each attempt waits for what the loop already has to do: requests that arrived meanwhile (the next agent
+      // create, when the service is embedded) are served before another delivery of the fan-out.
+      await nextTurn();
       const outcome = await sendAttempt(
         this.options.outbound,
         {

@@ -656,7 +656,10 @@ export class PostgresWebhookStore implements WebhookStore {
           nowIso,
         );
       }
-      await client.query(this.sql.setFailingSince, [endpoint.id, settlement.failingSince]);
+      // Written only when it changes: a healthy endpoint's deliveries leave it null.
+      if (settlement.failingSince !== isoOrNull(endpoint.failing_since)) {
+        await client.query(this.sql.setFailingSince, [endpoint.id, settlement.failingSince]);
+      }
       if (settlement.disable !== null) {
         await client.query(this.sql.disableEndpoint, [endpoint.id, settlement.disable, nowIso]);
         await client.query(this.sql.failUnstarted, [endpoint.id, ENDPOINT_DISABLED_ERROR]);

@@ -532,7 +532,10 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
         dueAt: settlement.retry.dueAt,
       });
     }
-    sql.setFailingSince.run(settlement.failingSince, endpoint.id);
+    // Written only when it changes: a healthy endpoint's deliveries leave it null.
+    if (settlement.failingSince !== endpoint.failing_since) {
+      sql.setFailingSince.run(settlement.failingSince, endpoint.id);
+    }
     if (settlement.disable !== null) {
       sql.disableEndpoint.run(settlement.disable, nowIso, endpoint.id);
       sql.failUnstarted.run(ENDPOINT_DISABLED_ERROR, endpoint.id);

@@ -8,6 +8,7 @@ import { Agent, type ClientRequest, request } from "node:http";
 interface Input {
   url: string;
   headers: Record<string, string>;
+  /** JSON; `[<id>]` in it is replaced by the stream's own number, so each stream can be its own conversation. */
   body: string;
   marker: string;
   count: number;
@@ -21,7 +22,8 @@ const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY
 const open: ClientRequest[] = [];
 let failed = 0;
 
-function openOne(): Promise<void> {
+function openOne(index: number): Promise<void> {
+  const body = input.body.replaceAll("[<id>]", String(index));
   return new Promise((resolve) => {
     let seen = "";
     let done = false;
@@ -41,7 +43,7 @@ function openOne(): Promise<void> {
         headers: {
           ...input.headers,
           "content-type": "application/json",
-          "content-length": Buffer.byteLength(input.body),
+          "content-length": Buffer.byteLength(body),
         },
       },
       (res) => {
@@ -60,7 +62,7 @@ function openOne(): Promise<void> {
       },
     );
     req.on("error", () => finish(false));
-    req.end(input.body);
+    req.end(body);
     open.push(req);
   });
 }
@@ -71,7 +73,7 @@ await Promise.all(
   Array.from({ length: input.concurrency }, async () => {
     while (next < input.count) {
       next += 1;
-      await openOne();
+      await openOne(next);
     }
   }),
 );
