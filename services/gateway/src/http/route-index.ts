@@ -36,7 +36,7 @@ const newNode = (): Node => ({ literals: new Map(), opaque: false, layers: [] })
 export function routesOf(router: Router<GatewayState>): Middleware<GatewayState> {
   const dispatch = router.routes() as Middleware<GatewayState>;
   let index: { root: Node; layers: number } | undefined;
-  return (ctx, next) => {
+  const middleware: Middleware<GatewayState> & { router?: Router<GatewayState> } = (ctx, next) => {
     if (index?.layers !== router.stack.length)
       index = { root: buildIndex(router), layers: router.stack.length };
     const found = PLAIN_PATH.test(ctx.path) ? lookUp(index.root, ctx.path) : undefined;
@@ -53,6 +53,9 @@ export function routesOf(router: Router<GatewayState>): Middleware<GatewayState>
     if (mostSpecific(matched.map((layer) => layer.path as string)) !== template) return dispatch(ctx, next);
     return serve(ctx, next, router, matched, template, served);
   };
+  // As on the router's own dispatch, so the router stays reachable from the app's middleware.
+  middleware.router = router;
+  return middleware;
 }
 
 function serve(

@@ -89,6 +89,7 @@ export class StandardCaller {
       state: { requestId: outer.state.requestId, principal: this.principal },
       params: agentId ? { agentId } : {},
       set: outer.set.bind(outer),
+      res: outer.res,
     } as unknown as ParameterizedContext<GatewayState>;
     let result: T | undefined;
     await middleware(scoped, async () => {
