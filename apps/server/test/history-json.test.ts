@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CallRecord, openSqliteConversationStore } from "@agentry/conversation";
-import { exchangesOfEveryKind } from "@agentry/conversation/testing/store-contract";
+import { openSqliteConversationStore } from "@agentry/conversation";
+import { completedCall, exchangesOfEveryKind } from "@agentry/conversation/testing/store-contract";
 import { HistoryOrder, type Turn, TurnRole, TurnView } from "@agentry/proto";
 import { type DeployableProcess, startDeployable } from "@agentry/testing";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -82,23 +82,12 @@ async function storeEveryKind(dataDir: string, accountId: string, agentId: strin
   const exchanges = exchangesOfEveryKind(key);
   try {
     for (const exchange of exchanges) {
-      const call: CallRecord = {
-        ...exchange.key,
+      const call = completedCall(exchange.key, {
         id: exchange.reply.id,
         requestId: null,
         apiKeyId: null,
-        provider: "openai",
-        model: "gpt-test",
-        stream: false,
-        outcome: "completed",
-        errorCode: null,
-        errorMessage: null,
-        latencyMs: 42,
-        firstTokenMs: null,
-        inputTokens: 11,
-        outputTokens: 7,
         createdAt: exchange.reply.createdAt,
-      };
+      });
       expect(await store.saveExchange(exchange, call)).toBe(true);
     }
   } finally {

@@ -18,7 +18,11 @@ import { storedMessageJson } from "../src/stored-messages.js";
 import { auditStoreContract } from "../src/testing/audit-contract.js";
 import { documentStoreContract } from "../src/testing/document-contract.js";
 import { memoryStoreContract } from "../src/testing/memory-contract.js";
-import { conversationStoreContract, exchangesOfEveryKind } from "../src/testing/store-contract.js";
+import {
+  completedCall,
+  conversationStoreContract,
+  exchangesOfEveryKind,
+} from "../src/testing/store-contract.js";
 import { type PlainRole, plainRole } from "./fixtures/plain-role.js";
 
 let db: TestDatabase;
@@ -296,7 +300,9 @@ describe("PostgresConversationStore", () => {
     const store = await open({ dataDir: "unused", databaseUrl: url });
     const k = { accountId: "acct_A", agentId: "agt_A", userId: "u1", roomId: "r1" };
     for (const ex of exchangesOfEveryKind(k)) {
-      expect(await store.saveExchange(ex, completedCall(ex.reply.id, k))).toBe(true);
+      expect(
+        await store.saveExchange(ex, completedCall(k, { id: ex.reply.id, requestId: null, apiKeyId: null })),
+      ).toBe(true);
     }
     const pages = [
       { limit: 100, before: null, after: null, order: "desc" as const },
@@ -481,24 +487,3 @@ describe("PostgresConversationStore", () => {
     expect(await store.listCalls("acct_A", "agt_nul")).toEqual([]);
   });
 });
-
-/** The call record of a completed exchange. */
-function completedCall(id: string, k: ConversationKey): CallRecord {
-  return {
-    ...k,
-    id,
-    requestId: null,
-    apiKeyId: null,
-    provider: "openai",
-    model: "gpt-test",
-    stream: false,
-    outcome: "completed",
-    errorCode: null,
-    errorMessage: null,
-    latencyMs: 42,
-    firstTokenMs: null,
-    inputTokens: 11,
-    outputTokens: 7,
-    createdAt: new Date().toISOString(),
-  };
-}

@@ -52,7 +52,8 @@ function exchange(k: ConversationKey, question: string, answer: string): NewExch
   };
 }
 
-function call(k: ConversationKey, overrides: Partial<CallRecord> = {}): CallRecord {
+/** The call record of a completed exchange of `k`, with `overrides`. */
+export function completedCall(k: ConversationKey, overrides: Partial<CallRecord> = {}): CallRecord {
   return {
     ...k,
     id: newId("message"),
@@ -81,7 +82,7 @@ export async function storeExchange(
   answer: string,
 ) {
   const ex = exchange(k, question, answer);
-  expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
+  expect(await store.saveExchange(ex, completedCall(k, { id: ex.reply.id }))).toBe(true);
   return ex;
 }
 
@@ -240,7 +241,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       ];
       const ex = exchange(k, "what time is it?", "noon");
       ex.reply.toolCalls = toolCalls;
-      expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }))).toBe(true);
+      expect(await store.saveExchange(ex, completedCall(k, { id: ex.reply.id }))).toBe(true);
       expect((await store.getMessage("acct_A", "agt_A", ex.reply.id))?.toolCalls).toEqual(toolCalls);
       expect((await store.getMessage("acct_A", "agt_A", ex.user.id))?.toolCalls).toEqual([]);
       const listed = await store.listMessages("acct_A", "agt_A", {}, page());
@@ -388,7 +389,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const k = key({ userId: "busy" });
       const exchanges = Array.from({ length: 20 }, (_, i) => exchange(k, `q${i}`, `a${i}`));
       const results = await Promise.all(
-        exchanges.map((ex) => store.saveExchange(ex, call(k, { id: ex.reply.id }))),
+        exchanges.map((ex) => store.saveExchange(ex, completedCall(k, { id: ex.reply.id }))),
       );
       expect(results.every(Boolean)).toBe(true);
       const turns = await store.recentTurns(k, ALL);
@@ -404,7 +405,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const store = await fresh();
       const k = key({ userId: "u1" });
       const ex = await storeExchange(store, k, "q", "a");
-      const failed = call(k, {
+      const failed = completedCall(k, {
         outcome: "failed",
         errorCode: "AGENT_UNAVAILABLE",
         errorMessage: "The openai provider is overloaded (HTTP 529). Retry shortly.",
@@ -427,7 +428,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const kept = key({ agentId: "agt_kept", userId: "u1" });
       await storeExchange(store, gone, "q1", "a1");
       await storeExchange(store, { ...gone, userId: "" }, "q2", "a2");
-      await store.recordCall(call(gone, { outcome: "failed", errorCode: "MODEL_ERROR" }));
+      await store.recordCall(completedCall(gone, { outcome: "failed", errorCode: "MODEL_ERROR" }));
       await storeExchange(store, kept, "q", "a");
 
       expect(await store.purgeAgent("acct_B", "agt_gone")).toEqual({ turns: 0, calls: 0 });
@@ -441,8 +442,8 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       expect(await store.purgeAgent("acct_A", "agt_gone")).toEqual({ turns: 0, calls: 0 });
 
       const late = exchange(gone, "late question", "late answer");
-      expect(await store.saveExchange(late, call(gone, { id: late.reply.id }))).toBe(false);
-      expect(await store.recordCall(call(gone))).toBe(false);
+      expect(await store.saveExchange(late, completedCall(gone, { id: late.reply.id }))).toBe(false);
+      expect(await store.recordCall(completedCall(gone))).toBe(false);
       expect(await history(store, gone)).toEqual([]);
       expect(await store.listCalls("acct_A", "agt_gone")).toEqual([]);
 
@@ -561,17 +562,17 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         const k = key({ userId: "u1" });
         const ex = exchange(k, "q", "a");
         const completed = outboxEvent(k);
-        expect(await store.saveExchange(ex, call(k, { id: ex.reply.id }), [completed])).toBe(true);
+        expect(await store.saveExchange(ex, completedCall(k, { id: ex.reply.id }), [completed])).toBe(true);
         const failed = outboxEvent(k, {
           type: "message.failed",
           data: { agentId: k.agentId, messageId: newId("message"), code: "MODEL_ERROR", message: "rejected" },
         });
         expect(
-          await store.recordCall(call(k, { outcome: "failed", errorCode: "MODEL_ERROR" }), [failed]),
+          await store.recordCall(completedCall(k, { outcome: "failed", errorCode: "MODEL_ERROR" }), [failed]),
         ).toBe(true);
         // Calls without events write none.
         await storeExchange(store, k, "q2", "a2");
-        await store.recordCall(call(k, { outcome: "cancelled" }));
+        await store.recordCall(completedCall(k, { outcome: "cancelled" }));
 
         const pending = await store.pendingEvents(10);
         expect(pending.map(({ seq: _seq, ...event }) => event)).toEqual([completed, failed]);
@@ -591,19 +592,21 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         // The reply's id is taken: the exchange fails, and its event goes with it.
         const clash = exchange(k, "q2", "a2");
         clash.reply.id = first.reply.id;
-        await expect(store.saveExchange(clash, call(k), [outboxEvent(k)])).rejects.toBeDefined();
+        await expect(store.saveExchange(clash, completedCall(k), [outboxEvent(k)])).rejects.toBeDefined();
         expect(await store.pendingEvents(10)).toEqual([]);
 
         // The event's id is taken: the event fails, and the exchange and its call go with it.
         const written = outboxEvent(k);
-        await store.recordCall(call(k, { outcome: "failed" }), [written]);
+        await store.recordCall(completedCall(k, { outcome: "failed" }), [written]);
         const calls = (await store.listCalls("acct_A", "agt_A")).length;
         const late = exchange(k, "q3", "a3");
         await expect(
-          store.saveExchange(late, call(k, { id: late.reply.id }), [outboxEvent(k, { id: written.id })]),
+          store.saveExchange(late, completedCall(k, { id: late.reply.id }), [
+            outboxEvent(k, { id: written.id }),
+          ]),
         ).rejects.toBeDefined();
         await expect(
-          store.recordCall(call(k, { outcome: "failed" }), [outboxEvent(k, { id: written.id })]),
+          store.recordCall(completedCall(k, { outcome: "failed" }), [outboxEvent(k, { id: written.id })]),
         ).rejects.toBeDefined();
         expect(await history(store, k)).toEqual(["q1", "a1"]);
         expect(await store.listCalls("acct_A", "agt_A")).toHaveLength(calls);
@@ -614,7 +617,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         const store = await fresh();
         const k = key();
         const events = [outboxEvent(k), outboxEvent(k), outboxEvent(k)];
-        for (const event of events) await store.recordCall(call(k, { outcome: "failed" }), [event]);
+        for (const event of events) await store.recordCall(completedCall(k, { outcome: "failed" }), [event]);
         const [a, b, c] = await store.pendingEvents(10);
         expect((await store.pendingEvents(2)).map((event) => event.id)).toEqual([a!.id, b!.id]);
         await store.removeEvents([a!.seq]);
@@ -629,11 +632,11 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         const gone = key({ agentId: "agt_gone" });
         const kept = key({ agentId: "agt_kept" });
         const ex = exchange(gone, "q", "a");
-        await store.saveExchange(ex, call(gone, { id: ex.reply.id }), [outboxEvent(gone)]);
+        await store.saveExchange(ex, completedCall(gone, { id: ex.reply.id }), [outboxEvent(gone)]);
         const keptEvent = outboxEvent(kept);
-        await store.recordCall(call(kept, { outcome: "failed" }), [keptEvent]);
+        await store.recordCall(completedCall(kept, { outcome: "failed" }), [keptEvent]);
         await store.recordCall(
-          call(key({ accountId: "acct_B", agentId: "agt_gone" }), { outcome: "failed" }),
+          completedCall(key({ accountId: "acct_B", agentId: "agt_gone" }), { outcome: "failed" }),
           [outboxEvent(key({ accountId: "acct_B", agentId: "agt_gone" }))],
         );
 
@@ -645,10 +648,12 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
 
         // A reply that completes, or a call that fails, after the purge: nothing stored, nothing emitted.
         const late = exchange(gone, "late", "reply");
-        expect(await store.saveExchange(late, call(gone, { id: late.reply.id }), [outboxEvent(gone)])).toBe(
+        expect(
+          await store.saveExchange(late, completedCall(gone, { id: late.reply.id }), [outboxEvent(gone)]),
+        ).toBe(false);
+        expect(await store.recordCall(completedCall(gone, { outcome: "failed" }), [outboxEvent(gone)])).toBe(
           false,
         );
-        expect(await store.recordCall(call(gone, { outcome: "failed" }), [outboxEvent(gone)])).toBe(false);
         expect((await store.pendingEvents(10)).map((event) => event.agentId)).toEqual([
           "agt_kept",
           "agt_gone",
@@ -821,7 +826,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const k = key({ userId: "u1", roomId: "r1" });
       const stored = exchangesOfEveryKind(k);
       for (const ex of stored)
-        expect(await store.saveExchange(ex, call(ex.key, { id: ex.reply.id }))).toBe(true);
+        expect(await store.saveExchange(ex, completedCall(ex.key, { id: ex.reply.id }))).toBe(true);
       await storeExchange(store, key({ agentId: "agt_other" }), "other agent", "not listed");
       const pages = [
         page({ limit: 100 }),
@@ -933,7 +938,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       const ex = exchange(key({ userId: "u1" }), "q", "a");
       ex.reply.background = true;
       ex.reply.fallback = true;
-      expect(await store.saveExchange(ex, call(ex.key, { id: ex.reply.id }))).toBe(true);
+      expect(await store.saveExchange(ex, completedCall(ex.key, { id: ex.reply.id }))).toBe(true);
       expect(await store.getMessage("acct_A", "agt_A", ex.reply.id)).toMatchObject({
         background: true,
         fallback: true,
@@ -1021,7 +1026,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       await storeExchange(store, u1b, "q2", "a2");
       await storeExchange(store, key({ userId: "u2" }), "keep", "keep'");
       await storeExchange(store, key({ accountId: "acct_B", userId: "u1" }), "other", "other'");
-      await store.recordCall(call(u1a, { outcome: "failed", errorCode: "MODEL_ERROR" }));
+      await store.recordCall(completedCall(u1a, { outcome: "failed", errorCode: "MODEL_ERROR" }));
       // Replies still waiting for the webhooks relay: the user's go with the rest of their words.
       const waiting = [
         outboxEvent(u1a),
@@ -1029,7 +1034,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         outboxEvent(key({ accountId: "acct_B", userId: "u1" })),
       ];
       const held = exchange(u1b, "q3", "a3");
-      expect(await store.saveExchange(held, call(u1b, { id: held.reply.id }), waiting)).toBe(true);
+      expect(await store.saveExchange(held, completedCall(u1b, { id: held.reply.id }), waiting)).toBe(true);
 
       expect(await store.eraseUser("acct_A", "u1")).toBe(6);
       expect((await store.pendingEvents(10)).map((event) => event.id)).toEqual([
@@ -1067,7 +1072,7 @@ async function send(store: ConversationStore, record: CallRecord): Promise<void>
 
 /** A call at a given time; completed unless told otherwise. */
 function sendAt(createdAt: string, overrides: Partial<CallRecord> = {}): CallRecord {
-  return call(key(), { createdAt, latencyMs: 100, firstTokenMs: 40, ...overrides });
+  return completedCall(key(), { createdAt, latencyMs: 100, firstTokenMs: 40, ...overrides });
 }
 
 function failedAt(createdAt: string, overrides: Partial<CallRecord> = {}): CallRecord {
@@ -1249,7 +1254,7 @@ function mixedCalls(count: number, seed: number): CallRecord[] {
     const latencyMs = Math.round(20 + next() ** 3 * 5000);
     const k = key({ agentId, userId });
     if (outcome === "completed") {
-      return call(k, {
+      return completedCall(k, {
         createdAt: at,
         model,
         apiKeyId,
@@ -1259,7 +1264,7 @@ function mixedCalls(count: number, seed: number): CallRecord[] {
         outputTokens: Math.floor(next() * 50),
       });
     }
-    return call(k, {
+    return completedCall(k, {
       createdAt: at,
       model,
       apiKeyId,
@@ -1496,7 +1501,7 @@ function usageContract(fresh: () => Promise<ConversationStore>): void {
         // Heavy-tailed, from under a millisecond to a minute.
         const latencyMs = Math.round(Math.exp(next() * 11) - 1);
         calls.push(
-          call(key({ agentId: i % 3 === 0 ? "agt_A" : "agt_B", userId: `u${i % 4}` }), {
+          completedCall(key({ agentId: i % 3 === 0 ? "agt_A" : "agt_B", userId: `u${i % 4}` }), {
             createdAt: new Date(Date.parse("2026-03-10T08:00:00Z") + i * 97_000).toISOString(),
             latencyMs,
             firstTokenMs: Math.round(latencyMs * next() * next()),
@@ -2230,7 +2235,7 @@ function keysContract(fresh: () => Promise<ConversationStore>): void {
       idempotencyKey: { hash, fallback, expiresAt },
     });
     const save = async (store: ConversationStore, ex: NewExchange) =>
-      expect(await store.saveExchange(ex, call(ex.key, { id: ex.reply.id }))).toBe(true);
+      expect(await store.saveExchange(ex, completedCall(ex.key, { id: ex.reply.id }))).toBe(true);
     const NOW = "2026-06-01T00:00:00.000Z";
 
     it("keeps an exchange's key with it, per account, until it expires", async () => {
