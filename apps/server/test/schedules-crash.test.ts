@@ -18,8 +18,13 @@ const TIMING = {
   RUN_LEASE_MS: "1500",
   RUN_LEASE_RENEW_MS: "300",
   RUN_TAKEOVER_SCAN_MS: "200",
-  SCHEDULE_SCAN_MS: "200",
 };
+/*
+ * Which process claims a due fire is a race between their scans. The survivor scans every second and the doomed
+ * server ten times as often, so the doomed one claims nearly every fire while it lives, whatever the machine's load.
+ */
+const SURVIVOR_SCAN = { SCHEDULE_SCAN_MS: "1000" };
+const DOOMED_SCAN = { SCHEDULE_SCAN_MS: "100" };
 const OPENAI_KEY = "sk-test-openai";
 
 async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, ms = 20_000): Promise<T> {
@@ -43,8 +48,8 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
   /** The server that outlives the others, started once. */
   let survivor: DeployableProcess;
 
-  const start = async () => {
-    const started = await startDeployable("apps/server", env);
+  const start = async (scan: Record<string, string>) => {
+    const started = await startDeployable("apps/server", { ...env, ...scan });
     processes.push(started);
     return started;
   };
@@ -83,7 +88,7 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
       SECRETS_KEY: randomBytes(32).toString("base64"),
       ...TIMING,
     };
-    survivor = await start();
+    survivor = await start(SURVIVOR_SCAN);
   }, 120_000);
 
   afterAll(async () => {
@@ -94,7 +99,7 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
   });
 
   it("runs each fire of a schedule every two seconds once, across a SIGKILL of the server generating one", async () => {
-    const doomed = await start();
+    const doomed = await start(DOOMED_SCAN);
     const agentId = await newAgent(survivor);
     // Each reply takes about a second: a fire is still being generated when its server is killed.
     for (let i = 0; i < 40; i += 1)
@@ -117,11 +122,12 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
     const claimed = await until(
       () => doomed.lines.find((line) => line.msg === "schedule fired" && line.scheduleId === scheduleId),
       (line) => line !== undefined,
+      30_000,
     );
     await sleep(400);
     await doomed.stop("SIGKILL");
     // The survivor runs the next fires alone, then the schedule is stopped.
-    await sleep(5_000);
+    await sleep(6_000);
     const off = await call(survivor, "PATCH", `/v1/agents/${agentId}/schedules/${scheduleId}`, {
       enabled: false,
     });
@@ -171,7 +177,7 @@ describe("two all-in-one servers on one SQLite file, one killed", () => {
   }, 120_000);
 
   it("resumes a message paused for approval on the other server once its own is killed", async () => {
-    const doomed = await start();
+    const doomed = await start(DOOMED_SCAN);
     const agentId = await newAgent(doomed, {
       plugins: [{ name: "http", config: { allow: [counter.url] }, requireApproval: true }],
     });
