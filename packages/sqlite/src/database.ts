@@ -31,22 +31,6 @@ export function openSqliteDatabase(file: string, migrations: SqliteMigrationTarg
 }
 
 /**
- * Runs `write` on a connection opened by `openSqliteDatabase` with its commits not waiting for the disk
- * (`synchronous = NORMAL`; in WAL mode a crash of the process loses nothing, an operating system crash or a power
- * cut may lose these commits, never corrupt the file, and the connection's next commit at FULL makes them durable
- * too). For state that only matters while the processes that wrote it live, such as places in a line held under
- * lease: a commit at FULL waits for an fsync, which blocks the process's event loop for as long as the disk takes.
- */
-export function withoutFsync<T>(db: Database.Database, write: () => T): T {
-  db.pragma("synchronous = NORMAL");
-  try {
-    return write();
-  } finally {
-    db.pragma("synchronous = FULL");
-  }
-}
-
-/**
  * A check for commits by other connections to the same file (another process, or another store in this one),
  * for caches of what this connection read: each call says whether any has committed since the previous call (or
  * since the watch began). SQLite's `data_version` changes with every commit of any other connection, never with

@@ -7,6 +7,6 @@ export {
   type SqliteAuditLog,
   sqliteAuditLog,
 } from "./audit.js";
-export { openSqliteDatabase, sqliteSchemaVersion, watchOtherConnections, withoutFsync } from "./database.js";
+export { openSqliteDatabase, sqliteSchemaVersion, watchOtherConnections } from "./database.js";
 export { GroupCommit } from "./group-commit.js";
 export { runSqliteMigrations, type SqliteMigration, type SqliteMigrationTarget } from "./migrate.js";

@@ -2,12 +2,7 @@ import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  openSqliteDatabase,
-  sqliteSchemaVersion,
-  watchOtherConnections,
-  withoutFsync,
-} from "../src/index.js";
+import { openSqliteDatabase, sqliteSchemaVersion, watchOtherConnections } from "../src/index.js";
 
 let dir: string;
 beforeEach(() => {
@@ -64,27 +59,6 @@ describe("openSqliteDatabase", () => {
       /the test database has schema version 1, newer than this build knows/,
     );
     expect(openFiles(file)).toEqual([]);
-  });
-});
-
-describe("withoutFsync", () => {
-  it("commits its writes at synchronous NORMAL and puts the connection back to FULL, when they throw as well", () => {
-    const db = openSqliteDatabase(join(dir, "test.db"), target);
-    try {
-      const seen = withoutFsync(db, () => {
-        db.prepare("INSERT INTO parents VALUES (1)").run();
-        return db.pragma("synchronous", { simple: true });
-      });
-      expect(seen).toBe(1); // NORMAL
-      expect(db.pragma("synchronous", { simple: true })).toBe(2);
-      expect(() => withoutFsync(db, () => db.prepare("INSERT INTO children VALUES (7)").run())).toThrow(
-        /FOREIGN KEY/,
-      );
-      expect(db.pragma("synchronous", { simple: true })).toBe(2);
-      expect(db.prepare("SELECT count(*) FROM parents").pluck().get()).toBe(1);
-    } finally {
-      db.close();
-    }
   });
 });
 

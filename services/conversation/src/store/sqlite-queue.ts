@@ -1,4 +1,3 @@
-import { withoutFsync } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import type { ConflictMode, QueueEntry, QueueRenewal, QueueTurn } from "./types.js";
 
@@ -12,10 +11,7 @@ interface QueueRow {
 /**
  * The conversations' queues of the SQLite store (migration 15). Every statement that decides who goes next runs
  * in an IMMEDIATE transaction: SQLite has one writer at a time, so two processes on one file see each other's
- * places in line. Places are held under lease by live processes, so their writes do not wait for the disk
- * (`withoutFsync`): after an operating system crash or a power cut, which ends every process holding a place, a
- * place lost or left behind by those writes is one whose lease has ended anyway. A message's own records (its
- * exchange, its run) are written at FULL, as before.
+ * places in line.
  */
 export class SqliteQueue {
   private readonly joinOne: Database.Transaction<
@@ -24,7 +20,7 @@ export class SqliteQueue {
   private readonly admitOne: Database.Transaction<(id: string, now: string) => QueueTurn>;
   private readonly s: ReturnType<typeof prepare>;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
     const s = prepare(db);
     this.s = s;
     this.joinOne = db.transaction((entry: QueueEntry, mode: ConflictMode, now: string) => {
@@ -63,11 +59,11 @@ export class SqliteQueue {
   }
 
   join(entry: QueueEntry, mode: ConflictMode, now: string): boolean {
-    return withoutFsync(this.db, () => this.joinOne.immediate(entry, mode, now));
+    return this.joinOne.immediate(entry, mode, now);
   }
 
   admit(id: string, now: string): QueueTurn {
-    return withoutFsync(this.db, () => this.admitOne.immediate(id, now));
+    return this.admitOne.immediate(id, now);
   }
 
   /** Gives the place `id` to the attempt whose run was just recorded (within that transaction). */
@@ -76,14 +72,14 @@ export class SqliteQueue {
   }
 
   leave(id: string, owner: string): void {
-    withoutFsync(this.db, () => this.s.leave.run(id, owner));
+    this.s.leave.run(id, owner);
   }
 
   renew(holder: string, ids: readonly string[], expiresAt: string): QueueRenewal[] {
     if (ids.length === 0) return [];
-    return withoutFsync(this.db, () => this.s.renew.all(expiresAt, holder, JSON.stringify(ids))).map(
-      (row) => ({ id: row.id, interrupted: row.interrupted === 1 }),
-    );
+    return this.s.renew
+      .all(expiresAt, holder, JSON.stringify(ids))
+      .map((row) => ({ id: row.id, interrupted: row.interrupted === 1 }));
   }
 }
 

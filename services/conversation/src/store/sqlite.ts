@@ -6,7 +6,6 @@ import {
   type SqliteAuditLog,
   sqliteAuditLog,
   watchOtherConnections,
-  withoutFsync,
 } from "@agentry/sqlite";
 import type Database from "better-sqlite3";
 import { oldestFirst, turnTokens, withinLimits } from "../history.js";
@@ -396,12 +395,8 @@ export class SqliteConversationStore implements ConversationStore {
     }));
   }
 
-  /**
-   * Not waiting for the disk (`withoutFsync`): an event whose removal a power cut loses is relayed again, and the
-   * webhooks service takes each event id once.
-   */
   async removeEvents(seqs: readonly number[]): Promise<void> {
-    if (seqs.length > 0) withoutFsync(this.db, () => this.statements.removeEvents.run(JSON.stringify(seqs)));
+    if (seqs.length > 0) this.statements.removeEvents.run(JSON.stringify(seqs));
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
