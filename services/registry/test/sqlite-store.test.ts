@@ -110,6 +110,43 @@ describe("SQLite registry file", () => {
     }
   });
 
+  it("lists a page afresh after each write of an agent by the same store, a page listed before included", async () => {
+    const store = await openRegistryStore({ dataDir });
+    try {
+      const account = await store.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });
+      const newest = { page: 1, limit: 2, sortBy: "createdAt", order: "desc" } as const;
+      const erring = { ...newest, status: "error" } as const;
+      const names = async (query: typeof newest | typeof erring) => {
+        const page = await store.listAgents(account.id, query);
+        return { names: page.items.map((agent) => agent.name), total: page.total };
+      };
+      const first = await store.createAgent(account.id, agentFields({ name: "first" }));
+      expect(await names(newest)).toEqual({ names: ["first"], total: 1 });
+      expect(await names(erring)).toEqual({ names: [], total: 0 });
+      expect(await names(newest)).toEqual({ names: ["first"], total: 1 });
+      const second = await store.createAgent(account.id, agentFields({ name: "second" }));
+      expect(await names(newest)).toEqual({ names: ["second", "first"], total: 2 });
+      await store.updateAgent(account.id, first.id, { name: "first, renamed" });
+      expect(await names(newest)).toEqual({ names: ["second", "first, renamed"], total: 2 });
+      await store.reportAgentHealth(account.id, second.id, {
+        code: "MODEL_ERROR",
+        message: "down",
+        at: "2026-01-01T00:00:00.000Z",
+      });
+      expect(await names(erring)).toEqual({ names: ["second"], total: 1 });
+      await store.createAgentUnderKey(account.id, agentFields({ name: "third" }), {
+        keyHash: "a".repeat(64),
+        fingerprint: "b".repeat(64),
+      });
+      expect(await names(newest)).toEqual({ names: ["third", "second"], total: 3 });
+      await store.deleteAgent(account.id, second.id);
+      expect(await names(newest)).toEqual({ names: ["third", "first, renamed"], total: 2 });
+      expect(await names(erring)).toEqual({ names: [], total: 0 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it("keeps the quota with two processes creating agents on one file at the same time", async () => {
     const setup = await openRegistryStore({ dataDir });
     const account = await setup.createAccount({ name: "acme", tier: "standard", limitOverrides: {} });

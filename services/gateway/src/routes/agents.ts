@@ -12,6 +12,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { agentETag, answeredNotModified, ifMatchVersion, pageETag } from "../http/conditional.js";
 import { createdUnderKey } from "../http/idempotency.js";
+import { sendJsonBytes } from "../http/respond.js";
 import {
   createAgentBody,
   listAgentsQuery,
@@ -33,8 +34,7 @@ import {
   type Route,
 } from "./define.js";
 import {
-  agentText,
-  isoTime,
+  agentAnswer,
   presentAgent,
   SORT_FIELDS,
   SORT_ORDERS,
@@ -206,6 +206,9 @@ function expectedUpdateTime(input: HandlerInput, id: string) {
   return version === undefined ? {} : { expectedUpdateTime: timestampFromDate(new Date(version)) };
 }
 
+const PAGE_START = Buffer.from('{"success":true,"data":[');
+const COMMA = Buffer.from(",");
+
 /** The agent routes of spec section 4.1 to 4.5. */
 export const agentRoutes: Route[] = [
   defineRoute({
@@ -292,13 +295,13 @@ export const agentRoutes: Route[] = [
       );
       const total = response.totalSize;
       const totalPages = Math.ceil(total / query.limit);
-      const versions = response.agents.map((agent) => ({
+      const agents = response.agents.map((agent) => ({
         id: agent.id,
-        updatedAt: isoTime(agent.updateTime),
+        answer: agentAnswer(agent, gateway.config.PUBLIC_BASE_URL),
       }));
+      const versions = agents.map(({ id, answer }) => ({ id, updatedAt: answer.updatedAt }));
       if (answeredNotModified(ctx, pageETag(versions, [query.page, query.limit, total]))) return;
-      // The page is assembled from the agents' texts, as `JSON.stringify` would write the same envelope.
-      const data = response.agents.map((agent) => agentText(agent, gateway.config.PUBLIC_BASE_URL)).join(",");
+      // The page is assembled from the agents' encoded texts, as `JSON.stringify` would write the same envelope.
       const pagination = JSON.stringify({
         page: query.page,
         limit: query.limit,
@@ -306,8 +309,13 @@ export const agentRoutes: Route[] = [
         totalPages,
         hasMore: query.page < totalPages,
       });
-      ctx.body = `{"success":true,"data":[${data}],"pagination":${pagination}}`;
-      ctx.type = "application/json";
+      const parts: Buffer[] = [PAGE_START];
+      agents.forEach(({ answer }, i) => {
+        if (i > 0) parts.push(COMMA);
+        parts.push(answer.json);
+      });
+      parts.push(Buffer.from(`],"pagination":${pagination}}`));
+      sendJsonBytes(ctx, Buffer.concat(parts));
     },
   }),
   defineRoute({
@@ -331,9 +339,9 @@ export const agentRoutes: Route[] = [
         { accountId: principal.accountId, id, view: AgentView.PUBLIC },
         rpc,
       );
-      if (answeredNotModified(ctx, agentETag(isoTime(agent!.updateTime)))) return;
-      ctx.body = `{"success":true,"data":${agentText(agent!, gateway.config.PUBLIC_BASE_URL)}}`;
-      ctx.type = "application/json";
+      const answer = agentAnswer(agent!, gateway.config.PUBLIC_BASE_URL);
+      if (answeredNotModified(ctx, answer.etag)) return;
+      sendJsonBytes(ctx, answer.body);
     },
   }),
   defineRoute({

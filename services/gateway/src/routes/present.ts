@@ -17,6 +17,7 @@ import {
 } from "@agentry/proto";
 import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { FieldMaskSchema, timestampDate } from "@bufbuild/protobuf/wkt";
+import { agentETag } from "../http/conditional.js";
 import type { CreateAgentBody, ListAgentsQuery, UpdateAgentBody } from "../validation/agents.js";
 
 export type { AgentJson, AgentStatusName };
@@ -57,6 +58,46 @@ export function isoTime(value: Parameters<typeof timestampDate>[0] | undefined):
 export function agentText(agent: Agent, publicBaseUrl: string): string {
   if (agent.publicJson) return withApiEndpoint(agent.publicJson, publicBaseUrl, agent.id);
   return JSON.stringify(presentAgent(agent, publicBaseUrl));
+}
+
+/** What a read writes of one agent: its version and its public JSON as UTF-8, `apiEndpoint` included. */
+export interface AgentAnswer {
+  /** `updatedAt`, the agent's version. */
+  updatedAt: string;
+  /** Its ETag. */
+  etag: string;
+  /** `agentText(agent, publicBaseUrl)` as bytes. */
+  json: Buffer;
+  /** The whole body of `GET /v1/agents/{id}`: `{"success":true,"data":<json>}`. */
+  body: Buffer;
+  publicBaseUrl: string;
+}
+
+/**
+ * Answers made, by the registry's answer they were made from. The registry of this process hands every read of
+ * an agent's version the same frozen message (AgentView PUBLIC), so each version is presented and encoded once
+ * here, not on every read; an answer decoded from the network is a new message each time and is made again.
+ */
+const answers = new WeakMap<Agent, AgentAnswer>();
+
+const BODY_START = Buffer.from('{"success":true,"data":');
+const BODY_END = Buffer.from("}");
+
+/** The bytes a read writes of `agent` (see `AgentAnswer`), made once per message the registry answered. */
+export function agentAnswer(agent: Agent, publicBaseUrl: string): AgentAnswer {
+  const kept = answers.get(agent);
+  if (kept?.publicBaseUrl === publicBaseUrl) return kept;
+  const updatedAt = isoTime(agent.updateTime);
+  const json = Buffer.from(agentText(agent, publicBaseUrl));
+  const answer: AgentAnswer = {
+    updatedAt,
+    etag: agentETag(updatedAt),
+    json,
+    body: Buffer.concat([BODY_START, json, BODY_END]),
+    publicBaseUrl,
+  };
+  answers.set(agent, answer);
+  return answer;
 }
 
 /**

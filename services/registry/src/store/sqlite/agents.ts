@@ -135,6 +135,14 @@ interface ListBind {
   offset: number;
 }
 
+/** Pages kept at most (each about 20 ids); all are dropped when there would be more. */
+const KEPT_PAGES = 1024;
+
+/** What names a page of `listAgents`: the account and the whole query. */
+function pageKey(accountId: string, query: ListAgentsQuery): string {
+  return `${accountId} ${query.sortBy} ${query.order} ${query.status ?? ""} ${query.page} ${query.limit}`;
+}
+
 function listKey(sortBy: AgentSortField, order: "asc" | "desc", filtered: boolean): string {
   return `${sortBy}:${order}:${filtered ? "status" : "all"}`;
 }
@@ -234,8 +242,15 @@ export function sqliteAgents(
     const cached = agents.get(id);
     return cached?.accountId === accountId ? cached : undefined;
   };
+  // The pages recently listed (their agents' ids and the account's count), by query, so that listing a page
+  // again costs no query: every write of an agent by this store drops them all (a create, a change or a delete
+  // can move any page and count), as does another connection's commit.
+  const pages = new Map<string, Page<string>>();
   const forgetIfStale = () => {
-    if (othersCommitted()) agents.clear();
+    if (othersCommitted()) {
+      agents.clear();
+      pages.clear();
+    }
   };
   const keep = (row: AgentRow): AgentRecord => {
     const agent = deepFrozen(toAgent(row));
@@ -249,9 +264,11 @@ export function sqliteAgents(
     const row = sql.agent.get(accountId, id);
     return row ? keep(row) : null;
   };
-  /** The agents of `ids` in their order, from the cache where it has them and in one query for the others. */
+  /**
+   * The agents of `ids` in their order, from the cache where it has them and in one query for the others;
+   * `forgetIfStale` first.
+   */
   const pageAgents = (accountId: string, ids: readonly string[]): AgentRecord[] => {
-    forgetIfStale();
     const found = ids.map((id) => cachedAgent(accountId, id));
     const missing = ids.filter((_, i) => found[i] === undefined);
     if (missing.length > 0) {
@@ -263,12 +280,16 @@ export function sqliteAgents(
     }
     return found.filter((agent): agent is AgentRecord => agent !== undefined);
   };
-  /** Runs a write of one agent; its cached record goes once it is done, whatever the outcome. */
-  const changingAgent = async <T>(id: string, write: () => Promise<T>): Promise<T> => {
+  /**
+   * Runs a write of agents (of the one of `id`); the kept pages, and its cached record, go once it is done,
+   * whatever the outcome, so that a page read while the write was under way is not kept past it.
+   */
+  const changingAgent = async <T>(id: string | undefined, write: () => Promise<T>): Promise<T> => {
     try {
       return await write();
     } finally {
-      agents.delete(id);
+      if (id !== undefined) agents.delete(id);
+      pages.clear();
     }
   };
 
@@ -315,7 +336,11 @@ export function sqliteAgents(
   );
 
   const listAgents = db.transaction((accountId: string, query: ListAgentsQuery): Page<AgentRecord> => {
+    forgetIfStale();
     const { status } = query;
+    const key = pageKey(accountId, query);
+    const kept = pages.get(key);
+    if (kept) return { items: pageAgents(accountId, kept.items), total: kept.total };
     const statement = sql.list.get(listKey(query.sortBy, query.order, status !== undefined));
     if (!statement) throw new Error(`unsupported sort ${query.sortBy} ${query.order}`);
     const offset = (query.page - 1) * query.limit;
@@ -324,6 +349,8 @@ export function sqliteAgents(
       (status === undefined
         ? sql.countAgents.get(accountId)
         : sql.countAgentsWithStatus.get(accountId, status)) ?? 0;
+    if (pages.size >= KEPT_PAGES) pages.clear();
+    pages.set(key, { items: ids, total });
     return { items: pageAgents(accountId, ids), total };
   });
 
@@ -385,16 +412,24 @@ export function sqliteAgents(
   return {
     async createAgent(accountId, fields, options) {
       const stamp = currentAuditStamp();
-      return group.run(() => createAgent(accountId, fields, options?.idempotencyKeyHash, stamp));
+      return changingAgent(undefined, () =>
+        group.run(() => createAgent(accountId, fields, options?.idempotencyKeyHash, stamp)),
+      );
     },
     async createAgentUnderKey(accountId, fields, key) {
       const stamp = currentAuditStamp();
-      return group.run(() => createAgentUnderKey(accountId, fields, key, stamp));
+      return changingAgent(undefined, () =>
+        group.run(() => createAgentUnderKey(accountId, fields, key, stamp)),
+      );
     },
     async getAgent(accountId, id) {
       return readAgent(accountId, id);
     },
     async listAgents(accountId, query) {
+      forgetIfStale();
+      // A page kept is read without a transaction: its ids and count are current, and so are its records.
+      const kept = pages.get(pageKey(accountId, query));
+      if (kept) return { items: pageAgents(accountId, kept.items), total: kept.total };
       // A read transaction, so the page and the total come from one snapshot.
       return listAgents.deferred(accountId, query);
     },
