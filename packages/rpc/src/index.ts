@@ -1,5 +1,6 @@
 export { availabilityInterceptor } from "./availability.js";
 export { errorInterceptor } from "./errors.js";
+export { createH2Transport, type H2Transport, type H2TransportOptions } from "./h2-transport.js";
 export { createInProcessTransport, type InProcessTransportOptions } from "./in-process.js";
 export {
   exitOnStartFailure,

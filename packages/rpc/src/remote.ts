@@ -1,11 +1,14 @@
 import http2 from "node:http2";
 import { type Logger, OutageLog } from "@agentry/logging";
 import type { Interceptor, Transport } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { availabilityInterceptor } from "./availability.js";
+import { createH2Transport } from "./h2-transport.js";
 
 export interface RemoteService {
-  /** Calls the service over HTTP/2 without TLS (h2c), on one connection kept open and reopened as needed. */
+  /**
+   * Calls the service over HTTP/2 without TLS (h2c), on one connection kept open and reopened as needed: unary
+   * calls through `createH2Transport`, streams through connect-node's transport on the same connection.
+   */
   transport: Transport;
   /** Whether the service answers its `/readyz` now: what the caller's own readiness reports. */
   ready(): Promise<boolean>;
@@ -24,12 +27,11 @@ export function remoteService(options: {
   interceptors?: Interceptor[];
 }): RemoteService {
   return {
-    transport: createConnectTransport({
+    // Answers come uncompressed (neither transport asks for gzip): the services talk over a local network, where
+    // gzipping each answer above 1 KiB (an agent, a page of agents) cost the registry 3 % of its CPU and the
+    // gateway 2 % to undo, for no gain.
+    transport: createH2Transport({
       baseUrl: options.url,
-      httpVersion: "2",
-      // Answers uncompressed: the services talk over a local network, where gzipping each answer above 1 KiB (an
-      // agent, a page of agents) cost the registry 3 % of its CPU and the gateway 2 % to undo, for no gain.
-      acceptCompression: [],
       interceptors: [
         availabilityInterceptor(new OutageLog(options.logger, options.name)),
         ...(options.interceptors ?? []),

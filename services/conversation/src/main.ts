@@ -13,10 +13,9 @@ import {
   PublishEventsResponseSchema,
   WebhookService,
 } from "@agentry/proto";
-import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
+import { createH2Transport, createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { buildConversation } from "./build.js";
 import { loadConversationConfig } from "./config.js";
 import { registryAgents } from "./schedules.js";
@@ -33,22 +32,14 @@ async function main(): Promise<void> {
   const webhooks = config.webhooksUrl
     ? createClient(
         WebhookService,
-        createConnectTransport({
-          baseUrl: config.webhooksUrl,
-          httpVersion: "2",
-          interceptors: rpcInterceptors("client", metrics),
-        }),
+        createH2Transport({ baseUrl: config.webhooksUrl, interceptors: rpcInterceptors("client", metrics) }),
       )
     : undefined;
   if (!webhooks) {
     logger.info("WEBHOOKS_URL is not set: no message events are written (webhooks get no message.* events)");
   }
   const registryTransport = config.registryUrl
-    ? createConnectTransport({
-        baseUrl: config.registryUrl,
-        httpVersion: "2",
-        interceptors: rpcInterceptors("client", metrics),
-      })
+    ? createH2Transport({ baseUrl: config.registryUrl, interceptors: rpcInterceptors("client", metrics) })
     : undefined;
   const registry = registryTransport ? createClient(PluginService, registryTransport) : undefined;
   if (!registry) logger.warn("REGISTRY_URL is not set: agents' plugins offer no tools");

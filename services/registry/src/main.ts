@@ -2,9 +2,8 @@ import { createLogger } from "@agentry/logging";
 import { initTracing, Metrics, rpcInterceptors } from "@agentry/observability";
 import { publishWith } from "@agentry/outbox";
 import { ConversationService, WebhookService } from "@agentry/proto";
-import { createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
+import { createH2Transport, createRpcServer, exitOnStartFailure, serveUntilSignalled } from "@agentry/rpc";
 import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { loadServiceConfig } from "./config.js";
 import { buildRegistry } from "./registry.js";
 
@@ -14,7 +13,7 @@ async function main(): Promise<void> {
   const tracing = await initTracing({ serviceName: "agentry-registry" });
   const metrics = config.METRICS_PORT === undefined ? undefined : new Metrics();
   const transport = (baseUrl: string) =>
-    createConnectTransport({ baseUrl, httpVersion: "2", interceptors: rpcInterceptors("client", metrics) });
+    createH2Transport({ baseUrl, interceptors: rpcInterceptors("client", metrics) });
   const conversations = config.CONVERSATION_URL
     ? createClient(ConversationService, transport(config.CONVERSATION_URL))
     : undefined;

@@ -131,8 +131,7 @@ export class Bench {
     servers: Running[],
     post?: { body: string; connections?: number },
   ): Promise<LoadResult> {
-    const cpu = async () =>
-      (await Promise.all(servers.map((s) => cpuSecondsOf(s.pid)))).reduce((a, b) => a + b, 0);
+    const cpu = () => Promise.all(servers.map((s) => cpuSecondsOf(s.pid)));
     const before = await cpu();
     const result = await runWorker<Omit<LoadResult, "cpuMicros">>("load", {
       url,
@@ -142,7 +141,12 @@ export class Bench {
       seconds: this.settings.seconds,
       warmupSeconds: 2,
     });
-    const cpuMicros = (((await cpu()) - before) * 1e6) / result.answered;
+    const after = await cpu();
+    const each = after.map((seconds, i) => ((seconds - before[i]!) * 1e6) / result.answered);
+    const cpuMicros = each.reduce((a, b) => a + b, 0);
+    // Several processes (the split services): what each of them spent, in the order given.
+    if (each.length > 1)
+      log(`  CPU per request, process by process: ${each.map((m) => m.toFixed(0)).join(" / ")} µs`);
     if (result.non2xx > 0 || result.errors > 0) {
       throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
     }
