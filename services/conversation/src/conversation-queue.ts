@@ -10,7 +10,7 @@ import {
 import { AppError, invalid } from "@agentry/errors";
 import type { Logger } from "@agentry/logging";
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { ConversationKey, ConversationStore, QueueEntry } from "./store/types.js";
+import type { ConversationKey, ConversationStore, QueueEntry, QueueJoin } from "./store/types.js";
 
 /** How often a process renews its places in line and looks for those a later message interrupted. */
 const TICK_MS = 250;
@@ -91,7 +91,7 @@ export class ConversationQueue {
   async join(id: string, key: ConversationKey, mode: ConflictMode, takeover = false): Promise<Place> {
     const place = new Place(this, id, key);
     this.places.set(place.owner, place);
-    let joined: boolean;
+    let joined: QueueJoin;
     try {
       joined = await this.store.joinConversation(
         { ...this.entry(place), ...(takeover ? { takeover } : {}) },
@@ -102,7 +102,7 @@ export class ConversationQueue {
       this.places.delete(place.owner);
       throw error;
     }
-    if (!joined) {
+    if (joined === "refused") {
       this.places.delete(place.owner);
       throw new AppError(
         "CONVERSATION_BUSY",
@@ -115,6 +115,7 @@ export class ConversationQueue {
         if (other !== place && sameConversation(other.key, key)) other.interrupt();
       }
     }
+    if (joined === "admitted") place.admittedOnJoining = true;
     return place;
   }
 
@@ -145,8 +146,12 @@ export class ConversationQueue {
       const turn = await this.store.admitTurn(place.id, new Date().toISOString());
       if (turn === "admitted") return;
       // Dropped as expired (this process was paused past the lease): it joins again, at the end.
-      if (turn === "gone")
-        await this.store.joinConversation(this.entry(place), "enqueue", new Date().toISOString());
+      if (
+        turn === "gone" &&
+        (await this.store.joinConversation(this.entry(place), "enqueue", new Date().toISOString())) ===
+          "admitted"
+      )
+        return;
       if (signal.aborted) throw signal.reason;
       await Promise.race([
         sleep(this.options.pollMs, undefined, { signal }).catch(() => undefined),
@@ -156,11 +161,11 @@ export class ConversationQueue {
     }
   }
 
-  /** @internal */
-  async leave(place: Place): Promise<void> {
+  /** @internal `stored`: the place was left in the transaction that stored the message's exchange. */
+  async leave(place: Place, stored: boolean): Promise<void> {
     this.places.delete(place.owner);
     try {
-      await this.store.leaveConversation(place.id, place.owner);
+      if (!stored) await this.store.leaveConversation(place.id, place.owner);
     } catch (error) {
       // Its lease then expires, and the next message goes.
       this.logger.warn({ err: error, messageId: place.id }, "could not leave the conversation's line");
@@ -196,8 +201,12 @@ export class Place {
   private readonly controller = new AbortController();
   private wake: (() => void) | null = null;
   private left: Promise<void> | null = null;
+  /** Set once the exchange's transaction has left the place (`leaving`). */
+  private stored = false;
   /** This attempt's token (QueueEntry.owner): the place is left by its owner only. */
   readonly owner = randomUUID();
+  /** @internal Admitted by the join itself: the first wait asks the store nothing. */
+  admittedOnJoining = false;
 
   constructor(
     private readonly queue: ConversationQueue,
@@ -215,13 +224,30 @@ export class Place {
   /** Resolves once no message of the conversation is before this one; throws `signal`'s reason if it aborts. */
   admitted(signal: AbortSignal): Promise<void> {
     if (!this.inLine) return Promise.resolve();
+    if (this.admittedOnJoining) {
+      this.admittedOnJoining = false;
+      return Promise.resolve();
+    }
     return this.queue.waitForTurn(this, AbortSignal.any([signal, this.controller.signal]));
+  }
+
+  /**
+   * The place as the store's `saveExchange` leaves it with the exchange (`NewExchange.leaves`); undefined for a
+   * message outside any line, or one that has left. Call `leftWithExchange` once the exchange is stored.
+   */
+  leaving(): { id: string; owner: string } | undefined {
+    return this.inLine && this.left === null ? { id: this.id, owner: this.owner } : undefined;
+  }
+
+  /** Notes that the place was left in the transaction that stored the exchange: `leave` writes nothing more. */
+  leftWithExchange(): void {
+    this.stored = true;
   }
 
   /** Leaves the line, once. */
   leave(): Promise<void> {
     if (!this.inLine) return Promise.resolve();
-    this.left ??= this.queue.leave(this);
+    this.left ??= this.queue.leave(this, this.stored);
     return this.left;
   }
 

@@ -245,7 +245,11 @@ export class MessageRuns {
     const place = await this.join({ ...input, ids });
     try {
       await place.admitted(signal).catch(() => undefined);
-      return await sendMessage(this.turns, { ...input, ids }, AbortSignal.any([signal, place.interruption]));
+      return await sendMessage(
+        this.turns,
+        { ...input, ids, place },
+        AbortSignal.any([signal, place.interruption]),
+      );
     } finally {
       await place.leave();
     }
@@ -796,7 +800,7 @@ export class MessageRuns {
     try {
       // A wait cut short (cancelled, interrupted) is ended by the generation, which finds its signal aborted.
       await place.admitted(controller.signal).catch(() => undefined);
-      yield* streamMessage(this.turns, input, controller.signal);
+      yield* streamMessage(this.turns, { ...input, place }, controller.signal);
     } finally {
       place.interruption.removeEventListener("abort", interrupt);
       await place.leave();

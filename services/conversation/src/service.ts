@@ -12,7 +12,7 @@ import type { Agent } from "@agentry/proto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { specJsonOf } from "./agent-spec.js";
 import type { TurnContext } from "./context.js";
-import { isInterrupted } from "./conversation-queue.js";
+import { isInterrupted, type Place } from "./conversation-queue.js";
 import { CallDeadline } from "./deadline.js";
 import { CHUNKS_CONSIDERED, citationsOf, knowledgeTokenBudget, withinBudget } from "./documents.js";
 import { messageCompleted, messageFailed } from "./events.js";
@@ -89,6 +89,8 @@ export interface MessageInput {
    * is spent. A gateway's messages are charged by the gateway.
    */
   enforceBudgets?: boolean | undefined;
+  /** The message's place in its conversation's line: left in the transaction that stores its exchange. */
+  place?: Place | undefined;
 }
 
 /** The agent's complete reply (docs/api/messages-and-streams.md, "Reply": the non-stream reply `data`). */
@@ -670,6 +672,8 @@ class Call {
       toolCalls: this.toolCalls,
       citations: this.citations,
     };
+    const place = this.input.place;
+    const leaves = place?.leaving();
     const saved = await this.ctx.store.saveExchange(
       {
         key: this.key,
@@ -698,11 +702,13 @@ class Call {
               },
             }
           : {}),
+        ...(leaves ? { leaves } : {}),
       },
       this.record("completed", null, { model: result.model, ...this.uncounted(result.usage), createdAt }),
       this.ctx.events ? [messageCompleted(this.key.accountId, reply)] : [],
     );
     this.recorded = true;
+    if (saved && leaves) place!.leftWithExchange();
     if (!saved) {
       // The agent was deleted (and purged) while it was answering: nothing of it may remain, no event either.
       throw new AppError("AGENT_NOT_FOUND", "The agent does not exist.");

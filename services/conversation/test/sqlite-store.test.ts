@@ -124,6 +124,32 @@ describe("SqliteConversationStore", () => {
     return store.close();
   });
 
+  it("is back at synchronous=FULL after each write of the conversations' lines, which commit without it", async () => {
+    const store = openSqliteConversationStore({ dataDir: tempDir() });
+    const k = { accountId: "acct_A", agentId: "agt_A", userId: "u", roomId: "" };
+    const entry = (id: string) => ({
+      id,
+      key: k,
+      holder: "p1",
+      owner: `p1/${id}`,
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      createdAt: new Date().toISOString(),
+    });
+    const writes = [
+      () => store.joinConversation(entry("m1"), "enqueue", new Date().toISOString()),
+      () => store.joinConversation(entry("m2"), "enqueue", new Date().toISOString()),
+      () => store.admitTurn("m2", new Date().toISOString()),
+      () => store.renewQueue("p1", ["m1", "m2"], new Date(Date.now() + 60_000).toISOString()),
+      () => store.leaveConversation("m1", "p1/m1"),
+      () => store.joinConversation(entry("m3"), "reject", new Date().toISOString()),
+    ];
+    for (const write of writes) {
+      await write();
+      expect(store.pragma("synchronous")).toBe(2);
+    }
+    await store.close();
+  });
+
   describe("history cache", () => {
     const k = { accountId: "acct_C", agentId: "agt_C", userId: "u", roomId: "" };
     const texts = async (store: SqliteConversationStore, limits: HistoryLimits) =>

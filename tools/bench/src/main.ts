@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { auth, Bench, log, median, percentile, type Settings, serviceEnv } from "./bench.js";
 import {
   BENCH_DIR,
+  cpuSecondsOf,
   forkWorker,
   freePort,
   ROOT,
@@ -137,6 +138,7 @@ async function messageOverhead(
   tenant: Seed,
   providerUrl: string,
   proxyUrl: string,
+  serving: Record<string, Running>,
 ) {
   const path = `${gatewayUrl}/v1/agents/${tenant.agentId}/messages`;
   const lastRequest = async () => (await fetch(`${providerUrl}/last-request`)).text();
@@ -174,7 +176,16 @@ async function messageOverhead(
     mode: "json",
   };
   await bench.latency([plain], 0, HISTORY_FILL_MESSAGES);
+  // The CPU time each serving process spent per message of the plain series (the direct calls cost them nothing).
+  const cpu = () => Promise.all(Object.values(serving).map((running) => cpuSecondsOf(running.pid)));
+  const cpuBefore = await cpu();
   const plainSummary = await series(plain);
+  const cpuAfter = await cpu();
+  const perMessage = Object.keys(serving).map(
+    (name, i) =>
+      `${name} ${Math.round(((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / (warmup + settings.messages))} µs`,
+  );
+  log(`CPU per JSON message: ${perMessage.join(", ")}`);
 
   const streamed: Target = {
     url: path,
@@ -472,9 +483,15 @@ async function serviceOverhead(
   let splitMessages: Report["splitMessages"];
   if (only.has("messages")) {
     log("message round trips through the all-in-one gateway and directly ...");
-    messages = await messageOverhead(bench, allInOne.url, tenant, provider.url, proxy.url);
+    messages = await messageOverhead(bench, allInOne.url, tenant, provider.url, proxy.url, {
+      "all-in-one": allInOne.process,
+    });
     log("message round trips through the split services ...");
-    splitMessages = await messageOverhead(bench, split.url, tenant, provider.url, proxy.url);
+    splitMessages = await messageOverhead(bench, split.url, tenant, provider.url, proxy.url, {
+      gateway: split.process,
+      registry,
+      conversation,
+    });
   }
 
   let streams: Report["streams"];

@@ -1,11 +1,20 @@
 import { type PgDatabase, run } from "@agentry/pg";
 import type pg from "pg";
-import type { ConflictMode, ConversationKey, QueueEntry, QueueRenewal, QueueTurn } from "./types.js";
+import type {
+  ConflictMode,
+  ConversationKey,
+  QueueEntry,
+  QueueJoin,
+  QueueRenewal,
+  QueueTurn,
+} from "./types.js";
 
 /**
  * The conversations' queues of the Postgres store (migration 15). Joining and admitting hold a transaction lock
  * on the conversation (an advisory lock on its key's hash), so that places are numbered in the order they commit
- * and no two messages of one conversation are admitted at once.
+ * and no two messages of one conversation are admitted at once. Its commits wait for the WAL's flush, unlike
+ * SQLite's (sqlite-queue.ts): a database that crashes and restarts leaves the conversation processes running, so
+ * a place it took back would let a second message of a conversation in while the first is answered.
  */
 export class PostgresQueue {
   private readonly sql: ReturnType<typeof statements>;
@@ -17,13 +26,13 @@ export class PostgresQueue {
     this.sql = statements(schema);
   }
 
-  async join(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean> {
+  async join(entry: QueueEntry, mode: ConflictMode, now: string): Promise<QueueJoin> {
     const key = conversationValues(entry.key);
-    return this.db.transaction(async (client) => {
+    return this.db.transaction(async (client): Promise<QueueJoin> => {
       await lock(client, entry.key);
       await run(client, this.sql.dropExpired, [...key, now]);
       const live = await run<{ id: string }>(client, this.sql.live, [...key, now, entry.id]);
-      if (mode === "reject" && live.rows.length > 0) return false;
+      if (mode === "reject" && live.rows.length > 0) return "refused";
       if (mode === "interrupt") await run(client, this.sql.interruptAll, [...key, now, entry.id]);
       await run(client, this.sql.upsert, [
         entry.id,
@@ -34,7 +43,12 @@ export class PostgresQueue {
         entry.createdAt,
         entry.takeover === true,
       ]);
-      return true;
+      // Joined in an empty line, the place is admitted with the same commit (the lock is held already).
+      const own = await run<{ admitted: boolean }>(client, this.sql.get, [entry.id]);
+      if (own.rows[0]?.admitted) return "admitted";
+      if ((await run(client, this.sql.ahead, [entry.id, now])).rows.length > 0) return "waiting";
+      await run(client, this.sql.admit, [entry.id]);
+      return "admitted";
     });
   }
 
@@ -62,8 +76,10 @@ export class PostgresQueue {
     await run(client, this.sql.own, [id, holder, owner]);
   }
 
-  async leave(id: string, owner: string): Promise<void> {
-    await this.db.query(this.sql.leave, [id, owner]);
+  /** Leaves the line; with `client`, in that client's transaction. */
+  async leave(id: string, owner: string, client?: pg.PoolClient): Promise<void> {
+    if (client) await run(client, this.sql.leave, [id, owner]);
+    else await this.db.query(this.sql.leave, [id, owner]);
   }
 
   async renew(holder: string, ids: readonly string[], expiresAt: string): Promise<QueueRenewal[]> {

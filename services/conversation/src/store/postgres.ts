@@ -128,6 +128,7 @@ import type {
   PageRequest,
   PurgeResult,
   QueueEntry,
+  QueueJoin,
   QueueRenewal,
   QueueTurn,
   RunDecision,
@@ -394,11 +395,12 @@ function statements(s: string) {
       "insertTurns",
       `INSERT INTO ${s}.turns
         (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider, input_tokens,
-        output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at, message_json)
-      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, false, false, $7, $21),
-        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $19, $20, $15, $22)`,
+        output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at, message_json,
+        citations)
+      VALUES ($5, $16, $1, $2, $3, $4, 'user', $6, NULL, NULL, 0, 0, 0, NULL, NULL, false, false, $7, $21, NULL),
+        ($8, $16, $1, $2, $3, $4, 'assistant', $9, $10, $11, $12, $13, $14, $17, $18::json, $19, $20, $15, $22,
+        $23::json)`,
     ),
-    citeTurn: `UPDATE ${s}.turns SET citations = $1::json WHERE id = $2`,
     conversationOf: `SELECT 1 FROM ${s}.conversations WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     message: `SELECT * FROM ${s}.turns WHERE id = $1 AND account_id = $2 AND agent_id = $3`,
     turnsById: `SELECT * FROM ${s}.turns WHERE id = ANY($1::text[])`,
@@ -539,9 +541,8 @@ export class PostgresConversationStore implements ConversationStore {
         ...exchangeTurns(exchange, touched.rows[0]!.id).map((turn) =>
           storedMessageJson(asReadBack(turn, READ_BACK)),
         ),
+        citationsColumn(reply.citations),
       ]);
-      const citations = citationsColumn(reply.citations);
-      if (citations !== null) await client.query(this.sql.citeTurn, [citations, reply.id]);
       if (idempotencyKey) {
         await run(client, this.sql.keepKey, [
           key.accountId,
@@ -558,6 +559,7 @@ export class PostgresConversationStore implements ConversationStore {
       }
       await this.insertCall(client, call);
       await this.insertEvents(client, events);
+      if (exchange.leaves) await this.queue.leave(exchange.leaves.id, exchange.leaves.owner, client);
       return true;
     });
   }
@@ -857,7 +859,7 @@ export class PostgresConversationStore implements ConversationStore {
     if (runIds.length === 0) return [];
     return this.runs.endedAmong(runIds);
   }
-  async joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean> {
+  async joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<QueueJoin> {
     return this.queue.join(entry, mode, now);
   }
 

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
-import type { ConflictMode, QueueEntry, QueueRenewal, QueueTurn } from "./types.js";
+import { type RelaxedWrite, relaxedWrites } from "./sqlite-relaxed.js";
+import type { ConflictMode, QueueEntry, QueueJoin, QueueRenewal, QueueTurn } from "./types.js";
 
 interface QueueRow {
   id: string;
@@ -12,23 +13,40 @@ interface QueueRow {
  * The conversations' queues of the SQLite store (migration 15). Every statement that decides who goes next runs
  * in an IMMEDIATE transaction: SQLite has one writer at a time, so two processes on one file see each other's
  * places in line.
+ *
+ * The line is bookkeeping: its writes commit without waiting for the disk (`synchronous = NORMAL`, which in WAL
+ * mode survives the process being killed, and which the connection's next durable commit takes to disk). A power
+ * loss may take back the last of them, and every place it could take back is one of a process that stopped with
+ * the machine, which its lease would pass over anyway. A message that completes leaves its place in the durable
+ * transaction of its exchange (the store's `saveExchange`).
  */
 export class SqliteQueue {
   private readonly joinOne: Database.Transaction<
-    (entry: QueueEntry, mode: ConflictMode, now: string) => boolean
+    (entry: QueueEntry, mode: ConflictMode, now: string) => QueueJoin
   >;
   private readonly admitOne: Database.Transaction<(id: string, now: string) => QueueTurn>;
   private readonly s: ReturnType<typeof prepare>;
+  private readonly relaxed: RelaxedWrite;
 
   constructor(db: Database.Database) {
     const s = prepare(db);
     this.s = s;
-    this.joinOne = db.transaction((entry: QueueEntry, mode: ConflictMode, now: string) => {
+    this.relaxed = relaxedWrites(db);
+    const admit = (id: string, now: string): QueueTurn => {
+      const own = s.get.get(id);
+      if (!own) return "gone";
+      if (own.admitted === 1) return "admitted";
+      const ahead = s.ahead.get(id, now);
+      if (ahead) return "waiting";
+      s.admit.run(id);
+      return "admitted";
+    };
+    this.joinOne = db.transaction((entry: QueueEntry, mode: ConflictMode, now: string): QueueJoin => {
       const { accountId, agentId, userId, roomId } = entry.key;
       const key = [accountId, agentId, userId, roomId] as const;
       s.dropExpired.run(...key, now);
       const others = s.live.all(...key, now).filter((row) => row.id !== entry.id);
-      if (mode === "reject" && others.length > 0) return false;
+      if (mode === "reject" && others.length > 0) return "refused";
       if (mode === "interrupt") s.interruptAll.run(...key, now, entry.id);
       // A place joined again by its owner, or by the process that took its run over, keeps its order in line.
       // Another attempt at the message (a schedule fire started by two processes) leaves the place as it is:
@@ -45,25 +63,18 @@ export class SqliteQueue {
         expires_at: entry.expiresAt,
         created_at: entry.createdAt,
       });
-      return true;
+      // Joined in an empty line, the place is admitted with the same commit.
+      return admit(entry.id, now) === "admitted" ? "admitted" : "waiting";
     });
-    this.admitOne = db.transaction((id: string, now: string): QueueTurn => {
-      const own = s.get.get(id);
-      if (!own) return "gone";
-      if (own.admitted === 1) return "admitted";
-      const ahead = s.ahead.get(id, now);
-      if (ahead) return "waiting";
-      s.admit.run(id);
-      return "admitted";
-    });
+    this.admitOne = db.transaction(admit);
   }
 
-  join(entry: QueueEntry, mode: ConflictMode, now: string): boolean {
-    return this.joinOne.immediate(entry, mode, now);
+  join(entry: QueueEntry, mode: ConflictMode, now: string): QueueJoin {
+    return this.relaxed(() => this.joinOne.immediate(entry, mode, now));
   }
 
   admit(id: string, now: string): QueueTurn {
-    return this.admitOne.immediate(id, now);
+    return this.relaxed(() => this.admitOne.immediate(id, now));
   }
 
   /** Gives the place `id` to the attempt whose run was just recorded (within that transaction). */
@@ -71,15 +82,19 @@ export class SqliteQueue {
     this.s.own.run(holder, owner, id);
   }
 
-  leave(id: string, owner: string): void {
-    this.s.leave.run(id, owner);
+  /** Leaves the line; `within`: in a transaction under way (it commits as that one does). */
+  leave(id: string, owner: string, within = false): void {
+    if (within) this.s.leave.run(id, owner);
+    else this.relaxed(() => this.s.leave.run(id, owner));
   }
 
   renew(holder: string, ids: readonly string[], expiresAt: string): QueueRenewal[] {
     if (ids.length === 0) return [];
-    return this.s.renew
-      .all(expiresAt, holder, JSON.stringify(ids))
-      .map((row) => ({ id: row.id, interrupted: row.interrupted === 1 }));
+    return this.relaxed(() =>
+      this.s.renew
+        .all(expiresAt, holder, JSON.stringify(ids))
+        .map((row) => ({ id: row.id, interrupted: row.interrupted === 1 })),
+    );
   }
 }
 

@@ -62,6 +62,7 @@ import { SqliteDocuments } from "./sqlite-documents.js";
 import { SqliteMemories } from "./sqlite-memories.js";
 import { MIGRATION_TARGET } from "./sqlite-migrations.js";
 import { SqliteQueue } from "./sqlite-queue.js";
+import { type RelaxedWrite, relaxedWrites } from "./sqlite-relaxed.js";
 import { type SqliteRunRow, SqliteRuns, toRun } from "./sqlite-runs.js";
 import { SqliteSchedules } from "./sqlite-schedules.js";
 import type {
@@ -92,6 +93,7 @@ import type {
   PageRequest,
   PurgeResult,
   QueueEntry,
+  QueueJoin,
   QueueRenewal,
   QueueTurn,
   RunDecision,
@@ -180,6 +182,8 @@ export class SqliteConversationStore implements ConversationStore {
   /** The history windows of recently used conversations (see HistoryCache). */
   private readonly history = new HistoryCache(HISTORY_CACHE_CHARS);
   private readonly othersCommitted: () => boolean;
+  /** Bookkeeping commits that need not wait for the disk (sqlite-relaxed.ts). */
+  private readonly relaxed: RelaxedWrite;
   private readonly queue: SqliteQueue;
   private readonly runs: SqliteRuns;
   private readonly memories: SqliteMemories;
@@ -193,6 +197,7 @@ export class SqliteConversationStore implements ConversationStore {
     this.othersCommitted = watchOtherConnections(this.db);
     const s = prepare(this.db);
     this.statements = s;
+    this.relaxed = relaxedWrites(this.db);
     const runs = new SqliteRuns(this.db, (events, tokens) => {
       for (const event of events) s.insertEvent.run(outboxRow(event));
       if (tokens) this.addUsage(tokens, true);
@@ -220,28 +225,12 @@ export class SqliteConversationStore implements ConversationStore {
           user.createdAt,
           reply.createdAt,
         )!;
-        for (const turn of exchangeTurns(exchange, conversationId)) {
-          s.insertTurn.run(
-            turn.id,
-            conversationId,
-            ...keyParams(key),
-            turn.role,
-            turn.text,
-            turn.model,
-            turn.provider,
-            turn.inputTokens,
-            turn.outputTokens,
-            turn.latencyMs,
-            turn.finishReason,
-            toolCallsColumn(turn.toolCalls),
-            turn.background ? 1 : 0,
-            turn.fallback ? 1 : 0,
-            turn.createdAt,
-            storedMessageJson(asReadBack(turn, READ_BACK)),
-          );
-        }
-        const citations = citationsColumn(reply.citations);
-        if (citations !== null) s.citeTurn.run(citations, reply.id);
+        // Both turns in one statement, the reply's citations with it.
+        const [asked, answered] = exchangeTurns(exchange, conversationId);
+        s.insertTurns.run(
+          ...turnParams(asked, conversationId, null),
+          ...turnParams(answered, conversationId, citationsColumn(reply.citations)),
+        );
         if (idempotencyKey) {
           s.keepKey.run({
             account: key.accountId,
@@ -259,6 +248,7 @@ export class SqliteConversationStore implements ConversationStore {
         s.insertCall.run(callRow(call));
         this.addUsage(call);
         for (const event of events) s.insertEvent.run(outboxRow(event));
+        if (exchange.leaves) this.queue.leave(exchange.leaves.id, exchange.leaves.owner, true);
         return true;
       },
     );
@@ -396,7 +386,7 @@ export class SqliteConversationStore implements ConversationStore {
   }
 
   async removeEvents(seqs: readonly number[]): Promise<void> {
-    if (seqs.length > 0) this.statements.removeEvents.run(JSON.stringify(seqs));
+    if (seqs.length > 0) this.relaxed(() => this.statements.removeEvents.run(JSON.stringify(seqs)));
   }
 
   async listTurns(key: ConversationKey, page: { limit: number; cursor: string | null }): Promise<TurnPage> {
@@ -729,7 +719,7 @@ export class SqliteConversationStore implements ConversationStore {
     if (runIds.length === 0) return [];
     return this.runs.endedAmong(runIds);
   }
-  async joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean> {
+  async joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<QueueJoin> {
     return this.queue.join(entry, mode, now);
   }
 
@@ -899,32 +889,14 @@ function prepare(db: Database.Database) {
     page: db.prepare<[...KeyParams, number, number], SqliteTurnRow>(
       `SELECT * FROM turns WHERE ${KEY_WHERE} AND seq > ? ORDER BY seq ASC LIMIT ?`,
     ),
-    insertTurn: db.prepare<
-      [
-        string,
-        string,
-        ...KeyParams,
-        TurnRole,
-        string,
-        string | null,
-        string | null,
-        number,
-        number,
-        number,
-        string | null,
-        string | null,
-        number,
-        number,
-        string,
-        string,
-      ]
-    >(
+    // An exchange's two turns (the message, then its reply: seq keeps that order), each as `turnParams` gives it.
+    insertTurns: db.prepare<[...TurnParams, ...TurnParams]>(
       `INSERT INTO turns (id, conversation_id, account_id, agent_id, user_id, room_id, role, text, model, provider,
          input_tokens, output_tokens, latency_ms, finish_reason, tool_calls, background, fallback, created_at,
-         message_json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         message_json, citations)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+         (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    citeTurn: db.prepare<[string, string]>("UPDATE turns SET citations = ? WHERE id = ?"),
     // The conversation's id: the one it has, or, for its first exchange, the new one given.
     touchConversation: db
       .prepare<[string, ...KeyParams, string, string], string>(
@@ -1142,6 +1114,52 @@ function usageStatements(db: Database.Database) {
       `DELETE FROM usage_rollups WHERE account_id = ? AND user_id = ? AND level = '${USER_LEVEL}'`,
     ),
   };
+}
+
+/** One turn's values in the column order of `insertTurns`. */
+type TurnParams = [
+  id: string,
+  conversationId: string,
+  ...KeyParams,
+  role: TurnRole,
+  text: string,
+  model: string | null,
+  provider: string | null,
+  inputTokens: number,
+  outputTokens: number,
+  latencyMs: number,
+  finishReason: string | null,
+  toolCalls: string | null,
+  background: number,
+  fallback: number,
+  createdAt: string,
+  messageJson: string,
+  citations: string | null,
+];
+
+function turnParams(turn: TurnRecord, conversationId: string, citations: string | null): TurnParams {
+  return [
+    turn.id,
+    conversationId,
+    turn.accountId,
+    turn.agentId,
+    turn.userId,
+    turn.roomId,
+    turn.role,
+    turn.text,
+    turn.model,
+    turn.provider,
+    turn.inputTokens,
+    turn.outputTokens,
+    turn.latencyMs,
+    turn.finishReason,
+    toolCallsColumn(turn.toolCalls),
+    turn.background ? 1 : 0,
+    turn.fallback ? 1 : 0,
+    turn.createdAt,
+    storedMessageJson(asReadBack(turn, READ_BACK)),
+    citations,
+  ];
 }
 
 function callRow(call: CallRecord): SqliteCallRow {

@@ -103,6 +103,11 @@ export interface NewExchange {
    * answered, which the stored turns do not say. A key another exchange of the account holds, unexpired, is left to it.
    */
   idempotencyKey?: { hash: string; fallback: boolean; expiresAt: string };
+  /**
+   * The message's place in its conversation's line (`QueueEntry` id and owner), left in the transaction that
+   * stores the exchange, as `leaveConversation` leaves it: the next message is admitted with the reply on disk.
+   */
+  leaves?: { id: string; owner: string };
 }
 
 /** The exchange an Idempotency-Key of an account was stored with. */
@@ -596,9 +601,10 @@ export interface ConversationStore {
    */
   recentTurns(key: ConversationKey, limits: HistoryLimits): Promise<HistoryTurn[]>;
   /**
-   * Stores the message, its reply and the call record, adds the call to the usage rollups and writes `events` to
-   * the outbox, in one transaction. Stores nothing and returns false when the agent has been purged, so a reply
-   * that completes after its agent was deleted leaves no trace and no event.
+   * Stores the message, its reply and the call record, adds the call to the usage rollups, writes `events` to
+   * the outbox and leaves the line (`exchange.leaves`), in one transaction. Stores nothing and returns false when
+   * the agent has been purged, so a reply that completes after its agent was deleted leaves no trace and no event
+   * (its place is then left as `leaveConversation` leaves it).
    */
   saveExchange(exchange: NewExchange, call: CallRecord, events?: readonly NewOutboxEvent[]): Promise<boolean>;
   /**
@@ -619,7 +625,11 @@ export interface ConversationStore {
   recordTokens(call: CallRecord): Promise<void>;
   /** The oldest events of the outbox, at most `limit`, in the order they were written. */
   pendingEvents(limit: number): Promise<OutboxEvent[]>;
-  /** Removes events from the outbox once they have been published; seqs no longer there are passed over. */
+  /**
+   * Removes events from the outbox once they have been published; seqs no longer there are passed over. SQLite
+   * commits the removal without waiting for the disk: a power loss may take it back, and the events are then
+   * published again (delivery is at least once).
+   */
   removeEvents(seqs: readonly number[]): Promise<void>;
   /**
    * One page of the conversation's turns, oldest first, starting after `cursor` (from the start when null). A
@@ -756,10 +766,11 @@ export interface ConversationStore {
   /**
    * Takes a place at the end of the conversation's line (conversation-queue.ts), or renews the place `entry.id`
    * has when `entry.owner` owns it or `entry.takeover` holds its run (a run taken over keeps its place); a live
-   * place another attempt owns is left as it is. `reject`: false, and no place taken, when the line has anyone live in
-   * it. `interrupt`: every other live place of the line is marked interrupted.
+   * place another attempt owns is left as it is. `reject`: "refused", and no place taken, when the line has anyone
+   * live in it. `interrupt`: every other live place of the line is marked interrupted. The place is then admitted
+   * as `admitTurn` admits it, in the same transaction: answers "admitted" or "waiting".
    */
-  joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<boolean>;
+  joinConversation(entry: QueueEntry, mode: ConflictMode, now: string): Promise<QueueJoin>;
   /** Admits a place when no live place is before it and none is admitted; says where it stands. */
   admitTurn(id: string, now: string): Promise<QueueTurn>;
   /**
@@ -921,6 +932,9 @@ export interface QueueEntry {
 
 /** Where a place stands: its message may run, must wait, or has left the line. */
 export type QueueTurn = "admitted" | "waiting" | "gone";
+
+/** A join's outcome: no place taken (a `reject` join into a busy line), or the place taken and where it stands. */
+export type QueueJoin = "refused" | "admitted" | "waiting";
 
 export interface QueueRenewal {
   id: string;

@@ -470,12 +470,13 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
 
       it("admits one place of a conversation at a time, in the order they joined, others apart", async () => {
         const store = await fresh();
-        expect(await store.joinConversation(place("m1"), "enqueue", now())).toBe(true);
-        expect(await store.joinConversation(place("m2", "p2"), "enqueue", now())).toBe(true);
-        expect(await store.joinConversation(place("m3"), "enqueue", now())).toBe(true);
+        // A place joined into an empty line is admitted by the join.
+        expect(await store.joinConversation(place("m1"), "enqueue", now())).toBe("admitted");
+        expect(await store.joinConversation(place("m2", "p2"), "enqueue", now())).toBe("waiting");
+        expect(await store.joinConversation(place("m3"), "enqueue", now())).toBe("waiting");
         expect(
           await store.joinConversation(place("x1", "p1", key({ userId: "other" })), "enqueue", now()),
-        ).toBe(true);
+        ).toBe("admitted");
         expect(await store.admitTurn("m2", now())).toBe("waiting");
         expect(await store.admitTurn("m1", now())).toBe("admitted");
         expect(await store.admitTurn("x1", now())).toBe("admitted");
@@ -494,13 +495,13 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
       it("rejects a place while the line is not empty; passes over places whose lease expired", async () => {
         const store = await fresh();
         await store.joinConversation(place("m1"), "enqueue", now());
-        expect(await store.joinConversation(place("m2"), "reject", now())).toBe(false);
+        expect(await store.joinConversation(place("m2"), "reject", now())).toBe("refused");
         expect(await store.admitTurn("m2", now())).toBe("gone");
         // A process that died: its place expired.
         await store.joinConversation(place("dead", "p9", key({ roomId: "r" }), now()), "enqueue", now());
         await new Promise((resolve) => setTimeout(resolve, 5));
         expect(await store.joinConversation(place("m3", "p1", key({ roomId: "r" })), "reject", now())).toBe(
-          true,
+          "admitted",
         );
         expect(await store.admitTurn("m3", now())).toBe("admitted");
       });
@@ -510,7 +511,7 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         await store.joinConversation(place("m1", "p1"), "enqueue", now());
         await store.joinConversation(place("m2", "p2"), "enqueue", now());
         expect(await store.admitTurn("m1", now())).toBe("admitted");
-        expect(await store.joinConversation(place("m3", "p2"), "interrupt", now())).toBe(true);
+        expect(await store.joinConversation(place("m3", "p2"), "interrupt", now())).toBe("waiting");
         expect(await store.renewQueue("p1", ["m1"], soon())).toEqual([{ id: "m1", interrupted: true }]);
         const renewed = await store.renewQueue("p2", ["m2", "m3", "m1"], soon());
         expect(renewed.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
@@ -519,12 +520,12 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         ]);
         // A run taken over joins again under its id: same place, new holder, once the store has it the run's.
         const takeover = { ...place("m1", "p3"), takeover: true };
-        expect(await store.joinConversation(takeover, "enqueue", now())).toBe(true);
+        expect(await store.joinConversation(takeover, "enqueue", now())).toBe("admitted");
         expect(await store.renewQueue("p3", ["m1"], soon()), "p3 does not hold m1's run").toEqual([]);
         await store.startRun(
           pendingRun({ id: "m1", userId: "u1", lease: { holder: "p3", expiresAt: soon() }, input: "{}" }),
         );
-        expect(await store.joinConversation(takeover, "enqueue", now())).toBe(true);
+        expect(await store.joinConversation(takeover, "enqueue", now())).toBe("admitted");
         expect(await store.admitTurn("m1", now())).toBe("admitted");
         expect(await store.renewQueue("p3", ["m1"], soon())).toEqual([{ id: "m1", interrupted: true }]);
         await store.leaveConversation("m1", "p1/m1");
@@ -538,8 +539,8 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         const leased = (holder: string) =>
           pendingRun({ id: "m1", userId: "u1", lease: { holder, expiresAt: soon() }, input: "{}" });
         // Two processes start one message: the first to join has the place, until the other records the run.
-        expect(await store.joinConversation(place("m1", "p1"), "enqueue", now())).toBe(true);
-        expect(await store.joinConversation(place("m1", "p2"), "enqueue", now())).toBe(true);
+        expect(await store.joinConversation(place("m1", "p1"), "enqueue", now())).toBe("admitted");
+        expect(await store.joinConversation(place("m1", "p2"), "enqueue", now())).toBe("admitted");
         expect(await store.renewQueue("p2", ["m1"], soon())).toEqual([]);
         await store.startRun(leased("p2"), "p2/m1");
         await expect(store.startRun(leased("p1"), "p1/m1")).rejects.toThrow();
@@ -547,12 +548,43 @@ export function conversationStoreContract(name: string, open: () => Promise<Conv
         expect(await store.renewQueue("p1", ["m1"], soon())).toEqual([]);
         expect(await store.renewQueue("p2", ["m1"], soon())).toEqual([{ id: "m1", interrupted: false }]);
         // Another attempt coming once the run is recorded neither takes the place nor leaves it.
-        expect(await store.joinConversation(place("m1", "p3"), "enqueue", now())).toBe(true);
+        expect(await store.joinConversation(place("m1", "p3"), "enqueue", now())).toBe("admitted");
         await store.leaveConversation("m1", "p3/m1");
         expect(await store.admitTurn("m1", now())).toBe("admitted");
         expect(await store.renewQueue("p2", ["m1"], soon())).toEqual([{ id: "m1", interrupted: false }]);
         await store.leaveConversation("m1", "p2/m1");
         expect(await store.admitTurn("m1", now())).toBe("gone");
+      });
+
+      it("leaves the line with the exchange it stores, by the place's owner only, and not for a purged agent", async () => {
+        const store = await fresh();
+        const k = key({ userId: "u1" });
+        const first = exchange(k, "q1", "a1");
+        const second = exchange(k, "q2", "a2");
+        expect(await store.joinConversation(place(first.reply.id, "p1", k), "enqueue", now())).toBe(
+          "admitted",
+        );
+        expect(await store.joinConversation(place(second.reply.id, "p2", k), "enqueue", now())).toBe(
+          "waiting",
+        );
+        // Another attempt's owner token leaves nothing, though the exchange is stored.
+        const foreign = { ...first, leaves: { id: first.reply.id, owner: `p2/${first.reply.id}` } };
+        expect(await store.saveExchange(foreign, completedCall(k, { id: first.reply.id }))).toBe(true);
+        expect(await store.admitTurn(second.reply.id, now())).toBe("waiting");
+        // Its owner's exchange leaves it in the same transaction: the next message goes, the reply stored before it.
+        const retried = {
+          ...exchange(k, "q1 again", "a1 again"),
+          leaves: { id: first.reply.id, owner: `p1/${first.reply.id}` },
+        };
+        expect(await store.saveExchange(retried, completedCall(k, { id: retried.reply.id }))).toBe(true);
+        expect(await store.admitTurn(first.reply.id, now())).toBe("gone");
+        expect(await store.admitTurn(second.reply.id, now())).toBe("admitted");
+        expect(await history(store, k)).toEqual(["q1", "a1", "q1 again", "a1 again"]);
+        // An exchange its agent's purge refuses stores nothing, and leaves the place to `leaveConversation`.
+        await store.purgeAgent(k.accountId, k.agentId);
+        const late = { ...second, leaves: { id: second.reply.id, owner: `p2/${second.reply.id}` } };
+        expect(await store.saveExchange(late, completedCall(k, { id: second.reply.id }))).toBe(false);
+        expect(await store.admitTurn(second.reply.id, now())).toBe("admitted");
       });
     });
 
