@@ -233,7 +233,8 @@ function prepareStatements(db: Database.Database) {
     ),
     interrupted: prepare<[string], HeldRow>(
       `SELECT id, endpoint_id, event_id, retry_step, status, worker FROM deliveries
-       WHERE endpoint_id = ? AND status = 'pending' AND started_at IS NOT NULL ORDER BY id`,
+       WHERE endpoint_id = ? AND status = 'pending' AND started_at IS NOT NULL
+       ORDER BY next_attempt_at, id`,
     ),
     markInterrupted: prepare<[string, string, string]>(
       "UPDATE deliveries SET status = 'failed', error = ?, next_attempt_at = ? WHERE id = ?",
