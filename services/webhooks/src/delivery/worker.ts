@@ -2,9 +2,17 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "@agentry/logging";
 import type { OutboundClient } from "@agentry/outbound";
+import type { AttemptOutcome } from "../domain/schedule.js";
 import type { SecretBox } from "../domain/secrets.js";
 import { deliveryBody } from "../domain/signing.js";
-import type { Claim, CompleteRequest, CompleteResult, WebhookStore } from "../store/types.js";
+import type {
+  Claim,
+  EventRecord,
+  Outcome,
+  RecordRequest,
+  RecordResult,
+  WebhookStore,
+} from "../store/types.js";
 import { ATTEMPT_TIMEOUT_MS, sendAttempt } from "./send.js";
 
 export interface DeliveryWorkerOptions {
@@ -25,20 +33,47 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs?: number;
   /** Per attempt; 10 s by default. */
   attemptTimeoutMs?: number;
+  /**
+   * Due attempts of one endpoint taken at a time (10 by default): made one after another, their outcomes
+   * recorded together.
+   */
+  perEndpoint?: number;
 }
 
 /** Resolves after the I/O the event loop already has waiting. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Attempts at recording an outcome before the worker leaves it to the lease's lapse (and so to a retry). */
+/** Attempts at recording outcomes before the worker leaves them to the lease's lapse (and so to a retry). */
 const RECORD_TRIES = 3;
 
 /**
- * Delivers due attempts. Each round it claims endpoints with due work (up to its free slots); for each it makes
- * the claimed attempt, records the outcome and takes the endpoint's next due attempt in one transaction, until
- * the endpoint has nothing due, then lets it go. So one endpoint is delivered to by one worker at a time, its
- * attempts one after another, while a slow endpoint holds up no other. Any number of workers, in any number of
- * processes, share one store.
+ * How long the first outcome waiting to be recorded waits for the other endpoints' (each of which is at most one
+ * attempt away), so that one transaction records them all.
+ */
+const GATHER_MS = 2;
+
+/** What an attempt must leave of its lease, besides its own timeout, for the recording of its outcome. */
+const LEASE_MARGIN_MS = 5_000;
+
+/** An endpoint's run of attempts, made, waiting to be recorded with the others'. */
+interface Finished {
+  endpointId: string;
+  outcomes: Outcome[];
+  unsent: string[];
+  done(result: { recorded: boolean[]; next: Claim[] } | undefined): void;
+}
+
+const succeeded = (outcome: AttemptOutcome) =>
+  outcome.kind === "answered" && outcome.status >= 200 && outcome.status < 300;
+
+/**
+ * Delivers due attempts. Each round it claims endpoints with due work (up to its free slots), each with a run of
+ * its due attempts; for each endpoint it makes the run's attempts one after another, stopping at the first
+ * failure (what follows a failure is the store's to decide: a retry, or disabling the endpoint), then records the
+ * outcomes and takes the endpoint's next run, until the endpoint has nothing due, then lets it go. Outcomes of
+ * all the endpoints that finish a run together are recorded in one transaction. So one endpoint is delivered to
+ * by one worker at a time, its attempts one after another, while a slow endpoint holds up no other. Any number
+ * of workers, in any number of processes, share one store.
  *
  * At least once: an attempt is marked started when claimed and settled after its answer. A worker that dies
  * between the two leaves it started; when the lease lapses, the next claim records it as interrupted and makes
@@ -51,6 +86,14 @@ export class DeliveryWorker {
   private readonly concurrency: number;
   private readonly pollIntervalMs: number;
   private readonly attemptTimeoutMs: number;
+  private readonly perEndpoint: number;
+  /** Each event's body, made once for all its endpoints' attempts (the store shares an event's record). */
+  private readonly bodies = new WeakMap<EventRecord, string>();
+  /** Runs waiting to be recorded, and the recording under way. */
+  private finished: Finished[] = [];
+  private recording: Promise<void> | undefined;
+  /** When the queue is to be recorded: on the loop's next turn, or once the others had a moment to finish. */
+  private gathering: { immediate: NodeJS.Immediate } | { timeout: NodeJS.Timeout } | undefined;
   private readonly active = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private filling: Promise<void> | undefined;
@@ -64,9 +107,10 @@ export class DeliveryWorker {
     this.concurrency = options.concurrency ?? 16;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
+    this.perEndpoint = options.perEndpoint ?? 10;
     // An attempt and the recording of its outcome must fit in the lease, or another worker would take over
     // an endpoint whose attempt is still running.
-    if (this.leaseMs < this.attemptTimeoutMs + 5_000) {
+    if (this.leaseMs < this.attemptTimeoutMs + LEASE_MARGIN_MS) {
       throw new RangeError("the lease must last at least 5 s longer than an attempt's timeout");
     }
   }
@@ -128,7 +172,12 @@ export class DeliveryWorker {
     if (free <= 0) return;
     let claims: Claim[];
     try {
-      claims = await this.options.store.claim({ worker: this.id, limit: free, leaseMs: this.leaseMs });
+      claims = await this.options.store.claim({
+        worker: this.id,
+        limit: free,
+        leaseMs: this.leaseMs,
+        perEndpoint: this.perEndpoint,
+      });
       if (this.failing) this.options.logger.info("webhook deliveries resumed");
       this.failing = false;
     } catch (error) {
@@ -138,11 +187,12 @@ export class DeliveryWorker {
       this.failing = true;
       return;
     }
-    for (const claim of claims) {
-      const task = this.deliver(claim)
+    for (const run of byEndpoint(claims)) {
+      const endpointId = run[0]!.endpoint.id;
+      const task = this.deliver(run)
         .catch((error: unknown) => {
-          // A bug, not an outcome (those are all recorded): the attempt is taken up again after its lease.
-          this.options.logger.error({ err: error, endpointId: claim.endpoint.id }, "webhook delivery failed");
+          // A bug, not an outcome (those are all recorded): the attempts are taken up again after the lease.
+          this.options.logger.error({ err: error, endpointId }, "webhook delivery failed");
         })
         .finally(() => {
           this.active.delete(task);
@@ -153,51 +203,132 @@ export class DeliveryWorker {
     // A full round may have left more due work than slots: the next round takes it as slots free up.
   }
 
-  /** Delivers the claimed attempt, then the endpoint's next ones, until none is due or the worker stops. */
-  private async deliver(first: Claim): Promise<void> {
+  /**
+   * Makes the endpoint's claimed run of attempts, one after another, then its next runs, until none is due or
+   * the worker stops. A run stops at its first failure, when the worker stops, or when the lease has no room left
+   * for another attempt; its other attempts are handed back.
+   */
+  private async deliver(first: Claim[]): Promise<void> {
     const { logger } = this.options;
-    let claim: Claim | null = first;
-    while (claim) {
-      // Each attempt waits for what the loop already has to do: requests that arrived meanwhile (the next agent
-      // create, when the service is embedded) are served before another delivery of the fan-out.
-      await nextTurn();
-      const outcome = await sendAttempt(
-        this.options.outbound,
-        {
-          url: claim.endpoint.url,
-          eventId: claim.event.id,
-          body: deliveryBody(claim.event),
-          secrets: this.openSecrets(claim),
-        },
-        this.attemptTimeoutMs,
+    let run = first;
+    while (run.length > 0) {
+      const claimed = performance.now();
+      const outcomes: Outcome[] = [];
+      const unsent: string[] = [];
+      let going = true;
+      for (const [i, claim] of run.entries()) {
+        // The first attempt fits in a fresh lease (the constructor checks it); each further one needs the room.
+        going &&=
+          !this.stopping &&
+          (i === 0 || performance.now() - claimed + this.attemptTimeoutMs + LEASE_MARGIN_MS <= this.leaseMs);
+        if (!going) {
+          unsent.push(claim.delivery.id);
+          continue;
+        }
+        // Each attempt waits for what the loop already has to do: requests that arrived meanwhile (the next
+        // agent create, when the service is embedded) are served before another delivery of the fan-out.
+        await nextTurn();
+        const outcome = await sendAttempt(
+          this.options.outbound,
+          {
+            url: claim.endpoint.url,
+            eventId: claim.event.id,
+            body: this.bodyOf(claim.event),
+            secrets: this.openSecrets(claim),
+          },
+          this.attemptTimeoutMs,
+        );
+        outcomes.push({ deliveryId: claim.delivery.id, outcome });
+        logger.debug(
+          {
+            endpointId: claim.endpoint.id,
+            deliveryId: claim.delivery.id,
+            eventId: claim.event.id,
+            attempt: claim.delivery.attempt,
+            ...(outcome.kind === "answered" ? { status: outcome.status } : { error: outcome.error }),
+          },
+          "webhook attempt",
+        );
+        going = succeeded(outcome);
+      }
+      const result = await new Promise<{ recorded: boolean[]; next: Claim[] } | undefined>((done) =>
+        this.finish({ endpointId: run[0]!.endpoint.id, outcomes, unsent, done }),
       );
-      const result = await this.record({
-        worker: this.id,
-        deliveryId: claim.delivery.id,
-        outcome,
-        schedule: this.options.schedule,
-        leaseMs: this.leaseMs,
-        claimNext: !this.stopping,
-      });
-      logger.debug(
-        {
-          endpointId: claim.endpoint.id,
-          deliveryId: claim.delivery.id,
-          eventId: claim.event.id,
-          attempt: claim.delivery.attempt,
-          ...(outcome.kind === "answered" ? { status: outcome.status } : { error: outcome.error }),
-          recorded: result?.recorded ?? false,
-        },
-        "webhook attempt",
-      );
-      if (result && !result.recorded) {
+      const lost = result ? outcomes.filter((_, i) => !result.recorded[i]) : [];
+      if (lost.length > 0) {
         logger.warn(
-          { endpointId: claim.endpoint.id, deliveryId: claim.delivery.id },
-          "a webhook attempt's outcome was not recorded: its endpoint was deleted, or its lease lapsed and " +
+          { endpointId: run[0]!.endpoint.id, deliveryIds: lost.map((o) => o.deliveryId) },
+          "webhook attempts' outcomes were not recorded: their endpoint was deleted, or its lease lapsed and " +
             "another worker took the endpoint over",
         );
       }
-      claim = result?.next ?? null;
+      run = result?.next ?? [];
+    }
+  }
+
+  private bodyOf(event: EventRecord): string {
+    let body = this.bodies.get(event);
+    if (body === undefined) {
+      body = deliveryBody(event);
+      this.bodies.set(event, body);
+    }
+    return body;
+  }
+
+  /**
+   * Queues a finished run for recording. The queue is recorded in one transaction once every endpoint in flight
+   * has finished its run, or `GATHER_MS` after the first came; one recording at a time, the next takes what
+   * queued meanwhile.
+   */
+  private finish(run: Finished): void {
+    this.finished.push(run);
+    this.gather();
+  }
+
+  private gather(): void {
+    if (this.recording || this.finished.length === 0) return;
+    if (this.finished.length >= this.active.size) {
+      // Everyone is waiting: record on the loop's next turn, after the I/O already waiting.
+      if (this.gathering && "immediate" in this.gathering) return;
+      if (this.gathering) clearTimeout(this.gathering.timeout);
+      this.gathering = { immediate: setImmediate(() => this.recordFinished()) };
+    } else {
+      this.gathering ??= { timeout: setTimeout(() => this.recordFinished(), GATHER_MS) };
+    }
+  }
+
+  private recordFinished(): void {
+    this.gathering = undefined;
+    const batch = this.finished;
+    if (this.recording || batch.length === 0) return;
+    this.finished = [];
+    this.recording = this.recordBatch(batch).finally(() => {
+      this.recording = undefined;
+      this.gather();
+    });
+  }
+
+  private async recordBatch(batch: Finished[]): Promise<void> {
+    const result = await this.record({
+      worker: this.id,
+      outcomes: batch.flatMap((run) => run.outcomes),
+      unsent: batch.flatMap((run) => run.unsent),
+      schedule: this.options.schedule,
+      leaseMs: this.leaseMs,
+      claimNext: !this.stopping,
+      perEndpoint: this.perEndpoint,
+    });
+    const next = new Map<string, Claim[]>();
+    for (const claim of result?.next ?? []) {
+      const own = next.get(claim.endpoint.id);
+      if (own) own.push(claim);
+      else next.set(claim.endpoint.id, [claim]);
+    }
+    let offset = 0;
+    for (const run of batch) {
+      const recorded = result?.recorded.slice(offset, offset + run.outcomes.length);
+      offset += run.outcomes.length;
+      run.done(result && recorded ? { recorded, next: next.get(run.endpointId) ?? [] } : undefined);
     }
   }
 
@@ -214,18 +345,18 @@ export class DeliveryWorker {
   }
 
   /**
-   * Records an outcome, trying again for a moment while the store is unreachable. Undefined when it could not:
-   * the attempt stays started, and is failed as interrupted and attempted again once the lease lapses.
+   * Records outcomes, trying again for a moment while the store is unreachable. Undefined when it could not: the
+   * attempts stay started, and are failed as interrupted and attempted again once the lease lapses.
    */
-  private async record(request: CompleteRequest): Promise<CompleteResult | undefined> {
+  private async record(request: RecordRequest): Promise<RecordResult | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.options.store.complete(request);
+        return await this.options.store.record(request);
       } catch (error) {
         if (attempt >= RECORD_TRIES) {
           this.options.logger.error(
-            { err: error, deliveryId: request.deliveryId },
-            "recording a webhook attempt failed; it is attempted again once its lease lapses",
+            { err: error, deliveryIds: request.outcomes.map((o) => o.deliveryId) },
+            "recording webhook attempts failed; they are attempted again once their lease lapses",
           );
           return undefined;
         }
@@ -233,4 +364,15 @@ export class DeliveryWorker {
       }
     }
   }
+}
+
+/** Claims grouped by endpoint, each group in the order given (the store gives an endpoint's claims together). */
+function byEndpoint(claims: readonly Claim[]): Claim[][] {
+  const runs = new Map<string, Claim[]>();
+  for (const claim of claims) {
+    const run = runs.get(claim.endpoint.id);
+    if (run) run.push(claim);
+    else runs.set(claim.endpoint.id, [claim]);
+  }
+  return [...runs.values()];
 }

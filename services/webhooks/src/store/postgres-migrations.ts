@@ -90,6 +90,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // Who changed which endpoint, recorded in the change's transaction (docs/api/audit.md).
     sql: pgAuditTable,
   },
+  {
+    version: 5,
+    name: "pending attempts by endpoint",
+    // As SQLite's version 5.
+    sql: (s) => `
+      CREATE INDEX deliveries_pending_by_endpoint ON ${s}.deliveries (endpoint_id, next_attempt_at, id)
+        WHERE status = 'pending';
+    `,
+  },
 ];
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the webhooks schema. */

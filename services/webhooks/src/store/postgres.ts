@@ -39,8 +39,6 @@ import type {
   Claim,
   ClaimRequest,
   Clock,
-  CompleteRequest,
-  CompleteResult,
   DeliveryPage,
   DeliveryPageQuery,
   DeliveryRecord,
@@ -48,6 +46,8 @@ import type {
   EndpointFields,
   EndpointRecord,
   EventRecord,
+  RecordRequest,
+  RecordResult,
   WebhookStore,
 } from "./types.js";
 
@@ -100,6 +100,25 @@ interface DeliveryRow {
   next_attempt_at: Date | null;
   started_at: Date | null;
   worker: string | null;
+}
+
+/** What recording an outcome reads of an attempt. */
+interface HeldRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  retry_step: number | null;
+  status: DeliveryStatus;
+  worker: string | null;
+}
+
+/** An attempt just taken. */
+interface TakenRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  attempt: number;
+  next_attempt_at: Date;
 }
 
 interface EventRow {
@@ -171,7 +190,6 @@ function statements(s: string) {
   return {
     endpoint: `SELECT * FROM ${s}.endpoints WHERE account_id = $1 AND id = $2`,
     endpointForUpdate: `SELECT * FROM ${s}.endpoints WHERE account_id = $1 AND id = $2 FOR UPDATE`,
-    endpointByIdForUpdate: `SELECT * FROM ${s}.endpoints WHERE id = $1 FOR UPDATE`,
     endpoints: `SELECT * FROM ${s}.endpoints WHERE account_id = $1 ORDER BY id DESC`,
     // FOR SHARE: an endpoint being disabled meanwhile is read once that commits, and then left out.
     enabledEndpoints: `SELECT * FROM ${s}.endpoints WHERE account_id = ANY($1::text[]) AND enabled
@@ -193,7 +211,6 @@ function statements(s: string) {
     deleteEndpoint: `DELETE FROM ${s}.endpoints WHERE account_id = $1 AND id = $2`,
     disableEndpoint: `UPDATE ${s}.endpoints SET enabled = false, disabled_reason = $2, updated_at = $3
       WHERE id = $1`,
-    setFailingSince: `UPDATE ${s}.endpoints SET failing_since = $2 WHERE id = $1`,
     failUnstarted: `UPDATE ${s}.deliveries SET status = 'failed', error = $2, next_attempt_at = NULL
       WHERE endpoint_id = $1 AND status = 'pending' AND started_at IS NULL`,
 
@@ -222,7 +239,6 @@ function statements(s: string) {
         t.retry_step, 'pending', $5, t.due_at
       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $6::timestamptz[])
         AS t (id, endpoint_id, event_id, retry_step, due_at)`,
-    lockEndpoints: `SELECT 1 FROM ${s}.endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
     delivery: `SELECT ${deliveryColumns} ${fromDeliveries} WHERE d.endpoint_id = $1 AND d.id = $2`,
     deliveryById: `SELECT ${deliveryColumns} ${fromDeliveries} WHERE d.id = $1`,
     newest: `SELECT ${deliveryColumns} ${fromDeliveries} WHERE d.endpoint_id = $1 ORDER BY d.id DESC LIMIT $2`,
@@ -238,17 +254,41 @@ function statements(s: string) {
       WHERE e.enabled AND (e.lease_expires_at IS NULL OR e.lease_expires_at <= $1)
       ORDER BY d.due, e.id LIMIT $2
       FOR UPDATE OF e SKIP LOCKED`,
-    lease: `UPDATE ${s}.endpoints SET lease_owner = $2, lease_expires_at = $3 WHERE id = $1`,
-    interrupted: `SELECT ${deliveryColumns} ${fromDeliveries}
-      WHERE d.endpoint_id = $1 AND d.status = 'pending' AND d.started_at IS NOT NULL ORDER BY d.id`,
-    markInterrupted: `UPDATE ${s}.deliveries SET status = 'failed', error = $2, next_attempt_at = $3 WHERE id = $1`,
-    nextDue: `SELECT ${deliveryColumns} ${fromDeliveries}
-      WHERE d.endpoint_id = $1 AND d.status = 'pending' AND d.started_at IS NULL AND d.next_attempt_at <= $2
-      ORDER BY d.next_attempt_at, d.id LIMIT 1`,
-    start: `UPDATE ${s}.deliveries SET started_at = $2, worker = $3 WHERE id = $1`,
-    settle: `UPDATE ${s}.deliveries SET status = $2, response_status = $3, duration_ms = $4, error = $5,
-        response_body = $6, next_attempt_at = $7
-      WHERE id = $1`,
+    interrupted: `SELECT id, endpoint_id, event_id, retry_step, status, worker FROM ${s}.deliveries
+      WHERE endpoint_id = ANY($1::text[]) AND status = 'pending' AND started_at IS NOT NULL ORDER BY id`,
+    markInterrupted: `UPDATE ${s}.deliveries SET status = 'failed', error = $2, next_attempt_at = $3
+      WHERE id = ANY($1::text[])`,
+    // Up to $4 due attempts of each endpoint, in the order they are to be made, marked started.
+    takeDue: `WITH due AS (
+        SELECT id, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS n
+        FROM ${s}.deliveries
+        WHERE endpoint_id = ANY($1::text[]) AND status = 'pending' AND started_at IS NULL
+          AND next_attempt_at <= $2)
+      UPDATE ${s}.deliveries d SET started_at = $2, worker = $3
+      FROM due WHERE d.id = due.id AND due.n <= $4
+      RETURNING d.id, d.endpoint_id, d.event_id, d.attempt, d.next_attempt_at`,
+    // The endpoints in $2 leased to $3 until $4, the others of $1 let go.
+    lease: `UPDATE ${s}.endpoints SET
+        lease_owner = CASE WHEN id = ANY($2::text[]) THEN $3::text END,
+        lease_expires_at = CASE WHEN id = ANY($2::text[]) THEN $4::timestamptz END
+      WHERE id = ANY($1::text[])`,
+    events: `SELECT id, account_id, type, data::text AS data, created_at FROM ${s}.events
+      WHERE id = ANY($1::text[])`,
+    // The endpoints of these attempts, locked in one order, so that batches of several workers never deadlock.
+    lockEndpointsOf: `SELECT * FROM ${s}.endpoints
+      WHERE id IN (SELECT endpoint_id FROM ${s}.deliveries WHERE id = ANY($1::text[]))
+      ORDER BY id FOR UPDATE`,
+    held: `SELECT id, endpoint_id, event_id, retry_step, status, worker FROM ${s}.deliveries
+      WHERE id = ANY($1::text[])`,
+    handBack: `UPDATE ${s}.deliveries SET started_at = NULL, worker = NULL WHERE id = ANY($1::text[])`,
+    settle: `UPDATE ${s}.deliveries d SET status = t.status, response_status = t.response_status,
+        duration_ms = t.duration_ms, error = t.error, response_body = decode(t.body, 'hex'),
+        next_attempt_at = t.next_attempt_at
+      FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
+        AS t (id, status, response_status, duration_ms, error, body, next_attempt_at)
+      WHERE d.id = t.id`,
+    setFailingSinceMany: `UPDATE ${s}.endpoints e SET failing_since = t.failing_since
+      FROM unnest($1::text[], $2::timestamptz[]) AS t (id, failing_since) WHERE e.id = t.id`,
   };
 }
 
@@ -304,34 +344,51 @@ export class PostgresWebhookStore implements WebhookStore {
     return toDelivery(row);
   }
 
-  /** Takes the endpoint's next due attempt for the worker (the endpoint's row is locked), or releases it. */
+  /**
+   * Takes up to `count` due attempts of each endpoint (their rows locked by the caller) for the worker, in the
+   * order they are to be made, and renews its lease; lets go the endpoints with none due.
+   */
   private async takeNext(
     client: pg.PoolClient,
-    endpoint: EndpointRow,
+    endpoints: readonly EndpointRow[],
     worker: string,
     now: number,
     leaseMs: number,
-  ): Promise<Claim | null> {
+    count: number,
+  ): Promise<Claim[]> {
+    if (endpoints.length === 0) return [];
     const nowIso = this.iso(now);
-    const next = (await client.query<DeliveryRow>(this.sql.nextDue, [endpoint.id, nowIso])).rows[0];
-    if (!next) {
-      await client.query(this.sql.lease, [endpoint.id, null, null]);
-      return null;
+    const ids = endpoints.map((e) => e.id);
+    const taken = (await client.query<TakenRow>(this.sql.takeDue, [ids, nowIso, worker, count])).rows;
+    const leased = [...new Set(taken.map((t) => t.endpoint_id))];
+    await client.query(this.sql.lease, [ids, leased, worker, this.iso(now + leaseMs)]);
+    if (taken.length === 0) return [];
+    const eventIds = [...new Set(taken.map((t) => t.event_id))];
+    const events = new Map(
+      (await client.query<EventRow>(this.sql.events, [eventIds])).rows.map((row) => [row.id, toEvent(row)]),
+    );
+    const claims: Claim[] = [];
+    for (const row of endpoints) {
+      const endpoint = {
+        id: row.id,
+        accountId: row.account_id,
+        url: row.url,
+        secrets: signingSecrets(row, now),
+      };
+      const own = taken
+        .filter((t) => t.endpoint_id === row.id)
+        .sort(
+          (x, y) =>
+            x.next_attempt_at.getTime() - y.next_attempt_at.getTime() ||
+            (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+        );
+      for (const next of own) {
+        const event = events.get(next.event_id);
+        if (!event) throw new Error(`event ${next.event_id} of delivery ${next.id} is missing`);
+        claims.push({ endpoint, delivery: { id: next.id, attempt: next.attempt }, event });
+      }
     }
-    await client.query(this.sql.lease, [endpoint.id, worker, this.iso(now + leaseMs)]);
-    await client.query(this.sql.start, [next.id, nowIso, worker]);
-    const event = (await client.query<EventRow>(this.sql.event, [next.event_id])).rows[0];
-    if (!event) throw new Error(`event ${next.event_id} of delivery ${next.id} is missing`);
-    return {
-      endpoint: {
-        id: endpoint.id,
-        accountId: endpoint.account_id,
-        url: endpoint.url,
-        secrets: signingSecrets(endpoint, now),
-      },
-      delivery: { id: next.id, attempt: next.attempt },
-      event: toEvent(event),
-    };
+    return claims;
   }
 
   async endpointMadeUnderKey(
@@ -581,97 +638,147 @@ export class PostgresWebhookStore implements WebhookStore {
       const now = this.clock();
       const nowIso = this.iso(now);
       const endpoints = (await client.query<EndpointRow>(this.sql.claimable, [nowIso, request.limit])).rows;
-      const claims: Claim[] = [];
-      for (const endpoint of endpoints) {
-        // Its lease lapsed with these started and unrecorded: whether they arrived is unknown, so each is
-        // failed as interrupted and its event attempted again at once, in the same place of the schedule.
-        const lost = (await client.query<DeliveryRow>(this.sql.interrupted, [endpoint.id])).rows;
-        for (const delivery of lost) {
-          await client.query(this.sql.markInterrupted, [delivery.id, INTERRUPTED_ERROR, nowIso]);
-        }
+      if (endpoints.length === 0) return [];
+      // Their leases lapsed with these started and unrecorded: whether they arrived is unknown, so each is
+      // failed as interrupted and its event attempted again at once, in the same place of the schedule.
+      const lost = (
+        await client.query<HeldRow>(this.sql.interrupted, [endpoints.map((endpoint) => endpoint.id)])
+      ).rows;
+      if (lost.length > 0) {
+        await client.query(this.sql.markInterrupted, [lost.map((d) => d.id), INTERRUPTED_ERROR, nowIso]);
         await this.insertAttempts(
           client,
           lost.map((d) => ({
-            endpointId: endpoint.id,
+            endpointId: d.endpoint_id,
             eventId: d.event_id,
             retryStep: d.retry_step,
             dueAt: nowIso,
           })),
           nowIso,
         );
-        const taken = await this.takeNext(client, endpoint, request.worker, now, request.leaseMs);
-        if (taken) claims.push(taken);
       }
-      return claims;
+      return this.takeNext(client, endpoints, request.worker, now, request.leaseMs, request.perEndpoint ?? 1);
     });
   }
 
-  async complete(request: CompleteRequest): Promise<CompleteResult> {
+  async record(request: RecordRequest): Promise<RecordResult> {
+    const named = [...request.outcomes.map((o) => o.deliveryId), ...(request.unsent ?? [])];
+    if (named.length === 0) return { recorded: [], next: [] };
     return this.db.transaction(async (client) => {
       await client.query(BOOKKEEPING);
-      const found = (await client.query<DeliveryRow>(this.sql.deliveryById, [request.deliveryId])).rows[0];
-      if (!found) return { recorded: false, next: null };
-      const endpoint = (await client.query<EndpointRow>(this.sql.endpointByIdForUpdate, [found.endpoint_id]))
-        .rows[0];
-      // Read again under the endpoint's lock: a claim that took the endpoint over may have just settled it.
-      const delivery = (await client.query<DeliveryRow>(this.sql.deliveryById, [request.deliveryId])).rows[0];
-      if (
-        !delivery ||
-        !endpoint ||
-        delivery.status !== "pending" ||
-        delivery.worker !== request.worker ||
-        endpoint.lease_owner !== request.worker
-      ) {
-        return { recorded: false, next: null };
-      }
+      // The endpoints first, locked; then their attempts, read under the locks (a claim that took an endpoint
+      // over may have just failed them as interrupted).
+      const rows = (await client.query<EndpointRow>(this.sql.lockEndpointsOf, [named])).rows;
+      const deliveries = new Map(
+        (await client.query<HeldRow>(this.sql.held, [named])).rows.map((row) => [row.id, row]),
+      );
+      const held = new Map(
+        rows
+          .filter((row) => row.lease_owner === request.worker)
+          .map((row) => [
+            row.id,
+            { row, enabled: row.enabled, failingSince: isoOrNull(row.failing_since), named: false },
+          ]),
+      );
+      const heldAttempt = (deliveryId: string) => {
+        const delivery = deliveries.get(deliveryId);
+        if (delivery?.status !== "pending" || delivery.worker !== request.worker) return null;
+        const endpoint = held.get(delivery.endpoint_id);
+        if (!endpoint) return null;
+        endpoint.named = true;
+        return { delivery, endpoint };
+      };
       const now = this.clock();
       const nowIso = this.iso(now);
-      const settlement = settleAttempt(
-        { enabled: endpoint.enabled, failingSince: isoOrNull(endpoint.failing_since) },
-        { retryStep: delivery.retry_step },
-        request.outcome,
-        { now, schedule: request.schedule, ...(request.random ? { random: request.random } : {}) },
-      );
-      const { outcome } = request;
-      await client.query(this.sql.settle, [
-        delivery.id,
-        settlement.status,
-        settlement.responseStatus,
-        Math.round(outcome.durationMs),
-        settlement.error,
-        outcome.kind === "answered" ? Buffer.from(outcome.body.subarray(0, RESPONSE_BODY_KEPT_BYTES)) : null,
-        settlement.retry?.dueAt ?? null,
-      ]);
-      if (settlement.retry) {
-        await this.insertAttempts(
-          client,
-          [
-            {
-              endpointId: endpoint.id,
-              eventId: delivery.event_id,
-              retryStep: settlement.retry.retryStep,
-              dueAt: settlement.retry.dueAt,
-            },
-          ],
-          nowIso,
+
+      const unsent = (request.unsent ?? []).filter((id) => heldAttempt(id) !== null);
+      if (unsent.length > 0) await client.query(this.sql.handBack, [unsent]);
+      const settled: { id: string; status: string; responseStatus: number | null; durationMs: number }[] = [];
+      const errors: (string | null)[] = [];
+      const bodies: (string | null)[] = [];
+      const nextAttempts: (string | null)[] = [];
+      const retries: NewAttempt[] = [];
+      const disabled: { id: string; reason: string }[] = [];
+      const recorded = request.outcomes.map(({ deliveryId, outcome }) => {
+        const attempt = heldAttempt(deliveryId);
+        if (!attempt) return false;
+        const { delivery, endpoint } = attempt;
+        const settlement = settleAttempt(
+          { enabled: endpoint.enabled, failingSince: endpoint.failingSince },
+          { retryStep: delivery.retry_step },
+          outcome,
+          { now, schedule: request.schedule, ...(request.random ? { random: request.random } : {}) },
         );
+        settled.push({
+          id: delivery.id,
+          status: settlement.status,
+          responseStatus: settlement.responseStatus,
+          durationMs: Math.round(outcome.durationMs),
+        });
+        errors.push(settlement.error);
+        bodies.push(
+          outcome.kind === "answered"
+            ? Buffer.from(outcome.body.subarray(0, RESPONSE_BODY_KEPT_BYTES)).toString("hex")
+            : null,
+        );
+        nextAttempts.push(settlement.retry?.dueAt ?? null);
+        if (settlement.retry) {
+          retries.push({
+            endpointId: delivery.endpoint_id,
+            eventId: delivery.event_id,
+            retryStep: settlement.retry.retryStep,
+            dueAt: settlement.retry.dueAt,
+          });
+        }
+        endpoint.failingSince = settlement.failingSince;
+        if (settlement.disable !== null && endpoint.enabled) {
+          disabled.push({ id: delivery.endpoint_id, reason: settlement.disable });
+          endpoint.enabled = false;
+        }
+        return true;
+      });
+      if (settled.length > 0) {
+        await client.query(this.sql.settle, [
+          settled.map((s) => s.id),
+          settled.map((s) => s.status),
+          settled.map((s) => s.responseStatus),
+          settled.map((s) => s.durationMs),
+          errors,
+          bodies,
+          nextAttempts,
+        ]);
       }
+      await this.insertAttempts(client, retries, nowIso);
+      const touched = [...held.values()].filter((endpoint) => endpoint.named);
       // Written only when it changes: a healthy endpoint's deliveries leave it null.
-      if (settlement.failingSince !== isoOrNull(endpoint.failing_since)) {
-        await client.query(this.sql.setFailingSince, [endpoint.id, settlement.failingSince]);
+      const changed = touched.filter((e) => e.failingSince !== isoOrNull(e.row.failing_since));
+      if (changed.length > 0) {
+        await client.query(this.sql.setFailingSinceMany, [
+          changed.map((e) => e.row.id),
+          changed.map((e) => e.failingSince),
+        ]);
       }
-      if (settlement.disable !== null) {
-        await client.query(this.sql.disableEndpoint, [endpoint.id, settlement.disable, nowIso]);
-        await client.query(this.sql.failUnstarted, [endpoint.id, ENDPOINT_DISABLED_ERROR]);
+      for (const { id, reason } of disabled) {
+        await client.query(this.sql.disableEndpoint, [id, reason, nowIso]);
       }
-      if (!request.claimNext || settlement.disable !== null || !endpoint.enabled) {
-        await client.query(this.sql.lease, [endpoint.id, null, null]);
-        return { recorded: true, next: null };
+      // Disabled, by this batch or by its owner meanwhile: what is handed back is failed, as is every other
+      // attempt no worker has started, so nothing stale goes once it is enabled again.
+      for (const endpoint of touched) {
+        if (!endpoint.enabled)
+          await client.query(this.sql.failUnstarted, [endpoint.row.id, ENDPOINT_DISABLED_ERROR]);
       }
-      return {
-        recorded: true,
-        next: await this.takeNext(client, endpoint, request.worker, now, request.leaseMs),
-      };
+      const continuing = request.claimNext ? touched.filter((e) => e.enabled).map((e) => e.row) : [];
+      const letGo = touched.filter((e) => !continuing.includes(e.row)).map((e) => e.row.id);
+      if (letGo.length > 0) await client.query(this.sql.lease, [letGo, [], null, null]);
+      const next = await this.takeNext(
+        client,
+        continuing,
+        request.worker,
+        now,
+        request.leaseMs,
+        request.perEndpoint ?? 1,
+      );
+      return { recorded, next };
     });
   }
 

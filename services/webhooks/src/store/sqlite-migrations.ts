@@ -86,6 +86,16 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
     // Who changed which endpoint, recorded in the change's transaction (docs/api/audit.md).
     sql: SQLITE_AUDIT_TABLE,
   },
+  {
+    version: 5,
+    name: "pending attempts by endpoint",
+    // What claiming and recording read of an endpoint: its due attempts in order, and those started and never
+    // recorded; without it, both walked the endpoint's whole delivery log.
+    sql: `
+      CREATE INDEX deliveries_pending_by_endpoint ON deliveries (endpoint_id, next_attempt_at, id)
+        WHERE status = 'pending';
+    `,
+  },
 ];
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "webhooks", migrations: MIGRATIONS };

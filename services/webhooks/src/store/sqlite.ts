@@ -18,8 +18,6 @@ import type {
   Claim,
   ClaimRequest,
   Clock,
-  CompleteRequest,
-  CompleteResult,
   DeliveryPage,
   DeliveryPageQuery,
   DeliveryRecord,
@@ -27,6 +25,8 @@ import type {
   EndpointFields,
   EndpointRecord,
   EventRecord,
+  RecordRequest,
+  RecordResult,
   WebhookStore,
 } from "./types.js";
 
@@ -68,6 +68,23 @@ interface DeliveryRow {
   next_attempt_at: string | null;
   started_at: string | null;
   worker: string | null;
+}
+
+/** What recording an outcome reads of an attempt. */
+interface HeldRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  retry_step: number | null;
+  status: DeliveryStatus;
+  worker: string | null;
+}
+
+/** An attempt about to be taken. */
+interface DueRow {
+  id: string;
+  event_id: string;
+  attempt: number;
 }
 
 interface EventRow {
@@ -204,8 +221,8 @@ function prepareStatements(db: Database.Database) {
        WHERE d.endpoint_id = ? AND d.id > ? ORDER BY d.id ASC LIMIT ?`,
     ),
 
-    claimable: prepare<[{ now: string; limit: number }], { id: string }>(
-      `SELECT e.id FROM endpoints e
+    claimable: prepare<[{ now: string; limit: number }], EndpointRow>(
+      `SELECT e.* FROM endpoints e
        JOIN (SELECT endpoint_id, min(next_attempt_at) AS due FROM deliveries
              WHERE status = 'pending' AND next_attempt_at <= @now GROUP BY endpoint_id) d ON d.endpoint_id = e.id
        WHERE e.enabled = 1 AND (e.lease_expires_at IS NULL OR e.lease_expires_at <= @now)
@@ -214,24 +231,32 @@ function prepareStatements(db: Database.Database) {
     lease: prepare<[string | null, string | null, string]>(
       "UPDATE endpoints SET lease_owner = ?, lease_expires_at = ? WHERE id = ?",
     ),
-    interrupted: prepare<[string], DeliveryRow>(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events v ON v.id = d.event_id
-       WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.started_at IS NOT NULL ORDER BY d.id`,
+    interrupted: prepare<[string], HeldRow>(
+      `SELECT id, endpoint_id, event_id, retry_step, status, worker FROM deliveries
+       WHERE endpoint_id = ? AND status = 'pending' AND started_at IS NOT NULL
+       ORDER BY next_attempt_at, id`,
     ),
     markInterrupted: prepare<[string, string, string]>(
       "UPDATE deliveries SET status = 'failed', error = ?, next_attempt_at = ? WHERE id = ?",
     ),
-    nextDue: prepare<[string, string], DeliveryRow>(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events v ON v.id = d.event_id
-       WHERE d.endpoint_id = ? AND d.status = 'pending' AND d.started_at IS NULL AND d.next_attempt_at <= ?
-       ORDER BY d.next_attempt_at, d.id LIMIT 1`,
+    nextDue: prepare<[string, string, number], DueRow>(
+      `SELECT id, event_id, attempt FROM deliveries
+       WHERE endpoint_id = ? AND status = 'pending' AND started_at IS NULL AND next_attempt_at <= ?
+       ORDER BY next_attempt_at, id LIMIT ?`,
     ),
     start: prepare<[string, string, string]>("UPDATE deliveries SET started_at = ?, worker = ? WHERE id = ?"),
+    held: prepare<[string], HeldRow>(
+      "SELECT id, endpoint_id, event_id, retry_step, status, worker FROM deliveries WHERE id = ?",
+    ),
+    handBack: prepare<[string]>("UPDATE deliveries SET started_at = NULL, worker = NULL WHERE id = ?"),
     settle: prepare<[Record<string, unknown>]>(
       `UPDATE deliveries SET status = @status, response_status = @responseStatus, duration_ms = @durationMs,
          error = @error, response_body = @body, next_attempt_at = @nextAttemptAt
        WHERE id = @id`,
     ),
+    // Prepared once: \`db.pragma\` prepares its statement on every call, and bookkeeping switches twice a transaction.
+    noFlush: prepare<[]>("PRAGMA synchronous = NORMAL"),
+    flush: prepare<[]>("PRAGMA synchronous = FULL"),
     anyDue: prepare<[string], number>(
       "SELECT 1 FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ? LIMIT 1",
     ).pluck(),
@@ -282,23 +307,50 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
     return toDelivery(row);
   };
 
-  /** Takes the endpoint's next due attempt for the worker (the endpoint is leased to it), or releases it. */
-  const takeNext = (row: EndpointRow, worker: string, now: number, leaseMs: number): Claim | null => {
+  /** The events of one transaction's claims, each read once and shared by every claim of it. */
+  const eventReader = () => {
+    const read = new Map<string, EventRecord>();
+    return (id: string): EventRecord => {
+      let event = read.get(id);
+      if (!event) {
+        const row = sql.event.get(id);
+        if (!row) throw new Error(`event ${id} of a due delivery is missing`);
+        event = toEvent(row);
+        read.set(id, event);
+      }
+      return event;
+    };
+  };
+
+  /**
+   * Takes up to `count` of the endpoint's due attempts for the worker, in the order they are to be made, and
+   * renews its lease; lets it go when none is due.
+   */
+  const takeNext = (
+    row: EndpointRow,
+    worker: string,
+    now: number,
+    leaseMs: number,
+    count: number,
+    eventOf: (id: string) => EventRecord,
+  ): Claim[] => {
     const nowIso = iso(now);
-    const next = sql.nextDue.get(row.id, nowIso);
-    if (!next) {
+    const due = sql.nextDue.all(row.id, nowIso, count);
+    if (due.length === 0) {
       sql.lease.run(null, null, row.id);
-      return null;
+      return [];
     }
     sql.lease.run(worker, iso(now + leaseMs), row.id);
-    sql.start.run(nowIso, worker, next.id);
-    const event = sql.event.get(next.event_id);
-    if (!event) throw new Error(`event ${next.event_id} of delivery ${next.id} is missing`);
-    return {
-      endpoint: { id: row.id, accountId: row.account_id, url: row.url, secrets: signingSecrets(row, nowIso) },
-      delivery: { id: next.id, attempt: next.attempt },
-      event: toEvent(event),
+    const endpoint = {
+      id: row.id,
+      accountId: row.account_id,
+      url: row.url,
+      secrets: signingSecrets(row, nowIso),
     };
+    return due.map((next) => {
+      sql.start.run(nowIso, worker, next.id);
+      return { endpoint, delivery: { id: next.id, attempt: next.attempt }, event: eventOf(next.event_id) };
+    });
   };
 
   const createEndpoint = db.transaction(
@@ -459,92 +511,129 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
    * the API. The event and its attempts are stored durably (`publishEvents`), as the sender drops its copy then.
    */
   const withoutFlush = <T>(work: () => T): T => {
-    db.pragma("synchronous = NORMAL");
+    sql.noFlush.run();
     try {
       return work();
     } finally {
-      db.pragma("synchronous = FULL");
+      sql.flush.run();
     }
   };
 
   const claim = db.transaction((request: ClaimRequest): Claim[] => {
     const now = clock();
     const nowIso = iso(now);
+    const eventOf = eventReader();
     const claims: Claim[] = [];
-    for (const { id } of sql.claimable.all({ now: nowIso, limit: request.limit })) {
-      const row = sql.endpointById.get(id);
-      if (!row) continue;
+    for (const row of sql.claimable.all({ now: nowIso, limit: request.limit })) {
       // Its lease lapsed with these started and unrecorded: whether they arrived is unknown, so each is
       // failed as interrupted and its event attempted again at once, in the same place of the schedule.
-      for (const lost of sql.interrupted.all(id)) {
+      for (const lost of sql.interrupted.all(row.id)) {
         sql.markInterrupted.run(INTERRUPTED_ERROR, nowIso, lost.id);
         insertAttempt({
-          endpointId: id,
+          endpointId: row.id,
           eventId: lost.event_id,
           retryStep: lost.retry_step,
           now: nowIso,
           dueAt: nowIso,
         });
       }
-      const taken = takeNext(row, request.worker, now, request.leaseMs);
-      if (taken) claims.push(taken);
+      claims.push(...takeNext(row, request.worker, now, request.leaseMs, request.perEndpoint ?? 1, eventOf));
     }
     return claims;
   });
 
-  const complete = db.transaction((request: CompleteRequest): CompleteResult => {
-    const delivery = sql.deliveryById.get(request.deliveryId);
-    const endpoint = delivery ? sql.endpointById.get(delivery.endpoint_id) : undefined;
-    if (
-      !delivery ||
-      !endpoint ||
-      delivery.status !== "pending" ||
-      delivery.worker !== request.worker ||
-      endpoint.lease_owner !== request.worker
-    ) {
-      return { recorded: false, next: null };
-    }
+  const record = db.transaction((request: RecordRequest): RecordResult => {
     const now = clock();
     const nowIso = iso(now);
-    const settlement = settleAttempt(
-      { enabled: endpoint.enabled === 1, failingSince: endpoint.failing_since },
-      { retryStep: delivery.retry_step },
-      request.outcome,
-      { now, schedule: request.schedule, ...(request.random ? { random: request.random } : {}) },
-    );
-    const { outcome } = request;
-    sql.settle.run({
-      id: delivery.id,
-      status: settlement.status,
-      responseStatus: settlement.responseStatus,
-      durationMs: Math.round(outcome.durationMs),
-      error: settlement.error,
-      body:
-        outcome.kind === "answered" ? Buffer.from(outcome.body.subarray(0, RESPONSE_BODY_KEPT_BYTES)) : null,
-      nextAttemptAt: settlement.retry?.dueAt ?? null,
-    });
-    if (settlement.retry) {
-      insertAttempt({
-        endpointId: endpoint.id,
-        eventId: delivery.event_id,
-        retryStep: settlement.retry.retryStep,
-        now: nowIso,
-        dueAt: settlement.retry.dueAt,
+    /** The endpoints named, in the order first named, each read once; null when the worker does not hold it. */
+    const held = new Map<
+      string,
+      { row: EndpointRow; enabled: boolean; failingSince: string | null } | null
+    >();
+    const holding = (endpointId: string) => {
+      let state = held.get(endpointId);
+      if (state === undefined) {
+        const row = sql.endpointById.get(endpointId);
+        state =
+          row && row.lease_owner === request.worker
+            ? { row, enabled: row.enabled === 1, failingSince: row.failing_since }
+            : null;
+        held.set(endpointId, state);
+      }
+      return state;
+    };
+    /** The attempt with its endpoint when this worker still holds both, as started. */
+    const heldAttempt = (deliveryId: string) => {
+      const delivery = sql.held.get(deliveryId);
+      if (delivery?.status !== "pending" || delivery.worker !== request.worker) return null;
+      const endpoint = holding(delivery.endpoint_id);
+      return endpoint ? { delivery, endpoint } : null;
+    };
+
+    for (const id of request.unsent ?? []) {
+      if (heldAttempt(id)) sql.handBack.run(id);
+    }
+    const recorded = request.outcomes.map(({ deliveryId, outcome }) => {
+      const attempt = heldAttempt(deliveryId);
+      if (!attempt) return false;
+      const { delivery, endpoint } = attempt;
+      const settlement = settleAttempt(
+        { enabled: endpoint.enabled, failingSince: endpoint.failingSince },
+        { retryStep: delivery.retry_step },
+        outcome,
+        { now, schedule: request.schedule, ...(request.random ? { random: request.random } : {}) },
+      );
+      sql.settle.run({
+        id: delivery.id,
+        status: settlement.status,
+        responseStatus: settlement.responseStatus,
+        durationMs: Math.round(outcome.durationMs),
+        error: settlement.error,
+        body:
+          outcome.kind === "answered"
+            ? Buffer.from(outcome.body.subarray(0, RESPONSE_BODY_KEPT_BYTES))
+            : null,
+        nextAttemptAt: settlement.retry?.dueAt ?? null,
       });
+      if (settlement.retry) {
+        insertAttempt({
+          endpointId: delivery.endpoint_id,
+          eventId: delivery.event_id,
+          retryStep: settlement.retry.retryStep,
+          now: nowIso,
+          dueAt: settlement.retry.dueAt,
+        });
+      }
+      endpoint.failingSince = settlement.failingSince;
+      if (settlement.disable !== null && endpoint.enabled) {
+        sql.disableEndpoint.run(settlement.disable, nowIso, delivery.endpoint_id);
+        endpoint.enabled = false;
+      }
+      return true;
+    });
+
+    const eventOf = eventReader();
+    const next: Claim[] = [];
+    for (const [id, endpoint] of held) {
+      if (!endpoint) continue;
+      // Written once, and only when it changes: a healthy endpoint's deliveries leave it null.
+      if (endpoint.failingSince !== endpoint.row.failing_since) {
+        sql.setFailingSince.run(endpoint.failingSince, id);
+      }
+      if (!endpoint.enabled) {
+        // Disabled, by this batch or by its owner meanwhile: what is handed back is failed, as is every other
+        // attempt no worker has started, so nothing stale goes once it is enabled again.
+        sql.failUnstarted.run(ENDPOINT_DISABLED_ERROR, id);
+        sql.lease.run(null, null, id);
+      } else if (!request.claimNext) {
+        sql.lease.run(null, null, id);
+      } else {
+        next.push(
+          ...takeNext(endpoint.row, request.worker, now, request.leaseMs, request.perEndpoint ?? 1, eventOf),
+        );
+      }
     }
-    // Written only when it changes: a healthy endpoint's deliveries leave it null.
-    if (settlement.failingSince !== endpoint.failing_since) {
-      sql.setFailingSince.run(settlement.failingSince, endpoint.id);
-    }
-    if (settlement.disable !== null) {
-      sql.disableEndpoint.run(settlement.disable, nowIso, endpoint.id);
-      sql.failUnstarted.run(ENDPOINT_DISABLED_ERROR, endpoint.id);
-    }
-    if (!request.claimNext || settlement.disable !== null || endpoint.enabled !== 1) {
-      sql.lease.run(null, null, endpoint.id);
-      return { recorded: true, next: null };
-    }
-    return { recorded: true, next: takeNext(endpoint, request.worker, now, request.leaseMs) };
+    return { recorded, next };
   });
 
   const deleteEndpoint = db.transaction((accountId: string, id: string): boolean => {
@@ -602,8 +691,8 @@ function sqliteWebhookStore(db: Database.Database, clock: Clock): WebhookStore {
       if (sql.anyDue.get(iso(clock())) === undefined) return [];
       return withoutFlush(() => claim.immediate(request));
     },
-    async complete(request) {
-      return withoutFlush(() => complete.immediate(request));
+    async record(request) {
+      return withoutFlush(() => record.immediate(request));
     },
     async listAuditEvents(accountId, query) {
       return audit.list(accountId, query);

@@ -85,26 +85,52 @@ export interface ClaimRequest {
   limit: number;
   /** How long the claim holds without being renewed. */
   leaseMs: number;
+  /**
+   * Due attempts to take per endpoint at most (1 by default): the worker makes them one after another, in the
+   * order given, and records their outcomes together.
+   */
+  perEndpoint?: number;
 }
 
-export interface CompleteRequest {
-  worker: string;
+/** One attempt a worker made, and what came of it. */
+export interface Outcome {
   deliveryId: string;
   outcome: AttemptOutcome;
+}
+
+export interface RecordRequest {
+  worker: string;
+  /**
+   * Outcomes of attempts the worker holds, of any number of its endpoints; each endpoint's in the order they
+   * were made.
+   */
+  outcomes: readonly Outcome[];
+  /**
+   * Attempts the worker took but did not make (it stopped a run: a failure, stopping, no room left in the
+   * lease): handed back unstarted, so that they are taken again (or failed, if the endpoint was disabled).
+   */
+  unsent?: readonly string[];
   /** Delays before the 2nd, 3rd, ... attempts (before jitter). */
   schedule: readonly number[];
   leaseMs: number;
-  /** Whether to claim the endpoint's next due attempt in the same transaction (false once stopping). */
+  /**
+   * Whether to take, in the same transaction, each endpoint's next due attempts (up to `perEndpoint`, 1 by
+   * default) and renew its lease; false once stopping, and then every endpoint named is let go.
+   */
   claimNext: boolean;
+  perEndpoint?: number;
   /** For the jitter of the retry delay, in [0, 1); Math.random by default. */
   random?: () => number;
 }
 
-export interface CompleteResult {
-  /** False when the worker no longer held the attempt (its lease lapsed and another took over): nothing changed. */
-  recorded: boolean;
-  /** The endpoint's next attempt, claimed for the same worker, when asked for and one is due. */
-  next: Claim | null;
+export interface RecordResult {
+  /**
+   * Per outcome, in the request's order: false when the worker no longer held the attempt (its lease lapsed and
+   * another took over, or the endpoint is gone): nothing of it changed.
+   */
+  recorded: boolean[];
+  /** The next attempts of the endpoints named, claimed for the same worker: each endpoint's in order. */
+  next: Claim[];
 }
 
 /**
@@ -113,10 +139,11 @@ export interface CompleteResult {
  * to an account: another account's endpoint is reported exactly like a missing one.
  *
  * Delivery is leased: a worker claims an endpoint (no other worker delivers to it until the claim is released or
- * lapses) together with its next due attempt, which is marked started; it records the outcome and claims the
- * next attempt in one transaction. A started attempt still pending when its endpoint's lease has lapsed was
- * interrupted: the next claim fails it with INTERRUPTED_ERROR and schedules the event again at once, so a
- * worker killed mid-delivery loses nothing. What an outcome means (retries, disabling) is `settleAttempt`'s.
+ * lapses) together with its next due attempts, which are marked started; it makes them one after another, then
+ * records their outcomes, with those of its other endpoints, and claims each endpoint's next attempts in one
+ * transaction. A started attempt still pending when its endpoint's lease has lapsed was interrupted: the next
+ * claim fails it with INTERRUPTED_ERROR and schedules the event again at once, so a worker killed mid-delivery
+ * loses nothing. What an outcome means (retries, disabling) is `settleAttempt`'s.
  */
 /**
  * Every change to an endpoint (create, update, secret rotation, delete) records its audit event, with the stamp of
@@ -208,11 +235,15 @@ export interface WebhookStore {
 
   /**
    * Leases up to `limit` enabled endpoints that have a due attempt and no live lease, oldest due work first,
-   * each with its next due attempt (interrupted ones recovered first). Never an endpoint another worker holds.
+   * each with its next due attempts (interrupted ones recovered first), up to `perEndpoint`, in the order they
+   * are to be made (the claims of one endpoint are consecutive). Never an endpoint another worker holds.
    */
   claim(request: ClaimRequest): Promise<Claim[]>;
-  /** Records an attempt's outcome with `settleAttempt` and, when asked, claims the endpoint's next attempt. */
-  complete(request: CompleteRequest): Promise<CompleteResult>;
+  /**
+   * Records outcomes with `settleAttempt`, in order per endpoint, hands back the attempts not made, and claims
+   * each endpoint's next attempts or lets it go: one transaction for the whole batch.
+   */
+  record(request: RecordRequest): Promise<RecordResult>;
 
   /** Whether the database answers; for readiness. */
   ping(): Promise<boolean>;

@@ -81,17 +81,30 @@ export function webhookStoreContract(
       createdAt: new Date(clock.now()).toISOString(),
       data: JSON.stringify(data),
     });
-    const claim = (worker = "w1", limit = 10) => store.claim({ worker, limit, leaseMs: LEASE_MS });
-    const complete = (c: Claim, outcome: AttemptOutcome, worker = "w1", claimNext = true) =>
-      store.complete({
-        worker,
-        deliveryId: c.delivery.id,
-        outcome,
+    const claim = (worker = "w1", limit = 10, perEndpoint?: number) =>
+      store.claim({ worker, limit, leaseMs: LEASE_MS, ...(perEndpoint ? { perEndpoint } : {}) });
+    /** Records a batch of outcomes (and attempts handed back) as a worker does. */
+    const record = (
+      outcomes: [Claim, AttemptOutcome][],
+      options: { worker?: string; claimNext?: boolean; perEndpoint?: number; unsent?: Claim[] } = {},
+    ) =>
+      store.record({
+        worker: options.worker ?? "w1",
+        outcomes: outcomes.map(([c, outcome]) => ({ deliveryId: c.delivery.id, outcome })),
+        ...(options.unsent ? { unsent: options.unsent.map((c) => c.delivery.id) } : {}),
         schedule: SCHEDULE,
         leaseMs: LEASE_MS,
-        claimNext,
+        claimNext: options.claimNext ?? true,
+        ...(options.perEndpoint ? { perEndpoint: options.perEndpoint } : {}),
         random: () => 0.5,
       });
+    /** One outcome recorded alone: whether it was, and the endpoint's next attempt. */
+    const complete = async (c: Claim, outcome: AttemptOutcome, worker = "w1", claimNext = true) => {
+      const result = await record([[c, outcome]], { worker, claimNext });
+      expect(result.recorded).toHaveLength(1);
+      expect(result.next.length).toBeLessThanOrEqual(1);
+      return { recorded: result.recorded[0], next: result.next[0] ?? null };
+    };
     const log = async (accountId: string, endpointId: string) =>
       (await store.listDeliveries(accountId, endpointId, { limit: 100, order: "desc" }))?.items ?? [];
 
@@ -556,6 +569,162 @@ export function webhookStoreContract(
         await store.publishEvents([event(account)]);
         const [later] = await claim();
         expect(later?.endpoint.secrets).toEqual(["whsec_new"]);
+      });
+    });
+
+    describe("claiming and recording in batches", () => {
+      const ids = (claims: Claim[]) => claims.map((c) => [c.endpoint.id, c.event.id]);
+
+      it("claims several due attempts per endpoint, in order, and records several endpoints' outcomes at once", async () => {
+        const account = newId("account");
+        const one = await createEndpoint(account);
+        const two = await createEndpoint(account);
+        const events = [event(account), event(account), event(account)];
+        await store.publishEvents([events[0]!]);
+        clock.advance(1);
+        await store.publishEvents(events.slice(1));
+        const claims = await claim("w1", 10, 2);
+        // Each endpoint's two oldest, together and in order; the third waits for the next run.
+        const runs = [one.id, two.id].map((id) => claims.filter((c) => c.endpoint.id === id));
+        expect(claims.map((c) => c.endpoint.id)).toEqual(runs.flat().map((c) => c.endpoint.id));
+        for (const run of runs) {
+          expect(run.map((c) => c.event.id)).toEqual([events[0]!.id, events[1]!.id]);
+          expect(run.map((c) => c.delivery.attempt)).toEqual([1, 1]);
+        }
+        expect(claims[0]!.event).toEqual(events[0]);
+        expect(await claim("w2", 10, 2)).toEqual([]);
+
+        const result = await record(
+          runs.flat().map((c) => [c, ok()]),
+          { perEndpoint: 2 },
+        );
+        expect(result.recorded).toEqual([true, true, true, true]);
+        expect(ids(result.next).sort()).toEqual(
+          [
+            [one.id, events[2]!.id],
+            [two.id, events[2]!.id],
+          ].sort(),
+        );
+        // Still held: the next run is this worker's.
+        expect(await claim("w2")).toEqual([]);
+        const last = await record(result.next.map((c) => [c, ok()]));
+        expect(last).toEqual({ recorded: [true, true], next: [] });
+        for (const endpoint of [one, two]) {
+          const entries = await log(account, endpoint.id);
+          expect(entries.map((d) => [d.eventId, d.status])).toEqual(
+            [...events].reverse().map((e) => [e.id, "succeeded"]),
+          );
+        }
+        // Let go: new work goes to whoever claims first.
+        await store.publishEvents([event(account)]);
+        expect(await claim("w2")).toHaveLength(2);
+      });
+
+      it("takes back the attempts a worker hands back unmade, for itself or, stopping, for anyone", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        const events = [event(account), event(account), event(account)];
+        await store.publishEvents(events);
+        const [first, second, third] = await claim("w1", 10, 3);
+        expect(third?.event.id).toBe(events[2]!.id);
+        // The first failed, so the run stopped: the other two are handed back and taken again at once.
+        const result = await record([[first!, fail(503)]], { unsent: [second!, third!], perEndpoint: 3 });
+        expect(result.recorded).toEqual([true]);
+        expect(result.next.map((c) => c.delivery.id)).toEqual([second!.delivery.id, third!.delivery.id]);
+        // A stopping worker hands them back for another.
+        const stopped = await record([], { unsent: result.next, claimNext: false });
+        expect(stopped).toEqual({ recorded: [], next: [] });
+        const taken = await claim("w2", 10, 3);
+        expect(taken.map((c) => c.delivery.id)).toEqual([second!.delivery.id, third!.delivery.id]);
+        await record(
+          taken.map((c) => [c, ok()]),
+          { worker: "w2" },
+        );
+        const entries = await log(account, endpoint.id);
+        // Newest first: the retry of the failed one is the newest entry.
+        expect(entries.map((d) => [d.eventId, d.attempt, d.status])).toEqual([
+          [events[0]!.id, 2, "pending"],
+          [events[2]!.id, 1, "succeeded"],
+          [events[1]!.id, 1, "succeeded"],
+          [events[0]!.id, 1, "failed"],
+        ]);
+      });
+
+      it("records the outcomes a worker still holds, and none of an endpoint taken over", async () => {
+        const account = newId("account");
+        const slow = await createEndpoint(account);
+        await store.publishEvents([event(account)]);
+        const [lost] = await claim("w1");
+        clock.advance(LEASE_MS);
+        const fast = await createEndpoint(account);
+        await store.publishEvents([event(account, "agent.deleted")]);
+        // w2 takes the lapsed endpoint over (failing the lost attempt as interrupted, and scheduling it again)
+        // with all its due attempts, and the new endpoint.
+        const taken = await claim("w2", 10, 3);
+        expect(taken.filter((c) => c.endpoint.id === slow.id)).toHaveLength(2);
+        expect(taken.filter((c) => c.endpoint.id === fast.id)).toHaveLength(1);
+        const [mine] = await claim("w1");
+        expect(mine).toBeUndefined();
+        const result = await record(
+          [[lost!, ok()], ...taken.map((c): [Claim, AttemptOutcome] => [c, ok()])],
+          { worker: "w2" },
+        );
+        expect(result.recorded).toEqual([false, true, true, true]);
+        expect(result.next).toEqual([]);
+        expect((await log(account, slow.id)).map((d) => [d.eventId, d.attempt, d.status, d.error])).toEqual([
+          [lost!.event.id, 2, "succeeded", null],
+          [expect.any(String), 1, "succeeded", null],
+          [lost!.event.id, 1, "failed", INTERRUPTED_ERROR],
+        ]);
+      });
+
+      it("applies each outcome in order: a 410 disables its endpoint, failing what was handed back, not the others", async () => {
+        const account = newId("account");
+        const gone = await createEndpoint(account);
+        const fine = await createEndpoint(account);
+        await store.publishEvents([event(account), event(account), event(account)]);
+        const claims = await claim("w1", 10, 3);
+        const of = (id: string) => claims.filter((c) => c.endpoint.id === id);
+        const [a, b, c] = of(gone.id);
+        const result = await record(
+          [[a!, ok()], [b!, fail(410)], ...of(fine.id).map((x): [Claim, AttemptOutcome] => [x, ok()])],
+          { unsent: [c!] },
+        );
+        expect(result).toEqual({ recorded: [true, true, true, true, true], next: [] });
+        expect(await store.getEndpoint(account, gone.id)).toMatchObject({
+          enabled: false,
+          disabledReason: "The endpoint answered 410 Gone.",
+        });
+        expect((await log(account, gone.id)).map((d) => [d.status, d.error])).toEqual([
+          ["failed", ENDPOINT_DISABLED_ERROR],
+          ["failed", "the endpoint answered HTTP 410"],
+          ["succeeded", null],
+        ]);
+        expect((await log(account, fine.id)).map((d) => d.status)).toEqual([
+          "succeeded",
+          "succeeded",
+          "succeeded",
+        ]);
+        await store.updateEndpoint(account, gone.id, { enabled: true });
+        await store.publishEvents([event(account)]);
+        expect((await claim()).map((x) => x.endpoint.id).sort()).toEqual([gone.id, fine.id].sort());
+      });
+
+      it("fails what is handed back of an endpoint its owner disabled meanwhile, and lets it go", async () => {
+        const account = newId("account");
+        const endpoint = await createEndpoint(account);
+        await store.publishEvents([event(account), event(account)]);
+        const [made, unmade] = await claim("w1", 10, 2);
+        // Taken by a worker, so not failed by the disabling; the one made is recorded without a retry.
+        await store.updateEndpoint(account, endpoint.id, { enabled: false });
+        const result = await record([[made!, fail(500)]], { unsent: [unmade!] });
+        expect(result).toEqual({ recorded: [true], next: [] });
+        expect((await log(account, endpoint.id)).map((d) => [d.status, d.error])).toEqual([
+          ["failed", ENDPOINT_DISABLED_ERROR],
+          ["failed", "the endpoint answered HTTP 500"],
+        ]);
+        await store.updateEndpoint(account, endpoint.id, { enabled: true });
+        expect(await claim("w2")).toEqual([]);
       });
     });
 
