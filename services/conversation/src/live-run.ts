@@ -16,6 +16,8 @@ import type { ReplyRecord, StreamEvent } from "./service.js";
 import type { CallRecord, ConversationStore, RunEvent, RunPause, RunRecord } from "./store/types.js";
 import type { PendingToolCall } from "./tool-loop.js";
 
+const FINISHED: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
 /**
  * How a run that pauses for approval is written (message-runs.ts), given the calls to decide on and the tokens
  * to count with the pause.
@@ -60,6 +62,8 @@ export class LiveRun {
    */
   private pace: "reading" | "waiting" | "off" = "off";
   private behind: (() => void) | null = null;
+  /** How many events the caller that started the stream has taken (`nextLed`). */
+  private led = 0;
 
   /** Set once this process lets the run go (it stops): nothing more of it is written here. */
   private detached = false;
@@ -192,27 +196,32 @@ export class LiveRun {
     }
   }
 
-  /** The caller that started the stream reads it through this; the reply is paced by its reading. */
-  async *lead(): AsyncGenerator<LoggedEvent> {
-    let next = 0;
-    if (this.pace === "off" && !this.controller.signal.aborted) this.pace = "reading";
-    try {
-      for (;;) {
-        while (next < this.events.length) {
-          const logged = this.events[next]!;
-          next += 1;
-          yield logged;
-        }
-        if (this.ended) return;
-        this.changed ??= new Promise((resolve) => {
-          this.wake = resolve;
-        });
-        this.caughtUp();
-        await this.changed;
-      }
-    } finally {
-      this.unpace();
+  /**
+   * The caller that started the stream reads it through this (MessageRuns.stream), event by event, done after
+   * the terminal event; the reply is paced by its reading from `startLead` on. A method rather than a generator:
+   * an idle stream keeps no suspended frame, request queue or closures for it, only the promise of the read
+   * under way.
+   */
+  nextLed(): Promise<IteratorResult<LoggedEvent>> {
+    const logged = this.events[this.led];
+    if (logged) {
+      this.led += 1;
+      return Promise.resolve({ done: false, value: logged });
     }
+    if (this.ended) {
+      this.unpace();
+      return Promise.resolve(FINISHED);
+    }
+    this.changed ??= new Promise((resolve) => {
+      this.wake = resolve;
+    });
+    this.caughtUp();
+    return this.changed.then(() => this.nextLed());
+  }
+
+  /** The caller that started the stream begins to read it: the reply is paced by its reading until it stops. */
+  startLead(): void {
+    if (this.pace === "off" && !this.controller.signal.aborted) this.pace = "reading";
   }
 
   /** The reply is read from the provider as fast as it comes, from now on: its caller has gone. */
