@@ -41,7 +41,6 @@ import {
   type MessageInput,
   type ReplyRecord,
   replyOfTurn,
-  type StreamEvent,
   sendMessage,
   streamMessage,
 } from "./service.js";
@@ -596,7 +595,7 @@ export class MessageRuns {
     );
     this.live.set(run.id, run);
     claim?.begun(run);
-    const generate = () => run.drive(this.inTurn(place, generating, controller));
+    const generate = () => this.generate(run, place, generating, controller);
     // A background message is generated only once it is recorded: its caller is told of it only then.
     const driving = background
       ? run.recorded.then((ok) => {
@@ -761,7 +760,7 @@ export class MessageRuns {
     this.held.add(run.id);
     // Back in its conversation's line, at the place it had while that is kept.
     const place = await this.queue.join(record.id, conversationKey(generating), "enqueue", true);
-    void run.drive(this.inTurn(place, generating, controller)).finally(() => {
+    void this.generate(run, place, generating, controller).finally(() => {
       this.live.delete(run.id);
       this.held.delete(run.id);
     });
@@ -783,25 +782,27 @@ export class MessageRuns {
   }
 
   /**
-   * A message generated once its turn in the conversation has come; interrupted by a later message, it ends with
-   * the text it had (service.ts). It leaves the line once it has ended.
+   * Generates `run`'s message once its turn in the conversation has come; interrupted by a later message, it ends
+   * with the text it had (service.ts). It leaves the line once it has ended, before a failure ends its log.
    */
-  private async *inTurn(
+  private generate(
+    run: LiveRun,
     place: Place,
     input: MessageInput,
     controller: AbortController,
-  ): AsyncGenerator<StreamEvent> {
+  ): Promise<void> {
     const interrupt = () => controller.abort(place.interruption.reason);
     if (place.interruption.aborted) interrupt();
     else place.interruption.addEventListener("abort", interrupt, { once: true });
-    try {
-      // A wait cut short (cancelled, interrupted) is ended by the generation, which finds its signal aborted.
-      await place.admitted(controller.signal).catch(() => undefined);
-      yield* streamMessage(this.turns, input, controller.signal);
-    } finally {
-      place.interruption.removeEventListener("abort", interrupt);
-      await place.leave();
-    }
+    // A wait cut short (cancelled, interrupted) is ended by the generation, which finds its signal aborted.
+    const admitted = place.admitted(controller.signal).catch(() => undefined);
+    return run.drive(
+      admitted.then(() => streamMessage(this.turns, input, controller.signal)),
+      async () => {
+        place.interruption.removeEventListener("abort", interrupt);
+        await place.leave();
+      },
+    );
   }
 
   /**
