@@ -19,47 +19,72 @@ export interface MapSteps<T, U> {
  * source is opened on the first read.
  */
 export function mapAsyncIterable<T, U>(source: AsyncIterable<T>, steps: MapSteps<T, U>): AsyncIterable<U> {
-  const finished: IteratorReturnResult<undefined> = { done: true, value: undefined };
-  let iterator: AsyncIterator<T> | undefined;
-  let over = false;
-  const fail = (error: unknown): never => {
-    over = true;
-    throw steps.onError ? steps.onError(error) : error;
-  };
-  const step = (result: IteratorResult<T>): IteratorResult<U> => {
+  return new MappedIterator(source, steps);
+}
+
+const FINISHED: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * One object per iteration, its steps on the prototype: an idle stream passes through several of these, and
+ * closures made per iteration (each with its context) would be kept by every one of them for as long as it is
+ * open. Iterable once, as a generator is: it is its own iterator.
+ */
+class MappedIterator<T, U> implements AsyncIterator<U>, AsyncIterable<U> {
+  private iterator: AsyncIterator<T> | undefined;
+  private over = false;
+
+  constructor(
+    private readonly source: AsyncIterable<T>,
+    private readonly steps: MapSteps<T, U>,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<U> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<U>> {
+    if (this.over) return Promise.resolve(FINISHED);
+    let pending: Promise<IteratorResult<T>>;
     try {
-      if (!result.done) return { done: false, value: steps.map(result.value) };
-      if (!over) {
-        over = true;
-        steps.onEnd?.();
-      }
-      return finished;
+      this.iterator ??= this.source[Symbol.asyncIterator]();
+      const opened = this.iterator;
+      pending = this.steps.through ? this.steps.through(() => opened.next()) : opened.next();
     } catch (error) {
-      return fail(error);
+      pending = Promise.reject(error);
     }
-  };
-  const reader: AsyncIterator<U> = {
-    next() {
-      if (over) return Promise.resolve(finished);
-      let pending: Promise<IteratorResult<T>>;
-      try {
-        iterator ??= source[Symbol.asyncIterator]();
-        const opened = iterator;
-        pending = steps.through ? steps.through(() => opened.next()) : opened.next();
-      } catch (error) {
-        pending = Promise.reject(error);
+    return pending.then(
+      (result) => this.step(result),
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  async return(): Promise<IteratorResult<U>> {
+    if (!this.over) {
+      this.over = true;
+      this.steps.onLeave?.();
+      const opened = this.iterator;
+      if (opened?.return) {
+        await (this.steps.through ? this.steps.through(() => opened.return!()) : opened.return());
       }
-      return pending.then(step, fail);
-    },
-    async return() {
-      if (!over) {
-        over = true;
-        steps.onLeave?.();
-        const opened = iterator;
-        if (opened?.return) await (steps.through ? steps.through(() => opened.return!()) : opened.return());
+    }
+    return FINISHED;
+  }
+
+  private step(result: IteratorResult<T>): IteratorResult<U> {
+    try {
+      if (!result.done) return { done: false, value: this.steps.map(result.value) };
+      if (!this.over) {
+        this.over = true;
+        this.steps.onEnd?.();
       }
-      return finished;
-    },
-  };
-  return { [Symbol.asyncIterator]: () => reader };
+      return FINISHED;
+    } catch (error) {
+      return this.fail(error);
+    }
+  }
+
+  private fail(error: unknown): never {
+    this.over = true;
+    throw this.steps.onError ? this.steps.onError(error) : error;
+  }
 }

@@ -16,6 +16,8 @@ import type { ReplyRecord, StreamEvent } from "./service.js";
 import type { CallRecord, ConversationStore, RunEvent, RunPause, RunRecord } from "./store/types.js";
 import type { PendingToolCall } from "./tool-loop.js";
 
+const FINISHED: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
 /**
  * How a run that pauses for approval is written (message-runs.ts), given the calls to decide on and the tokens
  * to count with the pause.
@@ -60,6 +62,12 @@ export class LiveRun {
    */
   private pace: "reading" | "waiting" | "off" = "off";
   private behind: (() => void) | null = null;
+  /** How many events the caller that started the stream has taken (`nextLed`). */
+  private led = 0;
+  /** The turn's events while they are generated, what runs once they end, and `done`'s resolution (`drive`). */
+  private source: AsyncIterator<StreamEvent> | undefined;
+  private afterwards: (() => Promise<void>) | undefined;
+  private resolveDone: (() => void) | undefined;
 
   /** Set once this process lets the run go (it stops): nothing more of it is written here. */
   private detached = false;
@@ -151,27 +159,85 @@ export class LiveRun {
     };
   }
 
-  async drive(events: AsyncGenerator<StreamEvent>): Promise<void> {
-    let resolveDone: () => void = () => undefined;
+  /**
+   * Generates the run: each event of `events` (once it resolves) goes to its log, no faster than the caller that
+   * started the stream reads while it paces the reply; once they end, however they end, `after` runs, and a failure
+   * then ends the log. Resolves once the end is written. A pump of callbacks rather than a `for await` loop: an
+   * idle run keeps no suspended frame for it, only the read under way.
+   */
+  drive(
+    events: AsyncIterator<StreamEvent> | Promise<AsyncIterator<StreamEvent>>,
+    after?: () => Promise<void>,
+  ): Promise<void> {
     this.done = new Promise((resolve) => {
-      resolveDone = resolve;
+      this.resolveDone = resolve;
     });
+    this.afterwards = after;
+    Promise.resolve(events).then(
+      (opened) => {
+        this.source = opened;
+        this.pull();
+      },
+      (error: unknown) => this.close({ error }),
+    );
+    return this.done;
+  }
+
+  private pull(): void {
+    let next: Promise<IteratorResult<StreamEvent>>;
     try {
-      for await (const event of events) {
-        this.push(event);
-        if (this.pace === "reading") {
-          await new Promise<void>((resolve) => {
-            this.behind = resolve;
-          });
-        }
+      next = this.source!.next();
+    } catch (error) {
+      next = Promise.reject(error);
+    }
+    next.then(
+      (result) => this.pulled(result),
+      (error: unknown) => this.close({ error }),
+    );
+  }
+
+  private pulled(result: IteratorResult<StreamEvent>): void {
+    if (result.done) {
+      this.close(undefined);
+      return;
+    }
+    try {
+      this.push(result.value);
+    } catch (error) {
+      // As a `for await` loop leaves: the events are closed, then the failure ends the log.
+      const source = this.source!;
+      void Promise.resolve()
+        .then(() => source.return?.())
+        .catch(() => undefined)
+        .then(() => this.close({ error }));
+      return;
+    }
+    // Paced: the next event is read once the caller has taken this one (`release`).
+    if (this.pace === "reading") this.behind = () => queueMicrotask(() => this.pull());
+    else this.pull();
+  }
+
+  /** The events have ended (`thrown`: with an error): `after`, then the failure, if any, ends the log. */
+  private close(thrown: { error: unknown } | undefined): void {
+    const after = this.afterwards;
+    this.afterwards = undefined;
+    this.source = undefined;
+    const ended = after ? after() : Promise.resolve();
+    ended.then(
+      () => this.end(thrown),
+      (error: unknown) => this.end({ error }),
+    );
+  }
+
+  private end(thrown: { error: unknown } | undefined): void {
+    try {
+      if (thrown) {
+        const error = asAppError(thrown.error);
+        this.error = error;
+        this.push(failedEvent(error));
       }
-    } catch (thrown) {
-      const error = asAppError(thrown);
-      this.error = error;
-      this.push(failedEvent(error));
     } finally {
-      await this.endWritten;
-      resolveDone();
+      void this.endWritten.then(() => this.resolveDone?.());
     }
   }
 
@@ -192,27 +258,32 @@ export class LiveRun {
     }
   }
 
-  /** The caller that started the stream reads it through this; the reply is paced by its reading. */
-  async *lead(): AsyncGenerator<LoggedEvent> {
-    let next = 0;
-    if (this.pace === "off" && !this.controller.signal.aborted) this.pace = "reading";
-    try {
-      for (;;) {
-        while (next < this.events.length) {
-          const logged = this.events[next]!;
-          next += 1;
-          yield logged;
-        }
-        if (this.ended) return;
-        this.changed ??= new Promise((resolve) => {
-          this.wake = resolve;
-        });
-        this.caughtUp();
-        await this.changed;
-      }
-    } finally {
-      this.unpace();
+  /**
+   * The caller that started the stream reads it through this (MessageRuns.stream), event by event, done after
+   * the terminal event; the reply is paced by its reading from `startLead` on. A method rather than a generator:
+   * an idle stream keeps no suspended frame, request queue or closures for it, only the promise of the read
+   * under way.
+   */
+  nextLed(): Promise<IteratorResult<LoggedEvent>> {
+    const logged = this.events[this.led];
+    if (logged) {
+      this.led += 1;
+      return Promise.resolve({ done: false, value: logged });
     }
+    if (this.ended) {
+      this.unpace();
+      return Promise.resolve(FINISHED);
+    }
+    this.changed ??= new Promise((resolve) => {
+      this.wake = resolve;
+    });
+    this.caughtUp();
+    return this.changed.then(() => this.nextLed());
+  }
+
+  /** The caller that started the stream begins to read it: the reply is paced by its reading until it stops. */
+  startLead(): void {
+    if (this.pace === "off" && !this.controller.signal.aborted) this.pace = "reading";
   }
 
   /** The reply is read from the provider as fast as it comes, from now on: its caller has gone. */

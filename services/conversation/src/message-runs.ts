@@ -41,7 +41,6 @@ import {
   type MessageInput,
   type ReplyRecord,
   replyOfTurn,
-  type StreamEvent,
   sendMessage,
   streamMessage,
 } from "./service.js";
@@ -202,37 +201,38 @@ export class MessageRuns {
    * whatever the caller does. A failure is thrown (the error the service ended the message with), after the events
    * that came before it. A keyed send's `claim` is told of the run (none is made when streams keep no log).
    */
-  async *stream(
+  stream(
     input: MessageInput,
     signal: AbortSignal,
     continued = false,
     claim?: RunClaim,
+  ): AsyncIterable<LoggedEvent> {
+    if (this.options.keepStreams === false) return this.unlogged(input, signal, continued);
+    return new LedStream(async () => {
+      conversationKey(input);
+      const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
+      const place = await this.join({ ...input, ids });
+      const run = this.begin({ ...input, ids }, false, continued ? undefined : signal, claim, place);
+      // Once the caller is gone the reply is no longer paced by its reading.
+      if (signal.aborted) run.unpace();
+      else signal.addEventListener("abort", () => run.unpace(), { once: true });
+      run.startLead();
+      return run;
+    }, continued);
+  }
+
+  /** A streamed reply without a log (`keepStreams` false): the benchmark's baseline. */
+  private async *unlogged(
+    input: MessageInput,
+    signal: AbortSignal,
+    continued: boolean,
   ): AsyncGenerator<LoggedEvent> {
     conversationKey(input);
-    if (this.options.keepStreams === false) {
-      let seq = 0;
-      const generating = continued ? new AbortController().signal : signal;
-      for await (const event of streamMessage(this.turns, input, generating)) {
-        seq += 1;
-        yield { seq, event };
-      }
-      return;
-    }
-    const ids = input.ids ?? { message: newId("message"), reply: newId("message") };
-    const place = await this.join({ ...input, ids });
-    const run = this.begin({ ...input, ids }, false, continued ? undefined : signal, claim, place);
-    // Once the caller is gone the reply is no longer paced by its reading.
-    if (signal.aborted) run.unpace();
-    else signal.addEventListener("abort", () => run.unpace(), { once: true });
-    let ended = false;
-    try {
-      for await (const logged of run.lead()) {
-        if (logged.event.type === "failed") throw run.error ?? failure(logged.event);
-        yield logged;
-      }
-      ended = true;
-    } finally {
-      if (!ended && !continued) run.cancel();
+    let seq = 0;
+    const generating = continued ? new AbortController().signal : signal;
+    for await (const event of streamMessage(this.turns, input, generating)) {
+      seq += 1;
+      yield { seq, event };
     }
   }
 
@@ -599,7 +599,7 @@ export class MessageRuns {
     );
     this.live.set(run.id, run);
     claim?.begun(run);
-    const generate = () => run.drive(this.inTurn(place, generating, controller));
+    const generate = () => this.generate(run, place, generating, controller);
     // A background message is generated only once it is recorded: its caller is told of it only then.
     const driving = background
       ? run.recorded.then((ok) => {
@@ -764,7 +764,7 @@ export class MessageRuns {
     this.held.add(run.id);
     // Back in its conversation's line, at the place it had while that is kept.
     const place = await this.queue.join(record.id, conversationKey(generating), "enqueue", true);
-    void run.drive(this.inTurn(place, generating, controller)).finally(() => {
+    void this.generate(run, place, generating, controller).finally(() => {
       this.live.delete(run.id);
       this.held.delete(run.id);
     });
@@ -786,25 +786,27 @@ export class MessageRuns {
   }
 
   /**
-   * A message generated once its turn in the conversation has come; interrupted by a later message, it ends with
-   * the text it had (service.ts). It leaves the line once it has ended.
+   * Generates `run`'s message once its turn in the conversation has come; interrupted by a later message, it ends
+   * with the text it had (service.ts). It leaves the line once it has ended, before a failure ends its log.
    */
-  private async *inTurn(
+  private generate(
+    run: LiveRun,
     place: Place,
     input: MessageInput,
     controller: AbortController,
-  ): AsyncGenerator<StreamEvent> {
+  ): Promise<void> {
     const interrupt = () => controller.abort(place.interruption.reason);
     if (place.interruption.aborted) interrupt();
     else place.interruption.addEventListener("abort", interrupt, { once: true });
-    try {
-      // A wait cut short (cancelled, interrupted) is ended by the generation, which finds its signal aborted.
-      await place.admitted(controller.signal).catch(() => undefined);
-      yield* streamMessage(this.turns, { ...input, place }, controller.signal);
-    } finally {
-      place.interruption.removeEventListener("abort", interrupt);
-      await place.leave();
-    }
+    // A wait cut short (cancelled, interrupted) is ended by the generation, which finds its signal aborted.
+    const admitted = place.admitted(controller.signal).catch(() => undefined);
+    return run.drive(
+      admitted.then(() => streamMessage(this.turns, { ...input, place }, controller.signal)),
+      async () => {
+        place.interruption.removeEventListener("abort", interrupt);
+        await place.leave();
+      },
+    );
   }
 
   /**
@@ -979,6 +981,85 @@ export class MessageRuns {
     } catch (error) {
       this.turns.logger.warn({ err: error }, "could not sweep message logs");
     }
+  }
+}
+
+const FINISHED: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * A streamed reply as its caller reads it (`MessageRuns.stream`): opened on the first read (its place in line
+ * taken, its run begun), then the run's events as the caller that started it takes them (`LiveRun.nextLed`). A
+ * failure is thrown after the events before it; a caller that leaves before the end cancels the message, unless
+ * it is `continued`. A plain iterator rather than an async generator: an idle stream keeps no suspended frame,
+ * request queue or closures for it. Read by one reader at a time, as a generator is.
+ */
+class LedStream implements AsyncIterator<LoggedEvent>, AsyncIterable<LoggedEvent> {
+  private run: LiveRun | undefined;
+  private opening: Promise<LiveRun> | undefined;
+  /** Ended, failed or left: every read is done from then on. */
+  private over = false;
+
+  constructor(
+    /** Opens the stream; dropped once called, so that the stream does not keep what it captured. */
+    private open: (() => Promise<LiveRun>) | undefined,
+    private readonly continued: boolean,
+  ) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<LoggedEvent> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<LoggedEvent>> {
+    if (this.over) return Promise.resolve(FINISHED);
+    const run = this.run;
+    if (run) return run.nextLed().then((result) => this.step(run, result));
+    if (!this.opening) {
+      const open = this.open!;
+      this.open = undefined;
+      this.opening = open();
+    }
+    return this.opening.then(
+      (opened) => {
+        this.run = opened;
+        // Left while it opened: the message is cancelled as soon as it has begun.
+        if (this.over) {
+          this.leave(opened);
+          return FINISHED;
+        }
+        return this.next();
+      },
+      (error: unknown) => {
+        this.over = true;
+        throw error;
+      },
+    );
+  }
+
+  return(): Promise<IteratorResult<LoggedEvent>> {
+    if (!this.over) {
+      this.over = true;
+      if (this.run) this.leave(this.run);
+    }
+    return Promise.resolve(FINISHED);
+  }
+
+  private step(run: LiveRun, result: IteratorResult<LoggedEvent>): IteratorResult<LoggedEvent> {
+    if (result.done) {
+      this.over = true;
+      return result;
+    }
+    if (result.value.event.type === "failed") {
+      this.leave(run);
+      throw run.error ?? failure(result.value.event);
+    }
+    return result;
+  }
+
+  /** The caller stops reading: the reply is no longer paced by it, and is cancelled unless it is `continued`. */
+  private leave(run: LiveRun): void {
+    this.over = true;
+    run.unpace();
+    if (!this.continued) run.cancel();
   }
 }
 
