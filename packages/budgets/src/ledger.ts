@@ -264,7 +264,7 @@ export class BudgetLedger {
           budget.apiKeyId !== null
             ? [UsageDimension.MODEL, UsageDimension.API_KEY_ID]
             : [UsageDimension.MODEL],
-        // Tokens only: no percentiles to work out over the detail level's rows.
+        // Tokens only: no percentiles to work out over a row per agent and model (and key) a day.
         countsOnly: true,
       },
       { timeoutMs: this.options.rpcTimeoutMs },

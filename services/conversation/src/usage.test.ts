@@ -31,6 +31,8 @@ describe("usageIncrement", () => {
       ["account", 86400, "2026-03-10T00:00:00.000Z"],
       ["agent", 3600, "2026-03-10T23:00:00.000Z"],
       ["agent", 86400, "2026-03-10T00:00:00.000Z"],
+      ["agent_model", 3600, "2026-03-10T23:00:00.000Z"],
+      ["agent_model", 86400, "2026-03-10T00:00:00.000Z"],
       ["detail", 3600, "2026-03-10T23:00:00.000Z"],
       ["detail", 86400, "2026-03-10T00:00:00.000Z"],
     ]);
@@ -39,6 +41,8 @@ describe("usageIncrement", () => {
       ["", "", "", ""],
       ["agt_A", "", "", ""],
       ["agt_A", "", "", ""],
+      ["agt_A", "", "gpt-test", ""],
+      ["agt_A", "", "gpt-test", ""],
       ["agt_A", "u1", "gpt-test", ""],
       ["agt_A", "u1", "gpt-test", ""],
     ]);
@@ -79,6 +83,8 @@ describe("usageIncrement", () => {
       "2026-03-12T00:00:00.000Z",
       "2026-03-12T05:00:00.000Z",
       "2026-03-12T00:00:00.000Z",
+      "2026-03-12T05:00:00.000Z",
+      "2026-03-12T00:00:00.000Z",
     ]);
   });
 
@@ -105,7 +111,12 @@ describe("planUsage", () => {
     expect(level({ agentId: "agt_A" })).toBe("agent");
     expect(level({ groupBy: ["agentId"] })).toBe("agent");
     expect(level({ userId: "u1" })).toBe("detail");
-    expect(level({ groupBy: ["model"] })).toBe("detail");
+    // The question priced per model, of the account or of one agent.
+    expect(level({ groupBy: ["model"] })).toBe("agent_model");
+    expect(level({ agentId: "agt_A", groupBy: ["model"] })).toBe("agent_model");
+    expect(level({ groupBy: ["agentId", "model"] })).toBe("agent_model");
+    expect(level({ groupBy: ["model", "apiKeyId"] })).toBe("detail");
+    expect(level({ userId: "u1", groupBy: ["model"] })).toBe("detail");
     expect(level({ agentId: "agt_A", groupBy: ["apiKeyId"] })).toBe("detail");
   });
 

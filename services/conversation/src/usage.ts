@@ -7,11 +7,14 @@ import type { CallRecord } from "./store/types.js";
  * to SQL: it adds each call's increment to its rollup rows, in the transaction that records the call, and reads
  * back the rows a plan names.
  *
- * Rollups. Every call adds to six rows: one per level and bucket width (an hour and a day, UTC), each counting
+ * Rollups. Every call adds to eight rows: one per level and bucket width (an hour and a day, UTC), each counting
  * messages, errors and tokens, and holding two DDSketches (latency, time to first token) as bins.
  * - `account`: every dimension blank. The account's figures, ungrouped: the common question.
  * - `agent`: the agent, the other dimensions blank. An agent's figures, or the account's by agent.
- * - `detail`: agent, user, model and API key. Anything else: grouped by or filtered on user, model or key.
+ * - `agent_model`: the agent and the model, user and key blank. Anything grouped by model without the user or the
+ *   key: the question priced per model that every usage answer asks besides (its cost), and budgets' spend. Its
+ *   rows number the agents' models a bucket, however many users and keys sent.
+ * - `detail`: agent, user, model and API key. Anything else: grouped by or filtered on user or key.
  * A query reads the cheapest level that can answer it, at its own granularity: a 31-day hourly answer over the
  * account is 744 rows, however many messages they count.
  *
@@ -21,7 +24,7 @@ import type { CallRecord } from "./store/types.js";
  * merges itself: one more in a bin, in place, within the upsert (SQLite: a JSONB object with jsonb_set; Postgres:
  * an element of an integer array), and bins added or subtracted count by count for erasure and purges. Through the
  * protobuf, each sketch would be read, decoded, updated, encoded and written back: 0.13 ms per sketch measured here
- * (p50, 220 bins), and a send updates twelve, while the whole upsert of its six rows took 0.15 ms on SQLite and
+ * (p50, 220 bins), and a send updates sixteen, while the whole upsert of six rows took 0.15 ms on SQLite and
  * 0.14 ms of Postgres's execution. Counts are exact, so sketches merge (a group over several rows, the totals of a
  * range) and subtract (an agent's share of the account's rows) without loss.
  */
@@ -66,15 +69,20 @@ export const MAX_BUCKETS: Readonly<Record<UsageGranularity, number>> = { hour: 3
 /** The range of a query that names neither end. */
 export const DEFAULT_RANGE_MS = 7 * 86_400_000;
 
-export type UsageLevel = "account" | "agent" | "detail";
-/** The dimensions each level keeps; the others are blank ('') in its rows. Cheapest first. */
+export type UsageLevel = "account" | "agent" | "agent_model" | "detail";
+/**
+ * The dimensions each level keeps; the others are blank ('') in its rows. Cheapest first. A level adds up the
+ * rows of every level that keeps more, bucket by bucket; migration 27 of both stores filled `agent_model` from
+ * the `detail` rows recorded before it.
+ */
 export const LEVEL_DIMENSIONS: Readonly<Record<UsageLevel, readonly UsageDimension[]>> = {
   account: [],
   agent: ["agentId"],
+  agent_model: ["agentId", "model"],
   detail: USAGE_DIMENSIONS,
 };
 const LEVELS = Object.keys(LEVEL_DIMENSIONS) as UsageLevel[];
-/** Levels that keep the agent: an agent's purge deletes its rows there. */
+/** Levels that keep the agent (all but the account's): an agent's purge deletes its rows there. */
 export const AGENT_LEVELS: readonly UsageLevel[] = LEVELS.filter((level) =>
   LEVEL_DIMENSIONS[level].includes("agentId"),
 );
@@ -83,7 +91,10 @@ export const AGENT_LEVELS: readonly UsageLevel[] = LEVELS.filter((level) =>
  * at `total`, which its purge takes away.
  */
 export const AGENT_SHARE = { total: "account", share: "agent" } as const satisfies Record<string, UsageLevel>;
-/** The one level that keeps the user: erasing a user merges their rows there into the blank user's. */
+/**
+ * The one level that keeps the user: erasing a user merges their rows there into the blank user's. The levels
+ * above it keep no user: their rows stay as they are.
+ */
 export const USER_LEVEL: UsageLevel = "detail";
 
 /**
@@ -236,7 +247,7 @@ export interface UsageRequest {
   now?: Date | undefined;
   /**
    * Only the counts, without percentiles (null): the store adds up the rows of each bucket and group itself and
-   * reads no sketch. What a question priced per model needs, which reads the detail level.
+   * reads no sketch. What a question priced per model needs: several rows a bucket, one per agent and model.
    */
   countsOnly?: boolean | undefined;
 }

@@ -1,12 +1,16 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runPgMigrations } from "@agentry/pg";
+import { runSqliteMigrations } from "@agentry/sqlite";
 import { openTestDatabase, type TestDatabase } from "@agentry/testing-pg";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresConversationStore } from "../src/store/postgres.js";
+import { migrationTarget, PG_MIGRATIONS } from "../src/store/postgres-migrations.js";
 import { CONVERSATION_DB_FILE, openSqliteConversationStore } from "../src/store/sqlite.js";
+import { MIGRATIONS } from "../src/store/sqlite-migrations.js";
 import type { CallRecord, ConversationStore } from "../src/store/types.js";
 import { toUsageRow, type UsageRollupRow, usageRowsQuery } from "../src/store/usage-queries.js";
 import {
@@ -24,6 +28,10 @@ import {
  * The form it read before, the bins printed as JSON text by the database and scanned by usage.ts, is kept here
  * as the reference: on the same rows, in real databases, both must give the same answer to the last digit,
  * including the current hour, which sends are still adding to, and ranges that cross it.
+ *
+ * Every level adds up the detail level (usage.ts, LEVEL_DIMENSIONS): a question answered from the account, agent
+ * or agent_model level gives what the detail rows give, also after an erasure and a purge, and after migration 27
+ * filled the agent_model level from rows recorded before it.
  */
 
 type TextRow = UsageRollupRow<number | string, number | string, string>;
@@ -105,6 +113,11 @@ function requests(now: number): UsageRequest[] {
     { ...current, userId: "u1", groupBy: ["agentId"] },
     { ...daily, userId: "", groupBy: ["userId", "agentId", "model", "apiKeyId"] },
     { ...closed, groupBy: ["userId"] },
+    // The agent_model level: the question priced per model, of the account and of one agent.
+    { ...hourly, groupBy: ["model"] },
+    { ...daily, agentId: "agt_1", groupBy: ["model"] },
+    { ...closed, groupBy: ["agentId", "model"] },
+    { ...current, groupBy: ["model"] },
   ].map((request) => ({ accountId: ACCOUNT, now: at(now), ...request }));
 }
 
@@ -123,17 +136,28 @@ function withoutPercentiles(report: UsageReport): UsageReport {
 }
 
 /**
- * Records calls, reads every question both ways, records more in the current hour and reads again; then merges
- * a user's rows into the blank user's and subtracts an agent's from the account's (the stores combine those
- * bins in SQL), and reads again.
+ * Records calls (`open` records the first and gives the store to read), reads every question both ways, records
+ * more in the current hour and reads again; then merges a user's rows into the blank user's and subtracts an
+ * agent's from the account's (the stores combine those bins in SQL), and reads again.
  */
-async function expectSameAnswers(store: ConversationStore, reference: Reference): Promise<void> {
+async function expectSameAnswers(
+  open: (first: readonly CallRecord[], now: number) => Promise<ConversationStore>,
+  reference: Reference,
+): Promise<void> {
   const now = Date.now();
+  // The last three days, and the current hour from its start up to now.
+  const store = await open([...calls(600, 11, now, 72 * HOUR), ...calls(150, 12, now, now % HOUR)], now);
   const compare = async (what: string) => {
     let counted = 0;
+    const levels = new Set<string>();
     for (const request of requests(now)) {
       const answer = await store.getUsage(request);
-      expect(answer, `${what}: ${JSON.stringify(request)}`).toEqual(await reference(planUsage(request)));
+      const plan = planUsage(request);
+      levels.add(plan.level);
+      expect(answer, `${what}: ${JSON.stringify(request)}`).toEqual(await reference(plan));
+      expect(answer, `${what}, from the detail rows: ${JSON.stringify(request)}`).toEqual(
+        await reference({ ...plan, level: "detail" }),
+      );
       // Counts only, as pricing asks: the sums the database adds up are the same, without percentiles.
       expect(
         await store.getUsage({ ...request, countsOnly: true }),
@@ -141,11 +165,9 @@ async function expectSameAnswers(store: ConversationStore, reference: Reference)
       ).toEqual(withoutPercentiles(answer));
       counted += answer.totals.reduce((sum, group) => sum + group.figures.messages, 0);
     }
+    expect([...levels].sort()).toEqual(["account", "agent", "agent_model", "detail"]);
     return counted;
   };
-  await store.recordCalls(calls(600, 11, now, 72 * HOUR));
-  // The current hour: from its start up to now.
-  await store.recordCalls(calls(150, 12, now, now % HOUR));
   expect(await compare("recorded")).toBeGreaterThan(0);
 
   const current = await store.getUsage(requests(now)[1]!);
@@ -162,6 +184,58 @@ async function expectSameAnswers(store: ConversationStore, reference: Reference)
   await compare("after an erasure and a purge");
 }
 
+/** Every question answered alike by a store whose database was upgraded and one that recorded the calls itself. */
+async function expectUpgradedAnswers(
+  upgraded: ConversationStore,
+  live: ConversationStore,
+  now: number,
+): Promise<void> {
+  for (const request of requests(now)) {
+    expect(await upgraded.getUsage(request), `upgraded: ${JSON.stringify(request)}`).toEqual(
+      await live.getUsage(request),
+    );
+  }
+}
+
+/** The answer from the rows read with their bins as SQLite prints them as JSON text. */
+function sqliteReference(db: Database.Database): Reference {
+  return async (plan) => {
+    const query = usageRowsQuery("usage_rollups", () => "?", plan, {
+      time: (column) => column,
+      bins: (column) => `json(${column})`,
+    });
+    const rows = db.prepare<unknown[], TextRow>(query.text).all(...query.values);
+    return usageReport(
+      plan,
+      rows.map((row) => toUsageRow(row, Date.parse(String(row.bucket_start)), (bins) => bins)),
+    );
+  };
+}
+
+/** The answer from the rows read with their bins as the text the Postgres store read before. */
+function postgresReference(client: pg.Client, schema: string): Reference {
+  return async (plan) => {
+    // `[zeros, first, counts...]`, null for an empty element.
+    const query = usageRowsQuery(`${schema}.usage_rollups`, (n) => `$${n}`, plan, {
+      time: (column) => `extract(epoch FROM ${column})::float8 * 1000`,
+      bins: (column) => {
+        const zeros = column.replace(/_bins$/, "_zeros");
+        return `'[' || concat_ws(',', ${zeros}, array_lower(${column}, 1),
+          nullif(array_to_string(${column}, ',', 'null'), '')) || ']'`;
+      },
+    });
+    const { rows } = await client.query<TextRow>(query.text, query.values);
+    return usageReport(
+      plan,
+      rows.map((row) => toUsageRow(row, Number(row.bucket_start), (bins) => bins)),
+    );
+  };
+}
+
+/** The conversation migrations before the agent_model level. */
+const beforeLevel = <M extends { version: number }>(migrations: readonly M[]) =>
+  migrations.filter((migration) => migration.version < 27);
+
 describe("usage bins read without text give the answers the JSON text gave", () => {
   describe("SQLite", () => {
     let dir: string;
@@ -171,20 +245,14 @@ describe("usage bins read without text give the answers the JSON text gave", () 
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
     it("on the same rows, hour by hour and day by day, grouped and filtered", async () => {
-      const store = openSqliteConversationStore({ dataDir: dir });
-      const db = new Database(join(dir, CONVERSATION_DB_FILE), { readonly: true });
+      const dataDir = join(dir, "recorded");
+      const store = openSqliteConversationStore({ dataDir });
+      const db = new Database(join(dataDir, CONVERSATION_DB_FILE), { readonly: true });
       try {
-        await expectSameAnswers(store, async (plan) => {
-          const query = usageRowsQuery("usage_rollups", () => "?", plan, {
-            time: (column) => column,
-            bins: (column) => `json(${column})`,
-          });
-          const rows = db.prepare<unknown[], TextRow>(query.text).all(...query.values);
-          return usageReport(
-            plan,
-            rows.map((row) => toUsageRow(row, Date.parse(String(row.bucket_start)), (bins) => bins)),
-          );
-        });
+        await expectSameAnswers(async (first) => {
+          await store.recordCalls(first);
+          return store;
+        }, sqliteReference(db));
         // The rows held what the binary form has to get right: zero bins.
         const zeros = db
           .prepare<[string], number>(
@@ -198,6 +266,58 @@ describe("usage bins read without text give the answers the JSON text gave", () 
         await store.close();
       }
     });
+
+    // Two stores, one of them migrated: twice the other test's work.
+    it("after migration 27 filled the agent_model level from the rows recorded before it", async () => {
+      const live = openSqliteConversationStore({ dataDir: join(dir, "live") });
+      const dataDir = join(dir, "upgraded");
+      const file = join(dataDir, CONVERSATION_DB_FILE);
+      let upgraded: ConversationStore | undefined;
+      let db: Database.Database | undefined;
+      try {
+        await expectSameAnswers(
+          async (first, now) => {
+            await live.recordCalls(first);
+            // A database of schema version 26 holding the rows the store wrote before: every level but the new one.
+            mkdirSync(dataDir, { recursive: true });
+            const old = new Database(file);
+            let written: number | undefined;
+            try {
+              runSqliteMigrations(old, { service: "conversation", migrations: beforeLevel(MIGRATIONS) });
+              old.prepare("ATTACH DATABASE ? AS live").run(join(dir, "live", CONVERSATION_DB_FILE));
+              const copied = old
+                .prepare(
+                  "INSERT INTO main.usage_rollups SELECT * FROM live.usage_rollups WHERE level <> 'agent_model'",
+                )
+                .run().changes;
+              expect(copied).toBeGreaterThan(0);
+              written = old
+                .prepare<[], number>("SELECT count(*) FROM live.usage_rollups WHERE level = 'agent_model'")
+                .pluck()
+                .get();
+            } finally {
+              old.close();
+            }
+            upgraded = openSqliteConversationStore({ dataDir });
+            db = new Database(file, { readonly: true });
+            const filled = db
+              .prepare<[], number>("SELECT count(*) FROM usage_rollups WHERE level = 'agent_model'")
+              .pluck()
+              .get();
+            // One row for each the store itself wrote.
+            expect(filled).toBe(written);
+            expect(filled).toBeGreaterThan(0);
+            await expectUpgradedAnswers(upgraded, live, now);
+            return upgraded;
+          },
+          (plan) => sqliteReference(db!)(plan),
+        );
+      } finally {
+        db?.close();
+        await upgraded?.close();
+        await live.close();
+      }
+    }, 120_000);
   });
 
   describe("Postgres", () => {
@@ -213,22 +333,13 @@ describe("usage bins read without text give the answers the JSON text gave", () 
       const client = new pg.Client({ connectionString: db.url });
       await client.connect();
       try {
-        await expectSameAnswers(store, async (plan) => {
-          // The text the store read before: `[zeros, first, counts...]`, null for an empty element.
-          const query = usageRowsQuery(`${schema}.usage_rollups`, (n) => `$${n}`, plan, {
-            time: (column) => `extract(epoch FROM ${column})::float8 * 1000`,
-            bins: (column) => {
-              const zeros = column.replace(/_bins$/, "_zeros");
-              return `'[' || concat_ws(',', ${zeros}, array_lower(${column}, 1),
-                nullif(array_to_string(${column}, ',', 'null'), '')) || ']'`;
-            },
-          });
-          const { rows } = await client.query<TextRow>(query.text, query.values);
-          return usageReport(
-            plan,
-            rows.map((row) => toUsageRow(row, Number(row.bucket_start), (bins) => bins)),
-          );
-        });
+        await expectSameAnswers(
+          async (first) => {
+            await store.recordCalls(first);
+            return store;
+          },
+          postgresReference(client, schema),
+        );
         // The rows held what the binary form has to get right: zero counts, empty elements, empty arrays.
         const { rows } = await client.query<{ zeros: number; holes: number; empty: number }>(
           `SELECT count(*) FILTER (WHERE latency_zeros > 0)::int AS zeros,
@@ -244,5 +355,52 @@ describe("usage bins read without text give the answers the JSON text gave", () 
         await store.close();
       }
     });
+
+    // Two stores, one of them migrated: twice the other test's work.
+    it("after migration 27 filled the agent_model level from the rows recorded before it", async () => {
+      const schema = "conversation_upgraded";
+      const live = await openPostgresConversationStore({
+        connectionString: db.url,
+        schema: "conversation_live",
+      });
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      let upgraded: ConversationStore | undefined;
+      try {
+        await expectSameAnswers(
+          async (first, now) => {
+            await live.recordCalls(first);
+            // A schema of version 26 holding the rows the store wrote before: every level but the new one.
+            const pool = new pg.Pool({ connectionString: db.url });
+            try {
+              await runPgMigrations(pool, migrationTarget(schema, beforeLevel(PG_MIGRATIONS)));
+            } finally {
+              await pool.end();
+            }
+            const copied = await client.query(
+              `INSERT INTO ${schema}.usage_rollups
+              SELECT * FROM conversation_live.usage_rollups WHERE level <> 'agent_model'`,
+            );
+            expect(copied.rowCount).toBeGreaterThan(0);
+            upgraded = await openPostgresConversationStore({ connectionString: db.url, schema });
+            const { rows } = await client.query<{ filled: number; written: number }>(
+              `SELECT
+              (SELECT count(*)::int FROM ${schema}.usage_rollups WHERE level = 'agent_model') AS filled,
+              (SELECT count(*)::int FROM conversation_live.usage_rollups WHERE level = 'agent_model') AS written`,
+            );
+            // One row for each the store itself wrote.
+            expect(rows[0]!.filled).toBe(rows[0]!.written);
+            expect(rows[0]!.filled).toBeGreaterThan(0);
+            await expectUpgradedAnswers(upgraded, live, now);
+            return upgraded;
+          },
+          postgresReference(client, schema),
+        );
+      } finally {
+        await client.end();
+        await upgraded?.close();
+        await live.close();
+      }
+    }, 120_000);
   });
 });

@@ -506,7 +506,64 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE ${s}.turns ADD COLUMN message_json text;
     `,
   },
+  {
+    version: 27,
+    name: "usage by agent and model",
+    // The agent_model level (see the SQLite migration of the same version), filled from the detail rows recorded
+    // before: each group's bin arrays added element by element over their joint range, as erasure merges them.
+    sql: (s) => `
+      ALTER TABLE ${s}.usage_rollups DROP CONSTRAINT usage_rollups_level_check;
+      ALTER TABLE ${s}.usage_rollups ADD CONSTRAINT usage_rollups_level_check
+        CHECK (level IN ('account', 'agent', 'agent_model', 'detail'));
+      WITH detail AS (
+        SELECT * FROM ${s}.usage_rollups WHERE level = 'detail'
+      ),
+      ${mergedBins("latency_bins")},
+      ${mergedBins("first_token_bins")}
+      INSERT INTO ${s}.usage_rollups (account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model,
+        api_key_id, messages, errors, input_tokens, output_tokens, latency_zeros, latency_bins, first_token_zeros,
+        first_token_bins)
+      SELECT f.account_id, 'agent_model', f.bucket_seconds, f.agent_id, f.bucket_start, '', f.model, '',
+        f.messages, f.errors, f.input_tokens, f.output_tokens, f.latency_zeros,
+        coalesce(l.bins, '{}'::integer[]), f.first_token_zeros, coalesce(t.bins, '{}'::integer[])
+      FROM (
+        SELECT account_id, bucket_seconds, agent_id, bucket_start, model, sum(messages) AS messages,
+          sum(errors) AS errors, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+          sum(latency_zeros) AS latency_zeros, sum(first_token_zeros) AS first_token_zeros
+        FROM detail GROUP BY ${GROUP}
+      ) AS f
+      LEFT JOIN latency_bins_merged AS l USING (${GROUP})
+      LEFT JOIN first_token_bins_merged AS t USING (${GROUP});
+    `,
+  },
 ];
+
+/** The key of a row of the agent_model level, which groups the detail rows it adds up. */
+const GROUP = "account_id, bucket_seconds, agent_id, bucket_start, model";
+
+/**
+ * CTEs that add up the bins of `detail`'s rows by GROUP, element by element (NULL elements count none), into
+ * `<column>_merged`: one array a group from its least bin to its greatest, empty elements 0. The elements between
+ * two rows' arrays are added as zeros, so that every group's elements are contiguous; aggregates only, no join.
+ */
+function mergedBins(column: string): string {
+  return `${column}_bounds AS (
+        SELECT ${GROUP}, min(array_lower(${column}, 1)) AS low, max(array_upper(${column}, 1)) AS high
+        FROM detail WHERE cardinality(${column}) > 0 GROUP BY ${GROUP}
+      ),
+      ${column}_merged AS (
+        SELECT ${GROUP}, format('[%s:%s]=%s', min(i), max(i), array_agg(n ORDER BY i))::integer[] AS bins
+        FROM (
+          SELECT ${GROUP}, i, sum(n) AS n FROM (
+            SELECT ${GROUP}, i, coalesce(${column}[i], 0) AS n FROM detail, generate_subscripts(${column}, 1) AS i
+            UNION ALL
+            SELECT ${GROUP}, i, 0 FROM ${column}_bounds, generate_series(low, high) AS i
+          ) AS elements
+          GROUP BY ${GROUP}, i
+        ) AS summed
+        GROUP BY ${GROUP}
+      )`;
+}
 
 /** What `openPgDatabase` (or the migrations job) brings up to date: the conversation schema. */
 export function migrationTarget(

@@ -26,7 +26,7 @@
  *   webhooks service skips ids it has.
  *
  * Usage rollups (usage.ts, usage-queries.ts):
- * - A call record and its six rows are one statement (the rows' keys as arrays, unnested in order), in the
+ * - A call record and its eight rows are one statement (the rows' keys as arrays, unnested in order), in the
  *   transaction that stores the call. A sketch is a zero count and an integer array indexed by bin, whose element
  *   the upsert bumps; rows stay near a kilobyte, updated in place on their page (HOT). Concurrent sends of an
  *   account queue on its hour row, the first they lock, and each adds exactly once (ON CONFLICT waits for the
@@ -300,7 +300,7 @@ function usageStatements(s: string, prepared: (name: string, text: string) => Pr
         ${bump("first_token_bins", p(16))}`;
   };
   return {
-    // The call record and its six rollup rows in one statement, so that usage costs no round trip of its own. A
+    // The call record and its eight rollup rows in one statement, so that usage costs no round trip of its own. A
     // new row starts with the call's bins.
     recordCall: prepared(
       "recordCall",

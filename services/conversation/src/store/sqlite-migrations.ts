@@ -513,6 +513,61 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
       ALTER TABLE turns ADD COLUMN message_json TEXT;
     `,
   },
+  {
+    version: 27,
+    name: "usage by agent and model",
+    // The agent_model level (usage.ts): the question priced per model read the detail level, one row per user,
+    // agent, model and key a bucket. SQLite changes a CHECK only by rebuilding the table. The level is filled from
+    // the detail rows recorded before, each group's bins added count by count (as erasure merges them), so that
+    // an upgraded database answers as it did.
+    sql: `
+      CREATE TABLE usage_rollups_next (
+        account_id TEXT NOT NULL,
+        level TEXT NOT NULL CHECK (level IN ('account', 'agent', 'agent_model', 'detail')),
+        bucket_seconds INTEGER NOT NULL,
+        bucket_start TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        api_key_id TEXT NOT NULL,
+        messages INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        latency_bins BLOB NOT NULL,
+        first_token_bins BLOB NOT NULL,
+        PRIMARY KEY (account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model, api_key_id)
+      ) STRICT;
+      INSERT INTO usage_rollups_next SELECT account_id, level, bucket_seconds, bucket_start, agent_id, user_id,
+        model, api_key_id, messages, errors, input_tokens, output_tokens, latency_bins, first_token_bins
+        FROM usage_rollups;
+      DROP TABLE usage_rollups;
+      ALTER TABLE usage_rollups_next RENAME TO usage_rollups;
+      CREATE INDEX usage_by_time ON usage_rollups (account_id, level, bucket_seconds, bucket_start);
+      CREATE INDEX usage_by_user ON usage_rollups (account_id, user_id, bucket_seconds, bucket_start);
+      INSERT INTO usage_rollups (account_id, level, bucket_seconds, agent_id, bucket_start, user_id, model,
+          api_key_id, messages, errors, input_tokens, output_tokens, latency_bins, first_token_bins)
+        SELECT account_id, 'agent_model', bucket_seconds, agent_id, bucket_start, '', model, '', sum(messages),
+          sum(errors), sum(input_tokens), sum(output_tokens),
+          ${mergedBins("latency_bins")}, ${mergedBins("first_token_bins")}
+        FROM usage_rollups AS detail WHERE level = 'detail'
+        GROUP BY account_id, bucket_seconds, agent_id, bucket_start, model;
+    `,
+  },
 ];
+
+/**
+ * The bins of a group of detail rows added up, bins left empty dropped: the rows of one account, bucket, agent
+ * and model (`detail` is the outer query's row), found through the primary key.
+ */
+function mergedBins(column: string): string {
+  return `(SELECT jsonb_group_object(key, n) FROM (
+      SELECT bin.key, sum(bin.value) AS n FROM usage_rollups AS part, json_each(part.${column}) AS bin
+      WHERE part.account_id = detail.account_id AND part.level = 'detail'
+        AND part.bucket_seconds = detail.bucket_seconds AND part.agent_id = detail.agent_id
+        AND part.bucket_start = detail.bucket_start AND part.model = detail.model
+      GROUP BY bin.key
+    ) WHERE n > 0)`;
+}
 
 export const MIGRATION_TARGET: SqliteMigrationTarget = { service: "conversation", migrations: MIGRATIONS };

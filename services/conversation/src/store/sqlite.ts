@@ -150,7 +150,7 @@ const KEY_WHERE = "account_id = ? AND agent_id = ? AND user_id = ? AND room_id =
  * recently used conversations are kept in memory (see HistoryCache), so that a message to one of them reads no
  * turns.
  *
- * Usage rollups (usage.ts, usage-queries.ts): each call adds to its six rows in one multi-row upsert, in the
+ * Usage rollups (usage.ts, usage-queries.ts): each call adds to its eight rows in one multi-row upsert, in the
  * transaction that records it. Bins are SQLite's binary JSON (JSONB), bumped in place with jsonb_set: a third of
  * the time json_set takes on text, which parses and prints the whole object. Purging an agent subtracts its
  * agent-level rows from the account's rows bin by bin, then deletes its rows; erasing a user merges their rows into

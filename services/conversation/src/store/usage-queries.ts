@@ -58,7 +58,7 @@ const COLUMNS: Record<UsageDimension, string> = {
 /**
  * The rows of a plan's level and granularity within its range, with its filters: through the primary key when
  * the agent is given, else through `usage_by_time`. For counts only, the database adds up the rows of each bucket
- * and group and returns those sums, without bins: a question by model reads the detail level, many rows a bucket.
+ * and group and returns those sums, without bins: a question by model reads several rows a bucket.
  */
 export function usageRowsQuery(
   table: string,

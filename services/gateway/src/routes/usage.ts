@@ -105,8 +105,9 @@ async function usage(input: HandlerInput, query: UsageQuery, agentId: string | u
       },
       rpc,
     );
-  // Spend is priced per model: a third question adds the model to the groups when they lack it. It reads the
-  // detail level, many rows a bucket, so it asks for the tokens alone, added up by the database.
+  // Spend is priced per model: a third question adds the model to the groups when they lack it. It reads a row
+  // per agent and model a bucket (more with a user or key), so it asks for the tokens alone, added up by the
+  // database.
   const byModel: UsageDimensionName[] = groupBy.includes("model") ? [...groupBy] : [...groupBy, "model"];
   const [report, ungrouped, priced] = await Promise.all([
     ask(groupBy),
